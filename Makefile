@@ -1,0 +1,90 @@
+# gensor — plain Makefile. `make` builds the library and CLI; `make demo` is
+# the main job; `make test` runs the tests (plain and ASan/UBSan builds).
+CC        ?= cc
+CUDA_HOME ?= /usr/local/cuda
+BUILD     ?= build
+OPT       ?= -O2
+CFLAGS_BASE := -std=c11 -Wall -Wextra -Werror -MMD -MP -fPIC -g \
+               -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. -Iinclude \
+               -DGS_CUDA_HOME='"$(CUDA_HOME)"'
+CFLAGS    ?= $(OPT)
+ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS) $(EXTRA_CFLAGS)
+LDLIBS    := -lgsl -lgslcblas -ljansson -lOpenCL -ldl -lm
+
+LIB_SRC  := $(sort $(wildcard ir/*.c hwmodel/*.c construct/*.c kernels/*.c))
+CLI_SRC  := $(sort $(wildcard cli/*.c))
+TEST_SRC := $(sort $(wildcard tests/test_*.c))
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
+
+.PHONY: all deps demo test test-plain check-asan bench clean check-gpu
+
+all: $(BUILD)/libgensor.a $(BUILD)/libgensor.so $(BUILD)/gensor
+
+# ---- Debian packages: installed only when missing --------------------------
+DEB_PKGS := libgsl-dev libjansson-dev ocl-icd-opencl-dev opencl-headers \
+            pocl-opencl-icd clinfo libcriterion-dev gnuplot-nox
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "deps: installing$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null \
+	    || { echo "deps: apt-get install failed for:$$missing" >&2; exit 1; }; \
+	fi
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/libgensor.a: $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/libgensor.so: $(LIB_OBJ)
+	$(CC) -shared -o $@ $^ $(LDFLAGS) $(LDLIBS)
+
+$(BUILD)/gensor: $(CLI_OBJ) $(BUILD)/libgensor.a
+	$(CC) -o $@ $(CLI_OBJ) $(BUILD)/libgensor.a $(LDFLAGS) $(LDLIBS)
+
+$(BUILD)/gensor_tests: $(TEST_OBJ) $(BUILD)/libgensor.a
+	$(CC) -o $@ $(TEST_OBJ) $(BUILD)/libgensor.a $(LDFLAGS) $(LDLIBS) -lcriterion
+
+# ---- main job ---------------------------------------------------------------
+demo: deps
+	@$(MAKE) --no-print-directory all
+	./$(BUILD)/gensor hw list
+	./$(BUILD)/gensor construct --hw rtx4090 --seed 1 --top 3 'gemm M=4096 N=4096 K=4096'
+	./$(BUILD)/gensor verify --hw rtx4090 --top 2 'gemm M=257 N=127 K=31 transA=1 alpha=1.5 beta=0.5'
+
+# ---- tests ------------------------------------------------------------------
+# Plain build first, then the same tests under ASan/UBSan (check-asan).
+test: deps
+	@$(MAKE) --no-print-directory test-plain
+	@$(MAKE) --no-print-directory check-asan
+	@sh tests/cli_errors.sh $(BUILD)/gensor
+
+test-plain: $(BUILD)/gensor_tests $(BUILD)/gensor
+	GS_GENSOR_BIN=$(BUILD)/gensor ./$(BUILD)/gensor_tests --jobs 2
+
+check-asan:
+	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 \
+	  EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	  LDFLAGS="-fsanitize=address,undefined" build-asan/gensor_tests build-asan/gensor
+	ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 GS_ASAN=1 \
+	  GS_GENSOR_BIN=build-asan/gensor ./build-asan/gensor_tests --jobs 2
+	@sh tests/cli_errors.sh build-asan/gensor
+
+bench: deps all
+	@sh experiments/bench.sh $(BUILD)/gensor
+
+check-gpu: all
+	@sh experiments/check_gpu.sh $(BUILD)/gensor
+
+clean:
+	rm -rf build build-asan
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)

@@ -1,0 +1,448 @@
+/* construct.c — `gensor construct`, `gensor verify` and `gensor estimate`. */
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+typedef struct cli_opts {
+    const char *spec, *hw, *emit, *out, *format, *config, *configs;
+    gs_construct_opts co;
+    bool nvrtc;
+} cli_opts;
+
+static const char *construct_help =
+    "usage: gensor construct SPEC [options]\n"
+    "       gensor verify SPEC [options]\n"
+    "\n"
+    "  --hw NAME|FILE       hardware profile: built-in name (gensor hw list) or JSON file [rtx4090]\n"
+    "  --seed N             PCG32 seed; equal seeds give identical results [1]\n"
+    "  --top K              candidates kept (construct) / verified (verify) [construct 5, verify 1]\n"
+    "  --chains N           independent Markov chains [16]\n"
+    "  --policy P           paper | balanced | model (benefit formulas, see README) [model]\n"
+    "  --strategy S         markov | exhaustive | random [markov]\n"
+    "  --emit E             construct: print cuda | opencl | ptx | json after the table [cuda]\n"
+    "  --out DIR            construct: write <kernel>.cu, .cl, .json (and .ptx, .log with NVRTC) to DIR\n"
+    "  --nvrtc              construct: compile each candidate with NVRTC and show registers/spills\n"
+    "  --format text|json   output format of the table [text]\n"
+    "\n"
+    "verify runs each kernel on the OpenCL device (PoCL on CPU-only machines) and compares it\n"
+    "with GSL's sgemm (gemm) or the IR interpreter; it prints PASS/FAIL and exits 1 on a mismatch.\n";
+
+static int parse_int(const char *cmd, const char *name, const char *s, long lo, long hi, long *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || errno || v < lo || v > hi) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "--%s expects an integer in [%ld, %ld], got '%%s'", name, lo, hi);
+        return gs_cli_usage_error(cmd, msg, s);
+    }
+    *out = v;
+    return 0;
+}
+
+/* Returns -1 to continue, else an exit code. */
+static int parse_opts(const char *cmd, int argc, char **argv, cli_opts *o, bool verify) {
+    memset(o, 0, sizeof *o);
+    gs_construct_opts_default(&o->co);
+    if (verify) o->co.top_k = 1;
+    o->hw = "rtx4090";
+    o->emit = "cuda";
+    o->format = "text";
+    static const struct option lo[] = {
+        {"hw", required_argument, 0, 'w'},       {"seed", required_argument, 0, 's'},
+        {"top", required_argument, 0, 'k'},      {"chains", required_argument, 0, 'c'},
+        {"policy", required_argument, 0, 'p'},   {"strategy", required_argument, 0, 'S'},
+        {"emit", required_argument, 0, 'e'},     {"out", required_argument, 0, 'o'},
+        {"format", required_argument, 0, 'f'},   {"nvrtc", no_argument, 0, 'n'},
+        {"config", required_argument, 0, 'C'},   {"configs", required_argument, 0, 'F'},
+        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0},
+    };
+    optind = 1;
+    opterr = 0;
+    int c;
+    long v;
+    while ((c = getopt_long(argc, argv, "+h", lo, NULL)) != -1) {
+        switch (c) {
+        case 'w': o->hw = optarg; break;
+        case 's':
+            if (parse_int(cmd, "seed", optarg, 0, LONG_MAX, &v)) return 2;
+            o->co.seed = (uint64_t)v;
+            break;
+        case 'k':
+            if (parse_int(cmd, "top", optarg, 1, GS_MAX_TOP, &v)) return 2;
+            o->co.top_k = (int)v;
+            break;
+        case 'c':
+            if (parse_int(cmd, "chains", optarg, 1, 4096, &v)) return 2;
+            o->co.chains = (int)v;
+            break;
+        case 'p':
+            if (!strcmp(optarg, "paper")) o->co.policy = GS_POLICY_PAPER;
+            else if (!strcmp(optarg, "balanced")) o->co.policy = GS_POLICY_BALANCED;
+            else if (!strcmp(optarg, "model")) o->co.policy = GS_POLICY_MODEL;
+            else return gs_cli_usage_error(cmd, "unknown policy '%s' (paper, balanced, model)", optarg);
+            break;
+        case 'S':
+            if (!strcmp(optarg, "markov")) o->co.strategy = GS_STRATEGY_MARKOV;
+            else if (!strcmp(optarg, "exhaustive")) o->co.strategy = GS_STRATEGY_EXHAUSTIVE;
+            else if (!strcmp(optarg, "random")) o->co.strategy = GS_STRATEGY_RANDOM;
+            else if (!strcmp(optarg, "tree")) o->co.strategy = GS_STRATEGY_TREE;
+            else return gs_cli_usage_error(cmd, "unknown strategy '%s' (markov, exhaustive, random)", optarg);
+            break;
+        case 'e':
+            if (strcmp(optarg, "cuda") && strcmp(optarg, "opencl") && strcmp(optarg, "ptx") && strcmp(optarg, "json"))
+                return gs_cli_usage_error(cmd, "unknown --emit '%s' (cuda, opencl, ptx, json)", optarg);
+            o->emit = optarg;
+            break;
+        case 'o': o->out = optarg; break;
+        case 'f':
+            if (strcmp(optarg, "text") && strcmp(optarg, "json"))
+                return gs_cli_usage_error(cmd, "unknown --format '%s' (text, json)", optarg);
+            o->format = optarg;
+            break;
+        case 'n': o->nvrtc = true; break;
+        case 'C': o->config = optarg; break;
+        case 'F': o->configs = optarg; break;
+        case 'h': fputs(construct_help, stdout); return 0;
+        case ':': return gs_cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+        default: return gs_cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind >= argc) return gs_cli_usage_error(cmd, "missing the operator SPEC%s", "");
+    if (optind + 1 < argc) return gs_cli_usage_error(cmd, "unexpected argument '%s' (quote the SPEC)", argv[optind + 1]);
+    o->spec = argv[optind];
+    return -1;
+}
+
+/* Write text to dir/name atomically (temp file + rename). */
+static gs_status write_file(gs_ctx *ctx, const char *dir, const char *name, const void *data, size_t len) {
+    char path[4096], tmp[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f) return gs_err(ctx, GS_ERR_IO, "cannot create %s: %s", tmp, strerror(errno));
+    size_t w = fwrite(data, 1, len, f);
+    int e1 = ferror(f), e2 = fflush(f);
+    int err = errno;
+    int e3 = fclose(f);
+    if (w != len || e1 || e2 || e3) {
+        remove(tmp);
+        return gs_err(ctx, GS_ERR_IO, "cannot write %s: %s", path, strerror(err ? err : EIO));
+    }
+    if (rename(tmp, path)) {
+        err = errno;
+        remove(tmp);
+        return gs_err(ctx, GS_ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(err));
+    }
+    return GS_OK;
+}
+
+static const char *policy_name(gs_policy p) {
+    return p == GS_POLICY_PAPER ? "paper" : p == GS_POLICY_BALANCED ? "balanced" : "model";
+}
+static const char *strategy_name(gs_strategy s) {
+    return s == GS_STRATEGY_MARKOV ? "markov" : s == GS_STRATEGY_EXHAUSTIVE ? "exhaustive"
+           : s == GS_STRATEGY_RANDOM ? "random" : "tree";
+}
+
+/* NVRTC target for a profile: its own arch, or the nearest supported one
+ * with a note on stderr. Returns 0 when NVRTC is unavailable. */
+static int nvrtc_arch(gs_ctx *ctx, const gs_hw *hw, bool quiet_note) {
+    if (!gs_nvrtc_available(ctx)) return 0;
+    int archs[64], n = 0;
+    if (gs_nvrtc_supported_archs(ctx, archs, 64, &n) != GS_OK) return 0;
+    for (int i = 0; i < n; i++)
+        if (archs[i] == hw->sm) return hw->sm;
+    int near = gs_nvrtc_nearest_arch(ctx, hw->sm);
+    if (!quiet_note)
+        fprintf(stderr, "gensor: note: %s is sm_%d, which the installed NVRTC does not support; compiling for the nearest supported arch sm_%d\n",
+                hw->name, hw->sm, near);
+    return near;
+}
+
+static json_t *candidate_json(const gs_result *r, int i, const gs_nvrtc_out *nv) {
+    char cfg[256];
+    gs_etir_format_config(&r->op, &r->cand[i], cfg, sizeof cfg);
+    const gs_estimate *e = &r->est[i];
+    json_t *j = json_pack("{s:i, s:s, s:s, s:I, s:I, s:I, s:i, s:f, s:f, s:s, s:f, s:i, s:f}", "rank", i, "etir",
+                          r->desc[i], "config", cfg, "grid", (json_int_t)e->blocks, "block", (json_int_t)e->threads,
+                          "smem_bytes", (json_int_t)e->smem_bytes, "regs_estimate", e->regs_per_thread,
+                          "predicted_s", e->time_s, "predicted_tflops", gs_op_flops(&r->op) / e->time_s / 1e12,
+                          "bound", e->bound, "waves", e->waves, "blocks_per_sm", e->blocks_per_sm, "occupancy",
+                          e->occupancy);
+    if (j && nv) {
+        json_object_set_new(j, "ptxas_registers", json_integer(nv->stats.registers));
+        json_object_set_new(j, "ptxas_spill_bytes",
+                            json_integer(nv->stats.spill_store_bytes + nv->stats.spill_load_bytes));
+        json_object_set_new(j, "ptxas_smem_bytes", json_integer(nv->stats.smem_bytes));
+    }
+    return j;
+}
+
+static int do_verify(gs_ctx *ctx, const cli_opts *o, const gs_result *r) {
+    gs_cl *cl = NULL;
+    gs_status s = gs_cl_open(ctx, &cl);
+    if (s != GS_OK) return gs_cli_fail(ctx, s);
+    printf("verify    on OpenCL device: %s\n", gs_cl_device_name(cl));
+    int fails = 0, rc = 0;
+    for (int i = 0; i < r->n; i++) {
+        gs_diff d;
+        s = gs_verify_opencl(ctx, cl, &r->op, &r->cand[i], o->co.seed, &d);
+        if (s == GS_OK || s == GS_ERR_MISMATCH) {
+            printf("  %d  %-44s %s  normwise %.2e  max abs %.2e  max rel %.2e  nmse %.2e  ref %s\n", i, r->desc[i],
+                   s == GS_OK ? "PASS" : "FAIL", d.normwise, d.max_abs, d.max_rel, d.nmse, d.reference);
+            if (s != GS_OK) {
+                fails++;
+                fprintf(stderr, "gensor: error: %s\n", gs_ctx_errmsg(ctx));
+            }
+        } else {
+            rc = gs_cli_fail(ctx, s);
+            break;
+        }
+    }
+    gs_cl_close(cl);
+    if (rc) return rc;
+    printf("verify    %d passed, %d failed (tolerance: normwise error <= %.0e)\n", r->n - fails, fails, GS_VERIFY_TOL);
+    return fails ? 1 : 0;
+}
+
+int gs_cli_construct(int argc, char **argv, bool verify) {
+    const char *cmd = verify ? "verify" : "construct";
+    cli_opts o;
+    int rc = parse_opts(cmd, argc, argv, &o, verify);
+    if (rc >= 0) return rc;
+    if (o.co.strategy == GS_STRATEGY_TREE)
+        return gs_cli_usage_error(cmd, "strategy 'tree' is not available in this build%s", "");
+    gs_ctx *ctx = gs_ctx_create();
+    if (!ctx) return 1;
+    gs_op *op = NULL;
+    gs_hw *hw = NULL;
+    gs_result *r = NULL;
+    gs_nvrtc_out nv[GS_MAX_TOP];
+    memset(nv, 0, sizeof nv);
+    bool have_nv = false;
+    gs_status s = gs_op_parse(ctx, o.spec, &op);
+    if (s == GS_OK) s = gs_hw_load(ctx, o.hw, &hw);
+    if (s == GS_OK) s = gs_construct(ctx, op, hw, &o.co, &r);
+    if (s != GS_OK) {
+        rc = gs_cli_fail(ctx, s);
+        goto out;
+    }
+    bool want_json = !strcmp(o.format, "json");
+    int arch = 0;
+    if (o.nvrtc || !strcmp(o.emit, "ptx") || o.out) {
+        arch = nvrtc_arch(ctx, hw, want_json);
+        if (!arch && (o.nvrtc || !strcmp(o.emit, "ptx"))) {
+            rc = gs_cli_fail(ctx, GS_ERR_NVRTC_MISSING);
+            goto out;
+        }
+    }
+    if (arch && (o.nvrtc || !strcmp(o.emit, "ptx"))) {
+        for (int i = 0; i < (o.nvrtc ? r->n : 1); i++) {
+            gs_kernel_src ks;
+            s = gs_lower_emit(ctx, op, &r->cand[i], GS_DIALECT_CUDA, arch, &ks);
+            if (s == GS_OK) s = gs_nvrtc_compile(ctx, ks.src, ks.name, arch, true, true, &nv[i]);
+            gs_kernel_src_free(&ks);
+            if (s != GS_OK) {
+                rc = gs_cli_fail(ctx, s);
+                goto out;
+            }
+        }
+        have_nv = true;
+    }
+    if (want_json) {
+        json_t *root = json_pack("{s:s, s:s, s:i, s:f, s:s, s:s, s:I, s:I, s:I}", "op", op->spec, "hw", hw->name,
+                                 "sm", hw->sm, "construct_ms", r->construct_s * 1e3, "strategy",
+                                 strategy_name(o.co.strategy), "policy", policy_name(o.co.policy), "seed",
+                                 (json_int_t)o.co.seed, "steps", (json_int_t)r->steps, "states_ranked",
+                                 (json_int_t)r->pooled);
+        json_t *arr = json_array();
+        for (int i = 0; i < r->n; i++)
+            json_array_append_new(arr, candidate_json(r, i, have_nv && (o.nvrtc || i == 0) ? &nv[i] : NULL));
+        json_object_set_new(root, "candidates", arr);
+        char *txt = json_dumps(root, JSON_INDENT(2));
+        if (txt) puts(txt);
+        free(txt);
+        json_decref(root);
+    } else {
+        printf("op        %s\n", op->spec);
+        printf("hw        %s (sm_%d, %d SMs, %.1f TFLOP/s fp32, %.0f GB/s)\n", hw->name, hw->sm, hw->num_sms,
+               gs_hw_peak_flops(hw) / 1e12, hw->dram_gbs);
+        printf("construct %.3f ms  (%s, policy %s, %d chains, %lld steps, %lld states ranked, seed %llu)\n",
+               r->construct_s * 1e3, strategy_name(o.co.strategy), policy_name(o.co.policy), o.co.chains,
+               (long long)r->steps, (long long)r->pooled, (unsigned long long)o.co.seed);
+        if (r->capped) printf("note      exhaustive enumeration hit its cap; the optimum may be missed\n");
+        printf("rank  %-44s %8s %6s %7s %5s %11s %8s  %s\n", "etir (axis:block/thread/vthreads)", "grid", "block",
+               "smem", have_nv ? "regs" : "regs~", "predicted", "TFLOP/s", "bound");
+        for (int i = 0; i < r->n; i++) {
+            const gs_estimate *e = &r->est[i];
+            char regs[32];
+            if (have_nv && (o.nvrtc || i == 0))
+                snprintf(regs, sizeof regs, "%d%s", nv[i].stats.registers,
+                         nv[i].stats.spill_store_bytes + nv[i].stats.spill_load_bytes ? "!" : "");
+            else snprintf(regs, sizeof regs, "%d", e->regs_per_thread);
+            printf("%4d  %-44s %8lld %6lld %6.1fK %5s %8.3f ms %8.2f  %s\n", i, r->desc[i], (long long)e->blocks,
+                   (long long)e->threads, e->smem_bytes / 1024.0, regs, e->time_s * 1e3,
+                   gs_op_flops(op) / e->time_s / 1e12, e->bound);
+        }
+        if (have_nv && o.nvrtc)
+            for (int i = 0; i < r->n; i++)
+                if (nv[i].stats.spill_store_bytes + nv[i].stats.spill_load_bytes)
+                    printf("note      candidate %d spills %lld bytes (ptxas)\n", i,
+                           (long long)(nv[i].stats.spill_store_bytes + nv[i].stats.spill_load_bytes));
+    }
+    if (verify) {
+        rc = do_verify(ctx, &o, r);
+        goto out;
+    }
+    /* kernel text: candidate 0 */
+    gs_kernel_src cu, ocl;
+    s = gs_lower_emit(ctx, op, &r->cand[0], GS_DIALECT_CUDA, arch ? arch : hw->sm, &cu);
+    if (s != GS_OK) {
+        rc = gs_cli_fail(ctx, s);
+        goto out;
+    }
+    s = gs_lower_emit(ctx, op, &r->cand[0], GS_DIALECT_OPENCL, 0, &ocl);
+    if (s != GS_OK) {
+        gs_kernel_src_free(&cu);
+        rc = gs_cli_fail(ctx, s);
+        goto out;
+    }
+    if (o.out) {
+        if (mkdir(o.out, 0777) && errno != EEXIST) {
+            s = gs_err(ctx, GS_ERR_IO, "cannot create directory %s: %s", o.out, strerror(errno));
+        } else {
+            char name[128];
+            snprintf(name, sizeof name, "%s.cu", cu.name);
+            s = write_file(ctx, o.out, name, cu.src, strlen(cu.src));
+            snprintf(name, sizeof name, "%s.cl", ocl.name);
+            if (s == GS_OK) s = write_file(ctx, o.out, name, ocl.src, strlen(ocl.src));
+            if (s == GS_OK && arch) {
+                gs_nvrtc_out n1;
+                gs_status s2 = gs_nvrtc_compile(ctx, cu.src, cu.name, arch, true, true, &n1);
+                if (s2 == GS_OK && n1.ptx) {
+                    snprintf(name, sizeof name, "%s.ptx", cu.name);
+                    s = write_file(ctx, o.out, name, n1.ptx, strlen(n1.ptx));
+                }
+                if (s == GS_OK && n1.log) {
+                    snprintf(name, sizeof name, "%s.nvrtc.log", cu.name);
+                    s = write_file(ctx, o.out, name, n1.log, strlen(n1.log));
+                }
+                gs_nvrtc_out_free(&n1);
+            }
+            if (s == GS_OK) {
+                json_t *j = candidate_json(r, 0, have_nv ? &nv[0] : NULL);
+                json_object_set_new(j, "op", json_string(op->spec));
+                json_object_set_new(j, "hw", json_string(hw->name));
+                json_object_set_new(j, "kernel", json_string(cu.name));
+                char *txt = json_dumps(j, JSON_INDENT(2));
+                snprintf(name, sizeof name, "%s.json", cu.name);
+                s = txt ? write_file(ctx, o.out, name, txt, strlen(txt)) : gs_err(ctx, GS_ERR_NOMEM, "json");
+                free(txt);
+                json_decref(j);
+            }
+            if (s == GS_OK && !want_json) printf("wrote     %s/%s.{cu,cl,json%s}\n", o.out, cu.name, arch ? ",ptx,nvrtc.log" : "");
+        }
+        if (s != GS_OK) rc = gs_cli_fail(ctx, s);
+    } else if (!want_json) {
+        printf("\n");
+        if (!strcmp(o.emit, "cuda")) fputs(cu.src, stdout);
+        else if (!strcmp(o.emit, "opencl")) fputs(ocl.src, stdout);
+        else if (!strcmp(o.emit, "ptx") && nv[0].ptx) fputs(nv[0].ptx, stdout);
+        else if (!strcmp(o.emit, "json")) {
+            json_t *j = candidate_json(r, 0, have_nv ? &nv[0] : NULL);
+            json_object_set_new(j, "cuda", json_string(cu.src));
+            json_object_set_new(j, "opencl", json_string(ocl.src));
+            char *txt = json_dumps(j, JSON_INDENT(2));
+            if (txt) puts(txt);
+            free(txt);
+            json_decref(j);
+        }
+    }
+    gs_kernel_src_free(&cu);
+    gs_kernel_src_free(&ocl);
+out:
+    for (int i = 0; i < GS_MAX_TOP; i++) gs_nvrtc_out_free(&nv[i]);
+    gs_result_destroy(r);
+    gs_hw_destroy(hw);
+    gs_op_destroy(op);
+    gs_ctx_destroy(ctx);
+    return rc;
+}
+
+/* ---- estimate ---------------------------------------------------------------------- */
+static int estimate_one(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const char *cfg, bool json, json_t *arr) {
+    gs_etir e;
+    gs_status s = gs_etir_parse_config(ctx, op, cfg, &e);
+    if (s != GS_OK) return gs_cli_fail(ctx, s);
+    bool fits = gs_hw_check(hw, op, &e);
+    gs_estimate est;
+    gs_estimate_etir(hw, op, &e, 0, &est);
+    if (json) {
+        json_array_append_new(arr, json_pack("{s:s, s:b, s:f, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:f, s:I, s:I, s:i, s:I}",
+                                             "config", cfg, "fits", fits, "predicted_s", est.time_s, "bound", est.bound,
+                                             "t_compute", est.t_compute, "t_dram", est.t_dram, "t_l2", est.t_l2,
+                                             "t_smem", est.t_smem, "t_sync", est.t_sync, "t_launch", est.t_launch,
+                                             "occupancy", est.occupancy, "blocks_per_sm", est.blocks_per_sm, "waves",
+                                             est.waves, "grid", (json_int_t)est.blocks, "block", (json_int_t)est.threads,
+                                             "regs_estimate", est.regs_per_thread, "smem_bytes", (json_int_t)est.smem_bytes));
+    } else {
+        printf("%s  %s  predicted %.4f ms (%.2f TFLOP/s)  bound %s  | compute %.4f dram %.4f l2 %.4f smem %.4f sync %.4f launch %.4f ms"
+               "  | occupancy %.2f (%d blocks/SM) waves %.0f grid %lld block %lld regs~%d smem %lld B\n",
+               cfg, fits ? "fits" : "EXCEEDS-LIMITS", est.time_s * 1e3, gs_op_flops(op) / est.time_s / 1e12, est.bound,
+               est.t_compute * 1e3, est.t_dram * 1e3, est.t_l2 * 1e3, est.t_smem * 1e3, est.t_sync * 1e3,
+               est.t_launch * 1e3, est.occupancy, est.blocks_per_sm, est.waves, (long long)est.blocks,
+               (long long)est.threads, est.regs_per_thread, (long long)est.smem_bytes);
+    }
+    return 0;
+}
+
+int gs_cli_estimate(int argc, char **argv) {
+    cli_opts o;
+    int rc = parse_opts("estimate", argc, argv, &o, false);
+    if (rc >= 0) return rc;
+    if (!o.config == !o.configs) return gs_cli_usage_error("estimate", "give exactly one of --config CFG or --configs FILE%s", "");
+    gs_ctx *ctx = gs_ctx_create();
+    if (!ctx) return 1;
+    gs_op *op = NULL;
+    gs_hw *hw = NULL;
+    gs_status s = gs_op_parse(ctx, o.spec, &op);
+    if (s == GS_OK) s = gs_hw_load(ctx, o.hw, &hw);
+    bool json = !strcmp(o.format, "json");
+    json_t *arr = json_array();
+    if (s != GS_OK) rc = gs_cli_fail(ctx, s);
+    else if (o.config) rc = estimate_one(ctx, op, hw, o.config, json, arr);
+    else {
+        FILE *f = fopen(o.configs, "r");
+        if (!f) rc = gs_cli_fail(ctx, gs_err(ctx, GS_ERR_IO, "cannot open %s: %s", o.configs, strerror(errno)));
+        else {
+            char line[1024];
+            while (!rc && fgets(line, sizeof line, f)) {
+                line[strcspn(line, "\r\n")] = 0;
+                if (!line[0] || line[0] == '#') continue;
+                rc = estimate_one(ctx, op, hw, line, json, arr);
+            }
+            fclose(f);
+        }
+    }
+    if (!rc && json) {
+        json_t *root = json_pack("{s:s, s:s, s:o}", "op", op->spec, "hw", hw->name, "configs", arr);
+        char *txt = json_dumps(root, JSON_INDENT(2));
+        if (txt) puts(txt);
+        free(txt);
+        json_decref(root);
+    } else {
+        json_decref(arr);
+    }
+    gs_hw_destroy(hw);
+    gs_op_destroy(op);
+    gs_ctx_destroy(ctx);
+    return rc;
+}

@@ -1,0 +1,133 @@
+/* main.c — the `gensor` command.
+ *
+ *   gensor construct SPEC [--hw NAME|FILE] [--seed N] [--top K] [--chains N]
+ *                    [--policy paper|balanced|model] [--strategy markov|exhaustive|random]
+ *                    [--emit cuda|opencl|ptx|json] [--out DIR] [--nvrtc] [--format text|json]
+ *   gensor verify SPEC [--hw NAME|FILE] [--top K] [--seed N] ...
+ *   gensor estimate SPEC --hw NAME (--config CFG | --configs FILE) [--format text|json]
+ *   gensor hw list | gensor hw show NAME|FILE
+ *
+ * Exit status: 0 success, 1 a run failed (mismatch, runtime error), 2 bad input.
+ */
+#include "cli/cli.h"
+
+#include <getopt.h>
+#include <gsl/gsl_errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int gs_cli_fail(gs_ctx *ctx, gs_status s) {
+    const char *m = gs_ctx_errmsg(ctx);
+    fprintf(stderr, "gensor: error: %s%s%s\n", gs_status_str(s), *m ? ": " : "", m);
+    switch (s) {
+    case GS_ERR_INVALID_ARG:
+    case GS_ERR_PARSE:
+    case GS_ERR_UNKNOWN_OP:
+    case GS_ERR_BAD_SHAPE:
+    case GS_ERR_HW_UNKNOWN:
+    case GS_ERR_HW_INVALID:
+    case GS_ERR_JSON:
+        return 2;
+    case GS_ERR_IO:
+        return 2;
+    default:
+        return 1;
+    }
+}
+
+int gs_cli_usage_error(const char *cmd, const char *fmt, const char *arg) {
+    fprintf(stderr, "gensor %s: error: ", cmd);
+    fprintf(stderr, fmt, arg ? arg : "");
+    fprintf(stderr, " (see 'gensor %s --help')\n", cmd);
+    return 2;
+}
+
+static const char *main_help =
+    "usage: gensor <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  construct SPEC   construct a kernel for an operator (Markov walk over ETIR states)\n"
+    "  verify SPEC      construct, run the kernel(s) on the OpenCL device and compare with a reference\n"
+    "  estimate SPEC    predicted time and breakdown of given configurations\n"
+    "  hw list          list the built-in hardware profiles\n"
+    "  hw show NAME     show a profile (built-in name or JSON file)\n"
+    "\n"
+    "SPEC examples: 'gemm M=4096 N=4096 K=4096', 'gemm M=127 N=31 K=7 transA=1 alpha=2 beta=0.5'\n"
+    "Run 'gensor <command> --help' for the options of a command.\n";
+
+static int hw_cmd(int argc, char **argv) {
+    gs_ctx *ctx = gs_ctx_create();
+    if (!ctx) return 1;
+    int rc = 0;
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        printf("usage: gensor hw list\n       gensor hw show NAME|FILE [--format text|json]\n");
+        rc = argc < 2 ? 2 : 0;
+    } else if (!strcmp(argv[1], "list")) {
+        printf("%-10s %-6s %5s %9s %9s  %s\n", "name", "arch", "SMs", "TFLOP/s", "GB/s", "description");
+        for (int i = 0; i < gs_hw_builtin_count(); i++) {
+            const gs_hw *h = gs_hw_builtin(i);
+            printf("%-10s sm_%-3d %5d %9.1f %9.0f  %s\n", h->name, h->sm, h->num_sms, gs_hw_peak_flops(h) / 1e12,
+                   h->dram_gbs, h->desc);
+        }
+    } else if (!strcmp(argv[1], "show")) {
+        if (argc < 3) {
+            rc = gs_cli_usage_error("hw", "'show' needs a profile name or file%s", "");
+        } else {
+            gs_hw *hw = NULL;
+            gs_status s = gs_hw_load(ctx, argv[2], &hw);
+            if (s != GS_OK) rc = gs_cli_fail(ctx, s);
+            else if (argc > 4 && !strcmp(argv[3], "--format") && !strcmp(argv[4], "json")) {
+                char tmpl[] = "/tmp/gensor-hw-XXXXXX";
+                int fd = mkstemp(tmpl);
+                if (fd < 0) rc = gs_cli_usage_error("hw", "cannot create a temporary file%s", "");
+                else {
+                    close(fd);
+                    s = gs_hw_save(ctx, hw, tmpl);
+                    if (s != GS_OK) rc = gs_cli_fail(ctx, s);
+                    else {
+                        FILE *f = fopen(tmpl, "r");
+                        int c;
+                        while (f && (c = fgetc(f)) != EOF) putchar(c);
+                        if (f) fclose(f);
+                    }
+                    remove(tmpl);
+                }
+            } else {
+                char *d = gs_hw_describe(hw);
+                if (d) fputs(d, stdout);
+                free(d);
+            }
+            gs_hw_destroy(hw);
+        }
+    } else {
+        rc = gs_cli_usage_error("hw", "unknown subcommand '%s'", argv[1]);
+    }
+    gs_ctx_destroy(ctx);
+    return rc;
+}
+
+int main(int argc, char **argv) {
+    /* GSL aborts on error by default; the library never changes that, the
+     * program does. */
+    gsl_set_error_handler_off();
+    if (argc < 2) {
+        fputs(main_help, stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        fputs(main_help, stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "--version")) {
+        printf("gensor %s\n", GS_VERSION_STRING);
+        return 0;
+    }
+    if (!strcmp(cmd, "construct")) return gs_cli_construct(argc - 1, argv + 1, false);
+    if (!strcmp(cmd, "verify")) return gs_cli_construct(argc - 1, argv + 1, true);
+    if (!strcmp(cmd, "estimate")) return gs_cli_estimate(argc - 1, argv + 1);
+    if (!strcmp(cmd, "hw")) return hw_cmd(argc - 1, argv + 1);
+    fprintf(stderr, "gensor: error: unknown command '%s' (see 'gensor --help')\n", cmd);
+    return 2;
+}

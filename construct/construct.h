@@ -1,0 +1,46 @@
+/* construct.h — the Markov walk (paper Algorithms 1 and 2), the candidate
+ * pool with top-k ranking, and the baseline strategies. No CUDA here. */
+#ifndef GS_CONSTRUCT_H
+#define GS_CONSTRUCT_H
+
+#include "construct/pcg.h"
+#include "hwmodel/hw.h"
+
+#define GS_MAX_TOP 64
+
+struct gs_result {
+    gs_op op;                  /* copies: a result stands alone */
+    gs_hw hw;
+    gs_construct_opts opts;
+    int n;                     /* ranked candidates */
+    gs_etir cand[GS_MAX_TOP];
+    gs_estimate est[GS_MAX_TOP];
+    char desc[GS_MAX_TOP][200];
+    double construct_s;
+    int64_t steps;             /* walk steps taken over all chains */
+    int64_t pooled;            /* distinct complete states ranked */
+    int64_t evaluated;         /* states estimated */
+    bool capped;               /* exhaustive: enumeration hit its cap */
+};
+
+/* Thread count a level-2 state is completed with for ranking. */
+#define GS_COMPLETE_THREADS 256
+
+/* Complete a state for ranking: a level-2 state enters level 1 with the
+ * smallest thread tiles reaching <= GS_COMPLETE_THREADS threads; the result
+ * has level 0. Returns false if the completed state fails the check. */
+bool gs_complete(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_etir *out);
+
+/* Benefit of one action under a policy (Algorithm 2's getBenefit), before
+ * the memory check and the cache multiplier; 0 when not applicable. */
+double gs_action_benefit(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_action a, gs_policy pol,
+                         gs_etir *next);
+/* The cache multiplier 3 / (1 + exp(-(ln 5 / 10) (t - 10))) at step t. */
+double gs_cache_multiplier(int t);
+/* The pool-append probability 1 - 1 / (1 + exp(-0.5 (-ln T - 10))). */
+double gs_append_probability(double T);
+
+/* Enumerate the actions out of a state: writes up to cap actions. */
+int gs_actions_enumerate(const gs_op *op, const gs_etir *e, gs_action *acts, int cap);
+
+#endif

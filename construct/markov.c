@@ -1,0 +1,357 @@
+/* markov.c — graph-based construction: Algorithms 1 and 2 of the Gensor paper,
+ * run as several independent chains, with a deduplicated candidate pool ranked
+ * by the analytic estimate; plus the exhaustive and random baselines.
+ *
+ * Algorithm 1 (per chain): start from the unscheduled state, T = t_start.
+ *   while T > threshold: pick (action, dim) with Algorithm 2, apply it, append
+ *   the new state to the pool with probability 1 - 1/(1 + exp(-0.5(-ln T - 10))),
+ *   move there, halve T.
+ * Algorithm 2: weight every applicable (action, dim) by its benefit, zero the
+ *   ones failing the memory check, multiply cache by 3/(1+exp(-(ln5/10)(t-10))),
+ *   normalise, and pick by roulette with PCG32.
+ */
+#include "construct/construct.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void gs_construct_opts_default(gs_construct_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->seed = 1;
+    o->top_k = 5;
+    o->chains = 16;
+    o->t_start = 1.0;
+    o->t_threshold = ldexp(1.0, -40); /* 40 halvings per chain */
+    o->policy = GS_POLICY_MODEL;
+    o->strategy = GS_STRATEGY_MARKOV;
+}
+
+double gs_cache_multiplier(int t) { return 3.0 / (1.0 + exp(-(log(5.0) / 10.0) * (t - 10))); }
+
+double gs_append_probability(double T) { return 1.0 - 1.0 / (1.0 + exp(-0.5 * (-log(T) - 10.0))); }
+
+bool gs_complete(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_etir *out) {
+    *out = *e;
+    if (e->level == 2) {
+        int lim = hw->max_threads_per_block < GS_COMPLETE_THREADS ? hw->max_threads_per_block : GS_COMPLETE_THREADS;
+        gs_action c = {GS_ACT_CACHE, -1, 0};
+        if (!gs_etir_apply(op, e, c, lim, out)) return false;
+    }
+    out->level = 0;
+    return gs_hw_check(hw, op, out);
+}
+
+int gs_actions_enumerate(const gs_op *op, const gs_etir *e, gs_action *acts, int cap) {
+    int n = 0;
+    if (e->level == 0) return 0;
+    for (int d = 0; d < op->naxes; d++) {
+        if (e->level == 1 && op->axes[d].kind != GS_AXIS_SPATIAL) continue;
+        if (n + 2 <= cap) {
+            acts[n++] = (gs_action){GS_ACT_TILE, d, 0};
+            acts[n++] = (gs_action){GS_ACT_INVTILE, d, 0};
+        }
+        if (e->level == 1)
+            for (int v = 1; v <= e->T[d][1] && n < cap; v *= 2)
+                if (v != e->V[d]) acts[n++] = (gs_action){GS_ACT_VTHREAD, d, v};
+    }
+    if (n < cap) acts[n++] = (gs_action){GS_ACT_CACHE, -1, 0};
+    return n;
+}
+
+/* Predicted time of a (possibly partial) state, for the model policy. */
+static double predicted(const gs_hw *hw, const gs_op *op, const gs_etir *e) {
+    gs_etir c;
+    if (!gs_complete(hw, op, e, &c)) return INFINITY;
+    gs_estimate est;
+    gs_estimate_etir(hw, op, &c, 0, &est);
+    return est.time_s;
+}
+
+double gs_action_benefit(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_action a, gs_policy pol,
+                         gs_etir *next) {
+    if (!gs_etir_apply(op, e, a, hw->max_threads_per_block, next)) return 0;
+    /* the memory check: a state over any capacity has probability 0 */
+    if (!gs_hw_check(hw, op, next)) return 0;
+    if (pol == GS_POLICY_MODEL) {
+        /* Model policy: every benefit is a predicted speedup t(e)/t(e'),
+         * squared to sharpen the roulette; the cache action keeps formula (2)'s
+         * role of ending a level, scaled to the same unit scale (a speedup of 1
+         * times the annealing multiplier). */
+        if (a.kind == GS_ACT_CACHE) return 1.0;
+        double t0 = predicted(hw, op, e), t1 = predicted(hw, op, next);
+        if (!isfinite(t1)) return 1e-3; /* legal but not yet completable: keep it reachable */
+        if (!isfinite(t0)) return 1.0;
+        double r = t0 / t1;
+        return r * r;
+    }
+    switch (a.kind) {
+    case GS_ACT_TILE:
+    case GS_ACT_INVTILE:
+        return gs_benefit_tiling(op, e, next, e->level, pol);
+    case GS_ACT_VTHREAD:
+        return gs_benefit_vthread(hw, op, e, a.axis, a.value);
+    case GS_ACT_CACHE:
+        return gs_benefit_caching(hw, op, e, e->level);
+    default:
+        return 0;
+    }
+}
+
+/* ---- candidate pool: dedup by hash, arena storage --------------------------------- */
+typedef struct pool {
+    gs_etir *items;
+    int64_t n, cap;
+    uint64_t *keys; /* open addressing; 0 = empty */
+    int64_t kcap;
+} pool;
+
+static bool pool_init(pool *p, gs_arena *ar, int64_t cap) {
+    p->n = 0;
+    p->cap = cap;
+    p->kcap = 64;
+    while (p->kcap < 2 * cap) p->kcap *= 2;
+    p->items = gs_arena_alloc(ar, (size_t)cap * sizeof *p->items);
+    p->keys = gs_arena_alloc(ar, (size_t)p->kcap * sizeof *p->keys);
+    return p->items && p->keys;
+}
+
+/* Insert a complete state; false if already present or full. */
+static bool pool_add(pool *p, const gs_etir *e) {
+    uint64_t h = gs_etir_hash(e) | 1u;
+    int64_t i = (int64_t)(h & (uint64_t)(p->kcap - 1));
+    while (p->keys[i]) {
+        if (p->keys[i] == h) return false; /* 64-bit hash equality taken as identity */
+        i = (i + 1) & (p->kcap - 1);
+    }
+    if (p->n >= p->cap) return false;
+    p->keys[i] = h;
+    p->items[p->n++] = *e;
+    return true;
+}
+
+static void pool_add_completed(pool *p, const gs_hw *hw, const gs_op *op, const gs_etir *e) {
+    gs_etir c;
+    if (gs_complete(hw, op, e, &c)) pool_add(p, &c);
+}
+
+/* ---- one Markov chain (Algorithm 1 with Algorithm 2 inside) ------------------------- */
+#define MAX_ACTS 128
+
+static int64_t run_chain(const gs_hw *hw, const gs_op *op, const gs_construct_opts *o, gs_pcg32 *rng, pool *p) {
+    gs_etir e, nexts[MAX_ACTS];
+    gs_action acts[MAX_ACTS];
+    double w[MAX_ACTS];
+    gs_etir_init(op, &e);
+    double T = o->t_start;
+    int64_t t = 0;
+    while (T > o->t_threshold && e.level != 0) {
+        /* Algorithm 2: benefits, memory check, cache multiplier, normalise */
+        int n = gs_actions_enumerate(op, &e, acts, MAX_ACTS);
+        double sum = 0;
+        for (int i = 0; i < n; i++) {
+            w[i] = gs_action_benefit(hw, op, &e, acts[i], o->policy, &nexts[i]);
+            if (acts[i].kind == GS_ACT_CACHE) w[i] *= gs_cache_multiplier((int)t);
+            if (!(w[i] > 0) || !isfinite(w[i])) w[i] = 0;
+            sum += w[i];
+        }
+        if (sum <= 0) break; /* dead end: no legal move */
+        double u = gs_pcg32_double(rng) * sum, c = 0;
+        int pick = n - 1;
+        for (int i = 0; i < n; i++) {
+            c += w[i];
+            if (u < c && w[i] > 0) {
+                pick = i;
+                break;
+            }
+        }
+        while (pick > 0 && w[pick] <= 0) pick--;
+        /* Algorithm 1: sample into the pool, move, cool */
+        if (gs_pcg32_double(rng) < gs_append_probability(T)) pool_add_completed(p, hw, op, &nexts[pick]);
+        e = nexts[pick];
+        T /= 2;
+        t++;
+    }
+    pool_add_completed(p, hw, op, &e); /* Algorithm 1 returns the final e */
+    return t;
+}
+
+/* ---- exhaustive and random baselines ------------------------------------------------ */
+/* All power-of-two tiles per axis: T2 <= next_pow2(extent), T1 | T2, V | T1. */
+static int64_t enum_axis_choices(const gs_op *op, int d, int32_t (*ch)[3], int64_t cap) {
+    int64_t n = 0;
+    int32_t mx = gs_etir_max_tile(op, d);
+    for (int32_t t2 = 1; t2 <= mx; t2 *= 2) {
+        if (op->axes[d].kind == GS_AXIS_REDUCE) {
+            if (n < cap) { ch[n][0] = t2; ch[n][1] = 1; ch[n][2] = 1; n++; }
+            continue;
+        }
+        for (int32_t t1 = 1; t1 <= t2 && t1 <= GS_MAX_TOP * 2; t1 *= 2)
+            for (int32_t v = 1; v <= t1; v *= 2)
+                if (n < cap) { ch[n][0] = t2; ch[n][1] = t1; ch[n][2] = v; n++; }
+    }
+    return n;
+}
+
+#define EXHAUSTIVE_CAP 20000000LL
+
+static void run_exhaustive(const gs_hw *hw, const gs_op *op, pool *p, gs_arena *ar, bool *capped, int64_t *steps) {
+    static int32_t ch[GS_MAX_AXES][4096][3];
+    int64_t cnt[GS_MAX_AXES], idx[GS_MAX_AXES] = {0};
+    for (int d = 0; d < op->naxes; d++) cnt[d] = enum_axis_choices(op, d, ch[d], 4096);
+    (void)ar;
+    gs_etir e;
+    gs_etir_init(op, &e);
+    e.level = 0;
+    int64_t visited = 0;
+    for (;;) {
+        for (int d = 0; d < op->naxes; d++) {
+            e.T[d][2] = ch[d][idx[d]][0];
+            e.T[d][1] = ch[d][idx[d]][1];
+            e.V[d] = ch[d][idx[d]][2];
+        }
+        if (gs_hw_check(hw, op, &e) && !pool_add(p, &e) && p->n >= p->cap) {
+            *capped = true;
+            break;
+        }
+        if (++visited >= EXHAUSTIVE_CAP) {
+            *capped = true;
+            break;
+        }
+        int d = op->naxes - 1;
+        for (; d >= 0; d--) {
+            if (++idx[d] < cnt[d]) break;
+            idx[d] = 0;
+        }
+        if (d < 0) break;
+    }
+    *steps = visited;
+}
+
+static void run_random(const gs_hw *hw, const gs_op *op, const gs_construct_opts *o, gs_pcg32 *rng, pool *p,
+                       int64_t budget, int64_t *steps) {
+    /* uniform over the same aligned space, as many draws as the walk's steps */
+    for (int64_t i = 0; i < budget; i++) {
+        gs_etir e;
+        gs_etir_init(op, &e);
+        e.level = 0;
+        for (int d = 0; d < op->naxes; d++) {
+            int32_t mx = gs_etir_max_tile(op, d);
+            int lg = 0;
+            while ((1 << lg) < mx) lg++;
+            e.T[d][2] = 1 << gs_pcg32_bounded(rng, (uint32_t)lg + 1);
+            if (op->axes[d].kind == GS_AXIS_SPATIAL) {
+                int l2 = 0;
+                while ((1 << l2) < e.T[d][2]) l2++;
+                e.T[d][1] = 1 << gs_pcg32_bounded(rng, (uint32_t)l2 + 1);
+                int l1 = 0;
+                while ((1 << l1) < e.T[d][1]) l1++;
+                e.V[d] = 1 << gs_pcg32_bounded(rng, (uint32_t)l1 + 1);
+            }
+        }
+        if (gs_hw_check(hw, op, &e)) pool_add(p, &e);
+    }
+    (void)o;
+    *steps = budget;
+}
+
+/* ---- ranking and the public entry point ------------------------------------------------ */
+gs_status gs_construct(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const gs_construct_opts *opts,
+                       gs_result **out) {
+    if (!out) return gs_err(ctx, GS_ERR_INVALID_ARG, "NULL out");
+    *out = NULL;
+    if (!op || !hw) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_construct: NULL operator or profile");
+    gs_construct_opts o;
+    if (opts) o = *opts;
+    else gs_construct_opts_default(&o);
+    if (o.top_k < 1 || o.top_k > GS_MAX_TOP)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "top_k must be 1..%d (got %d)", GS_MAX_TOP, o.top_k);
+    if (o.chains < 1 || o.chains > 4096) return gs_err(ctx, GS_ERR_INVALID_ARG, "chains must be 1..4096 (got %d)", o.chains);
+    if (!(o.t_start > o.t_threshold) || !(o.t_threshold > 0) || !isfinite(o.t_start))
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "temperature must satisfy t_start > threshold > 0");
+    if ((int)o.policy < 0 || o.policy > GS_POLICY_MODEL) return gs_err(ctx, GS_ERR_INVALID_ARG, "unknown policy %d", (int)o.policy);
+    gs_status s = gs_op_validate(ctx, op);
+    if (s != GS_OK) return s;
+    s = gs_hw_validate(ctx, hw);
+    if (s != GS_OK) return s;
+
+    double t_begin = now_s();
+    gs_result *r = calloc(1, sizeof *r);
+    if (!r) return gs_err(ctx, GS_ERR_NOMEM, "out of memory allocating a result");
+    r->op = *op;
+    r->hw = *hw;
+    r->opts = o;
+
+    int64_t steps_per_chain = (int64_t)ceil(log2(o.t_start / o.t_threshold)) + 1;
+    if (steps_per_chain > 100000) steps_per_chain = 100000;
+    int64_t cap = o.strategy == GS_STRATEGY_EXHAUSTIVE ? 4000000 : (int64_t)o.chains * (steps_per_chain + 2);
+    gs_arena ar;
+    gs_arena_init(&ar, 1 << 20);
+    pool p;
+    if (!pool_init(&p, &ar, cap)) {
+        gs_arena_free(&ar);
+        free(r);
+        return gs_err(ctx, GS_ERR_NOMEM, "out of memory allocating the candidate pool");
+    }
+    gs_pcg32 rng;
+    switch (o.strategy) {
+    case GS_STRATEGY_MARKOV:
+        for (int c = 0; c < o.chains; c++) {
+            gs_pcg32_seed(&rng, o.seed, (uint64_t)c); /* one stream per chain */
+            r->steps += run_chain(hw, op, &o, &rng, &p);
+        }
+        break;
+    case GS_STRATEGY_EXHAUSTIVE:
+        run_exhaustive(hw, op, &p, &ar, &r->capped, &r->steps);
+        break;
+    case GS_STRATEGY_RANDOM:
+        gs_pcg32_seed(&rng, o.seed, 0);
+        run_random(hw, op, &o, &rng, &p, (int64_t)o.chains * steps_per_chain, &r->steps);
+        break;
+    default:
+        gs_arena_free(&ar);
+        free(r);
+        return gs_err(ctx, GS_ERR_UNSUPPORTED, "strategy %d is not available in this build", (int)o.strategy);
+    }
+    r->pooled = p.n;
+    /* rank: insertion into a sorted top-k by predicted time (stable for ties) */
+    for (int64_t i = 0; i < p.n; i++) {
+        gs_estimate est;
+        gs_estimate_etir(hw, op, &p.items[i], 0, &est);
+        r->evaluated++;
+        int pos = r->n;
+        while (pos > 0 && est.time_s < r->est[pos - 1].time_s) pos--;
+        if (pos >= o.top_k) continue;
+        int last = r->n < o.top_k ? r->n : o.top_k - 1;
+        for (int j = last; j > pos; j--) {
+            r->est[j] = r->est[j - 1];
+            r->cand[j] = r->cand[j - 1];
+        }
+        r->est[pos] = est;
+        r->cand[pos] = p.items[i];
+        if (r->n < o.top_k) r->n++;
+    }
+    gs_arena_free(&ar);
+    for (int i = 0; i < r->n; i++) gs_etir_format(op, &r->cand[i], r->desc[i], sizeof r->desc[i]);
+    r->construct_s = now_s() - t_begin;
+    if (r->n == 0) {
+        free(r);
+        return gs_err(ctx, GS_ERR_NO_CANDIDATE, "no configuration of %s fits %s's limits", op->spec, hw->name);
+    }
+    *out = r;
+    return GS_OK;
+}
+
+void gs_result_destroy(gs_result *r) { free(r); }
+int gs_result_count(const gs_result *r) { return r ? r->n : 0; }
+double gs_result_predicted_s(const gs_result *r, int i) { return r && i >= 0 && i < r->n ? r->est[i].time_s : -1; }
+double gs_result_construct_s(const gs_result *r) { return r ? r->construct_s : -1; }
+const char *gs_result_describe(const gs_result *r, int i) { return r && i >= 0 && i < r->n ? r->desc[i] : ""; }

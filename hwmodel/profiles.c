@@ -1,0 +1,575 @@
+/* profiles.c — the built-in hardware profiles, their rules, and the public
+ * gs_hw_* entry points that are not about JSON (see hw_json.c for those).
+ *
+ * As in BLIS's config/ directory, the numbers live here as data and nowhere
+ * else: the estimate, the benefit formulas and the memory check read them
+ * from struct gs_hw and never branch on an architecture.
+ *
+ * Where each number comes from (abbreviations used in the table):
+ *   [DS]   the product datasheet (H100, A100, V100, T4, Jetson Orin Nano) or
+ *          the GeForce product page / Ada and Ampere whitepaper appendix
+ *          (RTX 4090, RTX 3090);
+ *   [WP]   the architecture whitepaper (Volta, Turing, Ampere GA100, Ampere
+ *          GA102, Ada, Hopper);
+ *   [CC]   the CUDA C++ Programming Guide, table "Technical Specifications
+ *          per Compute Capability" (per-SM limits; identical for every part
+ *          of one compute capability);
+ *   [DQ]   the values the CUDA sample deviceQuery prints on that part
+ *          (cudaDeviceProp: l2CacheSize, sharedMemPerMultiprocessor,
+ *          sharedMemPerBlockOptin, ...);
+ *   [MB]   published microbenchmarks: Jia et al., "Dissecting the NVIDIA
+ *          Volta GPU Architecture via Microbenchmarking" (2018) and
+ *          "... Turing T4 ..." (2019); Chips and Cheese's pointer-chase
+ *          articles on A100, H100, RTX 3090 and RTX 4090; Luo et al.,
+ *          "Benchmarking and Dissecting the Nvidia Hopper GPU Architecture"
+ *          (2024). These give latencies in cycles or ns and L2 bandwidths;
+ *          the values below are rounded, load-to-use, at the boost clock.
+ *   [EST]  our estimate where no single published figure exists; the
+ *          reasoning is written next to the number.
+ *
+ * Fields that are the same on every profile:
+ *   smem_per_block 48 KiB       [CC] static shared memory per block without
+ *                               the cudaFuncAttributeMaxDynamicSharedMemorySize
+ *                               opt-in, on every compute capability >= 3.0;
+ *   smem_banks 32, bank_bytes 4 [CC] "Shared Memory" sections for 5.x-9.0;
+ *   regs_per_sm 65536           [CC] 64 K 32-bit registers per SM (7.0-9.0);
+ *   max_regs_per_thread 255     [CC];
+ *   max_threads_per_block 1024  [CC];
+ *   warp_size 32                [CC];
+ *   transaction_bytes 32        [CC] global accesses are served in 32-byte
+ *                               sectors (CUDA Best Practices Guide, "Coalesced
+ *                               Access to Global Memory");
+ *   launch_overhead_us          [EST] a kernel launch plus the tail of the
+ *                               grid costs about 3-5 us seen from the host
+ *                               (cudaLaunchKernel microbenchmarks); we use
+ *                               more on the edge board's slower ARM host.
+ */
+#include "hwmodel/hw.h"
+
+#include <assert.h>
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define KiB ((int64_t)1024)
+#define MiB (1024 * KiB)
+
+/* Per-block shared memory without opt-in: 48 KiB on every arch we model. */
+#define SMEM_PER_BLOCK_DEFAULT (48 * KiB)
+
+static const struct gs_hw builtin_profiles[] = {
+    /* ---- NVIDIA H100 SXM5 80 GB (GH100, Hopper) ---------------------- */
+    {
+        .name = "h100",
+        .desc = "NVIDIA H100 SXM5 80GB (GH100 Hopper, HBM3)",
+        .sm = 90,                          /* [CC] compute capability 9.0 */
+        .num_sms = 132,                    /* [DS][WP] 132 SMs on SXM5 (144 on full GH100) */
+        .clock_mhz = 1980.0,               /* [DQ] max boost clock; matches the [DS]
+                                              67 TFLOP/s FP32 = 2*128*132*1.98 GHz */
+        .fp32_lanes_per_sm = 128,          /* [WP] 128 FP32 cores per SM */
+        .dram_gbs = 3350.0,                /* [DS] 3.35 TB/s HBM3 */
+        .dram_latency_ns = 480.0,          /* [MB] pointer chase, ~480 ns (Chips and
+                                              Cheese H100; Luo et al. ~ 480 cycles class) */
+        .l2_bytes = 50 * MiB,              /* [WP] 50 MB L2; [DQ] 52428800 bytes */
+        .l2_gbs = 8000.0,                  /* [EST] ~2.4x DRAM; [MB] measured L2 read
+                                              bandwidth on H100 lies around 7-10 TB/s */
+        .l2_latency_ns = 180.0,            /* [MB] ~260 cycles near/far average */
+        .smem_per_sm = 228 * KiB,          /* [CC] 228 KB per SM (9.0) */
+        .smem_per_block = SMEM_PER_BLOCK_DEFAULT,
+        .smem_per_block_optin = 227 * KiB, /* [CC] 227 KB per block with opt-in */
+        .smem_banks = 32,
+        .bank_bytes = 4,
+        .smem_latency_ns = 16.0,           /* [MB] ~30 cycles at 1.98 GHz */
+        .regs_per_sm = 65536,
+        .max_regs_per_thread = 255,
+        .max_threads_per_block = 1024,
+        .max_threads_per_sm = 2048,        /* [CC] 64 resident warps (9.0) */
+        .max_blocks_per_sm = 32,           /* [CC] 32 resident blocks (9.0) */
+        .warp_size = 32,
+        .transaction_bytes = 32,
+        .launch_overhead_us = 3.0,         /* [EST] */
+    },
+    /* ---- NVIDIA A100 SXM4 40 GB (GA100, Ampere) ----------------------- */
+    {
+        .name = "a100",
+        .desc = "NVIDIA A100 SXM4 40GB (GA100 Ampere, HBM2)",
+        .sm = 80,                          /* [CC] compute capability 8.0 */
+        .num_sms = 108,                    /* [DS][WP] 108 SMs (128 on full GA100) */
+        .clock_mhz = 1410.0,               /* [DS][WP] 1410 MHz boost; 19.5 TFLOP/s FP32 */
+        .fp32_lanes_per_sm = 64,           /* [WP] 64 FP32 cores per SM */
+        .dram_gbs = 1555.0,                /* [DS] 1555 GB/s HBM2 (40 GB part) */
+        .dram_latency_ns = 500.0,          /* [MB] pointer chase, ~500 ns */
+        .l2_bytes = 40 * MiB,              /* [WP] 40 MB L2; [DQ] 41943040 bytes */
+        .l2_gbs = 5000.0,                  /* [WP] "2.3x V100 L2 read bandwidth" times
+                                              the 2155 GB/s [MB] measured on V100 */
+        .l2_latency_ns = 200.0,            /* [MB] ~200 ns (two L2 partitions: far hits
+                                              cost more than near ones) */
+        .smem_per_sm = 164 * KiB,          /* [CC] 164 KB per SM (8.0); [DQ] 167936 */
+        .smem_per_block = SMEM_PER_BLOCK_DEFAULT,
+        .smem_per_block_optin = 163 * KiB, /* [CC] 163 KB per block; [DQ] 166912 */
+        .smem_banks = 32,
+        .bank_bytes = 4,
+        .smem_latency_ns = 21.0,           /* [MB] ~29 cycles at 1.41 GHz */
+        .regs_per_sm = 65536,
+        .max_regs_per_thread = 255,
+        .max_threads_per_block = 1024,
+        .max_threads_per_sm = 2048,        /* [CC] 64 resident warps (8.0) */
+        .max_blocks_per_sm = 32,           /* [CC] 32 resident blocks (8.0) */
+        .warp_size = 32,
+        .transaction_bytes = 32,
+        .launch_overhead_us = 3.5,         /* [EST] */
+    },
+    /* ---- NVIDIA GeForce RTX 4090 (AD102, Ada Lovelace) --------------- */
+    {
+        .name = "rtx4090",
+        .desc = "NVIDIA GeForce RTX 4090 24GB (AD102 Ada, GDDR6X)",
+        .sm = 89,                          /* [CC] compute capability 8.9 */
+        .num_sms = 128,                    /* [DS][WP] 128 SMs (16384 CUDA cores / 128) */
+        .clock_mhz = 2520.0,               /* [DS] 2.52 GHz boost; 82.6 TFLOP/s FP32 */
+        .fp32_lanes_per_sm = 128,          /* [WP] 128 FP32 cores per SM */
+        .dram_gbs = 1008.0,                /* [DS] 21 Gbps GDDR6X x 384 bit = 1008 GB/s */
+        .dram_latency_ns = 450.0,          /* [MB] Chips and Cheese RTX 4090, ~450 ns */
+        .l2_bytes = 72 * MiB,              /* [WP] 72 MB L2 enabled; [DQ] 75497472 bytes */
+        .l2_gbs = 5000.0,                  /* [MB] ~5 TB/s measured L2 bandwidth
+                                              (Chips and Cheese), ~5x DRAM */
+        .l2_latency_ns = 140.0,            /* [MB] ~130-150 ns */
+        .smem_per_sm = 100 * KiB,          /* [CC] 100 KB per SM (8.9); [DQ] 102400 */
+        .smem_per_block = SMEM_PER_BLOCK_DEFAULT,
+        .smem_per_block_optin = 99 * KiB,  /* [CC] 99 KB per block; [DQ] 101376 */
+        .smem_banks = 32,
+        .bank_bytes = 4,
+        .smem_latency_ns = 13.0,           /* [MB] ~32 cycles at 2.52 GHz */
+        .regs_per_sm = 65536,
+        .max_regs_per_thread = 255,
+        .max_threads_per_block = 1024,
+        .max_threads_per_sm = 1536,        /* [CC] 48 resident warps (8.9) */
+        .max_blocks_per_sm = 24,           /* [CC] 24 resident blocks (8.9) */
+        .warp_size = 32,
+        .transaction_bytes = 32,
+        .launch_overhead_us = 3.0,         /* [EST] */
+    },
+    /* ---- NVIDIA GeForce RTX 3090 (GA102, Ampere) ---------------------- */
+    {
+        .name = "rtx3090",
+        .desc = "NVIDIA GeForce RTX 3090 24GB (GA102 Ampere, GDDR6X)",
+        .sm = 86,                          /* [CC] compute capability 8.6 */
+        .num_sms = 82,                     /* [DS][WP] 82 SMs (10496 CUDA cores / 128) */
+        .clock_mhz = 1695.0,               /* [DS] 1695 MHz boost; 35.6 TFLOP/s FP32 */
+        .fp32_lanes_per_sm = 128,          /* [WP] GA102: 128 FP32 lanes per SM */
+        .dram_gbs = 936.0,                 /* [DS] 19.5 Gbps GDDR6X x 384 bit = 936 GB/s */
+        .dram_latency_ns = 450.0,          /* [MB] Chips and Cheese RTX 3090, ~450 ns */
+        .l2_bytes = 6 * MiB,               /* [WP] 6 MB L2; [DQ] 6291456 bytes */
+        .l2_gbs = 2400.0,                  /* [EST] ~2.5x DRAM, the ratio microbenchmarks
+                                              report for GA10x */
+        .l2_latency_ns = 160.0,            /* [MB] ~150-170 ns */
+        .smem_per_sm = 100 * KiB,          /* [CC] 100 KB per SM (8.6); [DQ] 102400 */
+        .smem_per_block = SMEM_PER_BLOCK_DEFAULT,
+        .smem_per_block_optin = 99 * KiB,  /* [CC] 99 KB per block; [DQ] 101376 */
+        .smem_banks = 32,
+        .bank_bytes = 4,
+        .smem_latency_ns = 17.0,           /* [MB] ~29 cycles at 1.695 GHz */
+        .regs_per_sm = 65536,
+        .max_regs_per_thread = 255,
+        .max_threads_per_block = 1024,
+        .max_threads_per_sm = 1536,        /* [CC] 48 resident warps (8.6) */
+        .max_blocks_per_sm = 16,           /* [CC] 16 resident blocks (8.6) */
+        .warp_size = 32,
+        .transaction_bytes = 32,
+        .launch_overhead_us = 3.5,         /* [EST] */
+    },
+    /* ---- NVIDIA Jetson Orin Nano 8 GB (GA10B, Ampere, integrated) ---- */
+    {
+        .name = "orin-nano",
+        .desc = "NVIDIA Jetson Orin Nano 8GB (GA10B Ampere iGPU, LPDDR5)",
+        .sm = 87,                          /* [CC] compute capability 8.7 */
+        .num_sms = 8,                      /* [DS] 1024 CUDA cores = 8 SMs x 128 */
+        .clock_mhz = 625.0,                /* [DS] "GPU max frequency 625 MHz" (original
+                                              module data sheet; JetPack 6.2 "Super"
+                                              mode raises it to 1020 MHz) */
+        .fp32_lanes_per_sm = 128,          /* [WP] GA10x SM: 128 FP32 lanes */
+        .dram_gbs = 68.0,                  /* [DS] 128-bit LPDDR5, 68 GB/s */
+        .dram_latency_ns = 600.0,          /* [EST] LPDDR5 behind the SoC fabric is
+                                              slower than GDDR; top of the 400-600 range */
+        .l2_bytes = 2 * MiB,               /* [DQ] 2097152 bytes on 8-SM Orin parts */
+        .l2_gbs = 200.0,                   /* [EST] ~3x DRAM */
+        .l2_latency_ns = 250.0,            /* [EST] ~150 cycles at 625 MHz */
+        .smem_per_sm = 164 * KiB,          /* [CC] 164 KB per SM (8.7); [DQ] 167936 */
+        .smem_per_block = SMEM_PER_BLOCK_DEFAULT,
+        .smem_per_block_optin = 163 * KiB, /* [CC] 163 KB per block (8.7) */
+        .smem_banks = 32,
+        .bank_bytes = 4,
+        .smem_latency_ns = 46.0,           /* [EST] ~29 cycles (as GA10x) at 625 MHz */
+        .regs_per_sm = 65536,
+        .max_regs_per_thread = 255,
+        .max_threads_per_block = 1024,
+        .max_threads_per_sm = 1536,        /* [CC] 48 resident warps (8.7); [DQ] 1536 */
+        .max_blocks_per_sm = 16,           /* [CC] 16 resident blocks (8.7) */
+        .warp_size = 32,
+        .transaction_bytes = 32,
+        .launch_overhead_us = 5.0,         /* [EST] slower Cortex-A78AE host */
+    },
+    /* ---- NVIDIA Tesla V100 SXM2 16/32 GB (GV100, Volta) --------------- */
+    {
+        .name = "v100",
+        .desc = "NVIDIA Tesla V100 SXM2 16/32GB (GV100 Volta, HBM2)",
+        .sm = 70,                          /* [CC] compute capability 7.0 */
+        .num_sms = 80,                     /* [DS][WP] 80 SMs (84 on full GV100) */
+        .clock_mhz = 1530.0,               /* [DS][WP] 1530 MHz boost; 15.7 TFLOP/s FP32 */
+        .fp32_lanes_per_sm = 64,           /* [WP] 64 FP32 cores per SM */
+        .dram_gbs = 900.0,                 /* [DS] 900 GB/s HBM2 */
+        .dram_latency_ns = 450.0,          /* [MB] Jia et al. 2018, ~400-450 ns */
+        .l2_bytes = 6 * MiB,               /* [WP] 6144 KB L2; [DQ] 6291456 bytes */
+        .l2_gbs = 2155.0,                  /* [MB] Jia et al. 2018: 2155 GB/s measured */
+        .l2_latency_ns = 150.0,            /* [MB] Jia et al. 2018: ~193 cycles; rounded up
+                                              for the boost-clock drop under load */
+        .smem_per_sm = 96 * KiB,           /* [CC] 96 KB per SM (7.0) */
+        .smem_per_block = SMEM_PER_BLOCK_DEFAULT,
+        .smem_per_block_optin = 96 * KiB,  /* [CC] 96 KB per block with opt-in (7.0) */
+        .smem_banks = 32,
+        .bank_bytes = 4,
+        .smem_latency_ns = 13.0,           /* [MB] Jia et al. 2018: 19 cycles at 1.53 GHz */
+        .regs_per_sm = 65536,
+        .max_regs_per_thread = 255,
+        .max_threads_per_block = 1024,
+        .max_threads_per_sm = 2048,        /* [CC] 64 resident warps (7.0) */
+        .max_blocks_per_sm = 32,           /* [CC] 32 resident blocks (7.0) */
+        .warp_size = 32,
+        .transaction_bytes = 32,
+        .launch_overhead_us = 4.0,         /* [EST] */
+    },
+    /* ---- NVIDIA Tesla T4 16 GB (TU104, Turing) ------------------------ */
+    {
+        .name = "t4",
+        .desc = "NVIDIA Tesla T4 16GB (TU104 Turing, GDDR6, 70 W)",
+        .sm = 75,                          /* [CC] compute capability 7.5 */
+        .num_sms = 40,                     /* [DS][WP] 2560 CUDA cores = 40 SMs x 64 */
+        .clock_mhz = 1590.0,               /* [DQ] 1590 MHz max boost; [DS] 8.1 TFLOP/s */
+        .fp32_lanes_per_sm = 64,           /* [WP] 64 FP32 cores per Turing SM */
+        .dram_gbs = 320.0,                 /* [DS] 320 GB/s GDDR6 */
+        .dram_latency_ns = 550.0,          /* [MB] Jia et al. 2019, GDDR6 slower than
+                                              V100's HBM2 */
+        .l2_bytes = 4 * MiB,               /* [WP] 4 MB L2; [DQ] 4194304 bytes */
+        .l2_gbs = 1200.0,                  /* [EST] ~3.75x DRAM; Jia et al. 2019 measure
+                                              L2 bandwidth in the 1.0-1.3 TB/s range */
+        .l2_latency_ns = 160.0,            /* [MB] Jia et al. 2019: ~188 cycles, plus
+                                              the clock drop under the 70 W cap */
+        .smem_per_sm = 64 * KiB,           /* [CC] 64 KB per SM (7.5) */
+        .smem_per_block = SMEM_PER_BLOCK_DEFAULT,
+        .smem_per_block_optin = 64 * KiB,  /* [CC] 64 KB per block with opt-in (7.5) */
+        .smem_banks = 32,
+        .bank_bytes = 4,
+        .smem_latency_ns = 12.0,           /* [MB] Jia et al. 2019: 19 cycles at 1.59 GHz */
+        .regs_per_sm = 65536,
+        .max_regs_per_thread = 255,
+        .max_threads_per_block = 1024,
+        .max_threads_per_sm = 1024,        /* [CC] 32 resident warps (7.5) */
+        .max_blocks_per_sm = 16,           /* [CC] 16 resident blocks (7.5) */
+        .warp_size = 32,
+        .transaction_bytes = 32,
+        .launch_overhead_us = 4.0,         /* [EST] */
+    },
+};
+
+enum { N_BUILTIN = (int)(sizeof builtin_profiles / sizeof builtin_profiles[0]) };
+_Static_assert(N_BUILTIN == 7, "the design names exactly seven built-in profiles");
+
+/* Other spellings people type for the same parts. Matching ignores case and
+ * treats '_' and ' ' like '-' (see name_eq), so "RTX_3090" works too. */
+static const struct {
+    const char *alias;
+    const char *name;
+} builtin_aliases[] = {
+    {"h100-sxm", "h100"},        {"h100-sxm5", "h100"},      {"h100-80gb", "h100"},
+    {"h100-sxm5-80gb", "h100"},  {"a100-40gb", "a100"},      {"a100-sxm4", "a100"},
+    {"a100-sxm4-40gb", "a100"},  {"4090", "rtx4090"},        {"rtx-4090", "rtx4090"},
+    {"geforce-rtx-4090", "rtx4090"}, {"3090", "rtx3090"},    {"rtx-3090", "rtx3090"},
+    {"geforce-rtx-3090", "rtx3090"}, {"orin", "orin-nano"},  {"orinnano", "orin-nano"},
+    {"orin-nano-8gb", "orin-nano"}, {"jetson-orin-nano", "orin-nano"},
+    {"jetson-orin-nano-8gb", "orin-nano"}, {"v100-sxm2", "v100"}, {"tesla-v100", "v100"},
+    {"tesla-t4", "t4"},
+};
+
+/* ---- first-use self check ------------------------------------------------ */
+
+/* The built-ins are data we ship, so a broken one is a bug in this file,
+ * not bad input: check them once (assert in debug builds). gs_hw_load also
+ * validates every copy it hands out, so release builds still report a
+ * clear GS_ERR_HW_INVALID instead of using a bad profile. The flag is atomic
+ * because the check may race between threads; running it twice is harmless. */
+static atomic_int builtins_checked;
+
+static void check_builtins_once(void) {
+    if (atomic_load_explicit(&builtins_checked, memory_order_acquire)) return;
+    for (int i = 0; i < N_BUILTIN; i++) {
+        gs_status s = gs_hw_validate(NULL, &builtin_profiles[i]);
+        assert(s == GS_OK && "built-in hardware profile breaks a rule");
+        (void)s;
+    }
+    atomic_store_explicit(&builtins_checked, 1, memory_order_release);
+}
+
+/* ---- table access -------------------------------------------------------- */
+
+const gs_hw *gs_hw_builtin(int i) {
+    check_builtins_once();
+    if (i < 0 || i >= N_BUILTIN) return NULL;
+    return &builtin_profiles[i];
+}
+
+int gs_hw_builtin_count(void) { return N_BUILTIN; }
+
+const char *gs_hw_builtin_name(int i) {
+    if (i < 0 || i >= N_BUILTIN) return NULL;
+    return builtin_profiles[i].name;
+}
+
+/* Case-insensitive equality where '-', '_' and ' ' are the same character. */
+static int norm_char(unsigned char c) {
+    if (c == '_' || c == ' ') return '-';
+    return tolower(c);
+}
+
+static bool name_eq(const char *a, const char *b) {
+    for (; *a && *b; a++, b++)
+        if (norm_char((unsigned char)*a) != norm_char((unsigned char)*b)) return false;
+    return *a == *b;
+}
+
+const gs_hw *gs_hw_find_builtin(const char *name) {
+    if (!name || !*name) return NULL;
+    check_builtins_once();
+    for (int i = 0; i < N_BUILTIN; i++)
+        if (name_eq(name, builtin_profiles[i].name)) return &builtin_profiles[i];
+    for (size_t i = 0; i < sizeof builtin_aliases / sizeof builtin_aliases[0]; i++)
+        if (name_eq(name, builtin_aliases[i].alias))
+            return gs_hw_find_builtin(builtin_aliases[i].name);
+    return NULL;
+}
+
+const char *gs_hw_name(const gs_hw *hw) { return hw ? hw->name : ""; }
+int gs_hw_sm(const gs_hw *hw) { return hw ? hw->sm : 0; }
+void gs_hw_destroy(gs_hw *hw) { free(hw); }
+
+/* ---- derived numbers ----------------------------------------------------- */
+
+/* Peak FP32 rate: every lane retires one FMA (2 flops) per clock. */
+double gs_hw_peak_flops(const gs_hw *hw) {
+    return 2.0 * hw->fp32_lanes_per_sm * hw->num_sms * hw->clock_mhz * 1e6;
+}
+
+/* Shared-memory bandwidth: each bank delivers bank_bytes per clock per SM,
+ * so a conflict-free warp access moves banks * bank_bytes bytes per clock. */
+double gs_hw_smem_gbs(const gs_hw *hw) {
+    return (double)hw->smem_banks * hw->bank_bytes * hw->clock_mhz * 1e6 * hw->num_sms / 1e9;
+}
+
+/* ---- rules --------------------------------------------------------------- */
+
+/* Each rule has its own message naming the field and the offending value,
+ * as BLIS does when a configuration is registered. The first broken rule is
+ * reported. ctx may be NULL (the self check). */
+gs_status gs_hw_validate(gs_ctx *ctx, const gs_hw *hw) {
+    if (!hw) return gs_err(ctx, GS_ERR_INVALID_ARG, "hardware profile is NULL");
+
+    /* name and desc are fixed arrays: they must be terminated inside them. */
+    if (!memchr(hw->name, '\0', sizeof hw->name))
+        return gs_err(ctx, GS_ERR_HW_INVALID, "name must be shorter than %zu characters",
+                      sizeof hw->name);
+    if (!hw->name[0]) return gs_err(ctx, GS_ERR_HW_INVALID, "name must not be empty");
+    if (!memchr(hw->desc, '\0', sizeof hw->desc))
+        return gs_err(ctx, GS_ERR_HW_INVALID,
+                      "profile '%s': desc must be shorter than %zu characters", hw->name,
+                      sizeof hw->desc);
+    const char *n = hw->name;
+
+/* Integer field > 0. */
+#define RULE_POS_INT(f)                                                                      \
+    if (!(hw->f > 0))                                                                        \
+        return gs_err(ctx, GS_ERR_HW_INVALID, "profile '%s': " #f " must be > 0 (got %lld)", \
+                      n, (long long)hw->f);
+/* Floating field finite and > 0. */
+#define RULE_POS_REAL(f)                                                                 \
+    if (!isfinite(hw->f) || !(hw->f > 0))                                                \
+        return gs_err(ctx, GS_ERR_HW_INVALID,                                            \
+                      "profile '%s': " #f " must be finite and > 0 (got %g)", n, hw->f);
+/* Latency-like field finite and >= 0. */
+#define RULE_NONNEG_REAL(f)                                                               \
+    if (!isfinite(hw->f) || !(hw->f >= 0))                                                \
+        return gs_err(ctx, GS_ERR_HW_INVALID,                                             \
+                      "profile '%s': " #f " must be finite and >= 0 (got %g)", n, hw->f);
+
+    /* Compute capability: sm_10 .. sm_200 covers every real and future part
+     * while catching "8.6" typed as 8 or 860. */
+    if (hw->sm < 10 || hw->sm > 200)
+        return gs_err(ctx, GS_ERR_HW_INVALID,
+                      "profile '%s': sm must be between 10 and 200 (major*10+minor, got %d)",
+                      n, hw->sm);
+
+    /* Capacities that divide or multiply the whole estimate. */
+    RULE_POS_INT(num_sms)
+    RULE_POS_REAL(clock_mhz)
+    RULE_POS_INT(fp32_lanes_per_sm)
+    RULE_POS_REAL(dram_gbs)
+    RULE_POS_INT(l2_bytes)
+    RULE_POS_REAL(l2_gbs)
+
+    /* Shared memory: the default per-block limit, the opt-in limit and the
+     * per-SM carve-out must nest: 0 < block <= optin <= SM. */
+    RULE_POS_INT(smem_per_block)
+    if (hw->smem_per_block > hw->smem_per_block_optin)
+        return gs_err(ctx, GS_ERR_HW_INVALID,
+                      "profile '%s': smem_per_block (%lld) must be <= smem_per_block_optin "
+                      "(%lld)",
+                      n, (long long)hw->smem_per_block, (long long)hw->smem_per_block_optin);
+    if (hw->smem_per_block_optin > hw->smem_per_sm)
+        return gs_err(ctx, GS_ERR_HW_INVALID,
+                      "profile '%s': smem_per_block_optin (%lld) must be <= smem_per_sm (%lld)",
+                      n, (long long)hw->smem_per_block_optin, (long long)hw->smem_per_sm);
+    RULE_POS_INT(smem_banks)
+    RULE_POS_INT(bank_bytes)
+
+    /* Register file and thread limits. */
+    RULE_POS_INT(regs_per_sm)
+    RULE_POS_INT(max_regs_per_thread)
+    RULE_POS_INT(warp_size)
+    RULE_POS_INT(max_threads_per_block)
+    if (hw->max_threads_per_block % hw->warp_size != 0)
+        return gs_err(ctx, GS_ERR_HW_INVALID,
+                      "profile '%s': max_threads_per_block (%d) must be a multiple of "
+                      "warp_size (%d)",
+                      n, hw->max_threads_per_block, hw->warp_size);
+    if (hw->max_threads_per_sm < hw->max_threads_per_block)
+        return gs_err(ctx, GS_ERR_HW_INVALID,
+                      "profile '%s': max_threads_per_sm (%d) must be >= max_threads_per_block "
+                      "(%d)",
+                      n, hw->max_threads_per_sm, hw->max_threads_per_block);
+    RULE_POS_INT(max_blocks_per_sm)
+    RULE_POS_INT(transaction_bytes)
+
+    /* Latencies and overheads may be 0 (ignored) but never negative or NaN. */
+    RULE_NONNEG_REAL(dram_latency_ns)
+    RULE_NONNEG_REAL(l2_latency_ns)
+    RULE_NONNEG_REAL(smem_latency_ns)
+    RULE_NONNEG_REAL(launch_overhead_us)
+
+#undef RULE_POS_INT
+#undef RULE_POS_REAL
+#undef RULE_NONNEG_REAL
+    return GS_OK;
+}
+
+/* ---- human description ---------------------------------------------------- */
+
+char *gs_hw_describe(const gs_hw *hw) {
+    if (!hw) return NULL;
+    gs_sb sb;
+    gs_sb_init(&sb);
+    gs_sb_printf(&sb, "%s: %s\n", hw->name, hw->desc);
+    gs_sb_printf(&sb, "  sm                    %d (sm_%d)\n", hw->sm, hw->sm);
+    gs_sb_printf(&sb, "  num_sms               %d\n", hw->num_sms);
+    gs_sb_printf(&sb, "  clock_mhz             %g MHz\n", hw->clock_mhz);
+    gs_sb_printf(&sb, "  fp32_lanes_per_sm     %d lanes\n", hw->fp32_lanes_per_sm);
+    gs_sb_printf(&sb, "  dram_gbs              %g GB/s\n", hw->dram_gbs);
+    gs_sb_printf(&sb, "  dram_latency_ns       %g ns\n", hw->dram_latency_ns);
+    gs_sb_printf(&sb, "  l2_bytes              %lld B (%g MiB)\n", (long long)hw->l2_bytes,
+                 (double)hw->l2_bytes / (1024.0 * 1024.0));
+    gs_sb_printf(&sb, "  l2_gbs                %g GB/s\n", hw->l2_gbs);
+    gs_sb_printf(&sb, "  l2_latency_ns         %g ns\n", hw->l2_latency_ns);
+    gs_sb_printf(&sb, "  smem_per_sm           %lld B (%g KiB)\n", (long long)hw->smem_per_sm,
+                 (double)hw->smem_per_sm / 1024.0);
+    gs_sb_printf(&sb, "  smem_per_block        %lld B (%g KiB)\n",
+                 (long long)hw->smem_per_block, (double)hw->smem_per_block / 1024.0);
+    gs_sb_printf(&sb, "  smem_per_block_optin  %lld B (%g KiB)\n",
+                 (long long)hw->smem_per_block_optin,
+                 (double)hw->smem_per_block_optin / 1024.0);
+    gs_sb_printf(&sb, "  smem_banks            %d banks\n", hw->smem_banks);
+    gs_sb_printf(&sb, "  bank_bytes            %d B\n", hw->bank_bytes);
+    gs_sb_printf(&sb, "  smem_latency_ns       %g ns\n", hw->smem_latency_ns);
+    gs_sb_printf(&sb, "  regs_per_sm           %lld 32-bit registers\n",
+                 (long long)hw->regs_per_sm);
+    gs_sb_printf(&sb, "  max_regs_per_thread   %d registers\n", hw->max_regs_per_thread);
+    gs_sb_printf(&sb, "  max_threads_per_block %d threads\n", hw->max_threads_per_block);
+    gs_sb_printf(&sb, "  max_threads_per_sm    %d threads\n", hw->max_threads_per_sm);
+    gs_sb_printf(&sb, "  max_blocks_per_sm     %d blocks\n", hw->max_blocks_per_sm);
+    gs_sb_printf(&sb, "  warp_size             %d threads\n", hw->warp_size);
+    gs_sb_printf(&sb, "  transaction_bytes     %d B\n", hw->transaction_bytes);
+    gs_sb_printf(&sb, "  launch_overhead_us    %g us\n", hw->launch_overhead_us);
+    /* Derived figures, so a reader can sanity-check against the datasheet. */
+    gs_sb_printf(&sb, "  peak fp32 (derived)   %.1f GFLOP/s\n", gs_hw_peak_flops(hw) / 1e9);
+    gs_sb_printf(&sb, "  smem bw (derived)     %.0f GB/s\n", gs_hw_smem_gbs(hw));
+    return gs_sb_take(&sb);
+}
+
+/* ---- public load / save ---------------------------------------------------- */
+
+/* "h100, a100, ..." into buf, for error messages. */
+static void builtin_list(char *buf, size_t n) {
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < N_BUILTIN && len < n; i++) {
+        int w = snprintf(buf + len, n - len, "%s%s", i ? ", " : "", builtin_profiles[i].name);
+        if (w < 0) break;
+        len += (size_t)w;
+    }
+}
+
+static bool ends_with_json(const char *s) {
+    size_t n = strlen(s);
+    return n >= 5 && (strcmp(s + n - 5, ".json") == 0 || strcmp(s + n - 5, ".JSON") == 0);
+}
+
+gs_status gs_hw_load(gs_ctx *ctx, const char *name_or_path, gs_hw **out) {
+    if (!out) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_hw_load: out is NULL");
+    *out = NULL;
+    if (!name_or_path || !*name_or_path)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_hw_load: empty profile name");
+
+    gs_hw *hw = malloc(sizeof *hw);
+    if (!hw) return gs_err(ctx, GS_ERR_NOMEM, "out of memory loading a hardware profile");
+
+    /* 1. A built-in name (or alias) wins, even if a file of that name exists
+     *    in the working directory: "--hw rtx3090" should not change meaning
+     *    depending on where the tool is run. */
+    const gs_hw *b = gs_hw_find_builtin(name_or_path);
+    if (b) {
+        *hw = *b;
+        gs_status s = gs_hw_validate(ctx, hw);
+        if (s != GS_OK) {
+            free(hw);
+            return s;
+        }
+        *out = hw;
+        return GS_OK;
+    }
+
+    /* 2. A path: anything that exists, has a '/', or ends in .json. A path
+     *    that does not exist is then reported as an I/O error by the loader. */
+    struct stat st;
+    if (stat(name_or_path, &st) == 0 || strchr(name_or_path, '/') ||
+        ends_with_json(name_or_path)) {
+        gs_status s = gs_hw_load_json(ctx, name_or_path, hw);
+        if (s != GS_OK) {
+            free(hw);
+            return s;
+        }
+        *out = hw;
+        return GS_OK;
+    }
+
+    /* 3. Neither: say what would have worked. */
+    free(hw);
+    char names[256];
+    builtin_list(names, sizeof names);
+    return gs_err(ctx, GS_ERR_HW_UNKNOWN,
+                  "unknown hardware profile '%s': not a built-in (%s) and not a JSON file",
+                  name_or_path, names);
+}
+
+gs_status gs_hw_save(gs_ctx *ctx, const gs_hw *hw, const char *path) {
+    return gs_hw_save_json(ctx, hw, path);
+}

@@ -1,0 +1,307 @@
+/* etir.c — ETIR states, the four actions, and footprint/traffic analysis from
+ * the affine maps (interval arithmetic; no per-operator formulas). */
+#include "ir/ir.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int32_t next_pow2(int64_t x) {
+    int64_t p = 1;
+    while (p < x && p < (1 << 30)) p <<= 1;
+    return (int32_t)p;
+}
+
+int32_t gs_etir_max_tile(const gs_op *op, int d) { return next_pow2(op->axes[d].extent); }
+
+void gs_etir_init(const gs_op *op, gs_etir *e) {
+    memset(e, 0, sizeof *e);
+    for (int d = 0; d < op->naxes; d++) {
+        for (int l = 0; l < GS_LEVELS; l++) e->T[d][l] = 1;
+        e->V[d] = 1;
+    }
+    for (int t = 0; t < op->ninputs; t++) e->stage[t] = 1;
+    e->level = 2;
+}
+
+int64_t gs_etir_threads_axis(const gs_etir *e, int d) { return e->T[d][2] / e->T[d][1]; }
+
+int64_t gs_etir_threads(const gs_op *op, const gs_etir *e) {
+    int64_t n = 1;
+    for (int d = 0; d < op->naxes; d++)
+        if (op->axes[d].kind == GS_AXIS_SPATIAL) n *= gs_etir_threads_axis(e, d);
+    return n;
+}
+
+int64_t gs_etir_blocks(const gs_op *op, const gs_etir *e) {
+    int64_t n = 1;
+    for (int d = 0; d < op->naxes; d++)
+        if (op->axes[d].kind == GS_AXIS_SPATIAL) n *= (op->axes[d].extent + e->T[d][2] - 1) / e->T[d][2];
+    return n;
+}
+
+int64_t gs_etir_acc_regs(const gs_op *op, const gs_etir *e) {
+    int64_t n = 1;
+    for (int d = 0; d < op->naxes; d++)
+        if (op->axes[d].kind == GS_AXIS_SPATIAL) n *= e->T[d][1];
+    return n;
+}
+
+static bool is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
+
+bool gs_etir_wellformed(const gs_op *op, const gs_etir *e) {
+    if (e->level < 0 || e->level > 2) return false;
+    for (int d = 0; d < op->naxes; d++) {
+        int32_t t2 = e->T[d][2], t1 = e->T[d][1], v = e->V[d];
+        if (!is_pow2(t2) || !is_pow2(t1) || !is_pow2(v)) return false;
+        if (t2 > gs_etir_max_tile(op, d) || t1 > t2 || t2 % t1) return false;
+        if (v > t1 || t1 % v) return false;
+        if (op->axes[d].kind == GS_AXIS_REDUCE && (t1 != 1 || v != 1)) return false;
+    }
+    for (int t = 0; t < op->ninputs; t++)
+        if (e->stage[t] > 1) return false;
+    return true;
+}
+
+/* Entering level 1: smallest thread tiles with threads <= max_threads. The
+ * axis with the most threads is split first (ties go to the outer axis, so
+ * the innermost, coalescing axis keeps its threads longest). */
+static void enter_level1(const gs_op *op, gs_etir *e, int max_threads) {
+    for (int d = 0; d < op->naxes; d++) {
+        e->T[d][1] = 1;
+        e->V[d] = 1;
+    }
+    while (gs_etir_threads(op, e) > max_threads) {
+        int best = -1;
+        int64_t bt = 1;
+        for (int d = 0; d < op->naxes; d++) {
+            if (op->axes[d].kind != GS_AXIS_SPATIAL) continue;
+            int64_t t = gs_etir_threads_axis(e, d);
+            if (t > bt) {
+                bt = t;
+                best = d;
+            }
+        }
+        if (best < 0) break;
+        e->T[best][1] *= 2;
+    }
+    e->level = 1;
+}
+
+bool gs_etir_apply(const gs_op *op, const gs_etir *e, gs_action a, int max_threads, gs_etir *out) {
+    *out = *e;
+    int d = a.axis;
+    int l = e->level;
+    if (l == 0) return false; /* finished states have no out-edges */
+    if (a.kind != GS_ACT_CACHE && (d < 0 || d >= op->naxes)) return false;
+    switch (a.kind) {
+    case GS_ACT_TILE:
+        if (l == 2) {
+            if (e->T[d][2] * 2 > gs_etir_max_tile(op, d)) return false;
+            out->T[d][2] *= 2;
+        } else {
+            if (op->axes[d].kind != GS_AXIS_SPATIAL || e->T[d][1] * 2 > e->T[d][2]) return false;
+            out->T[d][1] *= 2;
+        }
+        return true;
+    case GS_ACT_INVTILE:
+        if (l == 2) {
+            if (e->T[d][2] / 2 < e->T[d][1]) return false;
+            out->T[d][2] /= 2;
+        } else {
+            if (op->axes[d].kind != GS_AXIS_SPATIAL || e->T[d][1] / 2 < e->V[d]) return false;
+            out->T[d][1] /= 2;
+        }
+        return true;
+    case GS_ACT_VTHREAD:
+        if (l != 1 || op->axes[d].kind != GS_AXIS_SPATIAL) return false;
+        if (!is_pow2(a.value) || a.value > e->T[d][1] || a.value == e->V[d]) return false;
+        out->V[d] = a.value;
+        return true;
+    case GS_ACT_CACHE:
+        if (l == 2)
+            enter_level1(op, out, max_threads);
+        else
+            out->level = 0;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* ---- text forms ------------------------------------------------------------- */
+void gs_etir_format(const gs_op *op, const gs_etir *e, char *buf, size_t n) {
+    size_t off = 0;
+    buf[0] = 0;
+    for (int d = 0; d < op->naxes && off < n; d++) {
+        if (op->axes[d].kind == GS_AXIS_SPATIAL)
+            off += (size_t)snprintf(buf + off, n - off, "%s%s:%d/%d/v%d", d ? " " : "", op->axes[d].name,
+                                    e->T[d][2], e->T[d][1], e->V[d]);
+        else
+            off += (size_t)snprintf(buf + off, n - off, "%s%s:%d", d ? " " : "", op->axes[d].name, e->T[d][2]);
+    }
+    for (int t = 0; t < op->ninputs && off < n; t++)
+        off += (size_t)snprintf(buf + off, n - off, "%s%s:%s", t ? " " : " | ", op->tensors[t].name,
+                                e->stage[t] ? "smem" : "global");
+}
+
+static void lower(char *dst, const char *src, size_t n) {
+    size_t i = 0;
+    for (; src[i] && i + 1 < n; i++) dst[i] = (char)tolower((unsigned char)src[i]);
+    dst[i] = 0;
+}
+
+void gs_etir_format_config(const gs_op *op, const gs_etir *e, char *buf, size_t n) {
+    size_t off = 0;
+    char nm[GS_NAME_LEN];
+    buf[0] = 0;
+    for (int d = 0; d < op->naxes && off < n; d++) {
+        lower(nm, op->axes[d].name, sizeof nm);
+        off += (size_t)snprintf(buf + off, n - off, "%sb%s=%d", off ? "," : "", nm, e->T[d][2]);
+    }
+    for (int d = 0; d < op->naxes && off < n; d++) {
+        if (op->axes[d].kind != GS_AXIS_SPATIAL) continue;
+        lower(nm, op->axes[d].name, sizeof nm);
+        off += (size_t)snprintf(buf + off, n - off, ",t%s=%d", nm, e->T[d][1]);
+    }
+    for (int d = 0; d < op->naxes && off < n; d++) {
+        if (op->axes[d].kind != GS_AXIS_SPATIAL) continue;
+        lower(nm, op->axes[d].name, sizeof nm);
+        off += (size_t)snprintf(buf + off, n - off, ",v%s=%d", nm, e->V[d]);
+    }
+    for (int t = 0; t < op->ninputs && off < n; t++) {
+        lower(nm, op->tensors[t].name, sizeof nm);
+        off += (size_t)snprintf(buf + off, n - off, ",s%s=%d", nm, e->stage[t]);
+    }
+}
+
+gs_status gs_etir_parse_config(gs_ctx *ctx, const gs_op *op, const char *cfg, gs_etir *e) {
+    gs_etir_init(op, e);
+    e->level = 0;
+    if (!cfg) return gs_err(ctx, GS_ERR_INVALID_ARG, "NULL config");
+    char buf[512];
+    size_t len = strlen(cfg);
+    if (len >= sizeof buf) return gs_err(ctx, GS_ERR_PARSE, "config too long");
+    memcpy(buf, cfg, len + 1);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ", \t\n", &save); tok; tok = strtok_r(NULL, ", \t\n", &save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq || eq == tok + 1 || eq == tok) return gs_err(ctx, GS_ERR_PARSE, "config: expected key=value, got '%s'", tok);
+        *eq = 0;
+        char *end;
+        errno = 0;
+        long v = strtol(eq + 1, &end, 10);
+        if (*end || eq[1] == 0 || errno || v < 0 || v > (1 << 30))
+            return gs_err(ctx, GS_ERR_PARSE, "config: bad value for '%s'", tok);
+        char kind = tok[0];
+        const char *name = tok + 1;
+        char nm[GS_NAME_LEN];
+        bool found = false;
+        if (kind == 's') {
+            for (int t = 0; t < op->ninputs; t++) {
+                lower(nm, op->tensors[t].name, sizeof nm);
+                if (!strcmp(nm, name)) {
+                    if (v > 1) return gs_err(ctx, GS_ERR_PARSE, "config: %s must be 0 or 1", tok);
+                    e->stage[t] = (uint8_t)v;
+                    found = true;
+                }
+            }
+        } else if (kind == 'b' || kind == 't' || kind == 'v') {
+            for (int d = 0; d < op->naxes; d++) {
+                lower(nm, op->axes[d].name, sizeof nm);
+                if (strcmp(nm, name)) continue;
+                if (kind != 'b' && op->axes[d].kind != GS_AXIS_SPATIAL)
+                    return gs_err(ctx, GS_ERR_PARSE, "config: '%s' names a reduce axis (only b%s applies)", tok, nm);
+                if (v < 1) return gs_err(ctx, GS_ERR_PARSE, "config: %s must be >= 1", tok);
+                if (kind == 'b') e->T[d][2] = (int32_t)v;
+                else if (kind == 't') e->T[d][1] = (int32_t)v;
+                else e->V[d] = (int32_t)v;
+                found = true;
+            }
+        }
+        if (!found) return gs_err(ctx, GS_ERR_PARSE, "config: unknown key '%s'", tok);
+    }
+    if (!gs_etir_wellformed(op, e)) {
+        char f[256];
+        gs_etir_format(op, e, f, sizeof f);
+        return gs_err(ctx, GS_ERR_PARSE,
+                      "config: tiles must be powers of two with thread tile | block tile and vthreads | thread "
+                      "tile, block tile <= next power of two of the extent (got %s)",
+                      f);
+    }
+    return GS_OK;
+}
+
+uint64_t gs_etir_hash(const gs_etir *e) { return gs_hash_bytes(e, sizeof *e, 0); }
+
+/* ---- footprints ----------------------------------------------------------------
+ * Over a box of tile extents per axis, index dim d spans an interval of length
+ * sum_a |c_a| * (tile_a - 1) + 1. That is exact for one axis per dim and a
+ * bounding box otherwise (a conv's p*stride + r*dilation), capped at the shape. */
+int64_t gs_footprint_dim(const gs_tensor *t, int dim, const int64_t *tile) {
+    int64_t len = 1;
+    for (int a = 0; a < GS_MAX_AXES; a++) {
+        int64_t c = t->idx[dim].coeff[a];
+        if (c) len += (c < 0 ? -c : c) * (tile[a] - 1);
+    }
+    return len < t->shape[dim] ? len : t->shape[dim];
+}
+
+int64_t gs_footprint(const gs_tensor *t, const int64_t *tile) {
+    int64_t f = 1;
+    for (int d = 0; d < t->ndim; d++) f *= gs_footprint_dim(t, d, tile);
+    return f;
+}
+
+void gs_etir_box(const gs_op *op, const gs_etir *e, int level, int64_t *box) {
+    for (int a = 0; a < GS_MAX_AXES; a++) box[a] = 1;
+    for (int a = 0; a < op->naxes; a++) {
+        if (level >= 2) box[a] = e->T[a][2];
+        else if (op->axes[a].kind == GS_AXIS_SPATIAL) box[a] = e->T[a][1];
+        else box[a] = 1;
+        if (box[a] > op->axes[a].extent) box[a] = op->axes[a].extent;
+    }
+}
+
+double gs_traffic(const gs_op *op, const int64_t *box) {
+    /* every tile of the iteration space loads each input's footprint once */
+    double ntiles = 1;
+    for (int a = 0; a < op->naxes; a++)
+        ntiles *= (double)((op->axes[a].extent + box[a] - 1) / box[a]);
+    double q = 0;
+    for (int t = 0; t < op->ninputs; t++) q += ntiles * (double)gs_footprint(&op->tensors[t], box);
+    return q + (double)gs_tensor_elems(gs_op_out(op));
+}
+
+double gs_footprint_total(const gs_op *op, const int64_t *box) {
+    double f = 0;
+    for (int t = 0; t <= op->ninputs; t++) f += (double)gs_footprint(&op->tensors[t], box);
+    return f;
+}
+
+/* Shared-memory layout of a staged input: its level-2 footprint box, row-major
+ * in the tensor's dim order. The innermost extent is padded to an odd number
+ * of words when it is even, so that walking the outer dim steps across banks
+ * (the classic "+1 column" skew). Returns the padded element count. */
+int64_t gs_stage_layout(const gs_op *op, const gs_etir *e, int t, int64_t *dims, int64_t *row_pitch) {
+    /* uncapped block tiles: every thread's local offset must have a slot */
+    int64_t box[GS_MAX_AXES];
+    for (int a = 0; a < GS_MAX_AXES; a++) box[a] = a < op->naxes ? e->T[a][2] : 1;
+    const gs_tensor *ts = &op->tensors[t];
+    int64_t n = 1;
+    for (int d = 0; d < ts->ndim; d++) {
+        int64_t len = 1;
+        for (int a = 0; a < op->naxes; a++) {
+            int64_t c = ts->idx[d].coeff[a];
+            if (c) len += (c < 0 ? -c : c) * (box[a] - 1);
+        }
+        dims[d] = len;
+    }
+    int64_t last = dims[ts->ndim - 1];
+    int64_t pitch = (ts->ndim > 1 && last > 1 && last % 2 == 0) ? last + 1 : last;
+    for (int d = 0; d < ts->ndim - 1; d++) n *= dims[d];
+    *row_pitch = pitch;
+    return n * pitch;
+}

@@ -1,0 +1,209 @@
+/* ir.h — operator IR, ETIR states and their analysis. Knows nothing about
+ * hardware: only libc is used here. */
+#ifndef GS_IR_H
+#define GS_IR_H
+
+#include "gensor.h"
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- context and errors ------------------------------------------------ */
+struct gs_ctx {
+    char msg[1024];
+};
+/* Record a printf-style message on ctx (if non-NULL) and return s. */
+gs_status gs_err(gs_ctx *ctx, gs_status s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- growable string builder ------------------------------------------- */
+typedef struct gs_sb {
+    char *buf;
+    size_t len, cap;
+    bool oom; /* sticky: an append failed; buf holds what fit */
+} gs_sb;
+void gs_sb_init(gs_sb *sb);
+void gs_sb_printf(gs_sb *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void gs_sb_vprintf(gs_sb *sb, const char *fmt, va_list ap);
+void gs_sb_puts(gs_sb *sb, const char *s);
+/* Hand the buffer to the caller (NULL if oom) and reset the builder. */
+char *gs_sb_take(gs_sb *sb);
+void gs_sb_free(gs_sb *sb);
+
+/* ---- arena: states of one construction are freed together -------------- */
+typedef struct gs_arena_block gs_arena_block;
+typedef struct gs_arena {
+    gs_arena_block *head;
+    size_t block_size;
+} gs_arena;
+void gs_arena_init(gs_arena *a, size_t block_size);
+void *gs_arena_alloc(gs_arena *a, size_t size); /* 16-byte aligned, zeroed; NULL on OOM */
+void gs_arena_free(gs_arena *a);
+
+/* 64-bit FNV-1a over bytes. */
+uint64_t gs_hash_bytes(const void *p, size_t n, uint64_t seed);
+
+/* ---- operator IR --------------------------------------------------------
+ * An operator is a loop nest given as data: axes, tensors indexed by affine
+ * maps of the axes, a combine and an epilogue. The output tensor is indexed
+ * by spatial axes only; inputs may use any axis. Tensors are dense and
+ * row-major. An access outside a tensor's shape reads the combine's identity
+ * (zero padding for sums, -inf for max), which is how conv padding works. */
+#define GS_MAX_AXES 8
+#define GS_MAX_TENSORS 4 /* inputs + the output */
+#define GS_MAX_DIMS 6
+#define GS_NAME_LEN 12
+
+typedef enum gs_axis_kind { GS_AXIS_SPATIAL = 0, GS_AXIS_REDUCE = 1 } gs_axis_kind;
+
+typedef struct gs_axis {
+    char name[GS_NAME_LEN];
+    int64_t extent;
+    gs_axis_kind kind;
+} gs_axis;
+
+/* index = sum_a coeff[a] * axis_a + offset */
+typedef struct gs_affine {
+    int64_t coeff[GS_MAX_AXES];
+    int64_t offset;
+} gs_affine;
+
+typedef struct gs_tensor {
+    char name[GS_NAME_LEN];
+    int ndim;
+    int64_t shape[GS_MAX_DIMS];
+    gs_affine idx[GS_MAX_DIMS];
+} gs_tensor;
+
+typedef enum gs_combine {
+    GS_COMBINE_MAC = 0, /* acc += prod(inputs) */
+    GS_COMBINE_SUM = 1, /* acc += input (single input), result *= scale */
+    GS_COMBINE_MAX = 2  /* acc = max(acc, input) */
+} gs_combine;
+
+typedef struct gs_epilogue {
+    float alpha;    /* out = alpha*acc */
+    float beta;     /*     + beta*out_old (read only when beta != 0) */
+    int bias_axis;  /* -1: none; else out += bias[axis value] (tensor "bias") */
+    int relu;       /* out = max(out, 0) */
+} gs_epilogue;
+
+typedef enum gs_op_kind {
+    GS_OPK_GEMM = 0,
+    GS_OPK_CUSTOM = 1 /* built directly in the IR */
+} gs_op_kind;
+
+struct gs_op {
+    gs_op_kind kind;
+    int naxes;
+    gs_axis axes[GS_MAX_AXES];
+    int ninputs;                       /* tensors[0..ninputs-1] are inputs */
+    gs_tensor tensors[GS_MAX_TENSORS]; /* tensors[ninputs] is the output */
+    gs_combine combine;
+    gs_epilogue epi;
+    bool has_bias;                     /* bias vector is an extra kernel arg */
+    /* gemm-specific knobs kept for the reference check and the spec */
+    int transA, transB;
+    char spec[256];
+};
+
+static inline const gs_tensor *gs_op_out(const gs_op *op) { return &op->tensors[op->ninputs]; }
+/* Elements of a tensor (product of its shape). */
+int64_t gs_tensor_elems(const gs_tensor *t);
+/* Check an operator's structure: extents > 0, products fit int64 and the
+ * largest tensor fits int32 indexing or is flagged; output uses only spatial
+ * axes; at least one reduce or spatial axis. */
+gs_status gs_op_validate(gs_ctx *ctx, const gs_op *op);
+/* True when axis a appears (non-zero coefficient) in any index of tensor t. */
+bool gs_tensor_uses_axis(const gs_tensor *t, int a);
+
+/* ---- ETIR ---------------------------------------------------------------
+ * For each axis d: T[d][2] block tile (shared-memory level; for a reduce
+ * axis, the k-step), T[d][1] register tile per thread (1 for reduce axes),
+ * V[d] vthreads, so a thread owns V[d] chunks of T[d][1]/V[d] elements spaced
+ * threads_d*T[d][1]/V[d] apart. stage[t] says whether input t is staged in
+ * shared memory. level is the level being scheduled (2, 1, or 0 = done). */
+#define GS_LEVELS 3
+
+typedef struct gs_etir {
+    int32_t T[GS_MAX_AXES][GS_LEVELS];
+    int32_t V[GS_MAX_AXES];
+    uint8_t stage[GS_MAX_TENSORS];
+    int8_t level;
+    uint8_t pad_[3];
+} gs_etir;
+
+typedef enum gs_action_kind {
+    GS_ACT_TILE = 0,
+    GS_ACT_INVTILE = 1,
+    GS_ACT_VTHREAD = 2,
+    GS_ACT_CACHE = 3,
+    GS_ACT_COUNT_ = 4
+} gs_action_kind;
+
+typedef struct gs_action {
+    gs_action_kind kind;
+    int axis;   /* -1 for cache */
+    int value;  /* the vthread count for GS_ACT_VTHREAD */
+} gs_action;
+
+/* Initial state: all tiles 1, no vthreads, every input staged, level 2. */
+void gs_etir_init(const gs_op *op, gs_etir *e);
+/* Apply an action; returns false when it is not applicable structurally
+ * (e.g. tiling past the extent). Resource limits are checked by the caller
+ * (hwmodel). The cache action from level 2 enters level 1 with the smallest
+ * power-of-two thread tiles that bring the thread count to <= max_threads
+ * (a number handed in by the caller: ir/ knows no hardware). */
+bool gs_etir_apply(const gs_op *op, const gs_etir *e, gs_action a, int max_threads, gs_etir *out);
+/* Largest tile the walk may reach on axis d: next power of two >= extent. */
+int32_t gs_etir_max_tile(const gs_op *op, int d);
+/* Threads along axis d (T2/T1) and in total. */
+int64_t gs_etir_threads_axis(const gs_etir *e, int d);
+int64_t gs_etir_threads(const gs_op *op, const gs_etir *e);
+/* Blocks in the grid: prod over spatial axes of ceil(extent/T2). */
+int64_t gs_etir_blocks(const gs_op *op, const gs_etir *e);
+/* Register accumulators per thread: prod over spatial axes of T1. */
+int64_t gs_etir_acc_regs(const gs_op *op, const gs_etir *e);
+/* Structural validity (tiles divide, within extents' next power of two). */
+bool gs_etir_wellformed(const gs_op *op, const gs_etir *e);
+/* Text form "m:128/8/v2 n:... k:32 |sa=1,sb=1" into buf. */
+void gs_etir_format(const gs_op *op, const gs_etir *e, char *buf, size_t n);
+/* Config form "bm=128,bn=128,bk=32,tm=8,tn=8,vm=1,vn=2,sa=1,sb=1". */
+void gs_etir_format_config(const gs_op *op, const gs_etir *e, char *buf, size_t n);
+/* Parse the config form back (unknown keys are errors). */
+gs_status gs_etir_parse_config(gs_ctx *ctx, const gs_op *op, const char *cfg, gs_etir *e);
+uint64_t gs_etir_hash(const gs_etir *e);
+
+/* ---- footprint and traffic from the affine maps -------------------------
+ * tile[a] is a box of extents per axis. The footprint of tensor t is the
+ * product over its dims of the interval length sum_a |c_a|*(tile_a-1) + 1,
+ * capped by the dim's shape. */
+int64_t gs_footprint_dim(const gs_tensor *t, int dim, const int64_t *tile);
+int64_t gs_footprint(const gs_tensor *t, const int64_t *tile);
+/* Tiles of the state at level l as a box per axis (reduce axes use T2 at
+ * level 2 and 1 at level 1). */
+void gs_etir_box(const gs_op *op, const gs_etir *e, int level, int64_t *box);
+/* Elements moved through level l for the whole operator:
+ * sum over inputs of (#tiles) * footprint(tile) + output elements. */
+double gs_traffic(const gs_op *op, const int64_t *box);
+/* Footprint of one tile at a box: sum over inputs and the output. */
+double gs_footprint_total(const gs_op *op, const int64_t *box);
+
+/* Shared-memory box of staged input t at level 2: dims[] per tensor dim,
+ * *row_pitch the padded innermost extent; returns elements incl. padding. */
+int64_t gs_stage_layout(const gs_op *op, const gs_etir *e, int t, int64_t *dims, int64_t *row_pitch);
+
+/* ---- spec parsing ------------------------------------------------------ */
+/* Parse a spec into *op (caller-provided storage). */
+gs_status gs_op_parse_into(gs_ctx *ctx, const char *spec, gs_op *op);
+gs_status gs_op_build_gemm(gs_ctx *ctx, gs_op *op, int64_t M, int64_t N, int64_t K,
+                           int transA, int transB, float alpha, float beta);
+
+/* ---- reference interpreter (naive loops, double accumulation) ----------
+ * ins[i] are the inputs in order, out the output (read when beta != 0),
+ * bias may be NULL when the op has none. */
+gs_status gs_op_reference(gs_ctx *ctx, const gs_op *op, const float *const *ins,
+                          const float *bias, float *out);
+
+#endif

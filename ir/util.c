@@ -1,0 +1,164 @@
+/* util.c — status strings, per-context errors, string builder, arena, hash. */
+#include "ir/ir.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const status_msgs[] = {
+    [0] = "ok",
+    [-GS_ERR_INVALID_ARG] = "invalid argument",
+    [-GS_ERR_PARSE] = "malformed specification",
+    [-GS_ERR_UNKNOWN_OP] = "unknown operator",
+    [-GS_ERR_BAD_SHAPE] = "invalid shape (zero, negative or overflowing extent)",
+    [-GS_ERR_NOMEM] = "out of memory",
+    [-GS_ERR_HW_UNKNOWN] = "unknown hardware profile",
+    [-GS_ERR_HW_INVALID] = "invalid hardware profile",
+    [-GS_ERR_JSON] = "malformed JSON",
+    [-GS_ERR_IO] = "I/O error",
+    [-GS_ERR_NO_CANDIDATE] = "no configuration passes the resource check",
+    [-GS_ERR_NVRTC_MISSING] = "NVRTC library not available",
+    [-GS_ERR_NVRTC_COMPILE] = "NVRTC compilation failed",
+    [-GS_ERR_ARCH_UNSUPPORTED] = "architecture not supported by the installed NVRTC",
+    [-GS_ERR_OPENCL_MISSING] = "no OpenCL platform or device",
+    [-GS_ERR_OPENCL] = "OpenCL error",
+    [-GS_ERR_CUDA_MISSING] = "no CUDA device: measurement-free mode",
+    [-GS_ERR_CUDA] = "CUDA driver error",
+    [-GS_ERR_MISMATCH] = "result does not match the reference",
+    [-GS_ERR_UNSUPPORTED] = "unsupported request",
+};
+_Static_assert(sizeof status_msgs / sizeof status_msgs[0] == 1 - GS_STATUS_MIN_,
+               "status message table must cover every gs_status");
+
+const char *gs_status_str(gs_status s) {
+    if (s > 0 || s < GS_STATUS_MIN_ || !status_msgs[-s]) return "unknown status";
+    return status_msgs[-s];
+}
+
+gs_ctx *gs_ctx_create(void) { return calloc(1, sizeof(gs_ctx)); }
+void gs_ctx_destroy(gs_ctx *ctx) { free(ctx); }
+const char *gs_ctx_errmsg(const gs_ctx *ctx) { return ctx ? ctx->msg : ""; }
+
+gs_status gs_err(gs_ctx *ctx, gs_status s, const char *fmt, ...) {
+    if (ctx) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(ctx->msg, sizeof ctx->msg, fmt, ap);
+        va_end(ap);
+    }
+    return s;
+}
+
+/* ---- string builder: geometric growth, sticky OOM ------------------------ */
+void gs_sb_init(gs_sb *sb) { memset(sb, 0, sizeof *sb); }
+
+static bool sb_reserve(gs_sb *sb, size_t extra) {
+    if (sb->oom) return false;
+    size_t need = sb->len + extra + 1;
+    if (need <= sb->cap) return true;
+    size_t cap = sb->cap ? sb->cap : 256;
+    while (cap < need) cap *= 2;
+    char *nb = realloc(sb->buf, cap);
+    if (!nb) {
+        sb->oom = true;
+        return false;
+    }
+    sb->buf = nb;
+    sb->cap = cap;
+    return true;
+}
+
+void gs_sb_vprintf(gs_sb *sb, const char *fmt, va_list ap) {
+    va_list ap2;
+    va_copy(ap2, ap);
+    char tmp[256];
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap2);
+    va_end(ap2);
+    if (n < 0 || !sb_reserve(sb, (size_t)n)) return;
+    if ((size_t)n < sizeof tmp)
+        memcpy(sb->buf + sb->len, tmp, (size_t)n + 1);
+    else
+        vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+    sb->len += (size_t)n;
+}
+
+void gs_sb_printf(gs_sb *sb, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    gs_sb_vprintf(sb, fmt, ap);
+    va_end(ap);
+}
+
+void gs_sb_puts(gs_sb *sb, const char *s) {
+    size_t n = strlen(s);
+    if (!sb_reserve(sb, n)) return;
+    memcpy(sb->buf + sb->len, s, n + 1);
+    sb->len += n;
+}
+
+char *gs_sb_take(gs_sb *sb) {
+    char *b = NULL;
+    if (!sb->oom) {
+        if (!sb->buf) sb_reserve(sb, 0);
+        if (sb->buf) sb->buf[sb->len] = 0;
+        b = sb->buf;
+        sb->buf = NULL;
+    }
+    gs_sb_free(sb);
+    return b;
+}
+
+void gs_sb_free(gs_sb *sb) {
+    free(sb->buf);
+    gs_sb_init(sb);
+}
+
+/* ---- arena ---------------------------------------------------------------- */
+struct gs_arena_block {
+    gs_arena_block *next;
+    size_t used, size;
+    _Alignas(16) unsigned char data[];
+};
+
+void gs_arena_init(gs_arena *a, size_t block_size) {
+    a->head = NULL;
+    a->block_size = block_size ? block_size : 64 * 1024;
+}
+
+void *gs_arena_alloc(gs_arena *a, size_t size) {
+    size = (size + 15u) & ~(size_t)15u;
+    gs_arena_block *b = a->head;
+    if (!b || b->size - b->used < size) {
+        size_t bs = size > a->block_size ? size : a->block_size;
+        b = malloc(sizeof *b + bs);
+        if (!b) return NULL;
+        b->next = a->head;
+        b->used = 0;
+        b->size = bs;
+        a->head = b;
+    }
+    void *p = b->data + b->used;
+    b->used += size;
+    memset(p, 0, size);
+    return p;
+}
+
+void gs_arena_free(gs_arena *a) {
+    gs_arena_block *b = a->head;
+    while (b) {
+        gs_arena_block *n = b->next;
+        free(b);
+        b = n;
+    }
+    a->head = NULL;
+}
+
+uint64_t gs_hash_bytes(const void *p, size_t n, uint64_t seed) {
+    const unsigned char *s = p;
+    uint64_t h = 1469598103934665603ull ^ seed;
+    for (size_t i = 0; i < n; i++) {
+        h ^= s[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}

@@ -1,0 +1,551 @@
+/* opencl.c — the OpenCL runtime: one device, one context, one in-order
+ * profiling queue, programs built from source, buffers and 1-D launches.
+ *
+ * Everything goes through the ICD loader (-lOpenCL), so any installed
+ * platform works; on a machine without a GPU that is PoCL on the CPU, which
+ * is what the tests run the OpenCL dialect on. Every failing cl* call becomes
+ * GS_ERR_OPENCL with the call's name and the error code's symbolic name in
+ * the context; no platform at all is GS_ERR_OPENCL_MISSING.
+ *
+ * Not thread-safe per object: a gs_cl_prog holds one cl_kernel whose
+ * arguments are set at launch, so two threads must not launch the same
+ * program at once. */
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+
+#include "kernels/kernels.h"
+
+#include <ctype.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef CL_PLATFORM_NOT_FOUND_KHR
+#define CL_PLATFORM_NOT_FOUND_KHR -1001
+#endif
+
+#define GS_CL_BUILD_OPTS "-cl-std=CL1.2" /* no fast-math: exact float semantics */
+#define GS_CL_LOG_MAX 900                /* build-log characters kept in ctx */
+#define GS_CL_MAX_DEVICES 64
+
+struct gs_cl {
+    cl_platform_id platform;
+    cl_device_id device;
+    cl_context context;
+    cl_command_queue queue; /* in-order, CL_QUEUE_PROFILING_ENABLE */
+    cl_device_type type;
+    char name[256];         /* device name, trailing blanks trimmed */
+    size_t max_wg;          /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
+    cl_ulong local_mem;     /* CL_DEVICE_LOCAL_MEM_SIZE in bytes */
+};
+
+struct gs_cl_prog {
+    cl_program program;
+    cl_kernel kernel;
+    char name[128];       /* kernel name, for messages */
+    cl_uint nargs;        /* CL_KERNEL_NUM_ARGS */
+    size_t kernel_wg;     /* CL_KERNEL_WORK_GROUP_SIZE on this device */
+    size_t reqd_wg[3];    /* reqd_work_group_size, all 0 when not given */
+};
+
+struct gs_cl_buf {
+    cl_mem mem;
+    size_t size;  /* bytes the caller asked for (may be 0) */
+    size_t alloc; /* bytes allocated (>= 4) */
+};
+
+/* ---- error names --------------------------------------------------------- */
+static const char *cl_err_name(cl_int e) {
+#define E(x) \
+    case x: return #x;
+    switch (e) {
+        E(CL_SUCCESS)
+        E(CL_DEVICE_NOT_FOUND)
+        E(CL_DEVICE_NOT_AVAILABLE)
+        E(CL_COMPILER_NOT_AVAILABLE)
+        E(CL_MEM_OBJECT_ALLOCATION_FAILURE)
+        E(CL_OUT_OF_RESOURCES)
+        E(CL_OUT_OF_HOST_MEMORY)
+        E(CL_PROFILING_INFO_NOT_AVAILABLE)
+        E(CL_MEM_COPY_OVERLAP)
+        E(CL_IMAGE_FORMAT_MISMATCH)
+        E(CL_IMAGE_FORMAT_NOT_SUPPORTED)
+        E(CL_BUILD_PROGRAM_FAILURE)
+        E(CL_MAP_FAILURE)
+        E(CL_MISALIGNED_SUB_BUFFER_OFFSET)
+        E(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+        E(CL_COMPILE_PROGRAM_FAILURE)
+        E(CL_LINKER_NOT_AVAILABLE)
+        E(CL_LINK_PROGRAM_FAILURE)
+        E(CL_DEVICE_PARTITION_FAILED)
+        E(CL_KERNEL_ARG_INFO_NOT_AVAILABLE)
+        E(CL_INVALID_VALUE)
+        E(CL_INVALID_DEVICE_TYPE)
+        E(CL_INVALID_PLATFORM)
+        E(CL_INVALID_DEVICE)
+        E(CL_INVALID_CONTEXT)
+        E(CL_INVALID_QUEUE_PROPERTIES)
+        E(CL_INVALID_COMMAND_QUEUE)
+        E(CL_INVALID_HOST_PTR)
+        E(CL_INVALID_MEM_OBJECT)
+        E(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)
+        E(CL_INVALID_IMAGE_SIZE)
+        E(CL_INVALID_SAMPLER)
+        E(CL_INVALID_BINARY)
+        E(CL_INVALID_BUILD_OPTIONS)
+        E(CL_INVALID_PROGRAM)
+        E(CL_INVALID_PROGRAM_EXECUTABLE)
+        E(CL_INVALID_KERNEL_NAME)
+        E(CL_INVALID_KERNEL_DEFINITION)
+        E(CL_INVALID_KERNEL)
+        E(CL_INVALID_ARG_INDEX)
+        E(CL_INVALID_ARG_VALUE)
+        E(CL_INVALID_ARG_SIZE)
+        E(CL_INVALID_KERNEL_ARGS)
+        E(CL_INVALID_WORK_DIMENSION)
+        E(CL_INVALID_WORK_GROUP_SIZE)
+        E(CL_INVALID_WORK_ITEM_SIZE)
+        E(CL_INVALID_GLOBAL_OFFSET)
+        E(CL_INVALID_EVENT_WAIT_LIST)
+        E(CL_INVALID_EVENT)
+        E(CL_INVALID_OPERATION)
+        E(CL_INVALID_GL_OBJECT)
+        E(CL_INVALID_BUFFER_SIZE)
+        E(CL_INVALID_MIP_LEVEL)
+        E(CL_INVALID_GLOBAL_WORK_SIZE)
+        E(CL_INVALID_PROPERTY)
+        E(CL_INVALID_IMAGE_DESCRIPTOR)
+        E(CL_INVALID_COMPILER_OPTIONS)
+        E(CL_INVALID_LINKER_OPTIONS)
+        E(CL_INVALID_DEVICE_PARTITION_COUNT)
+        E(CL_PLATFORM_NOT_FOUND_KHR)
+    default: return "unknown OpenCL error";
+    }
+#undef E
+}
+
+/* GS_ERR_OPENCL naming the call and the code. */
+static gs_status cl_fail(gs_ctx *ctx, const char *call, cl_int e) {
+    return gs_err(ctx, GS_ERR_OPENCL, "%s failed: %s (%d)", call, cl_err_name(e), (int)e);
+}
+
+/* ---- device selection ---------------------------------------------------- */
+/* Case-insensitive substring test (strcasestr is a GNU extension). */
+static bool contains_nocase(const char *hay, const char *needle) {
+    size_t n = strlen(needle);
+    if (n == 0) return true;
+    for (; *hay; hay++) {
+        size_t i = 0;
+        while (i < n && hay[i] &&
+               tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
+            i++;
+        if (i == n) return true;
+    }
+    return false;
+}
+
+static bool eq_nocase(const char *a, const char *b) {
+    for (; *a && *b; a++, b++)
+        if (tolower((unsigned char)*a) != tolower((unsigned char)*b)) return false;
+    return *a == *b;
+}
+
+typedef struct cl_cand {
+    cl_platform_id platform;
+    cl_device_id device;
+    cl_device_type type;
+    char name[256];
+} cl_cand;
+
+static void trim_right(char *s) {
+    size_t n = strlen(s);
+    while (n > 0 && isspace((unsigned char)s[n - 1])) s[--n] = '\0';
+}
+
+/* Fill cand[] with every available device of every platform. */
+static gs_status cl_enumerate(gs_ctx *ctx, cl_cand *cand, int cap, int *ncand) {
+    *ncand = 0;
+    cl_uint nplat = 0;
+    cl_int e = clGetPlatformIDs(0, NULL, &nplat);
+    if (e == CL_PLATFORM_NOT_FOUND_KHR || (e == CL_SUCCESS && nplat == 0))
+        return gs_err(ctx, GS_ERR_OPENCL_MISSING,
+                      "no OpenCL platform found (no ICD registered in /etc/OpenCL/vendors); "
+                      "install an OpenCL driver, e.g. 'apt-get install pocl-opencl-icd "
+                      "ocl-icd-libopencl1' for the CPU device");
+    if (e != CL_SUCCESS) return cl_fail(ctx, "clGetPlatformIDs", e);
+    if (nplat > 16) nplat = 16;
+    cl_platform_id plats[16];
+    e = clGetPlatformIDs(nplat, plats, NULL);
+    if (e != CL_SUCCESS) return cl_fail(ctx, "clGetPlatformIDs", e);
+
+    for (cl_uint p = 0; p < nplat && *ncand < cap; p++) {
+        cl_uint ndev = 0;
+        e = clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 0, NULL, &ndev);
+        if (e == CL_DEVICE_NOT_FOUND || ndev == 0) continue; /* an empty platform */
+        if (e != CL_SUCCESS) return cl_fail(ctx, "clGetDeviceIDs", e);
+        cl_device_id devs[GS_CL_MAX_DEVICES];
+        if (ndev > GS_CL_MAX_DEVICES) ndev = GS_CL_MAX_DEVICES;
+        e = clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, ndev, devs, NULL);
+        if (e != CL_SUCCESS) return cl_fail(ctx, "clGetDeviceIDs", e);
+        for (cl_uint d = 0; d < ndev && *ncand < cap; d++) {
+            cl_bool avail = CL_FALSE;
+            e = clGetDeviceInfo(devs[d], CL_DEVICE_AVAILABLE, sizeof avail, &avail, NULL);
+            if (e != CL_SUCCESS || !avail) continue;
+            cl_cand *c = &cand[(*ncand)++];
+            c->platform = plats[p];
+            c->device = devs[d];
+            c->type = 0;
+            e = clGetDeviceInfo(devs[d], CL_DEVICE_TYPE, sizeof c->type, &c->type, NULL);
+            if (e != CL_SUCCESS) return cl_fail(ctx, "clGetDeviceInfo(CL_DEVICE_TYPE)", e);
+            memset(c->name, 0, sizeof c->name);
+            e = clGetDeviceInfo(devs[d], CL_DEVICE_NAME, sizeof c->name - 1, c->name, NULL);
+            if (e != CL_SUCCESS) return cl_fail(ctx, "clGetDeviceInfo(CL_DEVICE_NAME)", e);
+            trim_right(c->name);
+        }
+    }
+    if (*ncand == 0)
+        return gs_err(ctx, GS_ERR_OPENCL_MISSING,
+                      "OpenCL platform(s) found but no available device; "
+                      "install a driver such as pocl-opencl-icd (CPU device)");
+    return GS_OK;
+}
+
+/* Pick a device: GS_CL_DEVICE=cpu|gpu|<name substring>, else the first GPU,
+ * else the first device. Returns the index or -1 when the selector matches
+ * nothing. */
+static int cl_pick(const cl_cand *cand, int n, const char *sel) {
+    if (sel && *sel) {
+        bool want_cpu = eq_nocase(sel, "cpu"), want_gpu = eq_nocase(sel, "gpu");
+        for (int i = 0; i < n; i++) {
+            if (want_cpu && (cand[i].type & CL_DEVICE_TYPE_CPU)) return i;
+            if (want_gpu && (cand[i].type & CL_DEVICE_TYPE_GPU)) return i;
+            if (!want_cpu && !want_gpu && contains_nocase(cand[i].name, sel)) return i;
+        }
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        if (cand[i].type & CL_DEVICE_TYPE_GPU) return i;
+    return 0;
+}
+
+gs_status gs_cl_open(gs_ctx *ctx, gs_cl **out) {
+    if (!out) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_cl_open: out is NULL");
+    *out = NULL;
+    cl_cand cand[GS_CL_MAX_DEVICES];
+    int n = 0;
+    gs_status s = cl_enumerate(ctx, cand, GS_CL_MAX_DEVICES, &n);
+    if (s != GS_OK) return s;
+
+    const char *sel = getenv("GS_CL_DEVICE");
+    int k = cl_pick(cand, n, sel);
+    if (k < 0) {
+        char list[512] = "";
+        size_t len = 0;
+        for (int i = 0; i < n && len < sizeof list; i++) {
+            int w = snprintf(list + len, sizeof list - len, "%s'%s'", i ? ", " : "",
+                             cand[i].name);
+            if (w < 0) break;
+            len += (size_t)w;
+        }
+        return gs_err(ctx, GS_ERR_OPENCL_MISSING,
+                      "GS_CL_DEVICE='%s' matches no OpenCL device (use cpu, gpu or a "
+                      "substring of one of: %s)", sel, list);
+    }
+
+    gs_cl *cl = calloc(1, sizeof *cl);
+    if (!cl) return gs_err(ctx, GS_ERR_NOMEM, "gs_cl_open: out of memory");
+    cl->platform = cand[k].platform;
+    cl->device = cand[k].device;
+    cl->type = cand[k].type;
+    memcpy(cl->name, cand[k].name, sizeof cl->name);
+
+    cl_int e = clGetDeviceInfo(cl->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof cl->max_wg,
+                               &cl->max_wg, NULL);
+    if (e != CL_SUCCESS) {
+        s = cl_fail(ctx, "clGetDeviceInfo(CL_DEVICE_MAX_WORK_GROUP_SIZE)", e);
+        goto fail;
+    }
+    e = clGetDeviceInfo(cl->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof cl->local_mem,
+                        &cl->local_mem, NULL);
+    if (e != CL_SUCCESS) {
+        s = cl_fail(ctx, "clGetDeviceInfo(CL_DEVICE_LOCAL_MEM_SIZE)", e);
+        goto fail;
+    }
+
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)cl->platform, 0};
+    cl->context = clCreateContext(props, 1, &cl->device, NULL, NULL, &e);
+    if (!cl->context || e != CL_SUCCESS) {
+        s = cl_fail(ctx, "clCreateContext", e);
+        goto fail;
+    }
+    /* clCreateCommandQueue is the 1.2 entry point (deprecated only from 2.0). */
+    cl->queue = clCreateCommandQueue(cl->context, cl->device, CL_QUEUE_PROFILING_ENABLE, &e);
+    if (!cl->queue || e != CL_SUCCESS) {
+        s = cl_fail(ctx, "clCreateCommandQueue", e);
+        goto fail;
+    }
+    *out = cl;
+    return GS_OK;
+fail:
+    gs_cl_close(cl);
+    return s;
+}
+
+void gs_cl_close(gs_cl *cl) {
+    if (!cl) return;
+    if (cl->queue) {
+        clFinish(cl->queue);
+        clReleaseCommandQueue(cl->queue);
+    }
+    if (cl->context) clReleaseContext(cl->context);
+    free(cl);
+}
+
+const char *gs_cl_device_name(const gs_cl *cl) { return cl ? cl->name : ""; }
+
+/* ---- programs ------------------------------------------------------------ */
+/* The build log (malloc'd, NUL-terminated) or NULL. */
+static char *cl_build_log(cl_program prog, cl_device_id dev) {
+    size_t n = 0;
+    if (clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, 0, NULL, &n) != CL_SUCCESS ||
+        n == 0)
+        return NULL;
+    char *log = malloc(n + 1);
+    if (!log) return NULL;
+    if (clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, n, log, NULL) != CL_SUCCESS) {
+        free(log);
+        return NULL;
+    }
+    log[n] = '\0';
+    trim_right(log);
+    return log;
+}
+
+gs_status gs_cl_build(gs_ctx *ctx, gs_cl *cl, const char *src, const char *kernel_name,
+                      gs_cl_prog **out) {
+    if (out) *out = NULL;
+    if (!cl || !src || !kernel_name || !out)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_cl_build: NULL argument");
+    if (!*kernel_name) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_cl_build: empty kernel name");
+
+    gs_cl_prog *p = calloc(1, sizeof *p);
+    if (!p) return gs_err(ctx, GS_ERR_NOMEM, "gs_cl_build: out of memory");
+    snprintf(p->name, sizeof p->name, "%s", kernel_name);
+    gs_status s;
+    cl_int e;
+    p->program = clCreateProgramWithSource(cl->context, 1, &src, NULL, &e);
+    if (!p->program || e != CL_SUCCESS) {
+        s = cl_fail(ctx, "clCreateProgramWithSource", e);
+        goto fail;
+    }
+    e = clBuildProgram(p->program, 1, &cl->device, GS_CL_BUILD_OPTS, NULL, NULL);
+    if (e != CL_SUCCESS) {
+        /* The log says what the compiler rejected; keep its head in ctx. */
+        char *log = cl_build_log(p->program, cl->device);
+        s = gs_err(ctx, GS_ERR_OPENCL, "clBuildProgram failed: %s (%d) for kernel '%s' on %s:\n%.*s",
+                   cl_err_name(e), (int)e, p->name, cl->name, GS_CL_LOG_MAX,
+                   log ? log : "(no build log)");
+        free(log);
+        goto fail;
+    }
+    p->kernel = clCreateKernel(p->program, kernel_name, &e);
+    if (!p->kernel || e != CL_SUCCESS) {
+        s = gs_err(ctx, GS_ERR_OPENCL, "clCreateKernel('%s') failed: %s (%d)", p->name,
+                   cl_err_name(e), (int)e);
+        goto fail;
+    }
+    e = clGetKernelInfo(p->kernel, CL_KERNEL_NUM_ARGS, sizeof p->nargs, &p->nargs, NULL);
+    if (e != CL_SUCCESS) {
+        s = cl_fail(ctx, "clGetKernelInfo(CL_KERNEL_NUM_ARGS)", e);
+        goto fail;
+    }
+    e = clGetKernelWorkGroupInfo(p->kernel, cl->device, CL_KERNEL_WORK_GROUP_SIZE,
+                                 sizeof p->kernel_wg, &p->kernel_wg, NULL);
+    if (e != CL_SUCCESS) {
+        s = cl_fail(ctx, "clGetKernelWorkGroupInfo(CL_KERNEL_WORK_GROUP_SIZE)", e);
+        goto fail;
+    }
+    e = clGetKernelWorkGroupInfo(p->kernel, cl->device, CL_KERNEL_COMPILE_WORK_GROUP_SIZE,
+                                 sizeof p->reqd_wg, p->reqd_wg, NULL);
+    if (e != CL_SUCCESS) {
+        s = cl_fail(ctx, "clGetKernelWorkGroupInfo(CL_KERNEL_COMPILE_WORK_GROUP_SIZE)", e);
+        goto fail;
+    }
+    *out = p;
+    return GS_OK;
+fail:
+    gs_cl_prog_free(p);
+    return s;
+}
+
+void gs_cl_prog_free(gs_cl_prog *p) {
+    if (!p) return;
+    if (p->kernel) clReleaseKernel(p->kernel);
+    if (p->program) clReleaseProgram(p->program);
+    free(p);
+}
+
+/* ---- buffers ------------------------------------------------------------- */
+gs_status gs_cl_buf_create(gs_ctx *ctx, gs_cl *cl, size_t bytes, const void *host,
+                           gs_cl_buf **out) {
+    if (out) *out = NULL;
+    if (!cl || !out) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_cl_buf_create: NULL argument");
+    gs_cl_buf *b = calloc(1, sizeof *b);
+    if (!b) return gs_err(ctx, GS_ERR_NOMEM, "gs_cl_buf_create: out of memory");
+    b->size = bytes;
+    /* A zero-sized cl_mem is invalid: allocate at least 4 bytes so empty
+     * tensors still bind. With a host copy the allocation is exactly 'bytes',
+     * since CL_MEM_COPY_HOST_PTR reads the whole allocation from host. */
+    bool copy = host != NULL && bytes > 0;
+    b->alloc = copy ? bytes : (bytes < 4 ? 4 : bytes);
+    cl_int e;
+    b->mem = clCreateBuffer(cl->context, CL_MEM_READ_WRITE | (copy ? CL_MEM_COPY_HOST_PTR : 0),
+                            b->alloc, copy ? (void *)host : NULL, &e);
+    if (!b->mem || e != CL_SUCCESS) {
+        gs_status s = gs_err(ctx, GS_ERR_OPENCL, "clCreateBuffer(%zu bytes) failed: %s (%d)",
+                             b->alloc, cl_err_name(e), (int)e);
+        gs_cl_buf_free(b);
+        return s;
+    }
+    if (!copy) {
+        /* Zero-fill on the device; wait so a failure is reported here. */
+        const cl_uchar zero = 0;
+        e = clEnqueueFillBuffer(cl->queue, b->mem, &zero, sizeof zero, 0, b->alloc, 0, NULL,
+                                NULL);
+        if (e == CL_SUCCESS) e = clFinish(cl->queue);
+        if (e != CL_SUCCESS) {
+            gs_status s = cl_fail(ctx, "clEnqueueFillBuffer", e);
+            gs_cl_buf_free(b);
+            return s;
+        }
+    }
+    *out = b;
+    return GS_OK;
+}
+
+gs_status gs_cl_buf_read(gs_ctx *ctx, gs_cl *cl, gs_cl_buf *b, void *host, size_t bytes) {
+    if (!cl || !b || (!host && bytes > 0))
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_cl_buf_read: NULL argument");
+    if (bytes > b->size)
+        return gs_err(ctx, GS_ERR_INVALID_ARG,
+                      "gs_cl_buf_read: %zu bytes requested from a %zu-byte buffer", bytes,
+                      b->size);
+    if (bytes == 0) return GS_OK;
+    cl_int e = clEnqueueReadBuffer(cl->queue, b->mem, CL_TRUE, 0, bytes, host, 0, NULL, NULL);
+    if (e != CL_SUCCESS) return cl_fail(ctx, "clEnqueueReadBuffer", e);
+    return GS_OK;
+}
+
+void gs_cl_buf_free(gs_cl_buf *b) {
+    if (!b) return;
+    if (b->mem) clReleaseMemObject(b->mem);
+    free(b);
+}
+
+/* ---- launch -------------------------------------------------------------- */
+gs_status gs_cl_launch(gs_ctx *ctx, gs_cl *cl, gs_cl_prog *p, const gs_karg *args, int nargs,
+                       size_t grid, size_t block, double *elapsed_s) {
+    if (elapsed_s) *elapsed_s = 0.0;
+    if (!cl || !p || nargs < 0 || (nargs > 0 && !args))
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_cl_launch: NULL argument");
+    if (grid == 0 || block == 0)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_cl_launch: grid=%zu block=%zu must be > 0",
+                      grid, block);
+    if (grid > SIZE_MAX / block)
+        return gs_err(ctx, GS_ERR_INVALID_ARG,
+                      "gs_cl_launch: grid=%zu * block=%zu overflows size_t", grid, block);
+    if ((cl_uint)nargs != p->nargs)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_cl_launch: kernel '%s' takes %u arguments, %d given",
+                      p->name, (unsigned)p->nargs, nargs);
+    /* Work-group limits, checked here so the message says which one. */
+    if (block > cl->max_wg)
+        return gs_err(ctx, GS_ERR_OPENCL,
+                      "gs_cl_launch: block of %zu work-items exceeds the device maximum "
+                      "work-group size %zu on %s (CL_INVALID_WORK_GROUP_SIZE)",
+                      block, cl->max_wg, cl->name);
+    if (p->kernel_wg > 0 && block > p->kernel_wg)
+        return gs_err(ctx, GS_ERR_OPENCL,
+                      "gs_cl_launch: block of %zu work-items exceeds kernel '%s''s maximum "
+                      "work-group size %zu on %s (CL_INVALID_WORK_GROUP_SIZE)",
+                      block, p->name, p->kernel_wg, cl->name);
+    if (p->reqd_wg[0] != 0 &&
+        (p->reqd_wg[0] != block || p->reqd_wg[1] > 1 || p->reqd_wg[2] > 1))
+        return gs_err(ctx, GS_ERR_OPENCL,
+                      "gs_cl_launch: kernel '%s' requires work-group size (%zu,%zu,%zu), "
+                      "launched with (%zu,1,1) (CL_INVALID_WORK_GROUP_SIZE)",
+                      p->name, p->reqd_wg[0], p->reqd_wg[1], p->reqd_wg[2], block);
+
+    cl_int e = CL_SUCCESS;
+    for (int i = 0; i < nargs; i++) {
+        const gs_karg *a = &args[i];
+        switch (a->kind) {
+        case GS_KARG_BUF:
+            if (!a->buf)
+                return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_cl_launch: argument %d is a NULL buffer", i);
+            e = clSetKernelArg(p->kernel, (cl_uint)i, sizeof(cl_mem), &a->buf->mem);
+            break;
+        case GS_KARG_INT: {
+            cl_int v = a->i;
+            e = clSetKernelArg(p->kernel, (cl_uint)i, sizeof v, &v);
+            break;
+        }
+        case GS_KARG_LONG: {
+            cl_long v = a->l;
+            e = clSetKernelArg(p->kernel, (cl_uint)i, sizeof v, &v);
+            break;
+        }
+        case GS_KARG_FLOAT: {
+            cl_float v = a->f;
+            e = clSetKernelArg(p->kernel, (cl_uint)i, sizeof v, &v);
+            break;
+        }
+        default:
+            return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_cl_launch: argument %d has unknown kind %d",
+                          i, (int)a->kind);
+        }
+        if (e != CL_SUCCESS)
+            return gs_err(ctx, GS_ERR_OPENCL, "clSetKernelArg(kernel '%s', arg %d) failed: %s (%d)",
+                          p->name, i, cl_err_name(e), (int)e);
+    }
+
+    size_t global = grid * block, local = block;
+    cl_event ev = NULL;
+    e = clEnqueueNDRangeKernel(cl->queue, p->kernel, 1, NULL, &global, &local, 0, NULL, &ev);
+    if (e != CL_SUCCESS)
+        return gs_err(ctx, GS_ERR_OPENCL,
+                      "clEnqueueNDRangeKernel(kernel '%s', global=%zu, local=%zu) failed: %s (%d)",
+                      p->name, global, local, cl_err_name(e), (int)e);
+    gs_status s = GS_OK;
+    e = clFinish(cl->queue);
+    if (e != CL_SUCCESS) {
+        s = cl_fail(ctx, "clFinish", e);
+        goto done;
+    }
+    /* A command that failed while running reports a negative status. */
+    cl_int st = CL_COMPLETE;
+    e = clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+    if (e != CL_SUCCESS) {
+        s = cl_fail(ctx, "clGetEventInfo(CL_EVENT_COMMAND_EXECUTION_STATUS)", e);
+        goto done;
+    }
+    if (st < 0) {
+        s = gs_err(ctx, GS_ERR_OPENCL, "kernel '%s' failed while running: %s (%d)", p->name,
+                   cl_err_name(st), (int)st);
+        goto done;
+    }
+    if (elapsed_s) {
+        cl_ulong t0 = 0, t1 = 0;
+        e = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
+        if (e == CL_SUCCESS)
+            e = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
+        if (e != CL_SUCCESS) {
+            s = cl_fail(ctx, "clGetEventProfilingInfo", e);
+            goto done;
+        }
+        *elapsed_s = t1 > t0 ? (double)(t1 - t0) * 1e-9 : 0.0;
+    }
+done:
+    clReleaseEvent(ev);
+    return s;
+}

@@ -1,0 +1,146 @@
+/* verify.c — run a lowered kernel on the OpenCL device and compare it with a
+ * reference: GSL's sgemm for gemm, the IR interpreter for everything else. */
+#include "construct/pcg.h"
+#include "kernels/kernels.h"
+
+#include <gsl/gsl_blas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void gs_diff_compute(const float *y, const float *ref, int64_t n, gs_diff *d) {
+    const char *refname = d->reference;
+    double ks = d->kernel_s;
+    memset(d, 0, sizeof *d);
+    d->reference = refname;
+    d->kernel_s = ks;
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (isfinite(ref[i]) && fabs(ref[i]) > d->ref_max) d->ref_max = fabs(ref[i]);
+    for (int64_t i = 0; i < n; i++) {
+        double r = ref[i], v = y[i];
+        if (!isfinite(r)) {
+            /* -inf from an all-padding max window must match exactly */
+            if (!(v == r)) d->nonfinite++;
+            continue;
+        }
+        if (!isfinite(v)) {
+            d->nonfinite++;
+            continue;
+        }
+        double e = fabs(v - r);
+        if (e > d->max_abs) {
+            d->max_abs = e;
+            d->where = i;
+        }
+        if (fabs(r) > 1e-6 * d->ref_max && e / fabs(r) > d->max_rel) d->max_rel = e / fabs(r);
+        num += e * e;
+        den += r * r;
+    }
+    d->normwise = d->ref_max > 0 ? d->max_abs / d->ref_max : d->max_abs;
+    d->nmse = den > 0 ? num / den : num;
+}
+
+static void fill_random(gs_pcg32 *rng, float *x, int64_t n) {
+    /* uniform in [-1, 1): sums of these keep magnitudes moderate */
+    for (int64_t i = 0; i < n; i++) x[i] = (float)(2.0 * gs_pcg32_double(rng) - 1.0);
+}
+
+/* Reference through GSL: C = alpha*op(A)*op(B) + beta*C in single precision. */
+static void gemm_reference(const gs_op *op, const float *A, const float *B, float *C) {
+    const gs_tensor *ta = &op->tensors[0], *tb = &op->tensors[1], *tc = &op->tensors[2];
+    gsl_matrix_float_const_view a = gsl_matrix_float_const_view_array(A, (size_t)ta->shape[0], (size_t)ta->shape[1]);
+    gsl_matrix_float_const_view b = gsl_matrix_float_const_view_array(B, (size_t)tb->shape[0], (size_t)tb->shape[1]);
+    gsl_matrix_float_view c = gsl_matrix_float_view_array(C, (size_t)tc->shape[0], (size_t)tc->shape[1]);
+    gsl_blas_sgemm(op->transA ? CblasTrans : CblasNoTrans, op->transB ? CblasTrans : CblasNoTrans, op->epi.alpha,
+                   &a.matrix, &b.matrix, op->epi.beta, &c.matrix);
+}
+
+gs_status gs_verify_opencl(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_etir *e, uint64_t seed, gs_diff *d) {
+    memset(d, 0, sizeof *d);
+    if (!cl || !op || !e) return gs_err(ctx, GS_ERR_INVALID_ARG, "verify: NULL argument");
+    int64_t total = 0;
+    for (int t = 0; t <= op->ninputs; t++) total += gs_tensor_elems(&op->tensors[t]);
+    if (op->has_bias) total += op->axes[op->epi.bias_axis].extent;
+    if (total * 4 * 2 > GS_VERIFY_MAX_BYTES)
+        return gs_err(ctx, GS_ERR_UNSUPPORTED, "verify: %s needs %.1f GiB on the host (limit %.0f GiB)", op->spec,
+                      total * 8.0 / (1 << 30), GS_VERIFY_MAX_BYTES / (double)(1 << 30));
+    gs_kernel_src ks;
+    gs_status s = gs_lower_emit(ctx, op, e, GS_DIALECT_OPENCL, 0, &ks);
+    if (s != GS_OK) return s;
+
+    float *host[GS_MAX_TENSORS] = {0}, *ref = NULL, *bias = NULL;
+    gs_cl_buf *buf[GS_MAX_TENSORS] = {0}, *bbuf = NULL;
+    gs_cl_prog *prog = NULL;
+    const gs_tensor *ot = gs_op_out(op);
+    int64_t on = gs_tensor_elems(ot);
+    gs_pcg32 rng;
+    gs_pcg32_seed(&rng, seed, 0x7665726966ull);
+    for (int t = 0; t <= op->ninputs; t++) {
+        int64_t n = gs_tensor_elems(&op->tensors[t]);
+        host[t] = malloc((size_t)n * sizeof(float));
+        if (!host[t]) { s = gs_err(ctx, GS_ERR_NOMEM, "verify: out of memory"); goto done; }
+        fill_random(&rng, host[t], n); /* the output's old contents feed beta */
+    }
+    if (op->has_bias) {
+        int64_t n = op->axes[op->epi.bias_axis].extent;
+        bias = malloc((size_t)n * sizeof(float));
+        if (!bias) { s = gs_err(ctx, GS_ERR_NOMEM, "verify: out of memory"); goto done; }
+        fill_random(&rng, bias, n);
+    }
+    ref = malloc((size_t)on * sizeof(float));
+    if (!ref) { s = gs_err(ctx, GS_ERR_NOMEM, "verify: out of memory"); goto done; }
+    memcpy(ref, host[op->ninputs], (size_t)on * sizeof(float));
+    if (op->kind == GS_OPK_GEMM && !op->has_bias && !op->epi.relu) {
+        gemm_reference(op, host[0], host[1], ref);
+        d->reference = "gsl_blas_sgemm";
+    } else {
+        const float *ins[GS_MAX_TENSORS];
+        for (int t = 0; t < op->ninputs; t++) ins[t] = host[t];
+        s = gs_op_reference(ctx, op, ins, bias, ref);
+        if (s != GS_OK) goto done;
+        d->reference = "interpreter";
+    }
+
+    s = gs_cl_build(ctx, cl, ks.src, ks.name, &prog);
+    if (s != GS_OK) goto done;
+    for (int t = 0; t <= op->ninputs; t++) {
+        s = gs_cl_buf_create(ctx, cl, (size_t)gs_tensor_elems(&op->tensors[t]) * 4, host[t], &buf[t]);
+        if (s != GS_OK) goto done;
+    }
+    if (bias) {
+        s = gs_cl_buf_create(ctx, cl, (size_t)op->axes[op->epi.bias_axis].extent * 4, bias, &bbuf);
+        if (s != GS_OK) goto done;
+    }
+    gs_karg args[64];
+    int na = 0;
+    for (int t = 0; t <= op->ninputs; t++) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = buf[t]};
+    if (ks.desc.has_bias) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = bbuf};
+    int32_t ints[48];
+    int ni = gs_kernel_int_args(op, ints, 48);
+    for (int i = 0; i < ni; i++) args[na++] = (gs_karg){.kind = GS_KARG_INT, .i = ints[i]};
+    args[na++] = (gs_karg){.kind = GS_KARG_FLOAT, .f = op->epi.alpha};
+    args[na++] = (gs_karg){.kind = GS_KARG_FLOAT, .f = op->epi.beta};
+    double ksec = 0;
+    s = gs_cl_launch(ctx, cl, prog, args, na, (size_t)ks.grid, (size_t)ks.block, &ksec);
+    if (s != GS_OK) goto done;
+    s = gs_cl_buf_read(ctx, cl, buf[op->ninputs], host[op->ninputs], (size_t)on * 4);
+    if (s != GS_OK) goto done;
+    d->kernel_s = ksec;
+    gs_diff_compute(host[op->ninputs], ref, on, d);
+    if (d->nonfinite || !(d->normwise <= GS_VERIFY_TOL))
+        s = gs_err(ctx, GS_ERR_MISMATCH, "verify: %s differs from %s: normwise %.3g (tol %.0e), max abs %.3g at %lld, %lld non-finite",
+                   op->spec, d->reference, d->normwise, GS_VERIFY_TOL, d->max_abs, (long long)d->where,
+                   (long long)d->nonfinite);
+done:
+    for (int t = 0; t <= op->ninputs; t++) {
+        gs_cl_buf_free(buf[t]);
+        free(host[t]);
+    }
+    gs_cl_buf_free(bbuf);
+    gs_cl_prog_free(prog);
+    free(ref);
+    free(bias);
+    gs_kernel_src_free(&ks);
+    return s;
+}

@@ -1,0 +1,347 @@
+/* test_nvrtc.c — NVRTC loading, compilation and the ptxas report parser.
+ *
+ * Compilation needs libnvrtc but no GPU. Where NVRTC cannot be loaded the
+ * compile tests are skipped with the loader's message (set GS_REQUIRE_NVRTC=1
+ * to make that a failure instead); the parser tests always run. */
+#include "kernels/kernels.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+TestSuite(nvrtc);
+
+/* One kernel with 1024 floats (4096 bytes) of static shared memory. */
+static const char k_src[] =
+    "extern \"C\" __global__ void gs_test_k(const float *__restrict__ x,\n"
+    "                                       float *__restrict__ y, int n) {\n"
+    "  __shared__ float tile[1024];\n"
+    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  tile[threadIdx.x] = i < n ? x[i] : 0.0f;\n"
+    "  __syncthreads();\n"
+    "  if (i < n) y[i] = 2.0f * tile[blockDim.x - 1 - threadIdx.x];\n"
+    "}\n";
+
+/* Returns a context with NVRTC loaded, or skips the test. */
+static gs_ctx *need_nvrtc(void) {
+    gs_ctx *ctx = gs_ctx_create();
+    cr_assert_not_null(ctx);
+    if (!gs_nvrtc_available(ctx)) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", gs_ctx_errmsg(ctx));
+        gs_ctx_destroy(ctx);
+        const char *req = getenv("GS_REQUIRE_NVRTC");
+        if (req && *req && strcmp(req, "0") != 0)
+            cr_assert_fail("GS_REQUIRE_NVRTC is set but NVRTC is missing: %s", msg);
+        cr_skip_test("NVRTC not available, skipping compile test: %s", msg);
+    }
+    return ctx;
+}
+
+static bool has_arch(const int *a, int n, int sm) {
+    for (int i = 0; i < n; i++)
+        if (a[i] == sm) return true;
+    return false;
+}
+
+/* NVRTC's major version, read from the unsupported-arch message, which
+ * names it: "sm_10 is not supported by this NVRTC (13.0); ...". */
+static int nvrtc_major(gs_ctx *ctx) {
+    gs_nvrtc_out o;
+    gs_status s = gs_nvrtc_compile(ctx, k_src, "v.cu", 10, false, true, &o);
+    gs_nvrtc_out_free(&o);
+    cr_assert_eq(s, GS_ERR_ARCH_UNSUPPORTED, "sm_10 should never be supported: %s",
+                 gs_ctx_errmsg(ctx));
+    const char *p = strstr(gs_ctx_errmsg(ctx), "NVRTC (");
+    cr_assert_not_null(p, "message lacks the version: %s", gs_ctx_errmsg(ctx));
+    int major = 0, minor = -1;
+    cr_assert_eq(sscanf(p, "NVRTC (%d.%d)", &major, &minor), 2, "%s", gs_ctx_errmsg(ctx));
+    cr_assert(major >= 11 && minor >= 0, "version %d.%d", major, minor);
+    return major;
+}
+
+/* ---- ptxas report parsing (no NVRTC needed) -------------------------------- */
+
+Test(nvrtc, ptxas_parse_nvcc_style) {
+    const char *log =
+        "ptxas info    : 0 bytes gmem\n"
+        "ptxas info    : Compiling entry function 'gemm' for 'sm_80'\n"
+        "ptxas info    : Function properties for gemm\n"
+        "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+        "ptxas info    : Used 40 registers, used 0 barriers, 4096 bytes smem, 380 bytes cmem[0]\n";
+    gs_ptxas_stats st;
+    cr_assert(gs_ptxas_parse(log, &st));
+    cr_assert_eq(st.registers, 40);
+    cr_assert_eq(st.smem_bytes, 4096);
+    cr_assert_eq(st.stack_bytes, 0);
+    cr_assert_eq(st.spill_store_bytes, 0);
+    cr_assert_eq(st.spill_load_bytes, 0);
+}
+
+Test(nvrtc, ptxas_parse_spills_and_several_entries) {
+    /* Verbatim NVRTC 13.0 output (-arch=sm_86, --maxrregcount=24): ptxas
+     * reports the second kernel first, then a noinline device function. */
+    const char *log =
+        "ptxas info    : Overriding maximum register limit 256 for 'k2' with  24 of maxrregcount option\n"
+        "ptxas info    : Overriding maximum register limit 256 for 'k' with  24 of maxrregcount option\n"
+        "ptxas info    : 0 bytes gmem\n"
+        "ptxas info    : Compiling entry function 'k2' for 'sm_86'\n"
+        "ptxas info    : Function properties for k2\n"
+        "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+        "ptxas info    : Used 12 registers, used 0 barriers, 64 bytes smem, 360 bytes cmem[0]\n"
+        "ptxas info    : Compile time = 2.660 ms\n"
+        "ptxas info    : Compiling entry function 'k' for 'sm_86'\n"
+        "ptxas info    : Function properties for k\n"
+        "ptxas         .     288 bytes stack frame, 100 bytes spill stores, 124 bytes spill loads\n"
+        "ptxas info    : Used 24 registers, used 0 barriers, 288 bytes cumulative stack size, "
+        "364 bytes cmem[0]\n"
+        "ptxas info    : Compile time = 31.694 ms\n"
+        "ptxas info    : Function properties for _Z1fPfi\n"
+        "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n";
+    gs_ptxas_stats st;
+    /* gs_ptxas_parse takes the first entry function ptxas reports: k2. */
+    cr_assert(gs_ptxas_parse(log, &st));
+    cr_assert_eq(st.registers, 12);
+    cr_assert_eq(st.smem_bytes, 64);
+    cr_assert_eq(st.spill_store_bytes, 0);
+
+    /* The second entry alone, as a log of its own: spills are read. */
+    const char *k = strstr(log, "ptxas info    : Compiling entry function 'k' ");
+    cr_assert_not_null(k);
+    cr_assert(gs_ptxas_parse(k, &st));
+    cr_assert_eq(st.registers, 24);
+    cr_assert_eq(st.smem_bytes, 0, "no smem on the line means 0");
+    cr_assert_eq(st.stack_bytes, 288);
+    cr_assert_eq(st.spill_store_bytes, 100);
+    cr_assert_eq(st.spill_load_bytes, 124);
+}
+
+Test(nvrtc, ptxas_parse_any_order_and_missing_pieces) {
+    /* Registers first, properties after, no entry line, CRLF endings. */
+    const char *log =
+        "ptxas info    : Used 255 registers, 49152 bytes smem, 400 bytes cmem[0]\r\n"
+        "ptxas info    : Function properties for gemm\r\n"
+        "    1024 bytes stack frame, 512 bytes spill stores, 768 bytes spill loads\r\n";
+    gs_ptxas_stats st;
+    cr_assert(gs_ptxas_parse(log, &st));
+    cr_assert_eq(st.registers, 255);
+    cr_assert_eq(st.smem_bytes, 49152);
+    cr_assert_eq(st.stack_bytes, 1024);
+    cr_assert_eq(st.spill_store_bytes, 512);
+    cr_assert_eq(st.spill_load_bytes, 768);
+
+    /* Only the register line: the rest stays 0. */
+    cr_assert(gs_ptxas_parse("ptxas info    : Used 7 registers, 356 bytes cmem[0]\n", &st));
+    cr_assert_eq(st.registers, 7);
+    cr_assert_eq(st.smem_bytes, 0);
+    cr_assert_eq(st.stack_bytes, 0);
+
+    /* Old ptxas: "static+reserved bytes smem" is summed. */
+    cr_assert(gs_ptxas_parse("ptxas info    : Used 10 registers, 2048+16 bytes smem\n", &st));
+    cr_assert_eq(st.smem_bytes, 2064);
+}
+
+Test(nvrtc, ptxas_parse_rejects_logs_without_registers) {
+    gs_ptxas_stats st;
+    memset(&st, 0xff, sizeof st);
+    cr_assert_not(gs_ptxas_parse("", &st));
+    cr_assert_eq(st.registers, 0, "stats are zeroed even when nothing is found");
+    cr_assert_not(gs_ptxas_parse(NULL, &st));
+    cr_assert_not(gs_ptxas_parse("ptxas info    : Overriding maximum register limit 256 for 'k'"
+                                 " with  24 of maxrregcount option\n"
+                                 "    8 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n",
+                                 &st));
+    cr_assert_eq(st.stack_bytes, 8, "pieces found are still reported");
+    cr_assert_not(gs_ptxas_parse("garbage Used registers", &st));
+    cr_assert_not(gs_ptxas_parse("x", NULL));
+}
+
+Test(nvrtc, out_free_zeroes) {
+    gs_nvrtc_out o;
+    memset(&o, 0, sizeof o);
+    o.log = malloc(4);
+    o.ptx = malloc(4);
+    o.ptx_len = 3;
+    o.stats.registers = 9;
+    gs_nvrtc_out_free(&o);
+    cr_assert_null(o.log);
+    cr_assert_null(o.ptx);
+    cr_assert_eq(o.ptx_len, 0);
+    cr_assert_eq(o.stats.registers, 0);
+    gs_nvrtc_out_free(&o); /* twice is fine */
+    gs_nvrtc_out_free(NULL);
+}
+
+Test(nvrtc, bad_arguments) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_nvrtc_out o;
+    cr_assert_eq(gs_nvrtc_compile(ctx, NULL, "x.cu", 80, true, true, &o), GS_ERR_INVALID_ARG);
+    gs_nvrtc_out_free(&o);
+    cr_assert_eq(gs_nvrtc_compile(ctx, k_src, "x.cu", 80, false, false, &o), GS_ERR_INVALID_ARG);
+    gs_nvrtc_out_free(&o);
+    cr_assert_eq(gs_nvrtc_compile(ctx, k_src, "x.cu", 80, true, true, NULL), GS_ERR_INVALID_ARG);
+    int n = -1;
+    cr_assert_eq(gs_nvrtc_supported_archs(ctx, NULL, 4, &n), GS_ERR_INVALID_ARG);
+    gs_ctx_destroy(ctx);
+}
+
+/* ---- with NVRTC ------------------------------------------------------------ */
+
+static void check_sample(int sm) {
+    gs_ctx *ctx = need_nvrtc();
+    gs_nvrtc_out o;
+    gs_status s = gs_nvrtc_compile(ctx, k_src, "gs_test_k.cu", sm, true, true, &o);
+    cr_assert_eq(s, GS_OK, "sm_%d: %s", sm, gs_ctx_errmsg(ctx));
+    cr_assert_not_null(o.log);
+    cr_assert_not_null(o.cubin);
+    cr_assert_gt(o.cubin_len, 4u);
+    cr_assert_eq(memcmp(o.cubin, "\x7f" "ELF", 4), 0, "cubin is an ELF image");
+    cr_assert_not_null(o.ptx);
+    cr_assert_eq(o.ptx_len, strlen(o.ptx));
+    cr_assert_not_null(strstr(o.ptx, ".entry gs_test_k"), "PTX lacks the entry");
+    cr_assert_not_null(strstr(o.log, "Used "), "no ptxas report in the log:\n%s", o.log);
+    cr_assert_gt(o.stats.registers, 0, "log:\n%s", o.log);
+    cr_assert_leq(o.stats.registers, 255);
+    cr_assert_eq(o.stats.spill_store_bytes, 0);
+    cr_assert_eq(o.stats.spill_load_bytes, 0);
+    cr_assert_eq(o.stats.smem_bytes, 4096, "log:\n%s", o.log);
+    cr_assert_gt(o.compile_s, 0.0);
+    cr_assert_lt(o.compile_s, 60.0);
+    cr_log_info("sm_%d: %d registers, %lld B smem, %lld B stack, spills %lld/%lld, %.1f ms",
+                sm, o.stats.registers, (long long)o.stats.smem_bytes,
+                (long long)o.stats.stack_bytes, (long long)o.stats.spill_store_bytes,
+                (long long)o.stats.spill_load_bytes, o.compile_s * 1e3);
+    gs_nvrtc_out_free(&o);
+    gs_ctx_destroy(ctx);
+}
+
+Test(nvrtc, compile_sm80_cubin_stats) { check_sample(80); }
+Test(nvrtc, compile_sm86_cubin_stats) { check_sample(86); }
+
+Test(nvrtc, compile_cubin_only_and_ptx_only) {
+    gs_ctx *ctx = need_nvrtc();
+    gs_nvrtc_out o;
+    cr_assert_eq(gs_nvrtc_compile(ctx, k_src, "gs_test_k.cu", 80, false, true, &o), GS_OK, "%s",
+                 gs_ctx_errmsg(ctx));
+    cr_assert_null(o.ptx, "PTX not asked for");
+    cr_assert_not_null(o.cubin);
+    cr_assert_gt(o.stats.registers, 0);
+    gs_nvrtc_out_free(&o);
+
+    cr_assert_eq(gs_nvrtc_compile(ctx, k_src, "gs_test_k.cu", 80, true, false, &o), GS_OK, "%s",
+                 gs_ctx_errmsg(ctx));
+    cr_assert_not_null(o.ptx);
+    cr_assert_not_null(strstr(o.ptx, ".entry gs_test_k"));
+    cr_assert_not_null(strstr(o.ptx, ".target sm_80"));
+    cr_assert_null(o.cubin, "cubin not asked for");
+    cr_assert_not_null(o.log, "the log is always set");
+    cr_assert_eq(o.stats.registers, 0, "no ptxas run, no stats");
+    gs_nvrtc_out_free(&o);
+    gs_ctx_destroy(ctx);
+}
+
+Test(nvrtc, stats_follow_the_named_kernel) {
+    /* Two kernels; the program name picks which one's stats are kept. */
+    static const char two[] =
+        "extern \"C\" __global__ void small_k(float *x) {\n"
+        "  __shared__ float s[16]; s[threadIdx.x & 15] = x[0]; __syncthreads();\n"
+        "  x[1] = s[threadIdx.x & 15]; }\n"
+        "extern \"C\" __global__ void big_k(float *x) {\n"
+        "  __shared__ float s[2048]; s[threadIdx.x] = x[threadIdx.x]; __syncthreads();\n"
+        "  x[threadIdx.x] = s[2047 - threadIdx.x]; }\n";
+    gs_ctx *ctx = need_nvrtc();
+    gs_nvrtc_out o;
+    cr_assert_eq(gs_nvrtc_compile(ctx, two, "dir/big_k.cu", 80, false, true, &o), GS_OK);
+    cr_assert_eq(o.stats.smem_bytes, 8192, "log:\n%s", o.log);
+    gs_nvrtc_out_free(&o);
+    cr_assert_eq(gs_nvrtc_compile(ctx, two, "small_k.cu", 80, false, true, &o), GS_OK);
+    cr_assert_eq(o.stats.smem_bytes, 64, "log:\n%s", o.log);
+    gs_nvrtc_out_free(&o);
+    gs_ctx_destroy(ctx);
+}
+
+Test(nvrtc, supported_archs) {
+    gs_ctx *ctx = need_nvrtc();
+    int a[64], n = 0;
+    cr_assert_eq(gs_nvrtc_supported_archs(ctx, a, 64, &n), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_gt(n, 0);
+    static const int want[] = {75, 80, 86, 89, 90};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        cr_assert(has_arch(a, n, want[i]), "sm_%d missing from the supported list", want[i]);
+    int major = nvrtc_major(ctx);
+    if (major >= 13) cr_assert_not(has_arch(a, n, 70), "CUDA 13 dropped sm_70");
+
+    /* cap limits what is written. */
+    int b[2] = {0, 0}, m = 0;
+    cr_assert_eq(gs_nvrtc_supported_archs(ctx, b, 2, &m), GS_OK);
+    cr_assert_eq(m, n < 2 ? n : 2);
+    cr_assert_eq(b[0], a[0]);
+    gs_ctx_destroy(ctx);
+}
+
+Test(nvrtc, unsupported_arch_and_nearest) {
+    gs_ctx *ctx = need_nvrtc();
+    int major = nvrtc_major(ctx);
+    int a[64], n = 0, top = 0, bottom = 1 << 30;
+    cr_assert_eq(gs_nvrtc_supported_archs(ctx, a, 64, &n), GS_OK);
+    for (int i = 0; i < n; i++) {
+        if (a[i] > top) top = a[i];
+        if (a[i] < bottom) bottom = a[i];
+    }
+    cr_assert_eq(gs_nvrtc_nearest_arch(ctx, 86), 86);
+    cr_assert_eq(gs_nvrtc_nearest_arch(ctx, 1), bottom);
+    cr_assert_eq(gs_nvrtc_nearest_arch(ctx, 10000), top, "above all: the largest");
+    if (major >= 13) {
+        cr_assert_eq(gs_nvrtc_nearest_arch(ctx, 70), 75);
+        gs_nvrtc_out o;
+        gs_status s = gs_nvrtc_compile(ctx, k_src, "gs_test_k.cu", 70, false, true, &o);
+        cr_assert_eq(s, GS_ERR_ARCH_UNSUPPORTED, "%s", gs_ctx_errmsg(ctx));
+        const char *m = gs_ctx_errmsg(ctx);
+        cr_assert_not_null(strstr(m, "sm_70 is not supported"), "%s", m);
+        cr_assert_not_null(strstr(m, "sm_75"), "%s", m);
+        cr_assert_not_null(strstr(m, "nearest: sm_75"), "%s", m);
+        cr_assert_null(o.cubin);
+        gs_nvrtc_out_free(&o);
+    } else {
+        cr_assert_eq(gs_nvrtc_nearest_arch(ctx, 70), 70, "CUDA < 13 still has sm_70");
+    }
+    gs_ctx_destroy(ctx);
+}
+
+Test(nvrtc, syntax_error_reports_log) {
+    gs_ctx *ctx = need_nvrtc();
+    static const char bad[] =
+        "extern \"C\" __global__ void broken(float *x) {\n"
+        "  x[threadIdx.x] = undeclared_name + ;\n"
+        "}\n";
+    gs_nvrtc_out o;
+    gs_status s = gs_nvrtc_compile(ctx, bad, "broken.cu", 80, true, true, &o);
+    cr_assert_eq(s, GS_ERR_NVRTC_COMPILE, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_not_null(o.log);
+    cr_assert_not_null(strstr(o.log, "error"), "log: %s", o.log);
+    cr_assert_not_null(strstr(gs_ctx_errmsg(ctx), "error"), "%s", gs_ctx_errmsg(ctx));
+    cr_assert_not_null(strstr(gs_ctx_errmsg(ctx), "broken.cu"), "%s", gs_ctx_errmsg(ctx));
+    cr_assert_null(o.ptx);
+    cr_assert_null(o.cubin);
+    gs_nvrtc_out_free(&o);
+    gs_ctx_destroy(ctx);
+}
+
+Test(nvrtc, long_error_log_is_cut_in_ctx_but_whole_in_out) {
+    gs_ctx *ctx = need_nvrtc();
+    /* Many errors: the log is far longer than the ctx message. */
+    char src[8192];
+    size_t len = (size_t)snprintf(src, sizeof src, "extern \"C\" __global__ void many(float *x) {\n");
+    for (int i = 0; i < 40; i++)
+        len += (size_t)snprintf(src + len, sizeof src - len, "  x[%d] = undefined_%d;\n", i, i);
+    snprintf(src + len, sizeof src - len, "}\n");
+    gs_nvrtc_out o;
+    cr_assert_eq(gs_nvrtc_compile(ctx, src, "many.cu", 80, false, true, &o), GS_ERR_NVRTC_COMPILE);
+    cr_assert_gt(strlen(o.log), 1000u);
+    cr_assert_not_null(strstr(o.log, "undefined_39"), "the full log is kept");
+    cr_assert_lt(strlen(gs_ctx_errmsg(ctx)), 1023u);
+    cr_assert_not_null(strstr(gs_ctx_errmsg(ctx), "undefined_0"));
+    gs_nvrtc_out_free(&o);
+    gs_ctx_destroy(ctx);
+}
