@@ -68,7 +68,7 @@ static int parse_opts(const char *cmd, int argc, char **argv, cli_opts *o, bool 
     opterr = 0;
     int c;
     long v;
-    while ((c = getopt_long(argc, argv, "+h", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         switch (c) {
         case 'w': o->hw = optarg; break;
         case 's':

@@ -80,6 +80,8 @@ typedef struct gs_estimate {
     double dram_bytes;
     const char *bound;     /* "compute", "dram", "l2", "smem", "latency" */
 } gs_estimate;
+/* Bank-conflict degree of a warp's fragment load of staged input t. */
+double smem_conflict_degree(const gs_hw *hw, const gs_op *op, const gs_etir *e, int t);
 /* regs_override > 0 replaces the register estimate (ptxas figure). */
 void gs_estimate_etir(const gs_hw *hw, const gs_op *op, const gs_etir *e,
                       int regs_override, gs_estimate *out);

@@ -32,9 +32,9 @@ static int64_t frag_regs(const gs_op *op, const gs_etir *e, int t) {
 void gs_etir_resources(const gs_op *op, const gs_etir *e, gs_resources *r) {
     r->smem_bytes = staged_smem_bytes(op, e);
     r->threads = gs_etir_threads(op, e);
-    /* accumulators + fragments + ~24 for indices, loop counters and pointers
+    /* accumulators + fragments + ~34 for indices, loop counters and pointers
      * (checked against ptxas over the test sweeps: it is an upper bound) */
-    int64_t regs = gs_etir_acc_regs(op, e) + 24 + 2 * op->naxes;
+    int64_t regs = gs_etir_acc_regs(op, e) + 34 + 2 * op->naxes;
     for (int t = 0; t < op->ninputs; t++) regs += frag_regs(op, e, t);
     r->regs_per_thread = (int)(regs > 100000 ? 100000 : regs);
 }
@@ -117,6 +117,64 @@ double gs_benefit_vthread(const gs_hw *hw, const gs_op *op, const gs_etir *e, in
 }
 
 /* ---- analytic latency estimate ------------------------------------------------------ */
+
+/* Thread coordinate of lane l along each spatial axis, exactly as the kernel
+ * decomposes its thread index (last spatial axis fastest). */
+static void lane_coords(const gs_op *op, const gs_etir *e, int64_t lane, int64_t *th) {
+    for (int a = op->naxes - 1; a >= 0; a--) {
+        th[a] = 0;
+        if (op->axes[a].kind != GS_AXIS_SPATIAL) continue;
+        int64_t thr = gs_etir_threads_axis(e, a);
+        th[a] = lane % thr;
+        lane /= thr;
+    }
+}
+
+/* Bank-conflict degree of one warp-wide fragment load of staged input t: the
+ * largest number of distinct words that fall in one bank (equal words are
+ * broadcast). Generic over the affine maps: lane addresses are computed from
+ * the shared-memory layout the lowering uses. The vthread split enters via
+ * T0 = T1/V, the spacing of neighbouring lanes. */
+double smem_conflict_degree(const gs_hw *hw, const gs_op *op, const gs_etir *e, int t) {
+    int64_t dims[GS_MAX_DIMS], pitch;
+    gs_stage_layout(op, e, t, dims, &pitch);
+    const gs_tensor *ts = &op->tensors[t];
+    int64_t nt = gs_etir_threads(op, e);
+    int lanes = (int)(nt < hw->warp_size ? nt : hw->warp_size);
+    int64_t addr[64];
+    for (int l = 0; l < lanes && l < 64; l++) {
+        int64_t th[GS_MAX_AXES], loc[GS_MAX_AXES];
+        lane_coords(op, e, l, th);
+        for (int a = 0; a < op->naxes; a++)
+            loc[a] = op->axes[a].kind == GS_AXIS_SPATIAL ? th[a] * (e->T[a][1] / e->V[a]) : 0;
+        int64_t ad = 0;
+        for (int j = 0; j < ts->ndim; j++) {
+            int64_t i = 0;
+            for (int a = 0; a < op->naxes; a++) {
+                int64_t c = ts->idx[j].coeff[a];
+                i += c * loc[a] + (c < 0 ? -c * (e->T[a][2] - 1) : 0);
+            }
+            ad = ad * (j == ts->ndim - 1 ? pitch : dims[j]) + i;
+        }
+        addr[l] = ad;
+    }
+    /* dedupe (broadcast), then count words per bank */
+    int n = lanes < 64 ? lanes : 64;
+    for (int i = 1; i < n; i++) {
+        int64_t x = addr[i];
+        int j = i - 1;
+        for (; j >= 0 && addr[j] > x; j--) addr[j + 1] = addr[j];
+        addr[j + 1] = x;
+    }
+    int count[256] = {0}, worst = 1;
+    int banks = hw->smem_banks < 256 ? hw->smem_banks : 256;
+    for (int i = 0; i < n; i++) {
+        if (i && addr[i] == addr[i - 1]) continue;
+        int b = (int)(((addr[i] % banks) + banks) % banks);
+        if (++count[b] > worst) worst = count[b];
+    }
+    return worst;
+}
 static double clampd(double x, double lo, double hi) { return x < lo ? lo : x > hi ? hi : x; }
 
 void gs_estimate_etir(const gs_hw *hw, const gs_op *op, const gs_etir *e, int regs_override, gs_estimate *o) {
@@ -188,25 +246,13 @@ void gs_estimate_etir(const gs_hw *hw, const gs_op *op, const gs_etir *e, int re
     double t_issue = blocks_per_sm_total * (fma_instr + lds_instr + ld_instr + ovh_instr) / (4.0 * clk * ilp_eff);
     o->t_compute = fmax(t_fma, t_issue);
 
-    /* shared memory: one 128-byte wavefront per clock per SM; a fragment load
-     * of a warp costs its bank-conflict degree, derived from the addresses the
-     * warp's threads touch along each axis (vthreads pack them closer). */
-    double conflict = 1.0;
-    {
-        /* lanes of a warp along each spatial axis (last axis fastest) */
-        int64_t rem = hw->warp_size;
-        for (int a = op->naxes - 1; a >= 0; a--) {
-            if (op->axes[a].kind != GS_AXIS_SPATIAL) continue;
-            int64_t thr = gs_etir_threads_axis(e, a);
-            int64_t lanes = thr < rem ? thr : rem;
-            rem = rem / (lanes ? lanes : 1);
-            double t0 = (double)e->T[a][1] / e->V[a];
-            /* lanes*t0 words apart in steps of t0: stride-t0 access */
-            if (lanes > 1 && t0 > 1) conflict = fmax(conflict, fmin(t0, (double)hw->smem_banks / 1.0));
-            if (rem <= 1) break;
-        }
-    }
-    double wavefronts = blocks_per_sm_total * (lds_instr * conflict + red_tiles * ceil(stage_elems / 32.0));
+    /* shared memory: one 128-byte wavefront per clock per SM; a fragment
+     * load of a warp costs its bank-conflict degree, computed exactly from
+     * the addresses the warp's lanes touch (see smem_conflict_degree). */
+    double lds_wavefronts = 0;
+    for (int t = 0; t < op->ninputs; t++)
+        if (e->stage[t]) lds_wavefronts += warps * kk_per_block * (double)frag_regs(op, e, t) * smem_conflict_degree(hw, op, e, t);
+    double wavefronts = blocks_per_sm_total * (lds_wavefronts + red_tiles * ceil(stage_elems / 32.0));
     o->t_smem = wavefronts / clk;
 
     /* global traffic: each block loads its staged boxes every reduce tile
