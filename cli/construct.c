@@ -29,6 +29,8 @@ static const char *construct_help =
     "  --emit E             construct: print cuda | opencl | ptx | json after the table [cuda]\n"
     "  --out DIR            construct: write <kernel>.cu, .cl, .json (and .ptx, .log with NVRTC) to DIR\n"
     "  --nvrtc              construct: compile each candidate with NVRTC and show registers/spills\n"
+    "  --config CFG         skip construction and use this configuration, e.g.\n"
+    "                       bm=128,bn=128,bk=32,tm=8,tn=8,vm=1,vn=2,sa=1,sb=1 (see README)\n"
     "  --format text|json   output format of the table [text]\n"
     "\n"
     "verify runs each kernel on the OpenCL device (PoCL on CPU-only machines) and compares it\n"
@@ -218,6 +220,7 @@ int gs_cli_construct(int argc, char **argv, bool verify) {
     cli_opts o;
     int rc = parse_opts(cmd, argc, argv, &o, verify);
     if (rc >= 0) return rc;
+    rc = 0;
     if (o.co.strategy == GS_STRATEGY_TREE)
         return gs_cli_usage_error(cmd, "strategy 'tree' is not available in this build%s", "");
     gs_ctx *ctx = gs_ctx_create();
@@ -230,7 +233,24 @@ int gs_cli_construct(int argc, char **argv, bool verify) {
     bool have_nv = false;
     gs_status s = gs_op_parse(ctx, o.spec, &op);
     if (s == GS_OK) s = gs_hw_load(ctx, o.hw, &hw);
-    if (s == GS_OK) s = gs_construct(ctx, op, hw, &o.co, &r);
+    if (s == GS_OK && o.config) {
+        /* an exact configuration: no construction, one candidate */
+        r = calloc(1, sizeof *r);
+        if (!r) s = gs_err(ctx, GS_ERR_NOMEM, "out of memory");
+        if (s == GS_OK) s = gs_etir_parse_config(ctx, op, o.config, &r->cand[0]);
+        if (s == GS_OK && !gs_hw_check(hw, op, &r->cand[0]))
+            s = gs_err(ctx, GS_ERR_INVALID_ARG, "config %s exceeds %s's limits (shared memory, threads or registers)",
+                       o.config, hw->name);
+        if (s == GS_OK) {
+            r->op = *op;
+            r->hw = *hw;
+            r->n = 1;
+            gs_estimate_etir(hw, op, &r->cand[0], 0, &r->est[0]);
+            gs_etir_format(op, &r->cand[0], r->desc[0], sizeof r->desc[0]);
+        }
+    } else if (s == GS_OK) {
+        s = gs_construct(ctx, op, hw, &o.co, &r);
+    }
     if (s != GS_OK) {
         rc = gs_cli_fail(ctx, s);
         goto out;
@@ -408,6 +428,7 @@ int gs_cli_estimate(int argc, char **argv) {
     cli_opts o;
     int rc = parse_opts("estimate", argc, argv, &o, false);
     if (rc >= 0) return rc;
+    rc = 0;
     if (!o.config == !o.configs) return gs_cli_usage_error("estimate", "give exactly one of --config CFG or --configs FILE%s", "");
     gs_ctx *ctx = gs_ctx_create();
     if (!ctx) return 1;

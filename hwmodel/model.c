@@ -32,9 +32,9 @@ static int64_t frag_regs(const gs_op *op, const gs_etir *e, int t) {
 void gs_etir_resources(const gs_op *op, const gs_etir *e, gs_resources *r) {
     r->smem_bytes = staged_smem_bytes(op, e);
     r->threads = gs_etir_threads(op, e);
-    /* accumulators + fragments + ~34 for indices, loop counters and pointers
+    /* accumulators + fragments + ~48 for indices, loop counters and pointers
      * (checked against ptxas over the test sweeps: it is an upper bound) */
-    int64_t regs = gs_etir_acc_regs(op, e) + 34 + 2 * op->naxes;
+    int64_t regs = gs_etir_acc_regs(op, e) + 48 + 2 * op->naxes;
     for (int t = 0; t < op->ninputs; t++) regs += frag_regs(op, e, t);
     r->regs_per_thread = (int)(regs > 100000 ? 100000 : regs);
 }

@@ -30,7 +30,7 @@ typedef struct dialect_spelling {
 
 static const dialect_spelling spellings[] = {
     [GS_DIALECT_CUDA] = {
-        .kernel_prefix = "extern \"C\" __global__ void __launch_bounds__(%lld)",
+        .kernel_prefix = "extern \"C\" __global__ void __launch_bounds__(%lld, 1)",
         .in_ptr = "const float* __restrict__",
         .out_ptr = "float* __restrict__",
         .shared = "__shared__",

@@ -1,0 +1,289 @@
+/* test_kernels.c — the emitted kernels, checked three ways:
+ *   1. they run: OpenCL dialect on PoCL vs GSL sgemm (tests/data/gemm_verify.txt);
+ *   2. they compile for real GPUs: CUDA dialect through NVRTC + ptxas for
+ *      every profile's arch, 0 spills, within limits (tests/data/gemm_nvrtc.txt);
+ *   3. the two dialects differ only in spelling. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "construct/construct.h"
+#include "kernels/kernels.h"
+
+typedef struct sweep_case {
+    char hw[32];
+    unsigned long seed;
+    char spec[256];
+} sweep_case;
+
+/* Read "hw seed spec..." lines (# comments). Returns the count. */
+static int read_verify_sweep(const char *path, sweep_case *cases, int cap) {
+    FILE *f = fopen(path, "r");
+    cr_assert(f, "cannot open %s (run from the repository root)", path);
+    char line[512];
+    int n = 0;
+    while (fgets(line, sizeof line, f) && n < cap) {
+        line[strcspn(line, "\n")] = 0;
+        if (!line[0] || line[0] == '#') continue;
+        int off = 0;
+        cr_assert(sscanf(line, "%31s %lu %n", cases[n].hw, &cases[n].seed, &off) == 2, "bad line: %s", line);
+        snprintf(cases[n].spec, sizeof cases[n].spec, "%s", line + off);
+        n++;
+    }
+    fclose(f);
+    return n;
+}
+
+/* Construct top-2 for each case with the given parity and verify both on
+ * the OpenCL device against GSL. */
+static void verify_sweep(int parity) {
+    sweep_case cases[128];
+    int n = read_verify_sweep("tests/data/gemm_verify.txt", cases, 128);
+    cr_assert(n >= 30, "sweep file too short (%d cases)", n);
+    gs_ctx *ctx = gs_ctx_create();
+    gs_cl *cl = NULL;
+    gs_status s = gs_cl_open(ctx, &cl);
+    if (s == GS_ERR_OPENCL_MISSING) cr_skip_test("no OpenCL device (install pocl-opencl-icd): %s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(s, GS_OK, "%s", gs_ctx_errmsg(ctx));
+    int checked = 0;
+    for (int i = parity; i < n; i += 2) {
+        gs_op *op = NULL;
+        gs_hw *hw = NULL;
+        gs_result *r = NULL;
+        cr_assert_eq(gs_op_parse(ctx, cases[i].spec, &op), GS_OK, "%s: %s", cases[i].spec, gs_ctx_errmsg(ctx));
+        cr_assert_eq(gs_hw_load(ctx, cases[i].hw, &hw), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        gs_construct_opts o;
+        gs_construct_opts_default(&o);
+        o.seed = cases[i].seed;
+        o.top_k = 2;
+        cr_assert_eq(gs_construct(ctx, op, hw, &o, &r), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        for (int c = 0; c < r->n; c++) {
+            gs_diff d;
+            s = gs_verify_opencl(ctx, cl, op, &r->cand[c], cases[i].seed, &d);
+            cr_expect_eq(s, GS_OK, "%s on %s cand %d (%s): %s", cases[i].spec, cases[i].hw, c, r->desc[c],
+                         gs_ctx_errmsg(ctx));
+            cr_expect(d.normwise <= GS_VERIFY_TOL, "%s: normwise %.3g", cases[i].spec, d.normwise);
+            cr_expect_str_eq(d.reference, "gsl_blas_sgemm");
+            checked++;
+        }
+        gs_result_destroy(r);
+        gs_hw_destroy(hw);
+        gs_op_destroy(op);
+    }
+    cr_assert(checked >= 30, "only %d kernels checked", checked);
+    gs_cl_close(cl);
+    gs_ctx_destroy(ctx);
+}
+
+Test(kernels, gemm_verify_sweep_even, .timeout = 600) { verify_sweep(0); }
+Test(kernels, gemm_verify_sweep_odd, .timeout = 600) { verify_sweep(1); }
+
+/* A right kernel passes; the comparison catches a small error and NaNs. */
+Test(kernels, verify_detects_mismatch) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_cl *cl = NULL;
+    gs_status s = gs_cl_open(ctx, &cl);
+    if (s == GS_ERR_OPENCL_MISSING) cr_skip_test("no OpenCL device: %s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(s, GS_OK);
+    gs_op op;
+    cr_assert_eq(gs_op_parse_into(ctx, "gemm M=33 N=17 K=9 alpha=2", &op), GS_OK);
+    gs_etir e;
+    cr_assert_eq(gs_etir_parse_config(ctx, &op, "bm=16,bn=16,bk=4,tm=2,tn=2,vm=1,vn=2,sa=1,sb=1", &e), GS_OK, "%s",
+                 gs_ctx_errmsg(ctx));
+    gs_diff d;
+    cr_assert_eq(gs_verify_opencl(ctx, cl, &op, &e, 7, &d), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    /* compare the right result against the wrong reference by hand */
+    float y[4] = {1, 2, 3, 4}, ref[4] = {1, 2, 3, 4.001f};
+    gs_diff_compute(y, ref, 4, &d);
+    cr_expect(d.normwise > GS_VERIFY_TOL, "a 2.5e-4 relative error must fail the 1e-5 tolerance");
+    cr_expect_eq(d.where, 3);
+    float nanv[2] = {1, __builtin_nanf("")}, r2[2] = {1, 1};
+    gs_diff_compute(nanv, r2, 2, &d);
+    cr_expect_eq(d.nonfinite, 1);
+    gs_cl_close(cl);
+    gs_ctx_destroy(ctx);
+}
+
+/* Unstaged inputs (sa=0) and vthread splits on both axes take other emitter
+ * paths: run them too. */
+Test(kernels, unstaged_and_vthread_paths) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_cl *cl = NULL;
+    gs_status s = gs_cl_open(ctx, &cl);
+    if (s == GS_ERR_OPENCL_MISSING) cr_skip_test("no OpenCL device: %s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(s, GS_OK);
+    static const char *cfgs[] = {
+        "bm=16,bn=32,bk=8,tm=4,tn=4,vm=2,vn=4,sa=0,sb=1", "bm=32,bn=16,bk=4,tm=2,tn=8,vm=2,vn=8,sa=1,sb=0",
+        "bm=8,bn=8,bk=16,tm=1,tn=1,vm=1,vn=1,sa=0,sb=0",  "bm=64,bn=4,bk=2,tm=8,tn=4,vm=8,vn=1,sa=1,sb=1",
+    };
+    static const char *specs[] = {"gemm M=37 N=29 K=23 transA=1 beta=1", "gemm M=65 N=41 K=17 transB=1 alpha=-1 beta=2"};
+    for (int i = 0; i < 2; i++)
+        for (int c = 0; c < 4; c++) {
+            gs_op op;
+            gs_etir e;
+            gs_diff d;
+            cr_assert_eq(gs_op_parse_into(ctx, specs[i], &op), GS_OK);
+            cr_assert_eq(gs_etir_parse_config(ctx, &op, cfgs[c], &e), GS_OK, "%s", gs_ctx_errmsg(ctx));
+            s = gs_verify_opencl(ctx, cl, &op, &e, 3, &d);
+            cr_expect_eq(s, GS_OK, "%s with %s: %s", specs[i], cfgs[c], gs_ctx_errmsg(ctx));
+        }
+    gs_cl_close(cl);
+    gs_ctx_destroy(ctx);
+}
+
+/* The dialects differ only in spelling: strip the dialect tokens from both
+ * sources and the remaining text must be identical. */
+static void strip(char *s, const char *tok, const char *with) {
+    size_t tl = strlen(tok), wl = strlen(with);
+    char *p;
+    while ((p = strstr(s, tok))) {
+        memmove(p + wl, p + tl, strlen(p + tl) + 1);
+        memcpy(p, with, wl);
+    }
+}
+
+Test(kernels, dialects_differ_only_in_spelling) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_op op;
+    gs_etir e;
+    cr_assert_eq(gs_op_parse_into(ctx, "gemm M=100 N=60 K=50 beta=1", &op), GS_OK);
+    cr_assert_eq(gs_etir_parse_config(ctx, &op, "bm=32,bn=32,bk=8,tm=4,tn=2,vm=2,vn=2,sa=1,sb=0", &e), GS_OK);
+    gs_kernel_src a, b;
+    cr_assert_eq(gs_lower_emit(ctx, &op, &e, GS_DIALECT_CUDA, 86, &a), GS_OK);
+    cr_assert_eq(gs_lower_emit(ctx, &op, &e, GS_DIALECT_OPENCL, 0, &b), GS_OK);
+    cr_expect_eq(a.grid, b.grid);
+    cr_expect_eq(a.block, b.block);
+    cr_expect_eq(a.smem_bytes, b.smem_bytes);
+    char *x = malloc(strlen(a.src) + 4096), *y = malloc(strlen(b.src) + 4096);
+    strcpy(x, strchr(a.src, '\n') + 1); /* skip the banner's first line (dialect, hash) */
+    strcpy(y, strchr(b.src, '\n') + 1);
+    strip(x, a.name, "K");
+    strip(y, b.name, "K");
+    static const char *cu[] = {"extern \"C\" __global__ void __launch_bounds__(128, 1)", "const float* __restrict__",
+                               "float* __restrict__", "__shared__", "__syncthreads()", "(int)threadIdx.x",
+                               "(int)blockIdx.x", "__int_as_float(0xff800000)", "fmaxf"};
+    static const char *cl[] = {"__kernel __attribute__((reqd_work_group_size(128, 1, 1))) void",
+                               "__global const float* restrict", "__global float* restrict", "__local",
+                               "barrier(CLK_LOCAL_MEM_FENCE)", "(int)get_local_id(0)", "(int)get_group_id(0)",
+                               "(-INFINITY)", "fmax"};
+    for (int i = 0; i < 9; i++) {
+        char tag[16];
+        snprintf(tag, sizeof tag, "@%d@", i);
+        strip(x, cu[i], tag);
+        strip(y, cl[i], tag);
+    }
+    cr_expect_str_eq(x, y, "dialects differ beyond spelling");
+    free(x);
+    free(y);
+    gs_kernel_src_free(&a);
+    gs_kernel_src_free(&b);
+    gs_ctx_destroy(ctx);
+}
+
+/* The descriptor: same op/etir/dialect/arch => same hash; shape changes that
+ * keep the configuration reuse it (extents are runtime arguments). */
+Test(kernels, descriptor_hash_is_shape_generic) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_op a, b, c;
+    cr_assert_eq(gs_op_parse_into(ctx, "gemm M=100 N=60 K=50", &a), GS_OK);
+    cr_assert_eq(gs_op_parse_into(ctx, "gemm M=300 N=61 K=7", &b), GS_OK);
+    cr_assert_eq(gs_op_parse_into(ctx, "gemm M=300 N=61 K=7 transA=1", &c), GS_OK);
+    gs_etir e;
+    cr_assert_eq(gs_etir_parse_config(ctx, &a, "bm=32,bn=32,bk=8,tm=4,tn=2,vm=2,vn=2,sa=1,sb=1", &e), GS_OK);
+    gs_kdesc ka, kb, kc;
+    gs_kdesc_make(&a, &e, GS_DIALECT_CUDA, 86, &ka);
+    gs_kdesc_make(&b, &e, GS_DIALECT_CUDA, 86, &kb);
+    gs_kdesc_make(&c, &e, GS_DIALECT_CUDA, 86, &kc);
+    cr_expect_eq(gs_kdesc_hash(&ka), gs_kdesc_hash(&kb));
+    cr_expect_neq(gs_kdesc_hash(&ka), gs_kdesc_hash(&kc));
+    gs_kdesc_make(&a, &e, GS_DIALECT_CUDA, 80, &kb);
+    cr_expect_neq(gs_kdesc_hash(&ka), gs_kdesc_hash(&kb));
+    gs_ctx_destroy(ctx);
+}
+
+/* Every kernel constructed for the 7 profiles compiles with NVRTC for the
+ * profile's arch (the nearest supported one where NVRTC lacks it) with 0
+ * spills and within the profile's limits. */
+Test(kernels, nvrtc_sweep_all_profiles, .timeout = 900) {
+    gs_ctx *ctx = gs_ctx_create();
+    if (!gs_nvrtc_available(ctx)) {
+        if (getenv("GS_REQUIRE_NVRTC")) cr_assert_fail("NVRTC required but missing: %s", gs_ctx_errmsg(ctx));
+        cr_skip_test("NVRTC not available: %s", gs_ctx_errmsg(ctx));
+    }
+    FILE *f = fopen("tests/data/gemm_nvrtc.txt", "r");
+    cr_assert(f, "cannot open tests/data/gemm_nvrtc.txt");
+    char line[512];
+    int compiled = 0, nspecs = 0;
+    const int top = getenv("GS_ASAN") ? 1 : 3; /* the sanitizer build re-checks the top candidate only */
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        if (!line[0] || line[0] == '#') continue;
+        nspecs++;
+        gs_op op;
+        cr_assert_eq(gs_op_parse_into(ctx, line, &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        for (int h = 0; h < gs_hw_builtin_count(); h++) {
+            const gs_hw *hw = gs_hw_builtin(h);
+            int arch = gs_nvrtc_nearest_arch(ctx, hw->sm);
+            cr_assert(arch >= hw->sm || arch == 75, "nearest arch for sm_%d is sm_%d", hw->sm, arch);
+            gs_construct_opts o;
+            gs_construct_opts_default(&o);
+            o.top_k = top;
+            gs_result *r = NULL;
+            cr_assert_eq(gs_construct(ctx, &op, hw, &o, &r), GS_OK, "%s", gs_ctx_errmsg(ctx));
+            for (int c = 0; c < r->n; c++) {
+                gs_kernel_src ks;
+                gs_nvrtc_out nv;
+                cr_assert_eq(gs_lower_emit(ctx, &op, &r->cand[c], GS_DIALECT_CUDA, arch, &ks), GS_OK);
+                gs_status s = gs_nvrtc_compile(ctx, ks.src, ks.name, arch, false, true, &nv);
+                cr_assert_eq(s, GS_OK, "%s on %s: %s", line, hw->name, gs_ctx_errmsg(ctx));
+                cr_expect_eq(nv.stats.spill_store_bytes + nv.stats.spill_load_bytes, 0,
+                             "%s on %s (%s): %lld spill bytes", line, hw->name, r->desc[c],
+                             (long long)(nv.stats.spill_store_bytes + nv.stats.spill_load_bytes));
+                cr_expect(nv.stats.registers > 0 && nv.stats.registers <= hw->max_regs_per_thread);
+                int64_t warps = (ks.block + hw->warp_size - 1) / hw->warp_size;
+                cr_expect((int64_t)nv.stats.registers * warps * hw->warp_size <= hw->regs_per_sm,
+                          "%s on %s (%s): %d regs x %lld threads exceed the SM's registers", line, hw->name,
+                          r->desc[c], nv.stats.registers, (long long)ks.block);
+                cr_expect_eq(nv.stats.smem_bytes, ks.smem_bytes, "ptxas smem %lld vs emitted %lld",
+                             (long long)nv.stats.smem_bytes, (long long)ks.smem_bytes);
+                cr_expect(ks.smem_bytes <= hw->smem_per_block);
+                cr_expect(ks.block <= hw->max_threads_per_block);
+                cr_expect(nv.stats.registers <= r->est[c].regs_per_thread,
+                          "%s on %s (%s): ptxas %d registers above the estimate %d", line, hw->name, r->desc[c],
+                          nv.stats.registers, r->est[c].regs_per_thread);
+                gs_nvrtc_out_free(&nv);
+                gs_kernel_src_free(&ks);
+                compiled++;
+            }
+            gs_result_destroy(r);
+        }
+    }
+    fclose(f);
+    cr_assert(nspecs >= 10 && compiled >= nspecs * 7, "compiled %d kernels for %d specs", compiled, nspecs);
+    gs_ctx_destroy(ctx);
+}
+
+/* sm_70 (V100) is not accepted by CUDA 13's NVRTC: the error says so and
+ * names the nearest supported arch. */
+Test(kernels, unsupported_arch_is_reported) {
+    gs_ctx *ctx = gs_ctx_create();
+    if (!gs_nvrtc_available(ctx)) cr_skip_test("NVRTC not available: %s", gs_ctx_errmsg(ctx));
+    int archs[64], n = 0;
+    cr_assert_eq(gs_nvrtc_supported_archs(ctx, archs, 64, &n), GS_OK);
+    bool has70 = false;
+    for (int i = 0; i < n; i++) has70 |= archs[i] == 70;
+    if (has70) cr_skip_test("this NVRTC still supports sm_70");
+    gs_op op;
+    cr_assert_eq(gs_op_parse_into(ctx, "gemm M=64 N=64 K=64", &op), GS_OK);
+    gs_etir e;
+    cr_assert_eq(gs_etir_parse_config(ctx, &op, "bm=32,bn=32,bk=8,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1", &e), GS_OK);
+    gs_kernel_src ks;
+    cr_assert_eq(gs_lower_emit(ctx, &op, &e, GS_DIALECT_CUDA, 70, &ks), GS_OK);
+    gs_nvrtc_out nv;
+    cr_expect_eq(gs_nvrtc_compile(ctx, ks.src, ks.name, 70, true, true, &nv), GS_ERR_ARCH_UNSUPPORTED);
+    cr_expect(strstr(gs_ctx_errmsg(ctx), "sm_70") && strstr(gs_ctx_errmsg(ctx), "sm_75"), "%s", gs_ctx_errmsg(ctx));
+    gs_nvrtc_out_free(&nv);
+    gs_kernel_src_free(&ks);
+    gs_ctx_destroy(ctx);
+}
