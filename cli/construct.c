@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 typedef struct cli_opts {
@@ -287,6 +288,8 @@ int gs_cli_construct(int argc, char **argv, bool verify) {
         for (int i = 0; i < r->n; i++)
             json_array_append_new(arr, candidate_json(r, i, have_nv && (o.nvrtc || i == 0) ? &nv[i] : NULL));
         json_object_set_new(root, "candidates", arr);
+        struct rusage ru;
+        if (!getrusage(RUSAGE_SELF, &ru)) json_object_set_new(root, "peak_rss_kb", json_integer(ru.ru_maxrss));
         char *txt = json_dumps(root, JSON_INDENT(2));
         if (txt) puts(txt);
         free(txt);

@@ -261,9 +261,11 @@ gs_status gs_lower_emit(gs_ctx *ctx, const gs_op *op, const gs_etir *e, gs_diale
         const gs_tensor *ts = &op->tensors[t];
         int64_t nreal = 1;
         for (int j = 0; j < ts->ndim; j++) nreal *= dims[t][j];
-        line(m, "{ /* stage %s: box", ts->name);
-        for (int j = 0; j < ts->ndim; j++) gs_sb_printf(&m->sb, " %lld", (long long)dims[t][j]);
-        gs_sb_printf(&m->sb, ", pitch %lld */\n", (long long)pitch[t]);
+        char boxtxt[160];
+        size_t bo = 0;
+        for (int j = 0; j < ts->ndim && bo < sizeof boxtxt; j++)
+            bo += (size_t)snprintf(boxtxt + bo, sizeof boxtxt - bo, " %lld", (long long)dims[t][j]);
+        line(m, "{ /* stage %s: box%s, pitch %lld */", ts->name, boxtxt, (long long)pitch[t]);
         m->indent++;
         for (int j = 0; j < ts->ndim; j++) {
             /* lowest index of the box: negative coefficients reach down by T2-1 */
