@@ -407,8 +407,9 @@ gs_status gs_construct(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const gs_c
     r->hw = *hw;
     r->opts = o;
 
-    int64_t steps_per_chain = (int64_t)ceil(log2(o.t_start / o.t_threshold)) + 1;
-    if (steps_per_chain > 100000) steps_per_chain = 100000;
+    /* halvings from t_start to the threshold, in logs so no ratio overflows */
+    double halvings = ceil(log2(o.t_start) - log2(o.t_threshold)) + 1;
+    int64_t steps_per_chain = !(halvings < 100000) ? 100000 : (int64_t)halvings;
     int64_t cap = o.strategy == GS_STRATEGY_EXHAUSTIVE ? 4000000 : (int64_t)o.chains * (steps_per_chain + 2);
     gs_arena ar;
     gs_arena_init(&ar, 1 << 20);

@@ -22,7 +22,11 @@ void gs_etir_init(const gs_op *op, gs_etir *e) {
         for (int l = 0; l < GS_LEVELS; l++) e->T[d][l] = 1;
         e->V[d] = 1;
     }
-    for (int t = 0; t < op->ninputs; t++) e->stage[t] = 1;
+    /* stage inputs in shared memory when there is reuse across a reduce
+     * loop; an operator with no reduce axis reads each element once */
+    bool has_reduce = false;
+    for (int d = 0; d < op->naxes; d++) has_reduce |= op->axes[d].kind == GS_AXIS_REDUCE;
+    for (int t = 0; t < op->ninputs; t++) e->stage[t] = has_reduce;
     e->level = 2;
 }
 

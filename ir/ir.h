@@ -78,8 +78,9 @@ typedef struct gs_tensor {
 
 typedef enum gs_combine {
     GS_COMBINE_MAC = 0, /* acc += prod(inputs) */
-    GS_COMBINE_SUM = 1, /* acc += input (single input), result *= scale */
-    GS_COMBINE_MAX = 2  /* acc = max(acc, input) */
+    GS_COMBINE_SUM = 1, /* acc += input (single input); alpha scales (mean, avg pool) */
+    GS_COMBINE_MAX = 2, /* acc = max(acc, input) */
+    GS_COMBINE_ADD = 3  /* acc += sum(inputs) (elementwise add) */
 } gs_combine;
 
 typedef struct gs_epilogue {
@@ -91,7 +92,14 @@ typedef struct gs_epilogue {
 
 typedef enum gs_op_kind {
     GS_OPK_GEMM = 0,
-    GS_OPK_CUSTOM = 1 /* built directly in the IR */
+    GS_OPK_CUSTOM = 1, /* built directly in the IR */
+    GS_OPK_BGEMM,
+    GS_OPK_GEMV,
+    GS_OPK_CONV2D,
+    GS_OPK_DWCONV2D,
+    GS_OPK_POOL,
+    GS_OPK_ELTWISE,
+    GS_OPK_REDUCE
 } gs_op_kind;
 
 struct gs_op {
@@ -199,6 +207,30 @@ int64_t gs_stage_layout(const gs_op *op, const gs_etir *e, int t, int64_t *dims,
 gs_status gs_op_parse_into(gs_ctx *ctx, const char *spec, gs_op *op);
 gs_status gs_op_build_gemm(gs_ctx *ctx, gs_op *op, int64_t M, int64_t N, int64_t K,
                            int transA, int transB, float alpha, float beta);
+
+gs_status gs_op_build_bgemm(gs_ctx *ctx, gs_op *op, int64_t B, int64_t M, int64_t N, int64_t K, int transA,
+                            int transB, float alpha, float beta);
+gs_status gs_op_build_gemv(gs_ctx *ctx, gs_op *op, int64_t M, int64_t N, int transA, float alpha, float beta);
+
+/* Sliding-window operators: conv2d, depthwise conv2d, avg/max pool2d.
+ * Output extent P = (H + pad_top + pad_bottom - dil*(R-1) - 1)/stride + 1.
+ * Filters: conv2d [K,C,R,S] (nchw) or [K,R,S,C] (nhwc); dwconv2d [C,R,S]
+ * (nchw) or [R,S,C] (nhwc). Average pooling counts padded cells. */
+typedef enum gs_window_kind { GS_WIN_CONV = 0, GS_WIN_DWCONV, GS_WIN_AVGPOOL, GS_WIN_MAXPOOL } gs_window_kind;
+typedef struct gs_window {
+    gs_window_kind kind;
+    int64_t N, C, H, W, K, R, S;
+    int64_t sh, sw, pt, pb, pl, pr, dh, dw;
+    int nhwc, bias, relu;
+} gs_window;
+gs_status gs_op_build_window(gs_ctx *ctx, gs_op *op, const gs_window *w);
+
+typedef enum gs_eltwise { GS_ELT_RELU = 0, GS_ELT_ADD, GS_ELT_MUL } gs_eltwise;
+/* Z[M,N] = relu(X) | X + Y | X * Y; with bcast, Y is a [N] vector. */
+gs_status gs_op_build_eltwise(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t M, int64_t N, int bcast);
+typedef enum gs_rowreduce { GS_ROW_SUM = 0, GS_ROW_MEAN, GS_ROW_MAX } gs_rowreduce;
+/* Y[M] = sum | mean | max over k of X[M,K]. */
+gs_status gs_op_build_rowreduce(gs_ctx *ctx, gs_op *op, gs_rowreduce kind, int64_t M, int64_t K);
 
 /* ---- reference interpreter (naive loops, double accumulation) ----------
  * ins[i] are the inputs in order, out the output (read when beta != 0),

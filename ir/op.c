@@ -8,7 +8,9 @@
 #include "ir/ir.h"
 
 #include <ctype.h>
+#include <stdarg.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +70,8 @@ gs_status gs_op_validate(gs_ctx *ctx, const gs_op *op) {
                           op->axes[a].name);
     if (op->combine == GS_COMBINE_MAC && op->ninputs < 1)
         return gs_err(ctx, GS_ERR_INVALID_ARG, "multiply-accumulate needs inputs");
+    if ((int)op->combine < 0 || op->combine > GS_COMBINE_ADD)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "unknown combine %d", (int)op->combine);
     if ((op->combine == GS_COMBINE_SUM || op->combine == GS_COMBINE_MAX) && op->ninputs != 1)
         return gs_err(ctx, GS_ERR_INVALID_ARG, "sum/max combine takes exactly one input");
     if (op->epi.bias_axis >= op->naxes)
@@ -117,13 +121,240 @@ gs_status gs_op_build_gemm(gs_ctx *ctx, gs_op *op, int64_t M, int64_t N, int64_t
     op->epi.bias_axis = -1;
     op->transA = transA != 0;
     op->transB = transB != 0;
-    snprintf(op->spec, sizeof op->spec, "gemm M=%lld N=%lld K=%lld transA=%d transB=%d alpha=%g beta=%g",
+    snprintf(op->spec, sizeof op->spec, "gemm M=%lld N=%lld K=%lld transA=%d transB=%d alpha=%.9g beta=%.9g",
              (long long)M, (long long)N, (long long)K, op->transA, op->transB, alpha, beta);
     return gs_op_validate(ctx, op);
 }
 
-/* ---- spec parser ------------------------------------------------------------ */
-typedef enum { KV_INT, KV_BOOL, KV_FLOAT } kv_type;
+/* ---- more builders: every class is data over the same IR -------------------------- */
+static void set_tensor(gs_tensor *t, const char *name, int ndim) {
+    snprintf(t->name, GS_NAME_LEN, "%s", name);
+    t->ndim = ndim;
+}
+
+static gs_status finish(gs_ctx *ctx, gs_op *op, gs_op_kind kind, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static gs_status finish(gs_ctx *ctx, gs_op *op, gs_op_kind kind, const char *fmt, ...) {
+    op->kind = kind;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(op->spec, sizeof op->spec, fmt, ap);
+    va_end(ap);
+    return gs_op_validate(ctx, op);
+}
+
+gs_status gs_op_build_bgemm(gs_ctx *ctx, gs_op *op, int64_t Bt, int64_t M, int64_t N, int64_t K, int transA,
+                            int transB, float alpha, float beta) {
+    memset(op, 0, sizeof *op);
+    enum { b = 0, m = 1, n = 2, k = 3 };
+    op->naxes = 4;
+    set_axis(op, b, "b", Bt, GS_AXIS_SPATIAL);
+    set_axis(op, m, "m", M, GS_AXIS_SPATIAL);
+    set_axis(op, n, "n", N, GS_AXIS_SPATIAL);
+    set_axis(op, k, "k", K, GS_AXIS_REDUCE);
+    op->ninputs = 2;
+    gs_tensor *A = &op->tensors[0], *B = &op->tensors[1], *C = &op->tensors[2];
+    set_tensor(A, "A", 3);
+    set_tensor(B, "B", 3);
+    set_tensor(C, "C", 3);
+    set_dim(A, 0, Bt, b);
+    set_dim(B, 0, Bt, b);
+    set_dim(C, 0, Bt, b);
+    if (transA) { set_dim(A, 1, K, k); set_dim(A, 2, M, m); }
+    else        { set_dim(A, 1, M, m); set_dim(A, 2, K, k); }
+    if (transB) { set_dim(B, 1, N, n); set_dim(B, 2, K, k); }
+    else        { set_dim(B, 1, K, k); set_dim(B, 2, N, n); }
+    set_dim(C, 1, M, m);
+    set_dim(C, 2, N, n);
+    op->combine = GS_COMBINE_MAC;
+    op->epi = (gs_epilogue){alpha, beta, -1, 0};
+    op->transA = transA != 0;
+    op->transB = transB != 0;
+    return finish(ctx, op, GS_OPK_BGEMM, "bgemm B=%lld M=%lld N=%lld K=%lld transA=%d transB=%d alpha=%.9g beta=%.9g",
+                  (long long)Bt, (long long)M, (long long)N, (long long)K, op->transA, op->transB, alpha, beta);
+}
+
+gs_status gs_op_build_gemv(gs_ctx *ctx, gs_op *op, int64_t M, int64_t N, int transA, float alpha, float beta) {
+    memset(op, 0, sizeof *op);
+    enum { m = 0, k = 1 };
+    op->naxes = 2;
+    set_axis(op, m, "m", M, GS_AXIS_SPATIAL);
+    set_axis(op, k, "k", N, GS_AXIS_REDUCE);
+    op->ninputs = 2;
+    gs_tensor *A = &op->tensors[0], *x = &op->tensors[1], *y = &op->tensors[2];
+    set_tensor(A, "A", 2);
+    set_tensor(x, "x", 1);
+    set_tensor(y, "y", 1);
+    if (transA) { set_dim(A, 0, N, k); set_dim(A, 1, M, m); }
+    else        { set_dim(A, 0, M, m); set_dim(A, 1, N, k); }
+    set_dim(x, 0, N, k);
+    set_dim(y, 0, M, m);
+    op->combine = GS_COMBINE_MAC;
+    op->epi = (gs_epilogue){alpha, beta, -1, 0};
+    op->transA = transA != 0;
+    return finish(ctx, op, GS_OPK_GEMV, "gemv M=%lld N=%lld transA=%d alpha=%.9g beta=%.9g", (long long)M, (long long)N,
+                  op->transA, alpha, beta);
+}
+
+/* Output extent of a window along one spatial dim, or an error when the
+ * dilated window does not fit the padded input. */
+static gs_status window_out(gs_ctx *ctx, const char *opn, const char *dim, int64_t in, int64_t k, int64_t stride,
+                            int64_t dil, int64_t pad0, int64_t pad1, int64_t *out) {
+    int64_t span = dil * (k - 1) + 1, padded = in + pad0 + pad1;
+    if (span > padded)
+        return gs_err(ctx, GS_ERR_BAD_SHAPE,
+                      "%s: kernel %lld along %s (dilated extent %lld) is larger than the padded input %lld (%lld + pad %lld + %lld)",
+                      opn, (long long)k, dim, (long long)span, (long long)padded, (long long)in, (long long)pad0,
+                      (long long)pad1);
+    *out = (padded - span) / stride + 1;
+    return GS_OK;
+}
+
+gs_status gs_op_build_window(gs_ctx *ctx, gs_op *op, const gs_window *w) {
+    memset(op, 0, sizeof *op);
+    static const char *names[] = {"conv2d", "dwconv2d", "avgpool2d", "maxpool2d"};
+    const char *opn = names[w->kind];
+    int64_t P = 0, Q = 0;
+    gs_status s = window_out(ctx, opn, "H", w->H, w->R, w->sh, w->dh, w->pt, w->pb, &P);
+    if (s == GS_OK) s = window_out(ctx, opn, "W", w->W, w->S, w->sw, w->dw, w->pl, w->pr, &Q);
+    if (s != GS_OK) return s;
+    bool nhwc = w->nhwc, conv = w->kind == GS_WIN_CONV, pool = w->kind >= GS_WIN_AVGPOOL;
+    /* axes: the output's innermost dim last, so threads coalesce on it */
+    enum { n = 0 };
+    int c_or_k, p, q;
+    int a = 0;
+    set_axis(op, a++, "n", w->N, GS_AXIS_SPATIAL);
+    if (nhwc) {
+        p = a++; q = a++; c_or_k = a++;
+    } else {
+        c_or_k = a++; p = a++; q = a++;
+    }
+    set_axis(op, c_or_k, conv ? "k" : "c", conv ? w->K : w->C, GS_AXIS_SPATIAL);
+    set_axis(op, p, "p", P, GS_AXIS_SPATIAL);
+    set_axis(op, q, "q", Q, GS_AXIS_SPATIAL);
+    int c = -1;
+    if (conv) { c = a; set_axis(op, a++, "c", w->C, GS_AXIS_REDUCE); }
+    int r = a, sx = a + 1;
+    set_axis(op, a++, "r", w->R, GS_AXIS_REDUCE);
+    set_axis(op, a++, "s", w->S, GS_AXIS_REDUCE);
+    op->naxes = a;
+    int ch = conv ? c : c_or_k; /* the axis that indexes input channels */
+    gs_tensor *I = &op->tensors[0];
+    set_tensor(I, "I", 4);
+    gs_affine hrow = {{0}, -w->pt}, wcol = {{0}, -w->pl};
+    hrow.coeff[p] = w->sh; hrow.coeff[r] = w->dh;
+    wcol.coeff[q] = w->sw; wcol.coeff[sx] = w->dw;
+    set_dim(I, 0, w->N, n);
+    if (nhwc) {
+        I->shape[1] = w->H; I->idx[1] = hrow;
+        I->shape[2] = w->W; I->idx[2] = wcol;
+        set_dim(I, 3, w->C, ch);
+    } else {
+        set_dim(I, 1, w->C, ch);
+        I->shape[2] = w->H; I->idx[2] = hrow;
+        I->shape[3] = w->W; I->idx[3] = wcol;
+    }
+    op->ninputs = 1;
+    if (!pool) {
+        gs_tensor *F = &op->tensors[1];
+        set_tensor(F, "F", conv ? 4 : 3);
+        if (conv && !nhwc) { set_dim(F, 0, w->K, c_or_k); set_dim(F, 1, w->C, c); set_dim(F, 2, w->R, r); set_dim(F, 3, w->S, sx); }
+        if (conv && nhwc)  { set_dim(F, 0, w->K, c_or_k); set_dim(F, 1, w->R, r); set_dim(F, 2, w->S, sx); set_dim(F, 3, w->C, c); }
+        if (!conv && !nhwc) { set_dim(F, 0, w->C, c_or_k); set_dim(F, 1, w->R, r); set_dim(F, 2, w->S, sx); }
+        if (!conv && nhwc)  { set_dim(F, 0, w->R, r); set_dim(F, 1, w->S, sx); set_dim(F, 2, w->C, c_or_k); }
+        op->ninputs = 2;
+    }
+    gs_tensor *O = &op->tensors[op->ninputs];
+    set_tensor(O, "O", 4);
+    set_dim(O, 0, w->N, n);
+    if (nhwc) { set_dim(O, 1, P, p); set_dim(O, 2, Q, q); set_dim(O, 3, conv ? w->K : w->C, c_or_k); }
+    else      { set_dim(O, 1, conv ? w->K : w->C, c_or_k); set_dim(O, 2, P, p); set_dim(O, 3, Q, q); }
+    op->combine = w->kind == GS_WIN_MAXPOOL ? GS_COMBINE_MAX : w->kind == GS_WIN_AVGPOOL ? GS_COMBINE_SUM : GS_COMBINE_MAC;
+    /* average pooling counts padded cells (count_include_pad): a fixed 1/(R*S) */
+    op->epi = (gs_epilogue){w->kind == GS_WIN_AVGPOOL ? 1.0f / (float)(w->R * w->S) : 1.0f, 0.0f, -1, w->relu};
+    if (w->bias && !pool) {
+        op->has_bias = true;
+        op->epi.bias_axis = c_or_k;
+    }
+    char head[160];
+    if (pool)
+        snprintf(head, sizeof head, "%s N=%lld C=%lld H=%lld W=%lld R=%lld S=%lld", opn, (long long)w->N,
+                 (long long)w->C, (long long)w->H, (long long)w->W, (long long)w->R, (long long)w->S);
+    else if (conv)
+        snprintf(head, sizeof head, "%s N=%lld C=%lld H=%lld W=%lld K=%lld R=%lld S=%lld", opn, (long long)w->N,
+                 (long long)w->C, (long long)w->H, (long long)w->W, (long long)w->K, (long long)w->R, (long long)w->S);
+    else
+        snprintf(head, sizeof head, "%s N=%lld C=%lld H=%lld W=%lld R=%lld S=%lld", opn, (long long)w->N,
+                 (long long)w->C, (long long)w->H, (long long)w->W, (long long)w->R, (long long)w->S);
+    static const gs_op_kind kinds[] = {GS_OPK_CONV2D, GS_OPK_DWCONV2D, GS_OPK_POOL, GS_OPK_POOL};
+    return finish(ctx, op, kinds[w->kind],
+                  "%s strideh=%lld stridew=%lld pad_top=%lld pad_bottom=%lld pad_left=%lld pad_right=%lld dilh=%lld "
+                  "dilw=%lld layout=%s%s%s",
+                  head, (long long)w->sh, (long long)w->sw, (long long)w->pt, (long long)w->pb, (long long)w->pl,
+                  (long long)w->pr, (long long)w->dh, (long long)w->dw, nhwc ? "nhwc" : "nchw",
+                  op->has_bias ? " bias=1" : "", w->relu ? " relu=1" : "");
+}
+
+gs_status gs_op_build_eltwise(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t M, int64_t N, int bcast) {
+    memset(op, 0, sizeof *op);
+    enum { m = 0, n = 1 };
+    op->naxes = 2;
+    set_axis(op, m, "m", M, GS_AXIS_SPATIAL);
+    set_axis(op, n, "n", N, GS_AXIS_SPATIAL);
+    gs_tensor *X = &op->tensors[0];
+    set_tensor(X, "X", 2);
+    set_dim(X, 0, M, m);
+    set_dim(X, 1, N, n);
+    op->ninputs = kind == GS_ELT_RELU ? 1 : 2;
+    if (op->ninputs == 2) {
+        gs_tensor *Y = &op->tensors[1];
+        if (bcast) {
+            set_tensor(Y, "Y", 1);
+            set_dim(Y, 0, N, n);
+        } else {
+            set_tensor(Y, "Y", 2);
+            set_dim(Y, 0, M, m);
+            set_dim(Y, 1, N, n);
+        }
+    }
+    gs_tensor *Z = &op->tensors[op->ninputs];
+    set_tensor(Z, "Z", 2);
+    set_dim(Z, 0, M, m);
+    set_dim(Z, 1, N, n);
+    /* no reduce axis: the combine runs once, so MAC of one input copies it,
+     * MAC of two multiplies, ADD sums */
+    op->combine = kind == GS_ELT_ADD ? GS_COMBINE_ADD : GS_COMBINE_MAC;
+    op->epi = (gs_epilogue){1.0f, 0.0f, -1, kind == GS_ELT_RELU};
+    static const char *names[] = {"relu", "add", "mul"};
+    if (kind == GS_ELT_RELU)
+        return finish(ctx, op, GS_OPK_ELTWISE, "relu M=%lld N=%lld", (long long)M, (long long)N);
+    return finish(ctx, op, GS_OPK_ELTWISE, "%s M=%lld N=%lld bcast=%d", names[kind], (long long)M, (long long)N,
+                  bcast != 0);
+}
+
+gs_status gs_op_build_rowreduce(gs_ctx *ctx, gs_op *op, gs_rowreduce kind, int64_t M, int64_t K) {
+    memset(op, 0, sizeof *op);
+    enum { m = 0, k = 1 };
+    op->naxes = 2;
+    set_axis(op, m, "m", M, GS_AXIS_SPATIAL);
+    set_axis(op, k, "k", K, GS_AXIS_REDUCE);
+    op->ninputs = 1;
+    gs_tensor *X = &op->tensors[0], *Y = &op->tensors[1];
+    set_tensor(X, "X", 2);
+    set_dim(X, 0, M, m);
+    set_dim(X, 1, K, k);
+    set_tensor(Y, "Y", 1);
+    set_dim(Y, 0, M, m);
+    op->combine = kind == GS_ROW_MAX ? GS_COMBINE_MAX : GS_COMBINE_SUM;
+    op->epi = (gs_epilogue){kind == GS_ROW_MEAN ? 1.0f / (float)K : 1.0f, 0.0f, -1, 0};
+    static const char *names[] = {"rowsum", "rowmean", "rowmax"};
+    return finish(ctx, op, GS_OPK_REDUCE, "%s M=%lld K=%lld", names[kind], (long long)M, (long long)K);
+}
+
+/* ---- spec parser ------------------------------------------------------------
+ * A table of operators, each with its keys and a builder over the parsed
+ * values: the one place that dispatches from spec names to builders. */
+typedef enum { KV_INT, KV_NONNEG, KV_BOOL, KV_FLOAT, KV_LAYOUT } kv_type;
 typedef struct {
     const char *key;
     kv_type type;
@@ -131,29 +362,178 @@ typedef struct {
     double def;
 } kv_def;
 
-typedef struct {
-    const char *name;
-    const kv_def *keys;
-    int nkeys;
-} op_def;
-
-static const kv_def gemm_keys[] = {
-    {"M", KV_INT, true, 0},       {"N", KV_INT, true, 0},        {"K", KV_INT, true, 0},
-    {"transA", KV_BOOL, false, 0}, {"transB", KV_BOOL, false, 0}, {"alpha", KV_FLOAT, false, 1},
-    {"beta", KV_FLOAT, false, 0},
-};
-
-static const op_def op_defs[] = {
-    {"gemm", gemm_keys, (int)(sizeof gemm_keys / sizeof gemm_keys[0])},
-};
-#define N_OP_DEFS ((int)(sizeof op_defs / sizeof op_defs[0]))
-
 #define MAX_KV 24
 typedef struct {
     double val[MAX_KV];
     int64_t ival[MAX_KV];
     bool set[MAX_KV];
+    const kv_def *keys;
+    int nkeys;
 } kv_vals;
+
+typedef struct op_def {
+    const char *name;
+    const kv_def *keys;
+    int nkeys;
+    gs_status (*build)(gs_ctx *, gs_op *, const struct op_def *, const kv_vals *);
+    int variant;
+} op_def;
+
+static int kv_slot(const kv_vals *kv, const char *key) {
+    for (int i = 0; i < kv->nkeys; i++)
+        if (!strcmp(kv->keys[i].key, key)) return i;
+    return -1;
+}
+static int64_t kvi(const kv_vals *kv, const char *key) { return kv->ival[kv_slot(kv, key)]; }
+static double kvf(const kv_vals *kv, const char *key) { return kv->val[kv_slot(kv, key)]; }
+static bool kvset(const kv_vals *kv, const char *key) { return kv->set[kv_slot(kv, key)]; }
+
+static gs_status b_gemm(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_vals *kv) {
+    (void)od;
+    gs_status s = gs_op_build_gemm(ctx, op, kvi(kv, "M"), kvi(kv, "N"), kvi(kv, "K"), (int)kvi(kv, "transA"),
+                                   (int)kvi(kv, "transB"), (float)kvf(kv, "alpha"), (float)kvf(kv, "beta"));
+    if (s != GS_OK || (!kvi(kv, "bias") && !kvi(kv, "relu"))) return s;
+    /* fused epilogue: bias over n, then relu */
+    op->has_bias = kvi(kv, "bias") != 0;
+    op->epi.bias_axis = op->has_bias ? 1 : -1;
+    op->epi.relu = (int)kvi(kv, "relu");
+    size_t l = strlen(op->spec);
+    snprintf(op->spec + l, sizeof op->spec - l, "%s%s", op->has_bias ? " bias=1" : "", op->epi.relu ? " relu=1" : "");
+    return gs_op_validate(ctx, op);
+}
+static gs_status b_bgemm(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_vals *kv) {
+    (void)od;
+    return gs_op_build_bgemm(ctx, op, kvi(kv, "B"), kvi(kv, "M"), kvi(kv, "N"), kvi(kv, "K"), (int)kvi(kv, "transA"),
+                             (int)kvi(kv, "transB"), (float)kvf(kv, "alpha"), (float)kvf(kv, "beta"));
+}
+static gs_status b_gemv(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_vals *kv) {
+    (void)od;
+    return gs_op_build_gemv(ctx, op, kvi(kv, "M"), kvi(kv, "N"), (int)kvi(kv, "transA"), (float)kvf(kv, "alpha"),
+                            (float)kvf(kv, "beta"));
+}
+
+/* Resolve a family of alias keys: the specific keys win over the general one,
+ * and giving both a general and a specific key is an error. */
+static gs_status pick(gs_ctx *ctx, const op_def *od, const kv_vals *kv, const char *general, const char *specific,
+                      int64_t def, int64_t *out) {
+    bool g = kv_slot(kv, general) >= 0 && kvset(kv, general), sp = kvset(kv, specific);
+    if (g && sp)
+        return gs_err(ctx, GS_ERR_PARSE, "%s: give either %s or %s, not both", od->name, general, specific);
+    *out = sp ? kvi(kv, specific) : g ? kvi(kv, general) : def;
+    return GS_OK;
+}
+
+static gs_status b_window(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_vals *kv) {
+    gs_window w;
+    memset(&w, 0, sizeof w);
+    w.kind = (gs_window_kind)od->variant;
+    w.N = kvi(kv, "N");
+    w.C = kvi(kv, "C");
+    w.H = kvi(kv, "H");
+    w.W = kvi(kv, "W");
+    w.K = w.kind == GS_WIN_CONV ? kvi(kv, "K") : w.C;
+    bool pool = w.kind >= GS_WIN_AVGPOOL;
+    gs_status s = GS_OK;
+    if (pool) {
+        /* the window: F for both, or R and S */
+        bool f = kvset(kv, "F"), r = kvset(kv, "R"), sx = kvset(kv, "S");
+        if (f && (r || sx)) return gs_err(ctx, GS_ERR_PARSE, "%s: give either F or R/S, not both", od->name);
+        if (!f && !(r && sx)) return gs_err(ctx, GS_ERR_PARSE, "%s: missing the window: give F (or R and S)", od->name);
+        w.R = f ? kvi(kv, "F") : kvi(kv, "R");
+        w.S = f ? kvi(kv, "F") : kvi(kv, "S");
+    } else {
+        w.R = kvi(kv, "R");
+        w.S = kvi(kv, "S");
+    }
+    if (s == GS_OK) s = pick(ctx, od, kv, "stride", "strideh", 1, &w.sh);
+    if (s == GS_OK) s = pick(ctx, od, kv, "stride", "stridew", 1, &w.sw);
+    if (s == GS_OK) s = pick(ctx, od, kv, "dilation", "dilh", 1, &w.dh);
+    if (s == GS_OK) s = pick(ctx, od, kv, "dilation", "dilw", 1, &w.dw);
+    int64_t ph = 0, pw = 0;
+    if (s == GS_OK) s = pick(ctx, od, kv, "pad", "padh", 0, &ph);
+    if (s == GS_OK) s = pick(ctx, od, kv, "pad", "padw", 0, &pw);
+    if (s == GS_OK) s = pick(ctx, od, kv, "padh", "pad_top", ph, &w.pt);
+    if (s == GS_OK) s = pick(ctx, od, kv, "padh", "pad_bottom", ph, &w.pb);
+    if (s == GS_OK) s = pick(ctx, od, kv, "padw", "pad_left", pw, &w.pl);
+    if (s == GS_OK) s = pick(ctx, od, kv, "padw", "pad_right", pw, &w.pr);
+    if (s == GS_OK && kvset(kv, "pad") && (kvset(kv, "pad_top") || kvset(kv, "pad_bottom") || kvset(kv, "pad_left") ||
+                                          kvset(kv, "pad_right")))
+        s = gs_err(ctx, GS_ERR_PARSE, "%s: give either pad or pad_top/pad_bottom/pad_left/pad_right, not both", od->name);
+    if (s != GS_OK) return s;
+    if (pool && (2 * w.pt > w.R || 2 * w.pb > w.R || 2 * w.pl > w.S || 2 * w.pr > w.S))
+        return gs_err(ctx, GS_ERR_BAD_SHAPE, "%s: padding must be at most half the window (%lldx%lld)", od->name,
+                      (long long)w.R, (long long)w.S);
+    w.nhwc = kvi(kv, "layout") == 1;
+    if (!pool) {
+        w.bias = (int)kvi(kv, "bias");
+        w.relu = (int)kvi(kv, "relu");
+    }
+    return gs_op_build_window(ctx, op, &w);
+}
+
+static gs_status b_eltwise(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_vals *kv) {
+    int bc = od->variant == GS_ELT_RELU ? 0 : (int)kvi(kv, "bcast");
+    return gs_op_build_eltwise(ctx, op, (gs_eltwise)od->variant, kvi(kv, "M"), kvi(kv, "N"), bc);
+}
+static gs_status b_row(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_vals *kv) {
+    return gs_op_build_rowreduce(ctx, op, (gs_rowreduce)od->variant, kvi(kv, "M"), kvi(kv, "K"));
+}
+
+#define NK(a) ((int)(sizeof a / sizeof a[0]))
+static const kv_def gemm_keys[] = {
+    {"M", KV_INT, true, 0}, {"N", KV_INT, true, 0}, {"K", KV_INT, true, 0}, {"transA", KV_BOOL, false, 0},
+    {"transB", KV_BOOL, false, 0}, {"alpha", KV_FLOAT, false, 1}, {"beta", KV_FLOAT, false, 0},
+    {"bias", KV_BOOL, false, 0}, {"relu", KV_BOOL, false, 0},
+};
+static const kv_def bgemm_keys[] = {
+    {"B", KV_INT, true, 0}, {"M", KV_INT, true, 0}, {"N", KV_INT, true, 0}, {"K", KV_INT, true, 0},
+    {"transA", KV_BOOL, false, 0}, {"transB", KV_BOOL, false, 0}, {"alpha", KV_FLOAT, false, 1},
+    {"beta", KV_FLOAT, false, 0},
+};
+static const kv_def gemv_keys[] = {
+    {"M", KV_INT, true, 0}, {"N", KV_INT, true, 0}, {"transA", KV_BOOL, false, 0},
+    {"alpha", KV_FLOAT, false, 1}, {"beta", KV_FLOAT, false, 0},
+};
+#define WINDOW_COMMON                                                                                              \
+    {"N", KV_INT, true, 0}, {"C", KV_INT, true, 0}, {"H", KV_INT, true, 0}, {"W", KV_INT, true, 0},              \
+    {"stride", KV_INT, false, 1}, {"strideh", KV_INT, false, 1}, {"stridew", KV_INT, false, 1},                  \
+    {"pad", KV_NONNEG, false, 0}, {"padh", KV_NONNEG, false, 0}, {"padw", KV_NONNEG, false, 0},                  \
+    {"pad_top", KV_NONNEG, false, 0}, {"pad_bottom", KV_NONNEG, false, 0}, {"pad_left", KV_NONNEG, false, 0},    \
+    {"pad_right", KV_NONNEG, false, 0}, {"layout", KV_LAYOUT, false, 0}
+static const kv_def conv_keys[] = {
+    WINDOW_COMMON, {"K", KV_INT, true, 0}, {"R", KV_INT, true, 0}, {"S", KV_INT, true, 0},
+    {"dilation", KV_INT, false, 1}, {"dilh", KV_INT, false, 1}, {"dilw", KV_INT, false, 1},
+    {"bias", KV_BOOL, false, 0}, {"relu", KV_BOOL, false, 0},
+};
+static const kv_def dwconv_keys[] = {
+    WINDOW_COMMON, {"R", KV_INT, true, 0}, {"S", KV_INT, true, 0},
+    {"dilation", KV_INT, false, 1}, {"dilh", KV_INT, false, 1}, {"dilw", KV_INT, false, 1},
+    {"bias", KV_BOOL, false, 0}, {"relu", KV_BOOL, false, 0},
+};
+static const kv_def pool_keys[] = {
+    WINDOW_COMMON, {"F", KV_INT, false, 0}, {"R", KV_INT, false, 0}, {"S", KV_INT, false, 0},
+    {"dilation", KV_INT, false, 1}, {"dilh", KV_INT, false, 1}, {"dilw", KV_INT, false, 1},
+};
+static const kv_def relu_keys[] = {{"M", KV_INT, true, 0}, {"N", KV_INT, true, 0}};
+static const kv_def binary_keys[] = {{"M", KV_INT, true, 0}, {"N", KV_INT, true, 0}, {"bcast", KV_BOOL, false, 0}};
+static const kv_def row_keys[] = {{"M", KV_INT, true, 0}, {"K", KV_INT, true, 0}};
+
+static const op_def op_defs[] = {
+    {"gemm", gemm_keys, NK(gemm_keys), b_gemm, 0},
+    {"bgemm", bgemm_keys, NK(bgemm_keys), b_bgemm, 0},
+    {"gemv", gemv_keys, NK(gemv_keys), b_gemv, 0},
+    {"conv2d", conv_keys, NK(conv_keys), b_window, GS_WIN_CONV},
+    {"dwconv2d", dwconv_keys, NK(dwconv_keys), b_window, GS_WIN_DWCONV},
+    {"avgpool2d", pool_keys, NK(pool_keys), b_window, GS_WIN_AVGPOOL},
+    {"maxpool2d", pool_keys, NK(pool_keys), b_window, GS_WIN_MAXPOOL},
+    {"relu", relu_keys, NK(relu_keys), b_eltwise, GS_ELT_RELU},
+    {"add", binary_keys, NK(binary_keys), b_eltwise, GS_ELT_ADD},
+    {"mul", binary_keys, NK(binary_keys), b_eltwise, GS_ELT_MUL},
+    {"rowsum", row_keys, NK(row_keys), b_row, GS_ROW_SUM},
+    {"rowmean", row_keys, NK(row_keys), b_row, GS_ROW_MEAN},
+    {"rowmax", row_keys, NK(row_keys), b_row, GS_ROW_MAX},
+};
+#define N_OP_DEFS NK(op_defs)
 
 static void list_keys(const op_def *od, char *buf, size_t n) {
     size_t off = 0;
@@ -167,10 +547,16 @@ static gs_status parse_value(gs_ctx *ctx, const op_def *od, const kv_def *kd, co
     if (!*v) return gs_err(ctx, GS_ERR_PARSE, "%s: key '%s' has no value in '%s'", od->name, kd->key, tok);
     char *end = NULL;
     errno = 0;
-    if (kd->type == KV_FLOAT) {
+    if (kd->type == KV_LAYOUT) {
+        if (!strcmp(v, "nchw")) out->ival[slot] = 0;
+        else if (!strcmp(v, "nhwc")) out->ival[slot] = 1;
+        else return gs_err(ctx, GS_ERR_PARSE, "%s: layout must be nchw or nhwc (got '%s')", od->name, v);
+    } else if (kd->type == KV_FLOAT) {
         double x = strtod(v, &end);
         if (*end || errno == ERANGE || !isfinite(x))
             return gs_err(ctx, GS_ERR_PARSE, "%s: '%s' is not a finite number", od->name, tok);
+        if (fabs(x) > FLT_MAX)
+            return gs_err(ctx, GS_ERR_PARSE, "%s: '%s' does not fit a 32-bit float", od->name, tok);
         out->val[slot] = x;
     } else {
         /* reject leading '+', spaces and hex: plain decimal only */
@@ -187,6 +573,9 @@ static gs_status parse_value(gs_ctx *ctx, const op_def *od, const kv_def *kd, co
             return gs_err(ctx, GS_ERR_PARSE, "%s: '%s' must be 0 or 1", od->name, tok);
         if (kd->type == KV_INT && (x <= 0 || x > GS_MAX_EXTENT))
             return gs_err(ctx, GS_ERR_BAD_SHAPE, "%s: %s must be between 1 and %lld", od->name, tok,
+                          (long long)GS_MAX_EXTENT);
+        if (kd->type == KV_NONNEG && (x < 0 || x > GS_MAX_EXTENT))
+            return gs_err(ctx, GS_ERR_BAD_SHAPE, "%s: %s must be between 0 and %lld", od->name, tok,
                           (long long)GS_MAX_EXTENT);
         out->ival[slot] = x;
         out->val[slot] = (double)x;
@@ -210,24 +599,24 @@ gs_status gs_op_parse_into(gs_ctx *ctx, const char *spec, gs_op *op) {
     if (!od) {
         char known[256] = "";
         size_t off = 0;
-        for (int i = 0; i < N_OP_DEFS; i++)
+        for (int i = 0; i < N_OP_DEFS && off < sizeof known; i++)
             off += (size_t)snprintf(known + off, sizeof known - off, "%s%s", i ? " " : "", op_defs[i].name);
-        return gs_err(ctx, GS_ERR_UNKNOWN_OP, "unknown operator '%s' (known: %s)", tok, known);
+        return gs_err(ctx, GS_ERR_UNKNOWN_OP, "unknown operator '%.40s' (known: %s)", tok, known);
     }
     kv_vals kv;
     memset(&kv, 0, sizeof kv);
+    kv.keys = od->keys;
+    kv.nkeys = od->nkeys;
     while ((tok = strtok_r(NULL, " \t\n", &save))) {
         char *eq = strchr(tok, '=');
         if (!eq || eq == tok)
-            return gs_err(ctx, GS_ERR_PARSE, "%s: expected key=value, got '%s'", od->name, tok);
+            return gs_err(ctx, GS_ERR_PARSE, "%s: expected key=value, got '%.60s'", od->name, tok);
         *eq = 0;
-        int slot = -1;
-        for (int i = 0; i < od->nkeys; i++)
-            if (!strcmp(tok, od->keys[i].key)) slot = i;
+        int slot = kv_slot(&kv, tok);
         if (slot < 0) {
             char keys[256];
             list_keys(od, keys, sizeof keys);
-            return gs_err(ctx, GS_ERR_PARSE, "%s: unknown key '%s' (accepted: %s)", od->name, tok, keys);
+            return gs_err(ctx, GS_ERR_PARSE, "%s: unknown key '%.40s' (accepted: %s)", od->name, tok, keys);
         }
         if (kv.set[slot]) return gs_err(ctx, GS_ERR_PARSE, "%s: key '%s' given twice", od->name, tok);
         char full[160];
@@ -237,15 +626,12 @@ gs_status gs_op_parse_into(gs_ctx *ctx, const char *spec, gs_op *op) {
     }
     for (int i = 0; i < od->nkeys; i++) {
         if (kv.set[i]) continue;
-        if (od->keys[i].required) return gs_err(ctx, GS_ERR_PARSE, "%s: missing required key '%s'", od->name, od->keys[i].key);
+        if (od->keys[i].required)
+            return gs_err(ctx, GS_ERR_PARSE, "%s: missing required key '%s'", od->name, od->keys[i].key);
         kv.val[i] = od->keys[i].def;
         kv.ival[i] = (int64_t)od->keys[i].def;
     }
-    /* dispatch on the operator: the one switch from specs to builders */
-    if (od == &op_defs[0])
-        return gs_op_build_gemm(ctx, op, kv.ival[0], kv.ival[1], kv.ival[2], (int)kv.ival[3], (int)kv.ival[4],
-                                (float)kv.val[5], (float)kv.val[6]);
-    return gs_err(ctx, GS_ERR_UNKNOWN_OP, "operator '%s' has no builder", od->name);
+    return od->build(ctx, op, od, &kv);
 }
 
 /* ---- public wrappers ---------------------------------------------------------- */

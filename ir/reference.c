@@ -37,7 +37,12 @@ gs_status gs_op_reference(gs_ctx *ctx, const gs_op *op, const float *const *ins,
         double acc = op->combine == GS_COMBINE_MAX ? -INFINITY : 0.0;
         for (int i = 0; i < nrd; i++) pt[rd[i]] = 0;
         for (;;) {
-            if (op->combine == GS_COMBINE_MAC) {
+            if (op->combine == GS_COMBINE_ADD) {
+                for (int t = 0; t < op->ninputs; t++) {
+                    int64_t o = offset_of(&op->tensors[t], pt, op->naxes);
+                    acc += o < 0 ? 0.0 : (double)ins[t][o];
+                }
+            } else if (op->combine == GS_COMBINE_MAC) {
                 double p = 1.0;
                 for (int t = 0; t < op->ninputs; t++) {
                     int64_t o = offset_of(&op->tensors[t], pt, op->naxes);

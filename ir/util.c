@@ -1,6 +1,7 @@
 /* util.c — status strings, per-context errors, string builder, arena, hash. */
 #include "ir/ir.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +127,7 @@ void gs_arena_init(gs_arena *a, size_t block_size) {
 }
 
 void *gs_arena_alloc(gs_arena *a, size_t size) {
+    if (size > SIZE_MAX / 2) return NULL; /* no rounding or header overflow */
     size = (size + 15u) & ~(size_t)15u;
     gs_arena_block *b = a->head;
     if (!b || b->size - b->used < size) {
@@ -155,7 +157,7 @@ void gs_arena_free(gs_arena *a) {
 
 uint64_t gs_hash_bytes(const void *p, size_t n, uint64_t seed) {
     const unsigned char *s = p;
-    uint64_t h = 1469598103934665603ull ^ seed;
+    uint64_t h = 14695981039346656037ull ^ seed;
     for (size_t i = 0; i < n; i++) {
         h ^= s[i];
         h *= 1099511628211ull;

@@ -431,7 +431,8 @@ gs_status gs_lower_emit(gs_ctx *ctx, const gs_op *op, const gs_etir *e, gs_diale
                     free(prev);
                 }
             char *fidx = gs_sb_take(&fi);
-            gs_sb_printf(&rhs, "%sf%d[%s]", t ? " * " : "", t, fidx ? fidx : "0");
+            gs_sb_printf(&rhs, "%sf%d[%s]", t ? (op->combine == GS_COMBINE_ADD ? " + " : " * ") : "", t,
+                         fidx ? fidx : "0");
             free(fidx);
         }
         char *r = gs_sb_take(&rhs);

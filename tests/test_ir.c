@@ -233,9 +233,9 @@ Test(ir, parse_bad_specs_from_data_file) {
         if (s2 != want) failures++;
     }
     fclose(f);
+    gs_ctx_destroy(ctx);
     cr_assert_geq(cases, 40, "only %d cases read from %s", cases, path);
     cr_assert_eq(failures, 0, "%d of %d bad-spec cases failed (see above)", failures, cases);
-    gs_ctx_destroy(ctx);
 }
 
 Test(ir, parse_spec_length_limits) {
@@ -1281,10 +1281,26 @@ Test(ir, ctx_messages) {
     gs_ctx_destroy(NULL);
 }
 
-Test(ir, hash_fnv1a_reference_vectors) {
-    /* FNV-1a 64 published test vectors */
-    cr_assert_eq(gs_hash_bytes("", 0, 0), 0xcbf29ce484222325ull);
-    cr_assert_eq(gs_hash_bytes("a", 1, 0), 0xaf63dc4c8601ec8cull);
-    cr_assert_eq(gs_hash_bytes("foobar", 6, 0), 0x85944171f73967e8ull);
+/* BUG (ir/util.c gs_hash_bytes): the FNV-1a 64 offset basis is written
+ * 1469598103934665603ull, the published 14695981039346656037 (0xcbf29ce484222325)
+ * with its last digit dropped, so gs_hash_bytes is not the FNV-1a that ir.h
+ * documents and does not match any other FNV-1a implementation (kernel-cache
+ * keys built from it would change when this is fixed). */
+Test(ir, bug_hash_is_not_fnv1a) {
+    /* published FNV-1a 64 test vectors */
+    static const struct { const char *s; uint64_t h; } v[] = {
+        {"", 0xcbf29ce484222325ull}, {"a", 0xaf63dc4c8601ec8cull}, {"foobar", 0x85944171f73967e8ull}};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        uint64_t h = gs_hash_bytes(v[i].s, strlen(v[i].s), 0);
+        cr_expect_eq(h, v[i].h,
+                     "BUG ir/util.c gs_hash_bytes: FNV-1a(\"%s\") = %#llx, got %#llx (offset basis "
+                     "1469598103934665603 lacks its last digit: 14695981039346656037)",
+                     v[i].s, (unsigned long long)v[i].h, (unsigned long long)h);
+    }
+}
+
+Test(ir, hash_seed_and_bytes_matter) {
     cr_assert_neq(gs_hash_bytes("a", 1, 1), gs_hash_bytes("a", 1, 0), "the seed changes the hash");
+    cr_assert_neq(gs_hash_bytes("ab", 2, 0), gs_hash_bytes("ba", 2, 0), "byte order changes the hash");
+    cr_assert_eq(gs_hash_bytes("abc", 3, 9), gs_hash_bytes("abc", 3, 9));
 }
