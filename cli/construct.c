@@ -26,7 +26,7 @@ static const char *construct_help =
     "  --top K              candidates kept (construct) / verified (verify) [construct 5, verify 1]\n"
     "  --chains N           independent Markov chains [16]\n"
     "  --policy P           paper | balanced | model (benefit formulas, see README) [model]\n"
-    "  --strategy S         markov | exhaustive | random [markov]\n"
+    "  --strategy S         markov | tree (Roller-style) | exhaustive | random [markov]\n"
     "  --emit E             construct: print cuda | opencl | ptx | json after the table [cuda]\n"
     "  --out DIR            construct: write <kernel>.cu, .cl, .json (and .ptx, .log with NVRTC) to DIR\n"
     "  --nvrtc              construct: compile each candidate with NVRTC and show registers/spills\n"
@@ -97,7 +97,7 @@ static int parse_opts(const char *cmd, int argc, char **argv, cli_opts *o, bool 
             else if (!strcmp(optarg, "exhaustive")) o->co.strategy = GS_STRATEGY_EXHAUSTIVE;
             else if (!strcmp(optarg, "random")) o->co.strategy = GS_STRATEGY_RANDOM;
             else if (!strcmp(optarg, "tree")) o->co.strategy = GS_STRATEGY_TREE;
-            else return gs_cli_usage_error(cmd, "unknown strategy '%s' (markov, exhaustive, random)", optarg);
+            else return gs_cli_usage_error(cmd, "unknown strategy '%s' (markov, tree, exhaustive, random)", optarg);
             break;
         case 'e':
             if (strcmp(optarg, "cuda") && strcmp(optarg, "opencl") && strcmp(optarg, "ptx") && strcmp(optarg, "json"))
@@ -222,8 +222,6 @@ int gs_cli_construct(int argc, char **argv, bool verify) {
     int rc = parse_opts(cmd, argc, argv, &o, verify);
     if (rc >= 0) return rc;
     rc = 0;
-    if (o.co.strategy == GS_STRATEGY_TREE)
-        return gs_cli_usage_error(cmd, "strategy 'tree' is not available in this build%s", "");
     gs_ctx *ctx = gs_ctx_create();
     if (!ctx) return 1;
     gs_op *op = NULL;

@@ -40,6 +40,9 @@ double gs_cache_multiplier(int t);
 /* The pool-append probability 1 - 1 / (1 + exp(-0.5 (-ln T - 10))). */
 double gs_append_probability(double T);
 
+/* Roller-style tree construction: writes up to cap complete candidates. */
+int gs_tree_candidates(const gs_hw *hw, const gs_op *op, gs_etir *out, int cap);
+
 /* Enumerate the actions out of a state: writes up to cap actions. */
 int gs_actions_enumerate(const gs_op *op, const gs_etir *e, gs_action *acts, int cap);
 

@@ -436,6 +436,13 @@ gs_status gs_construct(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const gs_c
     case GS_STRATEGY_EXHAUSTIVE:
         run_exhaustive(hw, op, &p, &ar, &r->capped, &r->steps);
         break;
+    case GS_STRATEGY_TREE: {
+        gs_etir *cands = gs_arena_alloc(&ar, 4096 * sizeof *cands);
+        int nc = cands ? gs_tree_candidates(hw, op, cands, 4096) : 0;
+        for (int i = 0; i < nc; i++) pool_add(&p, &cands[i]);
+        r->steps = nc;
+        break;
+    }
     case GS_STRATEGY_RANDOM:
         gs_pcg32_seed(&rng, o.seed, 0);
         run_random(hw, op, &o, &rng, &p, (int64_t)o.chains * steps_per_chain, &r->steps);
