@@ -18,7 +18,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all deps demo test test-plain check-asan bench clean check-gpu
+.PHONY: all deps demo test test-plain check-asan check-suites bench clean check-gpu
 
 all: $(BUILD)/libgensor.a $(BUILD)/libgensor.so $(BUILD)/gensor
 
@@ -77,6 +77,9 @@ check-asan:
 	ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 GS_ASAN=1 \
 	  GS_GENSOR_BIN=build-asan/gensor ./build-asan/gensor_tests --jobs 2
 	@sh tests/cli_errors.sh build-asan/gensor
+
+check-suites: $(BUILD)/gensor_tests
+	GS_FULL_SUITES=1 ./$(BUILD)/gensor_tests --filter 'suites/*' --jobs 2
 
 bench: deps all
 	@sh experiments/bench.sh $(BUILD)/gensor

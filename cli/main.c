@@ -50,10 +50,12 @@ static const char *main_help =
     "  construct SPEC   construct a kernel for an operator (Markov walk over ETIR states)\n"
     "  verify SPEC      construct, run the kernel(s) on the OpenCL device and compare with a reference\n"
     "  estimate SPEC    predicted time and breakdown of given configurations\n"
+    "  suite FILE       construct every operator of a suite or model file (JSON) and tabulate\n"
     "  hw list          list the built-in hardware profiles\n"
     "  hw show NAME     show a profile (built-in name or JSON file)\n"
     "\n"
-    "SPEC examples: 'gemm M=4096 N=4096 K=4096', 'gemm M=127 N=31 K=7 transA=1 alpha=2 beta=0.5'\n"
+    "SPEC examples: 'gemm M=4096 N=4096 K=4096', 'gemv M=16384 N=1000',\n"
+    "  'conv2d N=128 C=256 H=30 W=30 K=256 R=3 S=3 stride=2 pad=0 layout=nchw' (grammar: README)\n"
     "Run 'gensor <command> --help' for the options of a command.\n";
 
 static int hw_cmd(int argc, char **argv) {
@@ -128,6 +130,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "verify")) return gs_cli_construct(argc - 1, argv + 1, true);
     if (!strcmp(cmd, "estimate")) return gs_cli_estimate(argc - 1, argv + 1);
     if (!strcmp(cmd, "hw")) return hw_cmd(argc - 1, argv + 1);
+    if (!strcmp(cmd, "suite")) return gs_cli_suite(argc - 1, argv + 1);
     fprintf(stderr, "gensor: error: unknown command '%s' (see 'gensor --help')\n", cmd);
     return 2;
 }

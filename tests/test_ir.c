@@ -342,7 +342,7 @@ Test(ir, gemm_builder_four_transposes) {
     const int64_t M = 5, N = 7, K = 3;
     for (int tA = 0; tA < 2; tA++)
         for (int tB = 0; tB < 2; tB++) {
-            char what[32];
+            char what[64];
             snprintf(what, sizeof what, "transA=%d transB=%d", tA, tB);
             gs_op op = gemm(M, N, K, tA, tB, 1, 0);
             cr_assert_eq(gs_op_validate(NULL, &op), GS_OK);

@@ -1,0 +1,872 @@
+/* test_ops.c — every operator class beyond plain gemm, end to end:
+ *
+ *   1. `gensor verify` semantics over the covering-design sweeps in
+ *      tests/data/ops_*.txt: parse the spec, construct with the default
+ *      options (the seed from the file), run the OpenCL dialect of the top
+ *      candidate on PoCL and compare it with the IR reference interpreter
+ *      (every case with index 2 mod 4 also runs candidate 2). Under GS_ASAN
+ *      only every 4th selected case runs (never none).
+ *   2. An operator that has no builder, a 3-D convolution written directly in
+ *      the IR: constructed, emitted in both dialects, compiled by NVRTC
+ *      (0 spills) where NVRTC is present, and verified on PoCL.
+ *   3. Malformed specs of every class (tests/data/ops_bad_specs.txt): the
+ *      status and the message from the library, then exit code 2 and exactly
+ *      one stderr line from the CLI (GS_GENSOR_BIN).
+ *   4. The reference interpreter itself against GSL (gemv, bgemm, gemm with
+ *      a fused epilogue) and against hand-computed conv and pool results; the
+ *      hand-computed cases also run through the constructed OpenCL kernels.
+ *
+ * Pooling semantics pinned here: average pooling counts padded cells
+ * (count_include_pad: the sum is always divided by R*S), max pooling ignores
+ * padded cells (they never win, even over negative inputs).
+ *
+ * Set GS_OPS_VERBOSE=1 to print each sweep's case count and time. */
+#include <criterion/criterion.h>
+#include <gsl/gsl_blas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "construct/construct.h"
+#include "kernels/kernels.h"
+
+TestSuite(ops);
+
+/* ---- helpers ------------------------------------------------------------------- */
+
+/* tests/data/<name>, relative to the working directory (the repository root
+ * under `make test`) or, failing that, to this source file's directory. */
+static void ops_data_path(char *buf, size_t n, const char *name) {
+    snprintf(buf, n, "tests/data/%s", name);
+    if (access(buf, R_OK) == 0) return;
+    const char *file = __FILE__;
+    const char *slash = strrchr(file, '/');
+    int dirlen = slash ? (int)(slash - file) : 1;
+    snprintf(buf, n, "%.*s/data/%s", dirlen, slash ? file : ".", name);
+}
+
+static double ops_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static bool ops_verbose(void) { return getenv("GS_OPS_VERBOSE") != NULL; }
+
+/* Open the OpenCL device, or skip the test with a clear message. */
+static gs_cl *ops_open_cl(gs_ctx *ctx) {
+    gs_cl *cl = NULL;
+    gs_status s = gs_cl_open(ctx, &cl);
+    if (s == GS_ERR_OPENCL_MISSING)
+        cr_skip_test("no OpenCL device (install pocl-opencl-icd to run the PoCL checks): %s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(s, GS_OK, "gs_cl_open: %s: %s", gs_status_str(s), gs_ctx_errmsg(ctx));
+    return cl;
+}
+
+/* Deterministic inputs in [-1, 1) for the interpreter checks. */
+static void ops_fill(float *x, int64_t n, uint64_t seed) {
+    uint64_t s = seed * 6364136223846793005ull + 1442695040888963407ull;
+    for (int64_t i = 0; i < n; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        x[i] = (float)((double)(s >> 11) / (double)(1ull << 53) * 2.0 - 1.0);
+    }
+}
+
+/* Normwise error max|y - ref| / max|ref| (max|y - ref| when ref is all zero). */
+static double ops_normwise_f(const float *y, const double *ref, int64_t n) {
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double e = fabs((double)y[i] - ref[i]);
+        if (!(e <= num)) num = e; /* NaN propagates */
+        if (fabs(ref[i]) > den) den = fabs(ref[i]);
+    }
+    return den > 0 ? num / den : num;
+}
+
+/* Run candidate e of op on the OpenCL device with the caller's inputs (the
+ * same argument order as gs_verify_opencl) and read the output back into
+ * out, whose old contents are the output's initial value. */
+static gs_status ops_run_cl(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_etir *e, const float *const *ins,
+                            const float *bias, float *out) {
+    gs_kernel_src ks;
+    gs_status s = gs_lower_emit(ctx, op, e, GS_DIALECT_OPENCL, 0, &ks);
+    if (s != GS_OK) return s;
+    gs_cl_prog *prog = NULL;
+    gs_cl_buf *buf[GS_MAX_TENSORS] = {0}, *bbuf = NULL;
+    int64_t on = gs_tensor_elems(gs_op_out(op));
+    s = gs_cl_build(ctx, cl, ks.src, ks.name, &prog);
+    for (int t = 0; t < op->ninputs && s == GS_OK; t++)
+        s = gs_cl_buf_create(ctx, cl, (size_t)gs_tensor_elems(&op->tensors[t]) * 4, ins[t], &buf[t]);
+    if (s == GS_OK) s = gs_cl_buf_create(ctx, cl, (size_t)on * 4, out, &buf[op->ninputs]);
+    if (s == GS_OK && ks.desc.has_bias)
+        s = gs_cl_buf_create(ctx, cl, (size_t)op->axes[op->epi.bias_axis].extent * 4, bias, &bbuf);
+    if (s == GS_OK) {
+        gs_karg args[64];
+        int na = 0;
+        for (int t = 0; t <= op->ninputs; t++) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = buf[t]};
+        if (ks.desc.has_bias) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = bbuf};
+        int32_t ints[48];
+        int ni = gs_kernel_int_args(op, ints, 48);
+        for (int i = 0; i < ni; i++) args[na++] = (gs_karg){.kind = GS_KARG_INT, .i = ints[i]};
+        args[na++] = (gs_karg){.kind = GS_KARG_FLOAT, .f = op->epi.alpha};
+        args[na++] = (gs_karg){.kind = GS_KARG_FLOAT, .f = op->epi.beta};
+        s = gs_cl_launch(ctx, cl, prog, args, na, (size_t)ks.grid, (size_t)ks.block, NULL);
+    }
+    if (s == GS_OK) s = gs_cl_buf_read(ctx, cl, buf[op->ninputs], out, (size_t)on * 4);
+    for (int t = 0; t <= op->ninputs; t++) gs_cl_buf_free(buf[t]);
+    gs_cl_buf_free(bbuf);
+    gs_cl_prog_free(prog);
+    gs_kernel_src_free(&ks);
+    return s;
+}
+
+/* ---- 1. the verify sweeps ---------------------------------------------------------- */
+
+typedef struct ops_case {
+    char hw[32];
+    unsigned long seed;
+    char spec[400];
+    int line;
+} ops_case;
+
+#define OPS_MAX_CASES 64
+
+/* Read "hw seed spec..." lines ('#' comments, blank lines skipped). */
+static int ops_read_sweep(const char *name, ops_case *cases, int cap) {
+    char path[512];
+    ops_data_path(path, sizeof path, name);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "cannot open %s (run from the repository root)", path);
+    char line[512];
+    int n = 0, lineno = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        line[strcspn(line, "\r\n")] = 0;
+        if (!line[0] || line[0] == '#') continue;
+        cr_assert(n < cap, "%s: more than %d cases", path, cap);
+        int off = 0;
+        cr_assert(sscanf(line, "%31s %lu %n", cases[n].hw, &cases[n].seed, &off) == 2 && off > 0,
+                  "%s:%d: bad line '%s' (want: hw seed spec)", path, lineno, line);
+        snprintf(cases[n].spec, sizeof cases[n].spec, "%s", line + off);
+        cases[n].line = lineno;
+        n++;
+    }
+    fclose(f);
+    return n;
+}
+
+/* Verify the cases of one sweep file with index i % nparts == part. */
+static void ops_sweep(const char *file, int part, int nparts, int min_cases) {
+    static ops_case cases[OPS_MAX_CASES];
+    int n = ops_read_sweep(file, cases, OPS_MAX_CASES);
+    cr_assert(n >= min_cases, "%s holds %d cases, expected at least %d", file, n, min_cases);
+    gs_ctx *ctx = gs_ctx_create();
+    gs_cl *cl = ops_open_cl(ctx);
+    const bool asan = getenv("GS_ASAN") != NULL;
+    double t0 = ops_now();
+    int selected = 0, ran = 0, kernels = 0, failed = 0;
+    for (int i = part; i < n; i += nparts) {
+        const ops_case *c = &cases[i];
+        if (asan && selected++ % 4 != 0) continue; /* the sanitizer run checks every 4th case */
+        ran++;
+        const int want = i % 4 == 2 ? 2 : 1;
+        gs_op *op = NULL;
+        gs_hw *hw = NULL;
+        gs_result *r = NULL;
+        gs_status s = gs_op_parse(ctx, c->spec, &op);
+        cr_assert_eq(s, GS_OK, "%s:%d: '%s' does not parse: %s", file, c->line, c->spec, gs_ctx_errmsg(ctx));
+        s = gs_hw_load(ctx, c->hw, &hw);
+        cr_assert_eq(s, GS_OK, "%s:%d: hw '%s': %s", file, c->line, c->hw, gs_ctx_errmsg(ctx));
+        gs_construct_opts o;
+        gs_construct_opts_default(&o);
+        o.seed = c->seed;
+        s = gs_construct(ctx, op, hw, &o, &r);
+        cr_assert_eq(s, GS_OK, "%s:%d: construct '%s' on %s: %s", file, c->line, c->spec, c->hw, gs_ctx_errmsg(ctx));
+        cr_assert(r->n >= 1, "%s:%d: no candidate", file, c->line);
+        for (int k = 0; k < want && k < r->n; k++) {
+            gs_diff d;
+            s = gs_verify_opencl(ctx, cl, op, &r->cand[k], c->seed, &d);
+            kernels++;
+            bool ok = s == GS_OK && d.nonfinite == 0 && d.normwise <= GS_VERIFY_TOL && d.reference &&
+                      !strcmp(d.reference, "interpreter");
+            if (!ok) failed++;
+            cr_expect(ok,
+                      "%s:%d: %s on %s seed %lu, candidate %d (%s): %s %s; normwise %.3g, max abs %.3g at %lld, "
+                      "%lld non-finite, reference %s",
+                      file, c->line, c->spec, c->hw, c->seed, k, r->desc[k], gs_status_str(s),
+                      s == GS_OK ? "" : gs_ctx_errmsg(ctx), d.normwise, d.max_abs, (long long)d.where,
+                      (long long)d.nonfinite, d.reference ? d.reference : "(none)");
+        }
+        gs_result_destroy(r);
+        gs_hw_destroy(hw);
+        gs_op_destroy(op);
+    }
+    if (ops_verbose())
+        fprintf(stderr, "ops: %s part %d/%d: %d cases, %d kernels, %d failed, %.1f s\n", file, part + 1, nparts, ran,
+                kernels, failed, ops_now() - t0);
+    cr_assert(ran >= 1, "%s part %d/%d selected no case", file, part + 1, nparts);
+    gs_cl_close(cl);
+    gs_ctx_destroy(ctx);
+}
+
+Test(ops, conv_sweep_1of3, .timeout = 600) { ops_sweep("ops_conv.txt", 0, 3, 24); }
+Test(ops, conv_sweep_2of3, .timeout = 600) { ops_sweep("ops_conv.txt", 1, 3, 24); }
+Test(ops, conv_sweep_3of3, .timeout = 600) { ops_sweep("ops_conv.txt", 2, 3, 24); }
+Test(ops, dwconv_sweep_1of2, .timeout = 600) { ops_sweep("ops_dwconv.txt", 0, 2, 16); }
+Test(ops, dwconv_sweep_2of2, .timeout = 600) { ops_sweep("ops_dwconv.txt", 1, 2, 16); }
+Test(ops, pool_sweep, .timeout = 600) { ops_sweep("ops_pool.txt", 0, 1, 16); }
+Test(ops, gemv_bgemm_sweep_1of2, .timeout = 600) { ops_sweep("ops_gemv_bgemm.txt", 0, 2, 20); }
+Test(ops, gemv_bgemm_sweep_2of2, .timeout = 600) { ops_sweep("ops_gemv_bgemm.txt", 1, 2, 20); }
+Test(ops, reduce_sweep, .timeout = 600) { ops_sweep("ops_reduce.txt", 0, 1, 12); }
+Test(ops, eltwise_sweep, .timeout = 600) { ops_sweep("ops_eltwise.txt", 0, 1, 10); }
+Test(ops, gemm_epilogue_sweep, .timeout = 600) { ops_sweep("ops_gemm_epilogue.txt", 0, 1, 10); }
+
+/* ---- 2. an operator with no builder: 3-D convolution in the IR ------------------
+ * GS_MAX_AXES is 8, and n,k,d,p,q + c,t,r,s would be 9, so the batch is
+ * folded away (N = 1): spatial k, od, oh, ow; reduce c, t, r, s.
+ * Input I[C,D,H,W], filter F[K,C,T,R,S], output O[K,OD,OH,OW] (row-major),
+ * with a stride and a (symmetric) pad on each of the three dims. */
+typedef struct ops_conv3d {
+    int64_t C, D, H, W, K, T, R, S;
+    int64_t sd, sh, sw, pd, ph, pw;
+    int bias, relu;
+} ops_conv3d;
+
+static int64_t ops_out_extent(int64_t in, int64_t k, int64_t stride, int64_t pad) {
+    return (in + 2 * pad - k) / stride + 1;
+}
+
+static void ops_set_axis(gs_op *op, int a, const char *name, int64_t extent, gs_axis_kind kind) {
+    snprintf(op->axes[a].name, GS_NAME_LEN, "%s", name);
+    op->axes[a].extent = extent;
+    op->axes[a].kind = kind;
+}
+
+/* dim d of tensor t is indexed by coeff_a * axis_a + coeff_b * axis_b + offset */
+static void ops_set_dim(gs_tensor *t, int d, int64_t shape, int a, int64_t ca, int b, int64_t cb, int64_t offset) {
+    t->shape[d] = shape;
+    memset(&t->idx[d], 0, sizeof t->idx[d]);
+    t->idx[d].coeff[a] = ca;
+    if (b >= 0) t->idx[d].coeff[b] = cb;
+    t->idx[d].offset = offset;
+}
+
+static gs_status ops_build_conv3d(gs_ctx *ctx, gs_op *op, const ops_conv3d *p) {
+    memset(op, 0, sizeof *op);
+    enum { k = 0, od = 1, oh = 2, ow = 3, c = 4, t = 5, r = 6, s = 7 };
+    const int64_t OD = ops_out_extent(p->D, p->T, p->sd, p->pd), OH = ops_out_extent(p->H, p->R, p->sh, p->ph),
+                  OW = ops_out_extent(p->W, p->S, p->sw, p->pw);
+    op->kind = GS_OPK_CUSTOM;
+    op->naxes = 8;
+    ops_set_axis(op, k, "k", p->K, GS_AXIS_SPATIAL);
+    ops_set_axis(op, od, "od", OD, GS_AXIS_SPATIAL);
+    ops_set_axis(op, oh, "oh", OH, GS_AXIS_SPATIAL);
+    ops_set_axis(op, ow, "ow", OW, GS_AXIS_SPATIAL);
+    ops_set_axis(op, c, "c", p->C, GS_AXIS_REDUCE);
+    ops_set_axis(op, t, "t", p->T, GS_AXIS_REDUCE);
+    ops_set_axis(op, r, "r", p->R, GS_AXIS_REDUCE);
+    ops_set_axis(op, s, "s", p->S, GS_AXIS_REDUCE);
+    op->ninputs = 2;
+    gs_tensor *I = &op->tensors[0], *F = &op->tensors[1], *O = &op->tensors[2];
+    snprintf(I->name, GS_NAME_LEN, "I");
+    snprintf(F->name, GS_NAME_LEN, "F");
+    snprintf(O->name, GS_NAME_LEN, "O");
+    I->ndim = 4;
+    ops_set_dim(I, 0, p->C, c, 1, -1, 0, 0);
+    ops_set_dim(I, 1, p->D, od, p->sd, t, 1, -p->pd);
+    ops_set_dim(I, 2, p->H, oh, p->sh, r, 1, -p->ph);
+    ops_set_dim(I, 3, p->W, ow, p->sw, s, 1, -p->pw);
+    F->ndim = 5;
+    ops_set_dim(F, 0, p->K, k, 1, -1, 0, 0);
+    ops_set_dim(F, 1, p->C, c, 1, -1, 0, 0);
+    ops_set_dim(F, 2, p->T, t, 1, -1, 0, 0);
+    ops_set_dim(F, 3, p->R, r, 1, -1, 0, 0);
+    ops_set_dim(F, 4, p->S, s, 1, -1, 0, 0);
+    O->ndim = 4;
+    ops_set_dim(O, 0, p->K, k, 1, -1, 0, 0);
+    ops_set_dim(O, 1, OD, od, 1, -1, 0, 0);
+    ops_set_dim(O, 2, OH, oh, 1, -1, 0, 0);
+    ops_set_dim(O, 3, OW, ow, 1, -1, 0, 0);
+    op->combine = GS_COMBINE_MAC;
+    op->epi = (gs_epilogue){1.0f, 0.0f, p->bias ? k : -1, p->relu};
+    op->has_bias = p->bias != 0;
+    snprintf(op->spec, sizeof op->spec,
+             "conv3d(custom IR) C=%lld D=%lld H=%lld W=%lld K=%lld T=%lld R=%lld S=%lld stride=%lld,%lld,%lld "
+             "pad=%lld,%lld,%lld bias=%d relu=%d",
+             (long long)p->C, (long long)p->D, (long long)p->H, (long long)p->W, (long long)p->K, (long long)p->T,
+             (long long)p->R, (long long)p->S, (long long)p->sd, (long long)p->sh, (long long)p->sw,
+             (long long)p->pd, (long long)p->ph, (long long)p->pw, p->bias, p->relu);
+    return gs_op_validate(ctx, op);
+}
+
+/* Straight loops, written independently of the IR. */
+static void ops_conv3d_naive(const ops_conv3d *p, const float *I, const float *F, const float *bias, double *O) {
+    const int64_t OD = ops_out_extent(p->D, p->T, p->sd, p->pd), OH = ops_out_extent(p->H, p->R, p->sh, p->ph),
+                  OW = ops_out_extent(p->W, p->S, p->sw, p->pw);
+    for (int64_t k = 0; k < p->K; k++)
+        for (int64_t z = 0; z < OD; z++)
+            for (int64_t y = 0; y < OH; y++)
+                for (int64_t x = 0; x < OW; x++) {
+                    double acc = 0;
+                    for (int64_t c = 0; c < p->C; c++)
+                        for (int64_t t = 0; t < p->T; t++)
+                            for (int64_t r = 0; r < p->R; r++)
+                                for (int64_t s = 0; s < p->S; s++) {
+                                    int64_t d = z * p->sd + t - p->pd, h = y * p->sh + r - p->ph,
+                                            w = x * p->sw + s - p->pw;
+                                    if (d < 0 || d >= p->D || h < 0 || h >= p->H || w < 0 || w >= p->W) continue;
+                                    acc += (double)I[((c * p->D + d) * p->H + h) * p->W + w] *
+                                           (double)F[(((k * p->C + c) * p->T + t) * p->R + r) * p->S + s];
+                                }
+                    if (p->bias) acc += bias[k];
+                    if (p->relu && acc < 0) acc = 0;
+                    O[((k * OD + z) * OH + y) * OW + x] = acc;
+                }
+}
+
+Test(ops, conv3d_custom_ir_construct_emit_compile_verify, .timeout = 600) {
+    static const ops_conv3d shapes[] = {
+        /* C  D  H  W  K  T  R  S  sd sh sw pd ph pw bias relu */
+        {3, 5, 7, 6, 4, 3, 3, 2, 1, 2, 1, 1, 0, 1, 0, 0},
+        {2, 4, 9, 5, 5, 2, 3, 3, 2, 1, 2, 0, 1, 1, 1, 1},
+    };
+    static const char *hws[] = {"h100", "t4"};
+    gs_ctx *ctx = gs_ctx_create();
+    const bool nvrtc = gs_nvrtc_available(ctx);
+    if (!nvrtc) {
+        if (getenv("GS_REQUIRE_NVRTC")) cr_assert_fail("NVRTC required but missing: %s", gs_ctx_errmsg(ctx));
+        fprintf(stderr, "ops: conv3d: NVRTC not available (%s); skipping the CUDA compile, still verifying on OpenCL\n",
+                gs_ctx_errmsg(ctx));
+    }
+    gs_cl *cl = NULL;
+    gs_status s = gs_cl_open(ctx, &cl);
+    if (s != GS_OK && s != GS_ERR_OPENCL_MISSING) cr_assert_fail("gs_cl_open: %s", gs_ctx_errmsg(ctx));
+    if (!cl) fprintf(stderr, "ops: conv3d: no OpenCL device; skipping the PoCL verification\n");
+    for (int i = 0; i < 2; i++) {
+        const ops_conv3d *p = &shapes[i];
+        gs_op op;
+        s = ops_build_conv3d(ctx, &op, p);
+        cr_assert_eq(s, GS_OK, "conv3d %d: gs_op_validate: %s", i, gs_ctx_errmsg(ctx));
+        cr_assert_eq(op.naxes, GS_MAX_AXES);
+
+        /* the interpreter reads the hand-written affine maps as the naive loops do */
+        int64_t ni = gs_tensor_elems(&op.tensors[0]), nf = gs_tensor_elems(&op.tensors[1]),
+                no = gs_tensor_elems(&op.tensors[2]);
+        float *I = malloc((size_t)ni * 4), *F = malloc((size_t)nf * 4), *O = calloc((size_t)no, 4),
+              bias[8];
+        double *ref = malloc((size_t)no * 8);
+        cr_assert(I && F && O && ref);
+        ops_fill(I, ni, 11 + (uint64_t)i);
+        ops_fill(F, nf, 23 + (uint64_t)i);
+        ops_fill(bias, 8, 31);
+        const float *ins[2] = {I, F};
+        cr_assert_eq(gs_op_reference(ctx, &op, ins, bias, O), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        ops_conv3d_naive(p, I, F, bias, ref);
+        double err = ops_normwise_f(O, ref, no);
+        cr_expect(err <= 1e-6, "conv3d %d: interpreter vs naive loops: normwise %.3g", i, err);
+
+        for (int h = 0; h < 2; h++) {
+            gs_hw *hw = NULL;
+            cr_assert_eq(gs_hw_load(ctx, hws[h], &hw), GS_OK);
+            gs_construct_opts o;
+            gs_construct_opts_default(&o);
+            o.seed = 1 + (uint64_t)h;
+            gs_result *r = NULL;
+            s = gs_construct(ctx, &op, hw, &o, &r);
+            cr_assert_eq(s, GS_OK, "conv3d %d on %s: construct: %s", i, hws[h], gs_ctx_errmsg(ctx));
+            cr_assert(r->n >= 1);
+            for (int k = 0; k < 2 && k < r->n; k++) {
+                gs_kernel_src cu, ocl;
+                s = gs_lower_emit(ctx, &op, &r->cand[k], GS_DIALECT_CUDA, gs_hw_sm(hw), &cu);
+                cr_assert_eq(s, GS_OK, "conv3d %d: emit CUDA: %s", i, gs_ctx_errmsg(ctx));
+                s = gs_lower_emit(ctx, &op, &r->cand[k], GS_DIALECT_OPENCL, 0, &ocl);
+                cr_assert_eq(s, GS_OK, "conv3d %d: emit OpenCL: %s", i, gs_ctx_errmsg(ctx));
+                cr_expect(strstr(cu.src, "__global__") && strstr(cu.src, cu.name), "CUDA source lacks its kernel");
+                cr_expect(strstr(ocl.src, "__kernel") && strstr(ocl.src, ocl.name), "OpenCL source lacks its kernel");
+                cr_expect(cu.grid == ocl.grid && cu.block == ocl.block && cu.smem_bytes == ocl.smem_bytes);
+                cr_expect(cu.smem_bytes <= hw->smem_per_block && cu.block <= hw->max_threads_per_block);
+                if (nvrtc) {
+                    int arch = gs_nvrtc_nearest_arch(ctx, gs_hw_sm(hw));
+                    gs_kernel_src cua;
+                    cr_assert_eq(gs_lower_emit(ctx, &op, &r->cand[k], GS_DIALECT_CUDA, arch, &cua), GS_OK);
+                    gs_nvrtc_out nv;
+                    s = gs_nvrtc_compile(ctx, cua.src, cua.name, arch, false, true, &nv);
+                    cr_expect_eq(s, GS_OK, "conv3d %d on %s cand %d (%s): NVRTC sm_%d: %s", i, hws[h], k, r->desc[k],
+                                 arch, gs_ctx_errmsg(ctx));
+                    if (s == GS_OK) {
+                        cr_expect_eq(nv.stats.spill_store_bytes + nv.stats.spill_load_bytes, 0,
+                                     "conv3d %d on %s (%s): %lld spill bytes", i, hws[h], r->desc[k],
+                                     (long long)(nv.stats.spill_store_bytes + nv.stats.spill_load_bytes));
+                        cr_expect(nv.stats.registers > 0 && nv.stats.registers <= hw->max_regs_per_thread);
+                        cr_expect_eq(nv.stats.smem_bytes, cua.smem_bytes, "ptxas smem %lld vs emitted %lld",
+                                     (long long)nv.stats.smem_bytes, (long long)cua.smem_bytes);
+                    }
+                    gs_nvrtc_out_free(&nv);
+                    gs_kernel_src_free(&cua);
+                }
+                if (cl) {
+                    gs_diff d;
+                    s = gs_verify_opencl(ctx, cl, &op, &r->cand[k], 5 + (uint64_t)k, &d);
+                    cr_expect_eq(s, GS_OK, "conv3d %d on %s cand %d (%s): %s", i, hws[h], k, r->desc[k],
+                                 gs_ctx_errmsg(ctx));
+                    cr_expect(d.normwise <= GS_VERIFY_TOL && d.nonfinite == 0, "conv3d: normwise %.3g", d.normwise);
+                    cr_expect(d.reference && !strcmp(d.reference, "interpreter"));
+                    /* and with the naive loops' inputs, against the naive loops */
+                    float *y = calloc((size_t)no, 4);
+                    cr_assert_not_null(y);
+                    s = ops_run_cl(ctx, cl, &op, &r->cand[k], ins, bias, y);
+                    cr_expect_eq(s, GS_OK, "%s", gs_ctx_errmsg(ctx));
+                    err = ops_normwise_f(y, ref, no);
+                    cr_expect(err <= GS_VERIFY_TOL, "conv3d %d on %s cand %d: kernel vs naive loops: normwise %.3g", i,
+                              hws[h], k, err);
+                    free(y);
+                }
+                gs_kernel_src_free(&cu);
+                gs_kernel_src_free(&ocl);
+            }
+            gs_result_destroy(r);
+            gs_hw_destroy(hw);
+        }
+        free(I);
+        free(F);
+        free(O);
+        free(ref);
+    }
+    gs_cl_close(cl);
+    gs_ctx_destroy(ctx);
+}
+
+/* The hand-built IR is checked by gs_op_validate like any builder's. */
+Test(ops, custom_ir_validation_errors) {
+    gs_ctx *ctx = gs_ctx_create();
+    ops_conv3d p = {3, 5, 7, 6, 4, 3, 3, 2, 1, 2, 1, 1, 0, 1, 0, 0};
+    gs_op op;
+    cr_assert_eq(ops_build_conv3d(ctx, &op, &p), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_op bad = op;
+    bad.tensors[2].idx[1].coeff[5] = 1; /* output indexed by the reduce axis t */
+    cr_expect_eq(gs_op_validate(ctx, &bad), GS_ERR_INVALID_ARG);
+    cr_expect(strstr(gs_ctx_errmsg(ctx), "reduce axis t"), "%s", gs_ctx_errmsg(ctx));
+    bad = op;
+    bad.axes[6].extent = 0;
+    cr_expect_eq(gs_op_validate(ctx, &bad), GS_ERR_BAD_SHAPE);
+    cr_expect(strstr(gs_ctx_errmsg(ctx), "axis r"), "%s", gs_ctx_errmsg(ctx));
+    bad = op;
+    bad.naxes = GS_MAX_AXES + 1;
+    cr_expect_eq(gs_op_validate(ctx, &bad), GS_ERR_INVALID_ARG);
+    gs_ctx_destroy(ctx);
+}
+
+/* ---- 3. malformed specs: library status + message, CLI exit 2 + one line ------------ */
+
+typedef struct ops_bad {
+    gs_status status;
+    char needle[200];
+    char spec[300];
+    int line;
+} ops_bad;
+
+static bool ops_status_from_name(const char *name, gs_status *out) {
+    static const struct {
+        const char *name;
+        gs_status s;
+    } tab[] = {
+        {"GS_ERR_INVALID_ARG", GS_ERR_INVALID_ARG}, {"GS_ERR_PARSE", GS_ERR_PARSE},
+        {"GS_ERR_UNKNOWN_OP", GS_ERR_UNKNOWN_OP},   {"GS_ERR_BAD_SHAPE", GS_ERR_BAD_SHAPE},
+        {"GS_ERR_UNSUPPORTED", GS_ERR_UNSUPPORTED},
+    };
+    for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
+        if (!strcmp(name, tab[i].name)) {
+            *out = tab[i].s;
+            return true;
+        }
+    return false;
+}
+
+static int ops_read_bad(ops_bad *cases, int cap) {
+    char path[512];
+    ops_data_path(path, sizeof path, "ops_bad_specs.txt");
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "cannot open %s", path);
+    char line[1024];
+    int n = 0, lineno = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        line[strcspn(line, "\r\n")] = 0;
+        if (!line[0] || line[0] == '#') continue;
+        cr_assert(n < cap, "%s: more than %d cases", path, cap);
+        char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+        cr_assert(t1 && t2, "%s:%d: want STATUS<TAB>SUBSTRING<TAB>SPEC", path, lineno);
+        *t1 = *t2 = 0;
+        cr_assert(ops_status_from_name(line, &cases[n].status), "%s:%d: unknown status '%s'", path, lineno, line);
+        snprintf(cases[n].needle, sizeof cases[n].needle, "%s", t1 + 1);
+        snprintf(cases[n].spec, sizeof cases[n].spec, "%s", t2 + 1);
+        cases[n].line = lineno;
+        n++;
+    }
+    fclose(f);
+    return n;
+}
+
+Test(ops, bad_specs_library) {
+    static ops_bad cases[160];
+    int n = ops_read_bad(cases, 160);
+    cr_assert(n >= 60, "only %d bad specs", n);
+    gs_ctx *ctx = gs_ctx_create();
+    int classes[8] = {0};
+    for (int i = 0; i < n; i++) {
+        const ops_bad *c = &cases[i];
+        gs_op *op = (gs_op *)ctx; /* must come back NULL */
+        gs_status s = gs_op_parse(ctx, c->spec, &op);
+        cr_expect(s == c->status && op == NULL && strstr(gs_ctx_errmsg(ctx), c->needle),
+                  "ops_bad_specs.txt:%d: '%s': got %s '%s', want %s containing '%s'", c->line, c->spec,
+                  gs_status_str(s), gs_ctx_errmsg(ctx), gs_status_str(c->status), c->needle);
+        if (s == GS_OK) gs_op_destroy(op);
+        static const char *heads[] = {"conv2d ", "dwconv2d ", "avgpool2d ", "maxpool2d ", "gemv ", "bgemm ", "row", "gemm "};
+        for (int h = 0; h < 8; h++)
+            if (!strncmp(c->spec, heads[h], strlen(heads[h]))) classes[h]++;
+    }
+    for (int h = 0; h < 8; h++) cr_expect(classes[h] >= 2, "class %d has %d bad specs", h, classes[h]);
+    gs_ctx_destroy(ctx);
+}
+
+/* Single-quote s for /bin/sh. */
+static void ops_shell_quote(char *out, size_t n, const char *s) {
+    size_t o = 0;
+    if (o + 1 < n) out[o++] = '\'';
+    for (; *s && o + 5 < n; s++) {
+        if (*s == '\'') {
+            memcpy(out + o, "'\\''", 4);
+            o += 4;
+        } else {
+            out[o++] = *s;
+        }
+    }
+    if (o + 1 < n) out[o++] = '\'';
+    out[o] = 0;
+}
+
+Test(ops, bad_specs_cli, .timeout = 600) {
+    const char *bin = getenv("GS_GENSOR_BIN");
+    if (!bin || !*bin) cr_skip_test("GS_GENSOR_BIN is not set (e.g. GS_GENSOR_BIN=build/gensor): skipping the CLI checks");
+    cr_assert(access(bin, X_OK) == 0, "GS_GENSOR_BIN=%s is not executable", bin);
+    static ops_bad cases[160];
+    int n = ops_read_bad(cases, 160);
+    char tmpl[] = "/tmp/gs_ops_stderr_XXXXXX";
+    int fd = mkstemp(tmpl);
+    cr_assert(fd >= 0, "mkstemp failed");
+    close(fd);
+    char qbin[600], qspec[700], qerr[100], cmd[2048];
+    ops_shell_quote(qbin, sizeof qbin, bin);
+    ops_shell_quote(qerr, sizeof qerr, tmpl);
+    static const char *subs[] = {"construct", "verify"};
+    for (int i = 0; i < n; i++) {
+        const ops_bad *c = &cases[i];
+        ops_shell_quote(qspec, sizeof qspec, c->spec);
+        const char *sub = subs[i % 2]; /* alternate the two subcommands that take a spec */
+        snprintf(cmd, sizeof cmd, "%s %s %s </dev/null >/dev/null 2>%s", qbin, sub, qspec, qerr);
+        int st = system(cmd);
+        cr_assert(st != -1 && WIFEXITED(st), "ops_bad_specs.txt:%d: `gensor %s` did not exit normally (status %d)",
+                  c->line, sub, st);
+        FILE *f = fopen(tmpl, "r");
+        cr_assert_not_null(f);
+        char err[4096];
+        size_t len = fread(err, 1, sizeof err - 1, f);
+        err[len] = 0;
+        fclose(f);
+        int lines = 0;
+        for (size_t j = 0; j < len; j++) lines += err[j] == '\n';
+        cr_expect(WEXITSTATUS(st) == 2 && lines == 1 && len > 0 && err[len - 1] == '\n',
+                  "ops_bad_specs.txt:%d: `gensor %s '%s'`: exit %d (want 2), %d stderr lines (want 1): '%s'", c->line,
+                  sub, c->spec, WEXITSTATUS(st), lines, err);
+        cr_expect(strstr(err, c->needle), "ops_bad_specs.txt:%d: `gensor %s '%s'`: stderr '%s' lacks '%s'", c->line,
+                  sub, c->spec, err, c->needle);
+    }
+    unlink(tmpl);
+}
+
+/* ---- 4. the reference interpreter against GSL and against hand computation ---------- */
+
+/* gemv: the interpreter vs gsl_blas_dgemv on double copies. */
+Test(ops, interpreter_gemv_vs_gsl_dgemv) {
+    static const struct {
+        int64_t M, N;
+        int tA;
+        float alpha, beta;
+    } cs[] = {{1, 1, 0, 1, 0}, {7, 5, 0, 1.5f, 0.5f}, {5, 7, 1, -2, 1}, {13, 31, 1, 0.25f, -0.75f}, {61, 2, 0, 1, 1}};
+    gs_ctx *ctx = gs_ctx_create();
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        gs_op op;
+        cr_assert_eq(gs_op_build_gemv(ctx, &op, cs[i].M, cs[i].N, cs[i].tA, cs[i].alpha, cs[i].beta), GS_OK);
+        const int64_t M = cs[i].M, N = cs[i].N;
+        float *A = malloc((size_t)(M * N) * 4), *x = malloc((size_t)N * 4), *y = malloc((size_t)M * 4);
+        ops_fill(A, M * N, 100 + i);
+        ops_fill(x, N, 200 + i);
+        ops_fill(y, M, 300 + i);
+        gsl_matrix *gA = cs[i].tA ? gsl_matrix_alloc((size_t)N, (size_t)M) : gsl_matrix_alloc((size_t)M, (size_t)N);
+        gsl_vector *gx = gsl_vector_alloc((size_t)N), *gy = gsl_vector_alloc((size_t)M);
+        for (int64_t j = 0; j < M * N; j++) gA->data[j] = A[j]; /* row-major, tda == size2 */
+        for (int64_t j = 0; j < N; j++) gsl_vector_set(gx, (size_t)j, x[j]);
+        for (int64_t j = 0; j < M; j++) gsl_vector_set(gy, (size_t)j, y[j]);
+        gsl_blas_dgemv(cs[i].tA ? CblasTrans : CblasNoTrans, cs[i].alpha, gA, gx, cs[i].beta, gy);
+        const float *ins[2] = {A, x};
+        cr_assert_eq(gs_op_reference(ctx, &op, ins, NULL, y), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        double err = ops_normwise_f(y, gy->data, M);
+        cr_expect(err <= 1e-6, "%s: interpreter vs gsl_blas_dgemv: normwise %.3g", op.spec, err);
+        gsl_matrix_free(gA);
+        gsl_vector_free(gx);
+        gsl_vector_free(gy);
+        free(A);
+        free(x);
+        free(y);
+    }
+    gs_ctx_destroy(ctx);
+}
+
+/* bgemm: the interpreter vs gsl_blas_dgemm per batch. */
+Test(ops, interpreter_bgemm_vs_gsl_dgemm) {
+    static const struct {
+        int64_t B, M, N, K;
+        int tA, tB;
+        float alpha, beta;
+    } cs[] = {{1, 3, 5, 7, 0, 0, 1, 0},          {3, 5, 2, 13, 1, 0, 1.5f, 0.5f}, {12, 2, 3, 5, 0, 1, -2, 1},
+              {3, 7, 7, 3, 1, 1, 0.25f, -0.75f}, {2, 1, 1, 1, 1, 1, 1, 1}};
+    gs_ctx *ctx = gs_ctx_create();
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        const int64_t B = cs[i].B, M = cs[i].M, N = cs[i].N, K = cs[i].K;
+        gs_op op;
+        cr_assert_eq(gs_op_build_bgemm(ctx, &op, B, M, N, K, cs[i].tA, cs[i].tB, cs[i].alpha, cs[i].beta), GS_OK);
+        float *A = malloc((size_t)(B * M * K) * 4), *Bm = malloc((size_t)(B * K * N) * 4),
+              *C = malloc((size_t)(B * M * N) * 4);
+        double *ref = malloc((size_t)(B * M * N) * 8);
+        ops_fill(A, B * M * K, 400 + i);
+        ops_fill(Bm, B * K * N, 500 + i);
+        ops_fill(C, B * M * N, 600 + i);
+        for (int64_t b = 0; b < B; b++) {
+            gsl_matrix *ga = cs[i].tA ? gsl_matrix_alloc((size_t)K, (size_t)M) : gsl_matrix_alloc((size_t)M, (size_t)K);
+            gsl_matrix *gb = cs[i].tB ? gsl_matrix_alloc((size_t)N, (size_t)K) : gsl_matrix_alloc((size_t)K, (size_t)N);
+            gsl_matrix *gc = gsl_matrix_alloc((size_t)M, (size_t)N);
+            for (int64_t j = 0; j < M * K; j++) ga->data[j] = A[b * M * K + j];
+            for (int64_t j = 0; j < K * N; j++) gb->data[j] = Bm[b * K * N + j];
+            for (int64_t j = 0; j < M * N; j++) gc->data[j] = C[b * M * N + j];
+            gsl_blas_dgemm(cs[i].tA ? CblasTrans : CblasNoTrans, cs[i].tB ? CblasTrans : CblasNoTrans, cs[i].alpha,
+                           ga, gb, cs[i].beta, gc);
+            for (int64_t j = 0; j < M * N; j++) ref[b * M * N + j] = gc->data[j];
+            gsl_matrix_free(ga);
+            gsl_matrix_free(gb);
+            gsl_matrix_free(gc);
+        }
+        const float *ins[2] = {A, Bm};
+        cr_assert_eq(gs_op_reference(ctx, &op, ins, NULL, C), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        double err = ops_normwise_f(C, ref, B * M * N);
+        cr_expect(err <= 1e-6, "%s: interpreter vs per-batch gsl_blas_dgemm: normwise %.3g", op.spec, err);
+        free(A);
+        free(Bm);
+        free(C);
+        free(ref);
+    }
+    gs_ctx_destroy(ctx);
+}
+
+/* gemm with a fused epilogue: the interpreter vs dgemm, then + bias[n], relu. */
+Test(ops, interpreter_gemm_epilogue_vs_gsl_dgemm) {
+    static const char *specs[] = {"gemm M=5 N=7 K=3 transA=1 alpha=1.5 beta=0.5 bias=1 relu=1",
+                                  "gemm M=6 N=4 K=9 transB=1 alpha=-2 beta=1 relu=1",
+                                  "gemm M=3 N=8 K=2 transA=1 transB=1 bias=1"};
+    gs_ctx *ctx = gs_ctx_create();
+    for (int i = 0; i < 3; i++) {
+        gs_op op;
+        cr_assert_eq(gs_op_parse_into(ctx, specs[i], &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        const int64_t M = op.axes[0].extent, N = op.axes[1].extent, K = op.axes[2].extent;
+        float A[64], Bm[64], C[64], bias[16];
+        double ref[64];
+        ops_fill(A, M * K, 700 + (uint64_t)i);
+        ops_fill(Bm, K * N, 800 + (uint64_t)i);
+        ops_fill(C, M * N, 900 + (uint64_t)i);
+        ops_fill(bias, N, 1000 + (uint64_t)i);
+        gsl_matrix *ga = op.transA ? gsl_matrix_alloc((size_t)K, (size_t)M) : gsl_matrix_alloc((size_t)M, (size_t)K);
+        gsl_matrix *gb = op.transB ? gsl_matrix_alloc((size_t)N, (size_t)K) : gsl_matrix_alloc((size_t)K, (size_t)N);
+        gsl_matrix *gc = gsl_matrix_alloc((size_t)M, (size_t)N);
+        for (int64_t j = 0; j < M * K; j++) ga->data[j] = A[j];
+        for (int64_t j = 0; j < K * N; j++) gb->data[j] = Bm[j];
+        for (int64_t j = 0; j < M * N; j++) gc->data[j] = C[j];
+        gsl_blas_dgemm(op.transA ? CblasTrans : CblasNoTrans, op.transB ? CblasTrans : CblasNoTrans, op.epi.alpha, ga,
+                       gb, op.epi.beta, gc);
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t n = 0; n < N; n++) {
+                double v = gc->data[m * N + n] + (op.has_bias ? bias[n] : 0.0);
+                ref[m * N + n] = op.epi.relu && v < 0 ? 0 : v;
+            }
+        const float *ins[2] = {A, Bm};
+        cr_assert_eq(gs_op_reference(ctx, &op, ins, bias, C), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        double err = ops_normwise_f(C, ref, M * N);
+        cr_expect(err <= 1e-6, "%s: interpreter vs dgemm + bias + relu: normwise %.3g", specs[i], err);
+        gsl_matrix_free(ga);
+        gsl_matrix_free(gb);
+        gsl_matrix_free(gc);
+    }
+    gs_ctx_destroy(ctx);
+}
+
+/* A hand-computed case: spec, inputs, optional bias, expected output. The
+ * interpreter must reproduce it, and so must the top constructed kernel(s)
+ * on the OpenCL device (when there is one): `top` candidates (default 1). */
+typedef struct ops_hand {
+    const char *spec;
+    const float *in0, *in1, *bias;
+    const float *want;
+    int nwant;
+    int top;
+} ops_hand;
+
+static void ops_check_hand(gs_ctx *ctx, gs_cl *cl, const ops_hand *h) {
+    gs_op op;
+    cr_assert_eq(gs_op_parse_into(ctx, h->spec, &op), GS_OK, "%s: %s", h->spec, gs_ctx_errmsg(ctx));
+    int64_t on = gs_tensor_elems(gs_op_out(&op));
+    cr_assert_eq(on, h->nwant, "%s: output has %lld elements, the hand computation %d", h->spec, (long long)on,
+                 h->nwant);
+    const float *ins[2] = {h->in0, h->in1};
+    float y[64];
+    cr_assert(on <= 64);
+    for (int i = 0; i < on; i++) y[i] = 12345.0f; /* beta = 0: must be overwritten */
+    cr_assert_eq(gs_op_reference(ctx, &op, ins, h->bias, y), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    for (int i = 0; i < on; i++)
+        cr_expect(fabsf(y[i] - h->want[i]) <= 1e-6f * fmaxf(1.0f, fabsf(h->want[i])),
+                  "%s: interpreter output[%d] = %.9g, hand-computed %.9g", h->spec, i, y[i], h->want[i]);
+    if (!cl) return;
+    gs_hw *hw = NULL;
+    cr_assert_eq(gs_hw_load(ctx, "rtx3090", &hw), GS_OK);
+    gs_construct_opts o;
+    gs_construct_opts_default(&o);
+    gs_result *r = NULL;
+    cr_assert_eq(gs_construct(ctx, &op, hw, &o, &r), GS_OK, "%s: %s", h->spec, gs_ctx_errmsg(ctx));
+    const int top = h->top > 0 ? h->top : 1;
+    for (int k = 0; k < top && k < r->n; k++) {
+        for (int i = 0; i < on; i++) y[i] = 12345.0f;
+        gs_status s = ops_run_cl(ctx, cl, &op, &r->cand[k], ins, h->bias, y);
+        cr_expect_eq(s, GS_OK, "%s cand %d: %s", h->spec, k, gs_ctx_errmsg(ctx));
+        for (int i = 0; i < on && s == GS_OK; i++)
+            cr_expect(fabsf(y[i] - h->want[i]) <= 1e-5f * fmaxf(1.0f, fabsf(h->want[i])),
+                      "%s on OpenCL, cand %d (%s): output[%d] = %.9g, hand-computed %.9g", h->spec, k, r->desc[k], i,
+                      y[i], h->want[i]);
+    }
+    gs_result_destroy(r);
+    gs_hw_destroy(hw);
+}
+
+/* X = [[1,2,3],[4,5,6],[7,8,9]] (1x1x3x3), F = [[1,2],[3,4]] (1x1x2x2). */
+static const float OPS_X9[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+static const float OPS_F4[4] = {1, 2, 3, 4};
+
+Test(ops, hand_computed_conv, .timeout = 300) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_cl *cl = NULL;
+    if (gs_cl_open(ctx, &cl) != GS_OK) cl = NULL;
+    /* valid: out[i][j] = X[i][j] + 2 X[i][j+1] + 3 X[i+1][j] + 4 X[i+1][j+1] */
+    static const float w1[4] = {37, 47, 67, 77};
+    /* pad 1, stride 2: windows start at rows/cols -1 and 1; the padded cells add 0:
+     * [0][0] = 4*X00 = 4; [0][1] = 3*X01 + 4*X02 = 18; [1][0] = 2*X10 + 4*X20 = 36;
+     * [1][1] = X11 + 2 X12 + 3 X21 + 4 X22 = 77 */
+    static const float w2[4] = {4, 18, 36, 77};
+    /* the same with bias -50 and relu */
+    static const float bm50[1] = {-50};
+    static const float w3[4] = {0, 0, 0, 27};
+    /* dilation 2: the one window reads the corners: 1*1 + 2*3 + 3*7 + 4*9 = 64 */
+    static const float w4[1] = {64};
+    /* asymmetric padding: pad_top=1 only, pad_left=0, pad_right=1, stride 1 -> 3x3 output;
+     * row -1 is zero padding, column 3 is zero padding */
+    static const float w5[9] = {
+        3 * 1 + 4 * 2, 3 * 2 + 4 * 3, 3 * 3,                         /* top row sees only X row 0 */
+        1 * 1 + 2 * 2 + 3 * 4 + 4 * 5, 2 + 2 * 3 + 3 * 5 + 4 * 6, 3 + 3 * 6, /* the right column sees col 2 */
+        4 + 2 * 5 + 3 * 7 + 4 * 8, 5 + 2 * 6 + 3 * 8 + 4 * 9, 6 + 3 * 9,
+    };
+    /* nhwc with 2 input channels, channel 1 = 10 x channel 0, K=1 filter [1,R,S,C]
+     * with channel-1 weights all 1: out = conv(X, F) + 10 * (window sum of X) */
+    static const float x2[18] = {1, 10, 2, 20, 3, 30, 4, 40, 5, 50, 6, 60, 7, 70, 8, 80, 9, 90};
+    static const float f2[8] = {1, 1, 2, 1, 3, 1, 4, 1};
+    static const float w6[4] = {37 + 120, 47 + 160, 67 + 240, 77 + 280};
+    /* depthwise, 2 channels (nchw), channel 1 = 10 x channel 0, filters F and -F */
+    static const float xd[18] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 20, 30, 40, 50, 60, 70, 80, 90};
+    static const float fd[8] = {1, 2, 3, 4, -1, -2, -3, -4};
+    static const float w7[8] = {37, 47, 67, 77, -370, -470, -670, -770};
+    const ops_hand cases[] = {
+        {"conv2d N=1 C=1 H=3 W=3 K=1 R=2 S=2", OPS_X9, OPS_F4, NULL, w1, 4},
+        {"conv2d N=1 C=1 H=3 W=3 K=1 R=2 S=2 stride=2 pad=1", OPS_X9, OPS_F4, NULL, w2, 4},
+        {"conv2d N=1 C=1 H=3 W=3 K=1 R=2 S=2 stride=2 pad=1 bias=1 relu=1", OPS_X9, OPS_F4, bm50, w3, 4},
+        {"conv2d N=1 C=1 H=3 W=3 K=1 R=2 S=2 dilation=2", OPS_X9, OPS_F4, NULL, w4, 1},
+        {"conv2d N=1 C=1 H=3 W=3 K=1 R=2 S=2 pad_top=1 pad_bottom=0 pad_left=0 pad_right=1", OPS_X9, OPS_F4, NULL,
+         w5, 9},
+        {"conv2d N=1 C=2 H=3 W=3 K=1 R=2 S=2 layout=nhwc", x2, f2, NULL, w6, 4},
+        {"dwconv2d N=1 C=2 H=3 W=3 R=2 S=2", xd, fd, NULL, w7, 8},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) ops_check_hand(ctx, cl, &cases[i]);
+    gs_cl_close(cl);
+    gs_ctx_destroy(ctx);
+}
+
+/* Pooling semantics: avg counts padded cells (divides by R*S always), max
+ * ignores padded cells (all-negative inputs: a padded 0 would win). */
+Test(ops, hand_computed_pool, .timeout = 300) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_cl *cl = NULL;
+    if (gs_cl_open(ctx, &cl) != GS_OK) cl = NULL;
+    static const float neg[9] = {-1, -2, -3, -4, -5, -6, -7, -8, -9};
+    /* F=2 stride 2 pad 1 on 3x3: windows at rows/cols {-1,0} and {1,2}.
+     * avg: [0][0] = 1/4; [0][1] = (2+3)/4; [1][0] = (4+7)/4; [1][1] = (5+6+8+9)/4 */
+    static const float avg1[4] = {0.25f, 1.25f, 2.75f, 7.0f};
+    /* max on -X: [0][0] = -1 (only X00 is real; padding would give 0); [0][1] = max(-2,-3);
+     * [1][0] = max(-4,-7); [1][1] = max(-5,-6,-8,-9) */
+    static const float max1[4] = {-1, -2, -4, -5};
+    /* F=3 stride 1 pad 1: 3x3 output; every window divides by 9, corners see 4 real cells */
+    static const float avg2[9] = {12.f / 9, 21.f / 9, 16.f / 9, 27.f / 9, 45.f / 9, 33.f / 9, 24.f / 9, 39.f / 9, 28.f / 9};
+    static const float max2[9] = {-1, -1, -2, -1, -1, -2, -4, -4, -5};
+    /* nhwc, 2 channels: channel 1 = 10 x channel 0; F=2 stride 1 pad 0 -> 2x2x2 */
+    static const float x2[18] = {1, 10, 2, 20, 3, 30, 4, 40, 5, 50, 6, 60, 7, 70, 8, 80, 9, 90};
+    static const float avg3[8] = {3, 30, 4, 40, 6, 60, 7, 70};
+    static const float max3[8] = {5, 50, 6, 60, 8, 80, 9, 90};
+    /* asymmetric: pad_top=1 pad_bottom=0 pad_left=0 pad_right=1, F=2 stride 2 -> 2x2:
+     * windows rows {-1,0},{1,2}; cols {0,1},{2,3} */
+    static const float avg4[4] = {(1 + 2) / 4.f, 3 / 4.f, (4 + 5 + 7 + 8) / 4.f, (6 + 9) / 4.f};
+    static const float max4[4] = {-1, -3, -4, -6};
+    const ops_hand cases[] = {
+        {"avgpool2d N=1 C=1 H=3 W=3 F=2 stride=2 pad=1", OPS_X9, NULL, NULL, avg1, 4, 2},
+        {"maxpool2d N=1 C=1 H=3 W=3 F=2 stride=2 pad=1", neg, NULL, NULL, max1, 4, 2},
+        {"avgpool2d N=1 C=1 H=3 W=3 F=3 pad=1", OPS_X9, NULL, NULL, avg2, 9, 2},
+        {"maxpool2d N=1 C=1 H=3 W=3 R=3 S=3 pad=1", neg, NULL, NULL, max2, 9, 2},
+        {"avgpool2d N=1 C=2 H=3 W=3 F=2 layout=nhwc", x2, NULL, NULL, avg3, 8, 2},
+        {"maxpool2d N=1 C=2 H=3 W=3 F=2 layout=nhwc", x2, NULL, NULL, max3, 8, 2},
+        {"avgpool2d N=1 C=1 H=3 W=3 F=2 stride=2 pad_top=1 pad_bottom=0 pad_left=0 pad_right=1", OPS_X9, NULL, NULL,
+         avg4, 4, 2},
+        {"maxpool2d N=1 C=1 H=3 W=3 F=2 stride=2 pad_top=1 pad_bottom=0 pad_left=0 pad_right=1", neg, NULL, NULL,
+         max4, 4, 2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) ops_check_hand(ctx, cl, &cases[i]);
+    gs_cl_close(cl);
+    gs_ctx_destroy(ctx);
+}
+
+/* Row reductions and eltwise by hand: mean divides by K; max of negatives. */
+Test(ops, hand_computed_reduce_eltwise, .timeout = 300) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_cl *cl = NULL;
+    if (gs_cl_open(ctx, &cl) != GS_OK) cl = NULL;
+    static const float x6[6] = {1, -2, 3, -4, -5, -6};
+    static const float sum[2] = {2, -15}, mean[2] = {2.f / 3, -5}, mx[2] = {3, -4};
+    static const float relu[6] = {1, 0, 3, 0, 0, 0};
+    static const float y3[3] = {10, 20, 30};
+    static const float addb[6] = {11, 18, 33, 6, 15, 24}, mulb[6] = {10, -40, 90, -40, -100, -180};
+    static const float y6[6] = {1, 1, 1, 2, 2, 2};
+    static const float add6[6] = {2, -1, 4, -2, -3, -4}, mul6[6] = {1, -2, 3, -8, -10, -12};
+    const ops_hand cases[] = {
+        {"rowsum M=2 K=3", x6, NULL, NULL, sum, 2},      {"rowmean M=2 K=3", x6, NULL, NULL, mean, 2},
+        {"rowmax M=2 K=3", x6, NULL, NULL, mx, 2},       {"relu M=2 N=3", x6, NULL, NULL, relu, 6},
+        {"add M=2 N=3 bcast=1", x6, y3, NULL, addb, 6},  {"mul M=2 N=3 bcast=1", x6, y3, NULL, mulb, 6},
+        {"add M=2 N=3 bcast=0", x6, y6, NULL, add6, 6},  {"mul M=2 N=3", x6, y6, NULL, mul6, 6},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) ops_check_hand(ctx, cl, &cases[i]);
+    gs_cl_close(cl);
+    gs_ctx_destroy(ctx);
+}
