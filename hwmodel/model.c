@@ -118,48 +118,51 @@ double gs_benefit_vthread(const gs_hw *hw, const gs_op *op, const gs_etir *e, in
 
 /* ---- analytic latency estimate ------------------------------------------------------ */
 
-/* Thread coordinate of lane l along each spatial axis, exactly as the kernel
- * decomposes its thread index (last spatial axis fastest). */
-static void lane_coords(const gs_op *op, const gs_etir *e, int64_t lane, int64_t *th) {
-    for (int a = op->naxes - 1; a >= 0; a--) {
-        th[a] = 0;
-        if (op->axes[a].kind != GS_AXIS_SPATIAL) continue;
-        int64_t thr = gs_etir_threads_axis(e, a);
-        th[a] = lane % thr;
-        lane /= thr;
-    }
-}
-
 /* Bank-conflict degree of one warp-wide fragment load of staged input t: the
  * largest number of distinct words that fall in one bank (equal words are
- * broadcast). Generic over the affine maps: lane addresses are computed from
- * the shared-memory layout the lowering uses. The vthread split enters via
- * T0 = T1/V, the spacing of neighbouring lanes. */
+ * broadcast). Generic over the affine maps: a lane's word address in the
+ * shared-memory layout the lowering uses is affine in its thread coordinates,
+ * addr = base + sum_a th_a * T0_a * step_a, where step_a is how far one unit
+ * of axis a moves in the staged box. The vthread split enters via T0 = T1/V,
+ * the spacing of neighbouring lanes. Lanes are enumerated as the kernel
+ * decomposes its thread index (last spatial axis fastest). */
 double smem_conflict_degree(const gs_hw *hw, const gs_op *op, const gs_etir *e, int t) {
     int64_t dims[GS_MAX_DIMS], pitch;
     gs_stage_layout(op, e, t, dims, &pitch);
     const gs_tensor *ts = &op->tensors[t];
+    /* row strides of the box: innermost dim has the padded pitch above it */
+    int64_t rs[GS_MAX_DIMS];
+    rs[ts->ndim - 1] = 1;
+    for (int j = ts->ndim - 2; j >= 0; j--) rs[j] = rs[j + 1] * (j + 1 == ts->ndim - 1 ? pitch : dims[j + 1]);
+    int ax[GS_MAX_AXES], nax = 0;
+    int64_t step[GS_MAX_AXES], thr[GS_MAX_AXES], th[GS_MAX_AXES];
+    for (int a = op->naxes - 1; a >= 0; a--) {
+        if (op->axes[a].kind != GS_AXIS_SPATIAL) continue;
+        int64_t st = 0;
+        for (int j = 0; j < ts->ndim; j++) st += ts->idx[j].coeff[a] * rs[j];
+        ax[nax] = a;
+        step[nax] = st * (e->T[a][1] / e->V[a]);
+        thr[nax] = gs_etir_threads_axis(e, a);
+        th[nax] = 0;
+        nax++;
+    }
     int64_t nt = gs_etir_threads(op, e);
     int lanes = (int)(nt < hw->warp_size ? nt : hw->warp_size);
+    if (lanes > 64) lanes = 64;
     int64_t addr[64];
-    for (int l = 0; l < lanes && l < 64; l++) {
-        int64_t th[GS_MAX_AXES], loc[GS_MAX_AXES];
-        lane_coords(op, e, l, th);
-        for (int a = 0; a < op->naxes; a++)
-            loc[a] = op->axes[a].kind == GS_AXIS_SPATIAL ? th[a] * (e->T[a][1] / e->V[a]) : 0;
+    for (int l = 0; l < lanes; l++) {
         int64_t ad = 0;
-        for (int j = 0; j < ts->ndim; j++) {
-            int64_t i = 0;
-            for (int a = 0; a < op->naxes; a++) {
-                int64_t c = ts->idx[j].coeff[a];
-                i += c * loc[a] + (c < 0 ? -c * (e->T[a][2] - 1) : 0);
-            }
-            ad = ad * (j == ts->ndim - 1 ? pitch : dims[j]) + i;
-        }
+        for (int i = 0; i < nax; i++) ad += th[i] * step[i];
         addr[l] = ad;
+        /* odometer: next lane's coordinates */
+        for (int i = 0; i < nax; i++) {
+            if (++th[i] < thr[i]) break;
+            th[i] = 0;
+        }
     }
+    (void)ax;
     /* dedupe (broadcast), then count words per bank */
-    int n = lanes < 64 ? lanes : 64;
+    int n = lanes;
     for (int i = 1; i < n; i++) {
         int64_t x = addr[i];
         int j = i - 1;

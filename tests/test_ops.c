@@ -213,6 +213,60 @@ static void ops_sweep(const char *file, int part, int nparts, int min_cases) {
     gs_ctx_destroy(ctx);
 }
 
+/* Same operator structure: kind, axes, tensors and their affine maps,
+ * combine, epilogue. Returns a description of the first difference or NULL. */
+static const char *ops_op_diff(const gs_op *a, const gs_op *b) {
+    if (a->kind != b->kind) return "kind";
+    if (a->naxes != b->naxes || a->ninputs != b->ninputs) return "axis or input count";
+    for (int i = 0; i < a->naxes; i++)
+        if (strcmp(a->axes[i].name, b->axes[i].name) || a->axes[i].extent != b->axes[i].extent ||
+            a->axes[i].kind != b->axes[i].kind)
+            return "an axis";
+    for (int t = 0; t <= a->ninputs; t++) {
+        const gs_tensor *x = &a->tensors[t], *y = &b->tensors[t];
+        if (strcmp(x->name, y->name) || x->ndim != y->ndim) return "a tensor's name or rank";
+        for (int d = 0; d < x->ndim; d++) {
+            if (x->shape[d] != y->shape[d] || x->idx[d].offset != y->idx[d].offset) return "a tensor's shape or offset";
+            for (int i = 0; i < GS_MAX_AXES; i++)
+                if (x->idx[d].coeff[i] != y->idx[d].coeff[i]) return "an affine map";
+        }
+    }
+    if (a->combine != b->combine) return "combine";
+    if (a->epi.alpha != b->epi.alpha || a->epi.beta != b->epi.beta || a->epi.bias_axis != b->epi.bias_axis ||
+        a->epi.relu != b->epi.relu || a->has_bias != b->has_bias)
+        return "epilogue";
+    if (a->transA != b->transA || a->transB != b->transB) return "transposes";
+    if (strcmp(a->spec, b->spec)) return "canonical spec";
+    return NULL;
+}
+
+/* Every sweep spec's canonical form (gs_op_spec) parses back to the same
+ * operator: what the tools print can be fed back to them. */
+Test(ops, sweep_specs_canonical_round_trip) {
+    static const char *files[] = {"ops_conv.txt",   "ops_dwconv.txt",  "ops_pool.txt",         "ops_gemv_bgemm.txt",
+                                  "ops_reduce.txt", "ops_eltwise.txt", "ops_gemm_epilogue.txt"};
+    static ops_case cases[OPS_MAX_CASES];
+    gs_ctx *ctx = gs_ctx_create();
+    int total = 0;
+    for (int f = 0; f < 7; f++) {
+        int n = ops_read_sweep(files[f], cases, OPS_MAX_CASES);
+        for (int i = 0; i < n; i++) {
+            gs_op a, b;
+            cr_assert_eq(gs_op_parse_into(ctx, cases[i].spec, &a), GS_OK, "%s:%d: %s", files[f], cases[i].line,
+                         gs_ctx_errmsg(ctx));
+            gs_status s = gs_op_parse_into(ctx, gs_op_spec(&a), &b);
+            cr_expect_eq(s, GS_OK, "%s:%d: canonical spec '%s' does not parse: %s", files[f], cases[i].line,
+                         gs_op_spec(&a), gs_ctx_errmsg(ctx));
+            const char *d = s == GS_OK ? ops_op_diff(&a, &b) : NULL;
+            cr_expect(d == NULL, "%s:%d: '%s' -> '%s' -> '%s' differs in %s", files[f], cases[i].line, cases[i].spec,
+                      a.spec, b.spec, d);
+            total++;
+        }
+    }
+    cr_expect(total >= 100, "only %d sweep cases", total);
+    gs_ctx_destroy(ctx);
+}
+
 Test(ops, conv_sweep_1of3, .timeout = 600) { ops_sweep("ops_conv.txt", 0, 3, 24); }
 Test(ops, conv_sweep_2of3, .timeout = 600) { ops_sweep("ops_conv.txt", 1, 3, 24); }
 Test(ops, conv_sweep_3of3, .timeout = 600) { ops_sweep("ops_conv.txt", 2, 3, 24); }
@@ -793,14 +847,14 @@ Test(ops, hand_computed_conv, .timeout = 300) {
     static const float fd[8] = {1, 2, 3, 4, -1, -2, -3, -4};
     static const float w7[8] = {37, 47, 67, 77, -370, -470, -670, -770};
     const ops_hand cases[] = {
-        {"conv2d N=1 C=1 H=3 W=3 K=1 R=2 S=2", OPS_X9, OPS_F4, NULL, w1, 4},
-        {"conv2d N=1 C=1 H=3 W=3 K=1 R=2 S=2 stride=2 pad=1", OPS_X9, OPS_F4, NULL, w2, 4},
-        {"conv2d N=1 C=1 H=3 W=3 K=1 R=2 S=2 stride=2 pad=1 bias=1 relu=1", OPS_X9, OPS_F4, bm50, w3, 4},
-        {"conv2d N=1 C=1 H=3 W=3 K=1 R=2 S=2 dilation=2", OPS_X9, OPS_F4, NULL, w4, 1},
+        {"conv2d N=1 C=1 H=3 W=3 K=1 R=2 S=2", OPS_X9, OPS_F4, NULL, w1, 4, 1},
+        {"conv2d N=1 C=1 H=3 W=3 K=1 R=2 S=2 stride=2 pad=1", OPS_X9, OPS_F4, NULL, w2, 4, 1},
+        {"conv2d N=1 C=1 H=3 W=3 K=1 R=2 S=2 stride=2 pad=1 bias=1 relu=1", OPS_X9, OPS_F4, bm50, w3, 4, 1},
+        {"conv2d N=1 C=1 H=3 W=3 K=1 R=2 S=2 dilation=2", OPS_X9, OPS_F4, NULL, w4, 1, 1},
         {"conv2d N=1 C=1 H=3 W=3 K=1 R=2 S=2 pad_top=1 pad_bottom=0 pad_left=0 pad_right=1", OPS_X9, OPS_F4, NULL,
-         w5, 9},
-        {"conv2d N=1 C=2 H=3 W=3 K=1 R=2 S=2 layout=nhwc", x2, f2, NULL, w6, 4},
-        {"dwconv2d N=1 C=2 H=3 W=3 R=2 S=2", xd, fd, NULL, w7, 8},
+         w5, 9, 1},
+        {"conv2d N=1 C=2 H=3 W=3 K=1 R=2 S=2 layout=nhwc", x2, f2, NULL, w6, 4, 1},
+        {"dwconv2d N=1 C=2 H=3 W=3 R=2 S=2", xd, fd, NULL, w7, 8, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) ops_check_hand(ctx, cl, &cases[i]);
     gs_cl_close(cl);
@@ -861,10 +915,10 @@ Test(ops, hand_computed_reduce_eltwise, .timeout = 300) {
     static const float y6[6] = {1, 1, 1, 2, 2, 2};
     static const float add6[6] = {2, -1, 4, -2, -3, -4}, mul6[6] = {1, -2, 3, -8, -10, -12};
     const ops_hand cases[] = {
-        {"rowsum M=2 K=3", x6, NULL, NULL, sum, 2},      {"rowmean M=2 K=3", x6, NULL, NULL, mean, 2},
-        {"rowmax M=2 K=3", x6, NULL, NULL, mx, 2},       {"relu M=2 N=3", x6, NULL, NULL, relu, 6},
-        {"add M=2 N=3 bcast=1", x6, y3, NULL, addb, 6},  {"mul M=2 N=3 bcast=1", x6, y3, NULL, mulb, 6},
-        {"add M=2 N=3 bcast=0", x6, y6, NULL, add6, 6},  {"mul M=2 N=3", x6, y6, NULL, mul6, 6},
+        {"rowsum M=2 K=3", x6, NULL, NULL, sum, 2, 1},      {"rowmean M=2 K=3", x6, NULL, NULL, mean, 2, 1},
+        {"rowmax M=2 K=3", x6, NULL, NULL, mx, 2, 1},       {"relu M=2 N=3", x6, NULL, NULL, relu, 6, 1},
+        {"add M=2 N=3 bcast=1", x6, y3, NULL, addb, 6, 1},  {"mul M=2 N=3 bcast=1", x6, y3, NULL, mulb, 6, 1},
+        {"add M=2 N=3 bcast=0", x6, y6, NULL, add6, 6, 1},  {"mul M=2 N=3", x6, y6, NULL, mul6, 6, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) ops_check_hand(ctx, cl, &cases[i]);
     gs_cl_close(cl);
