@@ -82,6 +82,9 @@ typedef struct gs_estimate {
 } gs_estimate;
 /* Bank-conflict degree of a warp's fragment load of staged input t. */
 double smem_conflict_degree(const gs_hw *hw, const gs_op *op, const gs_etir *e, int t);
+/* Shared-memory wavefronts of one warp-wide vector fragment load of staged
+ * input t; *vec receives the vector width the thread's contiguous run allows. */
+double gs_smem_wavefronts(const gs_hw *hw, const gs_op *op, const gs_etir *e, int t, int *vec);
 /* regs_override > 0 replaces the register estimate (ptxas figure). */
 void gs_estimate_etir(const gs_hw *hw, const gs_op *op, const gs_etir *e,
                       int regs_override, gs_estimate *out);
