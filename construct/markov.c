@@ -331,15 +331,19 @@ static bool push_clamped(const gs_op *op, gs_etir x, gs_etir *out, int *n, int c
 static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap) {
     int n = 0;
     /* single-axis moves: (block, thread, vthread) factor exponents */
-    static const int moves[][3] = {{1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0}, {0, 0, 1}, {0, 0, -1}, {1, 1, 0}, {-1, -1, 0}};
+    /* exponents of two: (block, thread, vthread); +-2 jumps cross the plateaus
+     * that thread-count and occupancy steps put in the estimate */
+    static const int moves[][3] = {{1, 0, 0},  {-1, 0, 0}, {0, 1, 0},  {0, -1, 0}, {0, 0, 1},  {0, 0, -1},
+                                   {1, 1, 0},  {-1, -1, 0}, {2, 0, 0}, {-2, 0, 0}, {0, 2, 0}, {0, -2, 0}};
+    enum { NMOVES = (int)(sizeof moves / sizeof moves[0]) };
     for (int d = 0; d < op->naxes; d++) {
         bool sp = op->axes[d].kind == GS_AXIS_SPATIAL;
-        for (int m = 0; m < 8; m++) {
+        for (int m = 0; m < NMOVES; m++) {
             if (!sp && (moves[m][1] || moves[m][2])) continue;
             gs_etir x = *e;
-            x.T[d][2] = moves[m][0] > 0 ? x.T[d][2] * 2 : moves[m][0] < 0 ? x.T[d][2] / 2 : x.T[d][2];
-            x.T[d][1] = moves[m][1] > 0 ? x.T[d][1] * 2 : moves[m][1] < 0 ? x.T[d][1] / 2 : x.T[d][1];
-            x.V[d] = moves[m][2] > 0 ? x.V[d] * 2 : moves[m][2] < 0 ? x.V[d] / 2 : x.V[d];
+            x.T[d][2] = moves[m][0] >= 0 ? x.T[d][2] << moves[m][0] : x.T[d][2] >> -moves[m][0];
+            x.T[d][1] = moves[m][1] >= 0 ? x.T[d][1] << moves[m][1] : x.T[d][1] >> -moves[m][1];
+            x.V[d] = moves[m][2] >= 0 ? x.V[d] << moves[m][2] : x.V[d] >> -moves[m][2];
             push_clamped(op, x, out, &n, cap);
         }
     }
@@ -362,21 +366,41 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap) 
     return n;
 }
 
+/* Steepest descent that may also cross plateaus: it moves to the best
+ * unvisited neighbour while that is no worse than the current state (within
+ * 0.2 %: ties
+ * are common where thread counts or occupancy do not change), remembers the
+ * best state met, and stops at a strict local optimum or after 32 moves. */
 static void polish(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, int64_t *evals) {
-    double best = predicted(hw, op, e, m);
-    gs_etir nb[GS_MAX_AXES * (8 + 2 * GS_MAX_AXES)];
-    for (int iter = 0; iter < 64; iter++) {
-        int n = neighbours(op, e, nb, GS_MAX_AXES * (8 + 2 * GS_MAX_AXES)), pick = -1;
+    enum { MAXIT = 32, NB = GS_MAX_AXES * (12 + 2 * GS_MAX_AXES) };
+    gs_etir cur = *e, nb[NB];
+    double tcur = predicted(hw, op, &cur, m), tbest = tcur;
+    uint64_t seen[MAXIT + 1];
+    int nseen = 0;
+    seen[nseen++] = gs_etir_hash(&cur);
+    for (int iter = 0; iter < MAXIT; iter++) {
+        int n = neighbours(op, &cur, nb, NB), pick = -1;
+        double tp = INFINITY;
         for (int i = 0; i < n; i++) {
+            uint64_t h = gs_etir_hash(&nb[i]);
+            bool visited = false;
+            for (int j = 0; j < nseen && !visited; j++) visited = seen[j] == h;
+            if (visited) continue;
             double t = predicted(hw, op, &nb[i], m); /* INFINITY when over a limit */
             (*evals)++;
-            if (t < best * (1 - 1e-9)) {
-                best = t;
+            if (t < tp) {
+                tp = t;
                 pick = i;
             }
         }
-        if (pick < 0) return;
-        *e = nb[pick];
+        if (pick < 0 || !(tp <= tcur * (1 + 2e-3))) break; /* 0.2 % slack on plateaus */
+        cur = nb[pick];
+        tcur = tp;
+        seen[nseen++] = gs_etir_hash(&cur);
+        if (tcur < tbest * (1 - 1e-9)) {
+            tbest = tcur;
+            *e = cur;
+        }
     }
 }
 
