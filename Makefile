@@ -18,7 +18,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all deps demo test test-plain check-asan check-suites bench clean check-gpu
+.PHONY: all deps demo test test-plain check-asan check-suites calibrate bench clean check-gpu
 
 all: $(BUILD)/libgensor.a $(BUILD)/libgensor.so $(BUILD)/gensor
 
@@ -78,11 +78,20 @@ check-asan:
 	  GS_GENSOR_BIN=build-asan/gensor ./build-asan/gensor_tests --jobs 2
 	@sh tests/cli_errors.sh build-asan/gensor
 
+$(BUILD)/calibrate: experiments/calibrate.c $(BUILD)/libgensor.a
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libgensor.a $(LDFLAGS) $(LDLIBS)
+
+calibrate: $(BUILD)/calibrate
+	./$(BUILD)/calibrate ../shared/data/xgemm_rtx3090_4096.csv --hw rtx3090
+
 check-suites: $(BUILD)/gensor_tests
 	GS_FULL_SUITES=1 ./$(BUILD)/gensor_tests --filter 'suites/*' --jobs 2
 
-bench: deps all
+bench: deps all $(BUILD)/calibrate
 	@sh experiments/bench.sh $(BUILD)/gensor
+	@if [ -f ../shared/data/xgemm_rtx3090_4096.csv ]; then echo; echo "== model calibration (hwmodel/MODEL.md)"; \
+	  ./$(BUILD)/calibrate ../shared/data/xgemm_rtx3090_4096.csv --hw rtx3090; \
+	else echo "calibration data ../shared/data/xgemm_rtx3090_4096.csv not found: calibration skipped"; fi
 
 check-gpu: all
 	@sh experiments/check_gpu.sh $(BUILD)/gensor

@@ -101,9 +101,11 @@ void gs_cl_buf_free(gs_cl_buf *b);
 
 /* Kernel arguments, in order. */
 typedef enum gs_karg_kind { GS_KARG_BUF, GS_KARG_INT, GS_KARG_LONG, GS_KARG_FLOAT } gs_karg_kind;
+typedef struct gs_cuda_buf gs_cuda_buf;
 typedef struct gs_karg {
     gs_karg_kind kind;
     gs_cl_buf *buf;
+    gs_cuda_buf *cubuf;
     int32_t i;
     int64_t l;
     float f;
@@ -112,6 +114,38 @@ typedef struct gs_karg {
  * return the profiled kernel time in seconds in *elapsed_s (may be NULL). */
 gs_status gs_cl_launch(gs_ctx *ctx, gs_cl *cl, gs_cl_prog *p, const gs_karg *args, int nargs,
                        size_t grid, size_t block, double *elapsed_s);
+
+/* ---- OpenCL device query ------------------------------------------------
+ * A profile from the device's own numbers (compute units, clock, local
+ * memory, work-group size, global memory cache); numbers OpenCL does not
+ * report (DRAM bandwidth, latencies) come from the named fallback built-in
+ * and are listed in *notes (malloc'd, caller frees; may be NULL). */
+gs_status gs_cl_query_profile(gs_ctx *ctx, gs_cl *cl, const char *fallback, gs_hw *out, char **notes);
+
+/* ---- CUDA driver runtime (libcuda.so.1 loaded with dlopen) ---------------
+ * With no driver or no device gs_cuda_open returns GS_ERR_CUDA_MISSING with
+ * the message "no CUDA device: measurement-free mode (<reason>)"; without an
+ * open handle there is nothing else to call (NULL handles: GS_ERR_INVALID_ARG). */
+typedef struct gs_cuda gs_cuda;
+typedef struct gs_cuda_mod gs_cuda_mod;
+gs_status gs_cuda_open(gs_ctx *ctx, int device, gs_cuda **out);
+void gs_cuda_close(gs_cuda *cu);
+const char *gs_cuda_device_name(const gs_cuda *cu);
+/* Profile from device attributes (SMs, clocks, smem per block/SM, registers,
+ * L2, memory clock x bus width, FP32 lanes from the compute capability). */
+gs_status gs_cuda_query_profile(gs_ctx *ctx, gs_cuda *cu, gs_hw *out);
+/* Load a module from a cubin or PTX image (PTX is JIT-compiled by the driver). */
+gs_status gs_cuda_load(gs_ctx *ctx, gs_cuda *cu, const void *image, const char *kernel_name, int64_t smem_bytes,
+                       gs_cuda_mod **out);
+void gs_cuda_unload(gs_cuda_mod *m);
+gs_status gs_cuda_buf_create(gs_ctx *ctx, gs_cuda *cu, size_t bytes, const void *host, gs_cuda_buf **out);
+gs_status gs_cuda_buf_read(gs_ctx *ctx, gs_cuda *cu, gs_cuda_buf *b, void *host, size_t bytes);
+void gs_cuda_buf_free(gs_cuda_buf *b);
+/* Launch grid x block with the module's dynamic shared memory (opting in
+ * with cuFuncSetAttribute above 48 KiB), time it with events. Arguments use
+ * gs_karg with .cubuf for buffers. */
+gs_status gs_cuda_launch(gs_ctx *ctx, gs_cuda *cu, gs_cuda_mod *m, const gs_karg *args, int nargs, size_t grid,
+                         size_t block, double *elapsed_s);
 
 /* ---- verification: run on OpenCL and compare with a reference -----------
  * The reference is GSL's sgemm for gemm and the IR interpreter otherwise.
@@ -141,5 +175,145 @@ gs_status gs_verify_opencl(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_eti
                            gs_diff *d);
 /* Compare two arrays (y against ref). */
 void gs_diff_compute(const float *y, const float *ref, int64_t n, gs_diff *d);
+
+/* ==== kernel cache, refinement and dispatch (cache.c, refine.c, dispatch.c) ==== */
+
+/* ---- kernel cache (cache.c) ---------------------------------------------
+ * Compiled artifacts keyed by (descriptor hash, backend). In memory always;
+ * on disk when a directory is given (or $GS_CACHE_DIR is set), one file per
+ * entry: <16-hex key>.<backend>.gsk = a GS_KCACHE_HEADER_BYTES header
+ * (magic "GSKC", format version, key, backend, payload length, FNV-1a 64 of
+ * the payload) and the payload. Writes are temp file + fsync + rename, so
+ * processes may share a directory. A truncated, garbage or foreign entry is
+ * counted as corrupt, deleted and reported as a miss. OpenCL entries hold
+ * the source (CL program binaries are device-specific). */
+typedef enum gs_kbackend {
+    GS_KB_CUDA_CUBIN = 0,    /* "cuda-cubin": NVRTC SASS for the descriptor's arch */
+    GS_KB_CUDA_PTX = 1,      /* "cuda-ptx": PTX text, JIT-compiled by the driver */
+    GS_KB_CUDA_SOURCE = 2,   /* "cuda-source": CUDA C when NVRTC is missing */
+    GS_KB_OPENCL_SOURCE = 3, /* "opencl-source": OpenCL C */
+    GS_KB_COUNT_ = 4
+} gs_kbackend;
+const char *gs_kbackend_name(gs_kbackend b);
+
+#define GS_KCACHE_MAGIC "GSKC"
+#define GS_KCACHE_FORMAT 1u
+#define GS_KCACHE_HEADER_BYTES 40
+#define GS_KCACHE_MAX_PAYLOAD (256u << 20)
+
+typedef struct gs_kcache gs_kcache;
+typedef struct gs_kcache_stats {
+    int64_t hits;         /* gets answered, from memory or disk */
+    int64_t disk_hits;    /* of which read from disk */
+    int64_t misses;
+    int64_t corrupt;      /* disk entries rejected (and deleted) */
+    int64_t write_errors; /* puts whose disk write failed */
+    int64_t puts;
+    int64_t entries;      /* entries in memory */
+    int64_t bytes;        /* payload bytes in memory */
+} gs_kcache_stats;
+
+/* 64-bit FNV-1a (offset basis 0xcbf29ce484222325), the entry checksum. */
+uint64_t gs_fnv1a64(const void *p, size_t n);
+/* dir: the disk directory (created if missing, best effort); NULL: the
+ * value of $GS_CACHE_DIR, memory only when that is unset or empty; "":
+ * memory only. A directory that cannot be created or written is not an
+ * error here: each put then returns GS_ERR_IO. Caller closes *out. */
+gs_status gs_kcache_open(gs_ctx *ctx, const char *dir, gs_kcache **out);
+void gs_kcache_close(gs_kcache *c);
+/* The disk directory, or NULL when memory only. */
+const char *gs_kcache_dir(const gs_kcache *c);
+/* Look key up in memory, then on disk. True on a hit: *bytes (NUL-terminated
+ * after *len bytes, owned by the cache, valid until close). A corrupt disk
+ * entry is a miss; its description is left in ctx's message. */
+bool gs_kcache_get(gs_ctx *ctx, gs_kcache *c, uint64_t key, gs_kbackend b, const void **bytes, size_t *len);
+/* Store a copy in memory and, with a directory, on disk. GS_ERR_IO (naming
+ * the directory and strerror) when the disk write fails; the memory entry
+ * is kept either way, so callers may go on. */
+gs_status gs_kcache_put(gs_ctx *ctx, gs_kcache *c, uint64_t key, gs_kbackend b, const void *bytes, size_t len);
+void gs_kcache_stats_get(gs_kcache *c, gs_kcache_stats *s);
+/* The file name of an entry (GS_ERR_UNSUPPORTED when memory only). */
+gs_status gs_kcache_path(const gs_kcache *c, uint64_t key, gs_kbackend b, char *buf, size_t n);
+/* Encode an entry header (GS_KCACHE_HEADER_BYTES bytes) for a payload. */
+void gs_kcache_header_encode(unsigned char *h, uint64_t key, gs_kbackend b, const void *payload, size_t len);
+
+/* ---- refinement (refine.c) ----------------------------------------------
+ * Measure the top-K candidates of a construction on a device for a short,
+ * bounded time and keep the fastest median. Per candidate: build, one
+ * warm-up launch (excluded: PoCL finishes its JIT on the first launch, CUDA
+ * loads the module lazily), then timed launches with profiling events until
+ * the candidate's share of the budget is spent, at least
+ * GS_REFINE_MIN_RUNS and at most GS_REFINE_MAX_RUNS. The budget counts the
+ * timed launches only (builds and warm-ups are reported separately). */
+#define GS_REFINE_MAX 64
+#define GS_REFINE_DEFAULT_MS 200.0
+#define GS_REFINE_MIN_RUNS 3
+#define GS_REFINE_MAX_RUNS 100
+
+typedef struct gs_refine_cand {
+    int rank;             /* candidate index in the gs_result */
+    double predicted_s;   /* analytic estimate on the result's (target) profile */
+    double median_s;      /* measured kernel time: median of the timed runs (NAN if none) */
+    double sd_s;          /* standard deviation of the runs */
+    double iqr_s;         /* interquartile range of the runs */
+    double min_s, max_s;
+    int runs;
+    double build_s;       /* compile/build wall time */
+    double warmup_s;      /* the excluded first launch */
+    gs_status status;     /* GS_OK when measured */
+    char error[160];      /* why not, when status != GS_OK */
+} gs_refine_cand;
+
+typedef struct gs_refine_report {
+    int n;                /* candidates tried: min(K, candidates in the result) */
+    int measured;         /* of which measured */
+    int pick;             /* index into c[] (== rank) of the fastest median; -1 if none */
+    gs_refine_cand c[GS_REFINE_MAX];
+    double spearman;      /* rank correlation predicted vs measured (NAN when < 3 measured) */
+    double budget_s;      /* the budget the timed launches were held to */
+    double measure_s;     /* wall time of the timed launches */
+    double total_s;       /* wall time of the whole refinement */
+    char device[256];
+    char target[32];      /* the profile the predictions are for */
+    const char *backend;  /* "opencl" or "cuda" */
+} gs_refine_report;
+
+/* Index of the smallest finite, positive median; ties go to the lower index
+ * (the candidate the model ranks higher). NaN, infinite, zero and negative
+ * entries are skipped. -1 when none qualifies or n <= 0. */
+int gs_refine_select(const double *medians, int n);
+/* Median, standard deviation and interquartile range of n samples (GSL;
+ * the input is not modified). GS_ERR_INVALID_ARG when n < 1. */
+gs_status gs_refine_summarize(const double *samples, int n, double *median, double *sd, double *iqr);
+/* Spearman rank correlation (gsl_stats_spearman); NAN when n < 3 or a
+ * series is constant. */
+double gs_refine_spearman(const double *a, const double *b, int n);
+/* Refine on OpenCL (PoCL on CPU-only machines: the timings then describe the
+ * CPU, not the GPU the model predicts for). op NULL: the result's operator.
+ * budget_ms <= 0: GS_REFINE_DEFAULT_MS. GS_OK when at least one candidate
+ * was measured (the others carry their status); else the first error. */
+gs_status gs_refine_opencl(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_result *r, int K, double budget_ms,
+                           gs_refine_report *out);
+/* The same on a CUDA device with NVRTC cubins for the device's arch (PTX for
+ * the nearest older supported arch when NVRTC lacks it). cu NULL or no
+ * device: GS_ERR_CUDA_MISSING. */
+gs_status gs_refine_cuda(gs_ctx *ctx, gs_cuda *cu, const gs_op *op, const gs_result *r, int K, double budget_ms,
+                         gs_refine_report *out);
+
+/* ---- dispatcher internals (dispatch.c; the public API is in gensor.h) ---- */
+/* Attach an OpenCL device: kernels are then built on a miss (and handles
+ * carry the gs_cl_prog in .program). The device must outlive d. Attach
+ * before the first dispatch; the dialect must be GS_DIALECT_OPENCL. */
+gs_status gs_dispatcher_attach_opencl(gs_ctx *ctx, gs_dispatcher *d, gs_cl *cl);
+/* Attach a CUDA device: cubins are compiled for its arch and loaded
+ * (handles carry the gs_cuda_mod in .program). Dialect GS_DIALECT_CUDA. */
+gs_status gs_dispatcher_attach_cuda(gs_ctx *ctx, gs_dispatcher *d, gs_cuda *cu);
+/* The dispatcher's kernel cache (owned by d). */
+gs_kcache *gs_dispatcher_cache(gs_dispatcher *d);
+/* An ETIR of another shape of the same operator fitted to op: block tiles
+ * capped at the next power of two of each extent, thread tiles at the block
+ * tile, vthreads at the thread tile. False when the result is malformed or
+ * fails hw's resource check. */
+bool gs_etir_fit_shape(const gs_hw *hw, const gs_op *op, const gs_etir *from, gs_etir *out);
 
 #endif

@@ -549,3 +549,218 @@ done:
     clReleaseEvent(ev);
     return s;
 }
+
+/* ---- device query -------------------------------------------------------- */
+/* "auto-" + the device name in lower case, with runs of anything but letters
+ * and digits turned into one '-' ("(R)" and "(TM)" dropped), cut to fit. */
+static void cl_auto_name(const char *dev, char *out, size_t cap) {
+    size_t n = (size_t)snprintf(out, cap, "auto-");
+    if (n >= cap) return;
+    bool dash = true; /* "auto-" already ends in one */
+    const char *p = dev;
+    for (; *p && n + 1 < cap; p++) {
+        if (*p == '(') {
+            const char *q = strchr(p, ')');
+            if (q && q - p <= 3) { /* (R), (TM) */
+                p = q;
+                continue;
+            }
+        }
+        unsigned char c = (unsigned char)*p;
+        if (isalnum(c)) {
+            out[n++] = (char)tolower(c);
+            dash = false;
+        } else if (!dash) {
+            out[n++] = '-';
+            dash = true;
+        }
+    }
+    /* Cut short: end at the last whole word rather than mid-word. */
+    bool more = false;
+    for (const char *q = p; *q && !more; q++) more = isalnum((unsigned char)*q) != 0;
+    if (more && n > 5 && out[n - 1] != '-') {
+        size_t k = n;
+        while (k > 5 && out[k - 1] != '-') k--;
+        if (k > 6) n = k;
+    }
+    while (n > 5 && out[n - 1] == '-') n--;
+    if (n == 5) n += (size_t)snprintf(out + n, cap - n, "opencl");
+    out[n < cap ? n : cap - 1] = '\0';
+}
+
+/* clGetDeviceInfo of a fixed-size value, GS_ERR_OPENCL naming the query. */
+static gs_status cl_dev_info(gs_ctx *ctx, cl_device_id dev, cl_device_info what,
+                             const char *what_name, size_t size, void *v) {
+    cl_int e = clGetDeviceInfo(dev, what, size, v, NULL);
+    if (e != CL_SUCCESS)
+        return gs_err(ctx, GS_ERR_OPENCL, "clGetDeviceInfo(%s) failed: %s (%d)", what_name,
+                      cl_err_name(e), (int)e);
+    return GS_OK;
+}
+#define CL_DEV_INFO(ctx, dev, what, v) cl_dev_info((ctx), (dev), (what), #what, sizeof *(v), (v))
+
+/* NVIDIA's cl_nv_device_attribute_query (cl_ext.h), declared here so that
+ * nothing depends on the installed headers having it. */
+#define GS_CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV 0x4000
+#define GS_CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV 0x4001
+#define GS_CL_DEVICE_WARP_SIZE_NV 0x4003
+
+/* Does the device list ext among its extensions? */
+static bool cl_has_extension(cl_device_id dev, const char *ext) {
+    size_t n = 0;
+    if (clGetDeviceInfo(dev, CL_DEVICE_EXTENSIONS, 0, NULL, &n) != CL_SUCCESS || n == 0)
+        return false;
+    char *s = malloc(n + 1);
+    if (!s) return false;
+    bool found = false;
+    if (clGetDeviceInfo(dev, CL_DEVICE_EXTENSIONS, n, s, NULL) == CL_SUCCESS) {
+        s[n] = '\0';
+        size_t el = strlen(ext);
+        for (const char *p = strstr(s, ext); p && !found; p = strstr(p + 1, ext))
+            found = (p == s || p[-1] == ' ') && (p[el] == '\0' || p[el] == ' ');
+    }
+    free(s);
+    return found;
+}
+
+/* Append a field name to the comma-separated list in fb. */
+static void cl_note_field(gs_sb *fb, const char *fields) {
+    if (fb->len) gs_sb_puts(fb, ", ");
+    gs_sb_puts(fb, fields);
+}
+
+/* Overrides from the device: num_sms (compute units), clock_mhz (max clock),
+ * shared memory (local memory size), max_threads_per_block (work-group
+ * size, capped at 1024 and rounded down to the warp), l2_bytes (global
+ * memory cache, when reported), and on a non-GPU device transaction_bytes
+ * (the cache line). On NVIDIA's OpenCL the compute capability and warp
+ * size come from cl_nv_device_attribute_query. Everything else comes from
+ * the fallback built-in and is listed in *notes.
+ *
+ * On a CPU device (PoCL) the numbers describe the CPU: a "compute unit" is
+ * a hardware thread and local memory is ordinary cached memory, so all three
+ * shared-memory limits are set to the local memory size (which keeps
+ * block <= opt-in <= per-SM). The warp notion does not apply there; the
+ * profile keeps the fallback's warp_size (32), the unit in which the model
+ * counts threads, unless the work-group limit is below it. */
+gs_status gs_cl_query_profile(gs_ctx *ctx, gs_cl *cl, const char *fallback, gs_hw *out, char **notes) {
+    if (notes) *notes = NULL;
+    if (!cl || !fallback || !out)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_cl_query_profile: NULL argument");
+    const gs_hw *base = gs_hw_find_builtin(fallback);
+    if (!base)
+        return gs_err(ctx, GS_ERR_HW_UNKNOWN,
+                      "gs_cl_query_profile: unknown fallback profile '%s' (see 'gensor hw list')",
+                      fallback);
+
+    cl_uint cus = 0, clock = 0, line = 0;
+    cl_ulong local = 0, cache = 0;
+    size_t wg = 0;
+    gs_status s;
+    if ((s = CL_DEV_INFO(ctx, cl->device, CL_DEVICE_MAX_COMPUTE_UNITS, &cus)) != GS_OK ||
+        (s = CL_DEV_INFO(ctx, cl->device, CL_DEVICE_MAX_CLOCK_FREQUENCY, &clock)) != GS_OK ||
+        (s = CL_DEV_INFO(ctx, cl->device, CL_DEVICE_LOCAL_MEM_SIZE, &local)) != GS_OK ||
+        (s = CL_DEV_INFO(ctx, cl->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, &wg)) != GS_OK ||
+        (s = CL_DEV_INFO(ctx, cl->device, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, &cache)) != GS_OK ||
+        (s = CL_DEV_INFO(ctx, cl->device, CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE, &line)) != GS_OK)
+        return s;
+    if (cus == 0 || cus > INT32_MAX)
+        return gs_err(ctx, GS_ERR_HW_INVALID, "OpenCL device %s reports %u compute units",
+                      cl->name, (unsigned)cus);
+    if (local == 0 || local > (cl_ulong)INT64_MAX)
+        return gs_err(ctx, GS_ERR_HW_INVALID, "OpenCL device %s reports %llu bytes of local memory",
+                      cl->name, (unsigned long long)local);
+    if (wg == 0)
+        return gs_err(ctx, GS_ERR_HW_INVALID, "OpenCL device %s reports a maximum work-group size of 0",
+                      cl->name);
+
+    gs_hw hw = *base;
+    memset(hw.name, 0, sizeof hw.name);
+    memset(hw.desc, 0, sizeof hw.desc);
+    bool gpu = (cl->type & CL_DEVICE_TYPE_GPU) != 0;
+    gs_sb fb; /* fields taken from the fallback */
+    gs_sb_init(&fb);
+
+    cl_auto_name(cl->name, hw.name, sizeof hw.name);
+    hw.num_sms = (int)cus;
+
+    /* Compute capability and warp size: only NVIDIA's OpenCL tells. */
+    bool nv = cl_has_extension(cl->device, "cl_nv_device_attribute_query");
+    cl_uint ccmaj = 0, ccmin = 0, nvwarp = 0;
+    if (nv && clGetDeviceInfo(cl->device, GS_CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV, sizeof ccmaj,
+                              &ccmaj, NULL) == CL_SUCCESS &&
+        clGetDeviceInfo(cl->device, GS_CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV, sizeof ccmin, &ccmin,
+                        NULL) == CL_SUCCESS &&
+        ccmaj >= 1 && ccmaj <= 20 && ccmin <= 9)
+        hw.sm = (int)(ccmaj * 10 + ccmin);
+    else cl_note_field(&fb, "sm");
+    if (nv && clGetDeviceInfo(cl->device, GS_CL_DEVICE_WARP_SIZE_NV, sizeof nvwarp, &nvwarp,
+                              NULL) == CL_SUCCESS &&
+        nvwarp > 0 && nvwarp <= 1024)
+        hw.warp_size = (int)nvwarp;
+    else cl_note_field(&fb, "warp_size");
+
+    if (clock > 0) hw.clock_mhz = (double)clock;
+    else cl_note_field(&fb, "clock_mhz");
+    cl_note_field(&fb, "fp32_lanes_per_sm, dram_gbs, dram_latency_ns");
+    if (cache > 0 && cache <= (cl_ulong)INT64_MAX) hw.l2_bytes = (int64_t)cache;
+    else cl_note_field(&fb, "l2_bytes");
+    cl_note_field(&fb, "l2_gbs, l2_latency_ns");
+
+    /* Shared memory: every block may use the whole local memory. On a GPU
+     * an SM usually holds more than one block's worth; keep the fallback's
+     * per-SM figure when it is larger. */
+    hw.smem_per_block = (int64_t)local;
+    hw.smem_per_block_optin = (int64_t)local;
+    if (gpu && base->smem_per_sm > (int64_t)local) cl_note_field(&fb, "smem_per_sm");
+    else hw.smem_per_sm = (int64_t)local;
+    cl_note_field(&fb, "smem_banks, bank_bytes, smem_latency_ns, regs_per_sm, max_regs_per_thread");
+
+    /* Threads: the work-group limit, at most 1024, in whole warps. A device
+     * whose limit is below one warp gets that limit as its warp. */
+    size_t tpb = wg < 1024 ? wg : 1024;
+    if (tpb < (size_t)hw.warp_size) hw.warp_size = (int)tpb;
+    hw.max_threads_per_block = (int)(tpb - tpb % (size_t)hw.warp_size);
+    if (hw.max_threads_per_sm < hw.max_threads_per_block)
+        hw.max_threads_per_sm = hw.max_threads_per_block;
+    else cl_note_field(&fb, "max_threads_per_sm");
+    cl_note_field(&fb, "max_blocks_per_sm");
+    /* On a CPU the memory transaction is the cache line; a GPU's sector
+     * (32 B) is not what CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE reports. */
+    if (!gpu && line > 0 && line <= 4096) hw.transaction_bytes = (int)line;
+    else cl_note_field(&fb, "transaction_bytes");
+    cl_note_field(&fb, "launch_overhead_us");
+
+    char desc[512];
+    snprintf(desc, sizeof desc, "OpenCL device query: %.40s; rest from %s", cl->name, base->name);
+    size_t dl = strlen(desc);
+    if (dl >= sizeof hw.desc) dl = sizeof hw.desc - 1;
+    memcpy(hw.desc, desc, dl);
+    hw.desc[dl] = '\0';
+
+    s = gs_hw_validate(ctx, &hw);
+    if (s != GS_OK) {
+        gs_sb_free(&fb);
+        return s;
+    }
+    if (notes) {
+        gs_sb nb;
+        gs_sb_init(&nb);
+        gs_sb_printf(&nb,
+                     "OpenCL device '%s' (%u compute units, %u MHz, %llu B local memory, "
+                     "work-group %zu, %llu B global cache, %u B lines); from fallback '%s': %s",
+                     cl->name, (unsigned)cus, (unsigned)clock, (unsigned long long)local, wg,
+                     (unsigned long long)cache, (unsigned)line, base->name,
+                     fb.buf ? fb.buf : "");
+        if (!gpu)
+            gs_sb_puts(&nb, "; not a GPU: warp_size is the model's thread unit, not hardware");
+        *notes = gs_sb_take(&nb);
+        if (!*notes) {
+            gs_sb_free(&fb);
+            return gs_err(ctx, GS_ERR_NOMEM, "gs_cl_query_profile: out of memory");
+        }
+    }
+    gs_sb_free(&fb);
+    *out = hw;
+    return GS_OK;
+}
