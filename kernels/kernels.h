@@ -82,6 +82,14 @@ void gs_nvrtc_out_free(gs_nvrtc_out *o);
 /* Parse ptxas --verbose text into stats (for the kernel named, or the first). */
 bool gs_ptxas_parse(const char *log, gs_ptxas_stats *st);
 
+/* ptxas-informed ranking: compile the n candidates for sm_<arch>, re-estimate
+ * each with its real register count (spilled words added), and re-sort cand
+ * and est together by the new prediction; stats (may be NULL) receives the
+ * ptxas figures in the new order. GS_ERR_NVRTC_MISSING leaves them as they
+ * were, so callers can fall back to the model's own ranking. */
+gs_status gs_rerank_ptxas(gs_ctx *ctx, const gs_hw *hw, const gs_op *op, int arch, gs_etir *cand, gs_estimate *est,
+                          int n, gs_ptxas_stats *stats);
+
 /* ---- OpenCL runtime (through the ICD loader) --------------------------- */
 typedef struct gs_cl gs_cl;       /* platform + device + context + queue */
 typedef struct gs_cl_prog gs_cl_prog;
