@@ -29,7 +29,8 @@ static const char *construct_help =
     "  --strategy S         markov | tree (Roller-style) | exhaustive | random [markov]\n"
     "  --emit E             construct: print cuda | opencl | ptx | json after the table [cuda]\n"
     "  --out DIR            construct: write <kernel>.cu, .cl, .json (and .ptx, .log with NVRTC) to DIR\n"
-    "  --nvrtc              construct: compile each candidate with NVRTC and show registers/spills\n"
+    "  --nvrtc              construct: compile each candidate with NVRTC, re-rank them with ptxas'\n"
+    "                       real register counts, and show registers/spills\n"
     "  --config CFG         skip construction and use this configuration, e.g.\n"
     "                       bm=128,bn=128,bk=32,tm=8,tn=8,vm=1,vn=2,sa=1,sb=1 (see README)\n"
     "  --format text|json   output format of the table [text]\n"
@@ -263,11 +264,24 @@ int gs_cli_construct(int argc, char **argv, bool verify) {
             goto out;
         }
     }
+    if (arch && o.nvrtc) {
+        /* ptxas-informed ranking: real register counts re-rank the top-k */
+        gs_ptxas_stats st[GS_MAX_TOP];
+        s = gs_rerank_ptxas(ctx, hw, op, arch, r->cand, r->est, r->n, st);
+        if (s != GS_OK) {
+            rc = gs_cli_fail(ctx, s);
+            goto out;
+        }
+        for (int i = 0; i < r->n; i++) {
+            nv[i].stats = st[i];
+            gs_etir_format(op, &r->cand[i], r->desc[i], sizeof r->desc[i]);
+        }
+    }
     if (arch && (o.nvrtc || !strcmp(o.emit, "ptx"))) {
-        for (int i = 0; i < (o.nvrtc ? r->n : 1); i++) {
+        if (!strcmp(o.emit, "ptx")) {
             gs_kernel_src ks;
-            s = gs_lower_emit(ctx, op, &r->cand[i], GS_DIALECT_CUDA, arch, &ks);
-            if (s == GS_OK) s = gs_nvrtc_compile(ctx, ks.src, ks.name, arch, true, true, &nv[i]);
+            s = gs_lower_emit(ctx, op, &r->cand[0], GS_DIALECT_CUDA, arch, &ks);
+            if (s == GS_OK) s = gs_nvrtc_compile(ctx, ks.src, ks.name, arch, true, true, &nv[0]);
             gs_kernel_src_free(&ks);
             if (s != GS_OK) {
                 rc = gs_cli_fail(ctx, s);
