@@ -74,8 +74,15 @@ gs_status gs_op_validate(gs_ctx *ctx, const gs_op *op) {
         return gs_err(ctx, GS_ERR_INVALID_ARG, "unknown combine %d", (int)op->combine);
     if ((op->combine == GS_COMBINE_SUM || op->combine == GS_COMBINE_MAX) && op->ninputs != 1)
         return gs_err(ctx, GS_ERR_INVALID_ARG, "sum/max combine takes exactly one input");
-    if (op->epi.bias_axis >= op->naxes)
-        return gs_err(ctx, GS_ERR_INVALID_ARG, "bias axis %d out of range", op->epi.bias_axis);
+    /* a bias is a vector over one spatial axis of the output */
+    if (op->has_bias || op->epi.bias_axis >= 0) {
+        int b = op->epi.bias_axis;
+        if (!op->has_bias || b < 0 || b >= op->naxes)
+            return gs_err(ctx, GS_ERR_INVALID_ARG, "bias axis %d is invalid: a bias needs has_bias and an axis in 0..%d (has_bias=%d)",
+                          b, op->naxes - 1, (int)op->has_bias);
+        if (op->axes[b].kind != GS_AXIS_SPATIAL)
+            return gs_err(ctx, GS_ERR_INVALID_ARG, "bias axis %s is a reduce axis; a bias indexes the output", op->axes[b].name);
+    }
     return GS_OK;
 }
 

@@ -514,6 +514,47 @@ Test(ops, custom_ir_validation_errors) {
     gs_ctx_destroy(ctx);
 }
 
+/* BUG (library, ir/op.c gs_op_validate, the bias check at line ~77): it only
+ * rejects bias_axis >= naxes. Found while writing the custom-IR test:
+ *  - has_bias = true with bias_axis = -1 (or any negative value) passes
+ *    validation; gs_verify_opencl then reads op->axes[-1] (kernels/verify.c:64,
+ *    86, 112; UBSan: "index -1 out of bounds for type 'gs_axis [8]'"), while
+ *    gs_op_reference silently drops the bias (ir/reference.c:68) and the
+ *    lowering drops it too (kernels/lower.c:76).
+ *  - a bias over a reduce axis passes validation; the lowering then prints
+ *    `y += bias[x<axis>]` for an index that only spatial axes define
+ *    (kernels/lower.c:512), so the OpenCL build fails ("use of undeclared
+ *    identifier 'x2'" for a gemm whose bias_axis is set to k), and the
+ *    interpreter adds bias[0] everywhere (the reduce index has wrapped to 0).
+ * Expected: GS_ERR_INVALID_ARG from gs_op_validate in both cases. This test
+ * fails until the check is fixed; it only calls gs_op_validate, so it fails
+ * cleanly rather than crashing. */
+Test(ops, custom_ir_bug_validate_accepts_bad_bias_axis) {
+    gs_ctx *ctx = gs_ctx_create();
+    ops_conv3d p = {3, 5, 7, 6, 4, 3, 3, 2, 1, 2, 1, 1, 0, 1, 1, 0};
+    gs_op op;
+    cr_assert_eq(ops_build_conv3d(ctx, &op, &p), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert(op.has_bias && op.epi.bias_axis == 0);
+    gs_op bad = op;
+    bad.epi.bias_axis = -1; /* a bias flag without a bias axis */
+    gs_status s = gs_op_validate(ctx, &bad);
+    cr_expect_eq(s, GS_ERR_INVALID_ARG,
+                 "BUG ir/op.c gs_op_validate: has_bias with bias_axis=-1 is accepted (%s); gs_verify_opencl then "
+                 "indexes op->axes[-1] (kernels/verify.c:64)",
+                 gs_status_str(s));
+    bad.epi.bias_axis = -5;
+    s = gs_op_validate(ctx, &bad);
+    cr_expect_eq(s, GS_ERR_INVALID_ARG, "BUG ir/op.c gs_op_validate: has_bias with bias_axis=-5 is accepted (%s)",
+                 gs_status_str(s));
+    bad.epi.bias_axis = 4; /* c, a reduce axis */
+    s = gs_op_validate(ctx, &bad);
+    cr_expect_eq(s, GS_ERR_INVALID_ARG,
+                 "BUG ir/op.c gs_op_validate: a bias over reduce axis c is accepted (%s); the emitted kernel then "
+                 "reads an undeclared index (kernels/lower.c:512) and fails to build",
+                 gs_status_str(s));
+    gs_ctx_destroy(ctx);
+}
+
 /* ---- 3. malformed specs: library status + message, CLI exit 2 + one line ------------ */
 
 typedef struct ops_bad {
