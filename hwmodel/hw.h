@@ -53,7 +53,8 @@ double gs_hw_smem_gbs(const gs_hw *hw);     /* banks*bank_bytes per clock per SM
 /* ---- resource check (the "memory check" of every transition) ---------- */
 typedef struct gs_resources {
     int64_t smem_bytes;    /* static shared memory per block */
-    int regs_per_thread;   /* estimate (or ptxas figure when known) */
+    int regs_per_thread;   /* upper-bound estimate, used by the memory check */
+    int regs_expected;     /* typical count, used by the performance model */
     int64_t threads;
 } gs_resources;
 void gs_etir_resources(const gs_op *op, const gs_etir *e, gs_resources *r);
