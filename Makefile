@@ -18,7 +18,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all deps demo test test-plain check-asan check-suites calibrate bench clean check-gpu
+.PHONY: all deps demo test test-plain check-asan check-suites calibrate bench clean check-gpu compare
 
 all: $(BUILD)/libgensor.a $(BUILD)/libgensor.so $(BUILD)/gensor
 
@@ -95,6 +95,9 @@ bench: deps all $(BUILD)/calibrate
 
 check-gpu: all
 	@sh experiments/check_gpu.sh $(BUILD)/gensor
+
+compare: all
+	@sh experiments/compare.sh $(BUILD)/gensor $(BUILD)/compare
 
 clean:
 	rm -rf build build-asan

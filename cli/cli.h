@@ -17,5 +17,6 @@ int gs_cli_usage_error(const char *cmd, const char *fmt, const char *arg);
 int gs_cli_construct(int argc, char **argv, bool verify);
 int gs_cli_estimate(int argc, char **argv);
 int gs_cli_suite(int argc, char **argv);
+int gs_cli_analyze(int argc, char **argv);
 
 #endif

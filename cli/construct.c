@@ -1,10 +1,12 @@
 /* construct.c — `gensor construct`, `gensor verify` and `gensor estimate`. */
 #include "cli/cli.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,16 +17,21 @@ typedef struct cli_opts {
     const char *spec, *hw, *emit, *out, *format, *config, *configs;
     gs_construct_opts co;
     bool nvrtc;
+    const char *backend; /* NULL (construction only), "opencl" or "cuda" */
+    int refine;          /* candidates to measure (0: no refinement) */
+    double refine_ms;    /* budget of the timed launches */
+    bool refine_ms_set;
 } cli_opts;
 
 static const char *construct_help =
     "usage: gensor construct SPEC [options]\n"
     "       gensor verify SPEC [options]\n"
     "\n"
-    "  --hw NAME|FILE       hardware profile: built-in name (gensor hw list) or JSON file [rtx4090]\n"
+    "  --hw NAME|FILE|auto  hardware profile: built-in name (gensor hw list) or JSON file [rtx4090];\n"
+    "                       auto: the --backend device's own profile\n"
     "  --seed N             PCG32 seed; equal seeds give identical results [1]\n"
     "  --top K              candidates kept (construct) / verified (verify) [construct 5, verify 1]\n"
-    "  --chains N           independent Markov chains [16]\n"
+    "  --chains N           independent Markov chains [8]\n"
     "  --policy P           paper | balanced | model (benefit formulas, see README) [model]\n"
     "  --strategy S         markov | tree (Roller-style) | exhaustive | random [markov]\n"
     "  --emit E             construct: print cuda | opencl | ptx | json after the table [cuda]\n"
@@ -34,6 +41,10 @@ static const char *construct_help =
     "  --config CFG         skip construction and use this configuration, e.g.\n"
     "                       bm=128,bn=128,bk=32,tm=8,tn=8,vm=1,vn=2,sa=1,sb=1 (see README)\n"
     "  --format text|json   output format of the table [text]\n"
+    "  --backend B          opencl | cuda: the device for --hw auto and --refine [none: construction only]\n"
+    "  --refine K           construct: time the top K candidates on the --backend device (warm-up excluded,\n"
+    "                       median of >= 3 runs) and emit the fastest\n"
+    "  --refine-ms MS       budget of the timed launches over all K candidates [200]\n"
     "\n"
     "verify runs each kernel on the OpenCL device (PoCL on CPU-only machines) and compares it\n"
     "with GSL's sgemm (gemm) or the IR interpreter; it prints PASS/FAIL and exits 1 on a mismatch.\n";
@@ -66,6 +77,8 @@ static int parse_opts(const char *cmd, int argc, char **argv, cli_opts *o, bool 
         {"emit", required_argument, 0, 'e'},     {"out", required_argument, 0, 'o'},
         {"format", required_argument, 0, 'f'},   {"nvrtc", no_argument, 0, 'n'},
         {"config", required_argument, 0, 'C'},   {"configs", required_argument, 0, 'F'},
+        {"backend", required_argument, 0, 'B'},  {"refine", required_argument, 0, 'R'},
+        {"refine-ms", required_argument, 0, 'M'},
         {"help", no_argument, 0, 'h'},           {0, 0, 0, 0},
     };
     optind = 1;
@@ -114,6 +127,26 @@ static int parse_opts(const char *cmd, int argc, char **argv, cli_opts *o, bool 
         case 'n': o->nvrtc = true; break;
         case 'C': o->config = optarg; break;
         case 'F': o->configs = optarg; break;
+        case 'B':
+            if (strcmp(optarg, "opencl") && strcmp(optarg, "cuda"))
+                return gs_cli_usage_error(cmd, "unknown --backend '%s' (opencl, cuda)", optarg);
+            o->backend = optarg;
+            break;
+        case 'R':
+            if (parse_int(cmd, "refine", optarg, 1, GS_MAX_TOP, &v)) return 2;
+            o->refine = (int)v;
+            break;
+        case 'M': {
+            char *end;
+            errno = 0;
+            double ms = strtod(optarg, &end);
+            if (!*optarg || *end || errno || !isfinite(ms) || ms <= 0 || ms > 1e7)
+                return gs_cli_usage_error(cmd, "--refine-ms expects a positive number of milliseconds, got '%s'",
+                                          optarg);
+            o->refine_ms = ms;
+            o->refine_ms_set = true;
+            break;
+        }
         case 'h': fputs(construct_help, stdout); return 0;
         case ':': return gs_cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
         default: return gs_cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
@@ -122,6 +155,15 @@ static int parse_opts(const char *cmd, int argc, char **argv, cli_opts *o, bool 
     if (optind >= argc) return gs_cli_usage_error(cmd, "missing the operator SPEC%s", "");
     if (optind + 1 < argc) return gs_cli_usage_error(cmd, "unexpected argument '%s' (quote the SPEC)", argv[optind + 1]);
     o->spec = argv[optind];
+    if (!strcmp(o->hw, "auto") && !o->backend)
+        return gs_cli_usage_error(cmd, "--hw auto needs --backend opencl|cuda (the device to query)%s", "");
+    if (o->refine && !o->backend)
+        return gs_cli_usage_error(cmd, "--refine needs --backend opencl|cuda (the device to measure on)%s", "");
+    if (o->refine && verify)
+        return gs_cli_usage_error(cmd, "--refine is an option of 'gensor construct'%s", "");
+    if (o->refine_ms_set && !o->refine) return gs_cli_usage_error(cmd, "--refine-ms needs --refine K%s", "");
+    if (!o->refine_ms_set) o->refine_ms = GS_REFINE_DEFAULT_MS;
+    if (o->refine > o->co.top_k) o->co.top_k = o->refine; /* refinement measures ranked candidates */
     return -1;
 }
 
@@ -190,9 +232,127 @@ static json_t *candidate_json(const gs_result *r, int i, const gs_nvrtc_out *nv)
     return j;
 }
 
-static int do_verify(gs_ctx *ctx, const cli_opts *o, const gs_result *r) {
-    gs_cl *cl = NULL;
-    gs_status s = gs_cl_open(ctx, &cl);
+/* ---- --backend, --hw auto and --refine ------------------------------------------------- */
+static bool has_nocase(const char *hay, const char *needle) {
+    size_t n = strlen(needle);
+    for (; *hay; hay++) {
+        size_t i = 0;
+        while (i < n && hay[i] && tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i])) i++;
+        if (i == n) return true;
+    }
+    return false;
+}
+
+/* PoCL names its CPU device "pthread-<cpu>" (or "cpu-..."). */
+static bool cl_device_is_cpu(const char *name) { return has_nocase(name, "pthread") || has_nocase(name, "cpu"); }
+
+/* Open the --backend device and, with --hw auto, read its profile into
+ * *auto_hw. Returns -1 to go on, else an exit code. */
+static int open_backend(gs_ctx *ctx, const cli_opts *o, gs_cl **cl, gs_cuda **cudev, gs_hw **auto_hw) {
+    bool want_auto = !strcmp(o->hw, "auto");
+    gs_status s;
+    if (!strcmp(o->backend, "opencl")) {
+        s = gs_cl_open(ctx, cl);
+        if (s != GS_OK) return gs_cli_fail(ctx, s);
+    } else {
+        s = gs_cuda_open(ctx, 0, cudev);
+        if (s == GS_ERR_CUDA_MISSING) {
+            const char *m = gs_ctx_errmsg(ctx);
+            if (!strncmp(m, "no CUDA device: measurement-free mode", 37)) fprintf(stderr, "gensor: error: %s\n", m);
+            else fprintf(stderr, "gensor: error: no CUDA device: measurement-free mode (%s)\n", *m ? m : "no driver");
+            return 1;
+        }
+        if (s != GS_OK) return gs_cli_fail(ctx, s);
+    }
+    if (!want_auto) return -1;
+    gs_hw *h = calloc(1, sizeof *h);
+    if (!h) return gs_cli_fail(ctx, gs_err(ctx, GS_ERR_NOMEM, "out of memory"));
+    char *notes = NULL;
+    if (*cl) s = gs_cl_query_profile(ctx, *cl, "rtx3090", h, &notes);
+    else s = gs_cuda_query_profile(ctx, *cudev, h);
+    if (s != GS_OK) {
+        free(h);
+        free(notes);
+        return gs_cli_fail(ctx, s);
+    }
+    if (notes && *notes) fprintf(stderr, "gensor: note: --hw auto: %s\n", notes);
+    free(notes);
+    *auto_hw = h;
+    return -1;
+}
+
+static void print_refine(const gs_result *r, const gs_refine_report *rep) {
+    bool ocl = !strcmp(rep->backend, "opencl");
+    printf("refine    %d candidates on %s device %s; predictions for %s\n", rep->n, ocl ? "OpenCL" : "CUDA",
+           rep->device, rep->target);
+    printf("refine    budget %.0f ms of timed launches (%.1f ms used; %.2f s in all with builds and one "
+           "excluded warm-up launch each)\n",
+           rep->budget_s * 1e3, rep->measure_s * 1e3, rep->total_s);
+    printf("  rank  %-44s %11s %11s %11s %11s %5s\n", "etir (axis:block/thread/vthreads)", "predicted", "median",
+           "spread(IQR)", "sd", "runs");
+    for (int i = 0; i < rep->n; i++) {
+        const gs_refine_cand *c = &rep->c[i];
+        if (c->status == GS_OK)
+            printf("%s %4d  %-44s %8.4f ms %8.4f ms %8.4f ms %8.4f ms %5d\n", i == rep->pick ? "*" : " ", i,
+                   r->desc[i], c->predicted_s * 1e3, c->median_s * 1e3, c->iqr_s * 1e3, c->sd_s * 1e3, c->runs);
+        else
+            printf("  %4d  %-44s %8.4f ms  not measured: %s\n", i, r->desc[i], c->predicted_s * 1e3, c->error);
+    }
+    const gs_refine_cand *p = &rep->c[rep->pick];
+    printf("refine    pick: candidate %d (*), measured median %.4f ms", rep->pick, p->median_s * 1e3);
+    if (rep->pick != 0 && rep->c[0].status == GS_OK)
+        printf(" vs %.4f ms for the model's first choice (%.2fx)", rep->c[0].median_s * 1e3,
+               rep->c[0].median_s / p->median_s);
+    printf("; it is the kernel emitted\n");
+    if (isnan(rep->spearman))
+        printf("refine    rank correlation predicted vs measured: undefined (%d measured; needs 3 and no constant "
+               "series)\n",
+               rep->measured);
+    else
+        printf("refine    rank correlation predicted vs measured (Spearman, %d candidates): %+.3f\n", rep->measured,
+               rep->spearman);
+    if (ocl && cl_device_is_cpu(rep->device))
+        printf("refine    caveat: measured on a CPU through OpenCL (PoCL), so the timings and this correlation "
+               "describe the CPU; they say nothing about the accuracy of the GPU model for %s\n",
+               rep->target);
+    else if (!has_nocase(rep->device, rep->target))
+        printf("refine    note: the model predicts for profile %s; the measurements are on %s\n", rep->target,
+               rep->device);
+}
+
+static json_t *num_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
+static json_t *refine_json(const gs_refine_report *rep) {
+    json_t *j = json_object(), *arr = json_array();
+    for (int i = 0; i < rep->n; i++) {
+        const gs_refine_cand *c = &rep->c[i];
+        json_t *e = json_object();
+        json_object_set_new(e, "rank", json_integer(c->rank));
+        json_object_set_new(e, "predicted_s", num_or_null(c->predicted_s));
+        json_object_set_new(e, "median_s", num_or_null(c->median_s));
+        json_object_set_new(e, "iqr_s", num_or_null(c->iqr_s));
+        json_object_set_new(e, "sd_s", num_or_null(c->sd_s));
+        json_object_set_new(e, "runs", json_integer(c->runs));
+        json_object_set_new(e, "measured", json_boolean(c->status == GS_OK));
+        if (c->status != GS_OK) json_object_set_new(e, "error", json_string(c->error));
+        json_array_append_new(arr, e);
+    }
+    json_object_set_new(j, "backend", json_string(rep->backend));
+    json_object_set_new(j, "device", json_string(rep->device));
+    json_object_set_new(j, "target", json_string(rep->target));
+    json_object_set_new(j, "budget_ms", json_real(rep->budget_s * 1e3));
+    json_object_set_new(j, "measure_ms", json_real(rep->measure_s * 1e3));
+    json_object_set_new(j, "pick", json_integer(rep->pick));
+    json_object_set_new(j, "spearman", num_or_null(rep->spearman));
+    json_object_set_new(j, "cpu_device",
+                        json_boolean(!strcmp(rep->backend, "opencl") && cl_device_is_cpu(rep->device)));
+    json_object_set_new(j, "candidates", arr);
+    return j;
+}
+
+static int do_verify(gs_ctx *ctx, const cli_opts *o, const gs_result *r, gs_cl *open_cl) {
+    gs_cl *cl = open_cl;
+    gs_status s = cl ? GS_OK : gs_cl_open(ctx, &cl);
     if (s != GS_OK) return gs_cli_fail(ctx, s);
     printf("verify    on OpenCL device: %s\n", gs_cl_device_name(cl));
     int fails = 0, rc = 0;
@@ -211,7 +371,7 @@ static int do_verify(gs_ctx *ctx, const cli_opts *o, const gs_result *r) {
             break;
         }
     }
-    gs_cl_close(cl);
+    if (cl != open_cl) gs_cl_close(cl);
     if (rc) return rc;
     printf("verify    %d passed, %d failed (tolerance: normwise error <= %.0e)\n", r->n - fails, fails, GS_VERIFY_TOL);
     return fails ? 1 : 0;
@@ -231,8 +391,19 @@ int gs_cli_construct(int argc, char **argv, bool verify) {
     gs_nvrtc_out nv[GS_MAX_TOP];
     memset(nv, 0, sizeof nv);
     bool have_nv = false;
+    gs_cl *cl = NULL;      /* --backend opencl */
+    gs_cuda *cudev = NULL; /* --backend cuda */
+    gs_refine_report *rep = NULL;
+    int pick = 0; /* the candidate emitted: 0, or refinement's pick */
     gs_status s = gs_op_parse(ctx, o.spec, &op);
-    if (s == GS_OK) s = gs_hw_load(ctx, o.hw, &hw);
+    if (s == GS_OK && o.backend) {
+        int brc = open_backend(ctx, &o, &cl, &cudev, &hw);
+        if (brc >= 0) {
+            rc = brc;
+            goto out;
+        }
+    }
+    if (s == GS_OK && !hw) s = gs_hw_load(ctx, o.hw, &hw);
     if (s == GS_OK && o.config) {
         /* an exact configuration: no construction, one candidate */
         r = calloc(1, sizeof *r);
@@ -277,11 +448,24 @@ int gs_cli_construct(int argc, char **argv, bool verify) {
             gs_etir_format(op, &r->cand[i], r->desc[i], sizeof r->desc[i]);
         }
     }
+    if (o.refine) {
+        /* measure the (final) ranking's top K; the fastest is emitted */
+        rep = calloc(1, sizeof *rep);
+        if (!rep) s = gs_err(ctx, GS_ERR_NOMEM, "out of memory");
+        else if (cl) s = gs_refine_opencl(ctx, cl, op, r, o.refine, o.refine_ms, rep);
+        else s = gs_refine_cuda(ctx, cudev, op, r, o.refine, o.refine_ms, rep);
+        if (s != GS_OK) {
+            rc = gs_cli_fail(ctx, s);
+            goto out;
+        }
+        pick = rep->pick;
+    }
     if (arch && (o.nvrtc || !strcmp(o.emit, "ptx"))) {
         if (!strcmp(o.emit, "ptx")) {
             gs_kernel_src ks;
-            s = gs_lower_emit(ctx, op, &r->cand[0], GS_DIALECT_CUDA, arch, &ks);
-            if (s == GS_OK) s = gs_nvrtc_compile(ctx, ks.src, ks.name, arch, true, true, &nv[0]);
+            gs_nvrtc_out_free(&nv[pick]);
+            s = gs_lower_emit(ctx, op, &r->cand[pick], GS_DIALECT_CUDA, arch, &ks);
+            if (s == GS_OK) s = gs_nvrtc_compile(ctx, ks.src, ks.name, arch, true, true, &nv[pick]);
             gs_kernel_src_free(&ks);
             if (s != GS_OK) {
                 rc = gs_cli_fail(ctx, s);
@@ -298,8 +482,12 @@ int gs_cli_construct(int argc, char **argv, bool verify) {
                                  (json_int_t)r->pooled);
         json_t *arr = json_array();
         for (int i = 0; i < r->n; i++)
-            json_array_append_new(arr, candidate_json(r, i, have_nv && (o.nvrtc || i == 0) ? &nv[i] : NULL));
+            json_array_append_new(arr, candidate_json(r, i, have_nv && (o.nvrtc || i == pick) ? &nv[i] : NULL));
         json_object_set_new(root, "candidates", arr);
+        if (rep) {
+            json_object_set_new(root, "refine", refine_json(rep));
+            json_object_set_new(root, "emitted", json_integer(pick));
+        }
         struct rusage ru;
         if (!getrusage(RUSAGE_SELF, &ru)) json_object_set_new(root, "peak_rss_kb", json_integer(ru.ru_maxrss));
         char *txt = json_dumps(root, JSON_INDENT(2));
@@ -319,7 +507,7 @@ int gs_cli_construct(int argc, char **argv, bool verify) {
         for (int i = 0; i < r->n; i++) {
             const gs_estimate *e = &r->est[i];
             char regs[32];
-            if (have_nv && (o.nvrtc || i == 0))
+            if (have_nv && (o.nvrtc || i == pick))
                 snprintf(regs, sizeof regs, "%d%s", nv[i].stats.registers,
                          nv[i].stats.spill_store_bytes + nv[i].stats.spill_load_bytes ? "!" : "");
             else snprintf(regs, sizeof regs, "%d", e->regs_per_thread);
@@ -333,18 +521,19 @@ int gs_cli_construct(int argc, char **argv, bool verify) {
                     printf("note      candidate %d spills %lld bytes (ptxas)\n", i,
                            (long long)(nv[i].stats.spill_store_bytes + nv[i].stats.spill_load_bytes));
     }
+    if (rep && !want_json) print_refine(r, rep);
     if (verify) {
-        rc = do_verify(ctx, &o, r);
+        rc = do_verify(ctx, &o, r, cl);
         goto out;
     }
     /* kernel text: candidate 0 */
     gs_kernel_src cu, ocl;
-    s = gs_lower_emit(ctx, op, &r->cand[0], GS_DIALECT_CUDA, arch ? arch : hw->sm, &cu);
+    s = gs_lower_emit(ctx, op, &r->cand[pick], GS_DIALECT_CUDA, arch ? arch : hw->sm, &cu);
     if (s != GS_OK) {
         rc = gs_cli_fail(ctx, s);
         goto out;
     }
-    s = gs_lower_emit(ctx, op, &r->cand[0], GS_DIALECT_OPENCL, 0, &ocl);
+    s = gs_lower_emit(ctx, op, &r->cand[pick], GS_DIALECT_OPENCL, 0, &ocl);
     if (s != GS_OK) {
         gs_kernel_src_free(&cu);
         rc = gs_cli_fail(ctx, s);
@@ -373,7 +562,7 @@ int gs_cli_construct(int argc, char **argv, bool verify) {
                 gs_nvrtc_out_free(&n1);
             }
             if (s == GS_OK) {
-                json_t *j = candidate_json(r, 0, have_nv ? &nv[0] : NULL);
+                json_t *j = candidate_json(r, pick, have_nv ? &nv[pick] : NULL);
                 json_object_set_new(j, "op", json_string(op->spec));
                 json_object_set_new(j, "hw", json_string(hw->name));
                 json_object_set_new(j, "kernel", json_string(cu.name));
@@ -390,9 +579,9 @@ int gs_cli_construct(int argc, char **argv, bool verify) {
         printf("\n");
         if (!strcmp(o.emit, "cuda")) fputs(cu.src, stdout);
         else if (!strcmp(o.emit, "opencl")) fputs(ocl.src, stdout);
-        else if (!strcmp(o.emit, "ptx") && nv[0].ptx) fputs(nv[0].ptx, stdout);
+        else if (!strcmp(o.emit, "ptx") && nv[pick].ptx) fputs(nv[pick].ptx, stdout);
         else if (!strcmp(o.emit, "json")) {
-            json_t *j = candidate_json(r, 0, have_nv ? &nv[0] : NULL);
+            json_t *j = candidate_json(r, pick, have_nv ? &nv[pick] : NULL);
             json_object_set_new(j, "cuda", json_string(cu.src));
             json_object_set_new(j, "opencl", json_string(ocl.src));
             char *txt = json_dumps(j, JSON_INDENT(2));
@@ -405,6 +594,9 @@ int gs_cli_construct(int argc, char **argv, bool verify) {
     gs_kernel_src_free(&ocl);
 out:
     for (int i = 0; i < GS_MAX_TOP; i++) gs_nvrtc_out_free(&nv[i]);
+    free(rep);
+    gs_cl_close(cl);
+    gs_cuda_close(cudev);
     gs_result_destroy(r);
     gs_hw_destroy(hw);
     gs_op_destroy(op);

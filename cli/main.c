@@ -51,6 +51,7 @@ static const char *main_help =
     "  verify SPEC      construct, run the kernel(s) on the OpenCL device and compare with a reference\n"
     "  estimate SPEC    predicted time and breakdown of given configurations\n"
     "  suite FILE       construct every operator of a suite or model file (JSON) and tabulate\n"
+    "  analyze SPEC     Markov analysis of the construction graph (value iteration, greedy vs walk)\n"
     "  hw list          list the built-in hardware profiles\n"
     "  hw show NAME     show a profile (built-in name or JSON file)\n"
     "\n"
@@ -131,6 +132,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "estimate")) return gs_cli_estimate(argc - 1, argv + 1);
     if (!strcmp(cmd, "hw")) return hw_cmd(argc - 1, argv + 1);
     if (!strcmp(cmd, "suite")) return gs_cli_suite(argc - 1, argv + 1);
+    if (!strcmp(cmd, "analyze")) return gs_cli_analyze(argc - 1, argv + 1);
     fprintf(stderr, "gensor: error: unknown command '%s' (see 'gensor --help')\n", cmd);
     return 2;
 }

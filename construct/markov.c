@@ -34,7 +34,7 @@ void gs_construct_opts_default(gs_construct_opts *o) {
     memset(o, 0, sizeof *o);
     o->seed = 1;
     o->top_k = 5;
-    o->chains = 16;
+    o->chains = 8;
     o->t_start = 1.0;
     o->t_threshold = ldexp(1.0, -40); /* 40 halvings per chain */
     o->policy = GS_POLICY_MODEL;
@@ -230,56 +230,91 @@ static int64_t run_chain(const gs_hw *hw, const gs_op *op, const gs_construct_op
     return t;
 }
 
-/* ---- exhaustive and random baselines ------------------------------------------------ */
-/* All power-of-two tiles per axis: T2 <= next_pow2(extent), T1 | T2, V | T1. */
-static int64_t enum_axis_choices(const gs_op *op, int d, int32_t (*ch)[3], int64_t cap) {
-    int64_t n = 0;
-    int32_t mx = gs_etir_max_tile(op, d);
-    for (int32_t t2 = 1; t2 <= mx; t2 *= 2) {
-        if (op->axes[d].kind == GS_AXIS_REDUCE) {
-            if (n < cap) { ch[n][0] = t2; ch[n][1] = 1; ch[n][2] = 1; n++; }
-            continue;
-        }
-        for (int32_t t1 = 1; t1 <= t2 && t1 <= GS_MAX_TOP * 2; t1 *= 2)
-            for (int32_t v = 1; v <= t1; v *= 2)
-                if (n < cap) { ch[n][0] = t2; ch[n][1] = t1; ch[n][2] = v; n++; }
+/* ---- ranked top-k -------------------------------------------------------------------- */
+/* Insert a complete state into the result's sorted top-k (stable for ties). */
+static void rank_insert(gs_result *r, int top_k, const gs_etir *e, const gs_estimate *est) {
+    int pos = r->n;
+    while (pos > 0 && est->time_s < r->est[pos - 1].time_s) pos--;
+    if (pos >= top_k) return;
+    int last = r->n < top_k ? r->n : top_k - 1;
+    for (int j = last; j > pos; j--) {
+        r->est[j] = r->est[j - 1];
+        r->cand[j] = r->cand[j - 1];
     }
-    return n;
+    r->est[pos] = *est;
+    r->cand[pos] = *e;
+    if (r->n < top_k) r->n++;
 }
 
+/* ---- exhaustive and random baselines ------------------------------------------------ */
 #define EXHAUSTIVE_CAP 20000000LL
 
-static void run_exhaustive(const gs_hw *hw, const gs_op *op, pool *p, gs_arena *ar, bool *capped, int64_t *steps) {
-    static int32_t ch[GS_MAX_AXES][4096][3];
-    int64_t cnt[GS_MAX_AXES], idx[GS_MAX_AXES] = {0};
-    for (int d = 0; d < op->naxes; d++) cnt[d] = enum_axis_choices(op, d, ch[d], 4096);
-    (void)ar;
+/* Every aligned state: power-of-two block tiles up to the next power of two
+ * of each extent; for each block tile that passes the level-2 check (shared
+ * memory, and some thread tile can fit), every thread tile T1 | T2 with
+ * acc <= the accumulator cap and every vthread count V | T1. States are
+ * estimated as they are met and only the top-k is kept, so memory stays
+ * small. At most EXHAUSTIVE_CAP complete states are visited; r->capped says
+ * when that cap cut the enumeration short. */
+static void run_exhaustive(const gs_hw *hw, const gs_op *op, int top_k, gs_result *r) {
+    int32_t t2max[GS_MAX_AXES];
+    for (int d = 0; d < op->naxes; d++) t2max[d] = gs_etir_max_tile(op, d);
     gs_etir e;
     gs_etir_init(op, &e);
-    e.level = 0;
     int64_t visited = 0;
+    /* outer odometer over block tiles */
     for (;;) {
+        e.level = 2;
         for (int d = 0; d < op->naxes; d++) {
-            e.T[d][2] = ch[d][idx[d]][0];
-            e.T[d][1] = ch[d][idx[d]][1];
-            e.V[d] = ch[d][idx[d]][2];
+            e.T[d][1] = 1;
+            e.V[d] = 1;
         }
-        if (gs_hw_check(hw, op, &e) && !pool_add(p, &e) && p->n >= p->cap) {
-            *capped = true;
-            break;
-        }
-        if (++visited >= EXHAUSTIVE_CAP) {
-            *capped = true;
-            break;
+        if (gs_hw_check(hw, op, &e)) {
+            /* middle odometer over thread tiles; validity does not depend on
+             * the vthread split, so invalid thread tiles skip all of theirs */
+            e.level = 0;
+            for (;;) {
+                for (int d = 0; d < op->naxes; d++) e.V[d] = 1;
+                if (gs_hw_check(hw, op, &e)) {
+                    for (;;) { /* inner odometer over vthreads */
+                        visited++;
+                        gs_estimate est;
+                        gs_estimate_etir(hw, op, &e, 0, &est);
+                        r->evaluated++;
+                        rank_insert(r, top_k, &e, &est);
+                        if (visited >= EXHAUSTIVE_CAP) {
+                            r->capped = true;
+                            r->steps = visited;
+                            return;
+                        }
+                        int d = op->naxes - 1;
+                        for (; d >= 0; d--) {
+                            if (op->axes[d].kind != GS_AXIS_SPATIAL) continue;
+                            if (e.V[d] * 2 <= e.T[d][1]) { e.V[d] *= 2; break; }
+                            e.V[d] = 1;
+                        }
+                        if (d < 0) break;
+                    }
+                } else {
+                    visited++;
+                }
+                int d = op->naxes - 1;
+                for (; d >= 0; d--) {
+                    if (op->axes[d].kind != GS_AXIS_SPATIAL) continue;
+                    if (e.T[d][1] * 2 <= e.T[d][2] && gs_etir_acc_regs(op, &e) * 2 <= 128) { e.T[d][1] *= 2; break; }
+                    e.T[d][1] = 1;
+                }
+                if (d < 0) break;
+            }
         }
         int d = op->naxes - 1;
         for (; d >= 0; d--) {
-            if (++idx[d] < cnt[d]) break;
-            idx[d] = 0;
+            if (e.T[d][2] * 2 <= t2max[d]) { e.T[d][2] *= 2; break; }
+            e.T[d][2] = 1;
         }
         if (d < 0) break;
     }
-    *steps = visited;
+    r->steps = visited;
 }
 
 static void run_random(const gs_hw *hw, const gs_op *op, const gs_construct_opts *o, gs_pcg32 *rng, pool *p,
@@ -434,7 +469,7 @@ gs_status gs_construct(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const gs_c
     /* halvings from t_start to the threshold, in logs so no ratio overflows */
     double halvings = ceil(log2(o.t_start) - log2(o.t_threshold)) + 1;
     int64_t steps_per_chain = !(halvings < 100000) ? 100000 : (int64_t)halvings;
-    int64_t cap = o.strategy == GS_STRATEGY_EXHAUSTIVE ? 4000000 : (int64_t)o.chains * (steps_per_chain + 2);
+    int64_t cap = o.strategy == GS_STRATEGY_EXHAUSTIVE ? 16 : (int64_t)o.chains * (steps_per_chain + 2);
     gs_arena ar;
     gs_arena_init(&ar, 1 << 20);
     pool p;
@@ -458,7 +493,8 @@ gs_status gs_construct(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const gs_c
         }
         break;
     case GS_STRATEGY_EXHAUSTIVE:
-        run_exhaustive(hw, op, &p, &ar, &r->capped, &r->steps);
+        run_exhaustive(hw, op, o.top_k, r); /* ranks directly; the pool stays empty */
+        r->pooled = r->evaluated;
         break;
     case GS_STRATEGY_TREE: {
         gs_etir *cands = gs_arena_alloc(&ar, 4096 * sizeof *cands);
@@ -480,7 +516,7 @@ gs_status gs_construct(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const gs_c
     /* polish the best few walk results (not for the baselines, which must
      * stand as sampled) and add the local optima to the pool */
     if (o.strategy == GS_STRATEGY_MARKOV && p.n > 0) {
-        enum { NPOL = 4 };
+        enum { NPOL = 2 };
         gs_etir seeds[NPOL];
         double st[NPOL];
         int ns = 0;
@@ -504,17 +540,7 @@ gs_status gs_construct(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const gs_c
         gs_estimate est;
         gs_estimate_etir(hw, op, &p.items[i], 0, &est);
         r->evaluated++;
-        int pos = r->n;
-        while (pos > 0 && est.time_s < r->est[pos - 1].time_s) pos--;
-        if (pos >= o.top_k) continue;
-        int last = r->n < o.top_k ? r->n : o.top_k - 1;
-        for (int j = last; j > pos; j--) {
-            r->est[j] = r->est[j - 1];
-            r->cand[j] = r->cand[j - 1];
-        }
-        r->est[pos] = est;
-        r->cand[pos] = p.items[i];
-        if (r->n < o.top_k) r->n++;
+        rank_insert(r, o.top_k, &p.items[i], &est);
     }
     gs_arena_free(&ar);
     for (int i = 0; i < r->n; i++) gs_etir_format(op, &r->cand[i], r->desc[i], sizeof r->desc[i]);

@@ -1,13 +1,85 @@
 #!/bin/sh
 # make check-gpu: the CUDA path end to end on a real device.
-# This build has no CUDA driver runtime yet (launch, events, cuBLAS comparison):
-# it checks for a device and says plainly what it could not run.
+#
+#   sh experiments/check_gpu.sh [build/gensor]
+#
+# 1. probe: `gensor construct ... --hw auto --backend cuda --refine 3` opens the
+#    device (gs_cuda_open), reads its profile and refines 3 candidates with
+#    NVRTC cubins and event-timed launches. Without a device it prints
+#    "check-gpu: SKIPPED: no CUDA device (...)" and exits 0.
+# 2. refinement: the same on a larger GEMM, showing predicted vs measured.
+# 3. cuBLAS: experiments/cublas_check.c (built here on demand against
+#    libgensor.a) verifies the constructed (and refined) kernels of the
+#    suite's GEMMs against cublasSgemm_v2 and tabulates our time vs cuBLAS.
+# Exit status: 0 (pass or skipped), 1 a failure.
 BIN=${1:-build/gensor}
-if ! ldconfig -p 2>/dev/null | grep -q 'libcuda.so.1'; then
-    echo "check-gpu: SKIPPED: no CUDA driver (libcuda.so.1 not found): measurement-free mode only"
-    exit 0
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD_DIR=$(cd "$(dirname "$BIN")" && pwd)
+SUITE="$ROOT/experiments/suites/paper.json"
+
+if [ ! -x "$BIN" ]; then
+    echo "check-gpu: error: $BIN not found (run make first)" >&2
+    exit 1
 fi
-echo "check-gpu: SKIPPED: a CUDA driver is present, but this build has no CUDA launch runtime yet;"
-echo "           only NVRTC compilation is exercised (see 'make test')."
-"$BIN" construct --hw rtx4090 --nvrtc --top 3 'gemm M=4096 N=4096 K=4096' | head -8
-exit 0
+
+# ---- 1. is there a device? ---------------------------------------------------
+probe=$("$BIN" construct 'gemm M=256 N=256 K=256' --hw auto --backend cuda --refine 3 --emit json 2>&1)
+status=$?
+if [ $status -ne 0 ]; then
+    line=$(printf '%s\n' "$probe" | grep -m1 'no CUDA device')
+    if [ -n "$line" ]; then
+        # "gensor: error: no CUDA device: measurement-free mode (why)" -> (why)
+        why=$(printf '%s\n' "$line" | sed -e 's/^.*measurement-free mode *//')
+        [ -n "$why" ] || why="(gs_cuda_open failed)"
+        echo "check-gpu: SKIPPED: no CUDA device $why"
+        exit 0
+    fi
+    echo "check-gpu: FAILED: the CUDA probe failed:" >&2
+    printf '%s\n' "$probe" >&2
+    exit 1
+fi
+echo "check-gpu: CUDA device found; probe refinement:"
+printf '%s\n' "$probe" | sed -n '/^refine/,/^$/p' | sed -n '1,12p'
+
+rc=0
+# ---- 2. refinement on a real size ---------------------------------------------
+echo
+echo "check-gpu: refinement (top 4, 200 ms budget) on the device's own profile"
+out=$("$BIN" construct 'gemm M=4096 N=4096 K=4096' --hw auto --backend cuda --refine 4 --emit opencl 2>&1)
+st=$?
+printf '%s\n' "$out" | sed -n '1,/^$/p'
+if [ $st -ne 0 ]; then
+    printf '%s\n' "$out" | tail -3 >&2
+    echo "check-gpu: FAILED: refinement" >&2
+    rc=1
+fi
+echo
+echo "check-gpu: refinement against a named profile (rtx4090 predictions, measured here)"
+out=$("$BIN" construct 'gemm M=1024 N=2304 K=768 transB=1' --hw rtx4090 --backend cuda --refine 3 2>&1)
+st=$?
+printf '%s\n' "$out" | sed -n '/^refine/,/^$/p'
+if [ $st -ne 0 ]; then
+    printf '%s\n' "$out" | tail -3 >&2
+    echo "check-gpu: FAILED: refinement (named profile)" >&2
+    rc=1
+fi
+
+# ---- 3. cuBLAS comparison ----------------------------------------------------------
+CHECK="$BUILD_DIR/cublas_check"
+if [ ! -x "$CHECK" ] || [ "$ROOT/experiments/cublas_check.c" -nt "$CHECK" ] || [ "$BUILD_DIR/libgensor.a" -nt "$CHECK" ]; then
+    echo
+    echo "check-gpu: building $CHECK"
+    ${CC:-cc} -O2 -std=c11 -Wall -Wextra -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I"$ROOT" -I"$ROOT/include" \
+        "$ROOT/experiments/cublas_check.c" "$BUILD_DIR/libgensor.a" -o "$CHECK" \
+        -lgsl -lgslcblas -ljansson -lOpenCL -ldl -lm || { echo "check-gpu: FAILED: cannot build cublas_check" >&2; exit 1; }
+fi
+echo
+echo "check-gpu: constructed GEMMs vs cuBLAS (suite $SUITE)"
+if ! "$CHECK" --hw auto --refine 3 --reps 10 --suite "$SUITE" \
+        'gemm M=257 N=127 K=31 transA=1 alpha=1.5 beta=0.5' 'gemm M=1000 N=7 K=1000 transB=1' \
+        'gemm M=2048 N=2304 K=768 transB=1'; then
+    echo "check-gpu: FAILED: cuBLAS comparison" >&2
+    rc=1
+fi
+[ $rc -eq 0 ] && echo "check-gpu: PASSED"
+exit $rc

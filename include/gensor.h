@@ -112,7 +112,7 @@ typedef struct gs_construct_opts {
     gs_strategy strategy;
 } gs_construct_opts;
 
-/* Defaults: seed 1, top_k 5, chains 16, T from 1 down to 2^-40; the default
+/* Defaults: seed 1, top_k 5, chains 8, T from 1 down to 2^-40; the default
  * policy is documented in the README (chosen by experiments/). */
 void gs_construct_opts_default(gs_construct_opts *o);
 
@@ -136,6 +136,102 @@ typedef enum gs_dialect { GS_DIALECT_CUDA = 0, GS_DIALECT_OPENCL = 1 } gs_dialec
 /* Emit the source of candidate i in a dialect. *out is malloc'd; caller frees. */
 gs_status gs_kernel_emit(gs_ctx *ctx, const gs_result *r, int i,
                          gs_dialect d, char **out);
+
+/* ---- dynamic shapes: the dispatcher -------------------------------------
+ * A runtime serving shapes it has not seen (BERT with varying sequence
+ * length, DietCode's workloads) keeps one dispatcher per hardware profile
+ * and dialect. gs_dispatch() constructs a kernel for the operator's
+ * extents, hashes its descriptor (op structure, ETIR, dialect, arch and
+ * codegen version; extents are runtime arguments) and compiles only when
+ * that descriptor has not been compiled before: NVRTC cubin for CUDA (the
+ * CUDA source when NVRTC is missing), OpenCL source built on the attached
+ * device for OpenCL. Compiled artifacts go to a kernel cache in memory and,
+ * optionally, on disk. A shape seen before skips the construction.
+ * Not thread-safe: one dispatcher per thread, or a lock around it. */
+typedef struct gs_dispatcher gs_dispatcher;
+
+typedef enum gs_warm_start {
+    GS_WARM_OFF = 0,       /* construct every new shape from scratch (default) */
+    GS_WARM_CONSTRUCT = 1, /* ETO-style: the state of the nearest dispatched shape of the
+                              same operator (log-distance of extents) competes with a
+                              reduced construction (warm_chains chains); the faster
+                              prediction is kept */
+    GS_WARM_REUSE = 2      /* reuse the nearest shape's state whenever it fits; construct
+                              only when none fits (cheapest, loses the most) */
+} gs_warm_start;
+
+typedef struct gs_dispatch_opts {
+    gs_dialect dialect;          /* GS_DIALECT_CUDA (default) or GS_DIALECT_OPENCL */
+    int arch;                    /* CUDA: sm_XX to compile for; 0: the profile's (or the
+                                    nearest the installed NVRTC supports) */
+    const char *cache_dir;       /* disk cache: a directory; NULL: $GS_CACHE_DIR if set;
+                                    "": memory only */
+    gs_construct_opts construct; /* options of every construction */
+    gs_warm_start warm_start;    /* default GS_WARM_OFF (see experiments/dynamic.c) */
+    int warm_chains;             /* chains of a warm-started construction [4] */
+    double reuse_tol;            /* among a construction's ranked candidates, prefer one
+                                    already compiled when its prediction is within this
+                                    fraction of the best: 0 (default) takes exact ties
+                                    only, so nothing is lost under the model; < 0: never */
+    int compile;                 /* 1 (default): compile on a miss; 0: construct only */
+} gs_dispatch_opts;
+
+void gs_dispatch_opts_default(gs_dispatch_opts *o);
+
+/* Create a dispatcher for a profile (copied). Caller owns *out. */
+gs_status gs_dispatcher_create(gs_ctx *ctx, const gs_hw *hw, const gs_dispatch_opts *opts,
+                               gs_dispatcher **out);
+void gs_dispatcher_destroy(gs_dispatcher *d);
+
+#define GS_HANDLE_MAX_INTS 48
+typedef struct gs_kernel_handle {
+    char name[48];            /* kernel entry point, gs_<16-hex key> */
+    uint64_t key;             /* descriptor hash: the cache key */
+    int64_t grid, block;      /* 1-D launch for this shape */
+    int64_t smem_bytes;       /* static shared memory */
+    int nint;                 /* integer arguments for this shape: extents, then shapes */
+    int32_t int_args[GS_HANDLE_MAX_INTS];
+    float alpha, beta;        /* the float arguments */
+    int has_bias;             /* a bias buffer follows the output */
+    int hit;                  /* 1: the kernel was compiled already (no compile now) */
+    int disk_hit;             /* 1: this dispatch read it from the disk cache */
+    int new_shape;            /* 1: the first dispatch of this shape */
+    int constructed;          /* 1: a construction ran (0: shape seen before, or reused) */
+    int warm;                 /* 1: the warm-start (cached) state was kept */
+    double predicted_s;       /* estimate of this kernel on this shape */
+    double construct_s;       /* spent constructing in this call */
+    double compile_s;         /* spent compiling in this call */
+    double dispatch_s;        /* whole call */
+    const char *binary_kind;  /* "cuda-cubin", "cuda-source", "opencl-source", ...; NULL
+                                 when compile == 0 */
+    const void *binary;       /* the artifact (NUL-terminated after binary_len bytes);
+                                 owned by the dispatcher */
+    size_t binary_len;
+    void *program;            /* gs_cl_prog * / gs_cuda_mod * when a device is attached */
+    char config[200];         /* the configuration, e.g. bm=64,bn=64,... */
+} gs_kernel_handle;
+
+/* Dispatch op: fills *out (valid until d is destroyed). */
+gs_status gs_dispatch(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, gs_kernel_handle *out);
+
+typedef struct gs_dispatch_stats {
+    int64_t dispatches;       /* gs_dispatch calls that succeeded */
+    int64_t shapes;           /* distinct shapes seen */
+    int64_t constructions;    /* gs_construct runs */
+    int64_t compiles;         /* NVRTC compilations or OpenCL builds */
+    int64_t hits;             /* dispatches whose kernel was compiled already */
+    int64_t disk_hits;        /* kernels read from the disk cache instead of compiled */
+    int64_t kernels;          /* distinct kernels (descriptors) held */
+    int64_t warm_kept;        /* warm start: the cached state won */
+    int64_t tie_reused;       /* an already-compiled candidate replaced the top one */
+    int64_t cache_corrupt;    /* disk entries found corrupt and rebuilt */
+    int64_t cache_write_errors;
+    double construct_ms;      /* total construction time (wall clock) */
+    double construct_cpu_ms;  /* the same in CPU time of the calling thread */
+    double compile_ms;        /* total compile time */
+    double dispatch_ms;       /* total time in gs_dispatch */
+} gs_dispatch_stats;
+void gs_dispatch_stats_get(const gs_dispatcher *d, gs_dispatch_stats *out);
 
 #ifdef __cplusplus
 }

@@ -249,9 +249,11 @@ Test(kernels, nvrtc_sweep_all_profiles, .timeout = 900) {
                              (long long)nv.stats.smem_bytes, (long long)ks.smem_bytes);
                 cr_expect(ks.smem_bytes <= hw->smem_per_block);
                 cr_expect(ks.block <= hw->max_threads_per_block);
-                cr_expect(nv.stats.registers <= r->est[c].regs_per_thread,
-                          "%s on %s (%s): ptxas %d registers above the estimate %d", line, hw->name, r->desc[c],
-                          nv.stats.registers, r->est[c].regs_per_thread);
+                gs_resources res;
+                gs_etir_resources(&op, &r->cand[c], &res);
+                cr_expect(nv.stats.registers <= res.regs_per_thread,
+                          "%s on %s (%s): ptxas %d registers above the bound %d the memory check uses", line,
+                          hw->name, r->desc[c], nv.stats.registers, res.regs_per_thread);
                 gs_nvrtc_out_free(&nv);
                 gs_kernel_src_free(&ks);
                 compiled++;

@@ -1,0 +1,487 @@
+/* cache.c — the kernel cache: compiled artifacts keyed by the descriptor hash.
+ *
+ * In memory: an open-addressing hash map from (key, backend) to a payload
+ * (cubin, PTX or source bytes). On disk, when a directory is configured: one
+ * file per entry, named <16-hex key>.<backend>.gsk, holding
+ *
+ *   offset  size  field (little-endian)
+ *        0     4  magic "GSKC"
+ *        4     4  format version (GS_KCACHE_FORMAT)
+ *        8     8  key (gs_kdesc_hash of the zeroed descriptor: op structure,
+ *                 ETIR, dialect, arch and codegen version)
+ *       16     4  backend (gs_kbackend)
+ *       20     4  header bytes (GS_KCACHE_HEADER_BYTES)
+ *       24     8  payload length
+ *       32     8  FNV-1a 64 of the payload
+ *       40     -  payload
+ *
+ * Writes go to <file>.tmp.<pid>.<counter>, are fsync'd and renamed over the
+ * final name, so a reader sees either no file or a complete one, and several
+ * processes may fill one directory at once (the last rename wins; all
+ * writers of a key write the same bytes). Reads check every header field
+ * and the checksum; an entry that fails is counted as corrupt, deleted (best
+ * effort) and reported as a miss, so the caller rebuilds it. The disk is an
+ * optimisation: an unwritable directory makes gs_kcache_put return
+ * GS_ERR_IO, while the in-memory entry is kept and gets keep working.
+ *
+ * Thread-safe: one mutex guards the map and the counters. Payloads handed
+ * out by gs_kcache_get stay valid until gs_kcache_close (a replaced payload
+ * is retired, not freed). */
+#include "kernels/kernels.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+_Static_assert(sizeof GS_KCACHE_MAGIC - 1 == 4, "magic is 4 bytes");
+
+static const char *const kb_names[GS_KB_COUNT_] = {
+    [GS_KB_CUDA_CUBIN] = "cuda-cubin",
+    [GS_KB_CUDA_PTX] = "cuda-ptx",
+    [GS_KB_CUDA_SOURCE] = "cuda-source",
+    [GS_KB_OPENCL_SOURCE] = "opencl-source",
+};
+
+const char *gs_kbackend_name(gs_kbackend b) {
+    return (int)b >= 0 && b < GS_KB_COUNT_ ? kb_names[b] : "unknown";
+}
+
+uint64_t gs_fnv1a64(const void *p, size_t n) {
+    const unsigned char *s = p;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= s[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+typedef struct kc_entry {
+    uint64_t key;
+    gs_kbackend backend;
+    unsigned char *data; /* len bytes + a NUL */
+    size_t len;
+} kc_entry;
+
+struct gs_kcache {
+    pthread_mutex_t mu;
+    char *dir;           /* NULL: memory only */
+    kc_entry *slots;     /* open addressing; data == NULL marks an empty slot */
+    size_t cap, n;
+    unsigned char **retired; /* replaced payloads, freed at close */
+    size_t nretired, capretired;
+    gs_kcache_stats st;
+    uint64_t counter;    /* temp-file counter of this process */
+};
+
+/* ---- little-endian helpers --------------------------------------------------- */
+static void put_u32(unsigned char *p, uint32_t v) {
+    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+static void put_u64(unsigned char *p, uint64_t v) {
+    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+static uint32_t get_u32(const unsigned char *p) {
+    uint32_t v = 0;
+    for (int i = 0; i < 4; i++) v |= (uint32_t)p[i] << (8 * i);
+    return v;
+}
+static uint64_t get_u64(const unsigned char *p) {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+void gs_kcache_header_encode(unsigned char *h, uint64_t key, gs_kbackend b, const void *payload, size_t len) {
+    memcpy(h, GS_KCACHE_MAGIC, 4);
+    put_u32(h + 4, GS_KCACHE_FORMAT);
+    put_u64(h + 8, key);
+    put_u32(h + 16, (uint32_t)b);
+    put_u32(h + 20, GS_KCACHE_HEADER_BYTES);
+    put_u64(h + 24, (uint64_t)len);
+    put_u64(h + 32, gs_fnv1a64(payload, len));
+}
+
+/* ---- the in-memory map ---------------------------------------------------------- */
+static size_t slot_of(uint64_t key, gs_kbackend b, size_t cap) {
+    uint64_t h = key ^ ((uint64_t)(b + 1) * 0x9e3779b97f4a7c15ull);
+    h ^= h >> 31;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 29;
+    return (size_t)(h & (cap - 1));
+}
+
+static kc_entry *map_find(gs_kcache *c, uint64_t key, gs_kbackend b) {
+    if (!c->cap) return NULL;
+    for (size_t i = slot_of(key, b, c->cap);; i = (i + 1) & (c->cap - 1)) {
+        kc_entry *e = &c->slots[i];
+        if (!e->data) return NULL;
+        if (e->key == key && e->backend == b) return e;
+    }
+}
+
+static bool map_grow(gs_kcache *c) {
+    size_t ncap = c->cap ? c->cap * 2 : 64;
+    kc_entry *ns = calloc(ncap, sizeof *ns);
+    if (!ns) return false;
+    for (size_t i = 0; i < c->cap; i++) {
+        kc_entry *e = &c->slots[i];
+        if (!e->data) continue;
+        size_t j = slot_of(e->key, e->backend, ncap);
+        while (ns[j].data) j = (j + 1) & (ncap - 1);
+        ns[j] = *e;
+    }
+    free(c->slots);
+    c->slots = ns;
+    c->cap = ncap;
+    return true;
+}
+
+static bool retire(gs_kcache *c, unsigned char *p) {
+    if (c->nretired == c->capretired) {
+        size_t nc = c->capretired ? c->capretired * 2 : 8;
+        unsigned char **nr = realloc(c->retired, nc * sizeof *nr);
+        if (!nr) return false;
+        c->retired = nr;
+        c->capretired = nc;
+    }
+    c->retired[c->nretired++] = p;
+    return true;
+}
+
+/* Insert (taking ownership of data, which has len bytes + a NUL). Returns the
+ * entry, or NULL on OOM (data is then freed). */
+static kc_entry *map_insert(gs_kcache *c, uint64_t key, gs_kbackend b, unsigned char *data, size_t len) {
+    kc_entry *e = map_find(c, key, b);
+    if (e) {
+        if (e->len == len && memcmp(e->data, data, len) == 0) {
+            free(data);
+            return e;
+        }
+        if (!retire(c, e->data)) {
+            free(data);
+            return NULL;
+        }
+        c->st.bytes += (int64_t)len - (int64_t)e->len;
+        e->data = data;
+        e->len = len;
+        return e;
+    }
+    if ((c->n + 1) * 4 > c->cap * 3 && !map_grow(c)) {
+        free(data);
+        return NULL;
+    }
+    size_t i = slot_of(key, b, c->cap);
+    while (c->slots[i].data) i = (i + 1) & (c->cap - 1);
+    c->slots[i] = (kc_entry){.key = key, .backend = b, .data = data, .len = len};
+    c->n++;
+    c->st.entries = (int64_t)c->n;
+    c->st.bytes += (int64_t)len;
+    return &c->slots[i];
+}
+
+/* ---- open / close ---------------------------------------------------------------- */
+/* mkdir -p; returns 0 or an errno. */
+static int mkdir_p(const char *dir) {
+    char buf[4096];
+    size_t n = strlen(dir);
+    if (n == 0 || n >= sizeof buf) return ENAMETOOLONG;
+    memcpy(buf, dir, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] != '/' && buf[i] != '\0') continue;
+        char saved = buf[i];
+        buf[i] = '\0';
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
+            int e = errno;
+            buf[i] = saved;
+            return e;
+        }
+        buf[i] = saved;
+    }
+    struct stat sb;
+    if (stat(dir, &sb) != 0) return errno;
+    if (!S_ISDIR(sb.st_mode)) return ENOTDIR;
+    return 0;
+}
+
+gs_status gs_kcache_open(gs_ctx *ctx, const char *dir, gs_kcache **out) {
+    if (!out) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_kcache_open: out is NULL");
+    *out = NULL;
+    if (!dir) dir = getenv("GS_CACHE_DIR");
+    gs_kcache *c = calloc(1, sizeof *c);
+    if (!c) return gs_err(ctx, GS_ERR_NOMEM, "gs_kcache_open: out of memory");
+    if (pthread_mutex_init(&c->mu, NULL) != 0) {
+        free(c);
+        return gs_err(ctx, GS_ERR_NOMEM, "gs_kcache_open: cannot create a mutex");
+    }
+    if (dir && *dir) {
+        size_t n = strlen(dir);
+        while (n > 1 && dir[n - 1] == '/') n--;
+        if (n >= 3800) {
+            gs_kcache_close(c);
+            return gs_err(ctx, GS_ERR_INVALID_ARG, "kernel cache directory name too long (%zu bytes)", n);
+        }
+        c->dir = malloc(n + 1);
+        if (!c->dir) {
+            gs_kcache_close(c);
+            return gs_err(ctx, GS_ERR_NOMEM, "gs_kcache_open: out of memory");
+        }
+        memcpy(c->dir, dir, n);
+        c->dir[n] = '\0';
+        /* Best effort: a directory that cannot be made only costs the disk
+         * level; each put then reports GS_ERR_IO naming it. */
+        (void)mkdir_p(c->dir);
+    }
+    *out = c;
+    return GS_OK;
+}
+
+void gs_kcache_close(gs_kcache *c) {
+    if (!c) return;
+    for (size_t i = 0; i < c->cap; i++) free(c->slots[i].data);
+    for (size_t i = 0; i < c->nretired; i++) free(c->retired[i]);
+    free(c->retired);
+    free(c->slots);
+    free(c->dir);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+const char *gs_kcache_dir(const gs_kcache *c) { return c ? c->dir : NULL; }
+
+void gs_kcache_stats_get(gs_kcache *c, gs_kcache_stats *s) {
+    if (!s) return;
+    memset(s, 0, sizeof *s);
+    if (!c) return;
+    pthread_mutex_lock(&c->mu);
+    *s = c->st;
+    pthread_mutex_unlock(&c->mu);
+}
+
+gs_status gs_kcache_path(const gs_kcache *c, uint64_t key, gs_kbackend b, char *buf, size_t n) {
+    if (!c || !buf || n == 0 || (int)b < 0 || b >= GS_KB_COUNT_) return GS_ERR_INVALID_ARG;
+    if (!c->dir) {
+        buf[0] = '\0';
+        return GS_ERR_UNSUPPORTED;
+    }
+    int w = snprintf(buf, n, "%s/%016llx.%s.gsk", c->dir, (unsigned long long)key, gs_kbackend_name(b));
+    return w < 0 || (size_t)w >= n ? GS_ERR_INVALID_ARG : GS_OK;
+}
+
+/* ---- disk ---------------------------------------------------------------------------- */
+/* Read exactly n bytes (retrying short reads); returns bytes read. */
+static size_t read_full(int fd, void *buf, size_t n) {
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, (char *)buf + got, n - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    return got;
+}
+
+static bool write_full(int fd, const void *buf, size_t n) {
+    size_t put = 0;
+    while (put < n) {
+        ssize_t w = write(fd, (const char *)buf + put, n - put);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return false;
+        put += (size_t)w;
+    }
+    return true;
+}
+
+/* Outcome of reading one disk entry. */
+typedef enum { DISK_MISS, DISK_OK, DISK_CORRUPT } disk_result;
+
+/* Read and check the entry at path. On DISK_OK *data (len + NUL) is
+ * malloc'd; on DISK_CORRUPT why says what was wrong and *seen identifies
+ * the file that was read (to delete that file and no newer one). */
+static disk_result disk_read(const char *path, uint64_t key, gs_kbackend b, unsigned char **data, size_t *len,
+                             char *why, size_t whyn, struct stat *seen) {
+    *data = NULL;
+    *len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return DISK_MISS; /* absent (or unreadable: treated as absent) */
+    disk_result res = DISK_CORRUPT;
+    unsigned char h[GS_KCACHE_HEADER_BYTES];
+    if (fstat(fd, seen) != 0) {
+        snprintf(why, whyn, "cannot stat: %s", strerror(errno));
+        goto done;
+    }
+    if (!S_ISREG(seen->st_mode)) {
+        snprintf(why, whyn, "not a regular file");
+        goto done;
+    }
+    uint64_t size = (uint64_t)seen->st_size;
+    if (size < GS_KCACHE_HEADER_BYTES || read_full(fd, h, sizeof h) != sizeof h) {
+        snprintf(why, whyn, "truncated header (%llu bytes)", (unsigned long long)size);
+        goto done;
+    }
+    if (memcmp(h, GS_KCACHE_MAGIC, 4) != 0) {
+        snprintf(why, whyn, "bad magic (not a gensor cache entry)");
+        goto done;
+    }
+    uint32_t ver = get_u32(h + 4), hb = get_u32(h + 20), eb = get_u32(h + 16);
+    uint64_t ek = get_u64(h + 8), plen = get_u64(h + 24), sum = get_u64(h + 32);
+    if (ver != GS_KCACHE_FORMAT || hb != GS_KCACHE_HEADER_BYTES) {
+        snprintf(why, whyn, "format version %u, header %u bytes (expected %u, %u)", ver, hb, GS_KCACHE_FORMAT,
+                 (unsigned)GS_KCACHE_HEADER_BYTES);
+        goto done;
+    }
+    if (ek != key || eb != (uint32_t)b) {
+        snprintf(why, whyn, "holds key %016llx backend %u, expected %016llx backend %u", (unsigned long long)ek, eb,
+                 (unsigned long long)key, (unsigned)b);
+        goto done;
+    }
+    if (plen > GS_KCACHE_MAX_PAYLOAD || plen != size - GS_KCACHE_HEADER_BYTES) {
+        snprintf(why, whyn, "payload length %llu but %llu bytes follow the header", (unsigned long long)plen,
+                 (unsigned long long)(size - GS_KCACHE_HEADER_BYTES));
+        goto done;
+    }
+    unsigned char *p = malloc((size_t)plen + 1);
+    if (!p) {
+        res = DISK_MISS; /* no memory: not the entry's fault */
+        goto done;
+    }
+    if (read_full(fd, p, (size_t)plen) != plen) {
+        free(p);
+        snprintf(why, whyn, "short read of the payload");
+        goto done;
+    }
+    p[plen] = '\0';
+    if (gs_fnv1a64(p, (size_t)plen) != sum) {
+        free(p);
+        snprintf(why, whyn, "checksum mismatch");
+        goto done;
+    }
+    *data = p;
+    *len = (size_t)plen;
+    res = DISK_OK;
+done:
+    close(fd);
+    return res;
+}
+
+/* Delete the corrupt file we read, unless another process has meanwhile
+ * renamed a fresh entry over it. */
+static void disk_delete_if_same(const char *path, const struct stat *seen) {
+    struct stat now;
+    if (stat(path, &now) == 0 && now.st_ino == seen->st_ino && now.st_dev == seen->st_dev) (void)unlink(path);
+}
+
+bool gs_kcache_get(gs_ctx *ctx, gs_kcache *c, uint64_t key, gs_kbackend b, const void **bytes, size_t *len) {
+    if (bytes) *bytes = NULL;
+    if (len) *len = 0;
+    if (!c || (int)b < 0 || b >= GS_KB_COUNT_) return false;
+    pthread_mutex_lock(&c->mu);
+    kc_entry *e = map_find(c, key, b);
+    if (e) {
+        c->st.hits++;
+        if (bytes) *bytes = e->data;
+        if (len) *len = e->len;
+        pthread_mutex_unlock(&c->mu);
+        return true;
+    }
+    bool hit = false;
+    if (c->dir) {
+        char path[4096];
+        gs_kcache_path(c, key, b, path, sizeof path);
+        unsigned char *data = NULL;
+        size_t dlen = 0;
+        char why[256] = "";
+        struct stat seen;
+        disk_result r = disk_read(path, key, b, &data, &dlen, why, sizeof why, &seen);
+        if (r == DISK_OK) {
+            e = map_insert(c, key, b, data, dlen);
+            if (e) {
+                hit = true;
+                c->st.hits++;
+                c->st.disk_hits++;
+                if (bytes) *bytes = e->data;
+                if (len) *len = e->len;
+            }
+        } else if (r == DISK_CORRUPT) {
+            c->st.corrupt++;
+            disk_delete_if_same(path, &seen);
+            gs_err(ctx, GS_OK, "kernel cache: corrupt entry %s (%s): deleted, it will be rebuilt", path, why);
+        }
+    }
+    if (!hit) c->st.misses++;
+    pthread_mutex_unlock(&c->mu);
+    return hit;
+}
+
+gs_status gs_kcache_put(gs_ctx *ctx, gs_kcache *c, uint64_t key, gs_kbackend b, const void *bytes, size_t len) {
+    if (!c || (int)b < 0 || b >= GS_KB_COUNT_ || (!bytes && len))
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_kcache_put: bad arguments");
+    if (len > GS_KCACHE_MAX_PAYLOAD)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_kcache_put: payload of %zu bytes exceeds the %u-byte limit", len,
+                      (unsigned)GS_KCACHE_MAX_PAYLOAD);
+    unsigned char *copy = malloc(len + 1);
+    if (!copy) return gs_err(ctx, GS_ERR_NOMEM, "gs_kcache_put: out of memory (%zu bytes)", len);
+    if (len) memcpy(copy, bytes, len);
+    copy[len] = '\0';
+    pthread_mutex_lock(&c->mu);
+    c->st.puts++;
+    if (!map_insert(c, key, b, copy, len)) {
+        pthread_mutex_unlock(&c->mu);
+        return gs_err(ctx, GS_ERR_NOMEM, "gs_kcache_put: out of memory");
+    }
+    uint64_t counter = ++c->counter;
+    char *dir = c->dir;
+    pthread_mutex_unlock(&c->mu);
+    if (!dir) return GS_OK;
+
+    /* The disk write runs outside the lock: it only reads the caller's bytes. */
+    char path[4096], tmp[4200];
+    gs_kcache_path(c, key, b, path, sizeof path);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%llu", path, (long)getpid(), (unsigned long long)counter);
+    unsigned char h[GS_KCACHE_HEADER_BYTES];
+    gs_kcache_header_encode(h, key, b, bytes, len);
+    const char *step = "create";
+    int err = 0;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        err = errno;
+        goto fail;
+    }
+    step = "write";
+    if (!write_full(fd, h, sizeof h) || !write_full(fd, bytes, len)) {
+        err = errno ? errno : EIO;
+        close(fd);
+        goto fail_unlink;
+    }
+    step = "fsync";
+    if (fsync(fd) != 0) {
+        err = errno;
+        close(fd);
+        goto fail_unlink;
+    }
+    step = "close";
+    if (close(fd) != 0) {
+        err = errno;
+        goto fail_unlink;
+    }
+    step = "rename";
+    if (rename(tmp, path) != 0) {
+        err = errno;
+        goto fail_unlink;
+    }
+    return GS_OK;
+fail_unlink:
+    (void)unlink(tmp);
+fail:
+    pthread_mutex_lock(&c->mu);
+    c->st.write_errors++;
+    pthread_mutex_unlock(&c->mu);
+    return gs_err(ctx, GS_ERR_IO, "kernel cache directory %s: cannot %s %s: %s (the entry is kept in memory only)",
+                  dir, step, step[0] == 'r' ? path : tmp, strerror(err ? err : EIO));
+}

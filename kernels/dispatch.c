@@ -1,0 +1,621 @@
+/* dispatch.c — dynamic shapes: construct per shape, compile per descriptor.
+ *
+ * A kernel takes its extents and tensor shapes as runtime arguments and is
+ * identified by the hash of its zeroed descriptor (op structure, ETIR,
+ * dialect, arch, codegen version). So a runtime that meets a new shape runs
+ * the construction (milliseconds) and compiles only when the constructed
+ * configuration has not been compiled before, DietCode-style.
+ *
+ *   gs_dispatch(op):
+ *     shape seen before?            -> its configuration (no construction)
+ *     else choose a configuration:  GS_WARM_OFF: gs_construct
+ *                                   GS_WARM_CONSTRUCT: the nearest dispatched
+ *                                     shape's state, fitted to op, against a
+ *                                     reduced construction; faster prediction wins
+ *                                   GS_WARM_REUSE: the nearest state if it fits
+ *       among the ranked candidates within reuse_tol of the best, one that
+ *       is already compiled is preferred (reuse_tol 0: exact ties only)
+ *     descriptor compiled already?  -> hit
+ *     else kernel cache (memory, disk) or compile (NVRTC cubin; CUDA source
+ *       without NVRTC; OpenCL source built on the attached device)
+ *
+ * "Nearest" is the smallest sum over axes of |ln(extent_new / extent_old)|
+ * among shapes of the same operator class: the same descriptor with the ETIR
+ * zeroed (operator structure, epilogue, dialect, arch).
+ *
+ * Layering: the dispatcher calls the public gs_construct and reads the
+ * result's candidates (construct/construct.h); construct/ knows nothing of it. */
+#include "construct/construct.h"
+#include "kernels/kernels.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double cpu_s(void) {
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- a map from 64-bit keys to indices ------------------------------------------ */
+typedef struct u64map {
+    uint64_t *keys;
+    int32_t *vals; /* -1: empty */
+    size_t cap, n;
+} u64map;
+
+static size_t mix(uint64_t k, size_t cap) {
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    k ^= k >> 33;
+    return (size_t)(k & (cap - 1));
+}
+
+static int32_t map_get(const u64map *m, uint64_t k) {
+    if (!m->cap) return -1;
+    for (size_t i = mix(k, m->cap);; i = (i + 1) & (m->cap - 1)) {
+        if (m->vals[i] < 0) return -1;
+        if (m->keys[i] == k) return m->vals[i];
+    }
+}
+
+static bool map_put(u64map *m, uint64_t k, int32_t v) {
+    if ((m->n + 1) * 4 > m->cap * 3) {
+        size_t nc = m->cap ? m->cap * 2 : 256;
+        uint64_t *nk = malloc(nc * sizeof *nk);
+        int32_t *nv = malloc(nc * sizeof *nv);
+        if (!nk || !nv) {
+            free(nk);
+            free(nv);
+            return false;
+        }
+        for (size_t i = 0; i < nc; i++) nv[i] = -1;
+        for (size_t i = 0; i < m->cap; i++) {
+            if (m->vals[i] < 0) continue;
+            size_t j = mix(m->keys[i], nc);
+            while (nv[j] >= 0) j = (j + 1) & (nc - 1);
+            nk[j] = m->keys[i];
+            nv[j] = m->vals[i];
+        }
+        free(m->keys);
+        free(m->vals);
+        m->keys = nk;
+        m->vals = nv;
+        m->cap = nc;
+    }
+    size_t i = mix(k, m->cap);
+    while (m->vals[i] >= 0 && m->keys[i] != k) i = (i + 1) & (m->cap - 1);
+    if (m->vals[i] < 0) m->n++;
+    m->keys[i] = k;
+    m->vals[i] = v;
+    return true;
+}
+
+static void map_free(u64map *m) {
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- the dispatcher ---------------------------------------------------------------- */
+typedef struct shape_entry {
+    uint64_t shape_key, class_key;
+    int naxes;
+    int64_t ext[GS_MAX_AXES];
+    double lext[GS_MAX_AXES]; /* ln(extent), for the nearest-shape search */
+    gs_etir etir;
+    int32_t kidx;       /* kernel index, -1 until compiled (or compile == 0) */
+    uint64_t kkey;
+    double predicted_s;
+    int warm;
+} shape_entry;
+
+typedef struct kernel_entry {
+    uint64_t key;
+    char name[48];
+    int64_t smem_bytes;
+    gs_kbackend kind;
+    bool have_binary;
+    const void *binary; /* owned by the kernel cache */
+    size_t len;
+    void *program;      /* gs_cl_prog * or gs_cuda_mod * */
+} kernel_entry;
+
+struct gs_dispatcher {
+    gs_hw hw;
+    gs_dispatch_opts o;
+    char *cache_dir;      /* copy of o.cache_dir */
+    int arch;             /* descriptor arch: sm_XX compiled for (CUDA), 0 (OpenCL) */
+    bool nvrtc;           /* NVRTC usable */
+    bool cubin;           /* CUDA: cubin for arch (else PTX, with an attached older device) */
+    gs_kcache *cache;
+    gs_cl *cl;
+    gs_cuda *cu;
+    shape_entry *shapes;
+    size_t nshapes, capshapes;
+    kernel_entry *kernels;
+    size_t nkernels, capkernels;
+    u64map shape_map, kernel_map;
+    gs_dispatch_stats st;
+};
+
+void gs_dispatch_opts_default(gs_dispatch_opts *o) {
+    if (!o) return;
+    memset(o, 0, sizeof *o);
+    o->dialect = GS_DIALECT_CUDA;
+    o->arch = 0;
+    o->cache_dir = NULL;
+    gs_construct_opts_default(&o->construct);
+    o->construct.top_k = 8; /* room for tie reuse */
+    o->warm_start = GS_WARM_OFF;
+    o->warm_chains = 4;
+    o->reuse_tol = 0.0;
+    o->compile = 1;
+}
+
+gs_status gs_dispatcher_create(gs_ctx *ctx, const gs_hw *hw, const gs_dispatch_opts *opts, gs_dispatcher **out) {
+    if (!out) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_dispatcher_create: out is NULL");
+    *out = NULL;
+    if (!hw) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_dispatcher_create: NULL profile");
+    gs_status s = gs_hw_validate(ctx, hw);
+    if (s != GS_OK) return s;
+    gs_dispatch_opts o;
+    if (opts) o = *opts;
+    else gs_dispatch_opts_default(&o);
+    if (o.dialect != GS_DIALECT_CUDA && o.dialect != GS_DIALECT_OPENCL)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_dispatcher_create: unknown dialect %d", (int)o.dialect);
+    if ((int)o.warm_start < GS_WARM_OFF || o.warm_start > GS_WARM_REUSE)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_dispatcher_create: unknown warm-start mode %d", (int)o.warm_start);
+    if (o.warm_chains < 1 || o.warm_chains > 4096)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_dispatcher_create: warm_chains must be 1..4096 (got %d)",
+                      o.warm_chains);
+    if (!isfinite(o.reuse_tol))
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_dispatcher_create: reuse_tol must be finite");
+    if (o.construct.top_k < 1 || o.construct.top_k > GS_MAX_TOP)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_dispatcher_create: top_k must be 1..%d", GS_MAX_TOP);
+
+    gs_dispatcher *d = calloc(1, sizeof *d);
+    if (!d) return gs_err(ctx, GS_ERR_NOMEM, "gs_dispatcher_create: out of memory");
+    d->hw = *hw;
+    d->o = o;
+    if (o.cache_dir) {
+        d->cache_dir = strdup(o.cache_dir);
+        if (!d->cache_dir) {
+            free(d);
+            return gs_err(ctx, GS_ERR_NOMEM, "gs_dispatcher_create: out of memory");
+        }
+    }
+    d->o.cache_dir = d->cache_dir;
+    if (o.dialect == GS_DIALECT_CUDA) {
+        gs_ctx quiet = {{0}}; /* NVRTC being absent is not an error here */
+        d->nvrtc = gs_nvrtc_available(&quiet);
+        d->cubin = true;
+        if (o.arch > 0) {
+            d->arch = o.arch;
+            if (d->nvrtc) {
+                int archs[64], n = 0;
+                gs_nvrtc_supported_archs(&quiet, archs, 64, &n);
+                bool ok = false;
+                for (int i = 0; i < n; i++) ok = ok || archs[i] == o.arch;
+                if (!ok) {
+                    free(d->cache_dir);
+                    free(d);
+                    return gs_err(ctx, GS_ERR_ARCH_UNSUPPORTED,
+                                  "dispatcher: sm_%d is not supported by the installed NVRTC (nearest: sm_%d)",
+                                  o.arch, gs_nvrtc_nearest_arch(&quiet, o.arch));
+                }
+            }
+        } else {
+            d->arch = d->nvrtc ? gs_nvrtc_nearest_arch(&quiet, hw->sm) : hw->sm;
+            if (!d->arch) d->arch = hw->sm;
+        }
+    }
+    s = gs_kcache_open(ctx, d->cache_dir, &d->cache);
+    if (s != GS_OK) {
+        free(d->cache_dir);
+        free(d);
+        return s;
+    }
+    *out = d;
+    return GS_OK;
+}
+
+void gs_dispatcher_destroy(gs_dispatcher *d) {
+    if (!d) return;
+    for (size_t i = 0; i < d->nkernels; i++) {
+        if (!d->kernels[i].program) continue;
+        if (d->cl) gs_cl_prog_free(d->kernels[i].program);
+        else if (d->cu) gs_cuda_unload(d->kernels[i].program);
+    }
+    free(d->kernels);
+    free(d->shapes);
+    map_free(&d->shape_map);
+    map_free(&d->kernel_map);
+    gs_kcache_close(d->cache);
+    free(d->cache_dir);
+    free(d);
+}
+
+gs_kcache *gs_dispatcher_cache(gs_dispatcher *d) { return d ? d->cache : NULL; }
+
+gs_status gs_dispatcher_attach_opencl(gs_ctx *ctx, gs_dispatcher *d, gs_cl *cl) {
+    if (!d || !cl) return gs_err(ctx, GS_ERR_INVALID_ARG, "attach_opencl: NULL argument");
+    if (d->o.dialect != GS_DIALECT_OPENCL)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "attach_opencl: the dispatcher emits CUDA, not OpenCL");
+    if (d->nkernels || d->cl || d->cu)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "attach_opencl: attach a device before the first dispatch");
+    d->cl = cl;
+    return GS_OK;
+}
+
+gs_status gs_dispatcher_attach_cuda(gs_ctx *ctx, gs_dispatcher *d, gs_cuda *cu) {
+    if (!d) return gs_err(ctx, GS_ERR_INVALID_ARG, "attach_cuda: NULL dispatcher");
+    if (!cu) return gs_err(ctx, GS_ERR_CUDA_MISSING, "no CUDA device: measurement-free mode (nothing to attach)");
+    if (d->o.dialect != GS_DIALECT_CUDA)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "attach_cuda: the dispatcher emits OpenCL, not CUDA");
+    if (d->nkernels || d->cl || d->cu)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "attach_cuda: attach a device before the first dispatch");
+    if (!d->nvrtc)
+        return gs_err(ctx, GS_ERR_NVRTC_MISSING, "attach_cuda: loading kernels on a device needs NVRTC");
+    gs_hw dev;
+    gs_status s = gs_cuda_query_profile(ctx, cu, &dev);
+    if (s != GS_OK) return s;
+    int archs[64], n = 0, below = 0;
+    s = gs_nvrtc_supported_archs(ctx, archs, 64, &n);
+    if (s != GS_OK) return s;
+    bool exact = false;
+    for (int i = 0; i < n; i++) {
+        exact = exact || archs[i] == dev.sm;
+        if (archs[i] < dev.sm && archs[i] > below) below = archs[i];
+    }
+    if (!exact && !below)
+        return gs_err(ctx, GS_ERR_ARCH_UNSUPPORTED, "attach_cuda: the device is sm_%d, which NVRTC cannot target",
+                      dev.sm);
+    d->arch = exact ? dev.sm : below;
+    d->cubin = exact; /* otherwise PTX, JIT-compiled forward by the driver */
+    d->cu = cu;
+    return GS_OK;
+}
+
+/* ---- keys --------------------------------------------------------------------------- */
+static uint64_t class_key_of(const gs_dispatcher *d, const gs_op *op) {
+    gs_etir zero;
+    memset(&zero, 0, sizeof zero);
+    gs_kdesc k;
+    gs_kdesc_make(op, &zero, d->o.dialect, d->arch, &k);
+    return gs_kdesc_hash(&k);
+}
+
+static uint64_t shape_key_of(uint64_t class_key, const gs_op *op) {
+    int64_t v[GS_MAX_AXES + GS_MAX_TENSORS * GS_MAX_DIMS + 2];
+    int n = 0;
+    v[n++] = (int64_t)class_key;
+    v[n++] = op->naxes;
+    for (int a = 0; a < op->naxes; a++) v[n++] = op->axes[a].extent;
+    for (int t = 0; t <= op->ninputs; t++)
+        for (int j = 0; j < op->tensors[t].ndim; j++) v[n++] = op->tensors[t].shape[j];
+    return gs_hash_bytes(v, (size_t)n * sizeof v[0], 0x73686170ull);
+}
+
+static uint64_t kernel_key_of(const gs_dispatcher *d, const gs_op *op, const gs_etir *e) {
+    gs_kdesc k;
+    gs_kdesc_make(op, e, d->o.dialect, d->arch, &k);
+    return gs_kdesc_hash(&k);
+}
+
+bool gs_etir_fit_shape(const gs_hw *hw, const gs_op *op, const gs_etir *from, gs_etir *out) {
+    gs_etir e = *from;
+    e.level = 0;
+    for (int a = 0; a < op->naxes; a++) {
+        int32_t mx = gs_etir_max_tile(op, a);
+        if (e.T[a][2] > mx) e.T[a][2] = mx;
+        if (op->axes[a].kind == GS_AXIS_SPATIAL) {
+            if (e.T[a][1] > e.T[a][2]) e.T[a][1] = e.T[a][2];
+            if (e.V[a] > e.T[a][1]) e.V[a] = e.T[a][1];
+        } else {
+            e.T[a][1] = 1;
+            e.V[a] = 1;
+        }
+    }
+    if (!gs_etir_wellformed(op, &e) || !gs_hw_check(hw, op, &e)) return false;
+    *out = e;
+    return true;
+}
+
+/* The shape of the same class nearest to op; -1 if none. */
+static int nearest_shape(const gs_dispatcher *d, uint64_t class_key, const gs_op *op) {
+    int best = -1;
+    double bd = INFINITY, l[GS_MAX_AXES];
+    for (int a = 0; a < op->naxes; a++) l[a] = log((double)op->axes[a].extent);
+    for (size_t i = 0; i < d->nshapes; i++) {
+        const shape_entry *s = &d->shapes[i];
+        if (s->class_key != class_key || s->naxes != op->naxes) continue;
+        double dist = 0;
+        for (int a = 0; a < op->naxes; a++) dist += fabs(l[a] - s->lext[a]);
+        if (dist < bd) {
+            bd = dist;
+            best = (int)i;
+        }
+    }
+    return best;
+}
+
+/* ---- choosing a configuration ---------------------------------------------------------- */
+/* Among r's candidates within reuse_tol of the best, the first that is
+ * compiled already; else 0. */
+static int pick_candidate(gs_dispatcher *d, const gs_op *op, const gs_result *r) {
+    if (d->o.reuse_tol < 0 || !d->nkernels) return 0;
+    double lim = r->est[0].time_s * (1.0 + d->o.reuse_tol) * (1.0 + 1e-12);
+    for (int i = 0; i < r->n && r->est[i].time_s <= lim; i++)
+        if (map_get(&d->kernel_map, kernel_key_of(d, op, &r->cand[i])) >= 0) return i;
+    return 0;
+}
+
+static gs_status run_construct(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, int chains, gs_result **r,
+                               double *spent) {
+    gs_construct_opts co = d->o.construct;
+    if (chains > 0) co.chains = chains;
+    double t0 = now_s(), c0 = cpu_s();
+    gs_status s = gs_construct(ctx, op, &d->hw, &co, r);
+    double dt = now_s() - t0;
+    d->st.construct_cpu_ms += (cpu_s() - c0) * 1e3;
+    *spent += dt;
+    d->st.constructions++;
+    d->st.construct_ms += dt * 1e3;
+    return s;
+}
+
+static gs_status choose(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, uint64_t class_key, shape_entry *se,
+                        double *construct_s, int *constructed) {
+    *constructed = 0;
+    gs_etir fitted;
+    bool have_warm = false;
+    double warm_t = INFINITY;
+    if (d->o.warm_start != GS_WARM_OFF) {
+        int ni = nearest_shape(d, class_key, op);
+        if (ni >= 0 && gs_etir_fit_shape(&d->hw, op, &d->shapes[ni].etir, &fitted)) {
+            gs_estimate est;
+            gs_estimate_etir(&d->hw, op, &fitted, 0, &est);
+            warm_t = est.time_s;
+            have_warm = isfinite(warm_t) && warm_t > 0;
+        }
+    }
+    if (have_warm && d->o.warm_start == GS_WARM_REUSE) {
+        se->etir = fitted;
+        se->predicted_s = warm_t;
+        se->warm = 1;
+        d->st.warm_kept++;
+        return GS_OK;
+    }
+    gs_result *r = NULL;
+    *constructed = 1;
+    gs_status s = run_construct(ctx, d, op, have_warm ? d->o.warm_chains : 0, &r, construct_s);
+    if (s != GS_OK) return s;
+    int i = pick_candidate(d, op, r);
+    if (have_warm && warm_t <= r->est[i].time_s) {
+        se->etir = fitted;
+        se->predicted_s = warm_t;
+        se->warm = 1;
+        d->st.warm_kept++;
+    } else {
+        se->etir = r->cand[i];
+        se->predicted_s = r->est[i].time_s;
+        if (i > 0) d->st.tie_reused++;
+    }
+    gs_result_destroy(r);
+    return GS_OK;
+}
+
+/* ---- compiling ------------------------------------------------------------------------ */
+static gs_status add_kernel(gs_ctx *ctx, gs_dispatcher *d, const kernel_entry *k, int32_t *idx) {
+    if (d->nkernels == d->capkernels) {
+        size_t nc = d->capkernels ? d->capkernels * 2 : 32;
+        kernel_entry *nk = realloc(d->kernels, nc * sizeof *nk);
+        if (!nk) return gs_err(ctx, GS_ERR_NOMEM, "dispatcher: out of memory");
+        d->kernels = nk;
+        d->capkernels = nc;
+    }
+    d->kernels[d->nkernels] = *k;
+    if (!map_put(&d->kernel_map, k->key, (int32_t)d->nkernels)) return gs_err(ctx, GS_ERR_NOMEM, "dispatcher: out of memory");
+    *idx = (int32_t)d->nkernels++;
+    d->st.kernels = (int64_t)d->nkernels;
+    return GS_OK;
+}
+
+/* The kernel of etir on op: from the dispatcher, the cache, or compiled. */
+static gs_status get_kernel(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, const gs_etir *e, int32_t *kidx,
+                            int *hit, int *disk_hit, double *compile_s) {
+    uint64_t key = kernel_key_of(d, op, e);
+    int32_t found = map_get(&d->kernel_map, key);
+    if (found >= 0) {
+        *kidx = found;
+        *hit = 1;
+        return GS_OK;
+    }
+    gs_kernel_src ks;
+    gs_status s = gs_lower_emit(ctx, op, e, d->o.dialect, d->arch, &ks);
+    if (s != GS_OK) return s;
+    kernel_entry k;
+    memset(&k, 0, sizeof k);
+    k.key = ks.hash;
+    snprintf(k.name, sizeof k.name, "%s", ks.name);
+    k.smem_bytes = ks.smem_bytes;
+    if (d->o.dialect == GS_DIALECT_OPENCL) k.kind = GS_KB_OPENCL_SOURCE;
+    else if (!d->nvrtc) k.kind = GS_KB_CUDA_SOURCE;
+    else k.kind = d->cubin ? GS_KB_CUDA_CUBIN : GS_KB_CUDA_PTX;
+    if (d->o.compile) {
+        gs_kcache_stats before, after;
+        gs_kcache_stats_get(d->cache, &before);
+        if (gs_kcache_get(ctx, d->cache, k.key, k.kind, &k.binary, &k.len)) {
+            gs_kcache_stats_get(d->cache, &after);
+            if (after.disk_hits > before.disk_hits) {
+                *disk_hit = 1;
+                d->st.disk_hits++;
+            }
+        } else {
+            const void *bytes = ks.src;
+            size_t len = strlen(ks.src);
+            gs_nvrtc_out nv;
+            memset(&nv, 0, sizeof nv);
+            if (k.kind == GS_KB_CUDA_CUBIN || k.kind == GS_KB_CUDA_PTX) {
+                bool cub = k.kind == GS_KB_CUDA_CUBIN;
+                double t0 = now_s();
+                s = gs_nvrtc_compile(ctx, ks.src, ks.name, d->arch, !cub, cub, &nv);
+                double dt = now_s() - t0;
+                *compile_s += dt;
+                d->st.compiles++;
+                d->st.compile_ms += dt * 1e3;
+                if (s != GS_OK) {
+                    gs_nvrtc_out_free(&nv);
+                    gs_kernel_src_free(&ks);
+                    return s;
+                }
+                bytes = cub ? nv.cubin : (const void *)nv.ptx;
+                len = cub ? nv.cubin_len : nv.ptx_len;
+            }
+            /* An unwritable disk directory costs only the disk level: the
+             * entry stays in memory and the failure is counted. */
+            s = gs_kcache_put(ctx, d->cache, k.key, k.kind, bytes, len);
+            gs_nvrtc_out_free(&nv);
+            if (s != GS_OK && s != GS_ERR_IO) {
+                gs_kernel_src_free(&ks);
+                return s;
+            }
+            if (!gs_kcache_get(ctx, d->cache, k.key, k.kind, &k.binary, &k.len)) {
+                gs_kernel_src_free(&ks);
+                return gs_err(ctx, GS_ERR_NOMEM, "dispatcher: the kernel cache lost %s", k.name);
+            }
+        }
+        k.have_binary = true;
+        if (d->cl) {
+            double t0 = now_s();
+            gs_cl_prog *p = NULL;
+            s = gs_cl_build(ctx, d->cl, k.binary, k.name, &p);
+            double dt = now_s() - t0;
+            *compile_s += dt;
+            d->st.compiles++;
+            d->st.compile_ms += dt * 1e3;
+            if (s != GS_OK) {
+                gs_kernel_src_free(&ks);
+                return s;
+            }
+            k.program = p;
+        } else if (d->cu) {
+            double t0 = now_s();
+            gs_cuda_mod *m = NULL;
+            /* the total shared memory; ours is all static (no dynamic part) */
+            s = gs_cuda_load(ctx, d->cu, k.binary, k.name, k.smem_bytes, &m);
+            *compile_s += now_s() - t0;
+            if (s != GS_OK) {
+                gs_kernel_src_free(&ks);
+                return s;
+            }
+            k.program = m;
+        }
+    }
+    gs_kernel_src_free(&ks);
+    s = add_kernel(ctx, d, &k, kidx);
+    if (s != GS_OK) {
+        if (k.program && d->cl) gs_cl_prog_free(k.program);
+        else if (k.program && d->cu) gs_cuda_unload(k.program);
+    }
+    return s;
+}
+
+/* ---- gs_dispatch ----------------------------------------------------------------------- */
+static gs_status add_shape(gs_ctx *ctx, gs_dispatcher *d, const shape_entry *se, int32_t *idx) {
+    if (d->nshapes == d->capshapes) {
+        size_t nc = d->capshapes ? d->capshapes * 2 : 64;
+        shape_entry *ns = realloc(d->shapes, nc * sizeof *ns);
+        if (!ns) return gs_err(ctx, GS_ERR_NOMEM, "dispatcher: out of memory");
+        d->shapes = ns;
+        d->capshapes = nc;
+    }
+    d->shapes[d->nshapes] = *se;
+    if (!map_put(&d->shape_map, se->shape_key, (int32_t)d->nshapes))
+        return gs_err(ctx, GS_ERR_NOMEM, "dispatcher: out of memory");
+    *idx = (int32_t)d->nshapes++;
+    d->st.shapes = (int64_t)d->nshapes;
+    return GS_OK;
+}
+
+gs_status gs_dispatch(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, gs_kernel_handle *out) {
+    if (!out) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_dispatch: out is NULL");
+    memset(out, 0, sizeof *out);
+    if (!d || !op) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_dispatch: NULL dispatcher or operator");
+    double t0 = now_s();
+    gs_status s = gs_op_validate(ctx, op);
+    if (s != GS_OK) return s;
+    uint64_t ck = class_key_of(d, op), sk = shape_key_of(ck, op);
+    int32_t si = map_get(&d->shape_map, sk);
+    if (si < 0) {
+        shape_entry se;
+        memset(&se, 0, sizeof se);
+        se.shape_key = sk;
+        se.class_key = ck;
+        se.naxes = op->naxes;
+        for (int a = 0; a < op->naxes; a++) {
+            se.ext[a] = op->axes[a].extent;
+            se.lext[a] = log((double)op->axes[a].extent);
+        }
+        se.kidx = -1;
+        out->new_shape = 1;
+        s = choose(ctx, d, op, ck, &se, &out->construct_s, &out->constructed);
+        if (s != GS_OK) return s;
+        se.kkey = kernel_key_of(d, op, &se.etir);
+        s = add_shape(ctx, d, &se, &si);
+        if (s != GS_OK) return s;
+    }
+    shape_entry *se = &d->shapes[si];
+    int32_t ki = map_get(&d->kernel_map, se->kkey);
+    if (ki >= 0) {
+        out->hit = 1;
+    } else {
+        s = get_kernel(ctx, d, op, &se->etir, &ki, &out->hit, &out->disk_hit, &out->compile_s);
+        if (s != GS_OK) return s;
+        se = &d->shapes[si];
+    }
+    se->kidx = ki;
+    const kernel_entry *k = &d->kernels[ki];
+    snprintf(out->name, sizeof out->name, "%s", k->name);
+    out->key = k->key;
+    out->grid = gs_etir_blocks(op, &se->etir);
+    out->block = gs_etir_threads(op, &se->etir);
+    out->smem_bytes = k->smem_bytes;
+    out->nint = gs_kernel_int_args(op, out->int_args, GS_HANDLE_MAX_INTS);
+    out->alpha = op->epi.alpha;
+    out->beta = op->epi.beta;
+    out->has_bias = op->has_bias && op->epi.bias_axis >= 0;
+    out->warm = se->warm;
+    out->predicted_s = se->predicted_s;
+    out->binary_kind = k->have_binary ? gs_kbackend_name(k->kind) : NULL;
+    out->binary = k->have_binary ? k->binary : NULL;
+    out->binary_len = k->have_binary ? k->len : 0;
+    out->program = k->program;
+    gs_etir_format_config(op, &se->etir, out->config, sizeof out->config);
+    if (out->hit) d->st.hits++;
+    d->st.dispatches++;
+    out->dispatch_s = now_s() - t0;
+    d->st.dispatch_ms += out->dispatch_s * 1e3;
+    return GS_OK;
+}
+
+void gs_dispatch_stats_get(const gs_dispatcher *d, gs_dispatch_stats *out) {
+    if (!out) return;
+    memset(out, 0, sizeof *out);
+    if (!d) return;
+    *out = d->st;
+    gs_kcache_stats cs;
+    gs_kcache_stats_get(d->cache, &cs);
+    out->cache_corrupt = cs.corrupt;
+    out->cache_write_errors = cs.write_errors;
+}

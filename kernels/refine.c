@@ -1,0 +1,420 @@
+/* refine.c — short on-device refinement: time the top-K candidates of a
+ * construction for a bounded number of launches and keep the fastest median.
+ *
+ * Per candidate: emit, build (OpenCL) or compile with NVRTC and load (CUDA),
+ * one warm-up launch that is not timed (PoCL finishes its JIT on the first
+ * launch; the CUDA driver loads modules lazily), then timed launches with
+ * profiling events. The budget (default GS_REFINE_DEFAULT_MS) covers the
+ * timed launches of all candidates: each candidate gets what is left divided
+ * by the candidates left, runs at least GS_REFINE_MIN_RUNS and at most
+ * GS_REFINE_MAX_RUNS times. Statistics come from GSL: gsl_sort, then
+ * gsl_stats_median_from_sorted_data, gsl_stats_sd and the quartiles; the
+ * model's ranking is compared with the measured one by gsl_stats_spearman.
+ *
+ * The selection (gs_refine_select) is a pure function of the medians, so it
+ * is tested on its own.
+ *
+ * Layering: refinement reads a gs_result's candidates (construct/construct.h);
+ * nothing in construct/ knows about this file. */
+#include "construct/construct.h"
+#include "construct/pcg.h"
+#include "kernels/kernels.h"
+
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+_Static_assert(GS_REFINE_MAX >= GS_MAX_TOP, "a report must hold every candidate of a result");
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- pure pieces ------------------------------------------------------------ */
+int gs_refine_select(const double *medians, int n) {
+    if (!medians || n <= 0) return -1;
+    int best = -1;
+    for (int i = 0; i < n; i++) {
+        double m = medians[i];
+        if (!isfinite(m) || !(m > 0)) continue;
+        if (best < 0 || m < medians[best]) best = i; /* strict: ties keep the lower index */
+    }
+    return best;
+}
+
+gs_status gs_refine_summarize(const double *samples, int n, double *median, double *sd, double *iqr) {
+    if (!samples || n < 1) return GS_ERR_INVALID_ARG;
+    double *x = malloc((size_t)n * sizeof *x);
+    if (!x) return GS_ERR_NOMEM;
+    memcpy(x, samples, (size_t)n * sizeof *x);
+    gsl_sort(x, 1, (size_t)n);
+    if (median) *median = gsl_stats_median_from_sorted_data(x, 1, (size_t)n);
+    if (sd) *sd = n >= 2 ? gsl_stats_sd(x, 1, (size_t)n) : 0.0;
+    if (iqr)
+        *iqr = gsl_stats_quantile_from_sorted_data(x, 1, (size_t)n, 0.75) -
+               gsl_stats_quantile_from_sorted_data(x, 1, (size_t)n, 0.25);
+    free(x);
+    return GS_OK;
+}
+
+static bool constant_series(const double *a, int n) {
+    for (int i = 1; i < n; i++)
+        if (a[i] != a[0]) return false;
+    return true;
+}
+
+double gs_refine_spearman(const double *a, const double *b, int n) {
+    if (!a || !b || n < 3 || constant_series(a, n) || constant_series(b, n)) return NAN;
+    for (int i = 0; i < n; i++)
+        if (!isfinite(a[i]) || !isfinite(b[i])) return NAN;
+    double *work = malloc(2 * (size_t)n * sizeof *work);
+    if (!work) return NAN;
+    double rho = gsl_stats_spearman(a, 1, b, 1, (size_t)n, work);
+    free(work);
+    return rho;
+}
+
+/* ---- the measurement loop, shared by both runtimes -------------------------------- */
+typedef gs_status (*launch_fn)(gs_ctx *ctx, void *st, double *elapsed_s);
+
+/* Warm-up, then timed launches within share_s of wall time (at least
+ * GS_REFINE_MIN_RUNS). Fills the candidate's statistics; *wall_s gets the
+ * wall time of the timed launches. */
+static gs_status measure(gs_ctx *ctx, launch_fn launch, void *st, double share_s, gs_refine_cand *c,
+                         double *wall_s) {
+    *wall_s = 0;
+    double t0 = now_s(), el = 0;
+    gs_status s = launch(ctx, st, &el);
+    c->warmup_s = now_s() - t0;
+    if (s != GS_OK) return s;
+    double samples[GS_REFINE_MAX_RUNS];
+    int n = 0;
+    double start = now_s();
+    while (n < GS_REFINE_MAX_RUNS && (n < GS_REFINE_MIN_RUNS || now_s() - start < share_s)) {
+        s = launch(ctx, st, &el);
+        if (s != GS_OK) break;
+        samples[n++] = el;
+    }
+    *wall_s = now_s() - start;
+    if (s != GS_OK && n < GS_REFINE_MIN_RUNS) return s;
+    c->runs = n;
+    gs_status s2 = gs_refine_summarize(samples, n, &c->median_s, &c->sd_s, &c->iqr_s);
+    if (s2 != GS_OK) return gs_err(ctx, s2, "refine: cannot summarise %d runs", n);
+    c->min_s = c->max_s = samples[0];
+    for (int i = 1; i < n; i++) {
+        if (samples[i] < c->min_s) c->min_s = samples[i];
+        if (samples[i] > c->max_s) c->max_s = samples[i];
+    }
+    return GS_OK;
+}
+
+/* ---- host data ------------------------------------------------------------------- */
+typedef struct host_data {
+    float *t[GS_MAX_TENSORS]; /* inputs, then the output */
+    int64_t n[GS_MAX_TENSORS];
+    float *bias;
+    int64_t nbias;
+} host_data;
+
+static void host_free(host_data *h) {
+    for (int i = 0; i < GS_MAX_TENSORS; i++) free(h->t[i]);
+    free(h->bias);
+    memset(h, 0, sizeof *h);
+}
+
+static gs_status host_make(gs_ctx *ctx, const gs_op *op, host_data *h) {
+    memset(h, 0, sizeof *h);
+    int64_t total = 0;
+    for (int t = 0; t <= op->ninputs; t++) total += gs_tensor_elems(&op->tensors[t]);
+    if (op->has_bias) total += op->axes[op->epi.bias_axis].extent;
+    if (total * 4 > GS_VERIFY_MAX_BYTES)
+        return gs_err(ctx, GS_ERR_UNSUPPORTED, "refine: %s needs %.1f GiB of buffers (limit %.0f GiB)", op->spec,
+                      total * 4.0 / (1 << 30), GS_VERIFY_MAX_BYTES / (double)(1 << 30));
+    gs_pcg32 rng;
+    gs_pcg32_seed(&rng, 1, 0x726566696e65ull);
+    for (int t = 0; t <= op->ninputs; t++) {
+        h->n[t] = gs_tensor_elems(&op->tensors[t]);
+        h->t[t] = malloc((size_t)(h->n[t] ? h->n[t] : 1) * sizeof(float));
+        if (!h->t[t]) {
+            host_free(h);
+            return gs_err(ctx, GS_ERR_NOMEM, "refine: out of memory");
+        }
+        for (int64_t i = 0; i < h->n[t]; i++) h->t[t][i] = (float)(2.0 * gs_pcg32_double(&rng) - 1.0);
+    }
+    if (op->has_bias) {
+        h->nbias = op->axes[op->epi.bias_axis].extent;
+        h->bias = malloc((size_t)h->nbias * sizeof(float));
+        if (!h->bias) {
+            host_free(h);
+            return gs_err(ctx, GS_ERR_NOMEM, "refine: out of memory");
+        }
+        for (int64_t i = 0; i < h->nbias; i++) h->bias[i] = (float)(2.0 * gs_pcg32_double(&rng) - 1.0);
+    }
+    return GS_OK;
+}
+
+/* Integer and float arguments after the buffers (same order as verify.c). */
+static int scalar_args(const gs_op *op, gs_karg *args, int na) {
+    int32_t ints[48];
+    int ni = gs_kernel_int_args(op, ints, 48);
+    for (int i = 0; i < ni; i++) args[na++] = (gs_karg){.kind = GS_KARG_INT, .i = ints[i]};
+    args[na++] = (gs_karg){.kind = GS_KARG_FLOAT, .f = op->epi.alpha};
+    args[na++] = (gs_karg){.kind = GS_KARG_FLOAT, .f = op->epi.beta};
+    return na;
+}
+
+/* Common checks and report set-up. */
+static gs_status refine_begin(gs_ctx *ctx, const gs_op **op, const gs_result *r, int K, double *budget_ms,
+                              gs_refine_report *out, const char *backend) {
+    if (!out) return gs_err(ctx, GS_ERR_INVALID_ARG, "refine: out is NULL");
+    memset(out, 0, sizeof *out);
+    out->pick = -1;
+    out->spearman = NAN;
+    out->backend = backend;
+    if (!r) return gs_err(ctx, GS_ERR_INVALID_ARG, "refine: NULL result");
+    if (!*op) *op = &r->op;
+    if ((*op)->naxes != r->op.naxes || (*op)->ninputs != r->op.ninputs)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "refine: operator %s does not match the result's %s", (*op)->spec,
+                      r->op.spec);
+    if (K < 1) return gs_err(ctx, GS_ERR_INVALID_ARG, "refine: K must be >= 1 (got %d)", K);
+    if (!(*budget_ms > 0) || !isfinite(*budget_ms)) *budget_ms = GS_REFINE_DEFAULT_MS;
+    out->n = K < r->n ? K : r->n;
+    if (out->n > GS_REFINE_MAX) out->n = GS_REFINE_MAX;
+    out->budget_s = *budget_ms * 1e-3;
+    snprintf(out->target, sizeof out->target, "%s", r->hw.name);
+    for (int i = 0; i < out->n; i++) {
+        gs_refine_cand *c = &out->c[i];
+        c->rank = i;
+        c->predicted_s = r->est[i].time_s;
+        c->median_s = c->sd_s = c->iqr_s = c->min_s = c->max_s = NAN;
+        c->status = GS_ERR_UNSUPPORTED;
+    }
+    return GS_OK;
+}
+
+/* Pick, rank correlation and the overall status. */
+static gs_status refine_end(gs_ctx *ctx, gs_refine_report *out, gs_status first_err, const char *first_msg) {
+    double med[GS_REFINE_MAX], pm[GS_REFINE_MAX], mm[GS_REFINE_MAX];
+    int k = 0;
+    for (int i = 0; i < out->n; i++) {
+        med[i] = out->c[i].status == GS_OK ? out->c[i].median_s : NAN;
+        if (out->c[i].status == GS_OK) {
+            pm[k] = out->c[i].predicted_s;
+            mm[k] = out->c[i].median_s;
+            k++;
+        }
+    }
+    out->measured = k;
+    out->pick = gs_refine_select(med, out->n);
+    out->spearman = gs_refine_spearman(pm, mm, k);
+    if (out->pick < 0) {
+        if (first_err == GS_OK) return gs_err(ctx, GS_ERR_INVALID_ARG, "refine: no candidate to measure");
+        return gs_err(ctx, first_err, "%s", first_msg);
+    }
+    return GS_OK;
+}
+
+static void record_failure(gs_ctx *ctx, gs_refine_cand *c, gs_status s, gs_status *first_err, char *first_msg,
+                           size_t n) {
+    c->status = s;
+    snprintf(c->error, sizeof c->error, "%s", gs_ctx_errmsg(ctx));
+    if (*first_err == GS_OK) {
+        *first_err = s;
+        snprintf(first_msg, n, "refine: candidate %d: %s", c->rank, gs_ctx_errmsg(ctx));
+    }
+}
+
+/* ---- OpenCL ------------------------------------------------------------------------ */
+typedef struct cl_launch_state {
+    gs_cl *cl;
+    gs_cl_prog *prog;
+    gs_karg *args;
+    int nargs;
+    size_t grid, block;
+} cl_launch_state;
+
+static gs_status cl_launch_cb(gs_ctx *ctx, void *p, double *el) {
+    cl_launch_state *st = p;
+    return gs_cl_launch(ctx, st->cl, st->prog, st->args, st->nargs, st->grid, st->block, el);
+}
+
+gs_status gs_refine_opencl(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_result *r, int K, double budget_ms,
+                           gs_refine_report *out) {
+    gs_status s = refine_begin(ctx, &op, r, K, &budget_ms, out, "opencl");
+    if (s != GS_OK) return s;
+    if (!cl) return gs_err(ctx, GS_ERR_OPENCL_MISSING, "refine: no OpenCL device");
+    double t_all = now_s();
+    snprintf(out->device, sizeof out->device, "%s", gs_cl_device_name(cl));
+    host_data h;
+    s = host_make(ctx, op, &h);
+    if (s != GS_OK) return s;
+    gs_cl_buf *buf[GS_MAX_TENSORS] = {0}, *bbuf = NULL;
+    for (int t = 0; t <= op->ninputs && s == GS_OK; t++)
+        s = gs_cl_buf_create(ctx, cl, (size_t)h.n[t] * 4, h.t[t], &buf[t]);
+    if (s == GS_OK && h.bias) s = gs_cl_buf_create(ctx, cl, (size_t)h.nbias * 4, h.bias, &bbuf);
+    gs_status first_err = GS_OK;
+    char first_msg[1024] = "";
+    double left = out->budget_s;
+    for (int i = 0; i < out->n && s == GS_OK; i++) {
+        gs_refine_cand *c = &out->c[i];
+        const gs_etir *e = &r->cand[i];
+        if (!gs_etir_wellformed(op, e)) {
+            gs_err(ctx, GS_ERR_INVALID_ARG, "candidate %d is not a state of %s", i, op->spec);
+            record_failure(ctx, c, GS_ERR_INVALID_ARG, &first_err, first_msg, sizeof first_msg);
+            continue;
+        }
+        gs_kernel_src ks;
+        gs_status cs = gs_lower_emit(ctx, op, e, GS_DIALECT_OPENCL, 0, &ks);
+        if (cs != GS_OK) {
+            record_failure(ctx, c, cs, &first_err, first_msg, sizeof first_msg);
+            continue;
+        }
+        gs_cl_prog *prog = NULL;
+        double tb = now_s();
+        cs = gs_cl_build(ctx, cl, ks.src, ks.name, &prog);
+        c->build_s = now_s() - tb;
+        if (cs == GS_OK) {
+            gs_karg args[64];
+            int na = 0;
+            for (int t = 0; t <= op->ninputs; t++) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = buf[t]};
+            if (ks.desc.has_bias) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = bbuf};
+            na = scalar_args(op, args, na);
+            cl_launch_state st = {cl, prog, args, na, (size_t)ks.grid, (size_t)ks.block};
+            double wall = 0, share = left / (out->n - i);
+            cs = measure(ctx, cl_launch_cb, &st, share, c, &wall);
+            out->measure_s += wall;
+            left -= wall;
+            if (left < 0) left = 0;
+        }
+        if (cs == GS_OK) c->status = GS_OK;
+        else record_failure(ctx, c, cs, &first_err, first_msg, sizeof first_msg);
+        gs_cl_prog_free(prog);
+        gs_kernel_src_free(&ks);
+    }
+    for (int t = 0; t < GS_MAX_TENSORS; t++) gs_cl_buf_free(buf[t]);
+    gs_cl_buf_free(bbuf);
+    host_free(&h);
+    out->total_s = now_s() - t_all;
+    if (s != GS_OK) return s;
+    return refine_end(ctx, out, first_err, first_msg);
+}
+
+/* ---- CUDA -------------------------------------------------------------------------- */
+typedef struct cu_launch_state {
+    gs_cuda *cu;
+    gs_cuda_mod *mod;
+    gs_karg *args;
+    int nargs;
+    size_t grid, block;
+} cu_launch_state;
+
+static gs_status cu_launch_cb(gs_ctx *ctx, void *p, double *el) {
+    cu_launch_state *st = p;
+    return gs_cuda_launch(ctx, st->cu, st->mod, st->args, st->nargs, st->grid, st->block, el);
+}
+
+/* What to compile for a device of compute capability sm: a cubin for sm when
+ * NVRTC has it, else PTX for the newest supported arch below sm (the driver
+ * JIT-compiles it forward). */
+static gs_status cuda_target(gs_ctx *ctx, int sm, int *arch, bool *cubin) {
+    int archs[64], n = 0;
+    gs_status s = gs_nvrtc_supported_archs(ctx, archs, 64, &n);
+    if (s != GS_OK) return s;
+    int below = 0;
+    for (int i = 0; i < n; i++) {
+        if (archs[i] == sm) {
+            *arch = sm;
+            *cubin = true;
+            return GS_OK;
+        }
+        if (archs[i] < sm && archs[i] > below) below = archs[i];
+    }
+    if (!below)
+        return gs_err(ctx, GS_ERR_ARCH_UNSUPPORTED,
+                      "refine: the device is sm_%d and the installed NVRTC supports no arch at or below it", sm);
+    *arch = below;
+    *cubin = false;
+    return GS_OK;
+}
+
+gs_status gs_refine_cuda(gs_ctx *ctx, gs_cuda *cu, const gs_op *op, const gs_result *r, int K, double budget_ms,
+                         gs_refine_report *out) {
+    gs_status s = refine_begin(ctx, &op, r, K, &budget_ms, out, "cuda");
+    if (s != GS_OK) return s;
+    if (!cu)
+        return gs_err(ctx, GS_ERR_CUDA_MISSING,
+                      "no CUDA device: measurement-free mode (refinement on CUDA needs an open device)");
+    double t_all = now_s();
+    snprintf(out->device, sizeof out->device, "%s", gs_cuda_device_name(cu));
+    gs_hw dev;
+    s = gs_cuda_query_profile(ctx, cu, &dev);
+    if (s != GS_OK) return s;
+    int arch = 0;
+    bool cubin = false;
+    s = cuda_target(ctx, dev.sm, &arch, &cubin);
+    if (s != GS_OK) return s;
+    host_data h;
+    s = host_make(ctx, op, &h);
+    if (s != GS_OK) return s;
+    gs_cuda_buf *buf[GS_MAX_TENSORS] = {0}, *bbuf = NULL;
+    for (int t = 0; t <= op->ninputs && s == GS_OK; t++)
+        s = gs_cuda_buf_create(ctx, cu, (size_t)h.n[t] * 4, h.t[t], &buf[t]);
+    if (s == GS_OK && h.bias) s = gs_cuda_buf_create(ctx, cu, (size_t)h.nbias * 4, h.bias, &bbuf);
+    gs_status first_err = GS_OK;
+    char first_msg[1024] = "";
+    double left = out->budget_s;
+    for (int i = 0; i < out->n && s == GS_OK; i++) {
+        gs_refine_cand *c = &out->c[i];
+        const gs_etir *e = &r->cand[i];
+        if (!gs_etir_wellformed(op, e)) {
+            gs_err(ctx, GS_ERR_INVALID_ARG, "candidate %d is not a state of %s", i, op->spec);
+            record_failure(ctx, c, GS_ERR_INVALID_ARG, &first_err, first_msg, sizeof first_msg);
+            continue;
+        }
+        gs_kernel_src ks;
+        gs_status cs = gs_lower_emit(ctx, op, e, GS_DIALECT_CUDA, arch, &ks);
+        if (cs != GS_OK) {
+            record_failure(ctx, c, cs, &first_err, first_msg, sizeof first_msg);
+            continue;
+        }
+        gs_nvrtc_out nv;
+        gs_cuda_mod *mod = NULL;
+        double tb = now_s();
+        cs = gs_nvrtc_compile(ctx, ks.src, ks.name, arch, !cubin, cubin, &nv);
+        /* smem_bytes is the kernel's total; ours is all static, so the
+         * launch requests no dynamic shared memory. */
+        if (cs == GS_OK)
+            cs = gs_cuda_load(ctx, cu, cubin ? nv.cubin : (const void *)nv.ptx, ks.name, ks.smem_bytes, &mod);
+        c->build_s = now_s() - tb;
+        if (cs == GS_OK) {
+            gs_karg args[64];
+            int na = 0;
+            for (int t = 0; t <= op->ninputs; t++) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .cubuf = buf[t]};
+            if (ks.desc.has_bias) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .cubuf = bbuf};
+            na = scalar_args(op, args, na);
+            cu_launch_state st = {cu, mod, args, na, (size_t)ks.grid, (size_t)ks.block};
+            double wall = 0, share = left / (out->n - i);
+            cs = measure(ctx, cu_launch_cb, &st, share, c, &wall);
+            out->measure_s += wall;
+            left -= wall;
+            if (left < 0) left = 0;
+        }
+        if (cs == GS_OK) c->status = GS_OK;
+        else record_failure(ctx, c, cs, &first_err, first_msg, sizeof first_msg);
+        gs_cuda_unload(mod);
+        gs_nvrtc_out_free(&nv);
+        gs_kernel_src_free(&ks);
+    }
+    for (int t = 0; t < GS_MAX_TENSORS; t++) gs_cuda_buf_free(buf[t]);
+    gs_cuda_buf_free(bbuf);
+    host_free(&h);
+    out->total_s = now_s() - t_all;
+    if (s != GS_OK) return s;
+    return refine_end(ctx, out, first_err, first_msg);
+}

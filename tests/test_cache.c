@@ -1,0 +1,529 @@
+/* test_cache.c — the kernel cache (kernels/cache.c): memory and disk round
+ * trips, corrupt entries (truncated, garbage, wrong key, bad checksum) that
+ * are detected, counted, deleted and rebuilt, an unwritable directory that
+ * fails puts with GS_ERR_IO while gets and dispatch keep working, and two
+ * processes filling one directory at once. */
+#include "kernels/kernels.h"
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+TestSuite(cache, .timeout = 60);
+
+/* A fresh temporary directory (removed by rm_tree). */
+static char *tmpdir(void) {
+    char *t = strdup("/tmp/gensor-cache-test-XXXXXX");
+    cr_assert_not_null(t);
+    cr_assert_not_null(mkdtemp(t), "mkdtemp: %s", strerror(errno));
+    return t;
+}
+
+/* Remove a flat directory and its files. */
+static void rm_tree(const char *dir) {
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+            char p[1024];
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            (void)unlink(p);
+        }
+        closedir(d);
+    }
+    (void)rmdir(dir);
+}
+
+static int count_files(const char *dir, const char *suffix) {
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d, "opendir %s: %s", dir, strerror(errno));
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name), s = strlen(suffix);
+        if (e->d_name[0] != '.' && l >= s && !strcmp(e->d_name + l - s, suffix)) n++;
+    }
+    closedir(d);
+    return n;
+}
+
+static int64_t file_size(const char *p) {
+    struct stat sb;
+    return stat(p, &sb) == 0 ? (int64_t)sb.st_size : -1;
+}
+
+static void write_bytes(const char *p, const void *b, size_t n) {
+    FILE *f = fopen(p, "wb");
+    cr_assert_not_null(f, "fopen %s: %s", p, strerror(errno));
+    cr_assert_eq(fwrite(b, 1, n, f), n);
+    cr_assert_eq(fclose(f), 0);
+}
+
+/* Payload for key k: deterministic, length depends on k. */
+static size_t payload_for(uint64_t k, char *buf, size_t cap) {
+    size_t n = 100 + (size_t)(k % 37) * 50;
+    if (n > cap) n = cap;
+    for (size_t i = 0; i < n; i++) buf[i] = (char)('a' + (k * 7 + i * 13) % 26);
+    return n;
+}
+
+Test(cache, fnv1a64_reference_values) {
+    /* published FNV-1a 64 test vectors */
+    cr_assert_eq(gs_fnv1a64("", 0), 0xcbf29ce484222325ull);
+    cr_assert_eq(gs_fnv1a64("a", 1), 0xaf63dc4c8601ec8cull);
+    cr_assert_eq(gs_fnv1a64("foobar", 6), 0x85944171f73967e8ull);
+    cr_assert_str_eq(gs_kbackend_name(GS_KB_CUDA_CUBIN), "cuda-cubin");
+    cr_assert_str_eq(gs_kbackend_name(GS_KB_OPENCL_SOURCE), "opencl-source");
+    cr_assert_str_eq(gs_kbackend_name((gs_kbackend)99), "unknown");
+}
+
+Test(cache, memory_round_trip) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_kcache *c = NULL;
+    cr_assert_eq(gs_kcache_open(ctx, "", &c), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_null(gs_kcache_dir(c), "\"\" means memory only");
+    const void *b = NULL;
+    size_t n = 7;
+    cr_assert(!gs_kcache_get(ctx, c, 42, GS_KB_CUDA_CUBIN, &b, &n));
+    cr_assert_null(b);
+    cr_assert_eq(n, 0);
+    const unsigned char bin[] = {0x7f, 'E', 'L', 'F', 0, 1, 2, 0, 255};
+    cr_assert_eq(gs_kcache_put(ctx, c, 42, GS_KB_CUDA_CUBIN, bin, sizeof bin), GS_OK);
+    cr_assert_eq(gs_kcache_put(ctx, c, 42, GS_KB_OPENCL_SOURCE, "__kernel void k(){}", 19), GS_OK);
+    cr_assert(gs_kcache_get(ctx, c, 42, GS_KB_CUDA_CUBIN, &b, &n));
+    cr_assert_eq(n, sizeof bin);
+    cr_assert_arr_eq(b, bin, sizeof bin);
+    cr_assert_eq(((const unsigned char *)b)[n], 0, "payloads are NUL-terminated");
+    cr_assert(gs_kcache_get(ctx, c, 42, GS_KB_OPENCL_SOURCE, &b, &n));
+    cr_assert_str_eq(b, "__kernel void k(){}", "the backend is part of the key");
+    cr_assert(!gs_kcache_get(ctx, c, 43, GS_KB_CUDA_CUBIN, &b, &n));
+    /* many entries: the map grows and keeps everything */
+    char buf[4096];
+    for (uint64_t k = 1000; k < 1500; k++) {
+        size_t l = payload_for(k, buf, sizeof buf);
+        cr_assert_eq(gs_kcache_put(ctx, c, k, GS_KB_CUDA_PTX, buf, l), GS_OK);
+    }
+    for (uint64_t k = 1000; k < 1500; k++) {
+        size_t l = payload_for(k, buf, sizeof buf);
+        cr_assert(gs_kcache_get(ctx, c, k, GS_KB_CUDA_PTX, &b, &n), "key %llu lost", (unsigned long long)k);
+        cr_assert_eq(n, l);
+        cr_assert_arr_eq(b, buf, l);
+    }
+    gs_kcache_stats st;
+    gs_kcache_stats_get(c, &st);
+    cr_assert_eq(st.entries, 502);
+    cr_assert_eq(st.hits, 502);
+    cr_assert_eq(st.misses, 2);
+    cr_assert_eq(st.corrupt, 0);
+    cr_assert_eq(st.write_errors, 0);
+    gs_kcache_close(c);
+    gs_ctx_destroy(ctx);
+}
+
+Test(cache, disk_round_trip_and_file_format) {
+    gs_ctx *ctx = gs_ctx_create();
+    char *dir = tmpdir();
+    gs_kcache *c = NULL;
+    cr_assert_eq(gs_kcache_open(ctx, dir, &c), GS_OK);
+    cr_assert_str_eq(gs_kcache_dir(c), dir);
+    const char *src = "extern \"C\" __global__ void gs_x() {}";
+    uint64_t key = 0x0123456789abcdefull;
+    cr_assert_eq(gs_kcache_put(ctx, c, key, GS_KB_CUDA_SOURCE, src, strlen(src)), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    char path[1024], want[1024];
+    cr_assert_eq(gs_kcache_path(c, key, GS_KB_CUDA_SOURCE, path, sizeof path), GS_OK);
+    snprintf(want, sizeof want, "%s/0123456789abcdef.cuda-source.gsk", dir);
+    cr_assert_str_eq(path, want);
+    cr_assert_eq(file_size(path), GS_KCACHE_HEADER_BYTES + (int64_t)strlen(src));
+    /* the header as documented */
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f);
+    unsigned char h[GS_KCACHE_HEADER_BYTES];
+    cr_assert_eq(fread(h, 1, sizeof h, f), sizeof h);
+    fclose(f);
+    unsigned char ref[GS_KCACHE_HEADER_BYTES];
+    gs_kcache_header_encode(ref, key, GS_KB_CUDA_SOURCE, src, strlen(src));
+    cr_assert_arr_eq(h, ref, sizeof h);
+    cr_assert_arr_eq(h, "GSKC", 4);
+    cr_assert_eq(h[4], GS_KCACHE_FORMAT);
+    cr_assert_eq(h[8], 0xef, "key little-endian");
+    gs_kcache_close(c);
+    cr_assert_eq(count_files(dir, ".gsk"), 1);
+    cr_assert_eq(count_files(dir, ""), 1, "no temporary file left behind");
+
+    /* a new cache (another process, say) reads it from disk */
+    cr_assert_eq(gs_kcache_open(ctx, dir, &c), GS_OK);
+    const void *b = NULL;
+    size_t n = 0;
+    cr_assert(gs_kcache_get(ctx, c, key, GS_KB_CUDA_SOURCE, &b, &n), "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(n, strlen(src));
+    cr_assert_str_eq(b, src);
+    cr_assert(gs_kcache_get(ctx, c, key, GS_KB_CUDA_SOURCE, &b, &n));
+    cr_assert(!gs_kcache_get(ctx, c, key, GS_KB_CUDA_CUBIN, &b, &n));
+    gs_kcache_stats st;
+    gs_kcache_stats_get(c, &st);
+    cr_assert_eq(st.hits, 2);
+    cr_assert_eq(st.disk_hits, 1, "the second get is served from memory");
+    cr_assert_eq(st.misses, 1);
+    gs_kcache_close(c);
+
+    /* NULL means $GS_CACHE_DIR (tests run in their own process) */
+    setenv("GS_CACHE_DIR", dir, 1);
+    cr_assert_eq(gs_kcache_open(ctx, NULL, &c), GS_OK);
+    cr_assert_str_eq(gs_kcache_dir(c), dir);
+    cr_assert(gs_kcache_get(ctx, c, key, GS_KB_CUDA_SOURCE, &b, &n));
+    gs_kcache_close(c);
+    unsetenv("GS_CACHE_DIR");
+    cr_assert_eq(gs_kcache_open(ctx, NULL, &c), GS_OK);
+    cr_assert_null(gs_kcache_dir(c), "unset: memory only");
+    gs_kcache_close(c);
+
+    /* a missing directory is created */
+    char sub[1024];
+    snprintf(sub, sizeof sub, "%s/a", dir);
+    char subsub[1100];
+    snprintf(subsub, sizeof subsub, "%s/b", sub);
+    cr_assert_eq(gs_kcache_open(ctx, subsub, &c), GS_OK);
+    cr_assert_eq(gs_kcache_put(ctx, c, 1, GS_KB_CUDA_PTX, "x", 1), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_kcache_close(c);
+    rm_tree(subsub);
+    rm_tree(sub);
+    rm_tree(dir);
+    free(dir);
+    gs_ctx_destroy(ctx);
+}
+
+/* Write a good entry for key, damage it with fn, and check that a fresh
+ * cache detects it, counts it, deletes it, and that a put rebuilds it. */
+typedef void (*damage_fn)(const char *dir, const char *path, uint64_t key);
+
+static void check_corrupt(damage_fn damage, const char *what) {
+    gs_ctx *ctx = gs_ctx_create();
+    char *dir = tmpdir();
+    gs_kcache *c = NULL;
+    uint64_t key = 0xfeedfacecafebeefull;
+    char payload[2000];
+    size_t len = payload_for(key, payload, sizeof payload);
+    cr_assert_eq(gs_kcache_open(ctx, dir, &c), GS_OK);
+    cr_assert_eq(gs_kcache_put(ctx, c, key, GS_KB_CUDA_CUBIN, payload, len), GS_OK);
+    char path[1024];
+    gs_kcache_path(c, key, GS_KB_CUDA_CUBIN, path, sizeof path);
+    gs_kcache_close(c);
+    damage(dir, path, key);
+
+    cr_assert_eq(gs_kcache_open(ctx, dir, &c), GS_OK);
+    const void *b = NULL;
+    size_t n = 0;
+    cr_assert(!gs_kcache_get(ctx, c, key, GS_KB_CUDA_CUBIN, &b, &n), "%s: a damaged entry must not be served", what);
+    cr_assert_null(b);
+    gs_kcache_stats st;
+    gs_kcache_stats_get(c, &st);
+    cr_assert_eq(st.corrupt, 1, "%s: counted as corrupt", what);
+    cr_assert_eq(st.misses, 1);
+    cr_assert(strstr(gs_ctx_errmsg(ctx), "corrupt"), "%s: message: %s", what, gs_ctx_errmsg(ctx));
+    cr_assert(strstr(gs_ctx_errmsg(ctx), path), "%s: the message names the file: %s", what, gs_ctx_errmsg(ctx));
+    cr_assert_eq(file_size(path), -1, "%s: the damaged file is deleted", what);
+    /* rebuilt */
+    cr_assert_eq(gs_kcache_put(ctx, c, key, GS_KB_CUDA_CUBIN, payload, len), GS_OK);
+    gs_kcache_close(c);
+    cr_assert_eq(gs_kcache_open(ctx, dir, &c), GS_OK);
+    cr_assert(gs_kcache_get(ctx, c, key, GS_KB_CUDA_CUBIN, &b, &n), "%s: rebuilt entry readable", what);
+    cr_assert_eq(n, len);
+    cr_assert_arr_eq(b, payload, len);
+    gs_kcache_stats_get(c, &st);
+    cr_assert_eq(st.corrupt, 0);
+    gs_kcache_close(c);
+    rm_tree(dir);
+    free(dir);
+    gs_ctx_destroy(ctx);
+}
+
+static void dmg_truncate_payload(const char *dir, const char *path, uint64_t key) {
+    (void)dir, (void)key;
+    cr_assert_eq(truncate(path, file_size(path) - 3), 0);
+}
+static void dmg_truncate_header(const char *dir, const char *path, uint64_t key) {
+    (void)dir, (void)key;
+    cr_assert_eq(truncate(path, 17), 0);
+}
+static void dmg_empty(const char *dir, const char *path, uint64_t key) {
+    (void)dir, (void)key;
+    cr_assert_eq(truncate(path, 0), 0);
+}
+static void dmg_garbage(const char *dir, const char *path, uint64_t key) {
+    (void)dir, (void)key;
+    int64_t n = file_size(path);
+    cr_assert(n > 0 && n < (1 << 20));
+    char *g = malloc((size_t)n);
+    cr_assert_not_null(g);
+    for (int64_t i = 0; i < n; i++) g[i] = (char)(i * 131 + 7);
+    write_bytes(path, g, (size_t)n);
+    free(g);
+}
+static void dmg_checksum(const char *dir, const char *path, uint64_t key) {
+    (void)dir, (void)key;
+    int fd = open(path, O_RDWR);
+    cr_assert_geq(fd, 0);
+    char ch;
+    cr_assert_eq(pread(fd, &ch, 1, GS_KCACHE_HEADER_BYTES + 5), 1);
+    ch ^= 0x20;
+    cr_assert_eq(pwrite(fd, &ch, 1, GS_KCACHE_HEADER_BYTES + 5), 1);
+    close(fd);
+}
+/* A valid entry of another key under this key's name. */
+static void dmg_wrong_key(const char *dir, const char *path, uint64_t key) {
+    (void)dir;
+    char other[500];
+    size_t n = payload_for(key + 1, other, sizeof other);
+    unsigned char *buf = malloc(GS_KCACHE_HEADER_BYTES + n);
+    gs_kcache_header_encode(buf, key + 1, GS_KB_CUDA_CUBIN, other, n);
+    memcpy(buf + GS_KCACHE_HEADER_BYTES, other, n);
+    write_bytes(path, buf, GS_KCACHE_HEADER_BYTES + n);
+    free(buf);
+}
+/* A valid entry of another backend under this name. */
+static void dmg_wrong_backend(const char *dir, const char *path, uint64_t key) {
+    (void)dir;
+    unsigned char buf[GS_KCACHE_HEADER_BYTES + 3];
+    gs_kcache_header_encode(buf, key, GS_KB_OPENCL_SOURCE, "abc", 3);
+    memcpy(buf + GS_KCACHE_HEADER_BYTES, "abc", 3);
+    write_bytes(path, buf, sizeof buf);
+}
+/* A future format version. */
+static void dmg_version(const char *dir, const char *path, uint64_t key) {
+    (void)dir, (void)key;
+    int fd = open(path, O_RDWR);
+    cr_assert_geq(fd, 0);
+    unsigned char v = GS_KCACHE_FORMAT + 1;
+    cr_assert_eq(pwrite(fd, &v, 1, 4), 1);
+    close(fd);
+}
+
+Test(cache, truncated_payload_is_corrupt) { check_corrupt(dmg_truncate_payload, "truncated payload"); }
+Test(cache, truncated_header_is_corrupt) { check_corrupt(dmg_truncate_header, "truncated header"); }
+Test(cache, empty_file_is_corrupt) { check_corrupt(dmg_empty, "empty file"); }
+Test(cache, garbage_is_corrupt) { check_corrupt(dmg_garbage, "garbage"); }
+Test(cache, bad_checksum_is_corrupt) { check_corrupt(dmg_checksum, "flipped payload byte"); }
+Test(cache, wrong_key_is_corrupt) { check_corrupt(dmg_wrong_key, "entry of another key"); }
+Test(cache, wrong_backend_is_corrupt) { check_corrupt(dmg_wrong_backend, "entry of another backend"); }
+Test(cache, other_version_is_corrupt) { check_corrupt(dmg_version, "other format version"); }
+
+/* A directory the cache cannot write. chmod 0555 does not stop root, so
+ * when the chmod'ed directory is still writable (tests as root) the path
+ * goes under a regular file instead, which no one can create. */
+static void unwritable_dir(char *out, size_t n, char **cleanup) {
+    char *dir = tmpdir();
+    *cleanup = dir;
+    char ro[600];
+    snprintf(ro, sizeof ro, "%s/ro", dir);
+    cr_assert_eq(mkdir(ro, 0777), 0);
+    cr_assert_eq(chmod(ro, 0555), 0);
+    if (access(ro, W_OK) != 0) {
+        snprintf(out, n, "%s", ro);
+        return;
+    }
+    /* root: use a path below a regular file */
+    char file[700];
+    snprintf(file, sizeof file, "%s/file.txt", dir);
+    write_bytes(file, "x", 1);
+    snprintf(out, n, "%s/sub", file);
+}
+
+static void cleanup_unwritable(char *dir) {
+    char p[700];
+    snprintf(p, sizeof p, "%s/ro", dir);
+    chmod(p, 0755);
+    rmdir(p);
+    snprintf(p, sizeof p, "%s/file.txt", dir);
+    unlink(p);
+    rmdir(dir);
+    free(dir);
+}
+
+Test(cache, unwritable_dir_fails_put_but_get_works) {
+    gs_ctx *ctx = gs_ctx_create();
+    char dir[800], *cleanup = NULL;
+    unwritable_dir(dir, sizeof dir, &cleanup);
+    cr_log_info("unwritable cache directory: %s", dir);
+    gs_kcache *c = NULL;
+    cr_assert_eq(gs_kcache_open(ctx, dir, &c), GS_OK, "opening is not an error: %s", gs_ctx_errmsg(ctx));
+    gs_status s = gs_kcache_put(ctx, c, 7, GS_KB_CUDA_PTX, ".version 8.0", 12);
+    cr_assert_eq(s, GS_ERR_IO, "put into %s: %s", dir, gs_status_str(s));
+    const char *m = gs_ctx_errmsg(ctx);
+    cr_assert(strstr(m, dir), "the message names the directory: %s", m);
+    cr_assert(strstr(m, strerror(EACCES)) || strstr(m, strerror(ENOTDIR)) || strstr(m, strerror(ENOENT)) ||
+                  strstr(m, strerror(EROFS)),
+              "the message gives strerror: %s", m);
+    const void *b = NULL;
+    size_t n = 0;
+    cr_assert(gs_kcache_get(ctx, c, 7, GS_KB_CUDA_PTX, &b, &n), "the memory level still serves the entry");
+    cr_assert_str_eq(b, ".version 8.0");
+    gs_kcache_stats st;
+    gs_kcache_stats_get(c, &st);
+    cr_assert_eq(st.write_errors, 1);
+    cr_assert(!gs_kcache_get(ctx, c, 8, GS_KB_CUDA_PTX, &b, &n), "a miss is just a miss");
+    gs_kcache_close(c);
+    cleanup_unwritable(cleanup);
+    gs_ctx_destroy(ctx);
+}
+
+Test(cache, unwritable_dir_dispatch_still_works) {
+    gs_ctx *ctx = gs_ctx_create();
+    char dir[800], *cleanup = NULL;
+    unwritable_dir(dir, sizeof dir, &cleanup);
+    gs_hw *hw = NULL;
+    cr_assert_eq(gs_hw_load(ctx, "rtx3090", &hw), GS_OK);
+    gs_dispatch_opts o;
+    gs_dispatch_opts_default(&o);
+    o.dialect = GS_DIALECT_OPENCL; /* no device attached: the artifact is the source */
+    o.cache_dir = dir;
+    gs_dispatcher *d = NULL;
+    cr_assert_eq(gs_dispatcher_create(ctx, hw, &o, &d), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    for (int i = 0; i < 2; i++) {
+        gs_op *op = NULL;
+        cr_assert_eq(gs_op_parse(ctx, "gemm M=100 N=64 K=32", &op), GS_OK);
+        gs_kernel_handle h;
+        cr_assert_eq(gs_dispatch(ctx, d, op, &h), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_assert_not_null(h.binary);
+        cr_assert(strstr(h.binary, h.name), "the cached source holds the kernel");
+        cr_assert_eq(h.hit, i == 1);
+        gs_op_destroy(op);
+    }
+    gs_dispatch_stats st;
+    gs_dispatch_stats_get(d, &st);
+    cr_assert_eq(st.cache_write_errors, 1, "the failed disk write is counted");
+    cr_assert_eq(st.dispatches, 2);
+    gs_dispatcher_destroy(d);
+    gs_hw_destroy(hw);
+    cleanup_unwritable(cleanup);
+    gs_ctx_destroy(ctx);
+}
+
+/* A corrupt entry on disk is rebuilt by the dispatcher. */
+Test(cache, dispatcher_rebuilds_corrupt_entry) {
+    gs_ctx *ctx = gs_ctx_create();
+    char *dir = tmpdir();
+    gs_hw *hw = NULL;
+    cr_assert_eq(gs_hw_load(ctx, "rtx3090", &hw), GS_OK);
+    gs_dispatch_opts o;
+    gs_dispatch_opts_default(&o);
+    o.dialect = GS_DIALECT_OPENCL;
+    o.cache_dir = dir;
+    gs_op *op = NULL;
+    cr_assert_eq(gs_op_parse(ctx, "gemm M=33 N=65 K=17 transA=1", &op), GS_OK);
+    gs_dispatcher *d = NULL;
+    gs_kernel_handle h1, h2;
+    cr_assert_eq(gs_dispatcher_create(ctx, hw, &o, &d), GS_OK);
+    cr_assert_eq(gs_dispatch(ctx, d, op, &h1), GS_OK);
+    char path[1024];
+    cr_assert_eq(gs_kcache_path(gs_dispatcher_cache(d), h1.key, GS_KB_OPENCL_SOURCE, path, sizeof path), GS_OK);
+    char *src1 = strdup(h1.binary);
+    gs_dispatcher_destroy(d);
+    cr_assert_eq(truncate(path, file_size(path) / 2), 0);
+    cr_assert_eq(gs_dispatcher_create(ctx, hw, &o, &d), GS_OK);
+    cr_assert_eq(gs_dispatch(ctx, d, op, &h2), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_dispatch_stats st;
+    gs_dispatch_stats_get(d, &st);
+    cr_assert_eq(st.cache_corrupt, 1);
+    cr_assert_eq(h2.disk_hit, 0);
+    cr_assert_eq(h2.key, h1.key);
+    cr_assert_str_eq(h2.binary, src1, "rebuilt to the same source");
+    cr_assert_eq(file_size(path), GS_KCACHE_HEADER_BYTES + (int64_t)strlen(src1), "rewritten whole");
+    gs_dispatcher_destroy(d);
+    /* and a third dispatcher reads it from disk */
+    cr_assert_eq(gs_dispatcher_create(ctx, hw, &o, &d), GS_OK);
+    cr_assert_eq(gs_dispatch(ctx, d, op, &h2), GS_OK);
+    cr_assert_eq(h2.disk_hit, 1);
+    gs_dispatcher_destroy(d);
+    free(src1);
+    gs_op_destroy(op);
+    gs_hw_destroy(hw);
+    rm_tree(dir);
+    free(dir);
+    gs_ctx_destroy(ctx);
+}
+
+/* Two processes fill one directory at once with overlapping keys. */
+static int fill(const char *dir, uint64_t lo, uint64_t hi) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_kcache *c = NULL;
+    if (gs_kcache_open(ctx, dir, &c) != GS_OK) return 1;
+    char buf[4096];
+    int bad = 0;
+    for (int round = 0; round < 2; round++)
+        for (uint64_t k = lo; k < hi; k++) {
+            size_t n = payload_for(k, buf, sizeof buf);
+            /* both backends, so the two writers interleave on the same names */
+            bad += gs_kcache_put(ctx, c, k, GS_KB_CUDA_CUBIN, buf, n) != GS_OK;
+            bad += gs_kcache_put(ctx, c, k, GS_KB_OPENCL_SOURCE, buf, n / 2) != GS_OK;
+        }
+    gs_kcache_close(c);
+    gs_ctx_destroy(ctx);
+    return bad ? 1 : 0;
+}
+
+Test(cache, two_processes_fill_one_dir) {
+    char *dir = tmpdir();
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0, "fork: %s", strerror(errno));
+    if (pid == 0) _exit(fill(dir, 0, 120));
+    int mine = fill(dir, 60, 180);
+    int st = 0;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child's puts failed");
+    cr_assert_eq(mine, 0, "the parent's puts failed");
+    cr_assert_eq(count_files(dir, ".gsk"), 360, "180 keys x 2 backends");
+    cr_assert_eq(count_files(dir, ""), 360, "no temporary files left");
+    gs_ctx *ctx = gs_ctx_create();
+    gs_kcache *c = NULL;
+    cr_assert_eq(gs_kcache_open(ctx, dir, &c), GS_OK);
+    char buf[4096];
+    for (uint64_t k = 0; k < 180; k++) {
+        size_t n = payload_for(k, buf, sizeof buf);
+        const void *b = NULL;
+        size_t l = 0;
+        cr_assert(gs_kcache_get(ctx, c, k, GS_KB_CUDA_CUBIN, &b, &l), "key %llu: %s", (unsigned long long)k,
+                  gs_ctx_errmsg(ctx));
+        cr_assert_eq(l, n);
+        cr_assert_arr_eq(b, buf, n);
+        cr_assert(gs_kcache_get(ctx, c, k, GS_KB_OPENCL_SOURCE, &b, &l));
+        cr_assert_eq(l, n / 2);
+    }
+    gs_kcache_stats s;
+    gs_kcache_stats_get(c, &s);
+    cr_assert_eq(s.corrupt, 0);
+    cr_assert_eq(s.disk_hits, 360);
+    gs_kcache_close(c);
+    gs_ctx_destroy(ctx);
+    rm_tree(dir);
+    free(dir);
+}
+
+Test(cache, bad_arguments) {
+    gs_ctx *ctx = gs_ctx_create();
+    cr_assert_eq(gs_kcache_open(ctx, "", NULL), GS_ERR_INVALID_ARG);
+    gs_kcache *c = NULL;
+    cr_assert_eq(gs_kcache_open(ctx, "", &c), GS_OK);
+    cr_assert_eq(gs_kcache_put(ctx, c, 1, (gs_kbackend)17, "x", 1), GS_ERR_INVALID_ARG);
+    cr_assert_eq(gs_kcache_put(ctx, c, 1, GS_KB_CUDA_PTX, NULL, 3), GS_ERR_INVALID_ARG);
+    cr_assert_eq(gs_kcache_put(ctx, NULL, 1, GS_KB_CUDA_PTX, "x", 1), GS_ERR_INVALID_ARG);
+    cr_assert(!gs_kcache_get(ctx, NULL, 1, GS_KB_CUDA_PTX, NULL, NULL));
+    cr_assert_eq(gs_kcache_put(ctx, c, 1, GS_KB_CUDA_PTX, "", 0), GS_OK, "an empty payload is fine");
+    const void *b = NULL;
+    size_t n = 9;
+    cr_assert(gs_kcache_get(ctx, c, 1, GS_KB_CUDA_PTX, &b, &n));
+    cr_assert_eq(n, 0);
+    char p[64];
+    cr_assert_eq(gs_kcache_path(c, 1, GS_KB_CUDA_PTX, p, sizeof p), GS_ERR_UNSUPPORTED, "memory only: no path");
+    gs_kcache_close(c);
+    gs_kcache_close(NULL);
+    gs_ctx_destroy(ctx);
+}

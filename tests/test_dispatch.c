@@ -1,0 +1,368 @@
+/* test_dispatch.c — dynamic shapes through the dispatcher (kernels/dispatch.c):
+ * DietCode's sequence-length sweep compiles far fewer kernels than shapes,
+ * repeated shapes are hits, handles carry this shape's launch and arguments,
+ * one compiled kernel runs correctly on another shape (PoCL vs GSL), the
+ * disk cache serves a second dispatcher, and warm start behaves. */
+#include "construct/construct.h"
+#include "kernels/kernels.h"
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <gsl/gsl_blas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+TestSuite(dispatch, .timeout = 120);
+
+static gs_op *parse(gs_ctx *ctx, const char *fmt, int v) {
+    char spec[200];
+    snprintf(spec, sizeof spec, fmt, v);
+    gs_op *op = NULL;
+    cr_assert_eq(gs_op_parse(ctx, spec, &op), GS_OK, "%s: %s", spec, gs_ctx_errmsg(ctx));
+    return op;
+}
+
+static gs_dispatcher *make(gs_ctx *ctx, const gs_hw *hw, gs_dialect dl, const char *dir, gs_warm_start warm) {
+    gs_dispatch_opts o;
+    gs_dispatch_opts_default(&o);
+    o.dialect = dl;
+    o.cache_dir = dir;
+    o.warm_start = warm;
+    gs_dispatcher *d = NULL;
+    cr_assert_eq(gs_dispatcher_create(ctx, hw, &o, &d), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    return d;
+}
+
+/* The handle's launch and arguments are this shape's. */
+static void check_handle(const gs_op *op, const gs_kernel_handle *h) {
+    int64_t M = op->axes[0].extent, N = op->axes[1].extent, K = op->axes[2].extent;
+    cr_assert_eq(h->nint, 9, "gemm: 3 extents + 3 two-dimensional shapes");
+    cr_assert_eq(h->int_args[0], M);
+    cr_assert_eq(h->int_args[1], N);
+    cr_assert_eq(h->int_args[2], K);
+    int32_t ref[GS_HANDLE_MAX_INTS];
+    int n = gs_kernel_int_args(op, ref, GS_HANDLE_MAX_INTS);
+    cr_assert_eq(n, h->nint);
+    cr_assert_arr_eq(ref, h->int_args, (size_t)n * sizeof ref[0]);
+    gs_etir e;
+    cr_assert_eq(gs_etir_parse_config(NULL, op, h->config, &e), GS_OK, "config %s", h->config);
+    cr_assert_eq(h->grid, gs_etir_blocks(op, &e), "grid for M=%lld", (long long)M);
+    cr_assert_eq(h->block, gs_etir_threads(op, &e));
+    cr_assert_eq(h->grid, ((M + e.T[0][2] - 1) / e.T[0][2]) * ((N + e.T[1][2] - 1) / e.T[1][2]));
+    cr_assert_gt(h->predicted_s, 0);
+    char name[48];
+    snprintf(name, sizeof name, "gs_%016llx", (unsigned long long)h->key);
+    cr_assert_str_eq(h->name, name);
+}
+
+Test(dispatch, bert_sequence_sweep_shares_kernels) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_hw *hw = NULL;
+    cr_assert_eq(gs_hw_load(ctx, "rtx4090", &hw), GS_OK);
+    gs_dispatcher *d = make(ctx, hw, GS_DIALECT_CUDA, "", GS_WARM_OFF);
+    bool nvrtc = gs_nvrtc_available(ctx);
+    const int NT = 32;
+    double newhit_ms = 0, newhit_max = 0;
+    int newhits = 0;
+    for (int T = 1; T <= NT; T++) {
+        gs_op *op = parse(ctx, "gemm M=%d N=2304 K=768 transB=1", 16 * T);
+        gs_kernel_handle h;
+        cr_assert_eq(gs_dispatch(ctx, d, op, &h), GS_OK, "T=%d: %s", T, gs_ctx_errmsg(ctx));
+        check_handle(op, &h);
+        cr_assert_eq(h.constructed, 1);
+        cr_assert_eq(h.new_shape, 1);
+        cr_assert_not_null(h.binary);
+        cr_assert_str_eq(h.binary_kind, nvrtc ? "cuda-cubin" : "cuda-source");
+        if (h.hit) {
+            cr_assert_eq(h.compile_s, 0, "a hit compiles nothing");
+            newhit_ms += h.dispatch_s * 1e3;
+            if (h.dispatch_s * 1e3 > newhit_max) newhit_max = h.dispatch_s * 1e3;
+            newhits++;
+        }
+        gs_op_destroy(op);
+    }
+    gs_dispatch_stats st;
+    gs_dispatch_stats_get(d, &st);
+    cr_log_info("T=1..%d: %lld shapes, %lld kernels (%lld compiles, %.0f ms NVRTC), %lld constructions (%.1f ms), "
+                "%lld ties reused; new shape on a hit: mean %.3f ms, max %.3f ms (target < 2 ms)",
+                NT, (long long)st.shapes, (long long)st.kernels, (long long)st.compiles, st.compile_ms,
+                (long long)st.constructions, st.construct_ms, (long long)st.tie_reused,
+                newhits ? newhit_ms / newhits : 0.0, newhit_max);
+    cr_assert_eq(st.shapes, NT);
+    cr_assert_eq(st.constructions, NT);
+    cr_assert_eq(st.dispatches, NT);
+    cr_assert_eq(st.kernels + st.hits, NT, "every dispatch is a hit or adds a kernel");
+    cr_assert_leq(st.kernels, NT * 3 / 4, "kernels are shared between shapes: %lld for %d shapes",
+                  (long long)st.kernels, NT);
+    cr_assert_eq(st.compiles, nvrtc ? st.kernels : 0);
+    cr_assert_gt(newhits, 0);
+    cr_assert_lt(newhit_ms / newhits, 50.0, "a new shape on a hit: %.3f ms", newhit_ms / newhits);
+
+    /* the same shapes again: all hits, nothing constructed or compiled */
+    double rep_ms = 0, rep_max = 0;
+    for (int T = NT; T >= 1; T--) {
+        gs_op *op = parse(ctx, "gemm M=%d N=2304 K=768 transB=1", 16 * T);
+        gs_kernel_handle h;
+        cr_assert_eq(gs_dispatch(ctx, d, op, &h), GS_OK);
+        cr_assert_eq(h.hit, 1, "T=%d repeated", T);
+        cr_assert_eq(h.constructed, 0);
+        cr_assert_eq(h.new_shape, 0);
+        cr_assert_eq(h.construct_s, 0);
+        check_handle(op, &h);
+        rep_ms += h.dispatch_s * 1e3;
+        if (h.dispatch_s * 1e3 > rep_max) rep_max = h.dispatch_s * 1e3;
+        gs_op_destroy(op);
+    }
+    gs_dispatch_stats st2;
+    gs_dispatch_stats_get(d, &st2);
+    cr_log_info("repeated shape: mean %.4f ms, max %.4f ms", rep_ms / NT, rep_max);
+    cr_assert_eq(st2.constructions, st.constructions);
+    cr_assert_eq(st2.compiles, st.compiles);
+    cr_assert_eq(st2.kernels, st.kernels);
+    cr_assert_eq(st2.hits, st.hits + NT);
+    cr_assert_lt(rep_ms / NT, 50.0);
+    /* alpha/beta are runtime arguments: a new beta value (still != 0 or 0) is the same shape */
+    gs_op *op = NULL;
+    cr_assert_eq(gs_op_parse(ctx, "gemm M=48 N=2304 K=768 transB=1 alpha=2", &op), GS_OK);
+    gs_kernel_handle h;
+    cr_assert_eq(gs_dispatch(ctx, d, op, &h), GS_OK);
+    cr_assert_eq(h.constructed, 0);
+    cr_assert_float_eq(h.alpha, 2.0f, 0);
+    gs_op_destroy(op);
+    gs_dispatcher_destroy(d);
+    gs_hw_destroy(hw);
+    gs_ctx_destroy(ctx);
+}
+
+/* C = op(A)*op(B) on the host through GSL. */
+static void gemm_ref(const gs_op *op, const float *A, const float *B, float *C) {
+    const gs_tensor *ta = &op->tensors[0], *tb = &op->tensors[1], *tc = &op->tensors[2];
+    gsl_matrix_float_const_view a = gsl_matrix_float_const_view_array(A, (size_t)ta->shape[0], (size_t)ta->shape[1]);
+    gsl_matrix_float_const_view b = gsl_matrix_float_const_view_array(B, (size_t)tb->shape[0], (size_t)tb->shape[1]);
+    gsl_matrix_float_view c = gsl_matrix_float_view_array(C, (size_t)tc->shape[0], (size_t)tc->shape[1]);
+    gsl_blas_sgemm(op->transA ? CblasTrans : CblasNoTrans, op->transB ? CblasTrans : CblasNoTrans, op->epi.alpha,
+                   &a.matrix, &b.matrix, op->epi.beta, &c.matrix);
+}
+
+/* Run a dispatched program on the OpenCL device with this shape's handle. */
+static double run_and_compare(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_kernel_handle *h) {
+    int64_t n[3];
+    float *host[3], *ref;
+    gs_cl_buf *buf[3];
+    for (int t = 0; t < 3; t++) {
+        n[t] = gs_tensor_elems(&op->tensors[t]);
+        host[t] = malloc((size_t)n[t] * sizeof(float));
+        for (int64_t i = 0; i < n[t]; i++) host[t][i] = (float)((i * 37 + t * 11) % 19 - 9) / 8.0f;
+    }
+    ref = malloc((size_t)n[2] * sizeof(float));
+    memcpy(ref, host[2], (size_t)n[2] * sizeof(float));
+    gemm_ref(op, host[0], host[1], ref);
+    for (int t = 0; t < 3; t++)
+        cr_assert_eq(gs_cl_buf_create(ctx, cl, (size_t)n[t] * 4, host[t], &buf[t]), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_karg args[32];
+    int na = 0;
+    for (int t = 0; t < 3; t++) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = buf[t]};
+    for (int i = 0; i < h->nint; i++) args[na++] = (gs_karg){.kind = GS_KARG_INT, .i = h->int_args[i]};
+    args[na++] = (gs_karg){.kind = GS_KARG_FLOAT, .f = h->alpha};
+    args[na++] = (gs_karg){.kind = GS_KARG_FLOAT, .f = h->beta};
+    cr_assert_eq(gs_cl_launch(ctx, cl, h->program, args, na, (size_t)h->grid, (size_t)h->block, NULL), GS_OK, "%s",
+                 gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_cl_buf_read(ctx, cl, buf[2], host[2], (size_t)n[2] * 4), GS_OK);
+    gs_diff df;
+    memset(&df, 0, sizeof df);
+    gs_diff_compute(host[2], ref, n[2], &df);
+    for (int t = 0; t < 3; t++) {
+        gs_cl_buf_free(buf[t]);
+        free(host[t]);
+    }
+    free(ref);
+    cr_assert_eq(df.nonfinite, 0);
+    return df.normwise;
+}
+
+/* One compiled program serves another shape: build on shape A, run on B. */
+Test(dispatch, opencl_program_serves_other_shapes) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_cl *cl = NULL;
+    gs_status s = gs_cl_open(ctx, &cl);
+    if (s == GS_ERR_OPENCL_MISSING) cr_skip_test("no OpenCL device: %s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(s, GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_hw *hw = NULL;
+    cr_assert_eq(gs_hw_load(ctx, "rtx3090", &hw), GS_OK);
+    gs_dispatcher *d = make(ctx, hw, GS_DIALECT_OPENCL, "", GS_WARM_OFF);
+    cr_assert_eq(gs_dispatcher_attach_opencl(ctx, d, cl), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    int shared = 0;
+    for (int T = 1; T <= 12; T++) {
+        gs_op *op = parse(ctx, "gemm M=%d N=200 K=72 transB=1 beta=0.5", 7 * T + 3);
+        gs_kernel_handle h;
+        cr_assert_eq(gs_dispatch(ctx, d, op, &h), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_assert_not_null(h.program, "a device is attached: the handle carries the built program");
+        cr_assert_str_eq(h.binary_kind, "opencl-source");
+        check_handle(op, &h);
+        double nw = run_and_compare(ctx, cl, op, &h);
+        cr_assert_leq(nw, GS_VERIFY_TOL, "M=%lld with %s (hit %d): normwise %.3g", (long long)op->axes[0].extent,
+                      h.config, h.hit, nw);
+        shared += h.hit;
+        gs_op_destroy(op);
+    }
+    gs_dispatch_stats st;
+    gs_dispatch_stats_get(d, &st);
+    cr_log_info("OpenCL: 12 shapes, %lld programs built, %d runs on a program built for another shape",
+                (long long)st.compiles, shared);
+    cr_assert_gt(shared, 0, "some shape must reuse another's program");
+    cr_assert_eq(st.compiles, st.kernels, "with a device attached each kernel is built once");
+    gs_dispatcher_destroy(d);
+    gs_hw_destroy(hw);
+    gs_cl_close(cl);
+    gs_ctx_destroy(ctx);
+}
+
+static void rm_flat(const char *dir) {
+    DIR *dh = opendir(dir);
+    struct dirent *e;
+    while (dh && (e = readdir(dh))) {
+        if (e->d_name[0] == '.') continue;
+        char p[1024];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        unlink(p);
+    }
+    if (dh) closedir(dh);
+    rmdir(dir);
+}
+
+/* A second dispatcher (a restarted runtime) finds the kernels on disk. */
+Test(dispatch, disk_cache_serves_a_restart) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_hw *hw = NULL;
+    cr_assert_eq(gs_hw_load(ctx, "a100", &hw), GS_OK);
+    char dir[] = "/tmp/gensor-dispatch-test-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir), "%s", strerror(errno));
+    bool nvrtc = gs_nvrtc_available(ctx);
+    gs_dispatch_stats st[2];
+    uint64_t keys[2][3];
+    for (int run = 0; run < 2; run++) {
+        gs_dispatcher *d = make(ctx, hw, GS_DIALECT_CUDA, dir, GS_WARM_OFF);
+        for (int i = 0; i < 3; i++) {
+            gs_op *op = parse(ctx, "bgemm B=8 M=%d N=64 K=64 transB=1", 16 << (2 * i));
+            gs_kernel_handle h;
+            cr_assert_eq(gs_dispatch(ctx, d, op, &h), GS_OK, "%s", gs_ctx_errmsg(ctx));
+            keys[run][i] = h.key;
+            if (run == 1) cr_assert_eq(h.disk_hit, h.hit ? 0 : 1, "a restart reads every new kernel from disk");
+            gs_op_destroy(op);
+        }
+        gs_dispatch_stats_get(d, &st[run]);
+        gs_dispatcher_destroy(d);
+    }
+    cr_assert_arr_eq(keys[0], keys[1], sizeof keys[0], "same shapes, same kernels");
+    cr_assert_eq(st[0].disk_hits, 0);
+    cr_assert_eq(st[1].disk_hits, st[0].kernels);
+    cr_assert_eq(st[1].compiles, 0, "nothing compiled after the restart");
+    cr_assert_eq(st[0].compiles, nvrtc ? st[0].kernels : 0);
+    rm_flat(dir);
+    gs_hw_destroy(hw);
+    gs_ctx_destroy(ctx);
+}
+
+Test(dispatch, warm_start_modes) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_hw *hw = NULL;
+    cr_assert_eq(gs_hw_load(ctx, "rtx4090", &hw), GS_OK);
+    gs_dispatch_opts o;
+    gs_dispatch_opts_default(&o);
+    o.compile = 0; /* construction only */
+    o.cache_dir = "";
+    gs_construct_opts fresh;
+    gs_construct_opts_default(&fresh);
+    for (int mode = GS_WARM_OFF; mode <= GS_WARM_REUSE; mode++) {
+        o.warm_start = (gs_warm_start)mode;
+        gs_dispatcher *d = NULL;
+        cr_assert_eq(gs_dispatcher_create(ctx, hw, &o, &d), GS_OK);
+        for (int T = 1; T <= 8; T++) {
+            gs_op *op = parse(ctx, "gemm M=%d N=2304 K=768 transB=1", 16 * T);
+            gs_kernel_handle h;
+            cr_assert_eq(gs_dispatch(ctx, d, op, &h), GS_OK, "%s", gs_ctx_errmsg(ctx));
+            cr_assert_null(h.binary, "compile = 0: no artifact");
+            check_handle(op, &h);
+            gs_result *r = NULL;
+            cr_assert_eq(gs_construct(ctx, op, hw, &fresh, &r), GS_OK);
+            if (mode == GS_WARM_OFF) {
+                cr_assert_eq(h.warm, 0);
+                cr_assert_eq(h.predicted_s, r->est[0].time_s, "cold with exact-tie reuse loses nothing");
+            }
+            if (mode == GS_WARM_REUSE && T > 1) {
+                cr_assert_eq(h.warm, 1, "reuse: the previous shape's state fits");
+                cr_assert_eq(h.constructed, 0);
+                cr_assert_eq(h.new_shape, 1);
+            }
+            if (mode == GS_WARM_CONSTRUCT && T > 1) cr_assert_eq(h.constructed, 1);
+            gs_result_destroy(r);
+            gs_op_destroy(op);
+        }
+        gs_dispatch_stats st;
+        gs_dispatch_stats_get(d, &st);
+        cr_log_info("warm mode %d: %lld constructions (%.1f ms), %lld kernels, %lld warm states kept", mode,
+                    (long long)st.constructions, st.construct_ms, (long long)st.kernels, (long long)st.warm_kept);
+        cr_assert_eq(st.compiles, 0);
+        if (mode == GS_WARM_REUSE) cr_assert_eq(st.constructions, 1);
+        gs_dispatcher_destroy(d);
+    }
+    gs_hw_destroy(hw);
+    gs_ctx_destroy(ctx);
+}
+
+Test(dispatch, fit_shape_clamps_tiles) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_hw *hw = NULL;
+    cr_assert_eq(gs_hw_load(ctx, "rtx4090", &hw), GS_OK);
+    gs_op *big = parse(ctx, "gemm M=%d N=2304 K=768 transB=1", 2048);
+    gs_op *small = parse(ctx, "gemm M=%d N=2304 K=768 transB=1", 16);
+    gs_etir e, f;
+    cr_assert_eq(gs_etir_parse_config(ctx, big, "bm=128,bn=128,bk=32,tm=8,tn=8,vm=2,vn=4,sa=1,sb=1", &e), GS_OK);
+    cr_assert(gs_etir_fit_shape(hw, big, &e, &f), "a state fits its own shape");
+    cr_assert_eq(memcmp(&e.T, &f.T, sizeof e.T), 0);
+    cr_assert(gs_etir_fit_shape(hw, small, &e, &f));
+    cr_assert_eq(f.T[0][2], 16, "block tile capped at the next power of two of M=16");
+    cr_assert_eq(f.T[0][1], 8);
+    cr_assert_eq(f.V[0], 2);
+    cr_assert_eq(f.T[1][2], 128, "other axes unchanged");
+    cr_assert(gs_etir_wellformed(small, &f));
+    gs_op_destroy(big);
+    gs_op_destroy(small);
+    gs_hw_destroy(hw);
+    gs_ctx_destroy(ctx);
+}
+
+Test(dispatch, bad_arguments) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_hw *hw = NULL;
+    cr_assert_eq(gs_hw_load(ctx, "rtx4090", &hw), GS_OK);
+    gs_dispatch_opts o;
+    gs_dispatch_opts_default(&o);
+    gs_dispatcher *d = NULL;
+    cr_assert_eq(gs_dispatcher_create(ctx, NULL, &o, &d), GS_ERR_INVALID_ARG);
+    o.warm_chains = 0;
+    cr_assert_eq(gs_dispatcher_create(ctx, hw, &o, &d), GS_ERR_INVALID_ARG);
+    gs_dispatch_opts_default(&o);
+    o.dialect = (gs_dialect)5;
+    cr_assert_eq(gs_dispatcher_create(ctx, hw, &o, &d), GS_ERR_INVALID_ARG);
+    gs_dispatch_opts_default(&o);
+    o.cache_dir = "";
+    o.compile = 0;
+    cr_assert_eq(gs_dispatcher_create(ctx, hw, &o, &d), GS_OK);
+    gs_kernel_handle h;
+    cr_assert_eq(gs_dispatch(ctx, d, NULL, &h), GS_ERR_INVALID_ARG);
+    cr_assert_eq(gs_dispatcher_attach_cuda(ctx, d, NULL), GS_ERR_CUDA_MISSING);
+    cr_assert(strstr(gs_ctx_errmsg(ctx), "no CUDA device"));
+    gs_cuda *cu = NULL;
+    if (gs_cuda_open(ctx, 0, &cu) == GS_ERR_CUDA_MISSING)
+        cr_log_info("no CUDA device: the dispatcher compiles cubins without loading them");
+    gs_cuda_close(cu);
+    gs_dispatcher_destroy(d);
+    gs_dispatcher_destroy(NULL);
+    gs_hw_destroy(hw);
+    gs_ctx_destroy(ctx);
+}
