@@ -81,14 +81,20 @@ check-asan:
 $(BUILD)/calibrate: experiments/calibrate.c $(BUILD)/libgensor.a
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libgensor.a $(LDFLAGS) $(LDLIBS)
 
+$(BUILD)/dynamic: experiments/dynamic.c $(BUILD)/libgensor.a
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libgensor.a $(LDFLAGS) $(LDLIBS)
+
 calibrate: $(BUILD)/calibrate
 	./$(BUILD)/calibrate ../shared/data/xgemm_rtx3090_4096.csv --hw rtx3090
 
 check-suites: $(BUILD)/gensor_tests
 	GS_FULL_SUITES=1 ./$(BUILD)/gensor_tests --filter 'suites/*' --jobs 2
 
-bench: deps all $(BUILD)/calibrate
+# GS_BENCH_FULL=1 runs the full dynamic-shape workloads (~15 min) instead of --quick.
+bench: deps all $(BUILD)/calibrate $(BUILD)/dynamic
 	@sh experiments/bench.sh $(BUILD)/gensor
+	@echo; echo "== dynamic shapes (kernels/dispatch.c; experiments/dynamic.c)"
+	@if [ -n "$$GS_BENCH_FULL" ]; then ./$(BUILD)/dynamic; else ./$(BUILD)/dynamic --quick; fi
 	@if [ -f ../shared/data/xgemm_rtx3090_4096.csv ]; then echo; echo "== model calibration (hwmodel/MODEL.md)"; \
 	  ./$(BUILD)/calibrate ../shared/data/xgemm_rtx3090_4096.csv --hw rtx3090; \
 	else echo "calibration data ../shared/data/xgemm_rtx3090_4096.csv not found: calibration skipped"; fi

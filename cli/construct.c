@@ -480,6 +480,8 @@ int gs_cli_construct(int argc, char **argv, bool verify) {
                                  strategy_name(o.co.strategy), "policy", policy_name(o.co.policy), "seed",
                                  (json_int_t)o.co.seed, "steps", (json_int_t)r->steps, "states_ranked",
                                  (json_int_t)r->pooled);
+        json_object_set_new(root, "capped", json_boolean(r->capped));
+        json_object_set_new(root, "states_estimated", json_integer(r->evaluated));
         json_t *arr = json_array();
         for (int i = 0; i < r->n; i++)
             json_array_append_new(arr, candidate_json(r, i, have_nv && (o.nvrtc || i == pick) ? &nv[i] : NULL));
