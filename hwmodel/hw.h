@@ -44,6 +44,9 @@ const gs_hw *gs_hw_find_builtin(const char *name);
 gs_status gs_hw_load_json(gs_ctx *ctx, const char *path, gs_hw *out);
 gs_status gs_hw_load_json_text(gs_ctx *ctx, const char *text, gs_hw *out);
 gs_status gs_hw_save_json(gs_ctx *ctx, const gs_hw *hw, const char *path);
+/* Profile name for a queried device: "auto-" + the device name folded to
+ * lower-case words ("auto-<fallback>" when nothing is left). */
+void gs_hw_auto_name(const char *dev, const char *fallback, char *out, size_t cap);
 /* Multi-line human description into a malloc'd string. */
 char *gs_hw_describe(const gs_hw *hw);
 /* Derived numbers. */

@@ -573,3 +573,41 @@ gs_status gs_hw_load(gs_ctx *ctx, const char *name_or_path, gs_hw **out) {
 gs_status gs_hw_save(gs_ctx *ctx, const gs_hw *hw, const char *path) {
     return gs_hw_save_json(ctx, hw, path);
 }
+
+/* "auto-" + the device name in lower case with runs of anything but letters
+ * and digits turned into one '-' ("(R)" and "(TM)" dropped), cut to fit;
+ * "auto-<fallback>" when nothing of the name is left. */
+void gs_hw_auto_name(const char *dev, const char *fallback, char *out, size_t cap) {
+    size_t n = (size_t)snprintf(out, cap, "auto-");
+    if (n >= cap) return;
+    bool dash = true; /* "auto-" already ends in one */
+    const char *p = dev;
+    for (; *p && n + 1 < cap; p++) {
+        if (*p == '(') {
+            const char *q = strchr(p, ')');
+            if (q && q - p <= 3) { /* (R), (TM) */
+                p = q;
+                continue;
+            }
+        }
+        unsigned char c = (unsigned char)*p;
+        if (isalnum(c)) {
+            out[n++] = (char)tolower(c);
+            dash = false;
+        } else if (!dash) {
+            out[n++] = '-';
+            dash = true;
+        }
+    }
+    /* Cut short: end at the last whole word rather than mid-word. */
+    bool more = false;
+    for (const char *q = p; *q && !more; q++) more = isalnum((unsigned char)*q) != 0;
+    if (more && n > 5 && out[n - 1] != '-') {
+        size_t k = n;
+        while (k > 5 && out[k - 1] != '-') k--;
+        if (k > 6) n = k;
+    }
+    while (n > 5 && out[n - 1] == '-') n--;
+    if (n == 5) n += (size_t)snprintf(out + n, cap - n, "%s", fallback);
+    out[n < cap ? n : cap - 1] = '\0';
+}

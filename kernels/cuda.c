@@ -467,42 +467,6 @@ static const gs_hw *nearest_builtin(int sm) {
     return best;
 }
 
-/* "auto-" + the device name in lower case with runs of anything but letters
- * and digits turned into one '-' ("(R)" and "(TM)" dropped), cut to fit. */
-static void auto_name(const char *dev, char *out, size_t cap) {
-    size_t n = (size_t)snprintf(out, cap, "auto-");
-    if (n >= cap) return;
-    bool dash = true; /* "auto-" already ends in one */
-    const char *p = dev;
-    for (; *p && n + 1 < cap; p++) {
-        if (*p == '(') {
-            const char *q = strchr(p, ')');
-            if (q && q - p <= 3) { /* (R), (TM) */
-                p = q;
-                continue;
-            }
-        }
-        unsigned char c = (unsigned char)*p;
-        if (isalnum(c)) {
-            out[n++] = (char)tolower(c);
-            dash = false;
-        } else if (!dash) {
-            out[n++] = '-';
-            dash = true;
-        }
-    }
-    /* Cut short: end at the last whole word rather than mid-word. */
-    bool more = false;
-    for (const char *q = p; *q && !more; q++) more = isalnum((unsigned char)*q) != 0;
-    if (more && n > 5 && out[n - 1] != '-') {
-        size_t k = n;
-        while (k > 5 && out[k - 1] != '-') k--;
-        if (k > 6) n = k;
-    }
-    while (n > 5 && out[n - 1] == '-') n--;
-    if (n == 5) n += (size_t)snprintf(out + n, cap - n, "cuda");
-    out[n < cap ? n : cap - 1] = '\0';
-}
 
 gs_status gs_cuda_query_profile(gs_ctx *ctx, gs_cuda *cu, gs_hw *out) {
     if (!cu || !out) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_cuda_query_profile: NULL argument");
@@ -539,7 +503,7 @@ gs_status gs_cuda_query_profile(gs_ctx *ctx, gs_cuda *cu, gs_hw *out) {
         if (w_ > 0 && (size_t)w_ < sizeof guessed - gl) gl += (size_t)w_;            \
     } while (0)
 
-    auto_name(cu->name, hw.name, sizeof hw.name);
+    gs_hw_auto_name(cu->name, "cuda", hw.name, sizeof hw.name);
     hw.sm = cu->sm;
     hw.num_sms = sms;
     /* Zero from the driver means "not reported" (e.g. an integrated part

@@ -551,42 +551,6 @@ done:
 }
 
 /* ---- device query -------------------------------------------------------- */
-/* "auto-" + the device name in lower case, with runs of anything but letters
- * and digits turned into one '-' ("(R)" and "(TM)" dropped), cut to fit. */
-static void cl_auto_name(const char *dev, char *out, size_t cap) {
-    size_t n = (size_t)snprintf(out, cap, "auto-");
-    if (n >= cap) return;
-    bool dash = true; /* "auto-" already ends in one */
-    const char *p = dev;
-    for (; *p && n + 1 < cap; p++) {
-        if (*p == '(') {
-            const char *q = strchr(p, ')');
-            if (q && q - p <= 3) { /* (R), (TM) */
-                p = q;
-                continue;
-            }
-        }
-        unsigned char c = (unsigned char)*p;
-        if (isalnum(c)) {
-            out[n++] = (char)tolower(c);
-            dash = false;
-        } else if (!dash) {
-            out[n++] = '-';
-            dash = true;
-        }
-    }
-    /* Cut short: end at the last whole word rather than mid-word. */
-    bool more = false;
-    for (const char *q = p; *q && !more; q++) more = isalnum((unsigned char)*q) != 0;
-    if (more && n > 5 && out[n - 1] != '-') {
-        size_t k = n;
-        while (k > 5 && out[k - 1] != '-') k--;
-        if (k > 6) n = k;
-    }
-    while (n > 5 && out[n - 1] == '-') n--;
-    if (n == 5) n += (size_t)snprintf(out + n, cap - n, "opencl");
-    out[n < cap ? n : cap - 1] = '\0';
-}
 
 /* clGetDeviceInfo of a fixed-size value, GS_ERR_OPENCL naming the query. */
 static gs_status cl_dev_info(gs_ctx *ctx, cl_device_id dev, cl_device_info what,
@@ -681,7 +645,7 @@ gs_status gs_cl_query_profile(gs_ctx *ctx, gs_cl *cl, const char *fallback, gs_h
     gs_sb fb; /* fields taken from the fallback */
     gs_sb_init(&fb);
 
-    cl_auto_name(cl->name, hw.name, sizeof hw.name);
+    gs_hw_auto_name(cl->name, "opencl", hw.name, sizeof hw.name);
     hw.num_sms = (int)cus;
 
     /* Compute capability and warp size: only NVIDIA's OpenCL tells. */
