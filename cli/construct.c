@@ -85,7 +85,11 @@ static int parse_opts(const char *cmd, int argc, char **argv, cli_opts *o, bool 
     opterr = 0;
     int c;
     long v;
-    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+    /* options given (by their short code), checked against the command below */
+    bool given[128] = {false};
+    /* leading ':' makes a missing value ':' (not '?', "unknown option") */
+    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+        if (c > 0 && c < 128) given[c] = true;
         switch (c) {
         case 'w': o->hw = optarg; break;
         case 's':
@@ -152,6 +156,21 @@ static int parse_opts(const char *cmd, int argc, char **argv, cli_opts *o, bool 
         default: return gs_cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
         }
     }
+    /* options another command takes were silently ignored: refuse them */
+    bool estimate = !strcmp(cmd, "estimate");
+    static const struct { char code; const char *name; } only[] = {
+        {'s', "--seed"}, {'k', "--top"}, {'c', "--chains"}, {'p', "--policy"}, {'S', "--strategy"},
+        {'e', "--emit"}, {'o', "--out"}, {'n', "--nvrtc"}, {'B', "--backend"}, {'R', "--refine"},
+        {'M', "--refine-ms"}, {'F', "--configs"},
+    };
+    for (size_t i = 0; i < sizeof only / sizeof only[0]; i++) {
+        char k = only[i].code;
+        bool ok = estimate ? k == 'F' : verify ? (k != 'F' && k != 'e' && k != 'o') : k != 'F';
+        if (given[(int)k] && !ok)
+            return gs_cli_usage_error(cmd, "%s is not an option of this command", only[i].name);
+    }
+    if (estimate && !strcmp(o->hw, "auto"))
+        return gs_cli_usage_error(cmd, "--hw auto is not supported here: give a profile name or JSON file%s", "");
     if (optind >= argc) return gs_cli_usage_error(cmd, "missing the operator SPEC%s", "");
     if (optind + 1 < argc) return gs_cli_usage_error(cmd, "unexpected argument '%s' (quote the SPEC)", argv[optind + 1]);
     o->spec = argv[optind];
@@ -170,8 +189,11 @@ static int parse_opts(const char *cmd, int argc, char **argv, cli_opts *o, bool 
 /* Write text to dir/name atomically (temp file + rename). */
 static gs_status write_file(gs_ctx *ctx, const char *dir, const char *name, const void *data, size_t len) {
     char path[4096], tmp[4200];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    int n1 = snprintf(path, sizeof path, "%s/%s", dir, name);
+    int n2 = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    /* a truncated name would write somewhere else */
+    if (n1 < 0 || (size_t)n1 >= sizeof path || n2 < 0 || (size_t)n2 >= sizeof tmp)
+        return gs_err(ctx, GS_ERR_IO, "cannot write into %.60s...: %s", dir, strerror(ENAMETOOLONG));
     FILE *f = fopen(tmp, "wb");
     if (!f) return gs_err(ctx, GS_ERR_IO, "cannot create %s: %s", tmp, strerror(errno));
     size_t w = fwrite(data, 1, len, f);
@@ -410,7 +432,7 @@ int gs_cli_construct(int argc, char **argv, bool verify) {
         if (!r) s = gs_err(ctx, GS_ERR_NOMEM, "out of memory");
         if (s == GS_OK) s = gs_etir_parse_config(ctx, op, o.config, &r->cand[0]);
         if (s == GS_OK && !gs_hw_check(hw, op, &r->cand[0]))
-            s = gs_err(ctx, GS_ERR_INVALID_ARG, "config %s exceeds %s's limits (shared memory, threads or registers)",
+            s = gs_err(ctx, GS_ERR_INVALID_ARG, "config %s exceeds %s's limits (shared memory, threads, registers or grid size)",
                        o.config, hw->name);
         if (s == GS_OK) {
             r->op = *op;
@@ -607,9 +629,16 @@ out:
 }
 
 /* ---- estimate ---------------------------------------------------------------------- */
-static int estimate_one(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const char *cfg, bool json, json_t *arr) {
+static int estimate_one(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const char *cfg, bool json, json_t *arr,
+                        const char *file, int lineno) {
     gs_etir e;
     gs_status s = gs_etir_parse_config(ctx, op, cfg, &e);
+    if (s != GS_OK && file) {
+        /* name the line of --configs FILE that failed */
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", gs_ctx_errmsg(ctx));
+        s = gs_err(ctx, s, "%s:%d: %s", file, lineno, msg);
+    }
     if (s != GS_OK) return gs_cli_fail(ctx, s);
     bool fits = gs_hw_check(hw, op, &e);
     gs_estimate est;
@@ -648,17 +677,23 @@ int gs_cli_estimate(int argc, char **argv) {
     bool json = !strcmp(o.format, "json");
     json_t *arr = json_array();
     if (s != GS_OK) rc = gs_cli_fail(ctx, s);
-    else if (o.config) rc = estimate_one(ctx, op, hw, o.config, json, arr);
+    else if (o.config) rc = estimate_one(ctx, op, hw, o.config, json, arr, NULL, 0);
     else {
         FILE *f = fopen(o.configs, "r");
         if (!f) rc = gs_cli_fail(ctx, gs_err(ctx, GS_ERR_IO, "cannot open %s: %s", o.configs, strerror(errno)));
         else {
             char line[1024];
+            int lineno = 0;
             while (!rc && fgets(line, sizeof line, f)) {
+                lineno++;
                 line[strcspn(line, "\r\n")] = 0;
-                if (!line[0] || line[0] == '#') continue;
-                rc = estimate_one(ctx, op, hw, line, json, arr);
+                const char *p = line + strspn(line, " \t");
+                if (!*p || *p == '#') continue; /* blank lines and comments */
+                rc = estimate_one(ctx, op, hw, line, json, arr, o.configs, lineno);
             }
+            /* a directory opens but does not read (EISDIR) */
+            if (!rc && ferror(f))
+                rc = gs_cli_fail(ctx, gs_err(ctx, GS_ERR_IO, "cannot read %s: %s", o.configs, strerror(errno)));
             fclose(f);
         }
     }

@@ -60,52 +60,68 @@ static const char *main_help =
     "Run 'gensor <command> --help' for the options of a command.\n";
 
 static int hw_cmd(int argc, char **argv) {
-    gs_ctx *ctx = gs_ctx_create();
-    if (!ctx) return 1;
-    int rc = 0;
-    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+    if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
         printf("usage: gensor hw list\n       gensor hw show NAME|FILE [--format text|json]\n");
-        rc = argc < 2 ? 2 : 0;
-    } else if (!strcmp(argv[1], "list")) {
+        return 0;
+    }
+    if (argc < 2) return gs_cli_usage_error("hw", "missing subcommand: 'list' or 'show NAME|FILE'%s", "");
+    if (!strcmp(argv[1], "list")) {
+        if (argc > 2) return gs_cli_usage_error("hw", "unexpected argument '%s' after 'list'", argv[2]);
         printf("%-10s %-6s %5s %9s %9s  %s\n", "name", "arch", "SMs", "TFLOP/s", "GB/s", "description");
         for (int i = 0; i < gs_hw_builtin_count(); i++) {
             const gs_hw *h = gs_hw_builtin(i);
             printf("%-10s sm_%-3d %5d %9.1f %9.0f  %s\n", h->name, h->sm, h->num_sms, gs_hw_peak_flops(h) / 1e12,
                    h->dram_gbs, h->desc);
         }
-    } else if (!strcmp(argv[1], "show")) {
-        if (argc < 3) {
-            rc = gs_cli_usage_error("hw", "'show' needs a profile name or file%s", "");
+        return 0;
+    }
+    if (strcmp(argv[1], "show")) return gs_cli_usage_error("hw", "unknown subcommand '%s'", argv[1]);
+    /* show NAME|FILE [--format text|json], the option before or after the name */
+    const char *name = NULL, *format = "text";
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--format") || !strncmp(argv[i], "--format=", 9)) {
+            const char *v = argv[i][8] == '=' ? argv[i] + 9 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!v) return gs_cli_usage_error("hw", "--format needs a value (text, json)%s", "");
+            if (strcmp(v, "text") && strcmp(v, "json"))
+                return gs_cli_usage_error("hw", "unknown --format '%s' (text, json)", v);
+            format = v;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return gs_cli_usage_error("hw", "unknown option '%s'", argv[i]);
+        } else if (name) {
+            return gs_cli_usage_error("hw", "unexpected argument '%s' (one profile at a time)", argv[i]);
         } else {
-            gs_hw *hw = NULL;
-            gs_status s = gs_hw_load(ctx, argv[2], &hw);
+            name = argv[i];
+        }
+    }
+    if (!name) return gs_cli_usage_error("hw", "'show' needs a profile name or file%s", "");
+    gs_ctx *ctx = gs_ctx_create();
+    if (!ctx) return 1;
+    int rc = 0;
+    gs_hw *hw = NULL;
+    gs_status s = gs_hw_load(ctx, name, &hw);
+    if (s != GS_OK) rc = gs_cli_fail(ctx, s);
+    else if (!strcmp(format, "json")) {
+        char tmpl[] = "/tmp/gensor-hw-XXXXXX";
+        int fd = mkstemp(tmpl);
+        if (fd < 0) rc = gs_cli_usage_error("hw", "cannot create a temporary file%s", "");
+        else {
+            close(fd);
+            s = gs_hw_save(ctx, hw, tmpl);
             if (s != GS_OK) rc = gs_cli_fail(ctx, s);
-            else if (argc > 4 && !strcmp(argv[3], "--format") && !strcmp(argv[4], "json")) {
-                char tmpl[] = "/tmp/gensor-hw-XXXXXX";
-                int fd = mkstemp(tmpl);
-                if (fd < 0) rc = gs_cli_usage_error("hw", "cannot create a temporary file%s", "");
-                else {
-                    close(fd);
-                    s = gs_hw_save(ctx, hw, tmpl);
-                    if (s != GS_OK) rc = gs_cli_fail(ctx, s);
-                    else {
-                        FILE *f = fopen(tmpl, "r");
-                        int c;
-                        while (f && (c = fgetc(f)) != EOF) putchar(c);
-                        if (f) fclose(f);
-                    }
-                    remove(tmpl);
-                }
-            } else {
-                char *d = gs_hw_describe(hw);
-                if (d) fputs(d, stdout);
-                free(d);
+            else {
+                FILE *f = fopen(tmpl, "r");
+                int c;
+                while (f && (c = fgetc(f)) != EOF) putchar(c);
+                if (f) fclose(f);
             }
-            gs_hw_destroy(hw);
+            remove(tmpl);
         }
     } else {
-        rc = gs_cli_usage_error("hw", "unknown subcommand '%s'", argv[1]);
+        char *d = gs_hw_describe(hw);
+        if (d) fputs(d, stdout);
+        free(d);
     }
+    gs_hw_destroy(hw);
     gs_ctx_destroy(ctx);
     return rc;
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char *suite_help =
     "usage: gensor suite FILE [--hw NAME|FILE] [--format text|csv|json] [--nvrtc]\n"
@@ -30,6 +31,17 @@ typedef struct row {
     const char *bound;
     int regs, spills;  /* -1 when not compiled */
 } row;
+
+/* One CSV field, always quoted, with embedded quotes doubled (RFC 4180): names
+ * and specs come from the suite file and may hold commas, quotes or newlines. */
+static void csv_str(const char *x) {
+    putchar('"');
+    for (; x && *x; x++) {
+        if (*x == '"') putchar('"');
+        putchar(*x);
+    }
+    putchar('"');
+}
 
 static double bytes_moved(const gs_op *op) {
     double b = 0;
@@ -53,7 +65,7 @@ int gs_cli_suite(int argc, char **argv) {
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
         char *end;
         long v;
         switch (c) {
@@ -87,6 +99,7 @@ int gs_cli_suite(int argc, char **argv) {
             else co.chains = (int)v;
             break;
         case 'h': fputs(suite_help, stdout); return 0;
+        case ':': return gs_cli_usage_error("suite", "option '%s' needs a value", argv[optind - 1]);
         default: return gs_cli_usage_error("suite", "unknown option or missing value '%s'", argv[optind - 1]);
         }
     }
@@ -106,10 +119,18 @@ int gs_cli_suite(int argc, char **argv) {
         goto out;
     }
     json_error_t je;
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        rc = gs_cli_fail(ctx, gs_err(ctx, GS_ERR_IO, "cannot read %s: Is a directory", path));
+        goto out;
+    }
     root = json_load_file(path, 0, &je);
     if (!root) {
-        rc = gs_cli_fail(ctx, gs_err(ctx, errno == ENOENT && je.line < 0 ? GS_ERR_IO : GS_ERR_JSON, "%s: line %d, column %d: %s",
-                                     path, je.line, je.column, je.text));
+        /* jansson reports a file it cannot open with line -1 */
+        if (je.line < 0) rc = gs_cli_fail(ctx, gs_err(ctx, GS_ERR_IO, "%s", je.text));
+        else
+            rc = gs_cli_fail(ctx, gs_err(ctx, GS_ERR_JSON, "%s: line %d, column %d: %s", path, je.line, je.column,
+                                         je.text));
         goto out;
     }
     json_t *ops = json_object_get(root, "ops");
@@ -225,9 +246,15 @@ int gs_cli_suite(int argc, char **argv) {
         printf("name,spec,count,etir,grid,block,predicted_ms,tflops,gbs,bound,construct_ms,registers,spill_bytes,error\n");
         for (size_t i = 0; i < n; i++) {
             row *w = &rows[i];
-            printf("%s,\"%s\",%lld,\"%s\",%lld,%lld,%.6f,%.4f,%.2f,%s,%.3f,%d,%d,\"%s\"\n", w->name, w->spec,
-                   (long long)w->count, w->etir, (long long)w->grid, (long long)w->block, w->pred_s * 1e3, w->tflops,
-                   w->gbs, w->bound ? w->bound : "", w->construct_ms, w->regs, w->spills, w->err);
+            csv_str(w->name);
+            putchar(',');
+            csv_str(w->spec);
+            printf(",%lld,", (long long)w->count);
+            csv_str(w->etir);
+            printf(",%lld,%lld,%.6f,%.4f,%.2f,%s,%.3f,%d,%d,", (long long)w->grid, (long long)w->block,
+                   w->pred_s * 1e3, w->tflops, w->gbs, w->bound ? w->bound : "", w->construct_ms, w->regs, w->spills);
+            csv_str(w->err);
+            putchar('\n');
         }
     } else {
         printf("suite %s on %s (%zu operators)\n", path, hw->name, n);

@@ -512,7 +512,7 @@ gs_status gs_construct(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const gs_c
         free(r);
         return gs_err(ctx, GS_ERR_UNSUPPORTED, "strategy %d is not available in this build", (int)o.strategy);
     }
-    r->pooled = p.n;
+    if (o.strategy != GS_STRATEGY_EXHAUSTIVE) r->pooled = p.n; /* exhaustive set it to the states ranked */
     /* polish the best few walk results (not for the baselines, which must
      * stand as sampled) and add the local optima to the pool */
     if (o.strategy == GS_STRATEGY_MARKOV && p.n > 0) {
@@ -547,7 +547,14 @@ gs_status gs_construct(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const gs_c
     r->construct_s = now_s() - t_begin;
     if (r->n == 0) {
         free(r);
-        return gs_err(ctx, GS_ERR_NO_CANDIDATE, "no configuration of %s fits %s's limits", op->spec, hw->name);
+        static const char *strat[] = {"markov", "tree", "exhaustive", "random"};
+        static const char *pol[] = {"paper", "balanced", "model"};
+        return gs_err(ctx, GS_ERR_NO_CANDIDATE,
+                      "the %s strategy (policy %s) found no configuration of %s within %s's limits (shared memory, "
+                      "threads, registers, at most 2^31-1 blocks, 32-bit indices)%s",
+                      (unsigned)o.strategy < 4 ? strat[o.strategy] : "?", (unsigned)o.policy < 3 ? pol[o.policy] : "?",
+                      op->spec, hw->name,
+                      o.strategy == GS_STRATEGY_MARKOV && o.policy != GS_POLICY_MODEL ? "; try --policy model" : "");
     }
     *out = r;
     return GS_OK;

@@ -6,6 +6,7 @@
 #include "hwmodel/hw.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,9 @@
 #define GS_MAX_ACC 128
 /* How far the register bound sits above the typical ptxas count. */
 #define GS_REGS_BOUND_MARGIN 4
+/* Blocks of one launch: the grid is 1-D, CUDA's gridDim.x is at most 2^31-1,
+ * and the kernel reads its block index as a 32-bit int. */
+#define GS_MAX_GRID 2147483647LL
 
 /* ---- resources ----------------------------------------------------------------- */
 static int64_t staged_smem_bytes(const gs_op *op, const gs_etir *e) {
@@ -48,8 +52,39 @@ void gs_etir_resources(const gs_op *op, const gs_etir *e, gs_resources *r) {
     r->regs_expected = (int)(typical > 100000 ? 100000 : typical);
 }
 
+/* The kernel does its per-axis arithmetic in 32-bit ints: the block count
+ * (E + T - 1) / T, the tile loops `for (o = 0; o < E; o += T)`, and every
+ * tensor coordinate offset + sum c_a * x_a, where x_a runs up to E_a + T_a - 2
+ * over the padded tiles. A state whose bounds leave int32 would make the
+ * kernel skip its last block or never leave a loop (signed overflow), so it
+ * fails the check. Only extents above 2^30, or huge strides, dilations and
+ * pads, come near this. */
+static bool index_fits_int32(const gs_op *op, const gs_etir *e) {
+    int64_t span[GS_MAX_AXES];
+    for (int a = 0; a < op->naxes; a++) {
+        span[a] = op->axes[a].extent + e->T[a][2] - 1;
+        if (span[a] > INT32_MAX) return false;
+    }
+    for (int t = 0; t <= op->ninputs; t++) {
+        const gs_tensor *ts = &op->tensors[t];
+        for (int j = 0; j < ts->ndim; j++) {
+            int64_t off = ts->idx[j].offset, lo = off < 0 ? off : 0, hi = off > 0 ? off : 0, term;
+            for (int a = 0; a < op->naxes; a++) {
+                int64_t c = ts->idx[j].coeff[a];
+                if (!c) continue;
+                if (__builtin_mul_overflow(c, span[a] - 1, &term)) return false; /* x_a <= E_a + T_a - 2 */
+                if (c > 0 ? __builtin_add_overflow(hi, term, &hi) : __builtin_add_overflow(lo, term, &lo))
+                    return false;
+            }
+            if (hi > INT32_MAX || lo < INT32_MIN) return false;
+        }
+    }
+    return true;
+}
+
 bool gs_hw_check(const gs_hw *hw, const gs_op *op, const gs_etir *e) {
     if (!gs_etir_wellformed(op, e)) return false;
+    if (!index_fits_int32(op, e)) return false;
     gs_resources r;
     gs_etir_resources(op, e, &r);
     /* static shared memory: the 48 KiB a block gets without opt-in */
@@ -62,6 +97,7 @@ bool gs_hw_check(const gs_hw *hw, const gs_op *op, const gs_etir *e) {
         return elems <= (int64_t)hw->max_threads_per_block * GS_MAX_ACC;
     }
     if (r.threads < 1 || r.threads > hw->max_threads_per_block) return false;
+    if (gs_etir_blocks(op, e) > GS_MAX_GRID) return false;
     if (gs_etir_acc_regs(op, e) > GS_MAX_ACC) return false;
     if (r.regs_per_thread > hw->max_regs_per_thread) return false;
     /* one block must fit an SM: registers are allocated per warp */
@@ -169,11 +205,13 @@ static int lane_addresses(const gs_hw *hw, const gs_op *op, const gs_etir *e, in
     int nax = 0, w = 1;
     for (int a = op->naxes - 1; a >= 0; a--) {
         if (op->axes[a].kind != GS_AXIS_SPATIAL) continue;
-        int64_t st = 0;
-        for (int j = 0; j < ts->ndim; j++) st += ts->idx[j].coeff[a] * rs[j];
+        /* addresses wrap modulo 2^64 (unsigned) rather than overflow for
+         * absurd strides; bank indices (mod a power of two) stay exact */
+        uint64_t st = 0;
+        for (int j = 0; j < ts->ndim; j++) st += (uint64_t)ts->idx[j].coeff[a] * (uint64_t)rs[j];
         int64_t t0 = e->T[a][1] / e->V[a];
         if (st == 1 && t0 > w) w = (int)(t0 < GS_MAX_VEC ? t0 : GS_MAX_VEC);
-        step[nax] = st * t0;
+        step[nax] = (int64_t)(st * (uint64_t)t0);
         thr[nax] = gs_etir_threads_axis(e, a);
         th[nax] = 0;
         nax++;
@@ -182,9 +220,9 @@ static int lane_addresses(const gs_hw *hw, const gs_op *op, const gs_etir *e, in
     int lanes = (int)(nt < hw->warp_size ? nt : hw->warp_size);
     if (lanes > 64) lanes = 64;
     for (int l = 0; l < lanes; l++) {
-        int64_t ad = 0;
-        for (int i = 0; i < nax; i++) ad += th[i] * step[i];
-        addr[l] = ad;
+        uint64_t ad = 0;
+        for (int i = 0; i < nax; i++) ad += (uint64_t)th[i] * (uint64_t)step[i];
+        addr[l] = (int64_t)ad;
         for (int i = 0; i < nax; i++) { /* odometer: the next lane */
             if (++th[i] < thr[i]) break;
             th[i] = 0;
@@ -218,7 +256,8 @@ double gs_smem_wavefronts(const gs_hw *hw, const gs_op *op, const gs_etir *e, in
     const gs_tensor *ts = &op->tensors[t];
     gs_stage_layout(op, e, t, dims, &pitch);
     rs[ts->ndim - 1] = 1;
-    for (int j = ts->ndim - 2; j >= 0; j--) rs[j] = rs[j + 1] * (j + 1 == ts->ndim - 1 ? pitch : dims[j + 1]);
+    for (int j = ts->ndim - 2; j >= 0; j--)
+        rs[j] = (int64_t)((uint64_t)rs[j + 1] * (uint64_t)(j + 1 == ts->ndim - 1 ? pitch : dims[j + 1]));
     int w, lanes = lane_addresses(hw, op, e, t, rs, addr, &w);
     /* the odd pitch padding breaks 16-byte alignment of rows: vector loads
      * along the innermost dim still work within a row only when the pitch
@@ -231,7 +270,7 @@ double gs_smem_wavefronts(const gs_hw *hw, const gs_op *op, const gs_etir *e, in
         int n = 0;
         int64_t words[256];
         for (int l = p0; l < p0 + per_phase && l < lanes; l++)
-            for (int k = 0; k < w && n < 256; k++) words[n++] = addr[l] + k;
+            for (int k = 0; k < w && n < 256; k++) words[n++] = (int64_t)((uint64_t)addr[l] + (uint64_t)k);
         sort_i64(words, n);
         int count[256] = {0}, worst = 1;
         for (int i = 0; i < n; i++) {
@@ -251,7 +290,7 @@ static double global_wavefronts(const gs_hw *hw, const gs_op *op, const gs_etir 
     const gs_tensor *ts = &op->tensors[t];
     int64_t rs[GS_MAX_DIMS], addr[64];
     rs[ts->ndim - 1] = 1;
-    for (int j = ts->ndim - 2; j >= 0; j--) rs[j] = rs[j + 1] * ts->shape[j + 1];
+    for (int j = ts->ndim - 2; j >= 0; j--) rs[j] = (int64_t)((uint64_t)rs[j + 1] * (uint64_t)ts->shape[j + 1]);
     int w, lanes = lane_addresses(hw, op, e, t, rs, addr, &w);
     *vec = w;
     int64_t per_sector = hw->transaction_bytes / 4 > 0 ? hw->transaction_bytes / 4 : 8;
@@ -259,8 +298,9 @@ static double global_wavefronts(const gs_hw *hw, const gs_op *op, const gs_etir 
     int n = 0;
     for (int l = 0; l < lanes; l++)
         for (int k = 0; k < w && n < 256; k++) {
-            sec[n] = (addr[l] + k) / per_sector;
-            line[n] = (addr[l] + k) / 32; /* 128-byte lines */
+            uint64_t ak = (uint64_t)addr[l] + (uint64_t)k;
+            sec[n] = (int64_t)(ak / (uint64_t)per_sector);
+            line[n] = (int64_t)(ak / 32); /* 128-byte lines */
             n++;
         }
     sort_i64(sec, n);

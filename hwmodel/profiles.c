@@ -385,6 +385,16 @@ gs_status gs_hw_validate(gs_ctx *ctx, const gs_hw *hw) {
         return gs_err(ctx, GS_ERR_HW_INVALID,
                       "profile '%s': desc must be shorter than %zu characters", hw->name,
                       sizeof hw->desc);
+    /* one-line text: a newline in the name split error lines and tables */
+    for (const char *c = hw->name; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            return gs_err(ctx, GS_ERR_HW_INVALID, "name must not contain control characters (byte 0x%02x at %d)",
+                          (unsigned char)*c, (int)(c - hw->name));
+    for (const char *c = hw->desc; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            return gs_err(ctx, GS_ERR_HW_INVALID,
+                          "profile '%s': desc must not contain control characters (byte 0x%02x at %d)", hw->name,
+                          (unsigned char)*c, (int)(c - hw->desc));
     const char *n = hw->name;
 
 /* Integer field > 0. */
@@ -392,11 +402,15 @@ gs_status gs_hw_validate(gs_ctx *ctx, const gs_hw *hw) {
     if (!(hw->f > 0))                                                                        \
         return gs_err(ctx, GS_ERR_HW_INVALID, "profile '%s': " #f " must be > 0 (got %lld)", \
                       n, (long long)hw->f);
-/* Floating field finite and > 0. */
+/* Rate field finite and at least GS_HW_MIN_RATE (1e-6 MHz or GB/s): a
+ * denormal rate such as 1e-308 passed "> 0" but made every predicted time
+ * inf, and the walk's ratios of times NaN (the ranking then broke and the
+ * JSON output silently lost its candidates). */
+#define GS_HW_MIN_RATE 1e-6
 #define RULE_POS_REAL(f)                                                                 \
-    if (!isfinite(hw->f) || !(hw->f > 0))                                                \
+    if (!isfinite(hw->f) || !(hw->f >= GS_HW_MIN_RATE))                                  \
         return gs_err(ctx, GS_ERR_HW_INVALID,                                            \
-                      "profile '%s': " #f " must be finite and > 0 (got %g)", n, hw->f);
+                      "profile '%s': " #f " must be finite and >= 1e-06 (got %g)", n, hw->f);
 /* Latency-like field finite and >= 0. */
 #define RULE_NONNEG_REAL(f)                                                               \
     if (!isfinite(hw->f) || !(hw->f >= 0))                                                \

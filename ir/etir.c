@@ -190,6 +190,10 @@ gs_status gs_etir_parse_config(gs_ctx *ctx, const gs_op *op, const char *cfg, gs
     if (len >= sizeof buf) return gs_err(ctx, GS_ERR_PARSE, "config too long");
     memcpy(buf, cfg, len + 1);
     char *save = NULL;
+    /* each key at most once, like the spec grammar: seen[kind][axis or tensor] */
+    bool seen[4][GS_MAX_AXES > GS_MAX_TENSORS ? GS_MAX_AXES : GS_MAX_TENSORS];
+    memset(seen, 0, sizeof seen);
+    int nkeys = 0;
     for (char *tok = strtok_r(buf, ", \t\n", &save); tok; tok = strtok_r(NULL, ", \t\n", &save)) {
         char *eq = strchr(tok, '=');
         if (!eq || eq == tok + 1 || eq == tok) return gs_err(ctx, GS_ERR_PARSE, "config: expected key=value, got '%s'", tok);
@@ -197,7 +201,8 @@ gs_status gs_etir_parse_config(gs_ctx *ctx, const gs_op *op, const char *cfg, gs
         char *end;
         errno = 0;
         long v = strtol(eq + 1, &end, 10);
-        if (*end || eq[1] == 0 || errno || v < 0 || v > (1 << 30))
+        /* plain decimal only: no sign, no leading spaces */
+        if (!isdigit((unsigned char)eq[1]) || *end || errno || v < 0 || v > (1 << 30))
             return gs_err(ctx, GS_ERR_PARSE, "config: bad value for '%s'", tok);
         char kind = tok[0];
         const char *name = tok + 1;
@@ -207,6 +212,8 @@ gs_status gs_etir_parse_config(gs_ctx *ctx, const gs_op *op, const char *cfg, gs
             for (int t = 0; t < op->ninputs; t++) {
                 lower(nm, op->tensors[t].name, sizeof nm);
                 if (!strcmp(nm, name)) {
+                    if (seen[3][t]) return gs_err(ctx, GS_ERR_PARSE, "config: key '%s' given twice", tok);
+                    seen[3][t] = true;
                     if (v > 1) return gs_err(ctx, GS_ERR_PARSE, "config: %s must be 0 or 1", tok);
                     e->stage[t] = (uint8_t)v;
                     found = true;
@@ -218,6 +225,9 @@ gs_status gs_etir_parse_config(gs_ctx *ctx, const gs_op *op, const char *cfg, gs
                 if (strcmp(nm, name)) continue;
                 if (kind != 'b' && op->axes[d].kind != GS_AXIS_SPATIAL)
                     return gs_err(ctx, GS_ERR_PARSE, "config: '%s' names a reduce axis (only b%s applies)", tok, nm);
+                int k = kind == 'b' ? 0 : kind == 't' ? 1 : 2;
+                if (seen[k][d]) return gs_err(ctx, GS_ERR_PARSE, "config: key '%s' given twice", tok);
+                seen[k][d] = true;
                 if (v < 1) return gs_err(ctx, GS_ERR_PARSE, "config: %s must be >= 1", tok);
                 if (kind == 'b') e->T[d][2] = (int32_t)v;
                 else if (kind == 't') e->T[d][1] = (int32_t)v;
@@ -226,6 +236,12 @@ gs_status gs_etir_parse_config(gs_ctx *ctx, const gs_op *op, const char *cfg, gs
             }
         }
         if (!found) return gs_err(ctx, GS_ERR_PARSE, "config: unknown key '%s'", tok);
+        nkeys++;
+    }
+    if (nkeys == 0) {
+        char nm[GS_NAME_LEN] = "";
+        if (op->naxes > 0) lower(nm, op->axes[0].name, sizeof nm);
+        return gs_err(ctx, GS_ERR_PARSE, "config: empty (give at least one key, such as b%s=...)", nm);
     }
     if (!gs_etir_wellformed(op, e)) {
         char f[256];
@@ -307,17 +323,28 @@ int64_t gs_stage_layout(const gs_op *op, const gs_etir *e, int t, int64_t *dims,
     for (int a = 0; a < GS_MAX_AXES; a++) box[a] = a < op->naxes ? e->T[a][2] : 1;
     const gs_tensor *ts = &op->tensors[t];
     int64_t n = 1;
+    /* Sizes saturate at GS_STAGE_SAT per dim and in total: far beyond any
+     * shared memory, so a saturated layout always fails the check, while the
+     * products below (and the strides the bank model builds from dims[])
+     * stay within int64 even for huge strides, dilations and tiles. */
     for (int d = 0; d < ts->ndim; d++) {
         int64_t len = 1;
         for (int a = 0; a < op->naxes; a++) {
-            int64_t c = ts->idx[d].coeff[a];
-            if (c) len += (c < 0 ? -c : c) * (box[a] - 1);
+            int64_t c = ts->idx[d].coeff[a], term;
+            if (!c) continue;
+            if (c == INT64_MIN || __builtin_mul_overflow(c < 0 ? -c : c, box[a] - 1, &term) ||
+                __builtin_add_overflow(len, term, &len) || len > GS_STAGE_SAT)
+                len = GS_STAGE_SAT;
         }
         dims[d] = len;
     }
     int64_t last = dims[ts->ndim - 1];
     int64_t pitch = (ts->ndim > 1 && last > 1 && last % 2 == 0) ? last + 1 : last;
-    for (int d = 0; d < ts->ndim - 1; d++) n *= dims[d];
+    for (int d = 0; d < ts->ndim - 1; d++) {
+        n *= dims[d];
+        if (n > GS_STAGE_SAT) n = GS_STAGE_SAT;
+    }
     *row_pitch = pitch;
-    return n * pitch;
+    n *= pitch;
+    return n > GS_STAGE_SAT ? GS_STAGE_SAT : n;
 }

@@ -200,6 +200,8 @@ double gs_footprint_total(const gs_op *op, const int64_t *box);
 
 /* Shared-memory box of staged input t at level 2: dims[] per tensor dim,
  * *row_pitch the padded innermost extent; returns elements incl. padding. */
+/* Saturation bound of gs_stage_layout sizes (per dim and in total). */
+#define GS_STAGE_SAT (1LL << 31)
 int64_t gs_stage_layout(const gs_op *op, const gs_etir *e, int t, int64_t *dims, int64_t *row_pitch);
 
 /* ---- spec parsing ------------------------------------------------------ */

@@ -175,6 +175,10 @@ typedef struct gs_diff {
 
 /* Largest problem verify will allocate on the host (bytes over all tensors). */
 #define GS_VERIFY_MAX_BYTES (2LL << 30)
+/* Largest iteration space (product of all axis extents) verify will run: the
+ * reference runs it on the host and the kernel on the OpenCL device, so a
+ * tiny tensor with a 2^31 x 2^31 window otherwise runs for ever. */
+#define GS_VERIFY_MAX_ITERS (1LL << 36)
 
 /* Emit e for OpenCL, build it on cl, run it on inputs drawn from seed, and
  * compare with the reference. GS_ERR_MISMATCH when normwise > tol or any

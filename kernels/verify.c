@@ -65,6 +65,13 @@ gs_status gs_verify_opencl(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_eti
     if (total * 4 * 2 > GS_VERIFY_MAX_BYTES)
         return gs_err(ctx, GS_ERR_UNSUPPORTED, "verify: %s needs %.1f GiB on the host (limit %.0f GiB)", op->spec,
                       total * 8.0 / (1 << 30), GS_VERIFY_MAX_BYTES / (double)(1 << 30));
+    double iters = 1;
+    for (int a = 0; a < op->naxes; a++) iters *= (double)op->axes[a].extent;
+    if (iters > (double)GS_VERIFY_MAX_ITERS)
+        return gs_err(ctx, GS_ERR_UNSUPPORTED,
+                      "verify: %s has %.3g iterations to run on the host and the device (limit %.3g); verify a smaller "
+                      "shape",
+                      op->spec, iters, (double)GS_VERIFY_MAX_ITERS);
     gs_kernel_src ks;
     gs_status s = gs_lower_emit(ctx, op, e, GS_DIALECT_OPENCL, 0, &ks);
     if (s != GS_OK) return s;

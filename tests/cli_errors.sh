@@ -45,6 +45,47 @@ check 2 "estimate bad config" estimate --config bm=3 'gemm M=4 N=4 K=4'
 check 2 "estimate unknown key" estimate --config zz=1 'gemm M=4 N=4 K=4'
 check 2 "hw show nosuch" hw show nosuch
 check 2 "unknown command" frobnicate
+# check_msg: like check, and stderr must contain NEEDLE
+check_msg() { # expected-exit needle description args...
+    want=$1; shift
+    needle=$1; shift
+    check "$want" "$@"
+    if ! grep -q -F -e "$needle" "$tmp/err"; then
+        echo "FAIL: $1: stderr lacks '$needle':"
+        sed 's/^/    /' "$tmp/err" | head -5
+        fail=$((fail + 1))
+        pass=$((pass - 1))
+    fi
+}
+# regressions found by the adversarial review
+mkdir "$tmp/adir"
+printf 'bm=4,bn=4\n  \n# comment\nbm=3\n' >"$tmp/cfgs.txt"
+printf '{"base": "t4", "name": "x\\ny", "num_sms": 0}\n' >"$tmp/nl.json"
+printf '{"base": "t4", "clock_mhz": 1e-308}\n' >"$tmp/denorm.json"
+printf '{"ops": [{"name": "ok", "spec": "gemm M=4 N=4 K=4"}, {"name": "a,\\"b", "spec": "gemm M=0 N=1 K=1"}]}\n' >"$tmp/suite_bad.json"
+check_msg 2 "given twice" "estimate duplicate config key" estimate --config bm=4,bm=2 'gemm M=4 N=4 K=4'
+check_msg 2 "config: empty" "estimate empty config" estimate --config '' 'gemm M=4 N=4 K=4'
+check_msg 2 "bad value for 'bm'" "estimate signed config value" estimate --config bm=+4 'gemm M=4 N=4 K=4'
+check_msg 2 "Is a directory" "estimate --configs directory" estimate --configs "$tmp/adir" 'gemm M=4 N=4 K=4'
+check_msg 2 "cfgs.txt:4:" "estimate --configs names the bad line" estimate --configs "$tmp/cfgs.txt" 'gemm M=4 N=4 K=4'
+check_msg 2 "not an option" "estimate --top" estimate --top 3 --config bm=4 'gemm M=4 N=4 K=4'
+check_msg 2 "not an option" "construct --configs" construct --configs "$tmp/cfgs.txt" 'gemm M=4 N=4 K=4'
+check_msg 2 "not an option" "verify --out" verify --out "$tmp/o" 'gemm M=4 N=4 K=4'
+check_msg 2 "needs a value" "construct --hw without a value" construct 'gemm M=4 N=4 K=4' --hw
+check_msg 2 "needs a value" "suite --hw without a value" suite "$tmp/suite_bad.json" --hw
+check_msg 2 "Is a directory" "suite directory" suite "$tmp/adir"
+check 1 "suite with a bad op: error row, exit 1" suite --hw t4 --format csv "$tmp/suite_bad.json"
+check 2 "hw without subcommand" hw
+check 2 "hw list extra" hw list extra
+check 2 "hw show two names" hw show t4 a100
+check 2 "hw show --format xml" hw show t4 --format xml
+check 2 "hw show --format without a value" hw show t4 --format
+check_msg 2 "control characters" "profile name with a newline" hw show "$tmp/nl.json"
+check_msg 2 "clock_mhz must be finite and >= 1e-06" "denormal clock" construct --hw "$tmp/denorm.json" 'gemm M=4 N=4 K=4'
+check_msg 1 "32-bit indices" "a dilation whose indices leave int32: refused, no overflow" construct --strategy random 'conv2d N=1 C=1 H=5 W=5 K=1 R=3 S=3 dilation=2147483647 pad=2147483647'
+check 0 "estimate an oversized stage" estimate --config bn=1,bk=1,bp=8,bq=8,bc=4,br=4,bs=4,tp=8,tq=8,si=1,sf=1 'conv2d N=1 C=4 H=5 W=5 K=1 R=3 S=3 dilation=2147483647 pad=2147483647'
+check_msg 1 "verify a smaller shape" "verify of a 2^62-iteration window refuses, no hang" verify 'avgpool2d N=1 C=1 H=1 W=1 R=2147483647 S=2147483647 pad=1073741823'
+check 0 "hw show --format json first" hw show --format json t4
 check 0 "construct ok" construct --hw t4 'gemm M=7 N=5 K=3'
 check 0 "hw list" hw list
 echo "cli_errors: $pass passed, $fail failed"

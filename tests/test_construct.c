@@ -276,6 +276,9 @@ Test(construct, markov_within_115_percent_of_exhaustive, .timeout = 60) {
         o.top_k = 3;
         gs_result *ex = run(&op, hw, &o);
         cr_assert_not(ex->capped, "%s on %s: the exhaustive enumeration hit its cap", op.spec, hw->name);
+        /* regression: states_ranked ("pooled") was overwritten with the empty pool's 0 */
+        cr_assert(ex->pooled > 0 && ex->pooled == ex->evaluated, "%s on %s: exhaustive ranked %lld states, estimated %lld",
+                  op.spec, hw->name, (long long)ex->pooled, (long long)ex->evaluated);
         assert_candidates_valid(ex, &op, hw, o.top_k);
         double tm = gs_result_predicted_s(mk, 0), te = gs_result_predicted_s(ex, 0);
         /* the exhaustive optimum is a lower bound on any walk result */
@@ -645,4 +648,77 @@ Test(construct, bug_huge_temperature_ratio_truncates_pool) {
               gs_result_describe(b, 0));
     gs_result_destroy(a);
     gs_result_destroy(b);
+}
+
+/* Regression: the grid is 1-D and CUDA's gridDim.x is at most 2^31-1 (the
+ * kernel also reads its block index as an int). For an output of 2^40
+ * elements, every strategy used to return candidates of 2^31..2^34 blocks
+ * (on h100, rank 0 of `add M=1048576 N=1048576` had 2^31), which no device
+ * can launch. The check now rejects them. */
+Test(construct, grid_within_launch_limit) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_op op;
+    cr_assert_eq(gs_op_parse_into(ctx, "add M=1048576 N=1048576", &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    const gs_hw *hw = hw_named("h100");
+    /* a complete 64x32 block (2^29 blocks) passes; 32x32 (2^30) passes; 16x32 (2^31) does not */
+    gs_etir e;
+    cr_assert_eq(gs_etir_parse_config(ctx, &op, "bm=32,bn=32,tm=1,tn=1,vm=1,vn=1,sx=0,sy=0", &e), GS_OK, "%s",
+                 gs_ctx_errmsg(ctx));
+    cr_assert(gs_hw_check(hw, &op, &e));
+    cr_assert_eq(gs_etir_parse_config(ctx, &op, "bm=16,bn=32,tm=1,tn=1,vm=1,vn=1,sx=0,sy=0", &e), GS_OK, "%s",
+                 gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_etir_blocks(&op, &e), 2147483648LL);
+    cr_assert_not(gs_hw_check(hw, &op, &e), "a grid of 2^31 blocks must fail the check");
+    const gs_strategy strat[] = {GS_STRATEGY_MARKOV, GS_STRATEGY_TREE, GS_STRATEGY_RANDOM};
+    for (int s = 0; s < 3; s++) {
+        gs_construct_opts o;
+        gs_construct_opts_default(&o);
+        o.strategy = strat[s];
+        o.top_k = 20;
+        gs_result *r = run(&op, hw, &o);
+        for (int i = 0; i < gs_result_count(r); i++)
+            cr_assert_leq(gs_etir_blocks(&op, &r->cand[i]), 2147483647LL, "strategy %d candidate %d (%s): %lld blocks",
+                          (int)strat[s], i, gs_result_describe(r, i), (long long)gs_etir_blocks(&op, &r->cand[i]));
+        assert_candidates_valid(r, &op, hw, o.top_k);
+        gs_result_destroy(r);
+    }
+    gs_ctx_destroy(ctx);
+}
+
+/* Regression: the kernel's per-axis arithmetic is 32-bit. For an extent near
+ * 2^31, (E + T - 1) / T and the tile loop `o += T` overflowed int: relu
+ * M=2147483647 N=1 with a 1024-row block lost its last block, and gemm K=2^31-1
+ * with a 4096 k-step never left its k loop. Such states now fail the check,
+ * and so does a conv whose dilated, padded coordinates leave int32. */
+Test(construct, indices_within_int32) {
+    gs_ctx *ctx = gs_ctx_create();
+    const gs_hw *hw = hw_named("t4");
+    gs_op op;
+    gs_etir e;
+    cr_assert_eq(gs_op_parse_into(ctx, "relu M=2147483647 N=1", &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_etir_parse_config(ctx, &op, "bm=1024,bn=1,tm=32,tn=1,sx=0", &e), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_not(gs_hw_check(hw, &op, &e), "E + T - 1 = 2^31 + 1022 overflows int");
+    cr_assert_eq(gs_etir_parse_config(ctx, &op, "bm=1,bn=1,tm=1,tn=1,sx=0", &e), GS_OK);
+    cr_assert(gs_hw_check(hw, &op, &e));
+    gs_construct_opts o;
+    gs_construct_opts_default(&o);
+    gs_result *r = run(&op, hw, &o);
+    assert_candidates_valid(r, &op, hw, o.top_k);
+    cr_assert_eq(r->cand[0].T[0][2], 1, "block tile on m: %d", r->cand[0].T[0][2]);
+    gs_result_destroy(r);
+    cr_assert_eq(gs_op_parse_into(ctx, "gemm M=1 N=1 K=2147483647", &op), GS_OK);
+    cr_assert_eq(gs_etir_parse_config(ctx, &op, "bm=1,bn=1,bk=4096,tm=1,tn=1", &e), GS_OK);
+    cr_assert_not(gs_hw_check(hw, &op, &e), "k loop: 2^31 - 1 + 4095 overflows int");
+    /* just inside: extent 2^30 takes every tile up to its cap */
+    cr_assert_eq(gs_op_parse_into(ctx, "relu M=1073741824 N=1", &op), GS_OK);
+    cr_assert_eq(gs_etir_parse_config(ctx, &op, "bm=1024,bn=1,tm=32,tn=1,sx=0", &e), GS_OK);
+    cr_assert(gs_hw_check(hw, &op, &e));
+    /* a conv whose input coordinate pad + dilation*(R-1) leaves int32 has no valid state */
+    cr_assert_eq(gs_op_parse_into(ctx, "conv2d N=1 C=1 H=5 W=5 K=1 R=3 S=3 dilation=2147483647 pad=2147483647", &op),
+                 GS_OK);
+    gs_result *none = NULL;
+    cr_assert_eq(gs_construct(ctx, &op, hw, &o, &none), GS_ERR_NO_CANDIDATE, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_null(none);
+    cr_assert_not_null(strstr(gs_ctx_errmsg(ctx), "32-bit indices"), "%s", gs_ctx_errmsg(ctx));
+    gs_ctx_destroy(ctx);
 }

@@ -305,6 +305,10 @@ Test(hw, validate_each_rule) {
     BREAK(h.dram_gbs = -1, "dram_gbs");
     BREAK(h.l2_bytes = 0, "l2_bytes");
     BREAK(h.l2_gbs = 0, "l2_gbs");
+    /* regression: denormal rates passed "> 0" and made every estimate inf/NaN */
+    BREAK(h.clock_mhz = 1e-308, "clock_mhz must be finite and >= 1e-06");
+    BREAK(h.dram_gbs = 5e-324, "dram_gbs must be finite and >= 1e-06");
+    BREAK(h.l2_gbs = 1e-7, "l2_gbs must be finite and >= 1e-06");
     BREAK(h.smem_per_block = 0, "smem_per_block must be > 0");
     BREAK(h.smem_per_block = 200 * 1024, "smem_per_block (204800) must be <= smem_per_block_optin");
     BREAK(h.smem_per_block_optin = 200 * 1024, "smem_per_block_optin (204800) must be <= smem_per_sm");
@@ -327,6 +331,9 @@ Test(hw, validate_each_rule) {
     BREAK(h.name[0] = '\0', "name must not be empty");
     BREAK(memset(h.name, 'x', sizeof h.name), "name must be shorter");
     BREAK(memset(h.desc, 'x', sizeof h.desc), "desc must be shorter");
+    /* regression: a newline in the name split the CLI's one-line errors */
+    BREAK(strcpy(h.name, "x\ny"), "name must not contain control characters (byte 0x0a at 1)");
+    BREAK(strcpy(h.desc, "tab\there"), "desc must not contain control characters (byte 0x09 at 3)");
 #undef BREAK
 
     /* Zero latencies are allowed ("ignore this term"). */

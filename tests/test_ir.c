@@ -915,6 +915,15 @@ Test(ir, etir_config_bad) {
         {"bm", "expected key=value"},
         {"=4", "expected key=value"},
         {"b=4", "expected key=value"},
+        /* regressions: duplicate keys were accepted (the last won), an empty
+         * config silently meant all-ones tiles, and '+8' passed for 8 */
+        {"bm=16,bm=8", "'bm' given twice"},
+        {"sa=1,sb=1,sa=0", "'sa' given twice"},
+        {"bm=4,tm=2,tm=4", "'tm' given twice"},
+        {"", "config: empty"},
+        {",, ,", "config: empty"},
+        {"bm=+8", "bad value for 'bm'"},
+        {"bm= 8", "bad value for 'bm'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         gs_etir e;
@@ -1303,4 +1312,27 @@ Test(ir, hash_seed_and_bytes_matter) {
     cr_assert_neq(gs_hash_bytes("a", 1, 1), gs_hash_bytes("a", 1, 0), "the seed changes the hash");
     cr_assert_neq(gs_hash_bytes("ab", 2, 0), gs_hash_bytes("ba", 2, 0), "byte order changes the hash");
     cr_assert_eq(gs_hash_bytes("abc", 3, 9), gs_hash_bytes("abc", 3, 9));
+}
+
+/* Regression: a conv's input box spans stride*(T_p-1) + dilation*(T_r-1) + 1
+ * along H; with dilation and pad near 2^31 the box's element count
+ * overflowed int64 in gs_stage_layout (UBSan: "signed integer overflow",
+ * reached from the memory check of the tree and random strategies). Sizes
+ * now saturate at GS_STAGE_SAT, which no shared memory can hold. */
+Test(ir, stage_layout_saturates_huge_dilation) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_op op;
+    cr_assert_eq(gs_op_parse_into(ctx, "conv2d N=1 C=4 H=5 W=5 K=1 R=3 S=3 dilation=2147483647 pad=2147483647", &op),
+                 GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_etir e;
+    cr_assert_eq(gs_etir_parse_config(ctx, &op, "bn=1,bk=1,bp=8,bq=8,bc=4,br=4,bs=4,si=1,sf=1", &e), GS_OK, "%s",
+                 gs_ctx_errmsg(ctx));
+    int64_t dims[GS_MAX_DIMS], pitch;
+    int64_t n = gs_stage_layout(&op, &e, 0, dims, &pitch);
+    cr_assert_eq(n, GS_STAGE_SAT, "got %lld", (long long)n);
+    for (int d = 0; d < 4; d++) cr_assert(dims[d] >= 1 && dims[d] <= GS_STAGE_SAT, "dims[%d] = %lld", d, (long long)dims[d]);
+    /* a small box is exact: 1 x 4 x 1 x 1 (r, s tiles 1) */
+    cr_assert_eq(gs_etir_parse_config(ctx, &op, "bn=1,bk=1,bp=1,bq=1,bc=4,br=1,bs=1,si=1,sf=1", &e), GS_OK);
+    cr_assert_eq(gs_stage_layout(&op, &e, 0, dims, &pitch), 4);
+    gs_ctx_destroy(ctx);
 }
