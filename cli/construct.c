@@ -395,7 +395,8 @@ static int do_verify(gs_ctx *ctx, const cli_opts *o, const gs_result *r, gs_cl *
     }
     if (cl != open_cl) gs_cl_close(cl);
     if (rc) return rc;
-    printf("verify    %d passed, %d failed (tolerance: normwise error <= %.0e)\n", r->n - fails, fails, GS_VERIFY_TOL);
+    printf("verify    %d passed, %d failed (tolerance: normwise error <= %.2g)\n", r->n - fails, fails,
+           gs_verify_tolerance(&r->op));
     return fails ? 1 : 0;
 }
 

@@ -168,10 +168,14 @@ typedef struct gs_diff {
     int64_t nonfinite;    /* NaN/Inf in y where ref is finite */
     const char *reference;/* "gsl_blas_sgemm" or "interpreter" */
     double kernel_s;      /* profiled kernel time on the OpenCL device */
+    double tol;           /* the tolerance applied (gs_verify_tolerance) */
 } gs_diff;
 
-/* Tolerance on the normwise error for fp32 results. */
+/* Tolerance on the normwise error for fp32 results: GS_VERIFY_TOL for
+ * reductions up to 4096 terms, growing like sqrt(terms/4096) beyond (fp32
+ * rounding error of a sum grows like a random walk over its terms). */
 #define GS_VERIFY_TOL 1e-5
+double gs_verify_tolerance(const gs_op *op);
 
 /* Largest problem verify will allocate on the host (bytes over all tensors). */
 #define GS_VERIFY_MAX_BYTES (2LL << 30)

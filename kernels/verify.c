@@ -8,6 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+double gs_verify_tolerance(const gs_op *op) {
+    double terms = 1;
+    for (int a = 0; a < op->naxes; a++)
+        if (op->axes[a].kind == GS_AXIS_REDUCE) terms *= (double)op->axes[a].extent;
+    return GS_VERIFY_TOL * (terms > 4096 ? sqrt(terms / 4096) : 1.0);
+}
+
 void gs_diff_compute(const float *y, const float *ref, int64_t n, gs_diff *d) {
     const char *refname = d->reference;
     double ks = d->kernel_s;
@@ -135,9 +142,10 @@ gs_status gs_verify_opencl(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_eti
     if (s != GS_OK) goto done;
     d->kernel_s = ksec;
     gs_diff_compute(host[op->ninputs], ref, on, d);
-    if (d->nonfinite || !(d->normwise <= GS_VERIFY_TOL))
+    d->tol = gs_verify_tolerance(op);
+    if (d->nonfinite || !(d->normwise <= d->tol))
         s = gs_err(ctx, GS_ERR_MISMATCH, "verify: %s differs from %s: normwise %.3g (tol %.0e), max abs %.3g at %lld, %lld non-finite",
-                   op->spec, d->reference, d->normwise, GS_VERIFY_TOL, d->max_abs, (long long)d->where,
+                   op->spec, d->reference, d->normwise, d->tol, d->max_abs, (long long)d->where,
                    (long long)d->nonfinite);
 done:
     for (int t = 0; t <= op->ninputs; t++) {
