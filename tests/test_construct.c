@@ -595,8 +595,7 @@ Test(construct, result_accessors_out_of_range) {
     gs_result_destroy(r);
 }
 
-/* The tree strategy is in the public enum; this build must either serve it
- * with valid candidates or say clearly that it cannot. */
+/* The tree (Roller-style) strategy serves valid candidates. */
 Test(construct, tree_strategy_served_or_refused_clearly) {
     gs_op op = mk_gemm(512, 512, 512);
     const gs_hw *hw = hw_named("rtx3090");
@@ -606,14 +605,8 @@ Test(construct, tree_strategy_served_or_refused_clearly) {
     gs_ctx *ctx = gs_ctx_create();
     gs_result *r = NULL;
     gs_status s = gs_construct(ctx, &op, hw, &o, &r);
-    if (s == GS_OK) {
-        assert_candidates_valid(r, &op, hw, o.top_k);
-    } else {
-        cr_assert_eq(s, GS_ERR_UNSUPPORTED, "tree strategy: %s (%s)", gs_status_str(s), gs_ctx_errmsg(ctx));
-        cr_assert_null(r);
-        cr_assert_not_null(strstr(gs_ctx_errmsg(ctx), "strategy"), "message '%s'", gs_ctx_errmsg(ctx));
-        cr_log_warn("GS_STRATEGY_TREE is not implemented yet: %s", gs_ctx_errmsg(ctx));
-    }
+    cr_assert_eq(s, GS_OK, "tree strategy: %s (%s)", gs_status_str(s), gs_ctx_errmsg(ctx));
+    assert_candidates_valid(r, &op, hw, o.top_k);
     gs_result_destroy(r);
     gs_ctx_destroy(ctx);
 }
