@@ -118,6 +118,9 @@ typedef struct gs_karg {
     int64_t l;
     float f;
 } gs_karg;
+/* Append the scalar arguments after the buffers, in the emitted signature's
+ * order (extents, tensor shapes, alpha, beta); returns the new count. */
+int gs_kernel_scalar_args(const gs_op *op, gs_karg *args, int na);
 /* Launch with global = grid*block work-items and local = block, wait, and
  * return the profiled kernel time in seconds in *elapsed_s (may be NULL). */
 gs_status gs_cl_launch(gs_ctx *ctx, gs_cl *cl, gs_cl_prog *p, const gs_karg *args, int nargs,

@@ -88,6 +88,15 @@ int gs_kernel_int_args(const gs_op *op, int32_t *vals, int cap) {
     return n;
 }
 
+int gs_kernel_scalar_args(const gs_op *op, gs_karg *args, int na) {
+    int32_t ints[48];
+    int ni = gs_kernel_int_args(op, ints, 48);
+    for (int i = 0; i < ni; i++) args[na++] = (gs_karg){.kind = GS_KARG_INT, .i = ints[i]};
+    args[na++] = (gs_karg){.kind = GS_KARG_FLOAT, .f = op->epi.alpha};
+    args[na++] = (gs_karg){.kind = GS_KARG_FLOAT, .f = op->epi.beta};
+    return na;
+}
+
 void gs_kernel_src_free(gs_kernel_src *k) {
     if (!k) return;
     free(k->src);

@@ -159,16 +159,6 @@ static gs_status host_make(gs_ctx *ctx, const gs_op *op, host_data *h) {
     return GS_OK;
 }
 
-/* Integer and float arguments after the buffers (same order as verify.c). */
-static int scalar_args(const gs_op *op, gs_karg *args, int na) {
-    int32_t ints[48];
-    int ni = gs_kernel_int_args(op, ints, 48);
-    for (int i = 0; i < ni; i++) args[na++] = (gs_karg){.kind = GS_KARG_INT, .i = ints[i]};
-    args[na++] = (gs_karg){.kind = GS_KARG_FLOAT, .f = op->epi.alpha};
-    args[na++] = (gs_karg){.kind = GS_KARG_FLOAT, .f = op->epi.beta};
-    return na;
-}
-
 /* Common checks and report set-up. */
 static gs_status refine_begin(gs_ctx *ctx, const gs_op **op, const gs_result *r, int K, double *budget_ms,
                               gs_refine_report *out, const char *backend) {
@@ -284,7 +274,7 @@ gs_status gs_refine_opencl(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_res
             int na = 0;
             for (int t = 0; t <= op->ninputs; t++) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = buf[t]};
             if (ks.desc.has_bias) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = bbuf};
-            na = scalar_args(op, args, na);
+            na = gs_kernel_scalar_args(op, args, na);
             cl_launch_state st = {cl, prog, args, na, (size_t)ks.grid, (size_t)ks.block};
             double wall = 0, share = left / (out->n - i);
             cs = measure(ctx, cl_launch_cb, &st, share, c, &wall);
@@ -397,7 +387,7 @@ gs_status gs_refine_cuda(gs_ctx *ctx, gs_cuda *cu, const gs_op *op, const gs_res
             int na = 0;
             for (int t = 0; t <= op->ninputs; t++) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .cubuf = buf[t]};
             if (ks.desc.has_bias) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .cubuf = bbuf};
-            na = scalar_args(op, args, na);
+            na = gs_kernel_scalar_args(op, args, na);
             cu_launch_state st = {cu, mod, args, na, (size_t)ks.grid, (size_t)ks.block};
             double wall = 0, share = left / (out->n - i);
             cs = measure(ctx, cu_launch_cb, &st, share, c, &wall);

@@ -130,11 +130,7 @@ gs_status gs_verify_opencl(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_eti
     int na = 0;
     for (int t = 0; t <= op->ninputs; t++) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = buf[t]};
     if (ks.desc.has_bias) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = bbuf};
-    int32_t ints[48];
-    int ni = gs_kernel_int_args(op, ints, 48);
-    for (int i = 0; i < ni; i++) args[na++] = (gs_karg){.kind = GS_KARG_INT, .i = ints[i]};
-    args[na++] = (gs_karg){.kind = GS_KARG_FLOAT, .f = op->epi.alpha};
-    args[na++] = (gs_karg){.kind = GS_KARG_FLOAT, .f = op->epi.beta};
+    na = gs_kernel_scalar_args(op, args, na);
     double ksec = 0;
     s = gs_cl_launch(ctx, cl, prog, args, na, (size_t)ks.grid, (size_t)ks.block, &ksec);
     if (s != GS_OK) goto done;
