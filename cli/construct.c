@@ -380,7 +380,7 @@ static int do_verify(gs_ctx *ctx, const cli_opts *o, const gs_result *r, gs_cl *
     int fails = 0, rc = 0;
     for (int i = 0; i < r->n; i++) {
         gs_diff d;
-        s = gs_verify_opencl(ctx, cl, &r->op, &r->cand[i], o->co.seed, &d);
+        s = gs_verify_opencl(ctx, cl, &r->hw, &r->op, &r->cand[i], o->co.seed, &d);
         if (s == GS_OK || s == GS_ERR_MISMATCH) {
             printf("  %d  %-44s %s  normwise %.2e  max abs %.2e  max rel %.2e  nmse %.2e  ref %s\n", i, r->desc[i],
                    s == GS_OK ? "PASS" : "FAIL", d.normwise, d.max_abs, d.max_rel, d.nmse, d.reference);
@@ -487,7 +487,7 @@ int gs_cli_construct(int argc, char **argv, bool verify) {
         if (!strcmp(o.emit, "ptx")) {
             gs_kernel_src ks;
             gs_nvrtc_out_free(&nv[pick]);
-            s = gs_lower_emit(ctx, op, &r->cand[pick], GS_DIALECT_CUDA, arch, &ks);
+            s = gs_lower_emit(ctx, &r->hw, op, &r->cand[pick], GS_DIALECT_CUDA, arch, &ks);
             if (s == GS_OK) s = gs_nvrtc_compile(ctx, ks.src, ks.name, arch, true, true, &nv[pick]);
             gs_kernel_src_free(&ks);
             if (s != GS_OK) {
@@ -553,12 +553,12 @@ int gs_cli_construct(int argc, char **argv, bool verify) {
     }
     /* kernel text: candidate 0 */
     gs_kernel_src cu, ocl;
-    s = gs_lower_emit(ctx, op, &r->cand[pick], GS_DIALECT_CUDA, arch ? arch : hw->sm, &cu);
+    s = gs_lower_emit(ctx, &r->hw, op, &r->cand[pick], GS_DIALECT_CUDA, arch ? arch : hw->sm, &cu);
     if (s != GS_OK) {
         rc = gs_cli_fail(ctx, s);
         goto out;
     }
-    s = gs_lower_emit(ctx, op, &r->cand[pick], GS_DIALECT_OPENCL, 0, &ocl);
+    s = gs_lower_emit(ctx, &r->hw, op, &r->cand[pick], GS_DIALECT_OPENCL, 0, &ocl);
     if (s != GS_OK) {
         gs_kernel_src_free(&cu);
         rc = gs_cli_fail(ctx, s);

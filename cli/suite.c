@@ -181,7 +181,7 @@ int gs_cli_suite(int argc, char **argv) {
         if (w->status == GS_OK && arch) {
             gs_kernel_src ks;
             gs_nvrtc_out nv;
-            w->status = gs_lower_emit(ctx, &op, &r->cand[0], GS_DIALECT_CUDA, arch, &ks);
+            w->status = gs_lower_emit(ctx, hw, &op, &r->cand[0], GS_DIALECT_CUDA, arch, &ks);
             if (w->status == GS_OK) {
                 w->status = gs_nvrtc_compile(ctx, ks.src, ks.name, arch, false, true, &nv);
                 if (w->status == GS_OK) {

@@ -211,7 +211,8 @@ static int pick_arch(gs_ctx *ctx, int sm, bool *cubin) {
 }
 
 /* Our kernel for candidate e: C (from C0) and the median time. */
-static int ours_run(gs_ctx *ctx, gs_cuda *cu, const gs_op *op, const gs_etir *e, int arch, bool cubin, const float *A,
+static int ours_run(gs_ctx *ctx, gs_cuda *cu, const gs_hw *hw, const gs_op *op, const gs_etir *e, int arch, bool cubin,
+                    const float *A,
                     const float *B, const float *C0, float *C, int reps, double *ms) {
     gs_kernel_src ks;
     gs_nvrtc_out nv;
@@ -219,7 +220,7 @@ static int ours_run(gs_ctx *ctx, gs_cuda *cu, const gs_op *op, const gs_etir *e,
     gs_cuda_mod *m = NULL;
     gs_cuda_buf *b[3] = {0};
     int rc = 1;
-    gs_status s = gs_lower_emit(ctx, op, e, GS_DIALECT_CUDA, arch, &ks);
+    gs_status s = gs_lower_emit(ctx, hw, op, e, GS_DIALECT_CUDA, arch, &ks);
     if (s != GS_OK) goto fail;
     s = gs_nvrtc_compile(ctx, ks.src, ks.name, arch, !cubin, cubin, &nv);
     if (s == GS_OK) s = gs_cuda_load(ctx, cu, cubin ? nv.cubin : (const void *)nv.ptx, ks.name, ks.smem_bytes, &m);
@@ -391,13 +392,13 @@ int main(int argc, char **argv) {
         if (!ok || !Cours || !Cref) {
             fprintf(stderr, "cublas_check: %s: out of host memory\n", spec);
             errors++;
-        } else if (ours_run(ctx, cu, op, &r->cand[pick], arch, cubin, h[0], h[1], h[2], Cours, reps, &ours) ||
+        } else if (ours_run(ctx, cu, &r->hw, op, &r->cand[pick], arch, cubin, h[0], h[1], h[2], Cours, reps, &ours) ||
                    cublas_run(op, h[0], h[1], h[2], Cref, reps, &cb)) {
             errors++;
         } else {
             if (pick != 0) {
                 float *tmp = malloc(n[2] * sizeof(float));
-                if (tmp && ours_run(ctx, cu, op, &r->cand[0], arch, cubin, h[0], h[1], h[2], tmp, reps, &top1)) errors++;
+                if (tmp && ours_run(ctx, cu, &r->hw, op, &r->cand[0], arch, cubin, h[0], h[1], h[2], tmp, reps, &top1)) errors++;
                 free(tmp);
             } else {
                 top1 = ours;

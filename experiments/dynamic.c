@@ -129,7 +129,7 @@ static int ktab_add(ktab *t, uint64_t key, const char *spec, const char *cfg) {
 }
 
 /* Compile (emit + NVRTC cubin) every kernel of the table not compiled yet. */
-static int ktab_compile(gs_ctx *ctx, ktab *t, int arch) {
+static int ktab_compile(gs_ctx *ctx, const gs_hw *hw, ktab *t, int arch) {
     for (int i = 0; i < t->n; i++) {
         kern *k = &t->k[i];
         if (!isnan(k->ms)) continue;
@@ -139,7 +139,7 @@ static int ktab_compile(gs_ctx *ctx, ktab *t, int arch) {
         gs_nvrtc_out nv;
         gs_status s = gs_op_parse(ctx, k->spec, &op);
         if (s == GS_OK) s = gs_etir_parse_config(ctx, op, k->config, &e);
-        if (s == GS_OK) s = gs_lower_emit(ctx, op, &e, GS_DIALECT_CUDA, arch, &ks);
+        if (s == GS_OK) s = gs_lower_emit(ctx, hw, op, &e, GS_DIALECT_CUDA, arch, &ks);
         if (s == GS_OK) {
             if (ks.hash != k->key) fprintf(stderr, "dynamic: warning: %s: descriptor changed on re-emission\n", k->spec);
             s = gs_nvrtc_compile(ctx, ks.src, ks.name, arch, false, true, &nv);
@@ -369,7 +369,7 @@ int main(int argc, char **argv) {
             rc = run(ctx, hw, arch, true, cache_dir, &modes[0], it, n, fresh, &kt, &res[NMODES]);
             nrun++;
         }
-        if (!rc && compile) rc = ktab_compile(ctx, &kt, arch);
+        if (!rc && compile) rc = ktab_compile(ctx, hw, &kt, arch);
         if (!rc) {
             printf("%-13s %6s %6s %6s %7s %10s %9s %9s %10s %9s %8s %9s %8s\n", "mode", "disp", "shapes", "constr",
                    "kernels", "constr ms", "(cpu ms)", "nvrtc ms", "new-hit ms", "(cpu ms)", "(max ms)", "repeat us",

@@ -27,6 +27,8 @@ void gs_etir_init(const gs_op *op, gs_etir *e) {
     bool has_reduce = false;
     for (int d = 0; d < op->naxes; d++) has_reduce |= op->axes[d].kind == GS_AXIS_REDUCE;
     for (int t = 0; t < op->ninputs; t++) e->stage[t] = has_reduce;
+    e->stages = 1;
+    e->raster = 0;
     e->level = 2;
 }
 
@@ -66,6 +68,7 @@ bool gs_etir_wellformed(const gs_op *op, const gs_etir *e) {
     }
     for (int t = 0; t < op->ninputs; t++)
         if (e->stage[t] > 1) return false;
+    if (e->stages < 1 || e->stages > GS_MAX_STAGES || e->raster > GS_MAX_RASTER || e->pad_) return false;
     return true;
 }
 
@@ -124,6 +127,14 @@ bool gs_etir_apply(const gs_op *op, const gs_etir *e, gs_action a, int max_threa
         if (!is_pow2(a.value) || a.value > e->T[d][1] || a.value == e->V[d]) return false;
         out->V[d] = a.value;
         return true;
+    case GS_ACT_STAGES:
+        if (l != 1 || a.value < 1 || a.value > GS_MAX_STAGES || a.value == e->stages) return false;
+        out->stages = (uint8_t)a.value;
+        return true;
+    case GS_ACT_RASTER:
+        if (l != 1 || a.value < 0 || a.value > GS_MAX_RASTER || a.value == e->raster) return false;
+        out->raster = (uint8_t)a.value;
+        return true;
     case GS_ACT_CACHE:
         if (l == 2)
             enter_level1(op, out, max_threads);
@@ -149,6 +160,9 @@ void gs_etir_format(const gs_op *op, const gs_etir *e, char *buf, size_t n) {
     for (int t = 0; t < op->ninputs && off < n; t++)
         off += (size_t)snprintf(buf + off, n - off, "%s%s:%s", t ? " " : " | ", op->tensors[t].name,
                                 e->stage[t] ? "smem" : "global");
+    if (off < n && e->stages > 1) off += (size_t)snprintf(buf + off, n - off, " | st%d", e->stages);
+    if (off < n && e->raster > 0)
+        off += (size_t)snprintf(buf + off, n - off, "%sr%d", e->stages > 1 ? " " : " | ", 1 << e->raster);
 }
 
 static void lower(char *dst, const char *src, size_t n) {
@@ -179,6 +193,8 @@ void gs_etir_format_config(const gs_op *op, const gs_etir *e, char *buf, size_t 
         lower(nm, op->tensors[t].name, sizeof nm);
         off += (size_t)snprintf(buf + off, n - off, ",s%s=%d", nm, e->stage[t]);
     }
+    if (off < n && e->stages != 1) off += (size_t)snprintf(buf + off, n - off, ",stages=%d", e->stages);
+    if (off < n && e->raster != 0) off += (size_t)snprintf(buf + off, n - off, ",raster=%d", 1 << e->raster);
 }
 
 gs_status gs_etir_parse_config(gs_ctx *ctx, const gs_op *op, const char *cfg, gs_etir *e) {
@@ -193,6 +209,7 @@ gs_status gs_etir_parse_config(gs_ctx *ctx, const gs_op *op, const char *cfg, gs
     /* each key at most once, like the spec grammar: seen[kind][axis or tensor] */
     bool seen[4][GS_MAX_AXES > GS_MAX_TENSORS ? GS_MAX_AXES : GS_MAX_TENSORS];
     memset(seen, 0, sizeof seen);
+    bool seen_kernel[2] = {false, false}; /* raster, stages */
     int nkeys = 0;
     for (char *tok = strtok_r(buf, ", \t\n", &save); tok; tok = strtok_r(NULL, ", \t\n", &save)) {
         char *eq = strchr(tok, '=');
@@ -208,6 +225,26 @@ gs_status gs_etir_parse_config(gs_ctx *ctx, const gs_op *op, const char *cfg, gs
         const char *name = tok + 1;
         char nm[GS_NAME_LEN];
         bool found = false;
+        /* whole-kernel keys first (an input named "tages" would lose to them) */
+        if (!strcmp(tok, "stages") || !strcmp(tok, "raster")) {
+            bool st = tok[0] == 's';
+            if (seen_kernel[st]) return gs_err(ctx, GS_ERR_PARSE, "config: key '%s' given twice", tok);
+            seen_kernel[st] = true;
+            if (st) {
+                if (v < 1 || v > GS_MAX_STAGES)
+                    return gs_err(ctx, GS_ERR_PARSE, "config: stages must be 1..%d (got %ld)", GS_MAX_STAGES, v);
+                e->stages = (uint8_t)v;
+            } else {
+                int lg = 0;
+                while (lg <= GS_MAX_RASTER && (1L << lg) != v) lg++;
+                if (lg > GS_MAX_RASTER)
+                    return gs_err(ctx, GS_ERR_PARSE, "config: raster must be a power of two 1..%d (got %ld)",
+                                  1 << GS_MAX_RASTER, v);
+                e->raster = (uint8_t)lg;
+            }
+            nkeys++;
+            continue;
+        }
         if (kind == 's') {
             for (int t = 0; t < op->ninputs; t++) {
                 lower(nm, op->tensors[t].name, sizeof nm);

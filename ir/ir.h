@@ -134,12 +134,25 @@ bool gs_tensor_uses_axis(const gs_tensor *t, int a);
  * shared memory. level is the level being scheduled (2, 1, or 0 = done). */
 #define GS_LEVELS 3
 
+/* Two more dimensions are whole-kernel choices that pay off differently per
+ * shape, so the walk explores them like tiles:
+ *   stages  software-pipeline depth of the reduce-tile loop, 1..GS_MAX_STAGES
+ *           (1: load, barrier, compute, barrier; s > 1: s shared-memory
+ *           buffers per staged input with s-1 tiles in flight);
+ *   raster  log2 of the block-swizzle group over the last two spatial axes
+ *           (0: blocks in plain order; r: groups of 2^r block rows, for L2
+ *           reuse), at most GS_MAX_RASTER. */
+#define GS_MAX_STAGES 4
+#define GS_MAX_RASTER 4
+
 typedef struct gs_etir {
     int32_t T[GS_MAX_AXES][GS_LEVELS];
     int32_t V[GS_MAX_AXES];
     uint8_t stage[GS_MAX_TENSORS];
     int8_t level;
-    uint8_t pad_[3];
+    uint8_t stages;
+    uint8_t raster;
+    uint8_t pad_;
 } gs_etir;
 
 typedef enum gs_action_kind {
@@ -147,16 +160,19 @@ typedef enum gs_action_kind {
     GS_ACT_INVTILE = 1,
     GS_ACT_VTHREAD = 2,
     GS_ACT_CACHE = 3,
-    GS_ACT_COUNT_ = 4
+    GS_ACT_STAGES = 4, /* set the pipeline depth to value (level 1) */
+    GS_ACT_RASTER = 5, /* set the block-swizzle log2 group to value (level 1) */
+    GS_ACT_COUNT_ = 6
 } gs_action_kind;
 
 typedef struct gs_action {
     gs_action_kind kind;
     int axis;   /* -1 for cache */
-    int value;  /* the vthread count for GS_ACT_VTHREAD */
+    int value;  /* the vthread count, stage count or raster for those actions */
 } gs_action;
 
-/* Initial state: all tiles 1, no vthreads, every input staged, level 2. */
+/* Initial state: all tiles 1, no vthreads, every input staged, 1 stage, no
+ * raster, level 2. */
 void gs_etir_init(const gs_op *op, gs_etir *e);
 /* Apply an action; returns false when it is not applicable structurally
  * (e.g. tiling past the extent). Resource limits are checked by the caller
@@ -175,9 +191,12 @@ int64_t gs_etir_blocks(const gs_op *op, const gs_etir *e);
 int64_t gs_etir_acc_regs(const gs_op *op, const gs_etir *e);
 /* Structural validity (tiles divide, within extents' next power of two). */
 bool gs_etir_wellformed(const gs_op *op, const gs_etir *e);
-/* Text form "m:128/8/v2 n:... k:32 |sa=1,sb=1" into buf. */
+/* Text form "m:128/8/v2 n:... k:32 | A:smem B:smem" into buf, followed by
+ * " | st2 r3" when stages > 1 or raster > 0. */
 void gs_etir_format(const gs_op *op, const gs_etir *e, char *buf, size_t n);
-/* Config form "bm=128,bn=128,bk=32,tm=8,tn=8,vm=1,vn=2,sa=1,sb=1". */
+/* Config form "bm=128,bn=128,bk=32,tm=8,tn=8,vm=1,vn=2,sa=1,sb=1,stages=2,raster=8"
+ * (raster is printed as the group size 2^raster; stages and raster are
+ * omitted when they are 1 and 0). */
 void gs_etir_format_config(const gs_op *op, const gs_etir *e, char *buf, size_t n);
 /* Parse the config form back (unknown keys are errors). */
 gs_status gs_etir_parse_config(gs_ctx *ctx, const gs_op *op, const char *cfg, gs_etir *e);

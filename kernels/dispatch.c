@@ -291,7 +291,7 @@ static uint64_t class_key_of(const gs_dispatcher *d, const gs_op *op) {
     gs_etir zero;
     memset(&zero, 0, sizeof zero);
     gs_kdesc k;
-    gs_kdesc_make(op, &zero, d->o.dialect, d->arch, &k);
+    gs_kdesc_make(op, NULL, &zero, d->o.dialect, d->arch, &k);
     return gs_kdesc_hash(&k);
 }
 
@@ -308,7 +308,9 @@ static uint64_t shape_key_of(uint64_t class_key, const gs_op *op) {
 
 static uint64_t kernel_key_of(const gs_dispatcher *d, const gs_op *op, const gs_etir *e) {
     gs_kdesc k;
-    gs_kdesc_make(op, e, d->o.dialect, d->arch, &k);
+    gs_plan p;
+    gs_plan_make(&d->hw, op, e, NULL, &p);
+    gs_kdesc_make(op, &p, e, d->o.dialect, d->arch, &k);
     return gs_kdesc_hash(&k);
 }
 
@@ -442,7 +444,7 @@ static gs_status get_kernel(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, cons
         return GS_OK;
     }
     gs_kernel_src ks;
-    gs_status s = gs_lower_emit(ctx, op, e, d->o.dialect, d->arch, &ks);
+    gs_status s = gs_lower_emit(ctx, &d->hw, op, e, d->o.dialect, d->arch, &ks);
     if (s != GS_OK) return s;
     kernel_entry k;
     memset(&k, 0, sizeof k);

@@ -3,6 +3,7 @@
 #define GS_KERNELS_H
 
 #include "hwmodel/hw.h"
+#include "hwmodel/plan.h"
 #include "ir/ir.h"
 
 /* ---- kernel descriptor, lowering and emission -------------------------
@@ -10,7 +11,7 @@
  * bytes are hashed for the cache and printed as a banner in the source.
  * Extents and tensor shapes are runtime arguments, so one binary serves every
  * shape that maps to the same descriptor. */
-#define GS_CODEGEN_VERSION 1u
+#define GS_CODEGEN_VERSION 2u
 
 typedef struct gs_kdesc {
     uint32_t codegen_version;
@@ -22,10 +23,12 @@ typedef struct gs_kdesc {
     int32_t ndim[GS_MAX_TENSORS];
     gs_affine idx[GS_MAX_TENSORS][GS_MAX_DIMS];
     gs_etir etir;
+    gs_plan plan;           /* every codegen decision (zeroed when p is NULL) */
     uint32_t has_beta, has_bias, bias_axis, relu;
 } gs_kdesc;
 
-void gs_kdesc_make(const gs_op *op, const gs_etir *e, gs_dialect d, int arch, gs_kdesc *k);
+/* p may be NULL (an operator-structure key with no kernel decisions). */
+void gs_kdesc_make(const gs_op *op, const gs_plan *p, const gs_etir *e, gs_dialect d, int arch, gs_kdesc *k);
 uint64_t gs_kdesc_hash(const gs_kdesc *k);
 
 typedef struct gs_kernel_src {
@@ -34,12 +37,18 @@ typedef struct gs_kernel_src {
     gs_kdesc desc;
     uint64_t hash;
     int64_t grid, block;/* 1-D launch: grid blocks of block threads */
-    int64_t smem_bytes; /* static shared memory of the kernel */
+    int64_t smem_bytes; /* shared memory of the kernel (all stage buffers) */
+    int smem_dynamic;   /* CUDA: the shared memory is dynamic (over 48 KiB, opted in at load);
+                           pass smem_bytes at launch */
 } gs_kernel_src;
 
-/* Lower the ETIR of op and print it in a dialect. */
-gs_status gs_lower_emit(gs_ctx *ctx, const gs_op *op, const gs_etir *e, gs_dialect d, int arch,
+/* Plan the ETIR of op for profile hw (gs_plan_make) and print the plan in a
+ * dialect. arch: the sm_XX to compile for (0: the profile's; OpenCL: 0). */
+gs_status gs_lower_emit(gs_ctx *ctx, const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_dialect d, int arch,
                         gs_kernel_src *out);
+/* Print a given plan (tests force fallback plans through this). */
+gs_status gs_lower_emit_plan(gs_ctx *ctx, const gs_op *op, const gs_etir *e, const gs_plan *p, gs_dialect d, int arch,
+                             gs_kernel_src *out);
 void gs_kernel_src_free(gs_kernel_src *k);
 /* Integer runtime arguments in order: axis extents, then every tensor's
  * shape (inputs, output). Returns the count (<= cap). */
@@ -187,10 +196,12 @@ double gs_verify_tolerance(const gs_op *op);
  * tiny tensor with a 2^31 x 2^31 window otherwise runs for ever. */
 #define GS_VERIFY_MAX_ITERS (1LL << 36)
 
-/* Emit e for OpenCL, build it on cl, run it on inputs drawn from seed, and
- * compare with the reference. GS_ERR_MISMATCH when normwise > tol or any
+/* Plan e for profile hw (the plan of the GPU the kernel is for; its
+ * asynchronous copies print as plain copies in OpenCL), emit it for OpenCL,
+ * build it on cl, run it on inputs drawn from seed, and compare with the
+ * reference. GS_ERR_MISMATCH when normwise > tol or any
  * non-finite value appears; *d is filled either way when the run succeeded. */
-gs_status gs_verify_opencl(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_etir *e, uint64_t seed,
+gs_status gs_verify_opencl(gs_ctx *ctx, gs_cl *cl, const gs_hw *hw, const gs_op *op, const gs_etir *e, uint64_t seed,
                            gs_diff *d);
 /* Compare two arrays (y against ref). */
 void gs_diff_compute(const float *y, const float *ref, int64_t n, gs_diff *d);

@@ -1,17 +1,27 @@
-/* lower.c — one lowering from ETIR + operator to kernel text, printed in two
- * dialects (CUDA C for NVRTC, OpenCL C 1.2). The dialects differ only in the
- * spellings of the table below; the index math, tiling and staging are shared,
- * so running the OpenCL kernel on PoCL checks the logic the CUDA kernel uses.
+/* lower.c — prints a kernel plan (hwmodel/plan.h) as CUDA C (for NVRTC) or
+ * OpenCL C 1.2. The plan made every decision; this file only spells them.
+ * The two dialects differ only in the spellings of the table below, so
+ * running the OpenCL kernel on PoCL checks the logic the CUDA kernel uses
+ * (an asynchronous copy is spelled as a plain copy in OpenCL, into the same
+ * ring of stage buffers, so the pipelining logic is checked too).
  *
  * Kernel shape (1-D grid, 1-D block):
- *   block index -> block origin per spatial axis (last axis fastest);
- *   thread index -> thread coordinate per spatial axis (last axis fastest);
- *   a thread owns V_a chunks of T0_a = T1_a/V_a elements on axis a, chunk v at
- *   local offset v*threads_a*T0_a + th_a*T0_a (the vthread spread);
- *   loop over reduce tiles: cooperative, predicated, identity-filling loads of
- *   each staged input's footprint box into shared memory; barrier; per reduce
- *   index: load register fragments, accumulate; barrier;
- *   epilogue (alpha, beta, bias, relu) and predicated stores.
+ *   prologue   block index (optionally swizzled in groups for L2 reuse) ->
+ *              block origin per spatial axis; thread index -> thread
+ *              coordinate per spatial axis (last axis fastest); per staged
+ *              input, the global and shared offsets of the copy units this
+ *              thread moves (computed once, so the main loop has no div/mod);
+ *   main loop  over reduce tiles: copy each staged input's box into a stage
+ *              buffer (fast path: the box lies inside the tensor and the
+ *              row and pointer are aligned, so copies are unpredicated
+ *              vectors or cp.async; else predicated, identity-filling scalar
+ *              copies), then per reduce index load register fragments (vector
+ *              reads along the smem innermost dim where the plan says so) and
+ *              accumulate (full tiles unrolled without bounds, the last tile
+ *              with runtime bounds). With stages > 1, stages-1 tiles are in
+ *              flight while one is computed;
+ *   epilogue   alpha, beta, bias, relu; interior blocks store vectors
+ *              without predicates, edge blocks predicated scalars.
  */
 #include "kernels/kernels.h"
 
@@ -19,43 +29,72 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CW 192 /* width of a coordinate expression */
+#define CW 256 /* width of a coordinate expression */
 
 typedef struct dialect_spelling {
-    const char *kernel_prefix; /* printf with NT */
+    const char *kernel_prefix; /* printf with threads, min blocks (CUDA) or threads (OpenCL) */
     const char *in_ptr, *out_ptr;
-    const char *shared, *sync, *tid, *bid;
+    const char *sync, *tid, *bid;
     const char *long_t, *fmax, *neg_inf;
+    /* Vector loads and stores, shared arrays and asynchronous copies are
+     * macros defined here, so the kernel bodies of the two dialects are the
+     * same text: GS_LD2/4(p), GS_ST2/4(p, v), GS_SMEM (a 16-byte aligned
+     * shared array), GS_CP_ASYNC4/8/16(dst, src) (cp.async; a plain copy in
+     * OpenCL), GS_CP_COMMIT(), GS_CP_WAIT(n) (no-ops in OpenCL). */
+    const char *preamble;
 } dialect_spelling;
 
 static const dialect_spelling spellings[] = {
     [GS_DIALECT_CUDA] = {
-        .kernel_prefix = "extern \"C\" __global__ void __launch_bounds__(%lld, 1)",
+        .kernel_prefix = "extern \"C\" __global__ void __launch_bounds__(%lld, %d)",
         .in_ptr = "const float* __restrict__",
         .out_ptr = "float* __restrict__",
-        .shared = "__shared__",
         .sync = "__syncthreads()",
         .tid = "(int)threadIdx.x",
         .bid = "(int)blockIdx.x",
         .long_t = "long long",
         .fmax = "fmaxf",
         .neg_inf = "__int_as_float(0xff800000)",
+        .preamble =
+            "#define GS_LD2(p) (*(const float2*)(p))\n"
+            "#define GS_LD4(p) (*(const float4*)(p))\n"
+            "#define GS_ST2(p, v) (*(float2*)(p) = (v))\n"
+            "#define GS_ST4(p, v) (*(float4*)(p) = (v))\n"
+            "#define GS_SMEM __shared__ __align__(16)\n"
+            "#define GS_CP_ASYNC16(d, s) asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\\n\" :: "
+            "\"r\"((unsigned)__cvta_generic_to_shared(d)), \"l\"(s))\n"
+            "#define GS_CP_ASYNC8(d, s) asm volatile(\"cp.async.ca.shared.global [%0], [%1], 8;\\n\" :: "
+            "\"r\"((unsigned)__cvta_generic_to_shared(d)), \"l\"(s))\n"
+            "#define GS_CP_ASYNC4(d, s) asm volatile(\"cp.async.ca.shared.global [%0], [%1], 4;\\n\" :: "
+            "\"r\"((unsigned)__cvta_generic_to_shared(d)), \"l\"(s))\n"
+            "#define GS_CP_COMMIT() asm volatile(\"cp.async.commit_group;\\n\" ::)\n"
+            "#define GS_CP_WAIT(n) asm volatile(\"cp.async.wait_group %0;\\n\" :: \"n\"(n))\n",
     },
     [GS_DIALECT_OPENCL] = {
         .kernel_prefix = "__kernel __attribute__((reqd_work_group_size(%lld, 1, 1))) void",
         .in_ptr = "__global const float* restrict",
         .out_ptr = "__global float* restrict",
-        .shared = "__local",
         .sync = "barrier(CLK_LOCAL_MEM_FENCE)",
         .tid = "(int)get_local_id(0)",
         .bid = "(int)get_group_id(0)",
         .long_t = "long",
         .fmax = "fmax",
         .neg_inf = "(-INFINITY)",
+        .preamble =
+            "#define GS_LD2(p) vload2(0, p)\n"
+            "#define GS_LD4(p) vload4(0, p)\n"
+            "#define GS_ST2(p, v) vstore2(v, 0, p)\n"
+            "#define GS_ST4(p, v) vstore4(v, 0, p)\n"
+            "#define GS_SMEM __local __attribute__((aligned(16)))\n"
+            "#define GS_CP_ASYNC16(d, s) vstore4(vload4(0, s), 0, d)\n"
+            "#define GS_CP_ASYNC8(d, s) vstore2(vload2(0, s), 0, d)\n"
+            "#define GS_CP_ASYNC4(d, s) (*(d) = *(s))\n"
+            "#define GS_CP_COMMIT()\n"
+            "#define GS_CP_WAIT(n)\n",
     },
 };
 
-void gs_kdesc_make(const gs_op *op, const gs_etir *e, gs_dialect d, int arch, gs_kdesc *k) {
+void gs_kdesc_make(const gs_op *op, const gs_plan *p, const gs_etir *e, gs_dialect d, int arch, gs_kdesc *k) {
     memset(k, 0, sizeof *k);
     k->codegen_version = GS_CODEGEN_VERSION;
     k->dialect = (uint32_t)d;
@@ -72,6 +111,7 @@ void gs_kdesc_make(const gs_op *op, const gs_etir *e, gs_dialect d, int arch, gs
     }
     k->etir = *e;
     k->etir.level = 0;
+    if (p) k->plan = *p;
     k->has_beta = op->epi.beta != 0.0f;
     k->has_bias = op->has_bias && op->epi.bias_axis >= 0;
     k->bias_axis = k->has_bias ? (uint32_t)op->epi.bias_axis : 0;
@@ -103,19 +143,22 @@ void gs_kernel_src_free(gs_kernel_src *k) {
     k->src = NULL;
 }
 
-/* ---- emission helpers ---------------------------------------------------------- */
-typedef struct emitter {
+/* ---- the printer ----------------------------------------------------------------- */
+typedef struct printer {
     gs_sb sb;
     const gs_op *op;
     const gs_etir *e;
+    const gs_plan *p;
     const dialect_spelling *sp;
+    gs_dialect dialect;
     const char *idx_t; /* type of linear offsets */
     int indent;
+    int na, ni, nred;
     int64_t thr[GS_MAX_AXES], t0[GS_MAX_AXES];
-} emitter;
+} printer;
 
-static void line(emitter *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void line(emitter *m, const char *fmt, ...) {
+static void line(printer *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void line(printer *m, const char *fmt, ...) {
     for (int i = 0; i < m->indent; i++) gs_sb_puts(&m->sb, "    ");
     va_list ap;
     va_start(ap, fmt);
@@ -123,414 +166,896 @@ static void line(emitter *m, const char *fmt, ...) {
     va_end(ap);
     gs_sb_puts(&m->sb, "\n");
 }
+static void open_(printer *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void open_(printer *m, const char *fmt, ...) {
+    for (int i = 0; i < m->indent; i++) gs_sb_puts(&m->sb, "    ");
+    va_list ap;
+    va_start(ap, fmt);
+    gs_sb_vprintf(&m->sb, fmt, ap);
+    va_end(ap);
+    gs_sb_puts(&m->sb, " {\n");
+    m->indent++;
+}
+static void open_block(printer *m) {
+    line(m, "{");
+    m->indent++;
+}
+static void close_(printer *m) {
+    m->indent--;
+    line(m, "}");
+}
 
 static bool spatial(const gs_op *op, int a) { return op->axes[a].kind == GS_AXIS_SPATIAL; }
 
-/* Local (within-block) coordinate of axis a as C text: for spatial axes the
- * register index r<a> spread over vthreads; for reduce axes the k-step index. */
-static void local_expr(const emitter *m, int a, char *buf, size_t n) {
+static const char *comp(int e) { return e == 0 ? "x" : e == 1 ? "y" : e == 2 ? "z" : "w"; }
+static const char *vtype(int w) { return w == 4 ? "float4" : w == 2 ? "float2" : "float"; }
+
+/* Identity of the combine: what an out-of-bounds read yields. */
+static const char *identity(const printer *m) {
+    return m->op->combine == GS_COMBINE_MAX ? m->sp->neg_inf : "0.0f";
+}
+
+/* Local (within-block) coordinate of axis a: for spatial axes the register
+ * index r<a> spread over vthreads; for reduce axes the reduce index. */
+static void local_expr(const printer *m, int a, const char *r, char *buf, size_t n) {
     if (!spatial(m->op, a)) {
         snprintf(buf, n, "kr%d", a);
         return;
     }
-    int64_t t0 = m->t0[a], thr = m->thr[a];
-    snprintf(buf, n, "((r%d / %lld) * %lld + th%d * %lld + r%d %% %lld)", a, (long long)t0,
-             (long long)(thr * t0), a, (long long)t0, a, (long long)t0);
+    long long t0 = m->t0[a], thr = m->thr[a], t1 = m->e->T[a][1];
+    if (t0 == 1) snprintf(buf, n, "(%s * %lld + th%d)", r, thr, a);
+    else if (t0 == t1) snprintf(buf, n, "(th%d * %lld + %s)", a, t0, r);
+    else snprintf(buf, n, "((%s / %lld) * %lld + th%d * %lld + %s %% %lld)", r, t0, thr * t0, a, t0, r, t0);
 }
 
-/* Identity of the combine: what an out-of-bounds read yields. */
-static const char *identity(const emitter *m) {
-    return m->op->combine == GS_COMBINE_MAX ? m->sp->neg_inf : "0.0f";
-}
-
-/* Affine index of tensor t dim j with given axis coordinate texts. */
+/* Affine index of a tensor dim over the given axis coordinate texts. */
 static void affine_text(const gs_affine *f, int naxes, char coord[][CW], char *buf, size_t n) {
     size_t off = (size_t)snprintf(buf, n, "(%lld", (long long)f->offset);
     for (int a = 0; a < naxes && off < n; a++) {
         if (!f->coeff[a]) continue;
-        off += (size_t)snprintf(buf + off, n - off, " + %lld * %s", (long long)f->coeff[a], coord[a]);
+        if (f->coeff[a] == 1) off += (size_t)snprintf(buf + off, n - off, " + %s", coord[a]);
+        else off += (size_t)snprintf(buf + off, n - off, " + %lld * %s", (long long)f->coeff[a], coord[a]);
     }
     if (off < n) snprintf(buf + off, n - off, ")");
 }
 
-/* Emit `float <var> = <bounds-checked global read of tensor t at g<j>>;` where
- * g<j> are already-declared int variables named <gprefix><j>. */
-static void emit_global_read(emitter *m, int t, const char *gprefix, const char *var) {
-    const gs_tensor *ts = &m->op->tensors[t];
-    gs_sb cond, lin;
-    gs_sb_init(&cond);
+/* Reach of negative coefficients below a box origin: a dim indexed by
+ * -c*x spans down to -c*(T2-1) from the origin. */
+static int64_t neg_reach(const gs_op *op, const gs_etir *e, const gs_affine *f) {
+    int64_t neg = 0;
+    for (int a = 0; a < op->naxes; a++)
+        if (f->coeff[a] < 0) neg += f->coeff[a] * (e->T[a][2] - 1);
+    return neg;
+}
+
+/* Linear row-major index text ((g0 * S1 + g1) * S2 + g2) of tensor t from
+ * coordinate variables <prefix><j>. */
+static char *linear_text(const printer *m, int t, const char *prefix) {
+    gs_sb lin;
     gs_sb_init(&lin);
-    for (int j = 0; j < ts->ndim; j++) {
-        gs_sb_printf(&cond, "%s%s%d >= 0 && %s%d < S%d_%d", j ? " && " : "", gprefix, j, gprefix, j, t, j);
-        if (j == 0) gs_sb_printf(&lin, "(%s)%s0", m->idx_t, gprefix);
-        else {
-            /* ((g0 * S1 + g1) * S2 + g2) */
-            char *prev = gs_sb_take(&lin);
-            gs_sb_init(&lin);
-            gs_sb_printf(&lin, "(%s * S%d_%d + %s%d)", prev ? prev : "0", t, j, gprefix, j);
-            free(prev);
-        }
+    gs_sb_printf(&lin, "(%s)%s0", m->idx_t, prefix);
+    for (int j = 1; j < m->op->tensors[t].ndim; j++) {
+        char *prev = gs_sb_take(&lin);
+        gs_sb_init(&lin);
+        gs_sb_printf(&lin, "(%s * S%d_%d + %s%d)", prev ? prev : "0", t, j, prefix, j);
+        free(prev);
     }
-    char *c = gs_sb_take(&cond), *l = gs_sb_take(&lin);
-    line(m, "float %s = (%s) ? in%d[%s] : %s;", var, c ? c : "0", t, l ? l : "0", identity(m));
+    return gs_sb_take(&lin);
+}
+
+/* `<var> = in-bounds ? in<t>[linear] : identity;` over coordinate vars. */
+static void global_read(printer *m, int t, const char *prefix, const char *lhs) {
+    const gs_tensor *ts = &m->op->tensors[t];
+    gs_sb cond;
+    gs_sb_init(&cond);
+    for (int j = 0; j < ts->ndim; j++)
+        gs_sb_printf(&cond, "%s%s%d >= 0 && %s%d < S%d_%d", j ? " && " : "", prefix, j, prefix, j, t, j);
+    char *c = gs_sb_take(&cond), *l = linear_text(m, t, prefix);
+    line(m, "%s = (%s) ? in%d[%s] : %s;", lhs, c ? c : "0", t, l ? l : "0", identity(m));
     free(c);
     free(l);
 }
 
-gs_status gs_lower_emit(gs_ctx *ctx, const gs_op *op, const gs_etir *e, gs_dialect d, int arch,
-                        gs_kernel_src *out) {
+/* ---- prologue ---------------------------------------------------------------------- */
+static void print_signature(printer *m, const gs_kernel_src *out) {
+    const gs_op *op = m->op;
+    if (m->dialect == GS_DIALECT_CUDA)
+        gs_sb_printf(&m->sb, m->sp->kernel_prefix, (long long)m->p->threads, (int)m->p->min_blocks);
+    else
+        gs_sb_printf(&m->sb, m->sp->kernel_prefix, (long long)m->p->threads);
+    gs_sb_printf(&m->sb, " %s(", out->name);
+    for (int t = 0; t < m->ni; t++) gs_sb_printf(&m->sb, "%s in%d, ", m->sp->in_ptr, t);
+    gs_sb_printf(&m->sb, "%s out", m->sp->out_ptr);
+    if (out->desc.has_bias) gs_sb_printf(&m->sb, ", %s bias", m->sp->in_ptr);
+    for (int a = 0; a < m->na; a++) gs_sb_printf(&m->sb, ", int E%d", a);
+    for (int t = 0; t <= m->ni; t++)
+        for (int j = 0; j < op->tensors[t].ndim; j++) gs_sb_printf(&m->sb, ", int S%d_%d", t, j);
+    gs_sb_puts(&m->sb, ", float alpha, float beta)\n{\n");
+}
+
+/* Block origins ob<a>: the block index decomposes with the last spatial
+ * axis fastest. With a raster group G = 2^raster over the last two spatial
+ * axes (x slower, y faster), consecutive blocks walk G rows of x before
+ * moving along y, so a wave shares row and column panels in L2. */
+static void print_block_index(printer *m) {
+    const gs_op *op = m->op;
+    const gs_etir *e = m->e;
+    const gs_plan *p = m->p;
+    line(m, "int bid = %s;", m->sp->bid);
+    for (int a = 0; a < m->na; a++)
+        if (spatial(op, a)) line(m, "const int nb%d = (E%d + %d - 1) / %d;", a, a, e->T[a][2], e->T[a][2]);
+    int gx = p->raster_x, gy = p->raster_y;
+    bool ras = p->raster > 0 && gx >= 0 && gy >= 0;
+    if (ras) {
+        int G = 1 << p->raster;
+        line(m, "/* raster: groups of %d block rows of axis %s */", G, op->axes[gx].name);
+        line(m, "const int pair = nb%d * nb%d;", gx, gy);
+        line(m, "int loc = bid %% pair; bid /= pair;");
+        line(m, "const int grp = loc / (%d * nb%d), first = grp * %d;", G, gy, G);
+        line(m, "const int gsz = nb%d - first < %d ? nb%d - first : %d;", gx, G, gx, G);
+        line(m, "loc -= grp * %d * nb%d;", G, gy);
+        line(m, "const int ob%d = (first + loc %% gsz) * %d;", gx, e->T[gx][2]);
+        line(m, "const int ob%d = (loc / gsz) * %d;", gy, e->T[gy][2]);
+    }
+    for (int a = m->na - 1; a >= 0; a--) {
+        if (!spatial(op, a) || (ras && (a == gx || a == gy))) continue;
+        line(m, "const int ob%d = (bid %% nb%d) * %d; bid /= nb%d;", a, a, e->T[a][2], a);
+    }
+    line(m, "(void)bid;");
+    line(m, "int tt = tid;");
+    for (int a = m->na - 1; a >= 0; a--) {
+        if (!spatial(op, a)) continue;
+        line(m, "const int th%d = tt %% %lld; tt /= %lld;", a, (long long)m->thr[a], (long long)m->thr[a]);
+    }
+    line(m, "(void)tt;");
+}
+
+/* Run-time alignment of the vector paths: a row length that is a multiple
+ * of the width and a 16-byte aligned (for the width) pointer. Uniform over
+ * the grid, so the branch it guards costs nothing. */
+static void print_guards(printer *m) {
+    const gs_plan *p = m->p;
+    for (int t = 0; t < m->ni; t++) {
+        const gs_plan_input *pi = &p->in[t];
+        if (!pi->staged || pi->copy_vec == 1 || !p->fast_path) continue;
+        int last = m->op->tensors[t].ndim - 1;
+        line(m, "const int al%d = (S%d_%d %% %d) == 0 && ((size_t)in%d %% %d) == 0;", t, t, last, pi->copy_vec, t,
+             4 * pi->copy_vec);
+    }
+    /* unstaged inputs read without predicates: their shapes are the extents */
+    for (int t = 0; t < m->ni; t++) {
+        const gs_plan_input *pi = &p->in[t];
+        if (pi->staged || !pi->direct || !p->fast_path) continue;
+        const gs_tensor *ts = &m->op->tensors[t];
+        gs_sb c;
+        gs_sb_init(&c);
+        for (int j = 0; j < ts->ndim; j++) {
+            int a = -1;
+            for (int x = 0; x < m->na; x++)
+                if (ts->idx[j].coeff[x]) a = x;
+            gs_sb_printf(&c, "%sS%d_%d == E%d", j ? " && " : "", t, j, a);
+        }
+        if (pi->frag_vec > 1)
+            gs_sb_printf(&c, " && (S%d_%d %% %d) == 0 && ((size_t)in%d %% %d) == 0", t, ts->ndim - 1, pi->frag_vec, t,
+                         4 * pi->frag_vec);
+        char *cs = gs_sb_take(&c);
+        line(m, "const int ald%d = %s;", t, cs ? cs : "0");
+        free(cs);
+    }
+    if (p->out_vec > 1) {
+        int last = gs_op_out(m->op)->ndim - 1;
+        line(m, "const int alo = (S%d_%d %% %d) == 0 && ((size_t)out %% %d) == 0%s;", m->ni, last, p->out_vec,
+             4 * p->out_vec, p->bias_vec > 1 ? " && ((size_t)bias % 16) == 0" : "");
+    }
+    if (p->fast_path) {
+        gs_sb c;
+        gs_sb_init(&c);
+        bool any = false;
+        for (int a = 0; a < m->na; a++) {
+            if (!spatial(m->op, a)) continue;
+            gs_sb_printf(&c, "%sob%d + %d <= E%d", any ? " && " : "", a, m->e->T[a][2], a);
+            any = true;
+        }
+        char *s = gs_sb_take(&c);
+        line(m, "const int inb = %s; /* the block lies inside every extent */", any && s ? s : "1");
+        free(s);
+    }
+}
+
+/* Shared stage buffers, global strides of staged inputs, and the offsets of
+ * the copy units each thread moves (unit u = tid + i * threads, numbered
+ * row-major with copy_vec elements along the tensor's innermost dim). */
+static void print_staging_setup(printer *m) {
+    const gs_plan *p = m->p;
+    if (p->smem_dynamic && m->dialect == GS_DIALECT_CUDA) {
+        line(m, "extern __shared__ __align__(16) float gs_dsm[];");
+        int64_t off = 0;
+        for (int t = 0; t < m->ni; t++) {
+            if (!p->in[t].staged) continue;
+            line(m, "float* const sm%d = gs_dsm + %lld;", t, (long long)off);
+            off += p->stages * p->in[t].stage_elems;
+        }
+    } else {
+        for (int t = 0; t < m->ni; t++)
+            if (p->in[t].staged)
+                line(m, "GS_SMEM float sm%d[%lld];", t, (long long)(p->stages * p->in[t].stage_elems));
+    }
+    for (int t = 0; t < m->ni; t++) {
+        const gs_plan_input *pi = &p->in[t];
+        const gs_tensor *ts = &m->op->tensors[t];
+        if (!pi->staged) continue;
+        /* global strides of the tensor dims */
+        for (int j = ts->ndim - 1; j >= 0; j--) {
+            if (j == ts->ndim - 1) line(m, "const %s gs%d_%d = 1;", m->idx_t, t, j);
+            else line(m, "const %s gs%d_%d = gs%d_%d * S%d_%d;", m->idx_t, t, j, t, j + 1, t, j + 1);
+        }
+        char box[160];
+        size_t bo = 0;
+        for (int j = 0; j < ts->ndim && bo < sizeof box; j++)
+            bo += (size_t)snprintf(box + bo, sizeof box - bo, " %lld", (long long)pi->dims[j]);
+        line(m, "/* %s: box%s, %lld units of %d per tile, %d per thread */", ts->name, box, (long long)pi->units,
+             pi->copy_vec, pi->units_per_thread);
+        if (p->fast_path) line(m, "%s go%d[%d];", m->idx_t, t, pi->units_per_thread);
+        line(m, "int so%d[%d];", t, pi->units_per_thread);
+        line(m, "#pragma unroll");
+        open_(m, "for (int i = 0; i < %d; i++)", pi->units_per_thread);
+        int64_t per_row = pi->dims[pi->copy_dim] / pi->copy_vec;
+        line(m, "int u = tid + i * %d;", (int)p->threads);
+        line(m, "int c = (u %% %lld) * %d; u /= %lld;", (long long)per_row, pi->copy_vec, (long long)per_row);
+        if (p->fast_path) line(m, "%s g = (%s)c * gs%d_%d;", m->idx_t, m->idx_t, t, pi->copy_dim);
+        line(m, "int s = c * %lld;", (long long)pi->sstride[pi->copy_dim]);
+        for (int j = ts->ndim - 1; j >= 0; j--) {
+            if (j == pi->copy_dim) continue;
+            line(m, "c = u %% %lld; u /= %lld;", (long long)pi->dims[j], (long long)pi->dims[j]);
+            if (p->fast_path) line(m, "g += (%s)c * gs%d_%d;", m->idx_t, t, j);
+            line(m, "s += c * %lld;", (long long)pi->sstride[j]);
+        }
+        if (p->fast_path) line(m, "go%d[i] = g;", t);
+        line(m, "so%d[i] = s;", t);
+        close_(m);
+        if (p->stages > 1 && pi->copy_mode == GS_COPY_REG)
+            line(m, "%s pf%d[%d];", vtype(pi->copy_vec), t, pi->units_per_thread);
+    }
+}
+
+/* ---- copies ------------------------------------------------------------------------ */
+typedef enum copy_kind {
+    COPY_DIRECT,   /* global -> shared now (loads then stores) */
+    COPY_PREFETCH, /* global -> the pf registers; stored after the compute */
+    COPY_ISSUE     /* global -> shared asynchronously (cp.async; a plain copy in OpenCL) */
+} copy_kind;
+
+/* Declare or<a> = the origin of reduce tile `tile` on every reduce axis. */
+static void print_tile_origins(printer *m, const char *tile) {
+    if (m->nred == 1) {
+        for (int a = 0; a < m->na; a++)
+            if (!spatial(m->op, a)) line(m, "const int or%d = (%s) * %d;", a, tile, m->e->T[a][2]);
+        return;
+    }
+    line(m, "int trem = %s;", tile);
+    for (int a = m->na - 1; a >= 0; a--) {
+        if (spatial(m->op, a)) continue;
+        line(m, "const int or%d = (trem %% nk%d) * %d; trem /= nk%d;", a, a, m->e->T[a][2], a);
+    }
+    line(m, "(void)trem;");
+}
+
+/* "sm<t>[buffer * stage_elems + off]" (malloc'd; NULL on OOM). */
+static char *smem_ref(const printer *m, int t, const char *buf, const char *off) {
+    gs_sb r;
+    gs_sb_init(&r);
+    if (m->p->stages > 1) gs_sb_printf(&r, "sm%d[(%s) * %lld + %s]", t, buf, (long long)m->p->in[t].stage_elems, off);
+    else gs_sb_printf(&r, "sm%d[%s]", t, off);
+    return gs_sb_take(&r);
+}
+
+/* Store a unit's value v (a vector of copy_vec) at so<t>[i] of buffer buf:
+ * one vector store when the unit is contiguous in shared memory, else one
+ * scalar store per element (a transposing copy). */
+static void print_store_unit(printer *m, int t, const char *buf, const char *v) {
+    const gs_plan_input *pi = &m->p->in[t];
+    char off[64];
+    if (pi->store_vec > 1) {
+        snprintf(off, sizeof off, "so%d[i]", t);
+        char *ref = smem_ref(m, t, buf, off);
+        gs_sb ptr;
+        gs_sb_init(&ptr);
+        gs_sb_printf(&ptr, "&%s", ref ? ref : "");
+        char *pp = gs_sb_take(&ptr);
+        gs_sb st;
+        gs_sb_init(&st);
+        gs_sb_printf(&st, "GS_ST%d(%s, %s)", pi->store_vec, pp ? pp : "", v);
+        char *ss = gs_sb_take(&st);
+        line(m, "%s;", ss ? ss : "");
+        free(ss);
+        free(pp);
+        free(ref);
+        return;
+    }
+    for (int k = 0; k < pi->copy_vec; k++) {
+        snprintf(off, sizeof off, "so%d[i] + %lld", t, (long long)(k * pi->sstride[pi->copy_dim]));
+        char *ref = smem_ref(m, t, buf, off);
+        if (pi->copy_vec == 1) line(m, "%s = %s;", ref ? ref : "", v);
+        else line(m, "%s = %s.%s;", ref ? ref : "", v, comp(k));
+        free(ref);
+    }
+}
+
+/* Open the per-unit loop: units beyond the tile (the last round when the
+ * units do not divide by the threads) are skipped. */
+static void open_units(printer *m, int t) {
+    const gs_plan_input *pi = &m->p->in[t];
+    line(m, "#pragma unroll");
+    open_(m, "for (int i = 0; i < %d; i++)", pi->units_per_thread);
+    if (pi->units % m->p->threads) line(m, "if (tid + i * %d >= %lld) break;", (int)m->p->threads, (long long)pi->units);
+}
+
+/* The copy of staged input t's box for the reduce tile whose origins or<a>
+ * are in scope, into buffer buf. */
+static void print_copy(printer *m, int t, const char *buf, copy_kind kind) {
+    const gs_op *op = m->op;
+    const gs_tensor *ts = &op->tensors[t];
+    const gs_plan_input *pi = &m->p->in[t];
+    const int nd = ts->ndim, cv = pi->copy_vec;
+    open_(m, "/* copy %s */", ts->name);
+    char origin[GS_MAX_AXES][CW];
+    for (int a = 0; a < m->na; a++) snprintf(origin[a], CW, spatial(op, a) ? "ob%d" : "or%d", a);
+    for (int j = 0; j < nd; j++) {
+        char buf2[1024];
+        affine_text(&ts->idx[j], m->na, origin, buf2, sizeof buf2);
+        line(m, "const int lo%d = %s + %lld;", j, buf2, (long long)neg_reach(op, m->e, &ts->idx[j]));
+    }
+    if (m->p->fast_path) {
+        gs_sb c;
+        gs_sb_init(&c);
+        gs_sb_puts(&c, cv > 1 ? "al" : "1");
+        if (cv > 1) gs_sb_printf(&c, "%d", t);
+        for (int j = 0; j < nd; j++) gs_sb_printf(&c, " && lo%d >= 0 && lo%d + %lld <= S%d_%d", j, j, (long long)pi->dims[j], t, j);
+        char *cs = gs_sb_take(&c);
+        open_(m, "if (%s)", cs ? cs : "0");
+        free(cs);
+        gs_sb base;
+        gs_sb_init(&base);
+        gs_sb_printf(&base, "(%s)lo0 * gs%d_0", m->idx_t, t);
+        for (int j = 1; j < nd; j++) gs_sb_printf(&base, " + (%s)lo%d * gs%d_%d", m->idx_t, j, t, j);
+        char *bs = gs_sb_take(&base);
+        line(m, "%s src = in%d + (%s);", m->sp->in_ptr, t, bs ? bs : "0");
+        free(bs);
+        open_units(m, t);
+        char ld[CW + 16], ptr[CW];
+        snprintf(ptr, sizeof ptr, "src + go%d[i]", t);
+        if (cv > 1) snprintf(ld, sizeof ld, "GS_LD%d(%s)", cv, ptr);
+        else snprintf(ld, sizeof ld, "src[go%d[i]]", t);
+        if (kind == COPY_PREFETCH) {
+            line(m, "pf%d[i] = %s;", t, ld);
+        } else if (kind == COPY_ISSUE) {
+            char o[64];
+            snprintf(o, sizeof o, "so%d[i]", t);
+            char *ref = smem_ref(m, t, buf, o);
+            line(m, "GS_CP_ASYNC%d(&%s, %s);", 4 * cv, ref ? ref : "", ptr);
+            free(ref);
+        } else {
+            line(m, "const %s v = %s;", vtype(cv), ld);
+            print_store_unit(m, t, buf, "v");
+        }
+        close_(m);
+        m->indent--;
+        line(m, "} else {");
+        m->indent++;
+    } else {
+        open_block(m);
+    }
+    /* edge path: identity-filled, predicated scalar loads */
+    open_units(m, t);
+    line(m, "int u = tid + i * %d;", (int)m->p->threads);
+    int64_t per_row = pi->dims[pi->copy_dim] / cv;
+    line(m, "const int c%d = (u %% %lld) * %d; u /= %lld;", pi->copy_dim, (long long)per_row, cv, (long long)per_row);
+    for (int j = nd - 1; j >= 0; j--) {
+        if (j == pi->copy_dim) continue;
+        line(m, "const int c%d = u %% %lld; u /= %lld;", j, (long long)pi->dims[j], (long long)pi->dims[j]);
+    }
+    line(m, "(void)u;");
+    line(m, "%s v;", vtype(cv));
+    for (int k = 0; k < cv; k++) {
+        open_block(m);
+        for (int j = 0; j < nd; j++)
+            line(m, "const int g%d = lo%d + c%d%s;", j, j, j, j == pi->copy_dim && k ? (k == 1 ? " + 1" : k == 2 ? " + 2" : " + 3") : "");
+        char lhs[32];
+        snprintf(lhs, sizeof lhs, cv == 1 ? "v" : "v.%s", comp(k));
+        global_read(m, t, "g", lhs);
+        close_(m);
+    }
+    if (kind == COPY_PREFETCH) line(m, "pf%d[i] = v;", t);
+    else print_store_unit(m, t, buf, "v");
+    close_(m); /* units */
+    close_(m); /* else */
+    close_(m); /* copy scope */
+}
+
+static void print_store_prefetched(printer *m, const char *buf) {
+    for (int t = 0; t < m->ni; t++) {
+        const gs_plan_input *pi = &m->p->in[t];
+        if (!pi->staged || pi->copy_mode != GS_COPY_REG) continue;
+        open_units(m, t);
+        char v[32];
+        snprintf(v, sizeof v, "pf%d[i]", t);
+        print_store_unit(m, t, buf, v);
+        close_(m);
+    }
+}
+
+/* ---- compute ----------------------------------------------------------------------- */
+/* Fragment index of a register tile: row-major over the spatial axes input t
+ * depends on (t < 0: every spatial axis, the accumulator). */
+static char *frag_index(const printer *m, int t, const char *extra_axis_add, int extra_axis) {
+    gs_sb fi;
+    gs_sb_init(&fi);
+    gs_sb_puts(&fi, "0");
+    for (int a = 0; a < m->na; a++) {
+        if (!spatial(m->op, a) || (t >= 0 && !gs_tensor_uses_axis(&m->op->tensors[t], a))) continue;
+        char *prev = gs_sb_take(&fi);
+        gs_sb_init(&fi);
+        if (a == extra_axis && extra_axis_add)
+            gs_sb_printf(&fi, "(%s) * %d + r%d + %s", prev ? prev : "0", m->e->T[a][1], a, extra_axis_add);
+        else
+            gs_sb_printf(&fi, "(%s) * %d + r%d", prev ? prev : "0", m->e->T[a][1], a);
+        free(prev);
+    }
+    return gs_sb_take(&fi);
+}
+
+/* Shared-memory offset text of input t at the local coordinates in scope. */
+static char *smem_offset(const printer *m, int t, char local[][CW]) {
+    const gs_tensor *ts = &m->op->tensors[t];
+    const gs_plan_input *pi = &m->p->in[t];
+    gs_sb o;
+    gs_sb_init(&o);
+    gs_sb_puts(&o, "0");
+    for (int j = 0; j < ts->ndim; j++) {
+        char buf[1024];
+        affine_text(&ts->idx[j], m->na, local, buf, sizeof buf);
+        /* the affine offset is folded into lo<j>; negative coefficients shift up */
+        int64_t shift = -neg_reach(m->op, m->e, &ts->idx[j]) - ts->idx[j].offset;
+        gs_sb_printf(&o, " + (%s + %lld) * %lld", buf, (long long)shift, (long long)pi->sstride[j]);
+    }
+    return gs_sb_take(&o);
+}
+
+static void print_fragments(printer *m, const char *buf, bool fastreads) {
+    const gs_op *op = m->op;
+    char local[GS_MAX_AXES][CW], global[GS_MAX_AXES][CW];
+    for (int a = 0; a < m->na; a++) {
+        char r[8];
+        snprintf(r, sizeof r, "r%d", a);
+        local_expr(m, a, r, local[a], CW);
+        snprintf(global[a], CW, "(%s%d + %.200s)", spatial(op, a) ? "ob" : "or", a, local[a]);
+    }
+    for (int t = 0; t < m->ni; t++) {
+        const gs_tensor *ts = &op->tensors[t];
+        const gs_plan_input *pi = &m->p->in[t];
+        int64_t fn = 1;
+        for (int a = 0; a < m->na; a++)
+            if (spatial(op, a) && gs_tensor_uses_axis(ts, a)) fn *= m->e->T[a][1];
+        line(m, "float f%d[%lld];", t, (long long)fn);
+        bool direct = !pi->staged && pi->direct && fastreads;
+        int open = 0, fa = (pi->staged || direct) && pi->frag_vec > 1 ? pi->frag_axis : -1;
+        for (int a = 0; a < m->na; a++) {
+            if (!spatial(op, a) || !gs_tensor_uses_axis(ts, a)) continue;
+            line(m, "#pragma unroll");
+            if (a == fa) open_(m, "for (int r%d = 0; r%d < %d; r%d += %d)", a, a, m->e->T[a][1], a, pi->frag_vec);
+            else open_(m, "for (int r%d = 0; r%d < %d; r%d++)", a, a, m->e->T[a][1], a);
+            open++;
+        }
+        if (pi->staged) {
+            char *off = smem_offset(m, t, local);
+            char *ref = smem_ref(m, t, buf, off ? off : "0");
+            free(off);
+            if (fa >= 0) {
+                gs_sb ptr, ld;
+                gs_sb_init(&ptr);
+                gs_sb_init(&ld);
+                gs_sb_printf(&ptr, "&%s", ref ? ref : "");
+                char *pp = gs_sb_take(&ptr);
+                gs_sb_printf(&ld, "GS_LD%d(%s)", pi->frag_vec, pp ? pp : "");
+                char *ls = gs_sb_take(&ld);
+                line(m, "const %s q = %s;", vtype(pi->frag_vec), ls ? ls : "");
+                free(pp);
+                free(ls);
+                for (int k = 0; k < pi->frag_vec; k++) {
+                    char add[8];
+                    snprintf(add, sizeof add, "%d", k);
+                    char *fi = frag_index(m, t, add, fa);
+                    line(m, "f%d[%s] = q.%s;", t, fi ? fi : "0", comp(k));
+                    free(fi);
+                }
+            } else {
+                char *fi = frag_index(m, t, NULL, -1);
+                line(m, "f%d[%s] = %s;", t, fi ? fi : "0", ref ? ref : "");
+                free(fi);
+            }
+            free(ref);
+        } else if (direct) {
+            /* an interior block: every coordinate is in range */
+            open_block(m);
+            for (int j = 0; j < ts->ndim; j++) {
+                char buf2[1024];
+                affine_text(&ts->idx[j], m->na, global, buf2, sizeof buf2);
+                line(m, "const int q%d = %s;", j, buf2);
+            }
+            char *l = linear_text(m, t, "q");
+            if (fa >= 0) {
+                gs_sb ld, ptr;
+                gs_sb_init(&ld);
+                gs_sb_init(&ptr);
+                gs_sb_printf(&ptr, "in%d + %s", t, l ? l : "0");
+                char *pp = gs_sb_take(&ptr);
+                gs_sb_printf(&ld, "GS_LD%d(%s)", pi->frag_vec, pp ? pp : "");
+                char *ls = gs_sb_take(&ld);
+                line(m, "const %s q = %s;", vtype(pi->frag_vec), ls ? ls : "");
+                free(ls);
+                free(pp);
+                for (int k = 0; k < pi->frag_vec; k++) {
+                    char add[8];
+                    snprintf(add, sizeof add, "%d", k);
+                    char *fi = frag_index(m, t, add, fa);
+                    line(m, "f%d[%s] = q.%s;", t, fi ? fi : "0", comp(k));
+                    free(fi);
+                }
+            } else {
+                char *fi = frag_index(m, t, NULL, -1);
+                line(m, "f%d[%s] = in%d[%s];", t, fi ? fi : "0", t, l ? l : "0");
+                free(fi);
+            }
+            free(l);
+            close_(m);
+        } else {
+            open_block(m);
+            for (int j = 0; j < ts->ndim; j++) {
+                char buf2[1024];
+                affine_text(&ts->idx[j], m->na, global, buf2, sizeof buf2);
+                line(m, "const int q%d = %s;", j, buf2);
+            }
+            char *fi = frag_index(m, t, NULL, -1);
+            char lhs[512];
+            snprintf(lhs, sizeof lhs, "f%d[%s]", t, fi ? fi : "0");
+            free(fi);
+            global_read(m, t, "q", lhs);
+            close_(m);
+        }
+        for (; open > 0; open--) close_(m);
+    }
+}
+
+static void print_accumulate(printer *m) {
+    const gs_op *op = m->op;
+    int open = 0;
+    for (int a = 0; a < m->na; a++) {
+        if (!spatial(op, a)) continue;
+        line(m, "#pragma unroll");
+        open_(m, "for (int r%d = 0; r%d < %d; r%d++)", a, a, m->e->T[a][1], a);
+        open++;
+    }
+    char *aidx = frag_index(m, -1, NULL, -1);
+    gs_sb rhs;
+    gs_sb_init(&rhs);
+    for (int t = 0; t < m->ni; t++) {
+        char *fi = frag_index(m, t, NULL, -1);
+        gs_sb_printf(&rhs, "%sf%d[%s]", t ? (op->combine == GS_COMBINE_ADD ? " + " : " * ") : "", t, fi ? fi : "0");
+        free(fi);
+    }
+    char *r = gs_sb_take(&rhs);
+    if (op->combine == GS_COMBINE_MAX)
+        line(m, "acc[%s] = %s(acc[%s], %s);", aidx ? aidx : "0", m->sp->fmax, aidx ? aidx : "0", r ? r : "0");
+    else
+        line(m, "acc[%s] += %s;", aidx ? aidx : "0", r ? r : "0");
+    free(r);
+    free(aidx);
+    for (; open > 0; open--) close_(m);
+}
+
+/* The reduce loops of one tile: full tiles with constant trip counts (fully
+ * or partly unrolled), the last tile with runtime bounds. fastreads: the
+ * direct unstaged inputs are read without predicates (an interior block). */
+static void print_compute_body(printer *m, const char *buf, bool bounded, bool fastreads) {
+    int open = 0, last_red = -1;
+    for (int a = 0; a < m->na; a++)
+        if (!spatial(m->op, a)) last_red = a;
+    for (int a = 0; a < m->na; a++) {
+        if (spatial(m->op, a)) continue;
+        int T = m->e->T[a][2];
+        if (bounded) {
+            line(m, "const int kl%d = E%d - or%d < %d ? E%d - or%d : %d;", a, a, a, T, a, a, T);
+            line(m, "#pragma unroll 4");
+            open_(m, "for (int kr%d = 0; kr%d < kl%d; kr%d++)", a, a, a, a);
+        } else {
+            if (m->p->k_unroll == 0) line(m, "#pragma unroll");
+            else line(m, "#pragma unroll %d", a == last_red ? m->p->k_unroll : 1);
+            open_(m, "for (int kr%d = 0; kr%d < %d; kr%d++)", a, a, T, a);
+        }
+        open++;
+    }
+    print_fragments(m, buf, fastreads);
+    print_accumulate(m);
+    for (; open > 0; open--) close_(m);
+}
+
+/* One tile's compute: the fast body when the tile is full (and, with direct
+ * unstaged inputs, the block interior and their rows aligned), else the
+ * bounded, predicated body. */
+static void print_compute(printer *m, const char *buf) {
+    if (!m->p->fast_path) {
+        print_compute_body(m, buf, m->nred > 0, false);
+        return;
+    }
+    gs_sb c;
+    gs_sb_init(&c);
+    bool any = false;
+    for (int a = 0; a < m->na; a++) {
+        if (spatial(m->op, a)) continue;
+        gs_sb_printf(&c, "%sor%d + %d <= E%d", any ? " && " : "", a, m->e->T[a][2], a);
+        any = true;
+    }
+    bool direct = false;
+    for (int t = 0; t < m->ni; t++) {
+        const gs_plan_input *pi = &m->p->in[t];
+        if (pi->staged || !pi->direct) continue;
+        gs_sb_printf(&c, "%s%sald%d", any ? " && " : "", direct ? "" : "inb && ", t);
+        any = direct = true;
+    }
+    char *cs = gs_sb_take(&c);
+    if (!any) {
+        free(cs);
+        print_compute_body(m, buf, false, false);
+        return;
+    }
+    open_(m, "if (%s)", cs ? cs : "1");
+    free(cs);
+    print_compute_body(m, buf, false, true);
+    m->indent--;
+    line(m, "} else {");
+    m->indent++;
+    print_compute_body(m, buf, m->nred > 0, false);
+    close_(m);
+}
+
+/* ---- main loop --------------------------------------------------------------------- */
+static void print_main_loop(printer *m) {
+    const gs_plan *p = m->p;
+    bool staged = p->smem_bytes > 0;
+    for (int a = 0; a < m->na; a++)
+        if (!spatial(m->op, a)) line(m, "const int nk%d = (E%d + %d - 1) / %d;", a, a, m->e->T[a][2], m->e->T[a][2]);
+    gs_sb nt;
+    gs_sb_init(&nt);
+    gs_sb_puts(&nt, "1");
+    for (int a = 0; a < m->na; a++)
+        if (!spatial(m->op, a)) gs_sb_printf(&nt, " * nk%d", a);
+    char *nts = gs_sb_take(&nt);
+    line(m, "const int ntile = %s;", nts ? nts : "1");
+    free(nts);
+    if (p->stages <= 1 || !staged) {
+        open_(m, "for (int it = 0; it < ntile; it++)");
+        print_tile_origins(m, "it");
+        for (int t = 0; t < m->ni; t++)
+            if (p->in[t].staged) print_copy(m, t, "0", COPY_DIRECT);
+        if (staged) line(m, "%s;", m->sp->sync);
+        print_compute(m, "0");
+        if (staged) line(m, "%s;", m->sp->sync);
+        close_(m);
+        return;
+    }
+    bool async = p->any_async;
+    const int S = p->stages;
+    line(m, "/* pipeline: %d stages, %d tiles in flight */", S, S - 1);
+    for (int s = 0; s < S - 1; s++) {
+        open_(m, "if (%d < ntile)", s);
+        char tile[16], b[16];
+        snprintf(tile, sizeof tile, "%d", s);
+        snprintf(b, sizeof b, "%d", s);
+        print_tile_origins(m, tile);
+        for (int t = 0; t < m->ni; t++)
+            if (p->in[t].staged)
+                print_copy(m, t, b, p->in[t].copy_mode == GS_COPY_ASYNC ? COPY_ISSUE : COPY_DIRECT);
+        close_(m);
+        if (async) line(m, "GS_CP_COMMIT();");
+    }
+    line(m, "int rb = 0, wb = %d;", S - 1);
+    open_(m, "for (int it = 0; it < ntile; it++)");
+    if (async) line(m, "GS_CP_WAIT(%d);", S - 2);
+    line(m, "%s;", m->sp->sync);
+    line(m, "const int nx = it + %d;", S - 1);
+    open_(m, "if (nx < ntile)");
+    print_tile_origins(m, "nx");
+    for (int t = 0; t < m->ni; t++)
+        if (p->in[t].staged) print_copy(m, t, "wb", p->in[t].copy_mode == GS_COPY_ASYNC ? COPY_ISSUE : COPY_PREFETCH);
+    close_(m);
+    if (async) line(m, "GS_CP_COMMIT();");
+    open_block(m);
+    print_tile_origins(m, "it");
+    print_compute(m, "rb");
+    close_(m);
+    bool any_reg = false;
+    for (int t = 0; t < m->ni; t++) any_reg |= p->in[t].staged && p->in[t].copy_mode == GS_COPY_REG;
+    if (any_reg) {
+        open_(m, "if (nx < ntile)");
+        print_store_prefetched(m, "wb");
+        close_(m);
+    }
+    line(m, "rb = rb + 1 == %d ? 0 : rb + 1;", S);
+    line(m, "wb = wb + 1 == %d ? 0 : wb + 1;", S);
+    close_(m);
+}
+
+/* ---- epilogue ---------------------------------------------------------------------- */
+static void print_store_one(printer *m, const char *aidx, const char *oi, int bias_axis) {
+    line(m, "float y = alpha * acc[%s];", aidx);
+    if (m->op->epi.beta != 0.0f) line(m, "y += beta * out[%s];", oi);
+    if (m->op->has_bias && bias_axis >= 0) line(m, "y += bias[x%d];", bias_axis);
+    if (m->op->epi.relu) line(m, "y = %s(y, 0.0f);", m->sp->fmax);
+    line(m, "out[%s] = y;", oi);
+}
+
+static void print_epilogue_loops(printer *m, bool vec, bool predicated) {
+    const gs_op *op = m->op;
+    const gs_plan *p = m->p;
+    const gs_tensor *ot = gs_op_out(op);
+    int open = 0, oa = vec ? p->out_axis : -1, w = vec ? p->out_vec : 1;
+    int bias_axis = op->has_bias ? op->epi.bias_axis : -1;
+    for (int a = 0; a < m->na; a++) {
+        if (!spatial(op, a)) continue;
+        line(m, "#pragma unroll");
+        if (a == oa) open_(m, "for (int r%d = 0; r%d < %d; r%d += %d)", a, a, m->e->T[a][1], a, w);
+        else open_(m, "for (int r%d = 0; r%d < %d; r%d++)", a, a, m->e->T[a][1], a);
+        open++;
+    }
+    gs_sb cond;
+    gs_sb_init(&cond);
+    bool first = true;
+    for (int a = 0; a < m->na; a++) {
+        if (!spatial(op, a)) continue;
+        char r[8], lx[CW];
+        snprintf(r, sizeof r, "r%d", a);
+        local_expr(m, a, r, lx, sizeof lx);
+        line(m, "const int x%d = ob%d + %s;", a, a, lx);
+        gs_sb_printf(&cond, "%sx%d < E%d", first ? "" : " && ", a, a);
+        first = false;
+    }
+    char *c = gs_sb_take(&cond);
+    if (predicated) open_(m, "if (%s)", c ? c : "1");
+    else open_block(m);
+    free(c);
+    char xs[GS_MAX_AXES][CW];
+    for (int a = 0; a < m->na; a++) snprintf(xs[a], CW, "x%d", a);
+    for (int j = 0; j < ot->ndim; j++) {
+        char buf[1024];
+        affine_text(&ot->idx[j], m->na, xs, buf, sizeof buf);
+        line(m, "const int o%d = %s;", j, buf);
+    }
+    char prefix[8];
+    snprintf(prefix, sizeof prefix, "o");
+    gs_sb lin;
+    gs_sb_init(&lin);
+    gs_sb_printf(&lin, "(%s)o0", m->idx_t);
+    for (int j = 1; j < ot->ndim; j++) {
+        char *prev = gs_sb_take(&lin);
+        gs_sb_init(&lin);
+        gs_sb_printf(&lin, "(%s * S%d_%d + o%d)", prev ? prev : "0", m->ni, j, j);
+        free(prev);
+    }
+    char *l = gs_sb_take(&lin);
+    line(m, "const %s oi = %s;", m->idx_t, l ? l : "0");
+    free(l);
+    if (w == 1) {
+        char *aidx = frag_index(m, -1, NULL, -1);
+        print_store_one(m, aidx ? aidx : "0", "oi", bias_axis);
+        free(aidx);
+    } else {
+        char ld[CW];
+        line(m, "%s y;", vtype(w));
+        if (op->epi.beta != 0.0f) {
+            snprintf(ld, sizeof ld, "GS_LD%d(out + oi)", w);
+            line(m, "const %s old = %s;", vtype(w), ld);
+        }
+        if (op->has_bias && bias_axis >= 0 && p->bias_vec > 1) {
+            char bp[64];
+            snprintf(bp, sizeof bp, "bias + x%d", bias_axis);
+            snprintf(ld, sizeof ld, "GS_LD%d(%s)", w, bp);
+            line(m, "const %s bv = %s;", vtype(w), ld);
+        }
+        for (int k = 0; k < w; k++) {
+            char add[8];
+            snprintf(add, sizeof add, "%d", k);
+            char *aidx = frag_index(m, -1, add, oa);
+            gs_sb ex;
+            gs_sb_init(&ex);
+            gs_sb_printf(&ex, "alpha * acc[%s]", aidx ? aidx : "0");
+            free(aidx);
+            if (op->epi.beta != 0.0f) gs_sb_printf(&ex, " + beta * old.%s", comp(k));
+            if (op->has_bias && bias_axis >= 0) {
+                if (p->bias_vec > 1) gs_sb_printf(&ex, " + bv.%s", comp(k));
+                else gs_sb_printf(&ex, " + bias[x%d]", bias_axis);
+            }
+            char *exs = gs_sb_take(&ex);
+            if (op->epi.relu) line(m, "y.%s = %s(%s, 0.0f);", comp(k), m->sp->fmax, exs ? exs : "0");
+            else line(m, "y.%s = %s;", comp(k), exs ? exs : "0");
+            free(exs);
+        }
+        char st[CW];
+        snprintf(st, sizeof st, "GS_ST%d(out + oi, y)", w);
+        line(m, "%s;", st);
+    }
+    close_(m);
+    for (; open > 0; open--) close_(m);
+}
+
+static void print_epilogue(printer *m) {
+    const gs_plan *p = m->p;
+    if (!p->fast_path) {
+        print_epilogue_loops(m, false, true);
+        return;
+    }
+    open_(m, "if (inb%s)", p->out_vec > 1 ? " && alo" : "");
+    print_epilogue_loops(m, p->out_vec > 1, false);
+    m->indent--;
+    line(m, "} else {");
+    m->indent++;
+    print_epilogue_loops(m, false, true);
+    close_(m);
+}
+
+gs_status gs_lower_emit_plan(gs_ctx *ctx, const gs_op *op, const gs_etir *e, const gs_plan *p, gs_dialect d, int arch,
+                             gs_kernel_src *out) {
     memset(out, 0, sizeof *out);
     if (d != GS_DIALECT_CUDA && d != GS_DIALECT_OPENCL)
         return gs_err(ctx, GS_ERR_INVALID_ARG, "unknown dialect %d", (int)d);
     if (!gs_etir_wellformed(op, e)) return gs_err(ctx, GS_ERR_INVALID_ARG, "lowering: malformed ETIR state");
-    emitter mm, *m = &mm;
+    printer mm, *m = &mm;
     memset(m, 0, sizeof *m);
     gs_sb_init(&m->sb);
     m->op = op;
     m->e = e;
+    m->p = p;
     m->sp = &spellings[d];
-    gs_kdesc_make(op, e, d, arch, &out->desc);
+    m->dialect = d;
+    m->na = op->naxes;
+    m->ni = op->ninputs;
+    gs_kdesc_make(op, p, e, d, arch, &out->desc);
     m->idx_t = out->desc.idx64 ? m->sp->long_t : "int";
     out->hash = gs_kdesc_hash(&out->desc);
     snprintf(out->name, sizeof out->name, "gs_%016llx", (unsigned long long)out->hash);
-
-    const int na = op->naxes, ni = op->ninputs;
-    int64_t nt = gs_etir_threads(op, e);
-    int64_t acc_n = gs_etir_acc_regs(op, e);
-    for (int a = 0; a < na; a++) {
+    for (int a = 0; a < m->na; a++) {
         m->thr[a] = spatial(op, a) ? gs_etir_threads_axis(e, a) : 1;
         m->t0[a] = spatial(op, a) ? e->T[a][1] / e->V[a] : 1;
+        m->nred += !spatial(op, a);
     }
-    out->block = nt;
+    out->block = p->threads;
     out->grid = gs_etir_blocks(op, e);
+    out->smem_bytes = p->smem_bytes;
+    out->smem_dynamic = p->smem_dynamic && d == GS_DIALECT_CUDA;
 
-    /* ---- banner ---- */
-    char etxt[256], cfg[256];
+    char etxt[256], cfg[256], ptxt[320];
     gs_etir_format(op, e, etxt, sizeof etxt);
     gs_etir_format_config(op, e, cfg, sizeof cfg);
+    gs_plan_format(op, p, ptxt, sizeof ptxt);
     gs_sb_printf(&m->sb, "/* gensor codegen v%u | %s | descriptor %016llx\n", GS_CODEGEN_VERSION,
                  d == GS_DIALECT_CUDA ? "cuda" : "opencl", (unsigned long long)out->hash);
-    gs_sb_printf(&m->sb, " * op: %s\n * etir: %s\n * config: %s\n", op->spec, etxt, cfg);
-    gs_sb_printf(&m->sb, " * launch: grid %lld x block %lld (1-D); extents are runtime arguments */\n",
-                 (long long)out->grid, (long long)nt);
-
-    /* ---- signature ---- */
-    gs_sb_printf(&m->sb, m->sp->kernel_prefix, (long long)nt);
-    gs_sb_printf(&m->sb, " %s(", out->name);
-    for (int t = 0; t < ni; t++) gs_sb_printf(&m->sb, "%s in%d, ", m->sp->in_ptr, t);
-    gs_sb_printf(&m->sb, "%s out", m->sp->out_ptr);
-    if (out->desc.has_bias) gs_sb_printf(&m->sb, ", %s bias", m->sp->in_ptr);
-    for (int a = 0; a < na; a++) gs_sb_printf(&m->sb, ", int E%d", a);
-    for (int t = 0; t <= ni; t++)
-        for (int j = 0; j < op->tensors[t].ndim; j++) gs_sb_printf(&m->sb, ", int S%d_%d", t, j);
-    gs_sb_puts(&m->sb, ", float alpha, float beta)\n{\n");
+    gs_sb_printf(&m->sb, " * op: %s\n * etir: %s\n * config: %s\n * plan: %s\n", op->spec, etxt, cfg, ptxt);
+    gs_sb_printf(&m->sb, " * launch: grid %lld x block %lld (1-D), %lld bytes of %s shared memory; extents are runtime arguments */\n",
+                 (long long)out->grid, (long long)p->threads, (long long)p->smem_bytes,
+                 out->smem_dynamic ? "dynamic" : "static");
+    gs_sb_puts(&m->sb, m->sp->preamble);
+    print_signature(m, out);
     m->indent = 1;
-
-    /* ---- block and thread decomposition (last spatial axis fastest) ---- */
     line(m, "const int tid = %s;", m->sp->tid);
-    line(m, "int bid = %s;", m->sp->bid);
-    line(m, "int tt = tid;");
-    for (int a = na - 1; a >= 0; a--) {
-        if (!spatial(op, a)) continue;
-        line(m, "const int nb%d = (E%d + %d - 1) / %d;", a, a, e->T[a][2], e->T[a][2]);
-        line(m, "const int ob%d = (bid %% nb%d) * %d; bid /= nb%d;", a, a, e->T[a][2], a);
-        line(m, "const int th%d = tt %% %lld; tt /= %lld;", a, (long long)m->thr[a], (long long)m->thr[a]);
-    }
-    line(m, "(void)bid; (void)tt; (void)beta;");
+    print_block_index(m);
+    print_guards(m);
+    int64_t acc_n = gs_etir_acc_regs(op, e);
+    line(m, "(void)beta;");
     line(m, "float acc[%lld];", (long long)acc_n);
     line(m, "#pragma unroll");
     line(m, "for (int i = 0; i < %lld; i++) acc[i] = %s;", (long long)acc_n, identity(m));
-
-    /* shared-memory boxes of staged inputs */
-    int64_t dims[GS_MAX_TENSORS][GS_MAX_DIMS], pitch[GS_MAX_TENSORS], smem_total = 0;
-    for (int t = 0; t < ni; t++) {
-        if (!e->stage[t]) continue;
-        int64_t n = gs_stage_layout(op, e, t, dims[t], &pitch[t]);
-        line(m, "%s float sm%d[%lld];", m->sp->shared, t, (long long)n);
-        smem_total += n * 4;
-    }
-    out->smem_bytes = smem_total;
-
-    /* coordinate texts: block origin + local for global, local for smem */
-    char origin[GS_MAX_AXES][CW];
-    for (int a = 0; a < na; a++)
-        snprintf(origin[a], sizeof origin[a], spatial(op, a) ? "ob%d" : "or%d", a);
-
-    /* ---- reduce-tile loops ---- */
-    int nred = 0;
-    for (int a = 0; a < na; a++) {
-        if (spatial(op, a)) continue;
-        line(m, "for (int or%d = 0; or%d < E%d; or%d += %d) {", a, a, a, a, e->T[a][2]);
-        m->indent++;
-        nred++;
-    }
-    /* cooperative loads of staged inputs */
-    for (int t = 0; t < ni; t++) {
-        if (!e->stage[t]) continue;
-        const gs_tensor *ts = &op->tensors[t];
-        int64_t nreal = 1;
-        for (int j = 0; j < ts->ndim; j++) nreal *= dims[t][j];
-        char boxtxt[160];
-        size_t bo = 0;
-        for (int j = 0; j < ts->ndim && bo < sizeof boxtxt; j++)
-            bo += (size_t)snprintf(boxtxt + bo, sizeof boxtxt - bo, " %lld", (long long)dims[t][j]);
-        line(m, "{ /* stage %s: box%s, pitch %lld */", ts->name, boxtxt, (long long)pitch[t]);
-        m->indent++;
-        for (int j = 0; j < ts->ndim; j++) {
-            /* lowest index of the box: negative coefficients reach down by T2-1 */
-            char buf[512];
-            affine_text(&ts->idx[j], na, origin, buf, sizeof buf);
-            int64_t neg = 0;
-            for (int a = 0; a < na; a++)
-                if (ts->idx[j].coeff[a] < 0) neg += ts->idx[j].coeff[a] * (e->T[a][2] - 1);
-            line(m, "const int lo%d = %s + %lld;", j, buf, (long long)neg);
-        }
-        line(m, "for (int i = tid; i < %lld; i += %lld) {", (long long)nreal, (long long)nt);
-        m->indent++;
-        line(m, "int rem = i;");
-        for (int j = ts->ndim - 1; j >= 0; j--) {
-            if (j > 0) line(m, "const int c%d = rem %% %lld; rem /= %lld;", j, (long long)dims[t][j], (long long)dims[t][j]);
-            else line(m, "const int c0 = rem;");
-            line(m, "const int g%d = lo%d + c%d;", j, j, j);
-        }
-        emit_global_read(m, t, "g", "v");
-        /* padded smem offset */
-        gs_sb lin;
-        gs_sb_init(&lin);
-        gs_sb_puts(&lin, "c0");
-        for (int j = 1; j < ts->ndim; j++) {
-            char *prev = gs_sb_take(&lin);
-            gs_sb_init(&lin);
-            gs_sb_printf(&lin, "(%s) * %lld + c%d", prev ? prev : "0",
-                         (long long)(j == ts->ndim - 1 ? pitch[t] : dims[t][j]), j);
-            free(prev);
-        }
-        char *l = gs_sb_take(&lin);
-        line(m, "sm%d[%s] = v;", t, l ? l : "0");
-        free(l);
-        m->indent--;
-        line(m, "}");
-        m->indent--;
-        line(m, "}");
-    }
-    if (smem_total) line(m, "%s;", m->sp->sync);
-
-    /* k-step loops with reduce bounds predicates */
-    for (int a = 0; a < na; a++) {
-        if (spatial(op, a)) continue;
-        line(m, "#pragma unroll 4");
-        line(m, "for (int kr%d = 0; kr%d < %d; kr%d++) {", a, a, e->T[a][2], a);
-        m->indent++;
-        line(m, "if (or%d + kr%d < E%d) {", a, a, a);
-        m->indent++;
-    }
-
-    /* register fragments per input over the spatial axes it depends on */
-    char local[GS_MAX_AXES][CW], global[GS_MAX_AXES][CW];
-    for (int a = 0; a < na; a++) {
-        char lx[CW];
-        local_expr(m, a, lx, sizeof lx);
-        snprintf(local[a], sizeof local[a], "%s", lx);
-        snprintf(global[a], sizeof global[a], "(%.16s + %.160s)", origin[a], lx);
-    }
-    int64_t frag_n[GS_MAX_TENSORS];
-    for (int t = 0; t < ni; t++) {
-        const gs_tensor *ts = &op->tensors[t];
-        frag_n[t] = 1;
-        for (int a = 0; a < na; a++)
-            if (spatial(op, a) && gs_tensor_uses_axis(ts, a)) frag_n[t] *= e->T[a][1];
-        line(m, "float f%d[%lld];", t, (long long)frag_n[t]);
-        int open = 0;
-        for (int a = 0; a < na; a++) {
-            if (!spatial(op, a) || !gs_tensor_uses_axis(ts, a)) continue;
-            line(m, "#pragma unroll");
-            line(m, "for (int r%d = 0; r%d < %d; r%d++) {", a, a, e->T[a][1], a);
-            m->indent++;
-            open++;
-        }
-        /* fragment index: row-major over the dependent axes */
-        gs_sb fi;
-        gs_sb_init(&fi);
-        gs_sb_puts(&fi, "0");
-        for (int a = 0; a < na; a++)
-            if (spatial(op, a) && gs_tensor_uses_axis(ts, a)) {
-                char *prev = gs_sb_take(&fi);
-                gs_sb_init(&fi);
-                gs_sb_printf(&fi, "(%s) * %d + r%d", prev ? prev : "0", e->T[a][1], a);
-                free(prev);
-            }
-        char *fidx = gs_sb_take(&fi);
-        if (e->stage[t]) {
-            gs_sb lin;
-            gs_sb_init(&lin);
-            for (int j = 0; j < ts->ndim; j++) {
-                char buf[640];
-                affine_text(&ts->idx[j], na, local, buf, sizeof buf);
-                int64_t shift = 0;
-                for (int a = 0; a < na; a++)
-                    if (ts->idx[j].coeff[a] < 0) shift -= ts->idx[j].coeff[a] * (e->T[a][2] - 1);
-                /* the affine offset is already folded into lo<j> of the load */
-                int64_t off = ts->idx[j].offset;
-                if (j == 0) gs_sb_printf(&lin, "(%s - %lld + %lld)", buf, (long long)off, (long long)shift);
-                else {
-                    char *prev = gs_sb_take(&lin);
-                    gs_sb_init(&lin);
-                    gs_sb_printf(&lin, "(%s) * %lld + (%s - %lld + %lld)", prev ? prev : "0",
-                                 (long long)(j == ts->ndim - 1 ? pitch[t] : dims[t][j]), buf, (long long)off,
-                                 (long long)shift);
-                    free(prev);
-                }
-            }
-            char *l = gs_sb_take(&lin);
-            line(m, "f%d[%s] = sm%d[%s];", t, fidx ? fidx : "0", t, l ? l : "0");
-            free(l);
-        } else {
-            line(m, "{");
-            m->indent++;
-            for (int j = 0; j < ts->ndim; j++) {
-                char buf[640];
-                affine_text(&ts->idx[j], na, global, buf, sizeof buf);
-                line(m, "const int q%d = %s;", j, buf);
-            }
-            emit_global_read(m, t, "q", "v");
-            line(m, "f%d[%s] = v;", t, fidx ? fidx : "0");
-            m->indent--;
-            line(m, "}");
-        }
-        free(fidx);
-        for (; open > 0; open--) {
-            m->indent--;
-            line(m, "}");
-        }
-    }
-
-    /* accumulate over the whole register tile */
-    {
-        int open = 0;
-        for (int a = 0; a < na; a++) {
-            if (!spatial(op, a)) continue;
-            line(m, "#pragma unroll");
-            line(m, "for (int r%d = 0; r%d < %d; r%d++) {", a, a, e->T[a][1], a);
-            m->indent++;
-            open++;
-        }
-        gs_sb ai;
-        gs_sb_init(&ai);
-        gs_sb_puts(&ai, "0");
-        for (int a = 0; a < na; a++)
-            if (spatial(op, a)) {
-                char *prev = gs_sb_take(&ai);
-                gs_sb_init(&ai);
-                gs_sb_printf(&ai, "(%s) * %d + r%d", prev ? prev : "0", e->T[a][1], a);
-                free(prev);
-            }
-        char *aidx = gs_sb_take(&ai);
-        gs_sb rhs;
-        gs_sb_init(&rhs);
-        for (int t = 0; t < ni; t++) {
-            const gs_tensor *ts = &op->tensors[t];
-            gs_sb fi;
-            gs_sb_init(&fi);
-            gs_sb_puts(&fi, "0");
-            for (int a = 0; a < na; a++)
-                if (spatial(op, a) && gs_tensor_uses_axis(ts, a)) {
-                    char *prev = gs_sb_take(&fi);
-                    gs_sb_init(&fi);
-                    gs_sb_printf(&fi, "(%s) * %d + r%d", prev ? prev : "0", e->T[a][1], a);
-                    free(prev);
-                }
-            char *fidx = gs_sb_take(&fi);
-            gs_sb_printf(&rhs, "%sf%d[%s]", t ? (op->combine == GS_COMBINE_ADD ? " + " : " * ") : "", t,
-                         fidx ? fidx : "0");
-            free(fidx);
-        }
-        char *r = gs_sb_take(&rhs);
-        if (op->combine == GS_COMBINE_MAX)
-            line(m, "acc[%s] = %s(acc[%s], %s);", aidx ? aidx : "0", m->sp->fmax, aidx ? aidx : "0", r ? r : "0");
-        else
-            line(m, "acc[%s] += %s;", aidx ? aidx : "0", r ? r : "0");
-        free(r);
-        free(aidx);
-        for (; open > 0; open--) {
-            m->indent--;
-            line(m, "}");
-        }
-    }
-    for (int a = 0; a < na; a++) {
-        if (spatial(op, a)) continue;
-        m->indent--;
-        line(m, "}");
-        m->indent--;
-        line(m, "}");
-    }
-    if (smem_total) line(m, "%s;", m->sp->sync);
-    for (int i = 0; i < nred; i++) {
-        m->indent--;
-        line(m, "}");
-    }
-
-    /* ---- epilogue and predicated stores ---- */
-    {
-        const gs_tensor *ot = gs_op_out(op);
-        int open = 0;
-        for (int a = 0; a < na; a++) {
-            if (!spatial(op, a)) continue;
-            line(m, "#pragma unroll");
-            line(m, "for (int r%d = 0; r%d < %d; r%d++) {", a, a, e->T[a][1], a);
-            m->indent++;
-            open++;
-        }
-        gs_sb cond, ai;
-        gs_sb_init(&cond);
-        gs_sb_init(&ai);
-        gs_sb_puts(&ai, "0");
-        bool first = true;
-        for (int a = 0; a < na; a++) {
-            if (!spatial(op, a)) continue;
-            line(m, "const int x%d = %s;", a, global[a]);
-            gs_sb_printf(&cond, "%sx%d < E%d", first ? "" : " && ", a, a);
-            first = false;
-            char *prev = gs_sb_take(&ai);
-            gs_sb_init(&ai);
-            gs_sb_printf(&ai, "(%s) * %d + r%d", prev ? prev : "0", e->T[a][1], a);
-            free(prev);
-        }
-        char *c = gs_sb_take(&cond), *aidx = gs_sb_take(&ai);
-        line(m, "if (%s) {", c ? c : "1");
-        m->indent++;
-        char xs[GS_MAX_AXES][CW];
-        for (int a = 0; a < na; a++) snprintf(xs[a], sizeof xs[a], "x%d", a);
-        for (int j = 0; j < ot->ndim; j++) {
-            char buf[640];
-            affine_text(&ot->idx[j], na, xs, buf, sizeof buf);
-            line(m, "const int o%d = %s;", j, buf);
-        }
-        gs_sb lin;
-        gs_sb_init(&lin);
-        gs_sb_printf(&lin, "(%s)o0", m->idx_t);
-        for (int j = 1; j < ot->ndim; j++) {
-            char *prev = gs_sb_take(&lin);
-            gs_sb_init(&lin);
-            gs_sb_printf(&lin, "(%s * S%d_%d + o%d)", prev ? prev : "0", ni, j, j);
-            free(prev);
-        }
-        char *l = gs_sb_take(&lin);
-        line(m, "const %s oi = %s;", m->idx_t, l ? l : "0");
-        line(m, "float y = alpha * acc[%s];", aidx ? aidx : "0");
-        if (out->desc.has_beta) line(m, "y += beta * out[oi];");
-        if (out->desc.has_bias) line(m, "y += bias[x%u];", out->desc.bias_axis);
-        if (out->desc.relu) line(m, "y = %s(y, 0.0f);", m->sp->fmax);
-        line(m, "out[oi] = y;");
-        free(l);
-        free(c);
-        free(aidx);
-        m->indent--;
-        line(m, "}");
-        for (; open > 0; open--) {
-            m->indent--;
-            line(m, "}");
-        }
-    }
+    print_staging_setup(m);
+    print_main_loop(m);
+    print_epilogue(m);
     gs_sb_puts(&m->sb, "}\n");
     if (m->sb.oom) {
         gs_sb_free(&m->sb);
@@ -539,4 +1064,14 @@ gs_status gs_lower_emit(gs_ctx *ctx, const gs_op *op, const gs_etir *e, gs_diale
     out->src = gs_sb_take(&m->sb);
     if (!out->src) return gs_err(ctx, GS_ERR_NOMEM, "out of memory emitting kernel source");
     return GS_OK;
+}
+
+gs_status gs_lower_emit(gs_ctx *ctx, const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_dialect d, int arch,
+                        gs_kernel_src *out) {
+    memset(out, 0, sizeof *out);
+    if (!hw || !op || !e) return gs_err(ctx, GS_ERR_INVALID_ARG, "lowering: NULL profile, operator or state");
+    if (!gs_etir_wellformed(op, e)) return gs_err(ctx, GS_ERR_INVALID_ARG, "lowering: malformed ETIR state");
+    gs_plan p;
+    gs_plan_make(hw, op, e, NULL, &p);
+    return gs_lower_emit_plan(ctx, op, e, &p, d, arch, out);
 }

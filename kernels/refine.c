@@ -260,7 +260,7 @@ gs_status gs_refine_opencl(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_res
             continue;
         }
         gs_kernel_src ks;
-        gs_status cs = gs_lower_emit(ctx, op, e, GS_DIALECT_OPENCL, 0, &ks);
+        gs_status cs = gs_lower_emit(ctx, &r->hw, op, e, GS_DIALECT_OPENCL, 0, &ks);
         if (cs != GS_OK) {
             record_failure(ctx, c, cs, &first_err, first_msg, sizeof first_msg);
             continue;
@@ -368,7 +368,7 @@ gs_status gs_refine_cuda(gs_ctx *ctx, gs_cuda *cu, const gs_op *op, const gs_res
             continue;
         }
         gs_kernel_src ks;
-        gs_status cs = gs_lower_emit(ctx, op, e, GS_DIALECT_CUDA, arch, &ks);
+        gs_status cs = gs_lower_emit(ctx, &r->hw, op, e, GS_DIALECT_CUDA, arch, &ks);
         if (cs != GS_OK) {
             record_failure(ctx, c, cs, &first_err, first_msg, sizeof first_msg);
             continue;

@@ -14,7 +14,7 @@ gs_status gs_rerank_ptxas(gs_ctx *ctx, const gs_hw *hw, const gs_op *op, int arc
     for (int i = 0; i < n; i++) {
         gs_kernel_src ks;
         gs_nvrtc_out nv;
-        gs_status s = gs_lower_emit(ctx, op, &cand[i], GS_DIALECT_CUDA, arch, &ks);
+        gs_status s = gs_lower_emit(ctx, hw, op, &cand[i], GS_DIALECT_CUDA, arch, &ks);
         if (s != GS_OK) return s;
         s = gs_nvrtc_compile(ctx, ks.src, ks.name, arch, false, true, &nv);
         gs_kernel_src_free(&ks);

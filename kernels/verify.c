@@ -63,9 +63,10 @@ static void gemm_reference(const gs_op *op, const float *A, const float *B, floa
                    &a.matrix, &b.matrix, op->epi.beta, &c.matrix);
 }
 
-gs_status gs_verify_opencl(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_etir *e, uint64_t seed, gs_diff *d) {
+gs_status gs_verify_opencl(gs_ctx *ctx, gs_cl *cl, const gs_hw *hw, const gs_op *op, const gs_etir *e, uint64_t seed,
+                           gs_diff *d) {
     memset(d, 0, sizeof *d);
-    if (!cl || !op || !e) return gs_err(ctx, GS_ERR_INVALID_ARG, "verify: NULL argument");
+    if (!cl || !hw || !op || !e) return gs_err(ctx, GS_ERR_INVALID_ARG, "verify: NULL argument");
     int64_t total = 0;
     for (int t = 0; t <= op->ninputs; t++) total += gs_tensor_elems(&op->tensors[t]);
     if (op->has_bias) total += op->axes[op->epi.bias_axis].extent;
@@ -80,7 +81,7 @@ gs_status gs_verify_opencl(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_eti
                       "shape",
                       op->spec, iters, (double)GS_VERIFY_MAX_ITERS);
     gs_kernel_src ks;
-    gs_status s = gs_lower_emit(ctx, op, e, GS_DIALECT_OPENCL, 0, &ks);
+    gs_status s = gs_lower_emit(ctx, hw, op, e, GS_DIALECT_OPENCL, 0, &ks);
     if (s != GS_OK) return s;
 
     float *host[GS_MAX_TENSORS] = {0}, *ref = NULL, *bias = NULL;

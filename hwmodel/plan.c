@@ -1,0 +1,410 @@
+/* plan.c — the planner: one ETIR state of one operator plus the target's
+ * facts become a gs_plan (hwmodel/plan.h). The model prices the plan and the
+ * printers print it; nothing downstream makes a decision of its own.
+ *
+ * Every rule below is derived from the operator's affine maps, the tiles and
+ * a few profile numbers; no rule names an operator or an architecture. */
+#include "hwmodel/plan.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Registers the kernel needs beyond accumulators, fragments and staging:
+ * indices, loop counters, pointers, extents (fitted as an upper bound of
+ * ptxas' count over the NVRTC test sweeps, which the tests assert). */
+#define GS_PLAN_REGS_BASE 52
+/* A block's per-SM shared-memory reservation on Ampere and later (bytes). */
+#define GS_PLAN_SMEM_RESERVED 1024
+
+bool gs_hw_has_async_copy(const gs_hw *hw) { return hw->sm >= 80; }
+
+static bool spatial(const gs_op *op, int a) { return op->axes[a].kind == GS_AXIS_SPATIAL; }
+
+/* The axis a dim's index runs along with unit step, or -1: exactly one
+ * non-zero coefficient, equal to 1 (a gemm row, a channel, not a conv window). */
+static int unit_axis(const gs_affine *f, int naxes) {
+    int a = -1;
+    for (int i = 0; i < naxes; i++) {
+        if (!f->coeff[i]) continue;
+        if (a >= 0 || f->coeff[i] != 1) return -1;
+        a = i;
+    }
+    return a;
+}
+
+static int64_t floor_mod(int64_t x, int64_t m) { return ((x % m) + m) % m; }
+
+/* Largest vector width w in {4, 2} (<= cap) dividing every value, else 1. */
+static int vec_dividing(int cap, int64_t x, int64_t y, int64_t z) {
+    for (int w = cap; w > 1; w /= 2)
+        if (x % w == 0 && y % w == 0 && z % w == 0) return w;
+    return 1;
+}
+
+/* Box extent of tensor t along dim j over uncapped block tiles: every
+ * thread's local offset needs a slot. Saturates at GS_STAGE_SAT like
+ * gs_stage_layout, so absurd strides fail the check instead of overflowing. */
+static int64_t box_dim(const gs_op *op, const gs_etir *e, int t, int j) {
+    const gs_tensor *ts = &op->tensors[t];
+    int64_t len = 1;
+    for (int a = 0; a < op->naxes; a++) {
+        int64_t c = ts->idx[j].coeff[a], term;
+        if (!c) continue;
+        if (c == INT64_MIN || __builtin_mul_overflow(c < 0 ? -c : c, (int64_t)e->T[a][2] - 1, &term) ||
+            __builtin_add_overflow(len, term, &len) || len > GS_STAGE_SAT)
+            return GS_STAGE_SAT;
+    }
+    return len;
+}
+
+static int64_t sat_mul(int64_t a, int64_t b) {
+    int64_t r;
+    if (__builtin_mul_overflow(a, b, &r) || r > GS_STAGE_SAT) return GS_STAGE_SAT;
+    return r;
+}
+
+/* Shared-memory strides for a layout: tensor dims in their order, except
+ * inner, which is moved innermost with extent dims[inner] + pad. */
+static int64_t layout_strides(const gs_tensor *ts, const int64_t *dims, int inner, int64_t pad, int64_t *sstride) {
+    int64_t s = 1;
+    sstride[inner] = 1;
+    s = sat_mul(s, dims[inner] + pad);
+    for (int j = ts->ndim - 1; j >= 0; j--) {
+        if (j == inner) continue;
+        sstride[j] = s;
+        s = sat_mul(s, dims[j]);
+    }
+    return s; /* elements of the padded box */
+}
+
+double gs_smem_wavefronts_of(int banks, const int64_t *addr, int lanes, int w) {
+    if (banks > 256) banks = 256;
+    if (banks < 1) banks = 1;
+    if (w < 1) w = 1;
+    int per_phase = lanes / w > 0 ? lanes / w : 1;
+    double total = 0;
+    for (int p0 = 0; p0 < lanes; p0 += per_phase) {
+        int64_t words[256];
+        int n = 0;
+        for (int l = p0; l < p0 + per_phase && l < lanes; l++)
+            for (int k = 0; k < w && n < 256; k++) words[n++] = (int64_t)((uint64_t)addr[l] + (uint64_t)k);
+        /* insertion sort: n <= 256, usually 32 */
+        for (int i = 1; i < n; i++) {
+            int64_t v = words[i];
+            int j = i - 1;
+            for (; j >= 0 && words[j] > v; j--) words[j + 1] = words[j];
+            words[j + 1] = v;
+        }
+        int count[256] = {0}, worst = 1;
+        for (int i = 0; i < n; i++) {
+            if (i && words[i] == words[i - 1]) continue; /* broadcast */
+            int b = (int)floor_mod(words[i], banks);
+            if (++count[b] > worst) worst = count[b];
+        }
+        total += worst;
+    }
+    return total;
+}
+
+int gs_plan_frag_lanes(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, int warp, int64_t *addr) {
+    const gs_tensor *ts = &op->tensors[t];
+    const gs_plan_input *pi = &p->in[t];
+    int64_t step[GS_MAX_AXES], thr[GS_MAX_AXES], th[GS_MAX_AXES];
+    int nax = 0;
+    for (int a = op->naxes - 1; a >= 0; a--) { /* last spatial axis fastest, as the kernel */
+        if (!spatial(op, a)) continue;
+        uint64_t st = 0;
+        for (int j = 0; j < ts->ndim; j++)
+            st += (uint64_t)ts->idx[j].coeff[a] * (uint64_t)(pi->staged ? pi->sstride[j] : 1);
+        step[nax] = (int64_t)(st * (uint64_t)(e->T[a][1] / e->V[a]));
+        thr[nax] = gs_etir_threads_axis(e, a);
+        th[nax] = 0;
+        nax++;
+    }
+    int64_t nt = p->threads;
+    int lanes = (int)(nt < warp ? nt : warp);
+    if (lanes > 64) lanes = 64;
+    for (int l = 0; l < lanes; l++) {
+        uint64_t ad = 0;
+        for (int i = 0; i < nax; i++) ad += (uint64_t)th[i] * (uint64_t)step[i];
+        addr[l] = (int64_t)ad;
+        for (int i = 0; i < nax; i++) { /* odometer: the next lane */
+            if (++th[i] < thr[i]) break;
+            th[i] = 0;
+        }
+    }
+    return lanes;
+}
+
+/* Wavefronts of one copy unit's shared stores, per warp: lane l moves unit l
+ * (units are numbered row-major over the tensor dims, copy_vec elements per
+ * unit along copy_dim). A unit contiguous in shared memory is one store of
+ * store_vec words; a transposed one is copy_vec scalar stores. */
+static double store_wavefronts(const gs_op *op, int t, const gs_plan_input *pi, int64_t threads, int banks, int warp) {
+    const gs_tensor *ts = &op->tensors[t];
+    int64_t addr[64];
+    int lanes = (int)(threads < warp ? threads : warp);
+    if (lanes > 64) lanes = 64;
+    if (lanes > pi->units) lanes = (int)pi->units;
+    if (lanes < 1) return 0;
+    int64_t per_row = pi->dims[pi->copy_dim] / pi->copy_vec;
+    for (int l = 0; l < lanes; l++) {
+        int64_t u = l, so = 0;
+        so += (u % per_row) * pi->copy_vec * pi->sstride[pi->copy_dim];
+        u /= per_row;
+        for (int j = ts->ndim - 1; j >= 0; j--) {
+            if (j == pi->copy_dim) continue;
+            so += (u % pi->dims[j]) * pi->sstride[j];
+            u /= pi->dims[j];
+        }
+        addr[l] = so;
+    }
+    if (pi->store_vec == pi->copy_vec) return gs_smem_wavefronts_of(banks, addr, lanes, pi->store_vec);
+    double total = 0;
+    int64_t shifted[64];
+    for (int k = 0; k < pi->copy_vec; k++) {
+        for (int l = 0; l < lanes; l++) shifted[l] = addr[l] + k * pi->sstride[pi->copy_dim];
+        total += gs_smem_wavefronts_of(banks, shifted, lanes, 1);
+    }
+    return total;
+}
+
+/* The layout decisions of one staged input that need no bank simulation:
+ * box, copy vector, fragment vector, which dim is innermost, how much
+ * padding is reserved. */
+static void plan_input_shape(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *o, int t,
+                             gs_plan_input *pi, int64_t *reserve_pad) {
+    const gs_tensor *ts = &op->tensors[t];
+    const int nd = ts->ndim, vmax = o->scalar ? 1 : GS_PLAN_MAX_VEC;
+    pi->staged = 1;
+    for (int j = 0; j < nd; j++) pi->dims[j] = box_dim(op, e, t, j);
+    /* Copy vector: the tensor's innermost dim runs along one axis with unit
+     * step, its box origin (offset + a multiple of the block tile) and box
+     * extent are multiples of the width, and so is the construction shape's
+     * row length (the kernel re-checks the row length and the pointer at run
+     * time and takes the scalar path when either is misaligned). */
+    pi->copy_dim = (int8_t)(nd - 1);
+    pi->copy_vec = 1;
+    int ca = unit_axis(&ts->idx[nd - 1], op->naxes);
+    if (ca >= 0)
+        pi->copy_vec = (uint8_t)vec_dividing(vmax, ts->idx[nd - 1].offset, pi->dims[nd - 1], ts->shape[nd - 1]);
+    /* Fragment vector: a dim that runs along a spatial axis with unit step,
+     * where each thread owns runs of T0 = T1/V consecutive elements, can be
+     * read with T0-wide vectors when it is innermost in shared memory. The
+     * widest wins; on a tie the copy dim stays innermost (no transposition). */
+    pi->frag_vec = 1;
+    pi->frag_axis = -1;
+    pi->inner_dim = pi->copy_dim;
+    for (int j = nd - 1; j >= 0 && vmax > 1; j--) {
+        int a = unit_axis(&ts->idx[j], op->naxes);
+        if (a < 0 || !spatial(op, a)) continue;
+        int64_t t0 = e->T[a][1] / e->V[a];
+        int w = vec_dividing(vmax, t0, pi->dims[j], 0);
+        if (w > pi->frag_vec) {
+            pi->frag_vec = (uint8_t)w;
+            pi->frag_axis = (int8_t)a;
+            pi->inner_dim = (int8_t)j;
+        }
+    }
+    bool transposed = pi->inner_dim != pi->copy_dim;
+    pi->store_vec = transposed ? 1 : pi->copy_vec;
+    /* Copy mechanism: cp.async moves 4, 8 or 16 contiguous bytes, so a copy
+     * that transposes goes through registers; pipelining (stages > 1) is what
+     * the register hop would otherwise cost. */
+    pi->copy_mode = (gs_hw_has_async_copy(hw) && e->stages > 1 && !o->no_async && !transposed) ? GS_COPY_ASYNC
+                                                                                             : GS_COPY_REG;
+    /* Padding reserved: up to 4 words when rows must stay 16-byte aligned
+     * (vector reads, vector or asynchronous stores), else 1 (odd pitch). */
+    bool aligned = pi->frag_vec > 1 || pi->store_vec > 1 || pi->copy_mode == GS_COPY_ASYNC;
+    *reserve_pad = nd > 1 && pi->dims[pi->inner_dim] > 1 ? (aligned ? GS_PLAN_MAX_VEC : 1) : 0;
+    pi->pad = (int32_t)*reserve_pad;
+    int64_t dummy[GS_MAX_DIMS];
+    int64_t elems = layout_strides(ts, pi->dims, pi->inner_dim, *reserve_pad, dummy);
+    pi->stage_elems = elems >= GS_STAGE_SAT ? GS_STAGE_SAT : (elems + 3) / 4 * 4;
+    int64_t box = 1;
+    for (int j = 0; j < nd; j++) box = sat_mul(box, pi->dims[j]);
+    pi->units = box / pi->copy_vec;
+}
+
+/* An unstaged input is read straight from global memory in the reduce loop.
+ * When each of its dims is one axis with unit step, no offset and that
+ * axis' extent as its shape (a gemm operand, a gemv vector, an eltwise
+ * input; not a padded conv window), an interior block's reads are in range
+ * and need no predicate, and the innermost dim can be read as vectors of the
+ * thread's run T0. */
+static void plan_unstaged(const gs_op *op, const gs_etir *e, const gs_plan_opts *o, int t, gs_plan_input *pi) {
+    const gs_tensor *ts = &op->tensors[t];
+    pi->frag_vec = 1;
+    pi->inner_dim = pi->copy_dim = (int8_t)(ts->ndim - 1);
+    if (o->predicated) return;
+    for (int j = 0; j < ts->ndim; j++) {
+        int a = unit_axis(&ts->idx[j], op->naxes);
+        if (a < 0 || ts->idx[j].offset != 0 || ts->shape[j] != op->axes[a].extent) return;
+    }
+    pi->direct = 1;
+    int a = unit_axis(&ts->idx[ts->ndim - 1], op->naxes);
+    if (o->scalar || !spatial(op, a)) return;
+    int w = vec_dividing(GS_PLAN_MAX_VEC, e->T[a][1] / e->V[a], ts->shape[ts->ndim - 1], 0);
+    if (w > 1) {
+        pi->frag_vec = (uint8_t)w;
+        pi->frag_axis = (int8_t)a;
+    }
+}
+
+/* Registers per thread the plan is sized for: accumulators, fragments, the
+ * prefetch registers of register-path copies in a pipeline, one offset per
+ * copy unit, and a base for indices and pointers. An upper bound on ptxas'
+ * count over the test sweeps (tests/test_nvrtc.c asserts it). */
+static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p) {
+    int64_t regs = gs_etir_acc_regs(op, e) + GS_PLAN_REGS_BASE + 2 * op->naxes;
+    for (int t = 0; t < op->ninputs; t++) {
+        int64_t f = 1;
+        for (int a = 0; a < op->naxes; a++)
+            if (spatial(op, a) && gs_tensor_uses_axis(&op->tensors[t], a)) f *= e->T[a][1];
+        regs += f;
+        const gs_plan_input *pi = &p->in[t];
+        if (!pi->staged) continue;
+        if (p->fast_path) regs += pi->units_per_thread;
+        if (p->stages > 1 && pi->copy_mode == GS_COPY_REG) regs += (int64_t)pi->units_per_thread * pi->copy_vec;
+    }
+    return (int)(regs > 100000 ? 100000 : regs);
+}
+
+static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *o, gs_plan *p) {
+    memset(p, 0, sizeof *p);
+    if (o) p->opts = *o;
+    p->arch = hw->sm;
+    int64_t nt = gs_etir_threads(op, e);
+    p->threads = (int32_t)(nt > INT32_MAX ? INT32_MAX : nt);
+    p->stages = e->stages;
+    p->raster = e->raster;
+    p->fast_path = !p->opts.predicated;
+    p->reduce_split = 1;
+    p->raster_x = p->raster_y = -1;
+    for (int a = op->naxes - 1; a >= 0; a--) { /* the last two spatial axes */
+        if (!spatial(op, a)) continue;
+        if (p->raster_y < 0) p->raster_y = (int8_t)a;
+        else if (p->raster_x < 0) p->raster_x = (int8_t)a;
+    }
+    for (int t = 0; t < op->ninputs; t++) {
+        gs_plan_input *pi = &p->in[t];
+        pi->frag_axis = -1;
+        if (!e->stage[t]) {
+            plan_unstaged(op, e, &p->opts, t, pi);
+            continue;
+        }
+        int64_t pad;
+        plan_input_shape(hw, op, e, &p->opts, t, pi, &pad);
+        int64_t upt = (pi->units + nt - 1) / (nt > 0 ? nt : 1);
+        pi->units_per_thread = (int32_t)(upt > INT32_MAX ? INT32_MAX : upt);
+        if (pi->copy_mode == GS_COPY_ASYNC) p->any_async = 1;
+        int64_t b = sat_mul(sat_mul(pi->stage_elems, p->stages), 4);
+        p->smem_bytes = p->smem_bytes + b > GS_STAGE_SAT ? GS_STAGE_SAT : p->smem_bytes + b;
+    }
+    p->smem_dynamic = p->smem_bytes > hw->smem_per_block;
+    p->regs_bound = regs_bound(op, e, p);
+}
+
+void gs_plan_resources(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts,
+                       int64_t *smem_bytes, int *regs) {
+    gs_plan p;
+    plan_common(hw, op, e, opts, &p);
+    *smem_bytes = p.smem_bytes;
+    *regs = p.regs_bound;
+}
+
+/* Padding that minimises shared-memory wavefronts per reduce tile, over the
+ * candidates that keep the alignment the plan's vectors need: 0 or 4 words
+ * for aligned layouts, 0 or 1 (an odd pitch) for scalar ones. The v1 style
+ * pads an even innermost extent to odd, as codegen v1 did. */
+static void choose_pad(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_plan *p, int t) {
+    gs_plan_input *pi = &p->in[t];
+    const gs_tensor *ts = &op->tensors[t];
+    int64_t reserve = pi->pad, best_pad = 0;
+    double best = -1;
+    double reads_per_tile = 1, frag = 1;
+    for (int a = 0; a < op->naxes; a++) {
+        if (!spatial(op, a)) reads_per_tile *= e->T[a][2];
+        else if (gs_tensor_uses_axis(ts, a)) frag *= e->T[a][1];
+    }
+    reads_per_tile *= frag / pi->frag_vec;
+    for (int64_t pad = 0; pad <= reserve; pad += (reserve > 1 ? GS_PLAN_MAX_VEC : 1)) {
+        if (p->opts.scalar) pad = (ts->ndim > 1 && pi->dims[pi->inner_dim] > 1 && pi->dims[pi->inner_dim] % 2 == 0);
+        layout_strides(ts, pi->dims, pi->inner_dim, pad, pi->sstride);
+        int64_t addr[64];
+        int lanes = gs_plan_frag_lanes(op, e, p, t, hw->warp_size, addr);
+        double rw = gs_smem_wavefronts_of(hw->smem_banks, addr, lanes, pi->frag_vec);
+        double sw = store_wavefronts(op, t, pi, p->threads, hw->smem_banks, hw->warp_size);
+        double cost = reads_per_tile * rw + pi->units_per_thread * sw;
+        if (best < 0 || cost < best) {
+            best = cost;
+            best_pad = pad;
+            pi->read_wf = (float)rw;
+            pi->store_wf = (float)sw;
+        }
+        if (p->opts.scalar) break;
+    }
+    pi->pad = (int32_t)best_pad;
+    layout_strides(ts, pi->dims, pi->inner_dim, best_pad, pi->sstride);
+}
+
+void gs_plan_make(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts, gs_plan *p) {
+    plan_common(hw, op, e, opts, p);
+    for (int t = 0; t < op->ninputs; t++)
+        if (p->in[t].staged) choose_pad(hw, op, e, p, t);
+    /* Output vector: the output's innermost dim runs along a spatial axis
+     * with unit step and each thread owns runs of T0 consecutive outputs. */
+    const gs_tensor *ot = gs_op_out(op);
+    int oa = unit_axis(&ot->idx[ot->ndim - 1], op->naxes);
+    p->out_axis = -1;
+    p->out_vec = 1;
+    if (oa >= 0 && !p->opts.scalar && !p->opts.predicated) {
+        int w = vec_dividing(GS_PLAN_MAX_VEC, e->T[oa][1] / e->V[oa], ot->idx[ot->ndim - 1].offset, 0);
+        if (w > 1) {
+            p->out_axis = (int8_t)oa;
+            p->out_vec = (uint8_t)w;
+        }
+    }
+    p->bias_vec = op->has_bias && op->epi.bias_axis >= 0 && op->epi.bias_axis == p->out_axis ? p->out_vec : 1;
+    /* Unroll the reduce loop fully while its body stays small; beyond about
+     * 4k instructions unroll the innermost reduce loop by 4 (instruction
+     * cache). */
+    int64_t body = gs_etir_acc_regs(op, e) + 8, trip = 1;
+    for (int a = 0; a < op->naxes; a++)
+        if (!spatial(op, a)) trip *= e->T[a][2];
+    p->k_unroll = (uint8_t)(trip * body <= 4096 ? 0 : 4);
+    /* Launch bounds: as many blocks per SM as the register bound, threads,
+     * shared memory and the block limit allow, so that ptxas keeps to the
+     * plan's register budget and blocks can share an SM. */
+    int64_t warps = (p->threads + hw->warp_size - 1) / hw->warp_size;
+    int64_t rpt = (p->regs_bound + 7) / 8 * 8;
+    int64_t mb = hw->max_blocks_per_sm;
+    int64_t by_reg = rpt > 0 ? hw->regs_per_sm / (rpt * warps * hw->warp_size) : mb;
+    int64_t by_thr = hw->max_threads_per_sm / (warps * hw->warp_size);
+    int64_t by_smem = p->smem_bytes ? hw->smem_per_sm / (p->smem_bytes + GS_PLAN_SMEM_RESERVED) : mb;
+    if (by_reg < mb) mb = by_reg;
+    if (by_thr < mb) mb = by_thr;
+    if (by_smem < mb) mb = by_smem;
+    p->min_blocks = p->opts.min_blocks1 || mb < 1 ? 1 : (int32_t)mb;
+}
+
+void gs_plan_format(const gs_op *op, const gs_plan *p, char *buf, size_t n) {
+    size_t off = 0;
+    buf[0] = 0;
+    for (int t = 0; t < op->ninputs && off < n; t++) {
+        const gs_plan_input *pi = &p->in[t];
+        if (!pi->staged) {
+            off += (size_t)snprintf(buf + off, n - off, "%s%s:global%s fv%d", off ? " " : "", op->tensors[t].name,
+                                    pi->direct ? " direct" : "", pi->frag_vec);
+            continue;
+        }
+        off += (size_t)snprintf(buf + off, n - off, "%s%s:%s v%d%s pad%d fv%d", off ? " " : "", op->tensors[t].name,
+                                pi->copy_mode == GS_COPY_ASYNC ? "async" : "reg", pi->copy_vec,
+                                pi->inner_dim != pi->copy_dim ? " T" : "", (int)pi->pad, pi->frag_vec);
+    }
+    if (off < n)
+        off += (size_t)snprintf(buf + off, n - off, " | st%d%s%s ov%d lb(%d,%d)%s", p->stages,
+                                p->raster ? " raster" : "", p->fast_path ? " fast" : " predicated", p->out_vec,
+                                (int)p->threads, (int)p->min_blocks, p->smem_dynamic ? " dyn-smem" : "");
+    if (off < n && p->raster) snprintf(buf + off, n - off, " g%d", 1 << p->raster);
+}

@@ -1,0 +1,119 @@
+/* plan.h — the kernel plan: every decision about how one ETIR state of one
+ * operator becomes a kernel, made once, here, from the operator, the state
+ * and a few target facts. hwmodel/model.c prices a plan and kernels/lower.c
+ * prints it, so what is priced is what is emitted.
+ *
+ * The plan is plain data with no CUDA or OpenCL in it. It is zeroed before it
+ * is filled, so its bytes can be hashed into the kernel descriptor. It holds
+ * only decisions that do not depend on the extents (those are runtime
+ * arguments), so one plan serves every shape of its alignment class.
+ *
+ * Two kinds of decision:
+ * - choices that pay off differently per shape live in the ETIR and the walk
+ *   explores them: tiles, vthreads, staging, pipeline stages, rasterisation;
+ * - choices that follow from the facts are made here and never searched:
+ *   vector widths (from the affine maps, the tiles and the alignment of the
+ *   shapes), the shared-memory layout (dim order and padding, from a
+ *   bank-conflict count), the copy mechanism (cp.async where the target has
+ *   it and the copy does not transpose), the launch bounds, and whether
+ *   interior tiles take an unpredicated fast path.
+ */
+#ifndef GS_PLAN_H
+#define GS_PLAN_H
+
+#include "hwmodel/hw.h"
+
+/* Widest vector access, in fp32 elements (128-bit loads and stores). */
+#define GS_PLAN_MAX_VEC 4
+
+/* How a staged input's tile reaches shared memory on the fast path. */
+typedef enum gs_copy_mode {
+    GS_COPY_REG = 0,   /* global -> registers -> shared (a transposing copy, or no async copy) */
+    GS_COPY_ASYNC = 1  /* global -> shared with no register hop (cp.async, sm_80 and later) */
+} gs_copy_mode;
+
+/* Options for the fallback plans (tests, and pricing code of the v1 style
+ * that was measured on an H100). All zero: the plan the library emits. */
+typedef struct gs_plan_opts {
+    uint8_t scalar;      /* no vector access, no transposition, v1 odd-pitch layout */
+    uint8_t predicated;  /* no fast path: every tile and every store predicated */
+    uint8_t no_async;    /* register copies even where cp.async exists */
+    uint8_t min_blocks1; /* launch bounds (threads, 1), as v1 */
+} gs_plan_opts;
+
+typedef struct gs_plan_input {
+    uint8_t staged;       /* copied to shared memory for every reduce tile */
+    uint8_t copy_mode;    /* gs_copy_mode */
+    uint8_t copy_vec;     /* elements per fast-path global load along copy_dim (1, 2, 4) */
+    uint8_t store_vec;    /* elements per shared store of one copy unit (copy_vec when the
+                             unit is contiguous in shared memory, else 1) */
+    uint8_t frag_vec;     /* elements per fragment read along frag_axis (1: scalar reads) */
+    int8_t frag_axis;     /* spatial axis read as vectors from the innermost smem dim; -1 */
+    int8_t copy_dim;      /* tensor dim the copy runs along: the tensor's innermost */
+    int8_t inner_dim;     /* tensor dim innermost in shared memory */
+    int32_t pad;          /* elements added to the innermost smem extent */
+    int32_t units_per_thread; /* copy units a thread moves per tile (rounded up) */
+    int64_t dims[GS_MAX_DIMS];    /* box extent per tensor dim (uncapped block tiles) */
+    int64_t sstride[GS_MAX_DIMS]; /* shared-memory stride per tensor dim, elements */
+    int64_t stage_elems;  /* one buffer, padding included, a multiple of 4 */
+    int64_t units;        /* copy units per tile: box elements / copy_vec */
+    uint8_t direct;       /* unstaged: every dim is one axis with unit step, no offset and the
+                             axis' extent as its shape, so interior blocks read it without
+                             predicates (re-checked at run time) */
+    float read_wf;        /* smem wavefronts of one warp-wide fragment read */
+    float store_wf;       /* smem wavefronts of one copy unit's stores, per warp */
+} gs_plan_input;
+
+typedef struct gs_plan {
+    int32_t arch;         /* sm_XX the decisions were made for */
+    int32_t threads;      /* threads per block */
+    int32_t min_blocks;   /* __launch_bounds__(threads, min_blocks) */
+    int32_t regs_bound;   /* registers per thread the plan is sized for (upper bound) */
+    uint8_t stages;       /* pipeline depth (from the ETIR) */
+    uint8_t raster;       /* log2 block-swizzle group (from the ETIR) */
+    int8_t raster_x;      /* the swizzled (slower) spatial axis; -1 none */
+    int8_t raster_y;      /* the faster spatial axis of the swizzled pair; -1 none */
+    uint8_t fast_path;    /* interior tiles and blocks run unpredicated code */
+    uint8_t out_vec;      /* output elements per vector store along out_axis (1: scalar) */
+    int8_t out_axis;      /* spatial axis of the output's innermost dim; -1 */
+    uint8_t bias_vec;     /* bias elements per vector read (out_vec when bias runs along out_axis) */
+    uint8_t smem_dynamic; /* shared memory over the 48 KiB static limit: dynamic, opted in */
+    uint8_t any_async;    /* some input copies with GS_COPY_ASYNC */
+    uint8_t reduce_split; /* threads sharing one output's reduction (1: none) */
+    uint8_t k_unroll;     /* unroll of the innermost reduce loop (0: full) */
+    int64_t smem_bytes;   /* all stage buffers of all staged inputs */
+    gs_plan_input in[GS_MAX_TENSORS];
+    gs_plan_opts opts;
+} gs_plan;
+
+/* True when the profile's arch has asynchronous global->shared copies
+ * (cp.async: compute capability 8.0 and later, CUDA C++ Programming Guide,
+ * "Asynchronous Data Copies"). */
+bool gs_hw_has_async_copy(const gs_hw *hw);
+
+/* Make the plan of state e of op for hw (opts NULL: the default plan). The
+ * state must be well formed; the plan is made even when it breaks a limit
+ * (gs_hw_check says whether it fits). */
+void gs_plan_make(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts, gs_plan *p);
+
+/* The plan's shared memory and register bound without the layout search
+ * (cheap, for the memory check): identical to gs_plan_make's figures. */
+void gs_plan_resources(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts,
+                       int64_t *smem_bytes, int *regs_bound);
+
+/* Shared-memory wavefronts of one warp-wide access: lane l reads or writes w
+ * consecutive words from word address addr[l]. A w-wide access is served in
+ * phases of 32/w lanes; each phase costs the largest number of distinct
+ * words falling in one bank (equal words are broadcast). */
+double gs_smem_wavefronts_of(int banks, const int64_t *addr, int lanes, int w);
+
+/* Lane word addresses of a warp-wide fragment read of staged input t under
+ * plan p at reduce index 0 (thread coordinates as the kernel decomposes
+ * them, last spatial axis fastest). Returns the lane count (<= 64). */
+int gs_plan_frag_lanes(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, int warp, int64_t *addr);
+
+/* One-line summary of the plan's decisions, e.g.
+ * "A:reg v4 T k>m pad4 fv4 | B:async v4 pad0 fv4 | st2 r8 fast ov4 lb(256,2)". */
+void gs_plan_format(const gs_op *op, const gs_plan *p, char *buf, size_t n);
+
+#endif
