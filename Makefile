@@ -18,7 +18,8 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all deps demo test test-plain check-asan check-suites calibrate bench clean check-gpu compare
+.PHONY: all deps demo test test-plain check-asan check-suites calibrate bench clean check-gpu compare \
+        sass-tools check-sass
 
 all: $(BUILD)/libgensor.a $(BUILD)/libgensor.so $(BUILD)/gensor
 
@@ -35,6 +36,34 @@ deps:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null \
 	    || { echo "deps: apt-get install failed for:$$missing" >&2; exit 1; }; \
 	fi
+
+# ---- static SASS checks: cuobjdump from PyPI into build/venv ----------------
+# Nothing is installed system-wide but python3-venv (only when missing); the
+# stamp makes a second run do nothing until the requirements file changes.
+SASS_VENV := build/venv
+SASS_REQ  := experiments/requirements-sass.txt
+PYTHON    ?= python3
+sass-tools: $(SASS_VENV)/.sass-tools
+$(SASS_VENV)/.sass-tools: $(SASS_REQ)
+	@dpkg-query -W -f='$${Status}' python3-venv 2>/dev/null | grep -q "install ok installed" || { \
+	  echo "sass-tools: installing python3-venv"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq python3-venv >/dev/null \
+	    || { echo "sass-tools: apt-get install failed for: python3-venv" >&2; exit 1; }; }
+	@[ -x $(SASS_VENV)/bin/pip ] || { echo "sass-tools: creating $(SASS_VENV)"; rm -rf $(SASS_VENV); \
+	  $(PYTHON) -m venv $(SASS_VENV) || { rm -rf $(SASS_VENV); echo "sass-tools: $(PYTHON) -m venv failed" >&2; exit 1; }; }
+	@echo "sass-tools: pip install -r $(SASS_REQ) into $(SASS_VENV)"
+	@$(SASS_VENV)/bin/pip install --disable-pip-version-check --no-cache-dir -q -r $(SASS_REQ) \
+	  || { echo "sass-tools: pip install failed (no network to PyPI?)" >&2; exit 1; }
+	@ls $(SASS_VENV)/lib/python3*/site-packages/nvidia/*/bin/cuobjdump >/dev/null 2>&1 \
+	  || { echo "sass-tools: the wheel installed no nvidia/*/bin/cuobjdump" >&2; exit 1; }
+	@touch $@
+
+# make sass-tools is tried first; when it cannot install cuobjdump the check
+# says SKIPPED (exit 0 only with GS_SASS_OPTIONAL=1).
+check-sass: all
+	@$(MAKE) --no-print-directory sass-tools || echo "check-sass: make sass-tools failed"
+	@sh tests/sass_check.sh $(BUILD)/gensor
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -21,6 +21,8 @@ typedef struct cli_opts {
     int refine;          /* candidates to measure (0: no refinement) */
     double refine_ms;    /* budget of the timed launches */
     bool refine_ms_set;
+    int sass;            /* 0: none, 1: --sass (summary), 2: --sass=full or --emit sass */
+    bool emit_given;
 } cli_opts;
 
 static const char *construct_help =
@@ -34,10 +36,14 @@ static const char *construct_help =
     "  --chains N           independent Markov chains [8]\n"
     "  --policy P           paper | balanced | model (benefit formulas, see README) [model]\n"
     "  --strategy S         markov | tree (Roller-style) | exhaustive | random [markov]\n"
-    "  --emit E             construct: print cuda | opencl | ptx | json after the table [cuda]\n"
-    "  --out DIR            construct: write <kernel>.cu, .cl, .json (and .ptx, .log with NVRTC) to DIR\n"
+    "  --emit E             construct: print cuda | opencl | ptx | sass | json after the table [cuda]\n"
+    "  --out DIR            construct: write <kernel>.cu, .cl, .json (and .ptx, .log with NVRTC, .sass\n"
+    "                       with --sass) to DIR\n"
     "  --nvrtc              construct: compile each candidate with NVRTC, re-rank them with ptxas'\n"
     "                       real register counts, and show registers/spills\n"
+    "  --sass[=full]        construct: compile the emitted candidate to a cubin for the profile's arch and\n"
+    "                       count its SASS with cuobjdump (make sass-tools), whole kernel and main loop;\n"
+    "                       =full (or --emit sass) also prints the listing\n"
     "  --config CFG         skip construction and use this configuration, e.g.\n"
     "                       bm=128,bn=128,bk=32,tm=8,tn=8,vm=1,vn=2,sa=1,sb=1 (see README)\n"
     "  --format text|json   output format of the table [text]\n"
@@ -78,7 +84,7 @@ static int parse_opts(const char *cmd, int argc, char **argv, cli_opts *o, bool 
         {"format", required_argument, 0, 'f'},   {"nvrtc", no_argument, 0, 'n'},
         {"config", required_argument, 0, 'C'},   {"configs", required_argument, 0, 'F'},
         {"backend", required_argument, 0, 'B'},  {"refine", required_argument, 0, 'R'},
-        {"refine-ms", required_argument, 0, 'M'},
+        {"refine-ms", required_argument, 0, 'M'}, {"sass", optional_argument, 0, 'A'},
         {"help", no_argument, 0, 'h'},           {0, 0, 0, 0},
     };
     optind = 1;
@@ -118,9 +124,17 @@ static int parse_opts(const char *cmd, int argc, char **argv, cli_opts *o, bool 
             else return gs_cli_usage_error(cmd, "unknown strategy '%s' (markov, tree, exhaustive, random)", optarg);
             break;
         case 'e':
-            if (strcmp(optarg, "cuda") && strcmp(optarg, "opencl") && strcmp(optarg, "ptx") && strcmp(optarg, "json"))
-                return gs_cli_usage_error(cmd, "unknown --emit '%s' (cuda, opencl, ptx, json)", optarg);
+            if (strcmp(optarg, "cuda") && strcmp(optarg, "opencl") && strcmp(optarg, "ptx") && strcmp(optarg, "sass") &&
+                strcmp(optarg, "json"))
+                return gs_cli_usage_error(cmd, "unknown --emit '%s' (cuda, opencl, ptx, sass, json)", optarg);
             o->emit = optarg;
+            o->emit_given = true;
+            if (!strcmp(optarg, "sass")) o->sass = 2;
+            break;
+        case 'A':
+            if (!optarg || !strcmp(optarg, "summary")) o->sass = o->sass > 1 ? o->sass : 1;
+            else if (!strcmp(optarg, "full")) o->sass = 2;
+            else return gs_cli_usage_error(cmd, "unknown --sass '%s' (--sass, --sass=summary, --sass=full)", optarg);
             break;
         case 'o': o->out = optarg; break;
         case 'f':
@@ -161,11 +175,11 @@ static int parse_opts(const char *cmd, int argc, char **argv, cli_opts *o, bool 
     static const struct { char code; const char *name; } only[] = {
         {'s', "--seed"}, {'k', "--top"}, {'c', "--chains"}, {'p', "--policy"}, {'S', "--strategy"},
         {'e', "--emit"}, {'o', "--out"}, {'n', "--nvrtc"}, {'B', "--backend"}, {'R', "--refine"},
-        {'M', "--refine-ms"}, {'F', "--configs"},
+        {'M', "--refine-ms"}, {'F', "--configs"}, {'A', "--sass"},
     };
     for (size_t i = 0; i < sizeof only / sizeof only[0]; i++) {
         char k = only[i].code;
-        bool ok = estimate ? k == 'F' : verify ? (k != 'F' && k != 'e' && k != 'o') : k != 'F';
+        bool ok = estimate ? k == 'F' : verify ? (k != 'F' && k != 'e' && k != 'o' && k != 'A') : k != 'F';
         if (given[(int)k] && !ok)
             return gs_cli_usage_error(cmd, "%s is not an option of this command", only[i].name);
     }
@@ -400,6 +414,57 @@ static int do_verify(gs_ctx *ctx, const cli_opts *o, const gs_result *r, gs_cl *
     return fails ? 1 : 0;
 }
 
+/* ---- --sass ------------------------------------------------------------------------ */
+/* The checkout the binary was built in (<root>/build/gensor), whose
+ * build/venv holds the cuobjdump of make sass-tools; "." when unknown. */
+static void exe_root(char *buf, size_t cap) {
+    ssize_t n = readlink("/proc/self/exe", buf, cap - 1);
+    if (n <= 0) {
+        snprintf(buf, cap, ".");
+        return;
+    }
+    buf[n] = '\0';
+    for (int up = 0; up < 2; up++) {
+        char *sl = strrchr(buf, '/');
+        if (!sl) {
+            snprintf(buf, cap, ".");
+            return;
+        }
+        *sl = '\0';
+    }
+    if (!*buf) snprintf(buf, cap, "/");
+}
+
+static json_t *sass_counts_json(const int64_t *c) {
+    json_t *j = json_object();
+    for (int k = 0; k < GS_SASS_NCLASS; k++) json_object_set_new(j, gs_sass_class_key(k), json_integer(c[k]));
+    return j;
+}
+
+static json_t *sass_json(const gs_sass_summary *sm, const char *kernel, int arch, const char *tool,
+                         const char *listing) {
+    json_t *j = json_pack("{s:s, s:i, s:s, s:I, s:o}", "kernel", kernel, "arch", arch, "tool", tool,
+                          "backward_branches", (json_int_t)sm->loops, "all", sass_counts_json(sm->all));
+    if (sm->has_loop)
+        json_object_set_new(j, "main_loop", json_pack("{s:I, s:I, s:o}", "begin", (json_int_t)sm->loop_begin, "end",
+                                                      (json_int_t)sm->loop_end, "counts", sass_counts_json(sm->loop)));
+    else json_object_set_new(j, "main_loop", json_null());
+    if (listing) json_object_set_new(j, "listing", json_string(listing));
+    return j;
+}
+
+static void print_sass(const gs_sass_summary *sm, const char *kernel, int arch, const char *tool) {
+    printf("sass      %s for sm_%d (cuobjdump: %s)\n", kernel, arch, tool);
+    if (sm->has_loop)
+        printf("sass      main loop 0x%04llx..0x%04llx: %lld instructions, the body of a backward BRA (%lld in the kernel)\n",
+               (unsigned long long)sm->loop_begin, (unsigned long long)sm->loop_end,
+               (long long)sm->loop[GS_SASS_TOTAL], (long long)sm->loops);
+    else printf("sass      main loop: none (no backward branch)\n");
+    printf("sass      %-10s %8s %10s\n", "class", "kernel", "main-loop");
+    for (int k = 0; k < GS_SASS_NCLASS; k++)
+        printf("sass      %-10s %8lld %10lld\n", gs_sass_class_label(k), (long long)sm->all[k], (long long)sm->loop[k]);
+}
+
 int gs_cli_construct(int argc, char **argv, bool verify) {
     const char *cmd = verify ? "verify" : "construct";
     cli_opts o;
@@ -418,7 +483,20 @@ int gs_cli_construct(int argc, char **argv, bool verify) {
     gs_cuda *cudev = NULL; /* --backend cuda */
     gs_refine_report *rep = NULL;
     int pick = 0; /* the candidate emitted: 0, or refinement's pick */
+    gs_sass_summary sass;
+    char *sass_text = NULL, sass_tool[4096] = "", kname[48] = "";
+    bool have_sass = false;
     gs_status s = gs_op_parse(ctx, o.spec, &op);
+    if (s == GS_OK && o.sass) {
+        /* --sass: find cuobjdump before any work */
+        char root[4096];
+        exe_root(root, sizeof root);
+        if (gs_sass_find_tool(ctx, root, sass_tool, sizeof sass_tool) != GS_OK) {
+            fprintf(stderr, "gensor: error: %s\n", gs_ctx_errmsg(ctx));
+            rc = 1;
+            goto out;
+        }
+    }
     if (s == GS_OK && o.backend) {
         int brc = open_backend(ctx, &o, &cl, &cudev, &hw);
         if (brc >= 0) {
@@ -451,9 +529,9 @@ int gs_cli_construct(int argc, char **argv, bool verify) {
     }
     bool want_json = !strcmp(o.format, "json");
     int arch = 0;
-    if (o.nvrtc || !strcmp(o.emit, "ptx") || o.out) {
+    if (o.nvrtc || !strcmp(o.emit, "ptx") || o.out || o.sass) {
         arch = nvrtc_arch(ctx, hw, want_json);
-        if (!arch && (o.nvrtc || !strcmp(o.emit, "ptx"))) {
+        if (!arch && (o.nvrtc || !strcmp(o.emit, "ptx") || o.sass)) {
             rc = gs_cli_fail(ctx, GS_ERR_NVRTC_MISSING);
             goto out;
         }
@@ -483,12 +561,15 @@ int gs_cli_construct(int argc, char **argv, bool verify) {
         }
         pick = rep->pick;
     }
-    if (arch && (o.nvrtc || !strcmp(o.emit, "ptx"))) {
-        if (!strcmp(o.emit, "ptx")) {
+    if (arch && (o.nvrtc || !strcmp(o.emit, "ptx") || o.sass)) {
+        if (!strcmp(o.emit, "ptx") || o.sass) {
             gs_kernel_src ks;
             gs_nvrtc_out_free(&nv[pick]);
             s = gs_lower_emit(ctx, &r->hw, op, &r->cand[pick], GS_DIALECT_CUDA, arch, &ks);
-            if (s == GS_OK) s = gs_nvrtc_compile(ctx, ks.src, ks.name, arch, true, true, &nv[pick]);
+            if (s == GS_OK) {
+                snprintf(kname, sizeof kname, "%s", ks.name);
+                s = gs_nvrtc_compile(ctx, ks.src, ks.name, arch, true, true, &nv[pick]);
+            }
             gs_kernel_src_free(&ks);
             if (s != GS_OK) {
                 rc = gs_cli_fail(ctx, s);
@@ -496,6 +577,20 @@ int gs_cli_construct(int argc, char **argv, bool verify) {
             }
         }
         have_nv = true;
+    }
+    if (o.sass) {
+        /* static SASS check of the emitted candidate's cubin */
+        s = gs_sass_disasm(ctx, sass_tool, nv[pick].cubin, nv[pick].cubin_len, &sass_text);
+        if (s == GS_OK) s = gs_sass_parse(ctx, sass_text, &sass);
+        if (s == GS_OK && o.sass == 1 && !o.out) {
+            free(sass_text);
+            sass_text = NULL;
+        }
+        if (s != GS_OK) {
+            rc = gs_cli_fail(ctx, s);
+            goto out;
+        }
+        have_sass = true;
     }
     if (want_json) {
         json_t *root = json_pack("{s:s, s:s, s:i, s:f, s:s, s:s, s:I, s:I, s:I}", "op", op->spec, "hw", hw->name,
@@ -513,6 +608,8 @@ int gs_cli_construct(int argc, char **argv, bool verify) {
             json_object_set_new(root, "refine", refine_json(rep));
             json_object_set_new(root, "emitted", json_integer(pick));
         }
+        if (have_sass)
+            json_object_set_new(root, "sass", sass_json(&sass, kname, arch, sass_tool, o.sass == 2 ? sass_text : NULL));
         struct rusage ru;
         if (!getrusage(RUSAGE_SELF, &ru)) json_object_set_new(root, "peak_rss_kb", json_integer(ru.ru_maxrss));
         char *txt = json_dumps(root, JSON_INDENT(2));
@@ -547,6 +644,7 @@ int gs_cli_construct(int argc, char **argv, bool verify) {
                            (long long)(nv[i].stats.spill_store_bytes + nv[i].stats.spill_load_bytes));
     }
     if (rep && !want_json) print_refine(r, rep);
+    if (have_sass && !want_json) print_sass(&sass, kname, arch, sass_tool);
     if (verify) {
         rc = do_verify(ctx, &o, r, cl);
         goto out;
@@ -597,15 +695,24 @@ int gs_cli_construct(int argc, char **argv, bool verify) {
                 free(txt);
                 json_decref(j);
             }
-            if (s == GS_OK && !want_json) printf("wrote     %s/%s.{cu,cl,json%s}\n", o.out, cu.name, arch ? ",ptx,nvrtc.log" : "");
+            if (s == GS_OK && sass_text) {
+                snprintf(name, sizeof name, "%s.sass", cu.name);
+                s = write_file(ctx, o.out, name, sass_text, strlen(sass_text));
+            }
+            if (s == GS_OK && !want_json)
+                printf("wrote     %s/%s.{cu,cl,json%s%s}\n", o.out, cu.name, arch ? ",ptx,nvrtc.log" : "",
+                       sass_text ? ",sass" : "");
         }
         if (s != GS_OK) rc = gs_cli_fail(ctx, s);
     } else if (!want_json) {
-        printf("\n");
-        if (!strcmp(o.emit, "cuda")) fputs(cu.src, stdout);
-        else if (!strcmp(o.emit, "opencl")) fputs(ocl.src, stdout);
-        else if (!strcmp(o.emit, "ptx") && nv[pick].ptx) fputs(nv[pick].ptx, stdout);
-        else if (!strcmp(o.emit, "json")) {
+        /* with --sass the summary stands in for the default CUDA listing */
+        const char *emit = o.emit_given || !o.sass ? o.emit : o.sass == 2 ? "sass" : "";
+        if (*emit) printf("\n");
+        if (!strcmp(emit, "cuda")) fputs(cu.src, stdout);
+        else if (!strcmp(emit, "opencl")) fputs(ocl.src, stdout);
+        else if (!strcmp(emit, "ptx") && nv[pick].ptx) fputs(nv[pick].ptx, stdout);
+        else if (!strcmp(emit, "sass") && sass_text) fputs(sass_text, stdout);
+        else if (!strcmp(emit, "json")) {
             json_t *j = candidate_json(r, pick, have_nv ? &nv[pick] : NULL);
             json_object_set_new(j, "cuda", json_string(cu.src));
             json_object_set_new(j, "opencl", json_string(ocl.src));
@@ -614,10 +721,15 @@ int gs_cli_construct(int argc, char **argv, bool verify) {
             free(txt);
             json_decref(j);
         }
+        if (o.sass == 2 && strcmp(emit, "sass") && sass_text) {
+            printf("\n");
+            fputs(sass_text, stdout);
+        }
     }
     gs_kernel_src_free(&cu);
     gs_kernel_src_free(&ocl);
 out:
+    free(sass_text);
     for (int i = 0; i < GS_MAX_TOP; i++) gs_nvrtc_out_free(&nv[i]);
     free(rep);
     gs_cl_close(cl);

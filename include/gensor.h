@@ -44,7 +44,9 @@ typedef enum gs_status {
     GS_ERR_CUDA = -17,         /* a CUDA driver call failed */
     GS_ERR_MISMATCH = -18,     /* verification: result differs from reference */
     GS_ERR_UNSUPPORTED = -19,  /* valid request this build cannot serve */
-    GS_STATUS_MIN_ = -19
+    GS_ERR_TOOL_MISSING = -20, /* an external tool (cuobjdump) was not found */
+    GS_ERR_TOOL = -21,         /* an external tool failed (see errmsg) */
+    GS_STATUS_MIN_ = -21
 } gs_status;
 
 /* Human-readable, static message for a status. Never NULL. */

@@ -27,6 +27,8 @@ static const char *const status_msgs[] = {
     [-GS_ERR_CUDA] = "CUDA driver error",
     [-GS_ERR_MISMATCH] = "result does not match the reference",
     [-GS_ERR_UNSUPPORTED] = "unsupported request",
+    [-GS_ERR_TOOL_MISSING] = "external tool not found",
+    [-GS_ERR_TOOL] = "external tool failed",
 };
 _Static_assert(sizeof status_msgs / sizeof status_msgs[0] == 1 - GS_STATUS_MIN_,
                "status message table must cover every gs_status");

@@ -99,6 +99,66 @@ bool gs_ptxas_parse(const char *log, gs_ptxas_stats *st);
 gs_status gs_rerank_ptxas(gs_ctx *ctx, const gs_hw *hw, const gs_op *op, int arch, gs_etir *cand, gs_estimate *est,
                           int n, gs_ptxas_stats *stats);
 
+/* ---- static SASS checks (sass.c) -----------------------------------------
+ * A cubin is disassembled with cuobjdump -sass (no GPU needed; `make
+ * sass-tools` installs it from PyPI into build/venv) and its instructions are
+ * counted by class, over the whole kernel and over the main loop: the
+ * backward-branch loop (a BRA to an earlier address, the body being the
+ * address range from the target to the branch) that holds the most FFMA,
+ * ties going to the longer range. */
+typedef enum gs_sass_class {
+    GS_SASS_LDG128 = 0, /* global loads of 128 bits or more: LDG.E.128, LDG.E.128.CONSTANT, ... */
+    GS_SASS_LDG,        /* other global loads (LDG.E, LDG.E.64, ...) */
+    GS_SASS_LDS128,     /* 128-bit shared loads */
+    GS_SASS_LDS64,      /* 64-bit shared loads */
+    GS_SASS_LDS,        /* other shared loads (LDSM, ldmatrix, is not counted) */
+    GS_SASS_STS128,     /* 128-bit shared stores */
+    GS_SASS_STS,        /* other shared stores */
+    GS_SASS_LDGSTS,     /* cp.async: global -> shared without registers (sm_80+) */
+    GS_SASS_LDL,        /* local-memory loads: spills or dynamically indexed local arrays */
+    GS_SASS_STL,        /* local-memory stores */
+    GS_SASS_SHFL,       /* warp shuffles */
+    GS_SASS_ISETP,      /* integer compares (bounds checks, loop tests) */
+    GS_SASS_BAR,        /* barriers (BAR.SYNC, __syncthreads) */
+    GS_SASS_FFMA,       /* fp32 fused multiply-adds (FFMA2 counts once) */
+    GS_SASS_TOTAL,      /* every instruction but NOPs and @!PT-guarded (never executed) ones */
+    GS_SASS_NCLASS
+} gs_sass_class;
+
+/* Table label ("LDG.E.128", "LDG.other", ...: no spaces) and JSON key
+ * ("ldg128", "ldg_other", ...) of a class; "?" out of range. */
+const char *gs_sass_class_label(gs_sass_class c);
+const char *gs_sass_class_key(gs_sass_class c);
+
+typedef struct gs_sass_summary {
+    int64_t all[GS_SASS_NCLASS];  /* whole cubin (every function) */
+    int64_t loop[GS_SASS_NCLASS]; /* main loop; zeros when there is none */
+    bool has_loop;
+    int64_t loop_begin, loop_end; /* byte offsets: the loop's first instruction and its backward BRA */
+    int64_t loops;                /* backward branches seen */
+    int functions;                /* functions in the listing */
+} gs_sass_summary;
+
+/* Find cuobjdump: $GS_CUOBJDUMP when set (it must be executable), else
+ * <root>/build/venv/lib/python3.X/site-packages/nvidia/cuNN/bin/cuobjdump
+ * (root NULL: the current directory), else cuobjdump on PATH, else the CUDA
+ * toolkit's bin/. Writes the path into path[cap]. GS_ERR_TOOL_MISSING with
+ * "cuobjdump not found: run make sass-tools (...where it looked...)". */
+gs_status gs_sass_find_tool(gs_ctx *ctx, const char *root, char *path, size_t cap);
+/* Run `tool -sass` on a cubin (written to a mkstemp file that is removed
+ * again) and return its listing in *text (malloc'd, caller frees).
+ * GS_ERR_TOOL naming the exit status and cuobjdump's own message when it
+ * fails; GS_ERR_IO when the temp file cannot be written. */
+gs_status gs_sass_disasm(gs_ctx *ctx, const char *tool, const void *cubin, size_t len, char **text);
+/* Count a cuobjdump -sass (or nvdisasm) listing into *out. GS_ERR_PARSE when
+ * it holds no instruction. */
+gs_status gs_sass_parse(gs_ctx *ctx, const char *text, gs_sass_summary *out);
+/* The three above in one call: find the tool under root, disassemble and
+ * count. text (may be NULL) receives the listing, tool_path (may be NULL)
+ * the tool used (tool_cap bytes). */
+gs_status gs_sass_cubin(gs_ctx *ctx, const char *root, const void *cubin, size_t len, gs_sass_summary *out,
+                        char **text, char *tool_path, size_t tool_cap);
+
 /* ---- OpenCL runtime (through the ICD loader) --------------------------- */
 typedef struct gs_cl gs_cl;       /* platform + device + context + queue */
 typedef struct gs_cl_prog gs_cl_prog;

@@ -87,6 +87,12 @@ check 0 "estimate an oversized stage" estimate --config bn=1,bk=1,bp=8,bq=8,bc=4
 check_msg 1 "verify a smaller shape" "verify of a 2^62-iteration window refuses, no hang" verify 'avgpool2d N=1 C=1 H=1 W=1 R=2147483647 S=2147483647 pad=1073741823'
 check 0 "hw show --format json first" hw show --format json t4
 check 0 "construct ok" construct --hw t4 'gemm M=7 N=5 K=3'
+check_msg 2 "unknown --sass 'brief'" "--sass with a bad value" construct --sass=brief 'gemm M=4 N=4 K=4'
+check_msg 2 "--sass is not an option" "verify --sass" verify --sass 'gemm M=4 N=4 K=4'
+# a missing cuobjdump is one line naming the fix, exit 1
+export GS_CUOBJDUMP=/nonexistent
+check_msg 1 "gensor: error: cuobjdump not found: " "--sass without cuobjdump" construct --sass 'gemm M=4 N=4 K=4'
+unset GS_CUOBJDUMP
 check 0 "hw list" hw list
 echo "cli_errors: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

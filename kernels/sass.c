@@ -1,0 +1,504 @@
+/* sass.c — static SASS checks: cuobjdump -sass on a cubin, counted by class.
+ *
+ * No GPU is needed: NVRTC builds the cubin (nvrtc.c) and cuobjdump, a
+ * stand-alone binary from the PyPI wheel nvidia-cuda-cuobjdump (`make
+ * sass-tools` puts it in build/venv), disassembles it. A listing holds one
+ * instruction per line: its byte offset in a C comment, an optional guard
+ * predicate, the opcode with its dot-separated modifiers, the operands and
+ * the first half of its encoding in another comment; e.g. (comment markers
+ * shown as <>)
+ *
+ *           Function : gs_69387689d86e9a3e
+ *   <00a0>   LDG.E.128.CONSTANT R12, desc[UR6][R2.64] ;   <0x00000006020c7981>
+ *   <0360>   @P1 BRA 0x240 ;                               <0xfffffffc00b41947>
+ *
+ * The next line, a comment holding the rest of the 128-bit encoding, starts
+ * with a space after the comment marker and is not an instruction. nvdisasm
+ * writes branch targets as labels, `(.L_x_4), defined by ".L_x_4:" lines
+ * before the instruction; both forms are read. */
+#include "kernels/kernels.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static const struct {
+    const char *label, *key;
+} sass_names[GS_SASS_NCLASS] = {
+    [GS_SASS_LDG128] = {"LDG.E.128", "ldg128"},     [GS_SASS_LDG] = {"LDG.other", "ldg_other"},
+    [GS_SASS_LDS128] = {"LDS.128", "lds128"},       [GS_SASS_LDS64] = {"LDS.64", "lds64"},
+    [GS_SASS_LDS] = {"LDS.other", "lds_other"},     [GS_SASS_STS128] = {"STS.128", "sts128"},
+    [GS_SASS_STS] = {"STS.other", "sts_other"},     [GS_SASS_LDGSTS] = {"LDGSTS", "ldgsts"},
+    [GS_SASS_LDL] = {"LDL", "ldl"},                 [GS_SASS_STL] = {"STL", "stl"},
+    [GS_SASS_SHFL] = {"SHFL", "shfl"},              [GS_SASS_ISETP] = {"ISETP", "isetp"},
+    [GS_SASS_BAR] = {"BAR", "bar"},                 [GS_SASS_FFMA] = {"FFMA", "ffma"},
+    [GS_SASS_TOTAL] = {"total", "total"},
+};
+
+const char *gs_sass_class_label(gs_sass_class c) {
+    return (unsigned)c < GS_SASS_NCLASS ? sass_names[c].label : "?";
+}
+const char *gs_sass_class_key(gs_sass_class c) {
+    return (unsigned)c < GS_SASS_NCLASS ? sass_names[c].key : "?";
+}
+
+/* ---- finding cuobjdump ------------------------------------------------------ */
+
+static bool is_exec_file(const char *p) {
+    struct stat st;
+    return p && *p && !stat(p, &st) && S_ISREG(st.st_mode) && !access(p, X_OK);
+}
+
+static bool copy_path(const char *src, char *dst, size_t cap) {
+    size_t n = strlen(src);
+    if (n >= cap) return false;
+    memcpy(dst, src, n + 1);
+    return true;
+}
+
+/* The wheel installs nvidia/cu13/bin/cuobjdump under the venv's
+ * site-packages; the python3.X and cuNN parts are globbed (root is escaped,
+ * so a '[' or '*' in it is literal). */
+static bool find_in_venv(const char *root, char *path, size_t cap) {
+    gs_sb pat;
+    gs_sb_init(&pat);
+    for (const char *p = root; *p; p++) {
+        if (strchr("*?[]\\", *p)) gs_sb_puts(&pat, "\\");
+        gs_sb_printf(&pat, "%c", *p);
+    }
+    gs_sb_puts(&pat, "/build/venv/lib/python3*/site-packages/nvidia/*/bin/cuobjdump");
+    bool found = false;
+    glob_t g;
+    if (pat.buf && !pat.oom && glob(pat.buf, 0, NULL, &g) == 0) {
+        for (size_t i = 0; i < g.gl_pathc && !found; i++)
+            if (is_exec_file(g.gl_pathv[i])) found = copy_path(g.gl_pathv[i], path, cap);
+        globfree(&g);
+    }
+    gs_sb_free(&pat);
+    return found;
+}
+
+static bool find_on_path(char *path, size_t cap) {
+    const char *env = getenv("PATH");
+    if (!env) return false;
+    char buf[4096];
+    for (const char *p = env;; p++) {
+        const char *end = strchr(p, ':');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        /* an empty PATH entry is the current directory */
+        int w = snprintf(buf, sizeof buf, "%.*s/cuobjdump", n ? (int)n : 1, n ? p : ".");
+        if (w > 0 && (size_t)w < sizeof buf && is_exec_file(buf)) return copy_path(buf, path, cap);
+        if (!end) return false;
+        p = end;
+    }
+}
+
+gs_status gs_sass_find_tool(gs_ctx *ctx, const char *root, char *path, size_t cap) {
+    if (!path || cap == 0) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_sass_find_tool: no path buffer");
+    path[0] = '\0';
+    const char *env = getenv("GS_CUOBJDUMP");
+    if (env && *env) {
+        /* an explicit choice is never silently replaced by another tool */
+        if (is_exec_file(env) && copy_path(env, path, cap)) return GS_OK;
+        struct stat sb;
+        const char *why = stat(env, &sb) ? strerror(errno)
+                          : !S_ISREG(sb.st_mode) ? "not a regular file"
+                          : access(env, X_OK) ? strerror(errno)
+                          : "path too long";
+        return gs_err(ctx, GS_ERR_TOOL_MISSING,
+                      "cuobjdump not found: GS_CUOBJDUMP=%s is not an executable file (%s); fix or unset it, "
+                      "or run make sass-tools",
+                      env, why);
+    }
+    if (!root || !*root) root = ".";
+    if (find_in_venv(root, path, cap) || find_on_path(path, cap)) return GS_OK;
+    const char *home = getenv("CUDA_HOME");
+    char buf[4096];
+    if (home && *home) {
+        snprintf(buf, sizeof buf, "%s/bin/cuobjdump", home);
+        if (is_exec_file(buf) && copy_path(buf, path, cap)) return GS_OK;
+    }
+#ifdef GS_CUDA_HOME
+    snprintf(buf, sizeof buf, "%s/bin/cuobjdump", GS_CUDA_HOME);
+    if (is_exec_file(buf) && copy_path(buf, path, cap)) return GS_OK;
+#else
+    buf[0] = '\0';
+#endif
+    return gs_err(ctx, GS_ERR_TOOL_MISSING,
+                  "cuobjdump not found: run make sass-tools (looked in %s/build/venv, on PATH%s%s; "
+                  "or set GS_CUOBJDUMP)",
+                  root, buf[0] ? " and in " : "", buf[0] ? buf : "");
+}
+
+/* ---- running it ----------------------------------------------------------------- */
+
+/* Create a temp file from a template under $TMPDIR (or /tmp). */
+static int make_temp(gs_ctx *ctx, const char *what, char *name, size_t cap, gs_status *st) {
+    const char *dir = getenv("TMPDIR");
+    if (!dir || !*dir) dir = "/tmp";
+    int w = snprintf(name, cap, "%s/gensor-%s-XXXXXX", dir, what);
+    int fd = w > 0 && (size_t)w < cap ? mkstemp(name) : -1;
+    if (fd < 0) {
+        *st = gs_err(ctx, GS_ERR_IO, "cannot create a temp file in %s: %s", dir,
+                     w > 0 && (size_t)w < cap ? strerror(errno) : "path too long");
+        name[0] = '\0';
+    }
+    return fd;
+}
+
+/* The first line of a file (at most cap-1 bytes); "" when empty. */
+static void first_line(const char *file, char *buf, size_t cap) {
+    buf[0] = '\0';
+    FILE *f = fopen(file, "r");
+    if (!f) return;
+    size_t n = fread(buf, 1, cap - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    buf[strcspn(buf, "\r\n")] = '\0';
+}
+
+gs_status gs_sass_disasm(gs_ctx *ctx, const char *tool, const void *cubin, size_t len, char **text) {
+    if (!text) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_sass_disasm: text is NULL");
+    *text = NULL;
+    if (!tool || !*tool || !cubin || !len)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_sass_disasm: need a tool path and a non-empty cubin");
+    gs_status st = GS_OK;
+    char cpath[4096], epath[4096];
+    epath[0] = '\0';
+    int efd = -1, pfd[2] = {-1, -1};
+    gs_sb out;
+    gs_sb_init(&out);
+
+    int cfd = make_temp(ctx, "cubin", cpath, sizeof cpath, &st);
+    if (cfd < 0) goto done;
+    const char *p = cubin;
+    for (size_t left = len; left;) {
+        ssize_t w = write(cfd, p, left);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            st = gs_err(ctx, GS_ERR_IO, "cannot write %s: %s", cpath, w < 0 ? strerror(errno) : "short write");
+            break;
+        }
+        p += w, left -= (size_t)w;
+    }
+    if (close(cfd) && st == GS_OK) st = gs_err(ctx, GS_ERR_IO, "cannot write %s: %s", cpath, strerror(errno));
+    if (st != GS_OK) goto done;
+    /* stderr goes to a file: its first line names the problem on failure */
+    efd = make_temp(ctx, "cuobjdump-err", epath, sizeof epath, &st);
+    if (efd < 0) goto done;
+    if (pipe(pfd)) {
+        st = gs_err(ctx, GS_ERR_IO, "pipe: %s", strerror(errno));
+        goto done;
+    }
+    fcntl(pfd[0], F_SETFD, FD_CLOEXEC);
+
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, efd, 2);
+    if (pfd[1] > 2) posix_spawn_file_actions_addclose(&fa, pfd[1]);
+    if (efd > 2) posix_spawn_file_actions_addclose(&fa, efd);
+    char *argv[] = {(char *)tool, "-sass", cpath, NULL};
+    pid_t pid;
+    int e = posix_spawn(&pid, tool, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(pfd[1]);
+    pfd[1] = -1;
+    if (e) {
+        st = gs_err(ctx, GS_ERR_TOOL_MISSING, "cannot run %s: %s; run make sass-tools or set GS_CUOBJDUMP", tool,
+                    strerror(e));
+        goto done;
+    }
+    char buf[8193];
+    for (;;) {
+        ssize_t r = read(pfd[0], buf, sizeof buf - 1);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        buf[r] = '\0';
+        gs_sb_puts(&out, buf);
+    }
+    int ws = 0;
+    while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {}
+    char msg[512];
+    first_line(epath, msg, sizeof msg);
+    if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
+        if (WIFSIGNALED(ws))
+            st = gs_err(ctx, GS_ERR_TOOL, "%s -sass was killed by signal %d%s%s", tool, WTERMSIG(ws), *msg ? ": " : "",
+                        msg);
+        else
+            st = gs_err(ctx, GS_ERR_TOOL, "%s -sass failed (exit %d)%s%s", tool, WEXITSTATUS(ws), *msg ? ": " : "",
+                        msg);
+    } else if (out.oom) {
+        st = gs_err(ctx, GS_ERR_NOMEM, "no memory for the SASS listing");
+    }
+
+done:
+    if (pfd[0] >= 0) close(pfd[0]);
+    if (pfd[1] >= 0) close(pfd[1]);
+    if (efd >= 0) close(efd);
+    if (epath[0]) unlink(epath);
+    if (cpath[0]) unlink(cpath);
+    if (st == GS_OK) {
+        *text = gs_sb_take(&out);
+        if (!*text) *text = calloc(1, 1);
+        if (!*text) st = gs_err(ctx, GS_ERR_NOMEM, "no memory for the SASS listing");
+    }
+    gs_sb_free(&out);
+    return st;
+}
+
+/* ---- parsing ---------------------------------------------------------------- */
+
+typedef struct sass_ins {
+    int func;        /* function index (addresses restart per function) */
+    int64_t addr;    /* byte offset */
+    int cls;         /* gs_sass_class, or -1: counted in the total only, -2: not counted (NOP, @!PT) */
+    bool bra;
+    int64_t target;  /* branch target offset; -1 unknown */
+    int label;       /* nvdisasm label index of the target; -1 none */
+} sass_ins;
+
+typedef struct sass_label {
+    char name[64];
+    int func;
+    size_t ins;      /* index of the instruction that follows the label */
+} sass_label;
+
+typedef struct sass_parse {
+    sass_ins *ins;
+    size_t n, cap;
+    sass_label *labels;
+    size_t nl, capl;
+    int func;
+    bool oom;
+} sass_parse;
+
+static void *grow(void *p, size_t *cap, size_t need, size_t elem, bool *oom) {
+    if (need <= *cap) return p;
+    size_t c = *cap ? *cap * 2 : 256;
+    while (c < need) c *= 2;
+    void *q = realloc(p, c * elem);
+    if (!q) {
+        *oom = true;
+        return p;
+    }
+    *cap = c;
+    return q;
+}
+
+/* Is m one of the dot-separated modifiers in mods (".E.128.CONSTANT")? */
+static bool has_mod(const char *mods, const char *m) {
+    size_t n = strlen(m);
+    for (const char *p = mods; (p = strchr(p, '.')); p++)
+        if (!strncmp(p + 1, m, n) && (p[1 + n] == '.' || p[1 + n] == '\0')) return true;
+    return false;
+}
+
+/* Class of an opcode such as "LDG.E.128.CONSTANT". */
+static int classify(const char *op) {
+    char base[32];
+    size_t bl = strcspn(op, ".");
+    if (bl >= sizeof base) return -1;
+    memcpy(base, op, bl);
+    base[bl] = '\0';
+    const char *mods = op + bl;
+    bool wide = has_mod(mods, "128") || has_mod(mods, "256"); /* sm_100 adds 256-bit loads */
+    if (!strcmp(base, "NOP")) return -2;
+    if (!strcmp(base, "LDG")) return wide ? GS_SASS_LDG128 : GS_SASS_LDG;
+    if (!strcmp(base, "LDS")) return has_mod(mods, "128") ? GS_SASS_LDS128 : has_mod(mods, "64") ? GS_SASS_LDS64 : GS_SASS_LDS;
+    if (!strcmp(base, "STS")) return has_mod(mods, "128") ? GS_SASS_STS128 : GS_SASS_STS;
+    if (!strcmp(base, "LDGSTS")) return GS_SASS_LDGSTS;
+    if (!strcmp(base, "LDL")) return GS_SASS_LDL;
+    if (!strcmp(base, "STL")) return GS_SASS_STL;
+    if (!strcmp(base, "SHFL")) return GS_SASS_SHFL;
+    if (!strcmp(base, "ISETP")) return GS_SASS_ISETP;
+    if (!strcmp(base, "BAR")) return GS_SASS_BAR;
+    if (!strcmp(base, "FFMA") || !strcmp(base, "FFMA2")) return GS_SASS_FFMA;
+    return -1;
+}
+
+static void add_label(sass_parse *ps, const char *s, size_t n) {
+    ps->labels = grow(ps->labels, &ps->capl, ps->nl + 1, sizeof *ps->labels, &ps->oom);
+    if (ps->oom) return;
+    sass_label *l = &ps->labels[ps->nl++];
+    if (n >= sizeof l->name) n = sizeof l->name - 1;
+    memcpy(l->name, s, n);
+    l->name[n] = '\0';
+    l->func = ps->func;
+    l->ins = ps->n;
+}
+
+/* Branch target of the operands after "BRA": a label `(.L_x_4) or the last
+ * hex number (BRA 0x240, BRA.U !UP0, 0x3c0, BRA.DIV UR4, 0x540). */
+static void branch_target(sass_parse *ps, const char *ops, sass_ins *in) {
+    const char *lab = strstr(ops, "`(");
+    if (lab) {
+        lab += 2;
+        size_t n = strcspn(lab, ")");
+        for (size_t i = 0; i < ps->nl; i++)
+            if (ps->labels[i].func == ps->func && strlen(ps->labels[i].name) == n && !strncmp(ps->labels[i].name, lab, n)) {
+                in->label = (int)i;
+                return;
+            }
+        /* a forward label: resolved once the whole listing is read */
+        add_label(ps, lab, n);
+        if (!ps->oom) {
+            ps->labels[ps->nl - 1].ins = (size_t)-1;
+            in->label = (int)(ps->nl - 1);
+        }
+        return;
+    }
+    const char *last = NULL;
+    for (const char *p = ops; (p = strstr(p, "0x")); p += 2) last = p;
+    if (last) in->target = strtoll(last, NULL, 16);
+}
+
+static void parse_line(sass_parse *ps, const char *line) {
+    while (*line == ' ' || *line == '\t') line++;
+    if (!strncmp(line, "Function :", 10)) { /* cuobjdump: one per kernel */
+        ps->func++;
+        return;
+    }
+    if (line[0] == '.') {
+        size_t n = strcspn(line, ": \t");
+        if (line[n] != ':' || line[n + 1] != '\0') return;
+        if (!strncmp(line, ".text.", 6)) ps->func++; /* nvdisasm: a kernel's section */
+        else if (!strncmp(line, ".L", 2)) {
+            /* nvdisasm label: defines a forward reference or a new name */
+            for (size_t i = 0; i < ps->nl; i++)
+                if (ps->labels[i].ins == (size_t)-1 && ps->labels[i].func == ps->func &&
+                    strlen(ps->labels[i].name) == n && !strncmp(ps->labels[i].name, line, n)) {
+                    ps->labels[i].ins = ps->n;
+                    return;
+                }
+            add_label(ps, line, n);
+        }
+        return;
+    }
+    if (line[0] != '/' || line[1] != '*' || !isxdigit((unsigned char)line[2])) return;
+    char *end;
+    long long addr = strtoll(line + 2, &end, 16);
+    if (end[0] != '*' || end[1] != '/') return;
+    const char *p = end + 2;
+    while (*p == ' ' || *p == '\t' || *p == '{') p++;
+    /* guard predicate: @P0, @UP1, ...; @!PT never executes (ptxas pads
+     * cp.async with such dummy LDS), so it counts as a NOP */
+    bool never = !strncmp(p, "@!PT", 4) && (p[4] == ' ' || p[4] == '\t');
+    if (*p == '@') p += strcspn(p, " \t");
+    while (*p == ' ' || *p == '\t') p++;
+    if (!isupper((unsigned char)*p)) return; /* .byte, .word, ... data */
+    char op[64];
+    size_t ol = strcspn(p, " \t;");
+    if (ol >= sizeof op) ol = sizeof op - 1;
+    memcpy(op, p, ol);
+    op[ol] = '\0';
+    ps->ins = grow(ps->ins, &ps->cap, ps->n + 1, sizeof *ps->ins, &ps->oom);
+    if (ps->oom) return;
+    sass_ins *in = &ps->ins[ps->n];
+    *in = (sass_ins){.func = ps->func, .addr = addr, .cls = never ? -2 : classify(op), .target = -1, .label = -1};
+    if (!never && !strncmp(op, "BRA", 3) && (op[3] == '\0' || op[3] == '.')) {
+        in->bra = true;
+        char ops[256];
+        size_t n = strcspn(p + ol, ";");
+        if (n >= sizeof ops) n = sizeof ops - 1;
+        memcpy(ops, p + ol, n);
+        ops[n] = '\0';
+        branch_target(ps, ops, in);
+    }
+    ps->n++;
+}
+
+static void count_range(const sass_parse *ps, size_t from, size_t to, int64_t *c) {
+    memset(c, 0, GS_SASS_NCLASS * sizeof *c);
+    for (size_t i = from; i < to; i++) {
+        int k = ps->ins[i].cls;
+        if (k == -2) continue;
+        if (k >= 0) c[k]++;
+        c[GS_SASS_TOTAL]++;
+    }
+}
+
+gs_status gs_sass_parse(gs_ctx *ctx, const char *text, gs_sass_summary *out) {
+    if (!out || !text) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_sass_parse: NULL argument");
+    memset(out, 0, sizeof *out);
+    sass_parse ps = {0};
+    char line[1024];
+    for (const char *p = text; *p;) {
+        size_t n = strcspn(p, "\n");
+        size_t m = n < sizeof line - 1 ? n : sizeof line - 1;
+        memcpy(line, p, m);
+        line[m] = '\0';
+        if (m && line[m - 1] == '\r') line[m - 1] = '\0';
+        parse_line(&ps, line);
+        p += n;
+        if (*p) p++;
+    }
+    gs_status st = GS_OK;
+    if (ps.oom) {
+        st = gs_err(ctx, GS_ERR_NOMEM, "no memory to parse the SASS listing");
+        goto done;
+    }
+    if (!ps.n) {
+        st = gs_err(ctx, GS_ERR_PARSE, "no SASS instructions in the listing (expected cuobjdump -sass output)");
+        goto done;
+    }
+    out->functions = ps.func > 0 ? ps.func : 1;
+    count_range(&ps, 0, ps.n, out->all);
+
+    /* main loop: among backward branches, the body [target, branch] with the
+     * most FFMA, then the most instructions (an outer loop over an inner one) */
+    int64_t best_ffma = -1, best_total = -1;
+    for (size_t i = 0; i < ps.n; i++) {
+        sass_ins *b = &ps.ins[i];
+        if (!b->bra) continue;
+        int64_t t = b->target;
+        if (b->label >= 0) {
+            size_t li = ps.labels[b->label].ins;
+            t = li < ps.n && ps.ins[li].func == b->func ? ps.ins[li].addr : -1;
+        }
+        if (t < 0 || t >= b->addr) continue; /* forward, unknown, or the BRA-to-self trap at the end */
+        out->loops++;
+        size_t from = i;
+        while (from > 0 && ps.ins[from - 1].func == b->func && ps.ins[from - 1].addr >= t) from--;
+        int64_t c[GS_SASS_NCLASS];
+        count_range(&ps, from, i + 1, c);
+        if (c[GS_SASS_FFMA] > best_ffma || (c[GS_SASS_FFMA] == best_ffma && c[GS_SASS_TOTAL] > best_total)) {
+            best_ffma = c[GS_SASS_FFMA];
+            best_total = c[GS_SASS_TOTAL];
+            memcpy(out->loop, c, sizeof c);
+            out->has_loop = true;
+            out->loop_begin = ps.ins[from].addr;
+            out->loop_end = b->addr;
+        }
+    }
+done:
+    free(ps.ins);
+    free(ps.labels);
+    return st;
+}
+
+gs_status gs_sass_cubin(gs_ctx *ctx, const char *root, const void *cubin, size_t len, gs_sass_summary *out,
+                        char **text, char *tool_path, size_t tool_cap) {
+    if (text) *text = NULL;
+    char tool[4096];
+    gs_status st = gs_sass_find_tool(ctx, root, tool, sizeof tool);
+    if (st != GS_OK) return st;
+    if (tool_path && tool_cap) snprintf(tool_path, tool_cap, "%s", tool);
+    char *t = NULL;
+    st = gs_sass_disasm(ctx, tool, cubin, len, &t);
+    if (st == GS_OK) st = gs_sass_parse(ctx, t, out);
+    if (st == GS_OK && text) *text = t;
+    else free(t);
+    return st;
+}

@@ -1,0 +1,69 @@
+#!/bin/sh
+# Static SASS check of the constructed GEMM (make check-sass). For
+# 'gemm M=4096 N=4096 K=4096' on the h100 and a100 profiles, the emitted
+# candidate (rank 0) is compiled to a cubin for the profile's arch and read
+# with cuobjdump (gensor construct --sass). In the main loop it wants at
+# least one 128-bit global load (LDG.E.128), one 128-bit shared load
+# (LDS.128) and, on sm_80+, one cp.async (LDGSTS); in the whole kernel no
+# local-memory traffic (LDL/STL). Each figure is printed with PASS/FAIL; the
+# exit status is 1 when any fails.
+#
+# Without cuobjdump (make sass-tools could not install it) or NVRTC the check
+# says SKIPPED with the reason and exits 1, or 0 when GS_SASS_OPTIONAL=1.
+#
+# Usage: sh tests/sass_check.sh [path/to/gensor]
+BIN=${1:-build/gensor}
+SPEC='gemm M=4096 N=4096 K=4096'
+PROFILES=${GS_SASS_PROFILES:-"h100 a100"}
+pass=0
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+skip() {
+    echo "check-sass: SKIPPED: $1"
+    if [ "${GS_SASS_OPTIONAL:-0}" = 1 ]; then exit 0; fi
+    echo "check-sass: set GS_SASS_OPTIONAL=1 to accept a skip"
+    exit 1
+}
+
+# figure NAME COLUMN FILE: the count of class NAME in the summary table of
+# gensor construct --sass (column 3: whole kernel, 4: main loop)
+figure() {
+    awk -v k="$1" -v c="$2" '$1 == "sass" && $2 == k { print $c; found = 1 } END { if (!found) print "?" }' "$3"
+}
+
+# check WHAT VALUE OP LIMIT: OP is ge or eq
+check() {
+    if [ "$2" != "?" ] && [ "$2" -"$3" "$4" ]; then verdict=PASS; pass=$((pass + 1)); else verdict=FAIL; fail=$((fail + 1)); fi
+    if [ "$3" = ge ]; then want=">= $4"; else want="== $4"; fi
+    printf '  %-24s %6s   (want %s)  %s\n' "$1" "$2" "$want" "$verdict"
+}
+
+echo "check-sass: '$SPEC', candidate 0, cuobjdump -sass of its cubin"
+for hw in $PROFILES; do
+    if ! "$BIN" construct --hw "$hw" --sass "$SPEC" >"$tmp/out" 2>"$tmp/err"; then
+        if grep -q -e "cuobjdump not found" -e "NVRTC library not available" "$tmp/err"; then
+            skip "$(grep -m1 -e "cuobjdump not found" -e "NVRTC library not available" "$tmp/err" | sed 's/^gensor: error: //')"
+        fi
+        echo "$hw: gensor construct --sass failed:"
+        sed 's/^/    /' "$tmp/err"
+        fail=$((fail + 1))
+        continue
+    fi
+    sm=$(awk '$1 == "sass" && $3 == "for" { sub(/^sm_/, "", $4); print $4; exit }' "$tmp/out")
+    kernel=$(awk '$1 == "sass" && $3 == "for" { print $2; exit }' "$tmp/out")
+    loop=$(awk '$1 == "sass" && $2 == "main" { sub(/^sass +/, ""); print; exit }' "$tmp/out")
+    echo "$hw (sm_$sm) $kernel: $loop"
+    check "LDG.E.128 in main loop" "$(figure LDG.E.128 4 "$tmp/out")" ge 1
+    check "LDS.128 in main loop" "$(figure LDS.128 4 "$tmp/out")" ge 1
+    if [ "${sm:-0}" -ge 80 ]; then
+        check "LDGSTS in main loop" "$(figure LDGSTS 4 "$tmp/out")" ge 1
+    else
+        printf '  %-24s %6s   (sm_%s < sm_80: no cp.async)\n' "LDGSTS in main loop" "$(figure LDGSTS 4 "$tmp/out")" "$sm"
+    fi
+    check "LDL in kernel" "$(figure LDL 3 "$tmp/out")" eq 0
+    check "STL in kernel" "$(figure STL 3 "$tmp/out")" eq 0
+done
+echo "check-sass: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,336 @@
+/* test_sass.c — static SASS checks (kernels/sass.c).
+ *
+ * The parser is tested on listings captured from one small sm_90 kernel
+ * (tests/data/sass_sm90_tile.cu): cuobjdump -sass and nvdisasm -c of the same
+ * cubin, whose counts were taken independently of this parser. These tests
+ * need no tool. The end-to-end tests compile hand-written kernels with NVRTC
+ * for sm_90 and count their SASS with cuobjdump (make sass-tools): each shows
+ * the instruction it was written for and lacks the others. They skip with the
+ * reason when NVRTC or cuobjdump is missing (GS_REQUIRE_SASS=1 makes that a
+ * failure). */
+#include "kernels/kernels.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+TestSuite(sass);
+
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "cannot open %s (run the tests from the repository root)", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    cr_assert_not_null(buf);
+    cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* Expected counts of the captured kernel, in gs_sass_class order. */
+static const int64_t tile_all[GS_SASS_NCLASS] = {
+    [GS_SASS_LDG128] = 1, [GS_SASS_LDS128] = 16, [GS_SASS_STS128] = 1, [GS_SASS_LDGSTS] = 1,
+    [GS_SASS_SHFL] = 5,   [GS_SASS_ISETP] = 2,   [GS_SASS_BAR] = 2,     [GS_SASS_FFMA] = 32,
+    [GS_SASS_TOTAL] = 147,
+};
+/* The k-tile loop 0x02c0..0x0800: the 3 "@!PT LDS RZ, [RZ]" dummies that
+ * ptxas puts before LDGSTS are not counted; the shuffles come after it. */
+static const int64_t tile_loop[GS_SASS_NCLASS] = {
+    [GS_SASS_LDG128] = 1, [GS_SASS_LDS128] = 16, [GS_SASS_STS128] = 1, [GS_SASS_LDGSTS] = 1,
+    [GS_SASS_ISETP] = 1,  [GS_SASS_BAR] = 2,     [GS_SASS_FFMA] = 32,  [GS_SASS_TOTAL] = 82,
+};
+
+static void check_tile(const char *file) {
+    char *text = slurp(file);
+    gs_ctx *ctx = gs_ctx_create();
+    gs_sass_summary sm;
+    cr_assert_eq(gs_sass_parse(ctx, text, &sm), GS_OK, "%s: %s", file, gs_ctx_errmsg(ctx));
+    for (int k = 0; k < GS_SASS_NCLASS; k++) {
+        cr_expect_eq(sm.all[k], tile_all[k], "%s: %s in the kernel: %lld, want %lld", file, gs_sass_class_label(k),
+                     (long long)sm.all[k], (long long)tile_all[k]);
+        cr_expect_eq(sm.loop[k], tile_loop[k], "%s: %s in the main loop: %lld, want %lld", file,
+                     gs_sass_class_label(k), (long long)sm.loop[k], (long long)tile_loop[k]);
+    }
+    cr_assert(sm.has_loop);
+    cr_expect_eq(sm.loop_begin, 0x2c0, "%s: loop begins at 0x%llx", file, (long long)sm.loop_begin);
+    cr_expect_eq(sm.loop_end, 0x800, "%s: loop ends at 0x%llx", file, (long long)sm.loop_end);
+    /* the trap "BRA 0x950" at 0x950 branches to itself: not a loop */
+    cr_expect_eq(sm.loops, 1);
+    cr_expect_eq(sm.functions, 1);
+    gs_ctx_destroy(ctx);
+    free(text);
+}
+
+Test(sass, parse_cuobjdump_listing) { check_tile("tests/data/sass_sm90_tile.cuobjdump.txt"); }
+Test(sass, parse_nvdisasm_labels) { check_tile("tests/data/sass_sm90_tile.nvdisasm.txt"); }
+
+/* Nested loops: the outer one wins a tie on FFMA (it also holds the loads);
+ * a loop with more FFMA wins over a longer one; addresses restart at each
+ * function. */
+Test(sass, main_loop_choice) {
+    const char *text = "\t\tFunction : a\n"
+                       "        /*0000*/                   LDG.E R2, desc[UR4][R4.64] ;\n"
+                       "        /*0010*/                   LDS.64 R6, [R3] ;\n"
+                       "        /*0020*/                   FFMA R0, R2, R6, R0 ;\n"
+                       "        /*0030*/               @P0 BRA 0x20 ;\n"
+                       "        /*0040*/              @!P1 BRA 0x0 ;\n"
+                       "        /*0050*/                   EXIT ;\n"
+                       "\t\tFunction : b\n"
+                       "        /*0000*/                   FFMA R0, R2, R6, R0 ;\n"
+                       "        /*0010*/                   FFMA2 R0, R2, R6, R0 ;\n"
+                       "        /*0020*/                   BRA.U !UP0, 0x0 ;\n"
+                       "        /*0030*/                   LDL R1, [R1] ;\n"
+                       "        /*0040*/                   STL [R1], R0 ;\n"
+                       "        /*0050*/                   NOP ;\n";
+    gs_ctx *ctx = gs_ctx_create();
+    gs_sass_summary sm;
+    cr_assert_eq(gs_sass_parse(ctx, text, &sm), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_expect_eq(sm.functions, 2);
+    cr_expect_eq(sm.loops, 3);
+    cr_expect_eq(sm.all[GS_SASS_TOTAL], 11);
+    cr_expect_eq(sm.all[GS_SASS_FFMA], 3);
+    cr_expect_eq(sm.all[GS_SASS_LDG], 1);
+    cr_expect_eq(sm.all[GS_SASS_LDS64], 1);
+    cr_expect_eq(sm.all[GS_SASS_LDL], 1);
+    cr_expect_eq(sm.all[GS_SASS_STL], 1);
+    /* b's loop (2 FFMA) beats a's outer loop (1 FFMA, 5 instructions) */
+    cr_expect_eq(sm.loop[GS_SASS_FFMA], 2);
+    cr_expect_eq(sm.loop[GS_SASS_TOTAL], 3);
+    cr_expect_eq(sm.loop_begin, 0x0);
+    cr_expect_eq(sm.loop_end, 0x20);
+    cr_expect_eq(sm.loop[GS_SASS_LDL], 0);
+    gs_ctx_destroy(ctx);
+
+    /* without function b: a's outer loop 0x00..0x40, with the LDG */
+    const char *outer = "        /*0000*/                   LDG.E R2, desc[UR4][R4.64] ;\n"
+                        "        /*0010*/                   LDS.64 R6, [R3] ;\n"
+                        "        /*0020*/                   FFMA R0, R2, R6, R0 ;\n"
+                        "        /*0030*/               @P0 BRA 0x20 ;\n"
+                        "        /*0040*/              @!P1 BRA 0x0 ;\n";
+    ctx = gs_ctx_create();
+    cr_assert_eq(gs_sass_parse(ctx, outer, &sm), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_expect_eq(sm.loop_begin, 0x0);
+    cr_expect_eq(sm.loop_end, 0x40);
+    cr_expect_eq(sm.loop[GS_SASS_LDG], 1);
+    cr_expect_eq(sm.loop[GS_SASS_TOTAL], 5);
+    gs_ctx_destroy(ctx);
+}
+
+Test(sass, parse_rejects_empty_listing) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_sass_summary sm;
+    cr_assert_eq(gs_sass_parse(ctx, "", &sm), GS_ERR_PARSE);
+    cr_assert(strstr(gs_ctx_errmsg(ctx), "no SASS instructions"), "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_sass_parse(ctx, "cuobjdump info    : File 'x' does not contain device code\n", &sm),
+                 GS_ERR_PARSE);
+    cr_assert_eq(gs_sass_parse(ctx, NULL, &sm), GS_ERR_INVALID_ARG);
+    gs_ctx_destroy(ctx);
+}
+
+Test(sass, class_names) {
+    cr_assert_str_eq(gs_sass_class_label(GS_SASS_LDG128), "LDG.E.128");
+    cr_assert_str_eq(gs_sass_class_key(GS_SASS_LDGSTS), "ldgsts");
+    cr_assert_str_eq(gs_sass_class_label(GS_SASS_NCLASS), "?");
+    for (int k = 0; k < GS_SASS_NCLASS; k++) {
+        cr_assert(!strchr(gs_sass_class_label(k), ' '), "label '%s' has a space", gs_sass_class_label(k));
+        for (int j = 0; j < k; j++) cr_assert_str_neq(gs_sass_class_key(k), gs_sass_class_key(j));
+    }
+}
+
+/* A bad GS_CUOBJDUMP is an error naming it, never a fall-back to another tool. */
+Test(sass, tool_env_must_exist) {
+    setenv("GS_CUOBJDUMP", "/nonexistent/cuobjdump", 1);
+    gs_ctx *ctx = gs_ctx_create();
+    char path[256];
+    cr_assert_eq(gs_sass_find_tool(ctx, ".", path, sizeof path), GS_ERR_TOOL_MISSING);
+    const char *m = gs_ctx_errmsg(ctx);
+    cr_assert(!strncmp(m, "cuobjdump not found: GS_CUOBJDUMP=/nonexistent/cuobjdump", 56), "%s", m);
+    cr_assert(strstr(m, "make sass-tools"), "%s", m);
+    gs_ctx_destroy(ctx);
+}
+
+Test(sass, tool_missing_says_how_to_install) {
+    unsetenv("GS_CUOBJDUMP");
+    setenv("PATH", "/nonexistent", 1);
+    setenv("CUDA_HOME", "/nonexistent", 1);
+    if (!access(GS_CUDA_HOME "/bin/cuobjdump", X_OK))
+        cr_skip_test("the CUDA toolkit at " GS_CUDA_HOME " has cuobjdump: nothing is missing");
+    gs_ctx *ctx = gs_ctx_create();
+    char path[256];
+    cr_assert_eq(gs_sass_find_tool(ctx, "/nonexistent-root", path, sizeof path), GS_ERR_TOOL_MISSING);
+    const char *m = gs_ctx_errmsg(ctx);
+    cr_assert(!strncmp(m, "cuobjdump not found: run make sass-tools (", 42), "%s", m);
+    cr_assert(strstr(m, "/nonexistent-root/build/venv"), "%s", m);
+    gs_ctx_destroy(ctx);
+}
+
+/* ---- end to end: NVRTC cubin -> cuobjdump -> counts ------------------------ */
+
+static bool required(void) {
+    const char *r = getenv("GS_REQUIRE_SASS");
+    return r && *r && strcmp(r, "0") != 0;
+}
+
+/* cuobjdump's path, or skip (or fail with GS_REQUIRE_SASS=1). */
+static void need_tool(char *path, size_t cap) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_status s = gs_sass_find_tool(ctx, ".", path, cap);
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", gs_ctx_errmsg(ctx));
+    gs_ctx_destroy(ctx);
+    if (s == GS_OK) return;
+    if (required()) cr_assert_fail("GS_REQUIRE_SASS is set but %s", msg);
+    cr_skip_test("cuobjdump not available, skipping SASS test: %s", msg);
+}
+
+/* Compile src for sm_90 and count its SASS. */
+static void sass_of(const char *src, const char *name, gs_sass_summary *sm) {
+    char tool[4096];
+    need_tool(tool, sizeof tool);
+    gs_ctx *ctx = gs_ctx_create();
+    if (!gs_nvrtc_available(ctx)) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", gs_ctx_errmsg(ctx));
+        gs_ctx_destroy(ctx);
+        if (required()) cr_assert_fail("GS_REQUIRE_SASS is set but NVRTC is missing: %s", msg);
+        cr_skip_test("NVRTC not available, skipping SASS test: %s", msg);
+    }
+    gs_nvrtc_out o;
+    gs_status s = gs_nvrtc_compile(ctx, src, name, 90, false, true, &o);
+    cr_assert_eq(s, GS_OK, "%s: %s", name, gs_ctx_errmsg(ctx));
+    cr_assert(o.cubin && o.cubin_len > 0);
+    char *text = NULL, used[4096];
+    s = gs_sass_cubin(ctx, ".", o.cubin, o.cubin_len, sm, &text, used, sizeof used);
+    cr_assert_eq(s, GS_OK, "%s: %s", name, gs_ctx_errmsg(ctx));
+    cr_assert_str_eq(used, tool);
+    cr_assert(text && strstr(text, "sm_90"), "%s: the listing does not name sm_90", name);
+    free(text);
+    gs_nvrtc_out_free(&o);
+    gs_ctx_destroy(ctx);
+}
+
+/* What a kernel must show, per class: POS (> 0) or ZERO; 0 is "any". */
+enum { ANY = 0, POS, ZERO };
+
+static void expect_counts(const gs_sass_summary *sm, const char *name, const int *want) {
+    for (int k = 0; k < GS_SASS_NCLASS; k++) {
+        if (want[k] == POS)
+            cr_expect_gt(sm->all[k], 0, "%s: %s is 0, want > 0", name, gs_sass_class_label(k));
+        if (want[k] == ZERO)
+            cr_expect_eq(sm->all[k], 0, "%s: %s is %lld, want 0", name, gs_sass_class_label(k), (long long)sm->all[k]);
+    }
+}
+
+Test(sass, float4_loads, .timeout = 120) {
+    static const char src[] =
+        "extern \"C\" __global__ void gs_t_vec4(const float4 *__restrict__ x, float *__restrict__ y, int n) {\n"
+        "  __shared__ float4 s[256];\n"
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "  s[threadIdx.x] = x[i];\n"
+        "  __syncthreads();\n"
+        "  float acc = 0.0f;\n"
+        "  for (int j = 0; j < n; j++) {\n"
+        "    float4 a = s[(threadIdx.x + j) & 255];\n"
+        "    acc = fmaf(a.x, a.y, acc);\n"
+        "    acc = fmaf(a.z, a.w, acc);\n"
+        "  }\n"
+        "  y[i] = acc;\n"
+        "}\n";
+    static const int want[GS_SASS_NCLASS] = {
+        [GS_SASS_LDG128] = POS, [GS_SASS_LDS128] = POS, [GS_SASS_STS128] = POS, [GS_SASS_BAR] = POS,
+        [GS_SASS_LDG] = ZERO,   [GS_SASS_LDGSTS] = ZERO, [GS_SASS_SHFL] = ZERO, [GS_SASS_LDL] = ZERO,
+        [GS_SASS_STL] = ZERO,
+    };
+    gs_sass_summary sm;
+    sass_of(src, "gs_t_vec4", &sm);
+    expect_counts(&sm, "gs_t_vec4", want);
+    /* the j loop holds the shared loads and the FMAs */
+    cr_expect(sm.has_loop);
+    cr_expect_gt(sm.loop[GS_SASS_LDS128], 0);
+    cr_expect_gt(sm.loop[GS_SASS_FFMA], 0);
+    cr_expect_eq(sm.loop[GS_SASS_LDG128], 0, "the global load is before the loop");
+}
+
+Test(sass, cp_async, .timeout = 120) {
+    static const char src[] =
+        "extern \"C\" __global__ void gs_t_cpasync(const float4 *__restrict__ x, float *__restrict__ y) {\n"
+        "  __shared__ float4 s[128];\n"
+        "  unsigned sa = (unsigned)__cvta_generic_to_shared(&s[threadIdx.x]);\n"
+        "  const float4 *g = x + blockIdx.x * 128 + threadIdx.x;\n"
+        "  asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\\n\" :: \"r\"(sa), \"l\"(g));\n"
+        "  asm volatile(\"cp.async.commit_group;\\n\" ::);\n"
+        "  asm volatile(\"cp.async.wait_group 0;\\n\" ::);\n"
+        "  __syncthreads();\n"
+        "  float4 v = s[127 - threadIdx.x];\n"
+        "  y[blockIdx.x * 128 + threadIdx.x] = v.x + v.y + v.z + v.w;\n"
+        "}\n";
+    /* the data never passes through registers (no LDG), and the dummy
+     * "@!PT LDS RZ, [RZ]" ptxas puts before LDGSTS is not a shared load */
+    static const int want[GS_SASS_NCLASS] = {
+        [GS_SASS_LDGSTS] = POS, [GS_SASS_LDS128] = POS, [GS_SASS_LDG128] = ZERO, [GS_SASS_LDG] = ZERO,
+        [GS_SASS_LDS] = ZERO,   [GS_SASS_SHFL] = ZERO,  [GS_SASS_LDL] = ZERO,    [GS_SASS_STL] = ZERO,
+    };
+    gs_sass_summary sm;
+    sass_of(src, "gs_t_cpasync", &sm);
+    expect_counts(&sm, "gs_t_cpasync", want);
+}
+
+Test(sass, warp_shuffle, .timeout = 120) {
+    static const char src[] =
+        "extern \"C\" __global__ void gs_t_shfl(const float *__restrict__ x, float *__restrict__ y) {\n"
+        "  float v = x[blockIdx.x * blockDim.x + threadIdx.x];\n"
+        "  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);\n"
+        "  if ((threadIdx.x & 31) == 0) y[(blockIdx.x * blockDim.x + threadIdx.x) >> 5] = v;\n"
+        "}\n";
+    static const int want[GS_SASS_NCLASS] = {
+        [GS_SASS_LDG128] = ZERO, [GS_SASS_LDGSTS] = ZERO, [GS_SASS_LDS128] = ZERO,
+        [GS_SASS_BAR] = ZERO,    [GS_SASS_LDL] = ZERO,    [GS_SASS_STL] = ZERO,
+    };
+    gs_sass_summary sm;
+    sass_of(src, "gs_t_shfl", &sm);
+    expect_counts(&sm, "gs_t_shfl", want);
+    cr_expect_eq(sm.all[GS_SASS_SHFL], 5, "SHFL: %lld, want 5 (one per halving)", (long long)sm.all[GS_SASS_SHFL]);
+    cr_expect_eq(sm.all[GS_SASS_LDG], 1, "one scalar global load");
+}
+
+Test(sass, local_memory, .timeout = 120) {
+    /* a 256-float array indexed by data cannot live in registers */
+    static const char src[] =
+        "extern \"C\" __global__ void gs_t_local(const float *__restrict__ x, const int *__restrict__ idx,\n"
+        "                                        float *__restrict__ y) {\n"
+        "  float a[256];\n"
+        "  for (int i = 0; i < 256; i++) a[i] = x[i * 32 + threadIdx.x];\n"
+        "  int j = idx[threadIdx.x] & 255;\n"
+        "  a[j] += 1.0f;\n"
+        "  float s = 0.0f;\n"
+        "  for (int i = 0; i < 256; i += 7) s += a[(i * j) & 255];\n"
+        "  y[threadIdx.x] = s;\n"
+        "}\n";
+    static const int want[GS_SASS_NCLASS] = {
+        [GS_SASS_LDL] = POS, [GS_SASS_STL] = POS, [GS_SASS_SHFL] = ZERO, [GS_SASS_LDGSTS] = ZERO, [GS_SASS_BAR] = ZERO,
+    };
+    gs_sass_summary sm;
+    sass_of(src, "gs_t_local", &sm);
+    expect_counts(&sm, "gs_t_local", want);
+}
+
+Test(sass, disasm_reports_tool_errors, .timeout = 60) {
+    char tool[4096];
+    need_tool(tool, sizeof tool);
+    gs_ctx *ctx = gs_ctx_create();
+    char *text = (char *)"x";
+    static const char junk[] = "not a cubin";
+    cr_assert_eq(gs_sass_disasm(ctx, tool, junk, sizeof junk, &text), GS_ERR_TOOL);
+    cr_assert_null(text);
+    const char *m = gs_ctx_errmsg(ctx);
+    cr_assert(strstr(m, "-sass failed (exit"), "%s", m);
+    cr_assert(strstr(m, tool), "the message names the tool: %s", m);
+    cr_assert_eq(gs_sass_disasm(ctx, "/nonexistent/cuobjdump", junk, sizeof junk, &text), GS_ERR_TOOL_MISSING);
+    cr_assert(strstr(gs_ctx_errmsg(ctx), "make sass-tools"), "%s", gs_ctx_errmsg(ctx));
+    gs_ctx_destroy(ctx);
+}
