@@ -113,8 +113,10 @@ $(BUILD)/calibrate: experiments/calibrate.c $(BUILD)/libgensor.a
 $(BUILD)/dynamic: experiments/dynamic.c $(BUILD)/libgensor.a
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libgensor.a $(LDFLAGS) $(LDLIBS)
 
+CALIB_DATA := ../shared/data
 calibrate: $(BUILD)/calibrate
-	./$(BUILD)/calibrate ../shared/data/xgemm_rtx3090_4096.csv --hw rtx3090
+	./$(BUILD)/calibrate --xgemm $(CALIB_DATA)/xgemm_rtx3090_4096.csv \
+	  --fidelity $(CALIB_DATA)/h100/fidelity_v1.csv --suite $(CALIB_DATA)/h100/suite_v1.csv $(CALIB_ARGS)
 
 check-suites: $(BUILD)/gensor_tests
 	GS_FULL_SUITES=1 ./$(BUILD)/gensor_tests --filter 'suites/*' --jobs 2

@@ -69,6 +69,14 @@ int gs_actions_enumerate(const gs_op *op, const gs_etir *e, gs_action *acts, int
             for (int v = 1; v <= e->T[d][1] && n < cap; v *= 2)
                 if (v != e->V[d]) acts[n++] = (gs_action){GS_ACT_VTHREAD, d, v};
     }
+    /* whole-kernel dimensions, chosen once the thread tiles are being set:
+     * the pipeline depth and the block raster */
+    if (e->level == 1) {
+        for (int s = 1; s <= GS_MAX_STAGES && n < cap; s++)
+            if (s != e->stages) acts[n++] = (gs_action){GS_ACT_STAGES, -1, s};
+        for (int r = 0; r <= GS_MAX_RASTER && n < cap; r++)
+            if (r != e->raster) acts[n++] = (gs_action){GS_ACT_RASTER, -1, r};
+    }
     if (n < cap) acts[n++] = (gs_action){GS_ACT_CACHE, -1, 0};
     return n;
 }
@@ -134,6 +142,16 @@ static double benefit_ex(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_
         return pow(r, GS_MODEL_SHARPNESS);
     }
     switch (a.kind) {
+    case GS_ACT_STAGES:
+    case GS_ACT_RASTER: {
+        /* The paper has no formula for pipelining or block order: their
+         * benefit is the predicted speedup t(e)/t(e') under every policy
+         * (unsharpened here, so the paper's formulas still steer tiling). */
+        double t0 = predicted(hw, op, e, m), t1 = predicted(hw, op, next, m);
+        if (!isfinite(t1)) return 1e-3;
+        if (!isfinite(t0)) return 1.0;
+        return t0 / t1;
+    }
     case GS_ACT_TILE:
     case GS_ACT_INVTILE:
         return gs_benefit_tiling(op, e, next, e->level, pol);
@@ -277,16 +295,25 @@ static void run_exhaustive(const gs_hw *hw, const gs_op *op, int top_k, gs_resul
                 for (int d = 0; d < op->naxes; d++) e.V[d] = 1;
                 if (gs_hw_check(hw, op, &e)) {
                     for (;;) { /* inner odometer over vthreads */
-                        visited++;
-                        gs_estimate est;
-                        gs_estimate_etir(hw, op, &e, 0, &est);
-                        r->evaluated++;
-                        rank_insert(r, top_k, &e, &est);
-                        if (visited >= EXHAUSTIVE_CAP) {
-                            r->capped = true;
-                            r->steps = visited;
-                            return;
-                        }
+                        /* innermost: the pipeline depth and the raster */
+                        for (int st = 1; st <= GS_MAX_STAGES; st++)
+                            for (int ra = 0; ra <= GS_MAX_RASTER; ra++) {
+                                e.stages = (uint8_t)st;
+                                e.raster = (uint8_t)ra;
+                                if ((st > 1 || ra > 0) && !gs_hw_check(hw, op, &e)) continue;
+                                visited++;
+                                gs_estimate est;
+                                gs_estimate_etir(hw, op, &e, 0, &est);
+                                r->evaluated++;
+                                rank_insert(r, top_k, &e, &est);
+                                if (visited >= EXHAUSTIVE_CAP) {
+                                    r->capped = true;
+                                    r->steps = visited;
+                                    return;
+                                }
+                            }
+                        e.stages = 1;
+                        e.raster = 0;
                         int d = op->naxes - 1;
                         for (; d >= 0; d--) {
                             if (op->axes[d].kind != GS_AXIS_SPATIAL) continue;
@@ -338,6 +365,8 @@ static void run_random(const gs_hw *hw, const gs_op *op, const gs_construct_opts
                 e.V[d] = 1 << gs_pcg32_bounded(rng, (uint32_t)l1 + 1);
             }
         }
+        e.stages = (uint8_t)(1 + gs_pcg32_bounded(rng, GS_MAX_STAGES));
+        e.raster = (uint8_t)gs_pcg32_bounded(rng, GS_MAX_RASTER + 1);
         if (gs_hw_check(hw, op, &e)) pool_add(p, &e);
     }
     (void)o;
@@ -382,6 +411,16 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap) 
             push_clamped(op, x, out, &n, cap);
         }
     }
+    /* the whole-kernel dimensions: one more or one fewer stage, a raster
+     * group twice or half as tall */
+    for (int dir = -1; dir <= 1; dir += 2) {
+        gs_etir x = *e;
+        x.stages = (uint8_t)(e->stages + dir);
+        push_clamped(op, x, out, &n, cap);
+        x = *e;
+        x.raster = (uint8_t)(e->raster + dir);
+        push_clamped(op, x, out, &n, cap);
+    }
     /* two-axis exchanges: shift a factor of two from one axis to another at
      * the block level or the thread level (keeps the tile's volume) */
     for (int d1 = 0; d1 < op->naxes; d1++)
@@ -407,7 +446,7 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap) 
  * are common where thread counts or occupancy do not change), remembers the
  * best state met, and stops at a strict local optimum or after 32 moves. */
 static void polish(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, int64_t *evals) {
-    enum { MAXIT = 32, NB = GS_MAX_AXES * (12 + 2 * GS_MAX_AXES) };
+    enum { MAXIT = 32, NB = GS_MAX_AXES * (12 + 2 * GS_MAX_AXES) + 4 };
     gs_etir cur = *e, nb[NB];
     double tcur = predicted(hw, op, &cur, m), tbest = tcur;
     uint64_t seen[MAXIT + 1];

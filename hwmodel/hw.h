@@ -53,16 +53,20 @@ char *gs_hw_describe(const gs_hw *hw);
 double gs_hw_peak_flops(const gs_hw *hw);   /* 2 * lanes * SMs * clock */
 double gs_hw_smem_gbs(const gs_hw *hw);     /* banks*bank_bytes per clock per SM */
 
-/* ---- resource check (the "memory check" of every transition) ---------- */
+/* ---- resource check (the "memory check" of every transition) ----------
+ * Resources come from the kernel plan (hwmodel/plan.h): shared memory of
+ * every stage buffer, and the register bound the plan is sized for. */
 typedef struct gs_resources {
-    int64_t smem_bytes;    /* static shared memory per block */
+    int64_t smem_bytes;    /* shared memory per block (all stage buffers) */
     int regs_per_thread;   /* upper-bound estimate, used by the memory check */
     int regs_expected;     /* typical count, used by the performance model */
     int64_t threads;
 } gs_resources;
-void gs_etir_resources(const gs_op *op, const gs_etir *e, gs_resources *r);
+void gs_etir_resources(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_resources *r);
 /* Level-aware check: at level 2 only shared memory (and that some thread
- * tile could fit the thread limit); at level 1 and done, everything. */
+ * tile could fit the thread limit); at level 1 and done, everything,
+ * including the pipeline (stages > 1 needs a staged input and a reduce
+ * axis; stages > 2 an asynchronous copy) and the raster (two spatial axes). */
 bool gs_hw_check(const gs_hw *hw, const gs_op *op, const gs_etir *e);
 
 /* ---- benefit formulas (paper eq. 1-3) ---------------------------------- */
@@ -71,10 +75,33 @@ double gs_benefit_tiling(const gs_op *op, const gs_etir *before, const gs_etir *
 double gs_benefit_caching(const gs_hw *hw, const gs_op *op, const gs_etir *e, int level);
 double gs_benefit_vthread(const gs_hw *hw, const gs_op *op, const gs_etir *e, int axis, int v);
 
-/* ---- analytic latency estimate ----------------------------------------- */
+/* ---- analytic latency estimate -----------------------------------------
+ * The estimate prices a kernel plan: what the printers emit. Constants that
+ * describe the emitted code and generic SIMT behaviour (not a particular
+ * GPU) are the fields of gs_model_params; hwmodel/MODEL.md says how each was
+ * fitted. The library always uses gs_model_params_default(); the
+ * calibration tool varies them. */
+typedef struct gs_model_params {
+    double fma_efficiency;   /* sustained FMA-pipe fraction in a register-blocked loop */
+    double k_overhead_fast;  /* warp instructions per reduce index, unrolled full tile */
+    double k_overhead_bounded; /* the same with runtime bounds (tail tile, predicated plan) */
+    double copy_unit_fast;   /* instructions per fast-path copy unit besides its stores */
+    double copy_elem_edge;   /* instructions per element on the predicated copy path */
+    double unstaged_pred;    /* extra instructions per predicated global operand load */
+    double barrier_cycles;   /* cost of one __syncthreads */
+    double pipe_norm;        /* k of the p-norm (sum t_i^k)^(1/k) that combines the pipes'
+                                times: large k, perfect overlap (the busiest pipe alone) */
+    double latency_norm;     /* k of the p-norm that combines throughput and the latency chain */
+    double l1_sectors_per_clk; /* L1 tag rate for scattered global loads */
+    double latency_scale;    /* global-load latency under load over the profile's idle
+                                (pointer-chase) latency */
+} gs_model_params;
+void gs_model_params_default(gs_model_params *p);
+
 typedef struct gs_estimate {
     double time_s;
     double t_compute, t_dram, t_l2, t_smem, t_sync, t_launch;
+    double t_latency;      /* the reduce-tile latency chain (load, barrier, compute) */
     double occupancy;      /* active warps / max warps per SM */
     int blocks_per_sm;
     double waves;
@@ -84,12 +111,8 @@ typedef struct gs_estimate {
     double dram_bytes;
     const char *bound;     /* "compute", "dram", "l2", "smem", "latency" */
 } gs_estimate;
-/* Bank-conflict degree of a warp's fragment load of staged input t. */
-double smem_conflict_degree(const gs_hw *hw, const gs_op *op, const gs_etir *e, int t);
-/* Shared-memory wavefronts of one warp-wide vector fragment load of staged
- * input t; *vec receives the vector width the thread's contiguous run allows. */
-double gs_smem_wavefronts(const gs_hw *hw, const gs_op *op, const gs_etir *e, int t, int *vec);
-/* regs_override > 0 replaces the register estimate (ptxas figure). */
+/* regs_override > 0 replaces the register estimate (ptxas figure). The
+ * state is planned with the default plan (gs_plan_make). */
 void gs_estimate_etir(const gs_hw *hw, const gs_op *op, const gs_etir *e,
                       int regs_override, gs_estimate *out);
 

@@ -3,7 +3,7 @@
  *
  * Everything here reads hardware numbers from the profile; nothing branches
  * on an architecture name. */
-#include "hwmodel/hw.h"
+#include "hwmodel/plan.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -19,37 +19,18 @@
  * and the kernel reads its block index as a 32-bit int. */
 #define GS_MAX_GRID 2147483647LL
 
-/* ---- resources ----------------------------------------------------------------- */
-static int64_t staged_smem_bytes(const gs_op *op, const gs_etir *e) {
-    int64_t bytes = 0, dims[GS_MAX_DIMS], pitch;
-    for (int t = 0; t < op->ninputs; t++)
-        if (e->stage[t]) bytes += 4 * gs_stage_layout(op, e, t, dims, &pitch);
-    return bytes;
-}
-
-/* Register fragment of input t: its values for one reduce index over the
- * spatial axes it depends on (what the emitted kernel keeps in f<t>[]). */
-static int64_t frag_regs(const gs_op *op, const gs_etir *e, int t) {
-    int64_t n = 1;
-    for (int a = 0; a < op->naxes; a++)
-        if (op->axes[a].kind == GS_AXIS_SPATIAL && gs_tensor_uses_axis(&op->tensors[t], a)) n *= e->T[a][1];
-    return n;
-}
-
-void gs_etir_resources(const gs_op *op, const gs_etir *e, gs_resources *r) {
-    r->smem_bytes = staged_smem_bytes(op, e);
+/* ---- resources ------------------------------------------------------------------
+ * The plan is the one source of shared-memory size and the register bound:
+ * the check, the estimate and the printers read the same numbers. */
+void gs_etir_resources(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_resources *r) {
+    int regs;
+    gs_plan_resources(hw, op, e, NULL, &r->smem_bytes, &regs);
     r->threads = gs_etir_threads(op, e);
-    /* accumulators + fragments + ~52 for indices, loop counters and pointers
-     * (checked against ptxas over the test sweeps: it is an upper bound) */
-    int64_t regs = gs_etir_acc_regs(op, e) + 52 + 2 * op->naxes;
-    for (int t = 0; t < op->ninputs; t++) regs += frag_regs(op, e, t);
-    r->regs_per_thread = (int)(regs > 100000 ? 100000 : regs);
+    r->regs_per_thread = regs;
     /* the performance model uses a typical count a little below the bound
      * (ptxas lands 0-16 below it on the test sweeps); the check keeps the
-     * bound. Margins 0/4/8/12/16 tried in calibration: 4 kept (rho 0.863,
-     * top-1 1.086x; 8 raised rho to 0.868 but sent top-1 to 1.58x). */
-    int64_t typical = regs - GS_REGS_BOUND_MARGIN;
-    r->regs_expected = (int)(typical > 100000 ? 100000 : typical);
+     * bound */
+    r->regs_expected = regs - GS_REGS_BOUND_MARGIN;
 }
 
 /* The kernel does its per-axis arithmetic in 32-bit ints: the block count
@@ -85,10 +66,12 @@ static bool index_fits_int32(const gs_op *op, const gs_etir *e) {
 bool gs_hw_check(const gs_hw *hw, const gs_op *op, const gs_etir *e) {
     if (!gs_etir_wellformed(op, e)) return false;
     if (!index_fits_int32(op, e)) return false;
-    gs_resources r;
-    gs_etir_resources(op, e, &r);
-    /* static shared memory: the 48 KiB a block gets without opt-in */
-    if (r.smem_bytes > hw->smem_per_block) return false;
+    gs_plan p;
+    gs_plan_shape(hw, op, e, NULL, &p);
+    /* shared memory: above the 48 KiB static limit the kernel opts in to
+     * dynamic shared memory, up to the per-block opt-in maximum */
+    int64_t smem_cap = hw->smem_per_block_optin > hw->smem_per_block ? hw->smem_per_block_optin : hw->smem_per_block;
+    if (p.smem_bytes > smem_cap) return false;
     if (e->level == 2) {
         /* block tile must admit some thread tile within both limits */
         int64_t elems = 1;
@@ -96,13 +79,25 @@ bool gs_hw_check(const gs_hw *hw, const gs_op *op, const gs_etir *e) {
             if (op->axes[a].kind == GS_AXIS_SPATIAL) elems *= e->T[a][2];
         return elems <= (int64_t)hw->max_threads_per_block * GS_MAX_ACC;
     }
-    if (r.threads < 1 || r.threads > hw->max_threads_per_block) return false;
+    /* a pipeline needs something to pipeline: a staged input and a reduce
+     * loop; more than one tile in flight needs asynchronous copies (a
+     * register hop holds one tile only); the raster needs two spatial axes */
+    if (e->stages > 1) {
+        bool red = false;
+        for (int a = 0; a < op->naxes; a++) red |= op->axes[a].kind == GS_AXIS_REDUCE;
+        if (!red || p.smem_bytes == 0) return false;
+        if (e->stages > 2 && !p.any_async) return false;
+    }
+    if (e->raster > 0 && p.raster_x < 0) return false;
+    int64_t threads = gs_etir_threads(op, e);
+    if (threads < 1 || threads > hw->max_threads_per_block) return false;
     if (gs_etir_blocks(op, e) > GS_MAX_GRID) return false;
     if (gs_etir_acc_regs(op, e) > GS_MAX_ACC) return false;
-    if (r.regs_per_thread > hw->max_regs_per_thread) return false;
+    if (p.regs_bound > hw->max_regs_per_thread) return false;
     /* one block must fit an SM: registers are allocated per warp */
-    int64_t warps = (r.threads + hw->warp_size - 1) / hw->warp_size;
-    if ((int64_t)r.regs_per_thread * warps * hw->warp_size > hw->regs_per_sm) return false;
+    int64_t warps = (threads + hw->warp_size - 1) / hw->warp_size;
+    if ((int64_t)p.regs_bound * warps * hw->warp_size > hw->regs_per_sm) return false;
+    if (p.smem_bytes > hw->smem_per_sm) return false;
     return true;
 }
 
@@ -161,75 +156,45 @@ double gs_benefit_vthread(const gs_hw *hw, const gs_op *op, const gs_etir *e, in
     return after > 0 ? before / after : 1.0;
 }
 
-/* ---- analytic latency estimate ------------------------------------------------------
- * The formulas are written out in hwmodel/MODEL.md. Constants that are not
- * properties of a particular GPU (they describe the emitted code and generic
- * SIMT behaviour) are named here; every GPU-specific number comes from the
- * profile. */
+/* ---- analytic latency estimate of a plan ----------------------------------------
+ * The formulas are written out in hwmodel/MODEL.md. Every GPU-specific
+ * number comes from the profile; the constants of gs_model_params describe
+ * the emitted code and generic SIMT behaviour. The estimate prices the plan
+ * the printers print: its vector widths, copy mechanism, fast and edge
+ * paths, pipeline depth, raster and launch bounds. */
 
-/* Warp instructions per reduce iteration besides FMAs and operand loads:
- * loop counter, predicate, address increments. */
-#define GS_K_OVERHEAD_INSTR 3.0
-/* Instructions per staged element in the cooperative load: index math, the
- * predicated global load and the shared store. */
-#define GS_STAGE_INSTR 8.0
-/* Sustained fraction of the FMA pipe in a register-blocked inner loop (operand
- * bank conflicts, dual-issue limits): measured kernels reach 65-80 %; the
- * RTX 3090 sweep fits 0.7 (experiments/calibrate.c, hwmodel/MODEL.md). */
-#define GS_FMA_EFFICIENCY 0.7
-/* Shared-memory load-to-use latency in cycles and FMA latency in cycles. */
+/* Shared-memory load-to-use latency and FMA latency, cycles: the wait
+ * between a fragment read and its first FMA inside the reduce loop. */
 #define GS_LDS_LATENCY 30.0
 #define GS_FMA_LATENCY 4.0
-/* Sectors per clock the L1 tag stage serves for global loads that scatter
- * over many lines; a coalesced load is limited by lines (128 B/clk) instead.
- * Fitted on the RTX 3090 sweep (1, 1.25, 1.5, 2, 4 tried: 1.25 best). */
-#define GS_L1_SECTORS_PER_CLK 1.25
-/* Fraction of the other pipes' time that does not overlap the busiest pipe
- * (0.02-0.2 tried on the RTX 3090 sweep: rho 0.859-0.865, top-1 1.086x for
- * 0.05-0.2; 0.1 kept as the middle of that plateau). */
-#define GS_PIPE_OVERLAP_LOSS 0.1
-/* Widest vector load a thread issues on a contiguous run (128-bit = 4 fp32). */
-#define GS_MAX_VEC 4
 
-/* Lane addresses (in elements) of one warp-wide access to input t, for a
- * tensor laid out with strides rs[] per tensor dim. A lane's address is
- * affine in its thread coordinates: addr = sum_a th_a * T0_a * step_a where
- * step_a is how far one unit of axis a moves in memory. Lanes are enumerated
- * as the kernel decomposes its thread index (last spatial axis fastest).
- * Also returns the vector width a thread can use: its contiguous run along
- * the axis with unit step (T0 elements), capped at GS_MAX_VEC. */
-static int lane_addresses(const gs_hw *hw, const gs_op *op, const gs_etir *e, int t, const int64_t *rs, int64_t *addr,
-                          int *vec) {
-    const gs_tensor *ts = &op->tensors[t];
-    int64_t step[GS_MAX_AXES], thr[GS_MAX_AXES], th[GS_MAX_AXES];
-    int nax = 0, w = 1;
-    for (int a = op->naxes - 1; a >= 0; a--) {
-        if (op->axes[a].kind != GS_AXIS_SPATIAL) continue;
-        /* addresses wrap modulo 2^64 (unsigned) rather than overflow for
-         * absurd strides; bank indices (mod a power of two) stay exact */
-        uint64_t st = 0;
-        for (int j = 0; j < ts->ndim; j++) st += (uint64_t)ts->idx[j].coeff[a] * (uint64_t)rs[j];
-        int64_t t0 = e->T[a][1] / e->V[a];
-        if (st == 1 && t0 > w) w = (int)(t0 < GS_MAX_VEC ? t0 : GS_MAX_VEC);
-        step[nax] = (int64_t)(st * (uint64_t)t0);
-        thr[nax] = gs_etir_threads_axis(e, a);
-        th[nax] = 0;
-        nax++;
-    }
-    int64_t nt = gs_etir_threads(op, e);
-    int lanes = (int)(nt < hw->warp_size ? nt : hw->warp_size);
-    if (lanes > 64) lanes = 64;
-    for (int l = 0; l < lanes; l++) {
-        uint64_t ad = 0;
-        for (int i = 0; i < nax; i++) ad += (uint64_t)th[i] * (uint64_t)step[i];
-        addr[l] = (int64_t)ad;
-        for (int i = 0; i < nax; i++) { /* odometer: the next lane */
-            if (++th[i] < thr[i]) break;
-            th[i] = 0;
-        }
-    }
-    *vec = w;
-    return lanes;
+void gs_model_params_default(gs_model_params *p) {
+    /* fitted with experiments/calibrate.c --fit (make calibrate) on the RTX
+     * 3090 CLBlast sweep, the H100 v1 fidelity set and the H100 v1 suite,
+     * each constant within a physically plausible range; MODEL.md has the
+     * figures */
+    p->fma_efficiency = 0.8;      /* CLBlast's best reaches 68 % of peak */
+    p->k_overhead_fast = 0.9;     /* loop and address work left after full unrolling */
+    p->k_overhead_bounded = 1.0;  /* the runtime bound of a tail tile */
+    p->copy_unit_fast = 1.0;      /* the address of an unpredicated vector copy */
+    p->copy_elem_edge = 18.0;     /* div/mod, compares, selects, address, load, store */
+    p->unstaged_pred = 8.0;       /* coordinates and compares of a predicated operand */
+    p->barrier_cycles = 43.0;
+    p->pipe_norm = 6.0;
+    p->latency_norm = 4.0;
+    p->l1_sectors_per_clk = 1.25;
+    p->latency_scale = 1.5;       /* loaded over idle latency */
+}
+
+static double clampd(double x, double lo, double hi) { return x < lo ? lo : x > hi ? hi : x; }
+
+/* (sum x_i^k)^(1/k), scaled by the largest term so nothing overflows. */
+static double pnorm(const double *x, int n, double k) {
+    double mx = 0, s = 0;
+    for (int i = 0; i < n; i++) mx = fmax(mx, x[i]);
+    if (!(mx > 0)) return 0;
+    for (int i = 0; i < n; i++) s += pow(x[i] / mx, k);
+    return mx * pow(s, 1.0 / k);
 }
 
 static void sort_i64(int64_t *x, int n) {
@@ -241,58 +206,47 @@ static void sort_i64(int64_t *x, int n) {
     }
 }
 
-/* Shared-memory wavefronts of one warp-wide (vector) fragment load of staged
- * input t. A warp's w-wide access is served in w phases of 32/w lanes; in
- * each phase the cost is the largest number of distinct words in one bank
- * (equal words broadcast). With w = 1 this is the classic conflict degree.
- * Returns wavefronts per load instruction; *vec gets w. */
-double smem_conflict_degree(const gs_hw *hw, const gs_op *op, const gs_etir *e, int t) {
-    int vec;
-    return gs_smem_wavefronts(hw, op, e, t, &vec);
+/* Fragment elements of input t per thread and reduce index: the product of
+ * T1 over the spatial axes t depends on. */
+static double frag_elems(const gs_op *op, const gs_etir *e, int t) {
+    double n = 1;
+    for (int a = 0; a < op->naxes; a++)
+        if (op->axes[a].kind == GS_AXIS_SPATIAL && gs_tensor_uses_axis(&op->tensors[t], a)) n *= e->T[a][1];
+    return n;
 }
 
-double gs_smem_wavefronts(const gs_hw *hw, const gs_op *op, const gs_etir *e, int t, int *vec) {
-    int64_t dims[GS_MAX_DIMS], pitch, rs[GS_MAX_DIMS], addr[64];
+/* L1 cycles of one warp-wide global access of tensor t (an unstaged input,
+ * or the output for t = ninputs), each lane touching w consecutive
+ * elements of its run: the distinct 128-byte lines the warp touches, or its
+ * 32-byte sectors over the rate the L1 tag stage serves them, whichever is
+ * larger. *sectors_out (may be NULL) receives the distinct sectors: what L2
+ * sees of the access. */
+static double global_wavefronts(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan *p, int t, int w,
+                                double sectors_per_clk, double *sectors_out) {
     const gs_tensor *ts = &op->tensors[t];
-    gs_stage_layout(op, e, t, dims, &pitch);
-    rs[ts->ndim - 1] = 1;
-    for (int j = ts->ndim - 2; j >= 0; j--)
-        rs[j] = (int64_t)((uint64_t)rs[j + 1] * (uint64_t)(j + 1 == ts->ndim - 1 ? pitch : dims[j + 1]));
-    int w, lanes = lane_addresses(hw, op, e, t, rs, addr, &w);
-    /* the odd pitch padding breaks 16-byte alignment of rows: vector loads
-     * along the innermost dim still work within a row only when the pitch
-     * keeps alignment; model that as: rows of an odd pitch allow no vectors
-     * across the outer dims, which the per-lane addresses already capture */
-    *vec = w;
-    int per_phase = lanes / w > 0 ? lanes / w : 1, banks = hw->smem_banks < 256 ? hw->smem_banks : 256;
-    double total = 0;
-    for (int p0 = 0; p0 < lanes; p0 += per_phase) {
-        int n = 0;
-        int64_t words[256];
-        for (int l = p0; l < p0 + per_phase && l < lanes; l++)
-            for (int k = 0; k < w && n < 256; k++) words[n++] = (int64_t)((uint64_t)addr[l] + (uint64_t)k);
-        sort_i64(words, n);
-        int count[256] = {0}, worst = 1;
-        for (int i = 0; i < n; i++) {
-            if (i && words[i] == words[i - 1]) continue;
-            int b = (int)(((words[i] % banks) + banks) % banks);
-            if (++count[b] > worst) worst = count[b];
-        }
-        total += worst;
-    }
-    return total;
-}
-
-/* L1 cycles of one warp-wide (vector) global load of unstaged input t: the
- * distinct 32-byte sectors the warp touches over the sectors the L1 serves
- * per clock for global loads (GS_L1_SECTORS_PER_CLK). */
-static double global_wavefronts(const gs_hw *hw, const gs_op *op, const gs_etir *e, int t, int *vec) {
-    const gs_tensor *ts = &op->tensors[t];
-    int64_t rs[GS_MAX_DIMS], addr[64];
+    int64_t rs[GS_MAX_DIMS], step[GS_MAX_AXES], thr[GS_MAX_AXES], th[GS_MAX_AXES], addr[64];
     rs[ts->ndim - 1] = 1;
     for (int j = ts->ndim - 2; j >= 0; j--) rs[j] = (int64_t)((uint64_t)rs[j + 1] * (uint64_t)ts->shape[j + 1]);
-    int w, lanes = lane_addresses(hw, op, e, t, rs, addr, &w);
-    *vec = w;
+    int nax = 0;
+    for (int a = op->naxes - 1; a >= 0; a--) {
+        if (op->axes[a].kind != GS_AXIS_SPATIAL) continue;
+        uint64_t st = 0;
+        for (int j = 0; j < ts->ndim; j++) st += (uint64_t)ts->idx[j].coeff[a] * (uint64_t)rs[j];
+        step[nax] = (int64_t)(st * (uint64_t)(e->T[a][1] / e->V[a]));
+        thr[nax] = gs_etir_threads_axis(e, a);
+        th[nax++] = 0;
+    }
+    int lanes = (int)(p->threads < hw->warp_size ? p->threads : hw->warp_size);
+    if (lanes > 64) lanes = 64;
+    for (int l = 0; l < lanes; l++) {
+        uint64_t ad = 0;
+        for (int i = 0; i < nax; i++) ad += (uint64_t)th[i] * (uint64_t)step[i];
+        addr[l] = (int64_t)ad;
+        for (int i = 0; i < nax; i++) {
+            if (++th[i] < thr[i]) break;
+            th[i] = 0;
+        }
+    }
     int64_t per_sector = hw->transaction_bytes / 4 > 0 ? hw->transaction_bytes / 4 : 8;
     int64_t sec[256], line[256];
     int n = 0;
@@ -300,7 +254,7 @@ static double global_wavefronts(const gs_hw *hw, const gs_op *op, const gs_etir 
         for (int k = 0; k < w && n < 256; k++) {
             uint64_t ak = (uint64_t)addr[l] + (uint64_t)k;
             sec[n] = (int64_t)(ak / (uint64_t)per_sector);
-            line[n] = (int64_t)(ak / 32); /* 128-byte lines */
+            line[n] = (int64_t)(ak / 32);
             n++;
         }
     sort_i64(sec, n);
@@ -310,145 +264,339 @@ static double global_wavefronts(const gs_hw *hw, const gs_op *op, const gs_etir 
         distinct += !i || sec[i] != sec[i - 1];
         lines += !i || line[i] != line[i - 1];
     }
-    /* one wavefront per 128-byte line, and the tag stage serves at most
-     * GS_L1_SECTORS_PER_CLK sectors a clock */
-    return fmax(lines, distinct / GS_L1_SECTORS_PER_CLK);
+    if (sectors_out) *sectors_out = distinct;
+    return fmax(lines, distinct / sectors_per_clk);
 }
 
-static double clampd(double x, double lo, double hi) { return x < lo ? lo : x > hi ? hi : x; }
+/* Fraction of origins o = lo + k*step (k = 0..count-1) for which a box of
+ * extent len lies in [0, shape): counted exactly up to 4096 origins, then
+ * sampled evenly. */
+static double in_range_fraction(int64_t lo, int64_t step, int64_t count, int64_t len, int64_t shape) {
+    if (count <= 0) return 1;
+    int64_t n = count < 4096 ? count : 4096, in = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t k = count <= 4096 ? i : i * (count - 1) / (n - 1 > 0 ? n - 1 : 1);
+        int64_t o = lo + k * step;
+        in += o >= 0 && o + len <= shape;
+    }
+    return (double)in / (double)n;
+}
 
-void gs_estimate_etir(const gs_hw *hw, const gs_op *op, const gs_etir *e, int regs_override, gs_estimate *o) {
+/* Fraction of (block, reduce tile) copies of staged input t that take the
+ * fast path: the box lies inside the tensor on every dim. A dim indexed by
+ * one axis is counted over that axis' tile origins; a dim indexed by
+ * several (a conv window) over the origins of its largest-coefficient axis,
+ * the others at their first tile. */
+static double fast_copy_fraction(const gs_op *op, const gs_etir *e, const gs_plan_input *pi, int t) {
+    const gs_tensor *ts = &op->tensors[t];
+    double f = 1;
+    for (int j = 0; j < ts->ndim; j++) {
+        const gs_affine *x = &ts->idx[j];
+        int amax = -1;
+        int64_t cmax = 0, lo = x->offset;
+        for (int a = 0; a < op->naxes; a++) {
+            int64_t c = x->coeff[a] < 0 ? -x->coeff[a] : x->coeff[a];
+            if (c > cmax) {
+                cmax = c;
+                amax = a;
+            }
+        }
+        for (int a = 0; a < op->naxes; a++)
+            if (x->coeff[a] < 0) lo += x->coeff[a] * (e->T[a][2] - 1);
+        if (amax < 0) continue;
+        int64_t T = e->T[amax][2], E = op->axes[amax].extent;
+        f *= in_range_fraction(lo, x->coeff[amax] * T, (E + T - 1) / T, pi->dims[j], ts->shape[j]);
+    }
+    return f;
+}
+
+/* Unique input bytes one wave of concurrently resident blocks reads: the
+ * footprint of the box the wave covers. Blocks run in launch order, the last
+ * spatial axis fastest; with a raster group G the wave covers G rows of the
+ * slower axis of the swizzled pair and as many columns as fill the wave. */
+static double wave_unique_bytes(const gs_op *op, const gs_etir *e, const gs_plan *p, double slots) {
+    int64_t box[GS_MAX_AXES];
+    for (int a = 0; a < GS_MAX_AXES; a++) box[a] = 1;
+    double left = slots;
+    int order[GS_MAX_AXES], n = 0;
+    for (int a = op->naxes - 1; a >= 0; a--)
+        if (op->axes[a].kind == GS_AXIS_SPATIAL) order[n++] = a; /* fastest first */
+    if (p->raster > 0 && p->raster_x >= 0) {
+        /* the pair: G rows of x, then columns of y */
+        int gx = p->raster_x, gy = p->raster_y;
+        double nbx = ceil((double)op->axes[gx].extent / e->T[gx][2]);
+        double nby = ceil((double)op->axes[gy].extent / e->T[gy][2]);
+        double rows = fmin(nbx, (double)(1 << p->raster)), cols = fmin(nby, ceil(left / rows));
+        box[gx] = (int64_t)(rows * e->T[gx][2]);
+        box[gy] = (int64_t)(cols * e->T[gy][2]);
+        left = ceil(left / (rows * cols));
+        for (int i = 0; i < n; i++) {
+            int a = order[i];
+            if (a == gx || a == gy) continue;
+            double nb = ceil((double)op->axes[a].extent / e->T[a][2]), take = fmin(nb, left);
+            box[a] = (int64_t)(take * e->T[a][2]);
+            left = ceil(left / take);
+        }
+    } else {
+        for (int i = 0; i < n; i++) {
+            int a = order[i];
+            double nb = ceil((double)op->axes[a].extent / e->T[a][2]), take = fmin(nb, left);
+            box[a] = (int64_t)(take * e->T[a][2]);
+            left = ceil(left / take);
+        }
+    }
+    for (int a = 0; a < op->naxes; a++) {
+        if (op->axes[a].kind == GS_AXIS_REDUCE) box[a] = op->axes[a].extent;
+        if (box[a] > op->axes[a].extent) box[a] = op->axes[a].extent;
+        if (box[a] < 1) box[a] = 1;
+    }
+    double bytes = 0;
+    for (int t = 0; t < op->ninputs; t++) bytes += 4.0 * (double)gs_footprint(&op->tensors[t], box);
+    return bytes;
+}
+
+void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan *p, int regs_override,
+                      const gs_model_params *mpp, gs_estimate *o) {
+    gs_model_params mp;
+    if (mpp) mp = *mpp;
+    else gs_model_params_default(&mp);
     memset(o, 0, sizeof *o);
-    gs_resources r;
-    gs_etir_resources(op, e, &r);
-    r.regs_per_thread = regs_override > 0 ? regs_override : r.regs_expected;
     const double clk = hw->clock_mhz * 1e6;
-    const int64_t nt = r.threads;
+    const int64_t nt = p->threads;
     const int64_t warps = (nt + hw->warp_size - 1) / hw->warp_size;
     o->threads = nt;
     o->blocks = gs_etir_blocks(op, e);
-    o->regs_per_thread = r.regs_per_thread;
-    o->smem_bytes = r.smem_bytes;
-    /* registers beyond the per-thread cap spill to local memory */
-    int regs_alloc = r.regs_per_thread < hw->max_regs_per_thread ? r.regs_per_thread : hw->max_regs_per_thread;
-    double spilled = r.regs_per_thread > hw->max_regs_per_thread ? r.regs_per_thread - hw->max_regs_per_thread : 0;
+    o->smem_bytes = p->smem_bytes;
 
-    /* occupancy: blocks per SM limited by threads, registers, smem, blocks */
+    /* ---- registers and occupancy. ptxas keeps to the launch bounds' budget;
+     * below it, it uses about the plan's typical count. Registers beyond the
+     * per-thread cap spill to local memory. */
+    int64_t cap = hw->regs_per_sm / ((int64_t)p->min_blocks * warps * hw->warp_size);
+    cap = cap / 8 * 8;
+    if (cap > hw->max_regs_per_thread) cap = hw->max_regs_per_thread;
+    int regs = regs_override > 0 ? regs_override : p->regs_bound - GS_REGS_BOUND_MARGIN;
+    if (regs_override <= 0 && regs > cap) regs = (int)cap;
+    o->regs_per_thread = regs;
+    int regs_alloc = regs < hw->max_regs_per_thread ? regs : hw->max_regs_per_thread;
+    regs_alloc = (regs_alloc + 7) / 8 * 8; /* allocated per warp in units of 256 */
+    double spilled = regs > hw->max_regs_per_thread ? regs - hw->max_regs_per_thread : 0;
     int64_t bps = hw->max_blocks_per_sm;
     int64_t by_thr = hw->max_threads_per_sm / (warps * hw->warp_size);
     int64_t by_reg = hw->regs_per_sm / ((int64_t)regs_alloc * warps * hw->warp_size);
-    int64_t by_smem = r.smem_bytes ? hw->smem_per_sm / (r.smem_bytes + 1024) : bps; /* 1 KiB reserved per block */
+    int64_t by_smem = p->smem_bytes ? hw->smem_per_sm / (p->smem_bytes + 1024) : bps; /* 1 KiB reserved per block */
     if (by_thr < bps) bps = by_thr;
     if (by_reg < bps) bps = by_reg;
     if (by_smem < bps) bps = by_smem;
     if (bps < 1) bps = 1;
     o->blocks_per_sm = (int)bps;
     double slots = (double)bps * hw->num_sms;
-    /* waves with quantisation: the last partial wave costs a full one */
-    o->waves = ceil((double)o->blocks / slots);
-    double blocks_per_wave_sm = (double)o->blocks / (o->waves * hw->num_sms);
-    double resident = fmin((double)bps, ceil(blocks_per_wave_sm));
+    o->waves = ceil((double)o->blocks / slots); /* wave quantisation */
+    double resident = fmin((double)bps, ceil((double)o->blocks / (o->waves * hw->num_sms)));
     double warps_res = resident * warps;
     o->occupancy = warps_res * hw->warp_size / (double)hw->max_threads_per_sm;
+    double blocks_sm = o->waves * resident; /* blocks each SM runs in total */
 
-    /* iteration counts: reduce tiles and the padded reduce length */
-    double red_tiles = 1, red_pad = 1;
+    /* ---- the reduce loop: tiles, and iterations on the fast (full tile,
+     * unrolled, unpredicated) and bounded bodies */
+    double tiles = 1, full_tiles = 1, iters_pad = 1, iters_real = 1, tile_iters = 1;
+    int nred = 0;
     for (int a = 0; a < op->naxes; a++) {
         if (op->axes[a].kind != GS_AXIS_REDUCE) continue;
         double E = (double)op->axes[a].extent, T = e->T[a][2];
-        red_tiles *= ceil(E / T);
-        red_pad *= ceil(E / T) * T;
+        tiles *= ceil(E / T);
+        full_tiles *= floor(E / T);
+        iters_pad *= ceil(E / T) * T;
+        iters_real *= E;
+        tile_iters *= T;
+        nred++;
+    }
+    double f_inb = 1; /* blocks inside every extent */
+    for (int a = 0; a < op->naxes; a++)
+        if (op->axes[a].kind == GS_AXIS_SPATIAL) {
+            double E = (double)op->axes[a].extent, T = e->T[a][2];
+            f_inb *= floor(E / T) / ceil(E / T);
+        }
+    bool direct = false;
+    for (int t = 0; t < op->ninputs; t++) direct |= !p->in[t].staged && p->in[t].direct;
+    double iters_fast = 0;
+    if (p->fast_path) iters_fast = (direct ? f_inb : 1.0) * full_tiles * tile_iters;
+    if (iters_fast > iters_real) iters_fast = iters_real;
+    double iters_slow = iters_real - iters_fast;
+    if (nred == 0) {
+        iters_fast = p->fast_path && (!direct || f_inb >= 1) ? 1 : 0;
+        iters_slow = 1 - iters_fast;
+        if (p->fast_path && direct) {
+            iters_fast = f_inb;
+            iters_slow = 1 - f_inb;
+        }
     }
     double acc = (double)gs_etir_acc_regs(op, e);
 
-    /* per reduce iteration of one warp: FMAs, operand loads (vectorised on
-     * contiguous runs), and their shared-memory / L1 wavefronts */
-    double lds_instr = 0, lds_wave = 0, ldg_instr = 0, l1_wave = 0, stage_elems = 0;
+    /* per reduce index and warp: FMAs, operand loads and their wavefronts */
+    double lds_instr = 0, lds_wave = 0, ldg_fast = 0, ldg_slow = 0, l1_fast = 0, l1_slow = 0;
     for (int t = 0; t < op->ninputs; t++) {
-        double f = (double)frag_regs(op, e, t);
-        int w = 1;
-        if (e->stage[t]) {
-            double wf = gs_smem_wavefronts(hw, op, e, t, &w);
-            lds_instr += f / w;
-            lds_wave += f / w * wf;
-            int64_t dims[GS_MAX_DIMS], pitch;
-            int64_t n = gs_stage_layout(op, e, t, dims, &pitch);
-            stage_elems += (double)(n / pitch * dims[op->tensors[t].ndim - 1]);
+        const gs_plan_input *pi = &p->in[t];
+        double f = frag_elems(op, e, t);
+        if (pi->staged) {
+            lds_instr += f / pi->frag_vec;
+            lds_wave += f / pi->frag_vec * pi->read_wf;
         } else {
-            double wf = global_wavefronts(hw, op, e, t, &w);
-            ldg_instr += f / w;
-            l1_wave += f / w * wf;
+            int wf = pi->direct ? pi->frag_vec : 1;
+            double gw1 = global_wavefronts(hw, op, e, p, t, 1, mp.l1_sectors_per_clk, NULL);
+            double gwv = wf > 1 ? global_wavefronts(hw, op, e, p, t, wf, mp.l1_sectors_per_clk, NULL) : gw1;
+            ldg_fast += pi->direct ? f / wf : f * (1 + mp.unstaged_pred);
+            l1_fast += pi->direct ? f / wf * gwv : f * gw1;
+            ldg_slow += f * (1 + mp.unstaged_pred);
+            l1_slow += f * gw1;
         }
     }
-    /* spilled registers: a local load and store per reduce iteration each */
-    ldg_instr += 2.0 * spilled;
-    l1_wave += 2.0 * spilled;
-    double per_k = acc + lds_instr + ldg_instr + GS_K_OVERHEAD_INSTR;
-    /* per block: reduce iterations plus staging and the epilogue */
-    double stage_instr = red_tiles * ceil(stage_elems / (double)nt) * GS_STAGE_INSTR;
-    double block_instr = warps * (red_pad * per_k + stage_instr + acc * 8.0);
-    double block_fma = warps * red_pad * acc;
-    double block_wave = warps * red_pad * (lds_wave + l1_wave) + red_tiles * ceil(stage_elems / 32.0) * 2.0;
-    double blocks_sm = o->waves * resident; /* blocks each SM runs in total */
+    /* spilled registers: a local load and store per reduce index each */
+    ldg_fast += 2.0 * spilled;
+    ldg_slow += 2.0 * spilled;
+    l1_fast += 2.0 * spilled;
+    l1_slow += 2.0 * spilled;
+    double per_k_fast = acc + lds_instr + ldg_fast + mp.k_overhead_fast;
+    double per_k_slow = acc + lds_instr + ldg_slow + mp.k_overhead_bounded;
 
-    /* latency hiding: per reduce iteration a warp waits for its operand
-     * loads before its FMA chain. A scheduler (one of four per SM) has
-     * warps_res/4 warps; it stays busy when their work per iteration covers
-     * the wait: hide = min(1, (warps_res/4) * per_k / (per_k + window)).
-     * The wait is the shared-memory latency, or for operands read straight
-     * from global memory, the L1 latency plus half an L2 round trip. */
+    /* per reduce tile and warp: the copies of the staged inputs. A unit is
+     * copy_vec elements; on the fast path one vector load (or cp.async) and
+     * its stores, on the edge path a predicated load and store per element. */
+    double copy_instr = 0, copy_wave = 0, box_elems = 0;
+    for (int t = 0; t < op->ninputs; t++) {
+        const gs_plan_input *pi = &p->in[t];
+        if (!pi->staged) continue;
+        double ff = p->fast_path ? fast_copy_fraction(op, e, pi, t) : 0;
+        double stores = pi->copy_mode == GS_COPY_ASYNC ? 0 : (double)pi->copy_vec / pi->store_vec;
+        double fast = mp.copy_unit_fast + stores;
+        double edge = pi->copy_vec * (mp.copy_elem_edge + 2.0 * op->tensors[t].ndim) + 2.0 * op->tensors[t].ndim;
+        double upt = pi->units_per_thread;
+        copy_instr += upt * (ff * fast + (1 - ff) * edge) + 6 + 3 * op->tensors[t].ndim;
+        /* global loads through L1 (coalesced: copy_vec wavefronts a unit) and
+         * the shared stores */
+        copy_wave += upt * (pi->copy_vec + pi->store_wf);
+        box_elems += (double)pi->units * pi->copy_vec;
+    }
+    double barriers = p->stages > 1 ? 1 : (p->smem_bytes ? 2 : 0);
+    double tile_instr = copy_instr + 8 + 4 * (nred > 1 ? nred : 0);
+
+    /* the epilogue: vector stores without predicates in interior blocks,
+     * predicated scalars elsewhere; each warp store touches the lines and
+     * sectors its lanes' addresses fall in (a thread's run T0 apart from its
+     * neighbour's: scattered stores cost sectors, not bytes) */
+    double epi_fast = p->fast_path ? f_inb : 0;
+    double sec1 = 0, secv = 0;
+    double lw1 = global_wavefronts(hw, op, e, p, op->ninputs, 1, mp.l1_sectors_per_clk, &sec1);
+    double lwv = p->out_vec > 1 ? global_wavefronts(hw, op, e, p, op->ninputs, p->out_vec, mp.l1_sectors_per_clk, &secv)
+                                : lw1;
+    if (p->out_vec <= 1) secv = sec1;
+    double rw = op->epi.beta != 0 ? 2 : 1; /* beta reads the output too */
+    double epi_instr = acc * (epi_fast * (2.0 + 1.0 / p->out_vec) + (1 - epi_fast) * 8.0);
+    double epi_wave = acc * rw * (epi_fast / p->out_vec * lwv + (1 - epi_fast) * lw1);
+    double epi_sectors = acc * rw * (epi_fast / p->out_vec * secv + (1 - epi_fast) * sec1); /* per warp */
+
+    /* per block totals (warp instructions, warp FMAs, L1/shared wavefronts) */
+    double block_instr = warps * (iters_fast * per_k_fast + iters_slow * per_k_slow + tiles * tile_instr + epi_instr);
+    double block_fma = warps * (iters_fast + iters_slow) * acc;
+    double block_wave = warps * ((iters_fast + iters_slow) * lds_wave + iters_fast * l1_fast + iters_slow * l1_slow +
+                                 tiles * copy_wave + epi_wave);
+
+    /* latency hiding inside the reduce loop: a scheduler's warps cover the
+     * fragment-read-to-FMA wait when their work per index is long enough */
+    double per_k = iters_fast >= iters_slow ? per_k_fast : per_k_slow;
     double window = GS_LDS_LATENCY + GS_FMA_LATENCY;
-    if (ldg_instr > 0) window = fmax(window, GS_LDS_LATENCY + 0.5 * hw->l2_latency_ns * 1e-9 * clk);
+    if (ldg_fast + ldg_slow > 0) window = fmax(window, GS_LDS_LATENCY + 0.5 * hw->l2_latency_ns * 1e-9 * clk);
     double hide = clampd((warps_res / 4.0) * per_k / (per_k + window), 0.05, 1.0);
 
     double fma_rate = hw->fp32_lanes_per_sm / (double)hw->warp_size; /* warp FMAs per clock per SM */
-    double t_fma = blocks_sm * block_fma / (fma_rate * GS_FMA_EFFICIENCY * clk);
-    double t_issue = blocks_sm * block_instr / (4.0 * clk);
-    o->t_compute = fmax(t_fma, t_issue) / hide;
+    /* FMAs and every other instruction issue from the same four schedulers,
+     * and the FMA pipe takes a warp FMA per clock per 32 lanes: the core is
+     * bound by the larger of the two, at the sustained fraction
+     * fma_efficiency (dependency stalls, operand bank conflicts) */
+    double t_fma = blocks_sm * block_fma / (fma_rate * clk);
+    double t_issue = blocks_sm * (block_instr + warps * tiles * barriers * 2) / (4.0 * clk);
+    o->t_compute = fmax(t_fma, t_issue) / (hide * mp.fma_efficiency);
     o->t_smem = blocks_sm * block_wave / clk;
 
-    /* global traffic: each block loads its staged boxes every reduce tile
-     * (L2 traffic); unstaged inputs are read through L1, which keeps the
-     * block's working set when it fits, so L2 sees about the same boxes.
-     * DRAM sees the compulsory bytes plus the L2 misses of re-reads, which
-     * grow when a wave's working set overflows L2. */
-    double compulsory = 0, box_elems = 0;
-    for (int t = 0; t <= op->ninputs; t++) compulsory += 4.0 * (double)gs_tensor_elems(&op->tensors[t]);
+    /* ---- global traffic. L2 sees every block's boxes every tile (unstaged
+     * inputs too: L1 keeps the block's working set) and the output. DRAM
+     * sees each wave's unique footprint once (rows and columns shared
+     * within a wave hit L2), or only the compulsory bytes when all inputs
+     * fit in half the L2. */
+    double in_bytes = 0, out_bytes = 4.0 * (double)gs_tensor_elems(gs_op_out(op)) * (op->epi.beta != 0 ? 2 : 1);
+    double out_l2 = fmax(out_bytes, (double)o->blocks * warps * epi_sectors * hw->transaction_bytes);
+    for (int t = 0; t < op->ninputs; t++) in_bytes += 4.0 * (double)gs_tensor_elems(&op->tensors[t]);
+    double l2_in = 0;
     {
         int64_t box[GS_MAX_AXES];
         gs_etir_box(op, e, 2, box);
-        for (int t = 0; t < op->ninputs; t++) box_elems += (double)gs_footprint(&op->tensors[t], box);
+        double be = 0;
+        for (int t = 0; t < op->ninputs; t++) be += (double)gs_footprint(&op->tensors[t], box);
+        l2_in = 4.0 * (double)o->blocks * tiles * be;
     }
-    double l2_bytes = 4.0 * (double)o->blocks * red_tiles * box_elems;
-    l2_bytes += 4.0 * (double)gs_tensor_elems(gs_op_out(op)) * (op->epi.beta != 0 ? 2 : 1);
-    l2_bytes += 4.0 * (double)o->blocks * (double)nt * red_pad * 2.0 * spilled * 0.5; /* spill traffic half misses L1 */
-    double wave_ws = slots * 4.0 * box_elems * red_tiles;                    /* bytes a wave touches */
-    double miss = clampd(wave_ws / (double)hw->l2_bytes, 0.0, 1.0) * 0.5;
-    o->dram_bytes = compulsory + fmax(0.0, l2_bytes - compulsory) * miss;
+    double l2_bytes = l2_in + out_l2 + 4.0 * (double)o->blocks * (double)nt * iters_pad * 2.0 * spilled * 0.5;
+    double dram_in = in_bytes;
+    if (in_bytes > 0.5 * (double)hw->l2_bytes) {
+        double wave = wave_unique_bytes(op, e, p, fmin(slots, (double)o->blocks));
+        dram_in = fmin(l2_in, fmax(in_bytes, o->waves * wave));
+    }
+    o->dram_bytes = dram_in + out_bytes;
     o->t_dram = o->dram_bytes / (hw->dram_gbs * 1e9);
     o->t_l2 = l2_bytes / (hw->l2_gbs * 1e9);
 
-    /* synchronisation and exposed latency per reduce tile: two barriers and a
-     * global load round trip, hidden by the other resident blocks */
-    double per_tile = 2.0 * 40.0 / clk + hw->l2_latency_ns * 1e-9;
-    o->t_sync = o->waves * red_tiles * per_tile / fmax(1.0, resident);
+    /* ---- the reduce-tile latency chain of one block. Its copies wait for
+     * global memory (an L2 hit, or DRAM for the share that misses); with one
+     * stage the block loads, waits, computes and syncs in turn; with s
+     * stages s-1 tiles are in flight (a register hop: one), so the wait
+     * overlaps the compute of the tiles before. Other resident blocks fill
+     * the gaps: the chain is a lower bound on the time, next to the pipes'
+     * throughput. */
+    double miss = l2_in > 0 ? clampd((dram_in - 0) / l2_in, 0, 1) : 1;
+    double l_mem =
+        mp.latency_scale * (hw->l2_latency_ns + miss * (hw->dram_latency_ns - hw->l2_latency_ns)) * 1e-9 * clk;
+    double per_smsp = ceil(warps / 4.0), fma_smsp = hw->fp32_lanes_per_sm / 128.0;
+    double tile_warp_instr = tiles > 0 ? (iters_fast * per_k_fast + iters_slow * per_k_slow) / tiles + tile_instr : 0;
+    double tile_warp_fma = tiles > 0 ? (iters_fast + iters_slow) / tiles * acc : 0;
+    double c_alone = per_smsp * fmax(tile_warp_instr, tile_warp_fma / fma_smsp) / mp.fma_efficiency;
+    bool any_reg = false;
+    for (int t = 0; t < op->ninputs; t++) any_reg |= p->in[t].staged && p->in[t].copy_mode == GS_COPY_REG;
+    /* load rounds a tile's copy waits for: one when every load of the tile
+     * is in flight at once (unrolled copies), one per unit with the serial
+     * copy loop (each load waits for the one before through its store) */
+    double rounds = 1;
+    if (p->copy_serial) {
+        rounds = 0;
+        for (int t = 0; t < op->ninputs; t++)
+            if (p->in[t].staged) rounds += ceil((double)p->in[t].units_per_thread / GS_PLAN_SERIAL_UNROLL);
+        if (rounds < 1) rounds = 1;
+    }
+    double chain;
+    if (p->stages <= 1 || p->smem_bytes == 0) chain = rounds * l_mem + c_alone + barriers * mp.barrier_cycles;
+    else chain = fmax(c_alone, l_mem / (any_reg ? 1.0 : p->stages - 1.0)) + mp.barrier_cycles;
+    if (nred == 0) chain = l_mem + c_alone;
+    /* per block also the first load and the final store */
+    double block_lat = (nred ? tiles * chain : chain) + 2 * l_mem + epi_instr * per_smsp;
+    o->t_latency = o->waves * block_lat / clk;
+    o->t_sync = 0;
+    (void)box_elems;
     o->t_launch = hw->launch_overhead_us * 1e-6;
 
-    /* the SM's pipes overlap imperfectly: the busiest one bounds the time and
-     * a fraction GS_PIPE_OVERLAP_LOSS of the others adds to it */
+    /* ---- total: the pipes overlap, imperfectly when two are close (a
+     * p-norm of their times), and so do the throughput and the latency
+     * chain */
     double pipes[4] = {o->t_compute, o->t_smem, o->t_l2, o->t_dram};
-    double p1 = 0, p2 = 0;
-    for (int i = 0; i < 4; i++) {
-        if (pipes[i] > p1) { p2 = p1; p1 = pipes[i]; }
-        else if (pipes[i] > p2) p2 = pipes[i];
-    }
-    double tmax = o->t_compute;
+    double thr = pnorm(pipes, 4, mp.pipe_norm);
     o->bound = "compute";
+    double tmax = o->t_compute;
     if (o->t_dram > tmax) { tmax = o->t_dram; o->bound = "dram"; }
     if (o->t_l2 > tmax) { tmax = o->t_l2; o->bound = "l2"; }
     if (o->t_smem > tmax) { tmax = o->t_smem; o->bound = "smem"; }
-    if (o->t_sync > tmax) o->bound = "latency";
-    double others = pipes[0] + pipes[1] + pipes[2] + pipes[3] - p1;
-    (void)p2;
-    o->time_s = p1 + GS_PIPE_OVERLAP_LOSS * others + o->t_sync + o->t_launch;
+    if (o->t_latency > thr) o->bound = "latency";
+    double both[2] = {thr, o->t_latency};
+    o->time_s = pnorm(both, 2, mp.latency_norm) + o->t_launch;
+}
+
+void gs_estimate_etir(const gs_hw *hw, const gs_op *op, const gs_etir *e, int regs_override, gs_estimate *o) {
+    gs_plan p;
+    gs_plan_make(hw, op, e, NULL, &p);
+    gs_estimate_plan(hw, op, e, &p, regs_override, NULL, o);
 }

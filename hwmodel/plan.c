@@ -279,6 +279,7 @@ static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, cons
     p->stages = e->stages;
     p->raster = e->raster;
     p->fast_path = !p->opts.predicated;
+    p->copy_serial = p->opts.predicated;
     p->reduce_split = 1;
     p->raster_x = p->raster_y = -1;
     for (int a = op->naxes - 1; a >= 0; a--) { /* the last two spatial axes */
@@ -303,6 +304,10 @@ static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, cons
     }
     p->smem_dynamic = p->smem_bytes > hw->smem_per_block;
     p->regs_bound = regs_bound(op, e, p);
+}
+
+void gs_plan_shape(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts, gs_plan *p) {
+    plan_common(hw, op, e, opts, p);
 }
 
 void gs_plan_resources(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts,

@@ -25,6 +25,8 @@
 
 /* Widest vector access, in fp32 elements (128-bit loads and stores). */
 #define GS_PLAN_MAX_VEC 4
+/* Unroll of a serial (copy_serial) copy loop. */
+#define GS_PLAN_SERIAL_UNROLL 4
 
 /* How a staged input's tile reaches shared memory on the fast path. */
 typedef enum gs_copy_mode {
@@ -81,6 +83,9 @@ typedef struct gs_plan {
     uint8_t any_async;    /* some input copies with GS_COPY_ASYNC */
     uint8_t reduce_split; /* threads sharing one output's reduction (1: none) */
     uint8_t k_unroll;     /* unroll of the innermost reduce loop (0: full) */
+    uint8_t copy_serial;  /* the predicated copy loop is unrolled by GS_PLAN_SERIAL_UNROLL
+                             only, so that many loads are in flight per thread at a time (the
+                             v1 staging loop as nvcc compiled it; the baseline plan) */
     int64_t smem_bytes;   /* all stage buffers of all staged inputs */
     gs_plan_input in[GS_MAX_TENSORS];
     gs_plan_opts opts;
@@ -96,8 +101,11 @@ bool gs_hw_has_async_copy(const gs_hw *hw);
  * (gs_hw_check says whether it fits). */
 void gs_plan_make(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts, gs_plan *p);
 
-/* The plan's shared memory and register bound without the layout search
- * (cheap, for the memory check): identical to gs_plan_make's figures. */
+/* The plan's resource decisions (shared memory, registers, copy modes,
+ * vector widths, raster axes) without the padding search and the epilogue
+ * (cheap, for the memory check): the figures equal gs_plan_make's. */
+void gs_plan_shape(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts, gs_plan *p);
+/* The shared memory and register bound of gs_plan_shape. */
 void gs_plan_resources(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts,
                        int64_t *smem_bytes, int *regs_bound);
 
@@ -111,6 +119,11 @@ double gs_smem_wavefronts_of(int banks, const int64_t *addr, int lanes, int w);
  * plan p at reduce index 0 (thread coordinates as the kernel decomposes
  * them, last spatial axis fastest). Returns the lane count (<= 64). */
 int gs_plan_frag_lanes(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, int warp, int64_t *addr);
+
+/* The analytic estimate of a plan (hwmodel/model.c; MODEL.md): mp NULL for
+ * the default constants, regs_override > 0 for ptxas' register count. */
+void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan *p, int regs_override,
+                      const gs_model_params *mp, gs_estimate *out);
 
 /* One-line summary of the plan's decisions, e.g.
  * "A:reg v4 T k>m pad4 fv4 | B:async v4 pad0 fv4 | st2 r8 fast ov4 lb(256,2)". */

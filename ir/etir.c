@@ -102,7 +102,8 @@ bool gs_etir_apply(const gs_op *op, const gs_etir *e, gs_action a, int max_threa
     int d = a.axis;
     int l = e->level;
     if (l == 0) return false; /* finished states have no out-edges */
-    if (a.kind != GS_ACT_CACHE && (d < 0 || d >= op->naxes)) return false;
+    if ((a.kind == GS_ACT_TILE || a.kind == GS_ACT_INVTILE || a.kind == GS_ACT_VTHREAD) && (d < 0 || d >= op->naxes))
+        return false;
     switch (a.kind) {
     case GS_ACT_TILE:
         if (l == 2) {

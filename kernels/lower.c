@@ -482,13 +482,17 @@ static void print_store_unit(printer *m, int t, const char *buf, const char *v) 
 }
 
 /* Open the per-unit loop: units beyond the tile (the last round when the
- * units do not divide by the threads) are skipped. */
-static void open_units(printer *m, int t) {
+ * units do not divide by the threads) are skipped. serial: not unrolled
+ * (the plan's copy_serial, on the predicated path). */
+static void open_units_(printer *m, int t, bool serial) {
     const gs_plan_input *pi = &m->p->in[t];
-    line(m, "#pragma unroll");
+    if (serial) line(m, "#pragma unroll %d", GS_PLAN_SERIAL_UNROLL);
+    else line(m, "#pragma unroll");
     open_(m, "for (int i = 0; i < %d; i++)", pi->units_per_thread);
     if (pi->units % m->p->threads) line(m, "if (tid + i * %d >= %lld) break;", (int)m->p->threads, (long long)pi->units);
 }
+
+static void open_units(printer *m, int t) { open_units_(m, t, false); }
 
 /* The copy of staged input t's box for the reduce tile whose origins or<a>
  * are in scope, into buffer buf. */
@@ -546,7 +550,7 @@ static void print_copy(printer *m, int t, const char *buf, copy_kind kind) {
         open_block(m);
     }
     /* edge path: identity-filled, predicated scalar loads */
-    open_units(m, t);
+    open_units_(m, t, m->p->copy_serial);
     line(m, "int u = tid + i * %d;", (int)m->p->threads);
     int64_t per_row = pi->dims[pi->copy_dim] / cv;
     line(m, "const int c%d = (u %% %lld) * %d; u /= %lld;", pi->copy_dim, (long long)per_row, cv, (long long)per_row);
