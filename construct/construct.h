@@ -4,7 +4,7 @@
 #define GS_CONSTRUCT_H
 
 #include "construct/pcg.h"
-#include "hwmodel/hw.h"
+#include "hwmodel/plan.h"
 
 #define GS_MAX_TOP 64
 

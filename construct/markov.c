@@ -86,14 +86,16 @@ int gs_actions_enumerate(const gs_op *op, const gs_etir *e, gs_action *acts, int
 typedef struct memo {
     uint64_t *key;
     double *val;
-    int64_t cap; /* power of two */
+    int64_t cap;   /* power of two */
+    gs_wf_memo *wf; /* access-pattern simulations shared by the estimates */
 } memo;
 
 static bool memo_init(memo *m, gs_arena *ar, int64_t cap) {
     m->cap = cap;
     m->key = gs_arena_alloc(ar, (size_t)cap * sizeof *m->key);
     m->val = gs_arena_alloc(ar, (size_t)cap * sizeof *m->val);
-    return m->key && m->val;
+    m->wf = gs_arena_alloc(ar, sizeof *m->wf); /* zeroed: an empty memo */
+    return m->key && m->val && m->wf;
 }
 
 /* Predicted time of a (possibly partial) state, for the model policy. */
@@ -112,7 +114,7 @@ static double predicted(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo
     gs_etir c;
     if (gs_complete(hw, op, e, &c)) {
         gs_estimate est;
-        gs_estimate_etir(hw, op, &c, 0, &est);
+        gs_estimate_etir_memo(hw, op, &c, 0, m ? m->wf : NULL, &est);
         t = est.time_s;
     }
     if (m && !m->key[slot]) {
@@ -274,7 +276,7 @@ static void rank_insert(gs_result *r, int top_k, const gs_etir *e, const gs_esti
  * estimated as they are met and only the top-k is kept, so memory stays
  * small. At most EXHAUSTIVE_CAP complete states are visited; r->capped says
  * when that cap cut the enumeration short. */
-static void run_exhaustive(const gs_hw *hw, const gs_op *op, int top_k, gs_result *r) {
+static void run_exhaustive(const gs_hw *hw, const gs_op *op, int top_k, gs_wf_memo *wf, gs_result *r) {
     int32_t t2max[GS_MAX_AXES];
     for (int d = 0; d < op->naxes; d++) t2max[d] = gs_etir_max_tile(op, d);
     gs_etir e;
@@ -303,7 +305,7 @@ static void run_exhaustive(const gs_hw *hw, const gs_op *op, int top_k, gs_resul
                                 if ((st > 1 || ra > 0) && !gs_hw_check(hw, op, &e)) continue;
                                 visited++;
                                 gs_estimate est;
-                                gs_estimate_etir(hw, op, &e, 0, &est);
+                                gs_estimate_etir_memo(hw, op, &e, 0, wf, &est);
                                 r->evaluated++;
                                 rank_insert(r, top_k, &e, &est);
                                 if (visited >= EXHAUSTIVE_CAP) {
@@ -532,7 +534,7 @@ gs_status gs_construct(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const gs_c
         }
         break;
     case GS_STRATEGY_EXHAUSTIVE:
-        run_exhaustive(hw, op, o.top_k, r); /* ranks directly; the pool stays empty */
+        run_exhaustive(hw, op, o.top_k, mm.wf, r); /* ranks directly; the pool stays empty */
         r->pooled = r->evaluated;
         break;
     case GS_STRATEGY_TREE: {
@@ -577,7 +579,7 @@ gs_status gs_construct(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const gs_c
     /* rank: insertion into a sorted top-k by predicted time (stable for ties) */
     for (int64_t i = 0; i < p.n; i++) {
         gs_estimate est;
-        gs_estimate_etir(hw, op, &p.items[i], 0, &est);
+        gs_estimate_etir_memo(hw, op, &p.items[i], 0, mm.wf, &est);
         r->evaluated++;
         rank_insert(r, o.top_k, &p.items[i], &est);
     }

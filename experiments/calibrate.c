@@ -211,7 +211,7 @@ static void evaluate(samples *v, const gs_model_params *mp, metrics *m) {
     for (int i = 0; i < v->n; i++) {
         sample *s = &v->s[i];
         gs_estimate est;
-        gs_estimate_plan(s->hw, &s->op, &s->e, &s->plan, 0, mp, &est);
+        gs_estimate_plan(s->hw, &s->op, &s->e, &s->plan, 0, mp, NULL, &est);
         s->pred_ms = est.time_s * 1e3;
     }
     for (int k = 0; k < NSETS; k++) {

@@ -83,12 +83,25 @@ bool gs_hw_check(const gs_hw *hw, const gs_op *op, const gs_etir *e) {
      * loop; more than one tile in flight needs asynchronous copies (a
      * register hop holds one tile only); the raster needs two spatial axes */
     if (e->stages > 1) {
+        /* and more tiles than buffers: a deeper pipeline than the reduce
+         * loop has tiles only costs shared memory */
+        int64_t tiles = 1;
         bool red = false;
-        for (int a = 0; a < op->naxes; a++) red |= op->axes[a].kind == GS_AXIS_REDUCE;
-        if (!red || p.smem_bytes == 0) return false;
+        for (int a = 0; a < op->naxes; a++)
+            if (op->axes[a].kind == GS_AXIS_REDUCE) {
+                red = true;
+                tiles *= (op->axes[a].extent + e->T[a][2] - 1) / e->T[a][2];
+            }
+        if (!red || p.smem_bytes == 0 || tiles < e->stages) return false;
         if (e->stages > 2 && !p.any_async) return false;
     }
-    if (e->raster > 0 && p.raster_x < 0) return false;
+    if (e->raster > 0) {
+        /* a group no taller than the blocks along the swizzled axis (a
+         * taller one orders the blocks exactly like the grid's height) */
+        if (p.raster_x < 0) return false;
+        int64_t nbx = (op->axes[p.raster_x].extent + e->T[p.raster_x][2] - 1) / e->T[p.raster_x][2];
+        if ((1LL << (e->raster - 1)) >= nbx) return false;
+    }
     int64_t threads = gs_etir_threads(op, e);
     if (threads < 1 || threads > hw->max_threads_per_block) return false;
     if (gs_etir_blocks(op, e) > GS_MAX_GRID) return false;
@@ -188,22 +201,24 @@ void gs_model_params_default(gs_model_params *p) {
 
 static double clampd(double x, double lo, double hi) { return x < lo ? lo : x > hi ? hi : x; }
 
+/* x^k, by multiplication when k is a small whole number (the estimate's
+ * hot path calls this a few times per state). */
+static double powk(double x, double k) {
+    if (k == floor(k) && k >= 1 && k <= 16) {
+        double r = 1;
+        for (int i = 0; i < (int)k; i++) r *= x;
+        return r;
+    }
+    return pow(x, k);
+}
+
 /* (sum x_i^k)^(1/k), scaled by the largest term so nothing overflows. */
 static double pnorm(const double *x, int n, double k) {
     double mx = 0, s = 0;
     for (int i = 0; i < n; i++) mx = fmax(mx, x[i]);
     if (!(mx > 0)) return 0;
-    for (int i = 0; i < n; i++) s += pow(x[i] / mx, k);
-    return mx * pow(s, 1.0 / k);
-}
-
-static void sort_i64(int64_t *x, int n) {
-    for (int i = 1; i < n; i++) {
-        int64_t v = x[i];
-        int j = i - 1;
-        for (; j >= 0 && x[j] > v; j--) x[j + 1] = x[j];
-        x[j + 1] = v;
-    }
+    for (int i = 0; i < n; i++) s += powk(x[i] / mx, k);
+    return s <= 1 + 1e-12 ? mx : mx * pow(s, 1.0 / k);
 }
 
 /* Fragment elements of input t per thread and reduce index: the product of
@@ -222,7 +237,7 @@ static double frag_elems(const gs_op *op, const gs_etir *e, int t) {
  * larger. *sectors_out (may be NULL) receives the distinct sectors: what L2
  * sees of the access. */
 static double global_wavefronts(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan *p, int t, int w,
-                                double sectors_per_clk, double *sectors_out) {
+                                double sectors_per_clk, double *sectors_out, gs_wf_memo *memo) {
     const gs_tensor *ts = &op->tensors[t];
     int64_t rs[GS_MAX_DIMS], step[GS_MAX_AXES], thr[GS_MAX_AXES], th[GS_MAX_AXES], addr[64];
     rs[ts->ndim - 1] = 1;
@@ -248,6 +263,15 @@ static double global_wavefronts(const gs_hw *hw, const gs_op *op, const gs_etir 
         }
     }
     int64_t per_sector = hw->transaction_bytes / 4 > 0 ? hw->transaction_bytes / 4 : 8;
+    uint64_t key = 0;
+    double lines_m, secs_m;
+    if (memo) {
+        key = gs_wf_key(addr, lanes, 0x676c6f6200000000ull ^ ((uint64_t)per_sector << 8) ^ (uint64_t)w);
+        if (gs_wf_memo_get(memo, key, &lines_m) && gs_wf_memo_get(memo, key ^ 2, &secs_m)) {
+            if (sectors_out) *sectors_out = secs_m;
+            return fmax(lines_m, secs_m / sectors_per_clk);
+        }
+    }
     int64_t sec[256], line[256];
     int n = 0;
     for (int l = 0; l < lanes; l++)
@@ -257,29 +281,28 @@ static double global_wavefronts(const gs_hw *hw, const gs_op *op, const gs_etir 
             line[n] = (int64_t)(ak / 32);
             n++;
         }
-    sort_i64(sec, n);
-    sort_i64(line, n);
-    int distinct = 0, lines = 0;
-    for (int i = 0; i < n; i++) {
-        distinct += !i || sec[i] != sec[i - 1];
-        lines += !i || line[i] != line[i - 1];
-    }
+    int distinct = gs_count_distinct(sec, n), lines = gs_count_distinct(line, n);
+    gs_wf_memo_put(memo, key, lines);
+    gs_wf_memo_put(memo, key ^ 2, distinct);
     if (sectors_out) *sectors_out = distinct;
     return fmax(lines, distinct / sectors_per_clk);
 }
 
 /* Fraction of origins o = lo + k*step (k = 0..count-1) for which a box of
- * extent len lies in [0, shape): counted exactly up to 4096 origins, then
- * sampled evenly. */
+ * extent len lies in [0, shape): the k with o >= 0 and o + len <= shape
+ * form one interval, counted in closed form. */
 static double in_range_fraction(int64_t lo, int64_t step, int64_t count, int64_t len, int64_t shape) {
     if (count <= 0) return 1;
-    int64_t n = count < 4096 ? count : 4096, in = 0;
-    for (int64_t i = 0; i < n; i++) {
-        int64_t k = count <= 4096 ? i : i * (count - 1) / (n - 1 > 0 ? n - 1 : 1);
-        int64_t o = lo + k * step;
-        in += o >= 0 && o + len <= shape;
+    if (step == 0) return lo >= 0 && lo + len <= shape ? 1 : 0;
+    /* o >= 0 and o <= shape - len, for o = lo + k*step */
+    double a = (0.0 - (double)lo) / (double)step, b = ((double)shape - (double)len - (double)lo) / (double)step;
+    if (step < 0) {
+        double t = a;
+        a = b;
+        b = t;
     }
-    return (double)in / (double)n;
+    double kmin = fmax(0.0, ceil(a)), kmax = fmin((double)count - 1, floor(b));
+    return kmax < kmin ? 0 : (kmax - kmin + 1) / (double)count;
 }
 
 /* Fraction of (block, reduce tile) copies of staged input t that take the
@@ -356,7 +379,7 @@ static double wave_unique_bytes(const gs_op *op, const gs_etir *e, const gs_plan
 }
 
 void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan *p, int regs_override,
-                      const gs_model_params *mpp, gs_estimate *o) {
+                      const gs_model_params *mpp, gs_wf_memo *memo, gs_estimate *o) {
     gs_model_params mp;
     if (mpp) mp = *mpp;
     else gs_model_params_default(&mp);
@@ -371,11 +394,15 @@ void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const 
     /* ---- registers and occupancy. ptxas keeps to the launch bounds' budget;
      * below it, it uses about the plan's typical count. Registers beyond the
      * per-thread cap spill to local memory. */
-    int64_t cap = hw->regs_per_sm / ((int64_t)p->min_blocks * warps * hw->warp_size);
+    /* (a state over the thread limit, which the check rejects, still gets a
+     * finite estimate: every divisor below is at least 1) */
+    int64_t cap = hw->regs_per_sm / ((int64_t)(p->min_blocks > 0 ? p->min_blocks : 1) * warps * hw->warp_size);
     cap = cap / 8 * 8;
     if (cap > hw->max_regs_per_thread) cap = hw->max_regs_per_thread;
+    if (cap < 8) cap = 8;
     int regs = regs_override > 0 ? regs_override : p->regs_bound - GS_REGS_BOUND_MARGIN;
     if (regs_override <= 0 && regs > cap) regs = (int)cap;
+    if (regs < 1) regs = 1;
     o->regs_per_thread = regs;
     int regs_alloc = regs < hw->max_regs_per_thread ? regs : hw->max_regs_per_thread;
     regs_alloc = (regs_alloc + 7) / 8 * 8; /* allocated per warp in units of 256 */
@@ -442,8 +469,8 @@ void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const 
             lds_wave += f / pi->frag_vec * pi->read_wf;
         } else {
             int wf = pi->direct ? pi->frag_vec : 1;
-            double gw1 = global_wavefronts(hw, op, e, p, t, 1, mp.l1_sectors_per_clk, NULL);
-            double gwv = wf > 1 ? global_wavefronts(hw, op, e, p, t, wf, mp.l1_sectors_per_clk, NULL) : gw1;
+            double gw1 = global_wavefronts(hw, op, e, p, t, 1, mp.l1_sectors_per_clk, NULL, memo);
+            double gwv = wf > 1 ? global_wavefronts(hw, op, e, p, t, wf, mp.l1_sectors_per_clk, NULL, memo) : gw1;
             ldg_fast += pi->direct ? f / wf : f * (1 + mp.unstaged_pred);
             l1_fast += pi->direct ? f / wf * gwv : f * gw1;
             ldg_slow += f * (1 + mp.unstaged_pred);
@@ -485,8 +512,8 @@ void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const 
      * neighbour's: scattered stores cost sectors, not bytes) */
     double epi_fast = p->fast_path ? f_inb : 0;
     double sec1 = 0, secv = 0;
-    double lw1 = global_wavefronts(hw, op, e, p, op->ninputs, 1, mp.l1_sectors_per_clk, &sec1);
-    double lwv = p->out_vec > 1 ? global_wavefronts(hw, op, e, p, op->ninputs, p->out_vec, mp.l1_sectors_per_clk, &secv)
+    double lw1 = global_wavefronts(hw, op, e, p, op->ninputs, 1, mp.l1_sectors_per_clk, &sec1, memo);
+    double lwv = p->out_vec > 1 ? global_wavefronts(hw, op, e, p, op->ninputs, p->out_vec, mp.l1_sectors_per_clk, &secv, memo)
                                 : lw1;
     if (p->out_vec <= 1) secv = sec1;
     double rw = op->epi.beta != 0 ? 2 : 1; /* beta reads the output too */
@@ -595,8 +622,13 @@ void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const 
     o->time_s = pnorm(both, 2, mp.latency_norm) + o->t_launch;
 }
 
-void gs_estimate_etir(const gs_hw *hw, const gs_op *op, const gs_etir *e, int regs_override, gs_estimate *o) {
+void gs_estimate_etir_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, int regs_override, gs_wf_memo *memo,
+                           gs_estimate *o) {
     gs_plan p;
-    gs_plan_make(hw, op, e, NULL, &p);
-    gs_estimate_plan(hw, op, e, &p, regs_override, NULL, o);
+    gs_plan_make_memo(hw, op, e, NULL, memo, &p);
+    gs_estimate_plan(hw, op, e, &p, regs_override, NULL, memo, o);
+}
+
+void gs_estimate_etir(const gs_hw *hw, const gs_op *op, const gs_etir *e, int regs_override, gs_estimate *o) {
+    gs_estimate_etir_memo(hw, op, e, regs_override, NULL, o);
 }

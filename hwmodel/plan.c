@@ -77,30 +77,102 @@ static int64_t layout_strides(const gs_tensor *ts, const int64_t *dims, int inne
     return s; /* elements of the padded box */
 }
 
+/* Insert x into an open-addressing set of 2^lg slots (used[] marks taken
+ * slots); true when x was not there yet. */
+static bool set_insert(int64_t *key, uint8_t *used, int lg, int64_t x) {
+    uint64_t h = (uint64_t)x * 0x9e3779b97f4a7c15ull;
+    unsigned mask = (1u << lg) - 1, i = (unsigned)(h >> (64 - lg));
+    for (;; i = (i + 1) & mask) {
+        if (!used[i]) {
+            used[i] = 1;
+            key[i] = x;
+            return true;
+        }
+        if (key[i] == x) return false;
+    }
+}
+
+void gs_wf_memo_init(gs_wf_memo *m) { memset(m->key, 0, sizeof m->key); }
+
+uint64_t gs_wf_key(const int64_t *addr, int lanes, uint64_t tag) {
+    uint64_t h = 0xcbf29ce484222325ull ^ tag;
+    for (int i = 0; i < lanes; i++) {
+        h ^= (uint64_t)addr[i];
+        h *= 0x100000001b3ull;
+        h ^= h >> 29;
+    }
+    h ^= (uint64_t)lanes * 0x9e3779b97f4a7c15ull;
+    return h | 1; /* 0 marks an empty slot */
+}
+
+bool gs_wf_memo_get(const gs_wf_memo *m, uint64_t key, double *val) {
+    if (!m) return false;
+    unsigned i = (unsigned)(key >> 52) & (GS_WF_MEMO_SLOTS - 1);
+    for (int probe = 0; probe < 8; probe++, i = (i + 1) & (GS_WF_MEMO_SLOTS - 1)) {
+        if (m->key[i] == key) {
+            *val = m->val[i];
+            return true;
+        }
+        if (!m->key[i]) return false;
+    }
+    return false;
+}
+
+void gs_wf_memo_put(gs_wf_memo *m, uint64_t key, double val) {
+    if (!m) return;
+    unsigned i = (unsigned)(key >> 52) & (GS_WF_MEMO_SLOTS - 1);
+    for (int probe = 0; probe < 8; probe++, i = (i + 1) & (GS_WF_MEMO_SLOTS - 1))
+        if (!m->key[i] || m->key[i] == key) {
+            m->key[i] = key;
+            m->val[i] = val;
+            return;
+        }
+}
+
+/* gs_smem_wavefronts_of through the memo. */
+static double smem_wf(gs_wf_memo *memo, int banks, const int64_t *addr, int lanes, int w) {
+    uint64_t key = 0;
+    double v;
+    if (memo) {
+        key = gs_wf_key(addr, lanes, 0x736d656d00000000ull ^ ((uint64_t)banks << 8) ^ (uint64_t)w);
+        if (gs_wf_memo_get(memo, key, &v)) return v;
+    }
+    v = gs_smem_wavefronts_of(banks, addr, lanes, w);
+    gs_wf_memo_put(memo, key, v);
+    return v;
+}
+
+int gs_count_distinct(const int64_t *v, int n) {
+    int64_t key[512];
+    uint8_t used[512];
+    if (n > 256) n = 256;
+    memset(used, 0, sizeof used);
+    int d = 0;
+    for (int i = 0; i < n; i++) d += set_insert(key, used, 9, v[i]);
+    return d;
+}
+
 double gs_smem_wavefronts_of(int banks, const int64_t *addr, int lanes, int w) {
     if (banks > 256) banks = 256;
     if (banks < 1) banks = 1;
     if (w < 1) w = 1;
+    if (w > 8) w = 8;
     int per_phase = lanes / w > 0 ? lanes / w : 1;
     double total = 0;
     for (int p0 = 0; p0 < lanes; p0 += per_phase) {
-        int64_t words[256];
-        int n = 0;
+        /* distinct words of the phase (equal words broadcast), counted per bank */
+        int64_t key[128];
+        uint8_t used[128];
+        int count[256], worst = 1;
+        memset(used, 0, sizeof used);
+        memset(count, 0, (size_t)banks * sizeof count[0]);
         for (int l = p0; l < p0 + per_phase && l < lanes; l++)
-            for (int k = 0; k < w && n < 256; k++) words[n++] = (int64_t)((uint64_t)addr[l] + (uint64_t)k);
-        /* insertion sort: n <= 256, usually 32 */
-        for (int i = 1; i < n; i++) {
-            int64_t v = words[i];
-            int j = i - 1;
-            for (; j >= 0 && words[j] > v; j--) words[j + 1] = words[j];
-            words[j + 1] = v;
-        }
-        int count[256] = {0}, worst = 1;
-        for (int i = 0; i < n; i++) {
-            if (i && words[i] == words[i - 1]) continue; /* broadcast */
-            int b = (int)floor_mod(words[i], banks);
-            if (++count[b] > worst) worst = count[b];
-        }
+            for (int k = 0; k < w; k++) {
+                int64_t word = (int64_t)((uint64_t)addr[l] + (uint64_t)k);
+                if (!set_insert(key, used, 7, word)) continue;
+                int b = (int)floor_mod(word, banks);
+                if (++count[b] > worst) worst = count[b];
+            }
         total += worst;
     }
     return total;
@@ -140,7 +212,8 @@ int gs_plan_frag_lanes(const gs_op *op, const gs_etir *e, const gs_plan *p, int 
  * (units are numbered row-major over the tensor dims, copy_vec elements per
  * unit along copy_dim). A unit contiguous in shared memory is one store of
  * store_vec words; a transposed one is copy_vec scalar stores. */
-static double store_wavefronts(const gs_op *op, int t, const gs_plan_input *pi, int64_t threads, int banks, int warp) {
+static double store_wavefronts(const gs_op *op, int t, const gs_plan_input *pi, int64_t threads, int banks, int warp,
+                               gs_wf_memo *memo) {
     const gs_tensor *ts = &op->tensors[t];
     int64_t addr[64];
     int lanes = (int)(threads < warp ? threads : warp);
@@ -159,12 +232,12 @@ static double store_wavefronts(const gs_op *op, int t, const gs_plan_input *pi, 
         }
         addr[l] = so;
     }
-    if (pi->store_vec == pi->copy_vec) return gs_smem_wavefronts_of(banks, addr, lanes, pi->store_vec);
+    if (pi->store_vec == pi->copy_vec) return smem_wf(memo, banks, addr, lanes, pi->store_vec);
     double total = 0;
     int64_t shifted[64];
     for (int k = 0; k < pi->copy_vec; k++) {
         for (int l = 0; l < lanes; l++) shifted[l] = addr[l] + k * pi->sstride[pi->copy_dim];
-        total += gs_smem_wavefronts_of(banks, shifted, lanes, 1);
+        total += smem_wf(memo, banks, shifted, lanes, 1);
     }
     return total;
 }
@@ -322,7 +395,7 @@ void gs_plan_resources(const gs_hw *hw, const gs_op *op, const gs_etir *e, const
  * candidates that keep the alignment the plan's vectors need: 0 or 4 words
  * for aligned layouts, 0 or 1 (an odd pitch) for scalar ones. The v1 style
  * pads an even innermost extent to odd, as codegen v1 did. */
-static void choose_pad(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_plan *p, int t) {
+static void choose_pad(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_plan *p, int t, gs_wf_memo *memo) {
     gs_plan_input *pi = &p->in[t];
     const gs_tensor *ts = &op->tensors[t];
     int64_t reserve = pi->pad, best_pad = 0;
@@ -338,8 +411,8 @@ static void choose_pad(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_pl
         layout_strides(ts, pi->dims, pi->inner_dim, pad, pi->sstride);
         int64_t addr[64];
         int lanes = gs_plan_frag_lanes(op, e, p, t, hw->warp_size, addr);
-        double rw = gs_smem_wavefronts_of(hw->smem_banks, addr, lanes, pi->frag_vec);
-        double sw = store_wavefronts(op, t, pi, p->threads, hw->smem_banks, hw->warp_size);
+        double rw = smem_wf(memo, hw->smem_banks, addr, lanes, pi->frag_vec);
+        double sw = store_wavefronts(op, t, pi, p->threads, hw->smem_banks, hw->warp_size, memo);
         double cost = reads_per_tile * rw + pi->units_per_thread * sw;
         if (best < 0 || cost < best) {
             best = cost;
@@ -354,9 +427,14 @@ static void choose_pad(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_pl
 }
 
 void gs_plan_make(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts, gs_plan *p) {
+    gs_plan_make_memo(hw, op, e, opts, NULL, p);
+}
+
+void gs_plan_make_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts, gs_wf_memo *memo,
+                       gs_plan *p) {
     plan_common(hw, op, e, opts, p);
     for (int t = 0; t < op->ninputs; t++)
-        if (p->in[t].staged) choose_pad(hw, op, e, p, t);
+        if (p->in[t].staged) choose_pad(hw, op, e, p, t, memo);
     /* Output vector: the output's innermost dim runs along a spatial axis
      * with unit step and each thread owns runs of T0 consecutive outputs. */
     const gs_tensor *ot = gs_op_out(op);

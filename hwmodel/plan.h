@@ -91,6 +91,24 @@ typedef struct gs_plan {
     gs_plan_opts opts;
 } gs_plan;
 
+/* A memo of access-pattern simulations (bank conflicts, sectors), owned by
+ * the caller and shared by the plans and estimates of one construction:
+ * neighbouring states repeat most of their lane address patterns. Results
+ * are identical with or without it. Zero it (gs_wf_memo_init) before use;
+ * a full memo simply stops remembering. */
+#define GS_WF_MEMO_SLOTS 4096
+typedef struct gs_wf_memo {
+    uint64_t key[GS_WF_MEMO_SLOTS];
+    double val[GS_WF_MEMO_SLOTS];
+} gs_wf_memo;
+void gs_wf_memo_init(gs_wf_memo *m);
+/* Key of an access pattern: the lane addresses and a tag with the
+ * simulation's other inputs. */
+uint64_t gs_wf_key(const int64_t *addr, int lanes, uint64_t tag);
+/* Look a key up (true and *val on a hit) / remember a value. */
+bool gs_wf_memo_get(const gs_wf_memo *m, uint64_t key, double *val);
+void gs_wf_memo_put(gs_wf_memo *m, uint64_t key, double val);
+
 /* True when the profile's arch has asynchronous global->shared copies
  * (cp.async: compute capability 8.0 and later, CUDA C++ Programming Guide,
  * "Asynchronous Data Copies"). */
@@ -100,6 +118,9 @@ bool gs_hw_has_async_copy(const gs_hw *hw);
  * state must be well formed; the plan is made even when it breaks a limit
  * (gs_hw_check says whether it fits). */
 void gs_plan_make(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts, gs_plan *p);
+/* The same with a memo of simulations (may be NULL). */
+void gs_plan_make_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts, gs_wf_memo *memo,
+                       gs_plan *p);
 
 /* The plan's resource decisions (shared memory, registers, copy modes,
  * vector widths, raster axes) without the padding search and the epilogue
@@ -115,6 +136,9 @@ void gs_plan_resources(const gs_hw *hw, const gs_op *op, const gs_etir *e, const
  * words falling in one bank (equal words are broadcast). */
 double gs_smem_wavefronts_of(int banks, const int64_t *addr, int lanes, int w);
 
+/* Number of distinct values among v[0..n) (n <= 256). */
+int gs_count_distinct(const int64_t *v, int n);
+
 /* Lane word addresses of a warp-wide fragment read of staged input t under
  * plan p at reduce index 0 (thread coordinates as the kernel decomposes
  * them, last spatial axis fastest). Returns the lane count (<= 64). */
@@ -123,7 +147,10 @@ int gs_plan_frag_lanes(const gs_op *op, const gs_etir *e, const gs_plan *p, int 
 /* The analytic estimate of a plan (hwmodel/model.c; MODEL.md): mp NULL for
  * the default constants, regs_override > 0 for ptxas' register count. */
 void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan *p, int regs_override,
-                      const gs_model_params *mp, gs_estimate *out);
+                      const gs_model_params *mp, gs_wf_memo *memo, gs_estimate *out);
+/* gs_estimate_etir with a memo of simulations (may be NULL). */
+void gs_estimate_etir_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, int regs_override, gs_wf_memo *memo,
+                           gs_estimate *out);
 
 /* One-line summary of the plan's decisions, e.g.
  * "A:reg v4 T k>m pad4 fv4 | B:async v4 pad0 fv4 | st2 r8 fast ov4 lb(256,2)". */

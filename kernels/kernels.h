@@ -263,6 +263,11 @@ double gs_verify_tolerance(const gs_op *op);
  * non-finite value appears; *d is filled either way when the run succeeded. */
 gs_status gs_verify_opencl(gs_ctx *ctx, gs_cl *cl, const gs_hw *hw, const gs_op *op, const gs_etir *e, uint64_t seed,
                            gs_diff *d);
+/* The same for a given plan (a fallback plan, or the plan of another shape
+ * of the operator: the kernel then runs with op's extents, as a kernel
+ * reused across shapes does). */
+gs_status gs_verify_opencl_plan(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_etir *e, const gs_plan *plan,
+                                uint64_t seed, gs_diff *d);
 /* Compare two arrays (y against ref). */
 void gs_diff_compute(const float *y, const float *ref, int64_t n, gs_diff *d);
 

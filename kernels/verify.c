@@ -67,6 +67,16 @@ gs_status gs_verify_opencl(gs_ctx *ctx, gs_cl *cl, const gs_hw *hw, const gs_op 
                            gs_diff *d) {
     memset(d, 0, sizeof *d);
     if (!cl || !hw || !op || !e) return gs_err(ctx, GS_ERR_INVALID_ARG, "verify: NULL argument");
+    if (!gs_etir_wellformed(op, e)) return gs_err(ctx, GS_ERR_INVALID_ARG, "verify: malformed ETIR state");
+    gs_plan p;
+    gs_plan_make(hw, op, e, NULL, &p);
+    return gs_verify_opencl_plan(ctx, cl, op, e, &p, seed, d);
+}
+
+gs_status gs_verify_opencl_plan(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_etir *e, const gs_plan *plan,
+                                uint64_t seed, gs_diff *d) {
+    memset(d, 0, sizeof *d);
+    if (!cl || !plan || !op || !e) return gs_err(ctx, GS_ERR_INVALID_ARG, "verify: NULL argument");
     int64_t total = 0;
     for (int t = 0; t <= op->ninputs; t++) total += gs_tensor_elems(&op->tensors[t]);
     if (op->has_bias) total += op->axes[op->epi.bias_axis].extent;
@@ -81,7 +91,7 @@ gs_status gs_verify_opencl(gs_ctx *ctx, gs_cl *cl, const gs_hw *hw, const gs_op 
                       "shape",
                       op->spec, iters, (double)GS_VERIFY_MAX_ITERS);
     gs_kernel_src ks;
-    gs_status s = gs_lower_emit(ctx, hw, op, e, GS_DIALECT_OPENCL, 0, &ks);
+    gs_status s = gs_lower_emit_plan(ctx, op, e, plan, GS_DIALECT_OPENCL, 0, &ks);
     if (s != GS_OK) return s;
 
     float *host[GS_MAX_TENSORS] = {0}, *ref = NULL, *bias = NULL;

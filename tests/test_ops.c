@@ -93,7 +93,9 @@ static double ops_normwise_f(const float *y, const double *ref, int64_t n) {
 static gs_status ops_run_cl(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_etir *e, const float *const *ins,
                             const float *bias, float *out) {
     gs_kernel_src ks;
-    gs_status s = gs_lower_emit(ctx, op, e, GS_DIALECT_OPENCL, 0, &ks);
+    /* the h100 plan: vector paths and asynchronous copies (spelled as plain
+     * copies in OpenCL) are on wherever the state allows them */
+    gs_status s = gs_lower_emit(ctx, gs_hw_find_builtin("h100"), op, e, GS_DIALECT_OPENCL, 0, &ks);
     if (s != GS_OK) return s;
     gs_cl_prog *prog = NULL;
     gs_cl_buf *buf[GS_MAX_TENSORS] = {0}, *bbuf = NULL;
@@ -189,7 +191,7 @@ static void ops_sweep(const char *file, int part, int nparts, int min_cases) {
         cr_assert(r->n >= 1, "%s:%d: no candidate", file, c->line);
         for (int k = 0; k < want && k < r->n; k++) {
             gs_diff d;
-            s = gs_verify_opencl(ctx, cl, op, &r->cand[k], c->seed, &d);
+            s = gs_verify_opencl(ctx, cl, hw, op, &r->cand[k], c->seed, &d);
             kernels++;
             bool ok = s == GS_OK && d.nonfinite == 0 && d.normwise <= GS_VERIFY_TOL && d.reference &&
                       !strcmp(d.reference, "interpreter");
@@ -435,18 +437,18 @@ Test(ops, conv3d_custom_ir_construct_emit_compile_verify, .timeout = 600) {
             cr_assert(r->n >= 1);
             for (int k = 0; k < 2 && k < r->n; k++) {
                 gs_kernel_src cu, ocl;
-                s = gs_lower_emit(ctx, &op, &r->cand[k], GS_DIALECT_CUDA, gs_hw_sm(hw), &cu);
+                s = gs_lower_emit(ctx, hw, &op, &r->cand[k], GS_DIALECT_CUDA, gs_hw_sm(hw), &cu);
                 cr_assert_eq(s, GS_OK, "conv3d %d: emit CUDA: %s", i, gs_ctx_errmsg(ctx));
-                s = gs_lower_emit(ctx, &op, &r->cand[k], GS_DIALECT_OPENCL, 0, &ocl);
+                s = gs_lower_emit(ctx, hw, &op, &r->cand[k], GS_DIALECT_OPENCL, 0, &ocl);
                 cr_assert_eq(s, GS_OK, "conv3d %d: emit OpenCL: %s", i, gs_ctx_errmsg(ctx));
                 cr_expect(strstr(cu.src, "__global__") && strstr(cu.src, cu.name), "CUDA source lacks its kernel");
                 cr_expect(strstr(ocl.src, "__kernel") && strstr(ocl.src, ocl.name), "OpenCL source lacks its kernel");
                 cr_expect(cu.grid == ocl.grid && cu.block == ocl.block && cu.smem_bytes == ocl.smem_bytes);
-                cr_expect(cu.smem_bytes <= hw->smem_per_block && cu.block <= hw->max_threads_per_block);
+                cr_expect(cu.smem_bytes <= hw->smem_per_block_optin && cu.block <= hw->max_threads_per_block);
                 if (nvrtc) {
                     int arch = gs_nvrtc_nearest_arch(ctx, gs_hw_sm(hw));
                     gs_kernel_src cua;
-                    cr_assert_eq(gs_lower_emit(ctx, &op, &r->cand[k], GS_DIALECT_CUDA, arch, &cua), GS_OK);
+                    cr_assert_eq(gs_lower_emit(ctx, hw, &op, &r->cand[k], GS_DIALECT_CUDA, arch, &cua), GS_OK);
                     gs_nvrtc_out nv;
                     s = gs_nvrtc_compile(ctx, cua.src, cua.name, arch, false, true, &nv);
                     cr_expect_eq(s, GS_OK, "conv3d %d on %s cand %d (%s): NVRTC sm_%d: %s", i, hws[h], k, r->desc[k],
@@ -456,7 +458,7 @@ Test(ops, conv3d_custom_ir_construct_emit_compile_verify, .timeout = 600) {
                                      "conv3d %d on %s (%s): %lld spill bytes", i, hws[h], r->desc[k],
                                      (long long)(nv.stats.spill_store_bytes + nv.stats.spill_load_bytes));
                         cr_expect(nv.stats.registers > 0 && nv.stats.registers <= hw->max_regs_per_thread);
-                        cr_expect_eq(nv.stats.smem_bytes, cua.smem_bytes, "ptxas smem %lld vs emitted %lld",
+                        cr_expect_eq(nv.stats.smem_bytes, cua.smem_dynamic ? 0 : cua.smem_bytes, "ptxas smem %lld vs emitted %lld",
                                      (long long)nv.stats.smem_bytes, (long long)cua.smem_bytes);
                     }
                     gs_nvrtc_out_free(&nv);
@@ -464,7 +466,7 @@ Test(ops, conv3d_custom_ir_construct_emit_compile_verify, .timeout = 600) {
                 }
                 if (cl) {
                     gs_diff d;
-                    s = gs_verify_opencl(ctx, cl, &op, &r->cand[k], 5 + (uint64_t)k, &d);
+                    s = gs_verify_opencl(ctx, cl, hw, &op, &r->cand[k], 5 + (uint64_t)k, &d);
                     cr_expect_eq(s, GS_OK, "conv3d %d on %s cand %d (%s): %s", i, hws[h], k, r->desc[k],
                                  gs_ctx_errmsg(ctx));
                     cr_expect(d.normwise <= GS_VERIFY_TOL && d.nonfinite == 0, "conv3d: normwise %.3g", d.normwise);

@@ -57,8 +57,8 @@ static void sweep_profiles(int parity) {
                 constructed++;
                 int arch = nvrtc ? gs_nvrtc_nearest_arch(ctx, hw->sm) : 0;
                 gs_kernel_src ks;
-                cr_assert_eq(gs_lower_emit(ctx, &op, &r->cand[0], GS_DIALECT_CUDA, arch, &ks), GS_OK);
-                cr_expect(ks.block <= hw->max_threads_per_block && ks.smem_bytes <= hw->smem_per_block);
+                cr_assert_eq(gs_lower_emit(ctx, hw, &op, &r->cand[0], GS_DIALECT_CUDA, arch, &ks), GS_OK);
+                cr_expect(ks.block <= hw->max_threads_per_block && ks.smem_bytes <= hw->smem_per_block_optin);
                 bool dup = false;
                 for (int s = 0; s < nseen && !dup; s++) dup = seen[s] == ks.hash;
                 if (!dup && nseen < MAX_SEEN) seen[nseen++] = ks.hash;
@@ -73,7 +73,12 @@ static void sweep_profiles(int parity) {
                                   (int64_t)nv.stats.registers * warps * hw->warp_size <= hw->regs_per_sm,
                               "%s on %s: %d registers x %lld threads over the limits", spec, hw->name,
                               nv.stats.registers, (long long)ks.block);
-                    cr_expect_eq(nv.stats.smem_bytes, ks.smem_bytes);
+                    cr_expect_eq(nv.stats.smem_bytes, ks.smem_dynamic ? 0 : ks.smem_bytes);
+                    gs_resources res;
+                    gs_etir_resources(hw, &op, &r->cand[0], &res);
+                    cr_expect(nv.stats.registers <= res.regs_per_thread,
+                              "%s on %s (%s): ptxas %d registers above the plan's bound %d", spec, hw->name,
+                              r->desc[0], nv.stats.registers, res.regs_per_thread);
                     gs_nvrtc_out_free(&nv);
                     compiled++;
                 }
