@@ -13,6 +13,10 @@
  * indices, loop counters, pointers, extents (fitted as an upper bound of
  * ptxas' count over the NVRTC test sweeps, which the tests assert). */
 #define GS_PLAN_REGS_BASE 52
+/* Most copy units per thread whose offsets are kept in registers when they
+ * are not evenly spaced; beyond, they are recomputed (registers for
+ * instructions). */
+#define GS_PLAN_UNIT_ARRAY_MAX 4
 /* A block's per-SM shared-memory reservation on Ampere and later (bytes). */
 #define GS_PLAN_SMEM_RESERVED 1024
 
@@ -299,6 +303,43 @@ static void plan_input_shape(const gs_hw *hw, const gs_op *op, const gs_etir *e,
     pi->units = box / pi->copy_vec;
 }
 
+/* Copy units are numbered row-major with copy_vec elements along the copy
+ * dim, and thread tid moves units tid + i*threads. When the threads cover
+ * whole rows (R = threads / units per row) and R is a multiple of the
+ * extents of every row dim inside the outermost one that is not 1, unit i
+ * sits R/(those extents) rows further along that outermost dim than unit
+ * 0: the offsets are linear in i. (Along any inner dim the index would
+ * wrap into the next one.) */
+static void plan_unit_step(const gs_op *op, int t, gs_plan_input *pi, int64_t nt) {
+    const gs_tensor *ts = &op->tensors[t];
+    pi->unit_linear = 0;
+    pi->unit_dim = -1;
+    int64_t per_row = pi->dims[pi->copy_dim] / pi->copy_vec;
+    if (per_row <= 0 || nt % per_row) return;
+    int64_t R = nt / per_row, inner = 1;
+    if (pi->units_per_thread <= 1) {
+        /* a single unit: nothing to step */
+        pi->unit_linear = 1;
+        pi->unit_dim = pi->copy_dim;
+        pi->unit_rows = 0;
+        return;
+    }
+    for (int j = ts->ndim - 1; j >= 0; j--) { /* row dims, fastest first */
+        if (j == pi->copy_dim) continue;
+        bool outer_rest = true; /* every slower row dim has extent 1 */
+        for (int k = j - 1; k >= 0; k--)
+            if (k != pi->copy_dim && pi->dims[k] > 1) outer_rest = false;
+        if (outer_rest) {
+            if (R % inner) return;
+            pi->unit_linear = 1;
+            pi->unit_dim = (int8_t)j;
+            pi->unit_rows = (int32_t)(R / inner);
+            return;
+        }
+        inner *= pi->dims[j];
+    }
+}
+
 /* An unstaged input is read straight from global memory in the reduce loop.
  * When each of its dims is one axis with unit step, no offset and that
  * axis' extent as its shape (a gemm operand, a gemv vector, an eltwise
@@ -337,7 +378,9 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p) {
         regs += f;
         const gs_plan_input *pi = &p->in[t];
         if (!pi->staged) continue;
-        if (p->fast_path) regs += pi->units_per_thread;
+        /* the units' global and shared offsets: two, two per unit, or none
+         * (recomputed where used) */
+        regs += pi->unit_linear ? 3 : pi->unit_recompute ? 4 : 2 * pi->units_per_thread;
         if (p->stages > 1 && pi->copy_mode == GS_COPY_REG) regs += (int64_t)pi->units_per_thread * pi->copy_vec;
     }
     return (int)(regs > 100000 ? 100000 : regs);
@@ -371,6 +414,8 @@ static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, cons
         plan_input_shape(hw, op, e, &p->opts, t, pi, &pad);
         int64_t upt = (pi->units + nt - 1) / (nt > 0 ? nt : 1);
         pi->units_per_thread = (int32_t)(upt > INT32_MAX ? INT32_MAX : upt);
+        plan_unit_step(op, t, pi, nt);
+        pi->unit_recompute = !pi->unit_linear && pi->units_per_thread > GS_PLAN_UNIT_ARRAY_MAX;
         if (pi->copy_mode == GS_COPY_ASYNC) p->any_async = 1;
         int64_t b = sat_mul(sat_mul(pi->stage_elems, p->stages), 4);
         p->smem_bytes = p->smem_bytes + b > GS_STAGE_SAT ? GS_STAGE_SAT : p->smem_bytes + b;

@@ -54,6 +54,12 @@ typedef struct gs_plan_input {
     int8_t copy_dim;      /* tensor dim the copy runs along: the tensor's innermost */
     int8_t inner_dim;     /* tensor dim innermost in shared memory */
     int32_t pad;          /* elements added to the innermost smem extent */
+    int8_t unit_dim;      /* unit_linear: the dim a thread's successive units step along */
+    uint8_t unit_linear;  /* a thread's units are evenly spaced (unit i = unit 0 + i * unit_rows
+                             along unit_dim): two offsets in registers instead of two per unit */
+    int32_t unit_rows;    /* unit_linear: the step, in elements of unit_dim */
+    uint8_t unit_recompute; /* not linear and many units: each unit's offsets are recomputed
+                               from its index where used (no per-unit registers) */
     int32_t units_per_thread; /* copy units a thread moves per tile (rounded up) */
     int64_t dims[GS_MAX_DIMS];    /* box extent per tensor dim (uncapped block tiles) */
     int64_t sstride[GS_MAX_DIMS]; /* shared-memory stride per tensor dim, elements */

@@ -362,6 +362,46 @@ static void print_guards(printer *m) {
     }
 }
 
+/* Assign the offsets of unit i of staged input t to the lvalues gl (global,
+ * from the tile's base; NULL: not wanted) and sl (shared), computed from the
+ * unit's index in a block of their own: units are numbered row-major with
+ * copy_vec elements along the copy dim innermost. */
+static void print_unit_decompose(printer *m, int t, const char *gl, const char *sl) {
+    const gs_plan_input *pi = &m->p->in[t];
+    const gs_tensor *ts = &m->op->tensors[t];
+    int64_t per_row = pi->dims[pi->copy_dim] / pi->copy_vec;
+    open_block(m);
+    line(m, "int u = tid + i * %d;", (int)m->p->threads);
+    line(m, "int c = (u %% %lld) * %d; u /= %lld;", (long long)per_row, pi->copy_vec, (long long)per_row);
+    if (gl) line(m, "%s g = (%s)c * gs%d_%d;", m->idx_t, m->idx_t, t, pi->copy_dim);
+    line(m, "int s = c * %lld;", (long long)pi->sstride[pi->copy_dim]);
+    for (int j = ts->ndim - 1; j >= 0; j--) {
+        if (j == pi->copy_dim) continue;
+        line(m, "c = u %% %lld; u /= %lld;", (long long)pi->dims[j], (long long)pi->dims[j]);
+        if (gl) line(m, "g += (%s)c * gs%d_%d;", m->idx_t, t, j);
+        line(m, "s += c * %lld;", (long long)pi->sstride[j]);
+    }
+    if (gl) line(m, "%s = g;", gl);
+    line(m, "%s = s;", sl);
+    close_(m);
+}
+
+/* Inside a unit loop: `gu` (when want_g) and `su`, the offsets of unit i. */
+static void print_unit_offsets(printer *m, int t, bool want_g) {
+    const gs_plan_input *pi = &m->p->in[t];
+    if (pi->unit_recompute) {
+        if (want_g) line(m, "%s gu;", m->idx_t);
+        line(m, "int su;");
+        print_unit_decompose(m, t, want_g ? "gu" : NULL, "su");
+    } else if (pi->unit_linear) {
+        if (want_g) line(m, "const %s gu = go%d + i * gst%d;", m->idx_t, t, t);
+        line(m, "const int su = so%d + i * %lld;", t, (long long)pi->unit_rows * (long long)pi->sstride[pi->unit_dim]);
+    } else {
+        if (want_g) line(m, "const %s gu = go%d[i];", m->idx_t, t);
+        line(m, "const int su = so%d[i];", t);
+    }
+}
+
 /* Shared stage buffers, global strides of staged inputs, and the offsets of
  * the copy units each thread moves (unit u = tid + i * threads, numbered
  * row-major with copy_vec elements along the tensor's innermost dim). */
@@ -395,24 +435,28 @@ static void print_staging_setup(printer *m) {
             bo += (size_t)snprintf(box + bo, sizeof box - bo, " %lld", (long long)pi->dims[j]);
         line(m, "/* %s: box%s, %lld units of %d per tile, %d per thread */", ts->name, box, (long long)pi->units,
              pi->copy_vec, pi->units_per_thread);
-        if (p->fast_path) line(m, "%s go%d[%d];", m->idx_t, t, pi->units_per_thread);
-        line(m, "int so%d[%d];", t, pi->units_per_thread);
-        line(m, "#pragma unroll");
-        open_(m, "for (int i = 0; i < %d; i++)", pi->units_per_thread);
-        int64_t per_row = pi->dims[pi->copy_dim] / pi->copy_vec;
-        line(m, "int u = tid + i * %d;", (int)p->threads);
-        line(m, "int c = (u %% %lld) * %d; u /= %lld;", (long long)per_row, pi->copy_vec, (long long)per_row);
-        if (p->fast_path) line(m, "%s g = (%s)c * gs%d_%d;", m->idx_t, m->idx_t, t, pi->copy_dim);
-        line(m, "int s = c * %lld;", (long long)pi->sstride[pi->copy_dim]);
-        for (int j = ts->ndim - 1; j >= 0; j--) {
-            if (j == pi->copy_dim) continue;
-            line(m, "c = u %% %lld; u /= %lld;", (long long)pi->dims[j], (long long)pi->dims[j]);
-            if (p->fast_path) line(m, "g += (%s)c * gs%d_%d;", m->idx_t, t, j);
-            line(m, "s += c * %lld;", (long long)pi->sstride[j]);
+        if (!pi->unit_recompute) {
+            bool lin = pi->unit_linear;
+            if (lin) {
+                /* unit i = unit 0 + i rows of unit_dim: two offsets and a step */
+                if (p->fast_path) line(m, "%s go%d;", m->idx_t, t);
+                line(m, "int so%d;", t);
+                if (p->fast_path)
+                    line(m, "const %s gst%d = %d * gs%d_%d;", m->idx_t, t, (int)pi->unit_rows, t, pi->unit_dim);
+                open_block(m);
+                line(m, "const int i = 0;");
+            } else {
+                if (p->fast_path) line(m, "%s go%d[%d];", m->idx_t, t, pi->units_per_thread);
+                line(m, "int so%d[%d];", t, pi->units_per_thread);
+                line(m, "#pragma unroll");
+                open_(m, "for (int i = 0; i < %d; i++)", pi->units_per_thread);
+            }
+            char gl[32], sl[32];
+            snprintf(gl, sizeof gl, lin ? "go%d" : "go%d[i]", t);
+            snprintf(sl, sizeof sl, lin ? "so%d" : "so%d[i]", t);
+            print_unit_decompose(m, t, p->fast_path ? gl : NULL, sl);
+            close_(m);
         }
-        if (p->fast_path) line(m, "go%d[i] = g;", t);
-        line(m, "so%d[i] = s;", t);
-        close_(m);
         if (p->stages > 1 && pi->copy_mode == GS_COPY_REG)
             line(m, "%s pf%d[%d];", vtype(pi->copy_vec), t, pi->units_per_thread);
     }
@@ -454,9 +498,9 @@ static char *smem_ref(const printer *m, int t, const char *buf, const char *off)
  * scalar store per element (a transposing copy). */
 static void print_store_unit(printer *m, int t, const char *buf, const char *v) {
     const gs_plan_input *pi = &m->p->in[t];
-    char off[64];
+    char off[96];
     if (pi->store_vec > 1) {
-        snprintf(off, sizeof off, "so%d[i]", t);
+        snprintf(off, sizeof off, "su");
         char *ref = smem_ref(m, t, buf, off);
         gs_sb ptr;
         gs_sb_init(&ptr);
@@ -473,7 +517,7 @@ static void print_store_unit(printer *m, int t, const char *buf, const char *v) 
         return;
     }
     for (int k = 0; k < pi->copy_vec; k++) {
-        snprintf(off, sizeof off, "so%d[i] + %lld", t, (long long)(k * pi->sstride[pi->copy_dim]));
+        snprintf(off, sizeof off, "su + %lld", (long long)(k * pi->sstride[pi->copy_dim]));
         char *ref = smem_ref(m, t, buf, off);
         if (pi->copy_vec == 1) line(m, "%s = %s;", ref ? ref : "", v);
         else line(m, "%s = %s.%s;", ref ? ref : "", v, comp(k));
@@ -527,15 +571,14 @@ static void print_copy(printer *m, int t, const char *buf, copy_kind kind) {
         free(bs);
         open_units(m, t);
         char ld[CW + 16], ptr[CW];
-        snprintf(ptr, sizeof ptr, "src + go%d[i]", t);
+        print_unit_offsets(m, t, true);
+        snprintf(ptr, sizeof ptr, "src + gu");
         if (cv > 1) snprintf(ld, sizeof ld, "GS_LD%d(%s)", cv, ptr);
-        else snprintf(ld, sizeof ld, "src[go%d[i]]", t);
+        else snprintf(ld, sizeof ld, "src[gu]");
         if (kind == COPY_PREFETCH) {
             line(m, "pf%d[i] = %s;", t, ld);
         } else if (kind == COPY_ISSUE) {
-            char o[64];
-            snprintf(o, sizeof o, "so%d[i]", t);
-            char *ref = smem_ref(m, t, buf, o);
+            char *ref = smem_ref(m, t, buf, "su");
             line(m, "GS_CP_ASYNC%d(&%s, %s);", 4 * cv, ref ? ref : "", ptr);
             free(ref);
         } else {
@@ -559,6 +602,7 @@ static void print_copy(printer *m, int t, const char *buf, copy_kind kind) {
         line(m, "const int c%d = u %% %lld; u /= %lld;", j, (long long)pi->dims[j], (long long)pi->dims[j]);
     }
     line(m, "(void)u;");
+    print_unit_offsets(m, t, false);
     line(m, "%s v;", vtype(cv));
     for (int k = 0; k < cv; k++) {
         open_block(m);
@@ -581,6 +625,7 @@ static void print_store_prefetched(printer *m, const char *buf) {
         const gs_plan_input *pi = &m->p->in[t];
         if (!pi->staged || pi->copy_mode != GS_COPY_REG) continue;
         open_units(m, t);
+        print_unit_offsets(m, t, false);
         char v[32];
         snprintf(v, sizeof v, "pf%d[i]", t);
         print_store_unit(m, t, buf, v);
