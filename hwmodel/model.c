@@ -586,16 +586,20 @@ void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const 
     double c_alone = per_smsp * fmax(tile_warp_instr, tile_warp_fma / fma_smsp) / mp.fma_efficiency;
     bool any_reg = false;
     for (int t = 0; t < op->ninputs; t++) any_reg |= p->in[t].staged && p->in[t].copy_mode == GS_COPY_REG;
-    /* load rounds a tile's copy waits for: one when every load of the tile
-     * is in flight at once (unrolled copies), one per unit with the serial
-     * copy loop (each load waits for the one before through its store) */
-    double rounds = 1;
-    if (p->copy_serial) {
-        rounds = 0;
-        for (int t = 0; t < op->ninputs; t++)
-            if (p->in[t].staged) rounds += ceil((double)p->in[t].units_per_thread / GS_PLAN_SERIAL_UNROLL);
-        if (rounds < 1) rounds = 1;
+    /* load rounds a tile's copy waits for: one per batch of a batched copy
+     * (each batch's loads wait behind the stores of the one before); the
+     * inputs copied in one batch overlap each other */
+    double rounds = 0;
+    bool single = false;
+    for (int t = 0; t < op->ninputs; t++) {
+        const gs_plan_input *pi = &p->in[t];
+        if (!pi->staged || pi->units_per_thread <= 0) continue;
+        int b = pi->copy_batch > 0 ? pi->copy_batch : pi->units_per_thread;
+        if (b >= pi->units_per_thread) single = true;
+        else rounds += ceil((double)pi->units_per_thread / b);
     }
+    rounds += single;
+    if (rounds < 1) rounds = 1;
     double chain;
     if (p->stages <= 1 || p->smem_bytes == 0) chain = rounds * l_mem + c_alone + barriers * mp.barrier_cycles;
     else chain = fmax(c_alone, l_mem / (any_reg ? 1.0 : p->stages - 1.0)) + mp.barrier_cycles;

@@ -16,7 +16,6 @@
 /* Most copy units per thread whose offsets are kept in registers when they
  * are not evenly spaced; beyond, they are recomputed (registers for
  * instructions). */
-#define GS_PLAN_UNIT_ARRAY_MAX 4
 /* A block's per-SM shared-memory reservation on Ampere and later (bytes). */
 #define GS_PLAN_SMEM_RESERVED 1024
 
@@ -386,6 +385,21 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p) {
     return (int)(regs > 100000 ? 100000 : regs);
 }
 
+/* Units per unrolled batch of a staged input's copy. A pipeline keeps every
+ * unit in flight (the prefetch registers and cp.async need no batching); a
+ * single-stage copy holds at most GS_PLAN_COPY_BATCH_VALUES loaded values,
+ * and the predicated plan GS_PLAN_SERIAL_UNROLL units, as v1. */
+static int32_t copy_batch(const gs_plan *p, const gs_plan_input *pi) {
+    int32_t upt = pi->units_per_thread, b;
+    if (p->stages > 1) return upt;
+    if (p->opts.predicated) b = GS_PLAN_SERIAL_UNROLL;
+    else {
+        b = GS_PLAN_COPY_BATCH_VALUES / (pi->copy_vec ? pi->copy_vec : 1);
+        if (b < GS_PLAN_UNIT_ARRAY_MAX) b = GS_PLAN_UNIT_ARRAY_MAX;
+    }
+    return b < upt ? b : upt;
+}
+
 static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *o, gs_plan *p) {
     memset(p, 0, sizeof *p);
     if (o) p->opts = *o;
@@ -395,7 +409,6 @@ static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, cons
     p->stages = e->stages;
     p->raster = e->raster;
     p->fast_path = !p->opts.predicated;
-    p->copy_serial = p->opts.predicated;
     p->reduce_split = 1;
     p->raster_x = p->raster_y = -1;
     for (int a = op->naxes - 1; a >= 0; a--) { /* the last two spatial axes */
@@ -416,6 +429,7 @@ static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, cons
         pi->units_per_thread = (int32_t)(upt > INT32_MAX ? INT32_MAX : upt);
         plan_unit_step(op, t, pi, nt);
         pi->unit_recompute = !pi->unit_linear && pi->units_per_thread > GS_PLAN_UNIT_ARRAY_MAX;
+        pi->copy_batch = copy_batch(p, pi);
         if (pi->copy_mode == GS_COPY_ASYNC) p->any_async = 1;
         int64_t b = sat_mul(sat_mul(pi->stage_elems, p->stages), 4);
         p->smem_bytes = p->smem_bytes + b > GS_STAGE_SAT ? GS_STAGE_SAT : p->smem_bytes + b;

@@ -25,8 +25,15 @@
 
 /* Widest vector access, in fp32 elements (128-bit loads and stores). */
 #define GS_PLAN_MAX_VEC 4
-/* Unroll of a serial (copy_serial) copy loop. */
+/* Copy units in flight per thread on the predicated (v1-style) plan: the v1
+ * staging loop as nvcc unrolled it. */
 #define GS_PLAN_SERIAL_UNROLL 4
+/* Loaded values a thread holds at once in a single-stage register copy: the
+ * copy runs in batches of this many values (at least GS_PLAN_UNIT_ARRAY_MAX
+ * units), so registers stay bounded however many units a thread moves. */
+#define GS_PLAN_COPY_BATCH_VALUES 16
+/* Units a thread keeps per-unit offsets for in registers (more: recomputed). */
+#define GS_PLAN_UNIT_ARRAY_MAX 4
 
 /* How a staged input's tile reaches shared memory on the fast path. */
 typedef enum gs_copy_mode {
@@ -61,6 +68,9 @@ typedef struct gs_plan_input {
     uint8_t unit_recompute; /* not linear and many units: each unit's offsets are recomputed
                                from its index where used (no per-unit registers) */
     int32_t units_per_thread; /* copy units a thread moves per tile (rounded up) */
+    int32_t copy_batch;   /* units per unrolled batch of the copy (units_per_thread: one batch,
+                             every load in flight at once; fewer: a loop over batches, each
+                             batch one round of load latency) */
     int64_t dims[GS_MAX_DIMS];    /* box extent per tensor dim (uncapped block tiles) */
     int64_t sstride[GS_MAX_DIMS]; /* shared-memory stride per tensor dim, elements */
     int64_t stage_elems;  /* one buffer, padding included, a multiple of 4 */
@@ -89,9 +99,6 @@ typedef struct gs_plan {
     uint8_t any_async;    /* some input copies with GS_COPY_ASYNC */
     uint8_t reduce_split; /* threads sharing one output's reduction (1: none) */
     uint8_t k_unroll;     /* unroll of the innermost reduce loop (0: full) */
-    uint8_t copy_serial;  /* the predicated copy loop is unrolled by GS_PLAN_SERIAL_UNROLL
-                             only, so that many loads are in flight per thread at a time (the
-                             v1 staging loop as nvcc compiled it; the baseline plan) */
     int64_t smem_bytes;   /* all stage buffers of all staged inputs */
     gs_plan_input in[GS_MAX_TENSORS];
     gs_plan_opts opts;

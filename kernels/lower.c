@@ -525,18 +525,33 @@ static void print_store_unit(printer *m, int t, const char *buf, const char *v) 
     }
 }
 
-/* Open the per-unit loop: units beyond the tile (the last round when the
- * units do not divide by the threads) are skipped. serial: not unrolled
- * (the plan's copy_serial, on the predicated path). */
-static void open_units_(printer *m, int t, bool serial) {
+/* Open the loop over a thread's copy units, in the plan's batches: one
+ * unrolled loop when the batch is every unit, else a rolled loop over
+ * unrolled batches. Units beyond the tile (the last round when the units do
+ * not divide by the threads) are skipped. Returns the scopes opened. */
+static int open_units(printer *m, int t) {
     const gs_plan_input *pi = &m->p->in[t];
-    if (serial) line(m, "#pragma unroll %d", GS_PLAN_SERIAL_UNROLL);
-    else line(m, "#pragma unroll");
-    open_(m, "for (int i = 0; i < %d; i++)", pi->units_per_thread);
-    if (pi->units % m->p->threads) line(m, "if (tid + i * %d >= %lld) break;", (int)m->p->threads, (long long)pi->units);
+    const int upt = pi->units_per_thread, b = pi->copy_batch > 0 ? pi->copy_batch : upt;
+    int64_t covered = (int64_t)upt * m->p->threads;
+    int scopes = 1;
+    if (b < upt) {
+        line(m, "#pragma unroll 1");
+        open_(m, "for (int i0 = 0; i0 < %d; i0 += %d)", upt, b);
+        line(m, "#pragma unroll");
+        open_(m, "for (int i = i0; i < i0 + %d; i++)", b);
+        covered = (int64_t)((upt + b - 1) / b) * b * m->p->threads;
+        scopes = 2;
+    } else {
+        line(m, "#pragma unroll");
+        open_(m, "for (int i = 0; i < %d; i++)", upt);
+    }
+    if (pi->units != covered) line(m, "if (tid + i * %d >= %lld) break;", (int)m->p->threads, (long long)pi->units);
+    return scopes;
 }
 
-static void open_units(printer *m, int t) { open_units_(m, t, false); }
+static void close_units(printer *m, int scopes) {
+    while (scopes-- > 0) close_(m);
+}
 
 /* The copy of staged input t's box for the reduce tile whose origins or<a>
  * are in scope, into buffer buf. */
@@ -569,7 +584,7 @@ static void print_copy(printer *m, int t, const char *buf, copy_kind kind) {
         char *bs = gs_sb_take(&base);
         line(m, "%s src = in%d + (%s);", m->sp->in_ptr, t, bs ? bs : "0");
         free(bs);
-        open_units(m, t);
+        int us = open_units(m, t);
         char ld[CW + 16], ptr[CW];
         print_unit_offsets(m, t, true);
         snprintf(ptr, sizeof ptr, "src + gu");
@@ -585,7 +600,7 @@ static void print_copy(printer *m, int t, const char *buf, copy_kind kind) {
             line(m, "const %s v = %s;", vtype(cv), ld);
             print_store_unit(m, t, buf, "v");
         }
-        close_(m);
+        close_units(m, us);
         m->indent--;
         line(m, "} else {");
         m->indent++;
@@ -593,7 +608,7 @@ static void print_copy(printer *m, int t, const char *buf, copy_kind kind) {
         open_block(m);
     }
     /* edge path: identity-filled, predicated scalar loads */
-    open_units_(m, t, m->p->copy_serial);
+    int eus = open_units(m, t);
     line(m, "int u = tid + i * %d;", (int)m->p->threads);
     int64_t per_row = pi->dims[pi->copy_dim] / cv;
     line(m, "const int c%d = (u %% %lld) * %d; u /= %lld;", pi->copy_dim, (long long)per_row, cv, (long long)per_row);
@@ -615,7 +630,7 @@ static void print_copy(printer *m, int t, const char *buf, copy_kind kind) {
     }
     if (kind == COPY_PREFETCH) line(m, "pf%d[i] = v;", t);
     else print_store_unit(m, t, buf, "v");
-    close_(m); /* units */
+    close_units(m, eus);
     close_(m); /* else */
     close_(m); /* copy scope */
 }
@@ -624,12 +639,12 @@ static void print_store_prefetched(printer *m, const char *buf) {
     for (int t = 0; t < m->ni; t++) {
         const gs_plan_input *pi = &m->p->in[t];
         if (!pi->staged || pi->copy_mode != GS_COPY_REG) continue;
-        open_units(m, t);
+        int us = open_units(m, t);
         print_unit_offsets(m, t, false);
         char v[32];
         snprintf(v, sizeof v, "pf%d[i]", t);
         print_store_unit(m, t, buf, v);
-        close_(m);
+        close_units(m, us);
     }
 }
 
