@@ -109,7 +109,9 @@ else
     "$BIN" "$@" --torch-note "$torch_note" $SUITES
 fi
 st=$?
-if [ $st -eq 0 ]; then echo "bench-gpu: PASSED (every kernel built, ran and matched its reference)"
+if [ "${BENCH_GPU_SELF_TEST:-0}" = 1 ]; then
+    [ $st -eq 0 ] && echo "bench-gpu: SELF-TEST passed (no device was used)" || echo "bench-gpu: SELF-TEST FAILED" >&2
+elif [ $st -eq 0 ]; then echo "bench-gpu: PASSED (every kernel built, ran and matched its reference)"
 else echo "bench-gpu: FAILED (see ERROR/FAIL rows above)" >&2
 fi
 exit $st
