@@ -2,7 +2,7 @@
 # make bench-gpu: gensor's kernels against cuBLAS and PyTorch on the CUDA
 # device, operator by operator (experiments/bench_gpu.c, torch_bench.py).
 #
-#   sh experiments/bench_gpu.sh [BUILD_DIR]          (default build)
+#   sh experiments/bench_gpu.sh [BUILD_DIR]   (default build; relative to the repository root)
 #
 # Settings (environment; `make bench-gpu` passes its variables through):
 #   HW=auto|NAME|FILE  the profile to construct for (auto: the device's own)
@@ -25,14 +25,13 @@
 # 4. runs bench_gpu: the table, geometric means and per-model totals.
 # Exit status: 0 (done or skipped), 1 a failure (mismatch, build or run error).
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=${1:-build}
-case $BUILD in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
+BUILD=${1:-build} # as make knows it (its .d files name the objects that way)
 BIN="$BUILD/bench_gpu"
 OUT=${BENCH_GPU_OUT:-$BUILD/bench-gpu}
 HW=${HW:-auto}
 REFINE=${REFINE:-0}
 QUICK=${QUICK:-0}
-DEFAULT_SUITES="$ROOT/experiments/suites/paper.json $(ls "$ROOT"/experiments/models/*.json | sort | tr '\n' ' ')"
+DEFAULT_SUITES="$ROOT/experiments/suites/paper.json $(printf '%s ' "$ROOT"/experiments/models/*.json)"
 SUITES=${SUITES:-$DEFAULT_SUITES}
 
 cd "$ROOT" || exit 1
