@@ -19,7 +19,7 @@ CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 
 .PHONY: all deps demo test test-plain check-asan check-suites calibrate bench clean check-gpu compare \
-        sass-tools check-sass
+        sass-tools check-sass bench-gpu
 
 all: $(BUILD)/libgensor.a $(BUILD)/libgensor.so $(BUILD)/gensor
 
@@ -96,8 +96,9 @@ test: deps
 	@$(MAKE) --no-print-directory check-asan
 	@sh tests/cli_errors.sh $(BUILD)/gensor
 
-test-plain: $(BUILD)/gensor_tests $(BUILD)/gensor
+test-plain: $(BUILD)/gensor_tests $(BUILD)/gensor $(BUILD)/bench_gpu
 	GS_GENSOR_BIN=$(BUILD)/gensor ./$(BUILD)/gensor_tests --jobs 2
+	@sh tests/bench_gpu_dry.sh $(BUILD)
 
 check-asan:
 	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 \
@@ -112,6 +113,13 @@ $(BUILD)/calibrate: experiments/calibrate.c $(BUILD)/libgensor.a
 
 $(BUILD)/dynamic: experiments/dynamic.c $(BUILD)/libgensor.a
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libgensor.a $(LDFLAGS) $(LDLIBS)
+
+# GPU experiments: cuda_host.c holds the dlopen'd driver/cuBLAS declarations they share.
+$(BUILD)/bench_gpu: experiments/bench_gpu.c $(BUILD)/obj/experiments/cuda_host.o $(BUILD)/libgensor.a
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/obj/experiments/cuda_host.o $(BUILD)/libgensor.a $(LDFLAGS) $(LDLIBS)
+
+$(BUILD)/cublas_check: experiments/cublas_check.c $(BUILD)/obj/experiments/cuda_host.o $(BUILD)/libgensor.a
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/obj/experiments/cuda_host.o $(BUILD)/libgensor.a $(LDFLAGS) $(LDLIBS)
 
 CALIB_DATA := ../shared/data
 calibrate: $(BUILD)/calibrate
@@ -130,8 +138,18 @@ bench: deps all $(BUILD)/calibrate $(BUILD)/dynamic
 	  ./$(BUILD)/calibrate ../shared/data/xgemm_rtx3090_4096.csv --hw rtx3090; \
 	else echo "calibration data ../shared/data/xgemm_rtx3090_4096.csv not found: calibration skipped"; fi
 
-check-gpu: all
+check-gpu: all $(BUILD)/cublas_check
 	@sh experiments/check_gpu.sh $(BUILD)/gensor
+
+# gensor's kernels vs cuBLAS and PyTorch on the CUDA device, when there is one
+# (experiments/bench_gpu.sh; SKIPPED otherwise). HW=auto|NAME, REFINE=K,
+# QUICK=1 (one operator per class), SUITES='list.json ...'.
+HW     ?= auto
+REFINE ?= 0
+QUICK  ?= 0
+SUITES ?= experiments/suites/paper.json $(sort $(wildcard experiments/models/*.json))
+bench-gpu: all $(BUILD)/bench_gpu
+	@HW='$(HW)' REFINE='$(REFINE)' QUICK='$(QUICK)' SUITES='$(SUITES)' sh experiments/bench_gpu.sh $(BUILD)
 
 compare: all
 	@sh experiments/compare.sh $(BUILD)/gensor $(BUILD)/compare
@@ -139,4 +157,5 @@ compare: all
 clean:
 	rm -rf build build-asan
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/obj/experiments/cuda_host.d \
+         $(BUILD)/bench_gpu.d $(BUILD)/cublas_check.d

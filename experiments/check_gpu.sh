@@ -8,8 +8,8 @@
 #    NVRTC cubins and event-timed launches. Without a device it prints
 #    "check-gpu: SKIPPED: no CUDA device (...)" and exits 0.
 # 2. refinement: the same on a larger GEMM, showing predicted vs measured.
-# 3. cuBLAS: experiments/cublas_check.c (built here on demand against
-#    libgensor.a) verifies the constructed (and refined) kernels of the
+# 3. cuBLAS: experiments/cublas_check.c (built by make, or here on demand
+#    against libgensor.a, with experiments/cuda_host.c) verifies the constructed (and refined) kernels of the
 #    suite's GEMMs against cublasSgemm_v2 and tabulates our time vs cuBLAS.
 # Exit status: 0 (pass or skipped), 1 a failure.
 BIN=${1:-build/gensor}
@@ -66,11 +66,12 @@ fi
 
 # ---- 3. cuBLAS comparison ----------------------------------------------------------
 CHECK="$BUILD_DIR/cublas_check"
-if [ ! -x "$CHECK" ] || [ "$ROOT/experiments/cublas_check.c" -nt "$CHECK" ] || [ "$BUILD_DIR/libgensor.a" -nt "$CHECK" ]; then
+if [ ! -x "$CHECK" ] || [ "$ROOT/experiments/cublas_check.c" -nt "$CHECK" ] || [ "$ROOT/experiments/cuda_host.c" -nt "$CHECK" ] ||
+   [ "$BUILD_DIR/libgensor.a" -nt "$CHECK" ]; then
     echo
     echo "check-gpu: building $CHECK"
     ${CC:-cc} -O2 -std=c11 -Wall -Wextra -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I"$ROOT" -I"$ROOT/include" \
-        "$ROOT/experiments/cublas_check.c" "$BUILD_DIR/libgensor.a" -o "$CHECK" \
+        "$ROOT/experiments/cublas_check.c" "$ROOT/experiments/cuda_host.c" "$BUILD_DIR/libgensor.a" -o "$CHECK" \
         -lgsl -lgslcblas -ljansson -lOpenCL -ldl -lm || { echo "check-gpu: FAILED: cannot build cublas_check" >&2; exit 1; }
 fi
 echo

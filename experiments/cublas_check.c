@@ -1,251 +1,93 @@
 /* cublas_check.c — constructed GEMM kernels against cuBLAS on a real CUDA
  * device: correctness (normwise error against cublasSgemm_v2) and time.
  *
- * Built on demand by experiments/check_gpu.sh:
- *   gcc -O2 -std=c11 -Wall -Wextra -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. -Iinclude \
- *       experiments/cublas_check.c build/libgensor.a -o build/cublas_check \
- *       -lgsl -lgslcblas -ljansson -lOpenCL -ldl -lm
+ * Built by `make build/cublas_check` (with experiments/cuda_host.c, which
+ * holds the dlopen'd driver and cuBLAS declarations shared with bench_gpu.c),
+ * or on demand by experiments/check_gpu.sh.
  * Run:  build/cublas_check [--hw auto|NAME] [--refine K] [--reps N] [--suite FILE] [SPEC ...]
  *
  * Our kernel runs through gensor's CUDA runtime (gs_cuda_*: NVRTC cubin,
  * cuModuleLoadData, event-timed launches). cuBLAS is loaded with
  * dlopen("libcublas.so") and runs on buffers allocated with the driver API
  * (libcuda.so.1, also dlopen'ed) in the device's primary context, which is
- * the context gs_cuda uses too. Row-major C[M,N] = alpha*op(A)*op(B) + beta*C
- * is column-major C^T = op(B)^T * op(A)^T, so cuBLAS gets the operands
- * swapped: sgemm(opB, opA, N, M, K, B, ldb, A, lda, C, N) with each ld the
- * stored row length. GEMMs with bias= or relu= are compared without them
- * (cuBLAS has no epilogue); the table says so.
+ * the context gs_cuda uses too; ch_blas_run (cuda_host.c) maps the row-major
+ * GEMM onto column-major cuBLAS. GEMMs with bias= or relu= are compared
+ * without them (cuBLAS has no epilogue); the table says so.
  *
  * Exit status: 0 all pass (or no device: SKIPPED), 1 a mismatch or a
  * runtime error, 2 bad usage. */
 #include "construct/construct.h"
 #include "construct/pcg.h"
+#include "experiments/cuda_host.h"
 #include "kernels/kernels.h"
 
-#include <dlfcn.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <gsl/gsl_sort.h>
-#include <gsl/gsl_statistics_double.h>
-
-/* ---- driver API and cuBLAS, declared by hand (no cuda.h) ------------------------ */
-typedef int CUresult;
-typedef int CUdevice;
-typedef struct CUctx_st *CUcontext;
-typedef unsigned long long CUdeviceptr;
-typedef struct CUevent_st *CUevent;
-typedef struct CUstream_st *CUstream;
-typedef int cublasStatus_t;
-typedef struct cublasContext *cublasHandle_t;
-enum { CUBLAS_OP_N = 0, CUBLAS_OP_T = 1 };
-
-static struct {
-    CUresult (*Init)(unsigned);
-    CUresult (*DeviceGet)(CUdevice *, int);
-    CUresult (*PrimaryCtxRetain)(CUcontext *, CUdevice);
-    CUresult (*PrimaryCtxRelease)(CUdevice);
-    CUresult (*CtxSetCurrent)(CUcontext);
-    CUresult (*CtxSynchronize)(void);
-    CUresult (*MemAlloc)(CUdeviceptr *, size_t);
-    CUresult (*MemFree)(CUdeviceptr);
-    CUresult (*MemcpyHtoD)(CUdeviceptr, const void *, size_t);
-    CUresult (*MemcpyDtoH)(void *, CUdeviceptr, size_t);
-    CUresult (*EventCreate)(CUevent *, unsigned);
-    CUresult (*EventRecord)(CUevent, CUstream);
-    CUresult (*EventSynchronize)(CUevent);
-    CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
-    CUresult (*EventDestroy)(CUevent);
-    cublasStatus_t (*Create)(cublasHandle_t *);
-    cublasStatus_t (*Destroy)(cublasHandle_t);
-    cublasStatus_t (*Sgemm)(cublasHandle_t, int, int, int, int, int, const float *, const float *, int, const float *,
-                            int, const float *, float *, int);
-    CUdevice dev;
-    CUcontext ctx;
-} X;
-
-static void *sym2(void *h, const char *a, const char *b) {
-    void *p = dlsym(h, a);
-    return p || !b ? p : dlsym(h, b);
-}
-
-/* Load both libraries; on failure print why into why. */
-static bool load_apis(char *why, size_t n) {
-    void *cu = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!cu) {
-        snprintf(why, n, "libcuda.so.1: %s", dlerror());
-        return false;
-    }
-    const char *blas[] = {"libcublas.so", "libcublas.so.13", "libcublas.so.12", "/usr/local/cuda/lib64/libcublas.so"};
-    void *bl = NULL;
-    char home[512];
-    const char *ch = getenv("CUDA_HOME");
-    for (size_t i = 0; i < sizeof blas / sizeof blas[0] && !bl; i++) bl = dlopen(blas[i], RTLD_NOW | RTLD_LOCAL);
-    if (!bl && ch && *ch) {
-        snprintf(home, sizeof home, "%s/lib64/libcublas.so", ch);
-        bl = dlopen(home, RTLD_NOW | RTLD_LOCAL);
-    }
-    if (!bl) {
-        snprintf(why, n, "cannot load libcublas.so (tried the loader path, .so.13, .so.12, /usr/local/cuda/lib64, "
-                         "$CUDA_HOME/lib64): %s",
-                 dlerror());
-        return false;
-    }
-#define LOAD(field, h, a, b)                                                                                       \
-    do {                                                                                                           \
-        void *p_ = sym2(h, a, b);                                                                                  \
-        if (!p_) {                                                                                                 \
-            snprintf(why, n, "symbol %s not found", a);                                                            \
-            return false;                                                                                          \
-        }                                                                                                          \
-        memcpy(&X.field, &p_, sizeof p_);                                                                          \
-    } while (0)
-    LOAD(Init, cu, "cuInit", NULL);
-    LOAD(DeviceGet, cu, "cuDeviceGet", NULL);
-    LOAD(PrimaryCtxRetain, cu, "cuDevicePrimaryCtxRetain", NULL);
-    LOAD(PrimaryCtxRelease, cu, "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease");
-    LOAD(CtxSetCurrent, cu, "cuCtxSetCurrent", NULL);
-    LOAD(CtxSynchronize, cu, "cuCtxSynchronize", NULL);
-    LOAD(MemAlloc, cu, "cuMemAlloc_v2", NULL);
-    LOAD(MemFree, cu, "cuMemFree_v2", NULL);
-    LOAD(MemcpyHtoD, cu, "cuMemcpyHtoD_v2", NULL);
-    LOAD(MemcpyDtoH, cu, "cuMemcpyDtoH_v2", NULL);
-    LOAD(EventCreate, cu, "cuEventCreate", NULL);
-    LOAD(EventRecord, cu, "cuEventRecord", NULL);
-    LOAD(EventSynchronize, cu, "cuEventSynchronize", NULL);
-    LOAD(EventElapsedTime, cu, "cuEventElapsedTime_v2", "cuEventElapsedTime");
-    LOAD(EventDestroy, cu, "cuEventDestroy_v2", "cuEventDestroy");
-    LOAD(Create, bl, "cublasCreate_v2", NULL);
-    LOAD(Destroy, bl, "cublasDestroy_v2", NULL);
-    LOAD(Sgemm, bl, "cublasSgemm_v2", NULL);
-#undef LOAD
-    CUresult r = X.Init(0);
-    if (r == 0) r = X.DeviceGet(&X.dev, 0);
-    if (r == 0) r = X.PrimaryCtxRetain(&X.ctx, X.dev);
-    if (r == 0) r = X.CtxSetCurrent(X.ctx);
-    if (r != 0) {
-        snprintf(why, n, "driver initialisation failed (CUresult %d)", r);
-        return false;
-    }
-    return true;
-}
-
-static double median(double *x, int n) {
-    gsl_sort(x, 1, (size_t)n);
-    return gsl_stats_median_from_sorted_data(x, 1, (size_t)n);
-}
-
 /* cuBLAS on driver-allocated buffers: C_ref (from C0) and the median time. */
 static int cublas_run(const gs_op *op, const float *A, const float *B, const float *C0, float *Cref, int reps,
                       double *ms) {
-    const gs_tensor *ta = &op->tensors[0], *tb = &op->tensors[1], *tc = &op->tensors[2];
-    size_t na = (size_t)gs_tensor_elems(ta) * 4, nb = (size_t)gs_tensor_elems(tb) * 4,
-           nc = (size_t)gs_tensor_elems(tc) * 4;
+    size_t na = (size_t)gs_tensor_elems(&op->tensors[0]) * 4, nb = (size_t)gs_tensor_elems(&op->tensors[1]) * 4,
+           nc = (size_t)gs_tensor_elems(&op->tensors[2]) * 4;
     CUdeviceptr dA = 0, dB = 0, dC = 0;
     cublasHandle_t h = NULL;
-    CUevent e0 = NULL, e1 = NULL;
-    int rc = 1;
-    if (X.CtxSetCurrent(X.ctx) || X.MemAlloc(&dA, na) || X.MemAlloc(&dB, nb) || X.MemAlloc(&dC, nc)) {
+    int rc = 1, runs = 0;
+    if (CH.CtxSetCurrent(CH.ctx) || CH.MemAlloc(&dA, na) || CH.MemAlloc(&dB, nb) || CH.MemAlloc(&dC, nc)) {
         fprintf(stderr, "cublas_check: cuMemAlloc failed for %s\n", op->spec);
         goto done;
     }
-    if (X.MemcpyHtoD(dA, A, na) || X.MemcpyHtoD(dB, B, nb) || X.MemcpyHtoD(dC, C0, nc)) goto done;
-    if (X.Create(&h) != 0) {
-        fprintf(stderr, "cublas_check: cublasCreate_v2 failed\n");
+    if (CH.MemcpyHtoD(dA, A, na) || CH.MemcpyHtoD(dB, B, nb) || CH.MemcpyHtoD(dC, C0, nc)) goto done;
+    int st = ch_blas_create(CUBLAS_DEFAULT_MATH, &h);
+    if (st != 0) {
+        fprintf(stderr, "cublas_check: cublasCreate_v2/cublasSetMathMode failed (status %d)\n", st);
         goto done;
     }
-    int M = (int)op->axes[0].extent, N = (int)op->axes[1].extent, K = (int)op->axes[2].extent;
-    float alpha = op->epi.alpha, beta = op->epi.beta;
-    int opA = op->transA ? CUBLAS_OP_T : CUBLAS_OP_N, opB = op->transB ? CUBLAS_OP_T : CUBLAS_OP_N;
-    int lda = (int)ta->shape[1], ldb = (int)tb->shape[1];
-    /* column-major C^T[N,M] = op(B)^T op(A)^T */
-    cublasStatus_t st = X.Sgemm(h, opB, opA, N, M, K, &alpha, (const float *)(uintptr_t)dB, ldb,
-                                (const float *)(uintptr_t)dA, lda, &beta, (float *)(uintptr_t)dC, N);
-    if (st != 0 || X.CtxSynchronize() || X.MemcpyDtoH(Cref, dC, nc)) {
+    st = ch_blas_run(h, op, dA, dB, dC);
+    if (st != 0 || CH.CtxSynchronize() || CH.MemcpyDtoH(Cref, dC, nc)) {
         fprintf(stderr, "cublas_check: cublasSgemm_v2 failed (status %d) for %s\n", st, op->spec);
         goto done;
     }
-    if (X.EventCreate(&e0, 0) || X.EventCreate(&e1, 0)) goto done;
-    double t[64];
-    if (reps > 64) reps = 64;
-    for (int i = 0; i < reps; i++) {
-        float f = 0;
-        X.EventRecord(e0, NULL);
-        X.Sgemm(h, opB, opA, N, M, K, &alpha, (const float *)(uintptr_t)dB, ldb, (const float *)(uintptr_t)dA, lda,
-                &beta, (float *)(uintptr_t)dC, N);
-        X.EventRecord(e1, NULL);
-        X.EventSynchronize(e1);
-        X.EventElapsedTime(&f, e0, e1);
-        t[i] = f;
-    }
-    *ms = median(t, reps);
+    ch_blas_call call = {h, op, dA, dB, dC};
+    if (ch_time_median(ch_blas_timed, &call, reps, reps, 0, ms, &runs) != 0) goto done;
     rc = 0;
 done:
-    if (e0) X.EventDestroy(e0);
-    if (e1) X.EventDestroy(e1);
-    if (h) X.Destroy(h);
-    if (dA) X.MemFree(dA);
-    if (dB) X.MemFree(dB);
-    if (dC) X.MemFree(dC);
+    if (h) CH.Destroy(h);
+    if (dA) CH.MemFree(dA);
+    if (dB) CH.MemFree(dB);
+    if (dC) CH.MemFree(dC);
     return rc;
 }
 
-/* Cubin for the device's arch when NVRTC has it, else PTX for the newest
- * supported arch below it. */
-static int pick_arch(gs_ctx *ctx, int sm, bool *cubin) {
-    int archs[64], n = 0, below = 0;
-    if (gs_nvrtc_supported_archs(ctx, archs, 64, &n) != GS_OK) return 0;
-    for (int i = 0; i < n; i++) {
-        if (archs[i] == sm) {
-            *cubin = true;
-            return sm;
-        }
-        if (archs[i] < sm && archs[i] > below) below = archs[i];
-    }
-    *cubin = false;
-    return below;
-}
-
 /* Our kernel for candidate e: C (from C0) and the median time. */
-static int ours_run(gs_ctx *ctx, gs_cuda *cu, const gs_hw *hw, const gs_op *op, const gs_etir *e, int arch, bool cubin,
-                    const float *A,
-                    const float *B, const float *C0, float *C, int reps, double *ms) {
+static int ours_run(gs_ctx *ctx, gs_cuda *cu, const gs_hw *hw, const gs_op *op, const gs_etir *e, int arch,
+                    bool cubin, const float *A, const float *B, const float *C0, float *C, int reps, double *ms) {
     gs_kernel_src ks;
     gs_nvrtc_out nv;
-    memset(&nv, 0, sizeof nv);
     gs_cuda_mod *m = NULL;
     gs_cuda_buf *b[3] = {0};
-    int rc = 1;
-    gs_status s = gs_lower_emit(ctx, hw, op, e, GS_DIALECT_CUDA, arch, &ks);
+    int rc = 1, runs = 0;
+    gs_status s = ch_kernel_compile(ctx, hw, op, e, arch, cubin, &ks, &nv);
     if (s != GS_OK) goto fail;
-    s = gs_nvrtc_compile(ctx, ks.src, ks.name, arch, !cubin, cubin, &nv);
-    if (s == GS_OK) s = gs_cuda_load(ctx, cu, cubin ? nv.cubin : (const void *)nv.ptx, ks.name, ks.smem_bytes, &m);
+    s = gs_cuda_load(ctx, cu, cubin ? nv.cubin : (const void *)nv.ptx, ks.name, ks.smem_bytes, &m);
     const float *host[3] = {A, B, C0};
     for (int t = 0; t < 3 && s == GS_OK; t++)
         s = gs_cuda_buf_create(ctx, cu, (size_t)gs_tensor_elems(&op->tensors[t]) * 4, host[t], &b[t]);
-    gs_karg args[32];
+    gs_karg args[64];
     int na = 0;
     if (s == GS_OK) {
         for (int t = 0; t < 3; t++) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .cubuf = b[t]};
-        int32_t ints[32];
-        int ni = gs_kernel_int_args(op, ints, 32);
-        for (int i = 0; i < ni; i++) args[na++] = (gs_karg){.kind = GS_KARG_INT, .i = ints[i]};
-        args[na++] = (gs_karg){.kind = GS_KARG_FLOAT, .f = op->epi.alpha};
-        args[na++] = (gs_karg){.kind = GS_KARG_FLOAT, .f = op->epi.beta};
+        na = gs_kernel_scalar_args(op, args, na);
         s = gs_cuda_launch(ctx, cu, m, args, na, (size_t)ks.grid, (size_t)ks.block, NULL);
     }
-    if (s == GS_OK)
-        s = gs_cuda_buf_read(ctx, cu, b[2], C, (size_t)gs_tensor_elems(&op->tensors[2]) * 4);
-    double t[64];
-    if (reps > 64) reps = 64;
-    for (int i = 0; i < reps && s == GS_OK; i++)
-        s = gs_cuda_launch(ctx, cu, m, args, na, (size_t)ks.grid, (size_t)ks.block, &t[i]);
+    if (s == GS_OK) s = gs_cuda_buf_read(ctx, cu, b[2], C, (size_t)gs_tensor_elems(&op->tensors[2]) * 4);
+    if (s == GS_OK) {
+        ch_launch l = {ctx, cu, m, args, na, (size_t)ks.grid, (size_t)ks.block};
+        s = (gs_status)ch_time_median(ch_launch_timed, &l, reps, reps, 0, ms, &runs);
+    }
     if (s != GS_OK) goto fail;
-    *ms = median(t, reps) * 1e3;
     rc = 0;
 fail:
     if (rc) fprintf(stderr, "cublas_check: %s: %s: %s\n", op->spec, gs_status_str(s), gs_ctx_errmsg(ctx));
@@ -323,7 +165,9 @@ int main(int argc, char **argv) {
         return 1;
     }
     char why[512];
-    if (!load_apis(why, sizeof why)) {
+    if (ch_load_driver(why, sizeof why) && ch_load_cublas(why, sizeof why) && CH.blas_fake)
+        snprintf(why, sizeof why, "%.200s is the test double (unset GS_CUBLAS_LIB)", CH.blas_path);
+    if (!CH.driver || !CH.blas || CH.blas_fake) {
         fprintf(stderr, "cublas_check: %s\n", why);
         gs_cuda_close(cu);
         return 1;
@@ -341,7 +185,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     bool cubin = false;
-    int arch = pick_arch(ctx, dev.sm, &cubin);
+    int arch = ch_pick_arch(ctx, dev.sm, &cubin);
     if (!arch) {
         fprintf(stderr, "cublas_check: NVRTC cannot target sm_%d: %s\n", dev.sm, gs_ctx_errmsg(ctx));
         return 1;
@@ -422,7 +266,7 @@ int main(int argc, char **argv) {
     printf("cublas_check: %d checked, %d failed, %d errors (pass: normwise error <= 1e-4 against cublasSgemm_v2; "
            "ours/cB > 1 means slower than cuBLAS)\n",
            nspecs - errors, fails, errors);
-    if (X.ctx) X.PrimaryCtxRelease(X.dev);
+    ch_unload();
     gs_cuda_close(cu);
     free(hw);
     json_decref(root);

@@ -258,5 +258,14 @@ gs_status gs_op_build_rowreduce(gs_ctx *ctx, gs_op *op, gs_rowreduce kind, int64
  * bias may be NULL when the op has none. */
 gs_status gs_op_reference(gs_ctx *ctx, const gs_op *op, const float *const *ins,
                           const float *bias, float *out);
+/* Linear offset of tensor t at the axis point pt[naxes], or -1 when the
+ * point falls outside the tensor (padding). */
+int64_t gs_tensor_offset(const gs_tensor *t, const int64_t *pt, int naxes);
+/* The reference value of one output element: the spatial axes of pt give the
+ * point (its reduce entries are scratch, overwritten), old is the output's
+ * previous value (read when beta != 0). No validation: the caller has
+ * checked op (gs_op_validate) and sized the buffers. gs_op_reference is
+ * this over every spatial point, so a sampled check agrees with it exactly. */
+double gs_op_reference_point(const gs_op *op, const float *const *ins, const float *bias, int64_t *pt, double old);
 
 #endif

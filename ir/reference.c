@@ -9,7 +9,7 @@
 #include <string.h>
 
 /* Linear offset of tensor t at axis point pt, or -1 when out of bounds. */
-static int64_t offset_of(const gs_tensor *t, const int64_t *pt, int naxes) {
+int64_t gs_tensor_offset(const gs_tensor *t, const int64_t *pt, int naxes) {
     int64_t off = 0;
     for (int d = 0; d < t->ndim; d++) {
         int64_t i = t->idx[d].offset;
@@ -20,55 +20,61 @@ static int64_t offset_of(const gs_tensor *t, const int64_t *pt, int naxes) {
     return off;
 }
 
+/* One output point: the reduction over every reduce axis at the spatial
+ * point held in pt (its reduce entries are used as the loop counters), then
+ * the epilogue. */
+double gs_op_reference_point(const gs_op *op, const float *const *ins, const float *bias, int64_t *pt, double old) {
+    int rd[GS_MAX_AXES], nrd = 0;
+    for (int a = 0; a < op->naxes; a++)
+        if (op->axes[a].kind == GS_AXIS_REDUCE) rd[nrd++] = a;
+    double acc = op->combine == GS_COMBINE_MAX ? -INFINITY : 0.0;
+    for (int i = 0; i < nrd; i++) pt[rd[i]] = 0;
+    for (;;) {
+        if (op->combine == GS_COMBINE_ADD) {
+            for (int t = 0; t < op->ninputs; t++) {
+                int64_t o = gs_tensor_offset(&op->tensors[t], pt, op->naxes);
+                acc += o < 0 ? 0.0 : (double)ins[t][o];
+            }
+        } else if (op->combine == GS_COMBINE_MAC) {
+            double p = 1.0;
+            for (int t = 0; t < op->ninputs; t++) {
+                int64_t o = gs_tensor_offset(&op->tensors[t], pt, op->naxes);
+                p *= o < 0 ? 0.0 : (double)ins[t][o];
+            }
+            acc += p;
+        } else {
+            int64_t o = gs_tensor_offset(&op->tensors[0], pt, op->naxes);
+            if (op->combine == GS_COMBINE_SUM) acc += o < 0 ? 0.0 : (double)ins[0][o];
+            else if (o >= 0 && (double)ins[0][o] > acc) acc = ins[0][o];
+        }
+        int i = nrd - 1;
+        for (; i >= 0; i--) {
+            if (++pt[rd[i]] < op->axes[rd[i]].extent) break;
+            pt[rd[i]] = 0;
+        }
+        if (i < 0) break;
+    }
+    double y = (double)op->epi.alpha * acc;
+    if (op->epi.beta != 0.0f) y += (double)op->epi.beta * old;
+    if (op->has_bias && op->epi.bias_axis >= 0) y += (double)bias[pt[op->epi.bias_axis]];
+    if (op->epi.relu && y < 0) y = 0;
+    return y;
+}
+
 gs_status gs_op_reference(gs_ctx *ctx, const gs_op *op, const float *const *ins, const float *bias, float *out) {
     gs_status s = gs_op_validate(ctx, op);
     if (s != GS_OK) return s;
     if (!ins || !out) return gs_err(ctx, GS_ERR_INVALID_ARG, "reference: NULL buffers");
     if (op->has_bias && !bias) return gs_err(ctx, GS_ERR_INVALID_ARG, "reference: op has a bias but none was given");
-    int sp[GS_MAX_AXES], rd[GS_MAX_AXES], nsp = 0, nrd = 0;
-    for (int a = 0; a < op->naxes; a++) {
+    int sp[GS_MAX_AXES], nsp = 0;
+    for (int a = 0; a < op->naxes; a++)
         if (op->axes[a].kind == GS_AXIS_SPATIAL) sp[nsp++] = a;
-        else rd[nrd++] = a;
-    }
     const gs_tensor *ot = gs_op_out(op);
     int64_t pt[GS_MAX_AXES] = {0};
     /* odometer over spatial axes */
     for (;;) {
-        double acc = op->combine == GS_COMBINE_MAX ? -INFINITY : 0.0;
-        for (int i = 0; i < nrd; i++) pt[rd[i]] = 0;
-        for (;;) {
-            if (op->combine == GS_COMBINE_ADD) {
-                for (int t = 0; t < op->ninputs; t++) {
-                    int64_t o = offset_of(&op->tensors[t], pt, op->naxes);
-                    acc += o < 0 ? 0.0 : (double)ins[t][o];
-                }
-            } else if (op->combine == GS_COMBINE_MAC) {
-                double p = 1.0;
-                for (int t = 0; t < op->ninputs; t++) {
-                    int64_t o = offset_of(&op->tensors[t], pt, op->naxes);
-                    p *= o < 0 ? 0.0 : (double)ins[t][o];
-                }
-                acc += p;
-            } else {
-                int64_t o = offset_of(&op->tensors[0], pt, op->naxes);
-                if (op->combine == GS_COMBINE_SUM) acc += o < 0 ? 0.0 : (double)ins[0][o];
-                else if (o >= 0 && (double)ins[0][o] > acc) acc = ins[0][o];
-            }
-            int i = nrd - 1;
-            for (; i >= 0; i--) {
-                if (++pt[rd[i]] < op->axes[rd[i]].extent) break;
-                pt[rd[i]] = 0;
-            }
-            if (i < 0) break;
-        }
-        int64_t o = offset_of(ot, pt, op->naxes);
-        if (o >= 0) {
-            double y = (double)op->epi.alpha * acc;
-            if (op->epi.beta != 0.0f) y += (double)op->epi.beta * (double)out[o];
-            if (op->has_bias && op->epi.bias_axis >= 0) y += (double)bias[pt[op->epi.bias_axis]];
-            if (op->epi.relu && y < 0) y = 0;
-            out[o] = (float)y;
-        }
+        int64_t o = gs_tensor_offset(ot, pt, op->naxes);
+        if (o >= 0) out[o] = (float)gs_op_reference_point(op, ins, bias, pt, (double)out[o]);
         int i = nsp - 1;
         for (; i >= 0; i--) {
             if (++pt[sp[i]] < op->axes[sp[i]].extent) break;

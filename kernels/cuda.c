@@ -678,6 +678,8 @@ gs_status gs_cuda_buf_read(gs_ctx *ctx, gs_cuda *cu, gs_cuda_buf *b, void *host,
     return GS_OK;
 }
 
+uint64_t gs_cuda_buf_devptr(const gs_cuda_buf *b) { return b ? (uint64_t)b->ptr : 0; }
+
 void gs_cuda_buf_free(gs_cuda_buf *b) {
     if (!b) return;
     if (b->ptr && b->cu->api->CtxSetCurrent(b->cu->context) == CUDA_SUCCESS)

@@ -221,6 +221,9 @@ void gs_cuda_unload(gs_cuda_mod *m);
 gs_status gs_cuda_buf_create(gs_ctx *ctx, gs_cuda *cu, size_t bytes, const void *host, gs_cuda_buf **out);
 gs_status gs_cuda_buf_read(gs_ctx *ctx, gs_cuda *cu, gs_cuda_buf *b, void *host, size_t bytes);
 void gs_cuda_buf_free(gs_cuda_buf *b);
+/* The buffer's device address (a CUdeviceptr), for handing it to a vendor
+ * library (cuBLAS) in the same context; 0 for NULL. Owned by b. */
+uint64_t gs_cuda_buf_devptr(const gs_cuda_buf *b);
 /* Launch grid x block with the module's dynamic shared memory (opting in
  * with cuFuncSetAttribute above 48 KiB), time it with events. Arguments use
  * gs_karg with .cubuf for buffers. */

@@ -1125,6 +1125,60 @@ Test(ir, reference_conv1d_bias_relu) {
     gs_ctx_destroy(ctx);
 }
 
+/* gs_op_reference_point at every output point equals gs_op_reference (it is
+ * what bench_gpu's sampled check relies on), for a padded, dilated, strided
+ * conv with bias and ReLU, a max pool over padding and a gemm reading beta;
+ * and gs_tensor_offset says -1 outside a tensor. */
+Test(ir, reference_point_matches_reference) {
+    gs_ctx *ctx = gs_ctx_create();
+    const char *specs[] = {
+        "conv2d N=2 C=3 H=7 W=6 K=4 R=3 S=2 strideh=2 pad_top=1 pad_bottom=0 pad_left=2 pad_right=1 dilation=2 "
+        "bias=1 relu=1",
+        "maxpool2d N=1 C=2 H=5 W=5 F=3 stride=2 pad=1",
+        "gemm M=5 N=3 K=4 transA=1 alpha=1.5 beta=0.5",
+    };
+    for (size_t k = 0; k < sizeof specs / sizeof specs[0]; k++) {
+        gs_op op;
+        cr_assert_eq(gs_op_parse_into(ctx, specs[k], &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        float *ins[GS_MAX_TENSORS] = {0}, bias[64];
+        for (int t = 0; t < op.ninputs; t++) {
+            int64_t n = gs_tensor_elems(&op.tensors[t]);
+            ins[t] = malloc((size_t)n * sizeof(float));
+            for (int64_t i = 0; i < n; i++) ins[t][i] = (float)((i * 37 + t * 11) % 17) / 8.0f - 1.0f;
+        }
+        for (int i = 0; i < 64; i++) bias[i] = (float)(i % 5) - 2.0f;
+        int64_t no = gs_tensor_elems(gs_op_out(&op));
+        float *old = malloc((size_t)no * sizeof(float)), *full = malloc((size_t)no * sizeof(float));
+        for (int64_t i = 0; i < no; i++) old[i] = full[i] = (float)(i % 7) - 3.0f;
+        cr_assert_eq(gs_op_reference(ctx, &op, (const float *const *)ins, bias, full), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        int64_t pt[GS_MAX_AXES] = {0}, seen = 0;
+        for (;;) { /* odometer over the spatial axes */
+            int64_t o = gs_tensor_offset(gs_op_out(&op), pt, op.naxes);
+            cr_assert(o >= 0 && o < no, "%s: output offset %lld", specs[k], (long long)o);
+            float y = (float)gs_op_reference_point(&op, (const float *const *)ins, bias, pt, old[o]);
+            cr_assert(y == full[o], "%s: point %lld: %g, reference %g", specs[k], (long long)o, y, full[o]);
+            seen++;
+            int a = op.naxes - 1;
+            for (; a >= 0; a--) {
+                if (op.axes[a].kind != GS_AXIS_SPATIAL) continue;
+                if (++pt[a] < op.axes[a].extent) break;
+                pt[a] = 0;
+            }
+            if (a < 0) break;
+        }
+        cr_assert_eq(seen, no, "%s: %lld points for %lld outputs", specs[k], (long long)seen, (long long)no);
+        for (int t = 0; t < op.ninputs; t++) free(ins[t]);
+        free(old);
+        free(full);
+    }
+    /* the conv's input row index is 2p + 2r - 1: -1 at p = r = 0 (padding) */
+    gs_op op;
+    cr_assert_eq(gs_op_parse_into(ctx, specs[0], &op), GS_OK);
+    int64_t pt[GS_MAX_AXES] = {0};
+    cr_assert_eq(gs_tensor_offset(&op.tensors[0], pt, op.naxes), -1);
+    gs_ctx_destroy(ctx);
+}
+
 Test(ir, reference_errors) {
     gs_ctx *ctx = gs_ctx_create();
     gs_op op = window_op(GS_COMBINE_MAC, 1, 3, 3, 5);

@@ -1,0 +1,293 @@
+/* cuda_host.c — see cuda_host.h. */
+#include "experiments/cuda_host.h"
+
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+
+ch_api CH;
+
+static void *sym2(void *h, const char *a, const char *b) {
+    void *p = dlsym(h, a);
+    return p || !b ? p : dlsym(h, b);
+}
+
+/* dlsym's void * into a function-pointer field (POSIX allows the conversion;
+ * memcpy keeps -Wpedantic quiet). */
+#define CH_LOAD(field, h, a, b)                                                                                    \
+    do {                                                                                                           \
+        void *p_ = sym2(h, a, b);                                                                                  \
+        if (!p_) {                                                                                                 \
+            snprintf(why, n, "symbol %s not found", a);                                                            \
+            return false;                                                                                          \
+        }                                                                                                          \
+        memcpy(&CH.field, &p_, sizeof p_);                                                                         \
+    } while (0)
+
+bool ch_load_cublas(char *why, size_t n) {
+    if (CH.blas) return true;
+    const char *fixed[] = {"", "libcublas.so", "libcublas.so.13", "libcublas.so.12", "",
+                           "/usr/local/cuda/lib64/libcublas.so"};
+    char home[512] = "";
+    const char *env = getenv("GS_CUBLAS_LIB"), *ch = getenv("CUDA_HOME");
+    if (ch && *ch) snprintf(home, sizeof home, "%s/lib64/libcublas.so", ch);
+    fixed[4] = home;
+    size_t tries = sizeof fixed / sizeof fixed[0];
+    if (env && *env) {
+        fixed[0] = env;
+        tries = 1;
+    }
+    void *bl = NULL;
+    for (size_t i = 0; i < tries && !bl; i++) {
+        if (!fixed[i][0]) continue;
+        bl = dlopen(fixed[i], RTLD_NOW | RTLD_LOCAL);
+        if (bl) snprintf(CH.blas_path, sizeof CH.blas_path, "%s", fixed[i]);
+    }
+    if (!bl) {
+        if (env && *env) snprintf(why, n, "cannot load $GS_CUBLAS_LIB: %s", dlerror());
+        else
+            snprintf(why, n, "cannot load libcublas.so (tried the loader path, .so.13, .so.12, $CUDA_HOME/lib64, "
+                             "/usr/local/cuda/lib64): %s",
+                     dlerror());
+        return false;
+    }
+    CH.blas_fake = dlsym(bl, "gs_fake_cublas") != NULL;
+    CH_LOAD(Create, bl, "cublasCreate_v2", NULL);
+    CH_LOAD(Destroy, bl, "cublasDestroy_v2", NULL);
+    CH_LOAD(SetMathMode, bl, "cublasSetMathMode", NULL);
+    CH_LOAD(GetVersion, bl, "cublasGetVersion_v2", NULL);
+    CH_LOAD(Sgemm, bl, "cublasSgemm_v2", NULL);
+    CH_LOAD(SgemmStridedBatched, bl, "cublasSgemmStridedBatched", NULL);
+    CH_LOAD(Sgemv, bl, "cublasSgemv_v2", NULL);
+    CH.blas = true;
+    return true;
+}
+
+bool ch_load_driver(char *why, size_t n) {
+    if (CH.driver) return true;
+    const char *env = getenv("GS_CUDA_LIB");
+    const char *path = env && *env ? env : "libcuda.so.1";
+    void *cu = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!cu) {
+        snprintf(why, n, "%s: %s", path, dlerror());
+        return false;
+    }
+    CH_LOAD(Init, cu, "cuInit", NULL);
+    CH_LOAD(DeviceGet, cu, "cuDeviceGet", NULL);
+    CH_LOAD(PrimaryCtxRetain, cu, "cuDevicePrimaryCtxRetain", NULL);
+    CH_LOAD(PrimaryCtxRelease, cu, "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease");
+    CH_LOAD(CtxSetCurrent, cu, "cuCtxSetCurrent", NULL);
+    CH_LOAD(CtxSynchronize, cu, "cuCtxSynchronize", NULL);
+    CH_LOAD(MemAlloc, cu, "cuMemAlloc_v2", NULL);
+    CH_LOAD(MemFree, cu, "cuMemFree_v2", NULL);
+    CH_LOAD(MemcpyHtoD, cu, "cuMemcpyHtoD_v2", NULL);
+    CH_LOAD(MemcpyDtoH, cu, "cuMemcpyDtoH_v2", NULL);
+    CH_LOAD(EventCreate, cu, "cuEventCreate", NULL);
+    CH_LOAD(EventRecord, cu, "cuEventRecord", NULL);
+    CH_LOAD(EventSynchronize, cu, "cuEventSynchronize", NULL);
+    CH_LOAD(EventElapsedTime, cu, "cuEventElapsedTime_v2", "cuEventElapsedTime");
+    CH_LOAD(EventDestroy, cu, "cuEventDestroy_v2", "cuEventDestroy");
+    CUresult r = CH.Init(0);
+    if (r == 0) r = CH.DeviceGet(&CH.dev, 0);
+    if (r == 0) r = CH.PrimaryCtxRetain(&CH.ctx, CH.dev);
+    if (r == 0) r = CH.CtxSetCurrent(CH.ctx);
+    if (r != 0) {
+        snprintf(why, n, "driver initialisation failed (CUresult %d)", (int)r);
+        return false;
+    }
+    CH.driver = true;
+    return true;
+}
+#undef CH_LOAD
+
+void ch_unload(void) {
+    if (CH.driver && CH.ctx) CH.PrimaryCtxRelease(CH.dev);
+    CH.ctx = NULL;
+    CH.driver = false;
+}
+
+double ch_median(double *x, int n) {
+    if (n < 1) return NAN;
+    gsl_sort(x, 1, (size_t)n);
+    return gsl_stats_median_from_sorted_data(x, 1, (size_t)n);
+}
+
+int ch_pick_arch(gs_ctx *ctx, int sm, bool *cubin) {
+    int archs[64], n = 0, below = 0;
+    *cubin = false;
+    if (gs_nvrtc_supported_archs(ctx, archs, 64, &n) != GS_OK) return 0;
+    for (int i = 0; i < n; i++) {
+        if (archs[i] == sm) {
+            *cubin = true;
+            return sm;
+        }
+        if (archs[i] < sm && archs[i] > below) below = archs[i];
+    }
+    return below;
+}
+
+gs_status ch_kernel_emit(gs_ctx *ctx, const gs_hw *hw, const gs_op *op, const gs_etir *e, int arch,
+                         gs_kernel_src *ks) {
+    memset(ks, 0, sizeof *ks);
+    return gs_lower_emit(ctx, hw, op, e, GS_DIALECT_CUDA, arch, ks);
+}
+
+gs_status ch_kernel_compile(gs_ctx *ctx, const gs_hw *hw, const gs_op *op, const gs_etir *e, int arch, bool cubin,
+                            gs_kernel_src *ks, gs_nvrtc_out *nv) {
+    memset(nv, 0, sizeof *nv);
+    gs_status s = ch_kernel_emit(ctx, hw, op, e, arch, ks);
+    if (s != GS_OK) return s;
+    s = gs_nvrtc_compile(ctx, ks->src, ks->name, arch, !cubin, cubin, nv);
+    if (s != GS_OK) {
+        gs_nvrtc_out_free(nv);
+        gs_kernel_src_free(ks);
+    }
+    return s;
+}
+
+/* ---- cuBLAS ------------------------------------------------------------------ */
+bool ch_blas_supports(const gs_op *op) {
+    return op->kind == GS_OPK_GEMM || op->kind == GS_OPK_BGEMM || op->kind == GS_OPK_GEMV;
+}
+
+int ch_blas_create(ch_math_t math, cublasHandle_t *h) {
+    *h = NULL;
+    if (!CH.blas || (!CH.driver && !CH.blas_fake)) return -1;
+    if (CH.driver) CH.CtxSetCurrent(CH.ctx);
+    int st = (int)CH.Create(h);
+    if (st == 0) st = (int)CH.SetMathMode(*h, math);
+    if (st != 0 && *h) {
+        CH.Destroy(*h);
+        *h = NULL;
+    }
+    return st;
+}
+
+#define DP(x) ((float *)(uintptr_t)(x))
+
+int ch_blas_run(cublasHandle_t h, const gs_op *op, uint64_t a, uint64_t b, uint64_t out) {
+    const gs_tensor *ta = &op->tensors[0], *tb = &op->tensors[1];
+    const float alpha = op->epi.alpha, beta = op->epi.beta;
+    switch (op->kind) {
+    case GS_OPK_GEMM: {
+        /* C[M,N] row-major = column-major C^T[N,M] = op(B)^T op(A)^T; each
+         * leading dimension is the stored row length. */
+        int M = (int)op->axes[0].extent, N = (int)op->axes[1].extent, K = (int)op->axes[2].extent;
+        ch_op_t opA = op->transA ? CUBLAS_OP_T : CUBLAS_OP_N, opB = op->transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+        return (int)CH.Sgemm(h, opB, opA, N, M, K, &alpha, DP(b), (int)tb->shape[1], DP(a), (int)ta->shape[1], &beta,
+                             DP(out), N);
+    }
+    case GS_OPK_BGEMM: {
+        /* The same per batch; batches are dense and consecutive. */
+        int Bt = (int)op->axes[0].extent, M = (int)op->axes[1].extent, N = (int)op->axes[2].extent,
+            K = (int)op->axes[3].extent;
+        ch_op_t opA = op->transA ? CUBLAS_OP_T : CUBLAS_OP_N, opB = op->transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+        return (int)CH.SgemmStridedBatched(h, opB, opA, N, M, K, &alpha, DP(b), (int)tb->shape[2],
+                                           (long long)K * N, DP(a), (int)ta->shape[2], (long long)M * K, &beta,
+                                           DP(out), N, (long long)M * N, Bt);
+    }
+    case GS_OPK_GEMV: {
+        /* y[M] = A x. A stored [M,N] row-major is column-major N x M (lda N):
+         * y = (A_cm)^T x, OP_T with m = N, n = M. Stored [N,M] (transA) it
+         * is column-major M x N (lda M): y = A_cm x, OP_N with m = M, n = N. */
+        int M = (int)op->axes[0].extent, N = (int)op->axes[1].extent;
+        if (op->transA)
+            return (int)CH.Sgemv(h, CUBLAS_OP_N, M, N, &alpha, DP(a), M, DP(b), 1, &beta, DP(out), 1);
+        return (int)CH.Sgemv(h, CUBLAS_OP_T, N, M, &alpha, DP(a), N, DP(b), 1, &beta, DP(out), 1);
+    }
+    default:
+        return -1;
+    }
+}
+#undef DP
+
+/* ---- timing ------------------------------------------------------------------ */
+static double wall_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + 1e-6 * (double)ts.tv_nsec;
+}
+
+int ch_time_median(ch_timed_fn fn, void *state, int min_runs, int max_runs, double target_ms, double *median_ms,
+                   int *runs) {
+    *median_ms = NAN;
+    *runs = 0;
+    if (max_runs < 1) return 0;
+    double *t = malloc((size_t)max_runs * sizeof *t);
+    if (!t) return -1;
+    int n = 0, rc = 0;
+    double start = wall_ms();
+    while (n < max_runs && (n < min_runs || wall_ms() - start < target_ms)) {
+        double ms = 0;
+        if ((rc = fn(state, &ms)) != 0) break;
+        t[n++] = ms;
+    }
+    if (rc == 0) {
+        *median_ms = ch_median(t, n);
+        *runs = n;
+    }
+    free(t);
+    return rc;
+}
+
+int ch_blas_timed(void *state, double *ms) {
+    ch_blas_call *c = state;
+    CUevent e0 = NULL, e1 = NULL;
+    float f = 0;
+    int rc = (int)CH.EventCreate(&e0, 0);
+    if (rc == 0) rc = (int)CH.EventCreate(&e1, 0);
+    if (rc == 0) rc = (int)CH.EventRecord(e0, NULL);
+    if (rc == 0) rc = ch_blas_run(c->h, c->op, c->a, c->b, c->out);
+    if (rc == 0) rc = (int)CH.EventRecord(e1, NULL);
+    if (rc == 0) rc = (int)CH.EventSynchronize(e1);
+    if (rc == 0) rc = (int)CH.EventElapsedTime(&f, e0, e1);
+    if (e0) CH.EventDestroy(e0);
+    if (e1) CH.EventDestroy(e1);
+    *ms = f;
+    return rc;
+}
+
+int ch_launch_timed(void *state, double *ms) {
+    ch_launch *l = state;
+    double s = 0;
+    gs_status st = gs_cuda_launch(l->ctx, l->cu, l->mod, l->args, l->nargs, l->grid, l->block, &s);
+    *ms = s * 1e3;
+    return (int)st;
+}
+
+#ifdef CH_CHECK_HEADERS
+/* Every hand-written declaration against the toolkit's headers. */
+#define SAME(field, fn) _Static_assert(__builtin_types_compatible_p(__typeof__(CH.field), __typeof__(&fn)), #fn)
+SAME(Init, cuInit);
+SAME(DeviceGet, cuDeviceGet);
+SAME(PrimaryCtxRetain, cuDevicePrimaryCtxRetain);
+SAME(PrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2);
+SAME(CtxSetCurrent, cuCtxSetCurrent);
+SAME(CtxSynchronize, cuCtxSynchronize);
+SAME(MemAlloc, cuMemAlloc_v2);
+SAME(MemFree, cuMemFree_v2);
+SAME(MemcpyHtoD, cuMemcpyHtoD_v2);
+SAME(MemcpyDtoH, cuMemcpyDtoH_v2);
+SAME(EventCreate, cuEventCreate);
+SAME(EventRecord, cuEventRecord);
+SAME(EventSynchronize, cuEventSynchronize);
+SAME(EventElapsedTime, cuEventElapsedTime_v2);
+SAME(EventDestroy, cuEventDestroy_v2);
+SAME(Create, cublasCreate_v2);
+SAME(Destroy, cublasDestroy_v2);
+SAME(SetMathMode, cublasSetMathMode);
+SAME(GetVersion, cublasGetVersion_v2);
+SAME(Sgemm, cublasSgemm_v2);
+SAME(SgemmStridedBatched, cublasSgemmStridedBatched);
+SAME(Sgemv, cublasSgemv_v2);
+#undef SAME
+_Static_assert(CUBLAS_OP_N == 0 && CUBLAS_OP_T == 1, "cublasOperation_t");
+_Static_assert(CUBLAS_DEFAULT_MATH == 0 && CUBLAS_PEDANTIC_MATH == 2, "cublasMath_t");
+_Static_assert(sizeof(CUdeviceptr) == 8, "64-bit CUdeviceptr");
+#endif

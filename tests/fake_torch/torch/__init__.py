@@ -1,0 +1,212 @@
+"""A shape-only stand-in for the slice of PyTorch that experiments/torch_bench.py
+uses, so tests/bench_gpu_dry.sh can run its PyTorch path on a machine without
+PyTorch or a GPU. Tensors carry shapes, never data; every operator checks its
+arguments and computes its result's shape as PyTorch documents it
+(torch.mm/addmm/bmm/baddbmm/mv/addmv, broadcasting, reductions). Events
+report 1 ms, so the CSV's times are synthetic: this exercises the code, it
+measures nothing."""
+__version__ = "0.0-fake"
+float32 = "float32"
+
+
+class version:  # noqa: N801 (mirrors torch.version)
+    cuda = "fake"
+
+
+def _broadcast(a, b):
+    a, b = list(a), list(b)
+    n = max(len(a), len(b))
+    a, b = [1] * (n - len(a)) + a, [1] * (n - len(b)) + b
+    out = []
+    for x, y in zip(a, b):
+        if x != y and 1 not in (x, y):
+            raise RuntimeError("shapes %s and %s do not broadcast" % (a, b))
+        out.append(max(x, y))
+    return out
+
+
+class Tensor:
+    def __init__(self, shape):
+        self.shape = tuple(int(s) for s in shape)
+        if any(s < 0 for s in self.shape):
+            raise RuntimeError("negative dimension in %s" % (self.shape,))
+
+    def dim(self):
+        return len(self.shape)
+
+    def t(self):
+        if self.dim() != 2:
+            raise RuntimeError("t() expects a 2-D tensor")
+        return Tensor(self.shape[::-1])
+
+    def transpose(self, a, b):
+        s = list(self.shape)
+        s[a], s[b] = s[b], s[a]
+        return Tensor(s)
+
+    def permute(self, *dims):
+        if sorted(dims) != list(range(self.dim())):
+            raise RuntimeError("permute: bad dims %s" % (dims,))
+        return Tensor([self.shape[d] for d in dims])
+
+    def unsqueeze(self, d):
+        s = list(self.shape)
+        s.insert(d, 1)
+        return Tensor(s)
+
+    def _same(self, other):
+        if isinstance(other, Tensor):
+            _broadcast(self.shape, other.shape)
+        return self
+
+    add_ = mul_ = _same
+
+    def __mul__(self, k):
+        return Tensor(self.shape)
+
+    __sub__ = __add__ = __rmul__ = __mul__
+
+
+class Generator:
+    def __init__(self, device=None):
+        self.device = device
+
+    def manual_seed(self, s):
+        return self
+
+
+class device:  # noqa: N801
+    def __init__(self, kind):
+        self.kind = kind
+
+
+def rand(shape, generator=None, device=None, dtype=None):
+    return Tensor(shape)
+
+
+def empty(shape, device=None):
+    return Tensor(shape)
+
+
+def _mm_shape(a, b):
+    if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
+        raise RuntimeError("mm: %s x %s" % (a.shape, b.shape))
+    return [a.shape[0], b.shape[1]]
+
+
+def mm(a, b):
+    return Tensor(_mm_shape(a, b))
+
+
+def addmm(c, a, b, beta=1.0, alpha=1.0):
+    s = _mm_shape(a, b)
+    if _broadcast(c.shape, s) != s:
+        raise RuntimeError("addmm: input %s does not broadcast to %s" % (c.shape, s))
+    return Tensor(s)
+
+
+def bmm(a, b):
+    if a.dim() != 3 or b.dim() != 3 or a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
+        raise RuntimeError("bmm: %s x %s" % (a.shape, b.shape))
+    return Tensor([a.shape[0], a.shape[1], b.shape[2]])
+
+
+def baddbmm(c, a, b, beta=1.0, alpha=1.0):
+    s = list(bmm(a, b).shape)
+    if _broadcast(c.shape, s) != s:
+        raise RuntimeError("baddbmm: input %s vs %s" % (c.shape, s))
+    return Tensor(s)
+
+
+def mv(A, x):
+    if A.dim() != 2 or x.dim() != 1 or A.shape[1] != x.shape[0]:
+        raise RuntimeError("mv: %s x %s" % (A.shape, x.shape))
+    return Tensor([A.shape[0]])
+
+
+def addmv(c, A, x, beta=1.0, alpha=1.0):
+    s = list(mv(A, x).shape)
+    if _broadcast(c.shape, s) != s:
+        raise RuntimeError("addmv: input %s vs %s" % (c.shape, s))
+    return Tensor(s)
+
+
+def relu(x):
+    return Tensor(x.shape)
+
+
+def relu_(x):
+    return x
+
+
+def add(x, y):
+    return Tensor(_broadcast(x.shape, y.shape))
+
+
+mul = add
+
+
+def _reduce(x, dim):
+    s = list(x.shape)
+    del s[dim]
+    return Tensor(s)
+
+
+sum = mean = amax = _reduce  # noqa: A001 (mirrors torch.sum)
+
+
+class _Event:
+    def __init__(self, enable_timing=False):
+        self.recorded = False
+
+    def record(self):
+        self.recorded = True
+
+    def synchronize(self):
+        if not self.recorded:
+            raise RuntimeError("event not recorded")
+
+    def elapsed_time(self, other):
+        if not (self.recorded and other.recorded):
+            raise RuntimeError("elapsed_time on an unrecorded event")
+        return 1.0
+
+
+class cuda:  # noqa: N801
+    Event = _Event
+
+    class OutOfMemoryError(RuntimeError):
+        pass
+
+    @staticmethod
+    def is_available():
+        return True
+
+    @staticmethod
+    def synchronize():
+        pass
+
+    @staticmethod
+    def get_device_name(dev=None):
+        return "fake device (tests/fake_torch)"
+
+    @staticmethod
+    def empty_cache():
+        pass
+
+
+class backends:  # noqa: N801
+    class cuda:  # noqa: N801
+        class matmul:  # noqa: N801
+            allow_tf32 = True
+
+    class cudnn:  # noqa: N801
+        allow_tf32 = True
+        benchmark = False
+
+        @staticmethod
+        def version():
+            return 0
+
+
+from . import nn  # noqa: E402,F401
