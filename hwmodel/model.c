@@ -595,7 +595,7 @@ void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const 
         const gs_plan_input *pi = &p->in[t];
         if (!pi->staged || pi->units_per_thread <= 0) continue;
         int b = pi->copy_batch > 0 ? pi->copy_batch : pi->units_per_thread;
-        if (b >= pi->units_per_thread) single = true;
+        if (b >= pi->units_per_thread || pi->copy_mode == GS_COPY_ASYNC) single = true;
         else rounds += ceil((double)pi->units_per_thread / b);
     }
     rounds += single;

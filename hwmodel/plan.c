@@ -385,18 +385,18 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p) {
     return (int)(regs > 100000 ? 100000 : regs);
 }
 
-/* Units per unrolled batch of a staged input's copy. A pipeline keeps every
- * unit in flight (the prefetch registers and cp.async need no batching); a
- * single-stage copy holds at most GS_PLAN_COPY_BATCH_VALUES loaded values,
- * and the predicated plan GS_PLAN_SERIAL_UNROLL units, as v1. */
+/* Units per unrolled batch of a staged input's copy. Register prefetch in a
+ * pipeline keeps every unit in its own registers (one batch); a cp.async
+ * copy waits for nothing, so its batches only bound the address registers;
+ * a single-stage register copy holds at most GS_PLAN_COPY_BATCH_VALUES loaded
+ * values, and the predicated plan GS_PLAN_SERIAL_UNROLL units, as v1. */
 static int32_t copy_batch(const gs_plan *p, const gs_plan_input *pi) {
     int32_t upt = pi->units_per_thread, b;
-    if (p->stages > 1) return upt;
+    if (p->stages > 1 && pi->copy_mode == GS_COPY_REG) return upt;
     if (p->opts.predicated) b = GS_PLAN_SERIAL_UNROLL;
-    else {
-        b = GS_PLAN_COPY_BATCH_VALUES / (pi->copy_vec ? pi->copy_vec : 1);
-        if (b < GS_PLAN_UNIT_ARRAY_MAX) b = GS_PLAN_UNIT_ARRAY_MAX;
-    }
+    else if (pi->copy_mode == GS_COPY_ASYNC) b = GS_PLAN_ASYNC_BATCH;
+    else b = GS_PLAN_COPY_BATCH_VALUES / (pi->copy_vec ? pi->copy_vec : 1);
+    if (b < GS_PLAN_UNIT_ARRAY_MAX) b = GS_PLAN_UNIT_ARRAY_MAX;
     return b < upt ? b : upt;
 }
 
@@ -508,13 +508,14 @@ void gs_plan_make_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, const
         }
     }
     p->bias_vec = op->has_bias && op->epi.bias_axis >= 0 && op->epi.bias_axis == p->out_axis ? p->out_vec : 1;
-    /* Unroll the reduce loop fully while its body stays small; beyond about
-     * 4k instructions unroll the innermost reduce loop by 4 (instruction
-     * cache). */
+    /* Unroll the reduce loop fully while it is short and its body small;
+     * a longer loop is unrolled by GS_PLAN_K_UNROLL (ptxas hoists the shared
+     * loads of a fully unrolled long loop far ahead, at a register each),
+     * and beyond about 4k instructions by 4 (instruction cache). */
     int64_t body = gs_etir_acc_regs(op, e) + 8, trip = 1;
     for (int a = 0; a < op->naxes; a++)
         if (!spatial(op, a)) trip *= e->T[a][2];
-    p->k_unroll = (uint8_t)(trip * body <= 4096 ? 0 : 4);
+    p->k_unroll = (uint8_t)(trip * body > 4096 ? 4 : trip > GS_PLAN_K_UNROLL ? GS_PLAN_K_UNROLL : 0);
     /* Launch bounds: as many blocks per SM as the register bound, threads,
      * shared memory and the block limit allow, so that ptxas keeps to the
      * plan's register budget and blocks can share an SM. */

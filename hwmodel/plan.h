@@ -32,6 +32,10 @@
  * copy runs in batches of this many values (at least GS_PLAN_UNIT_ARRAY_MAX
  * units), so registers stay bounded however many units a thread moves. */
 #define GS_PLAN_COPY_BATCH_VALUES 16
+/* Units per unrolled batch of a cp.async copy (address registers). */
+#define GS_PLAN_ASYNC_BATCH 8
+/* Reduce loops longer than this are unrolled by this much, not fully. */
+#define GS_PLAN_K_UNROLL 16
 /* Units a thread keeps per-unit offsets for in registers (more: recomputed). */
 #define GS_PLAN_UNIT_ARRAY_MAX 4
 
