@@ -1,0 +1,257 @@
+/* test_plans.c — every printer path of codegen v2 runs on PoCL and matches
+ * the reference: the fast path and its fallbacks (scalar, predicated,
+ * register copies instead of cp.async, the v1-style baseline), pipelines of
+ * 1 to 4 stages (cp.async ring and register prefetch), block rasterisation,
+ * batched copies, and a plan made for an aligned shape run on a shape whose
+ * rows break the vector alignment (the run-time guard must take the scalar
+ * path). Shapes are awkward: primes, 1, non-multiples of every tile.
+ *
+ * Each path is counted, and each test asserts that the paths it is about
+ * ran: a variant that is skipped (not valid for the state) is never counted. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "construct/construct.h"
+#include "kernels/kernels.h"
+
+typedef struct pcase {
+    const char *hw;
+    const char *spec;
+    const char *cfg; /* a configuration instead of the constructed top 2 */
+} pcase;
+
+/* Counts of the paths that ran and matched. */
+typedef struct paths {
+    int kernels, pipelined, async_ring, reg_prefetch, batched, raster, scalar, predicated, vec_copy, vec_out,
+        transposed, tail_tiles, unstaged;
+} paths;
+
+static const gs_plan_opts OPTS[] = {
+    {0, 0, 0, 0}, /* the plan the library emits */
+    {1, 0, 0, 0}, /* scalar: no vectors, no transposition */
+    {0, 1, 0, 0}, /* predicated: no fast path */
+    {0, 0, 1, 0}, /* register copies where cp.async exists */
+    {1, 1, 1, 1}, /* the v1-style baseline */
+};
+#define NOPTS (int)(sizeof OPTS / sizeof OPTS[0])
+
+static void count(const gs_op *op, const gs_etir *e, const gs_plan *p, paths *c) {
+    c->kernels++;
+    if (p->stages > 1) c->pipelined++;
+    if (p->stages > 1 && p->any_async) c->async_ring++;
+    if (p->raster) c->raster++;
+    if (p->opts.scalar) c->scalar++;
+    if (!p->fast_path) c->predicated++;
+    if (p->out_vec > 1) c->vec_out++;
+    bool tail = false;
+    for (int a = 0; a < op->naxes; a++)
+        if (op->axes[a].kind != GS_AXIS_SPATIAL && op->axes[a].extent % e->T[a][2]) tail = true;
+    if (tail) c->tail_tiles++;
+    for (int t = 0; t < op->ninputs; t++) {
+        const gs_plan_input *pi = &p->in[t];
+        if (!pi->staged) {
+            c->unstaged++;
+            continue;
+        }
+        if (p->stages > 1 && pi->copy_mode == GS_COPY_REG) c->reg_prefetch++;
+        if (pi->copy_batch < pi->units_per_thread) c->batched++;
+        if (pi->copy_vec > 1) c->vec_copy++;
+        if (pi->inner_dim != pi->copy_dim) c->transposed++;
+    }
+}
+
+/* Run one (state, options) pair; returns false when the variant does not
+ * fit the profile (not run, not counted). */
+static bool run_variant(gs_ctx *ctx, gs_cl *cl, const gs_hw *hw, const gs_op *op, const gs_etir *e,
+                        const gs_plan_opts *o, uint64_t seed, const char *what, paths *c) {
+    if (!gs_hw_check(hw, op, e)) return false;
+    gs_plan p;
+    gs_plan_make(hw, op, e, o, &p);
+    gs_diff d;
+    gs_status s = gs_verify_opencl_plan(ctx, cl, op, e, &p, seed, &d);
+    char desc[256];
+    gs_etir_format(op, e, desc, sizeof desc);
+    cr_expect_eq(s, GS_OK, "%s on %s (%s) opts %d%d%d%d: %s", op->spec, hw->name, desc, o->scalar, o->predicated,
+                 o->no_async, o->min_blocks1, gs_ctx_errmsg(ctx));
+    cr_expect(d.normwise <= d.tol, "%s on %s (%s) %s: normwise %.3g", op->spec, hw->name, desc, what, d.normwise);
+    if (s == GS_OK) count(op, e, &p, c);
+    return true;
+}
+
+/* For each case: the constructed top candidates, then each with stages 1..4
+ * and a raster group, under the option sets in rotation. */
+static void run_cases(const pcase *cases, int n, paths *c) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_cl *cl = NULL;
+    gs_status s = gs_cl_open(ctx, &cl);
+    if (s == GS_ERR_OPENCL_MISSING) cr_skip_test("no OpenCL device (install pocl-opencl-icd): %s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(s, GS_OK, "%s", gs_ctx_errmsg(ctx));
+    int rot = 0;
+    for (int i = 0; i < n; i++) {
+        gs_op *op = NULL;
+        gs_hw *hw = NULL;
+        gs_result *r = NULL;
+        cr_assert_eq(gs_op_parse(ctx, cases[i].spec, &op), GS_OK, "%s: %s", cases[i].spec, gs_ctx_errmsg(ctx));
+        cr_assert_eq(gs_hw_load(ctx, cases[i].hw, &hw), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        gs_construct_opts co;
+        gs_construct_opts_default(&co);
+        co.seed = (uint64_t)i + 1;
+        co.top_k = 2;
+        gs_etir cfg;
+        int ncand = 1;
+        if (cases[i].cfg)
+            cr_assert_eq(gs_etir_parse_config(ctx, op, cases[i].cfg, &cfg), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        else {
+            cr_assert_eq(gs_construct(ctx, op, hw, &co, &r), GS_OK, "%s: %s", cases[i].spec, gs_ctx_errmsg(ctx));
+            ncand = r->n;
+        }
+        for (int k = 0; k < ncand; k++) {
+            const gs_etir *e0 = r ? &r->cand[k] : &cfg;
+            /* the candidate as constructed, with the library's plan */
+            run_variant(ctx, cl, hw, op, e0, &OPTS[0], co.seed, "as constructed", c);
+            for (int st = 1; st <= GS_MAX_STAGES; st++) {
+                gs_etir e = *e0;
+                e.stages = (uint8_t)st;
+                e.raster = (uint8_t)((st + k) % 3 == 0 ? 1 + (i % 2) : 0);
+                if (e.stages == e0->stages && e.raster == e0->raster) continue;
+                const gs_plan_opts *o = &OPTS[rot % NOPTS];
+                if (run_variant(ctx, cl, hw, op, &e, o, co.seed + (uint64_t)st, "variant", c)) rot++;
+                else if (e.raster) { /* the raster may not fit: try the stages alone */
+                    e.raster = 0;
+                    if (run_variant(ctx, cl, hw, op, &e, o, co.seed + (uint64_t)st, "variant", c)) rot++;
+                }
+            }
+        }
+        gs_result_destroy(r);
+        gs_hw_destroy(hw);
+        gs_op_destroy(op);
+    }
+    gs_cl_close(cl);
+    gs_ctx_destroy(ctx);
+}
+
+static const pcase MATMUL[] = {
+    {"h100", "gemm M=67 N=45 K=203", NULL},
+    {"h100", "gemm M=1 N=97 K=130 transA=1", NULL},
+    {"t4", "gemm M=33 N=17 K=77 transB=1 bias=1 relu=1", NULL},
+    {"a100", "gemm M=64 N=64 K=160 alpha=0.5 beta=0.25", NULL},
+    {"a100", "bgemm B=3 M=19 N=40 K=71", NULL},
+    {"v100", "gemv M=37 N=129", NULL},
+    /* thread runs of 4 along m: A transposed in shared memory, read as float4 */
+    {"h100", "gemm M=67 N=45 K=203", "bm=32,bn=32,bk=16,tm=4,tn=4,vm=1,vn=1,sa=1,sb=1"},
+    {"t4", "gemm M=30 N=66 K=97 bias=1", "bm=32,bn=64,bk=8,tm=4,tn=4,vm=2,vn=1,sa=1,sb=1"},
+};
+
+static const pcase CONV[] = {
+    {"h100", "conv2d N=2 C=13 H=11 W=9 K=10 R=3 S=3 pad=1", NULL},
+    {"v100", "conv2d N=1 C=8 H=7 W=7 K=16 R=1 S=1 stride=2 layout=nhwc bias=1", NULL},
+    {"a100", "conv2d N=1 C=32 H=5 W=5 K=36 R=3 S=3 pad=1 layout=nhwc relu=1", NULL},
+    {"rtx3090", "dwconv2d N=1 C=17 H=9 W=13 R=3 S=3 pad=1 layout=nchw bias=1", NULL},
+    {"h100", "avgpool2d N=1 C=5 H=17 W=11 F=3 stride=2 pad=1 layout=nhwc", NULL},
+};
+
+static const pcase REDUCE[] = {
+    {"h100", "rowsum M=5 K=333", NULL},
+    {"t4", "rowmax M=3 K=1031", NULL},
+    {"a100", "rowmean M=1 K=4099", NULL},
+    {"h100", "add M=7 N=61", NULL},
+    {"rtx4090", "relu M=1 N=1", NULL},
+};
+
+Test(plans, matmul_paths, .timeout = 900) {
+    paths c = {0};
+    run_cases(MATMUL, (int)(sizeof MATMUL / sizeof MATMUL[0]), &c);
+    cr_log_info("plans/matmul: %d kernels, %d pipelined (%d cp.async, %d register-prefetch inputs), %d raster, "
+                "%d scalar, %d predicated, %d vector-copy inputs, %d transposed, %d with tail tiles",
+                c.kernels, c.pipelined, c.async_ring, c.reg_prefetch, c.raster, c.scalar, c.predicated, c.vec_copy,
+                c.transposed, c.tail_tiles);
+    cr_expect_geq(c.async_ring, 3, "cp.async pipelines ran: %d", c.async_ring);
+    cr_expect_geq(c.reg_prefetch, 3, "register-prefetch pipelines ran: %d", c.reg_prefetch);
+    cr_expect_geq(c.raster, 2, "rasterised grids ran: %d", c.raster);
+    cr_expect_geq(c.scalar, 2, "scalar plans ran: %d", c.scalar);
+    cr_expect_geq(c.predicated, 2, "predicated plans ran: %d", c.predicated);
+    cr_expect_geq(c.vec_copy, 4, "vector copies ran: %d", c.vec_copy);
+    cr_expect_geq(c.vec_out, 2, "vector output stores ran: %d", c.vec_out);
+    cr_expect_geq(c.transposed, 1, "transposed shared layouts ran: %d", c.transposed);
+    cr_expect_geq(c.tail_tiles, 4, "partial reduce tiles ran: %d", c.tail_tiles);
+}
+
+Test(plans, conv_pool_paths, .timeout = 900) {
+    paths c = {0};
+    run_cases(CONV, (int)(sizeof CONV / sizeof CONV[0]), &c);
+    cr_log_info("plans/conv: %d kernels, %d pipelined (%d cp.async), %d raster, %d batched copies, %d unstaged", c.kernels,
+                c.pipelined, c.async_ring, c.raster, c.batched, c.unstaged);
+    cr_expect_geq(c.pipelined, 3, "pipelines ran: %d", c.pipelined);
+    cr_expect_geq(c.predicated, 1, "predicated plans ran: %d", c.predicated);
+    cr_expect_geq(c.kernels, 15, "kernels ran: %d", c.kernels);
+}
+
+Test(plans, reduce_eltwise_paths, .timeout = 900) {
+    paths c = {0};
+    run_cases(REDUCE, (int)(sizeof REDUCE / sizeof REDUCE[0]), &c);
+    cr_log_info("plans/reduce: %d kernels, %d pipelined, %d batched copies", c.kernels, c.pipelined, c.batched);
+    cr_expect_geq(c.kernels, 10, "kernels ran: %d", c.kernels);
+    cr_expect_geq(c.tail_tiles, 2, "partial reduce tiles ran: %d", c.tail_tiles);
+}
+
+/* A single-stage copy with more units per thread than one batch holds runs
+ * as a loop over batches; its remainder batch is partly beyond the tile. */
+Test(plans, batched_copy_with_remainder, .timeout = 300) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_cl *cl = NULL;
+    gs_status s = gs_cl_open(ctx, &cl);
+    if (s == GS_ERR_OPENCL_MISSING) cr_skip_test("no OpenCL device: %s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(s, GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_op *op = NULL;
+    const gs_hw *hw = gs_hw_find_builtin("h100");
+    cr_assert_eq(gs_op_parse(ctx, "gemm M=45 N=29 K=131", &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    /* 32x64 A tile and 64x32 B tile moved by 16 threads, scalar copies:
+     * 128 units per thread, batches of 16 */
+    gs_etir e;
+    cr_assert(gs_etir_parse_config(ctx, op, "bm=32,bn=32,bk=64,tm=8,tn=8,vm=1,vn=1,sa=1,sb=1", &e) == GS_OK, "%s",
+              gs_ctx_errmsg(ctx));
+    paths c = {0};
+    for (int o = 0; o < 3; o++) run_variant(ctx, cl, hw, op, &e, &OPTS[o], 7, "batched", &c);
+    cr_expect_geq(c.batched, 4, "batched copies ran: %d", c.batched);
+    gs_op_destroy(op);
+    gs_cl_close(cl);
+    gs_ctx_destroy(ctx);
+}
+
+/* A plan made for rows that take 16-byte loads (K=64, N=64), emitted for and
+ * run on rows that do not (K=61, N=62): the run-time guards must send every
+ * tile to the scalar path, and the result must still match. */
+Test(plans, aligned_plan_on_misaligned_rows, .timeout = 300) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_cl *cl = NULL;
+    gs_status s = gs_cl_open(ctx, &cl);
+    if (s == GS_ERR_OPENCL_MISSING) cr_skip_test("no OpenCL device: %s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(s, GS_OK, "%s", gs_ctx_errmsg(ctx));
+    const gs_hw *hw = gs_hw_find_builtin("h100");
+    const char *aligned[] = {"gemm M=64 N=64 K=64", "gemm M=64 N=64 K=64 transA=1 bias=1"};
+    const char *odd[] = {"gemm M=61 N=62 K=61", "gemm M=59 N=62 K=61 transA=1 bias=1"};
+    int vec = 0;
+    for (int i = 0; i < 2; i++) {
+        gs_op *a = NULL, *b = NULL;
+        cr_assert_eq(gs_op_parse(ctx, aligned[i], &a), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_assert_eq(gs_op_parse(ctx, odd[i], &b), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        gs_etir e;
+        cr_assert(gs_etir_parse_config(ctx, a, "bm=32,bn=32,bk=16,tm=4,tn=4,vm=1,vn=1,sa=1,sb=1,stages=2", &e) == GS_OK,
+                  "%s", gs_ctx_errmsg(ctx));
+        gs_plan p;
+        gs_plan_make(hw, a, &e, NULL, &p);
+        for (int t = 0; t < a->ninputs; t++) vec += p.in[t].copy_vec > 1;
+        vec += p.out_vec > 1;
+        gs_diff d;
+        s = gs_verify_opencl_plan(ctx, cl, b, &e, &p, 11, &d);
+        cr_expect_eq(s, GS_OK, "plan of %s on %s: %s", aligned[i], odd[i], gs_ctx_errmsg(ctx));
+        s = gs_verify_opencl_plan(ctx, cl, a, &e, &p, 11, &d);
+        cr_expect_eq(s, GS_OK, "plan of %s on itself: %s", aligned[i], gs_ctx_errmsg(ctx));
+        gs_op_destroy(a);
+        gs_op_destroy(b);
+    }
+    cr_expect_geq(vec, 4, "the aligned plans use vectors (%d vector decisions)", vec);
+    gs_cl_close(cl);
+    gs_ctx_destroy(ctx);
+}
