@@ -364,6 +364,14 @@ static void plan_unstaged(const gs_op *op, const gs_etir *e, const gs_plan_opts 
     }
 }
 
+/* Registers one copy unit holds while it is in flight: its loaded values
+ * (none for cp.async), a 64-bit global address, a shared offset, and on a
+ * non-linear unit its coordinates for the edge path's predicates. */
+static int unit_regs(const gs_op *op, int t, const gs_plan_input *pi) {
+    int v = pi->copy_mode == GS_COPY_ASYNC ? 0 : pi->copy_vec;
+    return v + 3 + (pi->unit_linear ? 0 : op->tensors[t].ndim);
+}
+
 /* Registers per thread the plan is sized for: accumulators, fragments, the
  * prefetch registers of register-path copies in a pipeline, one offset per
  * copy unit, and a base for indices and pointers. An upper bound on ptxas'
@@ -380,24 +388,42 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p) {
         /* the units' global and shared offsets: two, two per unit, or none
          * (recomputed where used) */
         regs += pi->unit_linear ? 3 : pi->unit_recompute ? 4 : 2 * pi->units_per_thread;
+        /* the prefetch registers of a register pipeline, and the units of
+         * one batch in flight */
         if (p->stages > 1 && pi->copy_mode == GS_COPY_REG) regs += (int64_t)pi->units_per_thread * pi->copy_vec;
+        regs += (int64_t)pi->copy_batch * unit_regs(op, t, pi);
     }
     return (int)(regs > 100000 ? 100000 : regs);
 }
 
 /* Units per unrolled batch of a staged input's copy. Register prefetch in a
- * pipeline keeps every unit in its own registers (one batch); a cp.async
- * copy waits for nothing, so its batches only bound the address registers;
- * a single-stage register copy holds at most GS_PLAN_COPY_BATCH_VALUES loaded
- * values, and the predicated plan GS_PLAN_SERIAL_UNROLL units, as v1. */
-static int32_t copy_batch(const gs_plan *p, const gs_plan_input *pi) {
+ * pipeline keeps every unit in its own registers (one batch); units with
+ * per-unit offset arrays are one batch (the arrays are indexed by the
+ * unrolled counter); the predicated plan moves GS_PLAN_SERIAL_UNROLL units at
+ * a time, as v1; otherwise a batch holds about GS_PLAN_COPY_BATCH_REGS
+ * registers of units in flight. */
+static int32_t copy_batch(const gs_op *op, int t, const gs_plan *p, const gs_plan_input *pi) {
     int32_t upt = pi->units_per_thread, b;
     if (p->stages > 1 && pi->copy_mode == GS_COPY_REG) return upt;
+    if (!pi->unit_linear && !pi->unit_recompute) return upt; /* <= GS_PLAN_UNIT_ARRAY_MAX */
     if (p->opts.predicated) b = GS_PLAN_SERIAL_UNROLL;
-    else if (pi->copy_mode == GS_COPY_ASYNC) b = GS_PLAN_ASYNC_BATCH;
-    else b = GS_PLAN_COPY_BATCH_VALUES / (pi->copy_vec ? pi->copy_vec : 1);
-    if (b < GS_PLAN_UNIT_ARRAY_MAX) b = GS_PLAN_UNIT_ARRAY_MAX;
+    else b = GS_PLAN_COPY_BATCH_REGS / unit_regs(op, t, pi);
+    if (b < 1) b = 1;
     return b < upt ? b : upt;
+}
+
+int64_t gs_plan_blocks_per_sm(const gs_hw *hw, const gs_plan *p, int regs) {
+    int64_t warps = (p->threads + hw->warp_size - 1) / hw->warp_size;
+    int64_t rpt = ((int64_t)regs + 7) / 8 * 8;
+    int64_t mb = hw->max_blocks_per_sm;
+    if (warps < 1) return 0;
+    int64_t by_reg = rpt > 0 ? hw->regs_per_sm / (rpt * warps * hw->warp_size) : mb;
+    int64_t by_thr = hw->max_threads_per_sm / (warps * hw->warp_size);
+    int64_t by_smem = p->smem_bytes ? hw->smem_per_sm / (p->smem_bytes + GS_PLAN_SMEM_RESERVED) : mb;
+    if (by_reg < mb) mb = by_reg;
+    if (by_thr < mb) mb = by_thr;
+    if (by_smem < mb) mb = by_smem;
+    return mb;
 }
 
 static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *o, gs_plan *p) {
@@ -429,7 +455,7 @@ static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, cons
         pi->units_per_thread = (int32_t)(upt > INT32_MAX ? INT32_MAX : upt);
         plan_unit_step(op, t, pi, nt);
         pi->unit_recompute = !pi->unit_linear && pi->units_per_thread > GS_PLAN_UNIT_ARRAY_MAX;
-        pi->copy_batch = copy_batch(p, pi);
+        pi->copy_batch = copy_batch(op, t, p, pi);
         if (pi->copy_mode == GS_COPY_ASYNC) p->any_async = 1;
         int64_t b = sat_mul(sat_mul(pi->stage_elems, p->stages), 4);
         p->smem_bytes = p->smem_bytes + b > GS_STAGE_SAT ? GS_STAGE_SAT : p->smem_bytes + b;
@@ -519,15 +545,7 @@ void gs_plan_make_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, const
     /* Launch bounds: as many blocks per SM as the register bound, threads,
      * shared memory and the block limit allow, so that ptxas keeps to the
      * plan's register budget and blocks can share an SM. */
-    int64_t warps = (p->threads + hw->warp_size - 1) / hw->warp_size;
-    int64_t rpt = (p->regs_bound + 7) / 8 * 8;
-    int64_t mb = hw->max_blocks_per_sm;
-    int64_t by_reg = rpt > 0 ? hw->regs_per_sm / (rpt * warps * hw->warp_size) : mb;
-    int64_t by_thr = hw->max_threads_per_sm / (warps * hw->warp_size);
-    int64_t by_smem = p->smem_bytes ? hw->smem_per_sm / (p->smem_bytes + GS_PLAN_SMEM_RESERVED) : mb;
-    if (by_reg < mb) mb = by_reg;
-    if (by_thr < mb) mb = by_thr;
-    if (by_smem < mb) mb = by_smem;
+    int64_t mb = gs_plan_blocks_per_sm(hw, p, p->regs_bound);
     p->min_blocks = p->opts.min_blocks1 || mb < 1 ? 1 : (int32_t)mb;
 }
 

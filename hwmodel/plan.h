@@ -28,12 +28,10 @@
 /* Copy units in flight per thread on the predicated (v1-style) plan: the v1
  * staging loop as nvcc unrolled it. */
 #define GS_PLAN_SERIAL_UNROLL 4
-/* Loaded values a thread holds at once in a single-stage register copy: the
- * copy runs in batches of this many values (at least GS_PLAN_UNIT_ARRAY_MAX
- * units), so registers stay bounded however many units a thread moves. */
-#define GS_PLAN_COPY_BATCH_VALUES 16
-/* Units per unrolled batch of a cp.async copy (address registers). */
-#define GS_PLAN_ASYNC_BATCH 8
+/* Registers the units of one copy batch hold in flight (values, addresses,
+ * edge coordinates): a copy runs in batches of about this size, so its
+ * registers stay bounded however many units a thread moves. */
+#define GS_PLAN_COPY_BATCH_REGS 32
 /* Reduce loops longer than this are unrolled by this much, not fully. */
 #define GS_PLAN_K_UNROLL 16
 /* Units a thread keeps per-unit offsets for in registers (more: recomputed). */
@@ -134,6 +132,12 @@ bool gs_hw_has_async_copy(const gs_hw *hw);
 /* Make the plan of state e of op for hw (opts NULL: the default plan). The
  * state must be well formed; the plan is made even when it breaks a limit
  * (gs_hw_check says whether it fits). */
+/* Blocks per SM of the plan's kernel when a thread uses regs registers (the
+ * smallest of the register, thread, shared-memory and block limits). ptxas
+ * may use registers above the plan's bound where that costs no block:
+ * gs_plan_blocks_per_sm(hw, p, ptxas) >= gs_plan_blocks_per_sm(hw, p,
+ * p->regs_bound) is what the tests assert. */
+int64_t gs_plan_blocks_per_sm(const gs_hw *hw, const gs_plan *p, int regs);
 void gs_plan_make(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts, gs_plan *p);
 /* The same with a memo of simulations (may be NULL). */
 void gs_plan_make_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts, gs_wf_memo *memo,

@@ -280,11 +280,12 @@ Test(kernels, nvrtc_sweep_all_profiles, .timeout = 900) {
                 cr_expect(ks.smem_bytes <= hw->smem_per_block_optin);
                 cr_expect(ks.smem_dynamic == (ks.smem_bytes > hw->smem_per_block));
                 cr_expect(ks.block <= hw->max_threads_per_block);
-                gs_resources res;
-                gs_etir_resources(hw, &op, &r->cand[c], &res);
-                cr_expect(nv.stats.registers <= res.regs_per_thread,
-                          "%s on %s (%s): ptxas %d registers above the bound %d the memory check uses", line,
-                          hw->name, r->desc[c], nv.stats.registers, res.regs_per_thread);
+                /* ptxas may exceed the plan's register bound only in slack that costs
+                 * no block per SM (the launch bounds are derived from the bound) */
+                const gs_plan *pl = &ks.desc.plan;
+                cr_expect(gs_plan_blocks_per_sm(hw, pl, nv.stats.registers) >= gs_plan_blocks_per_sm(hw, pl, pl->regs_bound),
+                          "%s on %s (%s): ptxas %d registers cost occupancy against the plan's bound %d", line, hw->name,
+                          r->desc[c], nv.stats.registers, pl->regs_bound);
                 gs_nvrtc_out_free(&nv);
                 gs_kernel_src_free(&ks);
                 compiled++;

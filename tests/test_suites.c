@@ -74,11 +74,12 @@ static void sweep_profiles(int parity) {
                               "%s on %s: %d registers x %lld threads over the limits", spec, hw->name,
                               nv.stats.registers, (long long)ks.block);
                     cr_expect_eq(nv.stats.smem_bytes, ks.smem_dynamic ? 0 : ks.smem_bytes);
-                    gs_resources res;
-                    gs_etir_resources(hw, &op, &r->cand[0], &res);
-                    cr_expect(nv.stats.registers <= res.regs_per_thread,
-                              "%s on %s (%s): ptxas %d registers above the plan's bound %d", spec, hw->name,
-                              r->desc[0], nv.stats.registers, res.regs_per_thread);
+                    /* ptxas may exceed the plan's register bound only in slack that costs
+                     * no block per SM (the launch bounds are derived from the bound) */
+                    const gs_plan *pl = &ks.desc.plan;
+                    cr_expect(gs_plan_blocks_per_sm(hw, pl, nv.stats.registers) >= gs_plan_blocks_per_sm(hw, pl, pl->regs_bound),
+                              "%s on %s (%s): ptxas %d registers cost occupancy against the plan's bound %d", spec, hw->name,
+                              r->desc[0], nv.stats.registers, pl->regs_bound);
                     gs_nvrtc_out_free(&nv);
                     compiled++;
                 }
