@@ -107,9 +107,10 @@ bool gs_hw_check(const gs_hw *hw, const gs_op *op, const gs_etir *e) {
     if (gs_etir_blocks(op, e) > GS_MAX_GRID) return false;
     if (gs_etir_acc_regs(op, e) > GS_MAX_ACC) return false;
     if (p.regs_bound > hw->max_regs_per_thread) return false;
-    /* one block must fit an SM: registers are allocated per warp */
+    /* one block must fit an SM: registers are allocated per warp, in each
+     * scheduler's quarter of the register file */
     int64_t warps = (threads + hw->warp_size - 1) / hw->warp_size;
-    if ((int64_t)p.regs_bound * warps * hw->warp_size > hw->regs_per_sm) return false;
+    if (gs_hw_warps_by_regs(hw, p.regs_bound) < warps) return false;
     if (p.smem_bytes > hw->smem_per_sm) return false;
     return true;
 }
@@ -396,10 +397,7 @@ void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const 
      * per-thread cap spill to local memory. */
     /* (a state over the thread limit, which the check rejects, still gets a
      * finite estimate: every divisor below is at least 1) */
-    int64_t cap = hw->regs_per_sm / ((int64_t)(p->min_blocks > 0 ? p->min_blocks : 1) * warps * hw->warp_size);
-    cap = cap / 8 * 8;
-    if (cap > hw->max_regs_per_thread) cap = hw->max_regs_per_thread;
-    if (cap < 8) cap = 8;
+    int64_t cap = gs_hw_regs_cap(hw, (int64_t)(p->min_blocks > 0 ? p->min_blocks : 1) * warps);
     int regs = regs_override > 0 ? regs_override : p->regs_bound - GS_REGS_BOUND_MARGIN;
     if (regs_override <= 0 && regs > cap) regs = (int)cap;
     if (regs < 1) regs = 1;
@@ -409,7 +407,7 @@ void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const 
     double spilled = regs > hw->max_regs_per_thread ? regs - hw->max_regs_per_thread : 0;
     int64_t bps = hw->max_blocks_per_sm;
     int64_t by_thr = hw->max_threads_per_sm / (warps * hw->warp_size);
-    int64_t by_reg = hw->regs_per_sm / ((int64_t)regs_alloc * warps * hw->warp_size);
+    int64_t by_reg = gs_hw_warps_by_regs(hw, regs_alloc) / warps;
     int64_t by_smem = p->smem_bytes ? hw->smem_per_sm / (p->smem_bytes + 1024) : bps; /* 1 KiB reserved per block */
     if (by_thr < bps) bps = by_thr;
     if (by_reg < bps) bps = by_reg;

@@ -412,12 +412,29 @@ static int32_t copy_batch(const gs_op *op, int t, const gs_plan *p, const gs_pla
     return b < upt ? b : upt;
 }
 
+/* Warps per SM that registers allow at regs per thread: each of the
+ * GS_SM_PARTITIONS schedulers owns a quarter of the register file and its
+ * own warps, and a warp's registers are allocated in units of 8 per thread
+ * (256 per warp). This is also the rule ptxas applies to launch bounds:
+ * (16 threads, 13 blocks) on sm_75 caps a thread at 128 registers, not 157. */
+int64_t gs_hw_warps_by_regs(const gs_hw *hw, int regs) {
+    int64_t rpt = ((int64_t)(regs > 0 ? regs : 1) + 7) / 8 * 8;
+    return hw->regs_per_sm / GS_SM_PARTITIONS / (rpt * hw->warp_size) * GS_SM_PARTITIONS;
+}
+
+int gs_hw_regs_cap(const gs_hw *hw, int64_t warps_per_sm) {
+    if (warps_per_sm < 1) warps_per_sm = 1;
+    int64_t per_part = (warps_per_sm + GS_SM_PARTITIONS - 1) / GS_SM_PARTITIONS;
+    int64_t cap = hw->regs_per_sm / GS_SM_PARTITIONS / (per_part * hw->warp_size) / 8 * 8;
+    if (cap > hw->max_regs_per_thread) cap = hw->max_regs_per_thread;
+    return (int)(cap < 8 ? 8 : cap);
+}
+
 int64_t gs_plan_blocks_per_sm(const gs_hw *hw, const gs_plan *p, int regs) {
     int64_t warps = (p->threads + hw->warp_size - 1) / hw->warp_size;
-    int64_t rpt = ((int64_t)regs + 7) / 8 * 8;
     int64_t mb = hw->max_blocks_per_sm;
     if (warps < 1) return 0;
-    int64_t by_reg = rpt > 0 ? hw->regs_per_sm / (rpt * warps * hw->warp_size) : mb;
+    int64_t by_reg = gs_hw_warps_by_regs(hw, regs) / warps;
     int64_t by_thr = hw->max_threads_per_sm / (warps * hw->warp_size);
     int64_t by_smem = p->smem_bytes ? hw->smem_per_sm / (p->smem_bytes + GS_PLAN_SMEM_RESERVED) : mb;
     if (by_reg < mb) mb = by_reg;

@@ -132,6 +132,12 @@ bool gs_hw_has_async_copy(const gs_hw *hw);
 /* Make the plan of state e of op for hw (opts NULL: the default plan). The
  * state must be well formed; the plan is made even when it breaks a limit
  * (gs_hw_check says whether it fits). */
+/* Register file partitions (schedulers) per SM, Volta and later. */
+#define GS_SM_PARTITIONS 4
+/* Warps per SM that regs registers per thread allow. */
+int64_t gs_hw_warps_by_regs(const gs_hw *hw, int regs);
+/* Registers per thread ptxas may use when warps_per_sm warps must fit. */
+int gs_hw_regs_cap(const gs_hw *hw, int64_t warps_per_sm);
 /* Blocks per SM of the plan's kernel when a thread uses regs registers (the
  * smallest of the register, thread, shared-memory and block limits). ptxas
  * may use registers above the plan's bound where that costs no block:
