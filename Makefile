@@ -134,9 +134,11 @@ bench: deps all $(BUILD)/calibrate $(BUILD)/dynamic
 	@sh experiments/bench.sh $(BUILD)/gensor
 	@echo; echo "== dynamic shapes (kernels/dispatch.c; experiments/dynamic.c)"
 	@if [ -n "$$GS_BENCH_FULL" ]; then ./$(BUILD)/dynamic; else ./$(BUILD)/dynamic --quick; fi
-	@if [ -f ../shared/data/xgemm_rtx3090_4096.csv ]; then echo; echo "== model calibration (hwmodel/MODEL.md)"; \
-	  ./$(BUILD)/calibrate ../shared/data/xgemm_rtx3090_4096.csv --hw rtx3090; \
-	else echo "calibration data ../shared/data/xgemm_rtx3090_4096.csv not found: calibration skipped"; fi
+	@if [ -f $(CALIB_DATA)/xgemm_rtx3090_4096.csv ] && [ -f $(CALIB_DATA)/h100/suite_v1.csv ]; then \
+	  echo; echo "== model calibration (hwmodel/MODEL.md)"; \
+	  ./$(BUILD)/calibrate --xgemm $(CALIB_DATA)/xgemm_rtx3090_4096.csv \
+	    --fidelity $(CALIB_DATA)/h100/fidelity_v1.csv --suite $(CALIB_DATA)/h100/suite_v1.csv; \
+	else echo "calibration data under $(CALIB_DATA) not found: calibration skipped"; fi
 
 check-gpu: all $(BUILD)/cublas_check
 	@sh experiments/check_gpu.sh $(BUILD)/gensor

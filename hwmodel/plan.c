@@ -375,7 +375,8 @@ static int unit_regs(const gs_op *op, int t, const gs_plan_input *pi) {
 /* Registers per thread the plan is sized for: accumulators, fragments, the
  * prefetch registers of register-path copies in a pipeline, one offset per
  * copy unit, and a base for indices and pointers. An upper bound on ptxas'
- * count over the test sweeps (tests/test_nvrtc.c asserts it). */
+ * count over the test sweeps where it costs occupancy (tests/test_kernels.c and
+ * tests/test_suites.c assert that ptxas' count costs no block per SM). */
 static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p) {
     int64_t regs = gs_etir_acc_regs(op, e) + GS_PLAN_REGS_BASE + 2 * op->naxes;
     for (int t = 0; t < op->ninputs; t++) {

@@ -114,7 +114,8 @@ typedef enum gs_sass_class {
     GS_SASS_LDS,        /* other shared loads (LDSM, ldmatrix, is not counted) */
     GS_SASS_STS128,     /* 128-bit shared stores */
     GS_SASS_STS,        /* other shared stores */
-    GS_SASS_LDGSTS,     /* cp.async: global -> shared without registers (sm_80+) */
+    GS_SASS_LDGSTS128,  /* 16-byte cp.async: global -> shared without registers (sm_80+) */
+    GS_SASS_LDGSTS,     /* other cp.async (4 or 8 bytes) */
     GS_SASS_LDL,        /* local-memory loads: spills or dynamically indexed local arrays */
     GS_SASS_STL,        /* local-memory stores */
     GS_SASS_SHFL,       /* warp shuffles */

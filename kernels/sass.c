@@ -38,7 +38,8 @@ static const struct {
     [GS_SASS_LDG128] = {"LDG.E.128", "ldg128"},     [GS_SASS_LDG] = {"LDG.other", "ldg_other"},
     [GS_SASS_LDS128] = {"LDS.128", "lds128"},       [GS_SASS_LDS64] = {"LDS.64", "lds64"},
     [GS_SASS_LDS] = {"LDS.other", "lds_other"},     [GS_SASS_STS128] = {"STS.128", "sts128"},
-    [GS_SASS_STS] = {"STS.other", "sts_other"},     [GS_SASS_LDGSTS] = {"LDGSTS", "ldgsts"},
+    [GS_SASS_STS] = {"STS.other", "sts_other"},     [GS_SASS_LDGSTS128] = {"LDGSTS.128", "ldgsts128"},
+    [GS_SASS_LDGSTS] = {"LDGSTS.other", "ldgsts_other"},
     [GS_SASS_LDL] = {"LDL", "ldl"},                 [GS_SASS_STL] = {"STL", "stl"},
     [GS_SASS_SHFL] = {"SHFL", "shfl"},              [GS_SASS_ISETP] = {"ISETP", "isetp"},
     [GS_SASS_BAR] = {"BAR", "bar"},                 [GS_SASS_FFMA] = {"FFMA", "ffma"},
@@ -318,7 +319,7 @@ static int classify(const char *op) {
     if (!strcmp(base, "LDG")) return wide ? GS_SASS_LDG128 : GS_SASS_LDG;
     if (!strcmp(base, "LDS")) return has_mod(mods, "128") ? GS_SASS_LDS128 : has_mod(mods, "64") ? GS_SASS_LDS64 : GS_SASS_LDS;
     if (!strcmp(base, "STS")) return has_mod(mods, "128") ? GS_SASS_STS128 : GS_SASS_STS;
-    if (!strcmp(base, "LDGSTS")) return GS_SASS_LDGSTS;
+    if (!strcmp(base, "LDGSTS")) return has_mod(mods, "128") ? GS_SASS_LDGSTS128 : GS_SASS_LDGSTS;
     if (!strcmp(base, "LDL")) return GS_SASS_LDL;
     if (!strcmp(base, "STL")) return GS_SASS_STL;
     if (!strcmp(base, "SHFL")) return GS_SASS_SHFL;

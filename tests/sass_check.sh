@@ -3,8 +3,9 @@
 # 'gemm M=4096 N=4096 K=4096' on the h100 and a100 profiles, the emitted
 # candidate (rank 0) is compiled to a cubin for the profile's arch and read
 # with cuobjdump (gensor construct --sass). In the main loop it wants at
-# least one 128-bit global load (LDG.E.128), one 128-bit shared load
-# (LDS.128) and, on sm_80+, one cp.async (LDGSTS); in the whole kernel no
+# least one 128-bit global load (LDG.E.128 through registers, or a 16-byte
+# cp.async LDGSTS.128), one 128-bit shared load (LDS.128) and, on sm_80+, one
+# cp.async (LDGSTS of any width); in the whole kernel no
 # local-memory traffic (LDL/STL). Each figure is printed with PASS/FAIL; the
 # exit status is 1 when any fails.
 #
@@ -33,6 +34,11 @@ figure() {
     awk -v k="$1" -v c="$2" '$1 == "sass" && $2 == k { print $c; found = 1 } END { if (!found) print "?" }' "$3"
 }
 
+# sum A B: A + B, or ? when either is unknown
+sum() {
+    if [ "$1" = "?" ] || [ "$2" = "?" ]; then echo "?"; else echo $(($1 + $2)); fi
+}
+
 # check WHAT VALUE OP LIMIT: OP is ge or eq
 check() {
     if [ "$2" != "?" ] && [ "$2" -"$3" "$4" ]; then verdict=PASS; pass=$((pass + 1)); else verdict=FAIL; fail=$((fail + 1)); fi
@@ -55,12 +61,15 @@ for hw in $PROFILES; do
     kernel=$(awk '$1 == "sass" && $3 == "for" { print $2; exit }' "$tmp/out")
     loop=$(awk '$1 == "sass" && $2 == "main" { sub(/^sass +/, ""); print; exit }' "$tmp/out")
     echo "$hw (sm_$sm) $kernel: $loop"
-    check "LDG.E.128 in main loop" "$(figure LDG.E.128 4 "$tmp/out")" ge 1
+    g128=$(sum "$(figure LDG.E.128 4 "$tmp/out")" "$(figure LDGSTS.128 4 "$tmp/out")")
+    async=$(sum "$(figure LDGSTS.128 4 "$tmp/out")" "$(figure LDGSTS.other 4 "$tmp/out")")
+    check "128-bit global loads" "$g128" ge 1
+    echo "    (main loop: LDG.E.128 $(figure LDG.E.128 4 "$tmp/out"), LDGSTS.128 $(figure LDGSTS.128 4 "$tmp/out"))"
     check "LDS.128 in main loop" "$(figure LDS.128 4 "$tmp/out")" ge 1
     if [ "${sm:-0}" -ge 80 ]; then
-        check "LDGSTS in main loop" "$(figure LDGSTS 4 "$tmp/out")" ge 1
+        check "LDGSTS in main loop" "$async" ge 1
     else
-        printf '  %-24s %6s   (sm_%s < sm_80: no cp.async)\n' "LDGSTS in main loop" "$(figure LDGSTS 4 "$tmp/out")" "$sm"
+        printf '  %-24s %6s   (sm_%s < sm_80: no cp.async)\n' "LDGSTS in main loop" "$async" "$sm"
     fi
     check "LDL in kernel" "$(figure LDL 3 "$tmp/out")" eq 0
     check "STL in kernel" "$(figure STL 3 "$tmp/out")" eq 0

@@ -34,14 +34,14 @@ static char *slurp(const char *path) {
 
 /* Expected counts of the captured kernel, in gs_sass_class order. */
 static const int64_t tile_all[GS_SASS_NCLASS] = {
-    [GS_SASS_LDG128] = 1, [GS_SASS_LDS128] = 16, [GS_SASS_STS128] = 1, [GS_SASS_LDGSTS] = 1,
+    [GS_SASS_LDG128] = 1, [GS_SASS_LDS128] = 16, [GS_SASS_STS128] = 1, [GS_SASS_LDGSTS128] = 1,
     [GS_SASS_SHFL] = 5,   [GS_SASS_ISETP] = 2,   [GS_SASS_BAR] = 2,     [GS_SASS_FFMA] = 32,
     [GS_SASS_TOTAL] = 147,
 };
 /* The k-tile loop 0x02c0..0x0800: the 3 "@!PT LDS RZ, [RZ]" dummies that
  * ptxas puts before LDGSTS are not counted; the shuffles come after it. */
 static const int64_t tile_loop[GS_SASS_NCLASS] = {
-    [GS_SASS_LDG128] = 1, [GS_SASS_LDS128] = 16, [GS_SASS_STS128] = 1, [GS_SASS_LDGSTS] = 1,
+    [GS_SASS_LDG128] = 1, [GS_SASS_LDS128] = 16, [GS_SASS_STS128] = 1, [GS_SASS_LDGSTS128] = 1,
     [GS_SASS_ISETP] = 1,  [GS_SASS_BAR] = 2,     [GS_SASS_FFMA] = 32,  [GS_SASS_TOTAL] = 82,
 };
 
@@ -134,7 +134,8 @@ Test(sass, parse_rejects_empty_listing) {
 
 Test(sass, class_names) {
     cr_assert_str_eq(gs_sass_class_label(GS_SASS_LDG128), "LDG.E.128");
-    cr_assert_str_eq(gs_sass_class_key(GS_SASS_LDGSTS), "ldgsts");
+    cr_assert_str_eq(gs_sass_class_key(GS_SASS_LDGSTS128), "ldgsts128");
+    cr_assert_str_eq(gs_sass_class_key(GS_SASS_LDGSTS), "ldgsts_other");
     cr_assert_str_eq(gs_sass_class_label(GS_SASS_NCLASS), "?");
     for (int k = 0; k < GS_SASS_NCLASS; k++) {
         cr_assert(!strchr(gs_sass_class_label(k), ' '), "label '%s' has a space", gs_sass_class_label(k));
@@ -243,7 +244,7 @@ Test(sass, float4_loads, .timeout = 120) {
         "}\n";
     static const int want[GS_SASS_NCLASS] = {
         [GS_SASS_LDG128] = POS, [GS_SASS_LDS128] = POS, [GS_SASS_STS128] = POS, [GS_SASS_BAR] = POS,
-        [GS_SASS_LDG] = ZERO,   [GS_SASS_LDGSTS] = ZERO, [GS_SASS_SHFL] = ZERO, [GS_SASS_LDL] = ZERO,
+        [GS_SASS_LDG] = ZERO,   [GS_SASS_LDGSTS] = ZERO, [GS_SASS_LDGSTS128] = ZERO, [GS_SASS_SHFL] = ZERO, [GS_SASS_LDL] = ZERO,
         [GS_SASS_STL] = ZERO,
     };
     gs_sass_summary sm;
@@ -272,7 +273,7 @@ Test(sass, cp_async, .timeout = 120) {
     /* the data never passes through registers (no LDG), and the dummy
      * "@!PT LDS RZ, [RZ]" ptxas puts before LDGSTS is not a shared load */
     static const int want[GS_SASS_NCLASS] = {
-        [GS_SASS_LDGSTS] = POS, [GS_SASS_LDS128] = POS, [GS_SASS_LDG128] = ZERO, [GS_SASS_LDG] = ZERO,
+        [GS_SASS_LDGSTS128] = POS, [GS_SASS_LDGSTS] = ZERO, [GS_SASS_LDS128] = POS, [GS_SASS_LDG128] = ZERO, [GS_SASS_LDG] = ZERO,
         [GS_SASS_LDS] = ZERO,   [GS_SASS_SHFL] = ZERO,  [GS_SASS_LDL] = ZERO,    [GS_SASS_STL] = ZERO,
     };
     gs_sass_summary sm;
@@ -288,7 +289,7 @@ Test(sass, warp_shuffle, .timeout = 120) {
         "  if ((threadIdx.x & 31) == 0) y[(blockIdx.x * blockDim.x + threadIdx.x) >> 5] = v;\n"
         "}\n";
     static const int want[GS_SASS_NCLASS] = {
-        [GS_SASS_LDG128] = ZERO, [GS_SASS_LDGSTS] = ZERO, [GS_SASS_LDS128] = ZERO,
+        [GS_SASS_LDG128] = ZERO, [GS_SASS_LDGSTS] = ZERO, [GS_SASS_LDGSTS128] = ZERO, [GS_SASS_LDS128] = ZERO,
         [GS_SASS_BAR] = ZERO,    [GS_SASS_LDL] = ZERO,    [GS_SASS_STL] = ZERO,
     };
     gs_sass_summary sm;
@@ -312,7 +313,7 @@ Test(sass, local_memory, .timeout = 120) {
         "  y[threadIdx.x] = s;\n"
         "}\n";
     static const int want[GS_SASS_NCLASS] = {
-        [GS_SASS_LDL] = POS, [GS_SASS_STL] = POS, [GS_SASS_SHFL] = ZERO, [GS_SASS_LDGSTS] = ZERO, [GS_SASS_BAR] = ZERO,
+        [GS_SASS_LDL] = POS, [GS_SASS_STL] = POS, [GS_SASS_SHFL] = ZERO, [GS_SASS_LDGSTS] = ZERO, [GS_SASS_LDGSTS128] = ZERO, [GS_SASS_BAR] = ZERO,
     };
     gs_sass_summary sm;
     sass_of(src, "gs_t_local", &sm);
