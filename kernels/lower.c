@@ -689,7 +689,7 @@ static void print_fragments(printer *m, const char *buf, bool fastreads) {
     const gs_op *op = m->op;
     char local[GS_MAX_AXES][CW], global[GS_MAX_AXES][CW];
     for (int a = 0; a < m->na; a++) {
-        char r[8];
+        char r[16];
         snprintf(r, sizeof r, "r%d", a);
         local_expr(m, a, r, local[a], CW);
         snprintf(global[a], CW, "(%s%d + %.200s)", spatial(op, a) ? "ob" : "or", a, local[a]);
@@ -726,7 +726,7 @@ static void print_fragments(printer *m, const char *buf, bool fastreads) {
                 free(pp);
                 free(ls);
                 for (int k = 0; k < pi->frag_vec; k++) {
-                    char add[8];
+                    char add[16];
                     snprintf(add, sizeof add, "%d", k);
                     char *fi = frag_index(m, t, add, fa);
                     line(m, "f%d[%s] = q.%s;", t, fi ? fi : "0", comp(k));
@@ -759,7 +759,7 @@ static void print_fragments(printer *m, const char *buf, bool fastreads) {
                 free(ls);
                 free(pp);
                 for (int k = 0; k < pi->frag_vec; k++) {
-                    char add[8];
+                    char add[16];
                     snprintf(add, sizeof add, "%d", k);
                     char *fi = frag_index(m, t, add, fa);
                     line(m, "f%d[%s] = q.%s;", t, fi ? fi : "0", comp(k));
@@ -912,7 +912,7 @@ static void print_main_loop(printer *m) {
     line(m, "/* pipeline: %d stages, %d tiles in flight */", S, S - 1);
     for (int s = 0; s < S - 1; s++) {
         open_(m, "if (%d < ntile)", s);
-        char tile[16], b[16];
+        char tile[24], b[24];
         snprintf(tile, sizeof tile, "%d", s);
         snprintf(b, sizeof b, "%d", s);
         print_tile_origins(m, tile);
@@ -976,7 +976,7 @@ static void print_epilogue_loops(printer *m, bool vec, bool predicated) {
     bool first = true;
     for (int a = 0; a < m->na; a++) {
         if (!spatial(op, a)) continue;
-        char r[8], lx[CW];
+        char r[16], lx[CW];
         snprintf(r, sizeof r, "r%d", a);
         local_expr(m, a, r, lx, sizeof lx);
         line(m, "const int x%d = ob%d + %s;", a, a, lx);
@@ -994,7 +994,7 @@ static void print_epilogue_loops(printer *m, bool vec, bool predicated) {
         affine_text(&ot->idx[j], m->na, xs, buf, sizeof buf);
         line(m, "const int o%d = %s;", j, buf);
     }
-    char prefix[8];
+    char prefix[16];
     snprintf(prefix, sizeof prefix, "o");
     gs_sb lin;
     gs_sb_init(&lin);
@@ -1026,7 +1026,7 @@ static void print_epilogue_loops(printer *m, bool vec, bool predicated) {
             line(m, "const %s bv = %s;", vtype(w), ld);
         }
         for (int k = 0; k < w; k++) {
-            char add[8];
+            char add[16];
             snprintf(add, sizeof add, "%d", k);
             char *aidx = frag_index(m, -1, add, oa);
             gs_sb ex;
