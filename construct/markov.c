@@ -76,6 +76,9 @@ int gs_actions_enumerate(const gs_op *op, const gs_etir *e, gs_action *acts, int
             if (s != e->stages) acts[n++] = (gs_action){GS_ACT_STAGES, -1, s};
         for (int r = 0; r <= GS_MAX_RASTER && n < cap; r++)
             if (r != e->raster) acts[n++] = (gs_action){GS_ACT_RASTER, -1, r};
+        int ga = gs_etir_group_axis(op);
+        for (int g = 0; ga >= 0 && g <= GS_MAX_GROUP && (1 << g) <= e->T[ga][2] && n < cap; g++)
+            if (g != e->group) acts[n++] = (gs_action){GS_ACT_GROUP, -1, g};
     }
     if (n < cap) acts[n++] = (gs_action){GS_ACT_CACHE, -1, 0};
     return n;
@@ -145,8 +148,10 @@ static double benefit_ex(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_
     }
     switch (a.kind) {
     case GS_ACT_STAGES:
-    case GS_ACT_RASTER: {
-        /* The paper has no formula for pipelining or block order: their
+    case GS_ACT_RASTER:
+    case GS_ACT_GROUP: {
+        /* The paper has no formula for pipelining, block order or a reduce
+         * split: their
          * benefit is the predicted speedup t(e)/t(e') under every policy
          * (unsharpened here, so the paper's formulas still steer tiling). */
         double t0 = predicted(hw, op, e, m), t1 = predicted(hw, op, next, m);
@@ -297,23 +302,29 @@ static void run_exhaustive(const gs_hw *hw, const gs_op *op, int top_k, gs_wf_me
                 for (int d = 0; d < op->naxes; d++) e.V[d] = 1;
                 if (gs_hw_check(hw, op, &e)) {
                     for (;;) { /* inner odometer over vthreads */
-                        /* innermost: the pipeline depth and the raster */
-                        for (int st = 1; st <= GS_MAX_STAGES; st++)
-                            for (int ra = 0; ra <= GS_MAX_RASTER; ra++) {
-                                e.stages = (uint8_t)st;
-                                e.raster = (uint8_t)ra;
-                                if ((st > 1 || ra > 0) && !gs_hw_check(hw, op, &e)) continue;
-                                visited++;
-                                gs_estimate est;
-                                gs_estimate_etir_memo(hw, op, &e, 0, wf, &est);
-                                r->evaluated++;
-                                rank_insert(r, top_k, &e, &est);
-                                if (visited >= EXHAUSTIVE_CAP) {
-                                    r->capped = true;
-                                    r->steps = visited;
-                                    return;
+                        /* innermost: the pipeline depth, the raster and the reduce split */
+                        int ga = gs_etir_group_axis(op);
+                        for (int gr = 0; gr <= (ga >= 0 ? GS_MAX_GROUP : 0); gr++) {
+                            if (ga >= 0 && (1 << gr) > e.T[ga][2]) break;
+                            e.group = (uint8_t)gr;
+                            for (int st = 1; st <= GS_MAX_STAGES; st++)
+                                for (int ra = 0; ra <= GS_MAX_RASTER; ra++) {
+                                    e.stages = (uint8_t)st;
+                                    e.raster = (uint8_t)ra;
+                                    if ((st > 1 || ra > 0 || gr > 0) && !gs_hw_check(hw, op, &e)) continue;
+                                    visited++;
+                                    gs_estimate est;
+                                    gs_estimate_etir_memo(hw, op, &e, 0, wf, &est);
+                                    r->evaluated++;
+                                    rank_insert(r, top_k, &e, &est);
+                                    if (visited >= EXHAUSTIVE_CAP) {
+                                        r->capped = true;
+                                        r->steps = visited;
+                                        return;
+                                    }
                                 }
-                            }
+                        }
+                        e.group = 0;
                         e.stages = 1;
                         e.raster = 0;
                         int d = op->naxes - 1;
@@ -369,6 +380,9 @@ static void run_random(const gs_hw *hw, const gs_op *op, const gs_construct_opts
         }
         e.stages = (uint8_t)(1 + gs_pcg32_bounded(rng, GS_MAX_STAGES));
         e.raster = (uint8_t)gs_pcg32_bounded(rng, GS_MAX_RASTER + 1);
+        int ga = gs_etir_group_axis(op);
+        e.group = ga >= 0 ? (uint8_t)gs_pcg32_bounded(rng, GS_MAX_GROUP + 1) : 0;
+        if (ga >= 0 && (1 << e.group) > e.T[ga][2]) e.group = 0;
         if (gs_hw_check(hw, op, &e)) pool_add(p, &e);
     }
     (void)o;
@@ -422,6 +436,18 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap) 
         x = *e;
         x.raster = (uint8_t)(e->raster + dir);
         push_clamped(op, x, out, &n, cap);
+        if (dir < 0 && e->group == 0) continue;
+        x = *e;
+        x.group = (uint8_t)(e->group + dir);
+        push_clamped(op, x, out, &n, cap);
+        /* lanes for spatial threads: the thread count kept */
+        for (int d = 0; d < op->naxes; d++) {
+            if (op->axes[d].kind != GS_AXIS_SPATIAL) continue;
+            x = *e;
+            x.group = (uint8_t)(e->group + dir);
+            x.T[d][1] = dir > 0 ? x.T[d][1] * 2 : x.T[d][1] / 2;
+            push_clamped(op, x, out, &n, cap);
+        }
     }
     /* two-axis exchanges: shift a factor of two from one axis to another at
      * the block level or the thread level (keeps the tile's volume) */
@@ -448,7 +474,7 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap) 
  * are common where thread counts or occupancy do not change), remembers the
  * best state met, and stops at a strict local optimum or after 32 moves. */
 static void polish(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, int64_t *evals) {
-    enum { MAXIT = 32, NB = GS_MAX_AXES * (12 + 2 * GS_MAX_AXES) + 4 };
+    enum { MAXIT = 32, NB = GS_MAX_AXES * (12 + 2 * GS_MAX_AXES) + 8 + 2 * GS_MAX_AXES };
     gs_etir cur = *e, nb[NB];
     double tcur = predicted(hw, op, &cur, m), tbest = tcur;
     uint64_t seen[MAXIT + 1];

@@ -106,6 +106,7 @@ bool gs_hw_check(const gs_hw *hw, const gs_op *op, const gs_etir *e) {
     if (threads < 1 || threads > hw->max_threads_per_block) return false;
     if (gs_etir_blocks(op, e) > GS_MAX_GRID) return false;
     if (gs_etir_acc_regs(op, e) > GS_MAX_ACC) return false;
+    if ((1 << e->group) > hw->warp_size) return false; /* a group lives in one warp */
     if (p.regs_bound > hw->max_regs_per_thread) return false;
     /* one block must fit an SM: registers are allocated per warp, in each
      * scheduler's quarter of the register file */
@@ -240,10 +241,18 @@ static double frag_elems(const gs_op *op, const gs_etir *e, int t) {
 static double global_wavefronts(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan *p, int t, int w,
                                 double sectors_per_clk, double *sectors_out, gs_wf_memo *memo) {
     const gs_tensor *ts = &op->tensors[t];
-    int64_t rs[GS_MAX_DIMS], step[GS_MAX_AXES], thr[GS_MAX_AXES], th[GS_MAX_AXES], addr[64];
+    int64_t rs[GS_MAX_DIMS], step[GS_MAX_AXES + 1], thr[GS_MAX_AXES + 1], th[GS_MAX_AXES + 1], addr[64];
     rs[ts->ndim - 1] = 1;
     for (int j = ts->ndim - 2; j >= 0; j--) rs[j] = (int64_t)((uint64_t)rs[j + 1] * (uint64_t)ts->shape[j + 1]);
     int nax = 0;
+    int ga = gs_etir_group_axis(op);
+    if (e->group && ga >= 0 && t < op->ninputs) { /* a group's lanes: the fastest thread index */
+        uint64_t st = 0;
+        for (int j = 0; j < ts->ndim; j++) st += (uint64_t)ts->idx[j].coeff[ga] * (uint64_t)rs[j];
+        step[nax] = (int64_t)st;
+        thr[nax] = (int64_t)1 << e->group;
+        th[nax++] = 0;
+    }
     for (int a = op->naxes - 1; a >= 0; a--) {
         if (op->axes[a].kind != GS_AXIS_SPATIAL) continue;
         uint64_t st = 0;
@@ -455,6 +464,14 @@ void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const 
             iters_slow = 1 - f_inb;
         }
     }
+    /* a group's lanes share each reduction: a thread runs 1/R of it */
+    double R = p->reduce_split > 1 ? p->reduce_split : 1;
+    if (R > 1 && nred) {
+        iters_fast /= R;
+        iters_slow /= R;
+        iters_real /= R;
+        iters_pad /= R;
+    }
     double acc = (double)gs_etir_acc_regs(op, e);
 
     /* per reduce index and warp: FMAs, operand loads and their wavefronts */
@@ -516,6 +533,8 @@ void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const 
     if (p->out_vec <= 1) secv = sec1;
     double rw = op->epi.beta != 0 ? 2 : 1; /* beta reads the output too */
     double epi_instr = acc * (epi_fast * (2.0 + 1.0 / p->out_vec) + (1 - epi_fast) * 8.0);
+    /* the group's combine: a shuffle and an add per accumulator and step */
+    if (R > 1) epi_instr += acc * 2 * log2(R);
     double epi_wave = acc * rw * (epi_fast / p->out_vec * lwv + (1 - epi_fast) * lw1);
     double epi_sectors = acc * rw * (epi_fast / p->out_vec * secv + (1 - epi_fast) * sec1); /* per warp */
 

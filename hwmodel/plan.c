@@ -184,8 +184,17 @@ double gs_smem_wavefronts_of(int banks, const int64_t *addr, int lanes, int w) {
 int gs_plan_frag_lanes(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, int warp, int64_t *addr) {
     const gs_tensor *ts = &op->tensors[t];
     const gs_plan_input *pi = &p->in[t];
-    int64_t step[GS_MAX_AXES], thr[GS_MAX_AXES], th[GS_MAX_AXES];
+    int64_t step[GS_MAX_AXES + 1], thr[GS_MAX_AXES + 1], th[GS_MAX_AXES + 1];
     int nax = 0;
+    int ga = gs_etir_group_axis(op);
+    if (e->group && ga >= 0) { /* a group's lanes are the fastest thread index */
+        uint64_t st = 0;
+        for (int j = 0; j < ts->ndim; j++)
+            st += (uint64_t)ts->idx[j].coeff[ga] * (uint64_t)(pi->staged ? pi->sstride[j] : 1);
+        step[nax] = (int64_t)st;
+        thr[nax] = (int64_t)1 << e->group;
+        th[nax++] = 0;
+    }
     for (int a = op->naxes - 1; a >= 0; a--) { /* last spatial axis fastest, as the kernel */
         if (!spatial(op, a)) continue;
         uint64_t st = 0;
@@ -453,7 +462,7 @@ static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, cons
     p->stages = e->stages;
     p->raster = e->raster;
     p->fast_path = !p->opts.predicated;
-    p->reduce_split = 1;
+    p->reduce_split = (uint8_t)(1 << (e->group <= GS_MAX_GROUP ? e->group : 0));
     p->raster_x = p->raster_y = -1;
     for (int a = op->naxes - 1; a >= 0; a--) { /* the last two spatial axes */
         if (!spatial(op, a)) continue;

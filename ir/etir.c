@@ -34,8 +34,15 @@ void gs_etir_init(const gs_op *op, gs_etir *e) {
 
 int64_t gs_etir_threads_axis(const gs_etir *e, int d) { return e->T[d][2] / e->T[d][1]; }
 
+int gs_etir_group_axis(const gs_op *op) {
+    int r = -1;
+    for (int d = 0; d < op->naxes; d++)
+        if (op->axes[d].kind == GS_AXIS_REDUCE) r = d;
+    return r;
+}
+
 int64_t gs_etir_threads(const gs_op *op, const gs_etir *e) {
-    int64_t n = 1;
+    int64_t n = (int64_t)1 << (e->group <= GS_MAX_GROUP ? e->group : 0);
     for (int d = 0; d < op->naxes; d++)
         if (op->axes[d].kind == GS_AXIS_SPATIAL) n *= gs_etir_threads_axis(e, d);
     return n;
@@ -68,7 +75,11 @@ bool gs_etir_wellformed(const gs_op *op, const gs_etir *e) {
     }
     for (int t = 0; t < op->ninputs; t++)
         if (e->stage[t] > 1) return false;
-    if (e->stages < 1 || e->stages > GS_MAX_STAGES || e->raster > GS_MAX_RASTER || e->pad_) return false;
+    if (e->stages < 1 || e->stages > GS_MAX_STAGES || e->raster > GS_MAX_RASTER || e->group > GS_MAX_GROUP) return false;
+    if (e->group) {
+        int ga = gs_etir_group_axis(op);
+        if (ga < 0 || e->T[ga][2] < (1 << e->group)) return false;
+    }
     return true;
 }
 
@@ -136,6 +147,13 @@ bool gs_etir_apply(const gs_op *op, const gs_etir *e, gs_action a, int max_threa
         if (l != 1 || a.value < 0 || a.value > GS_MAX_RASTER || a.value == e->raster) return false;
         out->raster = (uint8_t)a.value;
         return true;
+    case GS_ACT_GROUP: {
+        int ga = gs_etir_group_axis(op);
+        if (l != 1 || ga < 0 || a.value < 0 || a.value > GS_MAX_GROUP || a.value == e->group) return false;
+        if (e->T[ga][2] < (1 << a.value)) return false;
+        out->group = (uint8_t)a.value;
+        return true;
+    }
     case GS_ACT_CACHE:
         if (l == 2)
             enter_level1(op, out, max_threads);
@@ -161,9 +179,16 @@ void gs_etir_format(const gs_op *op, const gs_etir *e, char *buf, size_t n) {
     for (int t = 0; t < op->ninputs && off < n; t++)
         off += (size_t)snprintf(buf + off, n - off, "%s%s:%s", t ? " " : " | ", op->tensors[t].name,
                                 e->stage[t] ? "smem" : "global");
-    if (off < n && e->stages > 1) off += (size_t)snprintf(buf + off, n - off, " | st%d", e->stages);
-    if (off < n && e->raster > 0)
-        off += (size_t)snprintf(buf + off, n - off, "%sr%d", e->stages > 1 ? " " : " | ", 1 << e->raster);
+    const char *sep = " | ";
+    if (off < n && e->stages > 1) {
+        off += (size_t)snprintf(buf + off, n - off, "%sst%d", sep, e->stages);
+        sep = " ";
+    }
+    if (off < n && e->raster > 0) {
+        off += (size_t)snprintf(buf + off, n - off, "%sr%d", sep, 1 << e->raster);
+        sep = " ";
+    }
+    if (off < n && e->group > 0) off += (size_t)snprintf(buf + off, n - off, "%sg%d", sep, 1 << e->group);
 }
 
 static void lower(char *dst, const char *src, size_t n) {
@@ -196,6 +221,7 @@ void gs_etir_format_config(const gs_op *op, const gs_etir *e, char *buf, size_t 
     }
     if (off < n && e->stages != 1) off += (size_t)snprintf(buf + off, n - off, ",stages=%d", e->stages);
     if (off < n && e->raster != 0) off += (size_t)snprintf(buf + off, n - off, ",raster=%d", 1 << e->raster);
+    if (off < n && e->group != 0) off += (size_t)snprintf(buf + off, n - off, ",group=%d", 1 << e->group);
 }
 
 gs_status gs_etir_parse_config(gs_ctx *ctx, const gs_op *op, const char *cfg, gs_etir *e) {
@@ -210,7 +236,7 @@ gs_status gs_etir_parse_config(gs_ctx *ctx, const gs_op *op, const char *cfg, gs
     /* each key at most once, like the spec grammar: seen[kind][axis or tensor] */
     bool seen[4][GS_MAX_AXES > GS_MAX_TENSORS ? GS_MAX_AXES : GS_MAX_TENSORS];
     memset(seen, 0, sizeof seen);
-    bool seen_kernel[2] = {false, false}; /* raster, stages */
+    bool seen_kernel[3] = {false, false, false}; /* raster, stages, group */
     int nkeys = 0;
     for (char *tok = strtok_r(buf, ", \t\n", &save); tok; tok = strtok_r(NULL, ", \t\n", &save)) {
         char *eq = strchr(tok, '=');
@@ -227,11 +253,20 @@ gs_status gs_etir_parse_config(gs_ctx *ctx, const gs_op *op, const char *cfg, gs
         char nm[GS_NAME_LEN];
         bool found = false;
         /* whole-kernel keys first (an input named "tages" would lose to them) */
-        if (!strcmp(tok, "stages") || !strcmp(tok, "raster")) {
-            bool st = tok[0] == 's';
+        if (!strcmp(tok, "stages") || !strcmp(tok, "raster") || !strcmp(tok, "group")) {
+            int st = tok[0] == 's' ? 1 : tok[0] == 'g' ? 2 : 0;
             if (seen_kernel[st]) return gs_err(ctx, GS_ERR_PARSE, "config: key '%s' given twice", tok);
             seen_kernel[st] = true;
-            if (st) {
+            if (st == 2) {
+                int lg = 0;
+                while (lg <= GS_MAX_GROUP && (1L << lg) != v) lg++;
+                if (lg > GS_MAX_GROUP)
+                    return gs_err(ctx, GS_ERR_PARSE, "config: group must be a power of two 1..%d (got %ld)",
+                                  1 << GS_MAX_GROUP, v);
+                if (lg && gs_etir_group_axis(op) < 0)
+                    return gs_err(ctx, GS_ERR_PARSE, "config: group needs a reduce axis (%s has none)", op->spec);
+                e->group = (uint8_t)lg;
+            } else if (st) {
                 if (v < 1 || v > GS_MAX_STAGES)
                     return gs_err(ctx, GS_ERR_PARSE, "config: stages must be 1..%d (got %ld)", GS_MAX_STAGES, v);
                 e->stages = (uint8_t)v;
@@ -286,7 +321,7 @@ gs_status gs_etir_parse_config(gs_ctx *ctx, const gs_op *op, const char *cfg, gs
         gs_etir_format(op, e, f, sizeof f);
         return gs_err(ctx, GS_ERR_PARSE,
                       "config: tiles must be powers of two with thread tile | block tile and vthreads | thread "
-                      "tile, block tile <= next power of two of the extent (got %s)",
+                      "tile, block tile <= next power of two of the extent, group <= the last reduce axis' block tile (got %s)",
                       f);
     }
     return GS_OK;

@@ -144,6 +144,15 @@ bool gs_tensor_uses_axis(const gs_tensor *t, int a);
  *           reuse), at most GS_MAX_RASTER. */
 #define GS_MAX_STAGES 4
 #define GS_MAX_RASTER 4
+/* A third is the reduce split (tinygrad's GROUP):
+ *   group   log2 of the threads that share each output's reduction along the
+ *           last reduce axis (0: none). Lane l of a group takes the indices
+ *           l, l + 2^g, ... of each reduce tile, so neighbouring lanes read
+ *           neighbouring elements of that axis; the partial results are
+ *           combined across the lanes at the end. Lanes are the fastest
+ *           thread index and a group never spans warps: at most
+ *           GS_MAX_GROUP (32 lanes), and at most the reduce tile. */
+#define GS_MAX_GROUP 5
 
 typedef struct gs_etir {
     int32_t T[GS_MAX_AXES][GS_LEVELS];
@@ -152,7 +161,7 @@ typedef struct gs_etir {
     int8_t level;
     uint8_t stages;
     uint8_t raster;
-    uint8_t pad_;
+    uint8_t group;
 } gs_etir;
 
 typedef enum gs_action_kind {
@@ -162,7 +171,8 @@ typedef enum gs_action_kind {
     GS_ACT_CACHE = 3,
     GS_ACT_STAGES = 4, /* set the pipeline depth to value (level 1) */
     GS_ACT_RASTER = 5, /* set the block-swizzle log2 group to value (level 1) */
-    GS_ACT_COUNT_ = 6
+    GS_ACT_GROUP = 6,  /* set the reduce split's log2 lanes to value (level 1) */
+    GS_ACT_COUNT_ = 7
 } gs_action_kind;
 
 typedef struct gs_action {
@@ -182,7 +192,10 @@ void gs_etir_init(const gs_op *op, gs_etir *e);
 bool gs_etir_apply(const gs_op *op, const gs_etir *e, gs_action a, int max_threads, gs_etir *out);
 /* Largest tile the walk may reach on axis d: next power of two >= extent. */
 int32_t gs_etir_max_tile(const gs_op *op, int d);
-/* Threads along axis d (T2/T1) and in total. */
+/* The last reduce axis (the one a group splits), or -1. */
+int gs_etir_group_axis(const gs_op *op);
+/* Threads along axis d (T2/T1) and in total (the spatial threads times the
+ * group's lanes). */
 int64_t gs_etir_threads_axis(const gs_etir *e, int d);
 int64_t gs_etir_threads(const gs_op *op, const gs_etir *e);
 /* Blocks in the grid: prod over spatial axes of ceil(extent/T2). */

@@ -40,7 +40,10 @@ typedef struct dialect_spelling {
      * macros defined here, so the kernel bodies of the two dialects are the
      * same text: GS_LD2/4(p), GS_ST2/4(p, v), GS_SMEM (a 16-byte aligned
      * shared array), GS_CP_ASYNC4/8/16(dst, src) (cp.async; a plain copy in
-     * OpenCL), GS_CP_COMMIT(), GS_CP_WAIT(n) (no-ops in OpenCL). */
+     * OpenCL), GS_CP_COMMIT(), GS_CP_WAIT(n) (no-ops in OpenCL), and the
+     * reduce split's combine across a group's lanes, GS_GROUP_SUM/MAX(v, r,
+     * mask) (warp shuffles in CUDA; a tree in local memory, GS_GROUP_SCRATCH,
+     * in OpenCL 1.2, which has no shuffles). */
     const char *preamble;
 } dialect_spelling;
 
@@ -68,7 +71,11 @@ static const dialect_spelling spellings[] = {
             "#define GS_CP_ASYNC4(d, s) asm volatile(\"cp.async.ca.shared.global [%0], [%1], 4;\\n\" :: "
             "\"r\"((unsigned)__cvta_generic_to_shared(d)), \"l\"(s))\n"
             "#define GS_CP_COMMIT() asm volatile(\"cp.async.commit_group;\\n\" ::)\n"
-            "#define GS_CP_WAIT(n) asm volatile(\"cp.async.wait_group %0;\\n\" :: \"n\"(n))\n",
+            "#define GS_CP_WAIT(n) asm volatile(\"cp.async.wait_group %0;\\n\" :: \"n\"(n))\n"
+            "#define GS_GROUP_SCRATCH(n)\n"
+            "#define GS_GROUP_MASK(nt) ((tid >> 5) == ((nt) >> 5) ? (1u << ((nt) & 31)) - 1u : 0xffffffffu)\n"
+            "#define GS_GROUP_SUM(v, r, m) for (int o_ = (r) / 2; o_ > 0; o_ >>= 1) v += __shfl_xor_sync(m, v, o_, r)\n"
+            "#define GS_GROUP_MAX(v, r, m) for (int o_ = (r) / 2; o_ > 0; o_ >>= 1) v = fmaxf(v, __shfl_xor_sync(m, v, o_, r))\n",
     },
     [GS_DIALECT_OPENCL] = {
         .kernel_prefix = "__kernel __attribute__((reqd_work_group_size(%lld, 1, 1))) void",
@@ -90,7 +97,15 @@ static const dialect_spelling spellings[] = {
             "#define GS_CP_ASYNC8(d, s) vstore2(vload2(0, s), 0, d)\n"
             "#define GS_CP_ASYNC4(d, s) (*(d) = *(s))\n"
             "#define GS_CP_COMMIT()\n"
-            "#define GS_CP_WAIT(n)\n",
+            "#define GS_CP_WAIT(n)\n"
+            "#define GS_GROUP_SCRATCH(n) __local float gs_red[n]\n"
+            "#define GS_GROUP_MASK(nt) 0u\n"
+            "#define GS_GROUP_SUM(v, r, m) { gs_red[tid] = v; barrier(CLK_LOCAL_MEM_FENCE); \\\n"
+            "    for (int o_ = (r) / 2; o_ > 0; o_ >>= 1) { if ((tid & ((r) - 1)) < o_) gs_red[tid] += gs_red[tid + o_]; \\\n"
+            "    barrier(CLK_LOCAL_MEM_FENCE); } v = gs_red[tid & ~((r) - 1)]; barrier(CLK_LOCAL_MEM_FENCE); (void)(m); }\n"
+            "#define GS_GROUP_MAX(v, r, m) { gs_red[tid] = v; barrier(CLK_LOCAL_MEM_FENCE); \\\n"
+            "    for (int o_ = (r) / 2; o_ > 0; o_ >>= 1) { if ((tid & ((r) - 1)) < o_) gs_red[tid] = fmax(gs_red[tid], gs_red[tid + o_]); \\\n"
+            "    barrier(CLK_LOCAL_MEM_FENCE); } v = gs_red[tid & ~((r) - 1)]; barrier(CLK_LOCAL_MEM_FENCE); (void)(m); }\n",
     },
 };
 
@@ -302,7 +317,14 @@ static void print_block_index(printer *m) {
         line(m, "const int ob%d = (bid %% nb%d) * %d; bid /= nb%d;", a, a, e->T[a][2], a);
     }
     line(m, "(void)bid;");
-    line(m, "int tt = tid;");
+    if (p->reduce_split > 1) {
+        line(m, "/* group: %d lanes share each output's reduction along %s */", p->reduce_split,
+             op->axes[gs_etir_group_axis(op)].name);
+        line(m, "const int lane = tid %% %d;", p->reduce_split);
+        line(m, "int tt = tid / %d;", p->reduce_split);
+    } else {
+        line(m, "int tt = tid;");
+    }
     for (int a = m->na - 1; a >= 0; a--) {
         if (!spatial(op, a)) continue;
         line(m, "const int th%d = tt %% %lld; tt /= %lld;", a, (long long)m->thr[a], (long long)m->thr[a]);
@@ -826,15 +848,22 @@ static void print_compute_body(printer *m, const char *buf, bool bounded, bool f
         if (!spatial(m->op, a)) last_red = a;
     for (int a = 0; a < m->na; a++) {
         if (spatial(m->op, a)) continue;
-        int T = m->e->T[a][2];
+        int T = m->e->T[a][2], R = a == last_red ? m->p->reduce_split : 1;
         if (bounded) {
             line(m, "const int kl%d = E%d - or%d < %d ? E%d - or%d : %d;", a, a, a, T, a, a, T);
             line(m, "#pragma unroll 4");
-            open_(m, "for (int kr%d = 0; kr%d < kl%d; kr%d++)", a, a, a, a);
+            if (R > 1) open_(m, "for (int kr%d = lane; kr%d < kl%d; kr%d += %d)", a, a, a, a, R);
+            else open_(m, "for (int kr%d = 0; kr%d < kl%d; kr%d++)", a, a, a, a);
         } else {
             if (m->p->k_unroll == 0) line(m, "#pragma unroll");
             else line(m, "#pragma unroll %d", a == last_red ? m->p->k_unroll : 1);
-            open_(m, "for (int kr%d = 0; kr%d < %d; kr%d++)", a, a, T, a);
+            if (R > 1) {
+                /* lane l takes l, l + R, ...: neighbouring lanes, neighbouring elements */
+                open_(m, "for (int kq%d = 0; kq%d < %d; kq%d++)", a, a, T / R, a);
+                line(m, "const int kr%d = kq%d * %d + lane;", a, a, R);
+            } else {
+                open_(m, "for (int kr%d = 0; kr%d < %d; kr%d++)", a, a, T, a);
+            }
         }
         open++;
     }
@@ -1051,10 +1080,25 @@ static void print_epilogue_loops(printer *m, bool vec, bool predicated) {
     for (; open > 0; open--) close_(m);
 }
 
+/* The group's combine: every lane ends with the whole reduction. */
+static void print_group_combine(printer *m) {
+    const gs_plan *p = m->p;
+    if (p->reduce_split <= 1) return;
+    line(m, "/* group: combine the %d lanes' partial results */", p->reduce_split);
+    line(m, "const unsigned gmask = GS_GROUP_MASK(%d);", (int)p->threads);
+    line(m, "(void)gmask;");
+    line(m, "#pragma unroll");
+    line(m, "for (int i = 0; i < %lld; i++) GS_GROUP_%s(acc[i], %d, gmask);", (long long)gs_etir_acc_regs(m->op, m->e),
+         m->op->combine == GS_COMBINE_MAX ? "MAX" : "SUM", p->reduce_split);
+}
+
 static void print_epilogue(printer *m) {
     const gs_plan *p = m->p;
+    if (p->reduce_split > 1) open_(m, "if (lane == 0)"); /* one lane stores */
+    else open_block(m);
     if (!p->fast_path) {
         print_epilogue_loops(m, false, true);
+        close_(m);
         return;
     }
     open_(m, "if (inb%s)", p->out_vec > 1 ? " && alo" : "");
@@ -1063,6 +1107,7 @@ static void print_epilogue(printer *m) {
     line(m, "} else {");
     m->indent++;
     print_epilogue_loops(m, false, true);
+    close_(m);
     close_(m);
 }
 
@@ -1109,6 +1154,7 @@ gs_status gs_lower_emit_plan(gs_ctx *ctx, const gs_op *op, const gs_etir *e, con
     gs_sb_puts(&m->sb, m->sp->preamble);
     print_signature(m, out);
     m->indent = 1;
+    if (p->reduce_split > 1) line(m, "GS_GROUP_SCRATCH(%d);", (int)p->threads);
     line(m, "const int tid = %s;", m->sp->tid);
     print_block_index(m);
     print_guards(m);
@@ -1119,6 +1165,7 @@ gs_status gs_lower_emit_plan(gs_ctx *ctx, const gs_op *op, const gs_etir *e, con
     line(m, "for (int i = 0; i < %lld; i++) acc[i] = %s;", (long long)acc_n, identity(m));
     print_staging_setup(m);
     print_main_loop(m);
+    print_group_combine(m);
     print_epilogue(m);
     gs_sb_puts(&m->sb, "}\n");
     if (m->sb.oom) {

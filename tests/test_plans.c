@@ -255,3 +255,53 @@ Test(plans, aligned_plan_on_misaligned_rows, .timeout = 300) {
     gs_cl_close(cl);
     gs_ctx_destroy(ctx);
 }
+
+/* The reduce split (group): every lane count from 1 to 32 on reductions of
+ * non-power-of-two length, with the library's plan and its fallbacks, one
+ * and several stages; sums, maxima, means, gemv, gemm, batched gemm and a
+ * convolution (whose last reduce axis is the filter width). */
+Test(plans, group_every_split, .timeout = 900) {
+    static const struct {
+        const char *hw, *spec, *cfg;
+    } cases[] = {
+        {"h100", "gemv M=37 N=1029", "bm=4,bk=64,sa=1,sx=1"},
+        {"t4", "gemv M=5 N=333 transA=1 alpha=1.5 beta=0.5", "bm=4,bk=32,sa=1,sx=1"},
+        {"a100", "rowsum M=7 K=1031", "bm=2,bk=32,sx=1"},
+        {"h100", "rowmax M=3 K=777", "bm=4,bk=64,sx=0"},
+        {"rtx3090", "rowmean M=9 K=100", "bm=8,bk=32,sx=1"},
+        {"h100", "gemm M=13 N=21 K=515 bias=1 relu=1", "bm=8,bn=8,bk=32,tm=2,tn=2,sa=1,sb=1"},
+        {"a100", "bgemm B=2 M=5 N=7 K=301", "bb=1,bm=4,bn=8,bk=32,tn=2,sa=1,sb=0"},
+        {"h100", "conv2d N=1 C=3 H=9 W=11 K=5 R=3 S=5 pad=2 layout=nhwc", "bn=1,bk=4,bp=2,bq=4,bc=4,br=2,bs=8,si=1,sf=1"},
+    };
+    gs_ctx *ctx = gs_ctx_create();
+    gs_cl *cl = NULL;
+    gs_status s = gs_cl_open(ctx, &cl);
+    if (s == GS_ERR_OPENCL_MISSING) cr_skip_test("no OpenCL device: %s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(s, GS_OK, "%s", gs_ctx_errmsg(ctx));
+    paths c = {0};
+    int grouped = 0, rot = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gs_op *op = NULL;
+        cr_assert_eq(gs_op_parse(ctx, cases[i].spec, &op), GS_OK, "%s: %s", cases[i].spec, gs_ctx_errmsg(ctx));
+        const gs_hw *hw = gs_hw_find_builtin(cases[i].hw);
+        gs_etir e0;
+        cr_assert_eq(gs_etir_parse_config(ctx, op, cases[i].cfg, &e0), GS_OK, "%s: %s", cases[i].spec,
+                     gs_ctx_errmsg(ctx));
+        int ga = gs_etir_group_axis(op);
+        cr_assert_geq(ga, 0);
+        for (int g = 0; g <= GS_MAX_GROUP; g++) {
+            gs_etir e = e0;
+            while (e.T[ga][2] < (1 << g) && e.T[ga][2] < gs_etir_max_tile(op, ga)) e.T[ga][2] *= 2;
+            if (e.T[ga][2] < (1 << g)) continue; /* the axis is too short for this split */
+            e.group = (uint8_t)g;
+            e.stages = (uint8_t)(1 + (g + (int)i) % 3);
+            const gs_plan_opts *o = &OPTS[rot++ % 3];
+            if (run_variant(ctx, cl, hw, op, &e, o, 100 + (uint64_t)g, "group", &c)) grouped += g > 0;
+        }
+        gs_op_destroy(op);
+    }
+    cr_log_info("plans/group: %d kernels, %d with a reduce split", c.kernels, grouped);
+    cr_expect_geq(grouped, 30, "reduce splits ran: %d", grouped);
+    gs_cl_close(cl);
+    gs_ctx_destroy(ctx);
+}
