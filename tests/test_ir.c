@@ -1390,3 +1390,68 @@ Test(ir, stage_layout_saturates_huge_dilation) {
     cr_assert_eq(gs_stage_layout(&op, &e, 0, dims, &pitch), 4);
     gs_ctx_destroy(ctx);
 }
+
+/* The whole-kernel dimensions in the text forms and the actions: stages,
+ * raster and the reduce split (group). */
+Test(ir, kernel_dimensions_config_format_actions) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_op g, ew;
+    cr_assert_eq(gs_op_parse_into(ctx, "gemv M=100 N=300", &g), GS_OK);
+    cr_assert_eq(gs_op_parse_into(ctx, "add M=8 N=8", &ew), GS_OK);
+    gs_etir e;
+    cr_assert_eq(gs_etir_parse_config(ctx, &g, "bm=4,bk=64,stages=3,raster=4,group=16", &e), GS_OK, "%s",
+                 gs_ctx_errmsg(ctx));
+    cr_assert_eq(e.stages, 3);
+    cr_assert_eq(e.raster, 2);
+    cr_assert_eq(e.group, 4);
+    cr_assert_eq(gs_etir_threads(&g, &e), 4 * 16, "spatial threads times the group's lanes");
+    char buf[256], back[256];
+    gs_etir_format(&g, &e, buf, sizeof buf);
+    cr_assert(strstr(buf, " | st3 r4 g16"), "%s", buf);
+    gs_etir_format_config(&g, &e, buf, sizeof buf);
+    cr_assert(strstr(buf, ",stages=3,raster=4,group=16"), "%s", buf);
+    gs_etir e2;
+    cr_assert_eq(gs_etir_parse_config(ctx, &g, buf, &e2), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_etir_format_config(&g, &e2, back, sizeof back);
+    cr_assert_str_eq(buf, back);
+    /* group alone is printed after the staging */
+    cr_assert_eq(gs_etir_parse_config(ctx, &g, "bm=4,bk=64,group=2", &e), GS_OK);
+    gs_etir_format(&g, &e, buf, sizeof buf);
+    cr_assert(strstr(buf, ":smem | g2"), "%s", buf);
+    /* errors name the key */
+    static const struct {
+        const char *cfg, *msg;
+    } bad[] = {
+        {"bm=4,bk=64,group=3", "group must be a power of two 1..32"},
+        {"bm=4,bk=64,group=64", "group must be a power of two 1..32"},
+        {"bm=4,bk=64,group=2,group=4", "given twice"},
+        {"bm=4,bk=8,group=16", "group <= the last reduce axis' block tile"},
+        {"bm=4,stages=5", "stages must be 1..4"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cr_assert_eq(gs_etir_parse_config(ctx, &g, bad[i].cfg, &e), GS_ERR_PARSE, "%s", bad[i].cfg);
+        cr_assert(strstr(gs_ctx_errmsg(ctx), bad[i].msg), "%s: %s", bad[i].cfg, gs_ctx_errmsg(ctx));
+    }
+    cr_assert_eq(gs_etir_parse_config(ctx, &ew, "bm=4,group=2", &e), GS_ERR_PARSE);
+    cr_assert(strstr(gs_ctx_errmsg(ctx), "group needs a reduce axis"), "%s", gs_ctx_errmsg(ctx));
+    /* the action: level 1 only, up to the reduce tile, never on an
+     * operator without a reduce axis */
+    gs_etir s, o;
+    gs_etir_init(&g, &s);
+    cr_assert_not(gs_etir_apply(&g, &s, (gs_action){GS_ACT_GROUP, -1, 1}, 1024, &o), "level 2");
+    cr_assert(gs_etir_apply(&g, &s, (gs_action){GS_ACT_CACHE, -1, 0}, 1024, &s));
+    cr_assert_not(gs_etir_apply(&g, &s, (gs_action){GS_ACT_GROUP, -1, 1}, 1024, &o), "reduce tile 1 < 2 lanes");
+    s.T[1][2] = 8;
+    cr_assert(gs_etir_apply(&g, &s, (gs_action){GS_ACT_GROUP, -1, 3}, 1024, &o));
+    cr_assert_eq(o.group, 3);
+    cr_assert(gs_etir_wellformed(&g, &o));
+    cr_assert_not(gs_etir_apply(&g, &s, (gs_action){GS_ACT_GROUP, -1, 4}, 1024, &o), "16 lanes > tile 8");
+    cr_assert_not(gs_etir_apply(&g, &s, (gs_action){GS_ACT_GROUP, -1, GS_MAX_GROUP + 1}, 1024, &o));
+    cr_assert(gs_etir_apply(&g, &s, (gs_action){GS_ACT_GROUP, -1, 3}, 1024, &o));
+    o.T[1][2] = 4; /* a tile below the lanes is malformed */
+    cr_assert_not(gs_etir_wellformed(&g, &o));
+    gs_etir_init(&ew, &s);
+    cr_assert(gs_etir_apply(&ew, &s, (gs_action){GS_ACT_CACHE, -1, 0}, 1024, &s));
+    cr_assert_not(gs_etir_apply(&ew, &s, (gs_action){GS_ACT_GROUP, -1, 1}, 1024, &o), "no reduce axis");
+    gs_ctx_destroy(ctx);
+}
