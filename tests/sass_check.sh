@@ -6,7 +6,9 @@
 # least one 128-bit global load (LDG.E.128 through registers, or a 16-byte
 # cp.async LDGSTS.128), one 128-bit shared load (LDS.128) and, on sm_80+, one
 # cp.async (LDGSTS of any width); in the whole kernel no
-# local-memory traffic (LDL/STL). Each figure is printed with PASS/FAIL; the
+# local-memory traffic (LDL/STL). For 'gemv M=16384 N=16384' and
+# 'rowsum M=1024 K=128' on h100 it wants warp shuffles (SHFL: the reduce
+# split's combine) and no LDL. Each figure is printed with PASS/FAIL; the
 # exit status is 1 when any fails.
 #
 # Without cuobjdump (make sass-tools could not install it) or NVRTC the check
@@ -73,6 +75,19 @@ for hw in $PROFILES; do
     fi
     check "LDL in kernel" "$(figure LDL 3 "$tmp/out")" eq 0
     check "STL in kernel" "$(figure STL 3 "$tmp/out")" eq 0
+done
+# Reductions: the constructed gemv and row sum on h100 split each output's
+# reduction over a group of lanes (group=) and combine with warp shuffles.
+for spec in 'gemv M=16384 N=16384' 'rowsum M=1024 K=128'; do
+    if ! "$BIN" construct --hw h100 --sass "$spec" >"$tmp/out" 2>"$tmp/err"; then
+        echo "h100 '$spec': gensor construct --sass failed:"
+        sed 's/^/    /' "$tmp/err"
+        fail=$((fail + 1))
+        continue
+    fi
+    echo "h100 '$spec' ($(awk '$1 == "0" { for (i = 2; i <= NF; i++) if ($i ~ /^g[0-9]+$/) g = $i } END { print g ? g : "no group" }' "$tmp/out")):"
+    check "SHFL in kernel" "$(figure SHFL 3 "$tmp/out")" ge 1
+    check "LDL in kernel" "$(figure LDL 3 "$tmp/out")" eq 0
 done
 echo "check-sass: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
