@@ -298,14 +298,23 @@ static void run_exhaustive(const gs_hw *hw, const gs_op *op, int top_k, gs_wf_me
         }
         if (gs_hw_check(hw, op, &e)) {
             /* middle odometer over thread tiles; validity does not depend on
-             * the vthread split, so invalid thread tiles skip all of theirs */
+             * the vthread split, so invalid thread tiles skip all of theirs.
+             * It does depend on the reduce split (more threads, fewer copy
+             * units each, fewer registers): a thread tile is skipped only
+             * when no split makes it valid. */
             e.level = 0;
+            int ga = gs_etir_group_axis(op);
             for (;;) {
                 for (int d = 0; d < op->naxes; d++) e.V[d] = 1;
-                if (gs_hw_check(hw, op, &e)) {
+                bool base_ok = gs_hw_check(hw, op, &e), any_ok = base_ok;
+                for (int gr = 1; !any_ok && ga >= 0 && gr <= GS_MAX_GROUP && (1 << gr) <= e.T[ga][2]; gr++) {
+                    e.group = (uint8_t)gr;
+                    any_ok = gs_hw_check(hw, op, &e);
+                }
+                e.group = 0;
+                if (any_ok) {
                     for (;;) { /* inner odometer over vthreads */
                         /* innermost: the pipeline depth, the raster and the reduce split */
-                        int ga = gs_etir_group_axis(op);
                         for (int gr = 0; gr <= (ga >= 0 ? GS_MAX_GROUP : 0); gr++) {
                             if (ga >= 0 && (1 << gr) > e.T[ga][2]) break;
                             e.group = (uint8_t)gr;
@@ -313,7 +322,7 @@ static void run_exhaustive(const gs_hw *hw, const gs_op *op, int top_k, gs_wf_me
                                 for (int ra = 0; ra <= GS_MAX_RASTER; ra++) {
                                     e.stages = (uint8_t)st;
                                     e.raster = (uint8_t)ra;
-                                    if ((st > 1 || ra > 0 || gr > 0) && !gs_hw_check(hw, op, &e)) continue;
+                                    if ((st > 1 || ra > 0 || gr > 0 || !base_ok) && !gs_hw_check(hw, op, &e)) continue;
                                     visited++;
                                     gs_estimate est;
                                     gs_estimate_etir_memo(hw, op, &e, 0, wf, &est);
