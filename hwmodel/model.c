@@ -277,7 +277,7 @@ static double global_wavefronts(const gs_hw *hw, const gs_op *op, const gs_etir 
     double lines_m, secs_m;
     if (memo) {
         key = gs_wf_key(addr, lanes, 0x676c6f6200000000ull ^ ((uint64_t)per_sector << 8) ^ (uint64_t)w);
-        if (gs_wf_memo_get(memo, key, &lines_m) && gs_wf_memo_get(memo, key ^ 2, &secs_m)) {
+        if (gs_wf_memo_get(memo, key, &lines_m) && gs_wf_memo_get(memo, key * 3 | 1, &secs_m)) {
             if (sectors_out) *sectors_out = secs_m;
             return fmax(lines_m, secs_m / sectors_per_clk);
         }
@@ -293,7 +293,7 @@ static double global_wavefronts(const gs_hw *hw, const gs_op *op, const gs_etir 
         }
     int distinct = gs_count_distinct(sec, n), lines = gs_count_distinct(line, n);
     gs_wf_memo_put(memo, key, lines);
-    gs_wf_memo_put(memo, key ^ 2, distinct);
+    gs_wf_memo_put(memo, key * 3 | 1, distinct);
     if (sectors_out) *sectors_out = distinct;
     return fmax(lines, distinct / sectors_per_clk);
 }

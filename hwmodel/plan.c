@@ -130,6 +130,11 @@ void gs_wf_memo_put(gs_wf_memo *m, uint64_t key, double val) {
             m->val[i] = val;
             return;
         }
+    /* a full run of slots: the newest pattern replaces the home slot's (the
+     * walk moves on, and a memo that stops learning stops helping) */
+    i = (unsigned)(key >> 52) & (GS_WF_MEMO_SLOTS - 1);
+    m->key[i] = key;
+    m->val[i] = val;
 }
 
 /* gs_smem_wavefronts_of through the memo. */
@@ -518,6 +523,38 @@ static void choose_pad(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_pl
         else if (gs_tensor_uses_axis(ts, a)) frag *= e->T[a][1];
     }
     reads_per_tile *= frag / pi->frag_vec;
+    /* memoised by everything the choice depends on: the box and its layout
+     * decisions, the thread mapping, the profile's banks and warp (the walk
+     * meets the same input box under many states) */
+    int64_t kv[24 + 2 * GS_MAX_AXES];
+    int nk = 0;
+    uint64_t key = 0;
+    if (memo) {
+        kv[nk++] = t;
+        kv[nk++] = ts->ndim;
+        for (int j = 0; j < ts->ndim && j < GS_MAX_DIMS; j++) kv[nk++] = pi->dims[j];
+        kv[nk++] = pi->inner_dim | pi->copy_dim << 8 | pi->copy_vec << 16 | pi->store_vec << 24 |
+                   (int64_t)pi->frag_vec << 32 | (int64_t)p->opts.scalar << 40 | (int64_t)e->group << 48;
+        kv[nk++] = reserve;
+        kv[nk++] = pi->units;
+        kv[nk++] = p->threads;
+        kv[nk++] = (int64_t)hw->smem_banks << 32 | hw->warp_size;
+        kv[nk++] = (int64_t)reads_per_tile;
+        for (int a = 0; a < op->naxes; a++)
+            if (spatial(op, a)) {
+                kv[nk++] = gs_etir_threads_axis(e, a);
+                kv[nk++] = e->T[a][1] / e->V[a];
+            }
+        key = gs_wf_key(kv, nk, 0x7061640000000000ull);
+        double bp, rw, sw;
+        if (gs_wf_memo_get(memo, key, &bp) && gs_wf_memo_get(memo, key * 3 | 1, &rw) && gs_wf_memo_get(memo, key * 5 | 1, &sw)) {
+            pi->pad = (int32_t)bp;
+            pi->read_wf = (float)rw;
+            pi->store_wf = (float)sw;
+            layout_strides(ts, pi->dims, pi->inner_dim, (int64_t)bp, pi->sstride);
+            return;
+        }
+    }
     for (int64_t pad = 0; pad <= reserve; pad += (reserve > 1 ? GS_PLAN_MAX_VEC : 1)) {
         if (p->opts.scalar) pad = (ts->ndim > 1 && pi->dims[pi->inner_dim] > 1 && pi->dims[pi->inner_dim] % 2 == 0);
         layout_strides(ts, pi->dims, pi->inner_dim, pad, pi->sstride);
@@ -536,6 +573,11 @@ static void choose_pad(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_pl
     }
     pi->pad = (int32_t)best_pad;
     layout_strides(ts, pi->dims, pi->inner_dim, best_pad, pi->sstride);
+    if (memo) {
+        gs_wf_memo_put(memo, key, (double)best_pad);
+        gs_wf_memo_put(memo, key * 3 | 1, pi->read_wf);
+        gs_wf_memo_put(memo, key * 5 | 1, pi->store_wf);
+    }
 }
 
 void gs_plan_make(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts, gs_plan *p) {
