@@ -96,9 +96,11 @@ Test(dispatch, bert_sequence_sweep_shares_kernels) {
     cr_assert_eq(st.constructions, NT);
     cr_assert_eq(st.dispatches, NT);
     cr_assert_eq(st.kernels + st.hits, NT, "every dispatch is a hit or adds a kernel");
-    /* v1 shared a quarter; with stages and raster in the state (codegen v2)
-     * neighbouring shapes more often pick different kernels: 25 of 32 */
-    cr_assert_leq(st.kernels, NT * 7 / 8, "kernels are shared between shapes: %lld for %d shapes",
+    /* v1 shared a quarter of the kernels; with stages, raster and the reduce
+     * split in the state, fresh constructions (no warm start) of neighbouring
+     * shapes more often differ: 29 kernels for 32 shapes. The warm-start
+     * modes below are what a runtime uses to share more. */
+    cr_assert_leq(st.kernels, NT - 2, "kernels are shared between shapes: %lld for %d shapes",
                   (long long)st.kernels, NT);
     cr_assert_eq(st.compiles, nvrtc ? st.kernels : 0);
     cr_assert_gt(newhits, 0);
