@@ -633,8 +633,9 @@ void gs_plan_format(const gs_op *op, const gs_plan *p, char *buf, size_t n) {
                                 pi->inner_dim != pi->copy_dim ? " T" : "", (int)pi->pad, pi->frag_vec);
     }
     if (off < n)
-        off += (size_t)snprintf(buf + off, n - off, " | st%d%s%s ov%d lb(%d,%d)%s", p->stages,
-                                p->raster ? " raster" : "", p->fast_path ? " fast" : " predicated", p->out_vec,
-                                (int)p->threads, (int)p->min_blocks, p->smem_dynamic ? " dyn-smem" : "");
-    if (off < n && p->raster) snprintf(buf + off, n - off, " g%d", 1 << p->raster);
+        off += (size_t)snprintf(buf + off, n - off, " | st%d%s ov%d lb(%d,%d)%s", p->stages,
+                                p->fast_path ? " fast" : " predicated", p->out_vec, (int)p->threads,
+                                (int)p->min_blocks, p->smem_dynamic ? " dyn-smem" : "");
+    if (off < n && p->raster) off += (size_t)snprintf(buf + off, n - off, " raster%d", 1 << p->raster);
+    if (off < n && p->reduce_split > 1) snprintf(buf + off, n - off, " split%d", p->reduce_split);
 }
