@@ -111,6 +111,9 @@ check-asan:
 $(BUILD)/calibrate: experiments/calibrate.c $(BUILD)/libgensor.a
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libgensor.a $(LDFLAGS) $(LDLIBS)
 
+$(BUILD)/plans_bench: experiments/plans_bench.c $(BUILD)/libgensor.a
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libgensor.a $(LDFLAGS) $(LDLIBS)
+
 $(BUILD)/dynamic: experiments/dynamic.c $(BUILD)/libgensor.a
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libgensor.a $(LDFLAGS) $(LDLIBS)
 
@@ -130,8 +133,10 @@ check-suites: $(BUILD)/gensor_tests
 	GS_FULL_SUITES=1 ./$(BUILD)/gensor_tests --filter 'suites/*' --jobs 2
 
 # GS_BENCH_FULL=1 runs the full dynamic-shape workloads (~15 min) instead of --quick.
-bench: deps all $(BUILD)/calibrate $(BUILD)/dynamic
+bench: deps all $(BUILD)/calibrate $(BUILD)/dynamic $(BUILD)/plans_bench
 	@sh experiments/bench.sh $(BUILD)/gensor
+	@echo; echo "== reduction operators: v2 plans against the v1-style plan, predicted (experiments/plans_bench.c)"
+	@./$(BUILD)/plans_bench --hw h100
 	@echo; echo "== dynamic shapes (kernels/dispatch.c; experiments/dynamic.c)"
 	@if [ -n "$$GS_BENCH_FULL" ]; then ./$(BUILD)/dynamic; else ./$(BUILD)/dynamic --quick; fi
 	@if [ -f $(CALIB_DATA)/xgemm_rtx3090_4096.csv ] && [ -f $(CALIB_DATA)/h100/suite_v1.csv ]; then \

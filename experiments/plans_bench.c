@@ -1,0 +1,129 @@
+/* plans_bench.c — what the model expects of the v2 plans, without a GPU
+ * (make bench). For every reduction operator of the paper suite (gemv, row
+ * reductions, gemm, bgemm, convolutions) it constructs the pick on one
+ * profile and prices three kernels of the same tiles:
+ *   v2     the pick as emitted (its stages, raster and reduce split);
+ *   nosplit the pick without its reduce split (group 0), the rest as emitted;
+ *   v1     the pick's tiles under the v1-style plan (scalar, predicated,
+ *          register copies, launch bounds (threads, 1)), one stage, no
+ *          raster, no split: what codegen v1 would have emitted for them.
+ * It prints the predicted times ("-" where a variant does not fit the
+ * profile), v1/v2, the bound, and for the memory-bound
+ * picks the DRAM bandwidth the model expects as a fraction of the profile's.
+ * These are predictions, not measurements: `make bench-gpu` measures.
+ *
+ * Usage: build/plans_bench [--hw NAME] [SUITE.json ...]
+ *        (default: h100 and experiments/suites/paper.json) */
+#include "construct/construct.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static bool is_reduction(const gs_op *op) { return gs_etir_group_axis(op) >= 0; }
+
+static double price(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *o, gs_estimate *est) {
+    gs_plan p;
+    gs_plan_make(hw, op, e, o, &p);
+    gs_estimate_plan(hw, op, e, &p, 0, NULL, NULL, est);
+    return est->time_s;
+}
+
+int main(int argc, char **argv) {
+    const char *hwname = "h100";
+    const char *files[16];
+    int nf = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--hw") && i + 1 < argc) hwname = argv[++i];
+        else if (argv[i][0] == '-') {
+            fprintf(stderr, "usage: %s [--hw NAME] [SUITE.json ...]\n", argv[0]);
+            return 2;
+        } else if (nf < 16) files[nf++] = argv[i];
+    }
+    if (!nf) files[nf++] = "experiments/suites/paper.json";
+    gs_ctx *ctx = gs_ctx_create();
+    const gs_hw *hw = gs_hw_find_builtin(hwname);
+    if (!ctx || !hw) {
+        fprintf(stderr, "plans_bench: unknown profile '%s' (gensor hw list)\n", hwname);
+        gs_ctx_destroy(ctx);
+        return 2;
+    }
+    const gs_plan_opts v1 = {1, 1, 1, 1};
+    printf("%-8s %-46s %-44s %9s %9s %9s %7s %-8s %s\n", "name", "operator", "pick (v2)", "v2_ms", "nosplit",
+           "v1_ms", "v1/v2", "bound", "dram");
+    double lsum = 0, lsplit = 0;
+    int n = 0, rc = 0;
+    for (int f = 0; f < nf; f++) {
+        json_error_t je;
+        json_t *root = json_load_file(files[f], 0, &je);
+        if (!root) {
+            fprintf(stderr, "plans_bench: %s:%d: %s\n", files[f], je.line, je.text);
+            rc = 1;
+            continue;
+        }
+        json_t *ops = json_object_get(root, "ops");
+        for (size_t i = 0; i < json_array_size(ops); i++) {
+            json_t *it = json_array_get(ops, i);
+            const char *spec = json_string_value(json_object_get(it, "spec"));
+            const char *name = json_string_value(json_object_get(it, "name"));
+            gs_op op;
+            if (!spec || gs_op_parse_into(ctx, spec, &op) != GS_OK) {
+                fprintf(stderr, "plans_bench: %s: %s\n", spec ? spec : "(no spec)", gs_ctx_errmsg(ctx));
+                rc = 1;
+                continue;
+            }
+            if (!is_reduction(&op)) continue;
+            gs_construct_opts co;
+            gs_construct_opts_default(&co);
+            co.top_k = 1;
+            gs_result *r = NULL;
+            if (gs_construct(ctx, &op, hw, &co, &r) != GS_OK || r->n < 1) {
+                fprintf(stderr, "plans_bench: %s: %s\n", spec, gs_ctx_errmsg(ctx));
+                gs_result_destroy(r);
+                rc = 1;
+                continue;
+            }
+            gs_etir e = r->cand[0], ns = e, old = e;
+            ns.group = 0;
+            old.stages = 1;
+            old.raster = 0;
+            old.group = 0;
+            gs_estimate ev2, ens, ev1;
+            double t2 = price(hw, &op, &e, NULL, &ev2);
+            double tn = gs_hw_check(hw, &op, &ns) ? price(hw, &op, &ns, NULL, &ens) : NAN;
+            double t1 = gs_hw_check(hw, &op, &old) ? price(hw, &op, &old, &v1, &ev1) : NAN;
+            char desc[160], dram[48] = "";
+            gs_etir_format(&op, &e, desc, sizeof desc);
+            char *bar = strstr(desc, " | "); /* keep the tiles and the kernel dimensions */
+            if (bar) {
+                char *k = strstr(bar + 3, " | ");
+                if (k) memmove(bar, k, strlen(k) + 1);
+                else *bar = 0;
+            }
+            if (!strcmp(ev2.bound, "dram") && ev2.time_s > 0)
+                snprintf(dram, sizeof dram, "%.0f GB/s = %.0f%%", ev2.dram_bytes / ev2.time_s / 1e9,
+                         100.0 * ev2.dram_bytes / ev2.time_s / 1e9 / hw->dram_gbs);
+            char sn[16], s1[16], sr[16];
+            /* "-": the variant is not a valid kernel for the profile */
+            snprintf(sn, sizeof sn, isfinite(tn) ? "%.4f" : "-", tn * 1e3);
+            snprintf(s1, sizeof s1, isfinite(t1) ? "%.4f" : "-", t1 * 1e3);
+            snprintf(sr, sizeof sr, isfinite(t1) ? "%.2f" : "-", t1 / t2);
+            printf("%-8s %-46.46s %-44.44s %9.4f %9s %9s %7s %-8s %s\n", name ? name : "-", spec, desc, t2 * 1e3, sn, s1,
+                   sr, ev2.bound, dram);
+            if (isfinite(t1) && t1 > 0 && t2 > 0) {
+                lsum += log(t1 / t2);
+                n++;
+            }
+            if (isfinite(tn) && tn > 0 && t2 > 0) lsplit += log(tn / t2);
+            gs_result_destroy(r);
+        }
+        json_decref(root);
+    }
+    if (n)
+        printf("geomean over %d reduction operators on %s: v1-style plan / v2 pick %.2fx; without the reduce split / "
+               "with %.2fx (predicted)\n",
+               n, hw->name, exp(lsum / n), exp(lsplit / n));
+    gs_ctx_destroy(ctx);
+    return rc;
+}
