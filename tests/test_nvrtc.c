@@ -345,3 +345,40 @@ Test(nvrtc, long_error_log_is_cut_in_ctx_but_whole_in_out) {
     gs_nvrtc_out_free(&o);
     gs_ctx_destroy(ctx);
 }
+
+/* The register rule the plan's launch bounds rely on (gs_hw_regs_cap): a
+ * register-hungry kernel compiled with __launch_bounds__(32, N) gets at most
+ * the cap for N one-warp blocks, and the cap binds (ptxas uses it, spilling
+ * the rest). Registers are allocated per scheduler partition: N = 13 caps a
+ * thread at 128 registers, not 65536 / (13 * 32) = 157. */
+Test(nvrtc, launch_bounds_register_cap, .timeout = 120) {
+    gs_ctx *ctx = need_nvrtc();
+    const gs_hw *hw = gs_hw_find_builtin("h100");
+    static const int blocks[] = {9, 12, 13, 16};
+    for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) {
+        char src[1024];
+        snprintf(src, sizeof src,
+                 "extern \"C\" __global__ void __launch_bounds__(32, %d) gs_t_regs(const float *x, float *y) {\n"
+                 "  float v[224];\n"
+                 "  #pragma unroll\n"
+                 "  for (int i = 0; i < 224; i++) v[i] = x[i * 32 + threadIdx.x];\n"
+                 "  float s = 0.0f;\n"
+                 "  #pragma unroll\n"
+                 "  for (int i = 0; i < 224; i++) s += v[i] * v[223 - i];\n"
+                 "  y[threadIdx.x] = s;\n"
+                 "}\n",
+                 blocks[i]);
+        gs_nvrtc_out nv;
+        cr_assert_eq(gs_nvrtc_compile(ctx, src, "gs_t_regs", 90, false, true, &nv), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        int cap = gs_hw_regs_cap(hw, blocks[i]);
+        cr_expect_leq(nv.stats.registers, cap, "(32, %d): ptxas %d registers over the cap %d", blocks[i],
+                      nv.stats.registers, cap);
+        cr_expect_geq(nv.stats.registers, cap - 8, "(32, %d): ptxas %d registers, the cap %d does not bind", blocks[i],
+                      nv.stats.registers, cap);
+        gs_nvrtc_out_free(&nv);
+    }
+    cr_expect_eq(gs_hw_regs_cap(hw, 13), 128);
+    cr_expect_eq(gs_hw_regs_cap(hw, 16), 128);
+    cr_expect_eq(gs_hw_regs_cap(hw, 8), 255);
+    gs_ctx_destroy(ctx);
+}
