@@ -281,6 +281,7 @@ static json_t *launch_json(const gs_op *op, const gs_kernel_src *ks) {
         for (int d = 0; d < op->tensors[t].ndim; d++) json_array_append_new(sh, json_integer(op->tensors[t].shape[d]));
         json_array_append_new(shapes, sh);
     }
+    json_object_set_new(j, "opencl_kernel", json_string(ks->name));
     json_object_set_new(j, "grid", json_integer(ks->grid));
     json_object_set_new(j, "block", json_integer(ks->block));
     json_object_set_new(j, "tensor_shapes", shapes); /* the inputs, then the output */
