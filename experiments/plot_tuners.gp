@@ -5,7 +5,7 @@
 if (!exists("dir")) dir = 'build/compare-tuners'
 if (!exists("methods")) methods = ''
 if (!exists("device")) device = ''
-set terminal pngcairo size 1200,700 font 'Sans,11'
+set terminal pngcairo size 1200,700 font 'Sans,11' noenhanced
 set output dir.'/tuners.png'
 set title sprintf("Kernel time relative to the best found per operator vs tuning time\non %s (a CPU device says nothing about GPU speed)", device) font ',12'
 set logscale x
