@@ -19,7 +19,7 @@ CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 
 .PHONY: all deps demo test test-plain check-asan check-suites calibrate bench clean check-gpu compare \
-        sass-tools check-sass bench-gpu
+        sass-tools check-sass bench-gpu compare-tuners tuners-venv
 
 all: $(BUILD)/libgensor.a $(BUILD)/libgensor.so $(BUILD)/gensor
 
@@ -160,6 +160,29 @@ bench-gpu: all $(BUILD)/bench_gpu
 
 compare: all
 	@sh experiments/compare.sh $(BUILD)/gensor $(BUILD)/compare
+
+# gensor's constructors against Kernel Tuner's strategies on the OpenCL device
+# (experiments/compare_tuners.py); QUICK=1: three small operators, budgets 10
+# and 25. Kernel Tuner, pyopencl and numpy go into build/venv-tuners only.
+TUNERS_VENV := build/venv-tuners
+TUNERS_REQ  := experiments/requirements-tuners.txt
+tuners-venv: $(TUNERS_VENV)/.tuners
+$(TUNERS_VENV)/.tuners: $(TUNERS_REQ)
+	@dpkg-query -W -f='$${Status}' python3-venv 2>/dev/null | grep -q "install ok installed" || { \
+	  echo "tuners-venv: installing python3-venv"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq python3-venv >/dev/null \
+	    || { echo "tuners-venv: apt-get install failed for: python3-venv" >&2; exit 1; }; }
+	@[ -x $(TUNERS_VENV)/bin/pip ] || { echo "tuners-venv: creating $(TUNERS_VENV)"; rm -rf $(TUNERS_VENV); \
+	  $(PYTHON) -m venv $(TUNERS_VENV) || { rm -rf $(TUNERS_VENV); echo "tuners-venv: $(PYTHON) -m venv failed" >&2; exit 1; }; }
+	@echo "tuners-venv: pip install -r $(TUNERS_REQ) into $(TUNERS_VENV)"
+	@$(TUNERS_VENV)/bin/pip install --disable-pip-version-check --no-cache-dir -q -r $(TUNERS_REQ) \
+	  || { echo "tuners-venv: pip install failed (no network to PyPI?)" >&2; exit 1; }
+	@touch $@
+
+compare-tuners: deps all tuners-venv
+	@$(TUNERS_VENV)/bin/python experiments/compare_tuners.py $(BUILD)/gensor $(BUILD)/compare-tuners \
+	  $$([ "$(QUICK)" = 1 ] && echo --quick)
 
 clean:
 	rm -rf build build-asan

@@ -18,5 +18,6 @@ int gs_cli_construct(int argc, char **argv, bool verify);
 int gs_cli_estimate(int argc, char **argv);
 int gs_cli_suite(int argc, char **argv);
 int gs_cli_analyze(int argc, char **argv);
+int gs_cli_space(int argc, char **argv);
 
 #endif

@@ -268,6 +268,30 @@ static json_t *candidate_json(const gs_result *r, int i, const gs_nvrtc_out *nv)
     return j;
 }
 
+/* How the OpenCL kernel is launched, for external harnesses: 1-D, global =
+ * grid*block work-items; arguments in order: the input buffers, the output,
+ * the bias (when present), then the int arguments, alpha and beta. */
+static json_t *launch_json(const gs_op *op, const gs_kernel_src *ks) {
+    json_t *j = json_object(), *ints = json_array(), *shapes = json_array();
+    int32_t vals[48];
+    int ni = gs_kernel_int_args(op, vals, 48);
+    for (int i = 0; i < ni; i++) json_array_append_new(ints, json_integer(vals[i]));
+    for (int t = 0; t <= op->ninputs; t++) {
+        json_t *sh = json_array();
+        for (int d = 0; d < op->tensors[t].ndim; d++) json_array_append_new(sh, json_integer(op->tensors[t].shape[d]));
+        json_array_append_new(shapes, sh);
+    }
+    json_object_set_new(j, "opencl_kernel", json_string(ks->name));
+    json_object_set_new(j, "grid", json_integer(ks->grid));
+    json_object_set_new(j, "block", json_integer(ks->block));
+    json_object_set_new(j, "tensor_shapes", shapes); /* the inputs, then the output */
+    json_object_set_new(j, "bias_elems", json_integer(ks->desc.has_bias ? op->axes[op->epi.bias_axis].extent : 0));
+    json_object_set_new(j, "int_args", ints);
+    json_object_set_new(j, "alpha", json_real(op->epi.alpha));
+    json_object_set_new(j, "beta", json_real(op->epi.beta));
+    return j;
+}
+
 /* ---- --backend, --hw auto and --refine ------------------------------------------------- */
 static bool has_nocase(const char *hay, const char *needle) {
     size_t n = strlen(needle);
@@ -689,6 +713,7 @@ int gs_cli_construct(int argc, char **argv, bool verify) {
                 json_object_set_new(j, "op", json_string(op->spec));
                 json_object_set_new(j, "hw", json_string(hw->name));
                 json_object_set_new(j, "kernel", json_string(cu.name));
+                json_object_set_new(j, "launch", launch_json(op, &ocl));
                 char *txt = json_dumps(j, JSON_INDENT(2));
                 snprintf(name, sizeof name, "%s.json", cu.name);
                 s = txt ? write_file(ctx, o.out, name, txt, strlen(txt)) : gs_err(ctx, GS_ERR_NOMEM, "json");

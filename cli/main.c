@@ -6,6 +6,7 @@
  *                    [--format text|json]
  *   gensor verify SPEC [--hw NAME|FILE] [--top K] [--seed N] ...
  *   gensor estimate SPEC --hw NAME (--config CFG | --configs FILE) [--format text|json]
+ *   gensor space SPEC [--hw NAME|FILE] [--format text|json] [--limit N]
  *   gensor hw list | gensor hw show NAME|FILE
  *
  * Exit status: 0 success, 1 a run failed (mismatch, runtime error), 2 bad input.
@@ -51,6 +52,7 @@ static const char *main_help =
     "  construct SPEC   construct a kernel for an operator (Markov walk over ETIR states)\n"
     "  verify SPEC      construct, run the kernel(s) on the OpenCL device and compare with a reference\n"
     "  estimate SPEC    predicted time and breakdown of given configurations\n"
+    "  space SPEC       list the valid configurations of an operator with their predicted times\n"
     "  suite FILE       construct every operator of a suite or model file (JSON) and tabulate\n"
     "  analyze SPEC     Markov analysis of the construction graph (value iteration, greedy vs walk)\n"
     "  hw list          list the built-in hardware profiles\n"
@@ -148,6 +150,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "verify")) return gs_cli_construct(argc - 1, argv + 1, true);
     if (!strcmp(cmd, "estimate")) return gs_cli_estimate(argc - 1, argv + 1);
     if (!strcmp(cmd, "hw")) return hw_cmd(argc - 1, argv + 1);
+    if (!strcmp(cmd, "space")) return gs_cli_space(argc - 1, argv + 1);
     if (!strcmp(cmd, "suite")) return gs_cli_suite(argc - 1, argv + 1);
     if (!strcmp(cmd, "analyze")) return gs_cli_analyze(argc - 1, argv + 1);
     fprintf(stderr, "gensor: error: unknown command '%s' (see 'gensor --help')\n", cmd);

@@ -46,4 +46,19 @@ int gs_tree_candidates(const gs_hw *hw, const gs_op *op, gs_etir *out, int cap);
 /* Enumerate the actions out of a state: writes up to cap actions. */
 int gs_actions_enumerate(const gs_op *op, const gs_etir *e, gs_action *acts, int cap);
 
+/* The aligned configuration space, the one the exhaustive strategy ranks:
+ * power-of-two block tiles up to the next power of two of each extent, thread
+ * tiles T1 | T2 within the accumulator cap, vthreads V | T1, and every
+ * pipeline depth, raster and reduce split; each state passed to fn is
+ * complete (level 0) and passes gs_hw_check. fn returns false to stop.
+ * Returns the states visited, counting each thread tile that no reduce split
+ * makes valid as one; stops (with *stopped true, when given) after fn returns
+ * false or once cap > 0 states are visited. Deterministic order. */
+typedef bool (*gs_space_fn)(const gs_etir *e, void *user);
+int64_t gs_space_enumerate(const gs_hw *hw, const gs_op *op, int64_t cap, gs_space_fn fn, void *user, bool *stopped);
+
+/* One random state of that space (each exponent uniform within its parent's
+ * bound, as the random strategy draws): true when it passes gs_hw_check. */
+bool gs_space_draw(const gs_hw *hw, const gs_op *op, gs_pcg32 *rng, gs_etir *out);
+
 #endif

@@ -273,22 +273,19 @@ static void rank_insert(gs_result *r, int top_k, const gs_etir *e, const gs_esti
     if (r->n < top_k) r->n++;
 }
 
-/* ---- exhaustive and random baselines ------------------------------------------------ */
-#define EXHAUSTIVE_CAP 20000000LL
-
 /* Every aligned state: power-of-two block tiles up to the next power of two
  * of each extent; for each block tile that passes the level-2 check (shared
  * memory, and some thread tile can fit), every thread tile T1 | T2 with
- * acc <= the accumulator cap and every vthread count V | T1. States are
- * estimated as they are met and only the top-k is kept, so memory stays
- * small. At most EXHAUSTIVE_CAP complete states are visited; r->capped says
- * when that cap cut the enumeration short. */
-static void run_exhaustive(const gs_hw *hw, const gs_op *op, int top_k, gs_wf_memo *wf, gs_result *r) {
+ * acc <= the accumulator cap and every vthread count V | T1, and every
+ * pipeline depth, raster and reduce split that passes the check. Each valid
+ * state goes to fn; see construct.h. */
+int64_t gs_space_enumerate(const gs_hw *hw, const gs_op *op, int64_t cap, gs_space_fn fn, void *user, bool *stopped) {
     int32_t t2max[GS_MAX_AXES];
     for (int d = 0; d < op->naxes; d++) t2max[d] = gs_etir_max_tile(op, d);
     gs_etir e;
     gs_etir_init(op, &e);
     int64_t visited = 0;
+    if (stopped) *stopped = false;
     /* outer odometer over block tiles */
     for (;;) {
         e.level = 2;
@@ -324,14 +321,9 @@ static void run_exhaustive(const gs_hw *hw, const gs_op *op, int top_k, gs_wf_me
                                     e.raster = (uint8_t)ra;
                                     if ((st > 1 || ra > 0 || gr > 0 || !base_ok) && !gs_hw_check(hw, op, &e)) continue;
                                     visited++;
-                                    gs_estimate est;
-                                    gs_estimate_etir_memo(hw, op, &e, 0, wf, &est);
-                                    r->evaluated++;
-                                    rank_insert(r, top_k, &e, &est);
-                                    if (visited >= EXHAUSTIVE_CAP) {
-                                        r->capped = true;
-                                        r->steps = visited;
-                                        return;
+                                    if (!fn(&e, user) || (cap > 0 && visited >= cap)) {
+                                        if (stopped) *stopped = true;
+                                        return visited;
                                     }
                                 }
                         }
@@ -365,38 +357,75 @@ static void run_exhaustive(const gs_hw *hw, const gs_op *op, int top_k, gs_wf_me
         }
         if (d < 0) break;
     }
-    r->steps = visited;
+    return visited;
 }
 
-static void run_random(const gs_hw *hw, const gs_op *op, const gs_construct_opts *o, gs_pcg32 *rng, pool *p,
-                       int64_t budget, int64_t *steps) {
-    /* uniform over the same aligned space, as many draws as the walk's steps */
+/* ---- exhaustive and random baselines ------------------------------------------------ */
+#define EXHAUSTIVE_CAP 20000000LL
+
+typedef struct exhaustive_ctx {
+    const gs_hw *hw;
+    const gs_op *op;
+    int top_k;
+    gs_wf_memo *wf;
+    gs_result *r;
+} exhaustive_ctx;
+
+static bool exhaustive_visit(const gs_etir *e, void *user) {
+    exhaustive_ctx *x = user;
+    gs_estimate est;
+    gs_estimate_etir_memo(x->hw, x->op, e, 0, x->wf, &est);
+    x->r->evaluated++;
+    rank_insert(x->r, x->top_k, e, &est);
+    return true;
+}
+
+/* The whole space (gs_space_enumerate), estimated as it is met; only the
+ * top-k is kept, so memory stays small. At most EXHAUSTIVE_CAP states are
+ * visited; r->capped says when that cap cut the enumeration short. */
+static void run_exhaustive(const gs_hw *hw, const gs_op *op, int top_k, gs_wf_memo *wf, gs_result *r) {
+    exhaustive_ctx x = {hw, op, top_k, wf, r};
+    bool stopped = false;
+    r->steps = gs_space_enumerate(hw, op, EXHAUSTIVE_CAP, exhaustive_visit, &x, &stopped);
+    r->capped = stopped;
+}
+
+/* One draw from the aligned space: every block-tile, thread-tile and vthread
+ * exponent, stage count, raster and reduce split uniform within its parent's
+ * bound. True when the state passes the check. */
+bool gs_space_draw(const gs_hw *hw, const gs_op *op, gs_pcg32 *rng, gs_etir *out) {
+    gs_etir e;
+    gs_etir_init(op, &e);
+    e.level = 0;
+    for (int d = 0; d < op->naxes; d++) {
+        int32_t mx = gs_etir_max_tile(op, d);
+        int lg = 0;
+        while ((1 << lg) < mx) lg++;
+        e.T[d][2] = 1 << gs_pcg32_bounded(rng, (uint32_t)lg + 1);
+        if (op->axes[d].kind == GS_AXIS_SPATIAL) {
+            int l2 = 0;
+            while ((1 << l2) < e.T[d][2]) l2++;
+            e.T[d][1] = 1 << gs_pcg32_bounded(rng, (uint32_t)l2 + 1);
+            int l1 = 0;
+            while ((1 << l1) < e.T[d][1]) l1++;
+            e.V[d] = 1 << gs_pcg32_bounded(rng, (uint32_t)l1 + 1);
+        }
+    }
+    e.stages = (uint8_t)(1 + gs_pcg32_bounded(rng, GS_MAX_STAGES));
+    e.raster = (uint8_t)gs_pcg32_bounded(rng, GS_MAX_RASTER + 1);
+    int ga = gs_etir_group_axis(op);
+    e.group = ga >= 0 ? (uint8_t)gs_pcg32_bounded(rng, GS_MAX_GROUP + 1) : 0;
+    if (ga >= 0 && (1 << e.group) > e.T[ga][2]) e.group = 0;
+    *out = e;
+    return gs_hw_check(hw, op, &e);
+}
+
+static void run_random(const gs_hw *hw, const gs_op *op, gs_pcg32 *rng, pool *p, int64_t budget, int64_t *steps) {
+    /* the same aligned space, as many draws as the walk's steps */
     for (int64_t i = 0; i < budget; i++) {
         gs_etir e;
-        gs_etir_init(op, &e);
-        e.level = 0;
-        for (int d = 0; d < op->naxes; d++) {
-            int32_t mx = gs_etir_max_tile(op, d);
-            int lg = 0;
-            while ((1 << lg) < mx) lg++;
-            e.T[d][2] = 1 << gs_pcg32_bounded(rng, (uint32_t)lg + 1);
-            if (op->axes[d].kind == GS_AXIS_SPATIAL) {
-                int l2 = 0;
-                while ((1 << l2) < e.T[d][2]) l2++;
-                e.T[d][1] = 1 << gs_pcg32_bounded(rng, (uint32_t)l2 + 1);
-                int l1 = 0;
-                while ((1 << l1) < e.T[d][1]) l1++;
-                e.V[d] = 1 << gs_pcg32_bounded(rng, (uint32_t)l1 + 1);
-            }
-        }
-        e.stages = (uint8_t)(1 + gs_pcg32_bounded(rng, GS_MAX_STAGES));
-        e.raster = (uint8_t)gs_pcg32_bounded(rng, GS_MAX_RASTER + 1);
-        int ga = gs_etir_group_axis(op);
-        e.group = ga >= 0 ? (uint8_t)gs_pcg32_bounded(rng, GS_MAX_GROUP + 1) : 0;
-        if (ga >= 0 && (1 << e.group) > e.T[ga][2]) e.group = 0;
-        if (gs_hw_check(hw, op, &e)) pool_add(p, &e);
+        if (gs_space_draw(hw, op, rng, &e)) pool_add(p, &e);
     }
-    (void)o;
     *steps = budget;
 }
 
@@ -583,7 +612,7 @@ gs_status gs_construct(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const gs_c
     }
     case GS_STRATEGY_RANDOM:
         gs_pcg32_seed(&rng, o.seed, 0);
-        run_random(hw, op, &o, &rng, &p, (int64_t)o.chains * steps_per_chain, &r->steps);
+        run_random(hw, op, &rng, &p, (int64_t)o.chains * steps_per_chain, &r->steps);
         break;
     default:
         gs_arena_free(&ar);

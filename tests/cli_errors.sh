@@ -80,6 +80,15 @@ check 2 "hw list extra" hw list extra
 check 2 "hw show two names" hw show t4 a100
 check 2 "hw show --format xml" hw show t4 --format xml
 check 2 "hw show --format without a value" hw show t4 --format
+check 2 "space: missing key" space 'gemm M=4 N=4'
+check 2 "space: unknown op" space 'gemn M=1 N=1 K=1'
+check 2 "space: no spec" space
+check 2 "space: --hw nosuch" space --hw nosuch 'gemv M=4 N=4'
+check 2 "space: --limit 0" space --limit 0 'gemv M=4 N=4'
+check 2 "space: --limit abc" space --limit abc 'gemv M=4 N=4'
+check 2 "space: --sample with --limit" space --sample 3 --limit 3 'gemv M=4 N=4'
+check 2 "space: --hw auto" space --hw auto 'gemv M=4 N=4'
+check 2 "space: unknown option" space --top 3 'gemv M=4 N=4'
 check_msg 2 "control characters" "profile name with a newline" hw show "$tmp/nl.json"
 check_msg 2 "clock_mhz must be finite and >= 1e-06" "denormal clock" construct --hw "$tmp/denorm.json" 'gemm M=4 N=4 K=4'
 check_msg 1 "32-bit indices" "a dilation whose indices leave int32: refused, no overflow" construct --strategy random 'conv2d N=1 C=1 H=5 W=5 K=1 R=3 S=3 dilation=2147483647 pad=2147483647'

@@ -1,0 +1,249 @@
+/* space.c — `gensor space`: list the configuration space of an operator.
+ *
+ *   gensor space SPEC [--hw NAME|FILE] [--format text|json] [--limit N | --sample N [--seed S]]
+ *
+ * The space is the one the exhaustive strategy ranks (gs_space_enumerate):
+ * power-of-two block tiles, thread tiles, vthreads, stages, raster and reduce
+ * split, every state passing gs_hw_check. Each is listed, in the enumeration's
+ * deterministic order, with its config string and the model's predicted time.
+ * --sample N lists N distinct random states instead (gs_space_draw, the random
+ * strategy's draw), in enumeration order, for spaces too large to list.
+ * External tuners (experiments/compare_tuners.py) search over this list. JSON
+ * is written as it goes, so memory stays small for long listings. */
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SPACE_DEFAULT_LIMIT 100000L
+#define SPACE_MAX_LIMIT 20000000L
+#define SPACE_MAX_SAMPLE 1000000L
+
+static const char *space_help =
+    "usage: gensor space SPEC [options]\n"
+    "\n"
+    "List the valid configurations of an operator: the aligned space the exhaustive strategy\n"
+    "enumerates (power-of-two block tiles, thread tiles, vthreads, stages, raster, reduce split),\n"
+    "each passing the profile's limits, with its config string and predicted time.\n"
+    "\n"
+    "  --hw NAME|FILE       hardware profile: built-in name (gensor hw list) or JSON file [rtx4090]\n"
+    "  --format text|json   output format [text]\n"
+    "  --limit N            list at most N configurations, in enumeration order; the output says\n"
+    "                       when the space was truncated [100000]\n"
+    "  --sample N           list N distinct random configurations (the random strategy's draw) instead,\n"
+    "                       sorted in enumeration order; for spaces too large to list\n"
+    "  --seed S             PCG32 seed of --sample [1]\n";
+
+typedef struct space_acc {
+    const gs_hw *hw;
+    const gs_op *op;
+    gs_wf_memo *wf;
+    long limit;
+    long n;
+    bool truncated;
+    bool json;
+} space_acc;
+
+static void space_print(space_acc *a, const gs_etir *e) {
+    char cfg[256];
+    gs_etir_format_config(a->op, e, cfg, sizeof cfg);
+    gs_estimate est;
+    gs_estimate_etir_memo(a->hw, a->op, e, 0, a->wf, &est);
+    /* config strings are [a-z0-9=,]: nothing to escape */
+    if (a->json)
+        printf("%s\n  {\"config\": \"%s\", \"predicted_s\": %.9g, \"grid\": %lld, \"block\": %lld}", a->n ? "," : "", cfg,
+               est.time_s, (long long)est.blocks, (long long)est.threads);
+    else
+        printf("%8ld  %12.6f  %8lld %6lld  %s\n", a->n, est.time_s * 1e3, (long long)est.blocks,
+               (long long)est.threads, cfg);
+    a->n++;
+}
+
+static bool space_visit(const gs_etir *e, void *user) {
+    space_acc *a = user;
+    if (a->n >= a->limit) { /* one more state exists: the listing is truncated */
+        a->truncated = true;
+        return false;
+    }
+    space_print(a, e);
+    return true;
+}
+
+/* Enumeration order (gs_space_enumerate's odometers): block tiles with axis 0
+ * most significant, then thread tiles, vthreads, reduce split, stages, raster. */
+static const gs_op *sort_op;
+static int enum_cmp(const void *pa, const void *pb) {
+    const gs_etir *a = pa, *b = pb;
+    for (int lvl = 2; lvl >= 0; lvl--)
+        for (int d = 0; d < sort_op->naxes; d++) {
+            int32_t x = lvl == 0 ? a->V[d] : a->T[d][lvl], y = lvl == 0 ? b->V[d] : b->T[d][lvl];
+            if (x != y) return x < y ? -1 : 1;
+        }
+    if (a->group != b->group) return a->group < b->group ? -1 : 1;
+    if (a->stages != b->stages) return a->stages < b->stages ? -1 : 1;
+    if (a->raster != b->raster) return a->raster < b->raster ? -1 : 1;
+    return 0;
+}
+
+/* N distinct valid draws (at most 1000 N draws); returns the count. */
+static long space_sample(const gs_hw *hw, const gs_op *op, long n, uint64_t seed, gs_etir *out, int64_t *draws) {
+    int64_t kcap = 64;
+    while (kcap < 4 * n) kcap *= 2;
+    uint64_t *keys = calloc((size_t)kcap, sizeof *keys);
+    if (!keys) return -1;
+    gs_pcg32 rng;
+    gs_pcg32_seed(&rng, seed, 0x7370616365ull);
+    long got = 0;
+    int64_t d = 0;
+    for (; got < n && d < 1000 * (int64_t)n; d++) {
+        gs_etir e;
+        if (!gs_space_draw(hw, op, &rng, &e)) continue;
+        uint64_t h = gs_etir_hash(&e) | 1u;
+        int64_t i = (int64_t)(h & (uint64_t)(kcap - 1));
+        while (keys[i] && keys[i] != h) i = (i + 1) & (kcap - 1);
+        if (keys[i]) continue;
+        keys[i] = h;
+        out[got++] = e;
+    }
+    free(keys);
+    *draws = d;
+    sort_op = op;
+    qsort(out, (size_t)got, sizeof *out, enum_cmp);
+    return got;
+}
+
+int gs_cli_space(int argc, char **argv) {
+    const char *hwname = "rtx4090", *format = "text";
+    long limit = SPACE_DEFAULT_LIMIT, sample = 0;
+    uint64_t seed = 1;
+    bool limit_set = false, seed_set = false;
+    static const struct option lo[] = {
+        {"hw", required_argument, 0, 'w'},
+        {"format", required_argument, 0, 'f'},
+        {"limit", required_argument, 0, 'l'},
+        {"sample", required_argument, 0, 'n'},
+        {"seed", required_argument, 0, 's'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+        switch (c) {
+        case 'w': hwname = optarg; break;
+        case 'f':
+            if (strcmp(optarg, "text") && strcmp(optarg, "json"))
+                return gs_cli_usage_error("space", "unknown --format '%s' (text, json)", optarg);
+            format = optarg;
+            break;
+        case 'l':
+        case 'n': {
+            char *end;
+            errno = 0;
+            long v = strtol(optarg, &end, 10);
+            if (!*optarg || *end || errno || v < 1 || v > (c == 'l' ? SPACE_MAX_LIMIT : SPACE_MAX_SAMPLE))
+                return gs_cli_usage_error("space", c == 'l' ? "--limit expects an integer in [1, 20000000], got '%s'"
+                                                            : "--sample expects an integer in [1, 1000000], got '%s'",
+                                          optarg);
+            if (c == 'l') {
+                limit = v;
+                limit_set = true;
+            } else {
+                sample = v;
+            }
+            break;
+        }
+        case 's': {
+            char *end;
+            errno = 0;
+            long long v = strtoll(optarg, &end, 10);
+            if (!*optarg || *end || errno || v < 0)
+                return gs_cli_usage_error("space", "--seed expects a non-negative integer, got '%s'", optarg);
+            seed = (uint64_t)v;
+            seed_set = true;
+            break;
+        }
+        case 'h': fputs(space_help, stdout); return 0;
+        case ':': return gs_cli_usage_error("space", "option '%s' needs a value", argv[optind - 1]);
+        default: return gs_cli_usage_error("space", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (sample && limit_set) return gs_cli_usage_error("space", "give --limit or --sample, not both%s", "");
+    if (seed_set && !sample) return gs_cli_usage_error("space", "--seed needs --sample N%s", "");
+    if (!strcmp(hwname, "auto"))
+        return gs_cli_usage_error("space", "--hw auto is not supported here: give a profile name or JSON file%s", "");
+    if (optind >= argc) return gs_cli_usage_error("space", "missing the operator SPEC%s", "");
+    if (optind + 1 < argc)
+        return gs_cli_usage_error("space", "unexpected argument '%s' (quote the SPEC)", argv[optind + 1]);
+    gs_ctx *ctx = gs_ctx_create();
+    if (!ctx) return 1;
+    gs_op *op = NULL;
+    gs_hw *hw = NULL;
+    int rc = 0;
+    gs_status s = gs_op_parse(ctx, argv[optind], &op);
+    if (s == GS_OK) s = gs_hw_load(ctx, hwname, &hw);
+    gs_wf_memo *wf = s == GS_OK ? calloc(1, sizeof *wf) : NULL;
+    if (s == GS_OK && !wf) s = gs_err(ctx, GS_ERR_NOMEM, "out of memory");
+    if (s != GS_OK) {
+        rc = gs_cli_fail(ctx, s);
+        goto out;
+    }
+    space_acc a = {hw, op, wf, limit, 0, false, !strcmp(format, "json")};
+    gs_etir *drawn = NULL;
+    long ndrawn = 0;
+    int64_t draws = 0;
+    if (sample) {
+        drawn = malloc((size_t)sample * sizeof *drawn);
+        ndrawn = drawn ? space_sample(hw, op, sample, seed, drawn, &draws) : -1;
+        if (ndrawn < 0) {
+            rc = gs_cli_fail(ctx, gs_err(ctx, GS_ERR_NOMEM, "out of memory for a sample of %ld", sample));
+            free(drawn);
+            goto out;
+        }
+    }
+    if (a.json) {
+        char *jop = json_dumps(json_string(op->spec), JSON_ENCODE_ANY), *jhw = json_dumps(json_string(hw->name), JSON_ENCODE_ANY);
+        printf("{\"op\": %s, \"hw\": %s, \"configs\": [", jop ? jop : "\"\"", jhw ? jhw : "\"\"");
+        free(jop);
+        free(jhw);
+    } else {
+        printf("op        %s\n", op->spec);
+        printf("hw        %s (sm_%d, %d SMs, %.1f TFLOP/s fp32, %.0f GB/s)\n", hw->name, hw->sm, hw->num_sms,
+               gs_hw_peak_flops(hw) / 1e12, hw->dram_gbs);
+        printf("%8s  %12s  %8s %6s  %s\n", "index", "predicted_ms", "grid", "block", "config");
+    }
+    if (sample) {
+        for (long i = 0; i < ndrawn; i++) space_print(&a, &drawn[i]);
+        a.truncated = true; /* a sample never claims to be the whole space */
+    } else {
+        gs_space_enumerate(hw, op, 0, space_visit, &a, NULL);
+    }
+    free(drawn);
+    if (a.json) {
+        printf("\n], \"count\": %ld, \"truncated\": %s", a.n, a.truncated ? "true" : "false");
+        if (sample) printf(", \"sample\": {\"requested\": %ld, \"seed\": %llu, \"draws\": %lld}", sample,
+                           (unsigned long long)seed, (long long)draws);
+        printf("}\n");
+    } else if (sample) {
+        printf("space     %ld distinct random configurations of %ld requested (%lld draws, seed %llu), in "
+               "enumeration order; a SAMPLE, not the whole space\n",
+               a.n, sample, (long long)draws, (unsigned long long)seed);
+    } else {
+        printf("space     %ld configurations%s\n", a.n,
+               a.truncated ? " listed; TRUNCATED at --limit, the space has more" : " (the whole space)");
+    }
+    if (a.n == 0 && !rc)
+        fprintf(stderr, "gensor: note: %s has no valid configuration within %s's limits\n", op->spec, hw->name);
+out:
+    free(wf);
+    gs_hw_destroy(hw);
+    gs_op_destroy(op);
+    gs_ctx_destroy(ctx);
+    return rc;
+}
