@@ -13,7 +13,8 @@ For each operator:
     genetic_algorithm and bayes_opt (skipped when it fails to start), each with
     each budget of measured configurations.
   * gensor: measurement-free markov (model and paper policies), tree and random
-    top-1, and markov with --refine 3 and --refine 10 on the OpenCL device.
+    top-1, markov with --refine 3 and --refine 10, and tree with --refine 10
+    (as Roller does) on the OpenCL device.
   * Every picked configuration is then timed again the same way (Kernel Tuner's
     benchmark of that one configuration), so the kernel times compare.
 
@@ -285,6 +286,8 @@ def main():
             ("gensor-random", 0, ["--strategy", "random", "--top", "1"]),
             ("gensor-refine", 3, ["--backend", "opencl", "--refine", "3"]),
             ("gensor-refine", 10, ["--backend", "opencl", "--refine", "10"]),
+            # Roller's way: the tree construction's top 10, measured
+            ("gensor-tree-refine", 10, ["--strategy", "tree", "--backend", "opencl", "--refine", "10"]),
         ]
         for method, k, extra in gens:
             cfg, wall, d = g.construct(spec, (["--top", "1"] if not k and "--top" not in extra else []) + extra)
