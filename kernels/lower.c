@@ -939,18 +939,17 @@ static void print_main_loop(printer *m) {
     bool async = p->any_async;
     const int S = p->stages;
     line(m, "/* pipeline: %d stages, %d tiles in flight */", S, S - 1);
-    for (int s = 0; s < S - 1; s++) {
-        open_(m, "if (%d < ntile)", s);
-        char tile[24], b[24];
-        snprintf(tile, sizeof tile, "%d", s);
-        snprintf(b, sizeof b, "%d", s);
-        print_tile_origins(m, tile);
-        for (int t = 0; t < m->ni; t++)
-            if (p->in[t].staged)
-                print_copy(m, t, b, p->in[t].copy_mode == GS_COPY_ASYNC ? COPY_ISSUE : COPY_DIRECT);
-        close_(m);
-        if (async) line(m, "GS_CP_COMMIT();");
-    }
+    /* the prologue is a loop, not S-1 printed copies: the same code once
+     * (PoCL's LLVM took minutes on four unrolled batched copies) */
+    line(m, "#pragma unroll 1");
+    open_(m, "for (int ps = 0; ps < %d; ps++)", S - 1);
+    open_(m, "if (ps < ntile)");
+    print_tile_origins(m, "ps");
+    for (int t = 0; t < m->ni; t++)
+        if (p->in[t].staged) print_copy(m, t, "ps", p->in[t].copy_mode == GS_COPY_ASYNC ? COPY_ISSUE : COPY_DIRECT);
+    close_(m);
+    if (async) line(m, "GS_CP_COMMIT();");
+    close_(m);
     line(m, "int rb = 0, wb = %d;", S - 1);
     open_(m, "for (int it = 0; it < ntile; it++)");
     if (async) line(m, "GS_CP_WAIT(%d);", S - 2);

@@ -305,3 +305,30 @@ Test(plans, group_every_split, .timeout = 900) {
     gs_cl_close(cl);
     gs_ctx_destroy(ctx);
 }
+
+/* A four-stage pipeline whose copies run in batches (a dilated depthwise
+ * window: 5 units per thread, batches of 4). With the prologue printed as
+ * three copies, PoCL's LLVM compiled it for more than ten minutes; the
+ * prologue is a loop now. Found by tests/fuzz_plans.py (branch fuzz). */
+Test(plans, deep_pipeline_batched_prologue, .timeout = 120) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_cl *cl = NULL;
+    gs_status s = gs_cl_open(ctx, &cl);
+    if (s == GS_ERR_OPENCL_MISSING) cr_skip_test("no OpenCL device: %s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(s, GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_op *op = NULL;
+    const char *spec = "dwconv2d N=1 C=4 H=19 W=33 R=4 S=4 stride=2 dilh=3 dilw=2 pad_right=2 layout=nhwc";
+    cr_assert_eq(gs_op_parse(ctx, spec, &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_etir e;
+    cr_assert_eq(gs_etir_parse_config(ctx, op, "bn=1,bp=1,bq=8,bc=4,br=4,bs=1,si=1,sf=1,stages=4", &e), GS_OK, "%s",
+                 gs_ctx_errmsg(ctx));
+    const gs_hw *hw = gs_hw_find_builtin("h100");
+    gs_plan p;
+    gs_plan_make(hw, op, &e, NULL, &p);
+    cr_assert(p.stages == 4 && p.in[0].copy_batch < p.in[0].units_per_thread, "the plan lost its batched copy");
+    paths c = {0};
+    cr_expect(run_variant(ctx, cl, hw, op, &e, &OPTS[0], 3, "deep pipeline", &c), "the state does not fit h100");
+    gs_op_destroy(op);
+    gs_cl_close(cl);
+    gs_ctx_destroy(ctx);
+}
