@@ -24,9 +24,16 @@ Outcome of a case:
   crash     killed by a signal, or an exit code other than 0, 1, 2
   hang      over the timeout (60 s)
 
+Run `make` first; build/fuzz_opts is built from tests/fuzz_opts.c when missing
+or stale. PoCL caches compiled kernels (~/.cache/pocl), so a repeated kernel is
+fast the second time.
+
 Usage:
   python3 tests/fuzz_plans.py [--minutes 35] [--seed N] [--out build/fuzz]
                               [--timeout 60] [--cases N]
+  python3 tests/fuzz_plans.py --xshape-frac 0.7 ...   (mostly plan-on-other-shape cases)
+  python3 tests/fuzz_plans.py --top-frac 1.0 ...      (constructed top-K, all strategies)
+  python3 tests/fuzz_plans.py --pairs 6000            (kernel identity, no OpenCL)
   python3 tests/fuzz_plans.py --replay build/fuzz/results.jsonl   (re-run failures)
 
 Results: OUT/results.jsonl (one JSON line per case), OUT/failures.txt (the
@@ -434,6 +441,13 @@ def main():
     if a.pairs:
         return run_pairs(a, random.Random(a.seed))
 
+    src = os.path.join(ROOT, "tests", "fuzz_opts.c")
+    lib = os.path.join(ROOT, "build", "libgensor.a")
+    if os.path.exists(lib) and (not os.path.exists(FUZZ_OPTS) or
+                                os.path.getmtime(FUZZ_OPTS) < max(os.path.getmtime(src), os.path.getmtime(lib))):
+        subprocess.run(["cc", "-std=c11", "-O1", "-D_POSIX_C_SOURCE=200809L", "-D_DEFAULT_SOURCE", "-I.", "-Iinclude",
+                        "-o", FUZZ_OPTS, src, lib, "-lgsl", "-lgslcblas", "-ljansson", "-lOpenCL", "-ldl", "-lm"],
+                       cwd=ROOT)
     have_opts = os.access(FUZZ_OPTS, os.X_OK)
     if not have_opts:
         print(f"note: {FUZZ_OPTS} missing (build it, see tests/fuzz_opts.c): no fallback-plan cases", file=sys.stderr)
