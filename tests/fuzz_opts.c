@@ -1,0 +1,90 @@
+/* fuzz_opts.c — test tool for tests/fuzz_plans.py: verify one configuration
+ * on the OpenCL device under a fallback plan (gs_plan_opts), which the CLI
+ * cannot select. Not part of `make test`.
+ *
+ *   fuzz_opts HW 'SPEC' 'CFG' OPTS [SEED ['RUNSPEC']]
+ *
+ * With RUNSPEC, the plan is made for SPEC and the kernel is emitted for and
+ * run on RUNSPEC (same operator, other extents): the run-time guards must
+ * keep a plan made for one shape correct on any shape.
+ *
+ * OPTS is four digits: scalar, predicated, no_async, min_blocks1 (0000 is the
+ * library's plan, 1111 the v1-style kernel). Prints PASS/FAIL with the plan
+ * line; exit 0 pass, 1 mismatch or run error, 2 rejected / bad input.
+ *
+ * Build: cc -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. -Iinclude \
+ *        -o build/fuzz_opts tests/fuzz_opts.c build/libgensor.a \
+ *        -lgsl -lgslcblas -ljansson -lOpenCL -ldl -lm */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "construct/construct.h"
+#include "kernels/kernels.h"
+
+int main(int argc, char **argv) {
+    if (argc < 5 || strlen(argv[4]) != 4) {
+        fprintf(stderr, "usage: fuzz_opts HW SPEC CFG OPTS(4 digits) [SEED]\n");
+        return 2;
+    }
+    gs_ctx *ctx = gs_ctx_create();
+    gs_op *op = NULL;
+    gs_hw *hw = NULL;
+    if (gs_op_parse(ctx, argv[2], &op) != GS_OK || gs_hw_load(ctx, argv[1], &hw) != GS_OK) {
+        fprintf(stderr, "fuzz_opts: error: %s\n", gs_ctx_errmsg(ctx));
+        return 2;
+    }
+    gs_etir e;
+    if (gs_etir_parse_config(ctx, op, argv[3], &e) != GS_OK) {
+        fprintf(stderr, "fuzz_opts: error: %s\n", gs_ctx_errmsg(ctx));
+        return 2;
+    }
+    if (!gs_hw_check(hw, op, &e)) {
+        fprintf(stderr, "fuzz_opts: error: config %s exceeds %s's limits\n", argv[3], argv[1]);
+        return 2;
+    }
+    gs_plan_opts o = {(uint8_t)(argv[4][0] == '1'), (uint8_t)(argv[4][1] == '1'), (uint8_t)(argv[4][2] == '1'),
+                      (uint8_t)(argv[4][3] == '1')};
+    gs_plan p;
+    gs_plan_make(hw, op, &e, &o, &p);
+    if (argc > 6) { /* run the plan of SPEC on RUNSPEC */
+        gs_op *op2 = NULL;
+        gs_etir e2;
+        if (gs_op_parse(ctx, argv[6], &op2) != GS_OK || gs_etir_parse_config(ctx, op2, argv[3], &e2) != GS_OK) {
+            fprintf(stderr, "fuzz_opts: error: RUNSPEC: %s\n", gs_ctx_errmsg(ctx));
+            return 2;
+        }
+        if (!gs_hw_check(hw, op2, &e2)) {
+            fprintf(stderr, "fuzz_opts: error: config %s exceeds %s's limits on RUNSPEC\n", argv[3], argv[1]);
+            return 2;
+        }
+        gs_op_destroy(op);
+        op = op2;
+        e = e2;
+    }
+    char pl[512], desc[256];
+    gs_plan_format(op, &p, pl, sizeof pl);
+    gs_etir_format(op, &e, desc, sizeof desc);
+    gs_cl *cl = NULL;
+    if (gs_cl_open(ctx, &cl) != GS_OK) {
+        fprintf(stderr, "fuzz_opts: error: %s\n", gs_ctx_errmsg(ctx));
+        return 1;
+    }
+    uint64_t seed = argc > 5 ? strtoull(argv[5], NULL, 10) : 1;
+    gs_diff d;
+    gs_status s = gs_verify_opencl_plan(ctx, cl, op, &e, &p, seed, &d);
+    int rc = 0;
+    if (s == GS_OK || s == GS_ERR_MISMATCH) {
+        printf("  %s | plan %s | opts %s %s normwise %.2e max abs %.2e at %lld\n", desc, pl, argv[4],
+               s == GS_OK ? "PASS" : "FAIL", d.normwise, d.max_abs, (long long)d.where);
+        rc = s == GS_OK ? 0 : 1;
+    } else {
+        fprintf(stderr, "fuzz_opts: error: %s: %s\n", gs_status_str(s), gs_ctx_errmsg(ctx));
+        rc = 1;
+    }
+    gs_cl_close(cl);
+    gs_hw_destroy(hw);
+    gs_op_destroy(op);
+    gs_ctx_destroy(ctx);
+    return rc;
+}

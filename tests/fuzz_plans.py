@@ -1,0 +1,536 @@
+#!/usr/bin/env python3
+"""fuzz_plans.py -- adversarial correctness fuzzing of gensor's kernel emitter on
+the OpenCL device (PoCL). A test tool, not part of `make test`; stdlib only.
+
+Every case draws a random operator of some class with awkward small extents
+(1, primes, non-multiples of every tile), a random profile and one of:
+
+  cfg    `gensor verify --hw HW --config CFG SPEC` with a random, mostly valid
+         configuration (tiles, vthreads, staging, stages, raster, group);
+  top    `gensor verify --hw HW --top K --seed S SPEC` (the constructed top-K);
+  opts   `build/fuzz_opts HW SPEC CFG OPTS SEED` (tests/fuzz_opts.c): the same
+         configuration under a fallback plan (scalar / predicated / no cp.async /
+         launch bounds (threads,1)), which the CLI cannot select.
+  xshape `build/fuzz_opts HW SPEC CFG OPTS SEED RUNSPEC`: the plan made for a
+         vector-friendly shape SPEC (extents multiples of 4, 8 or 16) is
+         emitted for and run on RUNSPEC, the same operator with grown, awkward
+         extents: the run-time guards must keep the kernel correct.
+
+Outcome of a case:
+  pass      exit 0 and PASS
+  rejected  exit 2 with a one-line error (spec or config refused by the check)
+  fail      exit 1 with FAIL (a mismatch against the reference)
+  error     exit 1 without FAIL (a build / launch error of an emitted kernel)
+  crash     killed by a signal, or an exit code other than 0, 1, 2
+  hang      over the timeout (60 s)
+
+Run `make` first; build/fuzz_opts is built from tests/fuzz_opts.c when missing
+or stale. PoCL caches compiled kernels (~/.cache/pocl), so a repeated kernel is
+fast the second time.
+
+Usage:
+  python3 tests/fuzz_plans.py [--minutes 35] [--seed N] [--out build/fuzz]
+                              [--timeout 60] [--cases N]
+  python3 tests/fuzz_plans.py --xshape-frac 0.7 ...   (mostly plan-on-other-shape cases)
+  python3 tests/fuzz_plans.py --top-frac 1.0 ...      (constructed top-K, all strategies)
+  python3 tests/fuzz_plans.py --pairs 6000            (kernel identity, no OpenCL)
+  python3 tests/fuzz_plans.py --replay build/fuzz/results.jsonl   (re-run failures)
+
+Results: OUT/results.jsonl (one JSON line per case), OUT/failures.txt (the
+reproducer command lines of every fail/error/crash/hang), a summary on stdout.
+"""
+import argparse
+import json
+import os
+import random
+import shlex
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GENSOR = os.path.join(ROOT, "build", "gensor")
+FUZZ_OPTS = os.path.join(ROOT, "build", "fuzz_opts")
+PROFILES = ["h100", "a100", "rtx4090", "rtx3090", "orin-nano", "v100", "t4"]
+MAX_MACS = 2_000_000
+
+AWKWARD = [1, 1, 2, 3, 4, 5, 7, 8, 9, 11, 13, 16, 17, 19, 23, 29, 31, 32, 33, 37, 61, 63, 64, 65, 97, 127, 128,
+           129, 131, 257, 263, 511, 1000, 1031]
+
+
+ALIGN = [1]  # xshape mode: extents drawn as multiples of ALIGN[0] (vector-friendly plans)
+
+
+def ext(r, lo=1, hi=1031):
+    """An awkward extent in [lo, hi] (a multiple of ALIGN[0] in xshape mode)."""
+    c = [v for v in AWKWARD if lo <= v <= hi]
+    v = r.randint(lo, hi) if r.random() < 0.15 else (r.choice(c) if c else lo)
+    al = ALIGN[0]
+    if al > 1:
+        v = max(al, -(-v // al) * al)
+        if v > hi:
+            v = max(lo, (hi // al) * al)
+    return v
+
+
+def macs(axes):
+    n = 1
+    for _, e, _ in axes:
+        n *= e
+    return n
+
+
+# ---- operators -------------------------------------------------------------------
+# Each generator returns (spec, axes, inputs): axes is [(name, extent, kind)] in
+# the ETIR's order (kind 's' spatial, 'r' reduce) and inputs the input tensors'
+# names, lower case, as the config keys spell them.
+
+def op_gemm(r):
+    while True:
+        M, N, K = ext(r, 1, 600), ext(r, 1, 600), ext(r, 1, 1100)
+        if M * N * K <= MAX_MACS:
+            break
+    kv = [f"M={M}", f"N={N}", f"K={K}"]
+    if r.random() < 0.5: kv.append(f"transA={r.randint(0, 1)}")
+    if r.random() < 0.5: kv.append(f"transB={r.randint(0, 1)}")
+    if r.random() < 0.4: kv.append("alpha=" + r.choice(["1", "1.5", "-2", "0.25", "0"]))
+    if r.random() < 0.4: kv.append("beta=" + r.choice(["0", "1", "0.5", "-0.75"]))
+    if r.random() < 0.4: kv.append(f"bias={r.randint(0, 1)}")
+    if r.random() < 0.4: kv.append(f"relu={r.randint(0, 1)}")
+    r.shuffle(kv)
+    return "gemm " + " ".join(kv), [("m", M, "s"), ("n", N, "s"), ("k", K, "r")], ["a", "b"]
+
+
+def op_bgemm(r):
+    while True:
+        B, M, N, K = ext(r, 1, 9), ext(r, 1, 300), ext(r, 1, 300), ext(r, 1, 600)
+        if B * M * N * K <= MAX_MACS:
+            break
+    kv = [f"B={B}", f"M={M}", f"N={N}", f"K={K}"]
+    if r.random() < 0.5: kv.append(f"transA={r.randint(0, 1)}")
+    if r.random() < 0.5: kv.append(f"transB={r.randint(0, 1)}")
+    if r.random() < 0.4: kv.append("alpha=" + r.choice(["1", "1.5", "-2"]))
+    if r.random() < 0.4: kv.append("beta=" + r.choice(["0", "1", "0.5"]))
+    return "bgemm " + " ".join(kv), [("b", B, "s"), ("m", M, "s"), ("n", N, "s"), ("k", K, "r")], ["a", "b"]
+
+
+def op_gemv(r):
+    M, N = ext(r, 1, 1500), ext(r, 1, 1500)
+    kv = [f"M={M}", f"N={N}"]
+    if r.random() < 0.6: kv.append(f"transA={r.randint(0, 1)}")
+    if r.random() < 0.4: kv.append("alpha=" + r.choice(["1", "1.5", "-2", "0.25"]))
+    if r.random() < 0.4: kv.append("beta=" + r.choice(["0", "1", "0.5", "-0.75"]))
+    return "gemv " + " ".join(kv), [("m", M, "s"), ("k", N, "r")], ["a", "x"]
+
+
+def window(r, pool, maxwin=7):
+    """Random window keys; returns (keys, R, S, sh, sw, dh, dw, pt, pb, pl, pr)."""
+    R, S = r.randint(1, maxwin), r.randint(1, maxwin)
+    if r.random() < 0.3: S = R
+    sh, sw = r.choice([1, 1, 2, 3]), r.choice([1, 1, 2, 3])
+    dh, dw = r.choice([1, 1, 1, 2, 3]), r.choice([1, 1, 1, 2])
+    def padv(win):
+        hi = win // 2 if pool else 3
+        return r.randint(0, hi)
+    pt, pb, pl, pr = padv(R), padv(R), padv(S), padv(S)
+    keys = []
+    if pool and r.random() < 0.5 and R == S:
+        keys.append(f"F={R}")
+    else:
+        keys += [f"R={R}", f"S={S}"]
+    # spell the window keys in various ways
+    if sh == sw and r.random() < 0.5: keys.append(f"stride={sh}")
+    else: keys += [f"strideh={sh}", f"stridew={sw}"]
+    if dh == dw and r.random() < 0.5: keys.append(f"dilation={dh}")
+    else: keys += [f"dilh={dh}", f"dilw={dw}"]
+    if pt == pb == pl == pr and r.random() < 0.5: keys.append(f"pad={pt}")
+    elif pt == pb and pl == pr and r.random() < 0.5: keys += [f"padh={pt}", f"padw={pl}"]
+    else: keys += [f"pad_top={pt}", f"pad_bottom={pb}", f"pad_left={pl}", f"pad_right={pr}"]
+    return keys, R, S, sh, sw, dh, dw, pt, pb, pl, pr
+
+
+def op_window(r, name):
+    pool = name in ("avgpool2d", "maxpool2d")
+    for _ in range(1000):
+        N = r.choice([1, 1, 2, 3])
+        C = ext(r, 1, 70)
+        H, W = ext(r, 1, 40), ext(r, 1, 40)
+        K = ext(r, 1, 40)
+        keys, R, S, sh, sw, dh, dw, pt, pb, pl, pr = window(r, pool, 7 if not pool else 5)
+        hp, wp = H + pt + pb - dh * (R - 1) - 1, W + pl + pr - dw * (S - 1) - 1
+        if hp < 0 or wp < 0:
+            continue
+        P, Q = hp // sh + 1, wp // sw + 1
+        nhwc = r.random() < 0.5
+        if name == "conv2d":
+            m = N * K * P * Q * C * R * S
+            sp = [("n", N, "s")] + ([("p", P, "s"), ("q", Q, "s"), ("k", K, "s")] if nhwc
+                                    else [("k", K, "s"), ("p", P, "s"), ("q", Q, "s")])
+            axes = sp + [("c", C, "r"), ("r", R, "r"), ("s", S, "r")]
+            ins = ["i", "f"]
+        else:
+            m = N * C * P * Q * R * S
+            sp = [("n", N, "s")] + ([("p", P, "s"), ("q", Q, "s"), ("c", C, "s")] if nhwc
+                                    else [("c", C, "s"), ("p", P, "s"), ("q", Q, "s")])
+            axes = sp + [("r", R, "r"), ("s", S, "r")]
+            ins = ["i"] if pool else ["i", "f"]
+        if m > MAX_MACS:
+            continue
+        kv = [f"N={N}", f"C={C}", f"H={H}", f"W={W}"] + ([f"K={K}"] if name == "conv2d" else []) + keys
+        kv.append("layout=" + ("nhwc" if nhwc else "nchw"))
+        if not pool:
+            if r.random() < 0.4: kv.append(f"bias={r.randint(0, 1)}")
+            if r.random() < 0.4: kv.append(f"relu={r.randint(0, 1)}")
+        return name + " " + " ".join(kv), axes, ins
+    raise RuntimeError("no window op found")
+
+
+def op_reduce(r, name):
+    M, K = ext(r, 1, 600), ext(r, 1, 5000)
+    return f"{name} M={M} K={K}", [("m", M, "s"), ("k", K, "r")], ["x"]
+
+
+def op_eltwise(r, name):
+    M, N = ext(r, 1, 1100), ext(r, 1, 1100)
+    if name == "relu":
+        return f"relu M={M} N={N}", [("m", M, "s"), ("n", N, "s")], ["x"]
+    b = r.randint(0, 1)
+    spec = f"{name} M={M} N={N}" + (f" bcast={b}" if r.random() < 0.8 else "")
+    return spec, [("m", M, "s"), ("n", N, "s")], ["x", "y"]
+
+
+CLASSES = {
+    "gemm": (op_gemm, 5), "bgemm": (op_bgemm, 2), "gemv": (op_gemv, 2),
+    "conv2d": (lambda r: op_window(r, "conv2d"), 4), "dwconv2d": (lambda r: op_window(r, "dwconv2d"), 2),
+    "avgpool2d": (lambda r: op_window(r, "avgpool2d"), 1.5), "maxpool2d": (lambda r: op_window(r, "maxpool2d"), 1.5),
+    "rowsum": (lambda r: op_reduce(r, "rowsum"), 1), "rowmax": (lambda r: op_reduce(r, "rowmax"), 1),
+    "rowmean": (lambda r: op_reduce(r, "rowmean"), 1),
+    "add": (lambda r: op_eltwise(r, "add"), 0.7), "mul": (lambda r: op_eltwise(r, "mul"), 0.7),
+    "relu": (lambda r: op_eltwise(r, "relu"), 0.6),
+}
+
+
+# ---- configurations --------------------------------------------------------------
+
+def npow2(x):
+    p = 1
+    while p < x:
+        p *= 2
+    return p
+
+
+def rpow2(r, hi, skew=0.0):
+    """A power of two in [1, hi] (hi a power of two); skew > 0 prefers small ones."""
+    lg = hi.bit_length() - 1
+    if skew and r.random() < skew:
+        return 1 << r.randint(0, min(lg, 3))
+    return 1 << r.randint(0, lg)
+
+
+NO_ASYNC = {"v100", "t4"}  # sm_70, sm_75: no cp.async, so stages <= 2
+
+
+def gen_config(r, axes, inputs, adversarial, hw=""):
+    """A random configuration. Mostly valid under the README's rules (tiles,
+    threads <= 1024, <= 128 accumulators, stages/raster/group rules); with
+    adversarial set, some rule may be broken on purpose (the check must reject
+    it with exit 2, never run a wrong kernel)."""
+    for _ in range(200):
+        kv = {}
+        b, t, v = {}, {}, {}
+        for name, e, kind in axes:
+            b[name] = rpow2(r, npow2(e), skew=0.3)
+            if kind == "s":
+                t[name] = rpow2(r, b[name], skew=0.5)
+                v[name] = rpow2(r, t[name], skew=0.6)
+        spatial = [a for a in axes if a[2] == "s"]
+        reduce_ = [a for a in axes if a[2] == "r"]
+        threads = 1
+        acc = 1
+        for name, e, _ in spatial:
+            threads *= b[name] // t[name]
+            acc *= t[name]
+        if not adversarial and (threads > 1024 or acc > 128):
+            continue
+        stage = {x: (1 if r.random() < 0.7 else 0) for x in inputs}
+        # group: the last reduce axis' block tile bounds it
+        group = 1
+        if reduce_ and r.random() < 0.55:
+            gl = reduce_[-1][0]
+            cap = min(32, b[gl]) if not adversarial else 64
+            group = rpow2(r, npow2(cap))
+            if group > 32:
+                group = 32
+        if not adversarial and threads * group > 1024:
+            continue
+        # stages: needs a staged input and a reduce loop of >= stages tiles
+        stages = 1
+        if r.random() < 0.55:
+            stages = r.randint(2, 4)
+            if not adversarial:
+                tiles = 1
+                for name, e, _ in reduce_:
+                    tiles *= -(-e // b[name])
+                if not reduce_ or not any(stage.values()):
+                    stages = 1
+                else:
+                    stages = min(stages, tiles) if tiles >= 2 else 1
+                if hw in NO_ASYNC:
+                    stages = min(stages, 2)
+        # raster: two spatial axes; G/2 below the blocks along the second-last one
+        raster = 1
+        if len(spatial) >= 2 and r.random() < 0.45:
+            xname, xe, _ = spatial[-2]
+            nbx = -(-xe // b[xname])
+            if adversarial:
+                raster = 1 << r.randint(1, 4)
+            else:
+                choices = [g for g in (2, 4, 8, 16) if g // 2 < nbx]
+                if choices:
+                    raster = r.choice(choices)
+        for name, e, kind in axes:
+            kv["b" + name] = b[name]
+            if kind == "s":
+                if r.random() < 0.85 or t[name] != 1: kv["t" + name] = t[name]
+                if r.random() < 0.85 or v[name] != 1: kv["v" + name] = v[name]
+        for x in inputs:
+            if r.random() < 0.9 or stage[x] != 0:
+                kv["s" + x] = stage[x]
+        if stages != 1 or r.random() < 0.1: kv["stages"] = stages
+        if raster != 1 or r.random() < 0.1: kv["raster"] = raster
+        if group != 1 or (reduce_ and r.random() < 0.1): kv["group"] = group
+        items = list(kv.items())
+        r.shuffle(items)
+        return ",".join(f"{k}={val}" for k, val in items)
+    return None
+
+
+# ---- running ---------------------------------------------------------------------
+
+def run_case(argv, timeout):
+    t0 = time.time()
+    try:
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout,
+                           start_new_session=True, cwd=ROOT)
+        out, err, rc = p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace"), p.returncode
+    except subprocess.TimeoutExpired as ex:
+        return "hang", None, (ex.stdout or b"").decode(errors="replace"), "", time.time() - t0
+    dt = time.time() - t0
+    has_fail = " FAIL " in out or "FAIL\n" in out or " FAIL" in out
+    if rc < 0 or rc not in (0, 1, 2):
+        st = "crash"
+    elif rc == 0:
+        st = "pass" if "PASS" in out and not has_fail else "crash"  # exit 0 without a PASS is odd
+    elif rc == 2:
+        lines = [l for l in err.splitlines() if "error" in l]
+        st = "rejected" if lines else "crash"
+    else:
+        st = "fail" if has_fail else "error"
+    return st, rc, out, err, dt
+
+
+def reject_kind(err):
+    for key, label in (("malformed specification", "spec"), ("exceeds", "limits"), ("config:", "config-parse")):
+        if key in err:
+            return label
+    return "other"
+
+
+# ---- kernel identity: equal descriptors must mean equal kernels ---------------------
+# The dispatcher and the kernel cache reuse one compiled kernel for every shape
+# whose descriptor hash is equal. Emit the OpenCL kernel of one configuration
+# for two shapes of the same operator (extents grown, flags kept): when the
+# descriptor hashes agree, the kernel bodies (after the header comment, which
+# names the shape) must be identical, or a cached kernel would run the wrong
+# code on the second shape. No OpenCL device needed.
+
+EXTENT_KEYS = {"M", "N", "K", "B", "C", "H", "W"}
+
+
+def grow_spec(r, spec):
+    name, *kv = spec.split()
+    out = []
+    for x in kv:
+        k, v = x.split("=", 1)
+        if k in EXTENT_KEYS and r.random() < 0.7:
+            v = str(int(v) + r.choice([0, 1, 2, 3, 4, 5, 8, 16, 17, 31, 64, 100]))
+        out.append(f"{k}={v}")
+    return " ".join([name] + out)
+
+
+def emit(hw, cfg, spec, timeout):
+    p = subprocess.run([GENSOR, "construct", "--hw", hw, "--emit", "opencl", "--config", cfg, spec],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout, cwd=ROOT)
+    if p.returncode != 0:
+        return None, None, p.returncode, p.stderr.decode(errors="replace")
+    out = p.stdout.decode(errors="replace")
+    i = out.find("/* gensor codegen")
+    if i < 0:
+        return None, None, 99, "no kernel in the output"
+    head = out[i:]
+    h = head.split("descriptor ", 1)[1].split()[0]
+    body = head.split("*/", 1)[1]
+    return h, body, 0, ""
+
+
+def run_pairs(a, r):
+    n = same = diff_hash = bad = skipped = 0
+    fails = open(os.path.join(a.out, "failures.txt"), "a")
+    t_end = time.time() + a.minutes * 60
+    classes = list(CLASSES)
+    while n < a.pairs and time.time() < t_end:
+        cls = r.choice(classes)
+        spec, axes, inputs = CLASSES[cls][0](r)
+        hw = r.choice(PROFILES)
+        cfg = gen_config(r, axes, inputs, False, hw)
+        if cfg is None:
+            continue
+        spec2 = grow_spec(r, spec)
+        h1, b1, rc1, e1 = emit(hw, cfg, spec, a.timeout)
+        if rc1 != 0:
+            skipped += 1
+            continue
+        h2, b2, rc2, e2 = emit(hw, cfg, spec2, a.timeout)
+        n += 1
+        if rc2 != 0:
+            if rc2 not in (2,):
+                bad += 1
+                print(f"[pair {n}] emit of the grown shape exits {rc2}: {e2.strip()[:200]}")
+            skipped += 1
+            continue
+        if h1 != h2:
+            diff_hash += 1
+            continue
+        same += 1
+        if b1 != b2:
+            bad += 1
+            cmd = f"{shlex.join([GENSOR, 'construct', '--hw', hw, '--emit', 'opencl', '--config', cfg])} {shlex.quote(spec)} vs {shlex.quote(spec2)}"
+            fails.write(f"# pair: equal descriptor {h1}, different kernels\n{cmd}\n")
+            print(f"[pair {n}] EQUAL DESCRIPTOR {h1}, DIFFERENT KERNELS: {cmd}", flush=True)
+    print(f"pairs: {n} emitted, {same} with equal descriptors (kernels compared), {diff_hash} with different "
+          f"descriptors, {skipped} skipped, {bad} bad")
+    return 1 if bad else 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--minutes", type=float, default=35.0)
+    ap.add_argument("--cases", type=int, default=0, help="stop after N cases (0: time only)")
+    ap.add_argument("--seed", type=int, default=int(time.time()))
+    ap.add_argument("--out", default=os.path.join(ROOT, "build", "fuzz"))
+    ap.add_argument("--timeout", type=float, default=60.0)
+    ap.add_argument("--opts-frac", type=float, default=0.2, help="fraction of cases run under a fallback plan")
+    ap.add_argument("--top-frac", type=float, default=0.1, help="fraction of cases that verify the constructed top-K")
+    ap.add_argument("--xshape-frac", type=float, default=0.0, help="fraction of cases in xshape mode")
+    ap.add_argument("--adv-frac", type=float, default=0.08, help="fraction of configs allowed to break a rule")
+    ap.add_argument("--only", default="", help="comma-separated operator classes to draw from")
+    ap.add_argument("--pairs", type=int, default=0, help="kernel-identity mode: N shape pairs, no OpenCL runs")
+    ap.add_argument("--replay", default="", help="re-run the non-passing cases of a results.jsonl")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+
+    if a.replay:
+        for line in open(a.replay):
+            c = json.loads(line)
+            if c["status"] in ("pass", "rejected"):
+                continue
+            st, rc, out, err, dt = run_case(c["argv"], a.timeout)
+            print(f"{c['status']:>8} -> {st:>8}  {shlex.join(c['argv'])}")
+        return 0
+
+    if a.pairs:
+        return run_pairs(a, random.Random(a.seed))
+
+    src = os.path.join(ROOT, "tests", "fuzz_opts.c")
+    lib = os.path.join(ROOT, "build", "libgensor.a")
+    if os.path.exists(lib) and (not os.path.exists(FUZZ_OPTS) or
+                                os.path.getmtime(FUZZ_OPTS) < max(os.path.getmtime(src), os.path.getmtime(lib))):
+        subprocess.run(["cc", "-std=c11", "-O1", "-D_POSIX_C_SOURCE=200809L", "-D_DEFAULT_SOURCE", "-I.", "-Iinclude",
+                        "-o", FUZZ_OPTS, src, lib, "-lgsl", "-lgslcblas", "-ljansson", "-lOpenCL", "-ldl", "-lm"],
+                       cwd=ROOT)
+    have_opts = os.access(FUZZ_OPTS, os.X_OK)
+    if not have_opts:
+        print(f"note: {FUZZ_OPTS} missing (build it, see tests/fuzz_opts.c): no fallback-plan cases", file=sys.stderr)
+    r = random.Random(a.seed)
+    classes = list(CLASSES)
+    if a.only:
+        classes = [c for c in a.only.split(",") if c in CLASSES]
+    weights = [CLASSES[c][1] for c in classes]
+    res = open(os.path.join(a.out, "results.jsonl"), "a")
+    fails = open(os.path.join(a.out, "failures.txt"), "a")
+    counts = {}
+    rejects = {}
+    per_class = {}
+    t_end = time.time() + a.minutes * 60
+    n = 0
+    print(f"fuzz_plans: seed {a.seed}, {a.minutes} min, out {a.out}", flush=True)
+    while time.time() < t_end and (not a.cases or n < a.cases):
+        cls = r.choices(classes, weights)[0]
+        xshape = have_opts and r.random() < a.xshape_frac
+        ALIGN[0] = r.choice([4, 8, 16]) if xshape else 1
+        spec, axes, inputs = CLASSES[cls][0](r)
+        ALIGN[0] = 1
+        hw = r.choice(PROFILES)
+        seed = r.randint(1, 1000)
+        u = r.random()
+        cfg = None
+        if xshape:
+            mode = "xshape"
+            cfg = gen_config(r, axes, inputs, False, hw)
+            if cfg is None:
+                continue
+            o = r.choice(["0000", "0000", "0000", "0100", "0010", "1000"])
+            argv = [FUZZ_OPTS, hw, spec, cfg, o, str(seed), grow_spec(r, spec)]
+        elif u < a.top_frac:
+            mode = "top"
+            argv = [GENSOR, "verify", "--hw", hw, "--top", str(r.randint(1, 3)), "--seed", str(seed)]
+            if r.random() < 0.5:  # the other strategies and policies reach other states
+                argv += ["--strategy", r.choice(["markov", "tree", "random", "exhaustive"]),
+                         "--policy", r.choice(["model", "paper", "balanced"])]
+            argv.append(spec)
+        else:
+            cfg = gen_config(r, axes, inputs, r.random() < a.adv_frac, hw)
+            if cfg is None:
+                continue
+            if have_opts and u < a.top_frac + a.opts_frac:
+                mode = "opts"
+                o = r.choice(["1000", "0100", "0010", "0001", "1100", "1010", "0110", "1110", "1111"])
+                argv = [FUZZ_OPTS, hw, spec, cfg, o, str(seed)]
+            else:
+                mode = "cfg"
+                argv = [GENSOR, "verify", "--hw", hw, "--seed", str(seed), "--config", cfg, spec]
+        st, rc, out, err, dt = run_case(argv, a.timeout)
+        n += 1
+        counts[st] = counts.get(st, 0) + 1
+        pc = per_class.setdefault(cls, {})
+        pc[st] = pc.get(st, 0) + 1
+        rec = {"n": n, "class": cls, "mode": mode, "hw": hw, "spec": spec, "cfg": cfg, "seed": seed, "argv": argv,
+               "status": st, "rc": rc, "secs": round(dt, 2)}
+        if st == "rejected":
+            k = reject_kind(err)
+            rejects[k] = rejects.get(k, 0) + 1
+            rec["reject"] = k
+            rec["err"] = err.strip().splitlines()[-1][:300]
+        if st not in ("pass", "rejected"):
+            rec["out"] = out[-2000:]
+            rec["err"] = err[-2000:]
+            fails.write(f"# {n} {st} rc={rc} {cls} {mode}\n{shlex.join(argv)}\n")
+            fails.flush()
+            print(f"[{n}] {st.upper()} rc={rc} {shlex.join(argv)}", flush=True)
+            tail = (err.strip().splitlines() or [""])[-1]
+            print(f"      {tail[:300]}", flush=True)
+        res.write(json.dumps(rec) + "\n")
+        res.flush()
+        if n % 50 == 0:
+            print(f"[{n}] {time.strftime('%H:%M:%S')} " + " ".join(f"{k}={v}" for k, v in sorted(counts.items())),
+                  flush=True)
+    print(f"\nfuzz_plans: {n} cases: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    print("rejections: " + ", ".join(f"{k} {v}" for k, v in sorted(rejects.items())))
+    for c in sorted(per_class):
+        print(f"  {c:10s} " + " ".join(f"{k}={v}" for k, v in sorted(per_class[c].items())))
+    bad = sum(counts.get(k, 0) for k in ("fail", "error", "crash", "hang"))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
