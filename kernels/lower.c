@@ -707,6 +707,20 @@ static char *smem_offset(const printer *m, int t, char local[][CW]) {
     return gs_sb_take(&o);
 }
 
+/* One vector read of input t's fragment along axis fa from address ptr
+ * (shared or global), spread into the fragment registers. */
+static void print_vector_fragment(printer *m, int t, int fa, const char *ptr) {
+    const int w = m->p->in[t].frag_vec;
+    line(m, "const %s q = GS_LD%d(%s);", vtype(w), w, ptr ? ptr : "");
+    for (int k = 0; k < w; k++) {
+        char add[16];
+        snprintf(add, sizeof add, "%d", k);
+        char *fi = frag_index(m, t, add, fa);
+        line(m, "f%d[%s] = q.%s;", t, fi ? fi : "0", comp(k));
+        free(fi);
+    }
+}
+
 static void print_fragments(printer *m, const char *buf, bool fastreads) {
     const gs_op *op = m->op;
     char local[GS_MAX_AXES][CW], global[GS_MAX_AXES][CW];
@@ -737,23 +751,12 @@ static void print_fragments(printer *m, const char *buf, bool fastreads) {
             char *ref = smem_ref(m, t, buf, off ? off : "0");
             free(off);
             if (fa >= 0) {
-                gs_sb ptr, ld;
+                gs_sb ptr;
                 gs_sb_init(&ptr);
-                gs_sb_init(&ld);
                 gs_sb_printf(&ptr, "&%s", ref ? ref : "");
                 char *pp = gs_sb_take(&ptr);
-                gs_sb_printf(&ld, "GS_LD%d(%s)", pi->frag_vec, pp ? pp : "");
-                char *ls = gs_sb_take(&ld);
-                line(m, "const %s q = %s;", vtype(pi->frag_vec), ls ? ls : "");
+                print_vector_fragment(m, t, fa, pp);
                 free(pp);
-                free(ls);
-                for (int k = 0; k < pi->frag_vec; k++) {
-                    char add[16];
-                    snprintf(add, sizeof add, "%d", k);
-                    char *fi = frag_index(m, t, add, fa);
-                    line(m, "f%d[%s] = q.%s;", t, fi ? fi : "0", comp(k));
-                    free(fi);
-                }
             } else {
                 char *fi = frag_index(m, t, NULL, -1);
                 line(m, "f%d[%s] = %s;", t, fi ? fi : "0", ref ? ref : "");
@@ -770,23 +773,12 @@ static void print_fragments(printer *m, const char *buf, bool fastreads) {
             }
             char *l = linear_text(m, t, "q");
             if (fa >= 0) {
-                gs_sb ld, ptr;
-                gs_sb_init(&ld);
+                gs_sb ptr;
                 gs_sb_init(&ptr);
                 gs_sb_printf(&ptr, "in%d + %s", t, l ? l : "0");
                 char *pp = gs_sb_take(&ptr);
-                gs_sb_printf(&ld, "GS_LD%d(%s)", pi->frag_vec, pp ? pp : "");
-                char *ls = gs_sb_take(&ld);
-                line(m, "const %s q = %s;", vtype(pi->frag_vec), ls ? ls : "");
-                free(ls);
+                print_vector_fragment(m, t, fa, pp);
                 free(pp);
-                for (int k = 0; k < pi->frag_vec; k++) {
-                    char add[16];
-                    snprintf(add, sizeof add, "%d", k);
-                    char *fi = frag_index(m, t, add, fa);
-                    line(m, "f%d[%s] = q.%s;", t, fi ? fi : "0", comp(k));
-                    free(fi);
-                }
             } else {
                 char *fi = frag_index(m, t, NULL, -1);
                 line(m, "f%d[%s] = in%d[%s];", t, fi ? fi : "0", t, l ? l : "0");
