@@ -61,6 +61,15 @@ static void count(const gs_op *op, const gs_etir *e, const gs_plan *p, paths *c)
     }
 }
 
+/* The OpenCL device (PoCL here); the test is skipped, saying why, without one. */
+static gs_cl *open_cl(gs_ctx *ctx) {
+    gs_cl *cl = NULL;
+    gs_status s = gs_cl_open(ctx, &cl);
+    if (s == GS_ERR_OPENCL_MISSING) cr_skip_test("no OpenCL device (install pocl-opencl-icd): %s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(s, GS_OK, "%s", gs_ctx_errmsg(ctx));
+    return cl;
+}
+
 /* Run one (state, options) pair; returns false when the variant does not
  * fit the profile (not run, not counted). */
 static bool run_variant(gs_ctx *ctx, gs_cl *cl, const gs_hw *hw, const gs_op *op, const gs_etir *e,
@@ -83,10 +92,7 @@ static bool run_variant(gs_ctx *ctx, gs_cl *cl, const gs_hw *hw, const gs_op *op
  * and a raster group, under the option sets in rotation. */
 static void run_cases(const pcase *cases, int n, paths *c) {
     gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = NULL;
-    gs_status s = gs_cl_open(ctx, &cl);
-    if (s == GS_ERR_OPENCL_MISSING) cr_skip_test("no OpenCL device (install pocl-opencl-icd): %s", gs_ctx_errmsg(ctx));
-    cr_assert_eq(s, GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_cl *cl = open_cl(ctx);
     int rot = 0;
     for (int i = 0; i < n; i++) {
         gs_op *op = NULL;
@@ -199,10 +205,7 @@ Test(plans, reduce_eltwise_paths, .timeout = 900) {
  * as a loop over batches; its remainder batch is partly beyond the tile. */
 Test(plans, batched_copy_with_remainder, .timeout = 300) {
     gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = NULL;
-    gs_status s = gs_cl_open(ctx, &cl);
-    if (s == GS_ERR_OPENCL_MISSING) cr_skip_test("no OpenCL device: %s", gs_ctx_errmsg(ctx));
-    cr_assert_eq(s, GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_cl *cl = open_cl(ctx);
     gs_op *op = NULL;
     const gs_hw *hw = gs_hw_find_builtin("h100");
     cr_assert_eq(gs_op_parse(ctx, "gemm M=45 N=29 K=131", &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
@@ -224,10 +227,7 @@ Test(plans, batched_copy_with_remainder, .timeout = 300) {
  * tile to the scalar path, and the result must still match. */
 Test(plans, aligned_plan_on_misaligned_rows, .timeout = 300) {
     gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = NULL;
-    gs_status s = gs_cl_open(ctx, &cl);
-    if (s == GS_ERR_OPENCL_MISSING) cr_skip_test("no OpenCL device: %s", gs_ctx_errmsg(ctx));
-    cr_assert_eq(s, GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_cl *cl = open_cl(ctx);
     const gs_hw *hw = gs_hw_find_builtin("h100");
     const char *aligned[] = {"gemm M=64 N=64 K=64", "gemm M=64 N=64 K=64 transA=1 bias=1"};
     const char *odd[] = {"gemm M=61 N=62 K=61", "gemm M=59 N=62 K=61 transA=1 bias=1"};
@@ -244,7 +244,7 @@ Test(plans, aligned_plan_on_misaligned_rows, .timeout = 300) {
         for (int t = 0; t < a->ninputs; t++) vec += p.in[t].copy_vec > 1;
         vec += p.out_vec > 1;
         gs_diff d;
-        s = gs_verify_opencl_plan(ctx, cl, b, &e, &p, 11, &d);
+        gs_status s = gs_verify_opencl_plan(ctx, cl, b, &e, &p, 11, &d);
         cr_expect_eq(s, GS_OK, "plan of %s on %s: %s", aligned[i], odd[i], gs_ctx_errmsg(ctx));
         s = gs_verify_opencl_plan(ctx, cl, a, &e, &p, 11, &d);
         cr_expect_eq(s, GS_OK, "plan of %s on itself: %s", aligned[i], gs_ctx_errmsg(ctx));
@@ -274,10 +274,7 @@ Test(plans, group_every_split, .timeout = 900) {
         {"h100", "conv2d N=1 C=3 H=9 W=11 K=5 R=3 S=5 pad=2 layout=nhwc", "bn=1,bk=4,bp=2,bq=4,bc=4,br=2,bs=8,si=1,sf=1"},
     };
     gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = NULL;
-    gs_status s = gs_cl_open(ctx, &cl);
-    if (s == GS_ERR_OPENCL_MISSING) cr_skip_test("no OpenCL device: %s", gs_ctx_errmsg(ctx));
-    cr_assert_eq(s, GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_cl *cl = open_cl(ctx);
     paths c = {0};
     int grouped = 0, rot = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -312,10 +309,7 @@ Test(plans, group_every_split, .timeout = 900) {
  * prologue is a loop now. Found by tests/fuzz_plans.py (branch fuzz). */
 Test(plans, deep_pipeline_batched_prologue, .timeout = 120) {
     gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = NULL;
-    gs_status s = gs_cl_open(ctx, &cl);
-    if (s == GS_ERR_OPENCL_MISSING) cr_skip_test("no OpenCL device: %s", gs_ctx_errmsg(ctx));
-    cr_assert_eq(s, GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_cl *cl = open_cl(ctx);
     gs_op *op = NULL;
     const char *spec = "dwconv2d N=1 C=4 H=19 W=33 R=4 S=4 stride=2 dilh=3 dilw=2 pad_right=2 layout=nhwc";
     cr_assert_eq(gs_op_parse(ctx, spec, &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
