@@ -4,7 +4,10 @@ CC        ?= cc
 CUDA_HOME ?= /usr/local/cuda
 BUILD     ?= build
 OPT       ?= -O2
-CFLAGS_BASE := -std=c11 -Wall -Wextra -Werror -MMD -MP -fPIC -g \
+# -ffp-contract=off: no fused multiply-add unless the source asks for one, so
+# the model computes the same doubles on x86-64 and aarch64 (where GCC's GNU
+# modes and clang would contract a*b+c) and ranks candidates identically.
+CFLAGS_BASE := -std=c11 -Wall -Wextra -Werror -MMD -MP -fPIC -g -ffp-contract=off \
                -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. -Iinclude \
                -DGS_CUDA_HOME='"$(CUDA_HOME)"'
 CFLAGS    ?= $(OPT)
@@ -18,7 +21,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all deps demo test test-plain check-asan check-suites calibrate bench clean check-gpu compare \
+.PHONY: all deps deps-aarch64 cross-aarch64 cross-build check-aarch64 demo test test-plain check-asan check-suites calibrate bench clean check-gpu compare \
         sass-tools check-sass bench-gpu compare-tuners tuners-venv
 
 all: $(BUILD)/libgensor.a $(BUILD)/libgensor.so $(BUILD)/gensor
@@ -26,16 +29,52 @@ all: $(BUILD)/libgensor.a $(BUILD)/libgensor.so $(BUILD)/gensor
 # ---- Debian packages: installed only when missing --------------------------
 DEB_PKGS := libgsl-dev libjansson-dev ocl-icd-opencl-dev opencl-headers \
             pocl-opencl-icd clinfo libcriterion-dev gnuplot-nox
-deps:
-	@missing=""; for p in $(DEB_PKGS); do \
+# $(call apt_install,WHO,PACKAGES): apt-get install the packages of the list
+# that dpkg does not have (as root, or through sudo); WHO prefixes messages.
+apt_install = missing=""; for p in $(2); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
-	  echo "deps: installing$$missing"; \
+	  echo "$(1): installing$$missing"; \
 	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null \
-	    || { echo "deps: apt-get install failed for:$$missing" >&2; exit 1; }; \
+	    || { echo "$(1): apt-get install failed for:$$missing" >&2; exit 1; }; \
 	fi
+deps:
+	@$(call apt_install,deps,$(DEB_PKGS))
+
+# ---- aarch64: cross build, tests under qemu-user ----------------------------
+# Debian's cross toolchain and arm64 libraries. libgsl-dev, libcriterion-dev
+# and libnanomsg5 cannot be installed for two architectures at once (adding
+# the arm64 ones would remove the amd64 ones the native build needs), so only
+# the arm64 run-time GSL is installed and linked by soname, and the aarch64
+# tests use tests/minicr (Criterion's macros over a fork-free runner; see
+# tests/minicr/runner.c for why) instead of libcriterion.
+A64_BUILD  := build-aarch64
+A64_CC     := aarch64-linux-gnu-gcc
+A64_QEMU   := qemu-aarch64 -L /usr/aarch64-linux-gnu
+A64_PKGS   := gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user libgsl27:arm64 \
+              libgslcblas0:arm64 libjansson-dev:arm64 ocl-icd-opencl-dev:arm64
+A64_LDLIBS := -l:libgsl.so.27 -l:libgslcblas.so.0 -ljansson -lOpenCL -ldl -lm
+MINICR_SRC := tests/minicr/runner.c tests/test_ir.c tests/test_hw.c tests/test_construct.c
+
+deps-aarch64: deps
+	@dpkg --print-foreign-architectures | grep -qx arm64 || { \
+	  echo "deps-aarch64: dpkg --add-architecture arm64"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; $$SUDO dpkg --add-architecture arm64; }
+	@$(call apt_install,deps-aarch64,$(A64_PKGS))
+
+# The library, the CLI, every test object, and the tests that run under qemu.
+cross-aarch64: deps-aarch64
+	@$(MAKE) --no-print-directory BUILD=$(A64_BUILD) CC=$(A64_CC) LDLIBS="$(A64_LDLIBS)" cross-build
+cross-build: $(BUILD)/libgensor.a $(BUILD)/libgensor.so $(BUILD)/gensor $(TEST_OBJ) $(BUILD)/minicr_tests
+
+$(BUILD)/minicr_tests: $(MINICR_SRC) tests/minicr/criterion/criterion.h $(BUILD)/libgensor.a
+	$(CC) $(filter-out -MMD -MP,$(ALL_CFLAGS)) -Itests/minicr -o $@ $(MINICR_SRC) $(BUILD)/libgensor.a $(LDFLAGS) $(LDLIBS)
+
+check-aarch64: cross-aarch64
+	@$(MAKE) --no-print-directory $(BUILD)/gensor
+	@QEMU_AARCH64="$(A64_QEMU)" sh tests/check_aarch64.sh $(A64_BUILD) $(BUILD)/gensor
 
 # ---- static SASS checks: cuobjdump from PyPI into build/venv ----------------
 # Nothing is installed system-wide but python3-venv (only when missing); the
@@ -185,7 +224,7 @@ compare-tuners: deps all tuners-venv
 	  $$([ "$(QUICK)" = 1 ] && echo --quick)
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan $(A64_BUILD)
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/obj/experiments/cuda_host.d \
          $(BUILD)/bench_gpu.d $(BUILD)/cublas_check.d

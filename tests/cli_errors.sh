@@ -93,7 +93,13 @@ check_msg 2 "control characters" "profile name with a newline" hw show "$tmp/nl.
 check_msg 2 "clock_mhz must be finite and >= 1e-06" "denormal clock" construct --hw "$tmp/denorm.json" 'gemm M=4 N=4 K=4'
 check_msg 1 "32-bit indices" "a dilation whose indices leave int32: refused, no overflow" construct --strategy random 'conv2d N=1 C=1 H=5 W=5 K=1 R=3 S=3 dilation=2147483647 pad=2147483647'
 check 0 "estimate an oversized stage" estimate --config bn=1,bk=1,bp=8,bq=8,bc=4,br=4,bs=4,tp=8,tq=8,si=1,sf=1 'conv2d N=1 C=4 H=5 W=5 K=1 R=3 S=3 dilation=2147483647 pad=2147483647'
-check_msg 1 "verify a smaller shape" "verify of a 2^62-iteration window refuses, no hang" verify 'avgpool2d N=1 C=1 H=1 W=1 R=2147483647 S=2147483647 pad=1073741823'
+# verify opens the OpenCL device before it weighs the shape; where there is
+# none (the aarch64 build under qemu has no arm64 OpenCL driver) it stops there
+if timeout 60 "$BIN" verify --hw t4 'gemm M=1 N=1 K=1' >/dev/null 2>"$tmp/err"; then
+    check_msg 1 "verify a smaller shape" "verify of a 2^62-iteration window refuses, no hang" verify 'avgpool2d N=1 C=1 H=1 W=1 R=2147483647 S=2147483647 pad=1073741823'
+else
+    echo "SKIP: verify of a 2^62-iteration window: verify has no device here: $(head -n 1 "$tmp/err")"
+fi
 check 0 "hw show --format json first" hw show --format json t4
 check 0 "construct ok" construct --hw t4 'gemm M=7 N=5 K=3'
 check_msg 2 "unknown --sass 'brief'" "--sass with a bad value" construct --sass=brief 'gemm M=4 N=4 K=4'
