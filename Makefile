@@ -21,7 +21,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all deps deps-aarch64 cross-aarch64 cross-build check-aarch64 demo test test-plain check-asan check-suites calibrate bench clean check-gpu compare \
+.PHONY: all deps deps-aarch64 cross-aarch64 cross-build check-aarch64 deps-fuzz fuzz-build fuzz fuzz-merge fuzz-short demo test test-plain check-asan check-suites calibrate bench clean check-gpu compare \
         sass-tools check-sass bench-gpu compare-tuners tuners-venv
 
 all: $(BUILD)/libgensor.a $(BUILD)/libgensor.so $(BUILD)/gensor
@@ -75,6 +75,67 @@ $(BUILD)/minicr_tests: $(MINICR_SRC) tests/minicr/criterion/criterion.h $(BUILD)
 check-aarch64: cross-aarch64
 	@$(MAKE) --no-print-directory $(BUILD)/gensor
 	@QEMU_AARCH64="$(A64_QEMU)" sh tests/check_aarch64.sh $(A64_BUILD) $(BUILD)/gensor
+
+# ---- fuzzing: libFuzzer targets of tests/fuzz/ (clang, ASan + UBSan) -------
+# make fuzz: each target for FUZZ_SECONDS on its committed seed corpus
+# tests/fuzz/<t>/ plus a working corpus in build-fuzz/corpus/<t>/ (new inputs
+# go there; make fuzz-merge minimises both back into tests/fuzz/<t>/).
+# make fuzz-short (in make test): every committed input once, then
+# FUZZ_SHORT seconds of fuzzing per target. A crash leaves build-fuzz/crash-*.
+FUZZ_BUILD   := build-fuzz
+FUZZ_TARGETS := spec config profile suite etir cache
+FUZZ_PKGS    := clang libclang-rt-14-dev
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_SECONDS ?= 60
+FUZZ_SHORT   ?= 3
+FUZZ_RUN      = ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(FUZZ_BUILD)/fuzz_$(1) \
+                -artifact_prefix=$(FUZZ_BUILD)/crash-$(1)- -print_final_stats=1 $(if $(filter suite,$(1)),-close_fd_mask=3)
+
+deps-fuzz:
+	@$(call apt_install,deps-fuzz,$(FUZZ_PKGS))
+
+fuzz-build: deps deps-fuzz
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=clang OPT=-O1 \
+	  EXTRA_CFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
+
+# the suite target calls gs_cli_suite, so it links the CLI (main.c with its main renamed)
+$(BUILD)/obj/cli/main_lib.o: cli/main.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Dmain=gs_cli_main_unused -c $< -o $@
+$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(BUILD)/libgensor.a $(CLI_OBJ) $(BUILD)/obj/cli/main_lib.o
+	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $< \
+	  $(if $(filter fuzz_suite,$(notdir $@)),$(filter-out %/main.o,$(CLI_OBJ)) $(BUILD)/obj/cli/main_lib.o) \
+	  $(BUILD)/libgensor.a $(LDFLAGS) $(LDLIBS)
+
+fuzz: fuzz-build
+	@for t in $(FUZZ_TARGETS); do mkdir -p $(FUZZ_BUILD)/corpus/$$t; done
+	@fail=0; for t in $(FUZZ_TARGETS); do \
+	  echo "== fuzz_$$t: $(FUZZ_SECONDS) s"; \
+	  $(call FUZZ_RUN,$$t) -max_total_time=$(FUZZ_SECONDS) $(FUZZ_BUILD)/corpus/$$t tests/fuzz/$$t \
+	    2>$(FUZZ_BUILD)/fuzz_$$t.log || { fail=1; echo "fuzz_$$t: FAILED (see $(FUZZ_BUILD)/fuzz_$$t.log)"; }; \
+	  grep -E '^stat::(number_of_executed_units|new_units_added)' $(FUZZ_BUILD)/fuzz_$$t.log | tr '\n' ' '; echo; \
+	done; exit $$fail
+
+fuzz-merge: fuzz-build
+	@for t in $(FUZZ_TARGETS); do \
+	  rm -rf $(FUZZ_BUILD)/merged/$$t && mkdir -p $(FUZZ_BUILD)/merged/$$t $(FUZZ_BUILD)/corpus/$$t && \
+	  $(FUZZ_BUILD)/fuzz_$$t -merge=1 $(if $(filter suite,$$t),-close_fd_mask=3) $(FUZZ_BUILD)/merged/$$t tests/fuzz/$$t $(FUZZ_BUILD)/corpus/$$t 2>/dev/null && \
+	  keep=$$(ls tests/fuzz/$$t | grep '^regress-' || true) && \
+	  find tests/fuzz/$$t -type f ! -name 'regress-*' -delete && cp $(FUZZ_BUILD)/merged/$$t/* tests/fuzz/$$t/ && \
+	  echo "fuzz-merge: tests/fuzz/$$t: $$(ls tests/fuzz/$$t | wc -l) files, $$(du -sk tests/fuzz/$$t | cut -f1) KB"; \
+	done
+
+fuzz-short: fuzz-build
+	@fail=0; for t in $(FUZZ_TARGETS); do \
+	  $(call FUZZ_RUN,$$t) tests/fuzz/$$t/* >/dev/null 2>$(FUZZ_BUILD)/fuzz_$$t.log \
+	    || { fail=1; echo "fuzz_$$t: a committed input fails:"; tail -n 20 $(FUZZ_BUILD)/fuzz_$$t.log; }; \
+	  mkdir -p $(FUZZ_BUILD)/short/$$t; \
+	  $(call FUZZ_RUN,$$t) -max_total_time=$(FUZZ_SHORT) $(FUZZ_BUILD)/short/$$t tests/fuzz/$$t >/dev/null \
+	    2>$(FUZZ_BUILD)/fuzz_$$t.log || { fail=1; echo "fuzz_$$t: crashed:"; tail -n 20 $(FUZZ_BUILD)/fuzz_$$t.log; }; \
+	  [ $$fail = 1 ] && break; \
+	done; \
+	n=$$(ls tests/fuzz/*/* | wc -l); \
+	if [ $$fail = 0 ]; then echo "fuzz-short: 6 targets, $$n committed inputs and $(FUZZ_SHORT) s each: 0 crashes"; fi; exit $$fail
 
 # ---- static SASS checks: cuobjdump from PyPI into build/venv ----------------
 # Nothing is installed system-wide but python3-venv (only when missing); the
@@ -224,7 +285,7 @@ compare-tuners: deps all tuners-venv
 	  $$([ "$(QUICK)" = 1 ] && echo --quick)
 
 clean:
-	rm -rf build build-asan $(A64_BUILD)
+	rm -rf build build-asan $(A64_BUILD) $(FUZZ_BUILD)
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/obj/experiments/cuda_host.d \
          $(BUILD)/bench_gpu.d $(BUILD)/cublas_check.d
