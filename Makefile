@@ -21,7 +21,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all deps deps-aarch64 cross-aarch64 cross-build check-aarch64 deps-fuzz fuzz-build fuzz fuzz-merge fuzz-short demo test test-plain check-asan check-suites calibrate bench clean check-gpu compare \
+.PHONY: all deps install uninstall check-install deps-aarch64 cross-aarch64 cross-build check-aarch64 deps-fuzz fuzz-build fuzz fuzz-merge fuzz-short demo test test-plain check-asan check-suites calibrate bench clean check-gpu compare \
         sass-tools check-sass bench-gpu compare-tuners tuners-venv
 
 all: $(BUILD)/libgensor.a $(BUILD)/libgensor.so $(BUILD)/gensor
@@ -173,14 +173,56 @@ $(BUILD)/libgensor.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/libgensor.so: $(LIB_OBJ)
-	$(CC) -shared -o $@ $^ $(LDFLAGS) $(LDLIBS)
+$(BUILD)/libgensor.so: $(LIB_OBJ) Makefile
+	$(CC) -shared -Wl,-soname,libgensor.so.$(SOMAJOR) -o $@ $(LIB_OBJ) $(LDFLAGS) $(LDLIBS)
 
 $(BUILD)/gensor: $(CLI_OBJ) $(BUILD)/libgensor.a
 	$(CC) -o $@ $(CLI_OBJ) $(BUILD)/libgensor.a $(LDFLAGS) $(LDLIBS)
 
 $(BUILD)/gensor_tests: $(TEST_OBJ) $(BUILD)/libgensor.a
 	$(CC) -o $@ $(TEST_OBJ) $(BUILD)/libgensor.a $(LDFLAGS) $(LDLIBS) -lcriterion
+
+# ---- install ------------------------------------------------------------------
+# make install [PREFIX=/usr/local] [DESTDIR=staging]: the header, libgensor.a,
+# libgensor.so.$(VERSION) with soname libgensor.so.$(SOMAJOR) and its two links,
+# the CLI, gensor.1 (made from the CLI's --help texts by cli/mkman.sh) and
+# gensor.pc. make uninstall removes exactly those.
+VERSION    := $(shell sed -n 's/^\#define GS_VERSION_STRING "\(.*\)"/\1/p' include/gensor.h)
+SOMAJOR    := $(firstword $(subst ., ,$(VERSION)))
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR     ?= $(PREFIX)/share/man
+PC_LIBS_PRIVATE := $(LDLIBS) -lpthread
+
+$(BUILD)/gensor.1: $(BUILD)/gensor cli/mkman.sh
+	sh cli/mkman.sh $(BUILD)/gensor >$@.tmp && mv $@.tmp $@
+
+install: $(BUILD)/libgensor.a $(BUILD)/libgensor.so $(BUILD)/gensor $(BUILD)/gensor.1
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MANDIR)/man1
+	install -m 644 include/gensor.h $(DESTDIR)$(INCLUDEDIR)/gensor.h
+	install -m 644 $(BUILD)/libgensor.a $(DESTDIR)$(LIBDIR)/libgensor.a
+	install -m 755 $(BUILD)/libgensor.so $(DESTDIR)$(LIBDIR)/libgensor.so.$(VERSION)
+	ln -sf libgensor.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libgensor.so.$(SOMAJOR)
+	ln -sf libgensor.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libgensor.so
+	install -m 755 $(BUILD)/gensor $(DESTDIR)$(BINDIR)/gensor
+	install -m 644 $(BUILD)/gensor.1 $(DESTDIR)$(MANDIR)/man1/gensor.1
+	printf '%s\n' 'prefix=$(PREFIX)' 'exec_prefix=$${prefix}' 'libdir=$(LIBDIR:$(PREFIX)%=$${prefix}%)' \
+	  'includedir=$(INCLUDEDIR:$(PREFIX)%=$${prefix}%)' '' 'Name: gensor' \
+	  'Description: graph-based GPU tensor-kernel constructor (CUDA C and OpenCL C)' 'Version: $(VERSION)' \
+	  'Libs: -L$${libdir} -lgensor' 'Libs.private: $(PC_LIBS_PRIVATE)' 'Cflags: -I$${includedir}' \
+	  >$(DESTDIR)$(LIBDIR)/pkgconfig/gensor.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(INCLUDEDIR)/gensor.h $(DESTDIR)$(LIBDIR)/libgensor.a \
+	  $(DESTDIR)$(LIBDIR)/libgensor.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libgensor.so.$(SOMAJOR) \
+	  $(DESTDIR)$(LIBDIR)/libgensor.so $(DESTDIR)$(BINDIR)/gensor $(DESTDIR)$(MANDIR)/man1/gensor.1 \
+	  $(DESTDIR)$(LIBDIR)/pkgconfig/gensor.pc
+
+check-install: all
+	@sh tests/install_test.sh $(BUILD)
 
 # ---- main job ---------------------------------------------------------------
 demo: deps
