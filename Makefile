@@ -21,7 +21,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all deps install uninstall check-install deps-aarch64 cross-aarch64 cross-build check-aarch64 deps-fuzz fuzz-build fuzz fuzz-merge fuzz-short demo test test-plain check-asan check-suites calibrate bench clean check-gpu compare \
+.PHONY: all deps install uninstall check-install check-tsan deps-aarch64 cross-aarch64 cross-build check-aarch64 deps-fuzz fuzz-build fuzz fuzz-merge fuzz-short demo test test-plain check-asan check-suites calibrate bench clean check-gpu compare \
         sass-tools check-sass bench-gpu compare-tuners tuners-venv
 
 all: $(BUILD)/libgensor.a $(BUILD)/libgensor.so $(BUILD)/gensor
@@ -75,6 +75,15 @@ $(BUILD)/minicr_tests: $(MINICR_SRC) tests/minicr/criterion/criterion.h $(BUILD)
 check-aarch64: cross-aarch64
 	@$(MAKE) --no-print-directory $(BUILD)/gensor
 	@QEMU_AARCH64="$(A64_QEMU)" sh tests/check_aarch64.sh $(A64_BUILD) $(BUILD)/gensor
+
+# ---- threads: tests/tsan_threads.c under ThreadSanitizer (in make test) -----
+TSAN_BUILD := build-tsan
+check-tsan:
+	@$(MAKE) --no-print-directory BUILD=$(TSAN_BUILD) OPT=-O1 EXTRA_CFLAGS="-fsanitize=thread" \
+	  LDFLAGS="-fsanitize=thread" $(TSAN_BUILD)/tsan_threads
+	TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=tests/tsan.supp" ./$(TSAN_BUILD)/tsan_threads
+$(BUILD)/tsan_threads: tests/tsan_threads.c $(BUILD)/libgensor.a
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libgensor.a $(LDFLAGS) $(LDLIBS) -lpthread
 
 # ---- fuzzing: libFuzzer targets of tests/fuzz/ (clang, ASan + UBSan) -------
 # make fuzz: each target for FUZZ_SECONDS on its committed seed corpus
@@ -327,7 +336,7 @@ compare-tuners: deps all tuners-venv
 	  $$([ "$(QUICK)" = 1 ] && echo --quick)
 
 clean:
-	rm -rf build build-asan $(A64_BUILD) $(FUZZ_BUILD)
+	rm -rf build build-asan $(A64_BUILD) $(FUZZ_BUILD) $(TSAN_BUILD)
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/obj/experiments/cuda_host.d \
          $(BUILD)/bench_gpu.d $(BUILD)/cublas_check.d

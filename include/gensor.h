@@ -10,6 +10,17 @@
  * *_load or gs_construct belongs to the caller, who frees it with the matching
  * *_destroy. destroy(NULL) is a no-op. Strings returned as const char * are
  * owned by the object they came from and live as long as it does.
+ *
+ * Threads: use one gs_ctx per thread (it holds that thread's last error).
+ * gs_hw, gs_op and gs_result handles are never written after they are made,
+ * so any number of threads may read and construct with them at once; destroy
+ * one only when no thread uses it. A gs_dispatcher is not thread-safe: give
+ * each thread its own (several may share a disk cache directory, which is
+ * safe across threads and processes) or put a lock around it. The library
+ * keeps no mutable global state but three once-only loads: libnvrtc
+ * (pthread_once), the CUDA driver table (a mutex) and the self-check of the
+ * built-in profiles (an atomic flag). tests/tsan_threads.c checks this with
+ * 8 threads under ThreadSanitizer (make check-tsan).
  */
 #ifndef GENSOR_H
 #define GENSOR_H
@@ -149,7 +160,8 @@ gs_status gs_kernel_emit(gs_ctx *ctx, const gs_result *r, int i,
  * CUDA source when NVRTC is missing), OpenCL source built on the attached
  * device for OpenCL. Compiled artifacts go to a kernel cache in memory and,
  * optionally, on disk. A shape seen before skips the construction.
- * Not thread-safe: one dispatcher per thread, or a lock around it. */
+ * Not thread-safe: one dispatcher per thread, or a lock around it;
+ * dispatchers of several threads or processes may share cache_dir. */
 typedef struct gs_dispatcher gs_dispatcher;
 
 typedef enum gs_warm_start {

@@ -18,6 +18,7 @@
 
 #include <ctype.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,15 +177,15 @@ static bool nv_try(const char *path, gs_sb *why) {
     return true;
 }
 
-/* Load libnvrtc once. Order: $GS_NVRTC_LIB, the loader's search path
- * (libnvrtc.so, .so.13, .so.12), $CUDA_HOME/lib64, then the CUDA_HOME the
- * library was built with (GS_CUDA_HOME from the Makefile). */
-static bool nv_load(gs_ctx *ctx) {
-    if (nv.state == 1) return true;
-    if (nv.state == -1) {
-        gs_err(ctx, GS_ERR_NVRTC_MISSING, "%s", nv.why);
-        return false;
-    }
+/* Load libnvrtc once per process. Order: $GS_NVRTC_LIB, the loader's search
+ * path (libnvrtc.so, .so.13, .so.12), $CUDA_HOME/lib64, then the CUDA_HOME
+ * the library was built with (GS_CUDA_HOME from the Makefile). The table nv
+ * is written only here, under pthread_once, so threads that call NVRTC
+ * concurrently see it complete (and the result, success or the reason for
+ * failure, is decided once). */
+static pthread_once_t nv_once = PTHREAD_ONCE_INIT;
+
+static void nv_load_once(void) {
     char cands[6][512];
     int nc = 0;
     const char *env = getenv("GS_NVRTC_LIB");
@@ -205,16 +206,18 @@ static bool nv_load(gs_ctx *ctx) {
         for (int j = 0; j < i; j++) seen = seen || strcmp(cands[i], cands[j]) == 0;
         if (!seen) ok = nv_try(cands[i], &why);
     }
-    if (ok) {
-        nv.state = 1;
-        gs_sb_free(&why);
-        return true;
+    if (ok) nv.state = 1;
+    else {
+        snprintf(nv.why, sizeof nv.why, "cannot load NVRTC (set GS_NVRTC_LIB or CUDA_HOME); tried: %s",
+                 why.buf ? why.buf : "(nothing)");
+        nv.state = -1;
     }
-    snprintf(nv.why, sizeof nv.why,
-             "cannot load NVRTC (set GS_NVRTC_LIB or CUDA_HOME); tried: %s",
-             why.buf ? why.buf : "(nothing)");
     gs_sb_free(&why);
-    nv.state = -1;
+}
+
+static bool nv_load(gs_ctx *ctx) {
+    pthread_once(&nv_once, nv_load_once);
+    if (nv.state == 1) return true;
     gs_err(ctx, GS_ERR_NVRTC_MISSING, "%s", nv.why);
     return false;
 }

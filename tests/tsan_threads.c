@@ -1,0 +1,158 @@
+/* tsan_threads.c — the threading rule, under ThreadSanitizer (make check-tsan,
+ * part of make test).
+ *
+ * The rule (include/gensor.h): one gs_ctx per thread; gs_hw, gs_op and
+ * gs_result handles may be shared read-only; a gs_dispatcher belongs to one
+ * thread at a time (or sits behind the caller's lock), and dispatchers may
+ * share a disk cache directory.
+ *
+ * 8 threads start together. Each has its own context and dispatcher; all
+ * share one profile, the operators and one disk cache directory. Each
+ * constructs every operator (markov, and tree for one) and dispatches three
+ * gemm shapes (CUDA dialect: NVRTC, loaded lazily by whichever thread comes
+ * first, or the CUDA source where NVRTC is missing), and every thread's
+ * results must equal the ones the main thread computes afterwards.
+ * A data race makes TSan report and the process exit 66. */
+#include "include/gensor.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NTHREADS 8
+static const char *const specs[] = {
+    "gemm M=512 N=512 K=512",
+    "conv2d N=1 C=32 H=28 W=28 K=32 R=3 S=3 pad=1",
+    "gemv M=4096 N=1024",
+    "rowmax M=256 K=1000",
+    "dwconv2d N=1 C=32 H=56 W=56 R=3 S=3 stride=2 pad=1",
+};
+enum { NSPECS = (int)(sizeof specs / sizeof specs[0]) };
+static const char *const shapes[] = {"gemm M=128 N=128 K=64", "gemm M=200 N=96 K=64", "gemm M=128 N=130 K=64"};
+enum { NSHAPES = (int)(sizeof shapes / sizeof shapes[0]) };
+
+typedef struct {
+    char desc[NSPECS + 1][160];
+    double pred[NSPECS + 1];
+    uint64_t key[NSHAPES];
+    char config[NSHAPES][200];
+} outcome;
+
+static gs_hw *hw;                 /* shared, read-only */
+static gs_op *ops[NSPECS];        /* shared, read-only */
+static gs_op *shape_ops[NSHAPES]; /* shared, read-only */
+static char cache_dir[128];
+static pthread_barrier_t start;
+static outcome want;
+static int failures;
+static pthread_mutex_t fail_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void fail(const char *fmt, const char *a, const char *b) {
+    pthread_mutex_lock(&fail_mu);
+    failures++;
+    fprintf(stderr, "tsan_threads: ");
+    fprintf(stderr, fmt, a, b);
+    fputc('\n', stderr);
+    pthread_mutex_unlock(&fail_mu);
+}
+
+/* Everything one thread does; returns 0 or the first failing status. */
+static int work(outcome *o) {
+    gs_ctx *ctx = gs_ctx_create();
+    if (!ctx) return GS_ERR_NOMEM;
+    gs_construct_opts co;
+    gs_construct_opts_default(&co);
+    co.top_k = 3;
+    int rc = 0;
+    for (int i = 0; i <= NSPECS && !rc; i++) {
+        gs_construct_opts c = co;
+        if (i == NSPECS) c.strategy = GS_STRATEGY_TREE;
+        gs_result *r = NULL;
+        rc = gs_construct(ctx, ops[i % NSPECS], hw, &c, &r);
+        if (!rc) {
+            snprintf(o->desc[i], sizeof o->desc[i], "%s", gs_result_describe(r, 0));
+            o->pred[i] = gs_result_predicted_s(r, 0);
+        } else fail("construct: %s: %s", specs[i % NSPECS], gs_ctx_errmsg(ctx));
+        gs_result_destroy(r);
+    }
+    gs_dispatch_opts dop;
+    gs_dispatch_opts_default(&dop);
+    dop.cache_dir = cache_dir;
+    dop.construct.top_k = 3;
+    gs_dispatcher *d = NULL;
+    if (!rc) rc = gs_dispatcher_create(ctx, hw, &dop, &d);
+    for (int round = 0; round < 2 && !rc; round++)
+        for (int i = 0; i < NSHAPES && !rc; i++) {
+            gs_kernel_handle h;
+            rc = gs_dispatch(ctx, d, shape_ops[i], &h);
+            if (rc) {
+                fail("dispatch: %s: %s", shapes[i], gs_ctx_errmsg(ctx));
+                break;
+            }
+            if (round == 1 && !h.hit) fail("dispatch: %s%s: second round is not a hit", shapes[i], "");
+            o->key[i] = h.key;
+            snprintf(o->config[i], sizeof o->config[i], "%s", h.config);
+        }
+    gs_dispatcher_destroy(d);
+    gs_ctx_destroy(ctx);
+    return rc;
+}
+
+static void *thread_main(void *arg) {
+    pthread_barrier_wait(&start);
+    work(arg);
+    return NULL;
+}
+
+/* Compare a thread's outcome with the main thread's. */
+static void compare(const outcome *o) {
+    for (int i = 0; i <= NSPECS; i++)
+        if (strcmp(o->desc[i], want.desc[i]) || o->pred[i] != want.pred[i])
+            fail("construct differs from the main thread's: %s vs %s", o->desc[i], want.desc[i]);
+    for (int i = 0; i < NSHAPES; i++)
+        if (o->key[i] != want.key[i] || strcmp(o->config[i], want.config[i]))
+            fail("dispatch differs from the main thread's: %s vs %s", o->config[i], want.config[i]);
+}
+
+int main(void) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_status s = gs_hw_load(ctx, "orin-nano", &hw);
+    for (int i = 0; i < NSPECS && s == GS_OK; i++) s = gs_op_parse(ctx, specs[i], &ops[i]);
+    for (int i = 0; i < NSHAPES && s == GS_OK; i++) s = gs_op_parse(ctx, shapes[i], &shape_ops[i]);
+    if (s != GS_OK) {
+        fprintf(stderr, "tsan_threads: setup: %s\n", gs_ctx_errmsg(ctx));
+        return 1;
+    }
+    /* the threads first, so that they race for the lazy NVRTC load; then the
+     * reference, on the main thread with a cache directory of its own */
+    snprintf(cache_dir, sizeof cache_dir, "/tmp/gs_tsan_cache.%d", (int)getpid());
+    static outcome got[NTHREADS];
+    pthread_t th[NTHREADS];
+    pthread_barrier_init(&start, NULL, NTHREADS);
+    for (int i = 0; i < NTHREADS; i++)
+        if (pthread_create(&th[i], NULL, thread_main, &got[i])) {
+            fprintf(stderr, "tsan_threads: pthread_create failed\n");
+            return 1;
+        }
+    for (int i = 0; i < NTHREADS; i++) pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&start);
+    snprintf(cache_dir, sizeof cache_dir, "/tmp/gs_tsan_cache.%d.main", (int)getpid());
+    if (work(&want)) return 1;
+    for (int i = 0; i < NTHREADS; i++) compare(&got[i]);
+    snprintf(cache_dir, sizeof cache_dir, "/tmp/gs_tsan_cache.%d", (int)getpid());
+
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s.main'", cache_dir, cache_dir);
+    if (system(cmd) != 0) fprintf(stderr, "tsan_threads: could not remove %s\n", cache_dir);
+    for (int i = 0; i < NSPECS; i++) gs_op_destroy(ops[i]);
+    for (int i = 0; i < NSHAPES; i++) gs_op_destroy(shape_ops[i]);
+    gs_hw_destroy(hw);
+    gs_ctx_destroy(ctx);
+    int checks = NTHREADS * (NSPECS + 1 + NSHAPES);
+    printf("tsan_threads: %d threads x (%d constructions + %d dispatches), results against the main thread's: "
+           "%d passed, %d failed\n", NTHREADS, NSPECS + 1, 2 * NSHAPES, checks - failures, failures);
+    return failures ? 1 : 0;
+}
