@@ -21,7 +21,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all deps install uninstall check-install check-tsan deps-aarch64 cross-aarch64 cross-build check-aarch64 deps-fuzz fuzz-build fuzz fuzz-merge fuzz-short demo test test-plain check-asan check-suites calibrate bench clean check-gpu compare \
+.PHONY: all deps install uninstall check-install check-tsan deps-aarch64 cross-aarch64 cross-build check-aarch64 deps-fuzz fuzz-build fuzz-targets fuzz fuzz-merge fuzz-short demo test test-plain check-asan check-suites calibrate bench clean check-gpu compare \
         sass-tools check-sass bench-gpu compare-tuners tuners-venv
 
 all: $(BUILD)/libgensor.a $(BUILD)/libgensor.so $(BUILD)/gensor
@@ -105,7 +105,8 @@ deps-fuzz:
 
 fuzz-build: deps deps-fuzz
 	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=clang OPT=-O1 \
-	  EXTRA_CFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
+	  EXTRA_CFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" fuzz-targets
+fuzz-targets: $(FUZZ_TARGETS:%=$(BUILD)/fuzz_%)
 
 # the suite target calls gs_cli_suite, so it links the CLI (main.c with its main renamed)
 $(BUILD)/obj/cli/main_lib.o: cli/main.c
@@ -241,9 +242,14 @@ demo: deps
 	./$(BUILD)/gensor verify --hw rtx4090 --top 2 'gemm M=257 N=127 K=31 transA=1 alpha=1.5 beta=0.5'
 
 # ---- tests ------------------------------------------------------------------
-# Plain build first, then the same tests under ASan/UBSan (check-asan).
+# Plain build first, the install test, the threads under TSan (check-tsan), a
+# short pass of every fuzz target (fuzz-short), then the same tests under
+# ASan/UBSan (check-asan).
 test: deps
 	@$(MAKE) --no-print-directory test-plain
+	@sh tests/install_test.sh $(BUILD)
+	@$(MAKE) --no-print-directory check-tsan
+	@$(MAKE) --no-print-directory fuzz-short
 	@$(MAKE) --no-print-directory check-asan
 	@sh tests/cli_errors.sh $(BUILD)/gensor
 
