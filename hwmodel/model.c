@@ -106,7 +106,6 @@ bool gs_hw_check(const gs_hw *hw, const gs_op *op, const gs_etir *e) {
     if (threads < 1 || threads > hw->max_threads_per_block) return false;
     if (gs_etir_blocks(op, e) > GS_MAX_GRID) return false;
     if (gs_etir_acc_regs(op, e) > GS_MAX_ACC) return false;
-    if ((1 << e->group) > hw->warp_size) return false; /* a group lives in one warp */
     if (p.regs_bound > hw->max_regs_per_thread) return false;
     /* one block must fit an SM: registers are allocated per warp, in each
      * scheduler's quarter of the register file */
@@ -534,7 +533,10 @@ void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const 
     double rw = op->epi.beta != 0 ? 2 : 1; /* beta reads the output too */
     double epi_instr = acc * (epi_fast * (2.0 + 1.0 / p->out_vec) + (1 - epi_fast) * 8.0);
     /* the group's combine: a shuffle and an add per accumulator and step */
-    if (R > 1) epi_instr += acc * 2 * log2(R);
+    if (R > 1 && !p->group_wide) epi_instr += acc * 2 * log2(R);
+    /* a wide group: shuffles over the warp, a shared store, two barriers and
+     * R/32 shared loads and combines per accumulator */
+    if (p->group_wide) epi_instr += acc * (2 * log2(GS_GROUP_WARP) + 1 + 2 * 2 + 2 * R / GS_GROUP_WARP);
     double epi_wave = acc * rw * (epi_fast / p->out_vec * lwv + (1 - epi_fast) * lw1);
     double epi_sectors = acc * rw * (epi_fast / p->out_vec * secv + (1 - epi_fast) * sec1); /* per warp */
 

@@ -467,7 +467,8 @@ static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, cons
     p->stages = e->stages;
     p->raster = e->raster;
     p->fast_path = !p->opts.predicated;
-    p->reduce_split = (uint8_t)(1 << (e->group <= GS_MAX_GROUP ? e->group : 0));
+    p->reduce_split = (uint16_t)(1 << (e->group <= GS_MAX_GROUP ? e->group : 0));
+    p->group_wide = p->reduce_split > GS_GROUP_WARP;
     p->raster_x = p->raster_y = -1;
     for (int a = op->naxes - 1; a >= 0; a--) { /* the last two spatial axes */
         if (!spatial(op, a)) continue;

@@ -32,6 +32,9 @@
  * edge coordinates): a copy runs in batches of about this size, so its
  * registers stay bounded however many units a thread moves. */
 #define GS_PLAN_COPY_BATCH_REGS 32
+/* The widest reduce split combined by warp shuffles alone; a wider group
+ * (whole warps) adds a step through shared memory (plan.group_wide). */
+#define GS_GROUP_WARP 32
 /* Reduce loops longer than this are unrolled by this much, not fully. */
 #define GS_PLAN_K_UNROLL 16
 /* Units a thread keeps per-unit offsets for in registers (more: recomputed). */
@@ -99,7 +102,8 @@ typedef struct gs_plan {
     uint8_t bias_vec;     /* bias elements per vector read (out_vec when bias runs along out_axis) */
     uint8_t smem_dynamic; /* shared memory over the 48 KiB static limit: dynamic, opted in */
     uint8_t any_async;    /* some input copies with GS_COPY_ASYNC */
-    uint8_t reduce_split; /* threads sharing one output's reduction (1: none) */
+    uint16_t reduce_split; /* threads sharing one output's reduction (1: none) */
+    uint8_t group_wide;    /* reduce_split > GS_GROUP_WARP: the combine crosses warps */
     uint8_t k_unroll;     /* unroll of the innermost reduce loop (0: full) */
     int64_t smem_bytes;   /* all stage buffers of all staged inputs */
     gs_plan_input in[GS_MAX_TENSORS];

@@ -150,9 +150,11 @@ bool gs_tensor_uses_axis(const gs_tensor *t, int a);
  *           l, l + 2^g, ... of each reduce tile, so neighbouring lanes read
  *           neighbouring elements of that axis; the partial results are
  *           combined across the lanes at the end. Lanes are the fastest
- *           thread index and a group never spans warps: at most
- *           GS_MAX_GROUP (32 lanes), and at most the reduce tile. */
-#define GS_MAX_GROUP 5
+ *           thread index. A group of up to a warp combines with shuffles; a
+ *           wider one (whole warps) adds a step through shared memory. At
+ *           most GS_MAX_GROUP (1024 lanes), the reduce tile and the block's
+ *           thread limit. */
+#define GS_MAX_GROUP 10
 
 typedef struct gs_etir {
     int32_t T[GS_MAX_AXES][GS_LEVELS];

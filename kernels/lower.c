@@ -75,7 +75,15 @@ static const dialect_spelling spellings[] = {
             "#define GS_GROUP_SCRATCH(n)\n"
             "#define GS_GROUP_MASK(nt) ((tid >> 5) == ((nt) >> 5) ? (1u << ((nt) & 31)) - 1u : 0xffffffffu)\n"
             "#define GS_GROUP_SUM(v, r, m) for (int o_ = (r) / 2; o_ > 0; o_ >>= 1) v += __shfl_xor_sync(m, v, o_, r)\n"
-            "#define GS_GROUP_MAX(v, r, m) for (int o_ = (r) / 2; o_ > 0; o_ >>= 1) v = fmaxf(v, __shfl_xor_sync(m, v, o_, r))\n",
+            "#define GS_GROUP_MAX(v, r, m) for (int o_ = (r) / 2; o_ > 0; o_ >>= 1) v = fmaxf(v, __shfl_xor_sync(m, v, o_, r))\n"
+            /* a group of whole warps: shuffles in each warp, then warp 0..r/32-1's
+             * results through shared memory, read by every lane in one fixed order */
+            "#define GS_GROUP_WIDE_SCRATCH(n) __shared__ float gs_red[(n) / 32]\n"
+            "#define GS_GROUP_WIDE(v, r, OP) { GS_GROUP_##OP(v, 32, 0xffffffffu); if ((tid & 31) == 0) gs_red[tid >> 5] = v; \\\n"
+            "    __syncthreads(); const int w0_ = (tid & ~((r) - 1)) >> 5; v = gs_red[w0_]; \\\n"
+            "    for (int w_ = 1; w_ < (r) / 32; w_++) v = GS_##OP##_OP(v, gs_red[w0_ + w_]); __syncthreads(); }\n"
+            "#define GS_SUM_OP(a, b) ((a) + (b))\n"
+            "#define GS_MAX_OP(a, b) fmaxf(a, b)\n",
     },
     [GS_DIALECT_OPENCL] = {
         .kernel_prefix = "__kernel __attribute__((reqd_work_group_size(%lld, 1, 1))) void",
@@ -105,7 +113,9 @@ static const dialect_spelling spellings[] = {
             "    barrier(CLK_LOCAL_MEM_FENCE); } v = gs_red[tid & ~((r) - 1)]; barrier(CLK_LOCAL_MEM_FENCE); (void)(m); }\n"
             "#define GS_GROUP_MAX(v, r, m) { gs_red[tid] = v; barrier(CLK_LOCAL_MEM_FENCE); \\\n"
             "    for (int o_ = (r) / 2; o_ > 0; o_ >>= 1) { if ((tid & ((r) - 1)) < o_) gs_red[tid] = fmax(gs_red[tid], gs_red[tid + o_]); \\\n"
-            "    barrier(CLK_LOCAL_MEM_FENCE); } v = gs_red[tid & ~((r) - 1)]; barrier(CLK_LOCAL_MEM_FENCE); (void)(m); }\n",
+            "    barrier(CLK_LOCAL_MEM_FENCE); } v = gs_red[tid & ~((r) - 1)]; barrier(CLK_LOCAL_MEM_FENCE); (void)(m); }\n"
+            "#define GS_GROUP_WIDE_SCRATCH(n) GS_GROUP_SCRATCH(n)\n"
+            "#define GS_GROUP_WIDE(v, r, OP) GS_GROUP_##OP(v, r, 0u)\n",
     },
 };
 
@@ -1075,12 +1085,17 @@ static void print_epilogue_loops(printer *m, bool vec, bool predicated) {
 static void print_group_combine(printer *m) {
     const gs_plan *p = m->p;
     if (p->reduce_split <= 1) return;
+    const char *op = m->op->combine == GS_COMBINE_MAX ? "MAX" : "SUM";
+    long long acc = (long long)gs_etir_acc_regs(m->op, m->e);
     line(m, "/* group: combine the %d lanes' partial results */", p->reduce_split);
+    if (p->group_wide) { /* whole warps: shuffles, then shared memory */
+        line(m, "for (int i = 0; i < %lld; i++) GS_GROUP_WIDE(acc[i], %d, %s);", acc, p->reduce_split, op);
+        return;
+    }
     line(m, "const unsigned gmask = GS_GROUP_MASK(%d);", (int)p->threads);
     line(m, "(void)gmask;");
     line(m, "#pragma unroll");
-    line(m, "for (int i = 0; i < %lld; i++) GS_GROUP_%s(acc[i], %d, gmask);", (long long)gs_etir_acc_regs(m->op, m->e),
-         m->op->combine == GS_COMBINE_MAX ? "MAX" : "SUM", p->reduce_split);
+    line(m, "for (int i = 0; i < %lld; i++) GS_GROUP_%s(acc[i], %d, gmask);", acc, op, p->reduce_split);
 }
 
 static void print_epilogue(printer *m) {
@@ -1145,7 +1160,8 @@ gs_status gs_lower_emit_plan(gs_ctx *ctx, const gs_op *op, const gs_etir *e, con
     gs_sb_puts(&m->sb, m->sp->preamble);
     print_signature(m, out);
     m->indent = 1;
-    if (p->reduce_split > 1) line(m, "GS_GROUP_SCRATCH(%d);", (int)p->threads);
+    if (p->group_wide) line(m, "GS_GROUP_WIDE_SCRATCH(%d);", (int)p->threads);
+    else if (p->reduce_split > 1) line(m, "GS_GROUP_SCRATCH(%d);", (int)p->threads);
     line(m, "const int tid = %s;", m->sp->tid);
     print_block_index(m);
     print_guards(m);

@@ -256,8 +256,9 @@ Test(plans, aligned_plan_on_misaligned_rows, .timeout = 300) {
     gs_ctx_destroy(ctx);
 }
 
-/* The reduce split (group): every lane count from 1 to 32 on reductions of
- * non-power-of-two length, with the library's plan and its fallbacks, one
+/* The reduce split (group): every lane count from 1 to the block's threads
+ * (1024; past 32 the combine crosses warps through shared memory) on
+ * reductions of non-power-of-two length, with the library's plan and its fallbacks, one
  * and several stages; sums, maxima, means, gemv, gemm, batched gemm and a
  * convolution (whose last reduce axis is the filter width). */
 Test(plans, group_every_split, .timeout = 900) {
@@ -276,7 +277,7 @@ Test(plans, group_every_split, .timeout = 900) {
     gs_ctx *ctx = gs_ctx_create();
     gs_cl *cl = open_cl(ctx);
     paths c = {0};
-    int grouped = 0, rot = 0;
+    int grouped = 0, wide = 0, rot = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         gs_op *op = NULL;
         cr_assert_eq(gs_op_parse(ctx, cases[i].spec, &op), GS_OK, "%s: %s", cases[i].spec, gs_ctx_errmsg(ctx));
@@ -293,12 +294,16 @@ Test(plans, group_every_split, .timeout = 900) {
             e.group = (uint8_t)g;
             e.stages = (uint8_t)(1 + (g + (int)i) % 3);
             const gs_plan_opts *o = &OPTS[rot++ % 3];
-            if (run_variant(ctx, cl, hw, op, &e, o, 100 + (uint64_t)g, "group", &c)) grouped += g > 0;
+            if (run_variant(ctx, cl, hw, op, &e, o, 100 + (uint64_t)g, "group", &c)) {
+                grouped += g > 0;
+                wide += (1 << g) > GS_GROUP_WARP;
+            }
         }
         gs_op_destroy(op);
     }
-    cr_log_info("plans/group: %d kernels, %d with a reduce split", c.kernels, grouped);
+    cr_log_info("plans/group: %d kernels, %d with a reduce split, %d across warps", c.kernels, grouped, wide);
     cr_expect_geq(grouped, 30, "reduce splits ran: %d", grouped);
+    cr_expect_geq(wide, 8, "reduce splits across warps ran: %d", wide);
     gs_cl_close(cl);
     gs_ctx_destroy(ctx);
 }
