@@ -469,6 +469,9 @@ static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, cons
     p->fast_path = !p->opts.predicated;
     p->reduce_split = (uint16_t)(1 << (e->group <= GS_MAX_GROUP ? e->group : 0));
     p->group_wide = p->reduce_split > GS_GROUP_WARP;
+    p->split = e->split > 1 ? e->split : 1;
+    p->split_axis = (int8_t)(p->split > 1 ? gs_etir_split_axis(op) : -1);
+    p->split_mode = p->split <= 1 ? GS_SPLIT_NONE : p->opts.split_atomic ? GS_SPLIT_ATOMIC : GS_SPLIT_ORDERED;
     p->raster_x = p->raster_y = -1;
     for (int a = op->naxes - 1; a >= 0; a--) { /* the last two spatial axes */
         if (!spatial(op, a)) continue;
@@ -638,5 +641,21 @@ void gs_plan_format(const gs_op *op, const gs_plan *p, char *buf, size_t n) {
                                 p->fast_path ? " fast" : " predicated", p->out_vec, (int)p->threads,
                                 (int)p->min_blocks, p->smem_dynamic ? " dyn-smem" : "");
     if (off < n && p->raster) off += (size_t)snprintf(buf + off, n - off, " raster%d", 1 << p->raster);
-    if (off < n && p->reduce_split > 1) snprintf(buf + off, n - off, " split%d", p->reduce_split);
+    if (off < n && p->reduce_split > 1) off += (size_t)snprintf(buf + off, n - off, " split%d", p->reduce_split);
+    if (off < n && p->split > 1)
+        snprintf(buf + off, n - off, " splitk%d %s", p->split, p->split_mode == GS_SPLIT_ATOMIC ? "atomic" : "ordered");
+}
+
+int64_t gs_op_out_points(const gs_op *op) {
+    int64_t n = 1;
+    for (int a = 0; a < op->naxes; a++)
+        if (op->axes[a].kind == GS_AXIS_SPATIAL) n *= op->axes[a].extent;
+    return n;
+}
+
+int64_t gs_plan_workspace_bytes(const gs_op *op, const gs_etir *e, const gs_plan *p) {
+    if (p->split_mode == GS_SPLIT_NONE) return 0;
+    int64_t tiles = (gs_etir_tile_blocks(op, e) + 3) / 4 * 4;
+    int64_t slices = p->split_mode == GS_SPLIT_ATOMIC ? 1 : p->split;
+    return 4 * (tiles + slices * gs_op_out_points(op));
 }
