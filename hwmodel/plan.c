@@ -451,7 +451,8 @@ int64_t gs_plan_blocks_per_sm(const gs_hw *hw, const gs_plan *p, int regs) {
     if (warps < 1) return 0;
     int64_t by_reg = gs_hw_warps_by_regs(hw, regs) / warps;
     int64_t by_thr = hw->max_threads_per_sm / (warps * hw->warp_size);
-    int64_t by_smem = p->smem_bytes ? hw->smem_per_sm / (p->smem_bytes + GS_PLAN_SMEM_RESERVED) : mb;
+    int64_t sm = p->smem_bytes + p->scratch_bytes;
+    int64_t by_smem = sm ? hw->smem_per_sm / (sm + GS_PLAN_SMEM_RESERVED) : mb;
     if (by_reg < mb) mb = by_reg;
     if (by_thr < mb) mb = by_thr;
     if (by_smem < mb) mb = by_smem;
@@ -497,6 +498,8 @@ static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, cons
         p->smem_bytes = p->smem_bytes + b > GS_STAGE_SAT ? GS_STAGE_SAT : p->smem_bytes + b;
     }
     p->smem_dynamic = p->smem_bytes > hw->smem_per_block;
+    int64_t scratch = (p->split_mode != GS_SPLIT_NONE ? 4 : 0) + (p->group_wide ? p->threads / GS_GROUP_WARP * 4 : 0);
+    p->scratch_bytes = (int32_t)((scratch + 15) / 16 * 16);
     p->regs_bound = regs_bound(op, e, p);
 }
 
@@ -508,7 +511,7 @@ void gs_plan_resources(const gs_hw *hw, const gs_op *op, const gs_etir *e, const
                        int64_t *smem_bytes, int *regs) {
     gs_plan p;
     plan_common(hw, op, e, opts, &p);
-    *smem_bytes = p.smem_bytes;
+    *smem_bytes = p.smem_bytes + p.scratch_bytes;
     *regs = p.regs_bound;
 }
 
@@ -653,9 +656,13 @@ int64_t gs_op_out_points(const gs_op *op) {
     return n;
 }
 
-int64_t gs_plan_workspace_bytes(const gs_op *op, const gs_etir *e, const gs_plan *p) {
-    if (p->split_mode == GS_SPLIT_NONE) return 0;
+int64_t gs_split_workspace_bytes(const gs_op *op, const gs_etir *e, int mode) {
+    if (mode == GS_SPLIT_NONE || e->split <= 1) return 0;
     int64_t tiles = (gs_etir_tile_blocks(op, e) + 3) / 4 * 4;
-    int64_t slices = p->split_mode == GS_SPLIT_ATOMIC ? 1 : p->split;
+    int64_t slices = mode == GS_SPLIT_ATOMIC ? 1 : e->split;
     return 4 * (tiles + slices * gs_op_out_points(op));
+}
+
+int64_t gs_plan_workspace_bytes(const gs_op *op, const gs_etir *e, const gs_plan *p) {
+    return gs_split_workspace_bytes(op, e, p->split_mode);
 }

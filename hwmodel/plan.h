@@ -121,6 +121,8 @@ typedef struct gs_plan {
     uint8_t split_mode;   /* gs_split_mode */
     int8_t split_axis;    /* the reduce axis split-K divides; -1 */
     int64_t smem_bytes;   /* all stage buffers of all staged inputs */
+    int32_t scratch_bytes; /* static shared scratch beside them (CUDA): split-K's flag, a wide
+                              group's per-warp results; 16-byte granular */
     gs_plan_input in[GS_MAX_TENSORS];
     gs_plan_opts opts;
 } gs_plan;
@@ -209,6 +211,8 @@ void gs_plan_format(const gs_op *op, const gs_plan *p, char *buf, size_t n);
  * slices are scratch. Launches that run at the same time need a workspace
  * each. */
 int64_t gs_plan_workspace_bytes(const gs_op *op, const gs_etir *e, const gs_plan *p);
+/* The same from the ETIR and a gs_split_mode, without making the plan. */
+int64_t gs_split_workspace_bytes(const gs_op *op, const gs_etir *e, int mode);
 /* The output elements (the product of the spatial extents). */
 int64_t gs_op_out_points(const gs_op *op);
 

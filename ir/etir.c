@@ -100,10 +100,8 @@ bool gs_etir_wellformed(const gs_op *op, const gs_etir *e) {
         if (ga < 0 || e->T[ga][2] < (1 << e->group)) return false;
     }
     if (e->split < 1 || e->split > GS_MAX_SPLIT) return false;
-    if (e->split > 1) { /* every split block gets a non-empty run of tiles */
-        int64_t per;
-        int64_t all = gs_etir_split_tiles(op, e, &per);
-        if (gs_etir_split_axis(op) < 0 || per * (e->split - 1) >= all) return false;
+    if (e->split > 1) { /* no more split blocks than tiles (a run may still be empty: ceil) */
+        if (gs_etir_split_axis(op) < 0 || gs_etir_split_tiles(op, e, NULL) < e->split) return false;
     }
     return true;
 }
@@ -183,8 +181,7 @@ bool gs_etir_apply(const gs_op *op, const gs_etir *e, gs_action a, int max_threa
         if (l != 1 || gs_etir_split_axis(op) < 0 || a.value < 1 || a.value > GS_MAX_SPLIT || a.value == e->split)
             return false;
         out->split = (uint8_t)a.value;
-        int64_t per, all = gs_etir_split_tiles(op, out, &per);
-        return per * (a.value - 1) < all;
+        return gs_etir_split_tiles(op, out, NULL) >= a.value;
     }
     case GS_ACT_CACHE:
         if (l == 2)
@@ -365,7 +362,7 @@ gs_status gs_etir_parse_config(gs_ctx *ctx, const gs_op *op, const char *cfg, gs
         return gs_err(ctx, GS_ERR_PARSE,
                       "config: tiles must be powers of two with thread tile | block tile and vthreads | thread "
                       "tile, block tile <= next power of two of the extent, group <= the last reduce axis' block tile, "
-                      "split <= the first reduce axis' tiles with none empty (got %s)",
+                      "split <= the first reduce axis' tiles (got %s)",
                       f);
     }
     return GS_OK;

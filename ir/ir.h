@@ -158,8 +158,8 @@ bool gs_tensor_uses_axis(const gs_tensor *t, int a);
 /* A fourth is split-K across blocks:
  *   split   the blocks (1..GS_MAX_SPLIT) that share each output tile's
  *           reduction along the first reduce axis (gs_etir_split_axis). Block
- *           s takes the s-th of `split` equal runs of that axis' reduce
- *           tiles; every run is non-empty. The grid is split times the
+ *           s takes the s-th run of ceil(tiles/split) of that axis' reduce
+ *           tiles (the last runs may be short or empty); split <= tiles. The grid is split times the
  *           spatial blocks. How the partial results meet (a workspace summed
  *           in a fixed order, or atomics) is a plan decision. */
 #define GS_MAX_SPLIT 16

@@ -1278,7 +1278,7 @@ gs_status gs_lower_emit_plan(gs_ctx *ctx, const gs_op *op, const gs_etir *e, con
     }
     out->block = p->threads;
     out->grid = gs_etir_blocks(op, e);
-    out->smem_bytes = p->smem_bytes;
+    out->smem_bytes = p->smem_bytes + (p->smem_dynamic ? 0 : p->scratch_bytes); /* dynamic: the buffers' size */
     out->smem_dynamic = p->smem_dynamic && d == GS_DIALECT_CUDA;
     out->ws_bytes = gs_plan_workspace_bytes(op, e, p);
 
