@@ -112,6 +112,9 @@ bool gs_hw_check(const gs_hw *hw, const gs_op *op, const gs_etir *e) {
     int64_t warps = (threads + hw->warp_size - 1) / hw->warp_size;
     if (gs_hw_warps_by_regs(hw, p.regs_bound) < warps) return false;
     if (p.smem_bytes + p.scratch_bytes > hw->smem_per_sm) return false;
+    /* split-K is for outputs too small to fill the GPU: its partials stay in
+     * the L2 (a larger workspace would cost DRAM traffic and the user memory) */
+    if (e->split > 1 && gs_split_workspace_bytes(op, e, GS_SPLIT_ORDERED) > hw->l2_bytes) return false;
     return true;
 }
 
