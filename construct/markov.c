@@ -654,17 +654,42 @@ gs_status gs_construct(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const gs_c
     r->construct_s = now_s() - t_begin;
     if (r->n == 0) {
         free(r);
-        static const char *strat[] = {"markov", "tree", "exhaustive", "random"};
-        static const char *pol[] = {"paper", "balanced", "model"};
         return gs_err(ctx, GS_ERR_NO_CANDIDATE,
                       "the %s strategy (policy %s) found no configuration of %s within %s's limits (shared memory, "
                       "threads, registers, at most 2^31-1 blocks, 32-bit indices)%s",
-                      (unsigned)o.strategy < 4 ? strat[o.strategy] : "?", (unsigned)o.policy < 3 ? pol[o.policy] : "?",
-                      op->spec, hw->name,
+                      gs_strategy_name(o.strategy), gs_policy_name(o.policy), op->spec, hw->name,
                       o.strategy == GS_STRATEGY_MARKOV && o.policy != GS_POLICY_MODEL ? "; try --policy model" : "");
     }
     *out = r;
     return GS_OK;
+}
+
+/* The names of the policies and strategies, in enum order: the CLI's option
+ * values and the names in messages and reports. */
+static const char *const policy_names[] = {"paper", "balanced", "model"};
+static const char *const strategy_names[] = {"markov", "tree", "exhaustive", "random"};
+_Static_assert(sizeof policy_names / sizeof *policy_names == GS_POLICY_MODEL + 1, "one name per policy");
+_Static_assert(sizeof strategy_names / sizeof *strategy_names == GS_STRATEGY_RANDOM + 1, "one name per strategy");
+
+const char *gs_policy_name(gs_policy p) { return (unsigned)p <= GS_POLICY_MODEL ? policy_names[p] : "?"; }
+const char *gs_strategy_name(gs_strategy s) { return (unsigned)s <= GS_STRATEGY_RANDOM ? strategy_names[s] : "?"; }
+
+bool gs_policy_from_name(const char *name, gs_policy *out) {
+    for (int i = 0; i <= GS_POLICY_MODEL; i++)
+        if (!strcmp(name, policy_names[i])) {
+            *out = (gs_policy)i;
+            return true;
+        }
+    return false;
+}
+
+bool gs_strategy_from_name(const char *name, gs_strategy *out) {
+    for (int i = 0; i <= GS_STRATEGY_RANDOM; i++)
+        if (!strcmp(name, strategy_names[i])) {
+            *out = (gs_strategy)i;
+            return true;
+        }
+    return false;
 }
 
 void gs_result_destroy(gs_result *r) { free(r); }
