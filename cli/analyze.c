@@ -415,7 +415,7 @@ static an_cmp an_compare(an_graph *g, const an_result *r, const gs_result *res) 
     return c;
 }
 
-static void analyze_print_json(const an_opts *o, const gs_op *op, const gs_hw *hw, const an_graph *g,
+static bool analyze_print_json(const an_opts *o, const gs_op *op, const gs_hw *hw, const an_graph *g,
                                const an_result *r, const gs_result *res, const an_cmp *c) {
     json_t *root = json_pack("{s:s, s:s, s:s, s:I, s:i, s:f}", "op", op->spec, "hw", hw->name, "policy",
                              gs_policy_name(o->pol), "seed", (json_int_t)o->seed, "cache_step", (int)o->step,
@@ -451,7 +451,7 @@ static void analyze_print_json(const an_opts *o, const gs_op *op, const gs_hw *h
     json_object_set_new(root, "construct", cj);
     json_object_set_new(root, "agree", json_boolean(c->agree));
     json_object_set_new(root, "same_predicted_time", json_boolean(c->same_time));
-    gs_cli_put_json(root, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+    return gs_cli_put_json(root, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
 }
 
 static void analyze_print_text(const an_opts *o, const gs_op *op, const gs_hw *hw, const an_graph *g,
@@ -536,7 +536,7 @@ int gs_cli_analyze(int argc, char **argv) {
         rc = gs_cli_fail(ctx, s);
     } else {
         an_cmp c = an_compare(&g, &r, res);
-        if (!strcmp(o.format, "json")) analyze_print_json(&o, op, hw, &g, &r, res, &c);
+        if (!strcmp(o.format, "json")) rc = analyze_print_json(&o, op, hw, &g, &r, res, &c) ? 0 : 1;
         else analyze_print_text(&o, op, hw, &g, &r, res, &c);
     }
     if (r.V) gsl_vector_free(r.V);

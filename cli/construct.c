@@ -21,6 +21,7 @@ typedef struct cli_opts {
     int refine;          /* candidates to measure (0: no refinement) */
     double refine_ms;    /* budget of the timed launches */
     bool refine_ms_set;
+    bool max_ms_set;     /* --max-ms given (else exhaustive gets GS_CLI_EXHAUSTIVE_MS) */
     int sass;            /* 0: none, 1: --sass (summary), 2: --sass=full or --emit sass */
     bool emit_given;
 } cli_opts;
@@ -36,6 +37,8 @@ static const char *construct_help =
     "  --chains N           independent Markov chains [8]\n"
     "  --policy P           paper | balanced | model (benefit formulas, see README) [model]\n"
     "  --strategy S         markov | tree (Roller-style) | exhaustive | random [markov]\n"
+    "  --max-ms MS          exhaustive: stop enumerating after MS milliseconds and report the result as\n"
+    "                       capped; 0: no budget [10000]\n"
     "  --emit E             construct: print cuda | opencl | ptx | sass | json after the table [cuda]\n"
     "  --out DIR            construct: write <kernel>.cu, .cl, .json (and .ptx, .log with NVRTC, .sass\n"
     "                       with --sass) to DIR\n"
@@ -64,7 +67,8 @@ static const struct option construct_lo[] = {
     {"config", required_argument, 0, 'C'},   {"configs", required_argument, 0, 'F'},
     {"backend", required_argument, 0, 'B'},  {"refine", required_argument, 0, 'R'},
     {"refine-ms", required_argument, 0, 'M'}, {"sass", optional_argument, 0, 'A'},
-    {"help", no_argument, 0, 'h'},           {0, 0, 0, 0},
+    {"max-ms", required_argument, 0, 'X'},   {"help", no_argument, 0, 'h'},
+    {0, 0, 0, 0},
 };
 
 /* One option (getopt's code C, its value optarg) into *o. Returns -1 to go
@@ -124,6 +128,11 @@ static int parse_one_opt(const char *cmd, int c, char **argv, cli_opts *o) {
         o->refine_ms_set = true;
         break;
     }
+    case 'X':
+        if (!gs_cli_parse_double(optarg, 0, 1e9, &o->co.max_ms))
+            return gs_cli_usage_error(cmd, "--max-ms expects a number of milliseconds in [0, 1e9], got '%s'", optarg);
+        o->max_ms_set = true;
+        break;
     case 'h': fputs(construct_help, stdout); return 0;
     default: return gs_cli_getopt_error(cmd, c, argv, construct_lo, NULL);
     }
@@ -138,7 +147,7 @@ static int check_opts(const char *cmd, int argc, char **argv, cli_opts *o, bool 
     static const struct { char code; const char *name; } only[] = {
         {'s', "--seed"}, {'k', "--top"}, {'c', "--chains"}, {'p', "--policy"}, {'S', "--strategy"},
         {'e', "--emit"}, {'o', "--out"}, {'n', "--nvrtc"}, {'B', "--backend"}, {'R', "--refine"},
-        {'M', "--refine-ms"}, {'F', "--configs"}, {'A', "--sass"},
+        {'M', "--refine-ms"}, {'F', "--configs"}, {'A', "--sass"}, {'X', "--max-ms"},
     };
     for (size_t i = 0; i < sizeof only / sizeof only[0]; i++) {
         char k = only[i].code;
@@ -161,6 +170,7 @@ static int check_opts(const char *cmd, int argc, char **argv, cli_opts *o, bool 
     if (o->refine_ms_set && !o->refine) return gs_cli_usage_error(cmd, "--refine-ms needs --refine K%s", "");
     if (!o->refine_ms_set) o->refine_ms = GS_REFINE_DEFAULT_MS;
     if (o->refine > o->co.top_k) o->co.top_k = o->refine; /* refinement measures ranked candidates */
+    if (!o->max_ms_set && o->co.strategy == GS_STRATEGY_EXHAUSTIVE) o->co.max_ms = GS_CLI_EXHAUSTIVE_MS;
     return -1;
 }
 
@@ -186,30 +196,56 @@ static int parse_opts(const char *cmd, int argc, char **argv, cli_opts *o, bool 
     return check_opts(cmd, argc, argv, o, verify, given);
 }
 
-/* Write text to dir/name atomically (temp file + rename). */
-static gs_status write_file(gs_ctx *ctx, const char *dir, const char *name, const void *data, size_t len) {
-    char path[4096], tmp[4200];
-    int n1 = snprintf(path, sizeof path, "%s/%s", dir, name);
-    int n2 = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    /* a truncated name would write somewhere else */
-    if (n1 < 0 || (size_t)n1 >= sizeof path || n2 < 0 || (size_t)n2 >= sizeof tmp)
-        return gs_err(ctx, GS_ERR_IO, "cannot write into %.60s...: %s", dir, strerror(ENAMETOOLONG));
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return gs_err(ctx, GS_ERR_IO, "cannot create %s: %s", tmp, strerror(errno));
+/* One file of --out: its name in the directory and its bytes. */
+typedef struct out_file {
+    char name[128];
+    const char *data;
+    size_t len;
+} out_file;
+
+/* Write LEN bytes to a new file PATH and make them durable (fsync); errors
+ * name SHOWN, the file the user asked for: the piece a shared
+ * write-to-temp helper can take over. */
+static gs_status write_durable(gs_ctx *ctx, const char *path, const char *shown, const void *data, size_t len) {
+    FILE *f = fopen(path, "wbx");
+    if (!f) return gs_err(ctx, GS_ERR_IO, "cannot create %s: %s", shown, strerror(errno));
+    errno = 0;
     size_t w = fwrite(data, 1, len, f);
-    int e1 = ferror(f), e2 = fflush(f);
+    bool bad = w != len || fflush(f) != 0 || fsync(fileno(f)) != 0;
     int err = errno;
-    int e3 = fclose(f);
-    if (w != len || e1 || e2 || e3) {
-        remove(tmp);
-        return gs_err(ctx, GS_ERR_IO, "cannot write %s: %s", path, strerror(err ? err : EIO));
-    }
-    if (rename(tmp, path)) {
+    if (fclose(f) != 0 && !bad) {
+        bad = true;
         err = errno;
-        remove(tmp);
-        return gs_err(ctx, GS_ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(err));
     }
-    return GS_OK;
+    return bad ? gs_err(ctx, GS_ERR_IO, "cannot write %s: %s", shown, strerror(err ? err : EIO)) : GS_OK;
+}
+
+/* Write every file into DIR, or none: each goes to DIR/.<name>.tmp.<pid>
+ * first; only when all are written and synced are they renamed into place.
+ * On any failure the temporaries (and what was already renamed) are removed. */
+static gs_status write_all_or_none(gs_ctx *ctx, const char *dir, const out_file *files, int n) {
+    char path[8][4096], tmp[8][4200];
+    gs_status s = GS_OK;
+    int written = 0, renamed = 0;
+    for (int i = 0; i < n && s == GS_OK; i++) {
+        int n1 = snprintf(path[i], sizeof path[i], "%s/%s", dir, files[i].name);
+        int n2 = snprintf(tmp[i], sizeof tmp[i], "%s/.%s.tmp.%ld", dir, files[i].name, (long)getpid());
+        /* a truncated name would write somewhere else */
+        if (n1 < 0 || (size_t)n1 >= sizeof path[i] || n2 < 0 || (size_t)n2 >= sizeof tmp[i])
+            return gs_err(ctx, GS_ERR_IO, "cannot write into %.60s...: %s", dir, strerror(ENAMETOOLONG));
+        remove(tmp[i]); /* a stale temporary of a killed run with our pid */
+        s = write_durable(ctx, tmp[i], path[i], files[i].data, files[i].len);
+        if (s == GS_OK) written++;
+        else remove(tmp[i]);
+    }
+    for (int i = 0; i < written && s == GS_OK; i++, renamed++)
+        if (rename(tmp[i], path[i]))
+            s = gs_err(ctx, GS_ERR_IO, "cannot rename %s to %s: %s", tmp[i], path[i], strerror(errno));
+    if (s != GS_OK) {
+        for (int i = 0; i < renamed; i++) remove(path[i]);
+        for (int i = renamed; i < written; i++) remove(tmp[i]);
+    }
+    return s;
 }
 
 /* NVRTC target for a profile: its own arch, or the nearest supported one
@@ -296,7 +332,7 @@ static int open_backend(gs_ctx *ctx, const cli_opts *o, gs_cl **cl, gs_cuda **cu
         s = gs_cuda_open(ctx, 0, cudev);
         if (s == GS_ERR_CUDA_MISSING) {
             const char *m = gs_ctx_errmsg(ctx);
-            if (!strncmp(m, "no CUDA device: measurement-free mode", 37)) fprintf(stderr, "gensor: error: %s\n", m);
+            if (!strncmp(m, "no CUDA device: measurement-free mode", 37)) gs_cli_error_line("gensor: error: ", m);
             else fprintf(stderr, "gensor: error: no CUDA device: measurement-free mode (%s)\n", *m ? m : "no driver");
             return 1;
         }
@@ -402,7 +438,7 @@ static int do_verify(gs_ctx *ctx, const cli_opts *o, const gs_result *r, gs_cl *
                    s == GS_OK ? "PASS" : "FAIL", d.normwise, d.max_abs, d.max_rel, d.nmse, d.reference);
             if (s != GS_OK) {
                 fails++;
-                fprintf(stderr, "gensor: error: %s\n", gs_ctx_errmsg(ctx));
+                gs_cli_error_line("gensor: error: ", gs_ctx_errmsg(ctx));
             }
         } else {
             rc = gs_cli_fail(ctx, s);
@@ -501,7 +537,7 @@ static int run_load(cli_run *u) {
         char root[4096];
         exe_root(root, sizeof root);
         if (gs_sass_find_tool(u->ctx, root, u->sass_tool, sizeof u->sass_tool) != GS_OK) {
-            fprintf(stderr, "gensor: error: %s\n", gs_ctx_errmsg(u->ctx));
+            gs_cli_error_line("gensor: error: ", gs_ctx_errmsg(u->ctx));
             return 1;
         }
     }
@@ -607,7 +643,7 @@ static int run_compile_pick(cli_run *u) {
 }
 
 /* Step 6a: the report as one JSON object. */
-static void run_print_json(cli_run *u) {
+static int run_print_json(cli_run *u) {
     const cli_opts *o = u->o;
     const gs_result *r = u->r;
     json_t *root = json_pack("{s:s, s:s, s:i, s:f, s:s, s:s, s:I, s:I, s:I}", "op", u->op->spec, "hw", u->hw->name,
@@ -620,6 +656,13 @@ static void run_print_json(cli_run *u) {
     json_t *arr = json_array();
     for (int i = 0; i < r->n; i++)
         json_array_append_new(arr, candidate_json(r, i, u->have_nv && (o->nvrtc || i == u->pick) ? &u->nv[i] : NULL));
+    /* jansson refuses inf and NaN: a candidate it could not encode must not
+     * vanish from the list silently */
+    if (json_array_size(arr) != (size_t)r->n) {
+        json_decref(arr);
+        json_decref(root);
+        return gs_cli_fail_run(u->ctx, gs_err(u->ctx, GS_ERR_UNSUPPORTED, "a candidate's estimate is not finite"));
+    }
     json_object_set_new(root, "candidates", arr);
     if (u->rep) {
         json_object_set_new(root, "refine", refine_json(u->rep));
@@ -630,7 +673,7 @@ static void run_print_json(cli_run *u) {
                                                     o->sass == 2 ? u->sass_text : NULL));
     struct rusage ru;
     if (!getrusage(RUSAGE_SELF, &ru)) json_object_set_new(root, "peak_rss_kb", json_integer(ru.ru_maxrss));
-    gs_cli_put_json(root, JSON_INDENT(2));
+    return gs_cli_put_json(root, JSON_INDENT(2)) ? -1 : 1;
 }
 
 /* Step 6b: the report as a table, one line per candidate; registers are
@@ -642,7 +685,9 @@ static void run_print_text(cli_run *u) {
     printf("construct %.3f ms  (%s, policy %s, %d chains, %lld steps, %lld states ranked, seed %llu)\n",
            r->construct_s * 1e3, gs_strategy_name(o->co.strategy), gs_policy_name(o->co.policy), o->co.chains,
            (long long)r->steps, (long long)r->pooled, (unsigned long long)o->co.seed);
-    if (r->capped) printf("note      exhaustive enumeration hit its cap; the optimum may be missed\n");
+    if (r->capped)
+        printf("note      exhaustive enumeration hit its cap%s; the optimum may be missed\n",
+               gs_cli_budget_hit(&o->co, r) ? " (the --max-ms time budget)" : "");
     printf("rank  %-44s %8s %6s %7s %5s %11s %8s  %s\n", "etir (axis:block/thread/vthreads)", "grid", "block", "smem",
            u->have_nv ? "regs" : "regs~", "predicted", "TFLOP/s", "bound");
     for (int i = 0; i < r->n; i++) {
@@ -667,55 +712,58 @@ static void run_print_text(cli_run *u) {
 }
 
 /* Step 7a: --out DIR: the sources, the JSON description and, with NVRTC,
- * the PTX and ptxas' log, and the SASS listing. */
-static gs_status run_write_out(cli_run *u, const gs_kernel_src *cu, const gs_kernel_src *ocl) {
+ * the PTX and ptxas' log, and the SASS listing; all of them or none. Each
+ * file is named after its own kernel: the OpenCL kernel's descriptor (its
+ * dialect) differs from the CUDA one's, so the .cl has its own name. */
+static int run_write_out(cli_run *u, const gs_kernel_src *cu, const gs_kernel_src *ocl) {
     gs_ctx *ctx = u->ctx;
     const char *dir = u->o->out;
     if (mkdir(dir, 0777) && errno != EEXIST)
-        return gs_err(ctx, GS_ERR_IO, "cannot create directory %s: %s", dir, strerror(errno));
-    char name[128];
-    snprintf(name, sizeof name, "%s.cu", cu->name);
-    gs_status s = write_file(ctx, dir, name, cu->src, strlen(cu->src));
-    snprintf(name, sizeof name, "%s.cl", ocl->name);
-    if (s == GS_OK) s = write_file(ctx, dir, name, ocl->src, strlen(ocl->src));
-    if (s == GS_OK && u->arch) {
-        gs_nvrtc_out n1;
-        gs_status s2 = gs_nvrtc_compile(ctx, cu->src, cu->name, u->arch, true, true, &n1);
-        if (s2 == GS_OK && n1.ptx) {
-            snprintf(name, sizeof name, "%s.ptx", cu->name);
-            s = write_file(ctx, dir, name, n1.ptx, strlen(n1.ptx));
-        }
-        if (s == GS_OK && n1.log) {
-            snprintf(name, sizeof name, "%s.nvrtc.log", cu->name);
-            s = write_file(ctx, dir, name, n1.log, strlen(n1.log));
-        }
-        gs_nvrtc_out_free(&n1);
+        return gs_cli_fail_run(ctx, gs_err(ctx, GS_ERR_IO, "cannot create directory %s: %s", dir, strerror(errno)));
+    out_file f[8];
+    int n = 0;
+#define ADD_FILE(kname, ext, text)                                                   \
+    do {                                                                             \
+        snprintf(f[n].name, sizeof f[n].name, "%s.%s", kname, ext);                  \
+        f[n].data = text;                                                            \
+        f[n].len = strlen(text);                                                     \
+        n++;                                                                         \
+    } while (0)
+    ADD_FILE(cu->name, "cu", cu->src);
+    ADD_FILE(ocl->name, "cl", ocl->src);
+    json_t *j = candidate_json(u->r, u->pick, u->have_nv ? &u->nv[u->pick] : NULL);
+    json_object_set_new(j, "op", json_string(u->op->spec));
+    json_object_set_new(j, "hw", json_string(u->hw->name));
+    json_object_set_new(j, "kernel", json_string(cu->name));
+    json_object_set_new(j, "launch", launch_json(u->op, ocl));
+    char *txt = json_dumps(j, JSON_INDENT(2));
+    json_decref(j);
+    if (txt) ADD_FILE(cu->name, "json", txt);
+    gs_nvrtc_out n1 = {0};
+    if (u->arch && gs_nvrtc_compile(ctx, cu->src, cu->name, u->arch, true, true, &n1) == GS_OK) {
+        if (n1.ptx) ADD_FILE(cu->name, "ptx", n1.ptx);
+        if (n1.log) ADD_FILE(cu->name, "nvrtc.log", n1.log);
     }
-    if (s == GS_OK) {
-        json_t *j = candidate_json(u->r, u->pick, u->have_nv ? &u->nv[u->pick] : NULL);
-        json_object_set_new(j, "op", json_string(u->op->spec));
-        json_object_set_new(j, "hw", json_string(u->hw->name));
-        json_object_set_new(j, "kernel", json_string(cu->name));
-        json_object_set_new(j, "launch", launch_json(u->op, ocl));
-        char *txt = json_dumps(j, JSON_INDENT(2));
-        snprintf(name, sizeof name, "%s.json", cu->name);
-        s = txt ? write_file(ctx, dir, name, txt, strlen(txt)) : gs_err(ctx, GS_ERR_NOMEM, "json");
-        free(txt);
-        json_decref(j);
-    }
-    if (s == GS_OK && u->sass_text) {
-        snprintf(name, sizeof name, "%s.sass", cu->name);
-        s = write_file(ctx, dir, name, u->sass_text, strlen(u->sass_text));
-    }
-    if (s == GS_OK && !u->want_json)
-        printf("wrote     %s/%s.{cu,cl,json%s%s}\n", dir, cu->name, u->arch ? ",ptx,nvrtc.log" : "",
-               u->sass_text ? ",sass" : "");
-    return s;
+    if (u->sass_text) ADD_FILE(cu->name, "sass", u->sass_text);
+#undef ADD_FILE
+    gs_status s = txt ? write_all_or_none(ctx, dir, f, n)
+                      : gs_err(ctx, GS_ERR_UNSUPPORTED, "cannot encode %s.json (a value is not finite?)", cu->name);
+    free(txt);
+    gs_nvrtc_out_free(&n1);
+    if (s != GS_OK) return gs_cli_fail_run(ctx, s);
+    if (u->want_json) return 0;
+    /* name exactly the files written: the CUDA kernel's set, then the .cl */
+    printf("wrote     %s/%s.{", dir, cu->name);
+    size_t base = strlen(cu->name) + 1;
+    for (int i = 0, k = 0; i < n; i++)
+        if (i != 1) printf("%s%s", k++ ? "," : "", f[i].name + base);
+    printf("} %s/%s\n", dir, f[1].name);
+    return 0;
 }
 
 /* Step 7b: the kernel on stdout in the --emit form; with --sass the summary
  * stands in for the default CUDA listing. */
-static void run_print_kernel(cli_run *u, const gs_kernel_src *cu, const gs_kernel_src *ocl) {
+static int run_print_kernel(cli_run *u, const gs_kernel_src *cu, const gs_kernel_src *ocl) {
     const cli_opts *o = u->o;
     const char *emit = o->emit_given || !o->sass ? o->emit : o->sass == 2 ? "sass" : "";
     if (*emit) printf("\n");
@@ -727,12 +775,13 @@ static void run_print_kernel(cli_run *u, const gs_kernel_src *cu, const gs_kerne
         json_t *j = candidate_json(u->r, u->pick, u->have_nv ? &u->nv[u->pick] : NULL);
         json_object_set_new(j, "cuda", json_string(cu->src));
         json_object_set_new(j, "opencl", json_string(ocl->src));
-        gs_cli_put_json(j, JSON_INDENT(2));
+        if (!gs_cli_put_json(j, JSON_INDENT(2))) return 1;
     }
     if (o->sass == 2 && strcmp(emit, "sass") && u->sass_text) {
         printf("\n");
         fputs(u->sass_text, stdout);
     }
+    return 0;
 }
 
 /* Step 7: the emitted candidate's kernel in both dialects, to --out or
@@ -749,10 +798,9 @@ static int run_emit(cli_run *u) {
     }
     int rc = 0;
     if (u->o->out) {
-        s = run_write_out(u, &cu, &ocl);
-        if (s != GS_OK) rc = run_fail(u, s);
+        rc = run_write_out(u, &cu, &ocl);
     } else if (!u->want_json) {
-        run_print_kernel(u, &cu, &ocl);
+        rc = run_print_kernel(u, &cu, &ocl);
     }
     gs_kernel_src_free(&cu);
     gs_kernel_src_free(&ocl);
@@ -790,10 +838,10 @@ int gs_cli_construct(int argc, char **argv, bool verify) {
     /* the steps in order; the first that ends the run gives the exit code */
     if ((rc = run_load(u)) < 0 && (rc = run_candidates(u)) < 0 && (rc = run_nvrtc_rank(u)) < 0 &&
         (rc = run_refine(u)) < 0 && (rc = run_compile_pick(u)) < 0) {
-        if (u->want_json) run_print_json(u);
+        if (u->want_json) rc = run_print_json(u);
         else run_print_text(u);
         /* verify runs the candidates on OpenCL; construct emits one */
-        rc = verify ? do_verify(u->ctx, &o, u->r, u->cl) : run_emit(u);
+        if (rc < 0) rc = verify ? do_verify(u->ctx, &o, u->r, u->cl) : run_emit(u);
     }
     run_free(u);
     free(u);
@@ -816,13 +864,16 @@ static int estimate_one(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const cha
     gs_estimate est;
     gs_estimate_etir(hw, op, &e, 0, &est);
     if (json) {
-        json_array_append_new(arr, json_pack("{s:s, s:b, s:f, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:f, s:I, s:I, s:i, s:I}",
+        json_t *j = json_pack("{s:s, s:b, s:f, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:f, s:I, s:I, s:i, s:I}",
                                              "config", cfg, "fits", fits, "predicted_s", est.time_s, "bound", est.bound,
                                              "t_compute", est.t_compute, "t_dram", est.t_dram, "t_l2", est.t_l2,
                                              "t_smem", est.t_smem, "t_sync", est.t_sync, "t_launch", est.t_launch,
                                              "occupancy", est.occupancy, "blocks_per_sm", est.blocks_per_sm, "waves",
                                              est.waves, "grid", (json_int_t)est.blocks, "block", (json_int_t)est.threads,
-                                             "regs_estimate", est.regs_per_thread, "smem_bytes", (json_int_t)est.smem_bytes));
+                                             "regs_estimate", est.regs_per_thread, "smem_bytes", (json_int_t)est.smem_bytes);
+        /* jansson refuses inf and NaN: never a silently shorter list */
+        if (json_array_append_new(arr, j))
+            return gs_cli_fail_run(ctx, gs_err(ctx, GS_ERR_UNSUPPORTED, "config %s: an estimate is not finite", cfg));
     } else {
         printf("%s  %s  predicted %.4f ms (%.2f TFLOP/s)  bound %s  | compute %.4f dram %.4f l2 %.4f smem %.4f sync %.4f launch %.4f ms"
                "  | occupancy %.2f (%d blocks/SM) waves %.0f grid %lld block %lld regs~%d smem %lld B\n",
@@ -832,6 +883,55 @@ static int estimate_one(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const cha
                (long long)est.threads, est.regs_per_thread, (long long)est.smem_bytes);
     }
     return 0;
+}
+
+/* Longest --configs line: a config string is at most a few hundred bytes. */
+#define CONFIGS_MAX_LINE 4096
+
+/* Read one line of F into buf (without its newline): 1 for a line, 0 at the
+ * end, -1 for a line longer than CONFIGS_MAX_LINE - 1 bytes, -2 for a NUL
+ * byte in the line (so /dev/zero ends at once instead of looping). */
+static int read_config_line(FILE *f, char *buf) {
+    size_t n = 0;
+    int c;
+    while ((c = getc(f)) != EOF && c != '\n') {
+        if (c == '\0') return -2;
+        if (n + 1 >= CONFIGS_MAX_LINE) return -1;
+        buf[n++] = (char)c;
+    }
+    buf[n] = '\0';
+    return c == EOF && n == 0 ? 0 : 1;
+}
+
+/* Every configuration of --configs FILE, one per line; blank lines and
+ * '#' comments are skipped, and a file with none is bad input. */
+static int estimate_file(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const char *path, bool json, json_t *arr) {
+    FILE *f = fopen(path, "r");
+    if (!f) return gs_cli_fail(ctx, gs_err(ctx, GS_ERR_IO, "cannot open %s: %s", path, strerror(errno)));
+    char *line = malloc(CONFIGS_MAX_LINE);
+    int rc = line ? 0 : gs_cli_fail(ctx, gs_err(ctx, GS_ERR_NOMEM, "out of memory"));
+    int lineno = 0, got, configs = 0;
+    while (!rc && (got = read_config_line(f, line)) != 0) {
+        lineno++;
+        if (got == -1)
+            rc = gs_cli_fail(ctx, gs_err(ctx, GS_ERR_PARSE, "%s:%d: line longer than %d bytes", path, lineno,
+                                         CONFIGS_MAX_LINE - 1));
+        else if (got == -2)
+            rc = gs_cli_fail(ctx, gs_err(ctx, GS_ERR_PARSE, "%s:%d: NUL byte in the line", path, lineno));
+        if (rc) break;
+        line[strcspn(line, "\r")] = 0;
+        const char *p = line + strspn(line, " \t");
+        if (!*p || *p == '#') continue; /* blank lines and comments */
+        configs++;
+        rc = estimate_one(ctx, op, hw, line, json, arr, path, lineno);
+    }
+    /* a directory opens but does not read (EISDIR) */
+    if (!rc && ferror(f)) rc = gs_cli_fail(ctx, gs_err(ctx, GS_ERR_IO, "cannot read %s: %s", path, strerror(errno)));
+    if (!rc && !configs)
+        rc = gs_cli_fail(ctx, gs_err(ctx, GS_ERR_PARSE, "%s holds no configuration (only blank lines or comments)", path));
+    free(line);
+    fclose(f);
+    return rc;
 }
 
 int gs_cli_estimate(int argc, char **argv) {
@@ -850,31 +950,10 @@ int gs_cli_estimate(int argc, char **argv) {
     json_t *arr = json_array();
     if (s != GS_OK) rc = gs_cli_fail(ctx, s);
     else if (o.config) rc = estimate_one(ctx, op, hw, o.config, json, arr, NULL, 0);
-    else {
-        FILE *f = fopen(o.configs, "r");
-        if (!f) rc = gs_cli_fail(ctx, gs_err(ctx, GS_ERR_IO, "cannot open %s: %s", o.configs, strerror(errno)));
-        else {
-            char line[1024];
-            int lineno = 0;
-            while (!rc && fgets(line, sizeof line, f)) {
-                lineno++;
-                line[strcspn(line, "\r\n")] = 0;
-                const char *p = line + strspn(line, " \t");
-                if (!*p || *p == '#') continue; /* blank lines and comments */
-                rc = estimate_one(ctx, op, hw, line, json, arr, o.configs, lineno);
-            }
-            /* a directory opens but does not read (EISDIR) */
-            if (!rc && ferror(f))
-                rc = gs_cli_fail(ctx, gs_err(ctx, GS_ERR_IO, "cannot read %s: %s", o.configs, strerror(errno)));
-            fclose(f);
-        }
-    }
+    else rc = estimate_file(ctx, op, hw, o.configs, json, arr);
     if (!rc && json) {
-        json_t *root = json_pack("{s:s, s:s, s:o}", "op", op->spec, "hw", hw->name, "configs", arr);
-        char *txt = json_dumps(root, JSON_INDENT(2));
-        if (txt) puts(txt);
-        free(txt);
-        json_decref(root);
+        if (!gs_cli_put_json(json_pack("{s:s, s:s, s:o}", "op", op->spec, "hw", hw->name, "configs", arr), JSON_INDENT(2)))
+            rc = 1;
     } else {
         json_decref(arr);
     }

@@ -19,6 +19,15 @@ bool gs_cli_parse_long(const char *s, long lo, long hi, long *out) {
     return true;
 }
 
+bool gs_cli_parse_double(const char *s, double lo, double hi, double *out) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (!*s || *end || errno || !(v >= lo && v <= hi)) return false;
+    *out = v;
+    return true;
+}
+
 int gs_cli_int_opt(const char *cmd, const char *name, const char *s, long lo, long hi, long *out) {
     if (gs_cli_parse_long(s, lo, hi, out)) return 0;
     char msg[160];
@@ -84,7 +93,12 @@ void gs_cli_print_op_hw(const gs_op *op, const gs_hw *hw) {
 bool gs_cli_put_json(json_t *root, size_t flags) {
     char *txt = root ? json_dumps(root, flags) : NULL;
     if (txt) puts(txt);
+    else fprintf(stderr, "gensor: error: cannot encode the report as JSON (a value is not finite?)\n");
     free(txt);
     json_decref(root);
     return txt != NULL;
+}
+
+bool gs_cli_budget_hit(const gs_construct_opts *co, const gs_result *r) {
+    return co->max_ms > 0 && r->capped && r->construct_s * 1e3 >= co->max_ms;
 }

@@ -12,11 +12,12 @@
 
 static const char *suite_help =
     "usage: gensor suite FILE [--hw NAME|FILE] [--format text|csv|json] [--nvrtc]\n"
-    "                         [--strategy S] [--policy P] [--seed N] [--chains N]\n"
+    "                         [--strategy S] [--policy P] [--seed N] [--chains N] [--max-ms MS]\n"
     "\n"
     "FILE is a JSON object {\"name\": ..., \"ops\": [{\"name\": ..., \"spec\": ..., \"count\": N}, ...]}\n"
     "(see experiments/suites/ and experiments/models/). Every operator is constructed for the profile;\n"
     "--nvrtc also compiles the chosen kernel for the profile's arch and reports registers and spills.\n"
+    "--max-ms MS is the time budget of each exhaustive construction (0: none) [10000].\n"
     "Progress goes to stderr when it is a terminal.\n";
 
 typedef struct row {
@@ -29,6 +30,7 @@ typedef struct row {
     double pred_s, tflops, gbs, construct_ms;
     const char *bound;
     int regs, spills;  /* -1 when not compiled */
+    bool capped;       /* exhaustive: the state cap or the time budget cut it short */
 } row;
 
 /* One CSV field, always quoted, with embedded quotes doubled (RFC 4180): names
@@ -50,7 +52,7 @@ static double bytes_moved(const gs_op *op) {
 
 typedef struct suite_opts {
     const char *hwname, *format, *path;
-    bool nvrtc;
+    bool nvrtc, max_ms_set;
     gs_construct_opts co;
 } suite_opts;
 
@@ -58,8 +60,8 @@ static const struct option suite_lo[] = {
     {"hw", required_argument, 0, 'w'},     {"format", required_argument, 0, 'f'},
     {"nvrtc", no_argument, 0, 'n'},        {"strategy", required_argument, 0, 'S'},
     {"policy", required_argument, 0, 'p'}, {"seed", required_argument, 0, 's'},
-    {"chains", required_argument, 0, 'c'}, {"help", no_argument, 0, 'h'},
-    {0, 0, 0, 0},
+    {"chains", required_argument, 0, 'c'}, {"max-ms", required_argument, 0, 'X'},
+    {"help", no_argument, 0, 'h'},         {0, 0, 0, 0},
 };
 
 /* The options and the FILE operand: -1 to go on, else an exit code. */
@@ -93,10 +95,17 @@ static int suite_parse_opts(int argc, char **argv, suite_opts *o) {
             if (c == 's') o->co.seed = (uint64_t)v;
             else o->co.chains = (int)v;
             break;
+        case 'X':
+            if (!gs_cli_parse_double(optarg, 0, 1e9, &o->co.max_ms))
+                return gs_cli_usage_error("suite", "--max-ms expects a number of milliseconds in [0, 1e9], got '%s'",
+                                          optarg);
+            o->max_ms_set = true;
+            break;
         case 'h': fputs(suite_help, stdout); return 0;
         default: return gs_cli_getopt_error("suite", c, argv, suite_lo, "unknown option or missing value '%s'");
         }
     }
+    if (!o->max_ms_set && o->co.strategy == GS_STRATEGY_EXHAUSTIVE) o->co.max_ms = GS_CLI_EXHAUSTIVE_MS;
     return gs_cli_operand("suite", argc, argv, "missing the suite FILE%s", "unexpected argument '%s'", &o->path);
 }
 
@@ -106,7 +115,7 @@ static gs_status suite_load(gs_ctx *ctx, const char *path, json_t **root, row **
     json_error_t je;
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return gs_err(ctx, GS_ERR_IO, "cannot read %s: Is a directory", path);
-    *root = json_load_file(path, 0, &je);
+    *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
     if (!*root) {
         /* jansson reports a file it cannot open with line -1 */
         if (je.line < 0) return gs_err(ctx, GS_ERR_IO, "%s", je.text);
@@ -167,27 +176,38 @@ static void suite_row(gs_ctx *ctx, const gs_hw *hw, const gs_construct_opts *co,
         w->tflops = gs_op_flops(&op) / w->pred_s / 1e12;
         w->gbs = bytes_moved(&op) / w->pred_s / 1e9;
         w->construct_ms = r->construct_s * 1e3;
+        w->capped = r->capped;
     }
     gs_result_destroy(r);
 }
 
-static void suite_print_json(const char *path, const gs_hw *hw, const row *rows, size_t n, double total) {
+static bool suite_print_json(const char *path, const gs_hw *hw, const row *rows, size_t n, double total) {
     json_t *arr = json_array();
     for (size_t i = 0; i < n; i++) {
         const row *w = &rows[i];
         json_t *j = json_pack("{s:s, s:s, s:I}", "name", w->name, "spec", w->spec, "count", (json_int_t)w->count);
         if (w->status != GS_OK) json_object_set_new(j, "error", json_string(w->err));
-        else
-            json_object_update_new(j, json_pack("{s:s, s:I, s:I, s:f, s:f, s:f, s:s, s:f}", "etir", w->etir, "grid",
-                                                (json_int_t)w->grid, "block", (json_int_t)w->block, "predicted_s",
-                                                w->pred_s, "predicted_tflops", w->tflops, "predicted_gbs", w->gbs,
-                                                "bound", w->bound, "construct_ms", w->construct_ms));
+        else if (json_object_update_new(j, json_pack("{s:s, s:I, s:I, s:f, s:f, s:f, s:s, s:f}", "etir", w->etir, "grid",
+                                                     (json_int_t)w->grid, "block", (json_int_t)w->block, "predicted_s",
+                                                     w->pred_s, "predicted_tflops", w->tflops, "predicted_gbs", w->gbs,
+                                                     "bound", w->bound, "construct_ms", w->construct_ms))) {
+            json_decref(j);
+            continue;
+        }
         if (w->status == GS_OK && w->regs >= 0)
             json_object_update_new(j, json_pack("{s:i, s:i}", "registers", w->regs, "spill_bytes", w->spills));
+        if (w->capped) json_object_set_new(j, "capped", json_true());
         json_array_append_new(arr, j);
     }
-    gs_cli_put_json(json_pack("{s:s, s:s, s:o, s:f}", "suite", path, "hw", hw->name, "ops", arr, "total_predicted_s", total),
-                    JSON_INDENT(2));
+    /* a row jansson could not encode (inf, NaN) must not vanish silently */
+    if (json_array_size(arr) != n) {
+        json_decref(arr);
+        arr = NULL;
+    }
+    return gs_cli_put_json(arr ? json_pack("{s:s, s:s, s:o, s:f}", "suite", path, "hw", hw->name, "ops", arr,
+                                           "total_predicted_s", total)
+                               : NULL,
+                           JSON_INDENT(2));
 }
 
 static void suite_print_csv(const row *rows, size_t n) {
@@ -228,6 +248,12 @@ static void suite_print_text(const char *path, const gs_hw *hw, const row *rows,
     }
     printf("total predicted time (count-weighted): %.4f ms; max construction %.2f ms; %d failed\n", total * 1e3,
            cms_max, failures);
+    int capped = 0;
+    for (size_t i = 0; i < n; i++) capped += rows[i].status == GS_OK && rows[i].capped;
+    if (capped)
+        printf("note: %d exhaustive constructions hit their cap (states or --max-ms time budget); their optimum may "
+               "be missed\n",
+               capped);
 }
 
 int gs_cli_suite(int argc, char **argv) {
@@ -273,10 +299,10 @@ int gs_cli_suite(int argc, char **argv) {
             total += rows[i].pred_s * (double)rows[i].count;
             if (rows[i].construct_ms > cms_max) cms_max = rows[i].construct_ms;
         }
-    if (!strcmp(o.format, "json")) suite_print_json(o.path, hw, rows, n, total);
-    else if (!strcmp(o.format, "csv")) suite_print_csv(rows, n);
-    else suite_print_text(o.path, hw, rows, n, total, cms_max, failures);
+    if (!strcmp(o.format, "csv")) suite_print_csv(rows, n);
+    else if (strcmp(o.format, "json")) suite_print_text(o.path, hw, rows, n, total, cms_max, failures);
     rc = failures ? 1 : 0;
+    if (!strcmp(o.format, "json") && !suite_print_json(o.path, hw, rows, n, total)) rc = 1;
 out:
     free(rows);
     json_decref(root);
