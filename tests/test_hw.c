@@ -397,7 +397,7 @@ Test(hw, json_roundtrip_awkward_doubles) {
     strcpy(h.name, "odd \"quoted\" name");
     h.clock_mhz = 0.1 + 0.2;      /* 0.30000000000000004 */
     h.dram_gbs = 1.0 / 3.0;
-    h.l2_gbs = 1e300;
+    h.l2_gbs = nextafter(1e9, 0); /* just under the validator's bound of 1e9 */
     h.dram_latency_ns = 5e-324;   /* smallest subnormal */
     h.l2_latency_ns = 1234.0;     /* integral double */
     h.smem_latency_ns = 0.0;
