@@ -50,6 +50,12 @@ void gs_cli_print_op_hw(const gs_op *op, const gs_hw *hw);
  * when it could not be encoded: nothing is printed then. */
 bool gs_cli_put_json(json_t *root, size_t flags);
 
+/* The kernel cache of --cache-dir DIR (NULL: $GS_CACHE_DIR); *out stays
+ * NULL when neither names a directory, and the run compiles as before. */
+gs_status gs_cli_cache_open(gs_ctx *ctx, const char *dir, gs_kcache **out);
+/* Report the cache's hits and compiles on stderr (when it was used), close. */
+void gs_cli_cache_close(gs_kcache *c);
+
 int gs_cli_construct(int argc, char **argv, bool verify);
 int gs_cli_estimate(int argc, char **argv);
 int gs_cli_suite(int argc, char **argv);

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 
 typedef struct cli_opts {
-    const char *spec, *hw, *emit, *out, *format, *config, *configs;
+    const char *spec, *hw, *emit, *out, *format, *config, *configs, *cache_dir;
     gs_construct_opts co;
     bool nvrtc;
     const char *backend; /* NULL (construction only), "opencl" or "cuda" */
@@ -50,6 +50,7 @@ static const char *construct_help =
     "  --config CFG         skip construction and use this configuration, e.g.\n"
     "                       bm=128,bn=128,bk=32,tm=8,tn=8,vm=1,vn=2,sa=1,sb=1 (see README)\n"
     "  --format text|json   output format of the table [text]\n"
+    "  --cache-dir DIR      keep NVRTC's output in the kernel cache DIR and reuse it [$GS_CACHE_DIR; none]\n"
     "  --backend B          opencl | cuda: the device for --hw auto and --refine [none: construction only]\n"
     "  --refine K           construct: time the top K candidates on the --backend device (warm-up excluded,\n"
     "                       median of >= 3 runs) and emit the fastest\n"
@@ -67,8 +68,8 @@ static const struct option construct_lo[] = {
     {"config", required_argument, 0, 'C'},   {"configs", required_argument, 0, 'F'},
     {"backend", required_argument, 0, 'B'},  {"refine", required_argument, 0, 'R'},
     {"refine-ms", required_argument, 0, 'M'}, {"sass", optional_argument, 0, 'A'},
-    {"max-ms", required_argument, 0, 'X'},   {"help", no_argument, 0, 'h'},
-    {0, 0, 0, 0},
+    {"max-ms", required_argument, 0, 'X'},   {"cache-dir", required_argument, 0, 'D'},
+    {"help", no_argument, 0, 'h'},           {0, 0, 0, 0},
 };
 
 /* One option (getopt's code C, its value optarg) into *o. Returns -1 to go
@@ -105,6 +106,7 @@ static int parse_one_opt(const char *cmd, int c, char **argv, cli_opts *o) {
         else return gs_cli_usage_error(cmd, "unknown --sass '%s' (--sass, --sass=summary, --sass=full)", optarg);
         break;
     case 'o': o->out = optarg; break;
+    case 'D': o->cache_dir = optarg; break;
     case 'f': return gs_cli_format_opt(cmd, optarg, false, &o->format) ? 2 : -1;
     case 'n': o->nvrtc = true; break;
     case 'C': o->config = optarg; break;
@@ -148,6 +150,7 @@ static int check_opts(const char *cmd, int argc, char **argv, cli_opts *o, bool 
         {'s', "--seed"}, {'k', "--top"}, {'c', "--chains"}, {'p', "--policy"}, {'S', "--strategy"},
         {'e', "--emit"}, {'o', "--out"}, {'n', "--nvrtc"}, {'B', "--backend"}, {'R', "--refine"},
         {'M', "--refine-ms"}, {'F', "--configs"}, {'A', "--sass"}, {'X', "--max-ms"},
+        {'D', "--cache-dir"},
     };
     for (size_t i = 0; i < sizeof only / sizeof only[0]; i++) {
         char k = only[i].code;
@@ -525,6 +528,7 @@ typedef struct cli_run {
     char *sass_text;
     char sass_tool[4096], kname[48];
     bool have_sass;
+    gs_kcache *kc; /* --cache-dir / $GS_CACHE_DIR: NVRTC's output reused; NULL: none */
 } cli_run;
 
 static int run_fail(cli_run *u, gs_status s) { return gs_cli_fail(u->ctx, s); }
@@ -546,6 +550,7 @@ static int run_load(cli_run *u) {
         if (brc >= 0) return brc;
     }
     if (s == GS_OK && !u->hw) s = gs_hw_load(u->ctx, u->o->hw, &u->hw);
+    if (s == GS_OK) s = gs_cli_cache_open(u->ctx, u->o->cache_dir, &u->kc);
     return s == GS_OK ? -1 : run_fail(u, s);
 }
 
@@ -586,7 +591,7 @@ static int run_nvrtc_rank(cli_run *u) {
     }
     if (!u->arch || !o->nvrtc) return -1;
     gs_ptxas_stats st[GS_MAX_TOP];
-    gs_status s = gs_rerank_ptxas(u->ctx, u->hw, u->op, u->arch, u->r->cand, u->r->est, u->r->n, st);
+    gs_status s = gs_rerank_ptxas_cached(u->ctx, u->kc, u->hw, u->op, u->arch, u->r->cand, u->r->est, u->r->n, st);
     if (s != GS_OK) return run_fail(u, s);
     for (int i = 0; i < u->r->n; i++) {
         u->nv[i].stats = st[i];
@@ -603,7 +608,7 @@ static int run_refine(cli_run *u) {
     u->rep = calloc(1, sizeof *u->rep);
     if (!u->rep) s = gs_err(u->ctx, GS_ERR_NOMEM, "out of memory");
     else if (u->cl) s = gs_refine_opencl(u->ctx, u->cl, u->op, u->r, u->o->refine, u->o->refine_ms, u->rep);
-    else s = gs_refine_cuda(u->ctx, u->cudev, u->op, u->r, u->o->refine, u->o->refine_ms, u->rep);
+    else s = gs_refine_cuda_cached(u->ctx, u->kc, u->cudev, u->op, u->r, u->o->refine, u->o->refine_ms, u->rep);
     if (s != GS_OK) return run_fail(u, s);
     u->pick = u->rep->pick;
     return -1;
@@ -623,7 +628,7 @@ static int run_compile_pick(cli_run *u) {
             s = gs_lower_emit(u->ctx, &u->r->hw, u->op, &u->r->cand[u->pick], GS_DIALECT_CUDA, u->arch, &ks);
             if (s == GS_OK) {
                 snprintf(u->kname, sizeof u->kname, "%s", ks.name);
-                s = gs_nvrtc_compile(u->ctx, ks.src, ks.name, u->arch, true, true, nv);
+                s = gs_nvrtc_compile_cached(u->ctx, u->kc, ks.src, ks.name, u->arch, true, true, nv, NULL);
             }
             gs_kernel_src_free(&ks);
             if (s != GS_OK) return run_fail(u, s);
@@ -740,7 +745,7 @@ static int run_write_out(cli_run *u, const gs_kernel_src *cu, const gs_kernel_sr
     json_decref(j);
     if (txt) ADD_FILE(cu->name, "json", txt);
     gs_nvrtc_out n1 = {0};
-    if (u->arch && gs_nvrtc_compile(ctx, cu->src, cu->name, u->arch, true, true, &n1) == GS_OK) {
+    if (u->arch && gs_nvrtc_compile_cached(ctx, u->kc, cu->src, cu->name, u->arch, true, true, &n1, NULL) == GS_OK) {
         if (n1.ptx) ADD_FILE(cu->name, "ptx", n1.ptx);
         if (n1.log) ADD_FILE(cu->name, "nvrtc.log", n1.log);
     }
@@ -808,6 +813,7 @@ static int run_emit(cli_run *u) {
 }
 
 static void run_free(cli_run *u) {
+    gs_cli_cache_close(u->kc);
     free(u->sass_text);
     for (int i = 0; i < GS_MAX_TOP; i++) gs_nvrtc_out_free(&u->nv[i]);
     free(u->rep);

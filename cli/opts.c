@@ -102,3 +102,26 @@ bool gs_cli_put_json(json_t *root, size_t flags) {
 bool gs_cli_budget_hit(const gs_construct_opts *co, const gs_result *r) {
     return co->max_ms > 0 && r->capped && r->construct_s * 1e3 >= co->max_ms;
 }
+
+gs_status gs_cli_cache_open(gs_ctx *ctx, const char *dir, gs_kcache **out) {
+    *out = NULL;
+    if (!dir) dir = getenv("GS_CACHE_DIR");
+    if (!dir || !*dir) return GS_OK; /* no cache: every compile runs, as before */
+    return gs_kcache_open(ctx, dir, out);
+}
+
+void gs_cli_cache_close(gs_kcache *c) {
+    if (!c) return;
+    gs_kcache_stats st;
+    gs_kcache_stats_get(c, &st);
+    if (st.hits + st.misses > 0) {
+        char line[4352];
+        snprintf(line, sizeof line,
+                 "kernel cache %s: %lld hits (%lld from disk), %lld compiled, %lld corrupt entries rebuilt, %lld "
+                 "write errors",
+                 gs_kcache_dir(c), (long long)st.hits, (long long)st.disk_hits, (long long)st.misses,
+                 (long long)st.corrupt, (long long)st.write_errors);
+        gs_cli_error_line("gensor: note: ", line);
+    }
+    gs_kcache_close(c);
+}

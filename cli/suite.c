@@ -13,10 +13,12 @@
 static const char *suite_help =
     "usage: gensor suite FILE [--hw NAME|FILE] [--format text|csv|json] [--nvrtc]\n"
     "                         [--strategy S] [--policy P] [--seed N] [--chains N] [--max-ms MS]\n"
+    "                         [--cache-dir DIR]\n"
     "\n"
     "FILE is a JSON object {\"name\": ..., \"ops\": [{\"name\": ..., \"spec\": ..., \"count\": N}, ...]}\n"
     "(see experiments/suites/ and experiments/models/). Every operator is constructed for the profile;\n"
     "--nvrtc also compiles the chosen kernel for the profile's arch and reports registers and spills.\n"
+    "--cache-dir DIR (default $GS_CACHE_DIR) keeps NVRTC's output in a kernel cache and reuses it.\n"
     "--max-ms MS is the time budget of each exhaustive construction (0: none) [10000].\n"
     "Progress goes to stderr when it is a terminal.\n";
 
@@ -51,7 +53,7 @@ static double bytes_moved(const gs_op *op) {
 }
 
 typedef struct suite_opts {
-    const char *hwname, *format, *path;
+    const char *hwname, *format, *path, *cache_dir;
     bool nvrtc, max_ms_set;
     gs_construct_opts co;
 } suite_opts;
@@ -61,7 +63,8 @@ static const struct option suite_lo[] = {
     {"nvrtc", no_argument, 0, 'n'},        {"strategy", required_argument, 0, 'S'},
     {"policy", required_argument, 0, 'p'}, {"seed", required_argument, 0, 's'},
     {"chains", required_argument, 0, 'c'}, {"max-ms", required_argument, 0, 'X'},
-    {"help", no_argument, 0, 'h'},         {0, 0, 0, 0},
+    {"cache-dir", required_argument, 0, 'D'}, {"help", no_argument, 0, 'h'},
+    {0, 0, 0, 0},
 };
 
 /* The options and the FILE operand: -1 to go on, else an exit code. */
@@ -82,6 +85,7 @@ static int suite_parse_opts(int argc, char **argv, suite_opts *o) {
             if (gs_cli_format_opt("suite", optarg, true, &o->format)) return 2;
             break;
         case 'n': o->nvrtc = true; break;
+        case 'D': o->cache_dir = optarg; break;
         case 'S':
             if (gs_cli_strategy_opt("suite", optarg, &o->co.strategy)) return 2;
             break;
@@ -145,7 +149,7 @@ static gs_status suite_load(gs_ctx *ctx, const char *path, json_t **root, row **
 
 /* Construct one operator (and compile its pick when ARCH is set) into *w;
  * a failure is recorded in the row, not returned. */
-static void suite_row(gs_ctx *ctx, const gs_hw *hw, const gs_construct_opts *co, int arch, row *w) {
+static void suite_row(gs_ctx *ctx, gs_kcache *kc, const gs_hw *hw, const gs_construct_opts *co, int arch, row *w) {
     w->regs = w->spills = -1;
     gs_op op;
     gs_result *r = NULL;
@@ -156,7 +160,7 @@ static void suite_row(gs_ctx *ctx, const gs_hw *hw, const gs_construct_opts *co,
         gs_nvrtc_out nv;
         w->status = gs_lower_emit(ctx, hw, &op, &r->cand[0], GS_DIALECT_CUDA, arch, &ks);
         if (w->status == GS_OK) {
-            w->status = gs_nvrtc_compile(ctx, ks.src, ks.name, arch, false, true, &nv);
+            w->status = gs_nvrtc_compile_cached(ctx, kc, ks.src, ks.name, arch, false, true, &nv, NULL);
             if (w->status == GS_OK) {
                 w->regs = nv.stats.registers;
                 w->spills = (int)(nv.stats.spill_store_bytes + nv.stats.spill_load_bytes);
@@ -268,8 +272,10 @@ int gs_cli_suite(int argc, char **argv) {
     row *rows = NULL;
     size_t n = 0;
     /* the profile, then the whole file, checked before any construction */
+    gs_kcache *kc = NULL;
     gs_status s = gs_hw_load(ctx, o.hwname, &hw);
     if (s == GS_OK) s = suite_load(ctx, o.path, &root, &rows, &n);
+    if (s == GS_OK) s = gs_cli_cache_open(ctx, o.cache_dir, &kc);
     if (s != GS_OK) {
         rc = gs_cli_fail(ctx, s);
         goto out;
@@ -288,7 +294,7 @@ int gs_cli_suite(int argc, char **argv) {
     int failures = 0;
     for (size_t i = 0; i < n; i++) {
         if (tty) fprintf(stderr, "\r[%zu/%zu] %-60.60s", i + 1, n, rows[i].spec);
-        suite_row(ctx, hw, &o.co, arch, &rows[i]);
+        suite_row(ctx, kc, hw, &o.co, arch, &rows[i]);
         if (rows[i].status != GS_OK) failures++;
     }
     if (tty) fprintf(stderr, "\r%80s\r", "");
@@ -304,6 +310,7 @@ int gs_cli_suite(int argc, char **argv) {
     rc = failures ? 1 : 0;
     if (!strcmp(o.format, "json") && !suite_print_json(o.path, hw, rows, n, total)) rc = 1;
 out:
+    gs_cli_cache_close(kc);
     free(rows);
     json_decref(root);
     gs_hw_destroy(hw);

@@ -187,5 +187,32 @@ check_out 0 "hit its cap (the --max-ms time budget)" "exhaustive --max-ms on a c
 check_out 0 '"capped": true' "exhaustive --max-ms in JSON" construct --hw t4 --format json --strategy exhaustive --max-ms 200 'conv2d N=8 C=64 H=28 W=28 K=64 R=3 S=3 pad=1'
 check_msg 2 "--max-ms expects" "a bad --max-ms" construct --max-ms -1 'gemm M=4 N=4 K=4'
 check_msg 2 "--max-ms is not an option" "estimate --max-ms" estimate --max-ms 5 --config bm=4 'gemm M=4 N=4 K=4'
+# issue 11 item 5: a second `construct --nvrtc --cache-dir D` compiles nothing
+timeout 120 "$BIN" construct --hw t4 --nvrtc --cache-dir "$tmp/kc" 'gemm M=64 N=64 K=64' >"$tmp/kc1.out" 2>"$tmp/kc1.err"
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q "NVRTC" "$tmp/kc1.err"; then
+    echo "cli_errors: NVRTC is missing ($(head -1 "$tmp/kc1.err")): the --cache-dir checks are skipped"
+    if [ -n "$GS_REQUIRE_NVRTC" ] && [ "$GS_REQUIRE_NVRTC" != 0 ]; then fail=$((fail + 1)); fi
+else
+    timeout 120 "$BIN" construct --hw t4 --nvrtc --cache-dir "$tmp/kc" 'gemm M=64 N=64 K=64' >"$tmp/kc2.out" 2>"$tmp/kc2.err"
+    rc2=$?
+    # the same report (but the construction time), a hit for each compile of the first run, nothing compiled
+    n1=$(sed -n 's/.*kernel cache .*: 0 hits (0 from disk), \([0-9]*\) compiled.*/\1/p' "$tmp/kc1.err")
+    if [ "$rc" -ne 0 ] || [ "$rc2" -ne 0 ] || [ -z "$n1" ] || [ "$n1" -eq 0 ] ||
+       ! grep -q "kernel cache $tmp/kc: $n1 hits ($n1 from disk), 0 compiled" "$tmp/kc2.err" ||
+       [ "$(grep -v '^construct ' "$tmp/kc1.out" | cksum)" != "$(grep -v '^construct ' "$tmp/kc2.out" | cksum)" ]; then
+        echo "FAIL: construct --nvrtc --cache-dir: the second run is not all cache hits (exit $rc, $rc2):"
+        cat "$tmp/kc1.err" "$tmp/kc2.err" | sed 's/^/    /' | head -6
+        fail=$((fail + 1))
+    else pass=$((pass + 1)); fi
+    # GS_CACHE_DIR is the default of --cache-dir, and suite uses the cache too
+    GS_CACHE_DIR="$tmp/kc" timeout 120 "$BIN" suite --hw t4 --nvrtc "$tmp/suite_ok.json" >/dev/null 2>"$tmp/kc3.err"
+    GS_CACHE_DIR="$tmp/kc" timeout 120 "$BIN" suite --hw t4 --nvrtc "$tmp/suite_ok.json" >/dev/null 2>"$tmp/kc4.err"
+    if ! grep -q "kernel cache $tmp/kc: 1 hits (1 from disk), 0 compiled" "$tmp/kc4.err"; then
+        echo "FAIL: suite --nvrtc with GS_CACHE_DIR: the second run is not a cache hit:"
+        cat "$tmp/kc3.err" "$tmp/kc4.err" | sed 's/^/    /' | head -4
+        fail=$((fail + 1))
+    else pass=$((pass + 1)); fi
+fi
 echo "cli_errors: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
