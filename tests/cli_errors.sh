@@ -45,18 +45,21 @@ check 2 "estimate bad config" estimate --config bm=3 'gemm M=4 N=4 K=4'
 check 2 "estimate unknown key" estimate --config zz=1 'gemm M=4 N=4 K=4'
 check 2 "hw show nosuch" hw show nosuch
 check 2 "unknown command" frobnicate
-# check_msg: like check, and stderr must contain NEEDLE
-check_msg() { # expected-exit needle description args...
+# check_in: like check, and the command's stderr (err) or stdout (out) must contain NEEDLE
+check_in() { # err|out expected-exit needle description args...
+    stream=$1; shift
     want=$1; shift
     needle=$1; shift
     check "$want" "$@"
-    if ! grep -q -F -e "$needle" "$tmp/err"; then
-        echo "FAIL: $1: stderr lacks '$needle':"
-        sed 's/^/    /' "$tmp/err" | head -5
+    if ! grep -q -F -e "$needle" "$tmp/$stream"; then
+        echo "FAIL: $1: std$stream lacks '$needle':"
+        sed 's/^/    /' "$tmp/$stream" | head -5
         fail=$((fail + 1))
         pass=$((pass - 1))
     fi
 }
+check_msg() { check_in err "$@"; }
+check_out() { check_in out "$@"; }
 # regressions found by the adversarial review
 mkdir "$tmp/adir"
 printf 'bm=4,bn=4\n  \n# comment\nbm=3\n' >"$tmp/cfgs.txt"
@@ -104,18 +107,6 @@ check_msg 1 "gensor: error: cuobjdump not found: " "--sass without cuobjdump" co
 unset GS_CUOBJDUMP
 check 0 "hw list" hw list
 # ---- issue 11: the defects found adversarially --------------------------------------
-# check_out: like check, and stdout must contain NEEDLE
-check_out() { # expected-exit needle description args...
-    want=$1; shift
-    needle=$1; shift
-    check "$want" "$@"
-    if ! grep -q -F -e "$needle" "$tmp/out"; then
-        echo "FAIL: $1: stdout lacks '$needle':"
-        head -5 "$tmp/out" | sed 's/^/    /'
-        fail=$((fail + 1))
-        pass=$((pass - 1))
-    fi
-}
 # 1, 3: huge profile fields are refused (UBSan overflow, inf estimates, empty JSON)
 printf '{"base": "t4", "bank_bytes": 2147483647}\n' >"$tmp/banks.json"
 printf '{"base": "t4", "l2_latency_ns": 1e308}\n' >"$tmp/l2lat.json"
