@@ -40,6 +40,10 @@ typedef struct gs_kernel_src {
     int64_t smem_bytes; /* shared memory of the kernel (all stage buffers) */
     int smem_dynamic;   /* CUDA: the shared memory is dynamic (over 48 KiB, opted in at load);
                            pass smem_bytes at launch */
+    int64_t ws_bytes;   /* split-K's workspace for this operator's extents (0: none): passed as
+                           the last argument, zeroed before the first launch (each launch leaves
+                           it ready for the next); one per launch in flight
+                           (gs_plan_workspace_bytes) */
 } gs_kernel_src;
 
 /* Plan the ETIR of op for profile hw (gs_plan_make) and print the plan in a
