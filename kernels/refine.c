@@ -340,6 +340,11 @@ static gs_status cuda_target(gs_ctx *ctx, int sm, int *arch, bool *cubin) {
 
 gs_status gs_refine_cuda(gs_ctx *ctx, gs_cuda *cu, const gs_op *op, const gs_result *r, int K, double budget_ms,
                          gs_refine_report *out) {
+    return gs_refine_cuda_cached(ctx, NULL, cu, op, r, K, budget_ms, out);
+}
+
+gs_status gs_refine_cuda_cached(gs_ctx *ctx, gs_kcache *kc, gs_cuda *cu, const gs_op *op, const gs_result *r, int K,
+                                double budget_ms, gs_refine_report *out) {
     gs_status s = refine_begin(ctx, &op, r, K, &budget_ms, out, "cuda");
     if (s != GS_OK) return s;
     if (!cu)
@@ -382,7 +387,7 @@ gs_status gs_refine_cuda(gs_ctx *ctx, gs_cuda *cu, const gs_op *op, const gs_res
         gs_cuda_mod *mod = NULL;
         gs_cuda_buf *wsbuf = NULL;
         double tb = now_s();
-        cs = gs_nvrtc_compile(ctx, ks.src, ks.name, arch, !cubin, cubin, &nv);
+        cs = gs_nvrtc_compile_cached(ctx, kc, ks.src, ks.name, arch, !cubin, cubin, &nv, NULL);
         /* smem_bytes is the kernel's total; ours is all static, so the
          * launch requests no dynamic shared memory. */
         if (cs == GS_OK)
