@@ -256,15 +256,26 @@ Test(plans, aligned_plan_on_misaligned_rows, .timeout = 300) {
     gs_ctx_destroy(ctx);
 }
 
+/* A case of the split sweeps: profile, operator and starting configuration. */
+typedef struct split_case {
+    const char *hw, *spec, *cfg;
+} split_case;
+
+/* Parse a case's operator (caller destroys it) and configuration. */
+static gs_op *load_case(gs_ctx *ctx, const split_case *sc, gs_etir *e0) {
+    gs_op *op = NULL;
+    cr_assert_eq(gs_op_parse(ctx, sc->spec, &op), GS_OK, "%s: %s", sc->spec, gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_etir_parse_config(ctx, op, sc->cfg, e0), GS_OK, "%s: %s", sc->spec, gs_ctx_errmsg(ctx));
+    return op;
+}
+
 /* The reduce split (group): every lane count from 1 to the block's threads
  * (1024; past 32 the combine crosses warps through shared memory) on
  * reductions of non-power-of-two length, with the library's plan and its fallbacks, one
  * and several stages; sums, maxima, means, gemv, gemm, batched gemm and a
  * convolution (whose last reduce axis is the filter width). */
 Test(plans, group_every_split, .timeout = 900) {
-    static const struct {
-        const char *hw, *spec, *cfg;
-    } cases[] = {
+    static const split_case cases[] = {
         {"h100", "gemv M=37 N=1029", "bm=4,bk=64,sa=1,sx=1"},
         {"t4", "gemv M=5 N=333 transA=1 alpha=1.5 beta=0.5", "bm=4,bk=32,sa=1,sx=1"},
         {"a100", "rowsum M=7 K=1031", "bm=2,bk=32,sx=1"},
@@ -279,12 +290,9 @@ Test(plans, group_every_split, .timeout = 900) {
     paths c = {0};
     int grouped = 0, wide = 0, rot = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        gs_op *op = NULL;
-        cr_assert_eq(gs_op_parse(ctx, cases[i].spec, &op), GS_OK, "%s: %s", cases[i].spec, gs_ctx_errmsg(ctx));
-        const gs_hw *hw = gs_hw_find_builtin(cases[i].hw);
         gs_etir e0;
-        cr_assert_eq(gs_etir_parse_config(ctx, op, cases[i].cfg, &e0), GS_OK, "%s: %s", cases[i].spec,
-                     gs_ctx_errmsg(ctx));
+        gs_op *op = load_case(ctx, &cases[i], &e0);
+        const gs_hw *hw = gs_hw_find_builtin(cases[i].hw);
         int ga = gs_etir_group_axis(op);
         cr_assert_geq(ga, 0);
         for (int g = 0; g <= GS_MAX_GROUP; g++) {
@@ -338,9 +346,7 @@ Test(plans, deep_pipeline_batched_prologue, .timeout = 120) {
  * twice and requires the same bits, and the counters back at zero) and the
  * atomic one (sums only). */
 Test(plans, splitk_every_factor, .timeout = 900) {
-    static const struct {
-        const char *hw, *spec, *cfg;
-    } cases[] = {
+    static const split_case cases[] = {
         {"h100", "gemm M=13 N=21 K=515 alpha=1.5 beta=0.5 bias=1 relu=1", "bm=8,bn=8,bk=16,tm=2,tn=2,sa=1,sb=1"},
         {"a100", "bgemm B=2 M=5 N=7 K=301", "bb=1,bm=4,bn=8,bk=8,tn=2,sa=1,sb=0,group=2"},
         {"h100", "gemv M=37 N=1029 transA=1", "bm=4,bk=16,sa=1,sx=1"},
@@ -352,12 +358,9 @@ Test(plans, splitk_every_factor, .timeout = 900) {
     paths c = {0};
     int ordered = 0, atomic = 0, rot = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        gs_op *op = NULL;
-        cr_assert_eq(gs_op_parse(ctx, cases[i].spec, &op), GS_OK, "%s: %s", cases[i].spec, gs_ctx_errmsg(ctx));
-        const gs_hw *hw = gs_hw_find_builtin(cases[i].hw);
         gs_etir e0;
-        cr_assert_eq(gs_etir_parse_config(ctx, op, cases[i].cfg, &e0), GS_OK, "%s: %s", cases[i].spec,
-                     gs_ctx_errmsg(ctx));
+        gs_op *op = load_case(ctx, &cases[i], &e0);
+        const gs_hw *hw = gs_hw_find_builtin(cases[i].hw);
         int sa = gs_etir_split_axis(op);
         cr_assert_geq(sa, 0);
         int ran = 0;
