@@ -81,6 +81,11 @@ int gs_actions_enumerate(const gs_op *op, const gs_etir *e, gs_action *acts, int
         int ga = gs_etir_group_axis(op);
         for (int g = e->group - 1; ga >= 0 && g <= e->group + 1 && n < cap; g += 2)
             if (g >= 0 && g <= GS_MAX_GROUP && (1 << g) <= e->T[ga][2]) acts[n++] = (gs_action){GS_ACT_GROUP, -1, g};
+        /* split-K doubles or halves */
+        if (gs_etir_split_axis(op) >= 0) {
+            if (e->split * 2 <= GS_MAX_SPLIT && n < cap) acts[n++] = (gs_action){GS_ACT_SPLIT, -1, e->split * 2};
+            if (e->split > 1 && n < cap) acts[n++] = (gs_action){GS_ACT_SPLIT, -1, e->split / 2};
+        }
     }
     if (n < cap) acts[n++] = (gs_action){GS_ACT_CACHE, -1, 0};
     return n;
@@ -151,9 +156,10 @@ static double benefit_ex(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_
     switch (a.kind) {
     case GS_ACT_STAGES:
     case GS_ACT_RASTER:
-    case GS_ACT_GROUP: {
+    case GS_ACT_GROUP:
+    case GS_ACT_SPLIT: {
         /* The paper has no formula for pipelining, block order or a reduce
-         * split: their
+         * split (in a block or across blocks): their
          * benefit is the predicted speedup t(e)/t(e') under every policy
          * (unsharpened here, so the paper's formulas still steer tiling). */
         double t0 = predicted(hw, op, e, m), t1 = predicted(hw, op, next, m);
@@ -315,18 +321,28 @@ int64_t gs_space_enumerate(const gs_hw *hw, const gs_op *op, int64_t cap, gs_spa
                         for (int gr = 0; gr <= (ga >= 0 ? GS_MAX_GROUP : 0); gr++) {
                             if (ga >= 0 && (1 << gr) > e.T[ga][2]) break;
                             e.group = (uint8_t)gr;
-                            for (int st = 1; st <= GS_MAX_STAGES; st++)
-                                for (int ra = 0; ra <= GS_MAX_RASTER; ra++) {
-                                    e.stages = (uint8_t)st;
-                                    e.raster = (uint8_t)ra;
-                                    if ((st > 1 || ra > 0 || gr > 0 || !base_ok) && !gs_hw_check(hw, op, &e)) continue;
-                                    visited++;
-                                    if (!fn(&e, user) || (cap > 0 && visited >= cap)) {
-                                        if (stopped) *stopped = true;
-                                        return visited;
+                            /* split-K's own rule fails for every larger split once it fails */
+                            for (int sk = 1; sk <= (ga >= 0 ? GS_MAX_SPLIT : 1); sk *= 2) {
+                                e.split = (uint8_t)sk;
+                                if (sk > 1 && !gs_hw_split_ok(hw, op, &e)) break;
+                                for (int st = 1; st <= GS_MAX_STAGES; st++)
+                                    for (int ra = 0; ra <= GS_MAX_RASTER; ra++) {
+                                        e.split = (uint8_t)sk;
+                                        e.stages = (uint8_t)st;
+                                        e.raster = (uint8_t)ra;
+                                        if (sk > 1 && !gs_etir_wellformed(op, &e)) continue;
+                                        if ((st > 1 || ra > 0 || gr > 0 || sk > 1 || !base_ok) &&
+                                            !gs_hw_check(hw, op, &e))
+                                            continue;
+                                        visited++;
+                                        if (!fn(&e, user) || (cap > 0 && visited >= cap)) {
+                                            if (stopped) *stopped = true;
+                                            return visited;
+                                        }
                                     }
-                                }
+                            }
                         }
+                        e.split = 1;
                         e.group = 0;
                         e.stages = 1;
                         e.raster = 0;
@@ -369,10 +385,13 @@ typedef struct exhaustive_ctx {
     int top_k;
     gs_wf_memo *wf;
     gs_result *r;
+    double deadline; /* now_s() past which the enumeration stops; 0: none */
 } exhaustive_ctx;
 
 static bool exhaustive_visit(const gs_etir *e, void *user) {
     exhaustive_ctx *x = user;
+    /* the time budget, looked at every 1024 states (a few ms) */
+    if (x->deadline > 0 && (x->r->evaluated & 1023) == 0 && now_s() > x->deadline) return false;
     gs_estimate est;
     gs_estimate_etir_memo(x->hw, x->op, e, 0, x->wf, &est);
     x->r->evaluated++;
@@ -382,9 +401,11 @@ static bool exhaustive_visit(const gs_etir *e, void *user) {
 
 /* The whole space (gs_space_enumerate), estimated as it is met; only the
  * top-k is kept, so memory stays small. At most EXHAUSTIVE_CAP states are
- * visited; r->capped says when that cap cut the enumeration short. */
-static void run_exhaustive(const gs_hw *hw, const gs_op *op, int top_k, gs_wf_memo *wf, gs_result *r) {
-    exhaustive_ctx x = {hw, op, top_k, wf, r};
+ * visited, within max_ms milliseconds when it is > 0; r->capped says when
+ * the cap or the budget cut the enumeration short. */
+static void run_exhaustive(const gs_hw *hw, const gs_op *op, int top_k, double max_ms, gs_wf_memo *wf,
+                           gs_result *r) {
+    exhaustive_ctx x = {hw, op, top_k, wf, r, max_ms > 0 ? now_s() + max_ms * 1e-3 : 0};
     bool stopped = false;
     r->steps = gs_space_enumerate(hw, op, EXHAUSTIVE_CAP, exhaustive_visit, &x, &stopped);
     r->capped = stopped;
@@ -416,6 +437,8 @@ bool gs_space_draw(const gs_hw *hw, const gs_op *op, gs_pcg32 *rng, gs_etir *out
     int ga = gs_etir_group_axis(op);
     e.group = ga >= 0 ? (uint8_t)gs_pcg32_bounded(rng, GS_MAX_GROUP + 1) : 0;
     if (ga >= 0 && (1 << e.group) > e.T[ga][2]) e.group = 0;
+    e.split = ga >= 0 ? (uint8_t)(1 << gs_pcg32_bounded(rng, 5)) : 1;
+    if (!gs_etir_wellformed(op, &e)) e.split = 1;
     *out = e;
     return gs_hw_check(hw, op, &e);
 }
@@ -476,6 +499,11 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap) 
         x = *e;
         x.raster = (uint8_t)(e->raster + dir);
         push_clamped(op, x, out, &n, cap);
+        if (gs_etir_split_axis(op) >= 0 && (dir > 0 || e->split > 1)) { /* split-K twice or half as many */
+            x = *e;
+            x.split = (uint8_t)(dir > 0 ? e->split * 2 : e->split / 2);
+            if (x.split <= GS_MAX_SPLIT) push_clamped(op, x, out, &n, cap);
+        }
         if (dir < 0 && e->group == 0) continue;
         x = *e;
         x.group = (uint8_t)(e->group + dir);
@@ -561,6 +589,7 @@ gs_status gs_construct(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const gs_c
     if (!(o.t_start > o.t_threshold) || !(o.t_threshold > 0) || !isfinite(o.t_start))
         return gs_err(ctx, GS_ERR_INVALID_ARG, "temperature must satisfy t_start > threshold > 0");
     if ((int)o.policy < 0 || o.policy > GS_POLICY_MODEL) return gs_err(ctx, GS_ERR_INVALID_ARG, "unknown policy %d", (int)o.policy);
+    if (!(o.max_ms >= 0) || !isfinite(o.max_ms)) return gs_err(ctx, GS_ERR_INVALID_ARG, "max_ms must be finite and >= 0");
     gs_status s = gs_op_validate(ctx, op);
     if (s != GS_OK) return s;
     s = gs_hw_validate(ctx, hw);
@@ -600,7 +629,7 @@ gs_status gs_construct(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const gs_c
         }
         break;
     case GS_STRATEGY_EXHAUSTIVE:
-        run_exhaustive(hw, op, o.top_k, mm.wf, r); /* ranks directly; the pool stays empty */
+        run_exhaustive(hw, op, o.top_k, o.max_ms, mm.wf, r); /* ranks directly; the pool stays empty */
         r->pooled = r->evaluated;
         break;
     case GS_STRATEGY_TREE: {
@@ -654,17 +683,42 @@ gs_status gs_construct(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const gs_c
     r->construct_s = now_s() - t_begin;
     if (r->n == 0) {
         free(r);
-        static const char *strat[] = {"markov", "tree", "exhaustive", "random"};
-        static const char *pol[] = {"paper", "balanced", "model"};
         return gs_err(ctx, GS_ERR_NO_CANDIDATE,
                       "the %s strategy (policy %s) found no configuration of %s within %s's limits (shared memory, "
                       "threads, registers, at most 2^31-1 blocks, 32-bit indices)%s",
-                      (unsigned)o.strategy < 4 ? strat[o.strategy] : "?", (unsigned)o.policy < 3 ? pol[o.policy] : "?",
-                      op->spec, hw->name,
+                      gs_strategy_name(o.strategy), gs_policy_name(o.policy), op->spec, hw->name,
                       o.strategy == GS_STRATEGY_MARKOV && o.policy != GS_POLICY_MODEL ? "; try --policy model" : "");
     }
     *out = r;
     return GS_OK;
+}
+
+/* The names of the policies and strategies, in enum order: the CLI's option
+ * values and the names in messages and reports. */
+static const char *const policy_names[] = {"paper", "balanced", "model"};
+static const char *const strategy_names[] = {"markov", "tree", "exhaustive", "random"};
+_Static_assert(sizeof policy_names / sizeof *policy_names == GS_POLICY_MODEL + 1, "one name per policy");
+_Static_assert(sizeof strategy_names / sizeof *strategy_names == GS_STRATEGY_RANDOM + 1, "one name per strategy");
+
+const char *gs_policy_name(gs_policy p) { return (unsigned)p <= GS_POLICY_MODEL ? policy_names[p] : "?"; }
+const char *gs_strategy_name(gs_strategy s) { return (unsigned)s <= GS_STRATEGY_RANDOM ? strategy_names[s] : "?"; }
+
+bool gs_policy_from_name(const char *name, gs_policy *out) {
+    for (int i = 0; i <= GS_POLICY_MODEL; i++)
+        if (!strcmp(name, policy_names[i])) {
+            *out = (gs_policy)i;
+            return true;
+        }
+    return false;
+}
+
+bool gs_strategy_from_name(const char *name, gs_strategy *out) {
+    for (int i = 0; i <= GS_STRATEGY_RANDOM; i++)
+        if (!strcmp(name, strategy_names[i])) {
+            *out = (gs_strategy)i;
+            return true;
+        }
+    return false;
 }
 
 void gs_result_destroy(gs_result *r) { free(r); }

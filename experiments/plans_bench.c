@@ -3,13 +3,16 @@
  * reductions, gemm, bgemm, convolutions) it constructs the pick on one
  * profile and prices three kernels of the same tiles:
  *   v2     the pick as emitted (its stages, raster and reduce split);
- *   nosplit the pick without its reduce split (group 0), the rest as emitted;
+ *   nosplit the pick without its reduce splits (no group in the block, no
+ *          split-K across blocks), the rest as emitted;
  *   v1     the pick's tiles under the v1-style plan (scalar, predicated,
  *          register copies, launch bounds (threads, 1)), one stage, no
  *          raster, no split: what codegen v1 would have emitted for them.
  * It prints the predicted times ("-" where a variant does not fit the
  * profile), v1/v2, the bound, and for the memory-bound
  * picks the DRAM bandwidth the model expects as a fraction of the profile's.
+ * Then, for the 1x1 convolutions, the direct nest against the matmul form
+ * (implicit GEMM), each as constructed, with the DRAM and L2 bytes priced.
  * These are predictions, not measurements: `make bench-gpu` measures.
  *
  * Usage: build/plans_bench [--hw NAME] [SUITE.json ...]
@@ -28,6 +31,58 @@ static double price(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs
     gs_plan_make(hw, op, e, o, &p);
     gs_estimate_plan(hw, op, e, &p, 0, NULL, NULL, est);
     return est->time_s;
+}
+
+/* The pick of op on hw (top 1), priced; false with a message on failure. */
+static bool pick(gs_ctx *ctx, const gs_hw *hw, const gs_op *op, gs_etir *e, gs_estimate *est) {
+    gs_construct_opts co;
+    gs_construct_opts_default(&co);
+    co.top_k = 1;
+    gs_result *r = NULL;
+    if (gs_construct(ctx, op, hw, &co, &r) != GS_OK || r->n < 1) {
+        fprintf(stderr, "plans_bench: %s: %s\n", op->spec, gs_ctx_errmsg(ctx));
+        gs_result_destroy(r);
+        return false;
+    }
+    *e = r->cand[0];
+    price(hw, op, e, NULL, est);
+    gs_result_destroy(r);
+    return true;
+}
+
+/* 1x1 convolutions: the direct 7-axis nest against the matmul form
+ * (gs_op_conv1x1_as_matmul), both as constructed, with their traffic. */
+static int conv1x1_table(gs_ctx *ctx, const gs_hw *hw, json_t *ops) {
+    int rc = 0, n = 0;
+    double lsum = 0;
+    for (size_t i = 0; i < json_array_size(ops); i++) {
+        json_t *it = json_array_get(ops, i);
+        const char *spec = json_string_value(json_object_get(it, "spec"));
+        const char *name = json_string_value(json_object_get(it, "name"));
+        gs_op op, mm;
+        if (!spec || gs_op_parse_into(ctx, spec, &op) != GS_OK) continue;
+        if (gs_op_conv1x1_as_matmul(ctx, &op, &mm) != GS_OK) continue;
+        if (!n++)
+            printf("\n%-16s %9s %9s %7s %10s %10s %10s %10s  %s\n", "1x1 conv", "direct", "matmul", "d/m", "dram_d",
+                   "dram_m", "l2_d", "l2_m", "matmul pick");
+        gs_etir ed, em;
+        gs_estimate sd, sm;
+        if (!pick(ctx, hw, &op, &ed, &sd) || !pick(ctx, hw, &mm, &em, &sm)) {
+            rc = 1;
+            continue;
+        }
+        char desc[160];
+        gs_etir_format(&mm, &em, desc, sizeof desc);
+        double l2d = sd.t_l2 * hw->l2_gbs * 1e9, l2m = sm.t_l2 * hw->l2_gbs * 1e9;
+        printf("%-16.16s %9.4f %9.4f %7.2f %9.1fM %9.1fM %9.1fM %9.1fM  %s\n", name ? name : "-", sd.time_s * 1e3,
+               sm.time_s * 1e3, sd.time_s / sm.time_s, sd.dram_bytes / 1e6, sm.dram_bytes / 1e6, l2d / 1e6, l2m / 1e6,
+               desc);
+        lsum += log(sd.time_s / sm.time_s);
+    }
+    if (n)
+        printf("geomean over %d 1x1 convolutions on %s: direct / matmul form %.2fx (predicted; ms, bytes)\n", n,
+               hw->name, exp(lsum / n));
+    return rc;
 }
 
 int main(int argc, char **argv) {
@@ -49,7 +104,7 @@ int main(int argc, char **argv) {
         gs_ctx_destroy(ctx);
         return 2;
     }
-    const gs_plan_opts v1 = {1, 1, 1, 1};
+    const gs_plan_opts v1 = {1, 1, 1, 1, 0};
     printf("%-8s %-46s %-44s %9s %9s %9s %7s %-8s %s\n", "name", "operator", "pick (v2)", "v2_ms", "nosplit",
            "v1_ms", "v1/v2", "bound", "dram");
     double lsum = 0, lsplit = 0;
@@ -86,9 +141,11 @@ int main(int argc, char **argv) {
             }
             gs_etir e = r->cand[0], ns = e, old = e;
             ns.group = 0;
+            ns.split = 1;
             old.stages = 1;
             old.raster = 0;
             old.group = 0;
+            old.split = 1;
             gs_estimate ev2, ens, ev1;
             double t2 = price(hw, &op, &e, NULL, &ev2);
             double tn = gs_hw_check(hw, &op, &ns) ? price(hw, &op, &ns, NULL, &ens) : NAN;
@@ -118,11 +175,12 @@ int main(int argc, char **argv) {
             if (isfinite(tn) && tn > 0 && t2 > 0) lsplit += log(tn / t2);
             gs_result_destroy(r);
         }
+        rc |= conv1x1_table(ctx, hw, ops);
         json_decref(root);
     }
     if (n)
         printf("geomean over %d reduction operators on %s: v1-style plan / v2 pick %.2fx; without the reduce split / "
-               "with %.2fx (predicted)\n",
+               "with %.2fx (predicted; the reduce splits: group and split-K)\n",
                n, hw->name, exp(lsum / n), exp(lsplit / n));
     gs_ctx_destroy(ctx);
     return rc;

@@ -123,6 +123,8 @@ typedef struct gs_construct_opts {
     double t_threshold;  /* stop when T <= threshold */
     gs_policy policy;
     gs_strategy strategy;
+    double max_ms;       /* exhaustive: wall-clock budget in ms, 0 = none (default);
+                            a cut enumeration is reported as capped */
 } gs_construct_opts;
 
 /* Defaults: seed 1, top_k 5, chains 8, T from 1 down to 2^-40; the default
@@ -223,6 +225,10 @@ typedef struct gs_kernel_handle {
     size_t binary_len;
     void *program;            /* gs_cl_prog * / gs_cuda_mod * when a device is attached */
     char config[200];         /* the configuration, e.g. bm=64,bn=64,... */
+    int64_t workspace_bytes;  /* split-K (config split=N): launch with a device buffer of this
+                                 many bytes after the float arguments, zeroed before its first
+                                 use; each launch leaves it ready for the next. One buffer per
+                                 launch in flight. 0: no workspace argument */
 } gs_kernel_handle;
 
 /* Dispatch op: fills *out (valid until d is destroyed). */

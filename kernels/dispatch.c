@@ -328,6 +328,9 @@ bool gs_etir_fit_shape(const gs_hw *hw, const gs_op *op, const gs_etir *from, gs
             e.V[a] = 1;
         }
     }
+    /* a split-K chosen for a smaller output may not suit this one: halve it
+     * until the state fits (or no split is left) */
+    while (e.split > 1 && !(gs_etir_wellformed(op, &e) && gs_hw_check(hw, op, &e))) e.split = (uint8_t)(e.split / 2);
     if (!gs_etir_wellformed(op, &e) || !gs_hw_check(hw, op, &e)) return false;
     *out = e;
     return true;
@@ -604,6 +607,7 @@ gs_status gs_dispatch(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, gs_kernel_
     out->binary_len = k->have_binary ? k->len : 0;
     out->program = k->program;
     gs_etir_format_config(op, &se->etir, out->config, sizeof out->config);
+    out->workspace_bytes = gs_split_workspace_bytes(op, &se->etir, GS_SPLIT_ORDERED);
     if (out->hit) d->st.hits++;
     d->st.dispatches++;
     out->dispatch_s = now_s() - t0;

@@ -266,6 +266,7 @@ gs_status gs_refine_opencl(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_res
             continue;
         }
         gs_cl_prog *prog = NULL;
+        gs_cl_buf *wsbuf = NULL;
         double tb = now_s();
         cs = gs_cl_build(ctx, cl, ks.src, ks.name, &prog);
         c->build_s = now_s() - tb;
@@ -275,15 +276,19 @@ gs_status gs_refine_opencl(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_res
             for (int t = 0; t <= op->ninputs; t++) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = buf[t]};
             if (ks.desc.has_bias) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = bbuf};
             na = gs_kernel_scalar_args(op, args, na);
+            /* split-K's workspace, zeroed; each launch leaves it ready for the next */
+            if (ks.ws_bytes) cs = gs_cl_buf_create(ctx, cl, (size_t)ks.ws_bytes, NULL, &wsbuf);
+            if (ks.ws_bytes && cs == GS_OK) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = wsbuf};
             cl_launch_state st = {cl, prog, args, na, (size_t)ks.grid, (size_t)ks.block};
             double wall = 0, share = left / (out->n - i);
-            cs = measure(ctx, cl_launch_cb, &st, share, c, &wall);
+            if (cs == GS_OK) cs = measure(ctx, cl_launch_cb, &st, share, c, &wall);
             out->measure_s += wall;
             left -= wall;
             if (left < 0) left = 0;
         }
         if (cs == GS_OK) c->status = GS_OK;
         else record_failure(ctx, c, cs, &first_err, first_msg, sizeof first_msg);
+        gs_cl_buf_free(wsbuf);
         gs_cl_prog_free(prog);
         gs_kernel_src_free(&ks);
     }
@@ -335,6 +340,11 @@ static gs_status cuda_target(gs_ctx *ctx, int sm, int *arch, bool *cubin) {
 
 gs_status gs_refine_cuda(gs_ctx *ctx, gs_cuda *cu, const gs_op *op, const gs_result *r, int K, double budget_ms,
                          gs_refine_report *out) {
+    return gs_refine_cuda_cached(ctx, NULL, cu, op, r, K, budget_ms, out);
+}
+
+gs_status gs_refine_cuda_cached(gs_ctx *ctx, gs_kcache *kc, gs_cuda *cu, const gs_op *op, const gs_result *r, int K,
+                                double budget_ms, gs_refine_report *out) {
     gs_status s = refine_begin(ctx, &op, r, K, &budget_ms, out, "cuda");
     if (s != GS_OK) return s;
     if (!cu)
@@ -375,8 +385,9 @@ gs_status gs_refine_cuda(gs_ctx *ctx, gs_cuda *cu, const gs_op *op, const gs_res
         }
         gs_nvrtc_out nv;
         gs_cuda_mod *mod = NULL;
+        gs_cuda_buf *wsbuf = NULL;
         double tb = now_s();
-        cs = gs_nvrtc_compile(ctx, ks.src, ks.name, arch, !cubin, cubin, &nv);
+        cs = gs_nvrtc_compile_cached(ctx, kc, ks.src, ks.name, arch, !cubin, cubin, &nv, NULL);
         /* smem_bytes is the kernel's total; ours is all static, so the
          * launch requests no dynamic shared memory. */
         if (cs == GS_OK)
@@ -388,15 +399,18 @@ gs_status gs_refine_cuda(gs_ctx *ctx, gs_cuda *cu, const gs_op *op, const gs_res
             for (int t = 0; t <= op->ninputs; t++) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .cubuf = buf[t]};
             if (ks.desc.has_bias) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .cubuf = bbuf};
             na = gs_kernel_scalar_args(op, args, na);
+            if (ks.ws_bytes) cs = gs_cuda_buf_create(ctx, cu, (size_t)ks.ws_bytes, NULL, &wsbuf); /* zeroed */
+            if (ks.ws_bytes && cs == GS_OK) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .cubuf = wsbuf};
             cu_launch_state st = {cu, mod, args, na, (size_t)ks.grid, (size_t)ks.block};
             double wall = 0, share = left / (out->n - i);
-            cs = measure(ctx, cu_launch_cb, &st, share, c, &wall);
+            if (cs == GS_OK) cs = measure(ctx, cu_launch_cb, &st, share, c, &wall);
             out->measure_s += wall;
             left -= wall;
             if (left < 0) left = 0;
         }
         if (cs == GS_OK) c->status = GS_OK;
         else record_failure(ctx, c, cs, &first_err, first_msg, sizeof first_msg);
+        gs_cuda_buf_free(wsbuf);
         gs_cuda_unload(mod);
         gs_nvrtc_out_free(&nv);
         gs_kernel_src_free(&ks);

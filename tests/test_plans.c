@@ -28,11 +28,11 @@ typedef struct paths {
 } paths;
 
 static const gs_plan_opts OPTS[] = {
-    {0, 0, 0, 0}, /* the plan the library emits */
-    {1, 0, 0, 0}, /* scalar: no vectors, no transposition */
-    {0, 1, 0, 0}, /* predicated: no fast path */
-    {0, 0, 1, 0}, /* register copies where cp.async exists */
-    {1, 1, 1, 1}, /* the v1-style baseline */
+    {0, 0, 0, 0, 0}, /* the plan the library emits */
+    {1, 0, 0, 0, 0}, /* scalar: no vectors, no transposition */
+    {0, 1, 0, 0, 0}, /* predicated: no fast path */
+    {0, 0, 1, 0, 0}, /* register copies where cp.async exists */
+    {1, 1, 1, 1, 0}, /* the v1-style baseline */
 };
 #define NOPTS (int)(sizeof OPTS / sizeof OPTS[0])
 
@@ -256,14 +256,26 @@ Test(plans, aligned_plan_on_misaligned_rows, .timeout = 300) {
     gs_ctx_destroy(ctx);
 }
 
-/* The reduce split (group): every lane count from 1 to 32 on reductions of
- * non-power-of-two length, with the library's plan and its fallbacks, one
+/* A case of the split sweeps: profile, operator and starting configuration. */
+typedef struct split_case {
+    const char *hw, *spec, *cfg;
+} split_case;
+
+/* Parse a case's operator (caller destroys it) and configuration. */
+static gs_op *load_case(gs_ctx *ctx, const split_case *sc, gs_etir *e0) {
+    gs_op *op = NULL;
+    cr_assert_eq(gs_op_parse(ctx, sc->spec, &op), GS_OK, "%s: %s", sc->spec, gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_etir_parse_config(ctx, op, sc->cfg, e0), GS_OK, "%s: %s", sc->spec, gs_ctx_errmsg(ctx));
+    return op;
+}
+
+/* The reduce split (group): every lane count from 1 to the block's threads
+ * (1024; past 32 the combine crosses warps through shared memory) on
+ * reductions of non-power-of-two length, with the library's plan and its fallbacks, one
  * and several stages; sums, maxima, means, gemv, gemm, batched gemm and a
  * convolution (whose last reduce axis is the filter width). */
 Test(plans, group_every_split, .timeout = 900) {
-    static const struct {
-        const char *hw, *spec, *cfg;
-    } cases[] = {
+    static const split_case cases[] = {
         {"h100", "gemv M=37 N=1029", "bm=4,bk=64,sa=1,sx=1"},
         {"t4", "gemv M=5 N=333 transA=1 alpha=1.5 beta=0.5", "bm=4,bk=32,sa=1,sx=1"},
         {"a100", "rowsum M=7 K=1031", "bm=2,bk=32,sx=1"},
@@ -276,14 +288,11 @@ Test(plans, group_every_split, .timeout = 900) {
     gs_ctx *ctx = gs_ctx_create();
     gs_cl *cl = open_cl(ctx);
     paths c = {0};
-    int grouped = 0, rot = 0;
+    int grouped = 0, wide = 0, rot = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        gs_op *op = NULL;
-        cr_assert_eq(gs_op_parse(ctx, cases[i].spec, &op), GS_OK, "%s: %s", cases[i].spec, gs_ctx_errmsg(ctx));
-        const gs_hw *hw = gs_hw_find_builtin(cases[i].hw);
         gs_etir e0;
-        cr_assert_eq(gs_etir_parse_config(ctx, op, cases[i].cfg, &e0), GS_OK, "%s: %s", cases[i].spec,
-                     gs_ctx_errmsg(ctx));
+        gs_op *op = load_case(ctx, &cases[i], &e0);
+        const gs_hw *hw = gs_hw_find_builtin(cases[i].hw);
         int ga = gs_etir_group_axis(op);
         cr_assert_geq(ga, 0);
         for (int g = 0; g <= GS_MAX_GROUP; g++) {
@@ -293,12 +302,16 @@ Test(plans, group_every_split, .timeout = 900) {
             e.group = (uint8_t)g;
             e.stages = (uint8_t)(1 + (g + (int)i) % 3);
             const gs_plan_opts *o = &OPTS[rot++ % 3];
-            if (run_variant(ctx, cl, hw, op, &e, o, 100 + (uint64_t)g, "group", &c)) grouped += g > 0;
+            if (run_variant(ctx, cl, hw, op, &e, o, 100 + (uint64_t)g, "group", &c)) {
+                grouped += g > 0;
+                wide += (1 << g) > GS_GROUP_WARP;
+            }
         }
         gs_op_destroy(op);
     }
-    cr_log_info("plans/group: %d kernels, %d with a reduce split", c.kernels, grouped);
+    cr_log_info("plans/group: %d kernels, %d with a reduce split, %d across warps", c.kernels, grouped, wide);
     cr_expect_geq(grouped, 30, "reduce splits ran: %d", grouped);
+    cr_expect_geq(wide, 8, "reduce splits across warps ran: %d", wide);
     gs_cl_close(cl);
     gs_ctx_destroy(ctx);
 }
@@ -323,6 +336,138 @@ Test(plans, deep_pipeline_batched_prologue, .timeout = 120) {
     paths c = {0};
     cr_expect(run_variant(ctx, cl, hw, op, &e, &OPTS[0], 3, "deep pipeline", &c), "the state does not fit h100");
     gs_op_destroy(op);
+    gs_cl_close(cl);
+    gs_ctx_destroy(ctx);
+}
+
+/* Split-K: every factor 1..16 on reductions whose tile count none of them
+ * divides, with epilogues (alpha, beta, bias, relu), a reduce split inside
+ * the blocks and several stages; the ordered mode (verify runs each kernel
+ * twice and requires the same bits, and the counters back at zero) and the
+ * atomic one (sums only). */
+Test(plans, splitk_every_factor, .timeout = 900) {
+    static const split_case cases[] = {
+        {"h100", "gemm M=13 N=21 K=515 alpha=1.5 beta=0.5 bias=1 relu=1", "bm=8,bn=8,bk=16,tm=2,tn=2,sa=1,sb=1"},
+        {"a100", "bgemm B=2 M=5 N=7 K=301", "bb=1,bm=4,bn=8,bk=8,tn=2,sa=1,sb=0,group=2"},
+        {"h100", "gemv M=37 N=1029 transA=1", "bm=4,bk=16,sa=1,sx=1"},
+        {"a100", "rowmax M=3 K=777", "bm=4,bk=16,sx=1"},
+        {"h100", "conv2d N=1 C=37 H=5 W=6 K=3 R=3 S=2 stride=2 dilation=2 pad=1 layout=nhwc", "bn=1,bk=4,bp=2,bq=4,bc=2,br=4,bs=2,si=1,sf=1"},
+    };
+    gs_ctx *ctx = gs_ctx_create();
+    gs_cl *cl = open_cl(ctx);
+    paths c = {0};
+    int ordered = 0, atomic = 0, rot = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gs_etir e0;
+        gs_op *op = load_case(ctx, &cases[i], &e0);
+        const gs_hw *hw = gs_hw_find_builtin(cases[i].hw);
+        int sa = gs_etir_split_axis(op);
+        cr_assert_geq(sa, 0);
+        int ran = 0;
+        for (int s = 1; s <= GS_MAX_SPLIT; s++) {
+            gs_etir e = e0;
+            e.split = (uint8_t)s;
+            /* shorter tiles until every split block has a run */
+            while (!gs_etir_wellformed(op, &e) && e.T[sa][2] > 1) {
+                e.T[sa][2] /= 2;
+                if (sa == gs_etir_group_axis(op) && (1 << e.group) > e.T[sa][2]) e.group--;
+            }
+            cr_assert(gs_etir_wellformed(op, &e), "%s: no tile admits split %d", cases[i].spec, s);
+            int64_t per, all = gs_etir_split_tiles(op, &e, &per);
+            cr_expect(s == 1 || all % s != 0 || op->axes[sa].extent % e.T[sa][2] != 0,
+                      "%s split %d: a divisible case", cases[i].spec, s);
+            e.stages = (uint8_t)(1 + (s + (int)i) % 3);
+            gs_plan_opts o = OPTS[rot++ % 3];
+            if (run_variant(ctx, cl, hw, op, &e, &o, 200 + (uint64_t)s, "split-K", &c)) {
+                ran++;
+                ordered += s > 1;
+            } else {
+                char f[256];
+                gs_etir_format(op, &e, f, sizeof f);
+                cr_log_info("plans/splitk: %s on %s: %s exceeds the profile", cases[i].spec, cases[i].hw, f);
+            }
+            if (s > 1 && s % 3 == 1 && op->combine != GS_COMBINE_MAX) { /* 4, 7, 10, 13, 16: atomics too */
+                o.split_atomic = 1;
+                atomic += run_variant(ctx, cl, hw, op, &e, &o, 300 + (uint64_t)s, "split-K atomic", &c);
+            }
+        }
+        cr_expect_geq(ran, 12, "%s: %d split factors ran", cases[i].spec, ran);
+        gs_op_destroy(op);
+    }
+    cr_log_info("plans/splitk: %d kernels, %d ordered split-K, %d atomic", c.kernels, ordered, atomic);
+    cr_expect_geq(ordered, 60, "ordered split-K kernels: %d", ordered);
+    cr_expect_geq(atomic, 12, "atomic split-K kernels: %d", atomic);
+    gs_cl_close(cl);
+    gs_ctx_destroy(ctx);
+}
+
+/* Implicit GEMM for 1x1 convolutions: the matmul form computes the same
+ * outputs as the convolution (the interpreter, same inputs, bitwise), and
+ * its constructed kernels pass on PoCL, in both layouts, with awkward
+ * extents and an epilogue; a strided or padded or 3x3 one is refused. */
+Test(plans, conv1x1_as_matmul, .timeout = 300) {
+    static const char *specs[] = {
+        "conv2d N=3 C=37 H=5 W=7 K=13 R=1 S=1 layout=nhwc bias=1 relu=1",
+        "conv2d N=2 C=19 H=3 W=11 K=5 R=1 S=1 layout=nchw bias=1",
+        "conv2d N=1 C=64 H=7 W=7 K=33 R=1 S=1 layout=nchw relu=1",
+    };
+    gs_ctx *ctx = gs_ctx_create();
+    gs_cl *cl = open_cl(ctx);
+    const gs_hw *hw = gs_hw_find_builtin("h100");
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        gs_op conv, mm;
+        cr_assert_eq(gs_op_parse_into(ctx, specs[i], &conv), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_assert_eq(gs_op_conv1x1_as_matmul(ctx, &conv, &mm), GS_OK, "%s: %s", specs[i], gs_ctx_errmsg(ctx));
+        cr_assert_eq(gs_tensor_elems(gs_op_out(&mm)), gs_tensor_elems(gs_op_out(&conv)));
+        float *buf[GS_MAX_TENSORS], *bias = NULL, *r1, *r2;
+        gs_pcg32 rng;
+        gs_pcg32_seed(&rng, 7 + i, 1);
+        for (int t = 0; t < 2; t++) {
+            int64_t n = gs_tensor_elems(&conv.tensors[t]);
+            cr_assert_eq(n, gs_tensor_elems(&mm.tensors[t]), "%s: tensor %d sizes differ", specs[i], t);
+            buf[t] = malloc((size_t)n * 4);
+            for (int64_t j = 0; j < n; j++) buf[t][j] = (float)gs_pcg32_double(&rng) - 0.5f;
+        }
+        if (conv.has_bias) {
+            int64_t n = conv.axes[conv.epi.bias_axis].extent;
+            bias = malloc((size_t)n * 4);
+            for (int64_t j = 0; j < n; j++) bias[j] = (float)gs_pcg32_double(&rng);
+        }
+        int64_t on = gs_tensor_elems(gs_op_out(&conv));
+        r1 = calloc((size_t)on, 4);
+        r2 = calloc((size_t)on, 4);
+        const float *ins[2] = {buf[0], buf[1]};
+        cr_assert_eq(gs_op_reference(ctx, &conv, ins, bias, r1), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_assert_eq(gs_op_reference(ctx, &mm, ins, bias, r2), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_expect_eq(memcmp(r1, r2, (size_t)on * 4), 0, "%s: the matmul form computes other values", specs[i]);
+        gs_construct_opts co;
+        gs_construct_opts_default(&co);
+        co.top_k = 2;
+        gs_result *r = NULL;
+        cr_assert_eq(gs_construct(ctx, &mm, hw, &co, &r), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        for (int c = 0; c < r->n; c++) {
+            gs_diff d;
+            cr_expect_eq(gs_verify_opencl(ctx, cl, hw, &mm, &r->cand[c], 11 + (uint64_t)c, &d), GS_OK, "%s (%s): %s",
+                         mm.spec, r->desc[c], gs_ctx_errmsg(ctx));
+        }
+        gs_result_destroy(r);
+        free(buf[0]);
+        free(buf[1]);
+        free(bias);
+        free(r1);
+        free(r2);
+    }
+    static const char *refused[] = {
+        "conv2d N=1 C=4 H=5 W=5 K=3 R=1 S=1 stride=2",
+        "conv2d N=1 C=4 H=5 W=5 K=3 R=1 S=1 pad=1",
+        "conv2d N=1 C=4 H=5 W=5 K=3 R=3 S=3",
+        "gemm M=4 N=4 K=4",
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        gs_op op, mm;
+        cr_assert_eq(gs_op_parse_into(ctx, refused[i], &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_expect_eq(gs_op_conv1x1_as_matmul(ctx, &op, &mm), GS_ERR_UNSUPPORTED, "%s", refused[i]);
+    }
     gs_cl_close(cl);
     gs_ctx_destroy(ctx);
 }
