@@ -11,7 +11,7 @@ CFLAGS    ?= $(OPT)
 ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS    := -lgsl -lgslcblas -ljansson -lOpenCL -ldl -lm
 
-LIB_SRC  := $(sort $(wildcard ir/*.c hwmodel/*.c construct/*.c kernels/*.c))
+LIB_SRC  := $(sort $(wildcard util/*.c ir/*.c hwmodel/*.c construct/*.c kernels/*.c))
 CLI_SRC  := $(sort $(wildcard cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)

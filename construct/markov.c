@@ -16,19 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* Model-policy constants, chosen on the gemm sweep in experiments/ (beta in
  * {2, 4}, cache weight in {0.3, 1}): 4 and 0.3 gave the median and worst
  * ratio to the exhaustive optimum closest to 1 at ~3 ms per construction. */
 #define GS_MODEL_SHARPNESS 4.0
 #define GS_MODEL_CACHE_WEIGHT 0.3
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 void gs_construct_opts_default(gs_construct_opts *o) {
     memset(o, 0, sizeof *o);
@@ -547,26 +540,97 @@ static void polish(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, int64_
 }
 
 /* ---- ranking and the public entry point ------------------------------------------------ */
+/* Check the options; o gets them, or the defaults when opts is NULL. */
+static gs_status check_opts(gs_ctx *ctx, const gs_construct_opts *opts, gs_construct_opts *o) {
+    if (opts) *o = *opts;
+    else gs_construct_opts_default(o);
+    if (o->top_k < 1 || o->top_k > GS_MAX_TOP)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "top_k must be 1..%d (got %d)", GS_MAX_TOP, o->top_k);
+    if (o->chains < 1 || o->chains > 4096) return gs_err(ctx, GS_ERR_INVALID_ARG, "chains must be 1..4096 (got %d)", o->chains);
+    if (!(o->t_start > o->t_threshold) || !(o->t_threshold > 0) || !isfinite(o->t_start))
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "temperature must satisfy t_start > threshold > 0");
+    if ((int)o->policy < 0 || o->policy > GS_POLICY_MODEL) return gs_err(ctx, GS_ERR_INVALID_ARG, "unknown policy %d", (int)o->policy);
+    return GS_OK;
+}
+
+/* Fill the pool (or, for the exhaustive strategy, r's ranking directly) with
+ * the strategy's states; false for a strategy this build does not have. */
+static bool run_strategy(const gs_hw *hw, const gs_op *op, const gs_construct_opts *o, int64_t steps_per_chain,
+                         gs_arena *ar, pool *p, memo *mm, gs_result *r) {
+    gs_pcg32 rng;
+    switch (o->strategy) {
+    case GS_STRATEGY_MARKOV:
+        for (int c = 0; c < o->chains; c++) {
+            gs_pcg32_seed(&rng, o->seed, (uint64_t)c); /* one stream per chain */
+            r->steps += run_chain(hw, op, o, &rng, p, mm);
+        }
+        return true;
+    case GS_STRATEGY_EXHAUSTIVE:
+        run_exhaustive(hw, op, o->top_k, mm->wf, r); /* ranks directly; the pool stays empty */
+        r->pooled = r->evaluated;
+        return true;
+    case GS_STRATEGY_TREE: {
+        gs_etir *cands = gs_arena_alloc(ar, 4096 * sizeof *cands);
+        int nc = cands ? gs_tree_candidates(hw, op, cands, 4096) : 0;
+        for (int i = 0; i < nc; i++) pool_add(p, &cands[i]);
+        r->steps = nc;
+        return true;
+    }
+    case GS_STRATEGY_RANDOM:
+        gs_pcg32_seed(&rng, o->seed, 0);
+        run_random(hw, op, &rng, p, (int64_t)o->chains * steps_per_chain, &r->steps);
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Polish the best few walk results (not for the baselines, which must stand
+ * as sampled) and add the local optima to the pool. */
+static void polish_best(const gs_hw *hw, const gs_op *op, pool *p, memo *mm, int64_t *evaluated) {
+    enum { NPOL = 2 };
+    gs_etir seeds[NPOL];
+    double st[NPOL];
+    int ns = 0;
+    for (int64_t i = 0; i < p->n; i++) {
+        double ti = predicted(hw, op, &p->items[i], mm);
+        int pos = ns;
+        while (pos > 0 && ti < st[pos - 1]) pos--;
+        if (pos >= NPOL) continue;
+        for (int j = (ns < NPOL ? ns : NPOL - 1); j > pos; j--) { seeds[j] = seeds[j - 1]; st[j] = st[j - 1]; }
+        seeds[pos] = p->items[i];
+        st[pos] = ti;
+        if (ns < NPOL) ns++;
+    }
+    for (int i = 0; i < ns; i++) {
+        polish(hw, op, &seeds[i], mm, evaluated);
+        pool_add(p, &seeds[i]);
+    }
+}
+
+/* Why no candidate came out, as an error. */
+static gs_status no_candidate(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const gs_construct_opts *o) {
+    return gs_err(ctx, GS_ERR_NO_CANDIDATE,
+                  "the %s strategy (policy %s) found no configuration of %s within %s's limits (shared memory, "
+                  "threads, registers, at most 2^31-1 blocks, 32-bit indices)%s",
+                  gs_strategy_name(o->strategy), gs_policy_name(o->policy), op->spec, hw->name,
+                  o->strategy == GS_STRATEGY_MARKOV && o->policy != GS_POLICY_MODEL ? "; try --policy model" : "");
+}
+
 gs_status gs_construct(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const gs_construct_opts *opts,
                        gs_result **out) {
     if (!out) return gs_err(ctx, GS_ERR_INVALID_ARG, "NULL out");
     *out = NULL;
     if (!op || !hw) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_construct: NULL operator or profile");
     gs_construct_opts o;
-    if (opts) o = *opts;
-    else gs_construct_opts_default(&o);
-    if (o.top_k < 1 || o.top_k > GS_MAX_TOP)
-        return gs_err(ctx, GS_ERR_INVALID_ARG, "top_k must be 1..%d (got %d)", GS_MAX_TOP, o.top_k);
-    if (o.chains < 1 || o.chains > 4096) return gs_err(ctx, GS_ERR_INVALID_ARG, "chains must be 1..4096 (got %d)", o.chains);
-    if (!(o.t_start > o.t_threshold) || !(o.t_threshold > 0) || !isfinite(o.t_start))
-        return gs_err(ctx, GS_ERR_INVALID_ARG, "temperature must satisfy t_start > threshold > 0");
-    if ((int)o.policy < 0 || o.policy > GS_POLICY_MODEL) return gs_err(ctx, GS_ERR_INVALID_ARG, "unknown policy %d", (int)o.policy);
-    gs_status s = gs_op_validate(ctx, op);
+    gs_status s = check_opts(ctx, opts, &o);
+    if (s != GS_OK) return s;
+    s = gs_op_validate(ctx, op);
     if (s != GS_OK) return s;
     s = gs_hw_validate(ctx, hw);
     if (s != GS_OK) return s;
 
-    double t_begin = now_s();
+    double t_begin = gs_now_s();
     gs_result *r = calloc(1, sizeof *r);
     if (!r) return gs_err(ctx, GS_ERR_NOMEM, "out of memory allocating a result");
     r->op = *op;
@@ -580,68 +644,21 @@ gs_status gs_construct(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const gs_c
     gs_arena ar;
     gs_arena_init(&ar, 1 << 20);
     pool p;
-    if (!pool_init(&p, &ar, cap)) {
-        gs_arena_free(&ar);
-        free(r);
-        return gs_err(ctx, GS_ERR_NOMEM, "out of memory allocating the candidate pool");
-    }
-    gs_pcg32 rng;
     memo mm;
-    if (!memo_init(&mm, &ar, 1 << 14)) {
+    const char *oom = !pool_init(&p, &ar, cap) ? "the candidate pool"
+                      : !memo_init(&mm, &ar, 1 << 14) ? "the walk's memo" : NULL;
+    if (oom) {
         gs_arena_free(&ar);
         free(r);
-        return gs_err(ctx, GS_ERR_NOMEM, "out of memory allocating the walk's memo");
+        return gs_err(ctx, GS_ERR_NOMEM, "out of memory allocating %s", oom);
     }
-    switch (o.strategy) {
-    case GS_STRATEGY_MARKOV:
-        for (int c = 0; c < o.chains; c++) {
-            gs_pcg32_seed(&rng, o.seed, (uint64_t)c); /* one stream per chain */
-            r->steps += run_chain(hw, op, &o, &rng, &p, &mm);
-        }
-        break;
-    case GS_STRATEGY_EXHAUSTIVE:
-        run_exhaustive(hw, op, o.top_k, mm.wf, r); /* ranks directly; the pool stays empty */
-        r->pooled = r->evaluated;
-        break;
-    case GS_STRATEGY_TREE: {
-        gs_etir *cands = gs_arena_alloc(&ar, 4096 * sizeof *cands);
-        int nc = cands ? gs_tree_candidates(hw, op, cands, 4096) : 0;
-        for (int i = 0; i < nc; i++) pool_add(&p, &cands[i]);
-        r->steps = nc;
-        break;
-    }
-    case GS_STRATEGY_RANDOM:
-        gs_pcg32_seed(&rng, o.seed, 0);
-        run_random(hw, op, &rng, &p, (int64_t)o.chains * steps_per_chain, &r->steps);
-        break;
-    default:
+    if (!run_strategy(hw, op, &o, steps_per_chain, &ar, &p, &mm, r)) {
         gs_arena_free(&ar);
         free(r);
         return gs_err(ctx, GS_ERR_UNSUPPORTED, "strategy %d is not available in this build", (int)o.strategy);
     }
     if (o.strategy != GS_STRATEGY_EXHAUSTIVE) r->pooled = p.n; /* exhaustive set it to the states ranked */
-    /* polish the best few walk results (not for the baselines, which must
-     * stand as sampled) and add the local optima to the pool */
-    if (o.strategy == GS_STRATEGY_MARKOV && p.n > 0) {
-        enum { NPOL = 2 };
-        gs_etir seeds[NPOL];
-        double st[NPOL];
-        int ns = 0;
-        for (int64_t i = 0; i < p.n; i++) {
-            double ti = predicted(hw, op, &p.items[i], &mm);
-            int pos = ns;
-            while (pos > 0 && ti < st[pos - 1]) pos--;
-            if (pos >= NPOL) continue;
-            for (int j = (ns < NPOL ? ns : NPOL - 1); j > pos; j--) { seeds[j] = seeds[j - 1]; st[j] = st[j - 1]; }
-            seeds[pos] = p.items[i];
-            st[pos] = ti;
-            if (ns < NPOL) ns++;
-        }
-        for (int i = 0; i < ns; i++) {
-            polish(hw, op, &seeds[i], &mm, &r->evaluated);
-            pool_add(&p, &seeds[i]);
-        }
-    }
+    if (o.strategy == GS_STRATEGY_MARKOV && p.n > 0) polish_best(hw, op, &p, &mm, &r->evaluated);
     /* rank: insertion into a sorted top-k by predicted time (stable for ties) */
     for (int64_t i = 0; i < p.n; i++) {
         gs_estimate est;
@@ -651,24 +668,11 @@ gs_status gs_construct(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const gs_c
     }
     gs_arena_free(&ar);
     for (int i = 0; i < r->n; i++) gs_etir_format(op, &r->cand[i], r->desc[i], sizeof r->desc[i]);
-    r->construct_s = now_s() - t_begin;
+    r->construct_s = gs_now_s() - t_begin;
     if (r->n == 0) {
         free(r);
-        static const char *strat[] = {"markov", "tree", "exhaustive", "random"};
-        static const char *pol[] = {"paper", "balanced", "model"};
-        return gs_err(ctx, GS_ERR_NO_CANDIDATE,
-                      "the %s strategy (policy %s) found no configuration of %s within %s's limits (shared memory, "
-                      "threads, registers, at most 2^31-1 blocks, 32-bit indices)%s",
-                      (unsigned)o.strategy < 4 ? strat[o.strategy] : "?", (unsigned)o.policy < 3 ? pol[o.policy] : "?",
-                      op->spec, hw->name,
-                      o.strategy == GS_STRATEGY_MARKOV && o.policy != GS_POLICY_MODEL ? "; try --policy model" : "");
+        return no_candidate(ctx, op, hw, &o);
     }
     *out = r;
     return GS_OK;
 }
-
-void gs_result_destroy(gs_result *r) { free(r); }
-int gs_result_count(const gs_result *r) { return r ? r->n : 0; }
-double gs_result_predicted_s(const gs_result *r, int i) { return r && i >= 0 && i < r->n ? r->est[i].time_s : -1; }
-double gs_result_construct_s(const gs_result *r) { return r ? r->construct_s : -1; }
-const char *gs_result_describe(const gs_result *r, int i) { return r && i >= 0 && i < r->n ? r->desc[i] : ""; }

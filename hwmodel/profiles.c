@@ -521,8 +521,7 @@ char *gs_hw_describe(const gs_hw *hw) {
 
 /* ---- public load / save ---------------------------------------------------- */
 
-/* "h100, a100, ..." into buf, for error messages. */
-static void builtin_list(char *buf, size_t n) {
+void gs_hw_builtin_list(char *buf, size_t n) {
     size_t len = 0;
     buf[0] = '\0';
     for (int i = 0; i < N_BUILTIN && len < n; i++) {
@@ -578,10 +577,25 @@ gs_status gs_hw_load(gs_ctx *ctx, const char *name_or_path, gs_hw **out) {
     /* 3. Neither: say what would have worked. */
     free(hw);
     char names[256];
-    builtin_list(names, sizeof names);
+    gs_hw_builtin_list(names, sizeof names);
     return gs_err(ctx, GS_ERR_HW_UNKNOWN,
                   "unknown hardware profile '%s': not a built-in (%s) and not a JSON file",
                   name_or_path, names);
+}
+
+gs_status gs_hw_parse(gs_ctx *ctx, const char *json, gs_hw **out) {
+    if (!out) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_hw_parse: out is NULL");
+    *out = NULL;
+    if (!json) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_hw_parse: NULL text");
+    gs_hw *hw = malloc(sizeof *hw);
+    if (!hw) return gs_err(ctx, GS_ERR_NOMEM, "out of memory parsing a hardware profile");
+    gs_status s = gs_hw_load_json_text(ctx, json, hw);
+    if (s != GS_OK) {
+        free(hw);
+        return s;
+    }
+    *out = hw;
+    return GS_OK;
 }
 
 gs_status gs_hw_save(gs_ctx *ctx, const gs_hw *hw, const char *path) {

@@ -674,7 +674,25 @@ gs_status gs_op_create_gemm(gs_ctx *ctx, int64_t M, int64_t N, int64_t K, int tr
 void gs_op_destroy(gs_op *op) { free(op); }
 const char *gs_op_spec(const gs_op *op) { return op ? op->spec : ""; }
 
+/* The buffers of a kernel: the inputs, the output, then the bias (a vector
+ * along its axis) when there is one. */
+int gs_op_num_buffers(const gs_op *op) {
+    if (!op) return 0;
+    return op->ninputs + 1 + (op->has_bias && op->epi.bias_axis >= 0 ? 1 : 0);
+}
+
+int64_t gs_op_buffer_elems(const gs_op *op, int i) {
+    if (i < 0 || i >= gs_op_num_buffers(op)) return 0;
+    return i <= op->ninputs ? gs_tensor_elems(&op->tensors[i]) : op->axes[op->epi.bias_axis].extent;
+}
+
+const char *gs_op_buffer_name(const gs_op *op, int i) {
+    if (i < 0 || i >= gs_op_num_buffers(op)) return "";
+    return i <= op->ninputs ? op->tensors[i].name : "bias";
+}
+
 double gs_op_flops(const gs_op *op) {
+    if (!op) return 0;
     double it = 1;
     for (int a = 0; a < op->naxes; a++) it *= (double)op->axes[a].extent;
     return op->combine == GS_COMBINE_MAC ? 2.0 * it : it;

@@ -32,19 +32,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static double cpu_s(void) {
-    struct timespec ts;
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* ---- a map from 64-bit keys to indices ------------------------------------------ */
 typedef struct u64map {
@@ -269,19 +256,13 @@ gs_status gs_dispatcher_attach_cuda(gs_ctx *ctx, gs_dispatcher *d, gs_cuda *cu) 
     gs_hw dev;
     gs_status s = gs_cuda_query_profile(ctx, cu, &dev);
     if (s != GS_OK) return s;
-    int archs[64], n = 0, below = 0;
-    s = gs_nvrtc_supported_archs(ctx, archs, 64, &n);
-    if (s != GS_OK) return s;
-    bool exact = false;
-    for (int i = 0; i < n; i++) {
-        exact = exact || archs[i] == dev.sm;
-        if (archs[i] < dev.sm && archs[i] > below) below = archs[i];
-    }
-    if (!exact && !below)
-        return gs_err(ctx, GS_ERR_ARCH_UNSUPPORTED, "attach_cuda: the device is sm_%d, which NVRTC cannot target",
-                      dev.sm);
-    d->arch = exact ? dev.sm : below;
-    d->cubin = exact; /* otherwise PTX, JIT-compiled forward by the driver */
+    int arch = 0;
+    bool cubin = false; /* otherwise PTX, JIT-compiled forward by the driver */
+    s = gs_cuda_target(ctx, dev.sm, &arch, &cubin);
+    char why[GS_MSG_MAX];
+    if (s != GS_OK) return gs_err(ctx, s, "attach_cuda: %s", gs_ctx_msg_copy(ctx, why, sizeof why));
+    d->arch = arch;
+    d->cubin = cubin;
     d->cu = cu;
     return GS_OK;
 }
@@ -366,10 +347,10 @@ static gs_status run_construct(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, i
                                double *spent) {
     gs_construct_opts co = d->o.construct;
     if (chains > 0) co.chains = chains;
-    double t0 = now_s(), c0 = cpu_s();
+    double t0 = gs_now_s(), c0 = gs_thread_cpu_s();
     gs_status s = gs_construct(ctx, op, &d->hw, &co, r);
-    double dt = now_s() - t0;
-    d->st.construct_cpu_ms += (cpu_s() - c0) * 1e3;
+    double dt = gs_now_s() - t0;
+    d->st.construct_cpu_ms += (gs_thread_cpu_s() - c0) * 1e3;
     *spent += dt;
     d->st.constructions++;
     d->st.construct_ms += dt * 1e3;
@@ -470,9 +451,9 @@ static gs_status get_kernel(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, cons
             memset(&nv, 0, sizeof nv);
             if (k.kind == GS_KB_CUDA_CUBIN || k.kind == GS_KB_CUDA_PTX) {
                 bool cub = k.kind == GS_KB_CUDA_CUBIN;
-                double t0 = now_s();
+                double t0 = gs_now_s();
                 s = gs_nvrtc_compile(ctx, ks.src, ks.name, d->arch, !cub, cub, &nv);
-                double dt = now_s() - t0;
+                double dt = gs_now_s() - t0;
                 *compile_s += dt;
                 d->st.compiles++;
                 d->st.compile_ms += dt * 1e3;
@@ -499,10 +480,10 @@ static gs_status get_kernel(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, cons
         }
         k.have_binary = true;
         if (d->cl) {
-            double t0 = now_s();
+            double t0 = gs_now_s();
             gs_cl_prog *p = NULL;
             s = gs_cl_build(ctx, d->cl, k.binary, k.name, &p);
-            double dt = now_s() - t0;
+            double dt = gs_now_s() - t0;
             *compile_s += dt;
             d->st.compiles++;
             d->st.compile_ms += dt * 1e3;
@@ -512,11 +493,11 @@ static gs_status get_kernel(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, cons
             }
             k.program = p;
         } else if (d->cu) {
-            double t0 = now_s();
+            double t0 = gs_now_s();
             gs_cuda_mod *m = NULL;
             /* the total shared memory; ours is all static (no dynamic part) */
             s = gs_cuda_load(ctx, d->cu, k.binary, k.name, k.smem_bytes, &m);
-            *compile_s += now_s() - t0;
+            *compile_s += gs_now_s() - t0;
             if (s != GS_OK) {
                 gs_kernel_src_free(&ks);
                 return s;
@@ -554,7 +535,7 @@ gs_status gs_dispatch(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, gs_kernel_
     if (!out) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_dispatch: out is NULL");
     memset(out, 0, sizeof *out);
     if (!d || !op) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_dispatch: NULL dispatcher or operator");
-    double t0 = now_s();
+    double t0 = gs_now_s();
     gs_status s = gs_op_validate(ctx, op);
     if (s != GS_OK) return s;
     uint64_t ck = class_key_of(d, op), sk = shape_key_of(ck, op);
@@ -606,7 +587,7 @@ gs_status gs_dispatch(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, gs_kernel_
     gs_etir_format_config(op, &se->etir, out->config, sizeof out->config);
     if (out->hit) d->st.hits++;
     d->st.dispatches++;
-    out->dispatch_s = now_s() - t0;
+    out->dispatch_s = gs_now_s() - t0;
     d->st.dispatch_ms += out->dispatch_s * 1e3;
     return GS_OK;
 }

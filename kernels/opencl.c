@@ -158,11 +158,6 @@ typedef struct cl_cand {
     char name[256];
 } cl_cand;
 
-static void trim_right(char *s) {
-    size_t n = strlen(s);
-    while (n > 0 && isspace((unsigned char)s[n - 1])) s[--n] = '\0';
-}
-
 /* Fill cand[] with every available device of every platform. */
 static gs_status cl_enumerate(gs_ctx *ctx, cl_cand *cand, int cap, int *ncand) {
     *ncand = 0;
@@ -201,7 +196,7 @@ static gs_status cl_enumerate(gs_ctx *ctx, cl_cand *cand, int cap, int *ncand) {
             memset(c->name, 0, sizeof c->name);
             e = clGetDeviceInfo(devs[d], CL_DEVICE_NAME, sizeof c->name - 1, c->name, NULL);
             if (e != CL_SUCCESS) return cl_fail(ctx, "clGetDeviceInfo(CL_DEVICE_NAME)", e);
-            trim_right(c->name);
+            gs_trim_right(c->name);
         }
     }
     if (*ncand == 0)
@@ -318,7 +313,7 @@ static char *cl_build_log(cl_program prog, cl_device_id dev) {
         return NULL;
     }
     log[n] = '\0';
-    trim_right(log);
+    gs_trim_right(log);
     return log;
 }
 

@@ -1,6 +1,6 @@
 /* verify.c — run a lowered kernel on the OpenCL device and compare it with a
  * reference: GSL's sgemm for gemm, the IR interpreter for everything else. */
-#include "construct/pcg.h"
+#include "util/pcg.h"
 #include "kernels/kernels.h"
 
 #include <gsl/gsl_blas.h>
@@ -46,11 +46,6 @@ void gs_diff_compute(const float *y, const float *ref, int64_t n, gs_diff *d) {
     }
     d->normwise = d->ref_max > 0 ? d->max_abs / d->ref_max : d->max_abs;
     d->nmse = den > 0 ? num / den : num;
-}
-
-static void fill_random(gs_pcg32 *rng, float *x, int64_t n) {
-    /* uniform in [-1, 1): sums of these keep magnitudes moderate */
-    for (int64_t i = 0; i < n; i++) x[i] = (float)(2.0 * gs_pcg32_double(rng) - 1.0);
 }
 
 /* Reference through GSL: C = alpha*op(A)*op(B) + beta*C in single precision. */
@@ -105,13 +100,13 @@ gs_status gs_verify_opencl_plan(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const g
         int64_t n = gs_tensor_elems(&op->tensors[t]);
         host[t] = malloc((size_t)n * sizeof(float));
         if (!host[t]) { s = gs_err(ctx, GS_ERR_NOMEM, "verify: out of memory"); goto done; }
-        fill_random(&rng, host[t], n); /* the output's old contents feed beta */
+        gs_pcg32_fill_uniform(&rng, host[t], n); /* the output's old contents feed beta */
     }
     if (op->has_bias) {
         int64_t n = op->axes[op->epi.bias_axis].extent;
         bias = malloc((size_t)n * sizeof(float));
         if (!bias) { s = gs_err(ctx, GS_ERR_NOMEM, "verify: out of memory"); goto done; }
-        fill_random(&rng, bias, n);
+        gs_pcg32_fill_uniform(&rng, bias, n);
     }
     ref = malloc((size_t)on * sizeof(float));
     if (!ref) { s = gs_err(ctx, GS_ERR_NOMEM, "verify: out of memory"); goto done; }
