@@ -17,7 +17,7 @@
  * Exit status: 0 all pass (or no device: SKIPPED), 1 a mismatch or a
  * runtime error, 2 bad usage. */
 #include "construct/construct.h"
-#include "construct/pcg.h"
+#include "util/pcg.h"
 #include "experiments/cuda_host.h"
 #include "kernels/kernels.h"
 
