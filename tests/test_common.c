@@ -1,0 +1,92 @@
+/* test_common.c — helpers shared by the test files (test_common.h). No
+ * tests of its own: it sits in tests/ as test_*.c so that the Makefile's
+ * test list picks it up. */
+#include "tests/test_common.h"
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+bool gs_test_env_true(const char *name) {
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+void gs_test_data_path(char *buf, size_t n, const char *name) {
+    snprintf(buf, n, "tests/data/%s", name);
+    if (access(buf, R_OK) == 0) return;
+    const char *file = __FILE__;
+    const char *slash = strrchr(file, '/');
+    int dirlen = slash ? (int)(slash - file) : 1;
+    snprintf(buf, n, "%.*s/data/%s", dirlen, slash ? file : ".", name);
+}
+
+char *gs_test_tmpdir(const char *tag) {
+    char tmpl[256];
+    snprintf(tmpl, sizeof tmpl, "/tmp/gensor-%s-XXXXXX", tag);
+    char *t = strdup(tmpl);
+    cr_assert_not_null(t);
+    cr_assert_not_null(mkdtemp(t), "mkdtemp: %s", strerror(errno));
+    return t;
+}
+
+void gs_test_rm_flat(const char *dir) {
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        char p[4096];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        (void)unlink(p);
+    }
+    if (d) closedir(d);
+    (void)rmdir(dir);
+}
+
+gs_cl *gs_test_open_cl(gs_ctx *ctx) {
+    gs_cl *cl = NULL;
+    gs_status s = gs_cl_open(ctx, &cl);
+    if (s == GS_ERR_OPENCL_MISSING) {
+        if (gs_test_env_true("GS_REQUIRE_OPENCL"))
+            cr_assert_fail("GS_REQUIRE_OPENCL=1 but there is no OpenCL device: %s", gs_ctx_errmsg(ctx));
+        cr_skip_test("no OpenCL device (install pocl-opencl-icd): %s", gs_ctx_errmsg(ctx));
+    }
+    cr_assert_eq(s, GS_OK, "gs_cl_open: %s: %s", gs_status_str(s), gs_ctx_errmsg(ctx));
+    cr_assert_not_null(cl);
+    return cl;
+}
+
+void gs_test_need_nvrtc(gs_ctx *ctx, const char *what) {
+    if (gs_nvrtc_available(ctx)) return;
+    if (gs_test_env_true("GS_REQUIRE_NVRTC"))
+        cr_assert_fail("GS_REQUIRE_NVRTC=1 but NVRTC is missing (%s): %s", what, gs_ctx_errmsg(ctx));
+    cr_skip_test("NVRTC not available, %s not run: %s", what, gs_ctx_errmsg(ctx));
+}
+
+void gs_test_expect_err(gs_ctx *ctx, gs_status got, gs_status want, const char *needles, const char *what) {
+    cr_assert_eq(got, want, "%s: status %d (%s), want %d (%s); msg: '%s'", what, got, gs_status_str(got), want,
+                 gs_status_str(want), gs_ctx_errmsg(ctx));
+    if (!needles || !*needles) return;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", needles);
+    for (char *p = buf; p;) {
+        char *amp = strstr(p, "&&");
+        if (amp) *amp = 0;
+        cr_assert_not_null(strstr(gs_ctx_errmsg(ctx), p), "%s: message '%s' lacks '%s'", what, gs_ctx_errmsg(ctx),
+                           p);
+        p = amp ? amp + 2 : NULL;
+    }
+}
+
+gs_op gs_test_gemm(int64_t M, int64_t N, int64_t K) {
+    gs_op op;
+    gs_ctx *ctx = gs_ctx_create();
+    gs_status s = gs_op_build_gemm(ctx, &op, M, N, K, 0, 0, 1.0f, 0.0f);
+    cr_assert_eq(s, GS_OK, "gemm %lld %lld %lld: %s", (long long)M, (long long)N, (long long)K, gs_ctx_errmsg(ctx));
+    gs_ctx_destroy(ctx);
+    return op;
+}
