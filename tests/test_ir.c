@@ -2,10 +2,8 @@
  * tests/data/ir_bad_specs.txt), validation and the gemm builder, footprint and
  * traffic from the affine maps, the ETIR actions and config text form, the
  * reference interpreter, and the utilities (string builder, arena, status
- * strings, hash).
- *
- * Tests named *_bug_* pin down library defects found while writing these
- * tests; they fail until the defect is fixed, and say so in their message. */
+ * strings, hash), with regression tests for the defects found while writing
+ * them (float overflow in specs, spec round trip, arena wrap, FNV-1a). */
 #include "ir/ir.h"
 
 #include <criterion/criterion.h>
@@ -280,21 +278,20 @@ Test(ir, parse_null_arguments) {
     gs_ctx_destroy(ctx);
 }
 
-/* BUG (ir/op.c parse_value, KV_FLOAT branch): the finiteness check is done on
- * the double, but the value is stored as a float (gs_op_parse_into casts
- * kv.val[5] to float). "alpha=1e39" passes as a finite double and becomes
- * alpha=+inf (the cast is also undefined behaviour in C11 6.3.1.5), while
- * "alpha=inf" is refused. The canonical spec then reads "alpha=inf", which the
- * parser itself rejects. */
-Test(ir, bug_float_key_overflowing_float_is_accepted) {
+/* Regression: a float key is checked as the float it is stored in, not as
+ * the double it was read as. "alpha=1e39" is a finite double but overflows
+ * float (the cast would be undefined behaviour, C11 6.3.1.5, and store +inf,
+ * whose canonical spec "alpha=inf" the parser rejects); it is refused like
+ * "alpha=inf". */
+Test(ir, float_key_overflowing_float_is_refused) {
     gs_ctx *ctx = gs_ctx_create();
     static const char *specs[] = {"gemm M=4 N=4 K=4 alpha=1e39", "gemm M=4 N=4 K=4 beta=-3.5e38"};
     for (int i = 0; i < 2; i++) {
         gs_op *op = NULL;
         gs_status s = gs_op_parse(ctx, specs[i], &op);
         cr_expect_eq(s, GS_ERR_PARSE,
-                     "BUG ir/op.c parse_value: '%s' must be refused like alpha=inf (the value overflows float), "
-                     "but got %s; stored alpha=%g beta=%g, canonical spec '%s'",
+                     "'%s' must be refused like alpha=inf (the value overflows float), but got %s; stored "
+                     "alpha=%g beta=%g, canonical spec '%s'",
                      specs[i], gs_status_str(s), op ? op->epi.alpha : 0.0, op ? op->epi.beta : 0.0,
                      op ? op->spec : "-");
         if (op) {
@@ -310,18 +307,16 @@ Test(ir, bug_float_key_overflowing_float_is_accepted) {
     gs_ctx_destroy(ctx);
 }
 
-/* BUG (ir/op.c gs_op_build_gemm): the canonical spec prints alpha and beta
- * with "%g" (6 significant digits), so parsing it back gives a different
- * operator whenever alpha or beta needs more digits; "%.9g" round-trips any
- * float. The spec is what reports and the CLI's JSON record as "op". */
-Test(ir, bug_canonical_spec_loses_alpha_precision) {
+/* Regression: the canonical spec prints alpha and beta with enough digits
+ * ("%.9g") to parse back to the same floats ("%g", 6 digits, did not). The
+ * spec is what reports and the CLI's JSON record as "op". */
+Test(ir, canonical_spec_round_trips_alpha_and_beta) {
     gs_ctx *ctx = gs_ctx_create();
     gs_op a, b;
     cr_assert_eq(gs_op_parse_into(ctx, "gemm M=8 N=8 K=8 alpha=1.2345678 beta=0.1", &a), GS_OK);
     cr_assert_eq(gs_op_parse_into(ctx, a.spec, &b), GS_OK, "%s", gs_ctx_errmsg(ctx));
-    cr_expect(a.epi.alpha == b.epi.alpha,
-              "BUG ir/op.c gs_op_build_gemm: canonical spec '%s' does not round-trip alpha: %.9g became %.9g",
-              a.spec, a.epi.alpha, b.epi.alpha);
+    cr_expect(a.epi.alpha == b.epi.alpha, "canonical spec '%s' does not round-trip alpha: %.9g became %.9g", a.spec,
+              a.epi.alpha, b.epi.alpha);
     cr_expect(a.epi.beta == b.epi.beta, "canonical spec '%s': beta %.9g became %.9g", a.spec, a.epi.beta,
               b.epi.beta);
     gs_ctx_destroy(ctx);
@@ -1293,19 +1288,18 @@ Test(ir, arena_alignment_and_zeroing) {
     gs_arena_free(&a);
 }
 
-/* BUG (ir/util.c gs_arena_alloc): `size = (size + 15u) & ~15u` wraps to 0 for
- * sizes above SIZE_MAX - 15, so an impossible request returns a non-NULL
- * pointer to zero usable bytes instead of NULL. (Sizes just below that wrap
- * in `sizeof *b + bs` instead and end in malloc(tiny) + memset(huge).) */
-Test(ir, bug_arena_huge_request_returns_non_null) {
+/* Regression: an impossible arena request returns NULL. Rounding a size above
+ * SIZE_MAX - 15 up to 16 bytes would wrap to 0 (a non-NULL pointer to zero
+ * usable bytes), and sizes just below would wrap in `sizeof *b + bs`
+ * (malloc(tiny) + memset(huge)); util/util.c refuses both. */
+Test(ir, arena_huge_request_returns_null) {
     gs_arena a;
     gs_arena_init(&a, 4096);
     cr_assert_not_null(gs_arena_alloc(&a, 16));
     void *p = gs_arena_alloc(&a, SIZE_MAX);
-    cr_expect_null(p, "BUG ir/util.c gs_arena_alloc: a request of SIZE_MAX bytes returned %p (the rounded size "
-                      "wrapped to 0) instead of NULL", p);
+    cr_expect_null(p, "a request of SIZE_MAX bytes returned %p (the rounded size wrapped to 0) instead of NULL", p);
     p = gs_arena_alloc(&a, SIZE_MAX - 7);
-    cr_expect_null(p, "BUG ir/util.c gs_arena_alloc: a request of SIZE_MAX-7 bytes returned %p instead of NULL", p);
+    cr_expect_null(p, "a request of SIZE_MAX-7 bytes returned %p instead of NULL", p);
     gs_arena_free(&a);
 }
 
@@ -1344,21 +1338,19 @@ Test(ir, ctx_messages) {
     gs_ctx_destroy(NULL);
 }
 
-/* BUG (ir/util.c gs_hash_bytes): the FNV-1a 64 offset basis is written
- * 1469598103934665603ull, the published 14695981039346656037 (0xcbf29ce484222325)
- * with its last digit dropped, so gs_hash_bytes is not the FNV-1a that ir.h
- * documents and does not match any other FNV-1a implementation (kernel-cache
- * keys built from it would change when this is fixed). */
-Test(ir, bug_hash_is_not_fnv1a) {
+/* Regression: gs_hash_bytes is FNV-1a 64 with the published offset basis
+ * 14695981039346656037 (0xcbf29ce484222325; it once lacked its last digit),
+ * so it matches the published test vectors and gs_fnv1a64, the kernel
+ * cache's checksum, is the same function with seed 0. */
+Test(ir, hash_is_fnv1a) {
     /* published FNV-1a 64 test vectors */
     static const struct { const char *s; uint64_t h; } v[] = {
         {"", 0xcbf29ce484222325ull}, {"a", 0xaf63dc4c8601ec8cull}, {"foobar", 0x85944171f73967e8ull}};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
         uint64_t h = gs_hash_bytes(v[i].s, strlen(v[i].s), 0);
-        cr_expect_eq(h, v[i].h,
-                     "BUG ir/util.c gs_hash_bytes: FNV-1a(\"%s\") = %#llx, got %#llx (offset basis "
-                     "1469598103934665603 lacks its last digit: 14695981039346656037)",
-                     v[i].s, (unsigned long long)v[i].h, (unsigned long long)h);
+        cr_expect_eq(h, v[i].h, "FNV-1a(\"%s\") = %#llx, got %#llx", v[i].s, (unsigned long long)v[i].h,
+                     (unsigned long long)h);
+        cr_expect_eq(gs_fnv1a64(v[i].s, strlen(v[i].s)), v[i].h, "gs_fnv1a64(\"%s\")", v[i].s);
     }
 }
 

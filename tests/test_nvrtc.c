@@ -3,7 +3,7 @@
  * Compilation needs libnvrtc but no GPU. Where NVRTC cannot be loaded the
  * compile tests are skipped with the loader's message (set GS_REQUIRE_NVRTC=1
  * to make that a failure instead); the parser tests always run. */
-#include "kernels/kernels.h"
+#include "tests/test_common.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -27,15 +27,7 @@ static const char k_src[] =
 static gs_ctx *need_nvrtc(void) {
     gs_ctx *ctx = gs_ctx_create();
     cr_assert_not_null(ctx);
-    if (!gs_nvrtc_available(ctx)) {
-        char msg[1024];
-        snprintf(msg, sizeof msg, "%s", gs_ctx_errmsg(ctx));
-        gs_ctx_destroy(ctx);
-        const char *req = getenv("GS_REQUIRE_NVRTC");
-        if (req && *req && strcmp(req, "0") != 0)
-            cr_assert_fail("GS_REQUIRE_NVRTC is set but NVRTC is missing: %s", msg);
-        cr_skip_test("NVRTC not available, skipping compile test: %s", msg);
-    }
+    gs_test_need_nvrtc(ctx, "this compile test");
     return ctx;
 }
 
