@@ -47,6 +47,19 @@ void gs_test_rm_flat(const char *dir) {
     (void)rmdir(dir);
 }
 
+int gs_test_count_files(const char *dir, const char *suffix) {
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d, "opendir %s: %s", dir, strerror(errno));
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name), s = strlen(suffix);
+        if (e->d_name[0] != '.' && l >= s && !strcmp(e->d_name + l - s, suffix)) n++;
+    }
+    closedir(d);
+    return n;
+}
+
 gs_cl *gs_test_open_cl(gs_ctx *ctx) {
     gs_cl *cl = NULL;
     gs_status s = gs_cl_open(ctx, &cl);

@@ -21,6 +21,8 @@ void gs_test_data_path(char *buf, size_t n, const char *name);
 char *gs_test_tmpdir(const char *tag);
 /* Remove a flat directory and the files in it (best effort). */
 void gs_test_rm_flat(const char *dir);
+/* Files in dir whose names end in suffix ("" for all), dot files aside. */
+int gs_test_count_files(const char *dir, const char *suffix);
 
 /* Open the OpenCL device. Without one the test is skipped with the reason,
  * or fails when GS_REQUIRE_OPENCL=1 (CI); any other error fails. */

@@ -7,6 +7,7 @@
  * Shapes for the sweep come from tests/data/construct_shapes.txt (M N K per
  * line). Regression tests pin the defects found while writing these. */
 #include "construct/construct.h"
+#include "tests/test_common.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
@@ -18,15 +19,6 @@
 TestSuite(construct);
 
 /* ---- helpers --------------------------------------------------------------------- */
-
-static void construct_data_path(char *buf, size_t n, const char *name) {
-    snprintf(buf, n, "tests/data/%s", name);
-    if (access(buf, R_OK) == 0) return;
-    const char *file = __FILE__;
-    const char *slash = strrchr(file, '/');
-    int dirlen = slash ? (int)(slash - file) : 1;
-    snprintf(buf, n, "%.*s/data/%s", dirlen, slash ? file : ".", name);
-}
 
 enum { AX_M = 0, AX_N = 1, AX_K = 2 };
 
@@ -100,7 +92,7 @@ static void assert_candidates_valid(const gs_result *r, const gs_op *op, const g
 typedef struct shape { int64_t M, N, K; } shape;
 static int load_shapes(shape *out, int cap) {
     char path[512];
-    construct_data_path(path, sizeof path, "construct_shapes.txt");
+    gs_test_data_path(path, sizeof path, "construct_shapes.txt");
     FILE *f = fopen(path, "r");
     cr_assert_not_null(f, "cannot open %s", path);
     char line[256];

@@ -5,6 +5,7 @@
  * strings, hash), with regression tests for the defects found while writing
  * them (float overflow in specs, spec round trip, arena wrap, FNV-1a). */
 #include "ir/ir.h"
+#include "tests/test_common.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
@@ -17,34 +18,6 @@
 TestSuite(ir);
 
 /* ---- helpers ------------------------------------------------------------------- */
-
-/* tests/data/<name>, relative to the working directory (the repository root
- * under `make test`) or, failing that, to this source file's directory. */
-static void ir_data_path(char *buf, size_t n, const char *name) {
-    snprintf(buf, n, "tests/data/%s", name);
-    if (access(buf, R_OK) == 0) return;
-    const char *file = __FILE__;
-    const char *slash = strrchr(file, '/');
-    int dirlen = slash ? (int)(slash - file) : 1;
-    snprintf(buf, n, "%.*s/data/%s", dirlen, slash ? file : ".", name);
-}
-
-/* Expect status `want` and an error message containing every '&&'-separated
- * needle (NULL or "" for none). */
-static void expect_err(gs_ctx *ctx, gs_status got, gs_status want, const char *needles, const char *what) {
-    cr_assert_eq(got, want, "%s: status %d (%s), want %d (%s); msg: '%s'", what, got, gs_status_str(got), want,
-                 gs_status_str(want), gs_ctx_errmsg(ctx));
-    if (!needles || !*needles) return;
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", needles);
-    for (char *p = buf; p;) {
-        char *amp = strstr(p, "&&");
-        if (amp) *amp = 0;
-        cr_assert_not_null(strstr(gs_ctx_errmsg(ctx), p), "%s: message '%s' lacks '%s'", what, gs_ctx_errmsg(ctx),
-                           p);
-        p = amp ? amp + 2 : NULL;
-    }
-}
 
 static const struct {
     const char *name;
@@ -183,7 +156,7 @@ Test(ir, canonical_spec_roundtrip) {
 
 Test(ir, parse_bad_specs_from_data_file) {
     char path[512];
-    ir_data_path(path, sizeof path, "ir_bad_specs.txt");
+    gs_test_data_path(path, sizeof path, "ir_bad_specs.txt");
     FILE *f = fopen(path, "r");
     cr_assert_not_null(f, "cannot open %s", path);
     gs_ctx *ctx = gs_ctx_create();
@@ -243,12 +216,12 @@ Test(ir, parse_spec_length_limits) {
     memcpy(big, "gemm M=1 N=1 K=1", 16);
     big[2000] = 0;
     gs_op *op = NULL;
-    expect_err(ctx, gs_op_parse(ctx, big, &op), GS_ERR_PARSE, "too long&&2000", "2000-char spec");
+    gs_test_expect_err(ctx, gs_op_parse(ctx, big, &op), GS_ERR_PARSE, "too long&&2000", "2000-char spec");
     cr_assert_null(op);
     /* a 2000-char run of one key's digits: still "too long", no overflow */
     memset(big, '9', 2000);
     memcpy(big, "gemm M=", 7);
-    expect_err(ctx, gs_op_parse(ctx, big, &op), GS_ERR_PARSE, "too long", "2000 digits");
+    gs_test_expect_err(ctx, gs_op_parse(ctx, big, &op), GS_ERR_PARSE, "too long", "2000 digits");
     /* 1023 chars is the longest accepted, 1024 the shortest refused */
     big[1023] = 0;
     memset(big, ' ', 1023);
@@ -260,16 +233,16 @@ Test(ir, parse_spec_length_limits) {
     memset(b1024, ' ', 1024);
     memcpy(b1024, "gemm M=1 N=1 K=1", 16);
     b1024[1024] = 0;
-    expect_err(ctx, gs_op_parse(ctx, b1024, &op), GS_ERR_PARSE, "too long&&1024", "1024-char spec");
+    gs_test_expect_err(ctx, gs_op_parse(ctx, b1024, &op), GS_ERR_PARSE, "too long&&1024", "1024-char spec");
     gs_ctx_destroy(ctx);
 }
 
 Test(ir, parse_null_arguments) {
     gs_ctx *ctx = gs_ctx_create();
     gs_op *op = (gs_op *)ctx;
-    expect_err(ctx, gs_op_parse(ctx, NULL, &op), GS_ERR_INVALID_ARG, "NULL", "NULL spec");
+    gs_test_expect_err(ctx, gs_op_parse(ctx, NULL, &op), GS_ERR_INVALID_ARG, "NULL", "NULL spec");
     cr_assert_null(op);
-    expect_err(ctx, gs_op_parse(ctx, "gemm M=1 N=1 K=1", NULL), GS_ERR_INVALID_ARG, "NULL", "NULL out");
+    gs_test_expect_err(ctx, gs_op_parse(ctx, "gemm M=1 N=1 K=1", NULL), GS_ERR_INVALID_ARG, "NULL", "NULL out");
     cr_assert_eq(gs_op_parse_into(ctx, "gemm M=1 N=1 K=1", NULL), GS_ERR_INVALID_ARG);
     /* a NULL context is allowed: the status still comes back */
     cr_assert_eq(gs_op_parse(NULL, "gemm M=0 N=1 K=1", &op), GS_ERR_BAD_SHAPE);
@@ -372,20 +345,20 @@ Test(ir, gemm_builder_four_transposes) {
 Test(ir, gemm_builder_rejects_bad_shapes) {
     gs_ctx *ctx = gs_ctx_create();
     gs_op *op = (gs_op *)ctx;
-    expect_err(ctx, gs_op_create_gemm(ctx, 0, 4, 4, 0, 0, 1, 0, &op), GS_ERR_BAD_SHAPE, "axis m&&extent 0", "M=0");
+    gs_test_expect_err(ctx, gs_op_create_gemm(ctx, 0, 4, 4, 0, 0, 1, 0, &op), GS_ERR_BAD_SHAPE, "axis m&&extent 0", "M=0");
     cr_assert_null(op);
-    expect_err(ctx, gs_op_create_gemm(ctx, 4, -2, 4, 0, 0, 1, 0, &op), GS_ERR_BAD_SHAPE, "axis n&&-2", "N=-2");
-    expect_err(ctx, gs_op_create_gemm(ctx, 4, 4, 2147483648LL, 0, 0, 1, 0, &op), GS_ERR_BAD_SHAPE,
+    gs_test_expect_err(ctx, gs_op_create_gemm(ctx, 4, -2, 4, 0, 0, 1, 0, &op), GS_ERR_BAD_SHAPE, "axis n&&-2", "N=-2");
+    gs_test_expect_err(ctx, gs_op_create_gemm(ctx, 4, 4, 2147483648LL, 0, 0, 1, 0, &op), GS_ERR_BAD_SHAPE,
                "axis k&&2147483648", "K=2^31");
     /* each extent fits, but C has 2^62 elements */
-    expect_err(ctx, gs_op_create_gemm(ctx, 2147483647, 2147483647, 2, 0, 0, 1, 0, &op), GS_ERR_BAD_SHAPE,
+    gs_test_expect_err(ctx, gs_op_create_gemm(ctx, 2147483647, 2147483647, 2, 0, 0, 1, 0, &op), GS_ERR_BAD_SHAPE,
                "C&&too large", "C too large");
     /* 2^20 x 2^20 = 2^40 elements is the largest tensor accepted */
     cr_assert_eq(gs_op_create_gemm(ctx, 1 << 20, 1 << 20, 1, 0, 0, 1, 0, &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
     gs_op_destroy(op);
-    expect_err(ctx, gs_op_create_gemm(ctx, 1 << 20, (1 << 20) + 1, 1, 0, 0, 1, 0, &op), GS_ERR_BAD_SHAPE,
+    gs_test_expect_err(ctx, gs_op_create_gemm(ctx, 1 << 20, (1 << 20) + 1, 1, 0, 0, 1, 0, &op), GS_ERR_BAD_SHAPE,
                "too large", "2^40+ elements");
-    expect_err(ctx, gs_op_create_gemm(ctx, 1, 1, 1, 0, 0, 1, 0, NULL), GS_ERR_INVALID_ARG, "NULL", "NULL out");
+    gs_test_expect_err(ctx, gs_op_create_gemm(ctx, 1, 1, 1, 0, 0, 1, 0, NULL), GS_ERR_INVALID_ARG, "NULL", "NULL out");
     gs_ctx_destroy(ctx);
 }
 
@@ -438,7 +411,7 @@ Test(ir, validate_rejects_each_rule) {
     do {                                                                         \
         op = base;                                                               \
         stmt;                                                                    \
-        expect_err(ctx, gs_op_validate(ctx, &op), want, needles, #stmt);          \
+        gs_test_expect_err(ctx, gs_op_validate(ctx, &op), want, needles, #stmt);          \
     } while (0)
     BREAK(op.naxes = 0, GS_ERR_INVALID_ARG, "0 axes");
     BREAK(op.naxes = GS_MAX_AXES + 1, GS_ERR_INVALID_ARG, "9 axes");
@@ -924,14 +897,14 @@ Test(ir, etir_config_bad) {
         gs_etir e;
         char what[64];
         snprintf(what, sizeof what, "config '%s'", bad[i].cfg);
-        expect_err(ctx, gs_etir_parse_config(ctx, &op, bad[i].cfg, &e), GS_ERR_PARSE, bad[i].needles, what);
+        gs_test_expect_err(ctx, gs_etir_parse_config(ctx, &op, bad[i].cfg, &e), GS_ERR_PARSE, bad[i].needles, what);
     }
     char longcfg[700];
     memset(longcfg, ',', sizeof longcfg - 1);
     longcfg[sizeof longcfg - 1] = 0;
     gs_etir e;
-    expect_err(ctx, gs_etir_parse_config(ctx, &op, longcfg, &e), GS_ERR_PARSE, "too long", "700-char config");
-    expect_err(ctx, gs_etir_parse_config(ctx, &op, NULL, &e), GS_ERR_INVALID_ARG, "NULL", "NULL config");
+    gs_test_expect_err(ctx, gs_etir_parse_config(ctx, &op, longcfg, &e), GS_ERR_PARSE, "too long", "700-char config");
+    gs_test_expect_err(ctx, gs_etir_parse_config(ctx, &op, NULL, &e), GS_ERR_INVALID_ARG, "NULL", "NULL config");
     gs_ctx_destroy(ctx);
 }
 
@@ -1180,13 +1153,13 @@ Test(ir, reference_errors) {
     const float X[5] = {0}, Wt[3] = {0};
     const float *ins[2] = {X, Wt};
     float Y[3];
-    expect_err(ctx, gs_op_reference(ctx, &op, NULL, NULL, Y), GS_ERR_INVALID_ARG, "NULL", "NULL ins");
-    expect_err(ctx, gs_op_reference(ctx, &op, ins, NULL, NULL), GS_ERR_INVALID_ARG, "NULL", "NULL out");
+    gs_test_expect_err(ctx, gs_op_reference(ctx, &op, NULL, NULL, Y), GS_ERR_INVALID_ARG, "NULL", "NULL ins");
+    gs_test_expect_err(ctx, gs_op_reference(ctx, &op, ins, NULL, NULL), GS_ERR_INVALID_ARG, "NULL", "NULL out");
     op.has_bias = true;
     op.epi.bias_axis = 0;
-    expect_err(ctx, gs_op_reference(ctx, &op, ins, NULL, Y), GS_ERR_INVALID_ARG, "bias", "missing bias");
+    gs_test_expect_err(ctx, gs_op_reference(ctx, &op, ins, NULL, Y), GS_ERR_INVALID_ARG, "bias", "missing bias");
     op.axes[0].extent = 0;
-    expect_err(ctx, gs_op_reference(ctx, &op, ins, NULL, Y), GS_ERR_BAD_SHAPE, "extent 0", "invalid op");
+    gs_test_expect_err(ctx, gs_op_reference(ctx, &op, ins, NULL, Y), GS_ERR_BAD_SHAPE, "extent 0", "invalid op");
     gs_ctx_destroy(ctx);
 }
 
