@@ -373,10 +373,11 @@ double gs_hw_smem_gbs(const gs_hw *hw) {
 /* Each rule has its own message naming the field and the offending value,
  * as BLIS does when a configuration is registered. The first broken rule is
  * reported. ctx may be NULL (the self check). */
-gs_status gs_hw_validate(gs_ctx *ctx, const gs_hw *hw) {
-    if (!hw) return gs_err(ctx, GS_ERR_INVALID_ARG, "hardware profile is NULL");
+/* Each rule is checked in order and the first broken one is reported, with
+ * the profile's name and the value. The checks come in four groups. */
 
-    /* name and desc are fixed arrays: they must be terminated inside them. */
+/* name and desc: terminated inside their arrays, one line of text. */
+static gs_status validate_text(gs_ctx *ctx, const gs_hw *hw) {
     if (!memchr(hw->name, '\0', sizeof hw->name))
         return gs_err(ctx, GS_ERR_HW_INVALID, "name must be shorter than %zu characters",
                       sizeof hw->name);
@@ -395,13 +396,14 @@ gs_status gs_hw_validate(gs_ctx *ctx, const gs_hw *hw) {
             return gs_err(ctx, GS_ERR_HW_INVALID,
                           "profile '%s': desc must not contain control characters (byte 0x%02x at %d)", hw->name,
                           (unsigned char)*c, (int)(c - hw->desc));
-    const char *n = hw->name;
+    return GS_OK;
+}
 
 /* Integer field > 0. */
 #define RULE_POS_INT(f)                                                                      \
     if (!(hw->f > 0))                                                                        \
         return gs_err(ctx, GS_ERR_HW_INVALID, "profile '%s': " #f " must be > 0 (got %lld)", \
-                      n, (long long)hw->f);
+                      hw->name, (long long)hw->f);
 /* Rate field finite and at least GS_HW_MIN_RATE (1e-6 MHz or GB/s): a
  * denormal rate such as 1e-308 passed "> 0" but made every predicted time
  * inf, and the walk's ratios of times NaN (the ranking then broke and the
@@ -410,13 +412,17 @@ gs_status gs_hw_validate(gs_ctx *ctx, const gs_hw *hw) {
 #define RULE_POS_REAL(f)                                                                 \
     if (!isfinite(hw->f) || !(hw->f >= GS_HW_MIN_RATE))                                  \
         return gs_err(ctx, GS_ERR_HW_INVALID,                                            \
-                      "profile '%s': " #f " must be finite and >= 1e-06 (got %g)", n, hw->f);
+                      "profile '%s': " #f " must be finite and >= 1e-06 (got %g)", hw->name, hw->f);
 /* Latency-like field finite and >= 0. */
 #define RULE_NONNEG_REAL(f)                                                               \
     if (!isfinite(hw->f) || !(hw->f >= 0))                                                \
         return gs_err(ctx, GS_ERR_HW_INVALID,                                             \
-                      "profile '%s': " #f " must be finite and >= 0 (got %g)", n, hw->f);
+                      "profile '%s': " #f " must be finite and >= 0 (got %g)", hw->name, hw->f);
 
+/* The compute capability, and the capacities that divide or multiply the
+ * whole estimate, shared memory included. */
+static gs_status validate_capacities(gs_ctx *ctx, const gs_hw *hw) {
+    const char *n = hw->name;
     /* Compute capability: sm_10 .. sm_200 covers every real and future part
      * while catching "8.6" typed as 8 or 860. */
     if (hw->sm < 10 || hw->sm > 200)
@@ -424,7 +430,6 @@ gs_status gs_hw_validate(gs_ctx *ctx, const gs_hw *hw) {
                       "profile '%s': sm must be between 10 and 200 (major*10+minor, got %d)",
                       n, hw->sm);
 
-    /* Capacities that divide or multiply the whole estimate. */
     RULE_POS_INT(num_sms)
     RULE_POS_REAL(clock_mhz)
     RULE_POS_INT(fp32_lanes_per_sm)
@@ -446,8 +451,12 @@ gs_status gs_hw_validate(gs_ctx *ctx, const gs_hw *hw) {
                       n, (long long)hw->smem_per_block_optin, (long long)hw->smem_per_sm);
     RULE_POS_INT(smem_banks)
     RULE_POS_INT(bank_bytes)
+    return GS_OK;
+}
 
-    /* Register file and thread limits. */
+/* The register file and the thread limits, which must nest too. */
+static gs_status validate_threads(gs_ctx *ctx, const gs_hw *hw) {
+    const char *n = hw->name;
     RULE_POS_INT(regs_per_sm)
     RULE_POS_INT(max_regs_per_thread)
     RULE_POS_INT(warp_size)
@@ -464,17 +473,29 @@ gs_status gs_hw_validate(gs_ctx *ctx, const gs_hw *hw) {
                       n, hw->max_threads_per_sm, hw->max_threads_per_block);
     RULE_POS_INT(max_blocks_per_sm)
     RULE_POS_INT(transaction_bytes)
+    return GS_OK;
+}
 
-    /* Latencies and overheads may be 0 (ignored) but never negative or NaN. */
+/* Latencies and overheads may be 0 (ignored) but never negative or NaN. */
+static gs_status validate_latencies(gs_ctx *ctx, const gs_hw *hw) {
     RULE_NONNEG_REAL(dram_latency_ns)
     RULE_NONNEG_REAL(l2_latency_ns)
     RULE_NONNEG_REAL(smem_latency_ns)
     RULE_NONNEG_REAL(launch_overhead_us)
+    return GS_OK;
+}
 
 #undef RULE_POS_INT
 #undef RULE_POS_REAL
 #undef RULE_NONNEG_REAL
-    return GS_OK;
+
+gs_status gs_hw_validate(gs_ctx *ctx, const gs_hw *hw) {
+    if (!hw) return gs_err(ctx, GS_ERR_INVALID_ARG, "hardware profile is NULL");
+    gs_status s = validate_text(ctx, hw);
+    if (s == GS_OK) s = validate_capacities(ctx, hw);
+    if (s == GS_OK) s = validate_threads(ctx, hw);
+    if (s == GS_OK) s = validate_latencies(ctx, hw);
+    return s;
 }
 
 /* ---- human description ---------------------------------------------------- */

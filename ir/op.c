@@ -100,43 +100,37 @@ static void set_dim(gs_tensor *t, int d, int64_t shape, int axis) {
     t->idx[d].coeff[axis] = 1;
 }
 
-gs_status gs_op_build_gemm(gs_ctx *ctx, gs_op *op, int64_t M, int64_t N, int64_t K, int transA, int transB,
-                           float alpha, float beta) {
-    memset(op, 0, sizeof *op);
-    op->kind = GS_OPK_GEMM;
-    op->naxes = 3;
-    enum { m = 0, n = 1, k = 2 };
+static void set_tensor(gs_tensor *t, const char *name, int ndim) {
+    snprintf(t->name, GS_NAME_LEN, "%s", name);
+    t->ndim = ndim;
+}
+
+/* A (batched) matrix product over the axes m, n (spatial) and k (reduce),
+ * after `batch` leading batch axes that every tensor's leading dims index:
+ * C = op(A)·op(B), op(A) M x K (A stored [M,K], or [K,M] when transposed),
+ * op(B) K x N, C M x N; the epilogue alpha·acc + beta·C_old. */
+static void set_matmul(gs_op *op, int batch, int64_t M, int64_t N, int64_t K, int transA, int transB, float alpha,
+                       float beta) {
+    const int m = batch, n = batch + 1, k = batch + 2, d = batch; /* axes, then the matrix dims */
+    op->naxes = batch + 3;
     set_axis(op, m, "m", M, GS_AXIS_SPATIAL);
     set_axis(op, n, "n", N, GS_AXIS_SPATIAL);
     set_axis(op, k, "k", K, GS_AXIS_REDUCE);
     op->ninputs = 2;
     gs_tensor *A = &op->tensors[0], *B = &op->tensors[1], *C = &op->tensors[2];
-    snprintf(A->name, GS_NAME_LEN, "A");
-    snprintf(B->name, GS_NAME_LEN, "B");
-    snprintf(C->name, GS_NAME_LEN, "C");
-    A->ndim = B->ndim = C->ndim = 2;
-    /* op(A) is M x K: A is stored [M,K], or [K,M] when transposed. */
-    if (transA) { set_dim(A, 0, K, k); set_dim(A, 1, M, m); }
-    else        { set_dim(A, 0, M, m); set_dim(A, 1, K, k); }
-    if (transB) { set_dim(B, 0, N, n); set_dim(B, 1, K, k); }
-    else        { set_dim(B, 0, K, k); set_dim(B, 1, N, n); }
-    set_dim(C, 0, M, m);
-    set_dim(C, 1, N, n);
+    set_tensor(A, "A", batch + 2);
+    set_tensor(B, "B", batch + 2);
+    set_tensor(C, "C", batch + 2);
+    if (transA) { set_dim(A, d, K, k); set_dim(A, d + 1, M, m); }
+    else        { set_dim(A, d, M, m); set_dim(A, d + 1, K, k); }
+    if (transB) { set_dim(B, d, N, n); set_dim(B, d + 1, K, k); }
+    else        { set_dim(B, d, K, k); set_dim(B, d + 1, N, n); }
+    set_dim(C, d, M, m);
+    set_dim(C, d + 1, N, n);
     op->combine = GS_COMBINE_MAC;
-    op->epi.alpha = alpha;
-    op->epi.beta = beta;
-    op->epi.bias_axis = -1;
+    op->epi = (gs_epilogue){alpha, beta, -1, 0};
     op->transA = transA != 0;
     op->transB = transB != 0;
-    snprintf(op->spec, sizeof op->spec, "gemm M=%lld N=%lld K=%lld transA=%d transB=%d alpha=%.9g beta=%.9g",
-             (long long)M, (long long)N, (long long)K, op->transA, op->transB, alpha, beta);
-    return gs_op_validate(ctx, op);
-}
-
-/* ---- more builders: every class is data over the same IR -------------------------- */
-static void set_tensor(gs_tensor *t, const char *name, int ndim) {
-    snprintf(t->name, GS_NAME_LEN, "%s", name);
-    t->ndim = ndim;
 }
 
 static gs_status finish(gs_ctx *ctx, gs_op *op, gs_op_kind kind, const char *fmt, ...)
@@ -150,33 +144,22 @@ static gs_status finish(gs_ctx *ctx, gs_op *op, gs_op_kind kind, const char *fmt
     return gs_op_validate(ctx, op);
 }
 
+gs_status gs_op_build_gemm(gs_ctx *ctx, gs_op *op, int64_t M, int64_t N, int64_t K, int transA, int transB,
+                           float alpha, float beta) {
+    memset(op, 0, sizeof *op);
+    set_matmul(op, 0, M, N, K, transA, transB, alpha, beta);
+    return finish(ctx, op, GS_OPK_GEMM, "gemm M=%lld N=%lld K=%lld transA=%d transB=%d alpha=%.9g beta=%.9g",
+                  (long long)M, (long long)N, (long long)K, op->transA, op->transB, alpha, beta);
+}
+
+/* ---- more builders: every class is data over the same IR -------------------------- */
 gs_status gs_op_build_bgemm(gs_ctx *ctx, gs_op *op, int64_t Bt, int64_t M, int64_t N, int64_t K, int transA,
                             int transB, float alpha, float beta) {
     memset(op, 0, sizeof *op);
-    enum { b = 0, m = 1, n = 2, k = 3 };
-    op->naxes = 4;
-    set_axis(op, b, "b", Bt, GS_AXIS_SPATIAL);
-    set_axis(op, m, "m", M, GS_AXIS_SPATIAL);
-    set_axis(op, n, "n", N, GS_AXIS_SPATIAL);
-    set_axis(op, k, "k", K, GS_AXIS_REDUCE);
-    op->ninputs = 2;
-    gs_tensor *A = &op->tensors[0], *B = &op->tensors[1], *C = &op->tensors[2];
-    set_tensor(A, "A", 3);
-    set_tensor(B, "B", 3);
-    set_tensor(C, "C", 3);
-    set_dim(A, 0, Bt, b);
-    set_dim(B, 0, Bt, b);
-    set_dim(C, 0, Bt, b);
-    if (transA) { set_dim(A, 1, K, k); set_dim(A, 2, M, m); }
-    else        { set_dim(A, 1, M, m); set_dim(A, 2, K, k); }
-    if (transB) { set_dim(B, 1, N, n); set_dim(B, 2, K, k); }
-    else        { set_dim(B, 1, K, k); set_dim(B, 2, N, n); }
-    set_dim(C, 1, M, m);
-    set_dim(C, 2, N, n);
-    op->combine = GS_COMBINE_MAC;
-    op->epi = (gs_epilogue){alpha, beta, -1, 0};
-    op->transA = transA != 0;
-    op->transB = transB != 0;
+    /* axis b first, indexing every tensor's dim 0; the matrices after it */
+    set_matmul(op, 1, M, N, K, transA, transB, alpha, beta);
+    set_axis(op, 0, "b", Bt, GS_AXIS_SPATIAL);
+    for (int t = 0; t < 3; t++) set_dim(&op->tensors[t], 0, Bt, 0);
     return finish(ctx, op, GS_OPK_BGEMM, "bgemm B=%lld M=%lld N=%lld K=%lld transA=%d transB=%d alpha=%.9g beta=%.9g",
                   (long long)Bt, (long long)M, (long long)N, (long long)K, op->transA, op->transB, alpha, beta);
 }

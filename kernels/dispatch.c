@@ -399,19 +399,28 @@ static gs_status choose(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, uint64_t
 }
 
 /* ---- compiling ------------------------------------------------------------------------ */
-static gs_status add_kernel(gs_ctx *ctx, gs_dispatcher *d, const kernel_entry *k, int32_t *idx) {
-    if (d->nkernels == d->capkernels) {
-        size_t nc = d->capkernels ? d->capkernels * 2 : 32;
-        kernel_entry *nk = realloc(d->kernels, nc * sizeof *nk);
-        if (!nk) return gs_err(ctx, GS_ERR_NOMEM, "dispatcher: out of memory");
-        d->kernels = nk;
-        d->capkernels = nc;
+/* Append item (size bytes) to the growable array *arr holding *n of *cap
+ * (growing geometrically from first), and map key to its index in *idx. */
+static gs_status push_mapped(gs_ctx *ctx, void **arr, size_t *n, size_t *cap, size_t first, size_t size,
+                             const void *item, u64map *map, uint64_t key, int32_t *idx) {
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : first;
+        void *na = realloc(*arr, nc * size);
+        if (!na) return gs_err(ctx, GS_ERR_NOMEM, "dispatcher: out of memory");
+        *arr = na;
+        *cap = nc;
     }
-    d->kernels[d->nkernels] = *k;
-    if (!map_put(&d->kernel_map, k->key, (int32_t)d->nkernels)) return gs_err(ctx, GS_ERR_NOMEM, "dispatcher: out of memory");
-    *idx = (int32_t)d->nkernels++;
-    d->st.kernels = (int64_t)d->nkernels;
+    memcpy((char *)*arr + *n * size, item, size);
+    if (!map_put(map, key, (int32_t)*n)) return gs_err(ctx, GS_ERR_NOMEM, "dispatcher: out of memory");
+    *idx = (int32_t)(*n)++;
     return GS_OK;
+}
+
+static gs_status add_kernel(gs_ctx *ctx, gs_dispatcher *d, const kernel_entry *k, int32_t *idx) {
+    gs_status s = push_mapped(ctx, (void **)&d->kernels, &d->nkernels, &d->capkernels, 32, sizeof *k, k,
+                              &d->kernel_map, k->key, idx);
+    d->st.kernels = (int64_t)d->nkernels;
+    return s;
 }
 
 /* The kernel of etir on op: from the dispatcher, the cache, or compiled. */
@@ -516,19 +525,10 @@ static gs_status get_kernel(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, cons
 
 /* ---- gs_dispatch ----------------------------------------------------------------------- */
 static gs_status add_shape(gs_ctx *ctx, gs_dispatcher *d, const shape_entry *se, int32_t *idx) {
-    if (d->nshapes == d->capshapes) {
-        size_t nc = d->capshapes ? d->capshapes * 2 : 64;
-        shape_entry *ns = realloc(d->shapes, nc * sizeof *ns);
-        if (!ns) return gs_err(ctx, GS_ERR_NOMEM, "dispatcher: out of memory");
-        d->shapes = ns;
-        d->capshapes = nc;
-    }
-    d->shapes[d->nshapes] = *se;
-    if (!map_put(&d->shape_map, se->shape_key, (int32_t)d->nshapes))
-        return gs_err(ctx, GS_ERR_NOMEM, "dispatcher: out of memory");
-    *idx = (int32_t)d->nshapes++;
+    gs_status s = push_mapped(ctx, (void **)&d->shapes, &d->nshapes, &d->capshapes, 64, sizeof *se, se,
+                              &d->shape_map, se->shape_key, idx);
     d->st.shapes = (int64_t)d->nshapes;
-    return GS_OK;
+    return s;
 }
 
 gs_status gs_dispatch(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, gs_kernel_handle *out) {
