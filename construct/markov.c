@@ -74,6 +74,11 @@ int gs_actions_enumerate(const gs_op *op, const gs_etir *e, gs_action *acts, int
         int ga = gs_etir_group_axis(op);
         for (int g = e->group - 1; ga >= 0 && g <= e->group + 1 && n < cap; g += 2)
             if (g >= 0 && g <= GS_MAX_GROUP && (1 << g) <= e->T[ga][2]) acts[n++] = (gs_action){GS_ACT_GROUP, -1, g};
+        /* split-K doubles or halves */
+        if (gs_etir_split_axis(op) >= 0) {
+            if (e->split * 2 <= GS_MAX_SPLIT && n < cap) acts[n++] = (gs_action){GS_ACT_SPLIT, -1, e->split * 2};
+            if (e->split > 1 && n < cap) acts[n++] = (gs_action){GS_ACT_SPLIT, -1, e->split / 2};
+        }
     }
     if (n < cap) acts[n++] = (gs_action){GS_ACT_CACHE, -1, 0};
     return n;
@@ -144,9 +149,10 @@ static double benefit_ex(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_
     switch (a.kind) {
     case GS_ACT_STAGES:
     case GS_ACT_RASTER:
-    case GS_ACT_GROUP: {
+    case GS_ACT_GROUP:
+    case GS_ACT_SPLIT: {
         /* The paper has no formula for pipelining, block order or a reduce
-         * split: their
+         * split (in a block or across blocks): their
          * benefit is the predicted speedup t(e)/t(e') under every policy
          * (unsharpened here, so the paper's formulas still steer tiling). */
         double t0 = predicted(hw, op, e, m), t1 = predicted(hw, op, next, m);
@@ -308,18 +314,24 @@ int64_t gs_space_enumerate(const gs_hw *hw, const gs_op *op, int64_t cap, gs_spa
                         for (int gr = 0; gr <= (ga >= 0 ? GS_MAX_GROUP : 0); gr++) {
                             if (ga >= 0 && (1 << gr) > e.T[ga][2]) break;
                             e.group = (uint8_t)gr;
-                            for (int st = 1; st <= GS_MAX_STAGES; st++)
-                                for (int ra = 0; ra <= GS_MAX_RASTER; ra++) {
-                                    e.stages = (uint8_t)st;
-                                    e.raster = (uint8_t)ra;
-                                    if ((st > 1 || ra > 0 || gr > 0 || !base_ok) && !gs_hw_check(hw, op, &e)) continue;
-                                    visited++;
-                                    if (!fn(&e, user) || (cap > 0 && visited >= cap)) {
-                                        if (stopped) *stopped = true;
-                                        return visited;
+                            for (int sk = 1; sk <= (ga >= 0 ? GS_MAX_SPLIT : 1); sk *= 2)
+                                for (int st = 1; st <= GS_MAX_STAGES; st++)
+                                    for (int ra = 0; ra <= GS_MAX_RASTER; ra++) {
+                                        e.split = (uint8_t)sk;
+                                        e.stages = (uint8_t)st;
+                                        e.raster = (uint8_t)ra;
+                                        if (sk > 1 && !gs_etir_wellformed(op, &e)) continue;
+                                        if ((st > 1 || ra > 0 || gr > 0 || sk > 1 || !base_ok) &&
+                                            !gs_hw_check(hw, op, &e))
+                                            continue;
+                                        visited++;
+                                        if (!fn(&e, user) || (cap > 0 && visited >= cap)) {
+                                            if (stopped) *stopped = true;
+                                            return visited;
+                                        }
                                     }
-                                }
                         }
+                        e.split = 1;
                         e.group = 0;
                         e.stages = 1;
                         e.raster = 0;
@@ -409,6 +421,8 @@ bool gs_space_draw(const gs_hw *hw, const gs_op *op, gs_pcg32 *rng, gs_etir *out
     int ga = gs_etir_group_axis(op);
     e.group = ga >= 0 ? (uint8_t)gs_pcg32_bounded(rng, GS_MAX_GROUP + 1) : 0;
     if (ga >= 0 && (1 << e.group) > e.T[ga][2]) e.group = 0;
+    e.split = ga >= 0 ? (uint8_t)(1 << gs_pcg32_bounded(rng, 5)) : 1;
+    if (!gs_etir_wellformed(op, &e)) e.split = 1;
     *out = e;
     return gs_hw_check(hw, op, &e);
 }
@@ -469,6 +483,11 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap) 
         x = *e;
         x.raster = (uint8_t)(e->raster + dir);
         push_clamped(op, x, out, &n, cap);
+        if (gs_etir_split_axis(op) >= 0 && (dir > 0 || e->split > 1)) { /* split-K twice or half as many */
+            x = *e;
+            x.split = (uint8_t)(dir > 0 ? e->split * 2 : e->split / 2);
+            if (x.split <= GS_MAX_SPLIT) push_clamped(op, x, out, &n, cap);
+        }
         if (dir < 0 && e->group == 0) continue;
         x = *e;
         x.group = (uint8_t)(e->group + dir);

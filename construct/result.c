@@ -128,9 +128,12 @@ gs_status gs_result_plan(const gs_result *r, int i, char *buf, size_t n) {
 
 gs_status gs_result_launch(const gs_result *r, int i, int64_t *grid, int64_t *block, int64_t *smem_bytes) {
     gs_status s = check_index(NULL, r, i, "gs_result_launch");
-    const gs_estimate *e = s == GS_OK ? &r->est[i] : NULL;
-    if (grid) *grid = e ? e->blocks : 0;
-    if (block) *block = e ? e->threads : 0;
-    if (smem_bytes) *smem_bytes = e ? e->smem_bytes : 0;
+    gs_plan p;
+    memset(&p, 0, sizeof p);
+    /* what the kernel's launch line says: the plan's threads and shared memory */
+    if (s == GS_OK) gs_plan_make(&r->hw, &r->op, &r->cand[i], NULL, &p);
+    if (grid) *grid = s == GS_OK ? gs_etir_blocks(&r->op, &r->cand[i]) : 0;
+    if (block) *block = p.threads;
+    if (smem_bytes) *smem_bytes = p.smem_bytes;
     return s;
 }

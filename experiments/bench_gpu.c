@@ -604,7 +604,7 @@ static void device_row(bench *B, row *r) {
     memset(&ks, 0, sizeof ks);
     memset(&nv, 0, sizeof nv);
     gs_cuda_mod *mod = NULL;
-    gs_cuda_buf *buf[GS_MAX_TENSORS] = {0}, *bbuf = NULL;
+    gs_cuda_buf *buf[GS_MAX_TENSORS] = {0}, *bbuf = NULL, *wsbuf = NULL;
     char why[200] = "";
     gs_status s = construct_row(B, r, &res);
     if (s != GS_OK) {
@@ -645,6 +645,14 @@ static void device_row(bench *B, row *r) {
     for (int t = 0; t <= ni; t++) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .cubuf = buf[t]};
     if (ks.desc.has_bias) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .cubuf = bbuf};
     na = gs_kernel_scalar_args(op, args, na);
+    if (ks.ws_bytes) { /* split-K's workspace, zeroed */
+        s = gs_cuda_buf_create(B->ctx, B->cu, (size_t)ks.ws_bytes, NULL, &wsbuf);
+        if (s != GS_OK) {
+            note(r, "workspace: %s", gs_ctx_errmsg(B->ctx));
+            goto error;
+        }
+        args[na++] = (gs_karg){.kind = GS_KARG_BUF, .cubuf = wsbuf};
+    }
     /* warm-up, checked */
     s = gs_cuda_launch(B->ctx, B->cu, mod, args, na, (size_t)ks.grid, (size_t)ks.block, NULL);
     if (s == GS_OK) s = gs_cuda_buf_read(B->ctx, B->cu, buf[ni], h.y, (size_t)h.n[ni] * 4);
@@ -667,6 +675,7 @@ error:
     /* a faulting kernel poisons the context: every later call fails */
     if (CH.driver && CH.CtxSynchronize() != 0) B->lost = true;
 done:
+    gs_cuda_buf_free(wsbuf);
     for (int t = 0; t < GS_MAX_TENSORS; t++) gs_cuda_buf_free(buf[t]);
     gs_cuda_buf_free(bbuf);
     gs_cuda_unload(mod);

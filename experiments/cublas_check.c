@@ -67,7 +67,7 @@ static int ours_run(gs_ctx *ctx, gs_cuda *cu, const gs_hw *hw, const gs_op *op, 
     gs_kernel_src ks;
     gs_nvrtc_out nv;
     gs_cuda_mod *m = NULL;
-    gs_cuda_buf *b[3] = {0};
+    gs_cuda_buf *b[4] = {0};
     int rc = 1, runs = 0;
     gs_status s = ch_kernel_compile(ctx, hw, op, e, arch, cubin, &ks, &nv);
     if (s != GS_OK) goto fail;
@@ -80,6 +80,10 @@ static int ours_run(gs_ctx *ctx, gs_cuda *cu, const gs_hw *hw, const gs_op *op, 
     if (s == GS_OK) {
         for (int t = 0; t < 3; t++) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .cubuf = b[t]};
         na = gs_kernel_scalar_args(op, args, na);
+        if (ks.ws_bytes) s = gs_cuda_buf_create(ctx, cu, (size_t)ks.ws_bytes, NULL, &b[3]); /* split-K, zeroed */
+        if (ks.ws_bytes && s == GS_OK) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .cubuf = b[3]};
+    }
+    if (s == GS_OK) {
         s = gs_cuda_launch(ctx, cu, m, args, na, (size_t)ks.grid, (size_t)ks.block, NULL);
     }
     if (s == GS_OK) s = gs_cuda_buf_read(ctx, cu, b[2], C, (size_t)gs_tensor_elems(&op->tensors[2]) * 4);
@@ -91,7 +95,7 @@ static int ours_run(gs_ctx *ctx, gs_cuda *cu, const gs_hw *hw, const gs_op *op, 
     rc = 0;
 fail:
     if (rc) fprintf(stderr, "cublas_check: %s: %s: %s\n", op->spec, gs_status_str(s), gs_ctx_errmsg(ctx));
-    for (int i = 0; i < 3; i++) gs_cuda_buf_free(b[i]);
+    for (int i = 0; i < 4; i++) gs_cuda_buf_free(b[i]);
     gs_cuda_unload(m);
     gs_nvrtc_out_free(&nv);
     gs_kernel_src_free(&ks);

@@ -71,7 +71,7 @@ bool gs_hw_check(const gs_hw *hw, const gs_op *op, const gs_etir *e) {
     /* shared memory: above the 48 KiB static limit the kernel opts in to
      * dynamic shared memory, up to the per-block opt-in maximum */
     int64_t smem_cap = hw->smem_per_block_optin > hw->smem_per_block ? hw->smem_per_block_optin : hw->smem_per_block;
-    if (p.smem_bytes > smem_cap) return false;
+    if (p.smem_bytes + p.scratch_bytes > smem_cap) return false;
     if (e->level == 2) {
         /* block tile must admit some thread tile within both limits */
         int64_t elems = 1;
@@ -106,13 +106,15 @@ bool gs_hw_check(const gs_hw *hw, const gs_op *op, const gs_etir *e) {
     if (threads < 1 || threads > hw->max_threads_per_block) return false;
     if (gs_etir_blocks(op, e) > GS_MAX_GRID) return false;
     if (gs_etir_acc_regs(op, e) > GS_MAX_ACC) return false;
-    if ((1 << e->group) > hw->warp_size) return false; /* a group lives in one warp */
     if (p.regs_bound > hw->max_regs_per_thread) return false;
     /* one block must fit an SM: registers are allocated per warp, in each
      * scheduler's quarter of the register file */
     int64_t warps = (threads + hw->warp_size - 1) / hw->warp_size;
     if (gs_hw_warps_by_regs(hw, p.regs_bound) < warps) return false;
-    if (p.smem_bytes > hw->smem_per_sm) return false;
+    if (p.smem_bytes + p.scratch_bytes > hw->smem_per_sm) return false;
+    /* split-K is for outputs too small to fill the GPU: its partials stay in
+     * the L2 (a larger workspace would cost DRAM traffic and the user memory) */
+    if (e->split > 1 && gs_split_workspace_bytes(op, e, GS_SPLIT_ORDERED) > hw->l2_bytes) return false;
     return true;
 }
 
@@ -399,7 +401,7 @@ void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const 
     const int64_t warps = (nt + hw->warp_size - 1) / hw->warp_size;
     o->threads = nt;
     o->blocks = gs_etir_blocks(op, e);
-    o->smem_bytes = p->smem_bytes;
+    o->smem_bytes = p->smem_bytes + p->scratch_bytes;
 
     /* ---- registers and occupancy. ptxas keeps to the launch bounds' budget;
      * below it, it uses about the plan's typical count. Registers beyond the
@@ -417,7 +419,7 @@ void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const 
     int64_t bps = hw->max_blocks_per_sm;
     int64_t by_thr = hw->max_threads_per_sm / (warps * hw->warp_size);
     int64_t by_reg = gs_hw_warps_by_regs(hw, regs_alloc) / warps;
-    int64_t by_smem = p->smem_bytes ? hw->smem_per_sm / (p->smem_bytes + 1024) : bps; /* 1 KiB reserved per block */
+    int64_t by_smem = p->smem_bytes + p->scratch_bytes ? hw->smem_per_sm / (p->smem_bytes + p->scratch_bytes + 1024) : bps; /* 1 KiB reserved per block */
     if (by_thr < bps) bps = by_thr;
     if (by_reg < bps) bps = by_reg;
     if (by_smem < bps) bps = by_smem;
@@ -443,6 +445,18 @@ void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const 
         iters_real *= E;
         tile_iters *= T;
         nred++;
+    }
+    /* split-K: a block runs one run of kper tiles of the split axis (the
+     * longest run sets the latency chain; the iterations are 1/S of all) */
+    const double S = p->split > 1 ? p->split : 1;
+    if (S > 1 && p->split_axis >= 0) {
+        int a = p->split_axis;
+        double E = (double)op->axes[a].extent, T = e->T[a][2];
+        double all = ceil(E / T), per = ceil(all / S);
+        tiles *= per / all;
+        full_tiles *= fmin(per, floor(E / T) / S) / fmax(floor(E / T), 1);
+        iters_pad *= per / all;
+        iters_real /= S;
     }
     double f_inb = 1; /* blocks inside every extent */
     for (int a = 0; a < op->naxes; a++)
@@ -534,7 +548,16 @@ void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const 
     double rw = op->epi.beta != 0 ? 2 : 1; /* beta reads the output too */
     double epi_instr = acc * (epi_fast * (2.0 + 1.0 / p->out_vec) + (1 - epi_fast) * 8.0);
     /* the group's combine: a shuffle and an add per accumulator and step */
-    if (R > 1) epi_instr += acc * 2 * log2(R);
+    if (R > 1 && !p->group_wide) epi_instr += acc * 2 * log2(R);
+    /* a wide group: shuffles over the warp, a shared store, two barriers and
+     * R/32 shared loads and combines per accumulator */
+    if (p->group_wide) epi_instr += acc * (2 * log2(GS_GROUP_WARP) + 1 + 2 * 2 + 2 * R / GS_GROUP_WARP);
+    /* split-K's meet: every block stores its partials (index math, a store
+     * or an atomic); the last of S reads S of them back and combines (1/S of
+     * the blocks, on average S loads and adds each) */
+    double meet_instr = 0;
+    if (S > 1) meet_instr = acc * (6.0 + (p->split_mode == GS_SPLIT_ATOMIC ? 2.0 : 2.0 * S) / S + 4.0) + 20.0;
+    epi_instr += meet_instr;
     double epi_wave = acc * rw * (epi_fast / p->out_vec * lwv + (1 - epi_fast) * lw1);
     double epi_sectors = acc * rw * (epi_fast / p->out_vec * secv + (1 - epi_fast) * sec1); /* per warp */
 
@@ -567,7 +590,18 @@ void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const 
      * within a wave hit L2), or only the compulsory bytes when all inputs
      * fit in half the L2. */
     double in_bytes = 0, out_bytes = 4.0 * (double)gs_tensor_elems(gs_op_out(op)) * (op->epi.beta != 0 ? 2 : 1);
-    double out_l2 = fmax(out_bytes, (double)o->blocks * warps * epi_sectors * hw->transaction_bytes);
+    double out_l2 = fmax(out_bytes, (double)o->blocks / S * warps * epi_sectors * hw->transaction_bytes);
+    /* split-K's workspace: S partial slices written and read back once
+     * (ordered), or S atomic adds into one slice and one read (each atomic a
+     * read and a write at L2); DRAM sees it only when it does not fit in
+     * half the L2 */
+    double ws_l2 = 0, ws_dram = 0;
+    if (S > 1) {
+        double pts = 4.0 * (double)gs_op_out_points(op);
+        ws_l2 = p->split_mode == GS_SPLIT_ATOMIC ? pts * (2 * S + 1) : pts * 2 * S;
+        double ws = (double)gs_plan_workspace_bytes(op, e, p);
+        if (ws > 0.5 * (double)hw->l2_bytes) ws_dram = ws_l2;
+    }
     for (int t = 0; t < op->ninputs; t++) in_bytes += 4.0 * (double)gs_tensor_elems(&op->tensors[t]);
     double l2_in = 0;
     {
@@ -577,13 +611,13 @@ void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const 
         for (int t = 0; t < op->ninputs; t++) be += (double)gs_footprint(&op->tensors[t], box);
         l2_in = 4.0 * (double)o->blocks * tiles * be;
     }
-    double l2_bytes = l2_in + out_l2 + 4.0 * (double)o->blocks * (double)nt * iters_pad * 2.0 * spilled * 0.5;
+    double l2_bytes = l2_in + out_l2 + ws_l2 + 4.0 * (double)o->blocks * (double)nt * iters_pad * 2.0 * spilled * 0.5;
     double dram_in = in_bytes;
     if (in_bytes > 0.5 * (double)hw->l2_bytes) {
         double wave = wave_unique_bytes(op, e, p, fmin(slots, (double)o->blocks));
         dram_in = fmin(l2_in, fmax(in_bytes, o->waves * wave));
     }
-    o->dram_bytes = dram_in + out_bytes;
+    o->dram_bytes = dram_in + out_bytes + ws_dram;
     o->t_dram = o->dram_bytes / (hw->dram_gbs * 1e9);
     o->t_l2 = l2_bytes / (hw->l2_gbs * 1e9);
 
@@ -623,6 +657,9 @@ void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const 
     if (nred == 0) chain = l_mem + c_alone;
     /* per block also the first load and the final store */
     double block_lat = (nred ? tiles * chain : chain) + 2 * l_mem + epi_instr * per_smsp;
+    /* split-K: the partials' stores, the fence and the counter's atomic,
+     * then the last block's reads of the slices: three more memory trips */
+    if (S > 1) block_lat += 3 * l_mem;
     o->t_latency = o->waves * block_lat / clk;
     o->t_sync = 0;
     (void)box_elems;

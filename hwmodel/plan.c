@@ -451,7 +451,8 @@ int64_t gs_plan_blocks_per_sm(const gs_hw *hw, const gs_plan *p, int regs) {
     if (warps < 1) return 0;
     int64_t by_reg = gs_hw_warps_by_regs(hw, regs) / warps;
     int64_t by_thr = hw->max_threads_per_sm / (warps * hw->warp_size);
-    int64_t by_smem = p->smem_bytes ? hw->smem_per_sm / (p->smem_bytes + GS_PLAN_SMEM_RESERVED) : mb;
+    int64_t sm = p->smem_bytes + p->scratch_bytes;
+    int64_t by_smem = sm ? hw->smem_per_sm / (sm + GS_PLAN_SMEM_RESERVED) : mb;
     if (by_reg < mb) mb = by_reg;
     if (by_thr < mb) mb = by_thr;
     if (by_smem < mb) mb = by_smem;
@@ -467,7 +468,11 @@ static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, cons
     p->stages = e->stages;
     p->raster = e->raster;
     p->fast_path = !p->opts.predicated;
-    p->reduce_split = (uint8_t)(1 << (e->group <= GS_MAX_GROUP ? e->group : 0));
+    p->reduce_split = (uint16_t)(1 << (e->group <= GS_MAX_GROUP ? e->group : 0));
+    p->group_wide = p->reduce_split > GS_GROUP_WARP;
+    p->split = e->split > 1 ? e->split : 1;
+    p->split_axis = (int8_t)(p->split > 1 ? gs_etir_split_axis(op) : -1);
+    p->split_mode = p->split <= 1 ? GS_SPLIT_NONE : p->opts.split_atomic ? GS_SPLIT_ATOMIC : GS_SPLIT_ORDERED;
     p->raster_x = p->raster_y = -1;
     for (int a = op->naxes - 1; a >= 0; a--) { /* the last two spatial axes */
         if (!spatial(op, a)) continue;
@@ -493,6 +498,8 @@ static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, cons
         p->smem_bytes = p->smem_bytes + b > GS_STAGE_SAT ? GS_STAGE_SAT : p->smem_bytes + b;
     }
     p->smem_dynamic = p->smem_bytes > hw->smem_per_block;
+    int64_t scratch = (p->split_mode != GS_SPLIT_NONE ? 4 : 0) + (p->group_wide ? p->threads / GS_GROUP_WARP * 4 : 0);
+    p->scratch_bytes = (int32_t)((scratch + 15) / 16 * 16);
     p->regs_bound = regs_bound(op, e, p);
 }
 
@@ -504,7 +511,7 @@ void gs_plan_resources(const gs_hw *hw, const gs_op *op, const gs_etir *e, const
                        int64_t *smem_bytes, int *regs) {
     gs_plan p;
     plan_common(hw, op, e, opts, &p);
-    *smem_bytes = p.smem_bytes;
+    *smem_bytes = p.smem_bytes + p.scratch_bytes;
     *regs = p.regs_bound;
 }
 
@@ -637,5 +644,25 @@ void gs_plan_format(const gs_op *op, const gs_plan *p, char *buf, size_t n) {
                                 p->fast_path ? " fast" : " predicated", p->out_vec, (int)p->threads,
                                 (int)p->min_blocks, p->smem_dynamic ? " dyn-smem" : "");
     if (off < n && p->raster) off += (size_t)snprintf(buf + off, n - off, " raster%d", 1 << p->raster);
-    if (off < n && p->reduce_split > 1) snprintf(buf + off, n - off, " split%d", p->reduce_split);
+    if (off < n && p->reduce_split > 1) off += (size_t)snprintf(buf + off, n - off, " split%d", p->reduce_split);
+    if (off < n && p->split > 1)
+        snprintf(buf + off, n - off, " splitk%d %s", p->split, p->split_mode == GS_SPLIT_ATOMIC ? "atomic" : "ordered");
+}
+
+int64_t gs_op_out_points(const gs_op *op) {
+    int64_t n = 1;
+    for (int a = 0; a < op->naxes; a++)
+        if (op->axes[a].kind == GS_AXIS_SPATIAL) n *= op->axes[a].extent;
+    return n;
+}
+
+int64_t gs_split_workspace_bytes(const gs_op *op, const gs_etir *e, int mode) {
+    if (mode == GS_SPLIT_NONE || e->split <= 1) return 0;
+    int64_t tiles = (gs_etir_tile_blocks(op, e) + 3) / 4 * 4;
+    int64_t slices = mode == GS_SPLIT_ATOMIC ? 1 : e->split;
+    return 4 * (tiles + slices * gs_op_out_points(op));
+}
+
+int64_t gs_plan_workspace_bytes(const gs_op *op, const gs_etir *e, const gs_plan *p) {
+    return gs_split_workspace_bytes(op, e, p->split_mode);
 }

@@ -32,6 +32,9 @@
  * edge coordinates): a copy runs in batches of about this size, so its
  * registers stay bounded however many units a thread moves. */
 #define GS_PLAN_COPY_BATCH_REGS 32
+/* The widest reduce split combined by warp shuffles alone; a wider group
+ * (whole warps) adds a step through shared memory (plan.group_wide). */
+#define GS_GROUP_WARP 32
 /* Reduce loops longer than this are unrolled by this much, not fully. */
 #define GS_PLAN_K_UNROLL 16
 /* Units a thread keeps per-unit offsets for in registers (more: recomputed). */
@@ -50,7 +53,19 @@ typedef struct gs_plan_opts {
     uint8_t predicated;  /* no fast path: every tile and every store predicated */
     uint8_t no_async;    /* register copies even where cp.async exists */
     uint8_t min_blocks1; /* launch bounds (threads, 1), as v1 */
+    uint8_t split_atomic; /* split-K meets by float atomics: fewer bytes, NOT deterministic
+                             (the user's choice; the default sums in a fixed order) */
 } gs_plan_opts;
+
+/* How the blocks of a split-K meet (plan.split_mode). */
+typedef enum gs_split_mode {
+    GS_SPLIT_NONE = 0,
+    GS_SPLIT_ORDERED = 1, /* each block writes its partials to its slice of the workspace; the
+                             last block of a tile to arrive (a counter) sums the slices in
+                             split order and runs the epilogue: bitwise reproducible */
+    GS_SPLIT_ATOMIC = 2   /* each block adds its partials into one workspace slice with float
+                             atomics; the last block runs the epilogue and zeroes the slice */
+} gs_split_mode;
 
 typedef struct gs_plan_input {
     uint8_t staged;       /* copied to shared memory for every reduce tile */
@@ -99,9 +114,15 @@ typedef struct gs_plan {
     uint8_t bias_vec;     /* bias elements per vector read (out_vec when bias runs along out_axis) */
     uint8_t smem_dynamic; /* shared memory over the 48 KiB static limit: dynamic, opted in */
     uint8_t any_async;    /* some input copies with GS_COPY_ASYNC */
-    uint8_t reduce_split; /* threads sharing one output's reduction (1: none) */
+    uint16_t reduce_split; /* threads sharing one output's reduction (1: none) */
+    uint8_t group_wide;    /* reduce_split > GS_GROUP_WARP: the combine crosses warps */
     uint8_t k_unroll;     /* unroll of the innermost reduce loop (0: full) */
+    uint8_t split;        /* split-K blocks per output tile (from the ETIR; 1: none) */
+    uint8_t split_mode;   /* gs_split_mode */
+    int8_t split_axis;    /* the reduce axis split-K divides; -1 */
     int64_t smem_bytes;   /* all stage buffers of all staged inputs */
+    int32_t scratch_bytes; /* static shared scratch beside them (CUDA): split-K's flag, a wide
+                              group's per-warp results; 16-byte granular */
     gs_plan_input in[GS_MAX_TENSORS];
     gs_plan_opts opts;
 } gs_plan;
@@ -182,5 +203,17 @@ void gs_estimate_etir_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, i
 /* One-line summary of the plan's decisions, e.g.
  * "A:reg v4 T k>m pad4 fv4 | B:async v4 pad0 fv4 | st2 r8 fast ov4 lb(256,2)". */
 void gs_plan_format(const gs_op *op, const gs_plan *p, char *buf, size_t n);
+/* Split-K's workspace for op's extents, in bytes (0 without split-K): one
+ * int counter per output tile (rounded up to 4), then the partial sums: a
+ * float per output element and split block (ordered) or one slice (atomic).
+ * It must be zero at the first launch, and every launch leaves it ready
+ * for the next: the counters (and the atomic slice) back at zero; ordered
+ * slices are scratch. Launches that run at the same time need a workspace
+ * each. */
+int64_t gs_plan_workspace_bytes(const gs_op *op, const gs_etir *e, const gs_plan *p);
+/* The same from the ETIR and a gs_split_mode, without making the plan. */
+int64_t gs_split_workspace_bytes(const gs_op *op, const gs_etir *e, int mode);
+/* The output elements (the product of the spatial extents). */
+int64_t gs_op_out_points(const gs_op *op);
 
 #endif

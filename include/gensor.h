@@ -389,6 +389,10 @@ typedef struct gs_kernel_handle {
     size_t binary_len;
     void *program;            /* gs_cl_prog * / gs_cuda_mod * when a device is attached */
     char config[200];         /* the configuration, e.g. bm=64,bn=64,... */
+    int64_t workspace_bytes;  /* split-K (config split=N): launch with a device buffer of this
+                                 many bytes after the float arguments, zeroed before its first
+                                 use; each launch leaves it ready for the next. One buffer per
+                                 launch in flight. 0: no workspace argument */
 } gs_kernel_handle;
 
 /* Dispatch op: fills *out (valid until d is destroyed). [one thread: d] */

@@ -29,6 +29,7 @@ void gs_etir_init(const gs_op *op, gs_etir *e) {
     for (int t = 0; t < op->ninputs; t++) e->stage[t] = has_reduce;
     e->stages = 1;
     e->raster = 0;
+    e->split = 1;
     e->level = 2;
 }
 
@@ -41,6 +42,20 @@ int gs_etir_group_axis(const gs_op *op) {
     return r;
 }
 
+int gs_etir_split_axis(const gs_op *op) {
+    for (int d = 0; d < op->naxes; d++)
+        if (op->axes[d].kind == GS_AXIS_REDUCE) return d;
+    return -1;
+}
+
+int64_t gs_etir_split_tiles(const gs_op *op, const gs_etir *e, int64_t *per_block) {
+    int sa = gs_etir_split_axis(op);
+    int64_t all = sa < 0 ? 1 : (op->axes[sa].extent + e->T[sa][2] - 1) / e->T[sa][2];
+    int64_t s = e->split > 1 ? e->split : 1;
+    if (per_block) *per_block = (all + s - 1) / s;
+    return all;
+}
+
 int64_t gs_etir_threads(const gs_op *op, const gs_etir *e) {
     int64_t n = (int64_t)1 << (e->group <= GS_MAX_GROUP ? e->group : 0);
     for (int d = 0; d < op->naxes; d++)
@@ -49,6 +64,10 @@ int64_t gs_etir_threads(const gs_op *op, const gs_etir *e) {
 }
 
 int64_t gs_etir_blocks(const gs_op *op, const gs_etir *e) {
+    return gs_etir_tile_blocks(op, e) * (e->split > 1 ? e->split : 1);
+}
+
+int64_t gs_etir_tile_blocks(const gs_op *op, const gs_etir *e) {
     int64_t n = 1;
     for (int d = 0; d < op->naxes; d++)
         if (op->axes[d].kind == GS_AXIS_SPATIAL) n *= (op->axes[d].extent + e->T[d][2] - 1) / e->T[d][2];
@@ -79,6 +98,10 @@ bool gs_etir_wellformed(const gs_op *op, const gs_etir *e) {
     if (e->group) {
         int ga = gs_etir_group_axis(op);
         if (ga < 0 || e->T[ga][2] < (1 << e->group)) return false;
+    }
+    if (e->split < 1 || e->split > GS_MAX_SPLIT) return false;
+    if (e->split > 1) { /* no more split blocks than tiles (a run may still be empty: ceil) */
+        if (gs_etir_split_axis(op) < 0 || gs_etir_split_tiles(op, e, NULL) < e->split) return false;
     }
     return true;
 }
@@ -154,6 +177,12 @@ bool gs_etir_apply(const gs_op *op, const gs_etir *e, gs_action a, int max_threa
         out->group = (uint8_t)a.value;
         return true;
     }
+    case GS_ACT_SPLIT: {
+        if (l != 1 || gs_etir_split_axis(op) < 0 || a.value < 1 || a.value > GS_MAX_SPLIT || a.value == e->split)
+            return false;
+        out->split = (uint8_t)a.value;
+        return gs_etir_split_tiles(op, out, NULL) >= a.value;
+    }
     case GS_ACT_CACHE:
         if (l == 2)
             enter_level1(op, out, max_threads);
@@ -188,7 +217,11 @@ void gs_etir_format(const gs_op *op, const gs_etir *e, char *buf, size_t n) {
         off += (size_t)snprintf(buf + off, n - off, "%sr%d", sep, 1 << e->raster);
         sep = " ";
     }
-    if (off < n && e->group > 0) off += (size_t)snprintf(buf + off, n - off, "%sg%d", sep, 1 << e->group);
+    if (off < n && e->group > 0) {
+        off += (size_t)snprintf(buf + off, n - off, "%sg%d", sep, 1 << e->group);
+        sep = " ";
+    }
+    if (off < n && e->split > 1) off += (size_t)snprintf(buf + off, n - off, "%ssk%d", sep, e->split);
 }
 
 static void lower(char *dst, const char *src, size_t n) {
@@ -222,13 +255,14 @@ void gs_etir_format_config(const gs_op *op, const gs_etir *e, char *buf, size_t 
     if (off < n && e->stages != 1) off += (size_t)snprintf(buf + off, n - off, ",stages=%d", e->stages);
     if (off < n && e->raster != 0) off += (size_t)snprintf(buf + off, n - off, ",raster=%d", 1 << e->raster);
     if (off < n && e->group != 0) off += (size_t)snprintf(buf + off, n - off, ",group=%d", 1 << e->group);
+    if (off < n && e->split > 1) off += (size_t)snprintf(buf + off, n - off, ",split=%d", e->split);
 }
 
 /* ---- parsing the config form ---------------------------------------------- */
 /* Each key at most once, like the spec grammar. */
 typedef struct cfg_seen {
     bool tile[4][GS_MAX_AXES > GS_MAX_TENSORS ? GS_MAX_AXES : GS_MAX_TENSORS]; /* b, t, v per axis; s per input */
-    bool kernel[3];                                                              /* raster, stages, group */
+    bool kernel[4];                                                              /* raster, stages, group, split */
 } cfg_seen;
 
 /* log2 of v when v is a power of two 1..2^max, else -1. */
@@ -238,9 +272,9 @@ static int cfg_log2(long v, int max) {
     return lg > max ? -1 : lg;
 }
 
-/* stages=, raster= or group=: whole-kernel values. */
+/* stages=, raster=, group= or split=: whole-kernel values. */
 static gs_status cfg_kernel_key(gs_ctx *ctx, const gs_op *op, const char *tok, long v, cfg_seen *seen, gs_etir *e) {
-    int st = tok[0] == 's' ? 1 : tok[0] == 'g' ? 2 : 0;
+    int st = !strcmp(tok, "split") ? 3 : tok[0] == 's' ? 1 : tok[0] == 'g' ? 2 : 0;
     if (seen->kernel[st]) return gs_err(ctx, GS_ERR_PARSE, "config: key '%s' given twice", tok);
     seen->kernel[st] = true;
     if (st == 2) {
@@ -251,6 +285,12 @@ static gs_status cfg_kernel_key(gs_ctx *ctx, const gs_op *op, const char *tok, l
         if (lg && gs_etir_group_axis(op) < 0)
             return gs_err(ctx, GS_ERR_PARSE, "config: group needs a reduce axis (%s has none)", op->spec);
         e->group = (uint8_t)lg;
+    } else if (st == 3) {
+        if (v < 1 || v > GS_MAX_SPLIT)
+            return gs_err(ctx, GS_ERR_PARSE, "config: split must be 1..%d (got %ld)", GS_MAX_SPLIT, v);
+        if (v > 1 && gs_etir_split_axis(op) < 0)
+            return gs_err(ctx, GS_ERR_PARSE, "config: split needs a reduce axis (%s has none)", op->spec);
+        e->split = (uint8_t)v;
     } else if (st) {
         if (v < 1 || v > GS_MAX_STAGES)
             return gs_err(ctx, GS_ERR_PARSE, "config: stages must be 1..%d (got %ld)", GS_MAX_STAGES, v);
@@ -313,7 +353,7 @@ static gs_status cfg_token(gs_ctx *ctx, const gs_op *op, char *tok, cfg_seen *se
     if (!isdigit((unsigned char)eq[1]) || *end || errno || v < 0 || v > (1 << 30))
         return gs_err(ctx, GS_ERR_PARSE, "config: bad value for '%s'", tok);
     /* whole-kernel keys first (an input named "tages" would lose to them) */
-    if (!strcmp(tok, "stages") || !strcmp(tok, "raster") || !strcmp(tok, "group"))
+    if (!strcmp(tok, "stages") || !strcmp(tok, "raster") || !strcmp(tok, "group") || !strcmp(tok, "split"))
         return cfg_kernel_key(ctx, op, tok, v, seen, e);
     bool found = false;
     gs_status s = cfg_tile_key(ctx, op, tok, v, seen, e, &found);
@@ -348,7 +388,8 @@ gs_status gs_etir_parse_config(gs_ctx *ctx, const gs_op *op, const char *cfg, gs
         gs_etir_format(op, e, f, sizeof f);
         return gs_err(ctx, GS_ERR_PARSE,
                       "config: tiles must be powers of two with thread tile | block tile and vthreads | thread "
-                      "tile, block tile <= next power of two of the extent, group <= the last reduce axis' block tile (got %s)",
+                      "tile, block tile <= next power of two of the extent, group <= the last reduce axis' block tile, "
+                      "split <= the first reduce axis' tiles (got %s)",
                       f);
     }
     return GS_OK;

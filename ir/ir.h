@@ -116,9 +116,19 @@ bool gs_tensor_uses_axis(const gs_tensor *t, int a);
  *           l, l + 2^g, ... of each reduce tile, so neighbouring lanes read
  *           neighbouring elements of that axis; the partial results are
  *           combined across the lanes at the end. Lanes are the fastest
- *           thread index and a group never spans warps: at most
- *           GS_MAX_GROUP (32 lanes), and at most the reduce tile. */
-#define GS_MAX_GROUP 5
+ *           thread index. A group of up to a warp combines with shuffles; a
+ *           wider one (whole warps) adds a step through shared memory. At
+ *           most GS_MAX_GROUP (1024 lanes), the reduce tile and the block's
+ *           thread limit. */
+#define GS_MAX_GROUP 10
+/* A fourth is split-K across blocks:
+ *   split   the blocks (1..GS_MAX_SPLIT) that share each output tile's
+ *           reduction along the first reduce axis (gs_etir_split_axis). Block
+ *           s takes the s-th run of ceil(tiles/split) of that axis' reduce
+ *           tiles (the last runs may be short or empty); split <= tiles. The grid is split times the
+ *           spatial blocks. How the partial results meet (a workspace summed
+ *           in a fixed order, or atomics) is a plan decision. */
+#define GS_MAX_SPLIT 16
 
 typedef struct gs_etir {
     int32_t T[GS_MAX_AXES][GS_LEVELS];
@@ -128,6 +138,8 @@ typedef struct gs_etir {
     uint8_t stages;
     uint8_t raster;
     uint8_t group;
+    uint8_t split;
+    uint8_t reserved_[7]; /* zero (gs_etir_init): the struct stays whole words for gs_etir_hash */
 } gs_etir;
 
 typedef enum gs_action_kind {
@@ -138,7 +150,8 @@ typedef enum gs_action_kind {
     GS_ACT_STAGES = 4, /* set the pipeline depth to value (level 1) */
     GS_ACT_RASTER = 5, /* set the block-swizzle log2 group to value (level 1) */
     GS_ACT_GROUP = 6,  /* set the reduce split's log2 lanes to value (level 1) */
-    GS_ACT_COUNT_ = 7
+    GS_ACT_SPLIT = 7,  /* set split-K's block count to value (level 1) */
+    GS_ACT_COUNT_ = 8
 } gs_action_kind;
 
 typedef struct gs_action {
@@ -160,11 +173,19 @@ bool gs_etir_apply(const gs_op *op, const gs_etir *e, gs_action a, int max_threa
 int32_t gs_etir_max_tile(const gs_op *op, int d);
 /* The last reduce axis (the one a group splits), or -1. */
 int gs_etir_group_axis(const gs_op *op);
+/* The first reduce axis (the one split-K divides among blocks), or -1. */
+int gs_etir_split_axis(const gs_op *op);
+/* Reduce tiles along the split axis: in all (ceil(extent/T2)) and per split
+ * block (ceil(all/split)). */
+int64_t gs_etir_split_tiles(const gs_op *op, const gs_etir *e, int64_t *per_block);
+/* Blocks of one split: the spatial blocks, prod over spatial axes of
+ * ceil(extent/T2); gs_etir_blocks is split times this. */
+int64_t gs_etir_tile_blocks(const gs_op *op, const gs_etir *e);
 /* Threads along axis d (T2/T1) and in total (the spatial threads times the
  * group's lanes). */
 int64_t gs_etir_threads_axis(const gs_etir *e, int d);
 int64_t gs_etir_threads(const gs_op *op, const gs_etir *e);
-/* Blocks in the grid: prod over spatial axes of ceil(extent/T2). */
+/* Blocks in the grid: split times prod over spatial axes of ceil(extent/T2). */
 int64_t gs_etir_blocks(const gs_op *op, const gs_etir *e);
 /* Register accumulators per thread: prod over spatial axes of T1. */
 int64_t gs_etir_acc_regs(const gs_op *op, const gs_etir *e);

@@ -154,12 +154,12 @@ void gs_dev_prog_free(gs_dev_prog *p) {
 static bool op_has_bias(const gs_op *op) { return op->has_bias && op->epi.bias_axis >= 0; }
 
 gs_status gs_dev_prog_launch(gs_ctx *ctx, const gs_dev_prog *p, const gs_op *op, gs_buffer *const *bufs, int nbufs,
-                             size_t grid, size_t block, double *elapsed_s) {
+                             gs_buffer *ws, size_t grid, size_t block, double *elapsed_s) {
     int want = op->ninputs + 1 + (op_has_bias(op) ? 1 : 0);
     if (nbufs != want)
         return gs_err(ctx, GS_ERR_INVALID_ARG, "launch: %s takes %d buffers (inputs, output%s), got %d", op->spec,
                       want, op_has_bias(op) ? ", bias" : "", nbufs);
-    gs_karg args[GS_MAX_TENSORS + 1 + GS_HANDLE_MAX_INTS + 2];
+    gs_karg args[GS_MAX_TENSORS + 1 + GS_HANDLE_MAX_INTS + 3];
     int na = 0;
     for (int i = 0; i < nbufs; i++) {
         if (!bufs || !bufs[i] || bufs[i]->dev != p->dev)
@@ -171,6 +171,10 @@ gs_status gs_dev_prog_launch(gs_ctx *ctx, const gs_dev_prog *p, const gs_op *op,
         args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = bufs[i]->cl, .cubuf = bufs[i]->cu};
     }
     na = gs_kernel_scalar_args(op, args, na);
+    if (ws) {
+        if (ws->dev != p->dev) return gs_err(ctx, GS_ERR_INVALID_ARG, "launch: the workspace lives on another device");
+        args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = ws->cl, .cubuf = ws->cu};
+    }
     if (p->cl) return gs_cl_launch(ctx, p->dev->cl, p->cl, args, na, grid, block, elapsed_s);
     return gs_cuda_launch(ctx, p->dev->cu, p->cu, args, na, grid, block, elapsed_s);
 }

@@ -585,6 +585,7 @@ gs_status gs_dispatch(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, gs_kernel_
     out->binary_len = k->have_binary ? k->len : 0;
     out->program = k->program;
     gs_etir_format_config(op, &se->etir, out->config, sizeof out->config);
+    out->workspace_bytes = gs_split_workspace_bytes(op, &se->etir, GS_SPLIT_ORDERED);
     if (out->hit) d->st.hits++;
     d->st.dispatches++;
     out->dispatch_s = gs_now_s() - t0;

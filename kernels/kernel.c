@@ -21,6 +21,7 @@ struct gs_kernel {
     bool compiled;     /* nv holds a cubin (and PTX) */
     gs_nvrtc_out nv;
     gs_dev_prog prog;  /* built or loaded on prog.dev by the first run */
+    gs_buffer *ws;     /* split-K's workspace on prog.dev (zero between launches), or NULL */
 };
 
 /* Candidate i of r, checked. */
@@ -56,6 +57,7 @@ gs_status gs_kernel_create(gs_ctx *ctx, const gs_result *r, int i, gs_dialect d,
 
 void gs_kernel_destroy(gs_kernel *k) {
     if (!k) return;
+    gs_buffer_destroy(k->ws);
     gs_dev_prog_free(&k->prog);
     gs_nvrtc_out_free(&k->nv);
     gs_kernel_src_free(&k->ks);
@@ -150,6 +152,15 @@ gs_status gs_kernel_run(gs_ctx *ctx, gs_device *dev, gs_kernel *k, const gs_op *
     if (!dev) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_kernel_run: no device (open one with gs_device_open)");
     s = kernel_load(ctx, dev, k);
     if (s != GS_OK) return s;
-    return gs_dev_prog_launch(ctx, &k->prog, op, bufs, nbufs, (size_t)gs_etir_blocks(op, &k->etir),
-                              (size_t)gs_etir_threads(op, &k->etir), elapsed_s);
+    /* split-K meets in a workspace sized by the extents: kept by k, grown
+     * (a fresh buffer is zeroed) when a larger shape needs more */
+    int64_t ws = gs_split_workspace_bytes(op, &k->etir, k->ks.desc.plan.split_mode);
+    if (ws > 0 && (!k->ws || k->ws->bytes < (size_t)ws)) {
+        gs_buffer_destroy(k->ws);
+        k->ws = NULL;
+        s = gs_buffer_create(ctx, dev, (size_t)ws, NULL, &k->ws);
+        if (s != GS_OK) return s;
+    }
+    return gs_dev_prog_launch(ctx, &k->prog, op, bufs, nbufs, ws > 0 ? k->ws : NULL,
+                              (size_t)gs_etir_blocks(op, &k->etir), (size_t)gs_etir_threads(op, &k->etir), elapsed_s);
 }

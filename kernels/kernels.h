@@ -40,6 +40,10 @@ typedef struct gs_kernel_src {
     int64_t smem_bytes; /* shared memory of the kernel (all stage buffers) */
     int smem_dynamic;   /* CUDA: the shared memory is dynamic (over 48 KiB, opted in at load);
                            pass smem_bytes at launch */
+    int64_t ws_bytes;   /* split-K's workspace for this operator's extents (0: none): passed as
+                           the last argument, zeroed before the first launch (each launch leaves
+                           it ready for the next); one per launch in flight
+                           (gs_plan_workspace_bytes) */
 } gs_kernel_src;
 
 /* Plan the ETIR of op for profile hw (gs_plan_make) and print the plan in a
@@ -264,10 +268,11 @@ gs_status gs_dev_prog_load(gs_ctx *ctx, gs_device *dev, const void *image, const
 void gs_dev_prog_free(gs_dev_prog *p);
 /* Launch with op's arguments: bufs (inputs, output, bias: gs_op_buffer
  * order, each large enough, all on p's device), then the extents, shapes,
- * alpha and beta; a 1-D launch of grid blocks of block threads. Waits;
+ * alpha and beta, then split-K's workspace ws when the kernel takes one
+ * (NULL otherwise); a 1-D launch of grid blocks of block threads. Waits;
  * *elapsed_s (may be NULL) gets the device-timed kernel time. */
 gs_status gs_dev_prog_launch(gs_ctx *ctx, const gs_dev_prog *p, const gs_op *op, gs_buffer *const *bufs, int nbufs,
-                             size_t grid, size_t block, double *elapsed_s);
+                             gs_buffer *ws, size_t grid, size_t block, double *elapsed_s);
 
 /* What to compile for a CUDA device of compute capability sm: a cubin for
  * sm when the installed NVRTC has it (*cubin true), else PTX for the newest

@@ -36,6 +36,7 @@ typedef struct dialect_spelling {
     const char *in_ptr, *out_ptr;
     const char *sync, *tid, *bid;
     const char *long_t, *fmax, *neg_inf;
+    const char *ws_ptr, *ws_int_ptr; /* split-K's workspace (no restrict: read back by other blocks) */
     /* Vector loads and stores, shared arrays and asynchronous copies are
      * macros defined here, so the kernel bodies of the two dialects are the
      * same text: GS_LD2/4(p), GS_ST2/4(p, v), GS_SMEM (a 16-byte aligned
@@ -43,7 +44,10 @@ typedef struct dialect_spelling {
      * OpenCL), GS_CP_COMMIT(), GS_CP_WAIT(n) (no-ops in OpenCL), and the
      * reduce split's combine across a group's lanes, GS_GROUP_SUM/MAX(v, r,
      * mask) (warp shuffles in CUDA; a tree in local memory, GS_GROUP_SCRATCH,
-     * in OpenCL 1.2, which has no shuffles). */
+     * in OpenCL 1.2, which has no shuffles). Split-K meets through
+     * GS_FENCE() (a global memory fence), GS_ATOMIC_INC(int *),
+     * GS_ATOMIC_ADDF(float *, v), GS_LDCG(p) (a load that sees other blocks'
+     * fenced stores) and GS_SHARED_INT. */
     const char *preamble;
 } dialect_spelling;
 
@@ -58,6 +62,8 @@ static const dialect_spelling spellings[] = {
         .long_t = "long long",
         .fmax = "fmaxf",
         .neg_inf = "__int_as_float(0xff800000)",
+        .ws_ptr = "float*",
+        .ws_int_ptr = "int*",
         .preamble =
             "#define GS_LD2(p) (*(const float2*)(p))\n"
             "#define GS_LD4(p) (*(const float4*)(p))\n"
@@ -75,7 +81,20 @@ static const dialect_spelling spellings[] = {
             "#define GS_GROUP_SCRATCH(n)\n"
             "#define GS_GROUP_MASK(nt) ((tid >> 5) == ((nt) >> 5) ? (1u << ((nt) & 31)) - 1u : 0xffffffffu)\n"
             "#define GS_GROUP_SUM(v, r, m) for (int o_ = (r) / 2; o_ > 0; o_ >>= 1) v += __shfl_xor_sync(m, v, o_, r)\n"
-            "#define GS_GROUP_MAX(v, r, m) for (int o_ = (r) / 2; o_ > 0; o_ >>= 1) v = fmaxf(v, __shfl_xor_sync(m, v, o_, r))\n",
+            "#define GS_GROUP_MAX(v, r, m) for (int o_ = (r) / 2; o_ > 0; o_ >>= 1) v = fmaxf(v, __shfl_xor_sync(m, v, o_, r))\n"
+            /* a group of whole warps: shuffles in each warp, then warp 0..r/32-1's
+             * results through shared memory, read by every lane in one fixed order */
+            "#define GS_GROUP_WIDE_SCRATCH(n) __shared__ float gs_red[(n) / 32]\n"
+            "#define GS_GROUP_WIDE(v, r, OP) { GS_GROUP_##OP(v, 32, 0xffffffffu); if ((tid & 31) == 0) gs_red[tid >> 5] = v; \\\n"
+            "    __syncthreads(); const int w0_ = (tid & ~((r) - 1)) >> 5; v = gs_red[w0_]; \\\n"
+            "    for (int w_ = 1; w_ < (r) / 32; w_++) v = GS_##OP##_OP(v, gs_red[w0_ + w_]); __syncthreads(); }\n"
+            "#define GS_SUM_OP(a, b) ((a) + (b))\n"
+            "#define GS_MAX_OP(a, b) fmaxf(a, b)\n"
+            "#define GS_FENCE() __threadfence()\n"
+            "#define GS_ATOMIC_INC(p) atomicAdd((p), 1)\n"
+            "#define GS_ATOMIC_ADDF(p, v) atomicAdd((p), (v))\n"
+            "#define GS_LDCG(p) __ldcg(p)\n"
+            "#define GS_SHARED_INT __shared__ int\n",
     },
     [GS_DIALECT_OPENCL] = {
         .kernel_prefix = "__kernel __attribute__((reqd_work_group_size(%lld, 1, 1))) void",
@@ -85,6 +104,8 @@ static const dialect_spelling spellings[] = {
         .tid = "(int)get_local_id(0)",
         .bid = "(int)get_group_id(0)",
         .long_t = "long",
+        .ws_ptr = "__global float*",
+        .ws_int_ptr = "__global int*",
         .fmax = "fmax",
         .neg_inf = "(-INFINITY)",
         .preamble =
@@ -105,7 +126,17 @@ static const dialect_spelling spellings[] = {
             "    barrier(CLK_LOCAL_MEM_FENCE); } v = gs_red[tid & ~((r) - 1)]; barrier(CLK_LOCAL_MEM_FENCE); (void)(m); }\n"
             "#define GS_GROUP_MAX(v, r, m) { gs_red[tid] = v; barrier(CLK_LOCAL_MEM_FENCE); \\\n"
             "    for (int o_ = (r) / 2; o_ > 0; o_ >>= 1) { if ((tid & ((r) - 1)) < o_) gs_red[tid] = fmax(gs_red[tid], gs_red[tid + o_]); \\\n"
-            "    barrier(CLK_LOCAL_MEM_FENCE); } v = gs_red[tid & ~((r) - 1)]; barrier(CLK_LOCAL_MEM_FENCE); (void)(m); }\n",
+            "    barrier(CLK_LOCAL_MEM_FENCE); } v = gs_red[tid & ~((r) - 1)]; barrier(CLK_LOCAL_MEM_FENCE); (void)(m); }\n"
+            "#define GS_GROUP_WIDE_SCRATCH(n) GS_GROUP_SCRATCH(n)\n"
+            "#define GS_GROUP_WIDE(v, r, OP) GS_GROUP_##OP(v, r, 0u)\n"
+            "#define GS_SUM_OP(a, b) ((a) + (b))\n"
+            "#define GS_MAX_OP(a, b) fmax(a, b)\n"
+            "#define GS_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)\n"
+            "#define GS_ATOMIC_INC(p) atomic_inc((volatile __global int*)(p))\n"
+            "#define GS_ATOMIC_ADDF(p, v) { volatile __global uint* q_ = (volatile __global uint*)(p); uint o_, n_; \\\n"
+            "    do { o_ = *q_; n_ = as_uint(as_float(o_) + (v)); } while (atomic_cmpxchg(q_, o_, n_) != o_); }\n"
+            "#define GS_LDCG(p) (*(volatile __global const float*)(p))\n"
+            "#define GS_SHARED_INT __local int\n",
     },
 };
 
@@ -285,7 +316,9 @@ static void print_signature(printer *m, const gs_kernel_src *out) {
     for (int a = 0; a < m->na; a++) gs_sb_printf(&m->sb, ", int E%d", a);
     for (int t = 0; t <= m->ni; t++)
         for (int j = 0; j < op->tensors[t].ndim; j++) gs_sb_printf(&m->sb, ", int S%d_%d", t, j);
-    gs_sb_puts(&m->sb, ", float alpha, float beta)\n{\n");
+    gs_sb_puts(&m->sb, ", float alpha, float beta");
+    if (m->p->split_mode != GS_SPLIT_NONE) gs_sb_printf(&m->sb, ", %s ws", m->sp->ws_ptr);
+    gs_sb_puts(&m->sb, ")\n{\n");
 }
 
 /* Block origins ob<a>: the block index decomposes with the last spatial
@@ -299,6 +332,19 @@ static void print_block_index(printer *m) {
     line(m, "int bid = %s;", m->sp->bid);
     for (int a = 0; a < m->na; a++)
         if (spatial(op, a)) line(m, "const int nb%d = (E%d + %d - 1) / %d;", a, a, e->T[a][2], e->T[a][2]);
+    if (p->split_mode != GS_SPLIT_NONE) { /* split-K: the split index is the slowest */
+        gs_sb nsp;
+        gs_sb_init(&nsp);
+        gs_sb_puts(&nsp, "1");
+        for (int a = 0; a < m->na; a++)
+            if (spatial(op, a)) gs_sb_printf(&nsp, " * nb%d", a);
+        char *ns = gs_sb_take(&nsp);
+        line(m, "const int nsp = %s; /* blocks of one split */", ns ? ns : "1");
+        free(ns);
+        line(m, "const int ks = bid / nsp;");
+        line(m, "bid -= ks * nsp;");
+        line(m, "const int tile_id = bid;");
+    }
     int gx = p->raster_x, gy = p->raster_y;
     bool ras = p->raster > 0 && gx >= 0 && gy >= 0;
     if (ras) {
@@ -493,15 +539,18 @@ typedef enum copy_kind {
 
 /* Declare or<a> = the origin of reduce tile `tile` on every reduce axis. */
 static void print_tile_origins(printer *m, const char *tile) {
+    const int sa = m->p->split_axis; /* split-K: this block's run starts at tile k0 */
     if (m->nred == 1) {
         for (int a = 0; a < m->na; a++)
-            if (!spatial(m->op, a)) line(m, "const int or%d = (%s) * %d;", a, tile, m->e->T[a][2]);
+            if (!spatial(m->op, a))
+                line(m, "const int or%d = (%s%s) * %d;", a, a == sa ? "k0 + " : "", tile, m->e->T[a][2]);
         return;
     }
     line(m, "int trem = %s;", tile);
     for (int a = m->na - 1; a >= 0; a--) {
         if (spatial(m->op, a)) continue;
-        line(m, "const int or%d = (trem %% nk%d) * %d; trem /= nk%d;", a, a, m->e->T[a][2], a);
+        line(m, "const int or%d = (%strem %% nk%d) * %d; trem /= nk%d;", a, a == sa ? "k0 + " : "", a, m->e->T[a][2],
+             a);
     }
     line(m, "(void)trem;");
 }
@@ -907,8 +956,17 @@ static void print_compute(printer *m, const char *buf) {
 static void print_main_loop(printer *m) {
     const gs_plan *p = m->p;
     bool staged = p->smem_bytes > 0;
-    for (int a = 0; a < m->na; a++)
-        if (!spatial(m->op, a)) line(m, "const int nk%d = (E%d + %d - 1) / %d;", a, a, m->e->T[a][2], m->e->T[a][2]);
+    for (int a = 0; a < m->na; a++) {
+        if (spatial(m->op, a)) continue;
+        if (a != p->split_axis) {
+            line(m, "const int nk%d = (E%d + %d - 1) / %d;", a, a, m->e->T[a][2], m->e->T[a][2]);
+            continue;
+        }
+        /* split-K: block ks takes the ks-th run of kper tiles */
+        line(m, "const int nkall = (E%d + %d - 1) / %d, kper = (nkall + %d - 1) / %d, k0 = ks * kper;", a,
+             m->e->T[a][2], m->e->T[a][2], p->split, p->split);
+        line(m, "const int nk%d = nkall - k0 < kper ? nkall - k0 : kper;", a);
+    }
     gs_sb nt;
     gs_sb_init(&nt);
     gs_sb_puts(&nt, "1");
@@ -978,7 +1036,34 @@ static void print_store_one(printer *m, const char *aidx, const char *oi, int bi
     line(m, "out[%s] = y;", oi);
 }
 
-static void print_epilogue_loops(printer *m, bool vec, bool predicated) {
+/* What the loops over a thread's outputs do with each accumulator. */
+typedef enum epi_mode {
+    EPI_OUT,    /* the epilogue: alpha, beta, bias, relu; store to out */
+    EPI_WS_PUT, /* split-K: the partial to this split's workspace slice (or atomically to the one slice) */
+    EPI_WS_GET  /* split-K, the last block: the slices summed in split order back into acc */
+} epi_mode;
+
+/* Split-K's workspace access for one accumulator at dense output index wi. */
+static void print_ws_access(printer *m, epi_mode mode, const char *aidx) {
+    const gs_plan *p = m->p;
+    bool atomic = p->split_mode == GS_SPLIT_ATOMIC;
+    if (mode == EPI_WS_PUT) {
+        if (atomic) line(m, "GS_ATOMIC_ADDF(part + wi, acc[%s]);", aidx);
+        else line(m, "part[(%s)ks * WN + wi] = acc[%s];", m->idx_t, aidx);
+        return;
+    }
+    if (atomic) {
+        line(m, "acc[%s] = GS_LDCG(part + wi);", aidx);
+        line(m, "part[wi] = 0.0f;");
+        return;
+    }
+    const char *op = m->op->combine == GS_COMBINE_MAX ? "MAX" : "SUM";
+    line(m, "float v = GS_LDCG(part + wi);");
+    line(m, "for (int s = 1; s < %d; s++) v = GS_%s_OP(v, GS_LDCG(part + (%s)s * WN + wi));", p->split, op, m->idx_t);
+    line(m, "acc[%s] = v;", aidx);
+}
+
+static void print_epilogue_loops(printer *m, bool vec, bool predicated, epi_mode mode) {
     const gs_op *op = m->op;
     const gs_plan *p = m->p;
     const gs_tensor *ot = gs_op_out(op);
@@ -1007,6 +1092,27 @@ static void print_epilogue_loops(printer *m, bool vec, bool predicated) {
     if (predicated) open_(m, "if (%s)", c ? c : "1");
     else open_block(m);
     free(c);
+    if (mode != EPI_OUT) { /* the dense index over the spatial extents, last axis fastest */
+        gs_sb wi;
+        gs_sb_init(&wi);
+        gs_sb_puts(&wi, "0");
+        for (int a = 0; a < m->na; a++) {
+            if (!spatial(op, a)) continue;
+            char *prev = gs_sb_take(&wi);
+            gs_sb_init(&wi);
+            gs_sb_printf(&wi, "(%s * E%d + x%d)", prev ? prev : "0", a, a);
+            free(prev);
+        }
+        char *ws = gs_sb_take(&wi);
+        line(m, "const %s wi = (%s)%s;", m->idx_t, m->idx_t, ws ? ws : "0");
+        free(ws);
+        char *aidx = frag_index(m, -1, NULL, -1);
+        print_ws_access(m, mode, aidx ? aidx : "0");
+        free(aidx);
+        close_(m);
+        for (; open > 0; open--) close_(m);
+        return;
+    }
     char xs[GS_MAX_AXES][CW];
     for (int a = 0; a < m->na; a++) snprintf(xs[a], CW, "x%d", a);
     for (int j = 0; j < ot->ndim; j++) {
@@ -1075,12 +1181,55 @@ static void print_epilogue_loops(printer *m, bool vec, bool predicated) {
 static void print_group_combine(printer *m) {
     const gs_plan *p = m->p;
     if (p->reduce_split <= 1) return;
+    const char *op = m->op->combine == GS_COMBINE_MAX ? "MAX" : "SUM";
+    long long acc = (long long)gs_etir_acc_regs(m->op, m->e);
     line(m, "/* group: combine the %d lanes' partial results */", p->reduce_split);
+    if (p->group_wide) { /* whole warps: shuffles, then shared memory */
+        line(m, "for (int i = 0; i < %lld; i++) GS_GROUP_WIDE(acc[i], %d, %s);", acc, p->reduce_split, op);
+        return;
+    }
     line(m, "const unsigned gmask = GS_GROUP_MASK(%d);", (int)p->threads);
     line(m, "(void)gmask;");
     line(m, "#pragma unroll");
-    line(m, "for (int i = 0; i < %lld; i++) GS_GROUP_%s(acc[i], %d, gmask);", (long long)gs_etir_acc_regs(m->op, m->e),
-         m->op->combine == GS_COMBINE_MAX ? "MAX" : "SUM", p->reduce_split);
+    line(m, "for (int i = 0; i < %lld; i++) GS_GROUP_%s(acc[i], %d, gmask);", acc, op, p->reduce_split);
+}
+
+/* Split-K: the S blocks of an output tile meet in the workspace. Each adds
+ * its partials (its own slice, or atomically the one slice), fences, and
+ * counts itself in on the tile's counter; the last to arrive reads the
+ * partials back (summed in split order 0..S-1: the same bits whichever block
+ * is last), resets the counter (and the atomic slice) to zero for the next
+ * launch and goes on to the epilogue; the others are done. */
+static void print_split_meet(printer *m) {
+    const gs_plan *p = m->p;
+    if (p->split_mode == GS_SPLIT_NONE) return;
+    line(m, "/* split-K: %d blocks per output tile meet in the workspace (%s) */", p->split,
+         p->split_mode == GS_SPLIT_ATOMIC ? "float atomics, not deterministic" : "summed in split order");
+    gs_sb wn;
+    gs_sb_init(&wn);
+    gs_sb_printf(&wn, "(%s)1", m->idx_t);
+    for (int a = 0; a < m->na; a++)
+        if (spatial(m->op, a)) gs_sb_printf(&wn, " * E%d", a);
+    char *w = gs_sb_take(&wn);
+    line(m, "const %s WN = %s;", m->idx_t, w ? w : "1");
+    free(w);
+    line(m, "%s cnt = (%s)ws;", m->sp->ws_int_ptr, m->sp->ws_int_ptr);
+    line(m, "%s part = ws + ((nsp + 3) & ~3);", m->sp->ws_ptr);
+    if (p->reduce_split > 1) open_(m, "if (lane == 0)");
+    else open_block(m);
+    print_epilogue_loops(m, false, true, EPI_WS_PUT);
+    close_(m);
+    line(m, "GS_FENCE();");
+    line(m, "%s;", m->sp->sync);
+    line(m, "if (tid == 0) gs_last = GS_ATOMIC_INC(cnt + tile_id) == %d;", p->split - 1);
+    line(m, "%s;", m->sp->sync);
+    line(m, "if (!gs_last) return;");
+    line(m, "GS_FENCE();");
+    if (p->reduce_split > 1) open_(m, "if (lane == 0)");
+    else open_block(m);
+    print_epilogue_loops(m, false, true, EPI_WS_GET);
+    close_(m);
+    line(m, "if (tid == 0) cnt[tile_id] = 0;");
 }
 
 static void print_epilogue(printer *m) {
@@ -1088,16 +1237,16 @@ static void print_epilogue(printer *m) {
     if (p->reduce_split > 1) open_(m, "if (lane == 0)"); /* one lane stores */
     else open_block(m);
     if (!p->fast_path) {
-        print_epilogue_loops(m, false, true);
+        print_epilogue_loops(m, false, true, EPI_OUT);
         close_(m);
         return;
     }
     open_(m, "if (inb%s)", p->out_vec > 1 ? " && alo" : "");
-    print_epilogue_loops(m, p->out_vec > 1, false);
+    print_epilogue_loops(m, p->out_vec > 1, false, EPI_OUT);
     m->indent--;
     line(m, "} else {");
     m->indent++;
-    print_epilogue_loops(m, false, true);
+    print_epilogue_loops(m, false, true, EPI_OUT);
     close_(m);
     close_(m);
 }
@@ -1129,8 +1278,9 @@ gs_status gs_lower_emit_plan(gs_ctx *ctx, const gs_op *op, const gs_etir *e, con
     }
     out->block = p->threads;
     out->grid = gs_etir_blocks(op, e);
-    out->smem_bytes = p->smem_bytes;
+    out->smem_bytes = p->smem_bytes + (p->smem_dynamic ? 0 : p->scratch_bytes); /* dynamic: the buffers' size */
     out->smem_dynamic = p->smem_dynamic && d == GS_DIALECT_CUDA;
+    out->ws_bytes = gs_plan_workspace_bytes(op, e, p);
 
     char etxt[256], cfg[256], ptxt[320];
     gs_etir_format(op, e, etxt, sizeof etxt);
@@ -1145,7 +1295,9 @@ gs_status gs_lower_emit_plan(gs_ctx *ctx, const gs_op *op, const gs_etir *e, con
     gs_sb_puts(&m->sb, m->sp->preamble);
     print_signature(m, out);
     m->indent = 1;
-    if (p->reduce_split > 1) line(m, "GS_GROUP_SCRATCH(%d);", (int)p->threads);
+    if (p->group_wide) line(m, "GS_GROUP_WIDE_SCRATCH(%d);", (int)p->threads);
+    else if (p->reduce_split > 1) line(m, "GS_GROUP_SCRATCH(%d);", (int)p->threads);
+    if (p->split_mode != GS_SPLIT_NONE) line(m, "GS_SHARED_INT gs_last;");
     line(m, "const int tid = %s;", m->sp->tid);
     print_block_index(m);
     print_guards(m);
@@ -1157,6 +1309,7 @@ gs_status gs_lower_emit_plan(gs_ctx *ctx, const gs_op *op, const gs_etir *e, con
     print_staging_setup(m);
     print_main_loop(m);
     print_group_combine(m);
+    print_split_meet(m);
     print_epilogue(m);
     gs_sb_puts(&m->sb, "}\n");
     if (m->sb.oom) {

@@ -244,12 +244,13 @@ typedef struct launch_state {
     const gs_op *op;
     gs_buffer *const *bufs;
     int nbufs;
+    gs_buffer *ws; /* split-K's workspace, or NULL */
     size_t grid, block;
 } launch_state;
 
 static gs_status launch_cb(gs_ctx *ctx, void *p, double *el) {
     launch_state *st = p;
-    return gs_dev_prog_launch(ctx, st->prog, st->op, st->bufs, st->nbufs, st->grid, st->block, el);
+    return gs_dev_prog_launch(ctx, st->prog, st->op, st->bufs, st->nbufs, st->ws, st->grid, st->block, el);
 }
 
 /* The device buffers of op, filled from h: inputs, output, bias. */
@@ -287,11 +288,14 @@ static gs_status refine_on(gs_ctx *ctx, gs_device *dev, const target *t, const g
         }
         gs_kernel_src ks;
         gs_dev_prog prog;
+        gs_buffer *ws = NULL;
         double tb = gs_now_s();
         gs_status cs = candidate_load(ctx, dev, t, r, op, i, &ks, &prog);
         c->build_s = gs_now_s() - tb;
+        /* split-K's workspace, zeroed; each launch leaves it ready for the next */
+        if (cs == GS_OK && ks.ws_bytes) cs = gs_buffer_create(ctx, dev, (size_t)ks.ws_bytes, NULL, &ws);
         if (cs == GS_OK) {
-            launch_state st = {&prog, op, buf, nbuf, (size_t)ks.grid, (size_t)ks.block};
+            launch_state st = {&prog, op, buf, nbuf, ws, (size_t)ks.grid, (size_t)ks.block};
             double wall = 0, share = left / (out->n - i);
             cs = measure(ctx, launch_cb, &st, share, c, &wall);
             out->measure_s += wall;
@@ -300,6 +304,7 @@ static gs_status refine_on(gs_ctx *ctx, gs_device *dev, const target *t, const g
         }
         if (cs == GS_OK) c->status = GS_OK;
         else record_failure(ctx, c, cs, &first_err, first_msg, sizeof first_msg);
+        gs_buffer_destroy(ws);
         gs_dev_prog_free(&prog);
         gs_kernel_src_free(&ks);
     }

@@ -58,6 +58,39 @@ static void gemm_reference(const gs_op *op, const float *A, const float *B, floa
                    &a.matrix, &b.matrix, op->epi.beta, &c.matrix);
 }
 
+/* Split-K's contract, checked after the first launch: the kernel left its
+ * workspace zero, and a second launch on it (from the same output contents,
+ * which beta reads) gives the same bits when the blocks meet in split order
+ * (the atomic mode need not). */
+static gs_status check_split_rerun(gs_ctx *ctx, gs_cl *cl, gs_cl_prog *prog, const gs_kernel_src *ks, const gs_op *op,
+                                   gs_karg *args, int na, const float *orig, const float *first, gs_cl_buf *wsbuf) {
+    int64_t on = gs_tensor_elems(gs_op_out(op));
+    size_t wn = (size_t)ks->ws_bytes / 4;
+    uint32_t *ws = malloc(wn * 4);
+    float *again = malloc((size_t)on * 4);
+    gs_cl_buf *out2 = NULL;
+    gs_status s = ws && again ? GS_OK : gs_err(ctx, GS_ERR_NOMEM, "verify: out of memory");
+    if (s == GS_OK) s = gs_cl_buf_read(ctx, cl, wsbuf, ws, wn * 4);
+    /* the counters, and the atomic mode's slice; ordered slices are scratch */
+    size_t zero_words = ks->desc.plan.split_mode == GS_SPLIT_ATOMIC ? wn : wn - (size_t)ks->desc.plan.split * (size_t)gs_op_out_points(op);
+    for (size_t i = 0; s == GS_OK && i < zero_words; i++)
+        if (ws[i])
+            s = gs_err(ctx, GS_ERR_MISMATCH, "verify: %s: split-K left word %zu of its workspace non-zero (0x%08x)",
+                       op->spec, i, (unsigned)ws[i]);
+    if (s == GS_OK) s = gs_cl_buf_create(ctx, cl, (size_t)on * 4, orig, &out2);
+    if (s == GS_OK) {
+        args[op->ninputs] = (gs_karg){.kind = GS_KARG_BUF, .buf = out2};
+        s = gs_cl_launch(ctx, cl, prog, args, na, (size_t)ks->grid, (size_t)ks->block, NULL);
+    }
+    if (s == GS_OK) s = gs_cl_buf_read(ctx, cl, out2, again, (size_t)on * 4);
+    if (s == GS_OK && ks->desc.plan.split_mode == GS_SPLIT_ORDERED && memcmp(again, first, (size_t)on * 4) != 0)
+        s = gs_err(ctx, GS_ERR_MISMATCH, "verify: %s: ordered split-K gave different bits on a second run", op->spec);
+    gs_cl_buf_free(out2);
+    free(ws);
+    free(again);
+    return s;
+}
+
 gs_status gs_verify_opencl(gs_ctx *ctx, gs_cl *cl, const gs_hw *hw, const gs_op *op, const gs_etir *e, uint64_t seed,
                            gs_diff *d) {
     memset(d, 0, sizeof *d);
@@ -89,8 +122,8 @@ gs_status gs_verify_opencl_plan(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const g
     gs_status s = gs_lower_emit_plan(ctx, op, e, plan, GS_DIALECT_OPENCL, 0, &ks);
     if (s != GS_OK) return s;
 
-    float *host[GS_MAX_TENSORS] = {0}, *ref = NULL, *bias = NULL;
-    gs_cl_buf *buf[GS_MAX_TENSORS] = {0}, *bbuf = NULL;
+    float *host[GS_MAX_TENSORS] = {0}, *ref = NULL, *bias = NULL, *orig = NULL;
+    gs_cl_buf *buf[GS_MAX_TENSORS] = {0}, *bbuf = NULL, *wsbuf = NULL;
     gs_cl_prog *prog = NULL;
     const gs_tensor *ot = gs_op_out(op);
     int64_t on = gs_tensor_elems(ot);
@@ -111,6 +144,9 @@ gs_status gs_verify_opencl_plan(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const g
     ref = malloc((size_t)on * sizeof(float));
     if (!ref) { s = gs_err(ctx, GS_ERR_NOMEM, "verify: out of memory"); goto done; }
     memcpy(ref, host[op->ninputs], (size_t)on * sizeof(float));
+    orig = malloc((size_t)on * sizeof(float));
+    if (!orig) { s = gs_err(ctx, GS_ERR_NOMEM, "verify: out of memory"); goto done; }
+    memcpy(orig, host[op->ninputs], (size_t)on * sizeof(float));
     if (op->kind == GS_OPK_GEMM && !op->has_bias && !op->epi.relu) {
         gemm_reference(op, host[0], host[1], ref);
         d->reference = "gsl_blas_sgemm";
@@ -137,11 +173,20 @@ gs_status gs_verify_opencl_plan(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const g
     for (int t = 0; t <= op->ninputs; t++) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = buf[t]};
     if (ks.desc.has_bias) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = bbuf};
     na = gs_kernel_scalar_args(op, args, na);
+    if (ks.ws_bytes) {
+        s = gs_cl_buf_create(ctx, cl, (size_t)ks.ws_bytes, NULL, &wsbuf);
+        if (s != GS_OK) goto done;
+        args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = wsbuf};
+    }
     double ksec = 0;
     s = gs_cl_launch(ctx, cl, prog, args, na, (size_t)ks.grid, (size_t)ks.block, &ksec);
     if (s != GS_OK) goto done;
     s = gs_cl_buf_read(ctx, cl, buf[op->ninputs], host[op->ninputs], (size_t)on * 4);
     if (s != GS_OK) goto done;
+    if (ks.ws_bytes) {
+        s = check_split_rerun(ctx, cl, prog, &ks, op, args, na, orig, host[op->ninputs], wsbuf);
+        if (s != GS_OK) goto done;
+    }
     d->kernel_s = ksec;
     gs_diff_compute(host[op->ninputs], ref, on, d);
     d->tol = gs_verify_tolerance(op);
@@ -155,8 +200,10 @@ done:
         free(host[t]);
     }
     gs_cl_buf_free(bbuf);
+    gs_cl_buf_free(wsbuf);
     gs_cl_prog_free(prog);
     free(ref);
+    free(orig);
     free(bias);
     gs_kernel_src_free(&ks);
     return s;

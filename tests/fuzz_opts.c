@@ -23,7 +23,7 @@
 #include "kernels/kernels.h"
 
 int main(int argc, char **argv) {
-    if (argc < 5 || strlen(argv[4]) != 4) {
+    if (argc < 5 || (strlen(argv[4]) != 4 && strlen(argv[4]) != 5)) {
         fprintf(stderr, "usage: fuzz_opts HW SPEC CFG OPTS(4 digits) [SEED]\n");
         return 2;
     }
@@ -44,7 +44,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     gs_plan_opts o = {(uint8_t)(argv[4][0] == '1'), (uint8_t)(argv[4][1] == '1'), (uint8_t)(argv[4][2] == '1'),
-                      (uint8_t)(argv[4][3] == '1')};
+                      (uint8_t)(argv[4][3] == '1'), (uint8_t)(argv[4][3] && argv[4][4] == '1')};
     gs_plan p;
     gs_plan_make(hw, op, &e, &o, &p);
     if (argc > 6) { /* run the plan of SPEC on RUNSPEC */

@@ -52,7 +52,11 @@ static void check_handle(const gs_op *op, const gs_kernel_handle *h) {
     cr_assert_eq(gs_etir_parse_config(NULL, op, h->config, &e), GS_OK, "config %s", h->config);
     cr_assert_eq(h->grid, gs_etir_blocks(op, &e), "grid for M=%lld", (long long)M);
     cr_assert_eq(h->block, gs_etir_threads(op, &e));
-    cr_assert_eq(h->grid, ((M + e.T[0][2] - 1) / e.T[0][2]) * ((N + e.T[1][2] - 1) / e.T[1][2]));
+    cr_assert_eq(h->grid, ((M + e.T[0][2] - 1) / e.T[0][2]) * ((N + e.T[1][2] - 1) / e.T[1][2]) * e.split);
+    /* split-K: counters per output tile, then a slice per split block */
+    int64_t tiles = h->grid / e.split;
+    cr_assert_eq(h->workspace_bytes, e.split > 1 ? 4 * ((tiles + 3) / 4 * 4 + e.split * M * N) : 0, "split %d",
+                 e.split);
     cr_assert_gt(h->predicted_s, 0);
     char name[48];
     snprintf(name, sizeof name, "gs_%016llx", (unsigned long long)h->key);
@@ -173,12 +177,18 @@ static double run_and_compare(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_
     for (int i = 0; i < h->nint; i++) args[na++] = (gs_karg){.kind = GS_KARG_INT, .i = h->int_args[i]};
     args[na++] = (gs_karg){.kind = GS_KARG_FLOAT, .f = h->alpha};
     args[na++] = (gs_karg){.kind = GS_KARG_FLOAT, .f = h->beta};
+    gs_cl_buf *wsbuf = NULL; /* split-K's workspace, zeroed */
+    if (h->workspace_bytes) {
+        cr_assert_eq(gs_cl_buf_create(ctx, cl, (size_t)h->workspace_bytes, NULL, &wsbuf), GS_OK);
+        args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = wsbuf};
+    }
     cr_assert_eq(gs_cl_launch(ctx, cl, h->program, args, na, (size_t)h->grid, (size_t)h->block, NULL), GS_OK, "%s",
                  gs_ctx_errmsg(ctx));
     cr_assert_eq(gs_cl_buf_read(ctx, cl, buf[2], host[2], (size_t)n[2] * 4), GS_OK);
     gs_diff df;
     memset(&df, 0, sizeof df);
     gs_diff_compute(host[2], ref, n[2], &df);
+    gs_cl_buf_free(wsbuf);
     for (int t = 0; t < 3; t++) {
         gs_cl_buf_free(buf[t]);
         free(host[t]);

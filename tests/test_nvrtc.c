@@ -357,3 +357,43 @@ Test(nvrtc, launch_bounds_register_cap, .timeout = 120) {
     cr_expect_eq(gs_hw_regs_cap(hw, 8), 255);
     gs_ctx_destroy(ctx);
 }
+
+/* Reduce splits wider than a warp combine through shared memory: the CUDA
+ * printers' wide path compiles for sm_90 without spills, with the shared
+ * scratch of one float per warp (and shuffles, see tests/sass_check.sh). */
+Test(nvrtc, wide_group_compiles, .timeout = 120) {
+    gs_ctx *ctx = need_nvrtc();
+    const gs_hw *hw = gs_hw_find_builtin("h100");
+    static const struct {
+        const char *spec, *cfg;
+        int lanes;
+    } cases[] = {
+        {"gemv M=37 N=1031", "bm=2,bk=256,tm=1,vm=1,group=128", 128},
+        {"rowmax M=5 K=3001", "bm=1,bk=1024,tm=1,vm=1,sx=1,stages=2,group=1024", 1024},
+        {"gemm M=13 N=21 K=515", "bm=2,bn=2,bk=64,tm=1,tn=1,group=64", 64},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gs_op *op = NULL;
+        cr_assert_eq(gs_op_parse(ctx, cases[i].spec, &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        gs_etir e;
+        cr_assert_eq(gs_etir_parse_config(ctx, op, cases[i].cfg, &e), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_assert(gs_hw_check(hw, op, &e), "%s %s fails the profile check", cases[i].spec, cases[i].cfg);
+        gs_plan p;
+        gs_plan_make(hw, op, &e, NULL, &p);
+        cr_expect_eq(p.reduce_split, cases[i].lanes);
+        cr_expect(p.group_wide);
+        gs_kernel_src k;
+        cr_assert_eq(gs_lower_emit_plan(ctx, op, &e, &p, GS_DIALECT_CUDA, 90, &k), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_expect_not_null(strstr(k.src, "GS_GROUP_WIDE("), "%s: no cross-warp combine", cases[i].spec);
+        gs_nvrtc_out nv;
+        cr_assert_eq(gs_nvrtc_compile(ctx, k.src, k.name, 90, false, true, &nv), GS_OK, "%s: %s", cases[i].spec,
+                     gs_ctx_errmsg(ctx));
+        cr_expect_eq(nv.stats.spill_store_bytes + nv.stats.spill_load_bytes, 0, "%s spills", cases[i].spec);
+        cr_expect_eq(nv.stats.smem_bytes, p.smem_bytes + p.scratch_bytes, "%s: smem %lld, planned %lld + %d",
+                     cases[i].spec, (long long)nv.stats.smem_bytes, (long long)p.smem_bytes, p.scratch_bytes);
+        gs_nvrtc_out_free(&nv);
+        gs_kernel_src_free(&k);
+        gs_op_destroy(op);
+    }
+    gs_ctx_destroy(ctx);
+}

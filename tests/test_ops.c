@@ -86,7 +86,7 @@ static gs_status ops_run_cl(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_et
     gs_status s = gs_lower_emit(ctx, gs_hw_find_builtin("h100"), op, e, GS_DIALECT_OPENCL, 0, &ks);
     if (s != GS_OK) return s;
     gs_cl_prog *prog = NULL;
-    gs_cl_buf *buf[GS_MAX_TENSORS] = {0}, *bbuf = NULL;
+    gs_cl_buf *buf[GS_MAX_TENSORS] = {0}, *bbuf = NULL, *wsbuf = NULL;
     int64_t on = gs_tensor_elems(gs_op_out(op));
     s = gs_cl_build(ctx, cl, ks.src, ks.name, &prog);
     for (int t = 0; t < op->ninputs && s == GS_OK; t++)
@@ -104,11 +104,14 @@ static gs_status ops_run_cl(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_et
         for (int i = 0; i < ni; i++) args[na++] = (gs_karg){.kind = GS_KARG_INT, .i = ints[i]};
         args[na++] = (gs_karg){.kind = GS_KARG_FLOAT, .f = op->epi.alpha};
         args[na++] = (gs_karg){.kind = GS_KARG_FLOAT, .f = op->epi.beta};
-        s = gs_cl_launch(ctx, cl, prog, args, na, (size_t)ks.grid, (size_t)ks.block, NULL);
+        if (ks.ws_bytes) s = gs_cl_buf_create(ctx, cl, (size_t)ks.ws_bytes, NULL, &wsbuf); /* split-K */
+        if (ks.ws_bytes && s == GS_OK) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = wsbuf};
+        if (s == GS_OK) s = gs_cl_launch(ctx, cl, prog, args, na, (size_t)ks.grid, (size_t)ks.block, NULL);
     }
     if (s == GS_OK) s = gs_cl_buf_read(ctx, cl, buf[op->ninputs], out, (size_t)on * 4);
     for (int t = 0; t <= op->ninputs; t++) gs_cl_buf_free(buf[t]);
     gs_cl_buf_free(bbuf);
+    gs_cl_buf_free(wsbuf);
     gs_cl_prog_free(prog);
     gs_kernel_src_free(&ks);
     return s;

@@ -28,11 +28,11 @@ typedef struct paths {
 } paths;
 
 static const gs_plan_opts OPTS[] = {
-    {0, 0, 0, 0}, /* the plan the library emits */
-    {1, 0, 0, 0}, /* scalar: no vectors, no transposition */
-    {0, 1, 0, 0}, /* predicated: no fast path */
-    {0, 0, 1, 0}, /* register copies where cp.async exists */
-    {1, 1, 1, 1}, /* the v1-style baseline */
+    {0, 0, 0, 0, 0}, /* the plan the library emits */
+    {1, 0, 0, 0, 0}, /* scalar: no vectors, no transposition */
+    {0, 1, 0, 0, 0}, /* predicated: no fast path */
+    {0, 0, 1, 0, 0}, /* register copies where cp.async exists */
+    {1, 1, 1, 1, 0}, /* the v1-style baseline */
 };
 #define NOPTS (int)(sizeof OPTS / sizeof OPTS[0])
 
@@ -256,8 +256,9 @@ Test(plans, aligned_plan_on_misaligned_rows, .timeout = 300) {
     gs_ctx_destroy(ctx);
 }
 
-/* The reduce split (group): every lane count from 1 to 32 on reductions of
- * non-power-of-two length, with the library's plan and its fallbacks, one
+/* The reduce split (group): every lane count from 1 to the block's threads
+ * (1024; past 32 the combine crosses warps through shared memory) on
+ * reductions of non-power-of-two length, with the library's plan and its fallbacks, one
  * and several stages; sums, maxima, means, gemv, gemm, batched gemm and a
  * convolution (whose last reduce axis is the filter width). */
 Test(plans, group_every_split, .timeout = 900) {
@@ -276,7 +277,7 @@ Test(plans, group_every_split, .timeout = 900) {
     gs_ctx *ctx = gs_ctx_create();
     gs_cl *cl = open_cl(ctx);
     paths c = {0};
-    int grouped = 0, rot = 0;
+    int grouped = 0, wide = 0, rot = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         gs_op *op = NULL;
         cr_assert_eq(gs_op_parse(ctx, cases[i].spec, &op), GS_OK, "%s: %s", cases[i].spec, gs_ctx_errmsg(ctx));
@@ -293,12 +294,16 @@ Test(plans, group_every_split, .timeout = 900) {
             e.group = (uint8_t)g;
             e.stages = (uint8_t)(1 + (g + (int)i) % 3);
             const gs_plan_opts *o = &OPTS[rot++ % 3];
-            if (run_variant(ctx, cl, hw, op, &e, o, 100 + (uint64_t)g, "group", &c)) grouped += g > 0;
+            if (run_variant(ctx, cl, hw, op, &e, o, 100 + (uint64_t)g, "group", &c)) {
+                grouped += g > 0;
+                wide += (1 << g) > GS_GROUP_WARP;
+            }
         }
         gs_op_destroy(op);
     }
-    cr_log_info("plans/group: %d kernels, %d with a reduce split", c.kernels, grouped);
+    cr_log_info("plans/group: %d kernels, %d with a reduce split, %d across warps", c.kernels, grouped, wide);
     cr_expect_geq(grouped, 30, "reduce splits ran: %d", grouped);
+    cr_expect_geq(wide, 8, "reduce splits across warps ran: %d", wide);
     gs_cl_close(cl);
     gs_ctx_destroy(ctx);
 }
@@ -323,6 +328,72 @@ Test(plans, deep_pipeline_batched_prologue, .timeout = 120) {
     paths c = {0};
     cr_expect(run_variant(ctx, cl, hw, op, &e, &OPTS[0], 3, "deep pipeline", &c), "the state does not fit h100");
     gs_op_destroy(op);
+    gs_cl_close(cl);
+    gs_ctx_destroy(ctx);
+}
+
+/* Split-K: every factor 1..16 on reductions whose tile count none of them
+ * divides, with epilogues (alpha, beta, bias, relu), a reduce split inside
+ * the blocks and several stages; the ordered mode (verify runs each kernel
+ * twice and requires the same bits, and the counters back at zero) and the
+ * atomic one (sums only). */
+Test(plans, splitk_every_factor, .timeout = 900) {
+    static const struct {
+        const char *hw, *spec, *cfg;
+    } cases[] = {
+        {"h100", "gemm M=13 N=21 K=515 alpha=1.5 beta=0.5 bias=1 relu=1", "bm=8,bn=8,bk=16,tm=2,tn=2,sa=1,sb=1"},
+        {"a100", "bgemm B=2 M=5 N=7 K=301", "bb=1,bm=4,bn=8,bk=8,tn=2,sa=1,sb=0,group=2"},
+        {"h100", "gemv M=37 N=1029 transA=1", "bm=4,bk=16,sa=1,sx=1"},
+        {"a100", "rowmax M=3 K=777", "bm=4,bk=16,sx=1"},
+        {"h100", "conv2d N=1 C=37 H=5 W=6 K=3 R=3 S=2 stride=2 dilation=2 pad=1 layout=nhwc", "bn=1,bk=4,bp=2,bq=4,bc=2,br=4,bs=2,si=1,sf=1"},
+    };
+    gs_ctx *ctx = gs_ctx_create();
+    gs_cl *cl = open_cl(ctx);
+    paths c = {0};
+    int ordered = 0, atomic = 0, rot = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gs_op *op = NULL;
+        cr_assert_eq(gs_op_parse(ctx, cases[i].spec, &op), GS_OK, "%s: %s", cases[i].spec, gs_ctx_errmsg(ctx));
+        const gs_hw *hw = gs_hw_find_builtin(cases[i].hw);
+        gs_etir e0;
+        cr_assert_eq(gs_etir_parse_config(ctx, op, cases[i].cfg, &e0), GS_OK, "%s: %s", cases[i].spec,
+                     gs_ctx_errmsg(ctx));
+        int sa = gs_etir_split_axis(op);
+        cr_assert_geq(sa, 0);
+        int ran = 0;
+        for (int s = 1; s <= GS_MAX_SPLIT; s++) {
+            gs_etir e = e0;
+            e.split = (uint8_t)s;
+            /* shorter tiles until every split block has a run */
+            while (!gs_etir_wellformed(op, &e) && e.T[sa][2] > 1) {
+                e.T[sa][2] /= 2;
+                if (sa == gs_etir_group_axis(op) && (1 << e.group) > e.T[sa][2]) e.group--;
+            }
+            cr_assert(gs_etir_wellformed(op, &e), "%s: no tile admits split %d", cases[i].spec, s);
+            int64_t per, all = gs_etir_split_tiles(op, &e, &per);
+            cr_expect(s == 1 || all % s != 0 || op->axes[sa].extent % e.T[sa][2] != 0,
+                      "%s split %d: a divisible case", cases[i].spec, s);
+            e.stages = (uint8_t)(1 + (s + (int)i) % 3);
+            gs_plan_opts o = OPTS[rot++ % 3];
+            if (run_variant(ctx, cl, hw, op, &e, &o, 200 + (uint64_t)s, "split-K", &c)) {
+                ran++;
+                ordered += s > 1;
+            } else {
+                char f[256];
+                gs_etir_format(op, &e, f, sizeof f);
+                cr_log_info("plans/splitk: %s on %s: %s exceeds the profile", cases[i].spec, cases[i].hw, f);
+            }
+            if (s > 1 && s % 3 == 1 && op->combine != GS_COMBINE_MAX) { /* 4, 7, 10, 13, 16: atomics too */
+                o.split_atomic = 1;
+                atomic += run_variant(ctx, cl, hw, op, &e, &o, 300 + (uint64_t)s, "split-K atomic", &c);
+            }
+        }
+        cr_expect_geq(ran, 12, "%s: %d split factors ran", cases[i].spec, ran);
+        gs_op_destroy(op);
+    }
+    cr_log_info("plans/splitk: %d kernels, %d ordered split-K, %d atomic", c.kernels, ordered, atomic);
+    cr_expect_geq(ordered, 60, "ordered split-K kernels: %d", ordered);
+    cr_expect_geq(atomic, 12, "atomic split-K kernels: %d", atomic);
     gs_cl_close(cl);
     gs_ctx_destroy(ctx);
 }
