@@ -314,7 +314,10 @@ int64_t gs_space_enumerate(const gs_hw *hw, const gs_op *op, int64_t cap, gs_spa
                         for (int gr = 0; gr <= (ga >= 0 ? GS_MAX_GROUP : 0); gr++) {
                             if (ga >= 0 && (1 << gr) > e.T[ga][2]) break;
                             e.group = (uint8_t)gr;
-                            for (int sk = 1; sk <= (ga >= 0 ? GS_MAX_SPLIT : 1); sk *= 2)
+                            /* split-K's own rule fails for every larger split once it fails */
+                            for (int sk = 1; sk <= (ga >= 0 ? GS_MAX_SPLIT : 1); sk *= 2) {
+                                e.split = (uint8_t)sk;
+                                if (sk > 1 && !gs_hw_split_ok(hw, op, &e)) break;
                                 for (int st = 1; st <= GS_MAX_STAGES; st++)
                                     for (int ra = 0; ra <= GS_MAX_RASTER; ra++) {
                                         e.split = (uint8_t)sk;
@@ -330,6 +333,7 @@ int64_t gs_space_enumerate(const gs_hw *hw, const gs_op *op, int64_t cap, gs_spa
                                             return visited;
                                         }
                                     }
+                            }
                         }
                         e.split = 1;
                         e.group = 0;

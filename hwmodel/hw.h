@@ -70,6 +70,10 @@ void gs_etir_resources(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_re
  * including the pipeline (stages > 1 needs a staged input and a reduce
  * axis; stages > 2 an asynchronous copy) and the raster (two spatial axes). */
 bool gs_hw_check(const gs_hw *hw, const gs_op *op, const gs_etir *e);
+/* Split-K's own rule (part of gs_hw_check, cheap): no split, or tiles that
+ * make at most 2 * num_sms blocks and an ordered workspace within the L2. A
+ * split that fails it fails for every larger split of the same tiles. */
+bool gs_hw_split_ok(const gs_hw *hw, const gs_op *op, const gs_etir *e);
 
 /* ---- benefit formulas (paper eq. 1-3) ---------------------------------- */
 double gs_benefit_tiling(const gs_op *op, const gs_etir *before, const gs_etir *after,

@@ -63,8 +63,17 @@ static bool index_fits_int32(const gs_op *op, const gs_etir *e) {
     return true;
 }
 
+bool gs_hw_split_ok(const gs_hw *hw, const gs_op *op, const gs_etir *e) {
+    /* split-K is for outputs too small to fill the GPU: tiles that give at
+     * most two blocks per SM without it, and partials that stay in the L2
+     * (a larger workspace would cost DRAM traffic and the user's memory) */
+    return e->split <= 1 || (gs_etir_tile_blocks(op, e) <= 2 * (int64_t)hw->num_sms &&
+                             gs_split_workspace_bytes(op, e, GS_SPLIT_ORDERED) <= hw->l2_bytes);
+}
+
 bool gs_hw_check(const gs_hw *hw, const gs_op *op, const gs_etir *e) {
     if (!gs_etir_wellformed(op, e)) return false;
+    if (!gs_hw_split_ok(hw, op, e)) return false;
     if (!index_fits_int32(op, e)) return false;
     gs_plan p;
     gs_plan_shape(hw, op, e, NULL, &p);
@@ -114,7 +123,7 @@ bool gs_hw_check(const gs_hw *hw, const gs_op *op, const gs_etir *e) {
     if (p.smem_bytes + p.scratch_bytes > hw->smem_per_sm) return false;
     /* split-K is for outputs too small to fill the GPU: its partials stay in
      * the L2 (a larger workspace would cost DRAM traffic and the user memory) */
-    if (e->split > 1 && gs_split_workspace_bytes(op, e, GS_SPLIT_ORDERED) > hw->l2_bytes) return false;
+
     return true;
 }
 

@@ -1028,45 +1028,76 @@ static void print_main_loop(printer *m) {
 }
 
 /* ---- epilogue ---------------------------------------------------------------------- */
+/* One output point: the epilogue of acc[aidx] (NULL: of v) to out[oi]. */
 static void print_store_one(printer *m, const char *aidx, const char *oi, int bias_axis) {
-    line(m, "float y = alpha * acc[%s];", aidx);
+    if (aidx) line(m, "float y = alpha * acc[%s];", aidx);
+    else line(m, "float y = alpha * v;");
     if (m->op->epi.beta != 0.0f) line(m, "y += beta * out[%s];", oi);
     if (m->op->has_bias && bias_axis >= 0) line(m, "y += bias[x%d];", bias_axis);
     if (m->op->epi.relu) line(m, "y = %s(y, 0.0f);", m->sp->fmax);
     line(m, "out[%s] = y;", oi);
 }
 
+/* wi: the dense index of output point (x<a>) over the spatial extents,
+ * last axis fastest (split-K's workspace slices). */
+static void print_dense_index(printer *m) {
+    gs_sb wi;
+    gs_sb_init(&wi);
+    gs_sb_puts(&wi, "0");
+    for (int a = 0; a < m->na; a++) {
+        if (!spatial(m->op, a)) continue;
+        char *prev = gs_sb_take(&wi);
+        gs_sb_init(&wi);
+        gs_sb_printf(&wi, "(%s * E%d + x%d)", prev ? prev : "0", a, a);
+        free(prev);
+    }
+    char *ws = gs_sb_take(&wi);
+    line(m, "const %s wi = (%s)%s;", m->idx_t, m->idx_t, ws ? ws : "0");
+    free(ws);
+}
+
+/* oi: the output's linear offset of point (x<a>), through its index maps
+ * and strides. */
+static void print_out_index(printer *m) {
+    const gs_tensor *ot = gs_op_out(m->op);
+    char xs[GS_MAX_AXES][CW];
+    for (int a = 0; a < m->na; a++) snprintf(xs[a], CW, "x%d", a);
+    for (int j = 0; j < ot->ndim; j++) {
+        char buf[1024];
+        affine_text(&ot->idx[j], m->na, xs, buf, sizeof buf);
+        line(m, "const int o%d = %s;", j, buf);
+    }
+    gs_sb lin;
+    gs_sb_init(&lin);
+    gs_sb_printf(&lin, "(%s)o0", m->idx_t);
+    for (int j = 1; j < ot->ndim; j++) {
+        char *prev = gs_sb_take(&lin);
+        gs_sb_init(&lin);
+        gs_sb_printf(&lin, "(%s * S%d_%d + o%d)", prev ? prev : "0", m->ni, j, j);
+        free(prev);
+    }
+    char *l = gs_sb_take(&lin);
+    line(m, "const %s oi = %s;", m->idx_t, l ? l : "0");
+    free(l);
+}
+
 /* What the loops over a thread's outputs do with each accumulator. */
 typedef enum epi_mode {
     EPI_OUT,    /* the epilogue: alpha, beta, bias, relu; store to out */
-    EPI_WS_PUT, /* split-K: the partial to this split's workspace slice (or atomically to the one slice) */
-    EPI_WS_GET  /* split-K, the last block: the slices summed in split order back into acc */
+    EPI_WS_PUT  /* split-K: the partial to this split's workspace slice (or atomically to the one slice) */
 } epi_mode;
 
-/* Split-K's workspace access for one accumulator at dense output index wi. */
-static void print_ws_access(printer *m, epi_mode mode, const char *aidx) {
+/* Split-K: one accumulator's partial to the workspace at dense index wi. */
+static void print_ws_put(printer *m, const char *aidx) {
     const gs_plan *p = m->p;
     bool atomic = p->split_mode == GS_SPLIT_ATOMIC;
-    if (mode == EPI_WS_PUT) {
-        if (atomic) line(m, "GS_ATOMIC_ADDF(part + wi, acc[%s]);", aidx);
-        else line(m, "part[(%s)ks * WN + wi] = acc[%s];", m->idx_t, aidx);
-        return;
-    }
-    if (atomic) {
-        line(m, "acc[%s] = GS_LDCG(part + wi);", aidx);
-        line(m, "part[wi] = 0.0f;");
-        return;
-    }
-    const char *op = m->op->combine == GS_COMBINE_MAX ? "MAX" : "SUM";
-    line(m, "float v = GS_LDCG(part + wi);");
-    line(m, "for (int s = 1; s < %d; s++) v = GS_%s_OP(v, GS_LDCG(part + (%s)s * WN + wi));", p->split, op, m->idx_t);
-    line(m, "acc[%s] = v;", aidx);
+    if (atomic) line(m, "GS_ATOMIC_ADDF(part + wi, acc[%s]);", aidx);
+    else line(m, "part[(%s)ks * WN + wi] = acc[%s];", m->idx_t, aidx);
 }
 
 static void print_epilogue_loops(printer *m, bool vec, bool predicated, epi_mode mode) {
     const gs_op *op = m->op;
     const gs_plan *p = m->p;
-    const gs_tensor *ot = gs_op_out(op);
     int open = 0, oa = vec ? p->out_axis : -1, w = vec ? p->out_vec : 1;
     int bias_axis = op->has_bias ? op->epi.bias_axis : -1;
     for (int a = 0; a < m->na; a++) {
@@ -1092,48 +1123,16 @@ static void print_epilogue_loops(printer *m, bool vec, bool predicated, epi_mode
     if (predicated) open_(m, "if (%s)", c ? c : "1");
     else open_block(m);
     free(c);
-    if (mode != EPI_OUT) { /* the dense index over the spatial extents, last axis fastest */
-        gs_sb wi;
-        gs_sb_init(&wi);
-        gs_sb_puts(&wi, "0");
-        for (int a = 0; a < m->na; a++) {
-            if (!spatial(op, a)) continue;
-            char *prev = gs_sb_take(&wi);
-            gs_sb_init(&wi);
-            gs_sb_printf(&wi, "(%s * E%d + x%d)", prev ? prev : "0", a, a);
-            free(prev);
-        }
-        char *ws = gs_sb_take(&wi);
-        line(m, "const %s wi = (%s)%s;", m->idx_t, m->idx_t, ws ? ws : "0");
-        free(ws);
+    if (mode != EPI_OUT) {
+        print_dense_index(m);
         char *aidx = frag_index(m, -1, NULL, -1);
-        print_ws_access(m, mode, aidx ? aidx : "0");
+        print_ws_put(m, aidx ? aidx : "0");
         free(aidx);
         close_(m);
         for (; open > 0; open--) close_(m);
         return;
     }
-    char xs[GS_MAX_AXES][CW];
-    for (int a = 0; a < m->na; a++) snprintf(xs[a], CW, "x%d", a);
-    for (int j = 0; j < ot->ndim; j++) {
-        char buf[1024];
-        affine_text(&ot->idx[j], m->na, xs, buf, sizeof buf);
-        line(m, "const int o%d = %s;", j, buf);
-    }
-    char prefix[16];
-    snprintf(prefix, sizeof prefix, "o");
-    gs_sb lin;
-    gs_sb_init(&lin);
-    gs_sb_printf(&lin, "(%s)o0", m->idx_t);
-    for (int j = 1; j < ot->ndim; j++) {
-        char *prev = gs_sb_take(&lin);
-        gs_sb_init(&lin);
-        gs_sb_printf(&lin, "(%s * S%d_%d + o%d)", prev ? prev : "0", m->ni, j, j);
-        free(prev);
-    }
-    char *l = gs_sb_take(&lin);
-    line(m, "const %s oi = %s;", m->idx_t, l ? l : "0");
-    free(l);
+    print_out_index(m);
     if (w == 1) {
         char *aidx = frag_index(m, -1, NULL, -1);
         print_store_one(m, aidx ? aidx : "0", "oi", bias_axis);
@@ -1225,9 +1224,39 @@ static void print_split_meet(printer *m) {
     line(m, "%s;", m->sp->sync);
     line(m, "if (!gs_last) return;");
     line(m, "GS_FENCE();");
-    if (p->reduce_split > 1) open_(m, "if (lane == 0)");
-    else open_block(m);
-    print_epilogue_loops(m, false, true, EPI_WS_GET);
+    /* the last block: the tile's points spread over all its threads (the
+     * accumulators are dead: no registers held across the reads) */
+    int64_t tile = 1;
+    for (int a = 0; a < m->na; a++)
+        if (spatial(m->op, a)) tile *= m->e->T[a][2];
+    line(m, "#pragma unroll 1");
+    open_(m, "for (int li = tid; li < %lld; li += %d)", (long long)tile, (int)p->threads);
+    line(m, "int rem = li;");
+    gs_sb cond;
+    gs_sb_init(&cond);
+    bool first = true;
+    for (int a = m->na - 1; a >= 0; a--) {
+        if (!spatial(m->op, a)) continue;
+        line(m, "const int x%d = ob%d + rem %% %d; rem /= %d;", a, a, m->e->T[a][2], m->e->T[a][2]);
+        gs_sb_printf(&cond, "%sx%d < E%d", first ? "" : " && ", a, a);
+        first = false;
+    }
+    line(m, "(void)rem;");
+    char *c = gs_sb_take(&cond);
+    open_(m, "if (%s)", c ? c : "1");
+    free(c);
+    print_dense_index(m);
+    if (p->split_mode == GS_SPLIT_ATOMIC) {
+        line(m, "const float v = GS_LDCG(part + wi);");
+        line(m, "part[wi] = 0.0f;");
+    } else {
+        line(m, "float v = GS_LDCG(part + wi);");
+        line(m, "for (int s = 1; s < %d; s++) v = GS_%s_OP(v, GS_LDCG(part + (%s)s * WN + wi));", p->split,
+             m->op->combine == GS_COMBINE_MAX ? "MAX" : "SUM", m->idx_t);
+    }
+    print_out_index(m);
+    print_store_one(m, NULL, "oi", m->op->has_bias ? m->op->epi.bias_axis : -1);
+    close_(m);
     close_(m);
     line(m, "if (tid == 0) cnt[tile_id] = 0;");
 }
@@ -1309,8 +1338,8 @@ gs_status gs_lower_emit_plan(gs_ctx *ctx, const gs_op *op, const gs_etir *e, con
     print_staging_setup(m);
     print_main_loop(m);
     print_group_combine(m);
-    print_split_meet(m);
-    print_epilogue(m);
+    if (p->split_mode != GS_SPLIT_NONE) print_split_meet(m); /* ends with the last block's epilogue */
+    else print_epilogue(m);
     gs_sb_puts(&m->sb, "}\n");
     if (m->sb.oom) {
         gs_sb_free(&m->sb);

@@ -1387,8 +1387,12 @@ Test(ir, kernel_dimensions_config_format_actions) {
     static const struct {
         const char *cfg, *msg;
     } bad[] = {
-        {"bm=4,bk=64,group=3", "group must be a power of two 1..32"},
-        {"bm=4,bk=64,group=64", "group must be a power of two 1..32"},
+        {"bm=4,bk=64,group=3", "group must be a power of two 1..1024"},
+        {"bm=4,bk=64,group=2048", "group must be a power of two 1..1024"},
+        {"bm=4,bk=64,split=0", "split must be 1..16"},
+        {"bm=4,bk=64,split=17", "split must be 1..16"},
+        {"bm=4,bk=64,split=2,split=2", "given twice"},
+        {"bm=4,bk=64,split=6", "split <= the first reduce axis' tiles"},
         {"bm=4,bk=64,group=2,group=4", "given twice"},
         {"bm=4,bk=8,group=16", "group <= the last reduce axis' block tile"},
         {"bm=4,stages=5", "stages must be 1..4"},
@@ -1399,6 +1403,20 @@ Test(ir, kernel_dimensions_config_format_actions) {
     }
     cr_assert_eq(gs_etir_parse_config(ctx, &ew, "bm=4,group=2", &e), GS_ERR_PARSE);
     cr_assert(strstr(gs_ctx_errmsg(ctx), "group needs a reduce axis"), "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_etir_parse_config(ctx, &ew, "bm=4,split=2", &e), GS_ERR_PARSE);
+    cr_assert(strstr(gs_ctx_errmsg(ctx), "split needs a reduce axis"), "%s", gs_ctx_errmsg(ctx));
+    /* split-K: config, text and the grid (split times the tile blocks) */
+    cr_assert_eq(gs_etir_parse_config(ctx, &g, "bm=4,bk=32,split=5", &e), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(e.split, 5);
+    cr_assert_eq(gs_etir_tile_blocks(&g, &e), 25);
+    cr_assert_eq(gs_etir_blocks(&g, &e), 125);
+    int64_t per = 0;
+    cr_assert_eq(gs_etir_split_tiles(&g, &e, &per), 10);
+    cr_assert_eq(per, 2);
+    gs_etir_format(&g, &e, buf, sizeof buf);
+    cr_assert(strstr(buf, ":smem | sk5"), "%s", buf);
+    gs_etir_format_config(&g, &e, buf, sizeof buf);
+    cr_assert(strstr(buf, ",split=5"), "%s", buf);
     /* the action: level 1 only, up to the reduce tile, never on an
      * operator without a reduce axis */
     gs_etir s, o;
