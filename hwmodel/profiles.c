@@ -557,6 +557,13 @@ static bool ends_with_json(const char *s) {
     return n >= 5 && (strcmp(s + n - 5, ".json") == 0 || strcmp(s + n - 5, ".JSON") == 0);
 }
 
+/* Hand a loaded profile to the caller when s is GS_OK; free it otherwise. */
+static gs_status hand_out(gs_hw *hw, gs_status s, gs_hw **out) {
+    if (s == GS_OK) *out = hw;
+    else free(hw);
+    return s;
+}
+
 gs_status gs_hw_load(gs_ctx *ctx, const char *name_or_path, gs_hw **out) {
     if (!out) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_hw_load: out is NULL");
     *out = NULL;
@@ -572,28 +579,14 @@ gs_status gs_hw_load(gs_ctx *ctx, const char *name_or_path, gs_hw **out) {
     const gs_hw *b = gs_hw_find_builtin(name_or_path);
     if (b) {
         *hw = *b;
-        gs_status s = gs_hw_validate(ctx, hw);
-        if (s != GS_OK) {
-            free(hw);
-            return s;
-        }
-        *out = hw;
-        return GS_OK;
+        return hand_out(hw, gs_hw_validate(ctx, hw), out);
     }
 
     /* 2. A path: anything that exists, has a '/', or ends in .json. A path
      *    that does not exist is then reported as an I/O error by the loader. */
     struct stat st;
-    if (stat(name_or_path, &st) == 0 || strchr(name_or_path, '/') ||
-        ends_with_json(name_or_path)) {
-        gs_status s = gs_hw_load_json(ctx, name_or_path, hw);
-        if (s != GS_OK) {
-            free(hw);
-            return s;
-        }
-        *out = hw;
-        return GS_OK;
-    }
+    if (stat(name_or_path, &st) == 0 || strchr(name_or_path, '/') || ends_with_json(name_or_path))
+        return hand_out(hw, gs_hw_load_json(ctx, name_or_path, hw), out);
 
     /* 3. Neither: say what would have worked. */
     free(hw);
@@ -610,13 +603,7 @@ gs_status gs_hw_parse(gs_ctx *ctx, const char *json, gs_hw **out) {
     if (!json) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_hw_parse: NULL text");
     gs_hw *hw = malloc(sizeof *hw);
     if (!hw) return gs_err(ctx, GS_ERR_NOMEM, "out of memory parsing a hardware profile");
-    gs_status s = gs_hw_load_json_text(ctx, json, hw);
-    if (s != GS_OK) {
-        free(hw);
-        return s;
-    }
-    *out = hw;
-    return GS_OK;
+    return hand_out(hw, gs_hw_load_json_text(ctx, json, hw), out);
 }
 
 gs_status gs_hw_save(gs_ctx *ctx, const gs_hw *hw, const char *path) {

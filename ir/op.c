@@ -164,12 +164,19 @@ gs_status gs_op_build_bgemm(gs_ctx *ctx, gs_op *op, int64_t Bt, int64_t M, int64
                   (long long)Bt, (long long)M, (long long)N, (long long)K, op->transA, op->transB, alpha, beta);
 }
 
-gs_status gs_op_build_gemv(gs_ctx *ctx, gs_op *op, int64_t M, int64_t N, int transA, float alpha, float beta) {
+/* Two axes: m (spatial, M) and k (reduce, K), zeroing op first: a matrix
+ * reduced along its rows (gemv, row reductions). */
+enum { MK_M = 0, MK_K = 1 };
+static void set_mk(gs_op *op, int64_t M, int64_t K) {
     memset(op, 0, sizeof *op);
-    enum { m = 0, k = 1 };
     op->naxes = 2;
-    set_axis(op, m, "m", M, GS_AXIS_SPATIAL);
-    set_axis(op, k, "k", N, GS_AXIS_REDUCE);
+    set_axis(op, MK_M, "m", M, GS_AXIS_SPATIAL);
+    set_axis(op, MK_K, "k", K, GS_AXIS_REDUCE);
+}
+
+gs_status gs_op_build_gemv(gs_ctx *ctx, gs_op *op, int64_t M, int64_t N, int transA, float alpha, float beta) {
+    enum { m = MK_M, k = MK_K };
+    set_mk(op, M, N);
     op->ninputs = 2;
     gs_tensor *A = &op->tensors[0], *x = &op->tensors[1], *y = &op->tensors[2];
     set_tensor(A, "A", 2);
@@ -323,11 +330,8 @@ gs_status gs_op_build_eltwise(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t M
 }
 
 gs_status gs_op_build_rowreduce(gs_ctx *ctx, gs_op *op, gs_rowreduce kind, int64_t M, int64_t K) {
-    memset(op, 0, sizeof *op);
-    enum { m = 0, k = 1 };
-    op->naxes = 2;
-    set_axis(op, m, "m", M, GS_AXIS_SPATIAL);
-    set_axis(op, k, "k", K, GS_AXIS_REDUCE);
+    enum { m = MK_M, k = MK_K };
+    set_mk(op, M, K);
     op->ninputs = 1;
     gs_tensor *X = &op->tensors[0], *Y = &op->tensors[1];
     set_tensor(X, "X", 2);

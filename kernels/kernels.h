@@ -322,6 +322,9 @@ gs_status gs_verify_opencl_plan(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const g
                                 uint64_t seed, gs_diff *d);
 /* Compare two arrays (y against ref). */
 void gs_diff_compute(const float *y, const float *ref, int64_t n, gs_diff *d);
+/* The gemm reference through GSL: C = alpha*op(A)*op(B) + beta*C in single
+ * precision (C holds the old output on entry; no bias, no relu). */
+void gs_gemm_reference(const gs_op *op, const float *A, const float *B, float *C);
 
 /* ==== kernel cache, refinement and dispatch (cache.c, refine.c, dispatch.c) ==== */
 

@@ -48,8 +48,7 @@ void gs_diff_compute(const float *y, const float *ref, int64_t n, gs_diff *d) {
     d->nmse = den > 0 ? num / den : num;
 }
 
-/* Reference through GSL: C = alpha*op(A)*op(B) + beta*C in single precision. */
-static void gemm_reference(const gs_op *op, const float *A, const float *B, float *C) {
+void gs_gemm_reference(const gs_op *op, const float *A, const float *B, float *C) {
     const gs_tensor *ta = &op->tensors[0], *tb = &op->tensors[1], *tc = &op->tensors[2];
     gsl_matrix_float_const_view a = gsl_matrix_float_const_view_array(A, (size_t)ta->shape[0], (size_t)ta->shape[1]);
     gsl_matrix_float_const_view b = gsl_matrix_float_const_view_array(B, (size_t)tb->shape[0], (size_t)tb->shape[1]);
@@ -148,7 +147,7 @@ gs_status gs_verify_opencl_plan(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const g
     if (!orig) { s = gs_err(ctx, GS_ERR_NOMEM, "verify: out of memory"); goto done; }
     memcpy(orig, host[op->ninputs], (size_t)on * sizeof(float));
     if (op->kind == GS_OPK_GEMM && !op->has_bias && !op->epi.relu) {
-        gemm_reference(op, host[0], host[1], ref);
+        gs_gemm_reference(op, host[0], host[1], ref);
         d->reference = "gsl_blas_sgemm";
     } else {
         const float *ins[GS_MAX_TENSORS];

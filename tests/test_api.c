@@ -23,19 +23,6 @@ static gs_op *parse_op(gs_ctx *ctx, const char *spec) {
     return op;
 }
 
-static gs_result *construct(gs_ctx *ctx, const gs_op *op, const char *hwname, int top_k) {
-    gs_hw *hw = NULL;
-    cr_assert_eq(gs_hw_load(ctx, hwname, &hw), GS_OK, "%s", gs_ctx_errmsg(ctx));
-    gs_construct_opts o;
-    gs_construct_opts_default(&o);
-    o.top_k = top_k;
-    gs_result *r = NULL;
-    gs_status s = gs_construct(ctx, op, hw, &o, &r);
-    cr_assert_eq(s, GS_OK, "construct %s: %s", gs_op_spec(op), gs_ctx_errmsg(ctx));
-    gs_hw_destroy(hw);
-    return r;
-}
-
 /* ---- operators, profiles, names --------------------------------------------------- */
 Test(api, op_buffers_in_argument_order) {
     gs_ctx *ctx = gs_ctx_create();
@@ -102,11 +89,12 @@ Test(api, policy_and_strategy_names) {
 
 /* ---- results ------------------------------------------------------------------------- */
 Test(api, config_round_trip_and_limits) {
-    gs_ctx *ctx = gs_ctx_create();
-    gs_op *op = parse_op(ctx, "gemm M=512 N=256 K=128");
-    gs_result *r = construct(ctx, op, "a100", 3);
-    gs_hw *hw = NULL;
-    cr_assert_eq(gs_hw_load(ctx, "a100", &hw), GS_OK);
+    gs_test_fix f;
+    gs_test_setup(&f, false, "a100", "gemm M=512 N=256 K=128", 3);
+    gs_ctx *ctx = f.ctx;
+    const gs_op *op = f.op;
+    const gs_hw *hw = f.hw;
+    const gs_result *r = f.r;
     for (int i = 0; i < gs_result_count(r); i++) {
         char cfg[256];
         cr_assert_eq(gs_result_config(r, i, cfg, sizeof cfg), GS_OK);
@@ -125,17 +113,15 @@ Test(api, config_round_trip_and_limits) {
     cr_assert_null(bad);
     gs_test_expect_err(ctx, gs_construct_config(ctx, op, hw, "bm=64,bq=2", &bad), GS_ERR_PARSE, "bq",
                        "unknown key");
-    gs_hw_destroy(hw);
-    gs_result_destroy(r);
-    gs_op_destroy(op);
-    gs_ctx_destroy(ctx);
+    gs_test_teardown(&f);
 }
 
 /* The banner of the emitted source says what the accessors say. */
 Test(api, candidate_config_plan_launch_match_the_source) {
-    gs_ctx *ctx = gs_ctx_create();
-    gs_op *op = parse_op(ctx, "conv2d N=1 C=16 H=14 W=14 K=32 R=3 S=3 pad=1 bias=1");
-    gs_result *r = construct(ctx, op, "h100", 2);
+    gs_test_fix f;
+    gs_test_setup(&f, false, "h100", "conv2d N=1 C=16 H=14 W=14 K=32 R=3 S=3 pad=1 bias=1", 2);
+    gs_ctx *ctx = f.ctx;
+    const gs_result *r = f.r;
     for (int i = 0; i < gs_result_count(r); i++) {
         char cfg[256], plan[256], want[600];
         int64_t grid = 0, block = 0, smem = -1;
@@ -158,16 +144,15 @@ Test(api, candidate_config_plan_launch_match_the_source) {
     int64_t g = 5;
     cr_assert_eq(gs_result_launch(r, -1, &g, NULL, NULL), GS_ERR_INVALID_ARG);
     cr_assert_eq(g, 0);
-    gs_result_destroy(r);
-    gs_op_destroy(op);
-    gs_ctx_destroy(ctx);
+    gs_test_teardown(&f);
 }
 
 /* ---- kernels ------------------------------------------------------------------------- */
 Test(api, kernel_create_is_emit) {
-    gs_ctx *ctx = gs_ctx_create();
-    gs_op *op = parse_op(ctx, "gemv M=300 N=200");
-    gs_result *r = construct(ctx, op, "t4", 1);
+    gs_test_fix f;
+    gs_test_setup(&f, false, "t4", "gemv M=300 N=200", 1);
+    gs_ctx *ctx = f.ctx;
+    const gs_result *r = f.r;
     for (int d = GS_DIALECT_CUDA; d <= GS_DIALECT_OPENCL; d++) {
         gs_kernel *k = NULL;
         char *src = NULL;
@@ -193,15 +178,14 @@ Test(api, kernel_create_is_emit) {
     gs_test_expect_err(ctx, gs_kernel_emit(ctx, NULL, 0, GS_DIALECT_CUDA, &src), GS_ERR_INVALID_ARG, "NULL result",
                        "NULL result");
     cr_assert_null(src);
-    gs_result_destroy(r);
-    gs_op_destroy(op);
-    gs_ctx_destroy(ctx);
+    gs_test_teardown(&f);
 }
 
 Test(api, kernel_compile_reports_ptxas) {
-    gs_ctx *ctx = gs_ctx_create();
-    gs_op *op = parse_op(ctx, "gemm M=256 N=256 K=64");
-    gs_result *r = construct(ctx, op, "a100", 1);
+    gs_test_fix f;
+    gs_test_setup(&f, false, "a100", "gemm M=256 N=256 K=64", 1);
+    gs_ctx *ctx = f.ctx;
+    const gs_result *r = f.r;
     gs_kernel *cl = NULL;
     cr_assert_eq(gs_kernel_create(ctx, r, 0, GS_DIALECT_OPENCL, 0, &cl), GS_OK);
     gs_test_expect_err(ctx, gs_kernel_compile(ctx, cl, NULL), GS_ERR_INVALID_ARG, "is OpenCL C", "OpenCL to NVRTC");
@@ -227,9 +211,7 @@ Test(api, kernel_compile_reports_ptxas) {
     cr_assert_eq(gs_kernel_compile(ctx, k, &again), GS_OK, "compiling twice is answered from the kernel");
     cr_assert_eq(again.registers, st.registers);
     gs_kernel_destroy(k);
-    gs_result_destroy(r);
-    gs_op_destroy(op);
-    gs_ctx_destroy(ctx);
+    gs_test_teardown(&f);
 }
 
 /* Run k on spec's operator with data from seed, compare with the
@@ -282,10 +264,12 @@ static gs_device *open_opencl(gs_ctx *ctx) {
 /* One kernel, constructed for one shape, runs on others (extents are
  * arguments); a kernel of another structure is refused. */
 Test(api, kernel_runs_on_other_shapes) {
-    gs_ctx *ctx = gs_ctx_create();
+    gs_test_fix f;
+    gs_test_setup(&f, false, "rtx3090", "gemm M=96 N=80 K=64 beta=0.5 bias=1 relu=1", 1);
+    gs_ctx *ctx = f.ctx;
+    const gs_op *op = f.op;
     gs_device *dev = open_opencl(ctx);
-    gs_op *op = parse_op(ctx, "gemm M=96 N=80 K=64 beta=0.5 bias=1 relu=1");
-    gs_result *r = construct(ctx, op, "rtx3090", 1);
+    const gs_result *r = f.r;
     gs_kernel *k = NULL;
     cr_assert_eq(gs_kernel_create(ctx, r, 0, GS_DIALECT_OPENCL, 0, &k), GS_OK);
     const char *shapes[] = {"gemm M=96 N=80 K=64 beta=0.5 bias=1 relu=1", "gemm M=33 N=17 K=100 beta=0.5 bias=1 relu=1",
@@ -304,10 +288,8 @@ Test(api, kernel_runs_on_other_shapes) {
                        "no device");
     gs_op_destroy(other);
     gs_kernel_destroy(k);
-    gs_result_destroy(r);
-    gs_op_destroy(op);
     gs_device_close(dev);
-    gs_ctx_destroy(ctx);
+    gs_test_teardown(&f);
 }
 
 /* ---- devices ------------------------------------------------------------------------- */
@@ -339,7 +321,9 @@ Test(api, devices_say_what_is_missing) {
 }
 
 Test(api, opencl_query_refine_attach) {
-    gs_ctx *ctx = gs_ctx_create();
+    gs_test_fix f;
+    gs_test_setup(&f, false, "rtx4090", "gemm M=64 N=64 K=64", 2);
+    gs_ctx *ctx = f.ctx;
     gs_device *dev = open_opencl(ctx);
     /* the device's own profile ("--hw auto") */
     gs_hw *hw = NULL;
@@ -347,8 +331,7 @@ Test(api, opencl_query_refine_attach) {
     cr_assert_eq(strncmp(gs_hw_name(hw), "auto-", 5), 0, "name %s", gs_hw_name(hw));
     gs_hw_destroy(hw);
     /* refinement times the top 2 and picks the faster */
-    gs_op *op = parse_op(ctx, "gemm M=64 N=64 K=64");
-    gs_result *r = construct(ctx, op, "rtx4090", 2);
+    const gs_result *r = f.r;
     int pick = -1;
     double med[2] = {0, 0};
     cr_assert_eq(gs_refine(ctx, dev, r, 2, 20, &pick, med), GS_OK, "%s", gs_ctx_errmsg(ctx));
@@ -361,22 +344,17 @@ Test(api, opencl_query_refine_attach) {
     o.dialect = GS_DIALECT_OPENCL;
     o.cache_dir = "";
     gs_dispatcher *d = NULL;
-    gs_hw *rtx = NULL;
-    cr_assert_eq(gs_hw_load(ctx, "rtx4090", &rtx), GS_OK);
-    cr_assert_eq(gs_dispatcher_create(ctx, rtx, &o, &d), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_dispatcher_create(ctx, f.hw, &o, &d), GS_OK, "%s", gs_ctx_errmsg(ctx));
     cr_assert_eq(gs_dispatcher_attach(ctx, d, dev), GS_OK, "%s", gs_ctx_errmsg(ctx));
     gs_kernel_handle h;
-    cr_assert_eq(gs_dispatch(ctx, d, op, &h), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_dispatch(ctx, d, f.op, &h), GS_OK, "%s", gs_ctx_errmsg(ctx));
     cr_assert_not_null(h.program, "an attached device gets a built program");
     gs_dispatcher_destroy(d);
     o.dialect = GS_DIALECT_CUDA;
-    cr_assert_eq(gs_dispatcher_create(ctx, rtx, &o, &d), GS_OK);
+    cr_assert_eq(gs_dispatcher_create(ctx, f.hw, &o, &d), GS_OK);
     gs_test_expect_err(ctx, gs_dispatcher_attach(ctx, d, dev), GS_ERR_INVALID_ARG, "emits CUDA, not OpenCL",
                        "dialect mismatch");
     gs_dispatcher_destroy(d);
-    gs_hw_destroy(rtx);
-    gs_result_destroy(r);
-    gs_op_destroy(op);
     gs_device_close(dev);
-    gs_ctx_destroy(ctx);
+    gs_test_teardown(&f);
 }

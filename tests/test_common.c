@@ -95,6 +95,30 @@ void gs_test_expect_err(gs_ctx *ctx, gs_status got, gs_status want, const char *
     }
 }
 
+void gs_test_setup(gs_test_fix *f, bool device, const char *hw, const char *spec, int top_k) {
+    memset(f, 0, sizeof *f);
+    f->ctx = gs_ctx_create();
+    cr_assert_not_null(f->ctx);
+    if (device) f->cl = gs_test_open_cl(f->ctx);
+    cr_assert_eq(gs_hw_load(f->ctx, hw, &f->hw), GS_OK, "%s: %s", hw, gs_ctx_errmsg(f->ctx));
+    if (!spec) return;
+    cr_assert_eq(gs_op_parse(f->ctx, spec, &f->op), GS_OK, "%s: %s", spec, gs_ctx_errmsg(f->ctx));
+    gs_construct_opts co;
+    gs_construct_opts_default(&co);
+    co.top_k = top_k;
+    gs_status s = gs_construct(f->ctx, f->op, f->hw, &co, &f->r);
+    cr_assert_eq(s, GS_OK, "construct %s on %s: %s", spec, hw, gs_ctx_errmsg(f->ctx));
+}
+
+void gs_test_teardown(gs_test_fix *f) {
+    gs_result_destroy(f->r);
+    gs_op_destroy(f->op);
+    gs_hw_destroy(f->hw);
+    gs_cl_close(f->cl);
+    gs_ctx_destroy(f->ctx);
+    memset(f, 0, sizeof *f);
+}
+
 gs_op gs_test_gemm(int64_t M, int64_t N, int64_t K) {
     gs_op op;
     gs_ctx *ctx = gs_ctx_create();

@@ -35,6 +35,21 @@ void gs_test_need_nvrtc(gs_ctx *ctx, const char *what);
  * (NULL or "" for none); what names the case in the failure. */
 void gs_test_expect_err(gs_ctx *ctx, gs_status got, gs_status want, const char *needles, const char *what);
 
+/* What many tests work on: a context, the OpenCL device when asked for
+ * (gs_test_open_cl: skipped or failed without one), a profile by name, an
+ * operator parsed from a spec and its construction with top_k candidates
+ * (op and r stay NULL for a NULL spec). Each step is asserted. */
+typedef struct gs_test_fix {
+    gs_ctx *ctx;
+    gs_cl *cl;
+    gs_hw *hw;
+    gs_op *op;
+    gs_result *r;
+} gs_test_fix;
+void gs_test_setup(gs_test_fix *f, bool device, const char *hw, const char *spec, int top_k);
+/* Free all of it (NULL members are skipped). */
+void gs_test_teardown(gs_test_fix *f);
+
 /* A gemm operator (M, N, K; no transposes, alpha 1, beta 0), asserted. */
 gs_op gs_test_gemm(int64_t M, int64_t N, int64_t K);
 

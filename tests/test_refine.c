@@ -72,37 +72,6 @@ Test(refine, spearman) {
     cr_assert(isnan(gs_refine_spearman(a, flat, 5)), "a constant series: undefined");
 }
 
-/* What the refinement tests work on: an operator constructed for a profile,
- * and the OpenCL device when the test needs one (skipped with the reason,
- * or failed under GS_REQUIRE_OPENCL=1, without one). */
-typedef struct fixture {
-    gs_ctx *ctx;
-    gs_cl *cl;
-    gs_hw *hw;
-    gs_op *op;
-    gs_result *r;
-} fixture;
-
-static void setup(fixture *f, bool device, const char *hwname, const char *spec, int top_k) {
-    memset(f, 0, sizeof *f);
-    f->ctx = gs_ctx_create();
-    if (device) f->cl = gs_test_open_cl(f->ctx);
-    cr_assert_eq(gs_hw_load(f->ctx, hwname, &f->hw), GS_OK);
-    cr_assert_eq(gs_op_parse(f->ctx, spec, &f->op), GS_OK);
-    gs_construct_opts co;
-    gs_construct_opts_default(&co);
-    co.top_k = top_k;
-    cr_assert_eq(gs_construct(f->ctx, f->op, f->hw, &co, &f->r), GS_OK, "%s", gs_ctx_errmsg(f->ctx));
-}
-
-static void teardown(fixture *f) {
-    gs_result_destroy(f->r);
-    gs_op_destroy(f->op);
-    gs_hw_destroy(f->hw);
-    gs_cl_close(f->cl);
-    gs_ctx_destroy(f->ctx);
-}
-
 /* Spearman's rho computed here from its definition: the Pearson correlation
  * of the average ranks (ties share their mean rank). */
 static double spearman_by_hand(const double *a, const double *b, int n) {
@@ -135,8 +104,8 @@ static double spearman_by_hand(const double *a, const double *b, int n) {
  * positive medians, the pick is their argmin, and the reported rank
  * correlation is that of the predictions and the medians. */
 Test(refine, opencl_measures_top3_and_picks_argmin) {
-    fixture f;
-    setup(&f, true, "rtx3090", "gemm M=96 N=80 K=64 beta=0.5", 5);
+    gs_test_fix f;
+    gs_test_setup(&f, true, "rtx3090", "gemm M=96 N=80 K=64 beta=0.5", 5);
     const gs_result *r = f.r;
     cr_assert_geq(r->n, 3);
     gs_refine_report rep;
@@ -173,24 +142,24 @@ Test(refine, opencl_measures_top3_and_picks_argmin) {
     if (isnan(rho)) cr_assert(isnan(rep.spearman), "a constant series has no rank correlation: %g", rep.spearman);
     else cr_assert_float_eq(rep.spearman, rho, 1e-12, "spearman %g, by hand %g", rep.spearman, rho);
     cr_assert_leq(rep.measure_s, rep.total_s);
-    teardown(&f);
+    gs_test_teardown(&f);
 }
 
 /* Ops with a bias (an extra buffer) and K larger than the result holds. */
 Test(refine, opencl_bias_op_and_k_clamped) {
-    fixture f;
-    setup(&f, true, "orin-nano", "gemm M=40 N=72 K=24 bias=1 relu=1", 2);
+    gs_test_fix f;
+    gs_test_setup(&f, true, "orin-nano", "gemm M=40 N=72 K=24 bias=1 relu=1", 2);
     gs_refine_report rep;
     cr_assert_eq(gs_refine_opencl(f.ctx, f.cl, NULL, f.r, 10, 0, &rep), GS_OK, "%s", gs_ctx_errmsg(f.ctx));
     cr_assert_eq(rep.n, f.r->n, "K is clamped to the candidates available");
     cr_assert_float_eq(rep.budget_s, GS_REFINE_DEFAULT_MS * 1e-3, 1e-12, "budget <= 0: the default");
     cr_assert_geq(rep.pick, 0);
-    teardown(&f);
+    gs_test_teardown(&f);
 }
 
 Test(refine, bad_arguments) {
-    fixture f;
-    setup(&f, false, "rtx3090", "gemm M=64 N=64 K=64", 5);
+    gs_test_fix f;
+    gs_test_setup(&f, false, "rtx3090", "gemm M=64 N=64 K=64", 5);
     gs_ctx *ctx = f.ctx;
     gs_refine_report rep;
     cr_assert_eq(gs_refine_opencl(ctx, NULL, NULL, NULL, 3, 100, &rep), GS_ERR_INVALID_ARG);
@@ -201,13 +170,13 @@ Test(refine, bad_arguments) {
     cr_assert_eq(gs_refine_opencl(ctx, NULL, f.op, f.r, 2, 100, &rep), GS_ERR_OPENCL_MISSING, "no device");
     cr_assert_eq(rep.pick, -1);
     gs_op_destroy(other);
-    teardown(&f);
+    gs_test_teardown(&f);
 }
 
 /* Without a CUDA device the CUDA variant says so; with one it measures. */
 Test(refine, cuda_missing_or_measured) {
-    fixture f;
-    setup(&f, false, "rtx4090", "gemm M=256 N=256 K=256", 5);
+    gs_test_fix f;
+    gs_test_setup(&f, false, "rtx4090", "gemm M=256 N=256 K=256", 5);
     gs_ctx *ctx = f.ctx;
     gs_refine_report rep;
     gs_status s = gs_refine_cuda(ctx, NULL, f.op, f.r, 3, 100, &rep);
@@ -226,5 +195,5 @@ Test(refine, cuda_missing_or_measured) {
         cr_assert_eq(s, GS_ERR_CUDA_MISSING, "gs_cuda_open: %s: %s", gs_status_str(s), gs_ctx_errmsg(ctx));
         cr_log_info("CUDA: %s", gs_ctx_errmsg(ctx));
     }
-    teardown(&f);
+    gs_test_teardown(&f);
 }
