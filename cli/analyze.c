@@ -23,7 +23,6 @@
  */
 #include "cli/cli.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <gsl/gsl_vector.h>
 #include <jansson.h>
@@ -327,9 +326,6 @@ static const char *act_name(gs_action_kind k) {
     default: return "?";
     }
 }
-static const char *policy_name(gs_policy p) {
-    return p == GS_POLICY_PAPER ? "paper" : p == GS_POLICY_BALANCED ? "balanced" : "model";
-}
 
 static json_t *state_json(const gs_op *op, const gs_etir *e, double t_pred) {
     char d[200], cfg[256];
@@ -350,70 +346,167 @@ static json_t *edge_json(const gs_op *op, const an_graph *g, const an_edge *e) {
     return j;
 }
 
-static int parse_long(const char *name, const char *s, long lo, long hi, long *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || errno || v < lo || v > hi) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "--%s expects an integer in [%ld, %ld], got '%%s'", name, lo, hi);
-        return gs_cli_usage_error("analyze", msg, s);
-    }
-    *out = v;
-    return 0;
-}
+typedef struct an_opts {
+    const char *hwname, *format, *spec;
+    gs_policy pol;
+    uint64_t seed;
+    long step, cap;
+} an_opts;
 
-int gs_cli_analyze(int argc, char **argv) {
-    const char *hwname = "rtx4090", *format = "text";
-    gs_policy pol = GS_POLICY_MODEL;
-    uint64_t seed = 1;
-    long step = 0, cap = AN_DEFAULT_CAP, v;
-    static const struct option lo[] = {
-        {"hw", required_argument, 0, 'w'},   {"policy", required_argument, 0, 'p'},
-        {"seed", required_argument, 0, 's'}, {"step", required_argument, 0, 't'},
-        {"cap", required_argument, 0, 'c'},  {"format", required_argument, 0, 'f'},
-        {"help", no_argument, 0, 'h'},       {0, 0, 0, 0},
-    };
+static const struct option analyze_lo[] = {
+    {"hw", required_argument, 0, 'w'},   {"policy", required_argument, 0, 'p'},
+    {"seed", required_argument, 0, 's'}, {"step", required_argument, 0, 't'},
+    {"cap", required_argument, 0, 'c'},  {"format", required_argument, 0, 'f'},
+    {"help", no_argument, 0, 'h'},       {0, 0, 0, 0},
+};
+
+/* The options and the SPEC operand: -1 to go on, else an exit code. */
+static int analyze_parse_opts(int argc, char **argv, an_opts *o) {
+    *o = (an_opts){.hwname = "rtx4090", .format = "text", .pol = GS_POLICY_MODEL, .seed = 1, .cap = AN_DEFAULT_CAP};
+    long v;
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", analyze_lo, NULL)) != -1) {
         switch (c) {
-        case 'w': hwname = optarg; break;
+        case 'w': o->hwname = optarg; break;
         case 'p':
-            if (!strcmp(optarg, "paper")) pol = GS_POLICY_PAPER;
-            else if (!strcmp(optarg, "balanced")) pol = GS_POLICY_BALANCED;
-            else if (!strcmp(optarg, "model")) pol = GS_POLICY_MODEL;
-            else return gs_cli_usage_error("analyze", "unknown policy '%s' (paper, balanced, model)", optarg);
+            if (gs_cli_policy_opt("analyze", optarg, &o->pol)) return 2;
             break;
         case 's':
-            if (parse_long("seed", optarg, 0, LONG_MAX, &v)) return 2;
-            seed = (uint64_t)v;
+            if (gs_cli_int_opt("analyze", "seed", optarg, 0, LONG_MAX, &v)) return 2;
+            o->seed = (uint64_t)v;
             break;
         case 't':
-            if (parse_long("step", optarg, 0, 1000000, &step)) return 2;
+            if (gs_cli_int_opt("analyze", "step", optarg, 0, 1000000, &o->step)) return 2;
             break;
         case 'c':
-            if (parse_long("cap", optarg, 1, 10000000, &cap)) return 2;
+            if (gs_cli_int_opt("analyze", "cap", optarg, 1, 10000000, &o->cap)) return 2;
             break;
         case 'f':
-            if (strcmp(optarg, "text") && strcmp(optarg, "json"))
-                return gs_cli_usage_error("analyze", "unknown --format '%s' (text, json)", optarg);
-            format = optarg;
+            if (gs_cli_format_opt("analyze", optarg, false, &o->format)) return 2;
             break;
         case 'h': fputs(analyze_help, stdout); return 0;
-        case ':': return gs_cli_usage_error("analyze", "option '%s' needs a value", argv[optind - 1]);
-        default: return gs_cli_usage_error("analyze", "unknown option '%s'", argv[optind - 1]);
+        default: return gs_cli_getopt_error("analyze", c, argv, analyze_lo, NULL);
         }
     }
-    if (optind >= argc) return gs_cli_usage_error("analyze", "missing the operator SPEC%s", "");
-    if (optind + 1 < argc) return gs_cli_usage_error("analyze", "unexpected argument '%s' (quote the SPEC)", argv[optind + 1]);
-    const char *spec = argv[optind];
-    bool json = !strcmp(format, "json");
+    return gs_cli_operand("analyze", argc, argv, "missing the operator SPEC%s",
+                          "unexpected argument '%s' (quote the SPEC)", &o->spec);
+}
 
+/* What the two reports compare: the greedy policy's terminal state and
+ * gs_construct's pick. */
+typedef struct an_cmp {
+    double vstart, t_greedy, t_con;
+    int32_t gt, c_idx;
+    bool agree, same_time;
+} an_cmp;
+
+static an_cmp an_compare(an_graph *g, const an_result *r, const gs_result *res) {
+    an_cmp c;
+    c.vstart = gsl_vector_get(r->V, 0);
+    c.gt = r->greedy_term;
+    c.t_greedy = c.gt >= 0 ? g->tpred[c.gt] : NAN;
+    c.c_idx = an_find(g, &res->cand[0], false);
+    c.agree = c.gt >= 0 && !memcmp(&g->st[c.gt], &res->cand[0], sizeof(gs_etir));
+    c.t_con = res->est[0].time_s;
+    /* same predicted time counts as agreement in value even when the states differ */
+    c.same_time = c.gt >= 0 && fabs(c.t_greedy - c.t_con) <= 1e-9 * c.t_con;
+    return c;
+}
+
+static bool analyze_print_json(const an_opts *o, const gs_op *op, const gs_hw *hw, const an_graph *g,
+                               const an_result *r, const gs_result *res, const an_cmp *c) {
+    json_t *root = json_pack("{s:s, s:s, s:s, s:I, s:i, s:f}", "op", op->spec, "hw", hw->name, "policy",
+                             gs_policy_name(o->pol), "seed", (json_int_t)o->seed, "cache_step", (int)o->step,
+                             "cache_multiplier", gs_cache_multiplier((int)o->step));
+    json_t *gj = json_pack("{s:i, s:I, s:i, s:i, s:b, s:I}", "states", g->n, "edges", (json_int_t)g->ne, "terminal",
+                           r->terminals, "cap", (int)o->cap, "capped", g->capped, "edges_dropped", (json_int_t)g->dropped);
+    json_object_set_new(root, "graph", gj);
+    json_object_set_new(root, "start", state_json(op, &g->st[0], NAN));
+    json_t *tr = json_array();
+    for (int32_t k = 0; k < g->ecnt[0]; k++) json_array_append_new(tr, edge_json(op, g, &g->edges[g->eoff[0] + k]));
+    json_object_set_new(root, "start_transitions", tr);
+    json_object_set_new(root, "value_iteration",
+                        json_pack("{s:i, s:b, s:f, s:f, s:s}", "iterations", r->iterations, "converged", r->converged,
+                                  "last_max_abs_delta", r->last_delta, "v_start", c->vstart, "criterion",
+                                  "max relative change <= 1e-12"));
+    json_object_set_new(root, "expected_payoff",
+                        json_pack("{s:i, s:b, s:f}", "iterations", r->e_iterations, "converged", r->e_converged,
+                                  "e_start", gsl_vector_get(r->E, 0)));
+    json_object_set_new(root, "best_terminal", state_json(op, &g->st[r->best_term], r->t_best));
+    /* the greedy path, edge by edge */
+    json_t *gr = json_object();
+    json_object_set_new(gr, "steps", json_integer(r->path_len));
+    json_object_set_new(gr, "reached_terminal", json_boolean(c->gt >= 0));
+    json_t *path = json_array();
+    for (int32_t k = 0; k < r->path_len; k++) json_array_append_new(path, edge_json(op, g, &g->edges[r->path_edge[k]]));
+    json_object_set_new(gr, "path", path);
+    json_object_set_new(gr, "terminal", state_json(op, &g->st[r->path[r->path_len]], c->t_greedy));
+    if (c->gt >= 0) json_object_set_new(gr, "payoff", json_real(r->t_best / c->t_greedy));
+    json_object_set_new(root, "greedy", gr);
+    json_t *cj = state_json(op, &res->cand[0], c->t_con);
+    json_object_set_new(cj, "strategy", json_string("markov"));
+    json_object_set_new(cj, "in_graph", json_boolean(c->c_idx >= 0));
+    json_object_set_new(root, "construct", cj);
+    json_object_set_new(root, "agree", json_boolean(c->agree));
+    json_object_set_new(root, "same_predicted_time", json_boolean(c->same_time));
+    return gs_cli_put_json(root, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+}
+
+static void analyze_print_text(const an_opts *o, const gs_op *op, const gs_hw *hw, const an_graph *g,
+                               const an_result *r, const gs_result *res, const an_cmp *c) {
+    char d[200];
+    gs_cli_print_op_hw(op, hw);
+    printf("analyze   policy %s; cache weight taken at walk step t=%ld (multiplier %.4f)\n", gs_policy_name(o->pol),
+           o->step, gs_cache_multiplier((int)o->step));
+    printf("graph     %d states, %lld edges, %d terminal (level 0)\n", g->n, (long long)g->ne, r->terminals);
+    if (g->capped)
+        printf("note      exploration hit the cap of %ld states; %lld edges lead past it and count as value 0\n", o->cap,
+               (long long)g->dropped);
+    /* the transitions out of the start state */
+    gs_etir_format(op, &g->st[0], d, sizeof d);
+    printf("start     %s (level %d): %d transitions\n", d, g->st[0].level, g->ecnt[0]);
+    printf("  %-10s %-5s %5s %12s %12s  %s\n", "action", "axis", "value", "benefit", "probability", "target");
+    for (int32_t k = 0; k < g->ecnt[0]; k++) {
+        const an_edge *e = &g->edges[g->eoff[0] + k];
+        char td[200] = "(past the cap)", tl[16] = "";
+        if (e->to >= 0) {
+            gs_etir_format(op, &g->st[e->to], td, sizeof td);
+            snprintf(tl, sizeof tl, " (level %d)", g->st[e->to].level);
+        }
+        char val[16] = "-";
+        if (e->act.kind == GS_ACT_VTHREAD) snprintf(val, sizeof val, "%d", e->act.value);
+        printf("  %-10s %-5s %5s %12.5g %12.6f  %s%s\n", act_name(e->act.kind),
+               e->act.axis >= 0 ? op->axes[e->act.axis].name : "-", val, e->benefit, e->prob, td, tl);
+    }
+    /* the values, then the best, greedy and constructed states */
+    printf("values    %d iterations (%s; last max |dV| %.3g), V(start) = %.6g\n", r->iterations,
+           r->converged ? "converged: max relative change <= 1e-12" : "NOT converged within 10000", r->last_delta,
+           c->vstart);
+    printf("expected  E(start) = %.6g: mean payoff where a chain rolling pi(a|i) at every state ends (%d sweeps%s)\n",
+           gsl_vector_get(r->E, 0), r->e_iterations, r->e_converged ? "" : ", NOT converged");
+    gs_etir_format(op, &g->st[r->best_term], d, sizeof d);
+    printf("best      %-44s predicted %10.4f ms (best terminal in the graph, payoff 1)\n", d, r->t_best * 1e3);
+    gs_etir_format(op, &g->st[r->path[r->path_len]], d, sizeof d);
+    if (c->gt >= 0)
+        printf("greedy    %-44s predicted %10.4f ms (payoff %.4f, %d steps)\n", d, c->t_greedy * 1e3,
+               r->t_best / c->t_greedy, r->path_len);
+    else printf("greedy    stopped at %s after %d steps: no terminal state reachable\n", d, r->path_len);
+    printf("construct %-44s predicted %10.4f ms (markov, policy %s, seed %llu%s)\n", res->desc[0], c->t_con * 1e3,
+           gs_policy_name(o->pol), (unsigned long long)o->seed, c->c_idx >= 0 ? "" : "; state not in the explored graph");
+    printf("agree     %s\n", c->agree       ? "yes: the greedy policy's terminal state is gs_construct's pick"
+                             : c->same_time ? "same predicted time, different states"
+                                            : "no");
+}
+
+int gs_cli_analyze(int argc, char **argv) {
+    an_opts o;
+    int rc = analyze_parse_opts(argc, argv, &o);
+    if (rc >= 0) return rc;
     gs_ctx *ctx = gs_ctx_create();
     if (!ctx) return 1;
-    int rc = 0;
+    rc = 0;
     gs_op *op = NULL;
     gs_hw *hw = NULL;
     gs_result *res = NULL;
@@ -421,121 +514,31 @@ int gs_cli_analyze(int argc, char **argv) {
     an_result r;
     memset(&g, 0, sizeof g);
     memset(&r, 0, sizeof r);
-    gs_status s = gs_op_parse(ctx, spec, &op);
-    if (s == GS_OK) s = gs_hw_load(ctx, hwname, &hw);
-    if (s == GS_OK && !an_init(&g, op, (int32_t)cap)) s = gs_err(ctx, GS_ERR_NOMEM, "out of memory for %ld states", cap);
-    if (s == GS_OK && !an_explore(&g, hw, pol, (int)step)) s = gs_err(ctx, GS_ERR_NOMEM, "out of memory for the edges");
+    /* the graph, its values, the expectation and the greedy path */
+    gs_status s = gs_op_parse(ctx, o.spec, &op);
+    if (s == GS_OK) s = gs_hw_load(ctx, o.hwname, &hw);
+    if (s == GS_OK && !an_init(&g, op, (int32_t)o.cap))
+        s = gs_err(ctx, GS_ERR_NOMEM, "out of memory for %ld states", o.cap);
+    if (s == GS_OK && !an_explore(&g, hw, o.pol, (int)o.step)) s = gs_err(ctx, GS_ERR_NOMEM, "out of memory for the edges");
     if (s == GS_OK && !an_values(&g, &r)) s = gs_err(ctx, GS_ERR_NOMEM, "out of memory for the values");
     if (s == GS_OK && r.best_term < 0)
         s = gs_err(ctx, GS_ERR_NO_CANDIDATE, "no terminal state of %s on %s within %d explored states", op->spec,
                    hw->name, g.n);
     if (s == GS_OK && !an_expect(&g, &r)) s = gs_err(ctx, GS_ERR_NOMEM, "out of memory for the values");
     if (s == GS_OK && !an_greedy(&g, &r)) s = gs_err(ctx, GS_ERR_NOMEM, "out of memory for the greedy path");
+    /* what the walk picks with the same seed and policy */
     gs_construct_opts co;
     gs_construct_opts_default(&co);
-    co.seed = seed;
-    co.policy = pol;
+    co.seed = o.seed;
+    co.policy = o.pol;
     if (s == GS_OK) s = gs_construct(ctx, op, hw, &co, &res);
     if (s != GS_OK) {
         rc = gs_cli_fail(ctx, s);
-        goto out;
-    }
-
-    const gs_etir *start = &g.st[0];
-    double vstart = gsl_vector_get(r.V, 0);
-    int32_t gt = r.greedy_term;
-    double t_greedy = gt >= 0 ? g.tpred[gt] : NAN;
-    int32_t c_idx = an_find(&g, &res->cand[0], false);
-    bool agree = gt >= 0 && !memcmp(&g.st[gt], &res->cand[0], sizeof(gs_etir));
-    double t_con = res->est[0].time_s;
-    /* same predicted time counts as agreement in value even when the states differ */
-    bool same_time = gt >= 0 && fabs(t_greedy - t_con) <= 1e-9 * t_con;
-    char d[200];
-
-    if (json) {
-        json_t *root = json_pack("{s:s, s:s, s:s, s:I, s:i, s:f}", "op", op->spec, "hw", hw->name, "policy",
-                                 policy_name(pol), "seed", (json_int_t)seed, "cache_step", (int)step,
-                                 "cache_multiplier", gs_cache_multiplier((int)step));
-        json_t *gj = json_pack("{s:i, s:I, s:i, s:i, s:b, s:I}", "states", g.n, "edges", (json_int_t)g.ne,
-                               "terminal", r.terminals, "cap", (int)cap, "capped", g.capped, "edges_dropped",
-                               (json_int_t)g.dropped);
-        json_object_set_new(root, "graph", gj);
-        json_object_set_new(root, "start", state_json(op, start, NAN));
-        json_t *tr = json_array();
-        for (int32_t k = 0; k < g.ecnt[0]; k++) json_array_append_new(tr, edge_json(op, &g, &g.edges[g.eoff[0] + k]));
-        json_object_set_new(root, "start_transitions", tr);
-        json_object_set_new(root, "value_iteration",
-                            json_pack("{s:i, s:b, s:f, s:f, s:s}", "iterations", r.iterations, "converged", r.converged,
-                                      "last_max_abs_delta", r.last_delta, "v_start", vstart, "criterion",
-                                      "max relative change <= 1e-12"));
-        json_object_set_new(root, "expected_payoff",
-                            json_pack("{s:i, s:b, s:f}", "iterations", r.e_iterations, "converged", r.e_converged,
-                                      "e_start", gsl_vector_get(r.E, 0)));
-        json_t *bj = state_json(op, &g.st[r.best_term], r.t_best);
-        json_object_set_new(root, "best_terminal", bj);
-        json_t *gr = json_object();
-        json_object_set_new(gr, "steps", json_integer(r.path_len));
-        json_object_set_new(gr, "reached_terminal", json_boolean(gt >= 0));
-        json_t *path = json_array();
-        for (int32_t k = 0; k < r.path_len; k++) json_array_append_new(path, edge_json(op, &g, &g.edges[r.path_edge[k]]));
-        json_object_set_new(gr, "path", path);
-        json_object_set_new(gr, "terminal", state_json(op, &g.st[r.path[r.path_len]], t_greedy));
-        if (gt >= 0) json_object_set_new(gr, "payoff", json_real(r.t_best / t_greedy));
-        json_object_set_new(root, "greedy", gr);
-        json_t *cj = state_json(op, &res->cand[0], t_con);
-        json_object_set_new(cj, "strategy", json_string("markov"));
-        json_object_set_new(cj, "in_graph", json_boolean(c_idx >= 0));
-        json_object_set_new(root, "construct", cj);
-        json_object_set_new(root, "agree", json_boolean(agree));
-        json_object_set_new(root, "same_predicted_time", json_boolean(same_time));
-        char *txt = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
-        if (txt) puts(txt);
-        free(txt);
-        json_decref(root);
     } else {
-        printf("op        %s\n", op->spec);
-        printf("hw        %s (sm_%d, %d SMs, %.1f TFLOP/s fp32, %.0f GB/s)\n", hw->name, hw->sm, hw->num_sms,
-               gs_hw_peak_flops(hw) / 1e12, hw->dram_gbs);
-        printf("analyze   policy %s; cache weight taken at walk step t=%ld (multiplier %.4f)\n", policy_name(pol), step,
-               gs_cache_multiplier((int)step));
-        printf("graph     %d states, %lld edges, %d terminal (level 0)\n", g.n, (long long)g.ne, r.terminals);
-        if (g.capped)
-            printf("note      exploration hit the cap of %ld states; %lld edges lead past it and count as value 0\n",
-                   cap, (long long)g.dropped);
-        gs_etir_format(op, start, d, sizeof d);
-        printf("start     %s (level %d): %d transitions\n", d, start->level, g.ecnt[0]);
-        printf("  %-10s %-5s %5s %12s %12s  %s\n", "action", "axis", "value", "benefit", "probability", "target");
-        for (int32_t k = 0; k < g.ecnt[0]; k++) {
-            const an_edge *e = &g.edges[g.eoff[0] + k];
-            char td[200] = "(past the cap)", tl[16] = "";
-            if (e->to >= 0) {
-                gs_etir_format(op, &g.st[e->to], td, sizeof td);
-                snprintf(tl, sizeof tl, " (level %d)", g.st[e->to].level);
-            }
-            char val[16] = "-";
-            if (e->act.kind == GS_ACT_VTHREAD) snprintf(val, sizeof val, "%d", e->act.value);
-            printf("  %-10s %-5s %5s %12.5g %12.6f  %s%s\n", act_name(e->act.kind),
-                   e->act.axis >= 0 ? op->axes[e->act.axis].name : "-", val, e->benefit, e->prob, td, tl);
-        }
-        printf("values    %d iterations (%s; last max |dV| %.3g), V(start) = %.6g\n", r.iterations,
-               r.converged ? "converged: max relative change <= 1e-12" : "NOT converged within 10000", r.last_delta,
-               vstart);
-        printf("expected  E(start) = %.6g: mean payoff where a chain rolling pi(a|i) at every state ends (%d sweeps%s)\n",
-               gsl_vector_get(r.E, 0), r.e_iterations, r.e_converged ? "" : ", NOT converged");
-        gs_etir_format(op, &g.st[r.best_term], d, sizeof d);
-        printf("best      %-44s predicted %10.4f ms (best terminal in the graph, payoff 1)\n", d, r.t_best * 1e3);
-        gs_etir_format(op, &g.st[r.path[r.path_len]], d, sizeof d);
-        if (gt >= 0)
-            printf("greedy    %-44s predicted %10.4f ms (payoff %.4f, %d steps)\n", d, t_greedy * 1e3, r.t_best / t_greedy,
-                   r.path_len);
-        else printf("greedy    stopped at %s after %d steps: no terminal state reachable\n", d, r.path_len);
-        printf("construct %-44s predicted %10.4f ms (markov, policy %s, seed %llu%s)\n", res->desc[0], t_con * 1e3,
-               policy_name(pol), (unsigned long long)seed, c_idx >= 0 ? "" : "; state not in the explored graph");
-        printf("agree     %s\n", agree ? "yes: the greedy policy's terminal state is gs_construct's pick"
-                         : same_time ? "same predicted time, different states"
-                                     : "no");
+        an_cmp c = an_compare(&g, &r, res);
+        if (!strcmp(o.format, "json")) rc = analyze_print_json(&o, op, hw, &g, &r, res, &c) ? 0 : 1;
+        else analyze_print_text(&o, op, hw, &g, &r, res, &c);
     }
-out:
     if (r.V) gsl_vector_free(r.V);
     if (r.E) gsl_vector_free(r.E);
     free(r.path);

@@ -14,13 +14,14 @@
 #include <sys/stat.h>
 
 typedef struct cli_opts {
-    const char *spec, *hw, *emit, *out, *format, *config, *configs;
+    const char *spec, *hw, *emit, *out, *format, *config, *configs, *cache_dir;
     gs_construct_opts co;
     bool nvrtc;
     const char *backend; /* NULL (construction only), "opencl" or "cuda" */
     int refine;          /* candidates to measure (0: no refinement) */
     double refine_ms;    /* budget of the timed launches */
     bool refine_ms_set;
+    bool max_ms_set;     /* --max-ms given (else exhaustive gets GS_CLI_EXHAUSTIVE_MS) */
     int sass;            /* 0: none, 1: --sass (summary), 2: --sass=full or --emit sass */
     bool emit_given;
 } cli_opts;
@@ -36,6 +37,8 @@ static const char *construct_help =
     "  --chains N           independent Markov chains [8]\n"
     "  --policy P           paper | balanced | model (benefit formulas, see README) [model]\n"
     "  --strategy S         markov | tree (Roller-style) | exhaustive | random [markov]\n"
+    "  --max-ms MS          exhaustive: stop enumerating after MS milliseconds and report the result as\n"
+    "                       capped; 0: no budget [10000]\n"
     "  --emit E             construct: print cuda | opencl | ptx | sass | json after the table [cuda]\n"
     "  --out DIR            construct: write <kernel>.cu, .cl, .json (and .ptx, .log with NVRTC, .sass\n"
     "                       with --sass) to DIR\n"
@@ -47,6 +50,7 @@ static const char *construct_help =
     "  --config CFG         skip construction and use this configuration, e.g.\n"
     "                       bm=128,bn=128,bk=32,tm=8,tn=8,vm=1,vn=2,sa=1,sb=1 (see README)\n"
     "  --format text|json   output format of the table [text]\n"
+    "  --cache-dir DIR      keep NVRTC's output in the kernel cache DIR and reuse it [$GS_CACHE_DIR; none]\n"
     "  --backend B          opencl | cuda: the device for --hw auto and --refine [none: construction only]\n"
     "  --refine K           construct: time the top K candidates on the --backend device (warm-up excluded,\n"
     "                       median of >= 3 runs) and emit the fastest\n"
@@ -55,127 +59,98 @@ static const char *construct_help =
     "verify runs each kernel on the OpenCL device (PoCL on CPU-only machines) and compares it\n"
     "with GSL's sgemm (gemm) or the IR interpreter; it prints PASS/FAIL and exits 1 on a mismatch.\n";
 
-static int parse_int(const char *cmd, const char *name, const char *s, long lo, long hi, long *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || errno || v < lo || v > hi) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "--%s expects an integer in [%ld, %ld], got '%%s'", name, lo, hi);
-        return gs_cli_usage_error(cmd, msg, s);
+static const struct option construct_lo[] = {
+    {"hw", required_argument, 0, 'w'},       {"seed", required_argument, 0, 's'},
+    {"top", required_argument, 0, 'k'},      {"chains", required_argument, 0, 'c'},
+    {"policy", required_argument, 0, 'p'},   {"strategy", required_argument, 0, 'S'},
+    {"emit", required_argument, 0, 'e'},     {"out", required_argument, 0, 'o'},
+    {"format", required_argument, 0, 'f'},   {"nvrtc", no_argument, 0, 'n'},
+    {"config", required_argument, 0, 'C'},   {"configs", required_argument, 0, 'F'},
+    {"backend", required_argument, 0, 'B'},  {"refine", required_argument, 0, 'R'},
+    {"refine-ms", required_argument, 0, 'M'}, {"sass", optional_argument, 0, 'A'},
+    {"max-ms", required_argument, 0, 'X'},   {"cache-dir", required_argument, 0, 'D'},
+    {"help", no_argument, 0, 'h'},           {0, 0, 0, 0},
+};
+
+/* One option (getopt's code C, its value optarg) into *o. Returns -1 to go
+ * on, else an exit code (0 after --help). */
+static int parse_one_opt(const char *cmd, int c, char **argv, cli_opts *o) {
+    long v;
+    switch (c) {
+    case 'w': o->hw = optarg; break;
+    case 's':
+        if (gs_cli_int_opt(cmd, "seed", optarg, 0, LONG_MAX, &v)) return 2;
+        o->co.seed = (uint64_t)v;
+        break;
+    case 'k':
+        if (gs_cli_int_opt(cmd, "top", optarg, 1, GS_MAX_TOP, &v)) return 2;
+        o->co.top_k = (int)v;
+        break;
+    case 'c':
+        if (gs_cli_int_opt(cmd, "chains", optarg, 1, 4096, &v)) return 2;
+        o->co.chains = (int)v;
+        break;
+    case 'p': return gs_cli_policy_opt(cmd, optarg, &o->co.policy) ? 2 : -1;
+    case 'S': return gs_cli_strategy_opt(cmd, optarg, &o->co.strategy) ? 2 : -1;
+    case 'e':
+        if (strcmp(optarg, "cuda") && strcmp(optarg, "opencl") && strcmp(optarg, "ptx") && strcmp(optarg, "sass") &&
+            strcmp(optarg, "json"))
+            return gs_cli_usage_error(cmd, "unknown --emit '%s' (cuda, opencl, ptx, sass, json)", optarg);
+        o->emit = optarg;
+        o->emit_given = true;
+        if (!strcmp(optarg, "sass")) o->sass = 2;
+        break;
+    case 'A':
+        if (!optarg || !strcmp(optarg, "summary")) o->sass = o->sass > 1 ? o->sass : 1;
+        else if (!strcmp(optarg, "full")) o->sass = 2;
+        else return gs_cli_usage_error(cmd, "unknown --sass '%s' (--sass, --sass=summary, --sass=full)", optarg);
+        break;
+    case 'o': o->out = optarg; break;
+    case 'D': o->cache_dir = optarg; break;
+    case 'f': return gs_cli_format_opt(cmd, optarg, false, &o->format) ? 2 : -1;
+    case 'n': o->nvrtc = true; break;
+    case 'C': o->config = optarg; break;
+    case 'F': o->configs = optarg; break;
+    case 'B':
+        if (strcmp(optarg, "opencl") && strcmp(optarg, "cuda"))
+            return gs_cli_usage_error(cmd, "unknown --backend '%s' (opencl, cuda)", optarg);
+        o->backend = optarg;
+        break;
+    case 'R':
+        if (gs_cli_int_opt(cmd, "refine", optarg, 1, GS_MAX_TOP, &v)) return 2;
+        o->refine = (int)v;
+        break;
+    case 'M': {
+        char *end;
+        errno = 0;
+        double ms = strtod(optarg, &end);
+        if (!*optarg || *end || errno || !isfinite(ms) || ms <= 0 || ms > 1e7)
+            return gs_cli_usage_error(cmd, "--refine-ms expects a positive number of milliseconds, got '%s'", optarg);
+        o->refine_ms = ms;
+        o->refine_ms_set = true;
+        break;
     }
-    *out = v;
-    return 0;
+    case 'X':
+        if (!gs_cli_parse_double(optarg, 0, 1e9, &o->co.max_ms))
+            return gs_cli_usage_error(cmd, "--max-ms expects a number of milliseconds in [0, 1e9], got '%s'", optarg);
+        o->max_ms_set = true;
+        break;
+    case 'h': fputs(construct_help, stdout); return 0;
+    default: return gs_cli_getopt_error(cmd, c, argv, construct_lo, NULL);
+    }
+    return -1;
 }
 
-/* Returns -1 to continue, else an exit code. */
-static int parse_opts(const char *cmd, int argc, char **argv, cli_opts *o, bool verify) {
-    memset(o, 0, sizeof *o);
-    gs_construct_opts_default(&o->co);
-    if (verify) o->co.top_k = 1;
-    o->hw = "rtx4090";
-    o->emit = "cuda";
-    o->format = "text";
-    static const struct option lo[] = {
-        {"hw", required_argument, 0, 'w'},       {"seed", required_argument, 0, 's'},
-        {"top", required_argument, 0, 'k'},      {"chains", required_argument, 0, 'c'},
-        {"policy", required_argument, 0, 'p'},   {"strategy", required_argument, 0, 'S'},
-        {"emit", required_argument, 0, 'e'},     {"out", required_argument, 0, 'o'},
-        {"format", required_argument, 0, 'f'},   {"nvrtc", no_argument, 0, 'n'},
-        {"config", required_argument, 0, 'C'},   {"configs", required_argument, 0, 'F'},
-        {"backend", required_argument, 0, 'B'},  {"refine", required_argument, 0, 'R'},
-        {"refine-ms", required_argument, 0, 'M'}, {"sass", optional_argument, 0, 'A'},
-        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0},
-    };
-    optind = 1;
-    opterr = 0;
-    int c;
-    long v;
-    /* options given (by their short code), checked against the command below */
-    bool given[128] = {false};
-    /* leading ':' makes a missing value ':' (not '?', "unknown option") */
-    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
-        if (c > 0 && c < 128) given[c] = true;
-        switch (c) {
-        case 'w': o->hw = optarg; break;
-        case 's':
-            if (parse_int(cmd, "seed", optarg, 0, LONG_MAX, &v)) return 2;
-            o->co.seed = (uint64_t)v;
-            break;
-        case 'k':
-            if (parse_int(cmd, "top", optarg, 1, GS_MAX_TOP, &v)) return 2;
-            o->co.top_k = (int)v;
-            break;
-        case 'c':
-            if (parse_int(cmd, "chains", optarg, 1, 4096, &v)) return 2;
-            o->co.chains = (int)v;
-            break;
-        case 'p':
-            if (!strcmp(optarg, "paper")) o->co.policy = GS_POLICY_PAPER;
-            else if (!strcmp(optarg, "balanced")) o->co.policy = GS_POLICY_BALANCED;
-            else if (!strcmp(optarg, "model")) o->co.policy = GS_POLICY_MODEL;
-            else return gs_cli_usage_error(cmd, "unknown policy '%s' (paper, balanced, model)", optarg);
-            break;
-        case 'S':
-            if (!strcmp(optarg, "markov")) o->co.strategy = GS_STRATEGY_MARKOV;
-            else if (!strcmp(optarg, "exhaustive")) o->co.strategy = GS_STRATEGY_EXHAUSTIVE;
-            else if (!strcmp(optarg, "random")) o->co.strategy = GS_STRATEGY_RANDOM;
-            else if (!strcmp(optarg, "tree")) o->co.strategy = GS_STRATEGY_TREE;
-            else return gs_cli_usage_error(cmd, "unknown strategy '%s' (markov, tree, exhaustive, random)", optarg);
-            break;
-        case 'e':
-            if (strcmp(optarg, "cuda") && strcmp(optarg, "opencl") && strcmp(optarg, "ptx") && strcmp(optarg, "sass") &&
-                strcmp(optarg, "json"))
-                return gs_cli_usage_error(cmd, "unknown --emit '%s' (cuda, opencl, ptx, sass, json)", optarg);
-            o->emit = optarg;
-            o->emit_given = true;
-            if (!strcmp(optarg, "sass")) o->sass = 2;
-            break;
-        case 'A':
-            if (!optarg || !strcmp(optarg, "summary")) o->sass = o->sass > 1 ? o->sass : 1;
-            else if (!strcmp(optarg, "full")) o->sass = 2;
-            else return gs_cli_usage_error(cmd, "unknown --sass '%s' (--sass, --sass=summary, --sass=full)", optarg);
-            break;
-        case 'o': o->out = optarg; break;
-        case 'f':
-            if (strcmp(optarg, "text") && strcmp(optarg, "json"))
-                return gs_cli_usage_error(cmd, "unknown --format '%s' (text, json)", optarg);
-            o->format = optarg;
-            break;
-        case 'n': o->nvrtc = true; break;
-        case 'C': o->config = optarg; break;
-        case 'F': o->configs = optarg; break;
-        case 'B':
-            if (strcmp(optarg, "opencl") && strcmp(optarg, "cuda"))
-                return gs_cli_usage_error(cmd, "unknown --backend '%s' (opencl, cuda)", optarg);
-            o->backend = optarg;
-            break;
-        case 'R':
-            if (parse_int(cmd, "refine", optarg, 1, GS_MAX_TOP, &v)) return 2;
-            o->refine = (int)v;
-            break;
-        case 'M': {
-            char *end;
-            errno = 0;
-            double ms = strtod(optarg, &end);
-            if (!*optarg || *end || errno || !isfinite(ms) || ms <= 0 || ms > 1e7)
-                return gs_cli_usage_error(cmd, "--refine-ms expects a positive number of milliseconds, got '%s'",
-                                          optarg);
-            o->refine_ms = ms;
-            o->refine_ms_set = true;
-            break;
-        }
-        case 'h': fputs(construct_help, stdout); return 0;
-        case ':': return gs_cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
-        default: return gs_cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    /* options another command takes were silently ignored: refuse them */
+/* The options fit together and the command: returns -1 to go on, else an
+ * exit code. GIVEN marks the options present, by their short code. */
+static int check_opts(const char *cmd, int argc, char **argv, cli_opts *o, bool verify, const bool *given) {
+    /* options another command takes would be silently ignored: refuse them */
     bool estimate = !strcmp(cmd, "estimate");
     static const struct { char code; const char *name; } only[] = {
         {'s', "--seed"}, {'k', "--top"}, {'c', "--chains"}, {'p', "--policy"}, {'S', "--strategy"},
         {'e', "--emit"}, {'o', "--out"}, {'n', "--nvrtc"}, {'B', "--backend"}, {'R', "--refine"},
-        {'M', "--refine-ms"}, {'F', "--configs"}, {'A', "--sass"},
+        {'M', "--refine-ms"}, {'F', "--configs"}, {'A', "--sass"}, {'X', "--max-ms"},
+        {'D', "--cache-dir"},
     };
     for (size_t i = 0; i < sizeof only / sizeof only[0]; i++) {
         char k = only[i].code;
@@ -185,9 +160,10 @@ static int parse_opts(const char *cmd, int argc, char **argv, cli_opts *o, bool 
     }
     if (estimate && !strcmp(o->hw, "auto"))
         return gs_cli_usage_error(cmd, "--hw auto is not supported here: give a profile name or JSON file%s", "");
-    if (optind >= argc) return gs_cli_usage_error(cmd, "missing the operator SPEC%s", "");
-    if (optind + 1 < argc) return gs_cli_usage_error(cmd, "unexpected argument '%s' (quote the SPEC)", argv[optind + 1]);
-    o->spec = argv[optind];
+    int rc = gs_cli_operand(cmd, argc, argv, "missing the operator SPEC%s", "unexpected argument '%s' (quote the SPEC)",
+                            &o->spec);
+    if (rc >= 0) return rc;
+    /* the device options depend on one another */
     if (!strcmp(o->hw, "auto") && !o->backend)
         return gs_cli_usage_error(cmd, "--hw auto needs --backend opencl|cuda (the device to query)%s", "");
     if (o->refine && !o->backend)
@@ -197,41 +173,82 @@ static int parse_opts(const char *cmd, int argc, char **argv, cli_opts *o, bool 
     if (o->refine_ms_set && !o->refine) return gs_cli_usage_error(cmd, "--refine-ms needs --refine K%s", "");
     if (!o->refine_ms_set) o->refine_ms = GS_REFINE_DEFAULT_MS;
     if (o->refine > o->co.top_k) o->co.top_k = o->refine; /* refinement measures ranked candidates */
+    if (!o->max_ms_set && o->co.strategy == GS_STRATEGY_EXHAUSTIVE) o->co.max_ms = GS_CLI_EXHAUSTIVE_MS;
     return -1;
 }
 
-/* Write text to dir/name atomically (temp file + rename). */
-static gs_status write_file(gs_ctx *ctx, const char *dir, const char *name, const void *data, size_t len) {
-    char path[4096], tmp[4200];
-    int n1 = snprintf(path, sizeof path, "%s/%s", dir, name);
-    int n2 = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    /* a truncated name would write somewhere else */
-    if (n1 < 0 || (size_t)n1 >= sizeof path || n2 < 0 || (size_t)n2 >= sizeof tmp)
-        return gs_err(ctx, GS_ERR_IO, "cannot write into %.60s...: %s", dir, strerror(ENAMETOOLONG));
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return gs_err(ctx, GS_ERR_IO, "cannot create %s: %s", tmp, strerror(errno));
-    size_t w = fwrite(data, 1, len, f);
-    int e1 = ferror(f), e2 = fflush(f);
-    int err = errno;
-    int e3 = fclose(f);
-    if (w != len || e1 || e2 || e3) {
-        remove(tmp);
-        return gs_err(ctx, GS_ERR_IO, "cannot write %s: %s", path, strerror(err ? err : EIO));
+/* Returns -1 to continue, else an exit code. */
+static int parse_opts(const char *cmd, int argc, char **argv, cli_opts *o, bool verify) {
+    /* defaults: verify checks one candidate */
+    memset(o, 0, sizeof *o);
+    gs_construct_opts_default(&o->co);
+    if (verify) o->co.top_k = 1;
+    o->hw = "rtx4090";
+    o->emit = "cuda";
+    o->format = "text";
+    optind = 1;
+    opterr = 0;
+    int c, rc;
+    /* options given (by their short code), checked against the command below */
+    bool given[128] = {false};
+    /* leading ':' makes a missing value ':' (not '?', "unknown option") */
+    while ((c = getopt_long(argc, argv, ":h", construct_lo, NULL)) != -1) {
+        if (c > 0 && c < 128) given[c] = true;
+        if ((rc = parse_one_opt(cmd, c, argv, o)) >= 0) return rc;
     }
-    if (rename(tmp, path)) {
-        err = errno;
-        remove(tmp);
-        return gs_err(ctx, GS_ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(err));
-    }
-    return GS_OK;
+    return check_opts(cmd, argc, argv, o, verify, given);
 }
 
-static const char *policy_name(gs_policy p) {
-    return p == GS_POLICY_PAPER ? "paper" : p == GS_POLICY_BALANCED ? "balanced" : "model";
+/* One file of --out: its name in the directory and its bytes. */
+typedef struct out_file {
+    char name[128];
+    const char *data;
+    size_t len;
+} out_file;
+
+/* Write LEN bytes to a new file PATH and make them durable (fsync); errors
+ * name SHOWN, the file the user asked for: the piece a shared
+ * write-to-temp helper can take over. */
+static gs_status write_durable(gs_ctx *ctx, const char *path, const char *shown, const void *data, size_t len) {
+    FILE *f = fopen(path, "wbx");
+    if (!f) return gs_err(ctx, GS_ERR_IO, "cannot create %s: %s", shown, strerror(errno));
+    errno = 0;
+    size_t w = fwrite(data, 1, len, f);
+    bool bad = w != len || fflush(f) != 0 || fsync(fileno(f)) != 0;
+    int err = errno;
+    if (fclose(f) != 0 && !bad) {
+        bad = true;
+        err = errno;
+    }
+    return bad ? gs_err(ctx, GS_ERR_IO, "cannot write %s: %s", shown, strerror(err ? err : EIO)) : GS_OK;
 }
-static const char *strategy_name(gs_strategy s) {
-    return s == GS_STRATEGY_MARKOV ? "markov" : s == GS_STRATEGY_EXHAUSTIVE ? "exhaustive"
-           : s == GS_STRATEGY_RANDOM ? "random" : "tree";
+
+/* Write every file into DIR, or none: each goes to DIR/.<name>.tmp.<pid>
+ * first; only when all are written and synced are they renamed into place.
+ * On any failure the temporaries (and what was already renamed) are removed. */
+static gs_status write_all_or_none(gs_ctx *ctx, const char *dir, const out_file *files, int n) {
+    char path[8][4096], tmp[8][4200];
+    gs_status s = GS_OK;
+    int written = 0, renamed = 0;
+    for (int i = 0; i < n && s == GS_OK; i++) {
+        int n1 = snprintf(path[i], sizeof path[i], "%s/%s", dir, files[i].name);
+        int n2 = snprintf(tmp[i], sizeof tmp[i], "%s/.%s.tmp.%ld", dir, files[i].name, (long)getpid());
+        /* a truncated name would write somewhere else */
+        if (n1 < 0 || (size_t)n1 >= sizeof path[i] || n2 < 0 || (size_t)n2 >= sizeof tmp[i])
+            return gs_err(ctx, GS_ERR_IO, "cannot write into %.60s...: %s", dir, strerror(ENAMETOOLONG));
+        remove(tmp[i]); /* a stale temporary of a killed run with our pid */
+        s = write_durable(ctx, tmp[i], path[i], files[i].data, files[i].len);
+        if (s == GS_OK) written++;
+        else remove(tmp[i]);
+    }
+    for (int i = 0; i < written && s == GS_OK; i++, renamed++)
+        if (rename(tmp[i], path[i]))
+            s = gs_err(ctx, GS_ERR_IO, "cannot rename %s to %s: %s", tmp[i], path[i], strerror(errno));
+    if (s != GS_OK) {
+        for (int i = 0; i < renamed; i++) remove(path[i]);
+        for (int i = renamed; i < written; i++) remove(tmp[i]);
+    }
+    return s;
 }
 
 /* NVRTC target for a profile: its own arch, or the nearest supported one
@@ -318,7 +335,7 @@ static int open_backend(gs_ctx *ctx, const cli_opts *o, gs_cl **cl, gs_cuda **cu
         s = gs_cuda_open(ctx, 0, cudev);
         if (s == GS_ERR_CUDA_MISSING) {
             const char *m = gs_ctx_errmsg(ctx);
-            if (!strncmp(m, "no CUDA device: measurement-free mode", 37)) fprintf(stderr, "gensor: error: %s\n", m);
+            if (!strncmp(m, "no CUDA device: measurement-free mode", 37)) gs_cli_error_line("gensor: error: ", m);
             else fprintf(stderr, "gensor: error: no CUDA device: measurement-free mode (%s)\n", *m ? m : "no driver");
             return 1;
         }
@@ -424,7 +441,7 @@ static int do_verify(gs_ctx *ctx, const cli_opts *o, const gs_result *r, gs_cl *
                    s == GS_OK ? "PASS" : "FAIL", d.normwise, d.max_abs, d.max_rel, d.nmse, d.reference);
             if (s != GS_OK) {
                 fails++;
-                fprintf(stderr, "gensor: error: %s\n", gs_ctx_errmsg(ctx));
+                gs_cli_error_line("gensor: error: ", gs_ctx_errmsg(ctx));
             }
         } else {
             rc = gs_cli_fail(ctx, s);
@@ -489,280 +506,351 @@ static void print_sass(const gs_sass_summary *sm, const char *kernel, int arch, 
         printf("sass      %-10s %8lld %10lld\n", gs_sass_class_label(k), (long long)sm->all[k], (long long)sm->loop[k]);
 }
 
+/* ---- construct and verify, step by step -------------------------------------------- */
+/* Everything one construct/verify run holds. Each step below returns -1 to
+ * go on or an exit code; run_free releases what the steps made. */
+typedef struct cli_run {
+    const cli_opts *o;
+    const char *cmd;
+    bool verify, want_json;
+    gs_ctx *ctx;
+    gs_op *op;
+    gs_hw *hw;
+    gs_result *r;
+    gs_nvrtc_out nv[GS_MAX_TOP]; /* ptxas statistics (and code) per candidate */
+    bool have_nv;
+    gs_cl *cl;      /* --backend opencl */
+    gs_cuda *cudev; /* --backend cuda */
+    gs_refine_report *rep;
+    int pick;       /* the candidate emitted: 0, or refinement's pick */
+    int arch;       /* NVRTC's target, 0 without NVRTC */
+    gs_sass_summary sass;
+    char *sass_text;
+    char sass_tool[4096], kname[48];
+    bool have_sass;
+    gs_kcache *kc; /* --cache-dir / $GS_CACHE_DIR: NVRTC's output reused; NULL: none */
+} cli_run;
+
+static int run_fail(cli_run *u, gs_status s) { return gs_cli_fail(u->ctx, s); }
+
+/* Step 1: parse the spec, find cuobjdump (--sass) and open the --backend
+ * device before any work, and load the profile (or query it: --hw auto). */
+static int run_load(cli_run *u) {
+    gs_status s = gs_op_parse(u->ctx, u->o->spec, &u->op);
+    if (s == GS_OK && u->o->sass) {
+        char root[4096];
+        exe_root(root, sizeof root);
+        if (gs_sass_find_tool(u->ctx, root, u->sass_tool, sizeof u->sass_tool) != GS_OK) {
+            gs_cli_error_line("gensor: error: ", gs_ctx_errmsg(u->ctx));
+            return 1;
+        }
+    }
+    if (s == GS_OK && u->o->backend) {
+        int brc = open_backend(u->ctx, u->o, &u->cl, &u->cudev, &u->hw);
+        if (brc >= 0) return brc;
+    }
+    if (s == GS_OK && !u->hw) s = gs_hw_load(u->ctx, u->o->hw, &u->hw);
+    if (s == GS_OK) s = gs_cli_cache_open(u->ctx, u->o->cache_dir, &u->kc);
+    return s == GS_OK ? -1 : run_fail(u, s);
+}
+
+/* Step 2: the candidates: one exact --config (no construction), or the
+ * strategy's ranked top-k. */
+static int run_candidates(cli_run *u) {
+    gs_ctx *ctx = u->ctx;
+    const cli_opts *o = u->o;
+    gs_status s = GS_OK;
+    if (!o->config) {
+        s = gs_construct(ctx, u->op, u->hw, &o->co, &u->r);
+        return s == GS_OK ? -1 : run_fail(u, s);
+    }
+    gs_result *r = u->r = calloc(1, sizeof *r);
+    if (!r) s = gs_err(ctx, GS_ERR_NOMEM, "out of memory");
+    if (s == GS_OK) s = gs_etir_parse_config(ctx, u->op, o->config, &r->cand[0]);
+    if (s == GS_OK && !gs_hw_check(u->hw, u->op, &r->cand[0]))
+        s = gs_err(ctx, GS_ERR_INVALID_ARG, "config %s exceeds %s's limits (shared memory, threads, registers or grid size)",
+                   o->config, u->hw->name);
+    if (s != GS_OK) return run_fail(u, s);
+    r->op = *u->op;
+    r->hw = *u->hw;
+    r->n = 1;
+    gs_estimate_etir(u->hw, u->op, &r->cand[0], 0, &r->est[0]);
+    gs_etir_format(u->op, &r->cand[0], r->desc[0], sizeof r->desc[0]);
+    return -1;
+}
+
+/* Step 3: NVRTC's arch when a flag needs it (--out only uses it when
+ * present), then with --nvrtc the ptxas-informed ranking: real register
+ * counts re-rank the top-k. */
+static int run_nvrtc_rank(cli_run *u) {
+    const cli_opts *o = u->o;
+    bool need = o->nvrtc || !strcmp(o->emit, "ptx") || o->sass;
+    if (need || o->out) {
+        u->arch = nvrtc_arch(u->ctx, u->hw, u->want_json);
+        if (!u->arch && need) return run_fail(u, GS_ERR_NVRTC_MISSING);
+    }
+    if (!u->arch || !o->nvrtc) return -1;
+    gs_ptxas_stats st[GS_MAX_TOP];
+    gs_status s = gs_rerank_ptxas_cached(u->ctx, u->kc, u->hw, u->op, u->arch, u->r->cand, u->r->est, u->r->n, st);
+    if (s != GS_OK) return run_fail(u, s);
+    for (int i = 0; i < u->r->n; i++) {
+        u->nv[i].stats = st[i];
+        gs_etir_format(u->op, &u->r->cand[i], u->r->desc[i], sizeof u->r->desc[i]);
+    }
+    return -1;
+}
+
+/* Step 4: --refine measures the (final) ranking's top K on the device; the
+ * fastest is the one emitted. */
+static int run_refine(cli_run *u) {
+    if (!u->o->refine) return -1;
+    gs_status s;
+    u->rep = calloc(1, sizeof *u->rep);
+    if (!u->rep) s = gs_err(u->ctx, GS_ERR_NOMEM, "out of memory");
+    else if (u->cl) s = gs_refine_opencl(u->ctx, u->cl, u->op, u->r, u->o->refine, u->o->refine_ms, u->rep);
+    else s = gs_refine_cuda_cached(u->ctx, u->kc, u->cudev, u->op, u->r, u->o->refine, u->o->refine_ms, u->rep);
+    if (s != GS_OK) return run_fail(u, s);
+    u->pick = u->rep->pick;
+    return -1;
+}
+
+/* Step 5: compile the emitted candidate for --emit ptx and --sass, and
+ * count its SASS (the static check of its cubin). */
+static int run_compile_pick(cli_run *u) {
+    const cli_opts *o = u->o;
+    bool ptx = !strcmp(o->emit, "ptx");
+    gs_status s = GS_OK;
+    if (u->arch && (o->nvrtc || ptx || o->sass)) {
+        if (ptx || o->sass) {
+            gs_kernel_src ks;
+            gs_nvrtc_out *nv = &u->nv[u->pick];
+            gs_nvrtc_out_free(nv);
+            s = gs_lower_emit(u->ctx, &u->r->hw, u->op, &u->r->cand[u->pick], GS_DIALECT_CUDA, u->arch, &ks);
+            if (s == GS_OK) {
+                snprintf(u->kname, sizeof u->kname, "%s", ks.name);
+                s = gs_nvrtc_compile_cached(u->ctx, u->kc, ks.src, ks.name, u->arch, true, true, nv, NULL);
+            }
+            gs_kernel_src_free(&ks);
+            if (s != GS_OK) return run_fail(u, s);
+        }
+        u->have_nv = true;
+    }
+    if (!o->sass) return -1;
+    s = gs_sass_disasm(u->ctx, u->sass_tool, u->nv[u->pick].cubin, u->nv[u->pick].cubin_len, &u->sass_text);
+    if (s == GS_OK) s = gs_sass_parse(u->ctx, u->sass_text, &u->sass);
+    if (s == GS_OK && o->sass == 1 && !o->out) {
+        free(u->sass_text); /* the summary only: the listing is not shown */
+        u->sass_text = NULL;
+    }
+    if (s != GS_OK) return run_fail(u, s);
+    u->have_sass = true;
+    return -1;
+}
+
+/* Step 6a: the report as one JSON object. */
+static int run_print_json(cli_run *u) {
+    const cli_opts *o = u->o;
+    const gs_result *r = u->r;
+    json_t *root = json_pack("{s:s, s:s, s:i, s:f, s:s, s:s, s:I, s:I, s:I}", "op", u->op->spec, "hw", u->hw->name,
+                             "sm", u->hw->sm, "construct_ms", r->construct_s * 1e3, "strategy",
+                             gs_strategy_name(o->co.strategy), "policy", gs_policy_name(o->co.policy), "seed",
+                             (json_int_t)o->co.seed, "steps", (json_int_t)r->steps, "states_ranked",
+                             (json_int_t)r->pooled);
+    json_object_set_new(root, "capped", json_boolean(r->capped));
+    json_object_set_new(root, "states_estimated", json_integer(r->evaluated));
+    json_t *arr = json_array();
+    for (int i = 0; i < r->n; i++)
+        json_array_append_new(arr, candidate_json(r, i, u->have_nv && (o->nvrtc || i == u->pick) ? &u->nv[i] : NULL));
+    /* jansson refuses inf and NaN: a candidate it could not encode must not
+     * vanish from the list silently */
+    if (json_array_size(arr) != (size_t)r->n) {
+        json_decref(arr);
+        json_decref(root);
+        return gs_cli_fail_run(u->ctx, gs_err(u->ctx, GS_ERR_UNSUPPORTED, "a candidate's estimate is not finite"));
+    }
+    json_object_set_new(root, "candidates", arr);
+    if (u->rep) {
+        json_object_set_new(root, "refine", refine_json(u->rep));
+        json_object_set_new(root, "emitted", json_integer(u->pick));
+    }
+    if (u->have_sass)
+        json_object_set_new(root, "sass", sass_json(&u->sass, u->kname, u->arch, u->sass_tool,
+                                                    o->sass == 2 ? u->sass_text : NULL));
+    struct rusage ru;
+    if (!getrusage(RUSAGE_SELF, &ru)) json_object_set_new(root, "peak_rss_kb", json_integer(ru.ru_maxrss));
+    return gs_cli_put_json(root, JSON_INDENT(2)) ? -1 : 1;
+}
+
+/* Step 6b: the report as a table, one line per candidate; registers are
+ * ptxas' where the candidate was compiled, else the model's estimate (~). */
+static void run_print_text(cli_run *u) {
+    const cli_opts *o = u->o;
+    const gs_result *r = u->r;
+    gs_cli_print_op_hw(u->op, u->hw);
+    printf("construct %.3f ms  (%s, policy %s, %d chains, %lld steps, %lld states ranked, seed %llu)\n",
+           r->construct_s * 1e3, gs_strategy_name(o->co.strategy), gs_policy_name(o->co.policy), o->co.chains,
+           (long long)r->steps, (long long)r->pooled, (unsigned long long)o->co.seed);
+    if (r->capped)
+        printf("note      exhaustive enumeration hit its cap%s; the optimum may be missed\n",
+               gs_cli_budget_hit(&o->co, r) ? " (the --max-ms time budget)" : "");
+    printf("rank  %-44s %8s %6s %7s %5s %11s %8s  %s\n", "etir (axis:block/thread/vthreads)", "grid", "block", "smem",
+           u->have_nv ? "regs" : "regs~", "predicted", "TFLOP/s", "bound");
+    for (int i = 0; i < r->n; i++) {
+        const gs_estimate *e = &r->est[i];
+        const gs_nvrtc_out *nv = &u->nv[i];
+        char regs[32];
+        if (u->have_nv && (o->nvrtc || i == u->pick))
+            snprintf(regs, sizeof regs, "%d%s", nv->stats.registers,
+                     nv->stats.spill_store_bytes + nv->stats.spill_load_bytes ? "!" : "");
+        else snprintf(regs, sizeof regs, "%d", e->regs_per_thread);
+        printf("%4d  %-44s %8lld %6lld %6.1fK %5s %8.3f ms %8.2f  %s\n", i, r->desc[i], (long long)e->blocks,
+               (long long)e->threads, e->smem_bytes / 1024.0, regs, e->time_s * 1e3,
+               gs_op_flops(u->op) / e->time_s / 1e12, e->bound);
+    }
+    if (u->have_nv && o->nvrtc)
+        for (int i = 0; i < r->n; i++)
+            if (u->nv[i].stats.spill_store_bytes + u->nv[i].stats.spill_load_bytes)
+                printf("note      candidate %d spills %lld bytes (ptxas)\n", i,
+                       (long long)(u->nv[i].stats.spill_store_bytes + u->nv[i].stats.spill_load_bytes));
+    if (u->rep) print_refine(r, u->rep);
+    if (u->have_sass) print_sass(&u->sass, u->kname, u->arch, u->sass_tool);
+}
+
+/* Step 7a: --out DIR: the sources, the JSON description and, with NVRTC,
+ * the PTX and ptxas' log, and the SASS listing; all of them or none. Each
+ * file is named after its own kernel: the OpenCL kernel's descriptor (its
+ * dialect) differs from the CUDA one's, so the .cl has its own name. */
+static int run_write_out(cli_run *u, const gs_kernel_src *cu, const gs_kernel_src *ocl) {
+    gs_ctx *ctx = u->ctx;
+    const char *dir = u->o->out;
+    if (mkdir(dir, 0777) && errno != EEXIST)
+        return gs_cli_fail_run(ctx, gs_err(ctx, GS_ERR_IO, "cannot create directory %s: %s", dir, strerror(errno)));
+    out_file f[8];
+    int n = 0;
+#define ADD_FILE(kname, ext, text)                                                   \
+    do {                                                                             \
+        snprintf(f[n].name, sizeof f[n].name, "%s.%s", kname, ext);                  \
+        f[n].data = text;                                                            \
+        f[n].len = strlen(text);                                                     \
+        n++;                                                                         \
+    } while (0)
+    ADD_FILE(cu->name, "cu", cu->src);
+    ADD_FILE(ocl->name, "cl", ocl->src);
+    json_t *j = candidate_json(u->r, u->pick, u->have_nv ? &u->nv[u->pick] : NULL);
+    json_object_set_new(j, "op", json_string(u->op->spec));
+    json_object_set_new(j, "hw", json_string(u->hw->name));
+    json_object_set_new(j, "kernel", json_string(cu->name));
+    json_object_set_new(j, "launch", launch_json(u->op, ocl));
+    char *txt = json_dumps(j, JSON_INDENT(2));
+    json_decref(j);
+    if (txt) ADD_FILE(cu->name, "json", txt);
+    gs_nvrtc_out n1 = {0};
+    if (u->arch && gs_nvrtc_compile_cached(ctx, u->kc, cu->src, cu->name, u->arch, true, true, &n1, NULL) == GS_OK) {
+        if (n1.ptx) ADD_FILE(cu->name, "ptx", n1.ptx);
+        if (n1.log) ADD_FILE(cu->name, "nvrtc.log", n1.log);
+    }
+    if (u->sass_text) ADD_FILE(cu->name, "sass", u->sass_text);
+#undef ADD_FILE
+    gs_status s = txt ? write_all_or_none(ctx, dir, f, n)
+                      : gs_err(ctx, GS_ERR_UNSUPPORTED, "cannot encode %s.json (a value is not finite?)", cu->name);
+    free(txt);
+    gs_nvrtc_out_free(&n1);
+    if (s != GS_OK) return gs_cli_fail_run(ctx, s);
+    if (u->want_json) return 0;
+    /* name exactly the files written: the CUDA kernel's set, then the .cl */
+    printf("wrote     %s/%s.{", dir, cu->name);
+    size_t base = strlen(cu->name) + 1;
+    for (int i = 0, k = 0; i < n; i++)
+        if (i != 1) printf("%s%s", k++ ? "," : "", f[i].name + base);
+    printf("} %s/%s\n", dir, f[1].name);
+    return 0;
+}
+
+/* Step 7b: the kernel on stdout in the --emit form; with --sass the summary
+ * stands in for the default CUDA listing. */
+static int run_print_kernel(cli_run *u, const gs_kernel_src *cu, const gs_kernel_src *ocl) {
+    const cli_opts *o = u->o;
+    const char *emit = o->emit_given || !o->sass ? o->emit : o->sass == 2 ? "sass" : "";
+    if (*emit) printf("\n");
+    if (!strcmp(emit, "cuda")) fputs(cu->src, stdout);
+    else if (!strcmp(emit, "opencl")) fputs(ocl->src, stdout);
+    else if (!strcmp(emit, "ptx") && u->nv[u->pick].ptx) fputs(u->nv[u->pick].ptx, stdout);
+    else if (!strcmp(emit, "sass") && u->sass_text) fputs(u->sass_text, stdout);
+    else if (!strcmp(emit, "json")) {
+        json_t *j = candidate_json(u->r, u->pick, u->have_nv ? &u->nv[u->pick] : NULL);
+        json_object_set_new(j, "cuda", json_string(cu->src));
+        json_object_set_new(j, "opencl", json_string(ocl->src));
+        if (!gs_cli_put_json(j, JSON_INDENT(2))) return 1;
+    }
+    if (o->sass == 2 && strcmp(emit, "sass") && u->sass_text) {
+        printf("\n");
+        fputs(u->sass_text, stdout);
+    }
+    return 0;
+}
+
+/* Step 7: the emitted candidate's kernel in both dialects, to --out or
+ * stdout (not with --format json, whose report is the whole output). */
+static int run_emit(cli_run *u) {
+    gs_kernel_src cu, ocl;
+    const gs_etir *e = &u->r->cand[u->pick];
+    gs_status s = gs_lower_emit(u->ctx, &u->r->hw, u->op, e, GS_DIALECT_CUDA, u->arch ? u->arch : u->hw->sm, &cu);
+    if (s != GS_OK) return run_fail(u, s);
+    s = gs_lower_emit(u->ctx, &u->r->hw, u->op, e, GS_DIALECT_OPENCL, 0, &ocl);
+    if (s != GS_OK) {
+        gs_kernel_src_free(&cu);
+        return run_fail(u, s);
+    }
+    int rc = 0;
+    if (u->o->out) {
+        rc = run_write_out(u, &cu, &ocl);
+    } else if (!u->want_json) {
+        rc = run_print_kernel(u, &cu, &ocl);
+    }
+    gs_kernel_src_free(&cu);
+    gs_kernel_src_free(&ocl);
+    return rc;
+}
+
+static void run_free(cli_run *u) {
+    gs_cli_cache_close(u->kc);
+    free(u->sass_text);
+    for (int i = 0; i < GS_MAX_TOP; i++) gs_nvrtc_out_free(&u->nv[i]);
+    free(u->rep);
+    gs_cl_close(u->cl);
+    gs_cuda_close(u->cudev);
+    gs_result_destroy(u->r);
+    gs_hw_destroy(u->hw);
+    gs_op_destroy(u->op);
+    gs_ctx_destroy(u->ctx);
+}
+
 int gs_cli_construct(int argc, char **argv, bool verify) {
     const char *cmd = verify ? "verify" : "construct";
     cli_opts o;
     int rc = parse_opts(cmd, argc, argv, &o, verify);
     if (rc >= 0) return rc;
-    rc = 0;
-    gs_ctx *ctx = gs_ctx_create();
-    if (!ctx) return 1;
-    gs_op *op = NULL;
-    gs_hw *hw = NULL;
-    gs_result *r = NULL;
-    gs_nvrtc_out nv[GS_MAX_TOP];
-    memset(nv, 0, sizeof nv);
-    bool have_nv = false;
-    gs_cl *cl = NULL;      /* --backend opencl */
-    gs_cuda *cudev = NULL; /* --backend cuda */
-    gs_refine_report *rep = NULL;
-    int pick = 0; /* the candidate emitted: 0, or refinement's pick */
-    gs_sass_summary sass;
-    char *sass_text = NULL, sass_tool[4096] = "", kname[48] = "";
-    bool have_sass = false;
-    gs_status s = gs_op_parse(ctx, o.spec, &op);
-    if (s == GS_OK && o.sass) {
-        /* --sass: find cuobjdump before any work */
-        char root[4096];
-        exe_root(root, sizeof root);
-        if (gs_sass_find_tool(ctx, root, sass_tool, sizeof sass_tool) != GS_OK) {
-            fprintf(stderr, "gensor: error: %s\n", gs_ctx_errmsg(ctx));
-            rc = 1;
-            goto out;
-        }
+    cli_run *u = calloc(1, sizeof *u);
+    if (!u) return 1;
+    u->o = &o;
+    u->cmd = cmd;
+    u->verify = verify;
+    u->want_json = !strcmp(o.format, "json");
+    u->ctx = gs_ctx_create();
+    if (!u->ctx) {
+        free(u);
+        return 1;
     }
-    if (s == GS_OK && o.backend) {
-        int brc = open_backend(ctx, &o, &cl, &cudev, &hw);
-        if (brc >= 0) {
-            rc = brc;
-            goto out;
-        }
+    /* the steps in order; the first that ends the run gives the exit code */
+    if ((rc = run_load(u)) < 0 && (rc = run_candidates(u)) < 0 && (rc = run_nvrtc_rank(u)) < 0 &&
+        (rc = run_refine(u)) < 0 && (rc = run_compile_pick(u)) < 0) {
+        if (u->want_json) rc = run_print_json(u);
+        else run_print_text(u);
+        /* verify runs the candidates on OpenCL; construct emits one */
+        if (rc < 0) rc = verify ? do_verify(u->ctx, &o, u->r, u->cl) : run_emit(u);
     }
-    if (s == GS_OK && !hw) s = gs_hw_load(ctx, o.hw, &hw);
-    if (s == GS_OK && o.config) {
-        /* an exact configuration: no construction, one candidate */
-        r = calloc(1, sizeof *r);
-        if (!r) s = gs_err(ctx, GS_ERR_NOMEM, "out of memory");
-        if (s == GS_OK) s = gs_etir_parse_config(ctx, op, o.config, &r->cand[0]);
-        if (s == GS_OK && !gs_hw_check(hw, op, &r->cand[0]))
-            s = gs_err(ctx, GS_ERR_INVALID_ARG, "config %s exceeds %s's limits (shared memory, threads, registers or grid size)",
-                       o.config, hw->name);
-        if (s == GS_OK) {
-            r->op = *op;
-            r->hw = *hw;
-            r->n = 1;
-            gs_estimate_etir(hw, op, &r->cand[0], 0, &r->est[0]);
-            gs_etir_format(op, &r->cand[0], r->desc[0], sizeof r->desc[0]);
-        }
-    } else if (s == GS_OK) {
-        s = gs_construct(ctx, op, hw, &o.co, &r);
-    }
-    if (s != GS_OK) {
-        rc = gs_cli_fail(ctx, s);
-        goto out;
-    }
-    bool want_json = !strcmp(o.format, "json");
-    int arch = 0;
-    if (o.nvrtc || !strcmp(o.emit, "ptx") || o.out || o.sass) {
-        arch = nvrtc_arch(ctx, hw, want_json);
-        if (!arch && (o.nvrtc || !strcmp(o.emit, "ptx") || o.sass)) {
-            rc = gs_cli_fail(ctx, GS_ERR_NVRTC_MISSING);
-            goto out;
-        }
-    }
-    if (arch && o.nvrtc) {
-        /* ptxas-informed ranking: real register counts re-rank the top-k */
-        gs_ptxas_stats st[GS_MAX_TOP];
-        s = gs_rerank_ptxas(ctx, hw, op, arch, r->cand, r->est, r->n, st);
-        if (s != GS_OK) {
-            rc = gs_cli_fail(ctx, s);
-            goto out;
-        }
-        for (int i = 0; i < r->n; i++) {
-            nv[i].stats = st[i];
-            gs_etir_format(op, &r->cand[i], r->desc[i], sizeof r->desc[i]);
-        }
-    }
-    if (o.refine) {
-        /* measure the (final) ranking's top K; the fastest is emitted */
-        rep = calloc(1, sizeof *rep);
-        if (!rep) s = gs_err(ctx, GS_ERR_NOMEM, "out of memory");
-        else if (cl) s = gs_refine_opencl(ctx, cl, op, r, o.refine, o.refine_ms, rep);
-        else s = gs_refine_cuda(ctx, cudev, op, r, o.refine, o.refine_ms, rep);
-        if (s != GS_OK) {
-            rc = gs_cli_fail(ctx, s);
-            goto out;
-        }
-        pick = rep->pick;
-    }
-    if (arch && (o.nvrtc || !strcmp(o.emit, "ptx") || o.sass)) {
-        if (!strcmp(o.emit, "ptx") || o.sass) {
-            gs_kernel_src ks;
-            gs_nvrtc_out_free(&nv[pick]);
-            s = gs_lower_emit(ctx, &r->hw, op, &r->cand[pick], GS_DIALECT_CUDA, arch, &ks);
-            if (s == GS_OK) {
-                snprintf(kname, sizeof kname, "%s", ks.name);
-                s = gs_nvrtc_compile(ctx, ks.src, ks.name, arch, true, true, &nv[pick]);
-            }
-            gs_kernel_src_free(&ks);
-            if (s != GS_OK) {
-                rc = gs_cli_fail(ctx, s);
-                goto out;
-            }
-        }
-        have_nv = true;
-    }
-    if (o.sass) {
-        /* static SASS check of the emitted candidate's cubin */
-        s = gs_sass_disasm(ctx, sass_tool, nv[pick].cubin, nv[pick].cubin_len, &sass_text);
-        if (s == GS_OK) s = gs_sass_parse(ctx, sass_text, &sass);
-        if (s == GS_OK && o.sass == 1 && !o.out) {
-            free(sass_text);
-            sass_text = NULL;
-        }
-        if (s != GS_OK) {
-            rc = gs_cli_fail(ctx, s);
-            goto out;
-        }
-        have_sass = true;
-    }
-    if (want_json) {
-        json_t *root = json_pack("{s:s, s:s, s:i, s:f, s:s, s:s, s:I, s:I, s:I}", "op", op->spec, "hw", hw->name,
-                                 "sm", hw->sm, "construct_ms", r->construct_s * 1e3, "strategy",
-                                 strategy_name(o.co.strategy), "policy", policy_name(o.co.policy), "seed",
-                                 (json_int_t)o.co.seed, "steps", (json_int_t)r->steps, "states_ranked",
-                                 (json_int_t)r->pooled);
-        json_object_set_new(root, "capped", json_boolean(r->capped));
-        json_object_set_new(root, "states_estimated", json_integer(r->evaluated));
-        json_t *arr = json_array();
-        for (int i = 0; i < r->n; i++)
-            json_array_append_new(arr, candidate_json(r, i, have_nv && (o.nvrtc || i == pick) ? &nv[i] : NULL));
-        json_object_set_new(root, "candidates", arr);
-        if (rep) {
-            json_object_set_new(root, "refine", refine_json(rep));
-            json_object_set_new(root, "emitted", json_integer(pick));
-        }
-        if (have_sass)
-            json_object_set_new(root, "sass", sass_json(&sass, kname, arch, sass_tool, o.sass == 2 ? sass_text : NULL));
-        struct rusage ru;
-        if (!getrusage(RUSAGE_SELF, &ru)) json_object_set_new(root, "peak_rss_kb", json_integer(ru.ru_maxrss));
-        char *txt = json_dumps(root, JSON_INDENT(2));
-        if (txt) puts(txt);
-        free(txt);
-        json_decref(root);
-    } else {
-        printf("op        %s\n", op->spec);
-        printf("hw        %s (sm_%d, %d SMs, %.1f TFLOP/s fp32, %.0f GB/s)\n", hw->name, hw->sm, hw->num_sms,
-               gs_hw_peak_flops(hw) / 1e12, hw->dram_gbs);
-        printf("construct %.3f ms  (%s, policy %s, %d chains, %lld steps, %lld states ranked, seed %llu)\n",
-               r->construct_s * 1e3, strategy_name(o.co.strategy), policy_name(o.co.policy), o.co.chains,
-               (long long)r->steps, (long long)r->pooled, (unsigned long long)o.co.seed);
-        if (r->capped) printf("note      exhaustive enumeration hit its cap; the optimum may be missed\n");
-        printf("rank  %-44s %8s %6s %7s %5s %11s %8s  %s\n", "etir (axis:block/thread/vthreads)", "grid", "block",
-               "smem", have_nv ? "regs" : "regs~", "predicted", "TFLOP/s", "bound");
-        for (int i = 0; i < r->n; i++) {
-            const gs_estimate *e = &r->est[i];
-            char regs[32];
-            if (have_nv && (o.nvrtc || i == pick))
-                snprintf(regs, sizeof regs, "%d%s", nv[i].stats.registers,
-                         nv[i].stats.spill_store_bytes + nv[i].stats.spill_load_bytes ? "!" : "");
-            else snprintf(regs, sizeof regs, "%d", e->regs_per_thread);
-            printf("%4d  %-44s %8lld %6lld %6.1fK %5s %8.3f ms %8.2f  %s\n", i, r->desc[i], (long long)e->blocks,
-                   (long long)e->threads, e->smem_bytes / 1024.0, regs, e->time_s * 1e3,
-                   gs_op_flops(op) / e->time_s / 1e12, e->bound);
-        }
-        if (have_nv && o.nvrtc)
-            for (int i = 0; i < r->n; i++)
-                if (nv[i].stats.spill_store_bytes + nv[i].stats.spill_load_bytes)
-                    printf("note      candidate %d spills %lld bytes (ptxas)\n", i,
-                           (long long)(nv[i].stats.spill_store_bytes + nv[i].stats.spill_load_bytes));
-    }
-    if (rep && !want_json) print_refine(r, rep);
-    if (have_sass && !want_json) print_sass(&sass, kname, arch, sass_tool);
-    if (verify) {
-        rc = do_verify(ctx, &o, r, cl);
-        goto out;
-    }
-    /* kernel text: candidate 0 */
-    gs_kernel_src cu, ocl;
-    s = gs_lower_emit(ctx, &r->hw, op, &r->cand[pick], GS_DIALECT_CUDA, arch ? arch : hw->sm, &cu);
-    if (s != GS_OK) {
-        rc = gs_cli_fail(ctx, s);
-        goto out;
-    }
-    s = gs_lower_emit(ctx, &r->hw, op, &r->cand[pick], GS_DIALECT_OPENCL, 0, &ocl);
-    if (s != GS_OK) {
-        gs_kernel_src_free(&cu);
-        rc = gs_cli_fail(ctx, s);
-        goto out;
-    }
-    if (o.out) {
-        if (mkdir(o.out, 0777) && errno != EEXIST) {
-            s = gs_err(ctx, GS_ERR_IO, "cannot create directory %s: %s", o.out, strerror(errno));
-        } else {
-            char name[128];
-            snprintf(name, sizeof name, "%s.cu", cu.name);
-            s = write_file(ctx, o.out, name, cu.src, strlen(cu.src));
-            snprintf(name, sizeof name, "%s.cl", ocl.name);
-            if (s == GS_OK) s = write_file(ctx, o.out, name, ocl.src, strlen(ocl.src));
-            if (s == GS_OK && arch) {
-                gs_nvrtc_out n1;
-                gs_status s2 = gs_nvrtc_compile(ctx, cu.src, cu.name, arch, true, true, &n1);
-                if (s2 == GS_OK && n1.ptx) {
-                    snprintf(name, sizeof name, "%s.ptx", cu.name);
-                    s = write_file(ctx, o.out, name, n1.ptx, strlen(n1.ptx));
-                }
-                if (s == GS_OK && n1.log) {
-                    snprintf(name, sizeof name, "%s.nvrtc.log", cu.name);
-                    s = write_file(ctx, o.out, name, n1.log, strlen(n1.log));
-                }
-                gs_nvrtc_out_free(&n1);
-            }
-            if (s == GS_OK) {
-                json_t *j = candidate_json(r, pick, have_nv ? &nv[pick] : NULL);
-                json_object_set_new(j, "op", json_string(op->spec));
-                json_object_set_new(j, "hw", json_string(hw->name));
-                json_object_set_new(j, "kernel", json_string(cu.name));
-                json_object_set_new(j, "launch", launch_json(op, &ocl));
-                char *txt = json_dumps(j, JSON_INDENT(2));
-                snprintf(name, sizeof name, "%s.json", cu.name);
-                s = txt ? write_file(ctx, o.out, name, txt, strlen(txt)) : gs_err(ctx, GS_ERR_NOMEM, "json");
-                free(txt);
-                json_decref(j);
-            }
-            if (s == GS_OK && sass_text) {
-                snprintf(name, sizeof name, "%s.sass", cu.name);
-                s = write_file(ctx, o.out, name, sass_text, strlen(sass_text));
-            }
-            if (s == GS_OK && !want_json)
-                printf("wrote     %s/%s.{cu,cl,json%s%s}\n", o.out, cu.name, arch ? ",ptx,nvrtc.log" : "",
-                       sass_text ? ",sass" : "");
-        }
-        if (s != GS_OK) rc = gs_cli_fail(ctx, s);
-    } else if (!want_json) {
-        /* with --sass the summary stands in for the default CUDA listing */
-        const char *emit = o.emit_given || !o.sass ? o.emit : o.sass == 2 ? "sass" : "";
-        if (*emit) printf("\n");
-        if (!strcmp(emit, "cuda")) fputs(cu.src, stdout);
-        else if (!strcmp(emit, "opencl")) fputs(ocl.src, stdout);
-        else if (!strcmp(emit, "ptx") && nv[pick].ptx) fputs(nv[pick].ptx, stdout);
-        else if (!strcmp(emit, "sass") && sass_text) fputs(sass_text, stdout);
-        else if (!strcmp(emit, "json")) {
-            json_t *j = candidate_json(r, pick, have_nv ? &nv[pick] : NULL);
-            json_object_set_new(j, "cuda", json_string(cu.src));
-            json_object_set_new(j, "opencl", json_string(ocl.src));
-            char *txt = json_dumps(j, JSON_INDENT(2));
-            if (txt) puts(txt);
-            free(txt);
-            json_decref(j);
-        }
-        if (o.sass == 2 && strcmp(emit, "sass") && sass_text) {
-            printf("\n");
-            fputs(sass_text, stdout);
-        }
-    }
-    gs_kernel_src_free(&cu);
-    gs_kernel_src_free(&ocl);
-out:
-    free(sass_text);
-    for (int i = 0; i < GS_MAX_TOP; i++) gs_nvrtc_out_free(&nv[i]);
-    free(rep);
-    gs_cl_close(cl);
-    gs_cuda_close(cudev);
-    gs_result_destroy(r);
-    gs_hw_destroy(hw);
-    gs_op_destroy(op);
-    gs_ctx_destroy(ctx);
+    run_free(u);
+    free(u);
     return rc;
 }
 
@@ -782,13 +870,16 @@ static int estimate_one(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const cha
     gs_estimate est;
     gs_estimate_etir(hw, op, &e, 0, &est);
     if (json) {
-        json_array_append_new(arr, json_pack("{s:s, s:b, s:f, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:f, s:I, s:I, s:i, s:I}",
+        json_t *j = json_pack("{s:s, s:b, s:f, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:f, s:I, s:I, s:i, s:I}",
                                              "config", cfg, "fits", fits, "predicted_s", est.time_s, "bound", est.bound,
                                              "t_compute", est.t_compute, "t_dram", est.t_dram, "t_l2", est.t_l2,
                                              "t_smem", est.t_smem, "t_sync", est.t_sync, "t_launch", est.t_launch,
                                              "occupancy", est.occupancy, "blocks_per_sm", est.blocks_per_sm, "waves",
                                              est.waves, "grid", (json_int_t)est.blocks, "block", (json_int_t)est.threads,
-                                             "regs_estimate", est.regs_per_thread, "smem_bytes", (json_int_t)est.smem_bytes));
+                                             "regs_estimate", est.regs_per_thread, "smem_bytes", (json_int_t)est.smem_bytes);
+        /* jansson refuses inf and NaN: never a silently shorter list */
+        if (json_array_append_new(arr, j))
+            return gs_cli_fail_run(ctx, gs_err(ctx, GS_ERR_UNSUPPORTED, "config %s: an estimate is not finite", cfg));
     } else {
         printf("%s  %s  predicted %.4f ms (%.2f TFLOP/s)  bound %s  | compute %.4f dram %.4f l2 %.4f smem %.4f sync %.4f launch %.4f ms"
                "  | occupancy %.2f (%d blocks/SM) waves %.0f grid %lld block %lld regs~%d smem %lld B\n",
@@ -798,6 +889,55 @@ static int estimate_one(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const cha
                (long long)est.threads, est.regs_per_thread, (long long)est.smem_bytes);
     }
     return 0;
+}
+
+/* Longest --configs line: a config string is at most a few hundred bytes. */
+#define CONFIGS_MAX_LINE 4096
+
+/* Read one line of F into buf (without its newline): 1 for a line, 0 at the
+ * end, -1 for a line longer than CONFIGS_MAX_LINE - 1 bytes, -2 for a NUL
+ * byte in the line (so /dev/zero ends at once instead of looping). */
+static int read_config_line(FILE *f, char *buf) {
+    size_t n = 0;
+    int c;
+    while ((c = getc(f)) != EOF && c != '\n') {
+        if (c == '\0') return -2;
+        if (n + 1 >= CONFIGS_MAX_LINE) return -1;
+        buf[n++] = (char)c;
+    }
+    buf[n] = '\0';
+    return c == EOF && n == 0 ? 0 : 1;
+}
+
+/* Every configuration of --configs FILE, one per line; blank lines and
+ * '#' comments are skipped, and a file with none is bad input. */
+static int estimate_file(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const char *path, bool json, json_t *arr) {
+    FILE *f = fopen(path, "r");
+    if (!f) return gs_cli_fail(ctx, gs_err(ctx, GS_ERR_IO, "cannot open %s: %s", path, strerror(errno)));
+    char *line = malloc(CONFIGS_MAX_LINE);
+    int rc = line ? 0 : gs_cli_fail(ctx, gs_err(ctx, GS_ERR_NOMEM, "out of memory"));
+    int lineno = 0, got, configs = 0;
+    while (!rc && (got = read_config_line(f, line)) != 0) {
+        lineno++;
+        if (got == -1)
+            rc = gs_cli_fail(ctx, gs_err(ctx, GS_ERR_PARSE, "%s:%d: line longer than %d bytes", path, lineno,
+                                         CONFIGS_MAX_LINE - 1));
+        else if (got == -2)
+            rc = gs_cli_fail(ctx, gs_err(ctx, GS_ERR_PARSE, "%s:%d: NUL byte in the line", path, lineno));
+        if (rc) break;
+        line[strcspn(line, "\r")] = 0;
+        const char *p = line + strspn(line, " \t");
+        if (!*p || *p == '#') continue; /* blank lines and comments */
+        configs++;
+        rc = estimate_one(ctx, op, hw, line, json, arr, path, lineno);
+    }
+    /* a directory opens but does not read (EISDIR) */
+    if (!rc && ferror(f)) rc = gs_cli_fail(ctx, gs_err(ctx, GS_ERR_IO, "cannot read %s: %s", path, strerror(errno)));
+    if (!rc && !configs)
+        rc = gs_cli_fail(ctx, gs_err(ctx, GS_ERR_PARSE, "%s holds no configuration (only blank lines or comments)", path));
+    free(line);
+    fclose(f);
+    return rc;
 }
 
 int gs_cli_estimate(int argc, char **argv) {
@@ -816,31 +956,10 @@ int gs_cli_estimate(int argc, char **argv) {
     json_t *arr = json_array();
     if (s != GS_OK) rc = gs_cli_fail(ctx, s);
     else if (o.config) rc = estimate_one(ctx, op, hw, o.config, json, arr, NULL, 0);
-    else {
-        FILE *f = fopen(o.configs, "r");
-        if (!f) rc = gs_cli_fail(ctx, gs_err(ctx, GS_ERR_IO, "cannot open %s: %s", o.configs, strerror(errno)));
-        else {
-            char line[1024];
-            int lineno = 0;
-            while (!rc && fgets(line, sizeof line, f)) {
-                lineno++;
-                line[strcspn(line, "\r\n")] = 0;
-                const char *p = line + strspn(line, " \t");
-                if (!*p || *p == '#') continue; /* blank lines and comments */
-                rc = estimate_one(ctx, op, hw, line, json, arr, o.configs, lineno);
-            }
-            /* a directory opens but does not read (EISDIR) */
-            if (!rc && ferror(f))
-                rc = gs_cli_fail(ctx, gs_err(ctx, GS_ERR_IO, "cannot read %s: %s", o.configs, strerror(errno)));
-            fclose(f);
-        }
-    }
+    else rc = estimate_file(ctx, op, hw, o.configs, json, arr);
     if (!rc && json) {
-        json_t *root = json_pack("{s:s, s:s, s:o}", "op", op->spec, "hw", hw->name, "configs", arr);
-        char *txt = json_dumps(root, JSON_INDENT(2));
-        if (txt) puts(txt);
-        free(txt);
-        json_decref(root);
+        if (!gs_cli_put_json(json_pack("{s:s, s:s, s:o}", "op", op->spec, "hw", hw->name, "configs", arr), JSON_INDENT(2)))
+            rc = 1;
     } else {
         json_decref(arr);
     }

@@ -13,15 +13,42 @@
  */
 #include "cli/cli.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <gsl/gsl_errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-int gs_cli_fail(gs_ctx *ctx, gs_status s) {
+/* Write S to stderr with control characters escaped (\n, \t, \r, \xNN),
+ * so that a user string echoed in a message never splits its line. */
+static void put_escaped(const char *s) {
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '\n') fputs("\\n", stderr);
+        else if (c == '\t') fputs("\\t", stderr);
+        else if (c == '\r') fputs("\\r", stderr);
+        else if (c < 0x20 || c == 0x7f) fprintf(stderr, "\\x%02x", c);
+        else fputc(c, stderr);
+    }
+}
+
+void gs_cli_error_line(const char *prefix, const char *msg) {
+    fputs(prefix, stderr);
+    put_escaped(msg);
+    fputc('\n', stderr);
+}
+
+/* The message of a failure: "<status>: <detail>" with the context's detail. */
+static void fail_line(gs_ctx *ctx, gs_status s) {
     const char *m = gs_ctx_errmsg(ctx);
-    fprintf(stderr, "gensor: error: %s%s%s\n", gs_status_str(s), *m ? ": " : "", m);
+    char line[2048];
+    snprintf(line, sizeof line, "%s%s%s", gs_status_str(s), *m ? ": " : "", m);
+    gs_cli_error_line("gensor: error: ", line);
+}
+
+int gs_cli_fail(gs_ctx *ctx, gs_status s) {
+    fail_line(ctx, s);
     switch (s) {
     case GS_ERR_INVALID_ARG:
     case GS_ERR_PARSE:
@@ -31,18 +58,41 @@ int gs_cli_fail(gs_ctx *ctx, gs_status s) {
     case GS_ERR_HW_INVALID:
     case GS_ERR_JSON:
         return 2;
-    case GS_ERR_IO:
+    case GS_ERR_IO: /* an input that cannot be read is bad input */
         return 2;
     default:
         return 1;
     }
 }
 
+int gs_cli_fail_run(gs_ctx *ctx, gs_status s) {
+    fail_line(ctx, s);
+    return 1;
+}
+
 int gs_cli_usage_error(const char *cmd, const char *fmt, const char *arg) {
-    fprintf(stderr, "gensor %s: error: ", cmd);
-    fprintf(stderr, fmt, arg ? arg : "");
+    char msg[2048], prefix[64];
+    snprintf(msg, sizeof msg, fmt, arg ? arg : "");
+    snprintf(prefix, sizeof prefix, "gensor %s: error: ", cmd);
+    fputs(prefix, stderr);
+    put_escaped(msg);
     fprintf(stderr, " (see 'gensor %s --help')\n", cmd);
     return 2;
+}
+
+/* stdout is buffered: a full disk or a closed pipe shows only when it is
+ * flushed. Report it (exit 1) rather than exit 0 with a lost report. */
+static int finish_stdout(int rc) {
+    errno = 0;
+    bool bad = fflush(stdout) != 0 || ferror(stdout);
+    int err = errno;
+    if (fclose(stdout) != 0 && !bad) {
+        bad = true;
+        err = errno;
+    }
+    if (!bad) return rc;
+    fprintf(stderr, "gensor: error: I/O error: cannot write standard output: %s\n", strerror(err ? err : EIO));
+    return rc ? rc : 1;
 }
 
 static const char *main_help =
@@ -140,19 +190,25 @@ int main(int argc, char **argv) {
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
         fputs(main_help, stdout);
-        return 0;
+        return finish_stdout(0);
     }
     if (!strcmp(cmd, "--version")) {
         printf("gensor %s\n", GS_VERSION_STRING);
-        return 0;
+        return finish_stdout(0);
     }
-    if (!strcmp(cmd, "construct")) return gs_cli_construct(argc - 1, argv + 1, false);
-    if (!strcmp(cmd, "verify")) return gs_cli_construct(argc - 1, argv + 1, true);
-    if (!strcmp(cmd, "estimate")) return gs_cli_estimate(argc - 1, argv + 1);
-    if (!strcmp(cmd, "hw")) return hw_cmd(argc - 1, argv + 1);
-    if (!strcmp(cmd, "space")) return gs_cli_space(argc - 1, argv + 1);
-    if (!strcmp(cmd, "suite")) return gs_cli_suite(argc - 1, argv + 1);
-    if (!strcmp(cmd, "analyze")) return gs_cli_analyze(argc - 1, argv + 1);
-    fprintf(stderr, "gensor: error: unknown command '%s' (see 'gensor --help')\n", cmd);
-    return 2;
+    int rc;
+    if (!strcmp(cmd, "construct")) rc = gs_cli_construct(argc - 1, argv + 1, false);
+    else if (!strcmp(cmd, "verify")) rc = gs_cli_construct(argc - 1, argv + 1, true);
+    else if (!strcmp(cmd, "estimate")) rc = gs_cli_estimate(argc - 1, argv + 1);
+    else if (!strcmp(cmd, "hw")) rc = hw_cmd(argc - 1, argv + 1);
+    else if (!strcmp(cmd, "space")) rc = gs_cli_space(argc - 1, argv + 1);
+    else if (!strcmp(cmd, "suite")) rc = gs_cli_suite(argc - 1, argv + 1);
+    else if (!strcmp(cmd, "analyze")) rc = gs_cli_analyze(argc - 1, argv + 1);
+    else {
+        fputs("gensor: error: unknown command '", stderr);
+        put_escaped(cmd);
+        fputs("' (see 'gensor --help')\n", stderr);
+        rc = 2;
+    }
+    return finish_stdout(rc);
 }

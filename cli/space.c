@@ -117,128 +117,140 @@ static long space_sample(const gs_hw *hw, const gs_op *op, long n, uint64_t seed
     return got;
 }
 
-int gs_cli_space(int argc, char **argv) {
-    const char *hwname = "rtx4090", *format = "text";
-    long limit = SPACE_DEFAULT_LIMIT, sample = 0;
-    uint64_t seed = 1;
+typedef struct space_opts {
+    const char *hwname, *format, *spec;
+    long limit, sample;
+    uint64_t seed;
+} space_opts;
+
+static const struct option space_lo[] = {
+    {"hw", required_argument, 0, 'w'},
+    {"format", required_argument, 0, 'f'},
+    {"limit", required_argument, 0, 'l'},
+    {"sample", required_argument, 0, 'n'},
+    {"seed", required_argument, 0, 's'},
+    {"help", no_argument, 0, 'h'},
+    {0, 0, 0, 0},
+};
+
+/* The options and the SPEC operand: -1 to go on, else an exit code. */
+static int space_parse_opts(int argc, char **argv, space_opts *o) {
+    *o = (space_opts){.hwname = "rtx4090", .format = "text", .limit = SPACE_DEFAULT_LIMIT, .seed = 1};
     bool limit_set = false, seed_set = false;
-    static const struct option lo[] = {
-        {"hw", required_argument, 0, 'w'},
-        {"format", required_argument, 0, 'f'},
-        {"limit", required_argument, 0, 'l'},
-        {"sample", required_argument, 0, 'n'},
-        {"seed", required_argument, 0, 's'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", space_lo, NULL)) != -1) {
         switch (c) {
-        case 'w': hwname = optarg; break;
+        case 'w': o->hwname = optarg; break;
         case 'f':
-            if (strcmp(optarg, "text") && strcmp(optarg, "json"))
-                return gs_cli_usage_error("space", "unknown --format '%s' (text, json)", optarg);
-            format = optarg;
+            if (gs_cli_format_opt("space", optarg, false, &o->format)) return 2;
             break;
         case 'l':
-        case 'n': {
-            char *end;
-            errno = 0;
-            long v = strtol(optarg, &end, 10);
-            if (!*optarg || *end || errno || v < 1 || v > (c == 'l' ? SPACE_MAX_LIMIT : SPACE_MAX_SAMPLE))
-                return gs_cli_usage_error("space", c == 'l' ? "--limit expects an integer in [1, 20000000], got '%s'"
-                                                            : "--sample expects an integer in [1, 1000000], got '%s'",
-                                          optarg);
-            if (c == 'l') {
-                limit = v;
-                limit_set = true;
-            } else {
-                sample = v;
-            }
+            if (!gs_cli_parse_long(optarg, 1, SPACE_MAX_LIMIT, &o->limit))
+                return gs_cli_usage_error("space", "--limit expects an integer in [1, 20000000], got '%s'", optarg);
+            limit_set = true;
             break;
-        }
+        case 'n':
+            if (!gs_cli_parse_long(optarg, 1, SPACE_MAX_SAMPLE, &o->sample))
+                return gs_cli_usage_error("space", "--sample expects an integer in [1, 1000000], got '%s'", optarg);
+            break;
         case 's': {
             char *end;
             errno = 0;
             long long v = strtoll(optarg, &end, 10);
             if (!*optarg || *end || errno || v < 0)
                 return gs_cli_usage_error("space", "--seed expects a non-negative integer, got '%s'", optarg);
-            seed = (uint64_t)v;
+            o->seed = (uint64_t)v;
             seed_set = true;
             break;
         }
         case 'h': fputs(space_help, stdout); return 0;
-        case ':': return gs_cli_usage_error("space", "option '%s' needs a value", argv[optind - 1]);
-        default: return gs_cli_usage_error("space", "unknown option '%s'", argv[optind - 1]);
+        default: return gs_cli_getopt_error("space", c, argv, space_lo, NULL);
         }
     }
-    if (sample && limit_set) return gs_cli_usage_error("space", "give --limit or --sample, not both%s", "");
-    if (seed_set && !sample) return gs_cli_usage_error("space", "--seed needs --sample N%s", "");
-    if (!strcmp(hwname, "auto"))
+    if (o->sample && limit_set) return gs_cli_usage_error("space", "give --limit or --sample, not both%s", "");
+    if (seed_set && !o->sample) return gs_cli_usage_error("space", "--seed needs --sample N%s", "");
+    if (!strcmp(o->hwname, "auto"))
         return gs_cli_usage_error("space", "--hw auto is not supported here: give a profile name or JSON file%s", "");
-    if (optind >= argc) return gs_cli_usage_error("space", "missing the operator SPEC%s", "");
-    if (optind + 1 < argc)
-        return gs_cli_usage_error("space", "unexpected argument '%s' (quote the SPEC)", argv[optind + 1]);
+    return gs_cli_operand("space", argc, argv, "missing the operator SPEC%s", "unexpected argument '%s' (quote the SPEC)",
+                          &o->spec);
+}
+
+/* The listing's head: the JSON object's opening, or the op/hw lines and
+ * the column titles. */
+static void space_head(const space_acc *a) {
+    if (a->json) {
+        char *jop = json_dumps(json_string(a->op->spec), JSON_ENCODE_ANY),
+             *jhw = json_dumps(json_string(a->hw->name), JSON_ENCODE_ANY);
+        printf("{\"op\": %s, \"hw\": %s, \"configs\": [", jop ? jop : "\"\"", jhw ? jhw : "\"\"");
+        free(jop);
+        free(jhw);
+    } else {
+        gs_cli_print_op_hw(a->op, a->hw);
+        printf("%8s  %12s  %8s %6s  %s\n", "index", "predicted_ms", "grid", "block", "config");
+    }
+}
+
+/* The listing's tail: the count, and whether it is all of the space. */
+static void space_tail(const space_acc *a, const space_opts *o, int64_t draws) {
+    if (a->json) {
+        printf("\n], \"count\": %ld, \"truncated\": %s", a->n, a->truncated ? "true" : "false");
+        if (o->sample)
+            printf(", \"sample\": {\"requested\": %ld, \"seed\": %llu, \"draws\": %lld}", o->sample,
+                   (unsigned long long)o->seed, (long long)draws);
+        printf("}\n");
+    } else if (o->sample) {
+        printf("space     %ld distinct random configurations of %ld requested (%lld draws, seed %llu), in "
+               "enumeration order; a SAMPLE, not the whole space\n",
+               a->n, o->sample, (long long)draws, (unsigned long long)o->seed);
+    } else {
+        printf("space     %ld configurations%s\n", a->n,
+               a->truncated ? " listed; TRUNCATED at --limit, the space has more" : " (the whole space)");
+    }
+}
+
+int gs_cli_space(int argc, char **argv) {
+    space_opts o;
+    int rc = space_parse_opts(argc, argv, &o);
+    if (rc >= 0) return rc;
     gs_ctx *ctx = gs_ctx_create();
     if (!ctx) return 1;
     gs_op *op = NULL;
     gs_hw *hw = NULL;
-    int rc = 0;
-    gs_status s = gs_op_parse(ctx, argv[optind], &op);
-    if (s == GS_OK) s = gs_hw_load(ctx, hwname, &hw);
+    rc = 0;
+    gs_status s = gs_op_parse(ctx, o.spec, &op);
+    if (s == GS_OK) s = gs_hw_load(ctx, o.hwname, &hw);
     gs_wf_memo *wf = s == GS_OK ? calloc(1, sizeof *wf) : NULL;
     if (s == GS_OK && !wf) s = gs_err(ctx, GS_ERR_NOMEM, "out of memory");
     if (s != GS_OK) {
         rc = gs_cli_fail(ctx, s);
         goto out;
     }
-    space_acc a = {hw, op, wf, limit, 0, false, !strcmp(format, "json")};
+    space_acc a = {hw, op, wf, o.limit, 0, false, !strcmp(o.format, "json")};
+    /* --sample: draw first, so that running out of memory prints nothing */
     gs_etir *drawn = NULL;
     long ndrawn = 0;
     int64_t draws = 0;
-    if (sample) {
-        drawn = malloc((size_t)sample * sizeof *drawn);
-        ndrawn = drawn ? space_sample(hw, op, sample, seed, drawn, &draws) : -1;
+    if (o.sample) {
+        drawn = malloc((size_t)o.sample * sizeof *drawn);
+        ndrawn = drawn ? space_sample(hw, op, o.sample, o.seed, drawn, &draws) : -1;
         if (ndrawn < 0) {
-            rc = gs_cli_fail(ctx, gs_err(ctx, GS_ERR_NOMEM, "out of memory for a sample of %ld", sample));
+            rc = gs_cli_fail(ctx, gs_err(ctx, GS_ERR_NOMEM, "out of memory for a sample of %ld", o.sample));
             free(drawn);
             goto out;
         }
     }
-    if (a.json) {
-        char *jop = json_dumps(json_string(op->spec), JSON_ENCODE_ANY), *jhw = json_dumps(json_string(hw->name), JSON_ENCODE_ANY);
-        printf("{\"op\": %s, \"hw\": %s, \"configs\": [", jop ? jop : "\"\"", jhw ? jhw : "\"\"");
-        free(jop);
-        free(jhw);
-    } else {
-        printf("op        %s\n", op->spec);
-        printf("hw        %s (sm_%d, %d SMs, %.1f TFLOP/s fp32, %.0f GB/s)\n", hw->name, hw->sm, hw->num_sms,
-               gs_hw_peak_flops(hw) / 1e12, hw->dram_gbs);
-        printf("%8s  %12s  %8s %6s  %s\n", "index", "predicted_ms", "grid", "block", "config");
-    }
-    if (sample) {
+    space_head(&a);
+    if (o.sample) {
         for (long i = 0; i < ndrawn; i++) space_print(&a, &drawn[i]);
         a.truncated = true; /* a sample never claims to be the whole space */
     } else {
         gs_space_enumerate(hw, op, 0, space_visit, &a, NULL);
     }
     free(drawn);
-    if (a.json) {
-        printf("\n], \"count\": %ld, \"truncated\": %s", a.n, a.truncated ? "true" : "false");
-        if (sample) printf(", \"sample\": {\"requested\": %ld, \"seed\": %llu, \"draws\": %lld}", sample,
-                           (unsigned long long)seed, (long long)draws);
-        printf("}\n");
-    } else if (sample) {
-        printf("space     %ld distinct random configurations of %ld requested (%lld draws, seed %llu), in "
-               "enumeration order; a SAMPLE, not the whole space\n",
-               a.n, sample, (long long)draws, (unsigned long long)seed);
-    } else {
-        printf("space     %ld configurations%s\n", a.n,
-               a.truncated ? " listed; TRUNCATED at --limit, the space has more" : " (the whole space)");
-    }
-    if (a.n == 0 && !rc)
+    space_tail(&a, &o, draws);
+    if (a.n == 0)
         fprintf(stderr, "gensor: note: %s has no valid configuration within %s's limits\n", op->spec, hw->name);
 out:
     free(wf);

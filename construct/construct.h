@@ -31,6 +31,13 @@ struct gs_result {
  * has level 0. Returns false if the completed state fails the check. */
 bool gs_complete(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_etir *out);
 
+/* A policy's or strategy's name ("paper", "markov", ...; "?" out of range),
+ * and the value a name spells (false when it spells none). */
+const char *gs_policy_name(gs_policy p);
+const char *gs_strategy_name(gs_strategy s);
+bool gs_policy_from_name(const char *name, gs_policy *out);
+bool gs_strategy_from_name(const char *name, gs_strategy *out);
+
 /* Benefit of one action under a policy (Algorithm 2's getBenefit), before
  * the memory check and the cache multiplier; 0 when not applicable. */
 double gs_action_benefit(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_action a, gs_policy pol,

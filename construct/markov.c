@@ -378,10 +378,13 @@ typedef struct exhaustive_ctx {
     int top_k;
     gs_wf_memo *wf;
     gs_result *r;
+    double deadline; /* gs_now_s() past which the enumeration stops; 0: none */
 } exhaustive_ctx;
 
 static bool exhaustive_visit(const gs_etir *e, void *user) {
     exhaustive_ctx *x = user;
+    /* the time budget, looked at every 1024 states (a few ms) */
+    if (x->deadline > 0 && (x->r->evaluated & 1023) == 0 && gs_now_s() > x->deadline) return false;
     gs_estimate est;
     gs_estimate_etir_memo(x->hw, x->op, e, 0, x->wf, &est);
     x->r->evaluated++;
@@ -391,9 +394,11 @@ static bool exhaustive_visit(const gs_etir *e, void *user) {
 
 /* The whole space (gs_space_enumerate), estimated as it is met; only the
  * top-k is kept, so memory stays small. At most EXHAUSTIVE_CAP states are
- * visited; r->capped says when that cap cut the enumeration short. */
-static void run_exhaustive(const gs_hw *hw, const gs_op *op, int top_k, gs_wf_memo *wf, gs_result *r) {
-    exhaustive_ctx x = {hw, op, top_k, wf, r};
+ * visited, within max_ms milliseconds when it is > 0; r->capped says when
+ * the cap or the budget cut the enumeration short. */
+static void run_exhaustive(const gs_hw *hw, const gs_op *op, int top_k, double max_ms, gs_wf_memo *wf,
+                           gs_result *r) {
+    exhaustive_ctx x = {hw, op, top_k, wf, r, max_ms > 0 ? gs_now_s() + max_ms * 1e-3 : 0};
     bool stopped = false;
     r->steps = gs_space_enumerate(hw, op, EXHAUSTIVE_CAP, exhaustive_visit, &x, &stopped);
     r->capped = stopped;
@@ -573,6 +578,7 @@ static gs_status check_opts(gs_ctx *ctx, const gs_construct_opts *opts, gs_const
     if (!(o->t_start > o->t_threshold) || !(o->t_threshold > 0) || !isfinite(o->t_start))
         return gs_err(ctx, GS_ERR_INVALID_ARG, "temperature must satisfy t_start > threshold > 0");
     if ((int)o->policy < 0 || o->policy > GS_POLICY_MODEL) return gs_err(ctx, GS_ERR_INVALID_ARG, "unknown policy %d", (int)o->policy);
+    if (!(o->max_ms >= 0) || !isfinite(o->max_ms)) return gs_err(ctx, GS_ERR_INVALID_ARG, "max_ms must be finite and >= 0");
     return GS_OK;
 }
 
@@ -589,7 +595,7 @@ static bool run_strategy(const gs_hw *hw, const gs_op *op, const gs_construct_op
         }
         return true;
     case GS_STRATEGY_EXHAUSTIVE:
-        run_exhaustive(hw, op, o->top_k, mm->wf, r); /* ranks directly; the pool stays empty */
+        run_exhaustive(hw, op, o->top_k, o->max_ms, mm->wf, r); /* ranks directly; the pool stays empty */
         r->pooled = r->evaluated;
         return true;
     case GS_STRATEGY_TREE: {

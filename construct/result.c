@@ -32,6 +32,18 @@ static int name_index(const char *const *names, int n, const char *name) {
     return -1;
 }
 
+bool gs_policy_from_name(const char *name, gs_policy *out) {
+    int i = name_index(policy_names, N_POLICIES, name);
+    if (i >= 0) *out = (gs_policy)i;
+    return i >= 0;
+}
+
+bool gs_strategy_from_name(const char *name, gs_strategy *out) {
+    int i = name_index(strategy_names, N_STRATEGIES, name);
+    if (i >= 0) *out = (gs_strategy)i;
+    return i >= 0;
+}
+
 gs_status gs_policy_parse(gs_ctx *ctx, const char *name, gs_policy *out) {
     int i = name_index(policy_names, N_POLICIES, name);
     if (i < 0 || !out)

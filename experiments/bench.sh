@@ -38,7 +38,7 @@ for hw in $PROFILES; do
                 'gemm M=32768 N=2048 K=64' 'gemm M=16384 N=1024 K=32' 'gemm M=2039 N=2039 K=2039' \
                 'gemm M=128 N=768 K=3072 transB=1'; do
         m=$("$BIN" construct --hw $hw --format json --top 1 "$spec")
-        x=$("$BIN" construct --hw $hw --format json --top 1 --strategy exhaustive "$spec")
+        x=$("$BIN" construct --hw $hw --format json --top 1 --strategy exhaustive --max-ms 0 "$spec")
         mp=$(echo "$m" | json_num predicted_s); xp=$(echo "$x" | json_num predicted_s)
         mt=$(echo "$m" | json_num construct_ms); xt=$(echo "$x" | json_num construct_ms)
         short=$(echo "$spec" | sed 's/ transA=0//; s/ transB=0//')

@@ -37,7 +37,7 @@ if [ "${1:-}" = "--exh-job" ]; then
     # Text mode with --emit json: the table says whether the enumeration hit its cap
     # (the JSON format has no such field), and the candidate JSON printed after the
     # table carries predicted_s at full precision.
-    "$bin" construct --hw "$prof" --top 1 --strategy exhaustive --seed "${GS_COMPARE_SEED:-1}" --emit json "$spec" \
+    "$bin" construct --hw "$prof" --top 1 --strategy exhaustive --max-ms 0 --seed "${GS_COMPARE_SEED:-1}" --emit json "$spec" \
         2>>"$out/errors.log" |
         awk -v id="$id" -v prof="$prof" '
             /^op  / { sub(/^op +/, ""); op = $0 }

@@ -11,6 +11,8 @@
  * It prints the predicted times ("-" where a variant does not fit the
  * profile), v1/v2, the bound, and for the memory-bound
  * picks the DRAM bandwidth the model expects as a fraction of the profile's.
+ * Then, for the 1x1 convolutions, the direct nest against the matmul form
+ * (implicit GEMM), each as constructed, with the DRAM and L2 bytes priced.
  * These are predictions, not measurements: `make bench-gpu` measures.
  *
  * Usage: build/plans_bench [--hw NAME] [SUITE.json ...]
@@ -29,6 +31,58 @@ static double price(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs
     gs_plan_make(hw, op, e, o, &p);
     gs_estimate_plan(hw, op, e, &p, 0, NULL, NULL, est);
     return est->time_s;
+}
+
+/* The pick of op on hw (top 1), priced; false with a message on failure. */
+static bool pick(gs_ctx *ctx, const gs_hw *hw, const gs_op *op, gs_etir *e, gs_estimate *est) {
+    gs_construct_opts co;
+    gs_construct_opts_default(&co);
+    co.top_k = 1;
+    gs_result *r = NULL;
+    if (gs_construct(ctx, op, hw, &co, &r) != GS_OK || r->n < 1) {
+        fprintf(stderr, "plans_bench: %s: %s\n", op->spec, gs_ctx_errmsg(ctx));
+        gs_result_destroy(r);
+        return false;
+    }
+    *e = r->cand[0];
+    price(hw, op, e, NULL, est);
+    gs_result_destroy(r);
+    return true;
+}
+
+/* 1x1 convolutions: the direct 7-axis nest against the matmul form
+ * (gs_op_conv1x1_as_matmul), both as constructed, with their traffic. */
+static int conv1x1_table(gs_ctx *ctx, const gs_hw *hw, json_t *ops) {
+    int rc = 0, n = 0;
+    double lsum = 0;
+    for (size_t i = 0; i < json_array_size(ops); i++) {
+        json_t *it = json_array_get(ops, i);
+        const char *spec = json_string_value(json_object_get(it, "spec"));
+        const char *name = json_string_value(json_object_get(it, "name"));
+        gs_op op, mm;
+        if (!spec || gs_op_parse_into(ctx, spec, &op) != GS_OK) continue;
+        if (gs_op_conv1x1_as_matmul(ctx, &op, &mm) != GS_OK) continue;
+        if (!n++)
+            printf("\n%-16s %9s %9s %7s %10s %10s %10s %10s  %s\n", "1x1 conv", "direct", "matmul", "d/m", "dram_d",
+                   "dram_m", "l2_d", "l2_m", "matmul pick");
+        gs_etir ed, em;
+        gs_estimate sd, sm;
+        if (!pick(ctx, hw, &op, &ed, &sd) || !pick(ctx, hw, &mm, &em, &sm)) {
+            rc = 1;
+            continue;
+        }
+        char desc[160];
+        gs_etir_format(&mm, &em, desc, sizeof desc);
+        double l2d = sd.t_l2 * hw->l2_gbs * 1e9, l2m = sm.t_l2 * hw->l2_gbs * 1e9;
+        printf("%-16.16s %9.4f %9.4f %7.2f %9.1fM %9.1fM %9.1fM %9.1fM  %s\n", name ? name : "-", sd.time_s * 1e3,
+               sm.time_s * 1e3, sd.time_s / sm.time_s, sd.dram_bytes / 1e6, sm.dram_bytes / 1e6, l2d / 1e6, l2m / 1e6,
+               desc);
+        lsum += log(sd.time_s / sm.time_s);
+    }
+    if (n)
+        printf("geomean over %d 1x1 convolutions on %s: direct / matmul form %.2fx (predicted; ms, bytes)\n", n,
+               hw->name, exp(lsum / n));
+    return rc;
 }
 
 int main(int argc, char **argv) {
@@ -121,6 +175,7 @@ int main(int argc, char **argv) {
             if (isfinite(tn) && tn > 0 && t2 > 0) lsplit += log(tn / t2);
             gs_result_destroy(r);
         }
+        rc |= conv1x1_table(ctx, hw, ops);
         json_decref(root);
     }
     if (n)

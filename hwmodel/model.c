@@ -157,7 +157,7 @@ double gs_benefit_caching(const gs_hw *hw, const gs_op *op, const gs_etir *e, in
     gs_etir_box(op, e, level, box);
     double S = 4.0 * gs_footprint_total(op, box); /* bytes, fp32 */
     double clk = hw->clock_mhz * 1e6;
-    double smem_bw_sm = hw->smem_banks * hw->bank_bytes * clk; /* B/s per SM */
+    double smem_bw_sm = (double)hw->smem_banks * hw->bank_bytes * clk; /* B/s per SM */
     if (level == 2) {
         double dram_bw_sm = hw->dram_gbs * 1e9 / hw->num_sms;
         return (hw->dram_latency_ns * 1e-9 + S / dram_bw_sm) / (hw->smem_latency_ns * 1e-9 + S / smem_bw_sm);

@@ -409,15 +409,19 @@ static gs_status validate_text(gs_ctx *ctx, const gs_hw *hw) {
  * inf, and the walk's ratios of times NaN (the ranking then broke and the
  * JSON output silently lost its candidates). */
 #define GS_HW_MIN_RATE 1e-6
+/* Every real field at most 1e9 (MHz, GB/s, ns, us): 1e308 or 1e300 passed
+ * "finite" but made derived times and rates inf, and the JSON reports lost
+ * their candidates silently. */
+#define GS_HW_MAX_REAL 1e9
 #define RULE_POS_REAL(f)                                                                 \
-    if (!isfinite(hw->f) || !(hw->f >= GS_HW_MIN_RATE))                                  \
+    if (!isfinite(hw->f) || !(hw->f >= GS_HW_MIN_RATE) || hw->f > GS_HW_MAX_REAL)       \
         return gs_err(ctx, GS_ERR_HW_INVALID,                                            \
-                      "profile '%s': " #f " must be finite and >= 1e-06 (got %g)", hw->name, hw->f);
+                      "profile '%s': " #f " must be finite and >= 1e-06 and <= 1e+09 (got %g)", hw->name, hw->f);
 /* Latency-like field finite and >= 0. */
 #define RULE_NONNEG_REAL(f)                                                               \
-    if (!isfinite(hw->f) || !(hw->f >= 0))                                                \
+    if (!isfinite(hw->f) || !(hw->f >= 0) || hw->f > GS_HW_MAX_REAL)                      \
         return gs_err(ctx, GS_ERR_HW_INVALID,                                             \
-                      "profile '%s': " #f " must be finite and >= 0 (got %g)", hw->name, hw->f);
+                      "profile '%s': " #f " must be finite and >= 0 and <= 1e+09 (got %g)", hw->name, hw->f);
 
 /* The compute capability, and the capacities that divide or multiply the
  * whole estimate, shared memory included. */
@@ -451,6 +455,10 @@ static gs_status validate_capacities(gs_ctx *ctx, const gs_hw *hw) {
                       n, (long long)hw->smem_per_block_optin, (long long)hw->smem_per_sm);
     RULE_POS_INT(smem_banks)
     RULE_POS_INT(bank_bytes)
+    /* bounded, so that banks * bank_bytes stays far inside an int (model.c) */
+    if (hw->smem_banks > 1024 || hw->bank_bytes > 1024)
+        return gs_err(ctx, GS_ERR_HW_INVALID, "profile '%s': smem_banks (%d) and bank_bytes (%d) must be <= 1024", n,
+                      hw->smem_banks, hw->bank_bytes);
     return GS_OK;
 }
 

@@ -169,6 +169,8 @@ typedef struct gs_construct_opts {
     double t_threshold;  /* stop when T <= threshold */
     gs_policy policy;
     gs_strategy strategy;
+    double max_ms;       /* exhaustive: wall-clock budget in ms, 0 = none (default);
+                            a cut enumeration is reported as capped */
 } gs_construct_opts;
 
 /* Defaults: seed 1, top_k 5, chains 8, T from 1 down to 2^-40; the default

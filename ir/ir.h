@@ -245,6 +245,12 @@ typedef struct gs_window {
     int nhwc, bias, relu;
 } gs_window;
 gs_status gs_op_build_window(gs_ctx *ctx, gs_op *op, const gs_window *w);
+/* A 1x1 convolution with stride 1 and no padding as the matrix product it
+ * is, over the same buffers (implicit GEMM without the im2col: the pixels
+ * are rows): nhwc O[NHW,K] = I[NHW,C] . F[K,C]^T (gemm axes m, k, c), nchw
+ * O[n][K,HW] = F[K,C] . I[n][C,HW] (axes n, k, x, c). The same epilogue.
+ * GS_ERR_UNSUPPORTED (with the reason) for any other operator. */
+gs_status gs_op_conv1x1_as_matmul(gs_ctx *ctx, const gs_op *conv, gs_op *out);
 
 typedef enum gs_eltwise { GS_ELT_RELU = 0, GS_ELT_ADD, GS_ELT_MUL } gs_eltwise;
 /* Z[M,N] = relu(X) | X + Y | X * Y; with bcast, Y is a [N] vector. */

@@ -292,6 +292,68 @@ gs_status gs_op_build_window(gs_ctx *ctx, gs_op *op, const gs_window *w) {
                   op->has_bias ? " bias=1" : "", w->relu ? " relu=1" : "");
 }
 
+gs_status gs_op_conv1x1_as_matmul(gs_ctx *ctx, const gs_op *conv, gs_op *out) {
+    if (conv->kind != GS_OPK_CONV2D) return gs_err(ctx, GS_ERR_UNSUPPORTED, "as matmul: %s is not a conv2d", conv->spec);
+    /* axes of gs_op_build_window: n, then k p q (nhwc: p q k), then c r s */
+    const gs_tensor *I = &conv->tensors[0];
+    bool nhwc = conv->naxes == 7 && !strcmp(conv->axes[1].name, "p");
+    int k = nhwc ? 3 : 1, p = nhwc ? 1 : 2, q = nhwc ? 2 : 3, c = 4, r = 5, sx = 6;
+    int hd = nhwc ? 1 : 2, wd = nhwc ? 2 : 3;
+    const gs_affine *h = &I->idx[hd], *w = &I->idx[wd];
+    if (conv->naxes != 7 || conv->axes[r].extent != 1 || conv->axes[sx].extent != 1)
+        return gs_err(ctx, GS_ERR_UNSUPPORTED, "as matmul: %s is not a 1x1 convolution", conv->spec);
+    if (h->coeff[p] != 1 || w->coeff[q] != 1 || h->offset != 0 || w->offset != 0 ||
+        conv->axes[p].extent != I->shape[hd] || conv->axes[q].extent != I->shape[wd])
+        return gs_err(ctx, GS_ERR_UNSUPPORTED, "as matmul: %s has a stride or padding", conv->spec);
+    int64_t N = conv->axes[0].extent, K = conv->axes[k].extent, C = conv->axes[c].extent;
+    int64_t HW = conv->axes[p].extent * conv->axes[q].extent;
+    memset(out, 0, sizeof *out);
+    gs_tensor *A = &out->tensors[0], *F = &out->tensors[1], *O = &out->tensors[2];
+    set_tensor(A, "I", nhwc ? 2 : 3);
+    set_tensor(F, "F", 2);
+    set_tensor(O, "O", nhwc ? 2 : 3);
+    int ko;
+    if (nhwc) {
+        enum { m = 0, kk = 1, cc = 2 };
+        set_axis(out, m, "m", N * HW, GS_AXIS_SPATIAL);
+        set_axis(out, kk, "k", K, GS_AXIS_SPATIAL);
+        set_axis(out, cc, "c", C, GS_AXIS_REDUCE);
+        out->naxes = 3;
+        set_dim(A, 0, N * HW, m);
+        set_dim(A, 1, C, cc);
+        set_dim(F, 0, K, kk);
+        set_dim(F, 1, C, cc);
+        set_dim(O, 0, N * HW, m);
+        set_dim(O, 1, K, kk);
+        ko = kk;
+    } else {
+        enum { n = 0, kk = 1, x = 2, cc = 3 };
+        set_axis(out, n, "n", N, GS_AXIS_SPATIAL);
+        set_axis(out, kk, "k", K, GS_AXIS_SPATIAL);
+        set_axis(out, x, "x", HW, GS_AXIS_SPATIAL);
+        set_axis(out, cc, "c", C, GS_AXIS_REDUCE);
+        out->naxes = 4;
+        set_dim(A, 0, N, n);
+        set_dim(A, 1, C, cc);
+        set_dim(A, 2, HW, x);
+        set_dim(F, 0, K, kk);
+        set_dim(F, 1, C, cc);
+        set_dim(O, 0, N, n);
+        set_dim(O, 1, K, kk);
+        set_dim(O, 2, HW, x);
+        ko = kk;
+    }
+    out->ninputs = 2;
+    out->combine = GS_COMBINE_MAC;
+    out->epi = conv->epi;
+    out->has_bias = conv->has_bias;
+    if (conv->has_bias) out->epi.bias_axis = ko;
+    return finish(ctx, out, GS_OPK_CUSTOM, "matmul N=%lld K=%lld HW=%lld C=%lld layout=%s alpha=%.9g beta=%.9g%s%s",
+                  (long long)N, (long long)K, (long long)HW, (long long)C, nhwc ? "nhwc" : "nchw",
+                  (double)conv->epi.alpha, (double)conv->epi.beta, conv->has_bias ? " bias=1" : "",
+                  conv->epi.relu ? " relu=1" : "");
+}
+
 gs_status gs_op_build_eltwise(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t M, int64_t N, int bcast) {
     memset(op, 0, sizeof *op);
     enum { m = 0, n = 1 };

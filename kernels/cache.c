@@ -46,6 +46,7 @@ static const char *const kb_names[GS_KB_COUNT_] = {
     [GS_KB_CUDA_PTX] = "cuda-ptx",
     [GS_KB_CUDA_SOURCE] = "cuda-source",
     [GS_KB_OPENCL_SOURCE] = "opencl-source",
+    [GS_KB_NVRTC_OUT] = "nvrtc-out",
 };
 
 const char *gs_kbackend_name(gs_kbackend b) {
@@ -430,4 +431,79 @@ gs_status gs_kcache_put(gs_ctx *ctx, gs_kcache *c, uint64_t key, gs_kbackend b, 
     char why[GS_MSG_MAX];
     return gs_err(ctx, GS_ERR_IO, "kernel cache directory %s: %s (the entry is kept in memory only)", dir,
                   gs_ctx_msg_copy(ctx, why, sizeof why));
+}
+
+/* ---- NVRTC compiles through the cache ------------------------------------------------
+ * A GS_KB_NVRTC_OUT payload: three little-endian u64 lengths (PTX, cubin,
+ * log), then those bytes. The cache's checksum guards the bytes; the lengths
+ * are checked against the payload so that an entry of another layout is a
+ * miss (and is overwritten), never a read past its end. */
+static uint64_t nvrtc_key(const char *src, const char *name, int sm, bool want_ptx, bool want_cubin) {
+    char tail[160];
+    int n = snprintf(tail, sizeof tail, "|%s|sm_%d|ptx%d|cubin%d|nvrtc-out", name, sm, want_ptx, want_cubin);
+    uint64_t h = gs_fnv1a64(src, strlen(src));
+    return h ^ gs_fnv1a64(tail, (size_t)(n > 0 ? n : 0)) * 0x9e3779b97f4a7c15ull;
+}
+
+/* Copy LEN bytes of P into a new NUL-terminated buffer (NULL when len is 0). */
+static void *dup_part(const unsigned char *p, uint64_t len, bool *ok) {
+    if (!len) return NULL;
+    char *d = malloc((size_t)len + 1);
+    if (!d) {
+        *ok = false;
+        return NULL;
+    }
+    memcpy(d, p, (size_t)len);
+    d[len] = '\0';
+    return d;
+}
+
+/* Fill *out from a cached payload; false when its layout does not hold. */
+static bool nvrtc_out_decode(const unsigned char *p, size_t len, bool want_cubin, gs_nvrtc_out *out) {
+    if (len < 24) return false;
+    uint64_t lp = get_u64(p), lc = get_u64(p + 8), ll = get_u64(p + 16);
+    if (lp > len || lc > len || ll > len || 24 + lp + lc + ll != len) return false;
+    bool ok = true;
+    memset(out, 0, sizeof *out);
+    out->ptx = dup_part(p + 24, lp, &ok);
+    out->ptx_len = (size_t)lp;
+    out->cubin = dup_part(p + 24 + lp, lc, &ok);
+    out->cubin_len = (size_t)lc;
+    out->log = dup_part(p + 24 + lp + lc, ll, &ok);
+    if (!ok) {
+        gs_nvrtc_out_free(out);
+        return false;
+    }
+    if (want_cubin && out->log) gs_ptxas_parse(out->log, &out->stats);
+    return true;
+}
+
+gs_status gs_nvrtc_compile_cached(gs_ctx *ctx, gs_kcache *c, const char *src, const char *name, int sm, bool want_ptx,
+                                  bool want_cubin, gs_nvrtc_out *out, bool *hit) {
+    if (hit) *hit = false;
+    if (!c || !src || !name || !out) return gs_nvrtc_compile(ctx, src, name, sm, want_ptx, want_cubin, out);
+    uint64_t key = nvrtc_key(src, name, sm, want_ptx, want_cubin);
+    const void *bytes;
+    size_t len;
+    if (gs_kcache_get(ctx, c, key, GS_KB_NVRTC_OUT, &bytes, &len) && nvrtc_out_decode(bytes, len, want_cubin, out)) {
+        if (hit) *hit = true;
+        return GS_OK;
+    }
+    gs_status s = gs_nvrtc_compile(ctx, src, name, sm, want_ptx, want_cubin, out);
+    if (s != GS_OK) return s;
+    size_t lp = out->ptx ? out->ptx_len : 0, lc = out->cubin ? out->cubin_len : 0;
+    size_t ll = out->log ? strlen(out->log) : 0, total = 24 + lp + lc + ll;
+    unsigned char *p = total <= GS_KCACHE_MAX_PAYLOAD ? malloc(total) : NULL;
+    if (!p) return GS_OK; /* too large or no memory: compiled, not cached */
+    put_u64(p, lp);
+    put_u64(p + 8, lc);
+    put_u64(p + 16, ll);
+    if (lp) memcpy(p + 24, out->ptx, lp);
+    if (lc) memcpy(p + 24 + lp, out->cubin, lc);
+    if (ll) memcpy(p + 24 + lp + lc, out->log, ll);
+    /* an unwritable directory is counted (write_errors); the compile stands */
+    gs_status ps = gs_kcache_put(ctx, c, key, GS_KB_NVRTC_OUT, p, total);
+    free(p);
+    if (ps != GS_OK && ps != GS_ERR_IO) return ps;
+    return GS_OK;
 }

@@ -102,6 +102,10 @@ bool gs_ptxas_parse(const char *log, gs_ptxas_stats *st);
  * were, so callers can fall back to the model's own ranking. */
 gs_status gs_rerank_ptxas(gs_ctx *ctx, const gs_hw *hw, const gs_op *op, int arch, gs_etir *cand, gs_estimate *est,
                           int n, gs_ptxas_stats *stats);
+/* The same, compiling through kernel cache c (NULL: none; cache.c). */
+typedef struct gs_kcache gs_kcache;
+gs_status gs_rerank_ptxas_cached(gs_ctx *ctx, gs_kcache *c, const gs_hw *hw, const gs_op *op, int arch, gs_etir *cand,
+                                 gs_estimate *est, int n, gs_ptxas_stats *stats);
 
 /* ---- static SASS checks (sass.c) -----------------------------------------
  * A cubin is disassembled with cuobjdump -sass (no GPU needed; `make
@@ -342,7 +346,8 @@ typedef enum gs_kbackend {
     GS_KB_CUDA_PTX = 1,      /* "cuda-ptx": PTX text, JIT-compiled by the driver */
     GS_KB_CUDA_SOURCE = 2,   /* "cuda-source": CUDA C when NVRTC is missing */
     GS_KB_OPENCL_SOURCE = 3, /* "opencl-source": OpenCL C */
-    GS_KB_COUNT_ = 4
+    GS_KB_NVRTC_OUT = 4,     /* "nvrtc-out": PTX, cubin and ptxas log of one compile */
+    GS_KB_COUNT_ = 5
 } gs_kbackend;
 const char *gs_kbackend_name(gs_kbackend b);
 
@@ -386,6 +391,14 @@ void gs_kcache_stats_get(gs_kcache *c, gs_kcache_stats *s);
 gs_status gs_kcache_path(const gs_kcache *c, uint64_t key, gs_kbackend b, char *buf, size_t n);
 /* Encode an entry header (GS_KCACHE_HEADER_BYTES bytes) for a payload. */
 void gs_kcache_header_encode(unsigned char *h, uint64_t key, gs_kbackend b, const void *payload, size_t len);
+/* gs_nvrtc_compile through cache c (NULL: a plain compile). The entry
+ * (GS_KB_NVRTC_OUT) is keyed by an FNV-1a hash of the source, which carries
+ * the kernel descriptor, of the name, the arch and the requested outputs, and
+ * holds the PTX, the cubin and the log; a hit fills *out from it (stats
+ * parsed from the log, compile_s 0) and sets *hit. A failed disk write is
+ * counted by the cache and the compile still succeeds. */
+gs_status gs_nvrtc_compile_cached(gs_ctx *ctx, gs_kcache *c, const char *src, const char *name, int sm, bool want_ptx,
+                                  bool want_cubin, gs_nvrtc_out *out, bool *hit);
 
 /* ---- refinement (refine.c) ----------------------------------------------
  * Measure the top-K candidates of a construction on a device for a short,
@@ -449,6 +462,9 @@ gs_status gs_refine_opencl(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_res
  * device: GS_ERR_CUDA_MISSING. */
 gs_status gs_refine_cuda(gs_ctx *ctx, gs_cuda *cu, const gs_op *op, const gs_result *r, int K, double budget_ms,
                          gs_refine_report *out);
+/* The same, compiling through kernel cache kc (NULL: none). */
+gs_status gs_refine_cuda_cached(gs_ctx *ctx, gs_kcache *kc, gs_cuda *cu, const gs_op *op, const gs_result *r, int K,
+                                double budget_ms, gs_refine_report *out);
 
 /* ---- dispatcher internals (dispatch.c; the public API is in gensor.h) ---- */
 /* Attach an OpenCL device: kernels are then built on a miss (and handles

@@ -221,6 +221,7 @@ typedef struct target {
     gs_dialect dialect;
     int arch;
     bool cubin;
+    gs_kcache *kc; /* CUDA: NVRTC's output is looked up and kept here (NULL: none) */
 } target;
 
 /* Emit candidate i, compile it for t and build or load it on dev. */
@@ -230,7 +231,7 @@ static gs_status candidate_load(gs_ctx *ctx, gs_device *dev, const target *t, co
     if (s != GS_OK) return s;
     if (t->dialect == GS_DIALECT_OPENCL) return gs_dev_prog_load(ctx, dev, ks->src, ks->name, ks->smem_bytes, prog);
     gs_nvrtc_out nv;
-    s = gs_nvrtc_compile(ctx, ks->src, ks->name, t->arch, !t->cubin, t->cubin, &nv);
+    s = gs_nvrtc_compile_cached(ctx, t->kc, ks->src, ks->name, t->arch, !t->cubin, t->cubin, &nv, NULL);
     /* smem_bytes is the kernel's total; ours is all static, so the launch
      * requests no dynamic shared memory. */
     if (s == GS_OK)
@@ -323,7 +324,7 @@ gs_status gs_refine_opencl(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_res
     if (!cl) return gs_err(ctx, GS_ERR_OPENCL_MISSING, "refine: no OpenCL device");
     gs_device dev;
     gs_device_wrap_opencl(&dev, cl);
-    target t = {GS_DIALECT_OPENCL, 0, false};
+    target t = {GS_DIALECT_OPENCL, 0, false, NULL};
     return refine_on(ctx, &dev, &t, op, r, out);
 }
 
@@ -350,6 +351,11 @@ gs_status gs_cuda_target(gs_ctx *ctx, int sm, int *arch, bool *cubin) {
 
 gs_status gs_refine_cuda(gs_ctx *ctx, gs_cuda *cu, const gs_op *op, const gs_result *r, int K, double budget_ms,
                          gs_refine_report *out) {
+    return gs_refine_cuda_cached(ctx, NULL, cu, op, r, K, budget_ms, out);
+}
+
+gs_status gs_refine_cuda_cached(gs_ctx *ctx, gs_kcache *kc, gs_cuda *cu, const gs_op *op, const gs_result *r, int K,
+                                double budget_ms, gs_refine_report *out) {
     gs_status s = refine_begin(ctx, &op, r, K, &budget_ms, out, "cuda");
     if (s != GS_OK) return s;
     if (!cu)
@@ -358,7 +364,7 @@ gs_status gs_refine_cuda(gs_ctx *ctx, gs_cuda *cu, const gs_op *op, const gs_res
     gs_hw dev_hw;
     s = gs_cuda_query_profile(ctx, cu, &dev_hw);
     if (s != GS_OK) return s;
-    target t = {GS_DIALECT_CUDA, 0, false};
+    target t = {GS_DIALECT_CUDA, 0, false, kc};
     s = gs_cuda_target(ctx, dev_hw.sm, &t.arch, &t.cubin);
     char why[GS_MSG_MAX];
     if (s != GS_OK) return gs_err(ctx, s, "refine: %s", gs_ctx_msg_copy(ctx, why, sizeof why));

@@ -7,6 +7,11 @@
 
 gs_status gs_rerank_ptxas(gs_ctx *ctx, const gs_hw *hw, const gs_op *op, int arch, gs_etir *cand, gs_estimate *est,
                           int n, gs_ptxas_stats *stats) {
+    return gs_rerank_ptxas_cached(ctx, NULL, hw, op, arch, cand, est, n, stats);
+}
+
+gs_status gs_rerank_ptxas_cached(gs_ctx *ctx, gs_kcache *c, const gs_hw *hw, const gs_op *op, int arch, gs_etir *cand,
+                                 gs_estimate *est, int n, gs_ptxas_stats *stats) {
     if (!hw || !op || !cand || !est || n < 0) return gs_err(ctx, GS_ERR_INVALID_ARG, "rerank: NULL argument");
     if (!gs_nvrtc_available(ctx)) return GS_ERR_NVRTC_MISSING; /* ctx says why; ranking unchanged */
     gs_ptxas_stats st[64];
@@ -16,7 +21,7 @@ gs_status gs_rerank_ptxas(gs_ctx *ctx, const gs_hw *hw, const gs_op *op, int arc
         gs_nvrtc_out nv;
         gs_status s = gs_lower_emit(ctx, hw, op, &cand[i], GS_DIALECT_CUDA, arch, &ks);
         if (s != GS_OK) return s;
-        s = gs_nvrtc_compile(ctx, ks.src, ks.name, arch, false, true, &nv);
+        s = gs_nvrtc_compile_cached(ctx, c, ks.src, ks.name, arch, false, true, &nv, NULL);
         gs_kernel_src_free(&ks);
         if (s != GS_OK) {
             gs_nvrtc_out_free(&nv);

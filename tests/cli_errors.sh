@@ -45,18 +45,21 @@ check 2 "estimate bad config" estimate --config bm=3 'gemm M=4 N=4 K=4'
 check 2 "estimate unknown key" estimate --config zz=1 'gemm M=4 N=4 K=4'
 check 2 "hw show nosuch" hw show nosuch
 check 2 "unknown command" frobnicate
-# check_msg: like check, and stderr must contain NEEDLE
-check_msg() { # expected-exit needle description args...
+# check_in: like check, and the command's stderr (err) or stdout (out) must contain NEEDLE
+check_in() { # err|out expected-exit needle description args...
+    stream=$1; shift
     want=$1; shift
     needle=$1; shift
     check "$want" "$@"
-    if ! grep -q -F -e "$needle" "$tmp/err"; then
-        echo "FAIL: $1: stderr lacks '$needle':"
-        sed 's/^/    /' "$tmp/err" | head -5
+    if ! grep -q -F -e "$needle" "$tmp/$stream"; then
+        echo "FAIL: $1: std$stream lacks '$needle':"
+        sed 's/^/    /' "$tmp/$stream" | head -5
         fail=$((fail + 1))
         pass=$((pass - 1))
     fi
 }
+check_msg() { check_in err "$@"; }
+check_out() { check_in out "$@"; }
 # regressions found by the adversarial review
 mkdir "$tmp/adir"
 printf 'bm=4,bn=4\n  \n# comment\nbm=3\n' >"$tmp/cfgs.txt"
@@ -103,5 +106,104 @@ export GS_CUOBJDUMP=/nonexistent
 check_msg 1 "gensor: error: cuobjdump not found: " "--sass without cuobjdump" construct --sass 'gemm M=4 N=4 K=4'
 unset GS_CUOBJDUMP
 check 0 "hw list" hw list
+# ---- issue 11: the defects found adversarially --------------------------------------
+# 1, 3: huge profile fields are refused (UBSan overflow, inf estimates, empty JSON)
+printf '{"base": "t4", "bank_bytes": 2147483647}\n' >"$tmp/banks.json"
+printf '{"base": "t4", "l2_latency_ns": 1e308}\n' >"$tmp/l2lat.json"
+printf '{"base": "t4", "dram_gbs": 1e300, "l2_gbs": 1e300, "clock_mhz": 1e300}\n' >"$tmp/rates.json"
+printf '{"ops": [{"name": "g", "spec": "gemm M=64 N=64 K=64"}]}\n' >"$tmp/suite_ok.json"
+check_msg 2 "bank_bytes (2147483647) must be <= 1024" "bank_bytes 2^31-1 (balanced)" construct --policy balanced --hw "$tmp/banks.json" 'gemm M=64 N=64 K=64'
+check_msg 2 "bank_bytes (2147483647) must be <= 1024" "bank_bytes 2^31-1 (paper)" construct --policy paper --hw "$tmp/banks.json" 'gemm M=64 N=64 K=64'
+check_msg 2 "l2_latency_ns must be finite and >= 0 and <= 1e+09" "l2_latency_ns 1e308" construct --format json --hw "$tmp/l2lat.json" 'gemm M=64 N=64 K=64'
+check_msg 2 "must be finite and >= 1e-06 and <= 1e+09" "rates 1e300" construct --format json --hw "$tmp/rates.json" 'gemm M=64 N=64 K=64'
+check_msg 2 "l2_latency_ns must be" "suite json with l2_latency_ns 1e308" suite --format json --hw "$tmp/l2lat.json" "$tmp/suite_ok.json"
+check_out 0 '"total_predicted_s"' "suite --format json prints its report" suite --format json --hw t4 "$tmp/suite_ok.json"
+# 2, 5: --configs files that hold no configuration, NUL bytes, /dev/zero (hung)
+printf '# only a comment\n\n   \n' >"$tmp/comments.txt"
+: >"$tmp/empty.txt"
+printf 'bm=4,bn=4\0,bk=4\n' >"$tmp/nul.txt"
+check_msg 2 "NUL byte" "estimate --configs /dev/zero ends" estimate --configs /dev/zero 'gemm M=4 N=4 K=4'
+check_msg 2 "holds no configuration" "estimate --configs /dev/null" estimate --configs /dev/null 'gemm M=4 N=4 K=4'
+check_msg 2 "holds no configuration" "estimate --configs empty file" estimate --configs "$tmp/empty.txt" 'gemm M=4 N=4 K=4'
+check_msg 2 "holds no configuration" "estimate --configs only comments" estimate --configs "$tmp/comments.txt" 'gemm M=4 N=4 K=4'
+check_msg 2 "nul.txt:1: NUL byte" "estimate --configs with a NUL in a line" estimate --configs "$tmp/nul.txt" 'gemm M=4 N=4 K=4'
+printf '{"ops": [{"name": "a", "spec": "gemm M=4 N=4 K=4", "spec": "gemm M=8 N=8 K=8"}]}\n' >"$tmp/dupkey.json"
+check_msg 2 "duplicate object key" "suite JSON with a duplicate key" suite "$tmp/dupkey.json"
+# 6: messages stay on one line; short-option clusters; long --configs lines
+nl='
+'
+check_msg 2 "unknown policy 'a\\nb'" "a newline in an echoed option value" construct --policy "a${nl}b" 'gemm M=4 N=4 K=4'
+check_msg 2 "unknown op" "a newline in an echoed spec" construct "gemn${nl}M=4 N=4 K=4"
+check_msg 2 "unknown option '-x'" "construct -xy names -x" construct -xy 'gemm M=4 N=4 K=4'
+check_msg 2 "unknown option '-x'" "construct --nvrtc -xy names -x" construct --nvrtc -xy 'gemm M=4 N=4 K=4'
+check_msg 2 "'-q' (see" "suite -qz names -q" suite -qz "$tmp/suite_ok.json"
+check_msg 2 "unknown option '--nvrtc=3'" "a value given to a flag" construct --nvrtc=3 'gemm M=4 N=4 K=4'
+{ printf '# a comment\n'; i=0; while [ $i -lt 120 ]; do printf 'bm=4,bn=4,'; i=$((i + 1)); done; printf '\nbm=3\n'; } >"$tmp/long.txt"
+check_msg 2 "long.txt:2:" "a 1200-byte --configs line keeps its line number" estimate --configs "$tmp/long.txt" 'gemm M=4 N=4 K=4'
+{ printf '# a comment\n'; i=0; while [ $i -lt 500 ]; do printf 'bm=4,bn=4,'; i=$((i + 1)); done; printf '\nbm=3\n'; } >"$tmp/long2.txt"
+check_msg 2 "long2.txt:2: line longer than 4095 bytes" "a 5000-byte --configs line is refused" estimate --configs "$tmp/long2.txt" 'gemm M=4 N=4 K=4'
+# 7: write errors on stdout are exit 1 with a message
+if [ -w /dev/full ]; then
+    timeout 60 "$BIN" hw list >/dev/full 2>"$tmp/err"; rc=$?
+    if [ "$rc" -eq 1 ] && grep -q "cannot write standard output" "$tmp/err"; then pass=$((pass + 1)); else
+        echo "FAIL: hw list >/dev/full: exit $rc"; fail=$((fail + 1)); fi
+    timeout 60 "$BIN" construct --hw t4 'gemm M=7 N=5 K=3' >/dev/full 2>"$tmp/err"; rc=$?
+    if [ "$rc" -eq 1 ] && grep -q "cannot write standard output" "$tmp/err"; then pass=$((pass + 1)); else
+        echo "FAIL: construct >/dev/full: exit $rc"; fail=$((fail + 1)); fi
+else
+    echo "cli_errors: /dev/full is not writable here: the two stdout write-error checks are skipped"
+fi
+# 4: --out writes every file or none; a write failure is exit 1, not "bad input"
+check 0 "construct --out" construct --hw t4 --out "$tmp/out1" 'gemm M=64 N=64 K=64'
+named=$(sed -n 's/^wrote *//p' "$tmp/out")
+base=${named%%.\{*}; exts=${named#*\{}; exts=${exts%%\}*}; cl=${named##* }
+missing=""
+for e in $(echo "$exts" | tr ',' ' '); do [ -f "$base.$e" ] || missing="$missing $base.$e"; done
+[ -f "$cl" ] || missing="$missing $cl"
+nfiles=$(ls "$tmp/out1" | wc -l); nnamed=$(( $(echo "$exts" | tr ',' '\n' | wc -l) + 1 ))
+if [ -z "$named" ] || [ -n "$missing" ] || [ "$nfiles" -ne "$nnamed" ]; then
+    echo "FAIL: the wrote line names files not written ($missing) or $nfiles files for $nnamed named: $named"
+    fail=$((fail + 1))
+else pass=$((pass + 1)); fi
+# a file-size limit below the largest file (dash counts 512-byte blocks): nothing is left
+( trap '' XFSZ; ulimit -f 16 2>/dev/null && exec timeout 60 "$BIN" construct --hw t4 --out "$tmp/out2" 'gemm M=64 N=64 K=64' ) >/dev/null 2>"$tmp/err"
+rc=$?
+if [ "$rc" -ne 1 ] || ! grep -q "gensor: error: I/O error: cannot write $tmp/out2/" "$tmp/err" || [ -n "$(ls -A "$tmp/out2" 2>/dev/null)" ]; then
+    echo "FAIL: --out under a file-size limit: exit $rc (want 1), left: $(ls -A "$tmp/out2" 2>/dev/null | tr '\n' ' ')"
+    sed 's/^/    /' "$tmp/err" | head -3
+    fail=$((fail + 1))
+else pass=$((pass + 1)); fi
+# 8: exhaustive on a conv has a time budget and says it was cut short
+check_out 0 "hit its cap (the --max-ms time budget)" "exhaustive --max-ms on a conv" construct --hw t4 --strategy exhaustive --max-ms 200 'conv2d N=8 C=64 H=28 W=28 K=64 R=3 S=3 pad=1'
+check_out 0 '"capped": true' "exhaustive --max-ms in JSON" construct --hw t4 --format json --strategy exhaustive --max-ms 200 'conv2d N=8 C=64 H=28 W=28 K=64 R=3 S=3 pad=1'
+check_msg 2 "--max-ms expects" "a bad --max-ms" construct --max-ms -1 'gemm M=4 N=4 K=4'
+check_msg 2 "--max-ms is not an option" "estimate --max-ms" estimate --max-ms 5 --config bm=4 'gemm M=4 N=4 K=4'
+# issue 11 item 5: a second `construct --nvrtc --cache-dir D` compiles nothing
+timeout 120 "$BIN" construct --hw t4 --nvrtc --cache-dir "$tmp/kc" 'gemm M=64 N=64 K=64' >"$tmp/kc1.out" 2>"$tmp/kc1.err"
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q "NVRTC" "$tmp/kc1.err"; then
+    echo "cli_errors: NVRTC is missing ($(head -1 "$tmp/kc1.err")): the --cache-dir checks are skipped"
+    if [ -n "$GS_REQUIRE_NVRTC" ] && [ "$GS_REQUIRE_NVRTC" != 0 ]; then fail=$((fail + 1)); fi
+else
+    timeout 120 "$BIN" construct --hw t4 --nvrtc --cache-dir "$tmp/kc" 'gemm M=64 N=64 K=64' >"$tmp/kc2.out" 2>"$tmp/kc2.err"
+    rc2=$?
+    # the same report (but the construction time), a hit for each compile of the first run, nothing compiled
+    n1=$(sed -n 's/.*kernel cache .*: 0 hits (0 from disk), \([0-9]*\) compiled.*/\1/p' "$tmp/kc1.err")
+    if [ "$rc" -ne 0 ] || [ "$rc2" -ne 0 ] || [ -z "$n1" ] || [ "$n1" -eq 0 ] ||
+       ! grep -q "kernel cache $tmp/kc: $n1 hits ($n1 from disk), 0 compiled" "$tmp/kc2.err" ||
+       [ "$(grep -v '^construct ' "$tmp/kc1.out" | cksum)" != "$(grep -v '^construct ' "$tmp/kc2.out" | cksum)" ]; then
+        echo "FAIL: construct --nvrtc --cache-dir: the second run is not all cache hits (exit $rc, $rc2):"
+        cat "$tmp/kc1.err" "$tmp/kc2.err" | sed 's/^/    /' | head -6
+        fail=$((fail + 1))
+    else pass=$((pass + 1)); fi
+    # GS_CACHE_DIR is the default of --cache-dir, and suite uses the cache too
+    GS_CACHE_DIR="$tmp/kc" timeout 120 "$BIN" suite --hw t4 --nvrtc "$tmp/suite_ok.json" >/dev/null 2>"$tmp/kc3.err"
+    GS_CACHE_DIR="$tmp/kc" timeout 120 "$BIN" suite --hw t4 --nvrtc "$tmp/suite_ok.json" >/dev/null 2>"$tmp/kc4.err"
+    if ! grep -q "kernel cache $tmp/kc: 1 hits (1 from disk), 0 compiled" "$tmp/kc4.err"; then
+        echo "FAIL: suite --nvrtc with GS_CACHE_DIR: the second run is not a cache hit:"
+        cat "$tmp/kc3.err" "$tmp/kc4.err" | sed 's/^/    /' | head -4
+        fail=$((fail + 1))
+    else pass=$((pass + 1)); fi
+fi
 echo "cli_errors: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

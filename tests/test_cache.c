@@ -490,3 +490,83 @@ Test(cache, bad_arguments) {
     gs_kcache_close(NULL);
     gs_ctx_destroy(ctx);
 }
+
+/* Issue 11, item 5: NVRTC compiles through the cache (what `gensor construct
+ * --nvrtc --cache-dir D` uses). A second compile of the same source, from a
+ * fresh cache on the same directory, is a disk hit with the same PTX, cubin,
+ * log and ptxas figures; a corrupted entry is detected, deleted and rebuilt. */
+Test(cache, nvrtc_compile_through_the_cache) {
+    gs_ctx *ctx = gs_ctx_create();
+    if (!gs_nvrtc_available(ctx)) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", gs_ctx_errmsg(ctx));
+        gs_ctx_destroy(ctx);
+        const char *req = getenv("GS_REQUIRE_NVRTC");
+        if (req && *req && strcmp(req, "0") != 0) cr_assert_fail("GS_REQUIRE_NVRTC is set but NVRTC is missing: %s", msg);
+        cr_skip_test("NVRTC not available, skipping the cached-compile test: %s", msg);
+    }
+    const char *src = "extern \"C\" __global__ void gs_cached_k(float *p) { p[threadIdx.x] *= 2.0f; }\n";
+    char *dir = gs_test_tmpdir("cache-test");
+    gs_nvrtc_out a, b, c;
+    bool hit = true;
+    /* first compile: a miss, compiled and stored */
+    gs_kcache *k1 = NULL;
+    cr_assert_eq(gs_kcache_open(ctx, dir, &k1), GS_OK);
+    cr_assert_eq(gs_nvrtc_compile_cached(ctx, k1, src, "gs_cached_k", 75, true, true, &a, &hit), GS_OK, "%s",
+                 gs_ctx_errmsg(ctx));
+    cr_assert(!hit, "a first compile cannot be a hit");
+    gs_kcache_close(k1);
+    cr_assert_eq(gs_test_count_files(dir, ".nvrtc-out.gsk"), 1);
+    /* second, from a fresh cache: a disk hit, identical outputs */
+    gs_kcache *k2 = NULL;
+    cr_assert_eq(gs_kcache_open(ctx, dir, &k2), GS_OK);
+    cr_assert_eq(gs_nvrtc_compile_cached(ctx, k2, src, "gs_cached_k", 75, true, true, &b, &hit), GS_OK);
+    cr_assert(hit, "the repeated compile was not a cache hit");
+    gs_kcache_stats st;
+    gs_kcache_stats_get(k2, &st);
+    cr_assert_eq(st.disk_hits, 1);
+    cr_assert(a.ptx && b.ptx && !strcmp(a.ptx, b.ptx), "PTX differs");
+    cr_assert(a.cubin_len == b.cubin_len && a.cubin_len > 0 && !memcmp(a.cubin, b.cubin, a.cubin_len), "cubin differs");
+    cr_assert(a.log && b.log && !strcmp(a.log, b.log), "log differs");
+    cr_assert_eq(a.stats.registers, b.stats.registers);
+    cr_assert_gt(b.stats.registers, 0);
+    /* another arch or other outputs are other entries */
+    cr_assert_eq(gs_nvrtc_compile_cached(ctx, k2, src, "gs_cached_k", 80, true, true, &c, &hit), GS_OK);
+    cr_assert(!hit, "sm_80 must not hit sm_75's entry");
+    gs_nvrtc_out_free(&c);
+    gs_kcache_close(k2);
+    /* corrupt every entry: the next compile detects it, rebuilds, and stores a good one */
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char p[1024];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        FILE *f = fopen(p, "r+b");
+        cr_assert_not_null(f);
+        fseek(f, 50, SEEK_SET);
+        fputs("garbage", f);
+        fclose(f);
+    }
+    closedir(d);
+    gs_kcache *k3 = NULL;
+    cr_assert_eq(gs_kcache_open(ctx, dir, &k3), GS_OK);
+    cr_assert_eq(gs_nvrtc_compile_cached(ctx, k3, src, "gs_cached_k", 75, true, true, &c, &hit), GS_OK);
+    cr_assert(!hit, "a corrupt entry must not be a hit");
+    gs_kcache_stats_get(k3, &st);
+    cr_assert_eq(st.corrupt, 1);
+    cr_assert(c.ptx && !strcmp(a.ptx, c.ptx), "the rebuilt PTX differs");
+    gs_nvrtc_out_free(&c);
+    gs_kcache_close(k3);
+    gs_kcache *k4 = NULL;
+    cr_assert_eq(gs_kcache_open(ctx, dir, &k4), GS_OK);
+    cr_assert_eq(gs_nvrtc_compile_cached(ctx, k4, src, "gs_cached_k", 75, true, true, &c, &hit), GS_OK);
+    cr_assert(hit, "the rebuilt entry was not stored");
+    gs_nvrtc_out_free(&c);
+    gs_kcache_close(k4);
+    gs_nvrtc_out_free(&a);
+    gs_nvrtc_out_free(&b);
+    gs_test_rm_flat(dir);
+    free(dir);
+    gs_ctx_destroy(ctx);
+}

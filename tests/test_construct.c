@@ -709,3 +709,39 @@ Test(construct, indices_within_int32) {
     cr_assert_not_null(strstr(gs_ctx_errmsg(ctx), "32-bit indices"), "%s", gs_ctx_errmsg(ctx));
     gs_ctx_destroy(ctx);
 }
+
+/* Regression (issue 11, defects 1 and 3): a profile at the validator's bounds
+ * (every real field 1e9 or 1e-6, banks and bank bytes 1024) still gives
+ * finite estimates, so no report can lose a candidate to inf or NaN, and the
+ * model's banks * bank_bytes stays inside an int (UBSan in make check-asan). */
+Test(construct, extreme_valid_profile_gives_finite_estimates) {
+    gs_ctx *ctx = gs_ctx_create();
+    const char *specs[] = {"gemm M=64 N=64 K=64", "conv2d N=1 C=8 H=9 W=9 K=8 R=3 S=3 pad=1"};
+    for (int variant = 0; variant < 2; variant++) {
+        gs_hw h = *gs_hw_find_builtin("t4");
+        h.smem_banks = 1024;
+        h.bank_bytes = 1024;
+        double big = variant ? 1e-6 : 1e9;
+        h.dram_latency_ns = h.l2_latency_ns = h.smem_latency_ns = h.launch_overhead_us = 1e9;
+        h.clock_mhz = h.dram_gbs = h.l2_gbs = big;
+        cr_assert_eq(gs_hw_validate(ctx, &h), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        for (int k = 0; k < 2; k++) {
+            gs_op *op = NULL;
+            cr_assert_eq(gs_op_parse(ctx, specs[k], &op), GS_OK);
+            gs_construct_opts co;
+            gs_construct_opts_default(&co);
+            co.policy = GS_POLICY_BALANCED;
+            gs_result *r = NULL;
+            cr_assert_eq(gs_construct(ctx, op, &h, &co, &r), GS_OK, "%s", gs_ctx_errmsg(ctx));
+            cr_assert_gt(r->n, 0);
+            for (int i = 0; i < r->n; i++) {
+                cr_assert(isfinite(r->est[i].time_s) && r->est[i].time_s > 0, "%s cand %d: time %g", specs[k], i,
+                          r->est[i].time_s);
+                cr_assert(isfinite(gs_op_flops(op) / r->est[i].time_s), "%s cand %d: rate not finite", specs[k], i);
+            }
+            gs_result_destroy(r);
+            gs_op_destroy(op);
+        }
+    }
+    gs_ctx_destroy(ctx);
+}

@@ -254,6 +254,15 @@ Test(hw, validate_each_rule) {
     BREAK(h.clock_mhz = 1e-308, "clock_mhz must be finite and >= 1e-06");
     BREAK(h.dram_gbs = 5e-324, "dram_gbs must be finite and >= 1e-06");
     BREAK(h.l2_gbs = 1e-7, "l2_gbs must be finite and >= 1e-06");
+    /* regression (issue 11, defects 1 and 3): huge values passed validation;
+     * smem_banks * bank_bytes overflowed int in the model (UBSan), and 1e308
+     * latencies or 1e300 rates made estimates inf and JSON reports empty */
+    BREAK(h.bank_bytes = 2147483647, "bank_bytes (2147483647) must be <= 1024");
+    BREAK(h.smem_banks = 4096, "smem_banks (4096) and bank_bytes (4) must be <= 1024");
+    BREAK(h.l2_latency_ns = 1e308, "l2_latency_ns must be finite and >= 0 and <= 1e+09");
+    BREAK(h.clock_mhz = 1e300, "clock_mhz must be finite and >= 1e-06 and <= 1e+09");
+    BREAK(h.dram_gbs = 1e300, "dram_gbs must be finite and >= 1e-06 and <= 1e+09");
+    BREAK(h.launch_overhead_us = 1e10, "launch_overhead_us");
     BREAK(h.smem_per_block = 0, "smem_per_block must be > 0");
     BREAK(h.smem_per_block = 200 * 1024, "smem_per_block (204800) must be <= smem_per_block_optin");
     BREAK(h.smem_per_block_optin = 200 * 1024, "smem_per_block_optin (204800) must be <= smem_per_sm");
@@ -334,7 +343,7 @@ Test(hw, json_roundtrip_awkward_doubles) {
     strcpy(h.name, "odd \"quoted\" name");
     h.clock_mhz = 0.1 + 0.2;      /* 0.30000000000000004 */
     h.dram_gbs = 1.0 / 3.0;
-    h.l2_gbs = 1e300;
+    h.l2_gbs = nextafter(1e9, 0); /* just under the validator's bound of 1e9 */
     h.dram_latency_ns = 5e-324;   /* smallest subnormal */
     h.l2_latency_ns = 1234.0;     /* integral double */
     h.smem_latency_ns = 0.0;

@@ -397,3 +397,74 @@ Test(plans, splitk_every_factor, .timeout = 900) {
     gs_cl_close(cl);
     gs_ctx_destroy(ctx);
 }
+
+/* Implicit GEMM for 1x1 convolutions: the matmul form computes the same
+ * outputs as the convolution (the interpreter, same inputs, bitwise), and
+ * its constructed kernels pass on PoCL, in both layouts, with awkward
+ * extents and an epilogue; a strided or padded or 3x3 one is refused. */
+Test(plans, conv1x1_as_matmul, .timeout = 300) {
+    static const char *specs[] = {
+        "conv2d N=3 C=37 H=5 W=7 K=13 R=1 S=1 layout=nhwc bias=1 relu=1",
+        "conv2d N=2 C=19 H=3 W=11 K=5 R=1 S=1 layout=nchw bias=1",
+        "conv2d N=1 C=64 H=7 W=7 K=33 R=1 S=1 layout=nchw relu=1",
+    };
+    gs_ctx *ctx = gs_ctx_create();
+    gs_cl *cl = open_cl(ctx);
+    const gs_hw *hw = gs_hw_find_builtin("h100");
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        gs_op conv, mm;
+        cr_assert_eq(gs_op_parse_into(ctx, specs[i], &conv), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_assert_eq(gs_op_conv1x1_as_matmul(ctx, &conv, &mm), GS_OK, "%s: %s", specs[i], gs_ctx_errmsg(ctx));
+        cr_assert_eq(gs_tensor_elems(gs_op_out(&mm)), gs_tensor_elems(gs_op_out(&conv)));
+        float *buf[GS_MAX_TENSORS], *bias = NULL, *r1, *r2;
+        gs_pcg32 rng;
+        gs_pcg32_seed(&rng, 7 + i, 1);
+        for (int t = 0; t < 2; t++) {
+            int64_t n = gs_tensor_elems(&conv.tensors[t]);
+            cr_assert_eq(n, gs_tensor_elems(&mm.tensors[t]), "%s: tensor %d sizes differ", specs[i], t);
+            buf[t] = malloc((size_t)n * 4);
+            for (int64_t j = 0; j < n; j++) buf[t][j] = (float)gs_pcg32_double(&rng) - 0.5f;
+        }
+        if (conv.has_bias) {
+            int64_t n = conv.axes[conv.epi.bias_axis].extent;
+            bias = malloc((size_t)n * 4);
+            for (int64_t j = 0; j < n; j++) bias[j] = (float)gs_pcg32_double(&rng);
+        }
+        int64_t on = gs_tensor_elems(gs_op_out(&conv));
+        r1 = calloc((size_t)on, 4);
+        r2 = calloc((size_t)on, 4);
+        const float *ins[2] = {buf[0], buf[1]};
+        cr_assert_eq(gs_op_reference(ctx, &conv, ins, bias, r1), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_assert_eq(gs_op_reference(ctx, &mm, ins, bias, r2), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_expect_eq(memcmp(r1, r2, (size_t)on * 4), 0, "%s: the matmul form computes other values", specs[i]);
+        gs_construct_opts co;
+        gs_construct_opts_default(&co);
+        co.top_k = 2;
+        gs_result *r = NULL;
+        cr_assert_eq(gs_construct(ctx, &mm, hw, &co, &r), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        for (int c = 0; c < r->n; c++) {
+            gs_diff d;
+            cr_expect_eq(gs_verify_opencl(ctx, cl, hw, &mm, &r->cand[c], 11 + (uint64_t)c, &d), GS_OK, "%s (%s): %s",
+                         mm.spec, r->desc[c], gs_ctx_errmsg(ctx));
+        }
+        gs_result_destroy(r);
+        free(buf[0]);
+        free(buf[1]);
+        free(bias);
+        free(r1);
+        free(r2);
+    }
+    static const char *refused[] = {
+        "conv2d N=1 C=4 H=5 W=5 K=3 R=1 S=1 stride=2",
+        "conv2d N=1 C=4 H=5 W=5 K=3 R=1 S=1 pad=1",
+        "conv2d N=1 C=4 H=5 W=5 K=3 R=3 S=3",
+        "gemm M=4 N=4 K=4",
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        gs_op op, mm;
+        cr_assert_eq(gs_op_parse_into(ctx, refused[i], &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_expect_eq(gs_op_conv1x1_as_matmul(ctx, &op, &mm), GS_ERR_UNSUPPORTED, "%s", refused[i]);
+    }
+    gs_cl_close(cl);
+    gs_ctx_destroy(ctx);
+}
