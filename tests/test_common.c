@@ -5,6 +5,8 @@
 
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <jansson.h>
+#include <sys/wait.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +60,46 @@ int gs_test_count_files(const char *dir, const char *suffix) {
     }
     closedir(d);
     return n;
+}
+
+const char *gs_test_cli_bin(const char *what) {
+    const char *bin = getenv("GS_GENSOR_BIN");
+    if (!bin || !*bin) cr_skip_test("GS_GENSOR_BIN is not set (e.g. GS_GENSOR_BIN=build/gensor): skipping %s", what);
+    cr_assert(access(bin, X_OK) == 0, "GS_GENSOR_BIN=%s is not executable", bin);
+    return bin;
+}
+
+char *gs_test_run(const char *cmdline, int *status) {
+    FILE *p = popen(cmdline, "r");
+    cr_assert_not_null(p, "popen failed for %s", cmdline);
+    size_t cap = 1 << 16, len = 0, got;
+    char *buf = malloc(cap);
+    cr_assert_not_null(buf);
+    while ((got = fread(buf + len, 1, cap - len - 1, p)) > 0) {
+        len += got;
+        if (cap - len < 4096) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+            cr_assert_not_null(buf);
+        }
+    }
+    buf[len] = 0;
+    int st = pclose(p);
+    *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return buf;
+}
+
+json_t *gs_test_cli_json(const char *bin, const char *args) {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "'%s' %s 2>/dev/null", bin, args);
+    int st;
+    char *out = gs_test_run(cmd, &st);
+    cr_assert_eq(st, 0, "gensor %s exited %d", args, st);
+    json_error_t je;
+    json_t *root = json_loads(out, 0, &je);
+    cr_assert_not_null(root, "gensor %s: output is not JSON (%s): %.200s", args, je.text, out);
+    free(out);
+    return root;
 }
 
 gs_cl *gs_test_open_cl(gs_ctx *ctx) {

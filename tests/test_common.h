@@ -24,6 +24,16 @@ void gs_test_rm_flat(const char *dir);
 /* Files in dir whose names end in suffix ("" for all), dot files aside. */
 int gs_test_count_files(const char *dir, const char *suffix);
 
+/* The gensor binary of $GS_GENSOR_BIN (make test sets it); the test is
+ * skipped with the reason when it is unset. what names the checks. */
+const char *gs_test_cli_bin(const char *what);
+/* Run a shell command line and capture its stdout (malloc'd); *status gets
+ * the exit status (-1 when it did not exit). */
+char *gs_test_run(const char *cmdline, int *status);
+/* `bin args` with stderr dropped: exit 0 and its stdout parsed as JSON. */
+struct json_t;
+struct json_t *gs_test_cli_json(const char *bin, const char *args);
+
 /* Open the OpenCL device. Without one the test is skipped with the reason,
  * or fails when GS_REQUIRE_OPENCL=1 (CI); any other error fails. */
 gs_cl *gs_test_open_cl(gs_ctx *ctx);

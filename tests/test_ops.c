@@ -624,9 +624,7 @@ static void ops_shell_quote(char *out, size_t n, const char *s) {
 }
 
 Test(ops, bad_specs_cli, .timeout = 600) {
-    const char *bin = getenv("GS_GENSOR_BIN");
-    if (!bin || !*bin) cr_skip_test("GS_GENSOR_BIN is not set (e.g. GS_GENSOR_BIN=build/gensor): skipping the CLI checks");
-    cr_assert(access(bin, X_OK) == 0, "GS_GENSOR_BIN=%s is not executable", bin);
+    const char *bin = gs_test_cli_bin("the CLI checks");
     static ops_bad cases[160];
     int n = ops_read_bad(cases, 160);
     char tmpl[] = "/tmp/gs_ops_stderr_XXXXXX";
