@@ -292,9 +292,10 @@ gs_status gs_buffer_read(gs_ctx *ctx, gs_buffer *b, void *host, size_t bytes);
 /* Free a buffer. [one thread: its device] */
 void gs_buffer_destroy(gs_buffer *b);
 /* Run k on dev for op's shape (op: the result's operator or another shape of
- * it) with bufs in gs_op_buffer order; k's dialect must be the device's
- * (a CUDA kernel must target the device's arch). The first run builds
- * (OpenCL) or compiles and loads (CUDA) the kernel on dev. Waits for it;
+ * it) with bufs in gs_op_buffer order; k's dialect must be the device's. The
+ * first run builds (OpenCL) or compiles and loads (CUDA: the cubin when k is
+ * for the device's sm_XX, its PTX when k is for an older arch) the kernel on
+ * dev; a split-K kernel's workspace is kept by k. Waits for it;
  * *elapsed_s (may be NULL) gets the kernel time from device events.
  * [one thread: dev and k] */
 gs_status gs_kernel_run(gs_ctx *ctx, gs_device *dev, gs_kernel *k, const gs_op *op, gs_buffer *const *bufs,

@@ -129,9 +129,16 @@ static gs_status kernel_load(gs_ctx *ctx, gs_device *dev, gs_kernel *k) {
                       cuda ? "OpenCL C" : "CUDA C", gs_device_name(dev), cuda ? "CUDA" : "OpenCL");
     const void *image = k->ks.src;
     if (cuda) {
-        gs_status s = gs_kernel_compile(ctx, k, NULL);
+        /* SASS for the device's own arch; PTX of an older arch, which the
+         * driver compiles forward; nothing for a newer one */
+        gs_hw dev_hw;
+        gs_status s = gs_cuda_query_profile(ctx, dev->cu, &dev_hw);
+        if (s == GS_OK && k->arch > dev_hw.sm)
+            s = gs_err(ctx, GS_ERR_ARCH_UNSUPPORTED, "gs_kernel_run: %s is for sm_%d, the device %s is sm_%d",
+                       k->ks.name, k->arch, gs_device_name(dev), dev_hw.sm);
+        if (s == GS_OK) s = gs_kernel_compile(ctx, k, NULL);
         if (s != GS_OK) return s;
-        image = k->nv.cubin;
+        image = k->arch == dev_hw.sm ? k->nv.cubin : (const void *)k->nv.ptx;
     }
     return gs_dev_prog_load(ctx, dev, image, k->ks.name, k->ks.smem_bytes, &k->prog);
 }
