@@ -161,6 +161,16 @@ void gs_test_teardown(gs_test_fix *f) {
     memset(f, 0, sizeof *f);
 }
 
+gs_etir gs_test_gemm_block_state(const gs_op *op, int bm, int bn, int bk) {
+    gs_etir e;
+    gs_etir_init(op, &e);
+    e.T[0][2] = bm; /* m, n, k: the gemm builder's axis order */
+    e.T[1][2] = bn;
+    e.T[2][2] = bk;
+    cr_assert(gs_etir_wellformed(op, &e));
+    return e;
+}
+
 gs_op gs_test_gemm(int64_t M, int64_t N, int64_t K) {
     gs_op op;
     gs_ctx *ctx = gs_ctx_create();

@@ -60,6 +60,10 @@ void gs_test_setup(gs_test_fix *f, bool device, const char *hw, const char *spec
 /* Free all of it (NULL members are skipped). */
 void gs_test_teardown(gs_test_fix *f);
 
+/* A level-2 state of a gemm (axes m, n, k) with block tiles bm, bn, bk and
+ * nothing else chosen, asserted well formed. */
+gs_etir gs_test_gemm_block_state(const gs_op *op, int bm, int bn, int bk);
+
 /* A gemm operator (M, N, K; no transposes, alpha 1, beta 0), asserted. */
 gs_op gs_test_gemm(int64_t M, int64_t N, int64_t K);
 

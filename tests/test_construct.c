@@ -324,23 +324,13 @@ Test(construct, append_probability) {
     }
 }
 
-static gs_etir state2(const gs_op *op, int bm, int bn, int bk) {
-    gs_etir e;
-    gs_etir_init(op, &e);
-    e.T[AX_M][2] = bm;
-    e.T[AX_N][2] = bn;
-    e.T[AX_K][2] = bk;
-    cr_assert(gs_etir_wellformed(op, &e));
-    return e;
-}
-
 Test(construct, benefit_tiling_paper_growth_and_reciprocal) {
     gs_op op = mk_gemm(256, 256, 256);
     static const int starts[][3] = {{1, 1, 1}, {16, 16, 8}, {32, 64, 8}, {64, 32, 32}};
     int checked = 0;
     for (size_t s = 0; s < sizeof starts / sizeof starts[0]; s++)
         for (int d = 0; d < 3; d++) {
-            gs_etir e = state2(&op, starts[s][0], starts[s][1], starts[s][2]), g;
+            gs_etir e = gs_test_gemm_block_state(&op, starts[s][0], starts[s][1], starts[s][2]), g;
             gs_action tile = {GS_ACT_TILE, d, 0};
             cr_assert(gs_etir_apply(&op, &e, tile, 256, &g));
             double grow = gs_benefit_tiling(&op, &e, &g, 2, GS_POLICY_PAPER);
@@ -364,7 +354,7 @@ Test(construct, benefit_tiling_paper_growth_and_reciprocal) {
      * 65536 = 2162688; after: 8*16*32 = 4096 tiles * 384 + 65536 = 1638400.
      * F = bm*bk + bk*bn + bm*bn: before 128+128+256 = 512, after 256+128+512 = 896.
      * Paper: (2162688 * 896) / (1638400 * 512) = 2.31 */
-    gs_etir e = state2(&op, 16, 16, 8), g = state2(&op, 32, 16, 8);
+    gs_etir e = gs_test_gemm_block_state(&op, 16, 16, 8), g = gs_test_gemm_block_state(&op, 32, 16, 8);
     double want = (2162688.0 * 896.0) / (1638400.0 * 512.0);
     cr_assert_float_eq(gs_benefit_tiling(&op, &e, &g, 2, GS_POLICY_PAPER), want, 1e-12);
     cr_assert_float_eq(gs_benefit_tiling(&op, &e, &g, 2, GS_POLICY_BALANCED), (2162688.0 * 512.0) / (1638400.0 * 896.0),
@@ -380,7 +370,7 @@ Test(construct, benefit_tiling_balanced_identity) {
             for (int bk = 1; bk <= 32; bk *= 8)
                 for (int d = 0; d < 3; d++)
                     for (int k = 0; k < 2; k++) {
-                        gs_etir e = state2(&op, bm, bn, bk), g;
+                        gs_etir e = gs_test_gemm_block_state(&op, bm, bn, bk), g;
                         gs_action a = {k ? GS_ACT_INVTILE : GS_ACT_TILE, d, 0};
                         if (!gs_etir_apply(&op, &e, a, 256, &g)) continue;
                         int64_t b0[GS_MAX_AXES], b1[GS_MAX_AXES];
@@ -395,7 +385,7 @@ Test(construct, benefit_tiling_balanced_identity) {
                     }
     cr_assert_gt(checked, 50);
     /* level 1: thread tiles, reduce axes count 1 */
-    gs_etir e = state2(&op, 128, 64, 8), l1, g;
+    gs_etir e = gs_test_gemm_block_state(&op, 128, 64, 8), l1, g;
     gs_action c = {GS_ACT_CACHE, -1, 0}, t = {GS_ACT_TILE, AX_N, 0};
     cr_assert(gs_etir_apply(&op, &e, c, 256, &l1));
     cr_assert(gs_etir_apply(&op, &l1, t, 256, &g));
@@ -417,7 +407,7 @@ Test(construct, benefit_vthread_hand_computed) {
     const gs_hw *hw = hw_named("rtx3090");
     cr_assert_eq(hw->smem_banks, 32);
     gs_op op = mk_gemm(256, 256, 256);
-    gs_etir e = state2(&op, 16, 128, 8);
+    gs_etir e = gs_test_gemm_block_state(&op, 16, 128, 8);
     e.T[AX_N][1] = 8;
     e.level = 1;
     cr_assert(gs_etir_wellformed(&op, &e));
@@ -438,7 +428,7 @@ Test(construct, benefit_caching_above_one) {
     for (int h = 0; h < gs_hw_builtin_count(); h++) {
         const gs_hw *hw = gs_hw_builtin(h);
         gs_op op = mk_gemm(1024, 1024, 1024);
-        gs_etir e = state2(&op, 64, 64, 8), l1;
+        gs_etir e = gs_test_gemm_block_state(&op, 64, 64, 8), l1;
         double b2 = gs_benefit_caching(hw, &op, &e, 2);
         cr_assert(isfinite(b2) && b2 > 1.0, "%s: level-2 caching benefit %.6g", hw->name, b2);
         gs_action c = {GS_ACT_CACHE, -1, 0};
@@ -449,7 +439,7 @@ Test(construct, benefit_caching_above_one) {
     /* formula (2) by hand for rtx3090 at level 2: S = 4 * (64*8 + 8*64 + 64*64) B */
     const gs_hw *hw = hw_named("rtx3090");
     gs_op op = mk_gemm(1024, 1024, 1024);
-    gs_etir e = state2(&op, 64, 64, 8);
+    gs_etir e = gs_test_gemm_block_state(&op, 64, 64, 8);
     double S = 4.0 * (512 + 512 + 4096);
     double clk = hw->clock_mhz * 1e6;
     double low = hw->dram_latency_ns * 1e-9 + S / (hw->dram_gbs * 1e9 / hw->num_sms);
@@ -480,9 +470,9 @@ Test(construct, action_benefit_and_enumeration) {
      * maximum (99 KiB on the rtx3090): 128x128x64 takes 67 KiB with its
      * padding, 128x128x128 about 132 KiB */
     gs_op big = mk_gemm(4096, 4096, 4096);
-    gs_etir over = state2(&big, 128, 128, 128);
+    gs_etir over = gs_test_gemm_block_state(&big, 128, 128, 128);
     cr_assert_not(gs_hw_check(hw, &big, &over));
-    gs_etir fits = state2(&big, 128, 128, 64);
+    gs_etir fits = gs_test_gemm_block_state(&big, 128, 128, 64);
     gs_action grow = {GS_ACT_TILE, AX_K, 0};
     cr_assert(gs_hw_check(hw, &big, &fits));
     cr_assert_eq(gs_action_benefit(hw, &big, &fits, grow, GS_POLICY_PAPER, &next), 0.0,

@@ -660,19 +660,9 @@ Test(ir, etir_tile_invtile_level2) {
     cr_assert_not(act(&op, &e, (gs_action_kind)GS_ACT_COUNT_, AX_M, 0, 256, &n));
 }
 
-static gs_etir block_state(const gs_op *op, int bm, int bn, int bk) {
-    gs_etir e;
-    gs_etir_init(op, &e);
-    e.T[AX_M][2] = bm;
-    e.T[AX_N][2] = bn;
-    e.T[AX_K][2] = bk;
-    cr_assert(gs_etir_wellformed(op, &e));
-    return e;
-}
-
 Test(ir, etir_cache_level2_to_level1) {
     gs_op op = gemm(1024, 1024, 1024, 0, 0, 1, 0);
-    gs_etir e = block_state(&op, 128, 64, 32), n;
+    gs_etir e = gs_test_gemm_block_state(&op, 128, 64, 32), n;
     /* 128x64 = 8192 threads at T1=1; the axis with the most threads is split
      * first, ties to the outer axis: m2 (4096), m4 (2048), n2 (1024),
      * m8 (512), n4 (256). */
@@ -697,7 +687,7 @@ Test(ir, etir_cache_level2_to_level1) {
     for (int bm = 1; bm <= 256; bm *= 4)
         for (int bn = 1; bn <= 512; bn *= 2)
             for (size_t i = 0; i < sizeof maxes / sizeof maxes[0]; i++) {
-                gs_etir s = block_state(&op, bm, bn, 8);
+                gs_etir s = gs_test_gemm_block_state(&op, bm, bn, 8);
                 int mt = maxes[i];
                 cr_assert(act(&op, &s, GS_ACT_CACHE, -1, 0, mt, &n));
                 int64_t th = gs_etir_threads(&op, &n);
@@ -716,7 +706,7 @@ Test(ir, etir_cache_level2_to_level1) {
 
 Test(ir, etir_level1_actions_and_vthread_rules) {
     gs_op op = gemm(1024, 1024, 1024, 0, 0, 1, 0);
-    gs_etir e = block_state(&op, 128, 64, 32), l1, n;
+    gs_etir e = gs_test_gemm_block_state(&op, 128, 64, 32), l1, n;
     cr_assert(act(&op, &e, GS_ACT_CACHE, -1, 0, 256, &l1));
     cr_assert_eq(l1.T[AX_M][1], 8);
     /* tile at level 1 grows the thread tile up to the block tile */
@@ -750,7 +740,7 @@ Test(ir, etir_level1_actions_and_vthread_rules) {
     cr_assert_eq(n.T[AX_N][1], 2);
     cr_assert_not(act(&op, &n, GS_ACT_INVTILE, AX_N, 0, 256, &n));
     /* from T1 = 1 and V = 1 invTile is refused */
-    gs_etir one = block_state(&op, 4, 4, 4);
+    gs_etir one = gs_test_gemm_block_state(&op, 4, 4, 4);
     cr_assert(act(&op, &one, GS_ACT_CACHE, -1, 0, 256, &n));
     cr_assert_eq(n.T[AX_M][1], 1);
     cr_assert_not(act(&op, &n, GS_ACT_INVTILE, AX_M, 0, 256, &e), "invTile below 1 must be refused");
@@ -758,7 +748,7 @@ Test(ir, etir_level1_actions_and_vthread_rules) {
 
 Test(ir, etir_cache_level1_to_done) {
     gs_op op = gemm(256, 256, 256, 0, 0, 1, 0);
-    gs_etir e = block_state(&op, 64, 64, 8), l1, l0, n;
+    gs_etir e = gs_test_gemm_block_state(&op, 64, 64, 8), l1, l0, n;
     cr_assert(act(&op, &e, GS_ACT_CACHE, -1, 0, 256, &l1));
     cr_assert(act(&op, &l1, GS_ACT_VTHREAD, AX_N, 2, 256, &l1));
     cr_assert(act(&op, &l1, GS_ACT_CACHE, -1, 0, 256, &l0));
@@ -774,7 +764,7 @@ Test(ir, etir_cache_level1_to_done) {
 
 Test(ir, etir_wellformed_rejects) {
     gs_op op = gemm(100, 64, 30, 0, 0, 1, 0);
-    const gs_etir base = block_state(&op, 64, 32, 8);
+    const gs_etir base = gs_test_gemm_block_state(&op, 64, 32, 8);
     gs_etir e;
 #define BAD(stmt)                                                                 \
     do {                                                                          \
@@ -810,7 +800,7 @@ Test(ir, etir_wellformed_rejects) {
 Test(ir, etir_config_roundtrip) {
     gs_ctx *ctx = gs_ctx_create();
     gs_op op = gemm(1000, 1000, 1000, 1, 0, 1, 0);
-    gs_etir e = block_state(&op, 128, 64, 32);
+    gs_etir e = gs_test_gemm_block_state(&op, 128, 64, 32);
     e.T[AX_M][1] = 8;
     e.T[AX_N][1] = 4;
     e.V[AX_M] = 2;
@@ -834,7 +824,7 @@ Test(ir, etir_config_roundtrip) {
         for (int tm = 1; tm <= bm; tm *= 2)
             for (int vm = 1; vm <= tm; vm *= 4)
                 for (int bk = 1; bk <= 1024; bk *= 8) {
-                    gs_etir s = block_state(&op, bm, 16, bk);
+                    gs_etir s = gs_test_gemm_block_state(&op, bm, 16, bk);
                     s.T[AX_M][1] = tm;
                     s.T[AX_N][1] = 2;
                     s.V[AX_M] = vm;
@@ -910,7 +900,7 @@ Test(ir, etir_config_bad) {
 
 Test(ir, etir_hash_distinguishes_states) {
     gs_op op = gemm(256, 256, 256, 0, 0, 1, 0);
-    gs_etir a = block_state(&op, 64, 64, 8), b = a;
+    gs_etir a = gs_test_gemm_block_state(&op, 64, 64, 8), b = a;
     cr_assert_eq(gs_etir_hash(&a), gs_etir_hash(&b));
     b.T[AX_M][2] = 32;
     cr_assert_neq(gs_etir_hash(&a), gs_etir_hash(&b));
