@@ -26,24 +26,26 @@ static gs_op *parse_op(gs_ctx *ctx, const char *spec) {
 /* ---- operators, profiles, names --------------------------------------------------- */
 Test(api, op_buffers_in_argument_order) {
     gs_ctx *ctx = gs_ctx_create();
-    gs_op *g = parse_op(ctx, "gemm M=5 N=7 K=3 bias=1");
-    cr_assert_eq(gs_op_num_buffers(g), 4);
-    const char *names[] = {"A", "B", "C", "bias"};
-    const int64_t elems[] = {15, 21, 35, 7};
-    for (int i = 0; i < 4; i++) {
-        cr_assert_str_eq(gs_op_buffer_name(g, i), names[i]);
-        cr_assert_eq(gs_op_buffer_elems(g, i), elems[i], "buffer %d: %lld", i, (long long)gs_op_buffer_elems(g, i));
+    gs_op *ops[2] = {parse_op(ctx, "gemm M=5 N=7 K=3 bias=1"), parse_op(ctx, "rowsum M=6 K=9")};
+    /* gemm with a bias: A, B, C, then the bias over n; rowsum: X and Y */
+    static const struct {
+        int n;
+        const char *names[4];
+        int64_t elems[4];
+    } want[2] = {{4, {"A", "B", "C", "bias"}, {15, 21, 35, 7}}, {2, {"X", "Y"}, {54, 6}}};
+    for (int o = 0; o < 2; o++) {
+        cr_assert_eq(gs_op_num_buffers(ops[o]), want[o].n, "%s", gs_op_spec(ops[o]));
+        for (int i = 0; i < want[o].n; i++) {
+            cr_assert_str_eq(gs_op_buffer_name(ops[o], i), want[o].names[i]);
+            cr_assert_eq(gs_op_buffer_elems(ops[o], i), want[o].elems[i], "%s buffer %d: %lld", gs_op_spec(ops[o]), i,
+                         (long long)gs_op_buffer_elems(ops[o], i));
+        }
+        cr_assert_eq(gs_op_buffer_elems(ops[o], want[o].n), 0, "out of range");
+        cr_assert_str_eq(gs_op_buffer_name(ops[o], -1), "");
+        gs_op_destroy(ops[o]);
     }
-    cr_assert_eq(gs_op_buffer_elems(g, 4), 0);
-    cr_assert_str_eq(gs_op_buffer_name(g, -1), "");
-    gs_op *r = parse_op(ctx, "rowsum M=6 K=9");
-    cr_assert_eq(gs_op_num_buffers(r), 2, "rowsum takes X and Y");
-    cr_assert_eq(gs_op_buffer_elems(r, 0), 54);
-    cr_assert_eq(gs_op_buffer_elems(r, 1), 6);
     cr_assert_eq(gs_op_num_buffers(NULL), 0);
     cr_assert_eq(gs_op_flops(NULL), 0.0);
-    gs_op_destroy(g);
-    gs_op_destroy(r);
     gs_ctx_destroy(ctx);
 }
 
@@ -91,27 +93,23 @@ Test(api, policy_and_strategy_names) {
 Test(api, config_round_trip_and_limits) {
     gs_test_fix f;
     gs_test_setup(&f, false, "a100", "gemm M=512 N=256 K=128", 3);
-    gs_ctx *ctx = f.ctx;
-    const gs_op *op = f.op;
-    const gs_hw *hw = f.hw;
-    const gs_result *r = f.r;
-    for (int i = 0; i < gs_result_count(r); i++) {
+    for (int i = 0; i < gs_result_count(f.r); i++) {
         char cfg[256];
-        cr_assert_eq(gs_result_config(r, i, cfg, sizeof cfg), GS_OK);
+        cr_assert_eq(gs_result_config(f.r, i, cfg, sizeof cfg), GS_OK);
         gs_result *one = NULL;
-        cr_assert_eq(gs_construct_config(ctx, op, hw, cfg, &one), GS_OK, "%s: %s", cfg, gs_ctx_errmsg(ctx));
+        cr_assert_eq(gs_construct_config(f.ctx, f.op, f.hw, cfg, &one), GS_OK, "%s: %s", cfg, gs_ctx_errmsg(f.ctx));
         cr_assert_eq(gs_result_count(one), 1);
-        cr_assert_str_eq(gs_result_describe(one, 0), gs_result_describe(r, i), "config %s", cfg);
-        cr_assert_float_eq(gs_result_predicted_s(one, 0), gs_result_predicted_s(r, i), 1e-15, "config %s", cfg);
+        cr_assert_str_eq(gs_result_describe(one, 0), gs_result_describe(f.r, i), "config %s", cfg);
+        cr_assert_float_eq(gs_result_predicted_s(one, 0), gs_result_predicted_s(f.r, i), 1e-15, "config %s", cfg);
         gs_result_destroy(one);
     }
     gs_result *bad = (gs_result *)1;
     /* 128x128 threads per block is over every profile's limit */
-    gs_test_expect_err(ctx,
-                       gs_construct_config(ctx, op, hw, "bm=128,bn=128,bk=8,tm=1,tn=1,vm=1,vn=1,sa=1,sb=1", &bad),
+    gs_test_expect_err(f.ctx,
+                       gs_construct_config(f.ctx, f.op, f.hw, "bm=128,bn=128,bk=8,tm=1,tn=1,vm=1,vn=1,sa=1,sb=1", &bad),
                        GS_ERR_INVALID_ARG, "exceeds a100's limits", "over the limits");
     cr_assert_null(bad);
-    gs_test_expect_err(ctx, gs_construct_config(ctx, op, hw, "bm=64,bq=2", &bad), GS_ERR_PARSE, "bq",
+    gs_test_expect_err(f.ctx, gs_construct_config(f.ctx, f.op, f.hw, "bm=64,bq=2", &bad), GS_ERR_PARSE, "bq",
                        "unknown key");
     gs_test_teardown(&f);
 }
@@ -120,16 +118,14 @@ Test(api, config_round_trip_and_limits) {
 Test(api, candidate_config_plan_launch_match_the_source) {
     gs_test_fix f;
     gs_test_setup(&f, false, "h100", "conv2d N=1 C=16 H=14 W=14 K=32 R=3 S=3 pad=1 bias=1", 2);
-    gs_ctx *ctx = f.ctx;
-    const gs_result *r = f.r;
-    for (int i = 0; i < gs_result_count(r); i++) {
+    for (int i = 0; i < gs_result_count(f.r); i++) {
         char cfg[256], plan[256], want[600];
         int64_t grid = 0, block = 0, smem = -1;
-        cr_assert_eq(gs_result_config(r, i, cfg, sizeof cfg), GS_OK);
-        cr_assert_eq(gs_result_plan(r, i, plan, sizeof plan), GS_OK);
-        cr_assert_eq(gs_result_launch(r, i, &grid, &block, &smem), GS_OK);
+        cr_assert_eq(gs_result_config(f.r, i, cfg, sizeof cfg), GS_OK);
+        cr_assert_eq(gs_result_plan(f.r, i, plan, sizeof plan), GS_OK);
+        cr_assert_eq(gs_result_launch(f.r, i, &grid, &block, &smem), GS_OK);
         char *src = NULL;
-        cr_assert_eq(gs_kernel_emit(ctx, r, i, GS_DIALECT_CUDA, &src), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_assert_eq(gs_kernel_emit(f.ctx, f.r, i, GS_DIALECT_CUDA, &src), GS_OK, "%s", gs_ctx_errmsg(f.ctx));
         snprintf(want, sizeof want, " * config: %s\n * plan: %s\n", cfg, plan);
         cr_assert_not_null(strstr(src, want), "candidate %d: the source lacks\n%s", i, want);
         snprintf(want, sizeof want, " * launch: grid %lld x block %lld (1-D), %lld bytes of", (long long)grid,
@@ -138,11 +134,11 @@ Test(api, candidate_config_plan_launch_match_the_source) {
         free(src);
     }
     char small[8];
-    cr_assert_eq(gs_result_config(r, 0, small, sizeof small), GS_ERR_INVALID_ARG, "a config does not fit 8 bytes");
+    cr_assert_eq(gs_result_config(f.r, 0, small, sizeof small), GS_ERR_INVALID_ARG, "a config does not fit 8 bytes");
     cr_assert_str_eq(small, "");
-    cr_assert_eq(gs_result_plan(r, 99, small, sizeof small), GS_ERR_INVALID_ARG);
+    cr_assert_eq(gs_result_plan(f.r, 99, small, sizeof small), GS_ERR_INVALID_ARG);
     int64_t g = 5;
-    cr_assert_eq(gs_result_launch(r, -1, &g, NULL, NULL), GS_ERR_INVALID_ARG);
+    cr_assert_eq(gs_result_launch(f.r, -1, &g, NULL, NULL), GS_ERR_INVALID_ARG);
     cr_assert_eq(g, 0);
     gs_test_teardown(&f);
 }
@@ -151,13 +147,11 @@ Test(api, candidate_config_plan_launch_match_the_source) {
 Test(api, kernel_create_is_emit) {
     gs_test_fix f;
     gs_test_setup(&f, false, "t4", "gemv M=300 N=200", 1);
-    gs_ctx *ctx = f.ctx;
-    const gs_result *r = f.r;
     for (int d = GS_DIALECT_CUDA; d <= GS_DIALECT_OPENCL; d++) {
         gs_kernel *k = NULL;
         char *src = NULL;
-        cr_assert_eq(gs_kernel_create(ctx, r, 0, (gs_dialect)d, 0, &k), GS_OK, "%s", gs_ctx_errmsg(ctx));
-        cr_assert_eq(gs_kernel_emit(ctx, r, 0, (gs_dialect)d, &src), GS_OK);
+        cr_assert_eq(gs_kernel_create(f.ctx, f.r, 0, (gs_dialect)d, 0, &k), GS_OK, "%s", gs_ctx_errmsg(f.ctx));
+        cr_assert_eq(gs_kernel_emit(f.ctx, f.r, 0, (gs_dialect)d, &src), GS_OK);
         cr_assert_str_eq(gs_kernel_source(k), src, "gs_kernel_emit and gs_kernel_create differ (dialect %d)", d);
         cr_assert_eq(gs_kernel_arch(k), d == GS_DIALECT_CUDA ? 75 : 0);
         char name[40];
@@ -169,13 +163,13 @@ Test(api, kernel_create_is_emit) {
         gs_kernel_destroy(k);
     }
     gs_kernel *k = (gs_kernel *)1;
-    gs_test_expect_err(ctx, gs_kernel_create(ctx, r, 1, GS_DIALECT_CUDA, 0, &k), GS_ERR_INVALID_ARG,
+    gs_test_expect_err(f.ctx, gs_kernel_create(f.ctx, f.r, 1, GS_DIALECT_CUDA, 0, &k), GS_ERR_INVALID_ARG,
                        "candidate 1 out of range", "index");
     cr_assert_null(k);
-    gs_test_expect_err(ctx, gs_kernel_create(ctx, r, 0, GS_DIALECT_OPENCL, 80, &k), GS_ERR_INVALID_ARG, "OpenCL: 0",
+    gs_test_expect_err(f.ctx, gs_kernel_create(f.ctx, f.r, 0, GS_DIALECT_OPENCL, 80, &k), GS_ERR_INVALID_ARG, "OpenCL: 0",
                        "OpenCL arch");
     char *src = (char *)1;
-    gs_test_expect_err(ctx, gs_kernel_emit(ctx, NULL, 0, GS_DIALECT_CUDA, &src), GS_ERR_INVALID_ARG, "NULL result",
+    gs_test_expect_err(f.ctx, gs_kernel_emit(f.ctx, NULL, 0, GS_DIALECT_CUDA, &src), GS_ERR_INVALID_ARG, "NULL result",
                        "NULL result");
     cr_assert_null(src);
     gs_test_teardown(&f);
@@ -184,23 +178,21 @@ Test(api, kernel_create_is_emit) {
 Test(api, kernel_compile_reports_ptxas) {
     gs_test_fix f;
     gs_test_setup(&f, false, "a100", "gemm M=256 N=256 K=64", 1);
-    gs_ctx *ctx = f.ctx;
-    const gs_result *r = f.r;
     gs_kernel *cl = NULL;
-    cr_assert_eq(gs_kernel_create(ctx, r, 0, GS_DIALECT_OPENCL, 0, &cl), GS_OK);
-    gs_test_expect_err(ctx, gs_kernel_compile(ctx, cl, NULL), GS_ERR_INVALID_ARG, "is OpenCL C", "OpenCL to NVRTC");
+    cr_assert_eq(gs_kernel_create(f.ctx, f.r, 0, GS_DIALECT_OPENCL, 0, &cl), GS_OK);
+    gs_test_expect_err(f.ctx, gs_kernel_compile(f.ctx, cl, NULL), GS_ERR_INVALID_ARG, "is OpenCL C", "OpenCL to NVRTC");
     gs_kernel_destroy(cl);
-    gs_test_need_nvrtc(ctx, "the NVRTC half of kernel_compile_reports_ptxas");
+    gs_test_need_nvrtc(f.ctx, "the NVRTC half of kernel_compile_reports_ptxas");
     gs_kernel *k = NULL;
-    cr_assert_eq(gs_kernel_create(ctx, r, 0, GS_DIALECT_CUDA, 0, &k), GS_OK);
+    cr_assert_eq(gs_kernel_create(f.ctx, f.r, 0, GS_DIALECT_CUDA, 0, &k), GS_OK);
     gs_kernel_stats st;
-    gs_status s = gs_kernel_compile(ctx, k, &st);
-    cr_assert_eq(s, GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_status s = gs_kernel_compile(f.ctx, k, &st);
+    cr_assert_eq(s, GS_OK, "%s", gs_ctx_errmsg(f.ctx));
     cr_assert_eq(st.arch, 80);
     cr_assert(st.registers > 0 && st.registers <= 255, "registers %d", st.registers);
     cr_assert_eq(st.spill_store_bytes + st.spill_load_bytes, 0, "a constructed gemm does not spill");
     int64_t smem = 0;
-    gs_result_launch(r, 0, NULL, NULL, &smem);
+    gs_result_launch(f.r, 0, NULL, NULL, &smem);
     cr_assert(st.smem_bytes == smem || st.smem_bytes == 0, "ptxas smem %lld, planned %lld", (long long)st.smem_bytes,
               (long long)smem);
     size_t len = 0;
@@ -208,7 +200,7 @@ Test(api, kernel_compile_reports_ptxas) {
     cr_assert(bin && len > 64 && bin[0] == 0x7f && bin[1] == 'E', "the cubin is an ELF image");
     cr_assert_not_null(strstr(gs_kernel_log(k), "ptxas"), "the log holds ptxas' report");
     gs_kernel_stats again;
-    cr_assert_eq(gs_kernel_compile(ctx, k, &again), GS_OK, "compiling twice is answered from the kernel");
+    cr_assert_eq(gs_kernel_compile(f.ctx, k, &again), GS_OK, "compiling twice is answered from the kernel");
     cr_assert_eq(again.registers, st.registers);
     gs_kernel_destroy(k);
     gs_test_teardown(&f);
@@ -266,25 +258,22 @@ static gs_device *open_opencl(gs_ctx *ctx) {
 Test(api, kernel_runs_on_other_shapes) {
     gs_test_fix f;
     gs_test_setup(&f, false, "rtx3090", "gemm M=96 N=80 K=64 beta=0.5 bias=1 relu=1", 1);
-    gs_ctx *ctx = f.ctx;
-    const gs_op *op = f.op;
-    gs_device *dev = open_opencl(ctx);
-    const gs_result *r = f.r;
+    gs_device *dev = open_opencl(f.ctx);
     gs_kernel *k = NULL;
-    cr_assert_eq(gs_kernel_create(ctx, r, 0, GS_DIALECT_OPENCL, 0, &k), GS_OK);
+    cr_assert_eq(gs_kernel_create(f.ctx, f.r, 0, GS_DIALECT_OPENCL, 0, &k), GS_OK);
     const char *shapes[] = {"gemm M=96 N=80 K=64 beta=0.5 bias=1 relu=1", "gemm M=33 N=17 K=100 beta=0.5 bias=1 relu=1",
                             "gemm M=130 N=64 K=9 alpha=2 beta=0.5 bias=1 relu=1"};
     for (int i = 0; i < 3; i++) {
-        double e = run_against_interpreter(ctx, dev, k, shapes[i]);
+        double e = run_against_interpreter(f.ctx, dev, k, shapes[i]);
         cr_assert(e <= 1e-5, "%s: normwise error %g", shapes[i], e);
     }
-    gs_op *other = parse_op(ctx, "gemm M=96 N=80 K=64 transA=1 beta=0.5 bias=1 relu=1");
+    gs_op *other = parse_op(f.ctx, "gemm M=96 N=80 K=64 transA=1 beta=0.5 bias=1 relu=1");
     gs_buffer *none[4] = {0};
-    gs_test_expect_err(ctx, gs_kernel_run(ctx, dev, k, other, none, 4, NULL), GS_ERR_INVALID_ARG,
+    gs_test_expect_err(f.ctx, gs_kernel_run(f.ctx, dev, k, other, none, 4, NULL), GS_ERR_INVALID_ARG,
                        "is not a shape of the kernel's operator", "transA differs");
-    gs_test_expect_err(ctx, gs_kernel_run(ctx, dev, k, op, none, 3, NULL), GS_ERR_INVALID_ARG,
+    gs_test_expect_err(f.ctx, gs_kernel_run(f.ctx, dev, k, f.op, none, 3, NULL), GS_ERR_INVALID_ARG,
                        "takes 4 buffers (inputs, output, bias), got 3", "buffer count");
-    gs_test_expect_err(ctx, gs_kernel_run(ctx, NULL, k, op, none, 4, NULL), GS_ERR_INVALID_ARG, "no device",
+    gs_test_expect_err(f.ctx, gs_kernel_run(f.ctx, NULL, k, f.op, none, 4, NULL), GS_ERR_INVALID_ARG, "no device",
                        "no device");
     gs_op_destroy(other);
     gs_kernel_destroy(k);
@@ -323,18 +312,16 @@ Test(api, devices_say_what_is_missing) {
 Test(api, opencl_query_refine_attach) {
     gs_test_fix f;
     gs_test_setup(&f, false, "rtx4090", "gemm M=64 N=64 K=64", 2);
-    gs_ctx *ctx = f.ctx;
-    gs_device *dev = open_opencl(ctx);
+    gs_device *dev = open_opencl(f.ctx);
     /* the device's own profile ("--hw auto") */
     gs_hw *hw = NULL;
-    cr_assert_eq(gs_hw_query(ctx, dev, NULL, &hw), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_hw_query(f.ctx, dev, NULL, &hw), GS_OK, "%s", gs_ctx_errmsg(f.ctx));
     cr_assert_eq(strncmp(gs_hw_name(hw), "auto-", 5), 0, "name %s", gs_hw_name(hw));
     gs_hw_destroy(hw);
     /* refinement times the top 2 and picks the faster */
-    const gs_result *r = f.r;
     int pick = -1;
     double med[2] = {0, 0};
-    cr_assert_eq(gs_refine(ctx, dev, r, 2, 20, &pick, med), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_refine(f.ctx, dev, f.r, 2, 20, &pick, med), GS_OK, "%s", gs_ctx_errmsg(f.ctx));
     cr_assert(pick == 0 || pick == 1, "pick %d", pick);
     cr_assert(med[pick] > 0 && isfinite(med[pick]), "median %g", med[pick]);
     cr_assert(isnan(med[1 - pick]) || med[pick] <= med[1 - pick], "the pick is the faster median");
@@ -344,15 +331,15 @@ Test(api, opencl_query_refine_attach) {
     o.dialect = GS_DIALECT_OPENCL;
     o.cache_dir = "";
     gs_dispatcher *d = NULL;
-    cr_assert_eq(gs_dispatcher_create(ctx, f.hw, &o, &d), GS_OK, "%s", gs_ctx_errmsg(ctx));
-    cr_assert_eq(gs_dispatcher_attach(ctx, d, dev), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_dispatcher_create(f.ctx, f.hw, &o, &d), GS_OK, "%s", gs_ctx_errmsg(f.ctx));
+    cr_assert_eq(gs_dispatcher_attach(f.ctx, d, dev), GS_OK, "%s", gs_ctx_errmsg(f.ctx));
     gs_kernel_handle h;
-    cr_assert_eq(gs_dispatch(ctx, d, f.op, &h), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_dispatch(f.ctx, d, f.op, &h), GS_OK, "%s", gs_ctx_errmsg(f.ctx));
     cr_assert_not_null(h.program, "an attached device gets a built program");
     gs_dispatcher_destroy(d);
     o.dialect = GS_DIALECT_CUDA;
-    cr_assert_eq(gs_dispatcher_create(ctx, f.hw, &o, &d), GS_OK);
-    gs_test_expect_err(ctx, gs_dispatcher_attach(ctx, d, dev), GS_ERR_INVALID_ARG, "emits CUDA, not OpenCL",
+    cr_assert_eq(gs_dispatcher_create(f.ctx, f.hw, &o, &d), GS_OK);
+    gs_test_expect_err(f.ctx, gs_dispatcher_attach(f.ctx, d, dev), GS_ERR_INVALID_ARG, "emits CUDA, not OpenCL",
                        "dialect mismatch");
     gs_dispatcher_destroy(d);
     gs_device_close(dev);
