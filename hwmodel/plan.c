@@ -392,7 +392,12 @@ static int unit_regs(const gs_op *op, int t, const gs_plan_input *pi) {
  * count over the test sweeps where it costs occupancy (tests/test_kernels.c and
  * tests/test_suites.c assert that ptxas' count costs no block per SM). */
 static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p) {
-    int64_t regs = gs_etir_acc_regs(op, e) + GS_PLAN_REGS_BASE + 2 * op->naxes;
+    int64_t acc = gs_etir_acc_regs(op, e);
+    int64_t regs = acc + GS_PLAN_REGS_BASE + 2 * op->naxes;
+    /* a group's combine: ptxas issues a step's shuffles for all
+     * accumulators before their adds, a temporary each (a100, acc 128, g8:
+     * 255 registers and spills) */
+    if (p->reduce_split > 1) regs += acc;
     for (int t = 0; t < op->ninputs; t++) {
         int64_t f = 1;
         for (int a = 0; a < op->naxes; a++)

@@ -89,5 +89,20 @@ for spec in 'gemv M=16384 N=16384' 'rowsum M=1024 K=128'; do
     check "SHFL in kernel" "$(figure SHFL 3 "$tmp/out")" ge 1
     check "LDL in kernel" "$(figure LDL 3 "$tmp/out")" eq 0
 done
+# Split-K (R50.fc with split=4): the blocks of a tile meet through a fence
+# (MEMBAR) and the tile counter's atomic (ATOMG), with nothing in local memory.
+cfg='bm=32,bn=64,bk=32,tm=4,tn=8,vm=1,vn=2,stages=3,group=4,split=4'
+spec='gemm M=128 N=1000 K=2048 bias=1'
+if ! "$BIN" construct --hw h100 --sass=full --config "$cfg" "$spec" >"$tmp/out" 2>"$tmp/err"; then
+    echo "h100 '$spec' ($cfg): gensor construct --sass failed:"
+    sed 's/^/    /' "$tmp/err"
+    fail=$((fail + 1))
+else
+    echo "h100 '$spec' (split-K: $cfg):"
+    check "ATOMG in kernel" "$(grep -c '^[^s].*ATOMG' "$tmp/out")" ge 1
+    check "MEMBAR in kernel" "$(grep -c '^[^s].*MEMBAR' "$tmp/out")" ge 1
+    check "LDL in kernel" "$(figure LDL 3 "$tmp/out")" eq 0
+    check "STL in kernel" "$(figure STL 3 "$tmp/out")" eq 0
+fi
 echo "check-sass: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
