@@ -524,6 +524,10 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap) 
                 x.T[d1][1] *= 2;
                 x.T[d2][1] /= 2;
                 push_clamped(op, x, out, &n, cap);
+                /* ... with the doubled tile in twice the vthreads (the same
+                 * per-chunk run: alone, each half of the move can be worse) */
+                x.V[d1] *= 2;
+                push_clamped(op, x, out, &n, cap);
             }
         }
     return n;
@@ -535,7 +539,7 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap) 
  * are common where thread counts or occupancy do not change), remembers the
  * best state met, and stops at a strict local optimum or after 32 moves. */
 static void polish(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, int64_t *evals) {
-    enum { MAXIT = 32, NB = GS_MAX_AXES * (12 + 2 * GS_MAX_AXES) + 8 + 2 * GS_MAX_AXES };
+    enum { MAXIT = 32, NB = GS_MAX_AXES * (12 + 3 * GS_MAX_AXES) + 8 + 2 * GS_MAX_AXES };
     gs_etir cur = *e, nb[NB];
     double tcur = predicted(hw, op, &cur, m), tbest = tcur;
     uint64_t seen[MAXIT + 1];
@@ -617,12 +621,19 @@ static bool run_strategy(const gs_hw *hw, const gs_op *op, const gs_construct_op
 /* Polish the best few walk results (not for the baselines, which must stand
  * as sampled) and add the local optima to the pool. */
 static void polish_best(const gs_hw *hw, const gs_op *op, pool *p, memo *mm, int64_t *evaluated) {
-    enum { NPOL = 2 };
+    enum { NPOL = 3 };
     gs_etir seeds[NPOL];
     double st[NPOL];
     int ns = 0;
     for (int64_t i = 0; i < p->n; i++) {
         double ti = predicted(hw, op, &p->items[i], mm);
+        /* seeds with other tiles: two that differ only in whole-kernel
+         * dimensions (stages, raster) polish to the same optimum */
+        bool same = false;
+        for (int j = 0; j < ns && !same; j++)
+            same = !memcmp(seeds[j].T, p->items[i].T, sizeof seeds[j].T) &&
+                   !memcmp(seeds[j].V, p->items[i].V, sizeof seeds[j].V);
+        if (same) continue;
         int pos = ns;
         while (pos > 0 && ti < st[pos - 1]) pos--;
         if (pos >= NPOL) continue;
