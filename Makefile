@@ -14,7 +14,7 @@ CFLAGS    ?= $(OPT)
 ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS    := -lgsl -lgslcblas -ljansson -lOpenCL -ldl -lm
 
-LIB_SRC  := $(sort $(wildcard ir/*.c hwmodel/*.c construct/*.c kernels/*.c))
+LIB_SRC  := $(sort $(wildcard util/*.c ir/*.c hwmodel/*.c construct/*.c kernels/*.c))
 CLI_SRC  := $(sort $(wildcard cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
@@ -253,9 +253,10 @@ test: deps
 	@$(MAKE) --no-print-directory check-asan
 	@sh tests/cli_errors.sh $(BUILD)/gensor
 
-test-plain: $(BUILD)/gensor_tests $(BUILD)/gensor $(BUILD)/bench_gpu
+test-plain: $(BUILD)/gensor_tests $(BUILD)/gensor $(BUILD)/bench_gpu $(BUILD)/libgensor.so
 	GS_GENSOR_BIN=$(BUILD)/gensor ./$(BUILD)/gensor_tests --jobs 2
 	@sh tests/bench_gpu_dry.sh $(BUILD)
+	@sh tests/api_check.sh $(BUILD)
 
 check-asan:
 	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 \

@@ -3,7 +3,7 @@
 #ifndef GS_CONSTRUCT_H
 #define GS_CONSTRUCT_H
 
-#include "construct/pcg.h"
+#include "util/pcg.h"
 #include "hwmodel/plan.h"
 
 #define GS_MAX_TOP 64

@@ -16,19 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* Model-policy constants, chosen on the gemm sweep in experiments/ (beta in
  * {2, 4}, cache weight in {0.3, 1}): 4 and 0.3 gave the median and worst
  * ratio to the exhaustive optimum closest to 1 at ~3 ms per construction. */
 #define GS_MODEL_SHARPNESS 4.0
 #define GS_MODEL_CACHE_WEIGHT 0.3
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 void gs_construct_opts_default(gs_construct_opts *o) {
     memset(o, 0, sizeof *o);
@@ -385,13 +378,13 @@ typedef struct exhaustive_ctx {
     int top_k;
     gs_wf_memo *wf;
     gs_result *r;
-    double deadline; /* now_s() past which the enumeration stops; 0: none */
+    double deadline; /* gs_now_s() past which the enumeration stops; 0: none */
 } exhaustive_ctx;
 
 static bool exhaustive_visit(const gs_etir *e, void *user) {
     exhaustive_ctx *x = user;
     /* the time budget, looked at every 1024 states (a few ms) */
-    if (x->deadline > 0 && (x->r->evaluated & 1023) == 0 && now_s() > x->deadline) return false;
+    if (x->deadline > 0 && (x->r->evaluated & 1023) == 0 && gs_now_s() > x->deadline) return false;
     gs_estimate est;
     gs_estimate_etir_memo(x->hw, x->op, e, 0, x->wf, &est);
     x->r->evaluated++;
@@ -405,7 +398,7 @@ static bool exhaustive_visit(const gs_etir *e, void *user) {
  * the cap or the budget cut the enumeration short. */
 static void run_exhaustive(const gs_hw *hw, const gs_op *op, int top_k, double max_ms, gs_wf_memo *wf,
                            gs_result *r) {
-    exhaustive_ctx x = {hw, op, top_k, wf, r, max_ms > 0 ? now_s() + max_ms * 1e-3 : 0};
+    exhaustive_ctx x = {hw, op, top_k, wf, r, max_ms > 0 ? gs_now_s() + max_ms * 1e-3 : 0};
     bool stopped = false;
     r->steps = gs_space_enumerate(hw, op, EXHAUSTIVE_CAP, exhaustive_visit, &x, &stopped);
     r->capped = stopped;
@@ -531,6 +524,10 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap) 
                 x.T[d1][1] *= 2;
                 x.T[d2][1] /= 2;
                 push_clamped(op, x, out, &n, cap);
+                /* ... with the doubled tile in twice the vthreads (the same
+                 * per-chunk run: alone, each half of the move can be worse) */
+                x.V[d1] *= 2;
+                push_clamped(op, x, out, &n, cap);
             }
         }
     return n;
@@ -542,7 +539,7 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap) 
  * are common where thread counts or occupancy do not change), remembers the
  * best state met, and stops at a strict local optimum or after 32 moves. */
 static void polish(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, int64_t *evals) {
-    enum { MAXIT = 32, NB = GS_MAX_AXES * (12 + 2 * GS_MAX_AXES) + 8 + 2 * GS_MAX_AXES };
+    enum { MAXIT = 32, NB = GS_MAX_AXES * (12 + 3 * GS_MAX_AXES) + 8 + 2 * GS_MAX_AXES };
     gs_etir cur = *e, nb[NB];
     double tcur = predicted(hw, op, &cur, m), tbest = tcur;
     uint64_t seen[MAXIT + 1];
@@ -575,27 +572,105 @@ static void polish(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, int64_
 }
 
 /* ---- ranking and the public entry point ------------------------------------------------ */
+/* Check the options; o gets them, or the defaults when opts is NULL. */
+static gs_status check_opts(gs_ctx *ctx, const gs_construct_opts *opts, gs_construct_opts *o) {
+    if (opts) *o = *opts;
+    else gs_construct_opts_default(o);
+    if (o->top_k < 1 || o->top_k > GS_MAX_TOP)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "top_k must be 1..%d (got %d)", GS_MAX_TOP, o->top_k);
+    if (o->chains < 1 || o->chains > 4096) return gs_err(ctx, GS_ERR_INVALID_ARG, "chains must be 1..4096 (got %d)", o->chains);
+    if (!(o->t_start > o->t_threshold) || !(o->t_threshold > 0) || !isfinite(o->t_start))
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "temperature must satisfy t_start > threshold > 0");
+    if ((int)o->policy < 0 || o->policy > GS_POLICY_MODEL) return gs_err(ctx, GS_ERR_INVALID_ARG, "unknown policy %d", (int)o->policy);
+    if (!(o->max_ms >= 0) || !isfinite(o->max_ms)) return gs_err(ctx, GS_ERR_INVALID_ARG, "max_ms must be finite and >= 0");
+    return GS_OK;
+}
+
+/* Fill the pool (or, for the exhaustive strategy, r's ranking directly) with
+ * the strategy's states; false for a strategy this build does not have. */
+static bool run_strategy(const gs_hw *hw, const gs_op *op, const gs_construct_opts *o, int64_t steps_per_chain,
+                         gs_arena *ar, pool *p, memo *mm, gs_result *r) {
+    gs_pcg32 rng;
+    switch (o->strategy) {
+    case GS_STRATEGY_MARKOV:
+        for (int c = 0; c < o->chains; c++) {
+            gs_pcg32_seed(&rng, o->seed, (uint64_t)c); /* one stream per chain */
+            r->steps += run_chain(hw, op, o, &rng, p, mm);
+        }
+        return true;
+    case GS_STRATEGY_EXHAUSTIVE:
+        run_exhaustive(hw, op, o->top_k, o->max_ms, mm->wf, r); /* ranks directly; the pool stays empty */
+        r->pooled = r->evaluated;
+        return true;
+    case GS_STRATEGY_TREE: {
+        gs_etir *cands = gs_arena_alloc(ar, 4096 * sizeof *cands);
+        int nc = cands ? gs_tree_candidates(hw, op, cands, 4096) : 0;
+        for (int i = 0; i < nc; i++) pool_add(p, &cands[i]);
+        r->steps = nc;
+        return true;
+    }
+    case GS_STRATEGY_RANDOM:
+        gs_pcg32_seed(&rng, o->seed, 0);
+        run_random(hw, op, &rng, p, (int64_t)o->chains * steps_per_chain, &r->steps);
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Polish the best few walk results (not for the baselines, which must stand
+ * as sampled) and add the local optima to the pool. */
+static void polish_best(const gs_hw *hw, const gs_op *op, pool *p, memo *mm, int64_t *evaluated) {
+    enum { NPOL = 3 };
+    gs_etir seeds[NPOL];
+    double st[NPOL];
+    int ns = 0;
+    for (int64_t i = 0; i < p->n; i++) {
+        double ti = predicted(hw, op, &p->items[i], mm);
+        /* seeds with other tiles: two that differ only in whole-kernel
+         * dimensions (stages, raster) polish to the same optimum */
+        bool same = false;
+        for (int j = 0; j < ns && !same; j++)
+            same = !memcmp(seeds[j].T, p->items[i].T, sizeof seeds[j].T) &&
+                   !memcmp(seeds[j].V, p->items[i].V, sizeof seeds[j].V);
+        if (same) continue;
+        int pos = ns;
+        while (pos > 0 && ti < st[pos - 1]) pos--;
+        if (pos >= NPOL) continue;
+        for (int j = (ns < NPOL ? ns : NPOL - 1); j > pos; j--) { seeds[j] = seeds[j - 1]; st[j] = st[j - 1]; }
+        seeds[pos] = p->items[i];
+        st[pos] = ti;
+        if (ns < NPOL) ns++;
+    }
+    for (int i = 0; i < ns; i++) {
+        polish(hw, op, &seeds[i], mm, evaluated);
+        pool_add(p, &seeds[i]);
+    }
+}
+
+/* Why no candidate came out, as an error. */
+static gs_status no_candidate(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const gs_construct_opts *o) {
+    return gs_err(ctx, GS_ERR_NO_CANDIDATE,
+                  "the %s strategy (policy %s) found no configuration of %s within %s's limits (shared memory, "
+                  "threads, registers, at most 2^31-1 blocks, 32-bit indices)%s",
+                  gs_strategy_name(o->strategy), gs_policy_name(o->policy), op->spec, hw->name,
+                  o->strategy == GS_STRATEGY_MARKOV && o->policy != GS_POLICY_MODEL ? "; try --policy model" : "");
+}
+
 gs_status gs_construct(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const gs_construct_opts *opts,
                        gs_result **out) {
     if (!out) return gs_err(ctx, GS_ERR_INVALID_ARG, "NULL out");
     *out = NULL;
     if (!op || !hw) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_construct: NULL operator or profile");
     gs_construct_opts o;
-    if (opts) o = *opts;
-    else gs_construct_opts_default(&o);
-    if (o.top_k < 1 || o.top_k > GS_MAX_TOP)
-        return gs_err(ctx, GS_ERR_INVALID_ARG, "top_k must be 1..%d (got %d)", GS_MAX_TOP, o.top_k);
-    if (o.chains < 1 || o.chains > 4096) return gs_err(ctx, GS_ERR_INVALID_ARG, "chains must be 1..4096 (got %d)", o.chains);
-    if (!(o.t_start > o.t_threshold) || !(o.t_threshold > 0) || !isfinite(o.t_start))
-        return gs_err(ctx, GS_ERR_INVALID_ARG, "temperature must satisfy t_start > threshold > 0");
-    if ((int)o.policy < 0 || o.policy > GS_POLICY_MODEL) return gs_err(ctx, GS_ERR_INVALID_ARG, "unknown policy %d", (int)o.policy);
-    if (!(o.max_ms >= 0) || !isfinite(o.max_ms)) return gs_err(ctx, GS_ERR_INVALID_ARG, "max_ms must be finite and >= 0");
-    gs_status s = gs_op_validate(ctx, op);
+    gs_status s = check_opts(ctx, opts, &o);
+    if (s != GS_OK) return s;
+    s = gs_op_validate(ctx, op);
     if (s != GS_OK) return s;
     s = gs_hw_validate(ctx, hw);
     if (s != GS_OK) return s;
 
-    double t_begin = now_s();
+    double t_begin = gs_now_s();
     gs_result *r = calloc(1, sizeof *r);
     if (!r) return gs_err(ctx, GS_ERR_NOMEM, "out of memory allocating a result");
     r->op = *op;
@@ -609,68 +684,21 @@ gs_status gs_construct(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const gs_c
     gs_arena ar;
     gs_arena_init(&ar, 1 << 20);
     pool p;
-    if (!pool_init(&p, &ar, cap)) {
-        gs_arena_free(&ar);
-        free(r);
-        return gs_err(ctx, GS_ERR_NOMEM, "out of memory allocating the candidate pool");
-    }
-    gs_pcg32 rng;
     memo mm;
-    if (!memo_init(&mm, &ar, 1 << 14)) {
+    const char *oom = !pool_init(&p, &ar, cap) ? "the candidate pool"
+                      : !memo_init(&mm, &ar, 1 << 14) ? "the walk's memo" : NULL;
+    if (oom) {
         gs_arena_free(&ar);
         free(r);
-        return gs_err(ctx, GS_ERR_NOMEM, "out of memory allocating the walk's memo");
+        return gs_err(ctx, GS_ERR_NOMEM, "out of memory allocating %s", oom);
     }
-    switch (o.strategy) {
-    case GS_STRATEGY_MARKOV:
-        for (int c = 0; c < o.chains; c++) {
-            gs_pcg32_seed(&rng, o.seed, (uint64_t)c); /* one stream per chain */
-            r->steps += run_chain(hw, op, &o, &rng, &p, &mm);
-        }
-        break;
-    case GS_STRATEGY_EXHAUSTIVE:
-        run_exhaustive(hw, op, o.top_k, o.max_ms, mm.wf, r); /* ranks directly; the pool stays empty */
-        r->pooled = r->evaluated;
-        break;
-    case GS_STRATEGY_TREE: {
-        gs_etir *cands = gs_arena_alloc(&ar, 4096 * sizeof *cands);
-        int nc = cands ? gs_tree_candidates(hw, op, cands, 4096) : 0;
-        for (int i = 0; i < nc; i++) pool_add(&p, &cands[i]);
-        r->steps = nc;
-        break;
-    }
-    case GS_STRATEGY_RANDOM:
-        gs_pcg32_seed(&rng, o.seed, 0);
-        run_random(hw, op, &rng, &p, (int64_t)o.chains * steps_per_chain, &r->steps);
-        break;
-    default:
+    if (!run_strategy(hw, op, &o, steps_per_chain, &ar, &p, &mm, r)) {
         gs_arena_free(&ar);
         free(r);
         return gs_err(ctx, GS_ERR_UNSUPPORTED, "strategy %d is not available in this build", (int)o.strategy);
     }
     if (o.strategy != GS_STRATEGY_EXHAUSTIVE) r->pooled = p.n; /* exhaustive set it to the states ranked */
-    /* polish the best few walk results (not for the baselines, which must
-     * stand as sampled) and add the local optima to the pool */
-    if (o.strategy == GS_STRATEGY_MARKOV && p.n > 0) {
-        enum { NPOL = 2 };
-        gs_etir seeds[NPOL];
-        double st[NPOL];
-        int ns = 0;
-        for (int64_t i = 0; i < p.n; i++) {
-            double ti = predicted(hw, op, &p.items[i], &mm);
-            int pos = ns;
-            while (pos > 0 && ti < st[pos - 1]) pos--;
-            if (pos >= NPOL) continue;
-            for (int j = (ns < NPOL ? ns : NPOL - 1); j > pos; j--) { seeds[j] = seeds[j - 1]; st[j] = st[j - 1]; }
-            seeds[pos] = p.items[i];
-            st[pos] = ti;
-            if (ns < NPOL) ns++;
-        }
-        for (int i = 0; i < ns; i++) {
-            polish(hw, op, &seeds[i], &mm, &r->evaluated);
-            pool_add(&p, &seeds[i]);
-        }
-    }
+    if (o.strategy == GS_STRATEGY_MARKOV && p.n > 0) polish_best(hw, op, &p, &mm, &r->evaluated);
     /* rank: insertion into a sorted top-k by predicted time (stable for ties) */
     for (int64_t i = 0; i < p.n; i++) {
         gs_estimate est;
@@ -680,49 +708,11 @@ gs_status gs_construct(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const gs_c
     }
     gs_arena_free(&ar);
     for (int i = 0; i < r->n; i++) gs_etir_format(op, &r->cand[i], r->desc[i], sizeof r->desc[i]);
-    r->construct_s = now_s() - t_begin;
+    r->construct_s = gs_now_s() - t_begin;
     if (r->n == 0) {
         free(r);
-        return gs_err(ctx, GS_ERR_NO_CANDIDATE,
-                      "the %s strategy (policy %s) found no configuration of %s within %s's limits (shared memory, "
-                      "threads, registers, at most 2^31-1 blocks, 32-bit indices)%s",
-                      gs_strategy_name(o.strategy), gs_policy_name(o.policy), op->spec, hw->name,
-                      o.strategy == GS_STRATEGY_MARKOV && o.policy != GS_POLICY_MODEL ? "; try --policy model" : "");
+        return no_candidate(ctx, op, hw, &o);
     }
     *out = r;
     return GS_OK;
 }
-
-/* The names of the policies and strategies, in enum order: the CLI's option
- * values and the names in messages and reports. */
-static const char *const policy_names[] = {"paper", "balanced", "model"};
-static const char *const strategy_names[] = {"markov", "tree", "exhaustive", "random"};
-_Static_assert(sizeof policy_names / sizeof *policy_names == GS_POLICY_MODEL + 1, "one name per policy");
-_Static_assert(sizeof strategy_names / sizeof *strategy_names == GS_STRATEGY_RANDOM + 1, "one name per strategy");
-
-const char *gs_policy_name(gs_policy p) { return (unsigned)p <= GS_POLICY_MODEL ? policy_names[p] : "?"; }
-const char *gs_strategy_name(gs_strategy s) { return (unsigned)s <= GS_STRATEGY_RANDOM ? strategy_names[s] : "?"; }
-
-bool gs_policy_from_name(const char *name, gs_policy *out) {
-    for (int i = 0; i <= GS_POLICY_MODEL; i++)
-        if (!strcmp(name, policy_names[i])) {
-            *out = (gs_policy)i;
-            return true;
-        }
-    return false;
-}
-
-bool gs_strategy_from_name(const char *name, gs_strategy *out) {
-    for (int i = 0; i <= GS_STRATEGY_RANDOM; i++)
-        if (!strcmp(name, strategy_names[i])) {
-            *out = (gs_strategy)i;
-            return true;
-        }
-    return false;
-}
-
-void gs_result_destroy(gs_result *r) { free(r); }
-int gs_result_count(const gs_result *r) { return r ? r->n : 0; }
-double gs_result_predicted_s(const gs_result *r, int i) { return r && i >= 0 && i < r->n ? r->est[i].time_s : -1; }
-double gs_result_construct_s(const gs_result *r) { return r ? r->construct_s : -1; }
-const char *gs_result_describe(const gs_result *r, int i) { return r && i >= 0 && i < r->n ? r->desc[i] : ""; }

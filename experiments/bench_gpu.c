@@ -46,7 +46,7 @@
  * mismatch, a compile or runtime error, 2 bad usage or a bad list, 3 --probe
  * found no device. */
 #include "construct/construct.h"
-#include "construct/pcg.h"
+#include "util/pcg.h"
 #include "experiments/cuda_host.h"
 #include "kernels/kernels.h"
 

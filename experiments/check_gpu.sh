@@ -42,27 +42,28 @@ echo "check-gpu: CUDA device found; probe refinement:"
 printf '%s\n' "$probe" | sed -n '/^refine/,/^$/p' | sed -n '1,12p'
 
 rc=0
+# refine_step TITLE WHAT LINES ARGS...: run `gensor ARGS`, show the LINES (a sed
+# address) of its output; on a failure show its tail and name WHAT.
+refine_step() {
+    title=$1 what=$2 lines=$3
+    shift 3
+    echo
+    echo "check-gpu: $title"
+    out=$("$BIN" "$@" 2>&1)
+    st=$?
+    printf '%s\n' "$out" | sed -n "${lines}p"
+    if [ $st -ne 0 ]; then
+        printf '%s\n' "$out" | tail -3 >&2
+        echo "check-gpu: FAILED: $what" >&2
+        rc=1
+    fi
+}
 # ---- 2. refinement on a real size ---------------------------------------------
-echo
-echo "check-gpu: refinement (top 4, 200 ms budget) on the device's own profile"
-out=$("$BIN" construct 'gemm M=4096 N=4096 K=4096' --hw auto --backend cuda --refine 4 --emit opencl 2>&1)
-st=$?
-printf '%s\n' "$out" | sed -n '1,/^$/p'
-if [ $st -ne 0 ]; then
-    printf '%s\n' "$out" | tail -3 >&2
-    echo "check-gpu: FAILED: refinement" >&2
-    rc=1
-fi
-echo
-echo "check-gpu: refinement against a named profile (rtx4090 predictions, measured here)"
-out=$("$BIN" construct 'gemm M=1024 N=2304 K=768 transB=1' --hw rtx4090 --backend cuda --refine 3 2>&1)
-st=$?
-printf '%s\n' "$out" | sed -n '/^refine/,/^$/p'
-if [ $st -ne 0 ]; then
-    printf '%s\n' "$out" | tail -3 >&2
-    echo "check-gpu: FAILED: refinement (named profile)" >&2
-    rc=1
-fi
+refine_step "refinement (top 4, 200 ms budget) on the device's own profile" "refinement" '1,/^$/' \
+    construct 'gemm M=4096 N=4096 K=4096' --hw auto --backend cuda --refine 4 --emit opencl
+refine_step "refinement against a named profile (rtx4090 predictions, measured here)" \
+    "refinement (named profile)" '/^refine/,/^$/' \
+    construct 'gemm M=1024 N=2304 K=768 transB=1' --hw rtx4090 --backend cuda --refine 3
 
 # ---- 3. cuBLAS comparison ----------------------------------------------------------
 CHECK="$BUILD_DIR/cublas_check"

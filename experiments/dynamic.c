@@ -1,9 +1,9 @@
 /* dynamic.c — dynamic shapes through the dispatcher (gs_dispatch).
  *
- * Build (from the repository root, after `make`):
- *   gcc -O2 -std=c11 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. -Iinclude \
- *       experiments/dynamic.c build/libgensor.a -o build/dynamic \
- *       -lgsl -lgslcblas -ljansson -lOpenCL -ldl -lm
+ * It uses include/gensor.h only, as a runtime embedding gensor would. Build
+ * (from the repository root, after `make`; `make bench` does it):
+ *   cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I include experiments/dynamic.c \
+ *       -L build -lgensor -lgsl -lgslcblas -ljansson -lOpenCL -ldl -lm -o build/dynamic
  * Run:  build/dynamic [--quick] [--hw NAME] [--arch SM] [--no-compile] [--tmax N] [--smax N]
  *
  * Two workloads, on one profile (rtx4090) with NVRTC cubins for sm_89:
@@ -29,10 +29,10 @@
  * over all dispatches, each weighted by its count).
  * The verdict line says whether warm start wins on both construction time and
  * predicted quality (it stays off by default unless it does). */
-#include "construct/construct.h"
-#include "kernels/kernels.h"
+#include "gensor.h" /* the public API only, as an embedding runtime uses it */
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,25 +128,27 @@ static int ktab_add(ktab *t, uint64_t key, const char *spec, const char *cfg) {
     return t->n++;
 }
 
-/* Compile (emit + NVRTC cubin) every kernel of the table not compiled yet. */
+/* Compile (emit + NVRTC cubin) every kernel of the table not compiled yet:
+ * its configuration as a one-candidate result, emitted for arch. */
 static int ktab_compile(gs_ctx *ctx, const gs_hw *hw, ktab *t, int arch) {
     for (int i = 0; i < t->n; i++) {
         kern *k = &t->k[i];
         if (!isnan(k->ms)) continue;
         gs_op *op = NULL;
-        gs_etir e;
-        gs_kernel_src ks;
-        gs_nvrtc_out nv;
+        gs_result *r = NULL;
+        gs_kernel *kn = NULL;
+        gs_kernel_stats st;
         gs_status s = gs_op_parse(ctx, k->spec, &op);
-        if (s == GS_OK) s = gs_etir_parse_config(ctx, op, k->config, &e);
-        if (s == GS_OK) s = gs_lower_emit(ctx, hw, op, &e, GS_DIALECT_CUDA, arch, &ks);
+        if (s == GS_OK) s = gs_construct_config(ctx, op, hw, k->config, &r);
+        if (s == GS_OK) s = gs_kernel_create(ctx, r, 0, GS_DIALECT_CUDA, arch, &kn);
         if (s == GS_OK) {
-            if (ks.hash != k->key) fprintf(stderr, "dynamic: warning: %s: descriptor changed on re-emission\n", k->spec);
-            s = gs_nvrtc_compile(ctx, ks.src, ks.name, arch, false, true, &nv);
-            if (s == GS_OK) k->ms = nv.compile_s * 1e3;
-            gs_nvrtc_out_free(&nv);
-            gs_kernel_src_free(&ks);
+            if (gs_kernel_key(kn) != k->key)
+                fprintf(stderr, "dynamic: warning: %s: descriptor changed on re-emission\n", k->spec);
+            s = gs_kernel_compile(ctx, kn, &st);
+            if (s == GS_OK) k->ms = st.compile_s * 1e3;
         }
+        gs_kernel_destroy(kn);
+        gs_result_destroy(r);
         gs_op_destroy(op);
         if (s != GS_OK) {
             fprintf(stderr, "dynamic: compile %s [%s]: %s\n", k->spec, k->config, gs_ctx_errmsg(ctx));
@@ -282,8 +284,8 @@ static int fresh_times(gs_ctx *ctx, const gs_hw *hw, const item *it, int n, doub
             gs_op_destroy(op);
             return 1;
         }
-        fresh[i] = r->est[0].time_s;
-        *ms += r->construct_s * 1e3;
+        fresh[i] = gs_result_predicted_s(r, 0);
+        *ms += gs_result_construct_s(r) * 1e3;
         gs_result_destroy(r);
         gs_op_destroy(op);
     }
@@ -319,7 +321,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "dynamic: %s\n", ctx ? gs_ctx_errmsg(ctx) : "out of memory");
         return 2;
     }
-    if (compile && !gs_nvrtc_available(ctx)) {
+    if (compile && !gs_nvrtc_nearest_arch(ctx, arch ? arch : gs_hw_sm(hw))) {
         fprintf(stderr, "dynamic: note: NVRTC missing (%s); kernels are cached as CUDA source, NVRTC ms is 0\n",
                 gs_ctx_errmsg(ctx));
     }
@@ -336,7 +338,7 @@ int main(int argc, char **argv) {
     double *fresh = calloc((size_t)cap, sizeof *fresh);
     if (!it || !fresh) return 1;
     printf("dynamic shapes: profile %s, NVRTC arch sm_%d%s, seed 1; times are wall-clock on this machine\n",
-           hw->name, arch, compile ? "" : " (no compile)");
+           gs_hw_name(hw), arch, compile ? "" : " (no compile)");
     int rc = 0;
     char tmpl[] = "/tmp/gensor-dynamic-XXXXXX";
     char *cache_dir = compile ? mkdtemp(tmpl) : NULL;

@@ -40,6 +40,8 @@ gs_status gs_hw_validate(gs_ctx *ctx, const gs_hw *hw);
 /* Built-in table access (pointer to static storage). */
 const gs_hw *gs_hw_builtin(int i);
 const gs_hw *gs_hw_find_builtin(const char *name);
+/* "h100, a100, ..." (the built-in names) into buf, for error messages. */
+void gs_hw_builtin_list(char *buf, size_t n);
 /* JSON (jansson) load/save into caller storage. */
 gs_status gs_hw_load_json(gs_ctx *ctx, const char *path, gs_hw *out);
 gs_status gs_hw_load_json_text(gs_ctx *ctx, const char *text, gs_hw *out);

@@ -10,9 +10,10 @@
  * name the key, so a typo never silently falls back to a default. After
  * loading, the profile goes through gs_hw_validate like any other.
  *
- * Saving writes "<path>.tmp.<pid>", syncs it and renames it over path, so a
- * reader sees the old file or the new one, never a partial one. (Devices and
- * /dev/stdout-style links are written in place instead; see gs_hw_save_json.)
+ * Saving writes a temp file next to path, syncs it and renames it over path
+ * (gs_write_file_atomic), so a reader sees the old file or the new one, never
+ * a partial one. (Devices and /dev/stdout-style links are written in place
+ * instead; see gs_hw_save_json.)
  * Doubles are printed with 17 significant digits, which round-trips every
  * double exactly.
  */
@@ -102,16 +103,6 @@ static const char *json_type_name(const json_t *v) {
     return "?";
 }
 
-static void builtin_list(char *buf, size_t n) {
-    size_t len = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < gs_hw_builtin_count() && len < n; i++) {
-        int w = snprintf(buf + len, n - len, "%s%s", i ? ", " : "", gs_hw_builtin_name(i));
-        if (w < 0) break;
-        len += (size_t)w;
-    }
-}
-
 /* Store one JSON value into its field; src names the file for messages. */
 static gs_status set_field(gs_ctx *ctx, const char *src, const field_desc *f, json_t *v,
                            gs_hw *hw) {
@@ -163,11 +154,8 @@ static gs_status set_field(gs_ctx *ctx, const char *src, const field_desc *f, js
 
 /* Prefix the context's message with the source name ("file.json: ..."). */
 static gs_status prefix_err(gs_ctx *ctx, gs_status s, const char *src) {
-    if (!ctx) return s;
-    char tmp[sizeof ctx->msg];
-    memcpy(tmp, ctx->msg, sizeof tmp);
-    tmp[sizeof tmp - 1] = '\0';
-    return gs_err(ctx, s, "%s: %s", src, tmp);
+    char tmp[GS_MSG_MAX];
+    return gs_err(ctx, s, "%s: %s", src, gs_ctx_msg_copy(ctx, tmp, sizeof tmp));
 }
 
 /* Parse len bytes of JSON into *out (untouched on failure). */
@@ -201,7 +189,7 @@ static gs_status load_buffer(gs_ctx *ctx, const char *src, const char *buf, size
         const gs_hw *b = gs_hw_find_builtin(json_string_value(base));
         if (!b) {
             char names[256];
-            builtin_list(names, sizeof names);
+            gs_hw_builtin_list(names, sizeof names);
             s = gs_err(ctx, GS_ERR_HW_UNKNOWN,
                        "%s: base '%s' is not a built-in profile (built-ins: %s)", src,
                        json_string_value(base), names);
@@ -287,40 +275,6 @@ gs_status gs_hw_load_json(gs_ctx *ctx, const char *path, gs_hw *out) {
 
 /* ---- saving ---------------------------------------------------------------- */
 
-/* Write all of buf to fd, retrying short writes and EINTR. */
-static int write_all(int fd, const char *buf, size_t len) {
-    while (len > 0) {
-        ssize_t w = write(fd, buf, len);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            return -1;
-        }
-        buf += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
-/* Best effort: make the rename itself durable by syncing the directory. */
-static void sync_parent_dir(const char *path) {
-    const char *slash = strrchr(path, '/');
-    char dir[4096];
-    if (!slash) {
-        strcpy(dir, ".");
-    } else if (slash == path) {
-        strcpy(dir, "/");
-    } else {
-        size_t n = (size_t)(slash - path);
-        if (n >= sizeof dir) return;
-        memcpy(dir, path, n);
-        dir[n] = '\0';
-    }
-    int dfd = open(dir, O_RDONLY | O_CLOEXEC);
-    if (dfd < 0) return;
-    (void)fsync(dfd);
-    close(dfd);
-}
-
 /* The profile as JSON text (malloc'd by jansson; free with free()). */
 static char *dump_profile(const gs_hw *hw) {
     json_t *root = json_object();
@@ -384,13 +338,13 @@ static int named_fd(const char *path) {
 static gs_status write_in_place(gs_ctx *ctx, const char *path, const char *text, size_t len) {
     int nfd = named_fd(path);
     if (nfd >= 0) {
-        if (write_all(nfd, text, len) != 0 || write_all(nfd, "\n", 1) != 0)
+        if (!gs_write_full(nfd, text, len) || !gs_write_full(nfd, "\n", 1))
             return gs_err(ctx, GS_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
         return GS_OK;
     }
     int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
     if (fd < 0) return gs_err(ctx, GS_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
-    if (write_all(fd, text, len) != 0 || write_all(fd, "\n", 1) != 0) {
+    if (!gs_write_full(fd, text, len) || !gs_write_full(fd, "\n", 1)) {
         int err = errno;
         close(fd);
         return gs_err(ctx, GS_ERR_IO, "cannot write '%s': %s", path, strerror(err));
@@ -400,55 +354,14 @@ static gs_status write_in_place(gs_ctx *ctx, const char *path, const char *text,
     return GS_OK;
 }
 
-/* Replace the regular file at path atomically: "<path>.tmp.<pid>" in the same
- * directory, write, fsync, rename. On any failure the temp file is removed
- * and the old file, if any, is left as it was. */
+/* Replace the regular file at path atomically (gs_write_file_atomic: a
+ * temp file in the same directory, fsync, rename). On any failure the old
+ * file, if any, is left as it was. */
 static gs_status write_atomic(gs_ctx *ctx, const char *path, const char *text, size_t len) {
-    size_t tlen = strlen(path) + 32;
-    char *tmp = malloc(tlen);
-    if (!tmp) return gs_err(ctx, GS_ERR_NOMEM, "out of memory saving '%s'", path);
-    snprintf(tmp, tlen, "%s.tmp.%ld", path, (long)getpid());
-
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0 && errno == EEXIST) {
-        /* Left over by an earlier process with our pid that died mid-save. */
-        unlink(tmp);
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    }
-    if (fd < 0) {
-        gs_status s = gs_err(ctx, GS_ERR_IO, "cannot create '%s': %s", tmp, strerror(errno));
-        free(tmp);
-        return s;
-    }
-
-    const char *step = NULL;
-    int err = 0;
-    if (write_all(fd, text, len) != 0 || write_all(fd, "\n", 1) != 0) {
-        step = "write";
-        err = errno;
-    } else if (fsync(fd) != 0 && errno != EINVAL) { /* EINVAL: fs without fsync */
-        step = "sync";
-        err = errno;
-    }
-    if (close(fd) != 0 && !step) {
-        step = "close";
-        err = errno;
-    }
-    if (!step && rename(tmp, path) != 0) {
-        step = "rename";
-        err = errno;
-    }
-
-    gs_status s = GS_OK;
-    if (step) {
-        unlink(tmp);
-        s = gs_err(ctx, GS_ERR_IO, "cannot save '%s' (%s failed): %s", path, step,
-                   strerror(err));
-    } else {
-        sync_parent_dir(path);
-    }
-    free(tmp);
-    return s;
+    gs_status s = gs_write_file_atomic(ctx, path, text, len, "\n", 1);
+    if (s == GS_OK) return GS_OK;
+    char why[GS_MSG_MAX];
+    return gs_err(ctx, s, "cannot save '%s': %s", path, gs_ctx_msg_copy(ctx, why, sizeof why));
 }
 
 static bool is_dev_or_proc(const char *path) {

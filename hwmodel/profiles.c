@@ -373,10 +373,11 @@ double gs_hw_smem_gbs(const gs_hw *hw) {
 /* Each rule has its own message naming the field and the offending value,
  * as BLIS does when a configuration is registered. The first broken rule is
  * reported. ctx may be NULL (the self check). */
-gs_status gs_hw_validate(gs_ctx *ctx, const gs_hw *hw) {
-    if (!hw) return gs_err(ctx, GS_ERR_INVALID_ARG, "hardware profile is NULL");
+/* Each rule is checked in order and the first broken one is reported, with
+ * the profile's name and the value. The checks come in four groups. */
 
-    /* name and desc are fixed arrays: they must be terminated inside them. */
+/* name and desc: terminated inside their arrays, one line of text. */
+static gs_status validate_text(gs_ctx *ctx, const gs_hw *hw) {
     if (!memchr(hw->name, '\0', sizeof hw->name))
         return gs_err(ctx, GS_ERR_HW_INVALID, "name must be shorter than %zu characters",
                       sizeof hw->name);
@@ -395,13 +396,14 @@ gs_status gs_hw_validate(gs_ctx *ctx, const gs_hw *hw) {
             return gs_err(ctx, GS_ERR_HW_INVALID,
                           "profile '%s': desc must not contain control characters (byte 0x%02x at %d)", hw->name,
                           (unsigned char)*c, (int)(c - hw->desc));
-    const char *n = hw->name;
+    return GS_OK;
+}
 
 /* Integer field > 0. */
 #define RULE_POS_INT(f)                                                                      \
     if (!(hw->f > 0))                                                                        \
         return gs_err(ctx, GS_ERR_HW_INVALID, "profile '%s': " #f " must be > 0 (got %lld)", \
-                      n, (long long)hw->f);
+                      hw->name, (long long)hw->f);
 /* Rate field finite and at least GS_HW_MIN_RATE (1e-6 MHz or GB/s): a
  * denormal rate such as 1e-308 passed "> 0" but made every predicted time
  * inf, and the walk's ratios of times NaN (the ranking then broke and the
@@ -414,13 +416,17 @@ gs_status gs_hw_validate(gs_ctx *ctx, const gs_hw *hw) {
 #define RULE_POS_REAL(f)                                                                 \
     if (!isfinite(hw->f) || !(hw->f >= GS_HW_MIN_RATE) || hw->f > GS_HW_MAX_REAL)       \
         return gs_err(ctx, GS_ERR_HW_INVALID,                                            \
-                      "profile '%s': " #f " must be finite and >= 1e-06 and <= 1e+09 (got %g)", n, hw->f);
+                      "profile '%s': " #f " must be finite and >= 1e-06 and <= 1e+09 (got %g)", hw->name, hw->f);
 /* Latency-like field finite and >= 0. */
 #define RULE_NONNEG_REAL(f)                                                               \
     if (!isfinite(hw->f) || !(hw->f >= 0) || hw->f > GS_HW_MAX_REAL)                      \
         return gs_err(ctx, GS_ERR_HW_INVALID,                                             \
-                      "profile '%s': " #f " must be finite and >= 0 and <= 1e+09 (got %g)", n, hw->f);
+                      "profile '%s': " #f " must be finite and >= 0 and <= 1e+09 (got %g)", hw->name, hw->f);
 
+/* The compute capability, and the capacities that divide or multiply the
+ * whole estimate, shared memory included. */
+static gs_status validate_capacities(gs_ctx *ctx, const gs_hw *hw) {
+    const char *n = hw->name;
     /* Compute capability: sm_10 .. sm_200 covers every real and future part
      * while catching "8.6" typed as 8 or 860. */
     if (hw->sm < 10 || hw->sm > 200)
@@ -428,7 +434,6 @@ gs_status gs_hw_validate(gs_ctx *ctx, const gs_hw *hw) {
                       "profile '%s': sm must be between 10 and 200 (major*10+minor, got %d)",
                       n, hw->sm);
 
-    /* Capacities that divide or multiply the whole estimate. */
     RULE_POS_INT(num_sms)
     RULE_POS_REAL(clock_mhz)
     RULE_POS_INT(fp32_lanes_per_sm)
@@ -454,8 +459,12 @@ gs_status gs_hw_validate(gs_ctx *ctx, const gs_hw *hw) {
     if (hw->smem_banks > 1024 || hw->bank_bytes > 1024)
         return gs_err(ctx, GS_ERR_HW_INVALID, "profile '%s': smem_banks (%d) and bank_bytes (%d) must be <= 1024", n,
                       hw->smem_banks, hw->bank_bytes);
+    return GS_OK;
+}
 
-    /* Register file and thread limits. */
+/* The register file and the thread limits, which must nest too. */
+static gs_status validate_threads(gs_ctx *ctx, const gs_hw *hw) {
+    const char *n = hw->name;
     RULE_POS_INT(regs_per_sm)
     RULE_POS_INT(max_regs_per_thread)
     RULE_POS_INT(warp_size)
@@ -472,17 +481,29 @@ gs_status gs_hw_validate(gs_ctx *ctx, const gs_hw *hw) {
                       n, hw->max_threads_per_sm, hw->max_threads_per_block);
     RULE_POS_INT(max_blocks_per_sm)
     RULE_POS_INT(transaction_bytes)
+    return GS_OK;
+}
 
-    /* Latencies and overheads may be 0 (ignored) but never negative or NaN. */
+/* Latencies and overheads may be 0 (ignored) but never negative or NaN. */
+static gs_status validate_latencies(gs_ctx *ctx, const gs_hw *hw) {
     RULE_NONNEG_REAL(dram_latency_ns)
     RULE_NONNEG_REAL(l2_latency_ns)
     RULE_NONNEG_REAL(smem_latency_ns)
     RULE_NONNEG_REAL(launch_overhead_us)
+    return GS_OK;
+}
 
 #undef RULE_POS_INT
 #undef RULE_POS_REAL
 #undef RULE_NONNEG_REAL
-    return GS_OK;
+
+gs_status gs_hw_validate(gs_ctx *ctx, const gs_hw *hw) {
+    if (!hw) return gs_err(ctx, GS_ERR_INVALID_ARG, "hardware profile is NULL");
+    gs_status s = validate_text(ctx, hw);
+    if (s == GS_OK) s = validate_capacities(ctx, hw);
+    if (s == GS_OK) s = validate_threads(ctx, hw);
+    if (s == GS_OK) s = validate_latencies(ctx, hw);
+    return s;
 }
 
 /* ---- human description ---------------------------------------------------- */
@@ -529,8 +550,7 @@ char *gs_hw_describe(const gs_hw *hw) {
 
 /* ---- public load / save ---------------------------------------------------- */
 
-/* "h100, a100, ..." into buf, for error messages. */
-static void builtin_list(char *buf, size_t n) {
+void gs_hw_builtin_list(char *buf, size_t n) {
     size_t len = 0;
     buf[0] = '\0';
     for (int i = 0; i < N_BUILTIN && len < n; i++) {
@@ -543,6 +563,13 @@ static void builtin_list(char *buf, size_t n) {
 static bool ends_with_json(const char *s) {
     size_t n = strlen(s);
     return n >= 5 && (strcmp(s + n - 5, ".json") == 0 || strcmp(s + n - 5, ".JSON") == 0);
+}
+
+/* Hand a loaded profile to the caller when s is GS_OK; free it otherwise. */
+static gs_status hand_out(gs_hw *hw, gs_status s, gs_hw **out) {
+    if (s == GS_OK) *out = hw;
+    else free(hw);
+    return s;
 }
 
 gs_status gs_hw_load(gs_ctx *ctx, const char *name_or_path, gs_hw **out) {
@@ -560,36 +587,31 @@ gs_status gs_hw_load(gs_ctx *ctx, const char *name_or_path, gs_hw **out) {
     const gs_hw *b = gs_hw_find_builtin(name_or_path);
     if (b) {
         *hw = *b;
-        gs_status s = gs_hw_validate(ctx, hw);
-        if (s != GS_OK) {
-            free(hw);
-            return s;
-        }
-        *out = hw;
-        return GS_OK;
+        return hand_out(hw, gs_hw_validate(ctx, hw), out);
     }
 
     /* 2. A path: anything that exists, has a '/', or ends in .json. A path
      *    that does not exist is then reported as an I/O error by the loader. */
     struct stat st;
-    if (stat(name_or_path, &st) == 0 || strchr(name_or_path, '/') ||
-        ends_with_json(name_or_path)) {
-        gs_status s = gs_hw_load_json(ctx, name_or_path, hw);
-        if (s != GS_OK) {
-            free(hw);
-            return s;
-        }
-        *out = hw;
-        return GS_OK;
-    }
+    if (stat(name_or_path, &st) == 0 || strchr(name_or_path, '/') || ends_with_json(name_or_path))
+        return hand_out(hw, gs_hw_load_json(ctx, name_or_path, hw), out);
 
     /* 3. Neither: say what would have worked. */
     free(hw);
     char names[256];
-    builtin_list(names, sizeof names);
+    gs_hw_builtin_list(names, sizeof names);
     return gs_err(ctx, GS_ERR_HW_UNKNOWN,
                   "unknown hardware profile '%s': not a built-in (%s) and not a JSON file",
                   name_or_path, names);
+}
+
+gs_status gs_hw_parse(gs_ctx *ctx, const char *json, gs_hw **out) {
+    if (!out) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_hw_parse: out is NULL");
+    *out = NULL;
+    if (!json) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_hw_parse: NULL text");
+    gs_hw *hw = malloc(sizeof *hw);
+    if (!hw) return gs_err(ctx, GS_ERR_NOMEM, "out of memory parsing a hardware profile");
+    return hand_out(hw, gs_hw_load_json_text(ctx, json, hw), out);
 }
 
 gs_status gs_hw_save(gs_ctx *ctx, const gs_hw *hw, const char *path) {

@@ -7,20 +7,32 @@
  * nvrtc.h or CL/cl.h: the GPU runtimes are loaded at run time.
  *
  * Ownership: a pointer returned through an out-parameter of *_create, *_parse,
- * *_load or gs_construct belongs to the caller, who frees it with the matching
- * *_destroy. destroy(NULL) is a no-op. Strings returned as const char * are
- * owned by the object they came from and live as long as it does.
+ * *_load, *_query, *_open or gs_construct* belongs to the caller, who frees it
+ * with the matching *_destroy (or *_close). destroy(NULL) is a no-op. Strings
+ * returned as const char * are owned by the object they came from and live as
+ * long as it does.
  *
- * Threads: use one gs_ctx per thread (it holds that thread's last error).
- * gs_hw, gs_op and gs_result handles are never written after they are made,
- * so any number of threads may read and construct with them at once; destroy
- * one only when no thread uses it. A gs_dispatcher is not thread-safe: give
- * each thread its own (several may share a disk cache directory, which is
- * safe across threads and processes) or put a lock around it. The library
- * keeps no mutable global state but three once-only loads: libnvrtc
- * (pthread_once), the CUDA driver table (a mutex) and the self-check of the
- * built-in profiles (an atomic flag). tests/tsan_threads.c checks this with
- * 8 threads under ThreadSanitizer (make check-tsan).
+ * Threads: each function below says one of
+ *   [any thread]  callable from several threads at once, each with its own
+ *                 gs_ctx; objects passed as const may be shared while no
+ *                 thread modifies them (ops, profiles and results are never
+ *                 modified after they are made);
+ *   [one thread]  the object it works on (a dispatcher, a device, a kernel,
+ *                 a buffer) is used by one thread at a time: give each thread
+ *                 its own, or hold a lock around the calls.
+ * A gs_ctx is never shared between threads that run at the same time.
+ * Dispatchers of several threads or processes may share a disk cache
+ * directory. The library's only process-wide state is once-only loading
+ * (libnvrtc and the CUDA driver table under a mutex, the built-in profiles'
+ * self-check behind an atomic flag); tests/tsan_threads.c runs 8 threads
+ * constructing and dispatching at once under ThreadSanitizer (make
+ * check-tsan).
+ *
+ * A typical embedding: gs_op_parse -> gs_hw_load -> gs_construct ->
+ * gs_kernel_create -> gs_kernel_compile (NVRTC) or gs_kernel_source (hand the
+ * OpenCL or CUDA C to your own runtime); or, for shapes that change at run
+ * time, gs_dispatcher_create -> gs_dispatch per shape. experiments/api_demo.c
+ * is a complete program that uses this header only.
  */
 #ifndef GENSOR_H
 #define GENSOR_H
@@ -60,45 +72,76 @@ typedef enum gs_status {
     GS_STATUS_MIN_ = -21
 } gs_status;
 
-/* Human-readable, static message for a status. Never NULL. */
+/* Human-readable, static message for a status. Never NULL. [any thread] */
 const char *gs_status_str(gs_status s);
+
+typedef struct gs_device gs_device; /* an open OpenCL or CUDA device (below) */
 
 /* ---- context: carries the last error message -------------------------- */
 typedef struct gs_ctx gs_ctx;
-/* Create a context. Caller owns it; free with gs_ctx_destroy. */
+/* Create a context (NULL when out of memory). Caller owns it (gs_ctx_destroy).
+ * Every ctx argument below may be NULL: the call works, the detail is lost.
+ * [any thread; one ctx per thread] */
 gs_ctx *gs_ctx_create(void);
+/* Free a context. [one thread] */
 void gs_ctx_destroy(gs_ctx *ctx);
-/* Detail of the last error set on ctx ("" when none). Owned by ctx. */
+/* Detail of the last error set on ctx ("" when none). Owned by ctx, valid
+ * until its next failing call. [one thread] */
 const char *gs_ctx_errmsg(const gs_ctx *ctx);
 
 /* ---- operators --------------------------------------------------------- */
 typedef struct gs_op gs_op;
-/* Parse a text spec such as "gemm M=64 N=64 K=64 transA=1 alpha=2".
- * On success *out is owned by the caller (gs_op_destroy). */
+/* Parse a text spec such as "gemm M=64 N=64 K=64 transA=1 alpha=2" (every
+ * operator class: see the README's spec grammar). Caller owns *out
+ * (gs_op_destroy). [any thread] */
 gs_status gs_op_parse(gs_ctx *ctx, const char *spec, gs_op **out);
-/* Build C[M,N] = alpha*op(A)*op(B) + beta*C. Caller owns *out. */
+/* Build C[M,N] = alpha*op(A)*op(B) + beta*C. Caller owns *out. [any thread] */
 gs_status gs_op_create_gemm(gs_ctx *ctx, int64_t M, int64_t N, int64_t K,
                             int transA, int transB, float alpha, float beta,
                             gs_op **out);
+/* Free an operator. [one thread] */
 void gs_op_destroy(gs_op *op);
-/* Canonical spec string of the operator. Owned by op. */
+/* Canonical spec string of the operator. Owned by op. [any thread] */
 const char *gs_op_spec(const gs_op *op);
-/* Useful floating-point work of the operator (2*M*N*K for gemm). */
+/* Useful floating-point work of the operator (2*M*N*K for gemm). [any thread] */
 double gs_op_flops(const gs_op *op);
+/* The buffers a kernel of op takes, in argument order: the inputs, the
+ * output, then the bias vector when the operator has one. 0 for NULL.
+ * [any thread] */
+int gs_op_num_buffers(const gs_op *op);
+/* Elements (fp32, dense row-major) of buffer i; 0 when i is out of range.
+ * [any thread] */
+int64_t gs_op_buffer_elems(const gs_op *op, int i);
+/* Name of buffer i ("A", "B", "C", "X", "bias", ...; "" out of range). Owned
+ * by op. [any thread] */
+const char *gs_op_buffer_name(const gs_op *op, int i);
 
 /* ---- hardware profiles ------------------------------------------------- */
 typedef struct gs_hw gs_hw;
 /* Load a built-in profile by name ("rtx3090") or a JSON file by path.
- * Caller owns *out (gs_hw_destroy). */
+ * Caller owns *out (gs_hw_destroy). [any thread] */
 gs_status gs_hw_load(gs_ctx *ctx, const char *name_or_path, gs_hw **out);
-/* Write the profile as JSON to path (atomically: temp file + rename). */
+/* Build a profile from JSON text in the file format: every field, or
+ * "base": "NAME" and the fields that differ. Each rule is checked.
+ * Caller owns *out (gs_hw_destroy). [any thread] */
+gs_status gs_hw_parse(gs_ctx *ctx, const char *json, gs_hw **out);
+/* The profile of an open device ("--hw auto"): a CUDA device's attributes;
+ * an OpenCL device's own numbers with the rest taken from the built-in
+ * fallback (NULL: "rtx3090"). Caller owns *out (gs_hw_destroy). [one thread:
+ * dev] */
+gs_status gs_hw_query(gs_ctx *ctx, gs_device *dev, const char *fallback, gs_hw **out);
+/* Write the profile as JSON to path (atomically: temp file + rename).
+ * [any thread] */
 gs_status gs_hw_save(gs_ctx *ctx, const gs_hw *hw, const char *path);
+/* Free a profile. [one thread] */
 void gs_hw_destroy(gs_hw *hw);
-/* Number of built-in profiles and the name of the i-th (static strings). */
+/* Number of built-in profiles and the name of the i-th (static strings;
+ * NULL out of range). [any thread] */
 int gs_hw_builtin_count(void);
 const char *gs_hw_builtin_name(int i);
+/* The profile's name. Owned by hw. [any thread] */
 const char *gs_hw_name(const gs_hw *hw);
-/* CUDA compute capability as major*10+minor (86 for sm_86). */
+/* CUDA compute capability as major*10+minor (86 for sm_86). [any thread] */
 int gs_hw_sm(const gs_hw *hw);
 
 /* ---- construction ------------------------------------------------------ */
@@ -115,6 +158,15 @@ typedef enum gs_strategy {
     GS_STRATEGY_RANDOM = 3
 } gs_strategy;
 
+/* Names of a policy ("paper", "balanced", "model") and a strategy ("markov",
+ * "tree", "exhaustive", "random"); "?" out of range. Static. [any thread] */
+const char *gs_policy_name(gs_policy p);
+const char *gs_strategy_name(gs_strategy s);
+/* The policy or strategy of a name; GS_ERR_INVALID_ARG with "unknown policy
+ * 'X' (paper, balanced, model)" (or the strategies) otherwise. [any thread] */
+gs_status gs_policy_parse(gs_ctx *ctx, const char *name, gs_policy *out);
+gs_status gs_strategy_parse(gs_ctx *ctx, const char *name, gs_strategy *out);
+
 typedef struct gs_construct_opts {
     uint64_t seed;       /* PCG32 seed; same seed => identical result */
     int top_k;           /* candidates kept, ranked by the estimate (>= 1) */
@@ -128,29 +180,142 @@ typedef struct gs_construct_opts {
 } gs_construct_opts;
 
 /* Defaults: seed 1, top_k 5, chains 8, T from 1 down to 2^-40; the default
- * policy is documented in the README (chosen by experiments/). */
+ * policy is documented in the README (chosen by experiments/). [any thread] */
 void gs_construct_opts_default(gs_construct_opts *o);
 
 typedef struct gs_result gs_result;
-/* Construct kernels for op on hw. Caller owns *out (gs_result_destroy). */
+/* Construct kernels for op on hw (opts NULL: the defaults). The result
+ * copies op and hw. Caller owns *out (gs_result_destroy). [any thread] */
 gs_status gs_construct(gs_ctx *ctx, const gs_op *op, const gs_hw *hw,
                        const gs_construct_opts *opts, gs_result **out);
+/* A result with one candidate, the configuration cfg in config form
+ * ("bm=64,bn=64,bk=16,tm=8,tn=8,vm=1,vn=1,sa=1,sb=1", see the README), checked
+ * against hw's limits and estimated; no walk runs. Caller owns *out
+ * (gs_result_destroy). [any thread] */
+gs_status gs_construct_config(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const char *cfg,
+                              gs_result **out);
+/* Free a result. [one thread] */
 void gs_result_destroy(gs_result *r);
-/* Number of ranked candidates (<= top_k). Candidate 0 is the best. */
+/* Number of ranked candidates (<= top_k). Candidate 0 is the best. [any thread] */
 int gs_result_count(const gs_result *r);
-/* Predicted time in seconds of candidate i under the analytic estimate. */
+/* Predicted time in seconds of candidate i under the analytic estimate (-1
+ * out of range). [any thread] */
 double gs_result_predicted_s(const gs_result *r, int i);
-/* Wall time the construction took, in seconds. */
+/* Wall time the construction took, in seconds. [any thread] */
 double gs_result_construct_s(const gs_result *r);
-/* One-line description of candidate i's ETIR. Owned by r. */
+/* One-line description of candidate i's ETIR ("" out of range). Owned by r.
+ * [any thread] */
 const char *gs_result_describe(const gs_result *r, int i);
+/* Candidate i in config form (gs_construct_config reads it back), written
+ * into buf[n]; GS_ERR_INVALID_ARG when i is out of range or n too small.
+ * [any thread] */
+gs_status gs_result_config(const gs_result *r, int i, char *buf, size_t n);
+/* Candidate i's kernel plan on one line (the plan: line of its source:
+ * copy modes, vector widths, layout, stages, launch bounds), into buf[n].
+ * [any thread] */
+gs_status gs_result_plan(const gs_result *r, int i, char *buf, size_t n);
+/* How candidate i launches on the result's operator: a 1-D grid of *grid
+ * blocks of *block threads using *smem_bytes of shared memory (each may be
+ * NULL). [any thread] */
+gs_status gs_result_launch(const gs_result *r, int i, int64_t *grid, int64_t *block, int64_t *smem_bytes);
 
 /* ---- kernels ----------------------------------------------------------- */
 typedef enum gs_dialect { GS_DIALECT_CUDA = 0, GS_DIALECT_OPENCL = 1 } gs_dialect;
 
-/* Emit the source of candidate i in a dialect. *out is malloc'd; caller frees. */
+/* Emit the source of candidate i in a dialect (CUDA C for the profile's
+ * sm_XX, or OpenCL C 1.2). *out is malloc'd; the caller frees it with free().
+ * [any thread] */
 gs_status gs_kernel_emit(gs_ctx *ctx, const gs_result *r, int i,
                          gs_dialect d, char **out);
+
+/* A kernel: one candidate emitted in one dialect, which can be compiled
+ * (NVRTC) and run on a device. Its extents are runtime arguments, so it runs
+ * on any shape of the same operator. */
+typedef struct gs_kernel gs_kernel;
+/* Emit candidate i of r in dialect d; CUDA for sm_<arch> (0: the profile's
+ * sm; see gs_nvrtc_nearest_arch), OpenCL takes arch 0. Caller owns *out
+ * (gs_kernel_destroy). [any thread] */
+gs_status gs_kernel_create(gs_ctx *ctx, const gs_result *r, int i, gs_dialect d, int arch,
+                           gs_kernel **out);
+/* Free a kernel (and what it built or loaded on a device). [one thread] */
+void gs_kernel_destroy(gs_kernel *k);
+/* The source text and the entry point's name (gs_<16 hex digits>). Owned by
+ * k. [any thread] */
+const char *gs_kernel_source(const gs_kernel *k);
+const char *gs_kernel_name(const gs_kernel *k);
+/* The descriptor hash (the cache key; equal keys, identical kernels), and
+ * the sm_XX a CUDA kernel is for (0 for OpenCL). [any thread] */
+uint64_t gs_kernel_key(const gs_kernel *k);
+int gs_kernel_arch(const gs_kernel *k);
+
+/* What ptxas reports for a compiled CUDA kernel. */
+typedef struct gs_kernel_stats {
+    int arch;                  /* sm_XX compiled for */
+    int registers;             /* registers per thread */
+    int64_t spill_store_bytes; /* register spills (0 for a healthy kernel) */
+    int64_t spill_load_bytes;
+    int64_t smem_bytes;        /* static shared memory */
+    int64_t stack_bytes;       /* stack frame */
+    double compile_s;          /* NVRTC wall time */
+} gs_kernel_stats;
+/* Compile a CUDA kernel with NVRTC (loaded at run time) to a cubin and PTX
+ * for its arch; *st (may be NULL) gets ptxas' figures. GS_ERR_NVRTC_MISSING
+ * when libnvrtc cannot be loaded (ctx says where it looked),
+ * GS_ERR_ARCH_UNSUPPORTED naming the nearest arch, GS_ERR_NVRTC_COMPILE
+ * with the log's head. No GPU is needed. [one thread: k] */
+gs_status gs_kernel_compile(gs_ctx *ctx, gs_kernel *k, gs_kernel_stats *st);
+/* The cubin of a compiled kernel (NULL before gs_kernel_compile), its
+ * length in *len (may be NULL), and the NVRTC log with ptxas' report ("").
+ * Owned by k. [any thread] */
+const void *gs_kernel_binary(const gs_kernel *k, size_t *len);
+const char *gs_kernel_log(const gs_kernel *k);
+/* The arch the installed NVRTC supports nearest to sm (sm itself when it is
+ * supported, else the smallest above, else the largest); 0 when NVRTC
+ * cannot be loaded (ctx says why). [any thread] */
+int gs_nvrtc_nearest_arch(gs_ctx *ctx, int sm);
+
+/* ---- devices: run, refine ----------------------------------------------- */
+typedef enum gs_backend { GS_BACKEND_OPENCL = 0, GS_BACKEND_CUDA = 1 } gs_backend;
+/* Open a device. OpenCL: the first GPU, else a CPU device such as PoCL
+ * ($GS_CL_DEVICE=cpu|gpu|NAME picks; index must be 0). CUDA: device index,
+ * through libcuda.so.1 loaded at run time. Without one: GS_ERR_OPENCL_MISSING,
+ * or GS_ERR_CUDA_MISSING with "no CUDA device: measurement-free mode (why)".
+ * Caller owns *out (gs_device_close). [any thread] */
+gs_status gs_device_open(gs_ctx *ctx, gs_backend b, int index, gs_device **out);
+/* Close a device; its buffers and the kernels run on it must be freed
+ * first. [one thread] */
+void gs_device_close(gs_device *dev);
+/* The device's name (owned by dev) and backend. [one thread: dev] */
+const char *gs_device_name(const gs_device *dev);
+gs_backend gs_device_backend(const gs_device *dev);
+
+typedef struct gs_buffer gs_buffer;
+/* A device buffer of bytes, filled from host when host is not NULL. Caller
+ * owns *out (gs_buffer_destroy, before the device is closed). [one thread: dev] */
+gs_status gs_buffer_create(gs_ctx *ctx, gs_device *dev, size_t bytes, const void *host, gs_buffer **out);
+/* Copy bytes from the buffer to host (blocking). [one thread: dev] */
+gs_status gs_buffer_read(gs_ctx *ctx, gs_buffer *b, void *host, size_t bytes);
+/* Free a buffer. [one thread: its device] */
+void gs_buffer_destroy(gs_buffer *b);
+/* Run k on dev for op's shape (op: the result's operator or another shape of
+ * it) with bufs in gs_op_buffer order; k's dialect must be the device's. The
+ * first run builds (OpenCL) or compiles and loads (CUDA: the cubin when k is
+ * for the device's sm_XX, its PTX when k is for an older arch) the kernel on
+ * dev; a split-K kernel's workspace is kept by k. Waits for it;
+ * *elapsed_s (may be NULL) gets the kernel time from device events.
+ * [one thread: dev and k] */
+gs_status gs_kernel_run(gs_ctx *ctx, gs_device *dev, gs_kernel *k, const gs_op *op, gs_buffer *const *bufs,
+                        int nbufs, double *elapsed_s);
+
+/* Refinement: time the top K candidates of r on dev (each built, launched
+ * once untimed, then timed launches sharing budget_ms; <= 0: 200 ms) and
+ * keep the fastest median: *pick gets its index, medians (K entries, may be
+ * NULL) each candidate's median in seconds (NAN when it failed). A CPU
+ * OpenCL device times the CPU, not a GPU. No device (dev NULL):
+ * GS_ERR_INVALID_ARG "refine: no device (open one with gs_device_open)".
+ * [one thread: dev] */
+gs_status gs_refine(gs_ctx *ctx, gs_device *dev, const gs_result *r, int K, double budget_ms, int *pick,
+                    double *medians);
 
 /* ---- dynamic shapes: the dispatcher -------------------------------------
  * A runtime serving shapes it has not seen (BERT with varying sequence
@@ -192,12 +357,21 @@ typedef struct gs_dispatch_opts {
     int compile;                 /* 1 (default): compile on a miss; 0: construct only */
 } gs_dispatch_opts;
 
+/* Defaults: CUDA, the profile's arch, $GS_CACHE_DIR, top_k 8, no warm
+ * start, exact ties reused, compile on a miss. [any thread] */
 void gs_dispatch_opts_default(gs_dispatch_opts *o);
 
-/* Create a dispatcher for a profile (copied). Caller owns *out. */
+/* Create a dispatcher for a profile (copied; opts NULL: the defaults).
+ * Caller owns *out (gs_dispatcher_destroy). [any thread] */
 gs_status gs_dispatcher_create(gs_ctx *ctx, const gs_hw *hw, const gs_dispatch_opts *opts,
                                gs_dispatcher **out);
+/* Free a dispatcher, its kernels and its in-memory cache. [one thread] */
 void gs_dispatcher_destroy(gs_dispatcher *d);
+/* Attach an open device of the dispatcher's dialect: kernels are then built
+ * (OpenCL) or compiled and loaded (CUDA) on a miss, and handles carry the
+ * program. Attach before the first dispatch; dev must outlive d.
+ * [one thread: d and dev] */
+gs_status gs_dispatcher_attach(gs_ctx *ctx, gs_dispatcher *d, gs_device *dev);
 
 #define GS_HANDLE_MAX_INTS 48
 typedef struct gs_kernel_handle {
@@ -231,7 +405,7 @@ typedef struct gs_kernel_handle {
                                  launch in flight. 0: no workspace argument */
 } gs_kernel_handle;
 
-/* Dispatch op: fills *out (valid until d is destroyed). */
+/* Dispatch op: fills *out (valid until d is destroyed). [one thread: d] */
 gs_status gs_dispatch(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, gs_kernel_handle *out);
 
 typedef struct gs_dispatch_stats {
@@ -251,6 +425,7 @@ typedef struct gs_dispatch_stats {
     double compile_ms;        /* total compile time */
     double dispatch_ms;       /* total time in gs_dispatch */
 } gs_dispatch_stats;
+/* The dispatcher's counters so far into *out (zeros for NULL d). [one thread: d] */
 void gs_dispatch_stats_get(const gs_dispatcher *d, gs_dispatch_stats *out);
 
 #ifdef __cplusplus

@@ -258,6 +258,109 @@ void gs_etir_format_config(const gs_op *op, const gs_etir *e, char *buf, size_t 
     if (off < n && e->split > 1) off += (size_t)snprintf(buf + off, n - off, ",split=%d", e->split);
 }
 
+/* ---- parsing the config form ---------------------------------------------- */
+/* Each key at most once, like the spec grammar. */
+typedef struct cfg_seen {
+    bool tile[4][GS_MAX_AXES > GS_MAX_TENSORS ? GS_MAX_AXES : GS_MAX_TENSORS]; /* b, t, v per axis; s per input */
+    bool kernel[4];                                                              /* raster, stages, group, split */
+} cfg_seen;
+
+/* log2 of v when v is a power of two 1..2^max, else -1. */
+static int cfg_log2(long v, int max) {
+    int lg = 0;
+    while (lg <= max && (1L << lg) != v) lg++;
+    return lg > max ? -1 : lg;
+}
+
+/* stages=, raster=, group= or split=: whole-kernel values. */
+static gs_status cfg_kernel_key(gs_ctx *ctx, const gs_op *op, const char *tok, long v, cfg_seen *seen, gs_etir *e) {
+    int st = !strcmp(tok, "split") ? 3 : tok[0] == 's' ? 1 : tok[0] == 'g' ? 2 : 0;
+    if (seen->kernel[st]) return gs_err(ctx, GS_ERR_PARSE, "config: key '%s' given twice", tok);
+    seen->kernel[st] = true;
+    if (st == 2) {
+        int lg = cfg_log2(v, GS_MAX_GROUP);
+        if (lg < 0)
+            return gs_err(ctx, GS_ERR_PARSE, "config: group must be a power of two 1..%d (got %ld)", 1 << GS_MAX_GROUP,
+                          v);
+        if (lg && gs_etir_group_axis(op) < 0)
+            return gs_err(ctx, GS_ERR_PARSE, "config: group needs a reduce axis (%s has none)", op->spec);
+        e->group = (uint8_t)lg;
+    } else if (st == 3) {
+        if (v < 1 || v > GS_MAX_SPLIT)
+            return gs_err(ctx, GS_ERR_PARSE, "config: split must be 1..%d (got %ld)", GS_MAX_SPLIT, v);
+        if (v > 1 && gs_etir_split_axis(op) < 0)
+            return gs_err(ctx, GS_ERR_PARSE, "config: split needs a reduce axis (%s has none)", op->spec);
+        e->split = (uint8_t)v;
+    } else if (st) {
+        if (v < 1 || v > GS_MAX_STAGES)
+            return gs_err(ctx, GS_ERR_PARSE, "config: stages must be 1..%d (got %ld)", GS_MAX_STAGES, v);
+        e->stages = (uint8_t)v;
+    } else {
+        int lg = cfg_log2(v, GS_MAX_RASTER);
+        if (lg < 0)
+            return gs_err(ctx, GS_ERR_PARSE, "config: raster must be a power of two 1..%d (got %ld)",
+                          1 << GS_MAX_RASTER, v);
+        e->raster = (uint8_t)lg;
+    }
+    return GS_OK;
+}
+
+/* s<tensor>=0|1 (kind 's') or b/t/v<axis>=N: *found says whether name
+ * matched an input or an axis. */
+static gs_status cfg_tile_key(gs_ctx *ctx, const gs_op *op, const char *tok, long v, cfg_seen *seen, gs_etir *e,
+                              bool *found) {
+    char kind = tok[0], nm[GS_NAME_LEN];
+    const char *name = tok + 1;
+    if (kind == 's') {
+        for (int t = 0; t < op->ninputs; t++) {
+            lower(nm, op->tensors[t].name, sizeof nm);
+            if (strcmp(nm, name)) continue;
+            if (seen->tile[3][t]) return gs_err(ctx, GS_ERR_PARSE, "config: key '%s' given twice", tok);
+            seen->tile[3][t] = true;
+            if (v > 1) return gs_err(ctx, GS_ERR_PARSE, "config: %s must be 0 or 1", tok);
+            e->stage[t] = (uint8_t)v;
+            *found = true;
+        }
+        return GS_OK;
+    }
+    if (kind != 'b' && kind != 't' && kind != 'v') return GS_OK;
+    for (int d = 0; d < op->naxes; d++) {
+        lower(nm, op->axes[d].name, sizeof nm);
+        if (strcmp(nm, name)) continue;
+        if (kind != 'b' && op->axes[d].kind != GS_AXIS_SPATIAL)
+            return gs_err(ctx, GS_ERR_PARSE, "config: '%s' names a reduce axis (only b%s applies)", tok, nm);
+        int k = kind == 'b' ? 0 : kind == 't' ? 1 : 2;
+        if (seen->tile[k][d]) return gs_err(ctx, GS_ERR_PARSE, "config: key '%s' given twice", tok);
+        seen->tile[k][d] = true;
+        if (v < 1) return gs_err(ctx, GS_ERR_PARSE, "config: %s must be >= 1", tok);
+        if (kind == 'b') e->T[d][2] = (int32_t)v;
+        else if (kind == 't') e->T[d][1] = (int32_t)v;
+        else e->V[d] = (int32_t)v;
+        *found = true;
+    }
+    return GS_OK;
+}
+
+/* One "key=value" token (the '=' is cut here). */
+static gs_status cfg_token(gs_ctx *ctx, const gs_op *op, char *tok, cfg_seen *seen, gs_etir *e) {
+    char *eq = strchr(tok, '=');
+    if (!eq || eq == tok + 1 || eq == tok) return gs_err(ctx, GS_ERR_PARSE, "config: expected key=value, got '%s'", tok);
+    *eq = 0;
+    char *end;
+    errno = 0;
+    long v = strtol(eq + 1, &end, 10);
+    /* plain decimal only: no sign, no leading spaces */
+    if (!isdigit((unsigned char)eq[1]) || *end || errno || v < 0 || v > (1 << 30))
+        return gs_err(ctx, GS_ERR_PARSE, "config: bad value for '%s'", tok);
+    /* whole-kernel keys first (an input named "tages" would lose to them) */
+    if (!strcmp(tok, "stages") || !strcmp(tok, "raster") || !strcmp(tok, "group") || !strcmp(tok, "split"))
+        return cfg_kernel_key(ctx, op, tok, v, seen, e);
+    bool found = false;
+    gs_status s = cfg_tile_key(ctx, op, tok, v, seen, e, &found);
+    if (s == GS_OK && !found) s = gs_err(ctx, GS_ERR_PARSE, "config: unknown key '%s'", tok);
+    return s;
+}
+
 gs_status gs_etir_parse_config(gs_ctx *ctx, const gs_op *op, const char *cfg, gs_etir *e) {
     gs_etir_init(op, e);
     e->level = 0;
@@ -267,88 +370,12 @@ gs_status gs_etir_parse_config(gs_ctx *ctx, const gs_op *op, const char *cfg, gs
     if (len >= sizeof buf) return gs_err(ctx, GS_ERR_PARSE, "config too long");
     memcpy(buf, cfg, len + 1);
     char *save = NULL;
-    /* each key at most once, like the spec grammar: seen[kind][axis or tensor] */
-    bool seen[4][GS_MAX_AXES > GS_MAX_TENSORS ? GS_MAX_AXES : GS_MAX_TENSORS];
-    memset(seen, 0, sizeof seen);
-    bool seen_kernel[4] = {false, false, false, false}; /* raster, stages, group, split */
+    cfg_seen seen;
+    memset(&seen, 0, sizeof seen);
     int nkeys = 0;
     for (char *tok = strtok_r(buf, ", \t\n", &save); tok; tok = strtok_r(NULL, ", \t\n", &save)) {
-        char *eq = strchr(tok, '=');
-        if (!eq || eq == tok + 1 || eq == tok) return gs_err(ctx, GS_ERR_PARSE, "config: expected key=value, got '%s'", tok);
-        *eq = 0;
-        char *end;
-        errno = 0;
-        long v = strtol(eq + 1, &end, 10);
-        /* plain decimal only: no sign, no leading spaces */
-        if (!isdigit((unsigned char)eq[1]) || *end || errno || v < 0 || v > (1 << 30))
-            return gs_err(ctx, GS_ERR_PARSE, "config: bad value for '%s'", tok);
-        char kind = tok[0];
-        const char *name = tok + 1;
-        char nm[GS_NAME_LEN];
-        bool found = false;
-        /* whole-kernel keys first (an input named "tages" would lose to them) */
-        if (!strcmp(tok, "stages") || !strcmp(tok, "raster") || !strcmp(tok, "group") || !strcmp(tok, "split")) {
-            int st = !strcmp(tok, "split") ? 3 : tok[0] == 's' ? 1 : tok[0] == 'g' ? 2 : 0;
-            if (seen_kernel[st]) return gs_err(ctx, GS_ERR_PARSE, "config: key '%s' given twice", tok);
-            seen_kernel[st] = true;
-            if (st == 2) {
-                int lg = 0;
-                while (lg <= GS_MAX_GROUP && (1L << lg) != v) lg++;
-                if (lg > GS_MAX_GROUP)
-                    return gs_err(ctx, GS_ERR_PARSE, "config: group must be a power of two 1..%d (got %ld)",
-                                  1 << GS_MAX_GROUP, v);
-                if (lg && gs_etir_group_axis(op) < 0)
-                    return gs_err(ctx, GS_ERR_PARSE, "config: group needs a reduce axis (%s has none)", op->spec);
-                e->group = (uint8_t)lg;
-            } else if (st == 3) {
-                if (v < 1 || v > GS_MAX_SPLIT)
-                    return gs_err(ctx, GS_ERR_PARSE, "config: split must be 1..%d (got %ld)", GS_MAX_SPLIT, v);
-                if (v > 1 && gs_etir_split_axis(op) < 0)
-                    return gs_err(ctx, GS_ERR_PARSE, "config: split needs a reduce axis (%s has none)", op->spec);
-                e->split = (uint8_t)v;
-            } else if (st) {
-                if (v < 1 || v > GS_MAX_STAGES)
-                    return gs_err(ctx, GS_ERR_PARSE, "config: stages must be 1..%d (got %ld)", GS_MAX_STAGES, v);
-                e->stages = (uint8_t)v;
-            } else {
-                int lg = 0;
-                while (lg <= GS_MAX_RASTER && (1L << lg) != v) lg++;
-                if (lg > GS_MAX_RASTER)
-                    return gs_err(ctx, GS_ERR_PARSE, "config: raster must be a power of two 1..%d (got %ld)",
-                                  1 << GS_MAX_RASTER, v);
-                e->raster = (uint8_t)lg;
-            }
-            nkeys++;
-            continue;
-        }
-        if (kind == 's') {
-            for (int t = 0; t < op->ninputs; t++) {
-                lower(nm, op->tensors[t].name, sizeof nm);
-                if (!strcmp(nm, name)) {
-                    if (seen[3][t]) return gs_err(ctx, GS_ERR_PARSE, "config: key '%s' given twice", tok);
-                    seen[3][t] = true;
-                    if (v > 1) return gs_err(ctx, GS_ERR_PARSE, "config: %s must be 0 or 1", tok);
-                    e->stage[t] = (uint8_t)v;
-                    found = true;
-                }
-            }
-        } else if (kind == 'b' || kind == 't' || kind == 'v') {
-            for (int d = 0; d < op->naxes; d++) {
-                lower(nm, op->axes[d].name, sizeof nm);
-                if (strcmp(nm, name)) continue;
-                if (kind != 'b' && op->axes[d].kind != GS_AXIS_SPATIAL)
-                    return gs_err(ctx, GS_ERR_PARSE, "config: '%s' names a reduce axis (only b%s applies)", tok, nm);
-                int k = kind == 'b' ? 0 : kind == 't' ? 1 : 2;
-                if (seen[k][d]) return gs_err(ctx, GS_ERR_PARSE, "config: key '%s' given twice", tok);
-                seen[k][d] = true;
-                if (v < 1) return gs_err(ctx, GS_ERR_PARSE, "config: %s must be >= 1", tok);
-                if (kind == 'b') e->T[d][2] = (int32_t)v;
-                else if (kind == 't') e->T[d][1] = (int32_t)v;
-                else e->V[d] = (int32_t)v;
-                found = true;
-            }
-        }
-        if (!found) return gs_err(ctx, GS_ERR_PARSE, "config: unknown key '%s'", tok);
+        gs_status s = cfg_token(ctx, op, tok, &seen, e);
+        if (s != GS_OK) return s;
         nkeys++;
     }
     if (nkeys == 0) {

@@ -1,48 +1,14 @@
 /* ir.h — operator IR, ETIR states and their analysis. Knows nothing about
- * hardware: only libc is used here. */
+ * hardware: only libc and util/ are used here. */
 #ifndef GS_IR_H
 #define GS_IR_H
 
 #include "gensor.h"
+#include "util/util.h"
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-/* ---- context and errors ------------------------------------------------ */
-struct gs_ctx {
-    char msg[1024];
-};
-/* Record a printf-style message on ctx (if non-NULL) and return s. */
-gs_status gs_err(gs_ctx *ctx, gs_status s, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* ---- growable string builder ------------------------------------------- */
-typedef struct gs_sb {
-    char *buf;
-    size_t len, cap;
-    bool oom; /* sticky: an append failed; buf holds what fit */
-} gs_sb;
-void gs_sb_init(gs_sb *sb);
-void gs_sb_printf(gs_sb *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void gs_sb_vprintf(gs_sb *sb, const char *fmt, va_list ap);
-void gs_sb_puts(gs_sb *sb, const char *s);
-/* Hand the buffer to the caller (NULL if oom) and reset the builder. */
-char *gs_sb_take(gs_sb *sb);
-void gs_sb_free(gs_sb *sb);
-
-/* ---- arena: states of one construction are freed together -------------- */
-typedef struct gs_arena_block gs_arena_block;
-typedef struct gs_arena {
-    gs_arena_block *head;
-    size_t block_size;
-} gs_arena;
-void gs_arena_init(gs_arena *a, size_t block_size);
-void *gs_arena_alloc(gs_arena *a, size_t size); /* 16-byte aligned, zeroed; NULL on OOM */
-void gs_arena_free(gs_arena *a);
-
-/* 64-bit FNV-1a over bytes. */
-uint64_t gs_hash_bytes(const void *p, size_t n, uint64_t seed);
 
 /* ---- operator IR --------------------------------------------------------
  * An operator is a loop nest given as data: axes, tensors indexed by affine

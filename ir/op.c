@@ -100,43 +100,37 @@ static void set_dim(gs_tensor *t, int d, int64_t shape, int axis) {
     t->idx[d].coeff[axis] = 1;
 }
 
-gs_status gs_op_build_gemm(gs_ctx *ctx, gs_op *op, int64_t M, int64_t N, int64_t K, int transA, int transB,
-                           float alpha, float beta) {
-    memset(op, 0, sizeof *op);
-    op->kind = GS_OPK_GEMM;
-    op->naxes = 3;
-    enum { m = 0, n = 1, k = 2 };
+static void set_tensor(gs_tensor *t, const char *name, int ndim) {
+    snprintf(t->name, GS_NAME_LEN, "%s", name);
+    t->ndim = ndim;
+}
+
+/* A (batched) matrix product over the axes m, n (spatial) and k (reduce),
+ * after `batch` leading batch axes that every tensor's leading dims index:
+ * C = op(A)·op(B), op(A) M x K (A stored [M,K], or [K,M] when transposed),
+ * op(B) K x N, C M x N; the epilogue alpha·acc + beta·C_old. */
+static void set_matmul(gs_op *op, int batch, int64_t M, int64_t N, int64_t K, int transA, int transB, float alpha,
+                       float beta) {
+    const int m = batch, n = batch + 1, k = batch + 2, d = batch; /* axes, then the matrix dims */
+    op->naxes = batch + 3;
     set_axis(op, m, "m", M, GS_AXIS_SPATIAL);
     set_axis(op, n, "n", N, GS_AXIS_SPATIAL);
     set_axis(op, k, "k", K, GS_AXIS_REDUCE);
     op->ninputs = 2;
     gs_tensor *A = &op->tensors[0], *B = &op->tensors[1], *C = &op->tensors[2];
-    snprintf(A->name, GS_NAME_LEN, "A");
-    snprintf(B->name, GS_NAME_LEN, "B");
-    snprintf(C->name, GS_NAME_LEN, "C");
-    A->ndim = B->ndim = C->ndim = 2;
-    /* op(A) is M x K: A is stored [M,K], or [K,M] when transposed. */
-    if (transA) { set_dim(A, 0, K, k); set_dim(A, 1, M, m); }
-    else        { set_dim(A, 0, M, m); set_dim(A, 1, K, k); }
-    if (transB) { set_dim(B, 0, N, n); set_dim(B, 1, K, k); }
-    else        { set_dim(B, 0, K, k); set_dim(B, 1, N, n); }
-    set_dim(C, 0, M, m);
-    set_dim(C, 1, N, n);
+    set_tensor(A, "A", batch + 2);
+    set_tensor(B, "B", batch + 2);
+    set_tensor(C, "C", batch + 2);
+    if (transA) { set_dim(A, d, K, k); set_dim(A, d + 1, M, m); }
+    else        { set_dim(A, d, M, m); set_dim(A, d + 1, K, k); }
+    if (transB) { set_dim(B, d, N, n); set_dim(B, d + 1, K, k); }
+    else        { set_dim(B, d, K, k); set_dim(B, d + 1, N, n); }
+    set_dim(C, d, M, m);
+    set_dim(C, d + 1, N, n);
     op->combine = GS_COMBINE_MAC;
-    op->epi.alpha = alpha;
-    op->epi.beta = beta;
-    op->epi.bias_axis = -1;
+    op->epi = (gs_epilogue){alpha, beta, -1, 0};
     op->transA = transA != 0;
     op->transB = transB != 0;
-    snprintf(op->spec, sizeof op->spec, "gemm M=%lld N=%lld K=%lld transA=%d transB=%d alpha=%.9g beta=%.9g",
-             (long long)M, (long long)N, (long long)K, op->transA, op->transB, alpha, beta);
-    return gs_op_validate(ctx, op);
-}
-
-/* ---- more builders: every class is data over the same IR -------------------------- */
-static void set_tensor(gs_tensor *t, const char *name, int ndim) {
-    snprintf(t->name, GS_NAME_LEN, "%s", name);
-    t->ndim = ndim;
 }
 
 static gs_status finish(gs_ctx *ctx, gs_op *op, gs_op_kind kind, const char *fmt, ...)
@@ -150,43 +144,39 @@ static gs_status finish(gs_ctx *ctx, gs_op *op, gs_op_kind kind, const char *fmt
     return gs_op_validate(ctx, op);
 }
 
+gs_status gs_op_build_gemm(gs_ctx *ctx, gs_op *op, int64_t M, int64_t N, int64_t K, int transA, int transB,
+                           float alpha, float beta) {
+    memset(op, 0, sizeof *op);
+    set_matmul(op, 0, M, N, K, transA, transB, alpha, beta);
+    return finish(ctx, op, GS_OPK_GEMM, "gemm M=%lld N=%lld K=%lld transA=%d transB=%d alpha=%.9g beta=%.9g",
+                  (long long)M, (long long)N, (long long)K, op->transA, op->transB, alpha, beta);
+}
+
+/* ---- more builders: every class is data over the same IR -------------------------- */
 gs_status gs_op_build_bgemm(gs_ctx *ctx, gs_op *op, int64_t Bt, int64_t M, int64_t N, int64_t K, int transA,
                             int transB, float alpha, float beta) {
     memset(op, 0, sizeof *op);
-    enum { b = 0, m = 1, n = 2, k = 3 };
-    op->naxes = 4;
-    set_axis(op, b, "b", Bt, GS_AXIS_SPATIAL);
-    set_axis(op, m, "m", M, GS_AXIS_SPATIAL);
-    set_axis(op, n, "n", N, GS_AXIS_SPATIAL);
-    set_axis(op, k, "k", K, GS_AXIS_REDUCE);
-    op->ninputs = 2;
-    gs_tensor *A = &op->tensors[0], *B = &op->tensors[1], *C = &op->tensors[2];
-    set_tensor(A, "A", 3);
-    set_tensor(B, "B", 3);
-    set_tensor(C, "C", 3);
-    set_dim(A, 0, Bt, b);
-    set_dim(B, 0, Bt, b);
-    set_dim(C, 0, Bt, b);
-    if (transA) { set_dim(A, 1, K, k); set_dim(A, 2, M, m); }
-    else        { set_dim(A, 1, M, m); set_dim(A, 2, K, k); }
-    if (transB) { set_dim(B, 1, N, n); set_dim(B, 2, K, k); }
-    else        { set_dim(B, 1, K, k); set_dim(B, 2, N, n); }
-    set_dim(C, 1, M, m);
-    set_dim(C, 2, N, n);
-    op->combine = GS_COMBINE_MAC;
-    op->epi = (gs_epilogue){alpha, beta, -1, 0};
-    op->transA = transA != 0;
-    op->transB = transB != 0;
+    /* axis b first, indexing every tensor's dim 0; the matrices after it */
+    set_matmul(op, 1, M, N, K, transA, transB, alpha, beta);
+    set_axis(op, 0, "b", Bt, GS_AXIS_SPATIAL);
+    for (int t = 0; t < 3; t++) set_dim(&op->tensors[t], 0, Bt, 0);
     return finish(ctx, op, GS_OPK_BGEMM, "bgemm B=%lld M=%lld N=%lld K=%lld transA=%d transB=%d alpha=%.9g beta=%.9g",
                   (long long)Bt, (long long)M, (long long)N, (long long)K, op->transA, op->transB, alpha, beta);
 }
 
-gs_status gs_op_build_gemv(gs_ctx *ctx, gs_op *op, int64_t M, int64_t N, int transA, float alpha, float beta) {
+/* Two axes: m (spatial, M) and k (reduce, K), zeroing op first: a matrix
+ * reduced along its rows (gemv, row reductions). */
+enum { MK_M = 0, MK_K = 1 };
+static void set_mk(gs_op *op, int64_t M, int64_t K) {
     memset(op, 0, sizeof *op);
-    enum { m = 0, k = 1 };
     op->naxes = 2;
-    set_axis(op, m, "m", M, GS_AXIS_SPATIAL);
-    set_axis(op, k, "k", N, GS_AXIS_REDUCE);
+    set_axis(op, MK_M, "m", M, GS_AXIS_SPATIAL);
+    set_axis(op, MK_K, "k", K, GS_AXIS_REDUCE);
+}
+
+gs_status gs_op_build_gemv(gs_ctx *ctx, gs_op *op, int64_t M, int64_t N, int transA, float alpha, float beta) {
+    enum { m = MK_M, k = MK_K };
+    set_mk(op, M, N);
     op->ninputs = 2;
     gs_tensor *A = &op->tensors[0], *x = &op->tensors[1], *y = &op->tensors[2];
     set_tensor(A, "A", 2);
@@ -402,11 +392,8 @@ gs_status gs_op_build_eltwise(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t M
 }
 
 gs_status gs_op_build_rowreduce(gs_ctx *ctx, gs_op *op, gs_rowreduce kind, int64_t M, int64_t K) {
-    memset(op, 0, sizeof *op);
-    enum { m = 0, k = 1 };
-    op->naxes = 2;
-    set_axis(op, m, "m", M, GS_AXIS_SPATIAL);
-    set_axis(op, k, "k", K, GS_AXIS_REDUCE);
+    enum { m = MK_M, k = MK_K };
+    set_mk(op, M, K);
     op->ninputs = 1;
     gs_tensor *X = &op->tensors[0], *Y = &op->tensors[1];
     set_tensor(X, "X", 2);
@@ -736,7 +723,25 @@ gs_status gs_op_create_gemm(gs_ctx *ctx, int64_t M, int64_t N, int64_t K, int tr
 void gs_op_destroy(gs_op *op) { free(op); }
 const char *gs_op_spec(const gs_op *op) { return op ? op->spec : ""; }
 
+/* The buffers of a kernel: the inputs, the output, then the bias (a vector
+ * along its axis) when there is one. */
+int gs_op_num_buffers(const gs_op *op) {
+    if (!op) return 0;
+    return op->ninputs + 1 + (op->has_bias && op->epi.bias_axis >= 0 ? 1 : 0);
+}
+
+int64_t gs_op_buffer_elems(const gs_op *op, int i) {
+    if (i < 0 || i >= gs_op_num_buffers(op)) return 0;
+    return i <= op->ninputs ? gs_tensor_elems(&op->tensors[i]) : op->axes[op->epi.bias_axis].extent;
+}
+
+const char *gs_op_buffer_name(const gs_op *op, int i) {
+    if (i < 0 || i >= gs_op_num_buffers(op)) return "";
+    return i <= op->ninputs ? op->tensors[i].name : "bias";
+}
+
 double gs_op_flops(const gs_op *op) {
+    if (!op) return 0;
     double it = 1;
     for (int a = 0; a < op->naxes; a++) it *= (double)op->axes[a].extent;
     return op->combine == GS_COMBINE_MAC ? 2.0 * it : it;

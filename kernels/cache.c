@@ -15,8 +15,8 @@
  *       32     8  FNV-1a 64 of the payload
  *       40     -  payload
  *
- * Writes go to <file>.tmp.<pid>.<counter>, are fsync'd and renamed over the
- * final name, so a reader sees either no file or a complete one, and several
+ * Writes go through gs_write_file_atomic (util/): a temp file, fsync'd and
+ * renamed over the final name, so a reader sees either no file or a complete one, and several
  * processes may fill one directory at once (the last rename wins; all
  * writers of a key write the same bytes). Reads check every header field
  * and the checksum; an entry that fails is counted as corrupt, deleted (best
@@ -53,16 +53,6 @@ const char *gs_kbackend_name(gs_kbackend b) {
     return (int)b >= 0 && b < GS_KB_COUNT_ ? kb_names[b] : "unknown";
 }
 
-uint64_t gs_fnv1a64(const void *p, size_t n) {
-    const unsigned char *s = p;
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++) {
-        h ^= s[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
-
 typedef struct kc_entry {
     uint64_t key;
     gs_kbackend backend;
@@ -78,7 +68,6 @@ struct gs_kcache {
     unsigned char **retired; /* replaced payloads, freed at close */
     size_t nretired, capretired;
     gs_kcache_stats st;
-    uint64_t counter;    /* temp-file counter of this process */
 };
 
 /* ---- little-endian helpers --------------------------------------------------- */
@@ -288,16 +277,6 @@ static size_t read_full(int fd, void *buf, size_t n) {
     return got;
 }
 
-static bool write_full(int fd, const void *buf, size_t n) {
-    size_t put = 0;
-    while (put < n) {
-        ssize_t w = write(fd, (const char *)buf + put, n - put);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return false;
-        put += (size_t)w;
-    }
-    return true;
-}
 
 /* Outcome of reading one disk entry. */
 typedef enum { DISK_MISS, DISK_OK, DISK_CORRUPT } disk_result;
@@ -436,55 +415,22 @@ gs_status gs_kcache_put(gs_ctx *ctx, gs_kcache *c, uint64_t key, gs_kbackend b, 
         pthread_mutex_unlock(&c->mu);
         return gs_err(ctx, GS_ERR_NOMEM, "gs_kcache_put: out of memory");
     }
-    uint64_t counter = ++c->counter;
     char *dir = c->dir;
     pthread_mutex_unlock(&c->mu);
     if (!dir) return GS_OK;
 
     /* The disk write runs outside the lock: it only reads the caller's bytes. */
-    char path[4096], tmp[4200];
+    char path[4096];
     gs_kcache_path(c, key, b, path, sizeof path);
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%llu", path, (long)getpid(), (unsigned long long)counter);
     unsigned char h[GS_KCACHE_HEADER_BYTES];
     gs_kcache_header_encode(h, key, b, bytes, len);
-    const char *step = "create";
-    int err = 0;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        err = errno;
-        goto fail;
-    }
-    step = "write";
-    if (!write_full(fd, h, sizeof h) || !write_full(fd, bytes, len)) {
-        err = errno ? errno : EIO;
-        close(fd);
-        goto fail_unlink;
-    }
-    step = "fsync";
-    if (fsync(fd) != 0) {
-        err = errno;
-        close(fd);
-        goto fail_unlink;
-    }
-    step = "close";
-    if (close(fd) != 0) {
-        err = errno;
-        goto fail_unlink;
-    }
-    step = "rename";
-    if (rename(tmp, path) != 0) {
-        err = errno;
-        goto fail_unlink;
-    }
-    return GS_OK;
-fail_unlink:
-    (void)unlink(tmp);
-fail:
+    if (gs_write_file_atomic(ctx, path, h, sizeof h, bytes, len) == GS_OK) return GS_OK;
     pthread_mutex_lock(&c->mu);
     c->st.write_errors++;
     pthread_mutex_unlock(&c->mu);
-    return gs_err(ctx, GS_ERR_IO, "kernel cache directory %s: cannot %s %s: %s (the entry is kept in memory only)",
-                  dir, step, step[0] == 'r' ? path : tmp, strerror(err ? err : EIO));
+    char why[GS_MSG_MAX];
+    return gs_err(ctx, GS_ERR_IO, "kernel cache directory %s: %s (the entry is kept in memory only)", dir,
+                  gs_ctx_msg_copy(ctx, why, sizeof why));
 }
 
 /* ---- NVRTC compiles through the cache ------------------------------------------------

@@ -32,19 +32,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static double cpu_s(void) {
-    struct timespec ts;
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* ---- a map from 64-bit keys to indices ------------------------------------------ */
 typedef struct u64map {
@@ -269,19 +256,13 @@ gs_status gs_dispatcher_attach_cuda(gs_ctx *ctx, gs_dispatcher *d, gs_cuda *cu) 
     gs_hw dev;
     gs_status s = gs_cuda_query_profile(ctx, cu, &dev);
     if (s != GS_OK) return s;
-    int archs[64], n = 0, below = 0;
-    s = gs_nvrtc_supported_archs(ctx, archs, 64, &n);
-    if (s != GS_OK) return s;
-    bool exact = false;
-    for (int i = 0; i < n; i++) {
-        exact = exact || archs[i] == dev.sm;
-        if (archs[i] < dev.sm && archs[i] > below) below = archs[i];
-    }
-    if (!exact && !below)
-        return gs_err(ctx, GS_ERR_ARCH_UNSUPPORTED, "attach_cuda: the device is sm_%d, which NVRTC cannot target",
-                      dev.sm);
-    d->arch = exact ? dev.sm : below;
-    d->cubin = exact; /* otherwise PTX, JIT-compiled forward by the driver */
+    int arch = 0;
+    bool cubin = false; /* otherwise PTX, JIT-compiled forward by the driver */
+    s = gs_cuda_target(ctx, dev.sm, &arch, &cubin);
+    char why[GS_MSG_MAX];
+    if (s != GS_OK) return gs_err(ctx, s, "attach_cuda: %s", gs_ctx_msg_copy(ctx, why, sizeof why));
+    d->arch = arch;
+    d->cubin = cubin;
     d->cu = cu;
     return GS_OK;
 }
@@ -369,10 +350,10 @@ static gs_status run_construct(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, i
                                double *spent) {
     gs_construct_opts co = d->o.construct;
     if (chains > 0) co.chains = chains;
-    double t0 = now_s(), c0 = cpu_s();
+    double t0 = gs_now_s(), c0 = gs_thread_cpu_s();
     gs_status s = gs_construct(ctx, op, &d->hw, &co, r);
-    double dt = now_s() - t0;
-    d->st.construct_cpu_ms += (cpu_s() - c0) * 1e3;
+    double dt = gs_now_s() - t0;
+    d->st.construct_cpu_ms += (gs_thread_cpu_s() - c0) * 1e3;
     *spent += dt;
     d->st.constructions++;
     d->st.construct_ms += dt * 1e3;
@@ -421,19 +402,28 @@ static gs_status choose(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, uint64_t
 }
 
 /* ---- compiling ------------------------------------------------------------------------ */
-static gs_status add_kernel(gs_ctx *ctx, gs_dispatcher *d, const kernel_entry *k, int32_t *idx) {
-    if (d->nkernels == d->capkernels) {
-        size_t nc = d->capkernels ? d->capkernels * 2 : 32;
-        kernel_entry *nk = realloc(d->kernels, nc * sizeof *nk);
-        if (!nk) return gs_err(ctx, GS_ERR_NOMEM, "dispatcher: out of memory");
-        d->kernels = nk;
-        d->capkernels = nc;
+/* Append item (size bytes) to the growable array *arr holding *n of *cap
+ * (growing geometrically from first), and map key to its index in *idx. */
+static gs_status push_mapped(gs_ctx *ctx, void **arr, size_t *n, size_t *cap, size_t first, size_t size,
+                             const void *item, u64map *map, uint64_t key, int32_t *idx) {
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : first;
+        void *na = realloc(*arr, nc * size);
+        if (!na) return gs_err(ctx, GS_ERR_NOMEM, "dispatcher: out of memory");
+        *arr = na;
+        *cap = nc;
     }
-    d->kernels[d->nkernels] = *k;
-    if (!map_put(&d->kernel_map, k->key, (int32_t)d->nkernels)) return gs_err(ctx, GS_ERR_NOMEM, "dispatcher: out of memory");
-    *idx = (int32_t)d->nkernels++;
-    d->st.kernels = (int64_t)d->nkernels;
+    memcpy((char *)*arr + *n * size, item, size);
+    if (!map_put(map, key, (int32_t)*n)) return gs_err(ctx, GS_ERR_NOMEM, "dispatcher: out of memory");
+    *idx = (int32_t)(*n)++;
     return GS_OK;
+}
+
+static gs_status add_kernel(gs_ctx *ctx, gs_dispatcher *d, const kernel_entry *k, int32_t *idx) {
+    gs_status s = push_mapped(ctx, (void **)&d->kernels, &d->nkernels, &d->capkernels, 32, sizeof *k, k,
+                              &d->kernel_map, k->key, idx);
+    d->st.kernels = (int64_t)d->nkernels;
+    return s;
 }
 
 /* The kernel of etir on op: from the dispatcher, the cache, or compiled. */
@@ -473,9 +463,9 @@ static gs_status get_kernel(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, cons
             memset(&nv, 0, sizeof nv);
             if (k.kind == GS_KB_CUDA_CUBIN || k.kind == GS_KB_CUDA_PTX) {
                 bool cub = k.kind == GS_KB_CUDA_CUBIN;
-                double t0 = now_s();
+                double t0 = gs_now_s();
                 s = gs_nvrtc_compile(ctx, ks.src, ks.name, d->arch, !cub, cub, &nv);
-                double dt = now_s() - t0;
+                double dt = gs_now_s() - t0;
                 *compile_s += dt;
                 d->st.compiles++;
                 d->st.compile_ms += dt * 1e3;
@@ -502,10 +492,10 @@ static gs_status get_kernel(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, cons
         }
         k.have_binary = true;
         if (d->cl) {
-            double t0 = now_s();
+            double t0 = gs_now_s();
             gs_cl_prog *p = NULL;
             s = gs_cl_build(ctx, d->cl, k.binary, k.name, &p);
-            double dt = now_s() - t0;
+            double dt = gs_now_s() - t0;
             *compile_s += dt;
             d->st.compiles++;
             d->st.compile_ms += dt * 1e3;
@@ -515,11 +505,11 @@ static gs_status get_kernel(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, cons
             }
             k.program = p;
         } else if (d->cu) {
-            double t0 = now_s();
+            double t0 = gs_now_s();
             gs_cuda_mod *m = NULL;
             /* the total shared memory; ours is all static (no dynamic part) */
             s = gs_cuda_load(ctx, d->cu, k.binary, k.name, k.smem_bytes, &m);
-            *compile_s += now_s() - t0;
+            *compile_s += gs_now_s() - t0;
             if (s != GS_OK) {
                 gs_kernel_src_free(&ks);
                 return s;
@@ -538,26 +528,17 @@ static gs_status get_kernel(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, cons
 
 /* ---- gs_dispatch ----------------------------------------------------------------------- */
 static gs_status add_shape(gs_ctx *ctx, gs_dispatcher *d, const shape_entry *se, int32_t *idx) {
-    if (d->nshapes == d->capshapes) {
-        size_t nc = d->capshapes ? d->capshapes * 2 : 64;
-        shape_entry *ns = realloc(d->shapes, nc * sizeof *ns);
-        if (!ns) return gs_err(ctx, GS_ERR_NOMEM, "dispatcher: out of memory");
-        d->shapes = ns;
-        d->capshapes = nc;
-    }
-    d->shapes[d->nshapes] = *se;
-    if (!map_put(&d->shape_map, se->shape_key, (int32_t)d->nshapes))
-        return gs_err(ctx, GS_ERR_NOMEM, "dispatcher: out of memory");
-    *idx = (int32_t)d->nshapes++;
+    gs_status s = push_mapped(ctx, (void **)&d->shapes, &d->nshapes, &d->capshapes, 64, sizeof *se, se,
+                              &d->shape_map, se->shape_key, idx);
     d->st.shapes = (int64_t)d->nshapes;
-    return GS_OK;
+    return s;
 }
 
 gs_status gs_dispatch(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, gs_kernel_handle *out) {
     if (!out) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_dispatch: out is NULL");
     memset(out, 0, sizeof *out);
     if (!d || !op) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_dispatch: NULL dispatcher or operator");
-    double t0 = now_s();
+    double t0 = gs_now_s();
     gs_status s = gs_op_validate(ctx, op);
     if (s != GS_OK) return s;
     uint64_t ck = class_key_of(d, op), sk = shape_key_of(ck, op);
@@ -610,7 +591,7 @@ gs_status gs_dispatch(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, gs_kernel_
     out->workspace_bytes = gs_split_workspace_bytes(op, &se->etir, GS_SPLIT_ORDERED);
     if (out->hit) d->st.hits++;
     d->st.dispatches++;
-    out->dispatch_s = now_s() - t0;
+    out->dispatch_s = gs_now_s() - t0;
     d->st.dispatch_ms += out->dispatch_s * 1e3;
     return GS_OK;
 }

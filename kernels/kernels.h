@@ -239,6 +239,50 @@ uint64_t gs_cuda_buf_devptr(const gs_cuda_buf *b);
 gs_status gs_cuda_launch(gs_ctx *ctx, gs_cuda *cu, gs_cuda_mod *m, const gs_karg *args, int nargs, size_t grid,
                          size_t block, double *elapsed_s);
 
+/* ---- devices (device.c): gs_device over both runtimes -------------------
+ * The public handle of include/gensor.h. gs_device_open makes an owning one;
+ * a caller already holding a runtime handle wraps it in a non-owning one on
+ * the stack (gs_device_close does nothing to those). */
+struct gs_device {
+    gs_backend backend;
+    gs_cl *cl;   /* GS_BACKEND_OPENCL */
+    gs_cuda *cu; /* GS_BACKEND_CUDA */
+    bool owned;  /* gs_device_open made it: close closes the runtime and frees it */
+};
+void gs_device_wrap_opencl(gs_device *dev, gs_cl *cl);
+void gs_device_wrap_cuda(gs_device *dev, gs_cuda *cu);
+
+struct gs_buffer {
+    gs_device *dev;
+    gs_cl_buf *cl;   /* one of the two, by the device's backend */
+    gs_cuda_buf *cu;
+    size_t bytes;
+};
+
+/* A kernel built (OpenCL) or loaded (CUDA) on a device. */
+typedef struct gs_dev_prog {
+    gs_device *dev;
+    gs_cl_prog *cl;
+    gs_cuda_mod *cu;
+} gs_dev_prog;
+/* OpenCL: build image as source; CUDA: load it as a cubin or PTX image
+ * (smem_bytes: the kernel's shared memory, for the opt-in above 48 KiB). */
+gs_status gs_dev_prog_load(gs_ctx *ctx, gs_device *dev, const void *image, const char *name, int64_t smem_bytes,
+                           gs_dev_prog *out);
+void gs_dev_prog_free(gs_dev_prog *p);
+/* Launch with op's arguments: bufs (inputs, output, bias: gs_op_buffer
+ * order, each large enough, all on p's device), then the extents, shapes,
+ * alpha and beta, then split-K's workspace ws when the kernel takes one
+ * (NULL otherwise); a 1-D launch of grid blocks of block threads. Waits;
+ * *elapsed_s (may be NULL) gets the device-timed kernel time. */
+gs_status gs_dev_prog_launch(gs_ctx *ctx, const gs_dev_prog *p, const gs_op *op, gs_buffer *const *bufs, int nbufs,
+                             gs_buffer *ws, size_t grid, size_t block, double *elapsed_s);
+
+/* What to compile for a CUDA device of compute capability sm: a cubin for
+ * sm when the installed NVRTC has it (*cubin true), else PTX for the newest
+ * supported arch below sm (the driver JIT-compiles it forward). */
+gs_status gs_cuda_target(gs_ctx *ctx, int sm, int *arch, bool *cubin);
+
 /* ---- verification: run on OpenCL and compare with a reference -----------
  * The reference is GSL's sgemm for gemm and the IR interpreter otherwise.
  * Errors are reported as a diff struct (libxsmm matdiff style). */
@@ -282,6 +326,9 @@ gs_status gs_verify_opencl_plan(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const g
                                 uint64_t seed, gs_diff *d);
 /* Compare two arrays (y against ref). */
 void gs_diff_compute(const float *y, const float *ref, int64_t n, gs_diff *d);
+/* The gemm reference through GSL: C = alpha*op(A)*op(B) + beta*C in single
+ * precision (C holds the old output on entry; no bias, no relu). */
+void gs_gemm_reference(const gs_op *op, const float *A, const float *B, float *C);
 
 /* ==== kernel cache, refinement and dispatch (cache.c, refine.c, dispatch.c) ==== */
 

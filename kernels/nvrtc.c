@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* ---- the NVRTC API, declared by hand ------------------------------------
  * nvrtcResult is a C enum (int-sized); only NVRTC_SUCCESS and the codes we
@@ -50,8 +49,8 @@ typedef nvrtcResult (*pfn_version)(int *major, int *minor);
 
 #define NV_MAX_ARCHS 64
 
-/* Loaded once per process and never unloaded. Not thread-safe: the first
- * call should come from one thread (later calls only read). */
+/* Loaded once per process (under nv_lock) and never unloaded; after that
+ * only read, so compilations may run in several threads. */
 static struct {
     int state; /* 0 = not tried, 1 = loaded, -1 = failed (why[] says why) */
     void *handle;
@@ -177,15 +176,15 @@ static bool nv_try(const char *path, gs_sb *why) {
     return true;
 }
 
-/* Load libnvrtc once per process. Order: $GS_NVRTC_LIB, the loader's search
- * path (libnvrtc.so, .so.13, .so.12), $CUDA_HOME/lib64, then the CUDA_HOME
- * the library was built with (GS_CUDA_HOME from the Makefile). The table nv
- * is written only here, under pthread_once, so threads that call NVRTC
- * concurrently see it complete (and the result, success or the reason for
- * failure, is decided once). */
-static pthread_once_t nv_once = PTHREAD_ONCE_INIT;
-
-static void nv_load_once(void) {
+/* Load libnvrtc once. Order: $GS_NVRTC_LIB, the loader's search path
+ * (libnvrtc.so, .so.13, .so.12), $CUDA_HOME/lib64, then the CUDA_HOME the
+ * library was built with (GS_CUDA_HOME from the Makefile). */
+static bool nv_load_locked(gs_ctx *ctx) {
+    if (nv.state == 1) return true;
+    if (nv.state == -1) {
+        gs_err(ctx, GS_ERR_NVRTC_MISSING, "%s", nv.why);
+        return false;
+    }
     char cands[6][512];
     int nc = 0;
     const char *env = getenv("GS_NVRTC_LIB");
@@ -206,20 +205,29 @@ static void nv_load_once(void) {
         for (int j = 0; j < i; j++) seen = seen || strcmp(cands[i], cands[j]) == 0;
         if (!seen) ok = nv_try(cands[i], &why);
     }
-    if (ok) nv.state = 1;
-    else {
-        snprintf(nv.why, sizeof nv.why, "cannot load NVRTC (set GS_NVRTC_LIB or CUDA_HOME); tried: %s",
-                 why.buf ? why.buf : "(nothing)");
-        nv.state = -1;
+    if (ok) {
+        nv.state = 1;
+        gs_sb_free(&why);
+        return true;
     }
+    snprintf(nv.why, sizeof nv.why,
+             "cannot load NVRTC (set GS_NVRTC_LIB or CUDA_HOME); tried: %s",
+             why.buf ? why.buf : "(nothing)");
     gs_sb_free(&why);
-}
-
-static bool nv_load(gs_ctx *ctx) {
-    pthread_once(&nv_once, nv_load_once);
-    if (nv.state == 1) return true;
+    nv.state = -1;
     gs_err(ctx, GS_ERR_NVRTC_MISSING, "%s", nv.why);
     return false;
+}
+
+/* The first call loads the library under a lock, so threads may race to it;
+ * once loaded, nv is only read. */
+static pthread_mutex_t nv_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool nv_load(gs_ctx *ctx) {
+    pthread_mutex_lock(&nv_lock);
+    bool ok = nv_load_locked(ctx);
+    pthread_mutex_unlock(&nv_lock);
+    return ok;
 }
 
 bool gs_nvrtc_available(gs_ctx *ctx) { return nv_load(ctx); }
@@ -397,12 +405,6 @@ static bool ptxas_parse_for(const char *log, const char *kernel, gs_ptxas_stats 
 bool gs_ptxas_parse(const char *log, gs_ptxas_stats *st) { return ptxas_parse_for(log, NULL, st); }
 
 /* ---- compilation ----------------------------------------------------------- */
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Map a failed NVRTC call to a status with its name in ctx. */
 static gs_status nv_fail(gs_ctx *ctx, nvrtcResult r, const char *call, const char *name) {
     gs_status s = r == NVRTC_ERROR_OUT_OF_MEMORY ? GS_ERR_NOMEM : GS_ERR_NVRTC_COMPILE;
@@ -537,7 +539,7 @@ gs_status gs_nvrtc_compile(gs_ctx *ctx, const char *src, const char *name, int s
     char arch_sm[32], arch_vc[32];
     snprintf(arch_sm, sizeof arch_sm, "-arch=sm_%d", sm);
     snprintf(arch_vc, sizeof arch_vc, "-arch=compute_%d", sm);
-    double t0 = now_s();
+    double t0 = gs_now_s();
     if (want_cubin) {
         /* A real arch gives SASS (and, with current NVRTC, the PTX too);
          * --ptxas-options=--verbose puts ptxas' resource report in the log. */
@@ -554,7 +556,7 @@ gs_status gs_nvrtc_compile(gs_ctx *ctx, const char *src, const char *name, int s
         const char *opts[] = {arch_vc, "-default-device", "--std=c++17"};
         st = nv_run(ctx, src, name, sm, opts, 3, true, false, out, &log);
     }
-    out->compile_s = now_s() - t0;
+    out->compile_s = gs_now_s() - t0;
     if (st == GS_OK && want_ptx && !out->ptx)
         st = gs_err(ctx, GS_ERR_NVRTC_COMPILE, "NVRTC returned no PTX for %s (sm_%d)", name, sm);
     if (st == GS_OK && want_cubin && log.buf) {

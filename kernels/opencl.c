@@ -130,6 +130,16 @@ static gs_status cl_fail(gs_ctx *ctx, const char *call, cl_int e) {
     return gs_err(ctx, GS_ERR_OPENCL, "%s failed: %s (%d)", call, cl_err_name(e), (int)e);
 }
 
+/* In a function with a gs_status s and a label `label`: when cond holds, s
+ * becomes the failure of call (cl_fail) and control goes to the label. */
+#define CL_FAIL_IF(cond, call, label)  \
+    do {                               \
+        if (cond) {                    \
+            s = cl_fail(ctx, call, e); \
+            goto label;                \
+        }                              \
+    } while (0)
+
 /* ---- device selection ---------------------------------------------------- */
 /* Case-insensitive substring test (strcasestr is a GNU extension). */
 static bool contains_nocase(const char *hay, const char *needle) {
@@ -157,11 +167,6 @@ typedef struct cl_cand {
     cl_device_type type;
     char name[256];
 } cl_cand;
-
-static void trim_right(char *s) {
-    size_t n = strlen(s);
-    while (n > 0 && isspace((unsigned char)s[n - 1])) s[--n] = '\0';
-}
 
 /* Fill cand[] with every available device of every platform. */
 static gs_status cl_enumerate(gs_ctx *ctx, cl_cand *cand, int cap, int *ncand) {
@@ -201,7 +206,7 @@ static gs_status cl_enumerate(gs_ctx *ctx, cl_cand *cand, int cap, int *ncand) {
             memset(c->name, 0, sizeof c->name);
             e = clGetDeviceInfo(devs[d], CL_DEVICE_NAME, sizeof c->name - 1, c->name, NULL);
             if (e != CL_SUCCESS) return cl_fail(ctx, "clGetDeviceInfo(CL_DEVICE_NAME)", e);
-            trim_right(c->name);
+            gs_trim_right(c->name);
         }
     }
     if (*ncand == 0)
@@ -262,29 +267,17 @@ gs_status gs_cl_open(gs_ctx *ctx, gs_cl **out) {
 
     cl_int e = clGetDeviceInfo(cl->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof cl->max_wg,
                                &cl->max_wg, NULL);
-    if (e != CL_SUCCESS) {
-        s = cl_fail(ctx, "clGetDeviceInfo(CL_DEVICE_MAX_WORK_GROUP_SIZE)", e);
-        goto fail;
-    }
+    CL_FAIL_IF(e != CL_SUCCESS, "clGetDeviceInfo(CL_DEVICE_MAX_WORK_GROUP_SIZE)", fail);
     e = clGetDeviceInfo(cl->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof cl->local_mem,
                         &cl->local_mem, NULL);
-    if (e != CL_SUCCESS) {
-        s = cl_fail(ctx, "clGetDeviceInfo(CL_DEVICE_LOCAL_MEM_SIZE)", e);
-        goto fail;
-    }
+    CL_FAIL_IF(e != CL_SUCCESS, "clGetDeviceInfo(CL_DEVICE_LOCAL_MEM_SIZE)", fail);
 
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)cl->platform, 0};
     cl->context = clCreateContext(props, 1, &cl->device, NULL, NULL, &e);
-    if (!cl->context || e != CL_SUCCESS) {
-        s = cl_fail(ctx, "clCreateContext", e);
-        goto fail;
-    }
+    CL_FAIL_IF(!cl->context || e != CL_SUCCESS, "clCreateContext", fail);
     /* clCreateCommandQueue is the 1.2 entry point (deprecated only from 2.0). */
     cl->queue = clCreateCommandQueue(cl->context, cl->device, CL_QUEUE_PROFILING_ENABLE, &e);
-    if (!cl->queue || e != CL_SUCCESS) {
-        s = cl_fail(ctx, "clCreateCommandQueue", e);
-        goto fail;
-    }
+    CL_FAIL_IF(!cl->queue || e != CL_SUCCESS, "clCreateCommandQueue", fail);
     *out = cl;
     return GS_OK;
 fail:
@@ -318,7 +311,7 @@ static char *cl_build_log(cl_program prog, cl_device_id dev) {
         return NULL;
     }
     log[n] = '\0';
-    trim_right(log);
+    gs_trim_right(log);
     return log;
 }
 
@@ -335,10 +328,7 @@ gs_status gs_cl_build(gs_ctx *ctx, gs_cl *cl, const char *src, const char *kerne
     gs_status s;
     cl_int e;
     p->program = clCreateProgramWithSource(cl->context, 1, &src, NULL, &e);
-    if (!p->program || e != CL_SUCCESS) {
-        s = cl_fail(ctx, "clCreateProgramWithSource", e);
-        goto fail;
-    }
+    CL_FAIL_IF(!p->program || e != CL_SUCCESS, "clCreateProgramWithSource", fail);
     e = clBuildProgram(p->program, 1, &cl->device, GS_CL_BUILD_OPTS, NULL, NULL);
     if (e != CL_SUCCESS) {
         /* The log says what the compiler rejected; keep its head in ctx. */
@@ -356,22 +346,13 @@ gs_status gs_cl_build(gs_ctx *ctx, gs_cl *cl, const char *src, const char *kerne
         goto fail;
     }
     e = clGetKernelInfo(p->kernel, CL_KERNEL_NUM_ARGS, sizeof p->nargs, &p->nargs, NULL);
-    if (e != CL_SUCCESS) {
-        s = cl_fail(ctx, "clGetKernelInfo(CL_KERNEL_NUM_ARGS)", e);
-        goto fail;
-    }
+    CL_FAIL_IF(e != CL_SUCCESS, "clGetKernelInfo(CL_KERNEL_NUM_ARGS)", fail);
     e = clGetKernelWorkGroupInfo(p->kernel, cl->device, CL_KERNEL_WORK_GROUP_SIZE,
                                  sizeof p->kernel_wg, &p->kernel_wg, NULL);
-    if (e != CL_SUCCESS) {
-        s = cl_fail(ctx, "clGetKernelWorkGroupInfo(CL_KERNEL_WORK_GROUP_SIZE)", e);
-        goto fail;
-    }
+    CL_FAIL_IF(e != CL_SUCCESS, "clGetKernelWorkGroupInfo(CL_KERNEL_WORK_GROUP_SIZE)", fail);
     e = clGetKernelWorkGroupInfo(p->kernel, cl->device, CL_KERNEL_COMPILE_WORK_GROUP_SIZE,
                                  sizeof p->reqd_wg, p->reqd_wg, NULL);
-    if (e != CL_SUCCESS) {
-        s = cl_fail(ctx, "clGetKernelWorkGroupInfo(CL_KERNEL_COMPILE_WORK_GROUP_SIZE)", e);
-        goto fail;
-    }
+    CL_FAIL_IF(e != CL_SUCCESS, "clGetKernelWorkGroupInfo(CL_KERNEL_COMPILE_WORK_GROUP_SIZE)", fail);
     *out = p;
     return GS_OK;
 fail:
@@ -518,17 +499,11 @@ gs_status gs_cl_launch(gs_ctx *ctx, gs_cl *cl, gs_cl_prog *p, const gs_karg *arg
                       p->name, global, local, cl_err_name(e), (int)e);
     gs_status s = GS_OK;
     e = clFinish(cl->queue);
-    if (e != CL_SUCCESS) {
-        s = cl_fail(ctx, "clFinish", e);
-        goto done;
-    }
+    CL_FAIL_IF(e != CL_SUCCESS, "clFinish", done);
     /* A command that failed while running reports a negative status. */
     cl_int st = CL_COMPLETE;
     e = clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
-    if (e != CL_SUCCESS) {
-        s = cl_fail(ctx, "clGetEventInfo(CL_EVENT_COMMAND_EXECUTION_STATUS)", e);
-        goto done;
-    }
+    CL_FAIL_IF(e != CL_SUCCESS, "clGetEventInfo(CL_EVENT_COMMAND_EXECUTION_STATUS)", done);
     if (st < 0) {
         s = gs_err(ctx, GS_ERR_OPENCL, "kernel '%s' failed while running: %s (%d)", p->name,
                    cl_err_name(st), (int)st);
@@ -539,10 +514,7 @@ gs_status gs_cl_launch(gs_ctx *ctx, gs_cl *cl, gs_cl_prog *p, const gs_karg *arg
         e = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
         if (e == CL_SUCCESS)
             e = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
-        if (e != CL_SUCCESS) {
-            s = cl_fail(ctx, "clGetEventProfilingInfo", e);
-            goto done;
-        }
+        CL_FAIL_IF(e != CL_SUCCESS, "clGetEventProfilingInfo", done);
         *elapsed_s = t1 > t0 ? (double)(t1 - t0) * 1e-9 : 0.0;
     }
 done:
@@ -607,6 +579,116 @@ static void cl_note_field(gs_sb *fb, const char *fields) {
  * block <= opt-in <= per-SM). The warp notion does not apply there; the
  * profile keeps the fallback's warp_size (32), the unit in which the model
  * counts threads, unless the work-group limit is below it. */
+/* The numbers every OpenCL device reports, read and checked. */
+typedef struct cl_numbers {
+    cl_uint cus, clock, line; /* compute units, max clock (MHz), global cache line (bytes) */
+    cl_ulong local, cache;    /* local memory, global memory cache (bytes) */
+    size_t wg;                /* max work-group size */
+} cl_numbers;
+
+static gs_status cl_read_numbers(gs_ctx *ctx, const gs_cl *cl, cl_numbers *n) {
+    memset(n, 0, sizeof *n);
+    gs_status s;
+    if ((s = CL_DEV_INFO(ctx, cl->device, CL_DEVICE_MAX_COMPUTE_UNITS, &n->cus)) != GS_OK ||
+        (s = CL_DEV_INFO(ctx, cl->device, CL_DEVICE_MAX_CLOCK_FREQUENCY, &n->clock)) != GS_OK ||
+        (s = CL_DEV_INFO(ctx, cl->device, CL_DEVICE_LOCAL_MEM_SIZE, &n->local)) != GS_OK ||
+        (s = CL_DEV_INFO(ctx, cl->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, &n->wg)) != GS_OK ||
+        (s = CL_DEV_INFO(ctx, cl->device, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, &n->cache)) != GS_OK ||
+        (s = CL_DEV_INFO(ctx, cl->device, CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE, &n->line)) != GS_OK)
+        return s;
+    if (n->cus == 0 || n->cus > INT32_MAX)
+        return gs_err(ctx, GS_ERR_HW_INVALID, "OpenCL device %s reports %u compute units",
+                      cl->name, (unsigned)n->cus);
+    if (n->local == 0 || n->local > (cl_ulong)INT64_MAX)
+        return gs_err(ctx, GS_ERR_HW_INVALID, "OpenCL device %s reports %llu bytes of local memory",
+                      cl->name, (unsigned long long)n->local);
+    if (n->wg == 0)
+        return gs_err(ctx, GS_ERR_HW_INVALID, "OpenCL device %s reports a maximum work-group size of 0",
+                      cl->name);
+    return GS_OK;
+}
+
+/* Compute capability and warp size: only NVIDIA's OpenCL tells. What it
+ * does not tell stays the fallback's and is noted in fb. */
+static void cl_nv_arch(const gs_cl *cl, gs_hw *hw, gs_sb *fb) {
+    bool nv = cl_has_extension(cl->device, "cl_nv_device_attribute_query");
+    cl_uint ccmaj = 0, ccmin = 0, nvwarp = 0;
+    if (nv && clGetDeviceInfo(cl->device, GS_CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV, sizeof ccmaj,
+                              &ccmaj, NULL) == CL_SUCCESS &&
+        clGetDeviceInfo(cl->device, GS_CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV, sizeof ccmin, &ccmin,
+                        NULL) == CL_SUCCESS &&
+        ccmaj >= 1 && ccmaj <= 20 && ccmin <= 9)
+        hw->sm = (int)(ccmaj * 10 + ccmin);
+    else cl_note_field(fb, "sm");
+    if (nv && clGetDeviceInfo(cl->device, GS_CL_DEVICE_WARP_SIZE_NV, sizeof nvwarp, &nvwarp,
+                              NULL) == CL_SUCCESS &&
+        nvwarp > 0 && nvwarp <= 1024)
+        hw->warp_size = (int)nvwarp;
+    else cl_note_field(fb, "warp_size");
+}
+
+/* The device's numbers into hw (a copy of the fallback base); the fields
+ * left to the fallback are noted in fb. */
+static void cl_fill_profile(const gs_cl *cl, const cl_numbers *n, const gs_hw *base, gs_hw *hw, gs_sb *fb) {
+    bool gpu = (cl->type & CL_DEVICE_TYPE_GPU) != 0;
+    gs_hw_auto_name(cl->name, "opencl", hw->name, sizeof hw->name);
+    hw->num_sms = (int)n->cus;
+    cl_nv_arch(cl, hw, fb);
+
+    if (n->clock > 0) hw->clock_mhz = (double)n->clock;
+    else cl_note_field(fb, "clock_mhz");
+    cl_note_field(fb, "fp32_lanes_per_sm, dram_gbs, dram_latency_ns");
+    if (n->cache > 0 && n->cache <= (cl_ulong)INT64_MAX) hw->l2_bytes = (int64_t)n->cache;
+    else cl_note_field(fb, "l2_bytes");
+    cl_note_field(fb, "l2_gbs, l2_latency_ns");
+
+    /* Shared memory: every block may use the whole local memory. On a GPU
+     * an SM usually holds more than one block's worth; keep the fallback's
+     * per-SM figure when it is larger. */
+    hw->smem_per_block = (int64_t)n->local;
+    hw->smem_per_block_optin = (int64_t)n->local;
+    if (gpu && base->smem_per_sm > (int64_t)n->local) cl_note_field(fb, "smem_per_sm");
+    else hw->smem_per_sm = (int64_t)n->local;
+    cl_note_field(fb, "smem_banks, bank_bytes, smem_latency_ns, regs_per_sm, max_regs_per_thread");
+
+    /* Threads: the work-group limit, at most 1024, in whole warps. A device
+     * whose limit is below one warp gets that limit as its warp. */
+    size_t tpb = n->wg < 1024 ? n->wg : 1024;
+    if (tpb < (size_t)hw->warp_size) hw->warp_size = (int)tpb;
+    hw->max_threads_per_block = (int)(tpb - tpb % (size_t)hw->warp_size);
+    if (hw->max_threads_per_sm < hw->max_threads_per_block)
+        hw->max_threads_per_sm = hw->max_threads_per_block;
+    else cl_note_field(fb, "max_threads_per_sm");
+    cl_note_field(fb, "max_blocks_per_sm");
+    /* On a CPU the memory transaction is the cache line; a GPU's sector
+     * (32 B) is not what CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE reports. */
+    if (!gpu && n->line > 0 && n->line <= 4096) hw->transaction_bytes = (int)n->line;
+    else cl_note_field(fb, "transaction_bytes");
+    cl_note_field(fb, "launch_overhead_us");
+
+    char desc[512];
+    snprintf(desc, sizeof desc, "OpenCL device query: %.40s; rest from %s", cl->name, base->name);
+    size_t dl = strlen(desc);
+    if (dl >= sizeof hw->desc) dl = sizeof hw->desc - 1;
+    memcpy(hw->desc, desc, dl);
+    hw->desc[dl] = '\0';
+}
+
+/* What the device said and which fields came from the fallback, for the
+ * user (malloc'd; NULL when out of memory). */
+static char *cl_notes(const gs_cl *cl, const cl_numbers *n, const gs_hw *base, const gs_sb *fb) {
+    gs_sb nb;
+    gs_sb_init(&nb);
+    gs_sb_printf(&nb,
+                 "OpenCL device '%s' (%u compute units, %u MHz, %llu B local memory, "
+                 "work-group %zu, %llu B global cache, %u B lines); from fallback '%s': %s",
+                 cl->name, (unsigned)n->cus, (unsigned)n->clock, (unsigned long long)n->local, n->wg,
+                 (unsigned long long)n->cache, (unsigned)n->line, base->name, fb->buf ? fb->buf : "");
+    if (!(cl->type & CL_DEVICE_TYPE_GPU))
+        gs_sb_puts(&nb, "; not a GPU: warp_size is the model's thread unit, not hardware");
+    return gs_sb_take(&nb);
+}
+
 gs_status gs_cl_query_profile(gs_ctx *ctx, gs_cl *cl, const char *fallback, gs_hw *out, char **notes) {
     if (notes) *notes = NULL;
     if (!cl || !fallback || !out)
@@ -616,115 +698,22 @@ gs_status gs_cl_query_profile(gs_ctx *ctx, gs_cl *cl, const char *fallback, gs_h
         return gs_err(ctx, GS_ERR_HW_UNKNOWN,
                       "gs_cl_query_profile: unknown fallback profile '%s' (see 'gensor hw list')",
                       fallback);
-
-    cl_uint cus = 0, clock = 0, line = 0;
-    cl_ulong local = 0, cache = 0;
-    size_t wg = 0;
-    gs_status s;
-    if ((s = CL_DEV_INFO(ctx, cl->device, CL_DEVICE_MAX_COMPUTE_UNITS, &cus)) != GS_OK ||
-        (s = CL_DEV_INFO(ctx, cl->device, CL_DEVICE_MAX_CLOCK_FREQUENCY, &clock)) != GS_OK ||
-        (s = CL_DEV_INFO(ctx, cl->device, CL_DEVICE_LOCAL_MEM_SIZE, &local)) != GS_OK ||
-        (s = CL_DEV_INFO(ctx, cl->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, &wg)) != GS_OK ||
-        (s = CL_DEV_INFO(ctx, cl->device, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, &cache)) != GS_OK ||
-        (s = CL_DEV_INFO(ctx, cl->device, CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE, &line)) != GS_OK)
-        return s;
-    if (cus == 0 || cus > INT32_MAX)
-        return gs_err(ctx, GS_ERR_HW_INVALID, "OpenCL device %s reports %u compute units",
-                      cl->name, (unsigned)cus);
-    if (local == 0 || local > (cl_ulong)INT64_MAX)
-        return gs_err(ctx, GS_ERR_HW_INVALID, "OpenCL device %s reports %llu bytes of local memory",
-                      cl->name, (unsigned long long)local);
-    if (wg == 0)
-        return gs_err(ctx, GS_ERR_HW_INVALID, "OpenCL device %s reports a maximum work-group size of 0",
-                      cl->name);
+    cl_numbers n;
+    gs_status s = cl_read_numbers(ctx, cl, &n);
+    if (s != GS_OK) return s;
 
     gs_hw hw = *base;
     memset(hw.name, 0, sizeof hw.name);
     memset(hw.desc, 0, sizeof hw.desc);
-    bool gpu = (cl->type & CL_DEVICE_TYPE_GPU) != 0;
     gs_sb fb; /* fields taken from the fallback */
     gs_sb_init(&fb);
-
-    gs_hw_auto_name(cl->name, "opencl", hw.name, sizeof hw.name);
-    hw.num_sms = (int)cus;
-
-    /* Compute capability and warp size: only NVIDIA's OpenCL tells. */
-    bool nv = cl_has_extension(cl->device, "cl_nv_device_attribute_query");
-    cl_uint ccmaj = 0, ccmin = 0, nvwarp = 0;
-    if (nv && clGetDeviceInfo(cl->device, GS_CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV, sizeof ccmaj,
-                              &ccmaj, NULL) == CL_SUCCESS &&
-        clGetDeviceInfo(cl->device, GS_CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV, sizeof ccmin, &ccmin,
-                        NULL) == CL_SUCCESS &&
-        ccmaj >= 1 && ccmaj <= 20 && ccmin <= 9)
-        hw.sm = (int)(ccmaj * 10 + ccmin);
-    else cl_note_field(&fb, "sm");
-    if (nv && clGetDeviceInfo(cl->device, GS_CL_DEVICE_WARP_SIZE_NV, sizeof nvwarp, &nvwarp,
-                              NULL) == CL_SUCCESS &&
-        nvwarp > 0 && nvwarp <= 1024)
-        hw.warp_size = (int)nvwarp;
-    else cl_note_field(&fb, "warp_size");
-
-    if (clock > 0) hw.clock_mhz = (double)clock;
-    else cl_note_field(&fb, "clock_mhz");
-    cl_note_field(&fb, "fp32_lanes_per_sm, dram_gbs, dram_latency_ns");
-    if (cache > 0 && cache <= (cl_ulong)INT64_MAX) hw.l2_bytes = (int64_t)cache;
-    else cl_note_field(&fb, "l2_bytes");
-    cl_note_field(&fb, "l2_gbs, l2_latency_ns");
-
-    /* Shared memory: every block may use the whole local memory. On a GPU
-     * an SM usually holds more than one block's worth; keep the fallback's
-     * per-SM figure when it is larger. */
-    hw.smem_per_block = (int64_t)local;
-    hw.smem_per_block_optin = (int64_t)local;
-    if (gpu && base->smem_per_sm > (int64_t)local) cl_note_field(&fb, "smem_per_sm");
-    else hw.smem_per_sm = (int64_t)local;
-    cl_note_field(&fb, "smem_banks, bank_bytes, smem_latency_ns, regs_per_sm, max_regs_per_thread");
-
-    /* Threads: the work-group limit, at most 1024, in whole warps. A device
-     * whose limit is below one warp gets that limit as its warp. */
-    size_t tpb = wg < 1024 ? wg : 1024;
-    if (tpb < (size_t)hw.warp_size) hw.warp_size = (int)tpb;
-    hw.max_threads_per_block = (int)(tpb - tpb % (size_t)hw.warp_size);
-    if (hw.max_threads_per_sm < hw.max_threads_per_block)
-        hw.max_threads_per_sm = hw.max_threads_per_block;
-    else cl_note_field(&fb, "max_threads_per_sm");
-    cl_note_field(&fb, "max_blocks_per_sm");
-    /* On a CPU the memory transaction is the cache line; a GPU's sector
-     * (32 B) is not what CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE reports. */
-    if (!gpu && line > 0 && line <= 4096) hw.transaction_bytes = (int)line;
-    else cl_note_field(&fb, "transaction_bytes");
-    cl_note_field(&fb, "launch_overhead_us");
-
-    char desc[512];
-    snprintf(desc, sizeof desc, "OpenCL device query: %.40s; rest from %s", cl->name, base->name);
-    size_t dl = strlen(desc);
-    if (dl >= sizeof hw.desc) dl = sizeof hw.desc - 1;
-    memcpy(hw.desc, desc, dl);
-    hw.desc[dl] = '\0';
-
+    cl_fill_profile(cl, &n, base, &hw, &fb);
     s = gs_hw_validate(ctx, &hw);
-    if (s != GS_OK) {
-        gs_sb_free(&fb);
-        return s;
-    }
-    if (notes) {
-        gs_sb nb;
-        gs_sb_init(&nb);
-        gs_sb_printf(&nb,
-                     "OpenCL device '%s' (%u compute units, %u MHz, %llu B local memory, "
-                     "work-group %zu, %llu B global cache, %u B lines); from fallback '%s': %s",
-                     cl->name, (unsigned)cus, (unsigned)clock, (unsigned long long)local, wg,
-                     (unsigned long long)cache, (unsigned)line, base->name,
-                     fb.buf ? fb.buf : "");
-        if (!gpu)
-            gs_sb_puts(&nb, "; not a GPU: warp_size is the model's thread unit, not hardware");
-        *notes = gs_sb_take(&nb);
-        if (!*notes) {
-            gs_sb_free(&fb);
-            return gs_err(ctx, GS_ERR_NOMEM, "gs_cl_query_profile: out of memory");
-        }
+    if (s == GS_OK && notes) {
+        *notes = cl_notes(cl, &n, base, &fb);
+        if (!*notes) s = gs_err(ctx, GS_ERR_NOMEM, "gs_cl_query_profile: out of memory");
     }
     gs_sb_free(&fb);
-    *out = hw;
-    return GS_OK;
+    if (s == GS_OK) *out = hw;
+    return s;
 }

@@ -17,8 +17,8 @@
  * Layering: refinement reads a gs_result's candidates (construct/construct.h);
  * nothing in construct/ knows about this file. */
 #include "construct/construct.h"
-#include "construct/pcg.h"
 #include "kernels/kernels.h"
+#include "util/pcg.h"
 
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
@@ -26,15 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 _Static_assert(GS_REFINE_MAX >= GS_MAX_TOP, "a report must hold every candidate of a result");
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* ---- pure pieces ------------------------------------------------------------ */
 int gs_refine_select(const double *medians, int n) {
@@ -89,19 +82,19 @@ typedef gs_status (*launch_fn)(gs_ctx *ctx, void *st, double *elapsed_s);
 static gs_status measure(gs_ctx *ctx, launch_fn launch, void *st, double share_s, gs_refine_cand *c,
                          double *wall_s) {
     *wall_s = 0;
-    double t0 = now_s(), el = 0;
+    double t0 = gs_now_s(), el = 0;
     gs_status s = launch(ctx, st, &el);
-    c->warmup_s = now_s() - t0;
+    c->warmup_s = gs_now_s() - t0;
     if (s != GS_OK) return s;
     double samples[GS_REFINE_MAX_RUNS];
     int n = 0;
-    double start = now_s();
-    while (n < GS_REFINE_MAX_RUNS && (n < GS_REFINE_MIN_RUNS || now_s() - start < share_s)) {
+    double start = gs_now_s();
+    while (n < GS_REFINE_MAX_RUNS && (n < GS_REFINE_MIN_RUNS || gs_now_s() - start < share_s)) {
         s = launch(ctx, st, &el);
         if (s != GS_OK) break;
         samples[n++] = el;
     }
-    *wall_s = now_s() - start;
+    *wall_s = gs_now_s() - start;
     if (s != GS_OK && n < GS_REFINE_MIN_RUNS) return s;
     c->runs = n;
     gs_status s2 = gs_refine_summarize(samples, n, &c->median_s, &c->sd_s, &c->iqr_s);
@@ -145,7 +138,7 @@ static gs_status host_make(gs_ctx *ctx, const gs_op *op, host_data *h) {
             host_free(h);
             return gs_err(ctx, GS_ERR_NOMEM, "refine: out of memory");
         }
-        for (int64_t i = 0; i < h->n[t]; i++) h->t[t][i] = (float)(2.0 * gs_pcg32_double(&rng) - 1.0);
+        gs_pcg32_fill_uniform(&rng, h->t[t], h->n[t]);
     }
     if (op->has_bias) {
         h->nbias = op->axes[op->epi.bias_axis].extent;
@@ -154,7 +147,7 @@ static gs_status host_make(gs_ctx *ctx, const gs_op *op, host_data *h) {
             host_free(h);
             return gs_err(ctx, GS_ERR_NOMEM, "refine: out of memory");
         }
-        for (int64_t i = 0; i < h->nbias; i++) h->bias[i] = (float)(2.0 * gs_pcg32_double(&rng) - 1.0);
+        gs_pcg32_fill_uniform(&rng, h->bias, h->nbias);
     }
     return GS_OK;
 }
@@ -220,104 +213,122 @@ static void record_failure(gs_ctx *ctx, gs_refine_cand *c, gs_status s, gs_statu
     }
 }
 
-/* ---- OpenCL ------------------------------------------------------------------------ */
-typedef struct cl_launch_state {
-    gs_cl *cl;
-    gs_cl_prog *prog;
-    gs_karg *args;
-    int nargs;
-    size_t grid, block;
-} cl_launch_state;
+/* ---- one loop over the candidates, for both runtimes --------------------------------- */
+/* How candidates are compiled for the device: OpenCL builds the source; CUDA
+ * compiles with NVRTC for arch (a cubin, or PTX that the driver JIT-compiles
+ * forward) and loads the image. */
+typedef struct target {
+    gs_dialect dialect;
+    int arch;
+    bool cubin;
+    gs_kcache *kc; /* CUDA: NVRTC's output is looked up and kept here (NULL: none) */
+} target;
 
-static gs_status cl_launch_cb(gs_ctx *ctx, void *p, double *el) {
-    cl_launch_state *st = p;
-    return gs_cl_launch(ctx, st->cl, st->prog, st->args, st->nargs, st->grid, st->block, el);
+/* Emit candidate i, compile it for t and build or load it on dev. */
+static gs_status candidate_load(gs_ctx *ctx, gs_device *dev, const target *t, const gs_result *r, const gs_op *op,
+                                int i, gs_kernel_src *ks, gs_dev_prog *prog) {
+    gs_status s = gs_lower_emit(ctx, &r->hw, op, &r->cand[i], t->dialect, t->arch, ks);
+    if (s != GS_OK) return s;
+    if (t->dialect == GS_DIALECT_OPENCL) return gs_dev_prog_load(ctx, dev, ks->src, ks->name, ks->smem_bytes, prog);
+    gs_nvrtc_out nv;
+    s = gs_nvrtc_compile_cached(ctx, t->kc, ks->src, ks->name, t->arch, !t->cubin, t->cubin, &nv, NULL);
+    /* smem_bytes is the kernel's total; ours is all static, so the launch
+     * requests no dynamic shared memory. */
+    if (s == GS_OK)
+        s = gs_dev_prog_load(ctx, dev, t->cubin ? nv.cubin : (const void *)nv.ptx, ks->name, ks->smem_bytes, prog);
+    gs_nvrtc_out_free(&nv);
+    return s;
 }
 
-gs_status gs_refine_opencl(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_result *r, int K, double budget_ms,
-                           gs_refine_report *out) {
-    gs_status s = refine_begin(ctx, &op, r, K, &budget_ms, out, "opencl");
-    if (s != GS_OK) return s;
-    if (!cl) return gs_err(ctx, GS_ERR_OPENCL_MISSING, "refine: no OpenCL device");
-    double t_all = now_s();
-    snprintf(out->device, sizeof out->device, "%s", gs_cl_device_name(cl));
-    host_data h;
-    s = host_make(ctx, op, &h);
-    if (s != GS_OK) return s;
-    gs_cl_buf *buf[GS_MAX_TENSORS] = {0}, *bbuf = NULL;
+typedef struct launch_state {
+    const gs_dev_prog *prog;
+    const gs_op *op;
+    gs_buffer *const *bufs;
+    int nbufs;
+    gs_buffer *ws; /* split-K's workspace, or NULL */
+    size_t grid, block;
+} launch_state;
+
+static gs_status launch_cb(gs_ctx *ctx, void *p, double *el) {
+    launch_state *st = p;
+    return gs_dev_prog_launch(ctx, st->prog, st->op, st->bufs, st->nbufs, st->ws, st->grid, st->block, el);
+}
+
+/* The device buffers of op, filled from h: inputs, output, bias. */
+static gs_status buffers_make(gs_ctx *ctx, gs_device *dev, const gs_op *op, const host_data *h, gs_buffer **buf,
+                              int *nbuf) {
+    *nbuf = 0;
+    gs_status s = GS_OK;
     for (int t = 0; t <= op->ninputs && s == GS_OK; t++)
-        s = gs_cl_buf_create(ctx, cl, (size_t)h.n[t] * 4, h.t[t], &buf[t]);
-    if (s == GS_OK && h.bias) s = gs_cl_buf_create(ctx, cl, (size_t)h.nbias * 4, h.bias, &bbuf);
+        s = gs_buffer_create(ctx, dev, (size_t)h->n[t] * 4, h->t[t], &buf[(*nbuf)++]);
+    if (s == GS_OK && h->bias) s = gs_buffer_create(ctx, dev, (size_t)h->nbias * 4, h->bias, &buf[(*nbuf)++]);
+    return s;
+}
+
+/* Measure candidates 0..out->n-1 of r on dev; each gets what is left of the
+ * budget divided by the candidates left. */
+static gs_status refine_on(gs_ctx *ctx, gs_device *dev, const target *t, const gs_op *op, const gs_result *r,
+                           gs_refine_report *out) {
+    double t_all = gs_now_s();
+    snprintf(out->device, sizeof out->device, "%s", gs_device_name(dev));
+    host_data h;
+    gs_status s = host_make(ctx, op, &h);
+    if (s != GS_OK) return s;
+    gs_buffer *buf[GS_MAX_TENSORS + 1] = {0};
+    int nbuf = 0;
+    s = buffers_make(ctx, dev, op, &h, buf, &nbuf);
     gs_status first_err = GS_OK;
     char first_msg[1024] = "";
     double left = out->budget_s;
     for (int i = 0; i < out->n && s == GS_OK; i++) {
         gs_refine_cand *c = &out->c[i];
-        const gs_etir *e = &r->cand[i];
-        if (!gs_etir_wellformed(op, e)) {
+        if (!gs_etir_wellformed(op, &r->cand[i])) {
             gs_err(ctx, GS_ERR_INVALID_ARG, "candidate %d is not a state of %s", i, op->spec);
             record_failure(ctx, c, GS_ERR_INVALID_ARG, &first_err, first_msg, sizeof first_msg);
             continue;
         }
         gs_kernel_src ks;
-        gs_status cs = gs_lower_emit(ctx, &r->hw, op, e, GS_DIALECT_OPENCL, 0, &ks);
-        if (cs != GS_OK) {
-            record_failure(ctx, c, cs, &first_err, first_msg, sizeof first_msg);
-            continue;
-        }
-        gs_cl_prog *prog = NULL;
-        gs_cl_buf *wsbuf = NULL;
-        double tb = now_s();
-        cs = gs_cl_build(ctx, cl, ks.src, ks.name, &prog);
-        c->build_s = now_s() - tb;
+        gs_dev_prog prog;
+        gs_buffer *ws = NULL;
+        double tb = gs_now_s();
+        gs_status cs = candidate_load(ctx, dev, t, r, op, i, &ks, &prog);
+        c->build_s = gs_now_s() - tb;
+        /* split-K's workspace, zeroed; each launch leaves it ready for the next */
+        if (cs == GS_OK && ks.ws_bytes) cs = gs_buffer_create(ctx, dev, (size_t)ks.ws_bytes, NULL, &ws);
         if (cs == GS_OK) {
-            gs_karg args[64];
-            int na = 0;
-            for (int t = 0; t <= op->ninputs; t++) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = buf[t]};
-            if (ks.desc.has_bias) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = bbuf};
-            na = gs_kernel_scalar_args(op, args, na);
-            /* split-K's workspace, zeroed; each launch leaves it ready for the next */
-            if (ks.ws_bytes) cs = gs_cl_buf_create(ctx, cl, (size_t)ks.ws_bytes, NULL, &wsbuf);
-            if (ks.ws_bytes && cs == GS_OK) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = wsbuf};
-            cl_launch_state st = {cl, prog, args, na, (size_t)ks.grid, (size_t)ks.block};
+            launch_state st = {&prog, op, buf, nbuf, ws, (size_t)ks.grid, (size_t)ks.block};
             double wall = 0, share = left / (out->n - i);
-            if (cs == GS_OK) cs = measure(ctx, cl_launch_cb, &st, share, c, &wall);
+            cs = measure(ctx, launch_cb, &st, share, c, &wall);
             out->measure_s += wall;
             left -= wall;
             if (left < 0) left = 0;
         }
         if (cs == GS_OK) c->status = GS_OK;
         else record_failure(ctx, c, cs, &first_err, first_msg, sizeof first_msg);
-        gs_cl_buf_free(wsbuf);
-        gs_cl_prog_free(prog);
+        gs_buffer_destroy(ws);
+        gs_dev_prog_free(&prog);
         gs_kernel_src_free(&ks);
     }
-    for (int t = 0; t < GS_MAX_TENSORS; t++) gs_cl_buf_free(buf[t]);
-    gs_cl_buf_free(bbuf);
+    for (int b = 0; b < nbuf; b++) gs_buffer_destroy(buf[b]);
     host_free(&h);
-    out->total_s = now_s() - t_all;
+    out->total_s = gs_now_s() - t_all;
     if (s != GS_OK) return s;
     return refine_end(ctx, out, first_err, first_msg);
 }
 
-/* ---- CUDA -------------------------------------------------------------------------- */
-typedef struct cu_launch_state {
-    gs_cuda *cu;
-    gs_cuda_mod *mod;
-    gs_karg *args;
-    int nargs;
-    size_t grid, block;
-} cu_launch_state;
-
-static gs_status cu_launch_cb(gs_ctx *ctx, void *p, double *el) {
-    cu_launch_state *st = p;
-    return gs_cuda_launch(ctx, st->cu, st->mod, st->args, st->nargs, st->grid, st->block, el);
+/* ---- the runtimes ------------------------------------------------------------------ */
+gs_status gs_refine_opencl(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_result *r, int K, double budget_ms,
+                           gs_refine_report *out) {
+    gs_status s = refine_begin(ctx, &op, r, K, &budget_ms, out, "opencl");
+    if (s != GS_OK) return s;
+    if (!cl) return gs_err(ctx, GS_ERR_OPENCL_MISSING, "refine: no OpenCL device");
+    gs_device dev;
+    gs_device_wrap_opencl(&dev, cl);
+    target t = {GS_DIALECT_OPENCL, 0, false, NULL};
+    return refine_on(ctx, &dev, &t, op, r, out);
 }
 
-/* What to compile for a device of compute capability sm: a cubin for sm when
- * NVRTC has it, else PTX for the newest supported arch below sm (the driver
- * JIT-compiles it forward). */
-static gs_status cuda_target(gs_ctx *ctx, int sm, int *arch, bool *cubin) {
+gs_status gs_cuda_target(gs_ctx *ctx, int sm, int *arch, bool *cubin) {
     int archs[64], n = 0;
     gs_status s = gs_nvrtc_supported_archs(ctx, archs, 64, &n);
     if (s != GS_OK) return s;
@@ -332,7 +343,7 @@ static gs_status cuda_target(gs_ctx *ctx, int sm, int *arch, bool *cubin) {
     }
     if (!below)
         return gs_err(ctx, GS_ERR_ARCH_UNSUPPORTED,
-                      "refine: the device is sm_%d and the installed NVRTC supports no arch at or below it", sm);
+                      "the device is sm_%d and the installed NVRTC supports no arch at or below it", sm);
     *arch = below;
     *cubin = false;
     return GS_OK;
@@ -350,75 +361,33 @@ gs_status gs_refine_cuda_cached(gs_ctx *ctx, gs_kcache *kc, gs_cuda *cu, const g
     if (!cu)
         return gs_err(ctx, GS_ERR_CUDA_MISSING,
                       "no CUDA device: measurement-free mode (refinement on CUDA needs an open device)");
-    double t_all = now_s();
-    snprintf(out->device, sizeof out->device, "%s", gs_cuda_device_name(cu));
-    gs_hw dev;
-    s = gs_cuda_query_profile(ctx, cu, &dev);
+    gs_hw dev_hw;
+    s = gs_cuda_query_profile(ctx, cu, &dev_hw);
     if (s != GS_OK) return s;
-    int arch = 0;
-    bool cubin = false;
-    s = cuda_target(ctx, dev.sm, &arch, &cubin);
-    if (s != GS_OK) return s;
-    host_data h;
-    s = host_make(ctx, op, &h);
-    if (s != GS_OK) return s;
-    gs_cuda_buf *buf[GS_MAX_TENSORS] = {0}, *bbuf = NULL;
-    for (int t = 0; t <= op->ninputs && s == GS_OK; t++)
-        s = gs_cuda_buf_create(ctx, cu, (size_t)h.n[t] * 4, h.t[t], &buf[t]);
-    if (s == GS_OK && h.bias) s = gs_cuda_buf_create(ctx, cu, (size_t)h.nbias * 4, h.bias, &bbuf);
-    gs_status first_err = GS_OK;
-    char first_msg[1024] = "";
-    double left = out->budget_s;
-    for (int i = 0; i < out->n && s == GS_OK; i++) {
-        gs_refine_cand *c = &out->c[i];
-        const gs_etir *e = &r->cand[i];
-        if (!gs_etir_wellformed(op, e)) {
-            gs_err(ctx, GS_ERR_INVALID_ARG, "candidate %d is not a state of %s", i, op->spec);
-            record_failure(ctx, c, GS_ERR_INVALID_ARG, &first_err, first_msg, sizeof first_msg);
-            continue;
-        }
-        gs_kernel_src ks;
-        gs_status cs = gs_lower_emit(ctx, &r->hw, op, e, GS_DIALECT_CUDA, arch, &ks);
-        if (cs != GS_OK) {
-            record_failure(ctx, c, cs, &first_err, first_msg, sizeof first_msg);
-            continue;
-        }
-        gs_nvrtc_out nv;
-        gs_cuda_mod *mod = NULL;
-        gs_cuda_buf *wsbuf = NULL;
-        double tb = now_s();
-        cs = gs_nvrtc_compile_cached(ctx, kc, ks.src, ks.name, arch, !cubin, cubin, &nv, NULL);
-        /* smem_bytes is the kernel's total; ours is all static, so the
-         * launch requests no dynamic shared memory. */
-        if (cs == GS_OK)
-            cs = gs_cuda_load(ctx, cu, cubin ? nv.cubin : (const void *)nv.ptx, ks.name, ks.smem_bytes, &mod);
-        c->build_s = now_s() - tb;
-        if (cs == GS_OK) {
-            gs_karg args[64];
-            int na = 0;
-            for (int t = 0; t <= op->ninputs; t++) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .cubuf = buf[t]};
-            if (ks.desc.has_bias) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .cubuf = bbuf};
-            na = gs_kernel_scalar_args(op, args, na);
-            if (ks.ws_bytes) cs = gs_cuda_buf_create(ctx, cu, (size_t)ks.ws_bytes, NULL, &wsbuf); /* zeroed */
-            if (ks.ws_bytes && cs == GS_OK) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .cubuf = wsbuf};
-            cu_launch_state st = {cu, mod, args, na, (size_t)ks.grid, (size_t)ks.block};
-            double wall = 0, share = left / (out->n - i);
-            if (cs == GS_OK) cs = measure(ctx, cu_launch_cb, &st, share, c, &wall);
-            out->measure_s += wall;
-            left -= wall;
-            if (left < 0) left = 0;
-        }
-        if (cs == GS_OK) c->status = GS_OK;
-        else record_failure(ctx, c, cs, &first_err, first_msg, sizeof first_msg);
-        gs_cuda_buf_free(wsbuf);
-        gs_cuda_unload(mod);
-        gs_nvrtc_out_free(&nv);
-        gs_kernel_src_free(&ks);
+    target t = {GS_DIALECT_CUDA, 0, false, kc};
+    s = gs_cuda_target(ctx, dev_hw.sm, &t.arch, &t.cubin);
+    char why[GS_MSG_MAX];
+    if (s != GS_OK) return gs_err(ctx, s, "refine: %s", gs_ctx_msg_copy(ctx, why, sizeof why));
+    gs_device dev;
+    gs_device_wrap_cuda(&dev, cu);
+    return refine_on(ctx, &dev, &t, op, r, out);
+}
+
+/* ---- the public entry point -------------------------------------------------------- */
+gs_status gs_refine(gs_ctx *ctx, gs_device *dev, const gs_result *r, int K, double budget_ms, int *pick,
+                    double *medians) {
+    if (pick) *pick = -1;
+    for (int i = 0; medians && i < K; i++) medians[i] = NAN;
+    if (!dev) return gs_err(ctx, GS_ERR_INVALID_ARG, "refine: no device (open one with gs_device_open)");
+    gs_refine_report *rep = malloc(sizeof *rep);
+    if (!rep) return gs_err(ctx, GS_ERR_NOMEM, "refine: out of memory");
+    gs_status s = dev->backend == GS_BACKEND_OPENCL ? gs_refine_opencl(ctx, dev->cl, NULL, r, K, budget_ms, rep)
+                                                    : gs_refine_cuda(ctx, dev->cu, NULL, r, K, budget_ms, rep);
+    if (s == GS_OK) {
+        if (pick) *pick = rep->pick;
+        for (int i = 0; medians && i < rep->n && i < K; i++)
+            medians[i] = rep->c[i].status == GS_OK ? rep->c[i].median_s : NAN;
     }
-    for (int t = 0; t < GS_MAX_TENSORS; t++) gs_cuda_buf_free(buf[t]);
-    gs_cuda_buf_free(bbuf);
-    host_free(&h);
-    out->total_s = now_s() - t_all;
-    if (s != GS_OK) return s;
-    return refine_end(ctx, out, first_err, first_msg);
+    free(rep);
+    return s;
 }

@@ -365,33 +365,29 @@ static void branch_target(sass_parse *ps, const char *ops, sass_ins *in) {
     if (last) in->target = strtoll(last, NULL, 16);
 }
 
-static void parse_line(sass_parse *ps, const char *line) {
-    while (*line == ' ' || *line == '\t') line++;
-    if (!strncmp(line, "Function :", 10)) { /* cuobjdump: one per kernel */
+/* A directive line of nvdisasm: ".text.<kernel>:" opens a kernel's section,
+ * ".L_x_N:" defines a label (resolving a forward reference to it, or adding
+ * a new name). */
+static void parse_directive(sass_parse *ps, const char *line) {
+    size_t n = strcspn(line, ": \t");
+    if (line[n] != ':' || line[n + 1] != '\0') return;
+    if (!strncmp(line, ".text.", 6)) {
         ps->func++;
         return;
     }
-    if (line[0] == '.') {
-        size_t n = strcspn(line, ": \t");
-        if (line[n] != ':' || line[n + 1] != '\0') return;
-        if (!strncmp(line, ".text.", 6)) ps->func++; /* nvdisasm: a kernel's section */
-        else if (!strncmp(line, ".L", 2)) {
-            /* nvdisasm label: defines a forward reference or a new name */
-            for (size_t i = 0; i < ps->nl; i++)
-                if (ps->labels[i].ins == (size_t)-1 && ps->labels[i].func == ps->func &&
-                    strlen(ps->labels[i].name) == n && !strncmp(ps->labels[i].name, line, n)) {
-                    ps->labels[i].ins = ps->n;
-                    return;
-                }
-            add_label(ps, line, n);
+    if (strncmp(line, ".L", 2)) return;
+    for (size_t i = 0; i < ps->nl; i++)
+        if (ps->labels[i].ins == (size_t)-1 && ps->labels[i].func == ps->func && strlen(ps->labels[i].name) == n &&
+            !strncmp(ps->labels[i].name, line, n)) {
+            ps->labels[i].ins = ps->n;
+            return;
         }
-        return;
-    }
-    if (line[0] != '/' || line[1] != '*' || !isxdigit((unsigned char)line[2])) return;
-    char *end;
-    long long addr = strtoll(line + 2, &end, 16);
-    if (end[0] != '*' || end[1] != '/') return;
-    const char *p = end + 2;
+    add_label(ps, line, n);
+}
+
+/* An instruction line such as "/" "*0240*" "/  @P0 BRA 0x3c0 ;", from p just
+ * after its address: its class, and for a branch its target. */
+static void parse_instruction(sass_parse *ps, long long addr, const char *p) {
     while (*p == ' ' || *p == '\t' || *p == '{') p++;
     /* guard predicate: @P0, @UP1, ...; @!PT never executes (ptxas pads
      * cp.async with such dummy LDS), so it counts as a NOP */
@@ -418,6 +414,23 @@ static void parse_line(sass_parse *ps, const char *line) {
         branch_target(ps, ops, in);
     }
     ps->n++;
+}
+
+static void parse_line(sass_parse *ps, const char *line) {
+    while (*line == ' ' || *line == '\t') line++;
+    if (!strncmp(line, "Function :", 10)) { /* cuobjdump: one per kernel */
+        ps->func++;
+        return;
+    }
+    if (line[0] == '.') {
+        parse_directive(ps, line);
+        return;
+    }
+    if (line[0] != '/' || line[1] != '*' || !isxdigit((unsigned char)line[2])) return;
+    char *end;
+    long long addr = strtoll(line + 2, &end, 16);
+    if (end[0] != '*' || end[1] != '/') return;
+    parse_instruction(ps, addr, end + 2);
 }
 
 static void count_range(const sass_parse *ps, size_t from, size_t to, int64_t *c) {

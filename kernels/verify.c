@@ -1,6 +1,6 @@
 /* verify.c — run a lowered kernel on the OpenCL device and compare it with a
  * reference: GSL's sgemm for gemm, the IR interpreter for everything else. */
-#include "construct/pcg.h"
+#include "util/pcg.h"
 #include "kernels/kernels.h"
 
 #include <gsl/gsl_blas.h>
@@ -48,13 +48,7 @@ void gs_diff_compute(const float *y, const float *ref, int64_t n, gs_diff *d) {
     d->nmse = den > 0 ? num / den : num;
 }
 
-static void fill_random(gs_pcg32 *rng, float *x, int64_t n) {
-    /* uniform in [-1, 1): sums of these keep magnitudes moderate */
-    for (int64_t i = 0; i < n; i++) x[i] = (float)(2.0 * gs_pcg32_double(rng) - 1.0);
-}
-
-/* Reference through GSL: C = alpha*op(A)*op(B) + beta*C in single precision. */
-static void gemm_reference(const gs_op *op, const float *A, const float *B, float *C) {
+void gs_gemm_reference(const gs_op *op, const float *A, const float *B, float *C) {
     const gs_tensor *ta = &op->tensors[0], *tb = &op->tensors[1], *tc = &op->tensors[2];
     gsl_matrix_float_const_view a = gsl_matrix_float_const_view_array(A, (size_t)ta->shape[0], (size_t)ta->shape[1]);
     gsl_matrix_float_const_view b = gsl_matrix_float_const_view_array(B, (size_t)tb->shape[0], (size_t)tb->shape[1]);
@@ -138,13 +132,13 @@ gs_status gs_verify_opencl_plan(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const g
         int64_t n = gs_tensor_elems(&op->tensors[t]);
         host[t] = malloc((size_t)n * sizeof(float));
         if (!host[t]) { s = gs_err(ctx, GS_ERR_NOMEM, "verify: out of memory"); goto done; }
-        fill_random(&rng, host[t], n); /* the output's old contents feed beta */
+        gs_pcg32_fill_uniform(&rng, host[t], n); /* the output's old contents feed beta */
     }
     if (op->has_bias) {
         int64_t n = op->axes[op->epi.bias_axis].extent;
         bias = malloc((size_t)n * sizeof(float));
         if (!bias) { s = gs_err(ctx, GS_ERR_NOMEM, "verify: out of memory"); goto done; }
-        fill_random(&rng, bias, n);
+        gs_pcg32_fill_uniform(&rng, bias, n);
     }
     ref = malloc((size_t)on * sizeof(float));
     if (!ref) { s = gs_err(ctx, GS_ERR_NOMEM, "verify: out of memory"); goto done; }
@@ -153,7 +147,7 @@ gs_status gs_verify_opencl_plan(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const g
     if (!orig) { s = gs_err(ctx, GS_ERR_NOMEM, "verify: out of memory"); goto done; }
     memcpy(orig, host[op->ninputs], (size_t)on * sizeof(float));
     if (op->kind == GS_OPK_GEMM && !op->has_bias && !op->epi.relu) {
-        gemm_reference(op, host[0], host[1], ref);
+        gs_gemm_reference(op, host[0], host[1], ref);
         d->reference = "gsl_blas_sgemm";
     } else {
         const float *ins[GS_MAX_TENSORS];

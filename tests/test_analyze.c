@@ -8,6 +8,8 @@
  *   - the greedy policy's path ends in a terminal (level 0) state whose
  *     payoff is in (0, 1];
  *   - bad input exits 2 with one line on stderr; --help exits 0. */
+#include "tests/test_common.h"
+
 #include <criterion/criterion.h>
 #include <jansson.h>
 #include <math.h>
@@ -18,48 +20,6 @@
 #include <unistd.h>
 
 TestSuite(analyze);
-
-static const char *analyze_bin(void) {
-    const char *bin = getenv("GS_GENSOR_BIN");
-    if (!bin || !*bin) return NULL;
-    cr_assert(access(bin, X_OK) == 0, "GS_GENSOR_BIN=%s is not executable", bin);
-    return bin;
-}
-
-/* Run `bin args`, capture stdout (malloc'd) and the exit status. */
-static char *run_capture(const char *bin, const char *args, int *status) {
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "'%s' %s 2>/dev/null", bin, args);
-    FILE *p = popen(cmd, "r");
-    cr_assert_not_null(p, "popen failed for %s", cmd);
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    cr_assert_not_null(buf);
-    size_t got;
-    while ((got = fread(buf + len, 1, cap - len - 1, p)) > 0) {
-        len += got;
-        if (cap - len < 4096) {
-            cap *= 2;
-            buf = realloc(buf, cap);
-            cr_assert_not_null(buf);
-        }
-    }
-    buf[len] = 0;
-    int st = pclose(p);
-    *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return buf;
-}
-
-static json_t *analyze_json(const char *bin, const char *args) {
-    int st;
-    char *out = run_capture(bin, args, &st);
-    cr_assert_eq(st, 0, "gensor %s exited %d", args, st);
-    json_error_t je;
-    json_t *root = json_loads(out, 0, &je);
-    cr_assert_not_null(root, "gensor %s: output is not JSON (%s): %.200s", args, je.text, out);
-    free(out);
-    return root;
-}
 
 static void check_analysis(json_t *root, const char *what) {
     json_t *g = json_object_get(root, "graph");
@@ -102,17 +62,15 @@ static void check_analysis(json_t *root, const char *what) {
 }
 
 Test(analyze, small_gemm_json, .timeout = 300) {
-    const char *bin = analyze_bin();
-    if (!bin) cr_skip_test("GS_GENSOR_BIN is not set (e.g. GS_GENSOR_BIN=build/gensor): skipping the analyze CLI checks");
-    json_t *root = analyze_json(bin, "analyze --hw t4 --format json 'gemm M=64 N=64 K=64'");
+    const char *bin = gs_test_cli_bin("the analyze CLI checks");
+    json_t *root = gs_test_cli_json(bin, "analyze --hw t4 --format json 'gemm M=64 N=64 K=64'");
     check_analysis(root, "gemm 64^3 on t4 (model policy)");
     json_decref(root);
 }
 
 Test(analyze, paper_policy_json, .timeout = 300) {
-    const char *bin = analyze_bin();
-    if (!bin) cr_skip_test("GS_GENSOR_BIN is not set (e.g. GS_GENSOR_BIN=build/gensor): skipping the analyze CLI checks");
-    json_t *root = analyze_json(bin, "analyze --hw t4 --policy paper --cap 5000 --format json 'gemm M=64 N=64 K=64'");
+    const char *bin = gs_test_cli_bin("the analyze CLI checks");
+    json_t *root = gs_test_cli_json(bin, "analyze --hw t4 --policy paper --cap 5000 --format json 'gemm M=64 N=64 K=64'");
     check_analysis(root, "gemm 64^3 on t4 (paper policy, cap 5000)");
     json_decref(root);
 }
@@ -137,8 +95,7 @@ static int run_err(const char *bin, const char *args, int *lines) {
 }
 
 Test(analyze, bad_input_exits_2) {
-    const char *bin = analyze_bin();
-    if (!bin) cr_skip_test("GS_GENSOR_BIN is not set (e.g. GS_GENSOR_BIN=build/gensor): skipping the analyze CLI checks");
+    const char *bin = gs_test_cli_bin("the analyze CLI checks");
     static const char *bad[] = {
         "analyze 'gemm M=0 N=4 K=4'",
         "analyze 'gemn M=4 N=4 K=4'",

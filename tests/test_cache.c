@@ -3,7 +3,7 @@
  * are detected, counted, deleted and rebuilt, an unwritable directory that
  * fails puts with GS_ERR_IO while gets and dispatch keep working, and two
  * processes filling one directory at once. */
-#include "kernels/kernels.h"
+#include "tests/test_common.h"
 
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -17,43 +17,6 @@
 #include <unistd.h>
 
 TestSuite(cache, .timeout = 60);
-
-/* A fresh temporary directory (removed by rm_tree). */
-static char *tmpdir(void) {
-    char *t = strdup("/tmp/gensor-cache-test-XXXXXX");
-    cr_assert_not_null(t);
-    cr_assert_not_null(mkdtemp(t), "mkdtemp: %s", strerror(errno));
-    return t;
-}
-
-/* Remove a flat directory and its files. */
-static void rm_tree(const char *dir) {
-    DIR *d = opendir(dir);
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d))) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-            char p[1024];
-            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-            (void)unlink(p);
-        }
-        closedir(d);
-    }
-    (void)rmdir(dir);
-}
-
-static int count_files(const char *dir, const char *suffix) {
-    DIR *d = opendir(dir);
-    cr_assert_not_null(d, "opendir %s: %s", dir, strerror(errno));
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        size_t l = strlen(e->d_name), s = strlen(suffix);
-        if (e->d_name[0] != '.' && l >= s && !strcmp(e->d_name + l - s, suffix)) n++;
-    }
-    closedir(d);
-    return n;
-}
 
 static int64_t file_size(const char *p) {
     struct stat sb;
@@ -130,7 +93,7 @@ Test(cache, memory_round_trip) {
 
 Test(cache, disk_round_trip_and_file_format) {
     gs_ctx *ctx = gs_ctx_create();
-    char *dir = tmpdir();
+    char *dir = gs_test_tmpdir("cache-test");
     gs_kcache *c = NULL;
     cr_assert_eq(gs_kcache_open(ctx, dir, &c), GS_OK);
     cr_assert_str_eq(gs_kcache_dir(c), dir);
@@ -155,8 +118,8 @@ Test(cache, disk_round_trip_and_file_format) {
     cr_assert_eq(h[4], GS_KCACHE_FORMAT);
     cr_assert_eq(h[8], 0xef, "key little-endian");
     gs_kcache_close(c);
-    cr_assert_eq(count_files(dir, ".gsk"), 1);
-    cr_assert_eq(count_files(dir, ""), 1, "no temporary file left behind");
+    cr_assert_eq(gs_test_count_files(dir, ".gsk"), 1);
+    cr_assert_eq(gs_test_count_files(dir, ""), 1, "no temporary file left behind");
 
     /* a new cache (another process, say) reads it from disk */
     cr_assert_eq(gs_kcache_open(ctx, dir, &c), GS_OK);
@@ -193,9 +156,9 @@ Test(cache, disk_round_trip_and_file_format) {
     cr_assert_eq(gs_kcache_open(ctx, subsub, &c), GS_OK);
     cr_assert_eq(gs_kcache_put(ctx, c, 1, GS_KB_CUDA_PTX, "x", 1), GS_OK, "%s", gs_ctx_errmsg(ctx));
     gs_kcache_close(c);
-    rm_tree(subsub);
-    rm_tree(sub);
-    rm_tree(dir);
+    gs_test_rm_flat(subsub);
+    gs_test_rm_flat(sub);
+    gs_test_rm_flat(dir);
     free(dir);
     gs_ctx_destroy(ctx);
 }
@@ -206,7 +169,7 @@ typedef void (*damage_fn)(const char *dir, const char *path, uint64_t key);
 
 static void check_corrupt(damage_fn damage, const char *what) {
     gs_ctx *ctx = gs_ctx_create();
-    char *dir = tmpdir();
+    char *dir = gs_test_tmpdir("cache-test");
     gs_kcache *c = NULL;
     uint64_t key = 0xfeedfacecafebeefull;
     char payload[2000];
@@ -240,7 +203,7 @@ static void check_corrupt(damage_fn damage, const char *what) {
     gs_kcache_stats_get(c, &st);
     cr_assert_eq(st.corrupt, 0);
     gs_kcache_close(c);
-    rm_tree(dir);
+    gs_test_rm_flat(dir);
     free(dir);
     gs_ctx_destroy(ctx);
 }
@@ -319,7 +282,7 @@ Test(cache, other_version_is_corrupt) { check_corrupt(dmg_version, "other format
  * when the chmod'ed directory is still writable (tests as root) the path
  * goes under a regular file instead, which no one can create. */
 static void unwritable_dir(char *out, size_t n, char **cleanup) {
-    char *dir = tmpdir();
+    char *dir = gs_test_tmpdir("cache-test");
     *cleanup = dir;
     char ro[600];
     snprintf(ro, sizeof ro, "%s/ro", dir);
@@ -409,7 +372,7 @@ Test(cache, unwritable_dir_dispatch_still_works) {
 /* A corrupt entry on disk is rebuilt by the dispatcher. */
 Test(cache, dispatcher_rebuilds_corrupt_entry) {
     gs_ctx *ctx = gs_ctx_create();
-    char *dir = tmpdir();
+    char *dir = gs_test_tmpdir("cache-test");
     gs_hw *hw = NULL;
     cr_assert_eq(gs_hw_load(ctx, "rtx3090", &hw), GS_OK);
     gs_dispatch_opts o;
@@ -445,7 +408,7 @@ Test(cache, dispatcher_rebuilds_corrupt_entry) {
     free(src1);
     gs_op_destroy(op);
     gs_hw_destroy(hw);
-    rm_tree(dir);
+    gs_test_rm_flat(dir);
     free(dir);
     gs_ctx_destroy(ctx);
 }
@@ -470,7 +433,7 @@ static int fill(const char *dir, uint64_t lo, uint64_t hi) {
 }
 
 Test(cache, two_processes_fill_one_dir) {
-    char *dir = tmpdir();
+    char *dir = gs_test_tmpdir("cache-test");
     fflush(NULL);
     pid_t pid = fork();
     cr_assert_geq(pid, 0, "fork: %s", strerror(errno));
@@ -480,8 +443,8 @@ Test(cache, two_processes_fill_one_dir) {
     cr_assert_eq(waitpid(pid, &st, 0), pid);
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child's puts failed");
     cr_assert_eq(mine, 0, "the parent's puts failed");
-    cr_assert_eq(count_files(dir, ".gsk"), 360, "180 keys x 2 backends");
-    cr_assert_eq(count_files(dir, ""), 360, "no temporary files left");
+    cr_assert_eq(gs_test_count_files(dir, ".gsk"), 360, "180 keys x 2 backends");
+    cr_assert_eq(gs_test_count_files(dir, ""), 360, "no temporary files left");
     gs_ctx *ctx = gs_ctx_create();
     gs_kcache *c = NULL;
     cr_assert_eq(gs_kcache_open(ctx, dir, &c), GS_OK);
@@ -503,7 +466,7 @@ Test(cache, two_processes_fill_one_dir) {
     cr_assert_eq(s.disk_hits, 360);
     gs_kcache_close(c);
     gs_ctx_destroy(ctx);
-    rm_tree(dir);
+    gs_test_rm_flat(dir);
     free(dir);
 }
 
@@ -543,7 +506,7 @@ Test(cache, nvrtc_compile_through_the_cache) {
         cr_skip_test("NVRTC not available, skipping the cached-compile test: %s", msg);
     }
     const char *src = "extern \"C\" __global__ void gs_cached_k(float *p) { p[threadIdx.x] *= 2.0f; }\n";
-    char *dir = tmpdir();
+    char *dir = gs_test_tmpdir("cache-test");
     gs_nvrtc_out a, b, c;
     bool hit = true;
     /* first compile: a miss, compiled and stored */
@@ -553,7 +516,7 @@ Test(cache, nvrtc_compile_through_the_cache) {
                  gs_ctx_errmsg(ctx));
     cr_assert(!hit, "a first compile cannot be a hit");
     gs_kcache_close(k1);
-    cr_assert_eq(count_files(dir, ".nvrtc-out.gsk"), 1);
+    cr_assert_eq(gs_test_count_files(dir, ".nvrtc-out.gsk"), 1);
     /* second, from a fresh cache: a disk hit, identical outputs */
     gs_kcache *k2 = NULL;
     cr_assert_eq(gs_kcache_open(ctx, dir, &k2), GS_OK);
@@ -603,7 +566,7 @@ Test(cache, nvrtc_compile_through_the_cache) {
     gs_kcache_close(k4);
     gs_nvrtc_out_free(&a);
     gs_nvrtc_out_free(&b);
-    rm_tree(dir);
+    gs_test_rm_flat(dir);
     free(dir);
     gs_ctx_destroy(ctx);
 }

@@ -5,7 +5,7 @@
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 
-#include "kernels/kernels.h"
+#include "tests/test_common.h"
 
 #include <criterion/criterion.h>
 #include <ctype.h>
@@ -14,16 +14,6 @@
 #include <string.h>
 
 TestSuite(clquery, .timeout = 120);
-
-#define OPEN_OR_SKIP(ctx, cl)                                                          \
-    do {                                                                               \
-        gs_status s_ = gs_cl_open((ctx), &(cl));                                       \
-        if (s_ == GS_ERR_OPENCL_MISSING)                                               \
-            cr_skip_test("no OpenCL device (install pocl-opencl-icd): %s",             \
-                         gs_ctx_errmsg(ctx));                                          \
-        cr_assert_eq(s_, GS_OK, "gs_cl_open: %s", gs_ctx_errmsg(ctx));                 \
-        cr_assert_not_null((cl));                                                      \
-    } while (0)
 
 /* The cl_device_id whose trimmed name is name (the device gs_cl_open chose;
  * the first match is enough for the numbers compared here). */
@@ -51,8 +41,7 @@ static cl_device_id find_device(const char *name) {
 
 Test(clquery, profile_from_device_validates) {
     gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = NULL;
-    OPEN_OR_SKIP(ctx, cl);
+    gs_cl *cl = gs_test_open_cl(ctx);
     gs_hw hw;
     char *notes = NULL;
     cr_assert_eq(gs_cl_query_profile(ctx, cl, "rtx3090", &hw, &notes), GS_OK, "%s",
@@ -113,8 +102,7 @@ Test(clquery, profile_from_device_validates) {
 
 Test(clquery, unknown_fallback_is_hw_unknown) {
     gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = NULL;
-    OPEN_OR_SKIP(ctx, cl);
+    gs_cl *cl = gs_test_open_cl(ctx);
     gs_hw hw;
     memset(&hw, 0x5a, sizeof hw);
     gs_hw before = hw;
@@ -134,8 +122,7 @@ Test(clquery, null_arguments) {
     char *notes = (char *)"untouched";
     cr_assert_eq(gs_cl_query_profile(ctx, NULL, "rtx3090", &hw, &notes), GS_ERR_INVALID_ARG);
     cr_assert_null(notes);
-    gs_cl *cl = NULL;
-    OPEN_OR_SKIP(ctx, cl);
+    gs_cl *cl = gs_test_open_cl(ctx);
     cr_assert_eq(gs_cl_query_profile(ctx, cl, NULL, &hw, NULL), GS_ERR_INVALID_ARG);
     cr_assert_eq(gs_cl_query_profile(ctx, cl, "rtx3090", NULL, NULL), GS_ERR_INVALID_ARG);
     cr_assert_eq(gs_cl_query_profile(NULL, cl, "rtx3090", NULL, NULL), GS_ERR_INVALID_ARG);

@@ -5,9 +5,9 @@
  * accessors.
  *
  * Shapes for the sweep come from tests/data/construct_shapes.txt (M N K per
- * line). Tests named *_bug_* pin down library defects; they fail until the
- * defect is fixed, and say so in their message. */
+ * line). Regression tests pin the defects found while writing these. */
 #include "construct/construct.h"
+#include "tests/test_common.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
@@ -19,15 +19,6 @@
 TestSuite(construct);
 
 /* ---- helpers --------------------------------------------------------------------- */
-
-static void construct_data_path(char *buf, size_t n, const char *name) {
-    snprintf(buf, n, "tests/data/%s", name);
-    if (access(buf, R_OK) == 0) return;
-    const char *file = __FILE__;
-    const char *slash = strrchr(file, '/');
-    int dirlen = slash ? (int)(slash - file) : 1;
-    snprintf(buf, n, "%.*s/data/%s", dirlen, slash ? file : ".", name);
-}
 
 enum { AX_M = 0, AX_N = 1, AX_K = 2 };
 
@@ -101,7 +92,7 @@ static void assert_candidates_valid(const gs_result *r, const gs_op *op, const g
 typedef struct shape { int64_t M, N, K; } shape;
 static int load_shapes(shape *out, int cap) {
     char path[512];
-    construct_data_path(path, sizeof path, "construct_shapes.txt");
+    gs_test_data_path(path, sizeof path, "construct_shapes.txt");
     FILE *f = fopen(path, "r");
     cr_assert_not_null(f, "cannot open %s", path);
     char line[256];
@@ -193,12 +184,16 @@ Test(construct, candidates_valid_on_every_profile) {
             gs_construct_opts o;
             gs_construct_opts_default(&o);
             o.top_k = 8;
+            double t0 = gs_now_s();
             gs_result *r = run(&op, hw, &o);
+            double wall = gs_now_s() - t0;
             assert_candidates_valid(r, &op, hw, o.top_k);
             /* the result carries copies of its inputs */
             cr_assert_str_eq(r->op.spec, op.spec);
             cr_assert_str_eq(r->hw.name, hw->name);
-            cr_assert(gs_result_construct_s(r) >= 0);
+            /* its construction time is the walk's own: positive, within the call */
+            cr_assert(gs_result_construct_s(r) > 0 && gs_result_construct_s(r) <= wall,
+                      "construct_s %.6f s, the call took %.6f s", gs_result_construct_s(r), wall);
             gs_result_destroy(r);
             runs++;
         }
@@ -329,23 +324,13 @@ Test(construct, append_probability) {
     }
 }
 
-static gs_etir state2(const gs_op *op, int bm, int bn, int bk) {
-    gs_etir e;
-    gs_etir_init(op, &e);
-    e.T[AX_M][2] = bm;
-    e.T[AX_N][2] = bn;
-    e.T[AX_K][2] = bk;
-    cr_assert(gs_etir_wellformed(op, &e));
-    return e;
-}
-
 Test(construct, benefit_tiling_paper_growth_and_reciprocal) {
     gs_op op = mk_gemm(256, 256, 256);
     static const int starts[][3] = {{1, 1, 1}, {16, 16, 8}, {32, 64, 8}, {64, 32, 32}};
     int checked = 0;
     for (size_t s = 0; s < sizeof starts / sizeof starts[0]; s++)
         for (int d = 0; d < 3; d++) {
-            gs_etir e = state2(&op, starts[s][0], starts[s][1], starts[s][2]), g;
+            gs_etir e = gs_test_gemm_block_state(&op, starts[s][0], starts[s][1], starts[s][2]), g;
             gs_action tile = {GS_ACT_TILE, d, 0};
             cr_assert(gs_etir_apply(&op, &e, tile, 256, &g));
             double grow = gs_benefit_tiling(&op, &e, &g, 2, GS_POLICY_PAPER);
@@ -369,7 +354,7 @@ Test(construct, benefit_tiling_paper_growth_and_reciprocal) {
      * 65536 = 2162688; after: 8*16*32 = 4096 tiles * 384 + 65536 = 1638400.
      * F = bm*bk + bk*bn + bm*bn: before 128+128+256 = 512, after 256+128+512 = 896.
      * Paper: (2162688 * 896) / (1638400 * 512) = 2.31 */
-    gs_etir e = state2(&op, 16, 16, 8), g = state2(&op, 32, 16, 8);
+    gs_etir e = gs_test_gemm_block_state(&op, 16, 16, 8), g = gs_test_gemm_block_state(&op, 32, 16, 8);
     double want = (2162688.0 * 896.0) / (1638400.0 * 512.0);
     cr_assert_float_eq(gs_benefit_tiling(&op, &e, &g, 2, GS_POLICY_PAPER), want, 1e-12);
     cr_assert_float_eq(gs_benefit_tiling(&op, &e, &g, 2, GS_POLICY_BALANCED), (2162688.0 * 512.0) / (1638400.0 * 896.0),
@@ -385,7 +370,7 @@ Test(construct, benefit_tiling_balanced_identity) {
             for (int bk = 1; bk <= 32; bk *= 8)
                 for (int d = 0; d < 3; d++)
                     for (int k = 0; k < 2; k++) {
-                        gs_etir e = state2(&op, bm, bn, bk), g;
+                        gs_etir e = gs_test_gemm_block_state(&op, bm, bn, bk), g;
                         gs_action a = {k ? GS_ACT_INVTILE : GS_ACT_TILE, d, 0};
                         if (!gs_etir_apply(&op, &e, a, 256, &g)) continue;
                         int64_t b0[GS_MAX_AXES], b1[GS_MAX_AXES];
@@ -400,7 +385,7 @@ Test(construct, benefit_tiling_balanced_identity) {
                     }
     cr_assert_gt(checked, 50);
     /* level 1: thread tiles, reduce axes count 1 */
-    gs_etir e = state2(&op, 128, 64, 8), l1, g;
+    gs_etir e = gs_test_gemm_block_state(&op, 128, 64, 8), l1, g;
     gs_action c = {GS_ACT_CACHE, -1, 0}, t = {GS_ACT_TILE, AX_N, 0};
     cr_assert(gs_etir_apply(&op, &e, c, 256, &l1));
     cr_assert(gs_etir_apply(&op, &l1, t, 256, &g));
@@ -422,7 +407,7 @@ Test(construct, benefit_vthread_hand_computed) {
     const gs_hw *hw = hw_named("rtx3090");
     cr_assert_eq(hw->smem_banks, 32);
     gs_op op = mk_gemm(256, 256, 256);
-    gs_etir e = state2(&op, 16, 128, 8);
+    gs_etir e = gs_test_gemm_block_state(&op, 16, 128, 8);
     e.T[AX_N][1] = 8;
     e.level = 1;
     cr_assert(gs_etir_wellformed(&op, &e));
@@ -443,7 +428,7 @@ Test(construct, benefit_caching_above_one) {
     for (int h = 0; h < gs_hw_builtin_count(); h++) {
         const gs_hw *hw = gs_hw_builtin(h);
         gs_op op = mk_gemm(1024, 1024, 1024);
-        gs_etir e = state2(&op, 64, 64, 8), l1;
+        gs_etir e = gs_test_gemm_block_state(&op, 64, 64, 8), l1;
         double b2 = gs_benefit_caching(hw, &op, &e, 2);
         cr_assert(isfinite(b2) && b2 > 1.0, "%s: level-2 caching benefit %.6g", hw->name, b2);
         gs_action c = {GS_ACT_CACHE, -1, 0};
@@ -454,7 +439,7 @@ Test(construct, benefit_caching_above_one) {
     /* formula (2) by hand for rtx3090 at level 2: S = 4 * (64*8 + 8*64 + 64*64) B */
     const gs_hw *hw = hw_named("rtx3090");
     gs_op op = mk_gemm(1024, 1024, 1024);
-    gs_etir e = state2(&op, 64, 64, 8);
+    gs_etir e = gs_test_gemm_block_state(&op, 64, 64, 8);
     double S = 4.0 * (512 + 512 + 4096);
     double clk = hw->clock_mhz * 1e6;
     double low = hw->dram_latency_ns * 1e-9 + S / (hw->dram_gbs * 1e9 / hw->num_sms);
@@ -485,9 +470,9 @@ Test(construct, action_benefit_and_enumeration) {
      * maximum (99 KiB on the rtx3090): 128x128x64 takes 67 KiB with its
      * padding, 128x128x128 about 132 KiB */
     gs_op big = mk_gemm(4096, 4096, 4096);
-    gs_etir over = state2(&big, 128, 128, 128);
+    gs_etir over = gs_test_gemm_block_state(&big, 128, 128, 128);
     cr_assert_not(gs_hw_check(hw, &big, &over));
-    gs_etir fits = state2(&big, 128, 128, 64);
+    gs_etir fits = gs_test_gemm_block_state(&big, 128, 128, 64);
     gs_action grow = {GS_ACT_TILE, AX_K, 0};
     cr_assert(gs_hw_check(hw, &big, &fits));
     cr_assert_eq(gs_action_benefit(hw, &big, &fits, grow, GS_POLICY_PAPER, &next), 0.0,
@@ -613,16 +598,14 @@ Test(construct, tree_strategy_served_or_refused_clearly) {
     gs_ctx_destroy(ctx);
 }
 
-/* BUG (construct/markov.c gs_construct, the steps_per_chain / cap lines):
- * steps_per_chain = (int64_t)ceil(log2(t_start / t_threshold)) + 1. When the
- * ratio overflows a double (t_start = 1e300, t_threshold = 1e-300: both pass
- * the option check) log2 gives +inf, the cast to int64_t is undefined (x86
- * gives INT64_MIN), the "> 100000" clamp does not catch it, and
- * `chains * (steps_per_chain + 2)` overflows (undefined again) to a pool cap of
- * 48. The pool silently saturates and the result is worse. Every chain here
- * finishes (reaches level 0) long before T falls to either threshold, so the
- * threshold must not change the result at all. */
-Test(construct, bug_huge_temperature_ratio_truncates_pool) {
+/* Regression: a temperature ratio that overflows a double (t_start = 1e300,
+ * t_threshold = 1e-300: both pass the option check) does not shrink the pool.
+ * gs_construct counts the halvings in logs and clamps them; computing
+ * (int64_t)ceil(log2(t_start / t_threshold)) instead cast +inf to int64_t
+ * (undefined; INT64_MIN on x86), slipped past the clamp and wrapped the pool
+ * cap to 48. Every chain here finishes (reaches level 0) long before T falls
+ * to either threshold, so the threshold must not change the result at all. */
+Test(construct, huge_temperature_ratio_keeps_the_pool) {
     gs_op op = mk_gemm(1024, 1024, 1024);
     const gs_hw *hw = hw_named("rtx3090");
     gs_construct_opts o;
@@ -633,9 +616,8 @@ Test(construct, bug_huge_temperature_ratio_truncates_pool) {
     o.t_threshold = 1e-300;
     gs_result *b = run(&op, hw, &o);
     cr_expect_eq(a->pooled, b->pooled,
-                 "BUG construct/markov.c gs_construct: t_start/t_threshold = 1e600 overflows to inf and the pool cap "
-                 "wraps (steps_per_chain = (int64_t)ceil(log2(inf))): %lld states pooled with threshold 1e-300 vs "
-                 "%lld with 1e-7 for the same walk",
+                 "t_start/t_threshold = 1e600 must not change the pool of the same walk: %lld states pooled with "
+                 "threshold 1e-300 vs %lld with 1e-7",
                  (long long)b->pooled, (long long)a->pooled);
     cr_expect(gs_result_predicted_s(a, 0) == gs_result_predicted_s(b, 0),
               "same walk, different best: %.6g s (threshold 1e-7, %s) vs %.6g s (threshold 1e-300, %s)",

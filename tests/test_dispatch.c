@@ -4,12 +4,11 @@
  * one compiled kernel runs correctly on another shape (PoCL vs GSL), the
  * disk cache serves a second dispatcher, and warm start behaves. */
 #include "construct/construct.h"
-#include "kernels/kernels.h"
+#include "tests/test_common.h"
 
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
-#include <gsl/gsl_blas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,16 +145,6 @@ Test(dispatch, bert_sequence_sweep_shares_kernels) {
     gs_ctx_destroy(ctx);
 }
 
-/* C = op(A)*op(B) on the host through GSL. */
-static void gemm_ref(const gs_op *op, const float *A, const float *B, float *C) {
-    const gs_tensor *ta = &op->tensors[0], *tb = &op->tensors[1], *tc = &op->tensors[2];
-    gsl_matrix_float_const_view a = gsl_matrix_float_const_view_array(A, (size_t)ta->shape[0], (size_t)ta->shape[1]);
-    gsl_matrix_float_const_view b = gsl_matrix_float_const_view_array(B, (size_t)tb->shape[0], (size_t)tb->shape[1]);
-    gsl_matrix_float_view c = gsl_matrix_float_view_array(C, (size_t)tc->shape[0], (size_t)tc->shape[1]);
-    gsl_blas_sgemm(op->transA ? CblasTrans : CblasNoTrans, op->transB ? CblasTrans : CblasNoTrans, op->epi.alpha,
-                   &a.matrix, &b.matrix, op->epi.beta, &c.matrix);
-}
-
 /* Run a dispatched program on the OpenCL device with this shape's handle. */
 static double run_and_compare(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_kernel_handle *h) {
     int64_t n[3];
@@ -168,7 +157,7 @@ static double run_and_compare(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_
     }
     ref = malloc((size_t)n[2] * sizeof(float));
     memcpy(ref, host[2], (size_t)n[2] * sizeof(float));
-    gemm_ref(op, host[0], host[1], ref);
+    gs_gemm_reference(op, host[0], host[1], ref);
     for (int t = 0; t < 3; t++)
         cr_assert_eq(gs_cl_buf_create(ctx, cl, (size_t)n[t] * 4, host[t], &buf[t]), GS_OK, "%s", gs_ctx_errmsg(ctx));
     gs_karg args[32];
@@ -201,10 +190,7 @@ static double run_and_compare(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_
 /* One compiled program serves another shape: build on shape A, run on B. */
 Test(dispatch, opencl_program_serves_other_shapes) {
     gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = NULL;
-    gs_status s = gs_cl_open(ctx, &cl);
-    if (s == GS_ERR_OPENCL_MISSING) cr_skip_test("no OpenCL device: %s", gs_ctx_errmsg(ctx));
-    cr_assert_eq(s, GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_cl *cl = gs_test_open_cl(ctx);
     gs_hw *hw = NULL;
     cr_assert_eq(gs_hw_load(ctx, "rtx3090", &hw), GS_OK);
     gs_dispatcher *d = make(ctx, hw, GS_DIALECT_OPENCL, "", GS_WARM_OFF);
@@ -235,26 +221,12 @@ Test(dispatch, opencl_program_serves_other_shapes) {
     gs_ctx_destroy(ctx);
 }
 
-static void rm_flat(const char *dir) {
-    DIR *dh = opendir(dir);
-    struct dirent *e;
-    while (dh && (e = readdir(dh))) {
-        if (e->d_name[0] == '.') continue;
-        char p[1024];
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        unlink(p);
-    }
-    if (dh) closedir(dh);
-    rmdir(dir);
-}
-
 /* A second dispatcher (a restarted runtime) finds the kernels on disk. */
 Test(dispatch, disk_cache_serves_a_restart) {
     gs_ctx *ctx = gs_ctx_create();
     gs_hw *hw = NULL;
     cr_assert_eq(gs_hw_load(ctx, "a100", &hw), GS_OK);
-    char dir[] = "/tmp/gensor-dispatch-test-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir), "%s", strerror(errno));
+    char *dir = gs_test_tmpdir("dispatch-test");
     bool nvrtc = gs_nvrtc_available(ctx);
     gs_dispatch_stats st[2];
     uint64_t keys[2][3];
@@ -276,7 +248,8 @@ Test(dispatch, disk_cache_serves_a_restart) {
     cr_assert_eq(st[1].disk_hits, st[0].kernels);
     cr_assert_eq(st[1].compiles, 0, "nothing compiled after the restart");
     cr_assert_eq(st[0].compiles, nvrtc ? st[0].kernels : 0);
-    rm_flat(dir);
+    gs_test_rm_flat(dir);
+    free(dir);
     gs_hw_destroy(hw);
     gs_ctx_destroy(ctx);
 }

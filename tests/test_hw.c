@@ -5,6 +5,7 @@
  * hw_zero_sms.json (valid JSON, invalid profile) and hw_custom.json (a
  * derived "what-if" profile). */
 #include "hwmodel/hw.h"
+#include "tests/test_common.h"
 
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -23,53 +24,6 @@
 TestSuite(hw);
 
 /* ---- helpers --------------------------------------------------------------- */
-
-/* tests/data/<name>, relative to the working directory (the repository root
- * under `make test`) or, failing that, to this source file's directory. */
-static void data_path(char *buf, size_t n, const char *name) {
-    snprintf(buf, n, "tests/data/%s", name);
-    if (access(buf, R_OK) == 0) return;
-    const char *file = __FILE__;
-    const char *slash = strrchr(file, '/');
-    int dirlen = slash ? (int)(slash - file) : 1;
-    snprintf(buf, n, "%.*s/data/%s", dirlen, slash ? file : ".", name);
-}
-
-static char *make_tmpdir(void) {
-    char *dir = strdup("/tmp/gs_test_hw.XXXXXX");
-    cr_assert_not_null(dir);
-    cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
-    return dir;
-}
-
-/* Number of entries in dir other than . and .. */
-static int count_entries(const char *dir) {
-    DIR *d = opendir(dir);
-    cr_assert_not_null(d, "opendir %s: %s", dir, strerror(errno));
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
-    closedir(d);
-    return n;
-}
-
-/* Remove the files in dir (one level) and dir itself, then free the name. */
-static void remove_tmpdir(char *dir) {
-    DIR *d = opendir(dir);
-    if (d) {
-        struct dirent *e;
-        char p[PATH_MAX];
-        while ((e = readdir(d))) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-            unlink(p);
-        }
-        closedir(d);
-    }
-    rmdir(dir);
-    free(dir);
-}
 
 /* Field-by-field exact equality (doubles compared with ==, on purpose). */
 static void assert_hw_equal(const gs_hw *a, const gs_hw *b) {
@@ -102,15 +56,6 @@ static void assert_hw_equal(const gs_hw *a, const gs_hw *b) {
 #undef EQ
 }
 
-/* Expect status `want` and an error message containing `needle`. */
-static void expect_err(gs_ctx *ctx, gs_status got, gs_status want, const char *needle) {
-    cr_assert_eq(got, want, "status %d (%s), want %d; msg: %s", got, gs_status_str(got), want,
-                 gs_ctx_errmsg(ctx));
-    if (needle)
-        cr_assert_not_null(strstr(gs_ctx_errmsg(ctx), needle), "message '%s' lacks '%s'",
-                           gs_ctx_errmsg(ctx), needle);
-}
-
 /* Load JSON text and expect an error. */
 static void expect_text_err(const char *text, gs_status want, const char *needle) {
     gs_ctx *ctx = gs_ctx_create();
@@ -118,7 +63,7 @@ static void expect_text_err(const char *text, gs_status want, const char *needle
     memset(&hw, 0x5a, sizeof hw);
     gs_hw before = hw;
     gs_status s = gs_hw_load_json_text(ctx, text, &hw);
-    expect_err(ctx, s, want, needle);
+    gs_test_expect_err(ctx, s, want, needle, "");
     cr_assert(memcmp(&hw, &before, sizeof hw) == 0, "out was modified on failure");
     gs_ctx_destroy(ctx);
 }
@@ -231,7 +176,7 @@ Test(hw, load_builtin_copy) {
 Test(hw, unknown_name) {
     gs_ctx *ctx = gs_ctx_create();
     gs_hw *hw = (gs_hw *)ctx; /* must be reset to NULL */
-    expect_err(ctx, gs_hw_load(ctx, "rtx9999", &hw), GS_ERR_HW_UNKNOWN, "rtx9999");
+    gs_test_expect_err(ctx, gs_hw_load(ctx, "rtx9999", &hw), GS_ERR_HW_UNKNOWN, "rtx9999", "");
     cr_assert_null(hw);
     /* The message lists what would have worked. */
     for (int i = 0; i < gs_hw_builtin_count(); i++)
@@ -355,7 +300,7 @@ Test(hw, validate_each_rule) {
 /* ---- JSON: round trips ------------------------------------------------------- */
 
 Test(hw, json_roundtrip_every_builtin) {
-    char *dir = make_tmpdir();
+    char *dir = gs_test_tmpdir("hw");
     gs_ctx *ctx = gs_ctx_create();
     char path[PATH_MAX];
     for (int i = 0; i < gs_hw_builtin_count(); i++) {
@@ -383,13 +328,14 @@ Test(hw, json_roundtrip_every_builtin) {
         gs_hw_destroy(hw);
     }
     /* Only the saved files remain: no temp files. */
-    cr_assert_eq(count_entries(dir), gs_hw_builtin_count());
+    cr_assert_eq(gs_test_count_files(dir, ""), gs_hw_builtin_count());
     gs_ctx_destroy(ctx);
-    remove_tmpdir(dir);
+    gs_test_rm_flat(dir);
+    free(dir);
 }
 
 Test(hw, json_roundtrip_awkward_doubles) {
-    char *dir = make_tmpdir();
+    char *dir = gs_test_tmpdir("hw");
     gs_ctx *ctx = gs_ctx_create();
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/odd", dir); /* no .json suffix */
@@ -415,19 +361,20 @@ Test(hw, json_roundtrip_awkward_doubles) {
     gs_hw again;
     cr_assert_eq(gs_hw_load_json(ctx, path, &again), GS_OK, "%s", gs_ctx_errmsg(ctx));
     cr_assert_eq(again.num_sms, 7);
-    cr_assert_eq(count_entries(dir), 1);
+    cr_assert_eq(gs_test_count_files(dir, ""), 1);
     gs_ctx_destroy(ctx);
-    remove_tmpdir(dir);
+    gs_test_rm_flat(dir);
+    free(dir);
 }
 
 /* ---- JSON: sample files -------------------------------------------------------- */
 
 Test(hw, truncated_file_is_json_error) {
     char path[PATH_MAX];
-    data_path(path, sizeof path, "hw_truncated.json");
+    gs_test_data_path(path, sizeof path, "hw_truncated.json");
     gs_ctx *ctx = gs_ctx_create();
     gs_hw *hw = NULL;
-    expect_err(ctx, gs_hw_load(ctx, path, &hw), GS_ERR_JSON, "line ");
+    gs_test_expect_err(ctx, gs_hw_load(ctx, path, &hw), GS_ERR_JSON, "line ", "");
     cr_assert_null(hw);
     cr_assert_not_null(strstr(gs_ctx_errmsg(ctx), "hw_truncated.json"), "%s",
                        gs_ctx_errmsg(ctx));
@@ -443,11 +390,11 @@ Test(hw, truncated_file_is_json_error) {
 
 Test(hw, zero_sms_file_is_invalid) {
     char path[PATH_MAX];
-    data_path(path, sizeof path, "hw_zero_sms.json");
+    gs_test_data_path(path, sizeof path, "hw_zero_sms.json");
     gs_ctx *ctx = gs_ctx_create();
     gs_hw *hw = NULL;
-    expect_err(ctx, gs_hw_load(ctx, path, &hw), GS_ERR_HW_INVALID,
-               "num_sms must be > 0 (got 0)");
+    gs_test_expect_err(ctx, gs_hw_load(ctx, path, &hw), GS_ERR_HW_INVALID,
+               "num_sms must be > 0 (got 0)", "");
     cr_assert_null(hw);
     cr_assert_not_null(strstr(gs_ctx_errmsg(ctx), "hw_zero_sms.json"));
     gs_ctx_destroy(ctx);
@@ -455,7 +402,7 @@ Test(hw, zero_sms_file_is_invalid) {
 
 Test(hw, custom_file_overrides_base) {
     char path[PATH_MAX];
-    data_path(path, sizeof path, "hw_custom.json");
+    gs_test_data_path(path, sizeof path, "hw_custom.json");
     gs_ctx *ctx = gs_ctx_create();
     gs_hw *hw = NULL;
     cr_assert_eq(gs_hw_load(ctx, path, &hw), GS_OK, "%s", gs_ctx_errmsg(ctx));
@@ -475,7 +422,7 @@ Test(hw, custom_file_overrides_base) {
 
 Test(hw, missing_key_named) {
     /* Remove each key in turn from a complete profile. */
-    char *dir = make_tmpdir();
+    char *dir = gs_test_tmpdir("hw");
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/full.json", dir);
     gs_ctx *ctx = gs_ctx_create();
@@ -500,7 +447,8 @@ Test(hw, missing_key_named) {
     cr_assert_eq(n, 25);
     json_decref(full);
     gs_ctx_destroy(ctx);
-    remove_tmpdir(dir);
+    gs_test_rm_flat(dir);
+    free(dir);
 }
 
 Test(hw, wrong_type_named) {
@@ -558,14 +506,14 @@ Test(hw, base_override) {
 Test(hw, missing_file_is_io_error) {
     gs_ctx *ctx = gs_ctx_create();
     gs_hw tmp;
-    expect_err(ctx, gs_hw_load_json(ctx, "/nonexistent/dir/hw.json", &tmp), GS_ERR_IO,
-               strerror(ENOENT));
+    gs_test_expect_err(ctx, gs_hw_load_json(ctx, "/nonexistent/dir/hw.json", &tmp), GS_ERR_IO,
+               strerror(ENOENT), "");
     gs_hw *hw = NULL;
     /* A .json name that does not exist is a path, not an unknown built-in. */
-    expect_err(ctx, gs_hw_load(ctx, "no_such_profile.json", &hw), GS_ERR_IO, strerror(ENOENT));
+    gs_test_expect_err(ctx, gs_hw_load(ctx, "no_such_profile.json", &hw), GS_ERR_IO, strerror(ENOENT), "");
     cr_assert_null(hw);
     /* A directory is not a profile. */
-    expect_err(ctx, gs_hw_load(ctx, "/tmp", &hw), GS_ERR_IO, NULL);
+    gs_test_expect_err(ctx, gs_hw_load(ctx, "/tmp", &hw), GS_ERR_IO, NULL, "");
     cr_assert_null(hw);
     gs_ctx_destroy(ctx);
 }
@@ -575,29 +523,30 @@ Test(hw, missing_file_is_io_error) {
 Test(hw, save_unwritable_path) {
     gs_ctx *ctx = gs_ctx_create();
     const gs_hw *b = gs_hw_find_builtin("t4");
-    expect_err(ctx, gs_hw_save(ctx, b, "/proc/nonexistent/x.json"), GS_ERR_IO, NULL);
-    char *dir = make_tmpdir();
+    gs_test_expect_err(ctx, gs_hw_save(ctx, b, "/proc/nonexistent/x.json"), GS_ERR_IO, NULL, "");
+    char *dir = gs_test_tmpdir("hw");
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/no/such/dir/x.json", dir);
-    expect_err(ctx, gs_hw_save(ctx, b, path), GS_ERR_IO, strerror(ENOENT));
+    gs_test_expect_err(ctx, gs_hw_save(ctx, b, path), GS_ERR_IO, strerror(ENOENT), "");
     /* A directory as the target. */
-    expect_err(ctx, gs_hw_save(ctx, b, dir), GS_ERR_IO, strerror(EISDIR));
-    cr_assert_eq(count_entries(dir), 0);
+    gs_test_expect_err(ctx, gs_hw_save(ctx, b, dir), GS_ERR_IO, strerror(EISDIR), "");
+    cr_assert_eq(gs_test_count_files(dir, ""), 0);
     /* An invalid profile is never written. */
     gs_hw bad = *b;
     bad.num_sms = 0;
     snprintf(path, sizeof path, "%s/bad.json", dir);
-    expect_err(ctx, gs_hw_save(ctx, &bad, path), GS_ERR_HW_INVALID, "num_sms");
-    cr_assert_eq(count_entries(dir), 0);
+    gs_test_expect_err(ctx, gs_hw_save(ctx, &bad, path), GS_ERR_HW_INVALID, "num_sms", "");
+    cr_assert_eq(gs_test_count_files(dir, ""), 0);
     gs_ctx_destroy(ctx);
-    remove_tmpdir(dir);
+    gs_test_rm_flat(dir);
+    free(dir);
 }
 
 Test(hw, save_dev_full) {
     if (access("/dev/full", W_OK) != 0) cr_skip_test("/dev/full is not available here");
     gs_ctx *ctx = gs_ctx_create();
-    expect_err(ctx, gs_hw_save(ctx, gs_hw_find_builtin("h100"), "/dev/full"), GS_ERR_IO,
-               strerror(ENOSPC));
+    gs_test_expect_err(ctx, gs_hw_save(ctx, gs_hw_find_builtin("h100"), "/dev/full"), GS_ERR_IO,
+               strerror(ENOSPC), "");
     /* The device node is still a device (never renamed over). */
     struct stat st;
     cr_assert_eq(stat("/dev/full", &st), 0);
@@ -607,7 +556,7 @@ Test(hw, save_dev_full) {
 
 /* Saving through a symlink replaces the target and keeps the link. */
 Test(hw, save_through_symlink_keeps_link) {
-    char *dir = make_tmpdir();
+    char *dir = gs_test_tmpdir("hw");
     char real[PATH_MAX], link[PATH_MAX];
     snprintf(real, sizeof real, "%s/real.json", dir);
     snprintf(link, sizeof link, "%s/link.json", dir);
@@ -623,16 +572,17 @@ Test(hw, save_through_symlink_keeps_link) {
     gs_hw back;
     cr_assert_eq(gs_hw_load_json(ctx, real, &back), GS_OK, "%s", gs_ctx_errmsg(ctx));
     assert_hw_equal(&back, gs_hw_find_builtin("v100"));
-    cr_assert_eq(count_entries(dir), 2);
+    cr_assert_eq(gs_test_count_files(dir, ""), 2);
     gs_ctx_destroy(ctx);
-    remove_tmpdir(dir);
+    gs_test_rm_flat(dir);
+    free(dir);
 }
 
 /* A write that fails half-way (here: the file-size limit, which behaves like
  * a full disk) removes the temp file and leaves the old file untouched.
  * Criterion runs each test in its own process, so the limit stays here. */
 Test(hw, save_failing_write_keeps_old_file) {
-    char *dir = make_tmpdir();
+    char *dir = gs_test_tmpdir("hw");
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/keep.json", dir);
     gs_ctx *ctx = gs_ctx_create();
@@ -649,11 +599,12 @@ Test(hw, save_failing_write_keeps_old_file) {
     setrlimit(RLIMIT_FSIZE, &saved);
     signal(SIGXFSZ, prev);
 
-    expect_err(ctx, s, GS_ERR_IO, strerror(EFBIG));
-    cr_assert_eq(count_entries(dir), 1, "temp file left behind");
+    gs_test_expect_err(ctx, s, GS_ERR_IO, strerror(EFBIG), "");
+    cr_assert_eq(gs_test_count_files(dir, ""), 1, "temp file left behind");
     gs_hw back;
     cr_assert_eq(gs_hw_load_json(ctx, path, &back), GS_OK, "%s", gs_ctx_errmsg(ctx));
     assert_hw_equal(&back, old);
     gs_ctx_destroy(ctx);
-    remove_tmpdir(dir);
+    gs_test_rm_flat(dir);
+    free(dir);
 }

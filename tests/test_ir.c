@@ -2,11 +2,10 @@
  * tests/data/ir_bad_specs.txt), validation and the gemm builder, footprint and
  * traffic from the affine maps, the ETIR actions and config text form, the
  * reference interpreter, and the utilities (string builder, arena, status
- * strings, hash).
- *
- * Tests named *_bug_* pin down library defects found while writing these
- * tests; they fail until the defect is fixed, and say so in their message. */
+ * strings, hash), with regression tests for the defects found while writing
+ * them (float overflow in specs, spec round trip, arena wrap, FNV-1a). */
 #include "ir/ir.h"
+#include "tests/test_common.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
@@ -19,34 +18,6 @@
 TestSuite(ir);
 
 /* ---- helpers ------------------------------------------------------------------- */
-
-/* tests/data/<name>, relative to the working directory (the repository root
- * under `make test`) or, failing that, to this source file's directory. */
-static void ir_data_path(char *buf, size_t n, const char *name) {
-    snprintf(buf, n, "tests/data/%s", name);
-    if (access(buf, R_OK) == 0) return;
-    const char *file = __FILE__;
-    const char *slash = strrchr(file, '/');
-    int dirlen = slash ? (int)(slash - file) : 1;
-    snprintf(buf, n, "%.*s/data/%s", dirlen, slash ? file : ".", name);
-}
-
-/* Expect status `want` and an error message containing every '&&'-separated
- * needle (NULL or "" for none). */
-static void expect_err(gs_ctx *ctx, gs_status got, gs_status want, const char *needles, const char *what) {
-    cr_assert_eq(got, want, "%s: status %d (%s), want %d (%s); msg: '%s'", what, got, gs_status_str(got), want,
-                 gs_status_str(want), gs_ctx_errmsg(ctx));
-    if (!needles || !*needles) return;
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", needles);
-    for (char *p = buf; p;) {
-        char *amp = strstr(p, "&&");
-        if (amp) *amp = 0;
-        cr_assert_not_null(strstr(gs_ctx_errmsg(ctx), p), "%s: message '%s' lacks '%s'", what, gs_ctx_errmsg(ctx),
-                           p);
-        p = amp ? amp + 2 : NULL;
-    }
-}
 
 static const struct {
     const char *name;
@@ -185,7 +156,7 @@ Test(ir, canonical_spec_roundtrip) {
 
 Test(ir, parse_bad_specs_from_data_file) {
     char path[512];
-    ir_data_path(path, sizeof path, "ir_bad_specs.txt");
+    gs_test_data_path(path, sizeof path, "ir_bad_specs.txt");
     FILE *f = fopen(path, "r");
     cr_assert_not_null(f, "cannot open %s", path);
     gs_ctx *ctx = gs_ctx_create();
@@ -245,12 +216,12 @@ Test(ir, parse_spec_length_limits) {
     memcpy(big, "gemm M=1 N=1 K=1", 16);
     big[2000] = 0;
     gs_op *op = NULL;
-    expect_err(ctx, gs_op_parse(ctx, big, &op), GS_ERR_PARSE, "too long&&2000", "2000-char spec");
+    gs_test_expect_err(ctx, gs_op_parse(ctx, big, &op), GS_ERR_PARSE, "too long&&2000", "2000-char spec");
     cr_assert_null(op);
     /* a 2000-char run of one key's digits: still "too long", no overflow */
     memset(big, '9', 2000);
     memcpy(big, "gemm M=", 7);
-    expect_err(ctx, gs_op_parse(ctx, big, &op), GS_ERR_PARSE, "too long", "2000 digits");
+    gs_test_expect_err(ctx, gs_op_parse(ctx, big, &op), GS_ERR_PARSE, "too long", "2000 digits");
     /* 1023 chars is the longest accepted, 1024 the shortest refused */
     big[1023] = 0;
     memset(big, ' ', 1023);
@@ -262,16 +233,16 @@ Test(ir, parse_spec_length_limits) {
     memset(b1024, ' ', 1024);
     memcpy(b1024, "gemm M=1 N=1 K=1", 16);
     b1024[1024] = 0;
-    expect_err(ctx, gs_op_parse(ctx, b1024, &op), GS_ERR_PARSE, "too long&&1024", "1024-char spec");
+    gs_test_expect_err(ctx, gs_op_parse(ctx, b1024, &op), GS_ERR_PARSE, "too long&&1024", "1024-char spec");
     gs_ctx_destroy(ctx);
 }
 
 Test(ir, parse_null_arguments) {
     gs_ctx *ctx = gs_ctx_create();
     gs_op *op = (gs_op *)ctx;
-    expect_err(ctx, gs_op_parse(ctx, NULL, &op), GS_ERR_INVALID_ARG, "NULL", "NULL spec");
+    gs_test_expect_err(ctx, gs_op_parse(ctx, NULL, &op), GS_ERR_INVALID_ARG, "NULL", "NULL spec");
     cr_assert_null(op);
-    expect_err(ctx, gs_op_parse(ctx, "gemm M=1 N=1 K=1", NULL), GS_ERR_INVALID_ARG, "NULL", "NULL out");
+    gs_test_expect_err(ctx, gs_op_parse(ctx, "gemm M=1 N=1 K=1", NULL), GS_ERR_INVALID_ARG, "NULL", "NULL out");
     cr_assert_eq(gs_op_parse_into(ctx, "gemm M=1 N=1 K=1", NULL), GS_ERR_INVALID_ARG);
     /* a NULL context is allowed: the status still comes back */
     cr_assert_eq(gs_op_parse(NULL, "gemm M=0 N=1 K=1", &op), GS_ERR_BAD_SHAPE);
@@ -280,21 +251,20 @@ Test(ir, parse_null_arguments) {
     gs_ctx_destroy(ctx);
 }
 
-/* BUG (ir/op.c parse_value, KV_FLOAT branch): the finiteness check is done on
- * the double, but the value is stored as a float (gs_op_parse_into casts
- * kv.val[5] to float). "alpha=1e39" passes as a finite double and becomes
- * alpha=+inf (the cast is also undefined behaviour in C11 6.3.1.5), while
- * "alpha=inf" is refused. The canonical spec then reads "alpha=inf", which the
- * parser itself rejects. */
-Test(ir, bug_float_key_overflowing_float_is_accepted) {
+/* Regression: a float key is checked as the float it is stored in, not as
+ * the double it was read as. "alpha=1e39" is a finite double but overflows
+ * float (the cast would be undefined behaviour, C11 6.3.1.5, and store +inf,
+ * whose canonical spec "alpha=inf" the parser rejects); it is refused like
+ * "alpha=inf". */
+Test(ir, float_key_overflowing_float_is_refused) {
     gs_ctx *ctx = gs_ctx_create();
     static const char *specs[] = {"gemm M=4 N=4 K=4 alpha=1e39", "gemm M=4 N=4 K=4 beta=-3.5e38"};
     for (int i = 0; i < 2; i++) {
         gs_op *op = NULL;
         gs_status s = gs_op_parse(ctx, specs[i], &op);
         cr_expect_eq(s, GS_ERR_PARSE,
-                     "BUG ir/op.c parse_value: '%s' must be refused like alpha=inf (the value overflows float), "
-                     "but got %s; stored alpha=%g beta=%g, canonical spec '%s'",
+                     "'%s' must be refused like alpha=inf (the value overflows float), but got %s; stored "
+                     "alpha=%g beta=%g, canonical spec '%s'",
                      specs[i], gs_status_str(s), op ? op->epi.alpha : 0.0, op ? op->epi.beta : 0.0,
                      op ? op->spec : "-");
         if (op) {
@@ -310,18 +280,16 @@ Test(ir, bug_float_key_overflowing_float_is_accepted) {
     gs_ctx_destroy(ctx);
 }
 
-/* BUG (ir/op.c gs_op_build_gemm): the canonical spec prints alpha and beta
- * with "%g" (6 significant digits), so parsing it back gives a different
- * operator whenever alpha or beta needs more digits; "%.9g" round-trips any
- * float. The spec is what reports and the CLI's JSON record as "op". */
-Test(ir, bug_canonical_spec_loses_alpha_precision) {
+/* Regression: the canonical spec prints alpha and beta with enough digits
+ * ("%.9g") to parse back to the same floats ("%g", 6 digits, did not). The
+ * spec is what reports and the CLI's JSON record as "op". */
+Test(ir, canonical_spec_round_trips_alpha_and_beta) {
     gs_ctx *ctx = gs_ctx_create();
     gs_op a, b;
     cr_assert_eq(gs_op_parse_into(ctx, "gemm M=8 N=8 K=8 alpha=1.2345678 beta=0.1", &a), GS_OK);
     cr_assert_eq(gs_op_parse_into(ctx, a.spec, &b), GS_OK, "%s", gs_ctx_errmsg(ctx));
-    cr_expect(a.epi.alpha == b.epi.alpha,
-              "BUG ir/op.c gs_op_build_gemm: canonical spec '%s' does not round-trip alpha: %.9g became %.9g",
-              a.spec, a.epi.alpha, b.epi.alpha);
+    cr_expect(a.epi.alpha == b.epi.alpha, "canonical spec '%s' does not round-trip alpha: %.9g became %.9g", a.spec,
+              a.epi.alpha, b.epi.alpha);
     cr_expect(a.epi.beta == b.epi.beta, "canonical spec '%s': beta %.9g became %.9g", a.spec, a.epi.beta,
               b.epi.beta);
     gs_ctx_destroy(ctx);
@@ -377,20 +345,20 @@ Test(ir, gemm_builder_four_transposes) {
 Test(ir, gemm_builder_rejects_bad_shapes) {
     gs_ctx *ctx = gs_ctx_create();
     gs_op *op = (gs_op *)ctx;
-    expect_err(ctx, gs_op_create_gemm(ctx, 0, 4, 4, 0, 0, 1, 0, &op), GS_ERR_BAD_SHAPE, "axis m&&extent 0", "M=0");
+    gs_test_expect_err(ctx, gs_op_create_gemm(ctx, 0, 4, 4, 0, 0, 1, 0, &op), GS_ERR_BAD_SHAPE, "axis m&&extent 0", "M=0");
     cr_assert_null(op);
-    expect_err(ctx, gs_op_create_gemm(ctx, 4, -2, 4, 0, 0, 1, 0, &op), GS_ERR_BAD_SHAPE, "axis n&&-2", "N=-2");
-    expect_err(ctx, gs_op_create_gemm(ctx, 4, 4, 2147483648LL, 0, 0, 1, 0, &op), GS_ERR_BAD_SHAPE,
+    gs_test_expect_err(ctx, gs_op_create_gemm(ctx, 4, -2, 4, 0, 0, 1, 0, &op), GS_ERR_BAD_SHAPE, "axis n&&-2", "N=-2");
+    gs_test_expect_err(ctx, gs_op_create_gemm(ctx, 4, 4, 2147483648LL, 0, 0, 1, 0, &op), GS_ERR_BAD_SHAPE,
                "axis k&&2147483648", "K=2^31");
     /* each extent fits, but C has 2^62 elements */
-    expect_err(ctx, gs_op_create_gemm(ctx, 2147483647, 2147483647, 2, 0, 0, 1, 0, &op), GS_ERR_BAD_SHAPE,
+    gs_test_expect_err(ctx, gs_op_create_gemm(ctx, 2147483647, 2147483647, 2, 0, 0, 1, 0, &op), GS_ERR_BAD_SHAPE,
                "C&&too large", "C too large");
     /* 2^20 x 2^20 = 2^40 elements is the largest tensor accepted */
     cr_assert_eq(gs_op_create_gemm(ctx, 1 << 20, 1 << 20, 1, 0, 0, 1, 0, &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
     gs_op_destroy(op);
-    expect_err(ctx, gs_op_create_gemm(ctx, 1 << 20, (1 << 20) + 1, 1, 0, 0, 1, 0, &op), GS_ERR_BAD_SHAPE,
+    gs_test_expect_err(ctx, gs_op_create_gemm(ctx, 1 << 20, (1 << 20) + 1, 1, 0, 0, 1, 0, &op), GS_ERR_BAD_SHAPE,
                "too large", "2^40+ elements");
-    expect_err(ctx, gs_op_create_gemm(ctx, 1, 1, 1, 0, 0, 1, 0, NULL), GS_ERR_INVALID_ARG, "NULL", "NULL out");
+    gs_test_expect_err(ctx, gs_op_create_gemm(ctx, 1, 1, 1, 0, 0, 1, 0, NULL), GS_ERR_INVALID_ARG, "NULL", "NULL out");
     gs_ctx_destroy(ctx);
 }
 
@@ -443,7 +411,7 @@ Test(ir, validate_rejects_each_rule) {
     do {                                                                         \
         op = base;                                                               \
         stmt;                                                                    \
-        expect_err(ctx, gs_op_validate(ctx, &op), want, needles, #stmt);          \
+        gs_test_expect_err(ctx, gs_op_validate(ctx, &op), want, needles, #stmt);          \
     } while (0)
     BREAK(op.naxes = 0, GS_ERR_INVALID_ARG, "0 axes");
     BREAK(op.naxes = GS_MAX_AXES + 1, GS_ERR_INVALID_ARG, "9 axes");
@@ -692,19 +660,9 @@ Test(ir, etir_tile_invtile_level2) {
     cr_assert_not(act(&op, &e, (gs_action_kind)GS_ACT_COUNT_, AX_M, 0, 256, &n));
 }
 
-static gs_etir block_state(const gs_op *op, int bm, int bn, int bk) {
-    gs_etir e;
-    gs_etir_init(op, &e);
-    e.T[AX_M][2] = bm;
-    e.T[AX_N][2] = bn;
-    e.T[AX_K][2] = bk;
-    cr_assert(gs_etir_wellformed(op, &e));
-    return e;
-}
-
 Test(ir, etir_cache_level2_to_level1) {
     gs_op op = gemm(1024, 1024, 1024, 0, 0, 1, 0);
-    gs_etir e = block_state(&op, 128, 64, 32), n;
+    gs_etir e = gs_test_gemm_block_state(&op, 128, 64, 32), n;
     /* 128x64 = 8192 threads at T1=1; the axis with the most threads is split
      * first, ties to the outer axis: m2 (4096), m4 (2048), n2 (1024),
      * m8 (512), n4 (256). */
@@ -729,7 +687,7 @@ Test(ir, etir_cache_level2_to_level1) {
     for (int bm = 1; bm <= 256; bm *= 4)
         for (int bn = 1; bn <= 512; bn *= 2)
             for (size_t i = 0; i < sizeof maxes / sizeof maxes[0]; i++) {
-                gs_etir s = block_state(&op, bm, bn, 8);
+                gs_etir s = gs_test_gemm_block_state(&op, bm, bn, 8);
                 int mt = maxes[i];
                 cr_assert(act(&op, &s, GS_ACT_CACHE, -1, 0, mt, &n));
                 int64_t th = gs_etir_threads(&op, &n);
@@ -748,7 +706,7 @@ Test(ir, etir_cache_level2_to_level1) {
 
 Test(ir, etir_level1_actions_and_vthread_rules) {
     gs_op op = gemm(1024, 1024, 1024, 0, 0, 1, 0);
-    gs_etir e = block_state(&op, 128, 64, 32), l1, n;
+    gs_etir e = gs_test_gemm_block_state(&op, 128, 64, 32), l1, n;
     cr_assert(act(&op, &e, GS_ACT_CACHE, -1, 0, 256, &l1));
     cr_assert_eq(l1.T[AX_M][1], 8);
     /* tile at level 1 grows the thread tile up to the block tile */
@@ -782,7 +740,7 @@ Test(ir, etir_level1_actions_and_vthread_rules) {
     cr_assert_eq(n.T[AX_N][1], 2);
     cr_assert_not(act(&op, &n, GS_ACT_INVTILE, AX_N, 0, 256, &n));
     /* from T1 = 1 and V = 1 invTile is refused */
-    gs_etir one = block_state(&op, 4, 4, 4);
+    gs_etir one = gs_test_gemm_block_state(&op, 4, 4, 4);
     cr_assert(act(&op, &one, GS_ACT_CACHE, -1, 0, 256, &n));
     cr_assert_eq(n.T[AX_M][1], 1);
     cr_assert_not(act(&op, &n, GS_ACT_INVTILE, AX_M, 0, 256, &e), "invTile below 1 must be refused");
@@ -790,7 +748,7 @@ Test(ir, etir_level1_actions_and_vthread_rules) {
 
 Test(ir, etir_cache_level1_to_done) {
     gs_op op = gemm(256, 256, 256, 0, 0, 1, 0);
-    gs_etir e = block_state(&op, 64, 64, 8), l1, l0, n;
+    gs_etir e = gs_test_gemm_block_state(&op, 64, 64, 8), l1, l0, n;
     cr_assert(act(&op, &e, GS_ACT_CACHE, -1, 0, 256, &l1));
     cr_assert(act(&op, &l1, GS_ACT_VTHREAD, AX_N, 2, 256, &l1));
     cr_assert(act(&op, &l1, GS_ACT_CACHE, -1, 0, 256, &l0));
@@ -806,7 +764,7 @@ Test(ir, etir_cache_level1_to_done) {
 
 Test(ir, etir_wellformed_rejects) {
     gs_op op = gemm(100, 64, 30, 0, 0, 1, 0);
-    const gs_etir base = block_state(&op, 64, 32, 8);
+    const gs_etir base = gs_test_gemm_block_state(&op, 64, 32, 8);
     gs_etir e;
 #define BAD(stmt)                                                                 \
     do {                                                                          \
@@ -842,7 +800,7 @@ Test(ir, etir_wellformed_rejects) {
 Test(ir, etir_config_roundtrip) {
     gs_ctx *ctx = gs_ctx_create();
     gs_op op = gemm(1000, 1000, 1000, 1, 0, 1, 0);
-    gs_etir e = block_state(&op, 128, 64, 32);
+    gs_etir e = gs_test_gemm_block_state(&op, 128, 64, 32);
     e.T[AX_M][1] = 8;
     e.T[AX_N][1] = 4;
     e.V[AX_M] = 2;
@@ -866,7 +824,7 @@ Test(ir, etir_config_roundtrip) {
         for (int tm = 1; tm <= bm; tm *= 2)
             for (int vm = 1; vm <= tm; vm *= 4)
                 for (int bk = 1; bk <= 1024; bk *= 8) {
-                    gs_etir s = block_state(&op, bm, 16, bk);
+                    gs_etir s = gs_test_gemm_block_state(&op, bm, 16, bk);
                     s.T[AX_M][1] = tm;
                     s.T[AX_N][1] = 2;
                     s.V[AX_M] = vm;
@@ -929,20 +887,20 @@ Test(ir, etir_config_bad) {
         gs_etir e;
         char what[64];
         snprintf(what, sizeof what, "config '%s'", bad[i].cfg);
-        expect_err(ctx, gs_etir_parse_config(ctx, &op, bad[i].cfg, &e), GS_ERR_PARSE, bad[i].needles, what);
+        gs_test_expect_err(ctx, gs_etir_parse_config(ctx, &op, bad[i].cfg, &e), GS_ERR_PARSE, bad[i].needles, what);
     }
     char longcfg[700];
     memset(longcfg, ',', sizeof longcfg - 1);
     longcfg[sizeof longcfg - 1] = 0;
     gs_etir e;
-    expect_err(ctx, gs_etir_parse_config(ctx, &op, longcfg, &e), GS_ERR_PARSE, "too long", "700-char config");
-    expect_err(ctx, gs_etir_parse_config(ctx, &op, NULL, &e), GS_ERR_INVALID_ARG, "NULL", "NULL config");
+    gs_test_expect_err(ctx, gs_etir_parse_config(ctx, &op, longcfg, &e), GS_ERR_PARSE, "too long", "700-char config");
+    gs_test_expect_err(ctx, gs_etir_parse_config(ctx, &op, NULL, &e), GS_ERR_INVALID_ARG, "NULL", "NULL config");
     gs_ctx_destroy(ctx);
 }
 
 Test(ir, etir_hash_distinguishes_states) {
     gs_op op = gemm(256, 256, 256, 0, 0, 1, 0);
-    gs_etir a = block_state(&op, 64, 64, 8), b = a;
+    gs_etir a = gs_test_gemm_block_state(&op, 64, 64, 8), b = a;
     cr_assert_eq(gs_etir_hash(&a), gs_etir_hash(&b));
     b.T[AX_M][2] = 32;
     cr_assert_neq(gs_etir_hash(&a), gs_etir_hash(&b));
@@ -1185,13 +1143,13 @@ Test(ir, reference_errors) {
     const float X[5] = {0}, Wt[3] = {0};
     const float *ins[2] = {X, Wt};
     float Y[3];
-    expect_err(ctx, gs_op_reference(ctx, &op, NULL, NULL, Y), GS_ERR_INVALID_ARG, "NULL", "NULL ins");
-    expect_err(ctx, gs_op_reference(ctx, &op, ins, NULL, NULL), GS_ERR_INVALID_ARG, "NULL", "NULL out");
+    gs_test_expect_err(ctx, gs_op_reference(ctx, &op, NULL, NULL, Y), GS_ERR_INVALID_ARG, "NULL", "NULL ins");
+    gs_test_expect_err(ctx, gs_op_reference(ctx, &op, ins, NULL, NULL), GS_ERR_INVALID_ARG, "NULL", "NULL out");
     op.has_bias = true;
     op.epi.bias_axis = 0;
-    expect_err(ctx, gs_op_reference(ctx, &op, ins, NULL, Y), GS_ERR_INVALID_ARG, "bias", "missing bias");
+    gs_test_expect_err(ctx, gs_op_reference(ctx, &op, ins, NULL, Y), GS_ERR_INVALID_ARG, "bias", "missing bias");
     op.axes[0].extent = 0;
-    expect_err(ctx, gs_op_reference(ctx, &op, ins, NULL, Y), GS_ERR_BAD_SHAPE, "extent 0", "invalid op");
+    gs_test_expect_err(ctx, gs_op_reference(ctx, &op, ins, NULL, Y), GS_ERR_BAD_SHAPE, "extent 0", "invalid op");
     gs_ctx_destroy(ctx);
 }
 
@@ -1293,19 +1251,18 @@ Test(ir, arena_alignment_and_zeroing) {
     gs_arena_free(&a);
 }
 
-/* BUG (ir/util.c gs_arena_alloc): `size = (size + 15u) & ~15u` wraps to 0 for
- * sizes above SIZE_MAX - 15, so an impossible request returns a non-NULL
- * pointer to zero usable bytes instead of NULL. (Sizes just below that wrap
- * in `sizeof *b + bs` instead and end in malloc(tiny) + memset(huge).) */
-Test(ir, bug_arena_huge_request_returns_non_null) {
+/* Regression: an impossible arena request returns NULL. Rounding a size above
+ * SIZE_MAX - 15 up to 16 bytes would wrap to 0 (a non-NULL pointer to zero
+ * usable bytes), and sizes just below would wrap in `sizeof *b + bs`
+ * (malloc(tiny) + memset(huge)); util/util.c refuses both. */
+Test(ir, arena_huge_request_returns_null) {
     gs_arena a;
     gs_arena_init(&a, 4096);
     cr_assert_not_null(gs_arena_alloc(&a, 16));
     void *p = gs_arena_alloc(&a, SIZE_MAX);
-    cr_expect_null(p, "BUG ir/util.c gs_arena_alloc: a request of SIZE_MAX bytes returned %p (the rounded size "
-                      "wrapped to 0) instead of NULL", p);
+    cr_expect_null(p, "a request of SIZE_MAX bytes returned %p (the rounded size wrapped to 0) instead of NULL", p);
     p = gs_arena_alloc(&a, SIZE_MAX - 7);
-    cr_expect_null(p, "BUG ir/util.c gs_arena_alloc: a request of SIZE_MAX-7 bytes returned %p instead of NULL", p);
+    cr_expect_null(p, "a request of SIZE_MAX-7 bytes returned %p instead of NULL", p);
     gs_arena_free(&a);
 }
 
@@ -1344,21 +1301,19 @@ Test(ir, ctx_messages) {
     gs_ctx_destroy(NULL);
 }
 
-/* BUG (ir/util.c gs_hash_bytes): the FNV-1a 64 offset basis is written
- * 1469598103934665603ull, the published 14695981039346656037 (0xcbf29ce484222325)
- * with its last digit dropped, so gs_hash_bytes is not the FNV-1a that ir.h
- * documents and does not match any other FNV-1a implementation (kernel-cache
- * keys built from it would change when this is fixed). */
-Test(ir, bug_hash_is_not_fnv1a) {
+/* Regression: gs_hash_bytes is FNV-1a 64 with the published offset basis
+ * 14695981039346656037 (0xcbf29ce484222325; it once lacked its last digit),
+ * so it matches the published test vectors and gs_fnv1a64, the kernel
+ * cache's checksum, is the same function with seed 0. */
+Test(ir, hash_is_fnv1a) {
     /* published FNV-1a 64 test vectors */
     static const struct { const char *s; uint64_t h; } v[] = {
         {"", 0xcbf29ce484222325ull}, {"a", 0xaf63dc4c8601ec8cull}, {"foobar", 0x85944171f73967e8ull}};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
         uint64_t h = gs_hash_bytes(v[i].s, strlen(v[i].s), 0);
-        cr_expect_eq(h, v[i].h,
-                     "BUG ir/util.c gs_hash_bytes: FNV-1a(\"%s\") = %#llx, got %#llx (offset basis "
-                     "1469598103934665603 lacks its last digit: 14695981039346656037)",
-                     v[i].s, (unsigned long long)v[i].h, (unsigned long long)h);
+        cr_expect_eq(h, v[i].h, "FNV-1a(\"%s\") = %#llx, got %#llx", v[i].s, (unsigned long long)v[i].h,
+                     (unsigned long long)h);
+        cr_expect_eq(gs_fnv1a64(v[i].s, strlen(v[i].s)), v[i].h, "gs_fnv1a64(\"%s\")", v[i].s);
     }
 }
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "construct/construct.h"
-#include "kernels/kernels.h"
+#include "tests/test_common.h"
 
 typedef struct sweep_case {
     char hw[32];
@@ -236,10 +236,7 @@ Test(kernels, descriptor_hash_is_shape_generic) {
  * spills and within the profile's limits. */
 Test(kernels, nvrtc_sweep_all_profiles, .timeout = 900) {
     gs_ctx *ctx = gs_ctx_create();
-    if (!gs_nvrtc_available(ctx)) {
-        if (getenv("GS_REQUIRE_NVRTC")) cr_assert_fail("NVRTC required but missing: %s", gs_ctx_errmsg(ctx));
-        cr_skip_test("NVRTC not available: %s", gs_ctx_errmsg(ctx));
-    }
+    gs_test_need_nvrtc(ctx, "the NVRTC sweep");
     FILE *f = fopen("tests/data/gemm_nvrtc.txt", "r");
     cr_assert(f, "cannot open tests/data/gemm_nvrtc.txt");
     char line[512];
@@ -303,7 +300,7 @@ Test(kernels, nvrtc_sweep_all_profiles, .timeout = 900) {
  * names the nearest supported arch. */
 Test(kernels, unsupported_arch_is_reported) {
     gs_ctx *ctx = gs_ctx_create();
-    if (!gs_nvrtc_available(ctx)) cr_skip_test("NVRTC not available: %s", gs_ctx_errmsg(ctx));
+    gs_test_need_nvrtc(ctx, "the unsupported-arch check");
     int archs[64], n = 0;
     cr_assert_eq(gs_nvrtc_supported_archs(ctx, archs, 64, &n), GS_OK);
     bool has70 = false;

@@ -3,7 +3,7 @@
  * Compilation needs libnvrtc but no GPU. Where NVRTC cannot be loaded the
  * compile tests are skipped with the loader's message (set GS_REQUIRE_NVRTC=1
  * to make that a failure instead); the parser tests always run. */
-#include "kernels/kernels.h"
+#include "tests/test_common.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -27,15 +27,7 @@ static const char k_src[] =
 static gs_ctx *need_nvrtc(void) {
     gs_ctx *ctx = gs_ctx_create();
     cr_assert_not_null(ctx);
-    if (!gs_nvrtc_available(ctx)) {
-        char msg[1024];
-        snprintf(msg, sizeof msg, "%s", gs_ctx_errmsg(ctx));
-        gs_ctx_destroy(ctx);
-        const char *req = getenv("GS_REQUIRE_NVRTC");
-        if (req && *req && strcmp(req, "0") != 0)
-            cr_assert_fail("GS_REQUIRE_NVRTC is set but NVRTC is missing: %s", msg);
-        cr_skip_test("NVRTC not available, skipping compile test: %s", msg);
-    }
+    gs_test_need_nvrtc(ctx, "this compile test");
     return ctx;
 }
 
@@ -62,6 +54,16 @@ static int nvrtc_major(gs_ctx *ctx) {
 }
 
 /* ---- ptxas report parsing (no NVRTC needed) -------------------------------- */
+/* Parse log and expect these figures. */
+static void expect_stats(const char *log, int regs, int64_t smem, int64_t stack, int64_t spill_st, int64_t spill_ld) {
+    gs_ptxas_stats st;
+    cr_assert(gs_ptxas_parse(log, &st), "no register count in:\n%s", log);
+    cr_assert_eq(st.registers, regs, "registers %d, want %d", st.registers, regs);
+    cr_assert_eq(st.smem_bytes, smem, "smem %lld, want %lld", (long long)st.smem_bytes, (long long)smem);
+    cr_assert_eq(st.stack_bytes, stack, "stack %lld, want %lld", (long long)st.stack_bytes, (long long)stack);
+    cr_assert_eq(st.spill_store_bytes, spill_st);
+    cr_assert_eq(st.spill_load_bytes, spill_ld);
+}
 
 Test(nvrtc, ptxas_parse_nvcc_style) {
     const char *log =
@@ -70,13 +72,7 @@ Test(nvrtc, ptxas_parse_nvcc_style) {
         "ptxas info    : Function properties for gemm\n"
         "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
         "ptxas info    : Used 40 registers, used 0 barriers, 4096 bytes smem, 380 bytes cmem[0]\n";
-    gs_ptxas_stats st;
-    cr_assert(gs_ptxas_parse(log, &st));
-    cr_assert_eq(st.registers, 40);
-    cr_assert_eq(st.smem_bytes, 4096);
-    cr_assert_eq(st.stack_bytes, 0);
-    cr_assert_eq(st.spill_store_bytes, 0);
-    cr_assert_eq(st.spill_load_bytes, 0);
+    expect_stats(log, 40, 4096, 0, 0, 0);
 }
 
 Test(nvrtc, ptxas_parse_spills_and_several_entries) {
@@ -99,22 +95,13 @@ Test(nvrtc, ptxas_parse_spills_and_several_entries) {
         "ptxas info    : Compile time = 31.694 ms\n"
         "ptxas info    : Function properties for _Z1fPfi\n"
         "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n";
-    gs_ptxas_stats st;
     /* gs_ptxas_parse takes the first entry function ptxas reports: k2. */
-    cr_assert(gs_ptxas_parse(log, &st));
-    cr_assert_eq(st.registers, 12);
-    cr_assert_eq(st.smem_bytes, 64);
-    cr_assert_eq(st.spill_store_bytes, 0);
-
-    /* The second entry alone, as a log of its own: spills are read. */
+    expect_stats(log, 12, 64, 0, 0, 0);
+    /* The second entry alone, as a log of its own: spills are read, and no
+     * smem on the line means 0. */
     const char *k = strstr(log, "ptxas info    : Compiling entry function 'k' ");
     cr_assert_not_null(k);
-    cr_assert(gs_ptxas_parse(k, &st));
-    cr_assert_eq(st.registers, 24);
-    cr_assert_eq(st.smem_bytes, 0, "no smem on the line means 0");
-    cr_assert_eq(st.stack_bytes, 288);
-    cr_assert_eq(st.spill_store_bytes, 100);
-    cr_assert_eq(st.spill_load_bytes, 124);
+    expect_stats(k, 24, 0, 288, 100, 124);
 }
 
 Test(nvrtc, ptxas_parse_any_order_and_missing_pieces) {
@@ -123,23 +110,11 @@ Test(nvrtc, ptxas_parse_any_order_and_missing_pieces) {
         "ptxas info    : Used 255 registers, 49152 bytes smem, 400 bytes cmem[0]\r\n"
         "ptxas info    : Function properties for gemm\r\n"
         "    1024 bytes stack frame, 512 bytes spill stores, 768 bytes spill loads\r\n";
-    gs_ptxas_stats st;
-    cr_assert(gs_ptxas_parse(log, &st));
-    cr_assert_eq(st.registers, 255);
-    cr_assert_eq(st.smem_bytes, 49152);
-    cr_assert_eq(st.stack_bytes, 1024);
-    cr_assert_eq(st.spill_store_bytes, 512);
-    cr_assert_eq(st.spill_load_bytes, 768);
-
+    expect_stats(log, 255, 49152, 1024, 512, 768);
     /* Only the register line: the rest stays 0. */
-    cr_assert(gs_ptxas_parse("ptxas info    : Used 7 registers, 356 bytes cmem[0]\n", &st));
-    cr_assert_eq(st.registers, 7);
-    cr_assert_eq(st.smem_bytes, 0);
-    cr_assert_eq(st.stack_bytes, 0);
-
+    expect_stats("ptxas info    : Used 7 registers, 356 bytes cmem[0]\n", 7, 0, 0, 0, 0);
     /* Old ptxas: "static+reserved bytes smem" is summed. */
-    cr_assert(gs_ptxas_parse("ptxas info    : Used 10 registers, 2048+16 bytes smem\n", &st));
-    cr_assert_eq(st.smem_bytes, 2064);
+    expect_stats("ptxas info    : Used 10 registers, 2048+16 bytes smem\n", 10, 2064, 0, 0, 0);
 }
 
 Test(nvrtc, ptxas_parse_rejects_logs_without_registers) {
@@ -394,7 +369,7 @@ Test(nvrtc, wide_group_compiles, .timeout = 120) {
         int lanes;
     } cases[] = {
         {"gemv M=37 N=1031", "bm=2,bk=256,tm=1,vm=1,group=128", 128},
-        {"rowmax M=5 K=3001", "bm=1,bk=1024,tm=1,vm=1,sx=1,stages=2,group=1024", 1024},
+        {"rowmax M=5 K=3001", "bm=1,bk=1024,tm=1,vm=1,sx=1,stages=2,group=512", 512},
         {"gemm M=13 N=21 K=515", "bm=2,bn=2,bk=64,tm=1,tn=1,group=64", 64},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -1,7 +1,7 @@
 /* test_opencl.c — the OpenCL runtime on whatever device the ICD loader
  * offers (PoCL on the CPU here). Each test opens its own device; with no
  * OpenCL device at all the device tests skip with a message, never pass. */
-#include "kernels/kernels.h"
+#include "tests/test_common.h"
 
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -10,23 +10,34 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Open a device or skip the test when none exists; other errors fail. */
-#define OPEN_OR_SKIP(ctx, cl)                                                          \
-    do {                                                                               \
-        gs_status s_ = gs_cl_open((ctx), &(cl));                                       \
-        if (s_ == GS_ERR_OPENCL_MISSING)                                               \
-            cr_skip_test("no OpenCL device (install pocl-opencl-icd): %s",             \
-                         gs_ctx_errmsg(ctx));                                          \
-        cr_assert_eq(s_, GS_OK, "gs_cl_open: %s", gs_ctx_errmsg(ctx));                 \
-        cr_assert_not_null((cl));                                                      \
-    } while (0)
+/* Each test runs in its own process: the device it opens lives here. */
+static gs_ctx *ctx;
+static gs_cl *cl;
 
-#define BUILD_OK(ctx, cl, src, name, p)                                                \
-    do {                                                                               \
-        gs_status s_ = gs_cl_build((ctx), (cl), (src), (name), &(p));                  \
-        cr_assert_eq(s_, GS_OK, "gs_cl_build(%s): %s", (name), gs_ctx_errmsg(ctx));    \
-        cr_assert_not_null((p));                                                       \
-    } while (0)
+/* Open the device (skipped with the reason when there is none, failed under
+ * GS_REQUIRE_OPENCL=1) and close it again. */
+static void open_device(void) {
+    ctx = gs_ctx_create();
+    cl = gs_test_open_cl(ctx);
+}
+static void close_device(void) {
+    gs_cl_close(cl);
+    gs_ctx_destroy(ctx);
+}
+
+static gs_cl_prog *build(const char *src, const char *name) {
+    gs_cl_prog *p = NULL;
+    gs_status s = gs_cl_build(ctx, cl, src, name, &p);
+    cr_assert_eq(s, GS_OK, "gs_cl_build(%s): %s", name, gs_ctx_errmsg(ctx));
+    cr_assert_not_null(p);
+    return p;
+}
+
+static gs_cl_buf *buffer(size_t bytes, const void *host) {
+    gs_cl_buf *b = NULL;
+    cr_assert_eq(gs_cl_buf_create(ctx, cl, bytes, host, &b), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    return b;
+}
 
 static gs_karg karg_buf(gs_cl_buf *b) { return (gs_karg){.kind = GS_KARG_BUF, .buf = b}; }
 static gs_karg karg_int(int32_t v) { return (gs_karg){.kind = GS_KARG_INT, .i = v}; }
@@ -36,15 +47,12 @@ static gs_karg karg_float(float v) { return (gs_karg){.kind = GS_KARG_FLOAT, .f 
 TestSuite(opencl, .timeout = 120);
 
 Test(opencl, open_names_device) {
-    gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = NULL;
-    OPEN_OR_SKIP(ctx, cl);
+    open_device();
     const char *name = gs_cl_device_name(cl);
     cr_assert_not_null(name);
     cr_assert_gt(strlen(name), 0, "device name is empty");
     cr_log_info("OpenCL device: %s", name);
-    gs_cl_close(cl);
-    gs_ctx_destroy(ctx);
+    close_device();
 }
 
 /* c[i] = alpha*a[i] + b[i]*scale + (big - 2^40), for i < n. Every value is a
@@ -59,11 +67,8 @@ static const char *vadd_src =
     "}\n";
 
 Test(opencl, vector_add_exact) {
-    gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = NULL;
-    OPEN_OR_SKIP(ctx, cl);
-    gs_cl_prog *p = NULL;
-    BUILD_OK(ctx, cl, vadd_src, "vadd", p);
+    open_device();
+    gs_cl_prog *p = build(vadd_src, "vadd");
 
     enum { N = 1000, BLOCK = 64, GRID = (N + BLOCK - 1) / BLOCK, CAP = GRID * BLOCK };
     float a[N], b[N], c[CAP];
@@ -72,10 +77,10 @@ Test(opencl, vector_add_exact) {
         b[i] = 0.5f * (float)(i % 13);
     }
     gs_cl_buf *ba = NULL, *bb = NULL, *bc = NULL;
-    cr_assert_eq(gs_cl_buf_create(ctx, cl, sizeof a, a, &ba), GS_OK, "%s", gs_ctx_errmsg(ctx));
-    cr_assert_eq(gs_cl_buf_create(ctx, cl, sizeof b, b, &bb), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    ba = buffer(sizeof a, a);
+    bb = buffer(sizeof b, b);
     /* No host data: the output starts zeroed, so the guarded tail stays 0. */
-    cr_assert_eq(gs_cl_buf_create(ctx, cl, sizeof c, NULL, &bc), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    bc = buffer(sizeof c, NULL);
 
     const float alpha = 2.5f;
     const int32_t scale = -3;
@@ -101,8 +106,7 @@ Test(opencl, vector_add_exact) {
     gs_cl_buf_free(bb);
     gs_cl_buf_free(bc);
     gs_cl_prog_free(p);
-    gs_cl_close(cl);
-    gs_ctx_destroy(ctx);
+    close_device();
 }
 
 /* Each group stages 64 values in __local memory, then (after a barrier)
@@ -128,21 +132,16 @@ static const char *local_src =
     "}\n";
 
 Test(opencl, local_memory_barrier) {
-    gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = NULL;
-    OPEN_OR_SKIP(ctx, cl);
-    gs_cl_prog *p = NULL;
-    BUILD_OK(ctx, cl, local_src, "mirror_sum", p);
+    open_device();
+    gs_cl_prog *p = build(local_src, "mirror_sum");
 
     enum { WG = 64, GROUPS = 7, N = WG * GROUPS };
     int32_t in[N], mirror[N], sums[GROUPS];
     for (int i = 0; i < N; i++) in[i] = (i * 37) % 101 - 50;
     gs_cl_buf *bi = NULL, *bm = NULL, *bs = NULL;
-    cr_assert_eq(gs_cl_buf_create(ctx, cl, sizeof in, in, &bi), GS_OK, "%s", gs_ctx_errmsg(ctx));
-    cr_assert_eq(gs_cl_buf_create(ctx, cl, sizeof mirror, NULL, &bm), GS_OK, "%s",
-                 gs_ctx_errmsg(ctx));
-    cr_assert_eq(gs_cl_buf_create(ctx, cl, sizeof sums, NULL, &bs), GS_OK, "%s",
-                 gs_ctx_errmsg(ctx));
+    bi = buffer(sizeof in, in);
+    bm = buffer(sizeof mirror, NULL);
+    bs = buffer(sizeof sums, NULL);
     gs_karg args[] = {karg_buf(bi), karg_buf(bm), karg_buf(bs)};
     double t = 0.0;
     cr_assert_eq(gs_cl_launch(ctx, cl, p, args, 3, GROUPS, WG, &t), GS_OK, "%s",
@@ -168,14 +167,11 @@ Test(opencl, local_memory_barrier) {
     gs_cl_buf_free(bm);
     gs_cl_buf_free(bs);
     gs_cl_prog_free(p);
-    gs_cl_close(cl);
-    gs_ctx_destroy(ctx);
+    close_device();
 }
 
 Test(opencl, build_error_carries_log) {
-    gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = NULL;
-    OPEN_OR_SKIP(ctx, cl);
+    open_device();
     const char *bad = "__kernel void broken(__global float *x) {\n"
                       "    x[0] = no_such_variable_xyz + 1.0f;\n"
                       "}\n";
@@ -188,40 +184,33 @@ Test(opencl, build_error_carries_log) {
     /* The compiler's own text: the identifier it could not resolve. */
     cr_assert(strstr(msg, "no_such_variable_xyz"), "no compiler text in: %s", msg);
     cr_assert(strstr(msg, "error"), "no compiler error in: %s", msg);
-    gs_cl_close(cl);
-    gs_ctx_destroy(ctx);
+    close_device();
 }
 
 Test(opencl, wrong_kernel_name) {
-    gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = NULL;
-    OPEN_OR_SKIP(ctx, cl);
+    open_device();
     gs_cl_prog *p = NULL;
     gs_status s = gs_cl_build(ctx, cl, vadd_src, "not_vadd", &p);
     cr_assert_eq(s, GS_ERR_OPENCL, "status %d: %s", s, gs_ctx_errmsg(ctx));
     cr_assert_null(p);
     cr_assert(strstr(gs_ctx_errmsg(ctx), "CL_INVALID_KERNEL_NAME"), "%s", gs_ctx_errmsg(ctx));
     cr_assert(strstr(gs_ctx_errmsg(ctx), "not_vadd"), "%s", gs_ctx_errmsg(ctx));
-    gs_cl_close(cl);
-    gs_ctx_destroy(ctx);
+    close_device();
 }
 
 /* Enough work that the profiled time cannot round to zero. */
 Test(opencl, elapsed_positive) {
-    gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = NULL;
-    OPEN_OR_SKIP(ctx, cl);
+    open_device();
     const char *src = "__kernel void spin(__global float *x, int iters) {\n"
                       "    int i = (int)get_global_id(0);\n"
                       "    float v = x[i];\n"
                       "    for (int k = 0; k < iters; k++) v = v * 0.5f + 1.0f;\n"
                       "    x[i] = v;\n"
                       "}\n";
-    gs_cl_prog *p = NULL;
-    BUILD_OK(ctx, cl, src, "spin", p);
+    gs_cl_prog *p = build(src, "spin");
     enum { N = 4096 };
     gs_cl_buf *b = NULL;
-    cr_assert_eq(gs_cl_buf_create(ctx, cl, N * sizeof(float), NULL, &b), GS_OK);
+    b = buffer(N * sizeof(float), NULL);
     gs_karg args[] = {karg_buf(b), karg_int(200)};
     double t = 0.0;
     cr_assert_eq(gs_cl_launch(ctx, cl, p, args, 2, N / 64, 64, &t), GS_OK, "%s",
@@ -234,17 +223,14 @@ Test(opencl, elapsed_positive) {
     cr_assert_eq(x[N - 1], 2.0f);
     gs_cl_buf_free(b);
     gs_cl_prog_free(p);
-    gs_cl_close(cl);
-    gs_ctx_destroy(ctx);
+    close_device();
 }
 
 /* Empty buffers still bind, and reads are bounded by the logical size. */
 Test(opencl, zero_byte_buffer) {
-    gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = NULL;
-    OPEN_OR_SKIP(ctx, cl);
+    open_device();
     gs_cl_buf *b0 = NULL, *b1 = NULL;
-    cr_assert_eq(gs_cl_buf_create(ctx, cl, 0, NULL, &b0), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    b0 = buffer(0, NULL);
     float dummy = 1.0f;
     cr_assert_eq(gs_cl_buf_create(ctx, cl, 0, &dummy, &b1), GS_OK, "%s", gs_ctx_errmsg(ctx));
     cr_assert_eq(gs_cl_buf_read(ctx, cl, b0, NULL, 0), GS_OK);
@@ -252,8 +238,7 @@ Test(opencl, zero_byte_buffer) {
     cr_assert_eq(gs_cl_buf_read(ctx, cl, b0, &out, sizeof out), GS_ERR_INVALID_ARG);
     cr_assert_eq(out, 7.0f);
 
-    gs_cl_prog *p = NULL;
-    BUILD_OK(ctx, cl, vadd_src, "vadd", p);
+    gs_cl_prog *p = build(vadd_src, "vadd");
     gs_karg args[] = {karg_buf(b0), karg_buf(b1), karg_buf(b0), karg_float(1.0f),
                       karg_int(1), karg_int(0), karg_long(0)};
     cr_assert_eq(gs_cl_launch(ctx, cl, p, args, 7, 1, 1, NULL), GS_OK, "%s",
@@ -261,19 +246,15 @@ Test(opencl, zero_byte_buffer) {
     gs_cl_prog_free(p);
     gs_cl_buf_free(b0);
     gs_cl_buf_free(b1);
-    gs_cl_close(cl);
-    gs_ctx_destroy(ctx);
+    close_device();
 }
 
 /* Bad launches are refused before they reach the driver, with a reason. */
 Test(opencl, launch_checks) {
-    gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = NULL;
-    OPEN_OR_SKIP(ctx, cl);
-    gs_cl_prog *p = NULL;
-    BUILD_OK(ctx, cl, vadd_src, "vadd", p);
+    open_device();
+    gs_cl_prog *p = build(vadd_src, "vadd");
     gs_cl_buf *b = NULL;
-    cr_assert_eq(gs_cl_buf_create(ctx, cl, 64 * sizeof(float), NULL, &b), GS_OK);
+    b = buffer(64 * sizeof(float), NULL);
     gs_karg args[] = {karg_buf(b), karg_buf(b), karg_buf(b), karg_float(1.0f),
                       karg_int(1), karg_int(64), karg_long(0)};
 
@@ -309,13 +290,12 @@ Test(opencl, launch_checks) {
                  gs_ctx_errmsg(ctx));
     gs_cl_buf_free(b);
     gs_cl_prog_free(p);
-    gs_cl_close(cl);
-    gs_ctx_destroy(ctx);
+    close_device();
 }
 
 /* NULL arguments never crash; NULL ctx is allowed everywhere. */
 Test(opencl, null_arguments) {
-    gs_ctx *ctx = gs_ctx_create();
+    open_device();
     cr_assert_eq(gs_cl_open(ctx, NULL), GS_ERR_INVALID_ARG);
     cr_assert_eq(gs_cl_open(NULL, NULL), GS_ERR_INVALID_ARG);
     gs_cl_close(NULL);
@@ -329,8 +309,6 @@ Test(opencl, null_arguments) {
     cr_assert_eq(gs_cl_buf_read(ctx, NULL, NULL, NULL, 4), GS_ERR_INVALID_ARG);
     cr_assert_eq(gs_cl_launch(ctx, NULL, NULL, NULL, 0, 1, 1, NULL), GS_ERR_INVALID_ARG);
 
-    gs_cl *cl = NULL;
-    OPEN_OR_SKIP(ctx, cl);
     cr_assert_eq(gs_cl_build(ctx, cl, NULL, "k", &p), GS_ERR_INVALID_ARG);
     cr_assert_eq(gs_cl_build(ctx, cl, vadd_src, NULL, &p), GS_ERR_INVALID_ARG);
     cr_assert_eq(gs_cl_build(ctx, cl, vadd_src, "vadd", NULL), GS_ERR_INVALID_ARG);
@@ -338,23 +316,20 @@ Test(opencl, null_arguments) {
     cr_assert_eq(gs_cl_buf_create(ctx, cl, 4, NULL, NULL), GS_ERR_INVALID_ARG);
     cr_assert_eq(gs_cl_buf_create(NULL, cl, 4, NULL, &b), GS_OK);
     cr_assert_eq(gs_cl_buf_read(ctx, cl, b, NULL, 4), GS_ERR_INVALID_ARG);
-    BUILD_OK(ctx, cl, vadd_src, "vadd", p);
+    p = build(vadd_src, "vadd");
     cr_assert_eq(gs_cl_launch(ctx, cl, p, NULL, 7, 1, 1, NULL), GS_ERR_INVALID_ARG);
     cr_assert_eq(gs_cl_launch(ctx, cl, p, NULL, -1, 1, 1, NULL), GS_ERR_INVALID_ARG);
     cr_assert_eq(gs_cl_launch(ctx, cl, NULL, NULL, 0, 1, 1, NULL), GS_ERR_INVALID_ARG);
     gs_cl_prog_free(p);
     gs_cl_buf_free(b);
-    gs_cl_close(cl);
-    gs_ctx_destroy(ctx);
+    close_device();
 }
 
 /* GS_CL_DEVICE selects by type or name; a selector matching nothing says so.
  * Criterion runs each test in its own process, so setenv stays local. */
 Test(opencl, device_selection_env) {
-    gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = NULL;
     unsetenv("GS_CL_DEVICE");
-    OPEN_OR_SKIP(ctx, cl);
+    open_device();
     char name[256];
     snprintf(name, sizeof name, "%s", gs_cl_device_name(cl));
     gs_cl_close(cl);
@@ -384,8 +359,7 @@ Test(opencl, device_selection_env) {
     s = gs_cl_open(ctx, &cl);
     if (s == GS_ERR_OPENCL_MISSING) cr_skip_test("no CPU OpenCL device: %s", gs_ctx_errmsg(ctx));
     cr_assert_eq(s, GS_OK, "%s", gs_ctx_errmsg(ctx));
-    gs_cl_close(cl);
-    gs_ctx_destroy(ctx);
+    close_device();
 }
 
 /* With no ICD registered the error says what to install. The loader reads
@@ -396,8 +370,7 @@ Test(opencl, no_icd_is_missing) {
     setenv("OCL_ICD_VENDORS", dir, 1);
     unsetenv("OPENCL_VENDOR_PATH");
     unsetenv("OCL_ICD_FILENAMES");
-    gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = NULL;
+    ctx = gs_ctx_create();
     gs_status s = gs_cl_open(ctx, &cl);
     rmdir(dir);
     if (s == GS_OK) {

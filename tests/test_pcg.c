@@ -4,7 +4,7 @@
  * for pcg32_srandom_r(&rng, 42u, 54u), round 1, and were cross-checked with an
  * independent Python implementation using arbitrary-precision ints (masking
  * to 64 bits by hand), which also produced the bounded() sequences below. */
-#include "construct/pcg.h"
+#include "util/pcg.h"
 
 #include <criterion/criterion.h>
 #include <stdint.h>

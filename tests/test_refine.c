@@ -2,7 +2,7 @@
  * selection and statistics, a real refinement on the OpenCL device (PoCL on
  * CPU-only machines), and the CUDA variant in measurement-free mode. */
 #include "construct/construct.h"
-#include "kernels/kernels.h"
+#include "tests/test_common.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
@@ -72,33 +72,51 @@ Test(refine, spearman) {
     cr_assert(isnan(gs_refine_spearman(a, flat, 5)), "a constant series: undefined");
 }
 
+/* Spearman's rho computed here from its definition: the Pearson correlation
+ * of the average ranks (ties share their mean rank). */
+static double spearman_by_hand(const double *a, const double *b, int n) {
+    double ra[GS_REFINE_MAX], rb[GS_REFINE_MAX];
+    const double *x[2] = {a, b};
+    double *rk[2] = {ra, rb};
+    for (int v = 0; v < 2; v++)
+        for (int i = 0; i < n; i++) {
+            int below = 0, equal = 0;
+            for (int j = 0; j < n; j++) {
+                below += x[v][j] < x[v][i];
+                equal += x[v][j] == x[v][i];
+            }
+            rk[v][i] = below + (equal + 1) / 2.0;
+        }
+    double ma = 0, mb = 0, sab = 0, saa = 0, sbb = 0;
+    for (int i = 0; i < n; i++) {
+        ma += ra[i] / n;
+        mb += rb[i] / n;
+    }
+    for (int i = 0; i < n; i++) {
+        sab += (ra[i] - ma) * (rb[i] - mb);
+        saa += (ra[i] - ma) * (ra[i] - ma);
+        sbb += (rb[i] - mb) * (rb[i] - mb);
+    }
+    return saa > 0 && sbb > 0 ? sab / sqrt(saa * sbb) : NAN;
+}
+
 /* Real timings on the OpenCL device: 3 candidates measured, >= 3 runs each,
- * positive medians, and the pick is their argmin. */
+ * positive medians, the pick is their argmin, and the reported rank
+ * correlation is that of the predictions and the medians. */
 Test(refine, opencl_measures_top3_and_picks_argmin) {
-    gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = NULL;
-    gs_status s = gs_cl_open(ctx, &cl);
-    if (s == GS_ERR_OPENCL_MISSING) cr_skip_test("no OpenCL device: %s", gs_ctx_errmsg(ctx));
-    cr_assert_eq(s, GS_OK, "%s", gs_ctx_errmsg(ctx));
-    gs_hw *hw = NULL;
-    gs_op *op = NULL;
-    gs_result *r = NULL;
-    cr_assert_eq(gs_hw_load(ctx, "rtx3090", &hw), GS_OK);
-    cr_assert_eq(gs_op_parse(ctx, "gemm M=96 N=80 K=64 beta=0.5", &op), GS_OK);
-    gs_construct_opts co;
-    gs_construct_opts_default(&co);
-    co.top_k = 5;
-    cr_assert_eq(gs_construct(ctx, op, hw, &co, &r), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_test_fix f;
+    gs_test_setup(&f, true, "rtx3090", "gemm M=96 N=80 K=64 beta=0.5", 5);
+    const gs_result *r = f.r;
     cr_assert_geq(r->n, 3);
     gs_refine_report rep;
-    s = gs_refine_opencl(ctx, cl, op, r, 3, 60.0, &rep);
-    cr_assert_eq(s, GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_status s = gs_refine_opencl(f.ctx, f.cl, f.op, r, 3, 60.0, &rep);
+    cr_assert_eq(s, GS_OK, "%s", gs_ctx_errmsg(f.ctx));
     cr_assert_eq(rep.n, 3);
     cr_assert_eq(rep.measured, 3);
     cr_assert_str_eq(rep.backend, "opencl");
     cr_assert_str_eq(rep.target, "rtx3090");
-    cr_assert_str_eq(rep.device, gs_cl_device_name(cl));
-    double med[3];
+    cr_assert_str_eq(rep.device, gs_cl_device_name(f.cl));
+    double med[3], pred[3];
     int argmin = 0;
     for (int i = 0; i < 3; i++) {
         const gs_refine_cand *c = &rep.c[i];
@@ -115,87 +133,60 @@ Test(refine, opencl_measures_top3_and_picks_argmin) {
         cr_assert_geq(c->iqr_s, 0);
         cr_assert_eq(c->predicted_s, r->est[i].time_s, "predictions are the model's for the target profile");
         med[i] = c->median_s;
+        pred[i] = c->predicted_s;
         if (med[i] < med[argmin]) argmin = i;
     }
     cr_assert_eq(rep.pick, argmin);
     cr_assert_eq(rep.pick, gs_refine_select(med, 3), "the pure selection on the real timings");
-    cr_assert(isnan(rep.spearman) || (rep.spearman >= -1 && rep.spearman <= 1));
+    double rho = spearman_by_hand(pred, med, 3);
+    if (isnan(rho)) cr_assert(isnan(rep.spearman), "a constant series has no rank correlation: %g", rep.spearman);
+    else cr_assert_float_eq(rep.spearman, rho, 1e-12, "spearman %g, by hand %g", rep.spearman, rho);
     cr_assert_leq(rep.measure_s, rep.total_s);
-    gs_result_destroy(r);
-    gs_op_destroy(op);
-    gs_hw_destroy(hw);
-    gs_cl_close(cl);
-    gs_ctx_destroy(ctx);
+    gs_test_teardown(&f);
 }
 
 /* Ops with a bias (an extra buffer) and K larger than the result holds. */
 Test(refine, opencl_bias_op_and_k_clamped) {
-    gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = NULL;
-    gs_status s = gs_cl_open(ctx, &cl);
-    if (s == GS_ERR_OPENCL_MISSING) cr_skip_test("no OpenCL device: %s", gs_ctx_errmsg(ctx));
-    cr_assert_eq(s, GS_OK, "%s", gs_ctx_errmsg(ctx));
-    gs_hw *hw = NULL;
-    gs_op *op = NULL;
-    gs_result *r = NULL;
-    cr_assert_eq(gs_hw_load(ctx, "orin-nano", &hw), GS_OK);
-    cr_assert_eq(gs_op_parse(ctx, "gemm M=40 N=72 K=24 bias=1 relu=1", &op), GS_OK);
-    gs_construct_opts co;
-    gs_construct_opts_default(&co);
-    co.top_k = 2;
-    cr_assert_eq(gs_construct(ctx, op, hw, &co, &r), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_test_fix f;
+    gs_test_setup(&f, true, "orin-nano", "gemm M=40 N=72 K=24 bias=1 relu=1", 2);
     gs_refine_report rep;
-    cr_assert_eq(gs_refine_opencl(ctx, cl, NULL, r, 10, 0, &rep), GS_OK, "%s", gs_ctx_errmsg(ctx));
-    cr_assert_eq(rep.n, r->n, "K is clamped to the candidates available");
+    cr_assert_eq(gs_refine_opencl(f.ctx, f.cl, NULL, f.r, 10, 0, &rep), GS_OK, "%s", gs_ctx_errmsg(f.ctx));
+    cr_assert_eq(rep.n, f.r->n, "K is clamped to the candidates available");
     cr_assert_float_eq(rep.budget_s, GS_REFINE_DEFAULT_MS * 1e-3, 1e-12, "budget <= 0: the default");
     cr_assert_geq(rep.pick, 0);
-    gs_result_destroy(r);
-    gs_op_destroy(op);
-    gs_hw_destroy(hw);
-    gs_cl_close(cl);
-    gs_ctx_destroy(ctx);
+    gs_test_teardown(&f);
 }
 
 Test(refine, bad_arguments) {
-    gs_ctx *ctx = gs_ctx_create();
+    gs_test_fix f;
+    gs_test_setup(&f, false, "rtx3090", "gemm M=64 N=64 K=64", 5);
+    gs_ctx *ctx = f.ctx;
     gs_refine_report rep;
     cr_assert_eq(gs_refine_opencl(ctx, NULL, NULL, NULL, 3, 100, &rep), GS_ERR_INVALID_ARG);
-    gs_hw *hw = NULL;
-    gs_op *op = NULL, *other = NULL;
-    gs_result *r = NULL;
-    cr_assert_eq(gs_hw_load(ctx, "rtx3090", &hw), GS_OK);
-    cr_assert_eq(gs_op_parse(ctx, "gemm M=64 N=64 K=64", &op), GS_OK);
+    gs_op *other = NULL;
     cr_assert_eq(gs_op_parse(ctx, "rowsum M=64 K=64", &other), GS_OK);
-    cr_assert_eq(gs_construct(ctx, op, hw, NULL, &r), GS_OK);
-    cr_assert_eq(gs_refine_opencl(ctx, NULL, op, r, 0, 100, &rep), GS_ERR_INVALID_ARG, "K >= 1");
-    cr_assert_eq(gs_refine_opencl(ctx, NULL, other, r, 2, 100, &rep), GS_ERR_INVALID_ARG, "another operator");
-    cr_assert_eq(gs_refine_opencl(ctx, NULL, op, r, 2, 100, &rep), GS_ERR_OPENCL_MISSING, "no device");
+    cr_assert_eq(gs_refine_opencl(ctx, NULL, f.op, f.r, 0, 100, &rep), GS_ERR_INVALID_ARG, "K >= 1");
+    cr_assert_eq(gs_refine_opencl(ctx, NULL, other, f.r, 2, 100, &rep), GS_ERR_INVALID_ARG, "another operator");
+    cr_assert_eq(gs_refine_opencl(ctx, NULL, f.op, f.r, 2, 100, &rep), GS_ERR_OPENCL_MISSING, "no device");
     cr_assert_eq(rep.pick, -1);
-    gs_result_destroy(r);
-    gs_op_destroy(op);
     gs_op_destroy(other);
-    gs_hw_destroy(hw);
-    gs_ctx_destroy(ctx);
+    gs_test_teardown(&f);
 }
 
 /* Without a CUDA device the CUDA variant says so; with one it measures. */
 Test(refine, cuda_missing_or_measured) {
-    gs_ctx *ctx = gs_ctx_create();
-    gs_hw *hw = NULL;
-    gs_op *op = NULL;
-    gs_result *r = NULL;
-    cr_assert_eq(gs_hw_load(ctx, "rtx4090", &hw), GS_OK);
-    cr_assert_eq(gs_op_parse(ctx, "gemm M=256 N=256 K=256", &op), GS_OK);
-    cr_assert_eq(gs_construct(ctx, op, hw, NULL, &r), GS_OK);
+    gs_test_fix f;
+    gs_test_setup(&f, false, "rtx4090", "gemm M=256 N=256 K=256", 5);
+    gs_ctx *ctx = f.ctx;
     gs_refine_report rep;
-    gs_status s = gs_refine_cuda(ctx, NULL, op, r, 3, 100, &rep);
+    gs_status s = gs_refine_cuda(ctx, NULL, f.op, f.r, 3, 100, &rep);
     cr_assert_eq(s, GS_ERR_CUDA_MISSING, "no handle: %s", gs_status_str(s));
     cr_assert(strstr(gs_ctx_errmsg(ctx), "no CUDA device: measurement-free mode"), "%s", gs_ctx_errmsg(ctx));
     gs_cuda *cu = NULL;
     s = gs_cuda_open(ctx, 0, &cu);
     if (s == GS_OK) {
         /* a GPU machine: the real thing */
-        s = gs_refine_cuda(ctx, cu, op, r, 3, 100, &rep);
+        s = gs_refine_cuda(ctx, cu, f.op, f.r, 3, 100, &rep);
         cr_assert_eq(s, GS_OK, "%s", gs_ctx_errmsg(ctx));
         cr_assert_eq(rep.measured, 3);
         for (int i = 0; i < 3; i++) cr_assert_geq(rep.c[i].runs, GS_REFINE_MIN_RUNS);
@@ -204,8 +195,5 @@ Test(refine, cuda_missing_or_measured) {
         cr_assert_eq(s, GS_ERR_CUDA_MISSING, "gs_cuda_open: %s: %s", gs_status_str(s), gs_ctx_errmsg(ctx));
         cr_log_info("CUDA: %s", gs_ctx_errmsg(ctx));
     }
-    gs_result_destroy(r);
-    gs_op_destroy(op);
-    gs_hw_destroy(hw);
-    gs_ctx_destroy(ctx);
+    gs_test_teardown(&f);
 }

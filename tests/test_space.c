@@ -9,6 +9,7 @@
  *     back and passes the check, --limit truncates and says so, --sample lists
  *     distinct configs, and bad input exits 2. */
 #include "construct/construct.h"
+#include "tests/test_common.h"
 
 #include <criterion/criterion.h>
 #include <jansson.h>
@@ -107,44 +108,10 @@ Test(space, draws_pass_the_check) {
 }
 
 /* ---- the CLI ---------------------------------------------------------------------- */
-static const char *space_bin(void) {
-    const char *bin = getenv("GS_GENSOR_BIN");
-    if (!bin || !*bin) return NULL;
-    cr_assert(access(bin, X_OK) == 0, "GS_GENSOR_BIN=%s is not executable", bin);
-    return bin;
-}
-
-static char *run_capture(const char *cmdline, int *status) {
-    FILE *p = popen(cmdline, "r");
-    cr_assert_not_null(p, "popen failed for %s", cmdline);
-    size_t cap = 1 << 16, len = 0, got;
-    char *buf = malloc(cap);
-    cr_assert_not_null(buf);
-    while ((got = fread(buf + len, 1, cap - len - 1, p)) > 0) {
-        len += got;
-        if (cap - len < 4096) {
-            cap *= 2;
-            buf = realloc(buf, cap);
-            cr_assert_not_null(buf);
-        }
-    }
-    buf[len] = 0;
-    int st = pclose(p);
-    *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return buf;
-}
-
 static json_t *space_json(const char *bin, const char *args) {
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "'%s' space --format json %s 2>/dev/null", bin, args);
-    int st;
-    char *out = run_capture(cmd, &st);
-    cr_assert_eq(st, 0, "%s exited %d", cmd, st);
-    json_error_t je;
-    json_t *root = json_loads(out, 0, &je);
-    cr_assert_not_null(root, "%s: not JSON (%s): %.200s", cmd, je.text, out);
-    free(out);
-    return root;
+    char full[1024];
+    snprintf(full, sizeof full, "space --format json %s", args);
+    return gs_test_cli_json(bin, full);
 }
 
 /* Every listed config parses back and passes the check; returns the count. */
@@ -174,8 +141,7 @@ static size_t check_listing(json_t *root, const char *spec, const char *hwname) 
 }
 
 Test(space, cli_lists_valid_configs) {
-    const char *bin = space_bin();
-    if (!bin) cr_skip_test("GS_GENSOR_BIN is not set (e.g. GS_GENSOR_BIN=build/gensor): skipping the space CLI checks");
+    const char *bin = gs_test_cli_bin("the space CLI checks");
     json_t *root = space_json(bin, "--hw rtx4090 'gemv M=1024 N=1024'");
     check_listing(root, "gemv M=1024 N=1024", "rtx4090");
     cr_assert(json_is_false(json_object_get(root, "truncated")), "the whole gemv space fits the default limit");
@@ -197,8 +163,7 @@ Test(space, cli_lists_valid_configs) {
 }
 
 Test(space, cli_bad_input_exits_2) {
-    const char *bin = space_bin();
-    if (!bin) cr_skip_test("GS_GENSOR_BIN is not set (e.g. GS_GENSOR_BIN=build/gensor): skipping the space CLI checks");
+    const char *bin = gs_test_cli_bin("the space CLI checks");
     static const char *bad[] = {
         "'gemm M=4 N=4'",          "'gemn M=1 N=1 K=1'",           "'gemm M=0 N=1 K=1'",
         "--hw nosuch 'gemv M=4 N=4'", "--limit 0 'gemv M=4 N=4'", "--format xml 'gemv M=4 N=4'",
@@ -208,7 +173,7 @@ Test(space, cli_bad_input_exits_2) {
         char cmd[1024];
         snprintf(cmd, sizeof cmd, "'%s' space %s 2>&1 >/dev/null", bin, bad[i]);
         int st;
-        char *err = run_capture(cmd, &st);
+        char *err = gs_test_run(cmd, &st);
         cr_assert_eq(st, 2, "gensor space %s exited %d (want 2): %s", bad[i], st, err);
         cr_assert(strstr(err, "error") != NULL, "gensor space %s: no error message: %s", bad[i], err);
         free(err);

@@ -15,15 +15,19 @@
 #include <string.h>
 
 #include "construct/construct.h"
-#include "kernels/kernels.h"
+#include "tests/test_common.h"
 
 #define MAX_SEEN 8192
 
 static void sweep_profiles(int parity) {
     gs_ctx *ctx = gs_ctx_create();
     bool nvrtc = gs_nvrtc_available(ctx);
-    if (!nvrtc && getenv("GS_REQUIRE_NVRTC")) cr_assert_fail("NVRTC required but missing: %s", gs_ctx_errmsg(ctx));
-    if (!nvrtc) cr_log_info("NVRTC not available (%s): construction only", gs_ctx_errmsg(ctx));
+    if (!nvrtc && gs_test_env_true("GS_REQUIRE_NVRTC"))
+        cr_assert_fail("GS_REQUIRE_NVRTC=1 but NVRTC is missing: %s", gs_ctx_errmsg(ctx));
+    if (!nvrtc)
+        cr_log_warn("NVRTC not available (%s): the kernels are constructed and emitted, the NVRTC half of this test "
+                    "(compile, spills, registers, shared memory) is skipped",
+                    gs_ctx_errmsg(ctx));
     glob_t g;
     memset(&g, 0, sizeof g);
     cr_assert_eq(glob("experiments/suites/*.json", 0, NULL, &g), 0, "no suite files (run from the repository root)");
@@ -93,6 +97,7 @@ static void sweep_profiles(int parity) {
     cr_log_info("profiles of parity %d: %d constructions, %d distinct kernels, %d compiled", parity, constructed,
                 distinct, compiled);
     cr_assert(constructed > 100, "only %d constructions", constructed);
+    cr_assert(!nvrtc || compiled > 0, "NVRTC is present but no kernel was compiled");
     gs_ctx_destroy(ctx);
 }
 

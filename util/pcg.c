@@ -9,7 +9,7 @@
  * The walk draws every random decision from here, so a seed fully determines
  * a construction: same seed => same kernels, on every platform (only fixed
  * width unsigned arithmetic is used; wrap-around is defined behaviour). */
-#include "construct/pcg.h"
+#include "util/pcg.h"
 
 /* The 64-bit LCG multiplier (Knuth's MMIX constant, used by the reference). */
 #define PCG_MULT 6364136223846793005ULL
@@ -59,4 +59,8 @@ uint32_t gs_pcg32_bounded(gs_pcg32 *rng, uint32_t bound) {
 /* 32 random bits scaled by 2^-32: exact in a double, never reaches 1. */
 double gs_pcg32_double(gs_pcg32 *rng) {
     return (double)gs_pcg32_next(rng) * (1.0 / 4294967296.0);
+}
+
+void gs_pcg32_fill_uniform(gs_pcg32 *rng, float *x, int64_t n) {
+    for (int64_t i = 0; i < n; i++) x[i] = (float)(2.0 * gs_pcg32_double(rng) - 1.0);
 }

@@ -17,4 +17,8 @@ uint32_t gs_pcg32_next(gs_pcg32 *rng);
 uint32_t gs_pcg32_bounded(gs_pcg32 *rng, uint32_t bound);
 /* Uniform double in [0, 1) with 32 random bits. */
 double gs_pcg32_double(gs_pcg32 *rng);
+/* Fill x[0..n) with floats uniform in [-1, 1) (one draw each, in order):
+ * the test data of verification, refinement and the GPU experiments; sums of
+ * these keep magnitudes moderate. */
+void gs_pcg32_fill_uniform(gs_pcg32 *rng, float *x, int64_t n);
 #endif

@@ -1,10 +1,16 @@
-/* util.c — status strings, per-context errors, string builder, arena, hash. */
-#include "ir/ir.h"
+/* util.c — status strings, per-context errors, string builder, arena, hash,
+ * the clock, atomic file writes. */
+#include "util/util.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 static const char *const status_msgs[] = {
     [0] = "ok",
@@ -50,6 +56,12 @@ gs_status gs_err(gs_ctx *ctx, gs_status s, const char *fmt, ...) {
         va_end(ap);
     }
     return s;
+}
+
+const char *gs_ctx_msg_copy(const gs_ctx *ctx, char *buf, size_t n) {
+    if (!n) return "";
+    snprintf(buf, n, "%s", ctx ? ctx->msg : "");
+    return buf;
 }
 
 /* ---- string builder: geometric growth, sticky OOM ------------------------ */
@@ -165,4 +177,109 @@ uint64_t gs_hash_bytes(const void *p, size_t n, uint64_t seed) {
         h *= 1099511628211ull;
     }
     return h;
+}
+
+/* ---- time ------------------------------------------------------------------ */
+double gs_now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+double gs_thread_cpu_s(void) {
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- atomic file writes ------------------------------------------------------ */
+bool gs_write_full(int fd, const void *p, size_t len) {
+    const unsigned char *b = p;
+    while (len > 0) {
+        ssize_t w = write(fd, b, len);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            if (w == 0) errno = EIO;
+            return false;
+        }
+        b += w;
+        len -= (size_t)w;
+    }
+    return true;
+}
+
+/* Best effort: make the rename itself durable by syncing the directory. */
+static void sync_parent_dir(const char *path) {
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    if (!slash) {
+        strcpy(dir, ".");
+    } else if (slash == path) {
+        strcpy(dir, "/");
+    } else {
+        size_t n = (size_t)(slash - path);
+        if (n >= sizeof dir) return;
+        memcpy(dir, path, n);
+        dir[n] = '\0';
+    }
+    int dfd = open(dir, O_RDONLY | O_CLOEXEC);
+    if (dfd < 0) return;
+    (void)fsync(dfd);
+    close(dfd);
+}
+
+/* Temp names carry the pid and a process-wide counter, so threads of one
+ * process and processes sharing a directory never write the same file. */
+static uint64_t tmp_counter;
+
+gs_status gs_write_file_atomic(gs_ctx *ctx, const char *path, const void *a, size_t alen, const void *b,
+                               size_t blen) {
+    if (!path || !*path || (!a && alen) || (!b && blen))
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_write_file_atomic: NULL or empty argument");
+    size_t tlen = strlen(path) + 64;
+    char *tmp = malloc(tlen);
+    if (!tmp) return gs_err(ctx, GS_ERR_NOMEM, "out of memory writing %s", path);
+    unsigned long long n = __atomic_add_fetch(&tmp_counter, 1, __ATOMIC_RELAXED);
+    snprintf(tmp, tlen, "%s.tmp.%ld.%llu", path, (long)getpid(), n);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && errno == EEXIST) {
+        /* left over by an earlier process with our pid that died mid-write */
+        (void)unlink(tmp);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    }
+    if (fd < 0) {
+        gs_status s = gs_err(ctx, GS_ERR_IO, "cannot create %s: %s", tmp, strerror(errno));
+        free(tmp);
+        return s;
+    }
+    const char *step = NULL;
+    int err = 0;
+    if (!gs_write_full(fd, a, alen) || !gs_write_full(fd, b, blen)) {
+        step = "write";
+        err = errno ? errno : EIO;
+    } else if (fsync(fd) != 0 && errno != EINVAL) { /* EINVAL: a file system without fsync */
+        step = "sync";
+        err = errno;
+    }
+    if (close(fd) != 0 && !step) {
+        step = "write"; /* a deferred write error (NFS, quota) shows at close */
+        err = errno;
+    }
+    gs_status s = GS_OK;
+    if (!step && rename(tmp, path) != 0) {
+        err = errno;
+        s = gs_err(ctx, GS_ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(err));
+    } else if (step) {
+        s = gs_err(ctx, GS_ERR_IO, "cannot %s %s: %s", step, tmp, strerror(err));
+    }
+    if (s != GS_OK) (void)unlink(tmp);
+    else sync_parent_dir(path);
+    free(tmp);
+    return s;
+}
+
+/* ---- strings ------------------------------------------------------------------ */
+void gs_trim_right(char *s) {
+    size_t n = strlen(s);
+    while (n > 0 && isspace((unsigned char)s[n - 1])) s[--n] = '\0';
 }

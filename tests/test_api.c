@@ -1,0 +1,347 @@
+/* test_api.c — the public API of include/gensor.h that the other files do not
+ * cover: operator buffers, profiles from JSON text and from a device, the
+ * policy and strategy names, one-candidate results from a config, the
+ * candidates' config, plan and launch, kernels (emit, NVRTC, run on the
+ * OpenCL device, on another shape), devices, refinement and the
+ * dispatcher's attach. Link coverage of every declared function is
+ * tests/api_check.sh; this file checks what the functions do. */
+#include "construct/construct.h"
+#include "tests/test_common.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+TestSuite(api, .timeout = 300);
+
+static gs_op *parse_op(gs_ctx *ctx, const char *spec) {
+    gs_op *op = NULL;
+    gs_status s = gs_op_parse(ctx, spec, &op);
+    cr_assert_eq(s, GS_OK, "%s: %s", spec, gs_ctx_errmsg(ctx));
+    return op;
+}
+
+/* ---- operators, profiles, names --------------------------------------------------- */
+Test(api, op_buffers_in_argument_order) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_op *ops[2] = {parse_op(ctx, "gemm M=5 N=7 K=3 bias=1"), parse_op(ctx, "rowsum M=6 K=9")};
+    /* gemm with a bias: A, B, C, then the bias over n; rowsum: X and Y */
+    static const struct {
+        int n;
+        const char *names[4];
+        int64_t elems[4];
+    } want[2] = {{4, {"A", "B", "C", "bias"}, {15, 21, 35, 7}}, {2, {"X", "Y"}, {54, 6}}};
+    for (int o = 0; o < 2; o++) {
+        cr_assert_eq(gs_op_num_buffers(ops[o]), want[o].n, "%s", gs_op_spec(ops[o]));
+        for (int i = 0; i < want[o].n; i++) {
+            cr_assert_str_eq(gs_op_buffer_name(ops[o], i), want[o].names[i]);
+            cr_assert_eq(gs_op_buffer_elems(ops[o], i), want[o].elems[i], "%s buffer %d: %lld", gs_op_spec(ops[o]), i,
+                         (long long)gs_op_buffer_elems(ops[o], i));
+        }
+        cr_assert_eq(gs_op_buffer_elems(ops[o], want[o].n), 0, "out of range");
+        cr_assert_str_eq(gs_op_buffer_name(ops[o], -1), "");
+        gs_op_destroy(ops[o]);
+    }
+    cr_assert_eq(gs_op_num_buffers(NULL), 0);
+    cr_assert_eq(gs_op_flops(NULL), 0.0);
+    gs_ctx_destroy(ctx);
+}
+
+Test(api, hw_parse_from_text) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_hw *hw = NULL;
+    cr_assert_eq(gs_hw_parse(ctx, "{\"base\": \"t4\", \"name\": \"my-t4\", \"num_sms\": 20}", &hw), GS_OK, "%s",
+                 gs_ctx_errmsg(ctx));
+    cr_assert_str_eq(gs_hw_name(hw), "my-t4");
+    cr_assert_eq(gs_hw_sm(hw), 75);
+    gs_hw_destroy(hw);
+    hw = (gs_hw *)1;
+    gs_test_expect_err(ctx, gs_hw_parse(ctx, "{\"base\": \"t4\", \"num_sms\": 0}", &hw), GS_ERR_HW_INVALID, "num_sms",
+                       "a broken rule");
+    cr_assert_null(hw, "out is NULL after a failure");
+    gs_test_expect_err(ctx, gs_hw_parse(ctx, "{\"base\": ", &hw), GS_ERR_JSON, NULL, "malformed JSON");
+    gs_test_expect_err(ctx, gs_hw_parse(ctx, NULL, &hw), GS_ERR_INVALID_ARG, NULL, "NULL text");
+    gs_ctx_destroy(ctx);
+}
+
+Test(api, policy_and_strategy_names) {
+    gs_ctx *ctx = gs_ctx_create();
+    for (int p = GS_POLICY_PAPER; p <= GS_POLICY_MODEL; p++) {
+        gs_policy back = (gs_policy)-1;
+        cr_assert_eq(gs_policy_parse(ctx, gs_policy_name((gs_policy)p), &back), GS_OK);
+        cr_assert_eq((int)back, p);
+    }
+    for (int s = GS_STRATEGY_MARKOV; s <= GS_STRATEGY_RANDOM; s++) {
+        gs_strategy back = (gs_strategy)-1;
+        cr_assert_eq(gs_strategy_parse(ctx, gs_strategy_name((gs_strategy)s), &back), GS_OK);
+        cr_assert_eq((int)back, s);
+    }
+    cr_assert_str_eq(gs_policy_name((gs_policy)7), "?");
+    cr_assert_str_eq(gs_strategy_name((gs_strategy)-1), "?");
+    gs_policy p;
+    gs_strategy st;
+    gs_test_expect_err(ctx, gs_policy_parse(ctx, "greedy", &p), GS_ERR_INVALID_ARG,
+                       "unknown policy 'greedy' (paper, balanced, model)", "policy");
+    gs_test_expect_err(ctx, gs_strategy_parse(ctx, "beam", &st), GS_ERR_INVALID_ARG,
+                       "unknown strategy 'beam' (markov, tree, exhaustive, random)", "strategy");
+    gs_ctx_destroy(ctx);
+}
+
+/* ---- results ------------------------------------------------------------------------- */
+Test(api, config_round_trip_and_limits) {
+    gs_test_fix f;
+    gs_test_setup(&f, false, "a100", "gemm M=512 N=256 K=128", 3);
+    for (int i = 0; i < gs_result_count(f.r); i++) {
+        char cfg[256];
+        cr_assert_eq(gs_result_config(f.r, i, cfg, sizeof cfg), GS_OK);
+        gs_result *one = NULL;
+        cr_assert_eq(gs_construct_config(f.ctx, f.op, f.hw, cfg, &one), GS_OK, "%s: %s", cfg, gs_ctx_errmsg(f.ctx));
+        cr_assert_eq(gs_result_count(one), 1);
+        cr_assert_str_eq(gs_result_describe(one, 0), gs_result_describe(f.r, i), "config %s", cfg);
+        cr_assert_float_eq(gs_result_predicted_s(one, 0), gs_result_predicted_s(f.r, i), 1e-15, "config %s", cfg);
+        gs_result_destroy(one);
+    }
+    gs_result *bad = (gs_result *)1;
+    /* 128x128 threads per block is over every profile's limit */
+    gs_test_expect_err(f.ctx,
+                       gs_construct_config(f.ctx, f.op, f.hw, "bm=128,bn=128,bk=8,tm=1,tn=1,vm=1,vn=1,sa=1,sb=1", &bad),
+                       GS_ERR_INVALID_ARG, "exceeds a100's limits", "over the limits");
+    cr_assert_null(bad);
+    gs_test_expect_err(f.ctx, gs_construct_config(f.ctx, f.op, f.hw, "bm=64,bq=2", &bad), GS_ERR_PARSE, "bq",
+                       "unknown key");
+    gs_test_teardown(&f);
+}
+
+/* The banner of the emitted source says what the accessors say. */
+Test(api, candidate_config_plan_launch_match_the_source) {
+    gs_test_fix f;
+    gs_test_setup(&f, false, "h100", "conv2d N=1 C=16 H=14 W=14 K=32 R=3 S=3 pad=1 bias=1", 2);
+    for (int i = 0; i < gs_result_count(f.r); i++) {
+        char cfg[256], plan[256], want[600];
+        int64_t grid = 0, block = 0, smem = -1;
+        cr_assert_eq(gs_result_config(f.r, i, cfg, sizeof cfg), GS_OK);
+        cr_assert_eq(gs_result_plan(f.r, i, plan, sizeof plan), GS_OK);
+        cr_assert_eq(gs_result_launch(f.r, i, &grid, &block, &smem), GS_OK);
+        char *src = NULL;
+        cr_assert_eq(gs_kernel_emit(f.ctx, f.r, i, GS_DIALECT_CUDA, &src), GS_OK, "%s", gs_ctx_errmsg(f.ctx));
+        snprintf(want, sizeof want, " * config: %s\n * plan: %s\n", cfg, plan);
+        cr_assert_not_null(strstr(src, want), "candidate %d: the source lacks\n%s", i, want);
+        snprintf(want, sizeof want, " * launch: grid %lld x block %lld (1-D), %lld bytes of", (long long)grid,
+                 (long long)block, (long long)smem);
+        cr_assert_not_null(strstr(src, want), "candidate %d: the source lacks '%s'", i, want);
+        free(src);
+    }
+    char small[8];
+    cr_assert_eq(gs_result_config(f.r, 0, small, sizeof small), GS_ERR_INVALID_ARG, "a config does not fit 8 bytes");
+    cr_assert_str_eq(small, "");
+    cr_assert_eq(gs_result_plan(f.r, 99, small, sizeof small), GS_ERR_INVALID_ARG);
+    int64_t g = 5;
+    cr_assert_eq(gs_result_launch(f.r, -1, &g, NULL, NULL), GS_ERR_INVALID_ARG);
+    cr_assert_eq(g, 0);
+    gs_test_teardown(&f);
+}
+
+/* ---- kernels ------------------------------------------------------------------------- */
+Test(api, kernel_create_is_emit) {
+    gs_test_fix f;
+    gs_test_setup(&f, false, "t4", "gemv M=300 N=200", 1);
+    for (int d = GS_DIALECT_CUDA; d <= GS_DIALECT_OPENCL; d++) {
+        gs_kernel *k = NULL;
+        char *src = NULL;
+        cr_assert_eq(gs_kernel_create(f.ctx, f.r, 0, (gs_dialect)d, 0, &k), GS_OK, "%s", gs_ctx_errmsg(f.ctx));
+        cr_assert_eq(gs_kernel_emit(f.ctx, f.r, 0, (gs_dialect)d, &src), GS_OK);
+        cr_assert_str_eq(gs_kernel_source(k), src, "gs_kernel_emit and gs_kernel_create differ (dialect %d)", d);
+        cr_assert_eq(gs_kernel_arch(k), d == GS_DIALECT_CUDA ? 75 : 0);
+        char name[40];
+        snprintf(name, sizeof name, "gs_%016llx", (unsigned long long)gs_kernel_key(k));
+        cr_assert_str_eq(gs_kernel_name(k), name);
+        cr_assert_null(gs_kernel_binary(k, NULL), "nothing compiled yet");
+        cr_assert_str_eq(gs_kernel_log(k), "");
+        free(src);
+        gs_kernel_destroy(k);
+    }
+    gs_kernel *k = (gs_kernel *)1;
+    gs_test_expect_err(f.ctx, gs_kernel_create(f.ctx, f.r, 1, GS_DIALECT_CUDA, 0, &k), GS_ERR_INVALID_ARG,
+                       "candidate 1 out of range", "index");
+    cr_assert_null(k);
+    gs_test_expect_err(f.ctx, gs_kernel_create(f.ctx, f.r, 0, GS_DIALECT_OPENCL, 80, &k), GS_ERR_INVALID_ARG, "OpenCL: 0",
+                       "OpenCL arch");
+    char *src = (char *)1;
+    gs_test_expect_err(f.ctx, gs_kernel_emit(f.ctx, NULL, 0, GS_DIALECT_CUDA, &src), GS_ERR_INVALID_ARG, "NULL result",
+                       "NULL result");
+    cr_assert_null(src);
+    gs_test_teardown(&f);
+}
+
+Test(api, kernel_compile_reports_ptxas) {
+    gs_test_fix f;
+    gs_test_setup(&f, false, "a100", "gemm M=256 N=256 K=64", 1);
+    gs_kernel *cl = NULL;
+    cr_assert_eq(gs_kernel_create(f.ctx, f.r, 0, GS_DIALECT_OPENCL, 0, &cl), GS_OK);
+    gs_test_expect_err(f.ctx, gs_kernel_compile(f.ctx, cl, NULL), GS_ERR_INVALID_ARG, "is OpenCL C", "OpenCL to NVRTC");
+    gs_kernel_destroy(cl);
+    gs_test_need_nvrtc(f.ctx, "the NVRTC half of kernel_compile_reports_ptxas");
+    gs_kernel *k = NULL;
+    cr_assert_eq(gs_kernel_create(f.ctx, f.r, 0, GS_DIALECT_CUDA, 0, &k), GS_OK);
+    gs_kernel_stats st;
+    gs_status s = gs_kernel_compile(f.ctx, k, &st);
+    cr_assert_eq(s, GS_OK, "%s", gs_ctx_errmsg(f.ctx));
+    cr_assert_eq(st.arch, 80);
+    cr_assert(st.registers > 0 && st.registers <= 255, "registers %d", st.registers);
+    cr_assert_eq(st.spill_store_bytes + st.spill_load_bytes, 0, "a constructed gemm does not spill");
+    int64_t smem = 0;
+    gs_result_launch(f.r, 0, NULL, NULL, &smem);
+    cr_assert(st.smem_bytes == smem || st.smem_bytes == 0, "ptxas smem %lld, planned %lld", (long long)st.smem_bytes,
+              (long long)smem);
+    size_t len = 0;
+    const unsigned char *bin = gs_kernel_binary(k, &len);
+    cr_assert(bin && len > 64 && bin[0] == 0x7f && bin[1] == 'E', "the cubin is an ELF image");
+    cr_assert_not_null(strstr(gs_kernel_log(k), "ptxas"), "the log holds ptxas' report");
+    gs_kernel_stats again;
+    cr_assert_eq(gs_kernel_compile(f.ctx, k, &again), GS_OK, "compiling twice is answered from the kernel");
+    cr_assert_eq(again.registers, st.registers);
+    gs_kernel_destroy(k);
+    gs_test_teardown(&f);
+}
+
+/* Run k on spec's operator with data from seed, compare with the
+ * interpreter; returns the normwise error. */
+static double run_against_interpreter(gs_ctx *ctx, gs_device *dev, gs_kernel *k, const char *spec) {
+    gs_op *op = parse_op(ctx, spec);
+    int nb = gs_op_num_buffers(op);
+    float *host[GS_MAX_TENSORS + 1] = {0};
+    gs_buffer *buf[GS_MAX_TENSORS + 1] = {0};
+    gs_pcg32 rng;
+    gs_pcg32_seed(&rng, 3, 0x617069ull);
+    for (int i = 0; i < nb; i++) {
+        int64_t n = gs_op_buffer_elems(op, i);
+        host[i] = malloc((size_t)n * sizeof(float));
+        gs_pcg32_fill_uniform(&rng, host[i], n);
+        cr_assert_eq(gs_buffer_create(ctx, dev, (size_t)n * 4, host[i], &buf[i]), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    }
+    int out = op->ninputs;
+    int64_t on = gs_op_buffer_elems(op, out);
+    float *ref = malloc((size_t)on * sizeof(float)), *got = malloc((size_t)on * sizeof(float));
+    memcpy(ref, host[out], (size_t)on * sizeof(float));
+    cr_assert_eq(gs_op_reference(ctx, op, (const float *const *)host, op->has_bias ? host[nb - 1] : NULL, ref), GS_OK);
+    double el = -1;
+    gs_status s = gs_kernel_run(ctx, dev, k, op, buf, nb, &el);
+    cr_assert_eq(s, GS_OK, "%s: %s", spec, gs_ctx_errmsg(ctx));
+    cr_assert(el > 0, "elapsed %g", el);
+    cr_assert_eq(gs_buffer_read(ctx, buf[out], got, (size_t)on * 4), GS_OK);
+    gs_diff d;
+    memset(&d, 0, sizeof d);
+    gs_diff_compute(got, ref, on, &d);
+    for (int i = 0; i < nb; i++) {
+        gs_buffer_destroy(buf[i]);
+        free(host[i]);
+    }
+    free(ref);
+    free(got);
+    gs_op_destroy(op);
+    return d.nonfinite ? INFINITY : d.normwise;
+}
+
+static gs_device *open_opencl(gs_ctx *ctx) {
+    gs_cl_close(gs_test_open_cl(ctx)); /* skips, or fails under GS_REQUIRE_OPENCL, without a device */
+    gs_device *dev = NULL;
+    cr_assert_eq(gs_device_open(ctx, GS_BACKEND_OPENCL, 0, &dev), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_device_backend(dev), GS_BACKEND_OPENCL);
+    cr_assert_gt(strlen(gs_device_name(dev)), 0);
+    return dev;
+}
+
+/* One kernel, constructed for one shape, runs on others (extents are
+ * arguments); a kernel of another structure is refused. */
+Test(api, kernel_runs_on_other_shapes) {
+    gs_test_fix f;
+    gs_test_setup(&f, false, "rtx3090", "gemm M=96 N=80 K=64 beta=0.5 bias=1 relu=1", 1);
+    gs_device *dev = open_opencl(f.ctx);
+    gs_kernel *k = NULL;
+    cr_assert_eq(gs_kernel_create(f.ctx, f.r, 0, GS_DIALECT_OPENCL, 0, &k), GS_OK);
+    const char *shapes[] = {"gemm M=96 N=80 K=64 beta=0.5 bias=1 relu=1", "gemm M=33 N=17 K=100 beta=0.5 bias=1 relu=1",
+                            "gemm M=130 N=64 K=9 alpha=2 beta=0.5 bias=1 relu=1"};
+    for (int i = 0; i < 3; i++) {
+        double e = run_against_interpreter(f.ctx, dev, k, shapes[i]);
+        cr_assert(e <= 1e-5, "%s: normwise error %g", shapes[i], e);
+    }
+    gs_op *other = parse_op(f.ctx, "gemm M=96 N=80 K=64 transA=1 beta=0.5 bias=1 relu=1");
+    gs_buffer *none[4] = {0};
+    gs_test_expect_err(f.ctx, gs_kernel_run(f.ctx, dev, k, other, none, 4, NULL), GS_ERR_INVALID_ARG,
+                       "is not a shape of the kernel's operator", "transA differs");
+    gs_test_expect_err(f.ctx, gs_kernel_run(f.ctx, dev, k, f.op, none, 3, NULL), GS_ERR_INVALID_ARG,
+                       "takes 4 buffers (inputs, output, bias), got 3", "buffer count");
+    gs_test_expect_err(f.ctx, gs_kernel_run(f.ctx, NULL, k, f.op, none, 4, NULL), GS_ERR_INVALID_ARG, "no device",
+                       "no device");
+    gs_op_destroy(other);
+    gs_kernel_destroy(k);
+    gs_device_close(dev);
+    gs_test_teardown(&f);
+}
+
+/* ---- devices ------------------------------------------------------------------------- */
+Test(api, devices_say_what_is_missing) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_device *dev = (gs_device *)1;
+    gs_test_expect_err(ctx, gs_device_open(ctx, GS_BACKEND_OPENCL, 1, &dev), GS_ERR_INVALID_ARG, "GS_CL_DEVICE",
+                       "OpenCL index");
+    cr_assert_null(dev);
+    gs_test_expect_err(ctx, gs_device_open(ctx, (gs_backend)9, 0, &dev), GS_ERR_INVALID_ARG, "unknown backend",
+                       "backend");
+    gs_status s = gs_device_open(ctx, GS_BACKEND_CUDA, 0, &dev);
+    if (s == GS_OK) {
+        cr_log_info("a CUDA device is present (%s): the no-driver message is not checked here", gs_device_name(dev));
+        gs_device_close(dev);
+    } else {
+        gs_test_expect_err(ctx, s, GS_ERR_CUDA_MISSING, "no CUDA device: measurement-free mode (", "no CUDA device");
+        cr_assert_null(dev);
+    }
+    gs_hw *hw = NULL;
+    gs_test_expect_err(ctx, gs_hw_query(ctx, NULL, NULL, &hw), GS_ERR_INVALID_ARG, "no device", "query without a device");
+    int pick = 7;
+    double med[2] = {0, 0};
+    gs_test_expect_err(ctx, gs_refine(ctx, NULL, NULL, 2, 0, &pick, med), GS_ERR_INVALID_ARG,
+                       "refine: no device (open one with gs_device_open)", "refine without a device");
+    cr_assert_eq(pick, -1);
+    cr_assert(isnan(med[0]) && isnan(med[1]));
+    gs_ctx_destroy(ctx);
+}
+
+Test(api, opencl_query_refine_attach) {
+    gs_test_fix f;
+    gs_test_setup(&f, false, "rtx4090", "gemm M=64 N=64 K=64", 2);
+    gs_device *dev = open_opencl(f.ctx);
+    /* the device's own profile ("--hw auto") */
+    gs_hw *hw = NULL;
+    cr_assert_eq(gs_hw_query(f.ctx, dev, NULL, &hw), GS_OK, "%s", gs_ctx_errmsg(f.ctx));
+    cr_assert_eq(strncmp(gs_hw_name(hw), "auto-", 5), 0, "name %s", gs_hw_name(hw));
+    gs_hw_destroy(hw);
+    /* refinement times the top 2 and picks the faster */
+    int pick = -1;
+    double med[2] = {0, 0};
+    cr_assert_eq(gs_refine(f.ctx, dev, f.r, 2, 20, &pick, med), GS_OK, "%s", gs_ctx_errmsg(f.ctx));
+    cr_assert(pick == 0 || pick == 1, "pick %d", pick);
+    cr_assert(med[pick] > 0 && isfinite(med[pick]), "median %g", med[pick]);
+    cr_assert(isnan(med[1 - pick]) || med[pick] <= med[1 - pick], "the pick is the faster median");
+    /* the dispatcher builds on the attached device */
+    gs_dispatch_opts o;
+    gs_dispatch_opts_default(&o);
+    o.dialect = GS_DIALECT_OPENCL;
+    o.cache_dir = "";
+    gs_dispatcher *d = NULL;
+    cr_assert_eq(gs_dispatcher_create(f.ctx, f.hw, &o, &d), GS_OK, "%s", gs_ctx_errmsg(f.ctx));
+    cr_assert_eq(gs_dispatcher_attach(f.ctx, d, dev), GS_OK, "%s", gs_ctx_errmsg(f.ctx));
+    gs_kernel_handle h;
+    cr_assert_eq(gs_dispatch(f.ctx, d, f.op, &h), GS_OK, "%s", gs_ctx_errmsg(f.ctx));
+    cr_assert_not_null(h.program, "an attached device gets a built program");
+    gs_dispatcher_destroy(d);
+    o.dialect = GS_DIALECT_CUDA;
+    cr_assert_eq(gs_dispatcher_create(f.ctx, f.hw, &o, &d), GS_OK);
+    gs_test_expect_err(f.ctx, gs_dispatcher_attach(f.ctx, d, dev), GS_ERR_INVALID_ARG, "emits CUDA, not OpenCL",
+                       "dialect mismatch");
+    gs_dispatcher_destroy(d);
+    gs_device_close(dev);
+    gs_test_teardown(&f);
+}

@@ -1,0 +1,70 @@
+/* test_common.h — what the test files share (tests/test_common.c): finding
+ * the data files, temporary directories, opening the OpenCL device and
+ * loading NVRTC (skipping with the reason, or failing where CI requires the
+ * backend), and error checks. */
+#ifndef GS_TEST_COMMON_H
+#define GS_TEST_COMMON_H
+
+#include "kernels/kernels.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* True when the environment variable is set, non-empty and not "0". */
+bool gs_test_env_true(const char *name);
+
+/* tests/data/<name>, relative to the working directory (the repository root
+ * under `make test`) or, failing that, to this source file's directory. */
+void gs_test_data_path(char *buf, size_t n, const char *name);
+
+/* A fresh directory /tmp/gensor-<tag>-XXXXXX (malloc'd; the test removes it). */
+char *gs_test_tmpdir(const char *tag);
+/* Remove a flat directory and the files in it (best effort). */
+void gs_test_rm_flat(const char *dir);
+/* Files in dir whose names end in suffix ("" for all), dot files aside. */
+int gs_test_count_files(const char *dir, const char *suffix);
+
+/* The gensor binary of $GS_GENSOR_BIN (make test sets it); the test is
+ * skipped with the reason when it is unset. what names the checks. */
+const char *gs_test_cli_bin(const char *what);
+/* Run a shell command line and capture its stdout (malloc'd); *status gets
+ * the exit status (-1 when it did not exit). */
+char *gs_test_run(const char *cmdline, int *status);
+/* `bin args` with stderr dropped: exit 0 and its stdout parsed as JSON. */
+struct json_t;
+struct json_t *gs_test_cli_json(const char *bin, const char *args);
+
+/* Open the OpenCL device. Without one the test is skipped with the reason,
+ * or fails when GS_REQUIRE_OPENCL=1 (CI); any other error fails. */
+gs_cl *gs_test_open_cl(gs_ctx *ctx);
+/* Skip the test with the reason when NVRTC cannot be loaded, or fail when
+ * GS_REQUIRE_NVRTC=1 (CI has the toolkit). */
+void gs_test_need_nvrtc(gs_ctx *ctx, const char *what);
+
+/* Expect status want and a message holding every '&&'-separated needle
+ * (NULL or "" for none); what names the case in the failure. */
+void gs_test_expect_err(gs_ctx *ctx, gs_status got, gs_status want, const char *needles, const char *what);
+
+/* What many tests work on: a context, the OpenCL device when asked for
+ * (gs_test_open_cl: skipped or failed without one), a profile by name, an
+ * operator parsed from a spec and its construction with top_k candidates
+ * (op and r stay NULL for a NULL spec). Each step is asserted. */
+typedef struct gs_test_fix {
+    gs_ctx *ctx;
+    gs_cl *cl;
+    gs_hw *hw;
+    gs_op *op;
+    gs_result *r;
+} gs_test_fix;
+void gs_test_setup(gs_test_fix *f, bool device, const char *hw, const char *spec, int top_k);
+/* Free all of it (NULL members are skipped). */
+void gs_test_teardown(gs_test_fix *f);
+
+/* A level-2 state of a gemm (axes m, n, k) with block tiles bm, bn, bk and
+ * nothing else chosen, asserted well formed. */
+gs_etir gs_test_gemm_block_state(const gs_op *op, int bm, int bn, int bk);
+
+/* A gemm operator (M, N, K; no transposes, alpha 1, beta 0), asserted. */
+gs_op gs_test_gemm(int64_t M, int64_t N, int64_t K);
+
+#endif
