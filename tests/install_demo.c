@@ -1,9 +1,8 @@
 /* install_demo.c — a program built against an installed gensor, with only
  * <gensor.h> and `pkg-config --cflags --libs gensor` (tests/install_test.sh).
  *   install_demo SPEC PROFILE
- * Constructs SPEC for PROFILE and prints the ranked candidates.
- * TODO(lead, at merge): once gs_kernel_emit is defined (branch api), also print
- * the source of candidate 0 with gs_kernel_emit(ctx, r, 0, GS_DIALECT_CUDA, &src). */
+ * Constructs SPEC for PROFILE, prints the ranked candidates and then the
+ * CUDA C source of the best one (gs_kernel_emit). */
 #include <gensor.h>
 
 #include <stdio.h>
@@ -34,9 +33,17 @@ int main(int argc, char **argv) {
     printf("gensor %s: %s on %s (sm_%d)\n", GS_VERSION_STRING, gs_op_spec(op), gs_hw_name(hw), gs_hw_sm(hw));
     for (int i = 0; i < gs_result_count(r); i++)
         printf("%d  %s  %.6f ms\n", i, gs_result_describe(r, i), gs_result_predicted_s(r, i) * 1e3);
+    char *src = NULL;
+    s = gs_kernel_emit(ctx, r, 0, GS_DIALECT_CUDA, &src);
+    if (s != GS_OK) {
+        fprintf(stderr, "install_demo: gs_kernel_emit: %s: %s\n", gs_status_str(s), gs_ctx_errmsg(ctx));
+    } else {
+        fputs(src, stdout);
+        free(src);
+    }
     gs_result_destroy(r);
     gs_op_destroy(op);
     gs_hw_destroy(hw);
     gs_ctx_destroy(ctx);
-    return 0;
+    return s == GS_OK ? 0 : 1;
 }

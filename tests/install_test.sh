@@ -78,7 +78,12 @@ fi
 top=$(sed -n '2{s/^[0-9]*  //; s/  [0-9.]* ms$//; p}' "$tmp/out_shared")
 "$R/bin/gensor" construct --hw orin-nano --top 3 --emit json "$spec" 2>/dev/null | grep -qF -- "$top" && [ -n "$top" ] && ok ||
     bad "the demo's top candidate '$top' is not the CLI's"
-sed 's/^/    /' "$tmp/out_shared" | head -n 4
+# the source of the top candidate, as the CLI emits it
+grep -q '__global__ void' "$tmp/out_shared" && ok || bad "the demo printed no kernel source"
+"$R/bin/gensor" construct --hw orin-nano --top 3 "$spec" 2>/dev/null | sed -n '/^\/\* gensor codegen/,$p' >"$tmp/cli_src"
+sed -n '/^\/\* gensor codegen/,$p' "$tmp/out_shared" >"$tmp/demo_src"
+[ -s "$tmp/cli_src" ] && cmp -s "$tmp/cli_src" "$tmp/demo_src" && ok || bad "the demo's kernel source is not the CLI's"
+sed 's/^/    /' "$tmp/out_shared" | head -n 6
 
 $MAKE --no-print-directory -s uninstall PREFIX=$P DESTDIR="$D" >"$tmp/log" 2>&1 || bad "make uninstall"
 left=$(find "$D" -type f -o -type l | head -n 5)
