@@ -183,8 +183,11 @@ $(BUILD)/libgensor.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
+# libgensor.so.VERSION with soname libgensor.so.MAJOR, and the two links, as installed
 $(BUILD)/libgensor.so: $(LIB_OBJ) Makefile
-	$(CC) -shared -Wl,-soname,libgensor.so.$(SOMAJOR) -o $@ $(LIB_OBJ) $(LDFLAGS) $(LDLIBS)
+	$(CC) -shared -Wl,-soname,libgensor.so.$(SOMAJOR) -o $@.$(VERSION) $(LIB_OBJ) $(LDFLAGS) $(LDLIBS)
+	ln -sf libgensor.so.$(VERSION) $@.$(SOMAJOR)
+	ln -sf libgensor.so.$(SOMAJOR) $@
 
 $(BUILD)/gensor: $(CLI_OBJ) $(BUILD)/libgensor.a
 	$(CC) -o $@ $(CLI_OBJ) $(BUILD)/libgensor.a $(LDFLAGS) $(LDLIBS)
@@ -214,7 +217,7 @@ install: $(BUILD)/libgensor.a $(BUILD)/libgensor.so $(BUILD)/gensor $(BUILD)/gen
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MANDIR)/man1
 	install -m 644 include/gensor.h $(DESTDIR)$(INCLUDEDIR)/gensor.h
 	install -m 644 $(BUILD)/libgensor.a $(DESTDIR)$(LIBDIR)/libgensor.a
-	install -m 755 $(BUILD)/libgensor.so $(DESTDIR)$(LIBDIR)/libgensor.so.$(VERSION)
+	install -m 755 $(BUILD)/libgensor.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libgensor.so.$(VERSION)
 	ln -sf libgensor.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libgensor.so.$(SOMAJOR)
 	ln -sf libgensor.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libgensor.so
 	install -m 755 $(BUILD)/gensor $(DESTDIR)$(BINDIR)/gensor
