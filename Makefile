@@ -56,7 +56,7 @@ A64_QEMU   := qemu-aarch64 -L /usr/aarch64-linux-gnu
 A64_PKGS   := gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user libgsl27:arm64 \
               libgslcblas0:arm64 libjansson-dev:arm64 ocl-icd-opencl-dev:arm64
 A64_LDLIBS := -l:libgsl.so.27 -l:libgslcblas.so.0 -ljansson -lOpenCL -ldl -lm
-MINICR_SRC := tests/minicr/runner.c tests/test_ir.c tests/test_hw.c tests/test_construct.c
+MINICR_SRC := tests/minicr/runner.c tests/test_ir.c tests/test_hw.c tests/test_construct.c tests/test_common.c
 
 deps-aarch64: deps
 	@dpkg --print-foreign-architectures | grep -qx arm64 || { \
