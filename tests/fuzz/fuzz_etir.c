@@ -77,6 +77,13 @@ static void check_state(const gs_op *op, const gs_etir *e, const char *spec) {
         FUZZ_CHECK(gs_etir_threads_axis(e, d) == t2 / t1, "'%s' axis %d: threads", spec, d);
     }
     threads <<= e->group;
+    /* split-K: split blocks per output tile, at most one per reduce tile */
+    FUZZ_CHECK(e->split >= 1 && e->split <= GS_MAX_SPLIT, "'%s': split %d", spec, e->split);
+    FUZZ_CHECK(e->split == 1 || gs_etir_split_tiles(op, e, NULL) >= e->split, "'%s': split %d over %lld tiles", spec,
+               e->split, (long long)gs_etir_split_tiles(op, e, NULL));
+    FUZZ_CHECK(gs_etir_tile_blocks(op, e) == blocks, "'%s': tile blocks %lld, expected %lld", spec,
+               (long long)gs_etir_tile_blocks(op, e), (long long)blocks);
+    blocks *= e->split;
     FUZZ_CHECK(gs_etir_blocks(op, e) == blocks, "'%s': blocks %lld, expected %lld", spec,
                (long long)gs_etir_blocks(op, e), (long long)blocks);
     FUZZ_CHECK(gs_etir_threads(op, e) == threads, "'%s': threads %lld, expected %lld", spec,
@@ -96,7 +103,8 @@ static void check_state(const gs_op *op, const gs_etir *e, const char *spec) {
     for (int d = 0; d < op->naxes; d++)
         FUZZ_CHECK(back.T[d][2] == fin.T[d][2] && back.T[d][1] == fin.T[d][1] && back.V[d] == fin.V[d],
                    "'%s': '%s' parses to another state (axis %d)", spec, cfg, d);
-    FUZZ_CHECK(back.stages == fin.stages && back.raster == fin.raster && back.group == fin.group && back.level == 0,
+    FUZZ_CHECK(back.stages == fin.stages && back.raster == fin.raster && back.group == fin.group &&
+                   back.split == fin.split && back.level == 0,
                "'%s': '%s' parses to another state", spec, cfg);
     FUZZ_CHECK(gs_etir_hash(&back) == gs_etir_hash(&fin), "'%s': hash of '%s' differs after parsing", spec, cfg);
 }
@@ -127,6 +135,7 @@ static void check_step(const gs_op *op, const gs_etir *e, gs_action a, const gs_
     case GS_ACT_STAGES: FUZZ_CHECK(o->stages == a.value, "'%s': stages", spec); break;
     case GS_ACT_RASTER: FUZZ_CHECK(o->raster == a.value, "'%s': raster", spec); break;
     case GS_ACT_GROUP: FUZZ_CHECK(o->group == a.value, "'%s': group", spec); break;
+    case GS_ACT_SPLIT: FUZZ_CHECK(o->split == a.value, "'%s': split", spec); break;
     case GS_ACT_CACHE:
         FUZZ_CHECK(o->level == l - 1, "'%s': cache from level %d gave level %d", spec, l, o->level);
         if (l == 2)
