@@ -132,7 +132,9 @@ fuzz-merge: fuzz-build
 	  $(FUZZ_BUILD)/fuzz_$$t -merge=1 $(if $(filter suite,$$t),-close_fd_mask=3) $(FUZZ_BUILD)/merged/$$t tests/fuzz/$$t $(FUZZ_BUILD)/corpus/$$t 2>/dev/null && \
 	  keep=$$(ls tests/fuzz/$$t | grep '^regress-' || true) && \
 	  find tests/fuzz/$$t -type f ! -name 'regress-*' -delete && cp $(FUZZ_BUILD)/merged/$$t/* tests/fuzz/$$t/ && \
-	  echo "fuzz-merge: tests/fuzz/$$t: $$(ls tests/fuzz/$$t | wc -l) files, $$(du -sk tests/fuzz/$$t | cut -f1) KB"; \
+	  echo "fuzz-merge: tests/fuzz/$$t: $$(ls tests/fuzz/$$t | wc -l) files, $$(cat tests/fuzz/$$t/* | wc -c) bytes"; \
+	  $(call FUZZ_RUN,$$t) tests/fuzz/$$t/* >/dev/null 2>&1 || { \
+	    echo "fuzz-merge: an input of tests/fuzz/$$t fails (-merge=1 keeps crashing inputs): make fuzz-short"; exit 1; }; \
 	done
 
 fuzz-short: fuzz-build

@@ -22,7 +22,8 @@ static int same_state(const gs_op *op, const gs_etir *a, const gs_etir *b) {
         if (a->T[d][1] != b->T[d][1] || a->T[d][2] != b->T[d][2] || a->V[d] != b->V[d]) return 0;
     for (int t = 0; t < op->ninputs; t++)
         if (a->stage[t] != b->stage[t]) return 0;
-    return a->level == b->level && a->stages == b->stages && a->raster == b->raster && a->group == b->group;
+    return a->level == b->level && a->stages == b->stages && a->raster == b->raster && a->group == b->group &&
+           a->split == b->split;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -3,11 +3,12 @@
  * action:
  *   - the state is well-formed (power-of-two tiles, thread tile divides the
  *     block tile, vthreads divide the thread tile, reduce axes have no thread
- *     tile, stages/raster/group in range, group within the reduce tile);
+ *     tile, stages/raster/group/split in range, group within the reduce tile,
+ *     split at most the reduce tiles);
  *   - the action changed what it says and nothing else (tile doubles one
  *     tile of the current level, ...), and levels only go down;
  *   - entering level 1 gives at most max_threads threads;
- *   - the block tiles cover every extent: blocks = prod ceil(E/T2), and
+ *   - the block tiles cover every extent: blocks = prod ceil(E/T2) x split, and
  *     threads = prod (T2/T1) x lanes, accumulators = prod T1;
  *   - format/parse of the config form gives the state back, with its hash.
  * At the end the state is finished with cache and, when it passes the
@@ -77,13 +78,7 @@ static void check_state(const gs_op *op, const gs_etir *e, const char *spec) {
         FUZZ_CHECK(gs_etir_threads_axis(e, d) == t2 / t1, "'%s' axis %d: threads", spec, d);
     }
     threads <<= e->group;
-    /* split-K: split blocks per output tile, at most one per reduce tile */
-    FUZZ_CHECK(e->split >= 1 && e->split <= GS_MAX_SPLIT, "'%s': split %d", spec, e->split);
-    FUZZ_CHECK(e->split == 1 || gs_etir_split_tiles(op, e, NULL) >= e->split, "'%s': split %d over %lld tiles", spec,
-               e->split, (long long)gs_etir_split_tiles(op, e, NULL));
-    FUZZ_CHECK(gs_etir_tile_blocks(op, e) == blocks, "'%s': tile blocks %lld, expected %lld", spec,
-               (long long)gs_etir_tile_blocks(op, e), (long long)blocks);
-    blocks *= e->split;
+    if (e->split > 1) blocks *= e->split; /* split-K: split blocks per output tile */
     FUZZ_CHECK(gs_etir_blocks(op, e) == blocks, "'%s': blocks %lld, expected %lld", spec,
                (long long)gs_etir_blocks(op, e), (long long)blocks);
     FUZZ_CHECK(gs_etir_threads(op, e) == threads, "'%s': threads %lld, expected %lld", spec,
@@ -121,6 +116,11 @@ static void check_step(const gs_op *op, const gs_etir *e, gs_action a, const gs_
                        "'%s': action %d on axis %d moved axis %d", spec, (int)a.kind, a.axis, d);
         if (a.kind == GS_ACT_CACHE) FUZZ_CHECK(o->T[d][2] == e->T[d][2], "'%s': cache moved a block tile", spec);
     }
+    /* the whole-kernel choices move only by their own action */
+    FUZZ_CHECK(o->stages == e->stages || a.kind == GS_ACT_STAGES, "'%s': action %d moved stages", spec, (int)a.kind);
+    FUZZ_CHECK(o->raster == e->raster || a.kind == GS_ACT_RASTER, "'%s': action %d moved raster", spec, (int)a.kind);
+    FUZZ_CHECK(o->group == e->group || a.kind == GS_ACT_GROUP, "'%s': action %d moved group", spec, (int)a.kind);
+    FUZZ_CHECK(o->split == e->split || a.kind == GS_ACT_SPLIT, "'%s': action %d moved split", spec, (int)a.kind);
     int l = e->level, d = a.axis;
     switch (a.kind) {
     case GS_ACT_TILE:
@@ -135,7 +135,10 @@ static void check_step(const gs_op *op, const gs_etir *e, gs_action a, const gs_
     case GS_ACT_STAGES: FUZZ_CHECK(o->stages == a.value, "'%s': stages", spec); break;
     case GS_ACT_RASTER: FUZZ_CHECK(o->raster == a.value, "'%s': raster", spec); break;
     case GS_ACT_GROUP: FUZZ_CHECK(o->group == a.value, "'%s': group", spec); break;
-    case GS_ACT_SPLIT: FUZZ_CHECK(o->split == a.value, "'%s': split", spec); break;
+    case GS_ACT_SPLIT:
+        FUZZ_CHECK(o->split == a.value && gs_etir_split_tiles(op, o, NULL) >= a.value,
+                   "'%s': split %d over %lld reduce tiles", spec, o->split, (long long)gs_etir_split_tiles(op, o, NULL));
+        break;
     case GS_ACT_CACHE:
         FUZZ_CHECK(o->level == l - 1, "'%s': cache from level %d gave level %d", spec, l, o->level);
         if (l == 2)
@@ -169,6 +172,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         gs_action a = {(gs_action_kind)(data[i] % (GS_ACT_COUNT_ + 1)), (int)(data[i + 1] % (op.naxes + 1)) - 1,
                        (int)(data[i + 1] >> 4) - 1};
         if (a.kind == GS_ACT_VTHREAD) a.value = 1 << (data[i + 1] >> 5);
+        if (a.kind == GS_ACT_SPLIT) a.value = 1 + (data[i + 1] >> 4); /* 1 .. 16 */
         gs_etir o;
         if (!gs_etir_apply(&op, &e, a, max_threads, &o)) continue;
         FUZZ_CHECK(e.level != 0, "'%s': a finished state took an action", spec);
