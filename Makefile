@@ -129,7 +129,7 @@ fuzz: fuzz-build
 fuzz-merge: fuzz-build
 	@for t in $(FUZZ_TARGETS); do \
 	  rm -rf $(FUZZ_BUILD)/merged/$$t && mkdir -p $(FUZZ_BUILD)/merged/$$t $(FUZZ_BUILD)/corpus/$$t && \
-	  $(FUZZ_BUILD)/fuzz_$$t -merge=1 $(if $(filter suite,$$t),-close_fd_mask=3) $(FUZZ_BUILD)/merged/$$t tests/fuzz/$$t $(FUZZ_BUILD)/corpus/$$t 2>/dev/null && \
+	  $(FUZZ_BUILD)/fuzz_$$t -merge=1 -artifact_prefix=$(FUZZ_BUILD)/merge-crash-$$t- $(if $(filter suite,$$t),-close_fd_mask=3) $(FUZZ_BUILD)/merged/$$t tests/fuzz/$$t $(FUZZ_BUILD)/corpus/$$t 2>/dev/null && \
 	  keep=$$(ls tests/fuzz/$$t | grep '^regress-' || true) && \
 	  find tests/fuzz/$$t -type f ! -name 'regress-*' -delete && cp $(FUZZ_BUILD)/merged/$$t/* tests/fuzz/$$t/ && \
 	  echo "fuzz-merge: tests/fuzz/$$t: $$(ls tests/fuzz/$$t | wc -l) files, $$(cat tests/fuzz/$$t/* | wc -c) bytes"; \
