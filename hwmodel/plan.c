@@ -654,18 +654,14 @@ void gs_plan_format(const gs_op *op, const gs_plan *p, char *buf, size_t n) {
         snprintf(buf + off, n - off, " splitk%d %s", p->split, p->split_mode == GS_SPLIT_ATOMIC ? "atomic" : "ordered");
 }
 
-int64_t gs_op_out_points(const gs_op *op) {
-    int64_t n = 1;
-    for (int a = 0; a < op->naxes; a++)
-        if (op->axes[a].kind == GS_AXIS_SPATIAL) n *= op->axes[a].extent;
-    return n;
+int64_t gs_split_counter_bytes(const gs_op *op, const gs_etir *e) {
+    return e->split > 1 ? 4 * ((gs_etir_tile_blocks(op, e) + 3) / 4 * 4) : 0;
 }
 
 int64_t gs_split_workspace_bytes(const gs_op *op, const gs_etir *e, int mode) {
     if (mode == GS_SPLIT_NONE || e->split <= 1) return 0;
-    int64_t tiles = (gs_etir_tile_blocks(op, e) + 3) / 4 * 4;
     int64_t slices = mode == GS_SPLIT_ATOMIC ? 1 : e->split;
-    return 4 * (tiles + slices * gs_op_out_points(op));
+    return gs_split_counter_bytes(op, e) + 4 * slices * gs_op_out_points(op);
 }
 
 int64_t gs_plan_workspace_bytes(const gs_op *op, const gs_etir *e, const gs_plan *p) {

@@ -213,7 +213,7 @@ void gs_plan_format(const gs_op *op, const gs_plan *p, char *buf, size_t n);
 int64_t gs_plan_workspace_bytes(const gs_op *op, const gs_etir *e, const gs_plan *p);
 /* The same from the ETIR and a gs_split_mode, without making the plan. */
 int64_t gs_split_workspace_bytes(const gs_op *op, const gs_etir *e, int mode);
-/* The output elements (the product of the spatial extents). */
-int64_t gs_op_out_points(const gs_op *op);
+/* Its leading part: the counters, one int per output tile, rounded up to 4. */
+int64_t gs_split_counter_bytes(const gs_op *op, const gs_etir *e);
 
 #endif

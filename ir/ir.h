@@ -85,6 +85,8 @@ struct gs_op {
 static inline const gs_tensor *gs_op_out(const gs_op *op) { return &op->tensors[op->ninputs]; }
 /* Elements of a tensor (product of its shape). */
 int64_t gs_tensor_elems(const gs_tensor *t);
+/* Output points of an operator: the product of its spatial extents. */
+int64_t gs_op_out_points(const gs_op *op);
 /* Check an operator's structure: extents > 0, products fit int64 and the
  * largest tensor fits int32 indexing or is flagged; output uses only spatial
  * axes; at least one reduce or spatial axis. */

@@ -292,6 +292,13 @@ gs_status gs_op_build_window(gs_ctx *ctx, gs_op *op, const gs_window *w) {
                   op->has_bias ? " bias=1" : "", w->relu ? " relu=1" : "");
 }
 
+int64_t gs_op_out_points(const gs_op *op) {
+    int64_t n = 1;
+    for (int a = 0; a < op->naxes; a++)
+        if (op->axes[a].kind == GS_AXIS_SPATIAL) n *= op->axes[a].extent;
+    return n;
+}
+
 gs_status gs_op_conv1x1_as_matmul(gs_ctx *ctx, const gs_op *conv, gs_op *out) {
     if (conv->kind != GS_OPK_CONV2D) return gs_err(ctx, GS_ERR_UNSUPPORTED, "as matmul: %s is not a conv2d", conv->spec);
     /* axes of gs_op_build_window: n, then k p q (nhwc: p q k), then c r s */

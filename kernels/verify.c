@@ -71,7 +71,8 @@ static gs_status check_split_rerun(gs_ctx *ctx, gs_cl *cl, gs_cl_prog *prog, con
     gs_status s = ws && again ? GS_OK : gs_err(ctx, GS_ERR_NOMEM, "verify: out of memory");
     if (s == GS_OK) s = gs_cl_buf_read(ctx, cl, wsbuf, ws, wn * 4);
     /* the counters, and the atomic mode's slice; ordered slices are scratch */
-    size_t zero_words = ks->desc.plan.split_mode == GS_SPLIT_ATOMIC ? wn : wn - (size_t)ks->desc.plan.split * (size_t)gs_op_out_points(op);
+    size_t zero_words = ks->desc.plan.split_mode == GS_SPLIT_ATOMIC ? wn
+                                                                    : (size_t)gs_split_counter_bytes(op, &ks->desc.etir) / 4;
     for (size_t i = 0; s == GS_OK && i < zero_words; i++)
         if (ws[i])
             s = gs_err(ctx, GS_ERR_MISMATCH, "verify: %s: split-K left word %zu of its workspace non-zero (0x%08x)",

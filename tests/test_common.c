@@ -28,8 +28,9 @@ void gs_test_data_path(char *buf, size_t n, const char *name) {
 }
 
 char *gs_test_tmpdir(const char *tag) {
-    char tmpl[256];
-    snprintf(tmpl, sizeof tmpl, "/tmp/gensor-%s-XXXXXX", tag);
+    const char *dir = getenv("TMPDIR"); /* as kernels/sass.c's temp files */
+    char tmpl[512];
+    snprintf(tmpl, sizeof tmpl, "%s/gensor-%s-XXXXXX", dir && *dir ? dir : "/tmp", tag);
     char *t = strdup(tmpl);
     cr_assert_not_null(t);
     cr_assert_not_null(mkdtemp(t), "mkdtemp: %s", strerror(errno));
