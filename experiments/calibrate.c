@@ -153,7 +153,7 @@ static int load_xgemm(gs_ctx *ctx, const char *path, const gs_hw *hw, samples *v
 }
 
 /* v1 kernels: the baseline plan (what codegen v1 emitted). */
-static const gs_plan_opts v1_style = {.scalar = 1, .predicated = 1, .no_async = 1, .min_blocks1 = 1};
+static const gs_plan_opts v1_style = {.scalar = 1, .predicated = 1, .no_async = 1, .min_blocks1 = 1, .im2col = GS_IM2COL_OFF};
 
 static int load_rows(gs_ctx *ctx, const char *path, const gs_hw *hw, samples *v, bool suite) {
     FILE *f = fopen(path, "r");

@@ -85,6 +85,52 @@ static int conv1x1_table(gs_ctx *ctx, const gs_hw *hw, json_t *ops) {
     return rc;
 }
 
+/* Windowed operators (convolutions, depthwise convolutions, pools): the
+ * pick's tiles with the input staged as the tensor box (the window's halo,
+ * as the direct nest stages it) and as the im2col tile (implicit GEMM),
+ * priced with their L2 bytes and shared memory; "auto" is the plan's own
+ * choice. */
+static int im2col_table(gs_ctx *ctx, const gs_hw *hw, json_t *ops) {
+    int n = 0, wins_box = 0, wins_i2c = 0;
+    double lsum = 0;
+    for (size_t i = 0; i < json_array_size(ops); i++) {
+        json_t *it = json_array_get(ops, i);
+        const char *spec = json_string_value(json_object_get(it, "spec"));
+        const char *name = json_string_value(json_object_get(it, "name"));
+        gs_op op;
+        if (!spec || gs_op_parse_into(ctx, spec, &op) != GS_OK) continue;
+        gs_etir e;
+        gs_estimate sa, sb, si;
+        if (op.kind != GS_OPK_CONV2D && op.kind != GS_OPK_DWCONV2D && op.kind != GS_OPK_POOL) continue;
+        if (!pick(ctx, hw, &op, &e, &sa)) return 1;
+        const gs_plan_opts box = {.im2col = GS_IM2COL_OFF}, i2c = {.im2col = GS_IM2COL_FORCE};
+        gs_plan pb, pi, pa;
+        gs_plan_make(hw, &op, &e, &box, &pb);
+        gs_plan_make(hw, &op, &e, &i2c, &pi);
+        gs_plan_make(hw, &op, &e, NULL, &pa);
+        if (!pi.in[0].im2col || !pi.in[0].staged) continue; /* no window, or the input is not staged */
+        gs_estimate_plan(hw, &op, &e, &pb, 0, NULL, NULL, &sb);
+        gs_estimate_plan(hw, &op, &e, &pi, 0, NULL, NULL, &si);
+        if (!n++)
+            printf("\n%-16s %9s %9s %7s %7s %10s %10s %8s %8s  %s\n", "windowed", "box_ms", "im2col", "b/i", "auto",
+                   "l2_box", "l2_i2c", "smem_b", "smem_i", "pick");
+        char desc[160];
+        gs_etir_format(&op, &e, desc, sizeof desc);
+        double r = sb.time_s / si.time_s;
+        printf("%-16.16s %9.4f %9.4f %7.2f %7s %9.1fM %9.1fM %8lld %8lld  %s\n", name ? name : "-", sb.time_s * 1e3,
+               si.time_s * 1e3, r, pa.in[0].im2col ? "im2col" : "box", sb.t_l2 * hw->l2_gbs * 1e3,
+               si.t_l2 * hw->l2_gbs * 1e3, (long long)pb.smem_bytes, (long long)pi.smem_bytes, desc);
+        lsum += log(r);
+        wins_box += r < 0.99;
+        wins_i2c += r > 1.01;
+    }
+    if (n)
+        printf("geomean over %d windowed operators on %s: tensor box / im2col tile %.2fx on the same tiles; the box "
+               "wins %d, the im2col tile %d (predicted)\n",
+               n, hw->name, exp(lsum / n), wins_box, wins_i2c);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     const char *hwname = "h100";
     const char *files[16];
@@ -104,7 +150,7 @@ int main(int argc, char **argv) {
         gs_ctx_destroy(ctx);
         return 2;
     }
-    const gs_plan_opts v1 = {1, 1, 1, 1, 0};
+    const gs_plan_opts v1 = {1, 1, 1, 1, 0, GS_IM2COL_OFF};
     printf("%-8s %-46s %-44s %9s %9s %9s %7s %-8s %s\n", "name", "operator", "pick (v2)", "v2_ms", "nosplit",
            "v1_ms", "v1/v2", "bound", "dram");
     double lsum = 0, lsplit = 0;
@@ -176,6 +222,7 @@ int main(int argc, char **argv) {
             gs_result_destroy(r);
         }
         rc |= conv1x1_table(ctx, hw, ops);
+        rc |= im2col_table(ctx, hw, ops);
         json_decref(root);
     }
     if (n)

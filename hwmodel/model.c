@@ -349,9 +349,41 @@ static double fast_copy_fraction(const gs_op *op, const gs_etir *e, const gs_pla
             if (x->coeff[a] < 0) lo += x->coeff[a] * (e->T[a][2] - 1);
         if (amax < 0) continue;
         int64_t T = e->T[amax][2], E = op->axes[amax].extent;
-        f *= in_range_fraction(lo, x->coeff[amax] * T, (E + T - 1) / T, pi->dims[j], ts->shape[j]);
+        f *= in_range_fraction(lo, x->coeff[amax] * T, (E + T - 1) / T, pi->halo[j], ts->shape[j]);
     }
     return f;
+}
+
+/* An im2col tile's gather: the global distance, in elements, between
+ * neighbouring elements of its copy dim (1: contiguous, as NHWC's channels;
+ * a stride along NCHW's rows). A warp's scalar loads then touch that many
+ * times the lines and sectors of a contiguous copy, up to one each. */
+static double im2col_gather(const gs_op *op, const gs_plan_input *pi, int t) {
+    if (!pi->im2col) return 1;
+    const gs_tensor *ts = &op->tensors[t];
+    int a = pi->view_axis[pi->copy_dim];
+    double rs = 1, g = 0;
+    for (int j = ts->ndim - 1; j >= 0; j--) {
+        g += (double)ts->idx[j].coeff[a] * rs;
+        rs *= (double)ts->shape[j];
+    }
+    return clampd(g, 1, 32);
+}
+
+/* L2 bytes of staged input t per (block, reduce tile): the footprint of the
+ * block's box, or for an im2col tile its elements times the sectors its
+ * gather wastes (a stride along the rows reads the gaps as the halo does;
+ * NHWC's channel runs skip them), whichever is smaller. */
+static double tile_l2_elems(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, const int64_t *box) {
+    double fp = (double)gs_footprint(&op->tensors[t], box);
+    const gs_plan_input *pi = &p->in[t];
+    if (!pi->staged || !pi->im2col) return fp;
+    double v = 1;
+    for (int k = 0; k < pi->view_ndim; k++) {
+        int a = pi->view_axis[k];
+        v *= (double)(e->T[a][2] < op->axes[a].extent ? e->T[a][2] : op->axes[a].extent);
+    }
+    return fmin(fp, v * fmin(im2col_gather(op, pi, t), 8));
 }
 
 /* Unique input bytes one wave of concurrently resident blocks reads: the
@@ -538,7 +570,7 @@ void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const 
         copy_instr += upt * (ff * fast + (1 - ff) * edge) + 6 + 3 * op->tensors[t].ndim;
         /* global loads through L1 (coalesced: copy_vec wavefronts a unit) and
          * the shared stores */
-        copy_wave += upt * (pi->copy_vec + pi->store_wf);
+        copy_wave += upt * (pi->copy_vec * im2col_gather(op, pi, t) + pi->store_wf);
         box_elems += (double)pi->units * pi->copy_vec;
     }
     double barriers = p->stages > 1 ? 1 : (p->smem_bytes ? 2 : 0);
@@ -617,7 +649,7 @@ void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const 
         int64_t box[GS_MAX_AXES];
         gs_etir_box(op, e, 2, box);
         double be = 0;
-        for (int t = 0; t < op->ninputs; t++) be += (double)gs_footprint(&op->tensors[t], box);
+        for (int t = 0; t < op->ninputs; t++) be += tile_l2_elems(op, e, p, t, box);
         l2_in = 4.0 * (double)o->blocks * tiles * be;
     }
     double l2_bytes = l2_in + out_l2 + ws_l2 + 4.0 * (double)o->blocks * (double)nt * iters_pad * 2.0 * spilled * 0.5;

@@ -44,11 +44,10 @@ static int vec_dividing(int cap, int64_t x, int64_t y, int64_t z) {
     return 1;
 }
 
-/* Box extent of tensor t along dim j over uncapped block tiles: every
+/* Box extent of tensor ts along dim j over uncapped block tiles: every
  * thread's local offset needs a slot. Saturates at GS_STAGE_SAT like
  * gs_stage_layout, so absurd strides fail the check instead of overflowing. */
-static int64_t box_dim(const gs_op *op, const gs_etir *e, int t, int j) {
-    const gs_tensor *ts = &op->tensors[t];
+static int64_t box_dim(const gs_op *op, const gs_etir *e, const gs_tensor *ts, int j) {
     int64_t len = 1;
     for (int a = 0; a < op->naxes; a++) {
         int64_t c = ts->idx[j].coeff[a], term;
@@ -58,6 +57,51 @@ static int64_t box_dim(const gs_op *op, const gs_etir *e, int t, int j) {
             return GS_STAGE_SAT;
     }
     return len;
+}
+
+/* The view dims of tensor t's im2col tile: the axes it uses, in its dim
+ * order and within a window dim the reduce axes before the spatial one (so
+ * a spatial axis of unit step can stay innermost, where its fragments are
+ * read as vectors). -1 when no dim is a window (two or more axes), or when
+ * an axis appears in two dims or with a negative coefficient. */
+static int im2col_axes(const gs_op *op, int t, int8_t *axes) {
+    const gs_tensor *ts = &op->tensors[t];
+    int n = 0;
+    bool window = false, used[GS_MAX_AXES] = {false};
+    for (int j = 0; j < ts->ndim; j++) {
+        int k = 0;
+        for (int pass = 0; pass < 2; pass++)
+            for (int a = 0; a < op->naxes; a++) {
+                int64_t c = ts->idx[j].coeff[a];
+                if (!c || spatial(op, a) != (pass == 1)) continue;
+                if (c < 0 || used[a] || n >= GS_MAX_DIMS) return -1;
+                used[a] = true;
+                axes[n++] = (int8_t)a;
+                k++;
+            }
+        window |= k >= 2;
+    }
+    return window ? n : -1;
+}
+
+const gs_tensor *gs_plan_box_tensor(const gs_op *op, const gs_plan_input *pi, int t, gs_tensor *view) {
+    const gs_tensor *ts = &op->tensors[t];
+    if (!pi->im2col) return ts;
+    memset(view, 0, sizeof *view);
+    memcpy(view->name, ts->name, sizeof view->name);
+    int n = pi->view_ndim;
+    view->ndim = n;
+    for (int k = 0; k < n; k++) {
+        int a = pi->view_axis[k];
+        view->idx[k].coeff[a] = 1;
+        view->shape[k] = op->axes[a].extent;
+    }
+    int last = ts->ndim - 1;
+    if (n > 0 && unit_axis(&ts->idx[last], op->naxes) == pi->view_axis[n - 1]) {
+        view->shape[n - 1] = ts->shape[last];
+        view->idx[n - 1].offset = ts->idx[last].offset;
+    }
+    return view;
 }
 
 static int64_t sat_mul(int64_t a, int64_t b) {
@@ -187,8 +231,9 @@ double gs_smem_wavefronts_of(int banks, const int64_t *addr, int lanes, int w) {
 }
 
 int gs_plan_frag_lanes(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, int warp, int64_t *addr) {
-    const gs_tensor *ts = &op->tensors[t];
     const gs_plan_input *pi = &p->in[t];
+    gs_tensor view;
+    const gs_tensor *ts = pi->staged ? gs_plan_box_tensor(op, pi, t, &view) : &op->tensors[t];
     int64_t step[GS_MAX_AXES + 1], thr[GS_MAX_AXES + 1], th[GS_MAX_AXES + 1];
     int nax = 0;
     int ga = gs_etir_group_axis(op);
@@ -231,7 +276,8 @@ int gs_plan_frag_lanes(const gs_op *op, const gs_etir *e, const gs_plan *p, int 
  * store_vec words; a transposed one is copy_vec scalar stores. */
 static double store_wavefronts(const gs_op *op, int t, const gs_plan_input *pi, int64_t threads, int banks, int warp,
                                gs_wf_memo *memo) {
-    const gs_tensor *ts = &op->tensors[t];
+    gs_tensor view;
+    const gs_tensor *ts = gs_plan_box_tensor(op, pi, t, &view);
     int64_t addr[64];
     int lanes = (int)(threads < warp ? threads : warp);
     if (lanes > 64) lanes = 64;
@@ -264,10 +310,12 @@ static double store_wavefronts(const gs_op *op, int t, const gs_plan_input *pi, 
  * padding is reserved. */
 static void plan_input_shape(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *o, int t,
                              gs_plan_input *pi, int64_t *reserve_pad) {
-    const gs_tensor *ts = &op->tensors[t];
+    gs_tensor view;
+    const gs_tensor *ts = gs_plan_box_tensor(op, pi, t, &view);
     const int nd = ts->ndim, vmax = o->scalar ? 1 : GS_PLAN_MAX_VEC;
     pi->staged = 1;
-    for (int j = 0; j < nd; j++) pi->dims[j] = box_dim(op, e, t, j);
+    for (int j = 0; j < op->tensors[t].ndim; j++) pi->halo[j] = box_dim(op, e, &op->tensors[t], j);
+    for (int j = 0; j < nd; j++) pi->dims[j] = box_dim(op, e, ts, j);
     /* Copy vector: the tensor's innermost dim runs along one axis with unit
      * step, its box origin (offset + a multiple of the block tile) and box
      * extent are multiples of the width, and so is the construction shape's
@@ -324,7 +372,8 @@ static void plan_input_shape(const gs_hw *hw, const gs_op *op, const gs_etir *e,
  * 0: the offsets are linear in i. (Along any inner dim the index would
  * wrap into the next one.) */
 static void plan_unit_step(const gs_op *op, int t, gs_plan_input *pi, int64_t nt) {
-    const gs_tensor *ts = &op->tensors[t];
+    gs_tensor view;
+    const gs_tensor *ts = gs_plan_box_tensor(op, pi, t, &view);
     pi->unit_linear = 0;
     pi->unit_dim = -1;
     int64_t per_row = pi->dims[pi->copy_dim] / pi->copy_vec;
@@ -464,6 +513,32 @@ int64_t gs_plan_blocks_per_sm(const gs_hw *hw, const gs_plan *p, int regs) {
     return mb;
 }
 
+/* The box of a staged input with a window dim: its im2col tile when that
+ * takes less shared memory than the tensor box (a stride's gaps, or a
+ * window tile smaller than its halo; both laid out with their padding), else
+ * the tensor box; the options force either. A tie keeps the tensor box: its
+ * rows are longer. */
+static void choose_box(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *o, int t,
+                       gs_plan_input *pi) {
+    int8_t axes[GS_MAX_DIMS];
+    memset(axes, -1, sizeof axes); /* the plan's bytes are hashed: no undefined ones */
+    int n = im2col_axes(op, t, axes);
+    if (n <= 0 || o->im2col == GS_IM2COL_OFF) return;
+    if (o->im2col != GS_IM2COL_FORCE) {
+        gs_plan_input box = {0}, tile = {0};
+        int64_t pad;
+        plan_input_shape(hw, op, e, o, t, &box, &pad);
+        tile.im2col = 1;
+        tile.view_ndim = (uint8_t)n;
+        memcpy(tile.view_axis, axes, sizeof axes);
+        plan_input_shape(hw, op, e, o, t, &tile, &pad);
+        if (tile.stage_elems >= box.stage_elems) return;
+    }
+    pi->im2col = 1;
+    pi->view_ndim = (uint8_t)n;
+    memcpy(pi->view_axis, axes, sizeof axes);
+}
+
 static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *o, gs_plan *p) {
     memset(p, 0, sizeof *p);
     if (o) p->opts = *o;
@@ -491,6 +566,7 @@ static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, cons
             plan_unstaged(op, e, &p->opts, t, pi);
             continue;
         }
+        choose_box(hw, op, e, &p->opts, t, pi);
         int64_t pad;
         plan_input_shape(hw, op, e, &p->opts, t, pi, &pad);
         int64_t upt = (pi->units + nt - 1) / (nt > 0 ? nt : 1);
@@ -526,7 +602,8 @@ void gs_plan_resources(const gs_hw *hw, const gs_op *op, const gs_etir *e, const
  * pads an even innermost extent to odd, as codegen v1 did. */
 static void choose_pad(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_plan *p, int t, gs_wf_memo *memo) {
     gs_plan_input *pi = &p->in[t];
-    const gs_tensor *ts = &op->tensors[t];
+    gs_tensor view;
+    const gs_tensor *ts = gs_plan_box_tensor(op, pi, t, &view);
     int64_t reserve = pi->pad, best_pad = 0;
     double best = -1;
     double reads_per_tile = 1, frag = 1;
@@ -542,7 +619,7 @@ static void choose_pad(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_pl
     int nk = 0;
     uint64_t key = 0;
     if (memo) {
-        kv[nk++] = t;
+        kv[nk++] = t | (int64_t)pi->im2col << 8;
         kv[nk++] = ts->ndim;
         for (int j = 0; j < ts->ndim && j < GS_MAX_DIMS; j++) kv[nk++] = pi->dims[j];
         kv[nk++] = pi->inner_dim | pi->copy_dim << 8 | pi->copy_vec << 16 | pi->store_vec << 24 |
@@ -640,8 +717,8 @@ void gs_plan_format(const gs_op *op, const gs_plan *p, char *buf, size_t n) {
                                     pi->direct ? " direct" : "", pi->frag_vec);
             continue;
         }
-        off += (size_t)snprintf(buf + off, n - off, "%s%s:%s v%d%s pad%d fv%d", off ? " " : "", op->tensors[t].name,
-                                pi->copy_mode == GS_COPY_ASYNC ? "async" : "reg", pi->copy_vec,
+        off += (size_t)snprintf(buf + off, n - off, "%s%s:%s%s v%d%s pad%d fv%d", off ? " " : "", op->tensors[t].name,
+                                pi->im2col ? "im2col " : "", pi->copy_mode == GS_COPY_ASYNC ? "async" : "reg", pi->copy_vec,
                                 pi->inner_dim != pi->copy_dim ? " T" : "", (int)pi->pad, pi->frag_vec);
     }
     if (off < n)

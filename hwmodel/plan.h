@@ -55,7 +55,16 @@ typedef struct gs_plan_opts {
     uint8_t min_blocks1; /* launch bounds (threads, 1), as v1 */
     uint8_t split_atomic; /* split-K meets by float atomics: fewer bytes, NOT deterministic
                              (the user's choice; the default sums in a fixed order) */
+    uint8_t im2col;      /* gs_im2col_mode: the box of a windowed input (tests, benchmarks) */
 } gs_plan_opts;
+
+/* Which box a staged input with a window dim (a conv's h = p*stride +
+ * r*dilation - pad) is copied as (gs_plan_opts.im2col). */
+typedef enum gs_im2col_mode {
+    GS_IM2COL_AUTO = 0,  /* the im2col tile when it has fewer elements than the tensor box */
+    GS_IM2COL_FORCE = 1, /* the im2col tile wherever a window exists */
+    GS_IM2COL_OFF = 2    /* the tensor box (the window's halo) always */
+} gs_im2col_mode;
 
 /* How the blocks of a split-K meet (plan.split_mode). */
 typedef enum gs_split_mode {
@@ -78,6 +87,15 @@ typedef struct gs_plan_input {
     int8_t copy_dim;      /* tensor dim the copy runs along: the tensor's innermost */
     int8_t inner_dim;     /* tensor dim innermost in shared memory */
     int32_t pad;          /* elements added to the innermost smem extent */
+    uint8_t im2col;       /* the box is the im2col tile of a windowed input: one box dim per axis
+                             the tensor uses (view_axis), each indexed by its axis alone, so the
+                             gaps of a stride and the window's halo are not staged. dims,
+                             sstride, copy_dim, inner_dim and unit_dim then count these view
+                             dims (gs_plan_box_tensor); the global side keeps the tensor's */
+    uint8_t view_ndim;    /* im2col: view dims */
+    int8_t view_axis[GS_MAX_DIMS]; /* im2col: the axis of each view dim */
+    int64_t halo[GS_MAX_DIMS]; /* the tensor box per tensor dim (dims, unless im2col): what the
+                                  fast path's range check covers */
     int8_t unit_dim;      /* unit_linear: the dim a thread's successive units step along */
     uint8_t unit_linear;  /* a thread's units are evenly spaced (unit i = unit 0 + i * unit_rows
                              along unit_dim): two offsets in registers instead of two per unit */
@@ -177,6 +195,13 @@ void gs_plan_shape(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_
 /* The shared memory and register bound of gs_plan_shape. */
 void gs_plan_resources(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts,
                        int64_t *smem_bytes, int *regs_bound);
+
+/* The tensor a staged input's box is laid out over: op's tensor t, or for
+ * an im2col box its view, written to *view (one dim per pi->view_axis,
+ * indexed by that axis alone; the innermost keeps the tensor's row length
+ * and offset when it is the tensor's innermost unit axis, for the copy
+ * vector's alignment). */
+const gs_tensor *gs_plan_box_tensor(const gs_op *op, const gs_plan_input *pi, int t, gs_tensor *view);
 
 /* Shared-memory wavefronts of one warp-wide access: lane l reads or writes w
  * consecutive words from word address addr[l]. A w-wide access is served in

@@ -430,23 +430,30 @@ static void print_guards(printer *m) {
     }
 }
 
+/* Name of the global strides of a staged input's box dims: the tensor's
+ * (gs<t>_<j>), or an im2col view's (gv<t>_<k>, each the sum of the tensor
+ * strides its axis steps). */
+static const char *box_gstride(const gs_plan_input *pi) { return pi->im2col ? "gv" : "gs"; }
+
 /* Assign the offsets of unit i of staged input t to the lvalues gl (global,
  * from the tile's base; NULL: not wanted) and sl (shared), computed from the
  * unit's index in a block of their own: units are numbered row-major with
  * copy_vec elements along the copy dim innermost. */
 static void print_unit_decompose(printer *m, int t, const char *gl, const char *sl) {
     const gs_plan_input *pi = &m->p->in[t];
-    const gs_tensor *ts = &m->op->tensors[t];
+    gs_tensor view;
+    const gs_tensor *ts = gs_plan_box_tensor(m->op, pi, t, &view);
+    const char *gsn = box_gstride(pi);
     int64_t per_row = pi->dims[pi->copy_dim] / pi->copy_vec;
     open_block(m);
     line(m, "int u = tid + i * %d;", (int)m->p->threads);
     line(m, "int c = (u %% %lld) * %d; u /= %lld;", (long long)per_row, pi->copy_vec, (long long)per_row);
-    if (gl) line(m, "%s g = (%s)c * gs%d_%d;", m->idx_t, m->idx_t, t, pi->copy_dim);
+    if (gl) line(m, "%s g = (%s)c * %s%d_%d;", m->idx_t, m->idx_t, gsn, t, pi->copy_dim);
     line(m, "int s = c * %lld;", (long long)pi->sstride[pi->copy_dim]);
     for (int j = ts->ndim - 1; j >= 0; j--) {
         if (j == pi->copy_dim) continue;
         line(m, "c = u %% %lld; u /= %lld;", (long long)pi->dims[j], (long long)pi->dims[j]);
-        if (gl) line(m, "g += (%s)c * gs%d_%d;", m->idx_t, t, j);
+        if (gl) line(m, "g += (%s)c * %s%d_%d;", m->idx_t, gsn, t, j);
         line(m, "s += c * %lld;", (long long)pi->sstride[j]);
     }
     if (gl) line(m, "%s = g;", gl);
@@ -467,6 +474,29 @@ static void print_unit_offsets(printer *m, int t, bool want_g) {
     } else {
         if (want_g) line(m, "const %s gu = go%d[i];", m->idx_t, t);
         line(m, "const int su = so%d[i];", t);
+    }
+}
+
+/* The global strides of an im2col view's dims: view dim k steps axis a_k,
+ * which moves every tensor dim j by its coefficient on a_k. */
+static void print_view_strides(printer *m, int t) {
+    const gs_plan_input *pi = &m->p->in[t];
+    const gs_tensor *ts = &m->op->tensors[t];
+    for (int k = 0; k < pi->view_ndim; k++) {
+        int a = pi->view_axis[k];
+        gs_sb g;
+        gs_sb_init(&g);
+        bool any = false;
+        for (int j = 0; j < ts->ndim; j++) {
+            long long c = (long long)ts->idx[j].coeff[a];
+            if (!c) continue;
+            if (c == 1) gs_sb_printf(&g, "%sgs%d_%d", any ? " + " : "", t, j);
+            else gs_sb_printf(&g, "%s%lld * gs%d_%d", any ? " + " : "", c, t, j);
+            any = true;
+        }
+        char *gs = gs_sb_take(&g);
+        line(m, "const %s gv%d_%d = %s; /* axis %s */", m->idx_t, t, k, any && gs ? gs : "0", m->op->axes[a].name);
+        free(gs);
     }
 }
 
@@ -497,12 +527,13 @@ static void print_staging_setup(printer *m) {
             if (j == ts->ndim - 1) line(m, "const %s gs%d_%d = 1;", m->idx_t, t, j);
             else line(m, "const %s gs%d_%d = gs%d_%d * S%d_%d;", m->idx_t, t, j, t, j + 1, t, j + 1);
         }
+        if (pi->im2col) print_view_strides(m, t);
         char box[160];
         size_t bo = 0;
-        for (int j = 0; j < ts->ndim && bo < sizeof box; j++)
+        for (int j = 0; j < (pi->im2col ? pi->view_ndim : ts->ndim) && bo < sizeof box; j++)
             bo += (size_t)snprintf(box + bo, sizeof box - bo, " %lld", (long long)pi->dims[j]);
-        line(m, "/* %s: box%s, %lld units of %d per tile, %d per thread */", ts->name, box, (long long)pi->units,
-             pi->copy_vec, pi->units_per_thread);
+        line(m, "/* %s: %s%s, %lld units of %d per tile, %d per thread */", ts->name, pi->im2col ? "im2col tile" : "box",
+             box, (long long)pi->units, pi->copy_vec, pi->units_per_thread);
         if (!pi->unit_recompute) {
             bool lin = pi->unit_linear;
             if (lin) {
@@ -510,7 +541,8 @@ static void print_staging_setup(printer *m) {
                 if (p->fast_path) line(m, "%s go%d;", m->idx_t, t);
                 line(m, "int so%d;", t);
                 if (p->fast_path)
-                    line(m, "const %s gst%d = %d * gs%d_%d;", m->idx_t, t, (int)pi->unit_rows, t, pi->unit_dim);
+                    line(m, "const %s gst%d = %d * %s%d_%d;", m->idx_t, t, (int)pi->unit_rows, box_gstride(pi), t,
+                         pi->unit_dim);
                 open_block(m);
                 line(m, "const int i = 0;");
             } else {
@@ -624,13 +656,39 @@ static void close_units(printer *m, int scopes) {
     while (scopes-- > 0) close_(m);
 }
 
+/* The tensor coordinates g<j> of element k of an im2col unit at view
+ * coordinates c<view dim>: the tile origin's point (lo<j> less the negative
+ * reach) plus each view axis' coordinate times its coefficient. */
+static void print_view_coords(printer *m, int t, int k) {
+    const gs_plan_input *pi = &m->p->in[t];
+    const gs_tensor *ts = &m->op->tensors[t];
+    for (int j = 0; j < ts->ndim; j++) {
+        gs_sb g;
+        gs_sb_init(&g);
+        gs_sb_printf(&g, "lo%d - %lld", j, (long long)neg_reach(m->op, m->e, &ts->idx[j]));
+        for (int v = 0; v < pi->view_ndim; v++) {
+            long long c = (long long)ts->idx[j].coeff[pi->view_axis[v]];
+            if (!c) continue;
+            long long add = v == pi->copy_dim ? c * k : 0;
+            if (c == 1) gs_sb_printf(&g, " + c%d", v);
+            else gs_sb_printf(&g, " + %lld * c%d", c, v);
+            if (add) gs_sb_printf(&g, " + %lld", add);
+        }
+        char *gs = gs_sb_take(&g);
+        line(m, "const int g%d = %s;", j, gs ? gs : "0");
+        free(gs);
+    }
+}
+
 /* The copy of staged input t's box for the reduce tile whose origins or<a>
  * are in scope, into buffer buf. */
 static void print_copy(printer *m, int t, const char *buf, copy_kind kind) {
     const gs_op *op = m->op;
     const gs_tensor *ts = &op->tensors[t];
     const gs_plan_input *pi = &m->p->in[t];
-    const int nd = ts->ndim, cv = pi->copy_vec;
+    gs_tensor view;
+    const gs_tensor *bt = gs_plan_box_tensor(op, pi, t, &view); /* the box's dims */
+    const int nd = ts->ndim, nb = bt->ndim, cv = pi->copy_vec;
     open_(m, "/* copy %s */", ts->name);
     char origin[GS_MAX_AXES][CW];
     for (int a = 0; a < m->na; a++) snprintf(origin[a], CW, spatial(op, a) ? "ob%d" : "or%d", a);
@@ -644,14 +702,17 @@ static void print_copy(printer *m, int t, const char *buf, copy_kind kind) {
         gs_sb_init(&c);
         gs_sb_puts(&c, cv > 1 ? "al" : "1");
         if (cv > 1) gs_sb_printf(&c, "%d", t);
-        for (int j = 0; j < nd; j++) gs_sb_printf(&c, " && lo%d >= 0 && lo%d + %lld <= S%d_%d", j, j, (long long)pi->dims[j], t, j);
+        for (int j = 0; j < nd; j++) gs_sb_printf(&c, " && lo%d >= 0 && lo%d + %lld <= S%d_%d", j, j, (long long)pi->halo[j], t, j);
         char *cs = gs_sb_take(&c);
         open_(m, "if (%s)", cs ? cs : "0");
         free(cs);
         gs_sb base;
         gs_sb_init(&base);
-        gs_sb_printf(&base, "(%s)lo0 * gs%d_0", m->idx_t, t);
-        for (int j = 1; j < nd; j++) gs_sb_printf(&base, " + (%s)lo%d * gs%d_%d", m->idx_t, j, t, j);
+        /* an im2col unit's offset counts from the tile origin's point, which
+         * lies above the box's low corner by the negative reach */
+        for (int j = 0; j < nd; j++)
+            gs_sb_printf(&base, "%s(%s)(lo%d - %lld) * gs%d_%d", j ? " + " : "", m->idx_t, j,
+                         (long long)(pi->im2col ? neg_reach(op, m->e, &ts->idx[j]) : 0), t, j);
         char *bs = gs_sb_take(&base);
         line(m, "%s src = in%d + (%s);", m->sp->in_ptr, t, bs ? bs : "0");
         free(bs);
@@ -683,7 +744,7 @@ static void print_copy(printer *m, int t, const char *buf, copy_kind kind) {
     line(m, "int u = tid + i * %d;", (int)m->p->threads);
     int64_t per_row = pi->dims[pi->copy_dim] / cv;
     line(m, "const int c%d = (u %% %lld) * %d; u /= %lld;", pi->copy_dim, (long long)per_row, cv, (long long)per_row);
-    for (int j = nd - 1; j >= 0; j--) {
+    for (int j = nb - 1; j >= 0; j--) {
         if (j == pi->copy_dim) continue;
         line(m, "const int c%d = u %% %lld; u /= %lld;", j, (long long)pi->dims[j], (long long)pi->dims[j]);
     }
@@ -692,8 +753,11 @@ static void print_copy(printer *m, int t, const char *buf, copy_kind kind) {
     line(m, "%s v;", vtype(cv));
     for (int k = 0; k < cv; k++) {
         open_block(m);
-        for (int j = 0; j < nd; j++)
-            line(m, "const int g%d = lo%d + c%d%s;", j, j, j, j == pi->copy_dim && k ? (k == 1 ? " + 1" : k == 2 ? " + 2" : " + 3") : "");
+        if (pi->im2col) print_view_coords(m, t, k);
+        else
+            for (int j = 0; j < nd; j++)
+                line(m, "const int g%d = lo%d + c%d%s;", j, j, j,
+                     j == pi->copy_dim && k ? (k == 1 ? " + 1" : k == 2 ? " + 2" : " + 3") : "");
         char lhs[32];
         snprintf(lhs, sizeof lhs, cv == 1 ? "v" : "v.%s", comp(k));
         global_read(m, t, "g", lhs);
@@ -746,6 +810,11 @@ static char *smem_offset(const printer *m, int t, char local[][CW]) {
     gs_sb o;
     gs_sb_init(&o);
     gs_sb_puts(&o, "0");
+    if (pi->im2col) { /* the im2col tile: view dim k at the local coordinate of its axis */
+        for (int k = 0; k < pi->view_ndim; k++)
+            gs_sb_printf(&o, " + %s * %lld", local[pi->view_axis[k]], (long long)pi->sstride[k]);
+        return gs_sb_take(&o);
+    }
     for (int j = 0; j < ts->ndim; j++) {
         char buf[1024];
         affine_text(&ts->idx[j], m->na, local, buf, sizeof buf);

@@ -9,7 +9,8 @@
 # local-memory traffic (LDL/STL). For 'gemv M=16384 N=16384' and
 # 'rowsum M=1024 K=128' on h100 it wants warp shuffles (SHFL: the reduce
 # split's combine) and no LDL. Each figure is printed with PASS/FAIL; the
-# exit status is 1 when any fails.
+# exit status is 1 when any fails. A strided NHWC conv on h100 must stage
+# its input as the im2col tile with 128-bit loads along the channels.
 #
 # Without cuobjdump (make sass-tools could not install it) or NVRTC the check
 # says SKIPPED with the reason and exits 1, or 0 when GS_SASS_OPTIONAL=1.
@@ -101,6 +102,21 @@ else
     echo "h100 '$spec' (split-K: $cfg):"
     check "ATOMG in kernel" "$(grep -c '^[^s].*ATOMG' "$tmp/out")" ge 1
     check "MEMBAR in kernel" "$(grep -c '^[^s].*MEMBAR' "$tmp/out")" ge 1
+    check "LDL in kernel" "$(figure LDL 3 "$tmp/out")" eq 0
+    check "STL in kernel" "$(figure STL 3 "$tmp/out")" eq 0
+fi
+# Implicit GEMM: a strided NHWC conv on h100 stages its input as the im2col
+# tile (the plan line of the emitted source says I:im2col) and loads it with
+# 128-bit loads along the channels, with nothing in local memory.
+spec='conv2d N=128 C=128 H=56 W=56 K=128 R=3 S=3 stride=2 pad=1 layout=nhwc'
+if ! "$BIN" construct --hw h100 --sass --emit cuda "$spec" >"$tmp/out" 2>"$tmp/err"; then
+    echo "h100 '$spec': gensor construct --sass failed:"
+    sed 's/^/    /' "$tmp/err"
+    fail=$((fail + 1))
+else
+    echo "h100 '$spec' (implicit GEMM):"
+    check "im2col input staging" "$(grep -c '^ \* plan: I:im2col' "$tmp/out")" eq 1
+    check "LDG.E.128 in main loop" "$(figure LDG.E.128 4 "$tmp/out")" ge 1
     check "LDL in kernel" "$(figure LDL 3 "$tmp/out")" eq 0
     check "STL in kernel" "$(figure STL 3 "$tmp/out")" eq 0
 fi

@@ -28,11 +28,11 @@ typedef struct paths {
 } paths;
 
 static const gs_plan_opts OPTS[] = {
-    {0, 0, 0, 0, 0}, /* the plan the library emits */
-    {1, 0, 0, 0, 0}, /* scalar: no vectors, no transposition */
-    {0, 1, 0, 0, 0}, /* predicated: no fast path */
-    {0, 0, 1, 0, 0}, /* register copies where cp.async exists */
-    {1, 1, 1, 1, 0}, /* the v1-style baseline */
+    {0, 0, 0, 0, 0, 0}, /* the plan the library emits */
+    {1, 0, 0, 0, 0, 0}, /* scalar: no vectors, no transposition */
+    {0, 1, 0, 0, 0, 0}, /* predicated: no fast path */
+    {0, 0, 1, 0, 0, 0}, /* register copies where cp.async exists */
+    {1, 1, 1, 1, 0, GS_IM2COL_OFF}, /* the v1-style baseline (the tensor box, as v1) */
 };
 #define NOPTS (int)(sizeof OPTS / sizeof OPTS[0])
 
@@ -330,11 +330,14 @@ Test(plans, deep_pipeline_batched_prologue, .timeout = 120) {
     cr_assert_eq(gs_etir_parse_config(ctx, op, "bn=1,bp=1,bq=8,bc=4,br=4,bs=1,si=1,sf=1,stages=4", &e), GS_OK, "%s",
                  gs_ctx_errmsg(ctx));
     const gs_hw *hw = gs_hw_find_builtin("h100");
+    /* the tensor box, as when the defect was found (the im2col tile of this
+     * strided window is smaller, and its copy no longer runs in batches) */
+    const gs_plan_opts box = {.im2col = GS_IM2COL_OFF};
     gs_plan p;
-    gs_plan_make(hw, op, &e, NULL, &p);
+    gs_plan_make(hw, op, &e, &box, &p);
     cr_assert(p.stages == 4 && p.in[0].copy_batch < p.in[0].units_per_thread, "the plan lost its batched copy");
     paths c = {0};
-    cr_expect(run_variant(ctx, cl, hw, op, &e, &OPTS[0], 3, "deep pipeline", &c), "the state does not fit h100");
+    cr_expect(run_variant(ctx, cl, hw, op, &e, &box, 3, "deep pipeline", &c), "the state does not fit h100");
     gs_op_destroy(op);
     gs_cl_close(cl);
     gs_ctx_destroy(ctx);
@@ -468,6 +471,71 @@ Test(plans, conv1x1_as_matmul, .timeout = 300) {
         cr_assert_eq(gs_op_parse_into(ctx, refused[i], &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
         cr_expect_eq(gs_op_conv1x1_as_matmul(ctx, &op, &mm), GS_ERR_UNSUPPORTED, "%s", refused[i]);
     }
+    gs_cl_close(cl);
+    gs_ctx_destroy(ctx);
+}
+
+/* Implicit GEMM: a windowed input (a conv's h = p*stride + r*dilation -
+ * pad) staged as its im2col tile, one shared-memory dim per axis, instead of
+ * the tensor box with the window's halo. Both layouts, strides, dilations,
+ * asymmetric padding, prime extents and tiles that divide none of them;
+ * depthwise convs and pools too (a max pool's padding reads -inf). Each
+ * state runs with the im2col tile forced, with the library's choice and
+ * with the tensor box, under the fallback options in rotation and 1 to 3
+ * stages; a padded state covers the edge path (predicated, identity-filled
+ * loads) and an interior one the fast path (vector loads along NHWC's
+ * channels where the row length allows). */
+Test(plans, implicit_gemm_im2col, .timeout = 900) {
+    static const split_case cases[] = {
+        {"h100", "conv2d N=2 C=12 H=13 W=11 K=5 R=3 S=3 stride=2 pad_top=1 pad_left=2 pad_right=1 layout=nhwc bias=1 relu=1",
+         "bn=1,bp=4,bq=4,bk=4,bc=4,br=1,bs=1,tq=2,tk=2,si=1,sf=1"},
+        {"a100", "conv2d N=3 C=7 H=17 W=19 K=6 R=3 S=2 strideh=2 stridew=3 dilh=2 pad_bottom=2 pad_left=1 layout=nchw",
+         "bn=1,bk=2,bp=2,bq=8,bc=2,br=2,bs=1,tq=2,si=1,sf=1"},
+        {"h100", "conv2d N=1 C=16 H=23 W=29 K=8 R=5 S=3 dilh=2 dilw=3 pad_top=3 pad_right=4 layout=nhwc",
+         "bn=1,bp=2,bq=8,bk=8,bc=8,br=1,bs=4,tk=2,si=1,sf=1"},
+        {"t4", "conv2d N=2 C=5 H=31 W=37 K=3 R=7 S=7 stride=2 pad=3 layout=nchw bias=1",
+         "bn=1,bk=4,bp=2,bq=16,bc=1,br=1,bs=8,tq=2,si=1,sf=1"},
+        {"rtx3090", "dwconv2d N=2 C=13 H=19 W=23 R=3 S=3 stride=2 pad_top=1 pad_bottom=2 layout=nhwc relu=1",
+         "bn=1,bp=2,bq=4,bc=4,br=1,bs=4,si=1,sf=1"},
+        {"h100", "maxpool2d N=3 C=5 H=21 W=17 F=3 stride=2 pad=1 layout=nchw", "bn=1,bc=2,bp=4,bq=4,br=1,bs=2,si=1"},
+        {"a100", "conv2d N=2 C=8 H=9 W=10 K=4 R=3 S=3 stride=2 layout=nhwc", "bn=2,bp=4,bq=4,bk=4,bc=8,br=1,bs=1,si=1,sf=1"},
+    };
+    static const uint8_t modes[] = {GS_IM2COL_FORCE, GS_IM2COL_AUTO, GS_IM2COL_OFF};
+    gs_ctx *ctx = gs_ctx_create();
+    gs_cl *cl = open_cl(ctx);
+    paths c = {0};
+    int im2col = 0, im2col_fast = 0, im2col_vec = 0, halo = 0, rot = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gs_etir e0;
+        gs_op *op = load_case(ctx, &cases[i], &e0);
+        const gs_hw *hw = gs_hw_find_builtin(cases[i].hw);
+        for (int st = 1; st <= 3; st++)
+            for (size_t k = 0; k < sizeof modes; k++) {
+                gs_etir e = e0;
+                e.stages = (uint8_t)st;
+                gs_plan_opts o = OPTS[rot++ % 4];
+                o.im2col = modes[k];
+                gs_plan p;
+                gs_plan_make(hw, op, &e, &o, &p);
+                cr_expect(modes[k] != GS_IM2COL_FORCE || p.in[0].im2col, "%s: im2col not taken when forced", op->spec);
+                cr_expect(modes[k] != GS_IM2COL_OFF || !p.in[0].im2col, "%s: im2col taken when off", op->spec);
+                if (!run_variant(ctx, cl, hw, op, &e, &o, 400 + (uint64_t)(st * 3 + (int)k), "im2col", &c)) continue;
+                if (p.in[0].im2col) {
+                    im2col++;
+                    im2col_fast += p.fast_path;
+                    im2col_vec += p.in[0].copy_vec > 1;
+                } else {
+                    halo++;
+                }
+            }
+        gs_op_destroy(op);
+    }
+    cr_log_info("plans/im2col: %d kernels, %d im2col (%d fast path, %d vector copies), %d tensor box", c.kernels,
+                im2col, im2col_fast, im2col_vec, halo);
+    cr_expect_geq(im2col, 30, "im2col kernels: %d", im2col);
+    cr_expect_geq(im2col_fast, 15, "im2col kernels with the fast path: %d", im2col_fast);
+    cr_expect_geq(im2col_vec, 3, "im2col kernels with vector copies: %d", im2col_vec);
+    cr_expect_geq(halo, 15, "tensor-box kernels: %d", halo);
     gs_cl_close(cl);
     gs_ctx_destroy(ctx);
 }
