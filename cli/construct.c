@@ -39,6 +39,8 @@ static const char *construct_help =
     "  --strategy S         markov | tree (Roller-style) | exhaustive | random [markov]\n"
     "  --max-ms MS          exhaustive: stop enumerating after MS milliseconds and report the result as\n"
     "                       capped; 0: no budget [10000]\n"
+    "  --split-atomic       split-K blocks meet by float atomics (sums): fewer bytes, but the result is\n"
+    "                       NOT deterministic (the adds' order varies); default: a fixed-order sum\n"
     "  --emit E             construct: print cuda | opencl | ptx | sass | json after the table [cuda]\n"
     "  --out DIR            construct: write <kernel>.cu, .cl, .json (and .ptx, .log with NVRTC, .sass\n"
     "                       with --sass) to DIR\n"
@@ -69,7 +71,8 @@ static const struct option construct_lo[] = {
     {"backend", required_argument, 0, 'B'},  {"refine", required_argument, 0, 'R'},
     {"refine-ms", required_argument, 0, 'M'}, {"sass", optional_argument, 0, 'A'},
     {"max-ms", required_argument, 0, 'X'},   {"cache-dir", required_argument, 0, 'D'},
-    {"help", no_argument, 0, 'h'},           {0, 0, 0, 0},
+    {"split-atomic", no_argument, 0, 'Z'},   {"help", no_argument, 0, 'h'},
+    {0, 0, 0, 0},
 };
 
 /* One option (getopt's code C, its value optarg) into *o. Returns -1 to go
@@ -135,6 +138,7 @@ static int parse_one_opt(const char *cmd, int c, char **argv, cli_opts *o) {
             return gs_cli_usage_error(cmd, "--max-ms expects a number of milliseconds in [0, 1e9], got '%s'", optarg);
         o->max_ms_set = true;
         break;
+    case 'Z': o->co.split_atomic = 1; break;
     case 'h': fputs(construct_help, stdout); return 0;
     default: return gs_cli_getopt_error(cmd, c, argv, construct_lo, NULL);
     }
@@ -150,7 +154,7 @@ static int check_opts(const char *cmd, int argc, char **argv, cli_opts *o, bool 
         {'s', "--seed"}, {'k', "--top"}, {'c', "--chains"}, {'p', "--policy"}, {'S', "--strategy"},
         {'e', "--emit"}, {'o', "--out"}, {'n', "--nvrtc"}, {'B', "--backend"}, {'R', "--refine"},
         {'M', "--refine-ms"}, {'F', "--configs"}, {'A', "--sass"}, {'X', "--max-ms"},
-        {'D', "--cache-dir"},
+        {'D', "--cache-dir"}, {'Z', "--split-atomic"},
     };
     for (size_t i = 0; i < sizeof only / sizeof only[0]; i++) {
         char k = only[i].code;

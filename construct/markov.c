@@ -272,6 +272,26 @@ static void rank_insert(gs_result *r, int top_k, const gs_etir *e, const gs_esti
     if (r->n < top_k) r->n++;
 }
 
+/* The user allowed atomic split-K meets: the ranked candidates that split
+ * take the flag (their kernels then meet by atomics where the combine is a
+ * sum), are priced again and re-ranked. The walk priced the ordered meet,
+ * which costs at least as much, so no state it kept is worse for it. */
+static void allow_split_atomic(const gs_hw *hw, const gs_op *op, gs_wf_memo *wf, gs_result *r) {
+    gs_etir cand[GS_MAX_TOP];
+    gs_estimate est[GS_MAX_TOP];
+    int n = r->n;
+    for (int i = 0; i < n; i++) {
+        cand[i] = r->cand[i];
+        est[i] = r->est[i];
+        if (cand[i].split > 1) {
+            cand[i].split_atomic = 1;
+            gs_estimate_etir_memo(hw, op, &cand[i], 0, wf, &est[i]);
+        }
+    }
+    r->n = 0;
+    for (int i = 0; i < n; i++) rank_insert(r, n, &cand[i], &est[i]);
+}
+
 /* Every aligned state: power-of-two block tiles up to the next power of two
  * of each extent; for each block tile that passes the level-2 check (shared
  * memory, and some thread tile can fit), every thread tile T1 | T2 with
@@ -583,6 +603,8 @@ static gs_status check_opts(gs_ctx *ctx, const gs_construct_opts *opts, gs_const
         return gs_err(ctx, GS_ERR_INVALID_ARG, "temperature must satisfy t_start > threshold > 0");
     if ((int)o->policy < 0 || o->policy > GS_POLICY_MODEL) return gs_err(ctx, GS_ERR_INVALID_ARG, "unknown policy %d", (int)o->policy);
     if (!(o->max_ms >= 0) || !isfinite(o->max_ms)) return gs_err(ctx, GS_ERR_INVALID_ARG, "max_ms must be finite and >= 0");
+    if (o->split_atomic != 0 && o->split_atomic != 1)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "split_atomic must be 0 or 1 (got %d)", o->split_atomic);
     return GS_OK;
 }
 
@@ -706,6 +728,7 @@ gs_status gs_construct(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const gs_c
         r->evaluated++;
         rank_insert(r, o.top_k, &p.items[i], &est);
     }
+    if (o.split_atomic) allow_split_atomic(hw, op, mm.wf, r); /* before the arena (the memo) goes */
     gs_arena_free(&ar);
     for (int i = 0; i < r->n; i++) gs_etir_format(op, &r->cand[i], r->desc[i], sizeof r->desc[i]);
     r->construct_s = gs_now_s() - t_begin;

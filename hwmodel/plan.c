@@ -552,7 +552,11 @@ static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, cons
     p->group_wide = p->reduce_split > GS_GROUP_WARP;
     p->split = e->split > 1 ? e->split : 1;
     p->split_axis = (int8_t)(p->split > 1 ? gs_etir_split_axis(op) : -1);
-    p->split_mode = p->split <= 1 ? GS_SPLIT_NONE : p->opts.split_atomic ? GS_SPLIT_ATOMIC : GS_SPLIT_ORDERED;
+    /* atomics where the user allowed them (the options, or the state's flag
+     * from gs_construct_opts.split_atomic), for sums: there is no float
+     * atomic max */
+    bool atomic = (p->opts.split_atomic || e->split_atomic) && op->combine != GS_COMBINE_MAX;
+    p->split_mode = p->split <= 1 ? GS_SPLIT_NONE : atomic ? GS_SPLIT_ATOMIC : GS_SPLIT_ORDERED;
     p->raster_x = p->raster_y = -1;
     for (int a = op->naxes - 1; a >= 0; a--) { /* the last two spatial axes */
         if (!spatial(op, a)) continue;

@@ -177,6 +177,9 @@ typedef struct gs_construct_opts {
     gs_strategy strategy;
     double max_ms;       /* exhaustive: wall-clock budget in ms, 0 = none (default);
                             a cut enumeration is reported as capped */
+    int split_atomic;    /* 1: split-K blocks meet by float atomics (sums only): fewer bytes,
+                            but NOT deterministic (the order of the adds varies from run to
+                            run). 0 (default): a fixed-order sum, bitwise reproducible */
 } gs_construct_opts;
 
 /* Defaults: seed 1, top_k 5, chains 8, T from 1 down to 2^-40; the default

@@ -99,7 +99,7 @@ bool gs_etir_wellformed(const gs_op *op, const gs_etir *e) {
         int ga = gs_etir_group_axis(op);
         if (ga < 0 || e->T[ga][2] < (1 << e->group)) return false;
     }
-    if (e->split < 1 || e->split > GS_MAX_SPLIT) return false;
+    if (e->split < 1 || e->split > GS_MAX_SPLIT || e->split_atomic > 1) return false;
     if (e->split > 1) { /* no more split blocks than tiles (a run may still be empty: ceil) */
         if (gs_etir_split_axis(op) < 0 || gs_etir_split_tiles(op, e, NULL) < e->split) return false;
     }
@@ -221,7 +221,8 @@ void gs_etir_format(const gs_op *op, const gs_etir *e, char *buf, size_t n) {
         off += (size_t)snprintf(buf + off, n - off, "%sg%d", sep, 1 << e->group);
         sep = " ";
     }
-    if (off < n && e->split > 1) off += (size_t)snprintf(buf + off, n - off, "%ssk%d", sep, e->split);
+    if (off < n && e->split > 1)
+        off += (size_t)snprintf(buf + off, n - off, "%ssk%d%s", sep, e->split, e->split_atomic ? "a" : "");
 }
 
 static void lower(char *dst, const char *src, size_t n) {
@@ -256,13 +257,14 @@ void gs_etir_format_config(const gs_op *op, const gs_etir *e, char *buf, size_t 
     if (off < n && e->raster != 0) off += (size_t)snprintf(buf + off, n - off, ",raster=%d", 1 << e->raster);
     if (off < n && e->group != 0) off += (size_t)snprintf(buf + off, n - off, ",group=%d", 1 << e->group);
     if (off < n && e->split > 1) off += (size_t)snprintf(buf + off, n - off, ",split=%d", e->split);
+    if (off < n && e->split_atomic) off += (size_t)snprintf(buf + off, n - off, ",atomic=1");
 }
 
 /* ---- parsing the config form ---------------------------------------------- */
 /* Each key at most once, like the spec grammar. */
 typedef struct cfg_seen {
     bool tile[4][GS_MAX_AXES > GS_MAX_TENSORS ? GS_MAX_AXES : GS_MAX_TENSORS]; /* b, t, v per axis; s per input */
-    bool kernel[4];                                                              /* raster, stages, group, split */
+    bool kernel[5]; /* raster, stages, group, split, atomic */
 } cfg_seen;
 
 /* log2 of v when v is a power of two 1..2^max, else -1. */
@@ -274,10 +276,13 @@ static int cfg_log2(long v, int max) {
 
 /* stages=, raster=, group= or split=: whole-kernel values. */
 static gs_status cfg_kernel_key(gs_ctx *ctx, const gs_op *op, const char *tok, long v, cfg_seen *seen, gs_etir *e) {
-    int st = !strcmp(tok, "split") ? 3 : tok[0] == 's' ? 1 : tok[0] == 'g' ? 2 : 0;
+    int st = !strcmp(tok, "atomic") ? 4 : !strcmp(tok, "split") ? 3 : tok[0] == 's' ? 1 : tok[0] == 'g' ? 2 : 0;
     if (seen->kernel[st]) return gs_err(ctx, GS_ERR_PARSE, "config: key '%s' given twice", tok);
     seen->kernel[st] = true;
-    if (st == 2) {
+    if (st == 4) {
+        if (v > 1) return gs_err(ctx, GS_ERR_PARSE, "config: atomic must be 0 or 1 (got %ld)", v);
+        e->split_atomic = (uint8_t)v;
+    } else if (st == 2) {
         int lg = cfg_log2(v, GS_MAX_GROUP);
         if (lg < 0)
             return gs_err(ctx, GS_ERR_PARSE, "config: group must be a power of two 1..%d (got %ld)", 1 << GS_MAX_GROUP,
@@ -353,7 +358,8 @@ static gs_status cfg_token(gs_ctx *ctx, const gs_op *op, char *tok, cfg_seen *se
     if (!isdigit((unsigned char)eq[1]) || *end || errno || v < 0 || v > (1 << 30))
         return gs_err(ctx, GS_ERR_PARSE, "config: bad value for '%s'", tok);
     /* whole-kernel keys first (an input named "tages" would lose to them) */
-    if (!strcmp(tok, "stages") || !strcmp(tok, "raster") || !strcmp(tok, "group") || !strcmp(tok, "split"))
+    if (!strcmp(tok, "stages") || !strcmp(tok, "raster") || !strcmp(tok, "group") || !strcmp(tok, "split") ||
+        !strcmp(tok, "atomic"))
         return cfg_kernel_key(ctx, op, tok, v, seen, e);
     bool found = false;
     gs_status s = cfg_tile_key(ctx, op, tok, v, seen, e, &found);

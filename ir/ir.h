@@ -129,7 +129,7 @@ bool gs_tensor_uses_axis(const gs_tensor *t, int a);
  *           s takes the s-th run of ceil(tiles/split) of that axis' reduce
  *           tiles (the last runs may be short or empty); split <= tiles. The grid is split times the
  *           spatial blocks. How the partial results meet (a workspace summed
- *           in a fixed order, or atomics) is a plan decision. */
+ *           in a fixed order, or atomics where the user allowed them: split_atomic) is a plan decision. */
 #define GS_MAX_SPLIT 16
 
 typedef struct gs_etir {
@@ -141,7 +141,9 @@ typedef struct gs_etir {
     uint8_t raster;
     uint8_t group;
     uint8_t split;
-    uint8_t reserved_[7]; /* zero (gs_etir_init): the struct stays whole words for gs_etir_hash */
+    uint8_t split_atomic; /* 1: split's blocks may meet by float atomics (sums; the user's
+                             choice, NOT deterministic); 0: a sum in a fixed order */
+    uint8_t reserved_[6]; /* zero (gs_etir_init): the struct stays whole words for gs_etir_hash */
 } gs_etir;
 
 typedef enum gs_action_kind {

@@ -539,3 +539,65 @@ Test(plans, implicit_gemm_im2col, .timeout = 900) {
     gs_cl_close(cl);
     gs_ctx_destroy(ctx);
 }
+
+/* The user's atomic split-K (gs_construct_opts.split_atomic, the CLI's
+ * --split-atomic): the ranked candidates that split carry the state's flag
+ * (config atomic=1, text skNa), their plans meet by atomics, and they pass
+ * on PoCL; without the option no candidate has it, and a max reduction keeps
+ * the ordered meet (there is no float atomic max). */
+Test(plans, split_atomic_option, .timeout = 300) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_cl *cl = open_cl(ctx);
+    const gs_hw *hw = gs_hw_find_builtin("h100");
+    gs_op *op = NULL;
+    cr_assert_eq(gs_op_parse(ctx, "gemv M=16384 N=1000", &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    int flagged = 0;
+    for (int allow = 0; allow <= 1; allow++) {
+        gs_construct_opts co;
+        gs_construct_opts_default(&co);
+        co.split_atomic = allow;
+        gs_result *r = NULL;
+        cr_assert_eq(gs_construct(ctx, op, hw, &co, &r), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        for (int i = 0; i < r->n; i++) {
+            const gs_etir *e = &r->cand[i];
+            cr_expect_eq(e->split_atomic, allow && e->split > 1, "candidate %d (%s): flag %d", i, r->desc[i],
+                         e->split_atomic);
+            gs_plan p;
+            gs_plan_make(hw, op, e, NULL, &p);
+            cr_expect_eq(p.split_mode == GS_SPLIT_ATOMIC, allow && e->split > 1, "candidate %d (%s)", i, r->desc[i]);
+            char sk[16];
+            snprintf(sk, sizeof sk, "sk%d%s", e->split, e->split_atomic ? "a" : "");
+            cr_expect(e->split <= 1 || strstr(r->desc[i], sk), "%s: the text lacks %s", r->desc[i], sk);
+            char cfg[512];
+            gs_etir_format_config(op, e, cfg, sizeof cfg);
+            gs_etir back;
+            cr_assert_eq(gs_etir_parse_config(ctx, op, cfg, &back), GS_OK, "%s: %s", cfg, gs_ctx_errmsg(ctx));
+            cr_expect_eq(back.split_atomic, e->split_atomic, "%s: the flag does not round-trip", cfg);
+            if (e->split_atomic) {
+                flagged++;
+                gs_diff d;
+                cr_expect_eq(gs_verify_opencl(ctx, cl, hw, op, e, 5 + (uint64_t)i, &d), GS_OK, "%s: %s", r->desc[i],
+                             gs_ctx_errmsg(ctx));
+            }
+        }
+        gs_result_destroy(r);
+    }
+    cr_expect_geq(flagged, 1, "no candidate split with atomics allowed");
+    gs_op_destroy(op);
+    /* a max reduction keeps the ordered meet; a flag of 2 is refused */
+    cr_assert_eq(gs_op_parse(ctx, "rowmax M=3 K=777", &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_etir e;
+    cr_assert_eq(gs_etir_parse_config(ctx, op, "bm=4,bk=16,sx=1,split=4,atomic=1", &e), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_plan p;
+    gs_plan_make(hw, op, &e, NULL, &p);
+    cr_expect_eq(p.split_mode, GS_SPLIT_ORDERED, "max: split mode %d", p.split_mode);
+    cr_expect_eq(gs_etir_parse_config(ctx, op, "bm=4,bk=16,sx=1,split=4,atomic=2", &e), GS_ERR_PARSE);
+    gs_construct_opts bad;
+    gs_construct_opts_default(&bad);
+    bad.split_atomic = 2;
+    gs_result *r = NULL;
+    cr_expect_eq(gs_construct(ctx, op, hw, &bad, &r), GS_ERR_INVALID_ARG);
+    gs_op_destroy(op);
+    gs_cl_close(cl);
+    gs_ctx_destroy(ctx);
+}
