@@ -324,6 +324,11 @@ static void plan_input_shape(const gs_hw *hw, const gs_op *op, const gs_etir *e,
     pi->copy_dim = (int8_t)(nd - 1);
     pi->copy_vec = 1;
     int ca = unit_axis(&ts->idx[nd - 1], op->naxes);
+    /* an im2col tile's innermost view axis is contiguous in global memory
+     * only when it is the tensor's innermost unit axis (NHWC's channels; not
+     * NCHW's q, which steps the row by the stride) */
+    const gs_tensor *real = &op->tensors[t];
+    if (pi->im2col && unit_axis(&real->idx[real->ndim - 1], op->naxes) != ca) ca = -1;
     if (ca >= 0)
         pi->copy_vec = (uint8_t)vec_dividing(vmax, ts->idx[nd - 1].offset, pi->dims[nd - 1], ts->shape[nd - 1]);
     /* Fragment vector: a dim that runs along a spatial axis with unit step,

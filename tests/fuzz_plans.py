@@ -479,7 +479,7 @@ def main():
             cfg = gen_config(r, axes, inputs, False, hw)
             if cfg is None:
                 continue
-            o = r.choice(["0000", "0000", "0000", "0100", "0010", "1000"])
+            o = r.choice(["0000", "0000", "0000", "0100", "0010", "1000"]) + "0" + r.choice("0012")
             argv = [FUZZ_OPTS, hw, spec, cfg, o, str(seed), grow_spec(r, spec)]
         elif u < a.top_frac:
             mode = "top"
@@ -495,6 +495,7 @@ def main():
             if have_opts and u < a.top_frac + a.opts_frac:
                 mode = "opts"
                 o = r.choice(["1000", "0100", "0010", "0001", "1100", "1010", "0110", "1110", "1111"])
+                o += "0" + r.choice("0012")  # the im2col digit: auto, forced, the tensor box
                 argv = [FUZZ_OPTS, hw, spec, cfg, o, str(seed)]
             else:
                 mode = "cfg"

@@ -499,6 +499,12 @@ Test(plans, implicit_gemm_im2col, .timeout = 900) {
          "bn=1,bp=2,bq=4,bc=4,br=1,bs=4,si=1,sf=1"},
         {"h100", "maxpool2d N=3 C=5 H=21 W=17 F=3 stride=2 pad=1 layout=nchw", "bn=1,bc=2,bp=4,bq=4,br=1,bs=2,si=1"},
         {"a100", "conv2d N=2 C=8 H=9 W=10 K=4 R=3 S=3 stride=2 layout=nhwc", "bn=2,bp=4,bq=4,bk=4,bc=8,br=1,bs=1,si=1,sf=1"},
+        /* NCHW with even rows: the row-length guard would allow vectors, but q
+         * steps the row by the stride, so the tile's copy must stay scalar
+         * (found by tests/fuzz_plans.py: a float2 load read the gaps) */
+        {"h100", "maxpool2d N=2 C=8 H=40 W=24 F=3 strideh=3 stridew=2 pad_left=1 layout=nchw",
+         "bn=1,bc=8,bp=8,bq=2,br=4,bs=2,tp=4,vp=2,si=1"},
+        {"h100", "conv2d N=2 C=4 H=12 W=16 K=4 R=3 S=3 stride=2 pad=1 layout=nchw", "bn=1,bk=4,bp=4,bq=4,bc=4,br=1,bs=1,tq=4,si=1,sf=1"},
     };
     static const uint8_t modes[] = {GS_IM2COL_FORCE, GS_IM2COL_AUTO, GS_IM2COL_OFF};
     gs_ctx *ctx = gs_ctx_create();
@@ -519,6 +525,8 @@ Test(plans, implicit_gemm_im2col, .timeout = 900) {
                 gs_plan_make(hw, op, &e, &o, &p);
                 cr_expect(modes[k] != GS_IM2COL_FORCE || p.in[0].im2col, "%s: im2col not taken when forced", op->spec);
                 cr_expect(modes[k] != GS_IM2COL_OFF || !p.in[0].im2col, "%s: im2col taken when off", op->spec);
+                cr_expect(!p.in[0].im2col || strstr(op->spec, "nhwc") || p.in[0].copy_vec == 1,
+                          "%s: an NCHW im2col tile copies vectors of %d", op->spec, p.in[0].copy_vec);
                 if (!run_variant(ctx, cl, hw, op, &e, &o, 400 + (uint64_t)(st * 3 + (int)k), "im2col", &c)) continue;
                 if (p.in[0].im2col) {
                     im2col++;
