@@ -186,8 +186,13 @@ $(BUILD)/libgensor.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 # libgensor.so.VERSION with soname libgensor.so.MAJOR, and the two links, as installed
-$(BUILD)/libgensor.so: $(LIB_OBJ) Makefile
-	$(CC) -shared -Wl,-soname,libgensor.so.$(SOMAJOR) -o $@.$(VERSION) $(LIB_OBJ) $(LDFLAGS) $(LDLIBS)
+# exporting only the functions of include/gensor.h (a version script made by
+# tests/api_names.sh): internal gs_* helpers stay private
+$(BUILD)/gensor.map: include/gensor.h tests/api_names.sh
+	@mkdir -p $(BUILD)
+	{ echo '{ global:'; sh tests/api_names.sh "$(CC)" | sed 's/$$/;/'; echo 'local: *; };'; } >$@
+$(BUILD)/libgensor.so: $(LIB_OBJ) $(BUILD)/gensor.map Makefile
+	$(CC) -shared -Wl,-soname,libgensor.so.$(SOMAJOR) -Wl,--version-script=$(BUILD)/gensor.map -o $@.$(VERSION) $(LIB_OBJ) $(LDFLAGS) $(LDLIBS)
 	ln -sf libgensor.so.$(VERSION) $@.$(SOMAJOR)
 	ln -sf libgensor.so.$(SOMAJOR) $@
 

@@ -26,10 +26,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 # ---- 1. every declared function links ----------------------------------------------
-# Declarations end in ';' and name a function as "gs_x(" after a type; the
-# preprocessed header joins nothing, so scan the text as one stream.
-$CC -std=c11 -E -P include/gensor.h >"$tmp/h.i" || { echo "api_symbols: FAIL: cannot preprocess include/gensor.h"; exit 1; }
-names=$(tr '\n' ' ' <"$tmp/h.i" | grep -oE '[A-Za-z0-9_*][ *]+gs_[a-z0-9_]+ *\(' | grep -oE 'gs_[a-z0-9_]+' | sort -u)
+# The declared functions (tests/api_names.sh, which also makes the shared
+# library's version script).
+names=$(sh tests/api_names.sh "$CC") || { echo "api_symbols: FAIL: cannot preprocess include/gensor.h"; exit 1; }
 count=$(echo "$names" | grep -c .)
 if [ "$count" -lt 40 ]; then
     echo "api_symbols: FAIL: found only $count function names in include/gensor.h (the scan is broken)"
@@ -83,6 +82,17 @@ elif ! out=$(LD_LIBRARY_PATH="$BUILD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$tmp
 fi
 if [ $fail = 0 ]; then
     echo "api_symbols: PASS: all $count functions of include/gensor.h link from $BUILD/libgensor.a and $BUILD/libgensor.so"
+fi
+# the shared library exports gensor.h's functions and nothing else (internal
+# gs_* helpers stay private, so they can change without breaking the ABI)
+exported=$(nm -D --defined-only "$BUILD/libgensor.so" 2>/dev/null | awk '$2 == "T" { print $3 }' | sort -u)
+extra=$(printf '%s\n' "$exported" | grep -vxF -e "$(printf '%s\n' $names)" | grep . | head -5)
+nexp=$(printf '%s\n' "$exported" | grep -c .)
+if [ "$nexp" -ne "$count" ] || [ -n "$extra" ]; then
+    echo "api_exports: FAIL: $BUILD/libgensor.so exports $nexp functions, gensor.h declares $count${extra:+; not declared: $(echo $extra)}"
+    fail=1
+else
+    echo "api_exports: PASS: $BUILD/libgensor.so exports exactly the $count functions of include/gensor.h"
 fi
 
 # ---- 2. the demo, with the public header only ----------------------------------------
