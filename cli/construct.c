@@ -61,6 +61,18 @@ static const char *construct_help =
     "verify runs each kernel on the OpenCL device (PoCL on CPU-only machines) and compares it\n"
     "with GSL's sgemm (gemm) or the IR interpreter; it prints PASS/FAIL and exits 1 on a mismatch.\n";
 
+static const char estimate_help[] =
+    "usage: gensor estimate SPEC --hw NAME|FILE (--config CFG | --configs FILE) [--format text|json]\n"
+    "\n"
+    "Prices configurations with the model, without a walk: one (--config CFG) or one per line of\n"
+    "FILE (--configs; blank lines and lines starting with # are skipped). Each must pass the\n"
+    "profile's check.\n"
+    "\n"
+    "  --hw NAME|FILE       hardware profile: built-in name (gensor hw list) or JSON file [rtx4090]\n"
+    "  --config CFG         one configuration, e.g. bm=128,bn=128,bk=32,tm=8,tn=8,vm=1,vn=2,sa=1,sb=1\n"
+    "  --configs FILE       configurations, one per line\n"
+    "  --format text|json   output format [text]\n";
+
 static const struct option construct_lo[] = {
     {"hw", required_argument, 0, 'w'},       {"seed", required_argument, 0, 's'},
     {"top", required_argument, 0, 'k'},      {"chains", required_argument, 0, 'c'},
@@ -139,7 +151,7 @@ static int parse_one_opt(const char *cmd, int c, char **argv, cli_opts *o) {
         o->max_ms_set = true;
         break;
     case 'Z': o->co.split_atomic = 1; break;
-    case 'h': fputs(construct_help, stdout); return 0;
+    case 'h': fputs(strcmp(cmd, "estimate") ? construct_help : estimate_help, stdout); return 0;
     default: return gs_cli_getopt_error(cmd, c, argv, construct_lo, NULL);
     }
     return -1;

@@ -211,5 +211,13 @@ else
         fail=$((fail + 1))
     else pass=$((pass + 1)); fi
 fi
+# --split-atomic is construct's and verify's, not estimate's; estimate has its own help
+check 2 "estimate --split-atomic" estimate --hw t4 --config bm=4,bn=4,bk=4,sa=1,sb=1 --split-atomic 'gemm M=4 N=4 K=4'
+check 2 "split_atomic config value 2" estimate --hw t4 --config bm=4,bn=4,bk=4,sa=1,sb=1,split=1,atomic=2 'gemm M=4 N=4 K=4'
+if "$BIN" estimate --help 2>/dev/null | head -1 | grep -q '^usage: gensor estimate '; then pass=$((pass + 1))
+else
+    echo "FAIL: estimate --help does not print estimate's usage"
+    fail=$((fail + 1))
+fi
 echo "cli_errors: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
