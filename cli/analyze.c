@@ -531,6 +531,7 @@ int gs_cli_analyze(int argc, char **argv) {
     gs_construct_opts_default(&co);
     co.seed = o.seed;
     co.policy = o.pol;
+    co.conv_form = GS_FORM_DIRECT; /* compared state by state with the greedy path on op */
     if (s == GS_OK) s = gs_construct(ctx, op, hw, &co, &res);
     if (s != GS_OK) {
         rc = gs_cli_fail(ctx, s);

@@ -39,6 +39,8 @@ static const char *construct_help =
     "  --strategy S         markov | tree (Roller-style) | exhaustive | random [markov]\n"
     "  --max-ms MS          exhaustive: stop enumerating after MS milliseconds and report the result as\n"
     "                       capped; 0: no budget [10000]\n"
+    "  --form F             auto: a 1x1 conv is also constructed as the matrix product it is and the\n"
+    "                       faster predicted form kept (the `form` line); direct: its own nest [auto]\n"
     "  --split-atomic       split-K blocks meet by float atomics (sums): fewer bytes, but the result is\n"
     "                       NOT deterministic (the adds' order varies); default: a fixed-order sum\n"
     "  --emit E             construct: print cuda | opencl | ptx | sass | json after the table [cuda]\n"
@@ -83,7 +85,8 @@ static const struct option construct_lo[] = {
     {"backend", required_argument, 0, 'B'},  {"refine", required_argument, 0, 'R'},
     {"refine-ms", required_argument, 0, 'M'}, {"sass", optional_argument, 0, 'A'},
     {"max-ms", required_argument, 0, 'X'},   {"cache-dir", required_argument, 0, 'D'},
-    {"split-atomic", no_argument, 0, 'Z'},   {"help", no_argument, 0, 'h'},
+    {"split-atomic", no_argument, 0, 'Z'},   {"form", required_argument, 0, 'P'},
+    {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0},
 };
 
@@ -151,6 +154,11 @@ static int parse_one_opt(const char *cmd, int c, char **argv, cli_opts *o) {
         o->max_ms_set = true;
         break;
     case 'Z': o->co.split_atomic = 1; break;
+    case 'P':
+        if (!strcmp(optarg, "auto")) o->co.conv_form = GS_FORM_AUTO;
+        else if (!strcmp(optarg, "direct")) o->co.conv_form = GS_FORM_DIRECT;
+        else return gs_cli_usage_error(cmd, "unknown --form '%s' (auto, direct)", optarg);
+        break;
     case 'h': fputs(strcmp(cmd, "estimate") ? construct_help : estimate_help, stdout); return 0;
     default: return gs_cli_getopt_error(cmd, c, argv, construct_lo, NULL);
     }
@@ -166,7 +174,7 @@ static int check_opts(const char *cmd, int argc, char **argv, cli_opts *o, bool 
         {'s', "--seed"}, {'k', "--top"}, {'c', "--chains"}, {'p', "--policy"}, {'S', "--strategy"},
         {'e', "--emit"}, {'o', "--out"}, {'n', "--nvrtc"}, {'B', "--backend"}, {'R', "--refine"},
         {'M', "--refine-ms"}, {'F', "--configs"}, {'A', "--sass"}, {'X', "--max-ms"},
-        {'D', "--cache-dir"}, {'Z', "--split-atomic"},
+        {'D', "--cache-dir"}, {'Z', "--split-atomic"}, {'P', "--form"},
     };
     for (size_t i = 0; i < sizeof only / sizeof only[0]; i++) {
         char k = only[i].code;
@@ -198,6 +206,7 @@ static int parse_opts(const char *cmd, int argc, char **argv, cli_opts *o, bool 
     /* defaults: verify checks one candidate */
     memset(o, 0, sizeof *o);
     gs_construct_opts_default(&o->co);
+    o->co.conv_form = GS_FORM_AUTO; /* the CLI follows the result's form (run_candidates) */
     if (verify) o->co.top_k = 1;
     o->hw = "rtx4090";
     o->emit = "cuda";
@@ -545,6 +554,7 @@ typedef struct cli_run {
     char sass_tool[4096], kname[48];
     bool have_sass;
     gs_kcache *kc; /* --cache-dir / $GS_CACHE_DIR: NVRTC's output reused; NULL: none */
+    char user_spec[256]; /* the operator as given, when construction kept another form (u->op) */
 } cli_run;
 
 static int run_fail(cli_run *u, gs_status s) { return gs_cli_fail(u->ctx, s); }
@@ -578,7 +588,14 @@ static int run_candidates(cli_run *u) {
     gs_status s = GS_OK;
     if (!o->config) {
         s = gs_construct(ctx, u->op, u->hw, &o->co, &u->r);
-        return s == GS_OK ? -1 : run_fail(u, s);
+        if (s != GS_OK) return run_fail(u, s);
+        /* a 1x1 conv kept as a matrix product: every later step emits, verifies
+         * and times that form; the report names both */
+        if (strcmp(u->r->op.spec, u->op->spec)) {
+            snprintf(u->user_spec, sizeof u->user_spec, "%s", u->op->spec);
+            *u->op = u->r->op;
+        }
+        return -1;
     }
     gs_result *r = u->r = calloc(1, sizeof *r);
     if (!r) s = gs_err(ctx, GS_ERR_NOMEM, "out of memory");
@@ -667,11 +684,12 @@ static int run_compile_pick(cli_run *u) {
 static int run_print_json(cli_run *u) {
     const cli_opts *o = u->o;
     const gs_result *r = u->r;
-    json_t *root = json_pack("{s:s, s:s, s:i, s:f, s:s, s:s, s:I, s:I, s:I}", "op", u->op->spec, "hw", u->hw->name,
+    json_t *root = json_pack("{s:s, s:s, s:i, s:f, s:s, s:s, s:I, s:I, s:I}", "op", u->user_spec[0] ? u->user_spec : u->op->spec, "hw", u->hw->name,
                              "sm", u->hw->sm, "construct_ms", r->construct_s * 1e3, "strategy",
                              gs_strategy_name(o->co.strategy), "policy", gs_policy_name(o->co.policy), "seed",
                              (json_int_t)o->co.seed, "steps", (json_int_t)r->steps, "states_ranked",
                              (json_int_t)r->pooled);
+    if (u->user_spec[0]) json_object_set_new(root, "form", json_string(u->op->spec));
     json_object_set_new(root, "capped", json_boolean(r->capped));
     json_object_set_new(root, "states_estimated", json_integer(r->evaluated));
     json_t *arr = json_array();
@@ -702,7 +720,10 @@ static int run_print_json(cli_run *u) {
 static void run_print_text(cli_run *u) {
     const cli_opts *o = u->o;
     const gs_result *r = u->r;
-    gs_cli_print_op_hw(u->op, u->hw);
+    gs_op shown = *u->op; /* the operator as given */
+    if (u->user_spec[0]) snprintf(shown.spec, sizeof shown.spec, "%s", u->user_spec);
+    gs_cli_print_op_hw(&shown, u->hw);
+    if (u->user_spec[0]) printf("form      %s (the 1x1 conv as a matrix product: faster predicted)\n", u->op->spec);
     printf("construct %.3f ms  (%s, policy %s, %d chains, %lld steps, %lld states ranked, seed %llu)\n",
            r->construct_s * 1e3, gs_strategy_name(o->co.strategy), gs_policy_name(o->co.policy), o->co.chains,
            (long long)r->steps, (long long)r->pooled, (unsigned long long)o->co.seed);
@@ -754,6 +775,7 @@ static int run_write_out(cli_run *u, const gs_kernel_src *cu, const gs_kernel_sr
     ADD_FILE(ocl->name, "cl", ocl->src);
     json_t *j = candidate_json(u->r, u->pick, u->have_nv ? &u->nv[u->pick] : NULL);
     json_object_set_new(j, "op", json_string(u->op->spec));
+    if (u->user_spec[0]) json_object_set_new(j, "form_of", json_string(u->user_spec));
     json_object_set_new(j, "hw", json_string(u->hw->name));
     json_object_set_new(j, "kernel", json_string(cu->name));
     json_object_set_new(j, "launch", launch_json(u->op, ocl));

@@ -73,6 +73,7 @@ static int suite_parse_opts(int argc, char **argv, suite_opts *o) {
     o->hwname = "rtx4090";
     o->format = "text";
     gs_construct_opts_default(&o->co);
+    o->co.conv_form = GS_FORM_AUTO; /* a 1x1 conv may be kept as its matmul form: the kernels follow r->op */
     o->co.top_k = 1;
     optind = 1;
     opterr = 0;
@@ -158,7 +159,7 @@ static void suite_row(gs_ctx *ctx, gs_kcache *kc, const gs_hw *hw, const gs_cons
     if (w->status == GS_OK && arch) {
         gs_kernel_src ks;
         gs_nvrtc_out nv;
-        w->status = gs_lower_emit(ctx, hw, &op, &r->cand[0], GS_DIALECT_CUDA, arch, &ks);
+        w->status = gs_lower_emit(ctx, hw, &r->op, &r->cand[0], GS_DIALECT_CUDA, arch, &ks);
         if (w->status == GS_OK) {
             w->status = gs_nvrtc_compile_cached(ctx, kc, ks.src, ks.name, arch, false, true, &nv, NULL);
             if (w->status == GS_OK) {

@@ -95,6 +95,7 @@ void gs_result_destroy(gs_result *r) { free(r); }
 int gs_result_count(const gs_result *r) { return r ? r->n : 0; }
 double gs_result_predicted_s(const gs_result *r, int i) { return r && i >= 0 && i < r->n ? r->est[i].time_s : -1; }
 double gs_result_construct_s(const gs_result *r) { return r ? r->construct_s : -1; }
+const char *gs_result_form(const gs_result *r) { return r ? r->op.spec : ""; }
 const char *gs_result_describe(const gs_result *r, int i) { return r && i >= 0 && i < r->n ? r->desc[i] : ""; }
 
 static gs_status check_index(gs_ctx *ctx, const gs_result *r, int i, const char *who) {

@@ -110,6 +110,7 @@ typedef struct list_info {
 
 typedef struct row {
     gs_op *op;
+    gs_op form; /* what the kernels compute: op, or the matmul form of a 1x1 conv (gs_result_form) */
     int cls, first_entry, uses;
     bool sel;
     /* construction and compilation */
@@ -489,8 +490,10 @@ static gs_status construct_row(bench *B, row *r, gs_result **res) {
     gs_construct_opts co;
     gs_construct_opts_default(&co);
     co.top_k = B->o.refine > 1 ? B->o.refine : 1;
+    co.conv_form = GS_FORM_AUTO; /* a 1x1 conv may come back as its matmul form (r->form) */
     gs_status s = gs_construct(B->ctx, r->op, B->hw, &co, res);
     if (s != GS_OK) return s;
+    r->form = (*res)->op; /* the same buffers; the kernels take the form's extents */
     r->construct_ms = gs_result_construct_s(*res) * 1e3;
     return GS_OK;
 }
@@ -517,10 +520,10 @@ static void dry_row(bench *B, row *r) {
         gs_nvrtc_out nv;
         gs_status s;
         if (B->nvrtc) {
-            s = build_kernel(B, r, r->op, &res->cand[i], &ks, &nv);
+            s = build_kernel(B, r, &r->form, &res->cand[i], &ks, &nv);
         } else {
             memset(&nv, 0, sizeof nv);
-            s = ch_kernel_emit(B->ctx, B->hw, r->op, &res->cand[i], B->arch, &ks);
+            s = ch_kernel_emit(B->ctx, B->hw, &r->form, &res->cand[i], B->arch, &ks);
         }
         if (s != GS_OK) {
             ok = false;
@@ -613,11 +616,11 @@ static void device_row(bench *B, row *r) {
     }
     int pick = 0;
     if (B->o.refine > 1 && (rep = malloc(sizeof *rep))) {
-        if (gs_refine_cuda(B->ctx, B->cu, op, res, B->o.refine, B->o.refine_ms, rep) == GS_OK) pick = rep->pick;
+        if (gs_refine_cuda(B->ctx, B->cu, &r->form, res, B->o.refine, B->o.refine_ms, rep) == GS_OK) pick = rep->pick;
         else note(r, "refine failed (%s): top-1 used", gs_ctx_errmsg(B->ctx));
     }
     set_pick(r, res, pick);
-    if ((s = build_kernel(B, r, op, &res->cand[pick], &ks, &nv)) != GS_OK) {
+    if ((s = build_kernel(B, r, &r->form, &res->cand[pick], &ks, &nv)) != GS_OK) {
         note(r, "compile: %s", gs_ctx_errmsg(B->ctx));
         goto error;
     }
@@ -644,7 +647,7 @@ static void device_row(bench *B, row *r) {
     int na = 0;
     for (int t = 0; t <= ni; t++) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .cubuf = buf[t]};
     if (ks.desc.has_bias) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .cubuf = bbuf};
-    na = gs_kernel_scalar_args(op, args, na);
+    na = gs_kernel_scalar_args(&r->form, args, na);
     if (ks.ws_bytes) { /* split-K's workspace, zeroed */
         s = gs_cuda_buf_create(B->ctx, B->cu, (size_t)ks.ws_bytes, NULL, &wsbuf);
         if (s != GS_OK) {

@@ -38,6 +38,7 @@ static bool pick(gs_ctx *ctx, const gs_hw *hw, const gs_op *op, gs_etir *e, gs_e
     gs_construct_opts co;
     gs_construct_opts_default(&co);
     co.top_k = 1;
+    co.conv_form = GS_FORM_DIRECT; /* the operator's own nest: the tables compare the forms */
     gs_result *r = NULL;
     if (gs_construct(ctx, op, hw, &co, &r) != GS_OK || r->n < 1) {
         fprintf(stderr, "plans_bench: %s: %s\n", op->spec, gs_ctx_errmsg(ctx));
@@ -178,6 +179,7 @@ int main(int argc, char **argv) {
             gs_construct_opts co;
             gs_construct_opts_default(&co);
             co.top_k = 1;
+            co.conv_form = GS_FORM_DIRECT; /* priced below on op's own axes */
             gs_result *r = NULL;
             if (gs_construct(ctx, &op, hw, &co, &r) != GS_OK || r->n < 1) {
                 fprintf(stderr, "plans_bench: %s: %s\n", spec, gs_ctx_errmsg(ctx));

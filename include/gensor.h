@@ -160,6 +160,18 @@ typedef enum gs_strategy {
 
 /* Names of a policy ("paper", "balanced", "model") and a strategy ("markov",
  * "tree", "exhaustive", "random"); "?" out of range. Static. [any thread] */
+/* The forms gs_construct may give an operator (gs_construct_opts.conv_form). */
+typedef enum gs_conv_form {
+    GS_FORM_DIRECT = 0, /* the operator's own loop nest: the candidates are states of the operator
+                           passed in (the default) */
+    GS_FORM_AUTO = 1    /* a 1x1, stride-1, unpadded conv2d is also constructed as the matrix
+                           product it is (over the same buffers: NHWC a gemm over the pixels, NCHW
+                           one per image), and the faster predicted form is kept. The result's
+                           candidates are then states of that form (gs_result_form), and its
+                           kernels take the form's extents: use the result's own functions
+                           (gs_kernel_create, gs_kernel_run), not the operator passed in */
+} gs_conv_form;
+
 const char *gs_policy_name(gs_policy p);
 const char *gs_strategy_name(gs_strategy s);
 /* The policy or strategy of a name; GS_ERR_INVALID_ARG with "unknown policy
@@ -177,6 +189,7 @@ typedef struct gs_construct_opts {
     gs_strategy strategy;
     double max_ms;       /* exhaustive: wall-clock budget in ms, 0 = none (default);
                             a cut enumeration is reported as capped */
+    gs_conv_form conv_form; /* GS_FORM_DIRECT (default) or GS_FORM_AUTO */
     int split_atomic;    /* 1: split-K blocks meet by float atomics (sums only): fewer bytes,
                             but NOT deterministic (the order of the adds varies from run to
                             run). 0 (default): a fixed-order sum, bitwise reproducible */
@@ -197,6 +210,12 @@ gs_status gs_construct(gs_ctx *ctx, const gs_op *op, const gs_hw *hw,
  * (gs_result_destroy). [any thread] */
 gs_status gs_construct_config(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const char *cfg,
                               gs_result **out);
+/* The form the result's kernels compute the operator in: its spec when it
+ * is the operator's own loop nest, or the rewritten operator's (for a 1x1
+ * conv kept as a matrix product, "matmul N=.. K=.. HW=.. C=.. ..."). The
+ * kernels take that form's extents as arguments; gs_kernel_run passes them.
+ * Static while r lives. [any thread] */
+const char *gs_result_form(const gs_result *r);
 /* Free a result. [one thread] */
 void gs_result_destroy(gs_result *r);
 /* Number of ranked candidates (<= top_k). Candidate 0 is the best. [any thread] */

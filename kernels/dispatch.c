@@ -352,6 +352,10 @@ static gs_status run_construct(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, i
                                double *spent) {
     gs_construct_opts co = d->o.construct;
     if (chains > 0) co.chains = chains;
+    /* the handles launch the operator as given (its extents are the shape
+     * class's): the matmul form of a 1x1 conv (GS_FORM_AUTO) is not
+     * dispatched yet */
+    co.conv_form = GS_FORM_DIRECT;
     double t0 = gs_now_s(), c0 = gs_thread_cpu_s();
     gs_status s = gs_construct(ctx, op, &d->hw, &co, r);
     double dt = gs_now_s() - t0;

@@ -211,6 +211,8 @@ else
         fail=$((fail + 1))
     else pass=$((pass + 1)); fi
 fi
+check 2 "unknown --form" construct --form matmul 'gemm M=4 N=4 K=4'
+check 2 "estimate --form" estimate --hw t4 --config bm=4,bn=4,bk=4,sa=1,sb=1 --form auto 'gemm M=4 N=4 K=4'
 # --split-atomic is construct's and verify's, not estimate's; estimate has its own help
 check 2 "estimate --split-atomic" estimate --hw t4 --config bm=4,bn=4,bk=4,sa=1,sb=1 --split-atomic 'gemm M=4 N=4 K=4'
 check 2 "split_atomic config value 2" estimate --hw t4 --config bm=4,bn=4,bk=4,sa=1,sb=1,split=1,atomic=2 'gemm M=4 N=4 K=4'

@@ -9,6 +9,7 @@
  * Each path is counted, and each test asserts that the paths it is about
  * ran: a variant that is skipped (not valid for the state) is never counted. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -459,6 +460,49 @@ Test(plans, conv1x1_as_matmul, .timeout = 300) {
         free(bias);
         free(r1);
         free(r2);
+    }
+    /* gs_construct's choice (GS_FORM_AUTO): the form it keeps predicts no
+     * slower than either form alone, its candidates are states of that form
+     * (r->op) and pass; the default (GS_FORM_DIRECT) keeps the conv */
+    int kept_matmul = 0;
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        gs_op conv, mm;
+        cr_assert_eq(gs_op_parse_into(ctx, specs[i], &conv), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_assert_eq(gs_op_conv1x1_as_matmul(ctx, &conv, &mm), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        gs_construct_opts co;
+        gs_construct_opts_default(&co);
+        co.top_k = 2;
+        gs_result *direct = NULL, *matmul = NULL, *chosen = NULL;
+        cr_assert_eq(gs_construct(ctx, &conv, hw, &co, &direct), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_assert_eq(gs_construct(ctx, &mm, hw, &co, &matmul), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_expect_str_eq(gs_result_form(direct), conv.spec, "the default changed the form");
+        co.conv_form = GS_FORM_AUTO;
+        cr_assert_eq(gs_construct(ctx, &conv, hw, &co, &chosen), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        double best = fmin(gs_result_predicted_s(direct, 0), gs_result_predicted_s(matmul, 0));
+        cr_expect_eq(gs_result_predicted_s(chosen, 0), best, "%s: kept %s at %g s, the best form is %g s", specs[i],
+                     gs_result_form(chosen), gs_result_predicted_s(chosen, 0), best);
+        bool is_mm = !strcmp(gs_result_form(chosen), mm.spec);
+        cr_expect(is_mm || !strcmp(gs_result_form(chosen), conv.spec), "%s: form %s", specs[i], gs_result_form(chosen));
+        kept_matmul += is_mm;
+        for (int c = 0; c < chosen->n; c++) {
+            gs_diff d;
+            cr_expect_eq(gs_verify_opencl(ctx, cl, hw, &chosen->op, &chosen->cand[c], 21 + (uint64_t)c, &d), GS_OK,
+                         "%s as %s (%s): %s", specs[i], gs_result_form(chosen), chosen->desc[c], gs_ctx_errmsg(ctx));
+        }
+        gs_result_destroy(direct);
+        gs_result_destroy(matmul);
+        gs_result_destroy(chosen);
+    }
+    cr_log_info("plans/conv1x1: gs_construct kept the matmul form for %d of %zu", kept_matmul,
+                sizeof specs / sizeof specs[0]);
+    {
+        gs_op conv;
+        cr_assert_eq(gs_op_parse_into(ctx, specs[0], &conv), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        gs_construct_opts co;
+        gs_construct_opts_default(&co);
+        co.conv_form = (gs_conv_form)7;
+        gs_result *r = NULL;
+        cr_expect_eq(gs_construct(ctx, &conv, hw, &co, &r), GS_ERR_INVALID_ARG);
     }
     static const char *refused[] = {
         "conv2d N=1 C=4 H=5 W=5 K=3 R=1 S=1 stride=2",
