@@ -91,24 +91,18 @@ static void assert_candidates_valid(const gs_result *r, const gs_op *op, const g
 /* Shapes from tests/data/construct_shapes.txt. */
 typedef struct shape { int64_t M, N, K; } shape;
 static int load_shapes(shape *out, int cap) {
-    char path[512];
-    gs_test_data_path(path, sizeof path, "construct_shapes.txt");
-    FILE *f = fopen(path, "r");
-    cr_assert_not_null(f, "cannot open %s", path);
-    char line[256];
-    int n = 0, lineno = 0;
-    while (fgets(line, sizeof line, f)) {
-        lineno++;
-        char *p = line;
-        while (*p == ' ' || *p == '\t') p++;
-        if (*p == '#' || *p == '\n' || !*p) continue;
+    gs_test_lines l;
+    gs_test_lines_read("construct_shapes.txt", &l);
+    cr_assert_leq(l.n, cap);
+    for (int n = 0; n < l.n; n++) {
         long long M, N, K;
-        cr_assert_eq(sscanf(p, "%lld %lld %lld", &M, &N, &K), 3, "%s:%d: expected 'M N K'", path, lineno);
-        cr_assert_lt(n, cap);
-        out[n++] = (shape){M, N, K};
+        cr_assert_eq(sscanf(l.text[n], "%lld %lld %lld", &M, &N, &K), 3, "%s:%d: expected 'M N K'", l.path,
+                     l.lineno[n]);
+        out[n] = (shape){M, N, K};
     }
-    fclose(f);
-    cr_assert_geq(n, 3, "only %d shapes in %s", n, path);
+    int n = l.n;
+    cr_assert_geq(n, 3, "only %d shapes in %s", n, l.path);
+    gs_test_lines_free(&l);
     return n;
 }
 

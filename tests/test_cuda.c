@@ -8,6 +8,7 @@
  * exactly; without one they skip with that message, never pass. Set
  * GS_REQUIRE_CUDA=1 to turn the skip into a failure (make check-gpu). */
 #include "kernels/kernels.h"
+#include "tests/test_common.h"
 
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -19,11 +20,6 @@
 TestSuite(cuda, .timeout = 120);
 
 #define MISSING_PREFIX "no CUDA device: measurement-free mode ("
-
-static bool env_true(const char *name) {
-    const char *v = getenv(name);
-    return v && *v && strcmp(v, "0") != 0;
-}
 
 static void assert_missing_msg(gs_ctx *ctx) {
     const char *m = gs_ctx_errmsg(ctx);
@@ -40,7 +36,7 @@ static gs_cuda *open_or_skip(gs_ctx *ctx) {
     gs_status s = gs_cuda_open(ctx, 0, &cu);
     if (s == GS_ERR_CUDA_MISSING) {
         assert_missing_msg(ctx);
-        if (env_true("GS_REQUIRE_CUDA"))
+        if (gs_test_env_true("GS_REQUIRE_CUDA"))
             cr_assert_fail("GS_REQUIRE_CUDA is set but: %s", gs_ctx_errmsg(ctx));
         cr_skip_test("no CUDA device: measurement-free mode; launch test not run: %s",
                      gs_ctx_errmsg(ctx));
@@ -48,6 +44,39 @@ static gs_cuda *open_or_skip(gs_ctx *ctx) {
     cr_assert_eq(s, GS_OK, "gs_cuda_open: %s", gs_ctx_errmsg(ctx));
     cr_assert_not_null(cu);
     return cu;
+}
+
+/* What the tests with a device share: a context, device 0 (skipped without
+ * one) and its own profile. */
+typedef struct cu_fix {
+    gs_ctx *ctx;
+    gs_cuda *cu;
+    gs_hw hw;
+} cu_fix;
+
+static void cu_setup(cu_fix *f) {
+    f->ctx = gs_ctx_create();
+    cr_assert_not_null(f->ctx);
+    f->cu = open_or_skip(f->ctx);
+    cr_assert_eq(gs_cuda_query_profile(f->ctx, f->cu, &f->hw), GS_OK, "%s", gs_ctx_errmsg(f->ctx));
+}
+
+static void cu_teardown(cu_fix *f) {
+    gs_cuda_close(f->cu);
+    gs_ctx_destroy(f->ctx);
+}
+
+/* NVRTC's cubin of SRC for the device's own arch. Skipped with the reason
+ * when NVRTC is missing (failed under GS_REQUIRE_NVRTC=1) or cannot build
+ * SASS that runs on the device: SASS runs only on its own major arch at the
+ * same or a later minor. */
+static void compile_for_device(cu_fix *f, const char *src, const char *file, gs_nvrtc_out *o) {
+    gs_test_need_nvrtc(f->ctx, "the CUDA device's cubin test");
+    int arch = gs_nvrtc_nearest_arch(f->ctx, f->hw.sm);
+    if (arch > f->hw.sm || arch / 10 != f->hw.sm / 10)
+        cr_skip_test("the installed NVRTC cannot build SASS for sm_%d (nearest sm_%d)", f->hw.sm, arch);
+    cr_assert_eq(gs_nvrtc_compile(f->ctx, src, file, arch, false, true, o), GS_OK, "%s", gs_ctx_errmsg(f->ctx));
+    cr_assert_not_null(o->cubin);
 }
 
 static gs_karg karg_buf(gs_cuda_buf *b) { return (gs_karg){.kind = GS_KARG_BUF, .cubuf = b}; }
@@ -283,46 +312,29 @@ static void run_vadd(gs_ctx *ctx, gs_cuda *cu, gs_cuda_mod *m, int n, size_t blo
 }
 
 Test(cuda, device_profile_validates) {
-    gs_ctx *ctx = gs_ctx_create();
-    gs_cuda *cu = open_or_skip(ctx);
-    cr_assert_gt(strlen(gs_cuda_device_name(cu)), 0);
-    gs_hw hw;
-    cr_assert_eq(gs_cuda_query_profile(ctx, cu, &hw), GS_OK, "%s", gs_ctx_errmsg(ctx));
-    cr_assert_eq(gs_hw_validate(ctx, &hw), GS_OK, "%s", gs_ctx_errmsg(ctx));
-    cr_assert(strncmp(hw.name, "auto-", 5) == 0, "name %s", hw.name);
-    cr_assert(hw.sm >= 30 && hw.num_sms > 0 && hw.clock_mhz > 0 && hw.dram_gbs > 0);
-    cr_assert_eq(hw.smem_per_block, 48 * 1024, "smem_per_block %lld", (long long)hw.smem_per_block);
-    cr_assert_eq(hw.warp_size, 32);
-    char *d = gs_hw_describe(&hw);
-    cr_log_info("%s: %s", gs_cuda_device_name(cu), d ? d : "");
+    cu_fix f;
+    cu_setup(&f);
+    const gs_hw *hw = &f.hw;
+    cr_assert_gt(strlen(gs_cuda_device_name(f.cu)), 0);
+    cr_assert_eq(gs_hw_validate(f.ctx, hw), GS_OK, "%s", gs_ctx_errmsg(f.ctx));
+    cr_assert(strncmp(hw->name, "auto-", 5) == 0, "name %s", hw->name);
+    cr_assert(hw->sm >= 30 && hw->num_sms > 0 && hw->clock_mhz > 0 && hw->dram_gbs > 0);
+    cr_assert_eq(hw->smem_per_block, 48 * 1024, "smem_per_block %lld", (long long)hw->smem_per_block);
+    cr_assert_eq(hw->warp_size, 32);
+    char *d = gs_hw_describe(hw);
+    cr_log_info("%s: %s", gs_cuda_device_name(f.cu), d ? d : "");
     free(d);
-    gs_cuda_close(cu);
-    gs_ctx_destroy(ctx);
+    cu_teardown(&f);
 }
 
 /* NVRTC cubin for the device's own arch, loaded, launched and read back. */
 Test(cuda, vector_add_cubin_from_nvrtc) {
-    gs_ctx *ctx = gs_ctx_create();
-    gs_cuda *cu = open_or_skip(ctx);
-    gs_hw hw;
-    cr_assert_eq(gs_cuda_query_profile(ctx, cu, &hw), GS_OK, "%s", gs_ctx_errmsg(ctx));
-    if (!gs_nvrtc_available(ctx)) {
-        char msg[1024];
-        snprintf(msg, sizeof msg, "%s", gs_ctx_errmsg(ctx));
-        gs_cuda_close(cu);
-        cr_skip_test("CUDA device present but NVRTC missing, cubin test not run: %s", msg);
-    }
-    int arch = gs_nvrtc_nearest_arch(ctx, hw.sm);
-    /* SASS runs only on its own major arch at the same or a later minor. */
-    if (arch > hw.sm || arch / 10 != hw.sm / 10) {
-        gs_cuda_close(cu);
-        cr_skip_test("the installed NVRTC cannot build SASS for sm_%d (nearest sm_%d)", hw.sm,
-                     arch);
-    }
+    cu_fix f;
+    cu_setup(&f);
+    gs_ctx *ctx = f.ctx;
+    gs_cuda *cu = f.cu;
     gs_nvrtc_out o;
-    cr_assert_eq(gs_nvrtc_compile(ctx, vadd_cu, "vadd.cu", arch, false, true, &o), GS_OK, "%s",
-                 gs_ctx_errmsg(ctx));
-    cr_assert_not_null(o.cubin);
+    compile_for_device(&f, vadd_cu, "vadd.cu", &o);
     gs_cuda_mod *m = NULL;
     cr_assert_eq(gs_cuda_load(ctx, cu, o.cubin, "gs_cu_vadd", 0, &m), GS_OK, "%s",
                  gs_ctx_errmsg(ctx));
@@ -330,7 +342,7 @@ Test(cuda, vector_add_cubin_from_nvrtc) {
     run_vadd(ctx, cu, m, 1, 32);
     /* A block over the device limit is refused before the driver sees it. */
     gs_karg none[1] = {karg_int(0)};
-    cr_assert_eq(gs_cuda_launch(ctx, cu, m, none, 1, 1, (size_t)hw.max_threads_per_block + 1, NULL),
+    cr_assert_eq(gs_cuda_launch(ctx, cu, m, none, 1, 1, (size_t)f.hw.max_threads_per_block + 1, NULL),
                  GS_ERR_INVALID_ARG);
     /* A NULL buffer argument too. */
     gs_karg nullbuf[1] = {karg_buf(NULL)};
@@ -342,14 +354,15 @@ Test(cuda, vector_add_cubin_from_nvrtc) {
     cr_assert(strstr(gs_ctx_errmsg(ctx), "cuModuleGetFunction"), "%s", gs_ctx_errmsg(ctx));
     gs_cuda_unload(m);
     gs_nvrtc_out_free(&o);
-    gs_cuda_close(cu);
-    gs_ctx_destroy(ctx);
+    cu_teardown(&f);
 }
 
 /* Hand-written PTX, JIT-compiled by the driver: needs no NVRTC. */
 Test(cuda, vector_add_ptx_jit) {
-    gs_ctx *ctx = gs_ctx_create();
-    gs_cuda *cu = open_or_skip(ctx);
+    cu_fix f;
+    cu_setup(&f);
+    gs_ctx *ctx = f.ctx;
+    gs_cuda *cu = f.cu;
     gs_cuda_mod *m = NULL;
     cr_assert_eq(gs_cuda_load(ctx, cu, vadd_ptx, "gs_ptx_vadd", 0, &m), GS_OK, "%s",
                  gs_ctx_errmsg(ctx));
@@ -359,8 +372,7 @@ Test(cuda, vector_add_ptx_jit) {
     cr_assert_eq(gs_cuda_load(ctx, cu, "this is not PTX", "k", 0, &m), GS_ERR_CUDA);
     cr_assert_null(m);
     cr_assert(strstr(gs_ctx_errmsg(ctx), "cuModuleLoadData"), "%s", gs_ctx_errmsg(ctx));
-    gs_cuda_close(cu);
-    gs_ctx_destroy(ctx);
+    cu_teardown(&f);
 }
 
 /* More than 48 KiB of shared memory needs the opt-in attribute. The kernel
@@ -377,30 +389,16 @@ static const char bigsmem_cu[] =
     "}\n";
 
 Test(cuda, dynamic_smem_above_48k_opt_in) {
-    gs_ctx *ctx = gs_ctx_create();
-    gs_cuda *cu = open_or_skip(ctx);
-    gs_hw hw;
-    cr_assert_eq(gs_cuda_query_profile(ctx, cu, &hw), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cu_fix f;
+    cu_setup(&f);
+    gs_ctx *ctx = f.ctx;
+    gs_cuda *cu = f.cu;
     const int64_t smem = 64 * 1024;
-    if (hw.smem_per_block_optin < smem) {
-        gs_cuda_close(cu);
-        cr_skip_test("%s allows only %lld bytes of shared memory per block", hw.name,
-                     (long long)hw.smem_per_block_optin);
-    }
-    if (!gs_nvrtc_available(ctx)) {
-        char msg[1024];
-        snprintf(msg, sizeof msg, "%s", gs_ctx_errmsg(ctx));
-        gs_cuda_close(cu);
-        cr_skip_test("CUDA device present but NVRTC missing: %s", msg);
-    }
-    int arch = gs_nvrtc_nearest_arch(ctx, hw.sm);
-    if (arch > hw.sm || arch / 10 != hw.sm / 10) {
-        gs_cuda_close(cu);
-        cr_skip_test("the installed NVRTC cannot build SASS for sm_%d", hw.sm);
-    }
+    if (f.hw.smem_per_block_optin < smem)
+        cr_skip_test("%s allows only %lld bytes of shared memory per block", f.hw.name,
+                     (long long)f.hw.smem_per_block_optin);
     gs_nvrtc_out o;
-    cr_assert_eq(gs_nvrtc_compile(ctx, bigsmem_cu, "big.cu", arch, false, true, &o), GS_OK, "%s",
-                 gs_ctx_errmsg(ctx));
+    compile_for_device(&f, bigsmem_cu, "big.cu", &o);
     gs_cuda_mod *m = NULL;
     cr_assert_eq(gs_cuda_load(ctx, cu, o.cubin, "gs_cu_bigsmem", smem, &m), GS_OK, "%s",
                  gs_ctx_errmsg(ctx));
@@ -433,6 +431,5 @@ Test(cuda, dynamic_smem_above_48k_opt_in) {
     free(y);
     gs_cuda_unload(m);
     gs_nvrtc_out_free(&o);
-    gs_cuda_close(cu);
-    gs_ctx_destroy(ctx);
+    cu_teardown(&f);
 }
