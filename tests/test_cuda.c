@@ -146,34 +146,31 @@ Test(cuda, null_arguments_never_crash) {
     gs_ctx_destroy(ctx);
 }
 
-Test(cuda, gs_cuda_lib_nonexistent_path) {
-    const char *path = "/nonexistent/gensor-test/libcuda.so.1";
-    cr_assert_eq(setenv("GS_CUDA_LIB", path, 1), 0);
-    gs_ctx *ctx = gs_ctx_create();
+/* With $GS_CUDA_LIB=lib, gs_cuda_open is measurement-free mode and its
+ * reason holds needle (what says why it should). */
+static void expect_missing_with_lib(gs_ctx *ctx, const char *lib, const char *needle, const char *what) {
+    cr_assert_eq(setenv("GS_CUDA_LIB", lib, 1), 0);
     gs_cuda *cu = NULL;
     cr_assert_eq(gs_cuda_open(ctx, 0, &cu), GS_ERR_CUDA_MISSING, "%s", gs_ctx_errmsg(ctx));
     cr_assert_null(cu);
     assert_missing_msg(ctx);
-    cr_assert(strstr(gs_ctx_errmsg(ctx), path), "message should name the path: %s",
-              gs_ctx_errmsg(ctx));
+    cr_assert(strstr(gs_ctx_errmsg(ctx), needle), "message should %s: %s", what, gs_ctx_errmsg(ctx));
+}
+
+Test(cuda, gs_cuda_lib_nonexistent_path) {
+    const char *path = "/nonexistent/gensor-test/libcuda.so.1";
+    gs_ctx *ctx = gs_ctx_create();
+    expect_missing_with_lib(ctx, path, path, "name the path");
     gs_ctx_destroy(ctx);
 }
 
 Test(cuda, gs_cuda_lib_not_a_driver) {
     /* libm loads fine but has none of the driver's entry points. */
-    cr_assert_eq(setenv("GS_CUDA_LIB", "libm.so.6", 1), 0);
     gs_ctx *ctx = gs_ctx_create();
-    gs_cuda *cu = NULL;
-    cr_assert_eq(gs_cuda_open(ctx, 0, &cu), GS_ERR_CUDA_MISSING, "%s", gs_ctx_errmsg(ctx));
-    cr_assert_null(cu);
-    assert_missing_msg(ctx);
-    cr_assert(strstr(gs_ctx_errmsg(ctx), "symbol cuInit not found"),
-              "message should name the missing symbol: %s", gs_ctx_errmsg(ctx));
+    expect_missing_with_lib(ctx, "libm.so.6", "symbol cuInit not found", "name the missing symbol");
     cr_assert(strstr(gs_ctx_errmsg(ctx), "libm.so.6"), "%s", gs_ctx_errmsg(ctx));
     /* Switching back to another path in the same process is honoured. */
-    cr_assert_eq(setenv("GS_CUDA_LIB", "/nonexistent/libcuda.so.1", 1), 0);
-    cr_assert_eq(gs_cuda_open(ctx, 0, &cu), GS_ERR_CUDA_MISSING);
-    cr_assert(strstr(gs_ctx_errmsg(ctx), "/nonexistent/libcuda.so.1"), "%s", gs_ctx_errmsg(ctx));
+    expect_missing_with_lib(ctx, "/nonexistent/libcuda.so.1", "/nonexistent/libcuda.so.1", "name the new path");
     gs_ctx_destroy(ctx);
 }
 
@@ -186,14 +183,8 @@ Test(cuda, gs_cuda_lib_stub_driver) {
              home && *home ? home : "/usr/local/cuda");
     if (access(path, R_OK) != 0)
         cr_skip_test("no CUDA stub driver at %s (toolkit not installed)", path);
-    cr_assert_eq(setenv("GS_CUDA_LIB", path, 1), 0);
     gs_ctx *ctx = gs_ctx_create();
-    gs_cuda *cu = NULL;
-    cr_assert_eq(gs_cuda_open(ctx, 0, &cu), GS_ERR_CUDA_MISSING, "%s", gs_ctx_errmsg(ctx));
-    cr_assert_null(cu);
-    assert_missing_msg(ctx);
-    cr_assert(strstr(gs_ctx_errmsg(ctx), "cuInit failed: CUDA_ERROR_STUB_LIBRARY (34)"),
-              "message should name cuInit and its error: %s", gs_ctx_errmsg(ctx));
+    expect_missing_with_lib(ctx, path, "cuInit failed: CUDA_ERROR_STUB_LIBRARY (34)", "name cuInit and its error");
     gs_ctx_destroy(ctx);
 }
 
@@ -261,7 +252,9 @@ static const char vadd_ptx[] =
 
 /* Run the vadd kernel of module m on n elements (grid rounded up) and check
  * every element exactly; the untouched tail of c must stay zero. */
-static void run_vadd(gs_ctx *ctx, gs_cuda *cu, gs_cuda_mod *m, int n, size_t block) {
+static void run_vadd(const cu_fix *f, gs_cuda_mod *m, int n, size_t block) {
+    gs_ctx *ctx = f->ctx;
+    gs_cuda *cu = f->cu;
     float *a = malloc((size_t)n * sizeof *a), *b = malloc((size_t)n * sizeof *b);
     float *c = malloc((size_t)(n + 7) * sizeof *c);
     cr_assert(a && b && c);
@@ -338,8 +331,8 @@ Test(cuda, vector_add_cubin_from_nvrtc) {
     gs_cuda_mod *m = NULL;
     cr_assert_eq(gs_cuda_load(ctx, cu, o.cubin, "gs_cu_vadd", 0, &m), GS_OK, "%s",
                  gs_ctx_errmsg(ctx));
-    run_vadd(ctx, cu, m, 1000003, 256);
-    run_vadd(ctx, cu, m, 1, 32);
+    run_vadd(&f, m, 1000003, 256);
+    run_vadd(&f, m, 1, 32);
     /* A block over the device limit is refused before the driver sees it. */
     gs_karg none[1] = {karg_int(0)};
     cr_assert_eq(gs_cuda_launch(ctx, cu, m, none, 1, 1, (size_t)f.hw.max_threads_per_block + 1, NULL),
@@ -361,17 +354,14 @@ Test(cuda, vector_add_cubin_from_nvrtc) {
 Test(cuda, vector_add_ptx_jit) {
     cu_fix f;
     cu_setup(&f);
-    gs_ctx *ctx = f.ctx;
-    gs_cuda *cu = f.cu;
     gs_cuda_mod *m = NULL;
-    cr_assert_eq(gs_cuda_load(ctx, cu, vadd_ptx, "gs_ptx_vadd", 0, &m), GS_OK, "%s",
-                 gs_ctx_errmsg(ctx));
-    run_vadd(ctx, cu, m, 4099, 128);
+    cr_assert_eq(gs_cuda_load(f.ctx, f.cu, vadd_ptx, "gs_ptx_vadd", 0, &m), GS_OK, "%s", gs_ctx_errmsg(f.ctx));
+    run_vadd(&f, m, 4099, 128);
     gs_cuda_unload(m);
     /* Garbage is a GS_ERR_CUDA naming cuModuleLoadData, not a crash. */
-    cr_assert_eq(gs_cuda_load(ctx, cu, "this is not PTX", "k", 0, &m), GS_ERR_CUDA);
+    cr_assert_eq(gs_cuda_load(f.ctx, f.cu, "this is not PTX", "k", 0, &m), GS_ERR_CUDA);
     cr_assert_null(m);
-    cr_assert(strstr(gs_ctx_errmsg(ctx), "cuModuleLoadData"), "%s", gs_ctx_errmsg(ctx));
+    cr_assert(strstr(gs_ctx_errmsg(f.ctx), "cuModuleLoadData"), "%s", gs_ctx_errmsg(f.ctx));
     cu_teardown(&f);
 }
 
