@@ -455,12 +455,19 @@ Test(ops, conv3d_custom_ir_construct_emit_compile_verify, .timeout = 600) {
     gs_ctx_destroy(ctx);
 }
 
+/* The small conv3d the validation tests alter (with a bias over k or
+ * without), built and asserted. */
+static gs_op ops_small_conv3d(gs_ctx *ctx, int bias) {
+    ops_conv3d p = {3, 5, 7, 6, 4, 3, 3, 2, 1, 2, 1, 1, 0, 1, bias, 0};
+    gs_op op;
+    cr_assert_eq(ops_build_conv3d(ctx, &op, &p), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    return op;
+}
+
 /* The hand-built IR is checked by gs_op_validate like any builder's. */
 Test(ops, custom_ir_validation_errors) {
     gs_ctx *ctx = gs_ctx_create();
-    ops_conv3d p = {3, 5, 7, 6, 4, 3, 3, 2, 1, 2, 1, 1, 0, 1, 0, 0};
-    gs_op op;
-    cr_assert_eq(ops_build_conv3d(ctx, &op, &p), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    const gs_op op = ops_small_conv3d(ctx, 0);
     gs_op bad = op;
     bad.tensors[2].idx[1].coeff[5] = 1; /* output indexed by the reduce axis t */
     cr_expect_eq(gs_op_validate(ctx, &bad), GS_ERR_INVALID_ARG);
@@ -485,9 +492,7 @@ Test(ops, custom_ir_validation_errors) {
  * It only calls gs_op_validate, so a regression fails cleanly. */
 Test(ops, custom_ir_validate_refuses_bad_bias_axis) {
     gs_ctx *ctx = gs_ctx_create();
-    ops_conv3d p = {3, 5, 7, 6, 4, 3, 3, 2, 1, 2, 1, 1, 0, 1, 1, 0};
-    gs_op op;
-    cr_assert_eq(ops_build_conv3d(ctx, &op, &p), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    const gs_op op = ops_small_conv3d(ctx, 1);
     cr_assert(op.has_bias && op.epi.bias_axis == 0);
     gs_op bad = op;
     bad.epi.bias_axis = -1; /* a bias flag without a bias axis */

@@ -9,6 +9,7 @@
  * reason when NVRTC or cuobjdump is missing (GS_REQUIRE_SASS=1 makes that a
  * failure). */
 #include "kernels/kernels.h"
+#include "tests/test_common.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -143,16 +144,22 @@ Test(sass, class_names) {
     }
 }
 
+/* gs_sass_find_tool from root finds no cuobjdump, with a message that starts
+ * with prefix and holds needle. */
+static void expect_tool_missing(const char *root, const char *prefix, const char *needle) {
+    gs_ctx *ctx = gs_ctx_create();
+    char path[256];
+    cr_assert_eq(gs_sass_find_tool(ctx, root, path, sizeof path), GS_ERR_TOOL_MISSING);
+    const char *m = gs_ctx_errmsg(ctx);
+    cr_assert(!strncmp(m, prefix, strlen(prefix)), "%s", m);
+    cr_assert(strstr(m, needle), "%s", m);
+    gs_ctx_destroy(ctx);
+}
+
 /* A bad GS_CUOBJDUMP is an error naming it, never a fall-back to another tool. */
 Test(sass, tool_env_must_exist) {
     setenv("GS_CUOBJDUMP", "/nonexistent/cuobjdump", 1);
-    gs_ctx *ctx = gs_ctx_create();
-    char path[256];
-    cr_assert_eq(gs_sass_find_tool(ctx, ".", path, sizeof path), GS_ERR_TOOL_MISSING);
-    const char *m = gs_ctx_errmsg(ctx);
-    cr_assert(!strncmp(m, "cuobjdump not found: GS_CUOBJDUMP=/nonexistent/cuobjdump", 56), "%s", m);
-    cr_assert(strstr(m, "make sass-tools"), "%s", m);
-    gs_ctx_destroy(ctx);
+    expect_tool_missing(".", "cuobjdump not found: GS_CUOBJDUMP=/nonexistent/cuobjdump", "make sass-tools");
 }
 
 Test(sass, tool_missing_says_how_to_install) {
@@ -161,21 +168,13 @@ Test(sass, tool_missing_says_how_to_install) {
     setenv("CUDA_HOME", "/nonexistent", 1);
     if (!access(GS_CUDA_HOME "/bin/cuobjdump", X_OK))
         cr_skip_test("the CUDA toolkit at " GS_CUDA_HOME " has cuobjdump: nothing is missing");
-    gs_ctx *ctx = gs_ctx_create();
-    char path[256];
-    cr_assert_eq(gs_sass_find_tool(ctx, "/nonexistent-root", path, sizeof path), GS_ERR_TOOL_MISSING);
-    const char *m = gs_ctx_errmsg(ctx);
-    cr_assert(!strncmp(m, "cuobjdump not found: run make sass-tools (", 42), "%s", m);
-    cr_assert(strstr(m, "/nonexistent-root/build/venv"), "%s", m);
-    gs_ctx_destroy(ctx);
+    expect_tool_missing("/nonexistent-root", "cuobjdump not found: run make sass-tools (",
+                        "/nonexistent-root/build/venv");
 }
 
 /* ---- end to end: NVRTC cubin -> cuobjdump -> counts ------------------------ */
 
-static bool required(void) {
-    const char *r = getenv("GS_REQUIRE_SASS");
-    return r && *r && strcmp(r, "0") != 0;
-}
+static bool required(void) { return gs_test_env_true("GS_REQUIRE_SASS"); }
 
 /* cuobjdump's path, or skip (or fail with GS_REQUIRE_SASS=1). */
 static void need_tool(char *path, size_t cap) {
@@ -218,7 +217,10 @@ static void sass_of(const char *src, const char *name, gs_sass_summary *sm) {
 /* What a kernel must show, per class: POS (> 0) or ZERO; 0 is "any". */
 enum { ANY = 0, POS, ZERO };
 
-static void expect_counts(const gs_sass_summary *sm, const char *name, const int *want) {
+/* Compile src (kernel name) for sm_90, count its SASS into *sm and check
+ * each class against want. */
+static void sass_expect(const char *src, const char *name, const int *want, gs_sass_summary *sm) {
+    sass_of(src, name, sm);
     for (int k = 0; k < GS_SASS_NCLASS; k++) {
         if (want[k] == POS)
             cr_expect_gt(sm->all[k], 0, "%s: %s is 0, want > 0", name, gs_sass_class_label(k));
@@ -248,8 +250,7 @@ Test(sass, float4_loads, .timeout = 120) {
         [GS_SASS_STL] = ZERO,
     };
     gs_sass_summary sm;
-    sass_of(src, "gs_t_vec4", &sm);
-    expect_counts(&sm, "gs_t_vec4", want);
+    sass_expect(src, "gs_t_vec4", want, &sm);
     /* the j loop holds the shared loads and the FMAs */
     cr_expect(sm.has_loop);
     cr_expect_gt(sm.loop[GS_SASS_LDS128], 0);
@@ -277,8 +278,7 @@ Test(sass, cp_async, .timeout = 120) {
         [GS_SASS_LDS] = ZERO,   [GS_SASS_SHFL] = ZERO,  [GS_SASS_LDL] = ZERO,    [GS_SASS_STL] = ZERO,
     };
     gs_sass_summary sm;
-    sass_of(src, "gs_t_cpasync", &sm);
-    expect_counts(&sm, "gs_t_cpasync", want);
+    sass_expect(src, "gs_t_cpasync", want, &sm);
 }
 
 Test(sass, warp_shuffle, .timeout = 120) {
@@ -293,8 +293,7 @@ Test(sass, warp_shuffle, .timeout = 120) {
         [GS_SASS_BAR] = ZERO,    [GS_SASS_LDL] = ZERO,    [GS_SASS_STL] = ZERO,
     };
     gs_sass_summary sm;
-    sass_of(src, "gs_t_shfl", &sm);
-    expect_counts(&sm, "gs_t_shfl", want);
+    sass_expect(src, "gs_t_shfl", want, &sm);
     cr_expect_eq(sm.all[GS_SASS_SHFL], 5, "SHFL: %lld, want 5 (one per halving)", (long long)sm.all[GS_SASS_SHFL]);
     cr_expect_eq(sm.all[GS_SASS_LDG], 1, "one scalar global load");
 }
@@ -316,8 +315,7 @@ Test(sass, local_memory, .timeout = 120) {
         [GS_SASS_LDL] = POS, [GS_SASS_STL] = POS, [GS_SASS_SHFL] = ZERO, [GS_SASS_LDGSTS] = ZERO, [GS_SASS_LDGSTS128] = ZERO, [GS_SASS_BAR] = ZERO,
     };
     gs_sass_summary sm;
-    sass_of(src, "gs_t_local", &sm);
-    expect_counts(&sm, "gs_t_local", want);
+    sass_expect(src, "gs_t_local", want, &sm);
 }
 
 Test(sass, disasm_reports_tool_errors, .timeout = 60) {
