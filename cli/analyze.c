@@ -488,35 +488,39 @@ static void analyze_print_text(const an_opts *o, const gs_op *op, const gs_hw *h
                                             : "no");
 }
 
-/* The graph, its values, the greedy path and gs_construct's pick, compared
- * and printed. */
-static int analyze_run(gs_ctx *ctx, const void *opts) {
-    const an_opts *o = opts;
-    int rc = 0;
-    gs_op *op = NULL;
-    gs_hw *hw = NULL;
-    gs_result *res = NULL;
-    an_graph g;
-    an_result r;
-    memset(&g, 0, sizeof g);
-    memset(&r, 0, sizeof r);
-    /* the graph, its values, the expectation and the greedy path */
-    gs_status s = gs_cli_load(ctx, o->spec, o->hwname, &op, &hw);
-    if (s == GS_OK && !an_init(&g, op, (int32_t)o->cap))
-        s = gs_err(ctx, GS_ERR_NOMEM, "out of memory for %ld states", o->cap);
-    if (s == GS_OK && !an_explore(&g, hw, o->pol, (int)o->step)) s = gs_err(ctx, GS_ERR_NOMEM, "out of memory for the edges");
-    if (s == GS_OK && !an_values(&g, &r)) s = gs_err(ctx, GS_ERR_NOMEM, "out of memory for the values");
-    if (s == GS_OK && r.best_term < 0)
-        s = gs_err(ctx, GS_ERR_NO_CANDIDATE, "no terminal state of %s on %s within %d explored states", op->spec,
-                   hw->name, g.n);
-    if (s == GS_OK && !an_expect(&g, &r)) s = gs_err(ctx, GS_ERR_NOMEM, "out of memory for the values");
-    if (s == GS_OK && !an_greedy(&g, &r)) s = gs_err(ctx, GS_ERR_NOMEM, "out of memory for the greedy path");
-    /* what the walk picks with the same seed and policy */
+/* The analysis: the graph explored from the start state, its values, the
+ * expected payoff and the greedy path (into *g and *r), then what the walk
+ * picks with the same seed and policy (*res). */
+static gs_status an_analyze(gs_ctx *ctx, const an_opts *o, const gs_op *op, const gs_hw *hw, an_graph *g, an_result *r,
+                            gs_result **res) {
+    if (!an_init(g, op, (int32_t)o->cap)) return gs_err(ctx, GS_ERR_NOMEM, "out of memory for %ld states", o->cap);
+    if (!an_explore(g, hw, o->pol, (int)o->step)) return gs_err(ctx, GS_ERR_NOMEM, "out of memory for the edges");
+    if (!an_values(g, r)) return gs_err(ctx, GS_ERR_NOMEM, "out of memory for the values");
+    if (r->best_term < 0)
+        return gs_err(ctx, GS_ERR_NO_CANDIDATE, "no terminal state of %s on %s within %d explored states", op->spec,
+                      hw->name, g->n);
+    if (!an_expect(g, r)) return gs_err(ctx, GS_ERR_NOMEM, "out of memory for the values");
+    if (!an_greedy(g, r)) return gs_err(ctx, GS_ERR_NOMEM, "out of memory for the greedy path");
     gs_construct_opts co;
     gs_construct_opts_default(&co);
     co.seed = o->seed;
     co.policy = o->pol;
-    if (s == GS_OK) s = gs_construct(ctx, op, hw, &co, &res);
+    return gs_construct(ctx, op, hw, &co, res);
+}
+
+/* Analyse the operator on the profile, then compare and print. */
+static int analyze_run(gs_ctx *ctx, const void *opts) {
+    const an_opts *o = opts;
+    an_graph g;
+    an_result r;
+    memset(&g, 0, sizeof g);
+    memset(&r, 0, sizeof r);
+    gs_op *op = NULL;
+    gs_hw *hw = NULL;
+    gs_result *res = NULL;
+    gs_status s = gs_cli_load(ctx, o->spec, o->hwname, &op, &hw);
+    if (s == GS_OK) s = an_analyze(ctx, o, op, hw, &g, &r, &res);
+    int rc = 0;
     if (s != GS_OK) {
         rc = gs_cli_fail(ctx, s);
     } else {
