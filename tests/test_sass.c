@@ -217,10 +217,14 @@ static void sass_of(const char *src, const char *name, gs_sass_summary *sm) {
 /* What a kernel must show, per class: POS (> 0) or ZERO; 0 is "any". */
 enum { ANY = 0, POS, ZERO };
 
-/* Compile src (kernel name) for sm_90, count its SASS into *sm and check
- * each class against want. */
-static void sass_expect(const char *src, const char *name, const int *want, gs_sass_summary *sm) {
+/* Compile tests/data/<file> (kernel name) for sm_90, count its SASS into *sm
+ * and check each class against want. */
+static void sass_expect(const char *file, const char *name, const int *want, gs_sass_summary *sm) {
+    char path[512];
+    gs_test_data_path(path, sizeof path, file);
+    char *src = slurp(path);
     sass_of(src, name, sm);
+    free(src);
     for (int k = 0; k < GS_SASS_NCLASS; k++) {
         if (want[k] == POS)
             cr_expect_gt(sm->all[k], 0, "%s: %s is 0, want > 0", name, gs_sass_class_label(k));
@@ -230,27 +234,13 @@ static void sass_expect(const char *src, const char *name, const int *want, gs_s
 }
 
 Test(sass, float4_loads, .timeout = 120) {
-    static const char src[] =
-        "extern \"C\" __global__ void gs_t_vec4(const float4 *__restrict__ x, float *__restrict__ y, int n) {\n"
-        "  __shared__ float4 s[256];\n"
-        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-        "  s[threadIdx.x] = x[i];\n"
-        "  __syncthreads();\n"
-        "  float acc = 0.0f;\n"
-        "  for (int j = 0; j < n; j++) {\n"
-        "    float4 a = s[(threadIdx.x + j) & 255];\n"
-        "    acc = fmaf(a.x, a.y, acc);\n"
-        "    acc = fmaf(a.z, a.w, acc);\n"
-        "  }\n"
-        "  y[i] = acc;\n"
-        "}\n";
     static const int want[GS_SASS_NCLASS] = {
         [GS_SASS_LDG128] = POS, [GS_SASS_LDS128] = POS, [GS_SASS_STS128] = POS, [GS_SASS_BAR] = POS,
         [GS_SASS_LDG] = ZERO,   [GS_SASS_LDGSTS] = ZERO, [GS_SASS_LDGSTS128] = ZERO, [GS_SASS_SHFL] = ZERO, [GS_SASS_LDL] = ZERO,
         [GS_SASS_STL] = ZERO,
     };
     gs_sass_summary sm;
-    sass_expect(src, "gs_t_vec4", want, &sm);
+    sass_expect("sass_vec4.cu", "gs_t_vec4", want, &sm);
     /* the j loop holds the shared loads and the FMAs */
     cr_expect(sm.has_loop);
     cr_expect_gt(sm.loop[GS_SASS_LDS128], 0);
@@ -259,18 +249,6 @@ Test(sass, float4_loads, .timeout = 120) {
 }
 
 Test(sass, cp_async, .timeout = 120) {
-    static const char src[] =
-        "extern \"C\" __global__ void gs_t_cpasync(const float4 *__restrict__ x, float *__restrict__ y) {\n"
-        "  __shared__ float4 s[128];\n"
-        "  unsigned sa = (unsigned)__cvta_generic_to_shared(&s[threadIdx.x]);\n"
-        "  const float4 *g = x + blockIdx.x * 128 + threadIdx.x;\n"
-        "  asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\\n\" :: \"r\"(sa), \"l\"(g));\n"
-        "  asm volatile(\"cp.async.commit_group;\\n\" ::);\n"
-        "  asm volatile(\"cp.async.wait_group 0;\\n\" ::);\n"
-        "  __syncthreads();\n"
-        "  float4 v = s[127 - threadIdx.x];\n"
-        "  y[blockIdx.x * 128 + threadIdx.x] = v.x + v.y + v.z + v.w;\n"
-        "}\n";
     /* the data never passes through registers (no LDG), and the dummy
      * "@!PT LDS RZ, [RZ]" ptxas puts before LDGSTS is not a shared load */
     static const int want[GS_SASS_NCLASS] = {
@@ -278,44 +256,27 @@ Test(sass, cp_async, .timeout = 120) {
         [GS_SASS_LDS] = ZERO,   [GS_SASS_SHFL] = ZERO,  [GS_SASS_LDL] = ZERO,    [GS_SASS_STL] = ZERO,
     };
     gs_sass_summary sm;
-    sass_expect(src, "gs_t_cpasync", want, &sm);
+    sass_expect("sass_cpasync.cu", "gs_t_cpasync", want, &sm);
 }
 
 Test(sass, warp_shuffle, .timeout = 120) {
-    static const char src[] =
-        "extern \"C\" __global__ void gs_t_shfl(const float *__restrict__ x, float *__restrict__ y) {\n"
-        "  float v = x[blockIdx.x * blockDim.x + threadIdx.x];\n"
-        "  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);\n"
-        "  if ((threadIdx.x & 31) == 0) y[(blockIdx.x * blockDim.x + threadIdx.x) >> 5] = v;\n"
-        "}\n";
     static const int want[GS_SASS_NCLASS] = {
         [GS_SASS_LDG128] = ZERO, [GS_SASS_LDGSTS] = ZERO, [GS_SASS_LDGSTS128] = ZERO, [GS_SASS_LDS128] = ZERO,
         [GS_SASS_BAR] = ZERO,    [GS_SASS_LDL] = ZERO,    [GS_SASS_STL] = ZERO,
     };
     gs_sass_summary sm;
-    sass_expect(src, "gs_t_shfl", want, &sm);
+    sass_expect("sass_shfl.cu", "gs_t_shfl", want, &sm);
     cr_expect_eq(sm.all[GS_SASS_SHFL], 5, "SHFL: %lld, want 5 (one per halving)", (long long)sm.all[GS_SASS_SHFL]);
     cr_expect_eq(sm.all[GS_SASS_LDG], 1, "one scalar global load");
 }
 
 Test(sass, local_memory, .timeout = 120) {
     /* a 256-float array indexed by data cannot live in registers */
-    static const char src[] =
-        "extern \"C\" __global__ void gs_t_local(const float *__restrict__ x, const int *__restrict__ idx,\n"
-        "                                        float *__restrict__ y) {\n"
-        "  float a[256];\n"
-        "  for (int i = 0; i < 256; i++) a[i] = x[i * 32 + threadIdx.x];\n"
-        "  int j = idx[threadIdx.x] & 255;\n"
-        "  a[j] += 1.0f;\n"
-        "  float s = 0.0f;\n"
-        "  for (int i = 0; i < 256; i += 7) s += a[(i * j) & 255];\n"
-        "  y[threadIdx.x] = s;\n"
-        "}\n";
     static const int want[GS_SASS_NCLASS] = {
         [GS_SASS_LDL] = POS, [GS_SASS_STL] = POS, [GS_SASS_SHFL] = ZERO, [GS_SASS_LDGSTS] = ZERO, [GS_SASS_LDGSTS128] = ZERO, [GS_SASS_BAR] = ZERO,
     };
     gs_sass_summary sm;
-    sass_expect(src, "gs_t_local", want, &sm);
+    sass_expect("sass_local.cu", "gs_t_local", want, &sm);
 }
 
 Test(sass, disasm_reports_tool_errors, .timeout = 60) {
