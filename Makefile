@@ -42,6 +42,16 @@ apt_install = missing=""; for p in $(2); do \
 	fi
 deps:
 	@$(call apt_install,deps,$(DEB_PKGS))
+# $(call venv_pip,WHO,VENV,REQ): python3-venv (only when dpkg lacks it), the
+# virtual environment VENV (only when it has no pip), then pip install -r REQ
+# into it; nothing else is installed system-wide. Used by sass-tools and
+# tuners-venv.
+venv_pip = $(call apt_install,$(1),python3-venv); \
+	[ -x $(2)/bin/pip ] || { echo "$(1): creating $(2)"; rm -rf $(2); \
+	  $(PYTHON) -m venv $(2) || { rm -rf $(2); echo "$(1): $(PYTHON) -m venv failed" >&2; exit 1; }; }; \
+	echo "$(1): pip install -r $(3) into $(2)"; \
+	$(2)/bin/pip install --disable-pip-version-check --no-cache-dir -q -r $(3) \
+	  || { echo "$(1): pip install failed (no network to PyPI?)" >&2; exit 1; }
 
 # ---- aarch64: cross build, tests under qemu-user ----------------------------
 # Debian's cross toolchain and arm64 libraries. libgsl-dev, libcriterion-dev
@@ -157,16 +167,7 @@ SASS_REQ  := experiments/requirements-sass.txt
 PYTHON    ?= python3
 sass-tools: $(SASS_VENV)/.sass-tools
 $(SASS_VENV)/.sass-tools: $(SASS_REQ)
-	@dpkg-query -W -f='$${Status}' python3-venv 2>/dev/null | grep -q "install ok installed" || { \
-	  echo "sass-tools: installing python3-venv"; \
-	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq python3-venv >/dev/null \
-	    || { echo "sass-tools: apt-get install failed for: python3-venv" >&2; exit 1; }; }
-	@[ -x $(SASS_VENV)/bin/pip ] || { echo "sass-tools: creating $(SASS_VENV)"; rm -rf $(SASS_VENV); \
-	  $(PYTHON) -m venv $(SASS_VENV) || { rm -rf $(SASS_VENV); echo "sass-tools: $(PYTHON) -m venv failed" >&2; exit 1; }; }
-	@echo "sass-tools: pip install -r $(SASS_REQ) into $(SASS_VENV)"
-	@$(SASS_VENV)/bin/pip install --disable-pip-version-check --no-cache-dir -q -r $(SASS_REQ) \
-	  || { echo "sass-tools: pip install failed (no network to PyPI?)" >&2; exit 1; }
+	@$(call venv_pip,sass-tools,$(SASS_VENV),$(SASS_REQ))
 	@ls $(SASS_VENV)/lib/python3*/site-packages/nvidia/*/bin/cuobjdump >/dev/null 2>&1 \
 	  || { echo "sass-tools: the wheel installed no nvidia/*/bin/cuobjdump" >&2; exit 1; }
 	@touch $@
@@ -336,16 +337,7 @@ TUNERS_VENV := build/venv-tuners
 TUNERS_REQ  := experiments/requirements-tuners.txt
 tuners-venv: $(TUNERS_VENV)/.tuners
 $(TUNERS_VENV)/.tuners: $(TUNERS_REQ)
-	@dpkg-query -W -f='$${Status}' python3-venv 2>/dev/null | grep -q "install ok installed" || { \
-	  echo "tuners-venv: installing python3-venv"; \
-	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq python3-venv >/dev/null \
-	    || { echo "tuners-venv: apt-get install failed for: python3-venv" >&2; exit 1; }; }
-	@[ -x $(TUNERS_VENV)/bin/pip ] || { echo "tuners-venv: creating $(TUNERS_VENV)"; rm -rf $(TUNERS_VENV); \
-	  $(PYTHON) -m venv $(TUNERS_VENV) || { rm -rf $(TUNERS_VENV); echo "tuners-venv: $(PYTHON) -m venv failed" >&2; exit 1; }; }
-	@echo "tuners-venv: pip install -r $(TUNERS_REQ) into $(TUNERS_VENV)"
-	@$(TUNERS_VENV)/bin/pip install --disable-pip-version-check --no-cache-dir -q -r $(TUNERS_REQ) \
-	  || { echo "tuners-venv: pip install failed (no network to PyPI?)" >&2; exit 1; }
+	@$(call venv_pip,tuners-venv,$(TUNERS_VENV),$(TUNERS_REQ))
 	@touch $@
 
 compare-tuners: deps all tuners-venv

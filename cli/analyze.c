@@ -37,7 +37,7 @@
 #define AN_MAX_ITERS 10000
 #define AN_TOL 1e-12
 
-static const char *analyze_help =
+static const char analyze_help[] =
     "usage: gensor analyze SPEC [options]\n"
     "\n"
     "The Markov analysis of the construction graph (paper Section IV-D): explore every state\n"
@@ -74,6 +74,7 @@ typedef struct an_graph {
     int32_t *hval;
     int64_t hcap;
     bool capped;
+    gs_arena mem;      /* the fixed-size arrays above, freed together (edges grow: malloc) */
 } an_graph;
 
 static bool an_init(an_graph *g, const gs_op *op, int32_t cap) {
@@ -82,26 +83,21 @@ static bool an_init(an_graph *g, const gs_op *op, int32_t cap) {
     g->cap = cap;
     g->hcap = 64;
     while (g->hcap < 2 * (int64_t)cap) g->hcap *= 2;
-    g->st = malloc((size_t)cap * sizeof *g->st);
-    g->eoff = calloc((size_t)cap, sizeof *g->eoff);
-    g->ecnt = calloc((size_t)cap, sizeof *g->ecnt);
-    g->expanded = calloc((size_t)cap, sizeof *g->expanded);
-    g->tpred = malloc((size_t)cap * sizeof *g->tpred);
-    g->hkey = calloc((size_t)g->hcap, sizeof *g->hkey);
-    g->hval = malloc((size_t)g->hcap * sizeof *g->hval);
+    gs_arena_init(&g->mem, 0);
+    g->st = gs_arena_alloc(&g->mem, (size_t)cap * sizeof *g->st);
+    g->eoff = gs_arena_alloc(&g->mem, (size_t)cap * sizeof *g->eoff);
+    g->ecnt = gs_arena_alloc(&g->mem, (size_t)cap * sizeof *g->ecnt);
+    g->expanded = gs_arena_alloc(&g->mem, (size_t)cap * sizeof *g->expanded);
+    g->tpred = gs_arena_alloc(&g->mem, (size_t)cap * sizeof *g->tpred);
+    g->hkey = gs_arena_alloc(&g->mem, (size_t)g->hcap * sizeof *g->hkey);
+    g->hval = gs_arena_alloc(&g->mem, (size_t)g->hcap * sizeof *g->hval);
     g->ecap = 1024;
     g->edges = malloc((size_t)g->ecap * sizeof *g->edges);
     return g->st && g->eoff && g->ecnt && g->expanded && g->tpred && g->hkey && g->hval && g->edges;
 }
 
 static void an_free(an_graph *g) {
-    free(g->st);
-    free(g->eoff);
-    free(g->ecnt);
-    free(g->expanded);
-    free(g->tpred);
-    free(g->hkey);
-    free(g->hval);
+    gs_arena_free(&g->mem);
     free(g->edges);
 }
 
@@ -354,44 +350,36 @@ typedef struct an_opts {
 } an_opts;
 
 static const struct option analyze_lo[] = {
-    {"hw", required_argument, 0, 'w'},   {"policy", required_argument, 0, 'p'},
-    {"seed", required_argument, 0, 's'}, {"step", required_argument, 0, 't'},
-    {"cap", required_argument, 0, 'c'},  {"format", required_argument, 0, 'f'},
-    {"help", no_argument, 0, 'h'},       {0, 0, 0, 0},
+    GS_CLI_OPT_HW, GS_CLI_OPT_POLICY, GS_CLI_OPT_SEED, {"step", required_argument, 0, 't'}, {"cap", required_argument, 0, 'c'},
+    GS_CLI_OPT_FORMAT, GS_CLI_OPT_HELP, GS_CLI_OPT_END,
 };
+static const gs_cli_cmd analyze_cmd = {"analyze", analyze_help, analyze_lo, NULL, NULL, NULL};
+
+/* One option (gs_cli_opt_fn). */
+static int analyze_opt(int c, void *opts) {
+    an_opts *o = opts;
+    long v;
+    switch (c) {
+    case 'w': o->hwname = optarg; break;
+    case 'p': return gs_cli_policy_opt("analyze", optarg, &o->pol) ? 2 : -1;
+    case 's':
+        if (gs_cli_int_opt("analyze", "seed", optarg, 0, LONG_MAX, &v)) return 2;
+        o->seed = (uint64_t)v;
+        break;
+    case 't': return gs_cli_int_opt("analyze", "step", optarg, 0, 1000000, &o->step) ? 2 : -1;
+    case 'c': return gs_cli_int_opt("analyze", "cap", optarg, 1, 10000000, &o->cap) ? 2 : -1;
+    case 'f': return gs_cli_format_opt("analyze", optarg, false, &o->format) ? 2 : -1;
+    }
+    return -1;
+}
 
 /* The options and the SPEC operand: -1 to go on, else an exit code. */
-static int analyze_parse_opts(int argc, char **argv, an_opts *o) {
+static int analyze_parse_opts(int argc, char **argv, void *opts) {
+    an_opts *o = opts;
     *o = (an_opts){.hwname = "rtx4090", .format = "text", .pol = GS_POLICY_MODEL, .seed = 1, .cap = AN_DEFAULT_CAP};
-    long v;
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":h", analyze_lo, NULL)) != -1) {
-        switch (c) {
-        case 'w': o->hwname = optarg; break;
-        case 'p':
-            if (gs_cli_policy_opt("analyze", optarg, &o->pol)) return 2;
-            break;
-        case 's':
-            if (gs_cli_int_opt("analyze", "seed", optarg, 0, LONG_MAX, &v)) return 2;
-            o->seed = (uint64_t)v;
-            break;
-        case 't':
-            if (gs_cli_int_opt("analyze", "step", optarg, 0, 1000000, &o->step)) return 2;
-            break;
-        case 'c':
-            if (gs_cli_int_opt("analyze", "cap", optarg, 1, 10000000, &o->cap)) return 2;
-            break;
-        case 'f':
-            if (gs_cli_format_opt("analyze", optarg, false, &o->format)) return 2;
-            break;
-        case 'h': fputs(analyze_help, stdout); return 0;
-        default: return gs_cli_getopt_error("analyze", c, argv, analyze_lo, NULL);
-        }
-    }
-    return gs_cli_operand("analyze", argc, argv, "missing the operator SPEC%s",
-                          "unexpected argument '%s' (quote the SPEC)", &o->spec);
+    int rc = gs_cli_getopt(&analyze_cmd, argc, argv, analyze_opt, o);
+    if (rc >= 0) return rc;
+    return gs_cli_operand(&analyze_cmd, argc, argv, &o->spec);
 }
 
 /* What the two reports compare: the greedy policy's terminal state and
@@ -500,45 +488,46 @@ static void analyze_print_text(const an_opts *o, const gs_op *op, const gs_hw *h
                                             : "no");
 }
 
-int gs_cli_analyze(int argc, char **argv) {
-    an_opts o;
-    int rc = analyze_parse_opts(argc, argv, &o);
-    if (rc >= 0) return rc;
-    gs_ctx *ctx = gs_ctx_create();
-    if (!ctx) return 1;
-    rc = 0;
-    gs_op *op = NULL;
-    gs_hw *hw = NULL;
-    gs_result *res = NULL;
+/* The analysis: the graph explored from the start state, its values, the
+ * expected payoff and the greedy path (into *g and *r), then what the walk
+ * picks with the same seed and policy (*res). */
+static gs_status an_analyze(gs_ctx *ctx, const an_opts *o, const gs_op *op, const gs_hw *hw, an_graph *g, an_result *r,
+                            gs_result **res) {
+    if (!an_init(g, op, (int32_t)o->cap)) return gs_err(ctx, GS_ERR_NOMEM, "out of memory for %ld states", o->cap);
+    if (!an_explore(g, hw, o->pol, (int)o->step)) return gs_err(ctx, GS_ERR_NOMEM, "out of memory for the edges");
+    if (!an_values(g, r)) return gs_err(ctx, GS_ERR_NOMEM, "out of memory for the values");
+    if (r->best_term < 0)
+        return gs_err(ctx, GS_ERR_NO_CANDIDATE, "no terminal state of %s on %s within %d explored states", op->spec,
+                      hw->name, g->n);
+    if (!an_expect(g, r)) return gs_err(ctx, GS_ERR_NOMEM, "out of memory for the values");
+    if (!an_greedy(g, r)) return gs_err(ctx, GS_ERR_NOMEM, "out of memory for the greedy path");
+    gs_construct_opts co;
+    gs_construct_opts_default(&co);
+    co.seed = o->seed;
+    co.policy = o->pol;
+    co.conv_form = GS_FORM_DIRECT; /* compared state by state with the greedy path on op */
+    return gs_construct(ctx, op, hw, &co, res);
+}
+
+/* Analyse the operator on the profile, then compare and print. */
+static int analyze_run(gs_ctx *ctx, const void *opts) {
+    const an_opts *o = opts;
     an_graph g;
     an_result r;
     memset(&g, 0, sizeof g);
     memset(&r, 0, sizeof r);
-    /* the graph, its values, the expectation and the greedy path */
-    gs_status s = gs_op_parse(ctx, o.spec, &op);
-    if (s == GS_OK) s = gs_hw_load(ctx, o.hwname, &hw);
-    if (s == GS_OK && !an_init(&g, op, (int32_t)o.cap))
-        s = gs_err(ctx, GS_ERR_NOMEM, "out of memory for %ld states", o.cap);
-    if (s == GS_OK && !an_explore(&g, hw, o.pol, (int)o.step)) s = gs_err(ctx, GS_ERR_NOMEM, "out of memory for the edges");
-    if (s == GS_OK && !an_values(&g, &r)) s = gs_err(ctx, GS_ERR_NOMEM, "out of memory for the values");
-    if (s == GS_OK && r.best_term < 0)
-        s = gs_err(ctx, GS_ERR_NO_CANDIDATE, "no terminal state of %s on %s within %d explored states", op->spec,
-                   hw->name, g.n);
-    if (s == GS_OK && !an_expect(&g, &r)) s = gs_err(ctx, GS_ERR_NOMEM, "out of memory for the values");
-    if (s == GS_OK && !an_greedy(&g, &r)) s = gs_err(ctx, GS_ERR_NOMEM, "out of memory for the greedy path");
-    /* what the walk picks with the same seed and policy */
-    gs_construct_opts co;
-    gs_construct_opts_default(&co);
-    co.seed = o.seed;
-    co.policy = o.pol;
-    co.conv_form = GS_FORM_DIRECT; /* compared state by state with the greedy path on op */
-    if (s == GS_OK) s = gs_construct(ctx, op, hw, &co, &res);
+    gs_op *op = NULL;
+    gs_hw *hw = NULL;
+    gs_result *res = NULL;
+    gs_status s = gs_cli_load(ctx, o->spec, o->hwname, &op, &hw);
+    if (s == GS_OK) s = an_analyze(ctx, o, op, hw, &g, &r, &res);
+    int rc = 0;
     if (s != GS_OK) {
         rc = gs_cli_fail(ctx, s);
     } else {
         an_cmp c = an_compare(&g, &r, res);
-        if (!strcmp(o.format, "json")) rc = analyze_print_json(&o, op, hw, &g, &r, res, &c) ? 0 : 1;
-        else analyze_print_text(&o, op, hw, &g, &r, res, &c);
+        if (!strcmp(o->format, "json")) rc = analyze_print_json(o, op, hw, &g, &r, res, &c) ? 0 : 1;
+        else analyze_print_text(o, op, hw, &g, &r, res, &c);
     }
     if (r.V) gsl_vector_free(r.V);
     if (r.E) gsl_vector_free(r.E);
@@ -548,6 +537,7 @@ int gs_cli_analyze(int argc, char **argv) {
     gs_result_destroy(res);
     gs_hw_destroy(hw);
     gs_op_destroy(op);
-    gs_ctx_destroy(ctx);
     return rc;
 }
+
+const gs_cli_sub gs_cli_analyze = {"analyze", sizeof(an_opts), analyze_parse_opts, analyze_run};

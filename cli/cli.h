@@ -37,13 +37,44 @@ int gs_cli_policy_opt(const char *cmd, const char *arg, gs_policy *out);
 int gs_cli_strategy_opt(const char *cmd, const char *arg, gs_strategy *out);
 /* --format: text or json (and csv when CSV is true): 0, or a usage error. */
 int gs_cli_format_opt(const char *cmd, const char *arg, bool csv, const char **out);
+/* What a subcommand's command line needs besides its own options. */
+typedef struct gs_cli_cmd {
+    const char *name;        /* "space": the subcommand its usage errors name */
+    const char *help;        /* printed on stdout for --help (exit 0) */
+    const struct option *lo; /* its long options, ended by GS_CLI_OPT_END */
+    const char *unknown_fmt; /* the unknown-option error (NULL: "unknown option '%s'") */
+    const char *missing;     /* the operand's usage errors (NULL: the operator SPEC's) */
+    const char *extra;
+} gs_cli_cmd;
+/* The long options several subcommands take, with one short code each. */
+#define GS_CLI_OPT_HW {"hw", required_argument, 0, 'w'}
+#define GS_CLI_OPT_FORMAT {"format", required_argument, 0, 'f'}
+#define GS_CLI_OPT_SEED {"seed", required_argument, 0, 's'}
+#define GS_CLI_OPT_POLICY {"policy", required_argument, 0, 'p'}
+#define GS_CLI_OPT_STRATEGY {"strategy", required_argument, 0, 'S'}
+#define GS_CLI_OPT_CHAINS {"chains", required_argument, 0, 'c'}
+#define GS_CLI_OPT_MAX_MS {"max-ms", required_argument, 0, 'X'}
+#define GS_CLI_OPT_NVRTC {"nvrtc", no_argument, 0, 'n'}
+#define GS_CLI_OPT_CACHE_DIR {"cache-dir", required_argument, 0, 'D'}
+#define GS_CLI_OPT_HELP {"help", no_argument, 0, 'h'}
+#define GS_CLI_OPT_END {0, 0, 0, 0}
+/* One option of a subcommand: its code C (its value in optarg) into OPTS.
+ * Returns -1 to go on, else an exit code (2 for bad input). */
+typedef int (*gs_cli_opt_fn)(int c, void *opts);
+/* The options of ARGV through getopt_long with CMD's options, from the first
+ * argument again: --help prints CMD's help (0), a missing value or an
+ * unknown option is CMD's usage error (2, gs_cli_getopt_error), and every
+ * other option goes to ONE. Returns -1 when every option went through, else
+ * the exit code. The operand is then argv[optind] (gs_cli_operand). */
+int gs_cli_getopt(const gs_cli_cmd *cmd, int argc, char **argv, gs_cli_opt_fn one, void *opts);
 /* getopt_long returned ':' (a missing value) or '?' (an unknown option, in
  * UNKNOWN_FMT, default "unknown option '%s'"): the usage error (2). */
 int gs_cli_getopt_error(const char *cmd, int c, char **argv, const struct option *lo, const char *unknown_fmt);
-/* The one operand after the options: -1 with *out set, or a usage error
- * (WHAT when it is missing, EXTRA_FMT naming a second one). */
-int gs_cli_operand(const char *cmd, int argc, char **argv, const char *what, const char *extra_fmt,
-                   const char **out);
+/* The one operand after the options: -1 with *out set, or CMD's usage error
+ * when it is missing or followed by a second one. */
+int gs_cli_operand(const gs_cli_cmd *cmd, int argc, char **argv, const char **out);
+/* The operator of SPEC and the profile HW (a built-in name or a JSON file). */
+gs_status gs_cli_load(gs_ctx *ctx, const char *spec, const char *hw, gs_op **op, gs_hw **hwp);
 /* The "op" and "hw" header lines of the text reports. */
 void gs_cli_print_op_hw(const gs_op *op, const gs_hw *hw);
 /* Print ROOT as JSON on stdout and release it; false (and one error line)
@@ -56,10 +87,21 @@ gs_status gs_cli_cache_open(gs_ctx *ctx, const char *dir, gs_kcache **out);
 /* Report the cache's hits and compiles on stderr (when it was used), close. */
 void gs_cli_cache_close(gs_kcache *c);
 
-int gs_cli_construct(int argc, char **argv, bool verify);
-int gs_cli_estimate(int argc, char **argv);
-int gs_cli_suite(int argc, char **argv);
-int gs_cli_analyze(int argc, char **argv);
-int gs_cli_space(int argc, char **argv);
+/* ---- the subcommands ---- */
+/* A subcommand: the size of its options, how they are parsed from its
+ * command line (-1 to go on, else the exit code: 0 after --help, 2 for bad
+ * input) and how they run with a context (the exit code). */
+typedef struct gs_cli_sub {
+    const char *name;
+    size_t opts_size;
+    int (*parse)(int argc, char **argv, void *opts);
+    int (*run)(gs_ctx *ctx, const void *opts);
+} gs_cli_sub;
+/* Run a subcommand on its command line (argv[0] is its name): parse its
+ * options, then run them with a fresh context, destroyed after. Returns the
+ * exit code (1 when memory runs out). */
+int gs_cli_main(const gs_cli_sub *sub, int argc, char **argv);
+extern const gs_cli_sub gs_cli_construct, gs_cli_verify, gs_cli_estimate; /* construct.c */
+extern const gs_cli_sub gs_cli_space, gs_cli_suite, gs_cli_analyze;       /* space.c, suite.c, analyze.c */
 
 #endif

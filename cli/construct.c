@@ -24,9 +24,12 @@ typedef struct cli_opts {
     bool max_ms_set;     /* --max-ms given (else exhaustive gets GS_CLI_EXHAUSTIVE_MS) */
     int sass;            /* 0: none, 1: --sass (summary), 2: --sass=full or --emit sass */
     bool emit_given;
+    gs_cli_cmd cmd;      /* construct, verify or estimate: its name, help and options */
+    bool verify;
+    bool given[128];     /* options given (by their short code), checked against the command */
 } cli_opts;
 
-static const char *construct_help =
+static const char construct_help[] =
     "usage: gensor construct SPEC [options]\n"
     "       gensor verify SPEC [options]\n"
     "\n"
@@ -76,23 +79,35 @@ static const char estimate_help[] =
     "  --format text|json   output format [text]\n";
 
 static const struct option construct_lo[] = {
-    {"hw", required_argument, 0, 'w'},       {"seed", required_argument, 0, 's'},
-    {"top", required_argument, 0, 'k'},      {"chains", required_argument, 0, 'c'},
-    {"policy", required_argument, 0, 'p'},   {"strategy", required_argument, 0, 'S'},
-    {"emit", required_argument, 0, 'e'},     {"out", required_argument, 0, 'o'},
-    {"format", required_argument, 0, 'f'},   {"nvrtc", no_argument, 0, 'n'},
-    {"config", required_argument, 0, 'C'},   {"configs", required_argument, 0, 'F'},
-    {"backend", required_argument, 0, 'B'},  {"refine", required_argument, 0, 'R'},
-    {"refine-ms", required_argument, 0, 'M'}, {"sass", optional_argument, 0, 'A'},
-    {"max-ms", required_argument, 0, 'X'},   {"cache-dir", required_argument, 0, 'D'},
-    {"split-atomic", no_argument, 0, 'Z'},   {"form", required_argument, 0, 'P'},
-    {"help", no_argument, 0, 'h'},
-    {0, 0, 0, 0},
+    GS_CLI_OPT_HW,
+    GS_CLI_OPT_SEED,
+    {"top", required_argument, 0, 'k'},
+    GS_CLI_OPT_CHAINS,
+    GS_CLI_OPT_POLICY,
+    GS_CLI_OPT_STRATEGY,
+    {"emit", required_argument, 0, 'e'},
+    {"out", required_argument, 0, 'o'},
+    GS_CLI_OPT_FORMAT,
+    GS_CLI_OPT_NVRTC,
+    {"config", required_argument, 0, 'C'},
+    {"configs", required_argument, 0, 'F'},
+    {"backend", required_argument, 0, 'B'},
+    {"refine", required_argument, 0, 'R'},
+    {"refine-ms", required_argument, 0, 'M'},
+    {"sass", optional_argument, 0, 'A'},
+    GS_CLI_OPT_MAX_MS,
+    GS_CLI_OPT_CACHE_DIR,
+    {"split-atomic", no_argument, 0, 'Z'},
+    {"form", required_argument, 0, 'P'},
+    GS_CLI_OPT_HELP,
+    GS_CLI_OPT_END,
 };
 
-/* One option (getopt's code C, its value optarg) into *o. Returns -1 to go
- * on, else an exit code (0 after --help). */
-static int parse_one_opt(const char *cmd, int c, char **argv, cli_opts *o) {
+/* One option (gs_cli_opt_fn). */
+static int parse_one_opt(int c, void *opts) {
+    cli_opts *o = opts;
+    const char *cmd = o->cmd.name;
+    if (c > 0 && c < 128) o->given[c] = true;
     long v;
     switch (c) {
     case 'w': o->hw = optarg; break;
@@ -159,15 +174,15 @@ static int parse_one_opt(const char *cmd, int c, char **argv, cli_opts *o) {
         else if (!strcmp(optarg, "direct")) o->co.conv_form = GS_FORM_DIRECT;
         else return gs_cli_usage_error(cmd, "unknown --form '%s' (auto, direct)", optarg);
         break;
-    case 'h': fputs(strcmp(cmd, "estimate") ? construct_help : estimate_help, stdout); return 0;
-    default: return gs_cli_getopt_error(cmd, c, argv, construct_lo, NULL);
     }
     return -1;
 }
 
 /* The options fit together and the command: returns -1 to go on, else an
  * exit code. GIVEN marks the options present, by their short code. */
-static int check_opts(const char *cmd, int argc, char **argv, cli_opts *o, bool verify, const bool *given) {
+static int check_opts(int argc, char **argv, cli_opts *o) {
+    const char *cmd = o->cmd.name;
+    const bool verify = o->verify, *given = o->given;
     /* options another command takes would be silently ignored: refuse them */
     bool estimate = !strcmp(cmd, "estimate");
     static const struct { char code; const char *name; } only[] = {
@@ -184,8 +199,7 @@ static int check_opts(const char *cmd, int argc, char **argv, cli_opts *o, bool 
     }
     if (estimate && !strcmp(o->hw, "auto"))
         return gs_cli_usage_error(cmd, "--hw auto is not supported here: give a profile name or JSON file%s", "");
-    int rc = gs_cli_operand(cmd, argc, argv, "missing the operator SPEC%s", "unexpected argument '%s' (quote the SPEC)",
-                            &o->spec);
+    int rc = gs_cli_operand(&o->cmd, argc, argv, &o->spec);
     if (rc >= 0) return rc;
     /* the device options depend on one another */
     if (!strcmp(o->hw, "auto") && !o->backend)
@@ -198,6 +212,8 @@ static int check_opts(const char *cmd, int argc, char **argv, cli_opts *o, bool 
     if (!o->refine_ms_set) o->refine_ms = GS_REFINE_DEFAULT_MS;
     if (o->refine > o->co.top_k) o->co.top_k = o->refine; /* refinement measures ranked candidates */
     if (!o->max_ms_set && o->co.strategy == GS_STRATEGY_EXHAUSTIVE) o->co.max_ms = GS_CLI_EXHAUSTIVE_MS;
+    if (estimate && !o->config == !o->configs)
+        return gs_cli_usage_error(cmd, "give exactly one of --config CFG or --configs FILE%s", "");
     return -1;
 }
 
@@ -211,17 +227,11 @@ static int parse_opts(const char *cmd, int argc, char **argv, cli_opts *o, bool 
     o->hw = "rtx4090";
     o->emit = "cuda";
     o->format = "text";
-    optind = 1;
-    opterr = 0;
-    int c, rc;
-    /* options given (by their short code), checked against the command below */
-    bool given[128] = {false};
-    /* leading ':' makes a missing value ':' (not '?', "unknown option") */
-    while ((c = getopt_long(argc, argv, ":h", construct_lo, NULL)) != -1) {
-        if (c > 0 && c < 128) given[c] = true;
-        if ((rc = parse_one_opt(cmd, c, argv, o)) >= 0) return rc;
-    }
-    return check_opts(cmd, argc, argv, o, verify, given);
+    o->cmd = (gs_cli_cmd){cmd, strcmp(cmd, "estimate") ? construct_help : estimate_help, construct_lo, NULL, NULL, NULL};
+    o->verify = verify;
+    int rc = gs_cli_getopt(&o->cmd, argc, argv, parse_one_opt, o);
+    if (rc >= 0) return rc;
+    return check_opts(argc, argv, o);
 }
 
 /* One file of --out: its name in the directory and its bytes. */
@@ -860,37 +870,36 @@ static void run_free(cli_run *u) {
     gs_result_destroy(u->r);
     gs_hw_destroy(u->hw);
     gs_op_destroy(u->op);
-    gs_ctx_destroy(u->ctx);
 }
 
-int gs_cli_construct(int argc, char **argv, bool verify) {
-    const char *cmd = verify ? "verify" : "construct";
-    cli_opts o;
-    int rc = parse_opts(cmd, argc, argv, &o, verify);
-    if (rc >= 0) return rc;
+/* construct or verify: the steps in order; the first that ends the run
+ * gives the exit code. */
+static int construct_run(gs_ctx *ctx, const void *opts) {
+    const cli_opts *o = opts;
     cli_run *u = calloc(1, sizeof *u);
     if (!u) return 1;
-    u->o = &o;
-    u->cmd = cmd;
-    u->verify = verify;
-    u->want_json = !strcmp(o.format, "json");
-    u->ctx = gs_ctx_create();
-    if (!u->ctx) {
-        free(u);
-        return 1;
-    }
-    /* the steps in order; the first that ends the run gives the exit code */
+    u->o = o;
+    u->cmd = o->cmd.name;
+    u->verify = o->verify;
+    u->want_json = !strcmp(o->format, "json");
+    u->ctx = ctx;
+    int rc;
     if ((rc = run_load(u)) < 0 && (rc = run_candidates(u)) < 0 && (rc = run_nvrtc_rank(u)) < 0 &&
         (rc = run_refine(u)) < 0 && (rc = run_compile_pick(u)) < 0) {
         if (u->want_json) rc = run_print_json(u);
         else run_print_text(u);
         /* verify runs the candidates on OpenCL; construct emits one */
-        if (rc < 0) rc = verify ? do_verify(u->ctx, &o, u->r, u->cl) : run_emit(u);
+        if (rc < 0) rc = u->verify ? do_verify(ctx, o, u->r, u->cl) : run_emit(u);
     }
     run_free(u);
     free(u);
     return rc;
 }
+
+static int construct_parse(int argc, char **argv, void *o) { return parse_opts("construct", argc, argv, o, false); }
+static int verify_parse(int argc, char **argv, void *o) { return parse_opts("verify", argc, argv, o, true); }
+const gs_cli_sub gs_cli_construct = {"construct", sizeof(cli_opts), construct_parse, construct_run};
+const gs_cli_sub gs_cli_verify = {"verify", sizeof(cli_opts), verify_parse, construct_run};
 
 /* ---- estimate ---------------------------------------------------------------------- */
 static int estimate_one(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const char *cfg, bool json, json_t *arr,
@@ -978,23 +987,18 @@ static int estimate_file(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const ch
     return rc;
 }
 
-int gs_cli_estimate(int argc, char **argv) {
-    cli_opts o;
-    int rc = parse_opts("estimate", argc, argv, &o, false);
-    if (rc >= 0) return rc;
-    rc = 0;
-    if (!o.config == !o.configs) return gs_cli_usage_error("estimate", "give exactly one of --config CFG or --configs FILE%s", "");
-    gs_ctx *ctx = gs_ctx_create();
-    if (!ctx) return 1;
+/* The configurations of --config or --configs, estimated and printed. */
+static int estimate_run(gs_ctx *ctx, const void *opts) {
+    const cli_opts *o = opts;
     gs_op *op = NULL;
     gs_hw *hw = NULL;
-    gs_status s = gs_op_parse(ctx, o.spec, &op);
-    if (s == GS_OK) s = gs_hw_load(ctx, o.hw, &hw);
-    bool json = !strcmp(o.format, "json");
+    gs_status s = gs_cli_load(ctx, o->spec, o->hw, &op, &hw);
+    bool json = !strcmp(o->format, "json");
     json_t *arr = json_array();
+    int rc;
     if (s != GS_OK) rc = gs_cli_fail(ctx, s);
-    else if (o.config) rc = estimate_one(ctx, op, hw, o.config, json, arr, NULL, 0);
-    else rc = estimate_file(ctx, op, hw, o.configs, json, arr);
+    else if (o->config) rc = estimate_one(ctx, op, hw, o->config, json, arr, NULL, 0);
+    else rc = estimate_file(ctx, op, hw, o->configs, json, arr);
     if (!rc && json) {
         if (!gs_cli_put_json(json_pack("{s:s, s:s, s:o}", "op", op->spec, "hw", hw->name, "configs", arr), JSON_INDENT(2)))
             rc = 1;
@@ -1003,6 +1007,8 @@ int gs_cli_estimate(int argc, char **argv) {
     }
     gs_hw_destroy(hw);
     gs_op_destroy(op);
-    gs_ctx_destroy(ctx);
     return rc;
 }
+
+static int estimate_parse(int argc, char **argv, void *o) { return parse_opts("estimate", argc, argv, o, false); }
+const gs_cli_sub gs_cli_estimate = {"estimate", sizeof(cli_opts), estimate_parse, estimate_run};

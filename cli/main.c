@@ -196,19 +196,13 @@ int main(int argc, char **argv) {
         printf("gensor %s\n", GS_VERSION_STRING);
         return finish_stdout(0);
     }
-    int rc;
-    if (!strcmp(cmd, "construct")) rc = gs_cli_construct(argc - 1, argv + 1, false);
-    else if (!strcmp(cmd, "verify")) rc = gs_cli_construct(argc - 1, argv + 1, true);
-    else if (!strcmp(cmd, "estimate")) rc = gs_cli_estimate(argc - 1, argv + 1);
-    else if (!strcmp(cmd, "hw")) rc = hw_cmd(argc - 1, argv + 1);
-    else if (!strcmp(cmd, "space")) rc = gs_cli_space(argc - 1, argv + 1);
-    else if (!strcmp(cmd, "suite")) rc = gs_cli_suite(argc - 1, argv + 1);
-    else if (!strcmp(cmd, "analyze")) rc = gs_cli_analyze(argc - 1, argv + 1);
-    else {
-        fputs("gensor: error: unknown command '", stderr);
-        put_escaped(cmd);
-        fputs("' (see 'gensor --help')\n", stderr);
-        rc = 2;
-    }
-    return finish_stdout(rc);
+    if (!strcmp(cmd, "hw")) return finish_stdout(hw_cmd(argc - 1, argv + 1));
+    static const gs_cli_sub *const subs[] = {&gs_cli_construct, &gs_cli_verify, &gs_cli_estimate,
+                                             &gs_cli_space,     &gs_cli_suite,  &gs_cli_analyze};
+    for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
+        if (!strcmp(cmd, subs[i]->name)) return finish_stdout(gs_cli_main(subs[i], argc - 1, argv + 1));
+    fputs("gensor: error: unknown command '", stderr);
+    put_escaped(cmd);
+    fputs("' (see 'gensor --help')\n", stderr);
+    return finish_stdout(2);
 }

@@ -76,12 +76,47 @@ int gs_cli_getopt_error(const char *cmd, int c, char **argv, const struct option
     return gs_cli_usage_error(cmd, unknown_fmt ? unknown_fmt : "unknown option '%s'", arg);
 }
 
-int gs_cli_operand(const char *cmd, int argc, char **argv, const char *what, const char *extra_fmt,
-                   const char **out) {
-    if (optind >= argc) return gs_cli_usage_error(cmd, what, "");
-    if (optind + 1 < argc) return gs_cli_usage_error(cmd, extra_fmt, argv[optind + 1]);
+int gs_cli_getopt(const gs_cli_cmd *cmd, int argc, char **argv, gs_cli_opt_fn one, void *opts) {
+    optind = 1; /* a fresh scan: the tests parse several command lines in one process */
+    opterr = 0; /* the messages are ours (gs_cli_getopt_error) */
+    int c, rc;
+    /* leading ':' makes a missing value ':' (not '?', "unknown option") */
+    while ((c = getopt_long(argc, argv, ":h", cmd->lo, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(cmd->help, stdout);
+            return 0;
+        }
+        if (c == ':' || c == '?') return gs_cli_getopt_error(cmd->name, c, argv, cmd->lo, cmd->unknown_fmt);
+        if ((rc = one(c, opts)) >= 0) return rc;
+    }
+    return -1;
+}
+
+int gs_cli_operand(const gs_cli_cmd *cmd, int argc, char **argv, const char **out) {
+    if (optind >= argc) return gs_cli_usage_error(cmd->name, cmd->missing ? cmd->missing : "missing the operator SPEC%s", "");
+    if (optind + 1 < argc)
+        return gs_cli_usage_error(cmd->name, cmd->extra ? cmd->extra : "unexpected argument '%s' (quote the SPEC)",
+                                  argv[optind + 1]);
     *out = argv[optind];
     return -1;
+}
+
+int gs_cli_main(const gs_cli_sub *sub, int argc, char **argv) {
+    void *opts = calloc(1, sub->opts_size);
+    if (!opts) return 1;
+    int rc = sub->parse(argc, argv, opts);
+    if (rc < 0) {
+        gs_ctx *ctx = gs_ctx_create();
+        rc = ctx ? sub->run(ctx, opts) : 1;
+        gs_ctx_destroy(ctx);
+    }
+    free(opts);
+    return rc;
+}
+
+gs_status gs_cli_load(gs_ctx *ctx, const char *spec, const char *hw, gs_op **op, gs_hw **hwp) {
+    gs_status s = gs_op_parse(ctx, spec, op);
+    return s == GS_OK ? gs_hw_load(ctx, hw, hwp) : s;
 }
 
 void gs_cli_print_op_hw(const gs_op *op, const gs_hw *hw) {

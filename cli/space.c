@@ -24,7 +24,7 @@
 #define SPACE_MAX_LIMIT 20000000L
 #define SPACE_MAX_SAMPLE 1000000L
 
-static const char *space_help =
+static const char space_help[] =
     "usage: gensor space SPEC [options]\n"
     "\n"
     "List the valid configurations of an operator: the aligned space the exhaustive strategy\n"
@@ -121,60 +121,55 @@ typedef struct space_opts {
     const char *hwname, *format, *spec;
     long limit, sample;
     uint64_t seed;
+    bool limit_set, seed_set;
 } space_opts;
 
 static const struct option space_lo[] = {
-    {"hw", required_argument, 0, 'w'},
-    {"format", required_argument, 0, 'f'},
-    {"limit", required_argument, 0, 'l'},
-    {"sample", required_argument, 0, 'n'},
-    {"seed", required_argument, 0, 's'},
-    {"help", no_argument, 0, 'h'},
-    {0, 0, 0, 0},
+    GS_CLI_OPT_HW,   GS_CLI_OPT_FORMAT, {"limit", required_argument, 0, 'l'}, {"sample", required_argument, 0, 'n'},
+    GS_CLI_OPT_SEED, GS_CLI_OPT_HELP,   GS_CLI_OPT_END,
 };
+static const gs_cli_cmd space_cmd = {"space", space_help, space_lo, NULL, NULL, NULL};
+
+/* One option (gs_cli_opt_fn). */
+static int space_opt(int c, void *opts) {
+    space_opts *o = opts;
+    switch (c) {
+    case 'w': o->hwname = optarg; break;
+    case 'f': return gs_cli_format_opt("space", optarg, false, &o->format) ? 2 : -1;
+    case 'l':
+        if (!gs_cli_parse_long(optarg, 1, SPACE_MAX_LIMIT, &o->limit))
+            return gs_cli_usage_error("space", "--limit expects an integer in [1, 20000000], got '%s'", optarg);
+        o->limit_set = true;
+        break;
+    case 'n':
+        if (!gs_cli_parse_long(optarg, 1, SPACE_MAX_SAMPLE, &o->sample))
+            return gs_cli_usage_error("space", "--sample expects an integer in [1, 1000000], got '%s'", optarg);
+        break;
+    case 's': {
+        char *end;
+        errno = 0;
+        long long v = strtoll(optarg, &end, 10);
+        if (!*optarg || *end || errno || v < 0)
+            return gs_cli_usage_error("space", "--seed expects a non-negative integer, got '%s'", optarg);
+        o->seed = (uint64_t)v;
+        o->seed_set = true;
+        break;
+    }
+    }
+    return -1;
+}
 
 /* The options and the SPEC operand: -1 to go on, else an exit code. */
-static int space_parse_opts(int argc, char **argv, space_opts *o) {
+static int space_parse_opts(int argc, char **argv, void *opts) {
+    space_opts *o = opts;
     *o = (space_opts){.hwname = "rtx4090", .format = "text", .limit = SPACE_DEFAULT_LIMIT, .seed = 1};
-    bool limit_set = false, seed_set = false;
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":h", space_lo, NULL)) != -1) {
-        switch (c) {
-        case 'w': o->hwname = optarg; break;
-        case 'f':
-            if (gs_cli_format_opt("space", optarg, false, &o->format)) return 2;
-            break;
-        case 'l':
-            if (!gs_cli_parse_long(optarg, 1, SPACE_MAX_LIMIT, &o->limit))
-                return gs_cli_usage_error("space", "--limit expects an integer in [1, 20000000], got '%s'", optarg);
-            limit_set = true;
-            break;
-        case 'n':
-            if (!gs_cli_parse_long(optarg, 1, SPACE_MAX_SAMPLE, &o->sample))
-                return gs_cli_usage_error("space", "--sample expects an integer in [1, 1000000], got '%s'", optarg);
-            break;
-        case 's': {
-            char *end;
-            errno = 0;
-            long long v = strtoll(optarg, &end, 10);
-            if (!*optarg || *end || errno || v < 0)
-                return gs_cli_usage_error("space", "--seed expects a non-negative integer, got '%s'", optarg);
-            o->seed = (uint64_t)v;
-            seed_set = true;
-            break;
-        }
-        case 'h': fputs(space_help, stdout); return 0;
-        default: return gs_cli_getopt_error("space", c, argv, space_lo, NULL);
-        }
-    }
-    if (o->sample && limit_set) return gs_cli_usage_error("space", "give --limit or --sample, not both%s", "");
-    if (seed_set && !o->sample) return gs_cli_usage_error("space", "--seed needs --sample N%s", "");
+    int rc = gs_cli_getopt(&space_cmd, argc, argv, space_opt, o);
+    if (rc >= 0) return rc;
+    if (o->sample && o->limit_set) return gs_cli_usage_error("space", "give --limit or --sample, not both%s", "");
+    if (o->seed_set && !o->sample) return gs_cli_usage_error("space", "--seed needs --sample N%s", "");
     if (!strcmp(o->hwname, "auto"))
         return gs_cli_usage_error("space", "--hw auto is not supported here: give a profile name or JSON file%s", "");
-    return gs_cli_operand("space", argc, argv, "missing the operator SPEC%s", "unexpected argument '%s' (quote the SPEC)",
-                          &o->spec);
+    return gs_cli_operand(&space_cmd, argc, argv, &o->spec);
 }
 
 /* The listing's head: the JSON object's opening, or the op/hw lines and
@@ -210,52 +205,50 @@ static void space_tail(const space_acc *a, const space_opts *o, int64_t draws) {
     }
 }
 
-int gs_cli_space(int argc, char **argv) {
-    space_opts o;
-    int rc = space_parse_opts(argc, argv, &o);
-    if (rc >= 0) return rc;
-    gs_ctx *ctx = gs_ctx_create();
-    if (!ctx) return 1;
+/* The listing: the operator and the profile, then the whole space (or a
+ * sample of it) between its head and its tail. */
+static int space_run(gs_ctx *ctx, const void *opts) {
+    const space_opts *o = opts;
     gs_op *op = NULL;
     gs_hw *hw = NULL;
-    rc = 0;
-    gs_status s = gs_op_parse(ctx, o.spec, &op);
-    if (s == GS_OK) s = gs_hw_load(ctx, o.hwname, &hw);
+    int rc = 0;
+    gs_status s = gs_cli_load(ctx, o->spec, o->hwname, &op, &hw);
     gs_wf_memo *wf = s == GS_OK ? calloc(1, sizeof *wf) : NULL;
     if (s == GS_OK && !wf) s = gs_err(ctx, GS_ERR_NOMEM, "out of memory");
     if (s != GS_OK) {
         rc = gs_cli_fail(ctx, s);
         goto out;
     }
-    space_acc a = {hw, op, wf, o.limit, 0, false, !strcmp(o.format, "json")};
+    space_acc a = {hw, op, wf, o->limit, 0, false, !strcmp(o->format, "json")};
     /* --sample: draw first, so that running out of memory prints nothing */
     gs_etir *drawn = NULL;
     long ndrawn = 0;
     int64_t draws = 0;
-    if (o.sample) {
-        drawn = malloc((size_t)o.sample * sizeof *drawn);
-        ndrawn = drawn ? space_sample(hw, op, o.sample, o.seed, drawn, &draws) : -1;
+    if (o->sample) {
+        drawn = malloc((size_t)o->sample * sizeof *drawn);
+        ndrawn = drawn ? space_sample(hw, op, o->sample, o->seed, drawn, &draws) : -1;
         if (ndrawn < 0) {
-            rc = gs_cli_fail(ctx, gs_err(ctx, GS_ERR_NOMEM, "out of memory for a sample of %ld", o.sample));
+            rc = gs_cli_fail(ctx, gs_err(ctx, GS_ERR_NOMEM, "out of memory for a sample of %ld", o->sample));
             free(drawn);
             goto out;
         }
     }
     space_head(&a);
-    if (o.sample) {
+    if (o->sample) {
         for (long i = 0; i < ndrawn; i++) space_print(&a, &drawn[i]);
         a.truncated = true; /* a sample never claims to be the whole space */
     } else {
         gs_space_enumerate(hw, op, 0, space_visit, &a, NULL);
     }
     free(drawn);
-    space_tail(&a, &o, draws);
+    space_tail(&a, o, draws);
     if (a.n == 0)
         fprintf(stderr, "gensor: note: %s has no valid configuration within %s's limits\n", op->spec, hw->name);
 out:
     free(wf);
     gs_hw_destroy(hw);
     gs_op_destroy(op);
-    gs_ctx_destroy(ctx);
     return rc;
 }
+
+const gs_cli_sub gs_cli_space = {"space", sizeof(space_opts), space_parse_opts, space_run};

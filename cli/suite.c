@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static const char *suite_help =
+static const char suite_help[] =
     "usage: gensor suite FILE [--hw NAME|FILE] [--format text|csv|json] [--nvrtc]\n"
     "                         [--strategy S] [--policy P] [--seed N] [--chains N] [--max-ms MS]\n"
     "                         [--cache-dir DIR]\n"
@@ -59,59 +59,53 @@ typedef struct suite_opts {
 } suite_opts;
 
 static const struct option suite_lo[] = {
-    {"hw", required_argument, 0, 'w'},     {"format", required_argument, 0, 'f'},
-    {"nvrtc", no_argument, 0, 'n'},        {"strategy", required_argument, 0, 'S'},
-    {"policy", required_argument, 0, 'p'}, {"seed", required_argument, 0, 's'},
-    {"chains", required_argument, 0, 'c'}, {"max-ms", required_argument, 0, 'X'},
-    {"cache-dir", required_argument, 0, 'D'}, {"help", no_argument, 0, 'h'},
-    {0, 0, 0, 0},
+    GS_CLI_OPT_HW,     GS_CLI_OPT_FORMAT, GS_CLI_OPT_NVRTC,  GS_CLI_OPT_STRATEGY,  GS_CLI_OPT_POLICY, GS_CLI_OPT_SEED,
+    GS_CLI_OPT_CHAINS, GS_CLI_OPT_MAX_MS, GS_CLI_OPT_CACHE_DIR, GS_CLI_OPT_HELP, GS_CLI_OPT_END,
 };
+static const gs_cli_cmd suite_cmd = {"suite", suite_help, suite_lo, "unknown option or missing value '%s'",
+                                     "missing the suite FILE%s", "unexpected argument '%s'"};
+
+/* One option (gs_cli_opt_fn). */
+static int suite_opt(int c, void *opts) {
+    suite_opts *o = opts;
+    long v;
+    switch (c) {
+    case 'w': o->hwname = optarg; break;
+    case 'f': return gs_cli_format_opt("suite", optarg, true, &o->format) ? 2 : -1;
+    case 'n': o->nvrtc = true; break;
+    case 'D': o->cache_dir = optarg; break;
+    case 'S': return gs_cli_strategy_opt("suite", optarg, &o->co.strategy) ? 2 : -1;
+    case 'p': return gs_cli_policy_opt("suite", optarg, &o->co.policy) ? 2 : -1;
+    case 's':
+    case 'c':
+        if (!gs_cli_parse_long(optarg, c == 's' ? 0 : 1, c == 's' ? LONG_MAX : 4096, &v))
+            return gs_cli_usage_error("suite", "bad integer '%s'", optarg);
+        if (c == 's') o->co.seed = (uint64_t)v;
+        else o->co.chains = (int)v;
+        break;
+    case 'X':
+        if (!gs_cli_parse_double(optarg, 0, 1e9, &o->co.max_ms))
+            return gs_cli_usage_error("suite", "--max-ms expects a number of milliseconds in [0, 1e9], got '%s'",
+                                      optarg);
+        o->max_ms_set = true;
+        break;
+    }
+    return -1;
+}
 
 /* The options and the FILE operand: -1 to go on, else an exit code. */
-static int suite_parse_opts(int argc, char **argv, suite_opts *o) {
+static int suite_parse_opts(int argc, char **argv, void *opts) {
+    suite_opts *o = opts;
     memset(o, 0, sizeof *o);
     o->hwname = "rtx4090";
     o->format = "text";
     gs_construct_opts_default(&o->co);
     o->co.conv_form = GS_FORM_AUTO; /* a 1x1 conv may be kept as its matmul form: the kernels follow r->op */
     o->co.top_k = 1;
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":h", suite_lo, NULL)) != -1) {
-        long v;
-        switch (c) {
-        case 'w': o->hwname = optarg; break;
-        case 'f':
-            if (gs_cli_format_opt("suite", optarg, true, &o->format)) return 2;
-            break;
-        case 'n': o->nvrtc = true; break;
-        case 'D': o->cache_dir = optarg; break;
-        case 'S':
-            if (gs_cli_strategy_opt("suite", optarg, &o->co.strategy)) return 2;
-            break;
-        case 'p':
-            if (gs_cli_policy_opt("suite", optarg, &o->co.policy)) return 2;
-            break;
-        case 's':
-        case 'c':
-            if (!gs_cli_parse_long(optarg, c == 's' ? 0 : 1, c == 's' ? LONG_MAX : 4096, &v))
-                return gs_cli_usage_error("suite", "bad integer '%s'", optarg);
-            if (c == 's') o->co.seed = (uint64_t)v;
-            else o->co.chains = (int)v;
-            break;
-        case 'X':
-            if (!gs_cli_parse_double(optarg, 0, 1e9, &o->co.max_ms))
-                return gs_cli_usage_error("suite", "--max-ms expects a number of milliseconds in [0, 1e9], got '%s'",
-                                          optarg);
-            o->max_ms_set = true;
-            break;
-        case 'h': fputs(suite_help, stdout); return 0;
-        default: return gs_cli_getopt_error("suite", c, argv, suite_lo, "unknown option or missing value '%s'");
-        }
-    }
+    int rc = gs_cli_getopt(&suite_cmd, argc, argv, suite_opt, o);
+    if (rc >= 0) return rc;
     if (!o->max_ms_set && o->co.strategy == GS_STRATEGY_EXHAUSTIVE) o->co.max_ms = GS_CLI_EXHAUSTIVE_MS;
-    return gs_cli_operand("suite", argc, argv, "missing the suite FILE%s", "unexpected argument '%s'", &o->path);
+    return gs_cli_operand(&suite_cmd, argc, argv, &o->path);
 }
 
 /* Load the suite file and check every entry before constructing anything:
@@ -261,29 +255,27 @@ static void suite_print_text(const char *path, const gs_hw *hw, const row *rows,
                capped);
 }
 
-int gs_cli_suite(int argc, char **argv) {
-    suite_opts o;
-    int rc = suite_parse_opts(argc, argv, &o);
-    if (rc >= 0) return rc;
-    gs_ctx *ctx = gs_ctx_create();
-    if (!ctx) return 1;
-    rc = 0;
+/* The profile and the whole file, checked first; then every operator
+ * constructed (with progress on a terminal) and the table printed. */
+static int suite_run(gs_ctx *ctx, const void *opts) {
+    const suite_opts *o = opts;
+    int rc = 0;
     gs_hw *hw = NULL;
     json_t *root = NULL;
     row *rows = NULL;
     size_t n = 0;
     /* the profile, then the whole file, checked before any construction */
     gs_kcache *kc = NULL;
-    gs_status s = gs_hw_load(ctx, o.hwname, &hw);
-    if (s == GS_OK) s = suite_load(ctx, o.path, &root, &rows, &n);
-    if (s == GS_OK) s = gs_cli_cache_open(ctx, o.cache_dir, &kc);
+    gs_status s = gs_hw_load(ctx, o->hwname, &hw);
+    if (s == GS_OK) s = suite_load(ctx, o->path, &root, &rows, &n);
+    if (s == GS_OK) s = gs_cli_cache_open(ctx, o->cache_dir, &kc);
     if (s != GS_OK) {
         rc = gs_cli_fail(ctx, s);
         goto out;
     }
     /* --nvrtc: the nearest arch the installed NVRTC supports */
-    int arch = o.nvrtc && gs_nvrtc_available(ctx) ? gs_nvrtc_nearest_arch(ctx, hw->sm) : 0;
-    if (o.nvrtc && !arch) {
+    int arch = o->nvrtc && gs_nvrtc_available(ctx) ? gs_nvrtc_nearest_arch(ctx, hw->sm) : 0;
+    if (o->nvrtc && !arch) {
         rc = gs_cli_fail(ctx, GS_ERR_NVRTC_MISSING);
         goto out;
     }
@@ -295,7 +287,7 @@ int gs_cli_suite(int argc, char **argv) {
     int failures = 0;
     for (size_t i = 0; i < n; i++) {
         if (tty) fprintf(stderr, "\r[%zu/%zu] %-60.60s", i + 1, n, rows[i].spec);
-        suite_row(ctx, kc, hw, &o.co, arch, &rows[i]);
+        suite_row(ctx, kc, hw, &o->co, arch, &rows[i]);
         if (rows[i].status != GS_OK) failures++;
     }
     if (tty) fprintf(stderr, "\r%80s\r", "");
@@ -306,15 +298,16 @@ int gs_cli_suite(int argc, char **argv) {
             total += rows[i].pred_s * (double)rows[i].count;
             if (rows[i].construct_ms > cms_max) cms_max = rows[i].construct_ms;
         }
-    if (!strcmp(o.format, "csv")) suite_print_csv(rows, n);
-    else if (strcmp(o.format, "json")) suite_print_text(o.path, hw, rows, n, total, cms_max, failures);
+    if (!strcmp(o->format, "csv")) suite_print_csv(rows, n);
+    else if (strcmp(o->format, "json")) suite_print_text(o->path, hw, rows, n, total, cms_max, failures);
     rc = failures ? 1 : 0;
-    if (!strcmp(o.format, "json") && !suite_print_json(o.path, hw, rows, n, total)) rc = 1;
+    if (!strcmp(o->format, "json") && !suite_print_json(o->path, hw, rows, n, total)) rc = 1;
 out:
     gs_cli_cache_close(kc);
     free(rows);
     json_decref(root);
     gs_hw_destroy(hw);
-    gs_ctx_destroy(ctx);
     return rc;
 }
+
+const gs_cli_sub gs_cli_suite = {"suite", sizeof(suite_opts), suite_parse_opts, suite_run};

@@ -45,10 +45,11 @@
  * Exit status: 0 all measured and checked (or skipped: no device), 1 a
  * mismatch, a compile or runtime error, 2 bad usage or a bad list, 3 --probe
  * found no device. */
-#include "construct/construct.h"
-#include "util/pcg.h"
-#include "experiments/cuda_host.h"
-#include "kernels/kernels.h"
+/* Internal headers, where include/gensor.h cannot do the job: */
+#include "construct/construct.h"    /* the candidates' ETIR states and gs_refine_cuda on a raw gs_cuda handle */
+#include "util/pcg.h"               /* PCG32: the same input streams as gensor's own verification */
+#include "experiments/cuda_host.h"  /* cuBLAS and the driver, on the kernels' raw device pointers */
+#include "kernels/kernels.h"        /* gs_cuda buffers (gs_cuda_buf_devptr for cuBLAS), the IR interpreter, gs_diff */
 
 #include <errno.h>
 #include <jansson.h>

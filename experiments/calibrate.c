@@ -41,7 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hwmodel/plan.h"
+#include "hwmodel/plan.h" /* internal: fits gs_model_params, pricing plans with gs_estimate_plan; gensor.h has neither */
 
 enum { SET_XGEMM = 0, SET_F1, SET_F3, SET_F5, SET_SUITE, NSETS };
 static const char *set_names[NSETS] = {"xgemm-rtx3090", "fidelity-F1-gemm", "fidelity-F3-conv", "fidelity-F5-conv",

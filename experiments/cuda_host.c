@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,22 +14,48 @@
 
 ch_api CH;
 
-static void *sym2(void *h, const char *a, const char *b) {
-    void *p = dlsym(h, a);
-    return p || !b ? p : dlsym(h, b);
-}
+/* Every entry point of CH, with the library it comes from; a second name is
+ * the older fallback. */
+enum { CH_BLAS, CH_DRIVER };
+static const struct {
+    int lib;
+    gs_dlsym_entry e;
+} ch_syms[] = {
+    {CH_BLAS, {offsetof(ch_api, Create), "cublasCreate_v2", NULL}},
+    {CH_BLAS, {offsetof(ch_api, Destroy), "cublasDestroy_v2", NULL}},
+    {CH_BLAS, {offsetof(ch_api, SetMathMode), "cublasSetMathMode", NULL}},
+    {CH_BLAS, {offsetof(ch_api, GetVersion), "cublasGetVersion_v2", NULL}},
+    {CH_BLAS, {offsetof(ch_api, Sgemm), "cublasSgemm_v2", NULL}},
+    {CH_BLAS, {offsetof(ch_api, SgemmStridedBatched), "cublasSgemmStridedBatched", NULL}},
+    {CH_BLAS, {offsetof(ch_api, Sgemv), "cublasSgemv_v2", NULL}},
+    {CH_DRIVER, {offsetof(ch_api, Init), "cuInit", NULL}},
+    {CH_DRIVER, {offsetof(ch_api, DeviceGet), "cuDeviceGet", NULL}},
+    {CH_DRIVER, {offsetof(ch_api, PrimaryCtxRetain), "cuDevicePrimaryCtxRetain", NULL}},
+    {CH_DRIVER, {offsetof(ch_api, PrimaryCtxRelease), "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"}},
+    {CH_DRIVER, {offsetof(ch_api, CtxSetCurrent), "cuCtxSetCurrent", NULL}},
+    {CH_DRIVER, {offsetof(ch_api, CtxSynchronize), "cuCtxSynchronize", NULL}},
+    {CH_DRIVER, {offsetof(ch_api, MemAlloc), "cuMemAlloc_v2", NULL}},
+    {CH_DRIVER, {offsetof(ch_api, MemFree), "cuMemFree_v2", NULL}},
+    {CH_DRIVER, {offsetof(ch_api, MemcpyHtoD), "cuMemcpyHtoD_v2", NULL}},
+    {CH_DRIVER, {offsetof(ch_api, MemcpyDtoH), "cuMemcpyDtoH_v2", NULL}},
+    {CH_DRIVER, {offsetof(ch_api, EventCreate), "cuEventCreate", NULL}},
+    {CH_DRIVER, {offsetof(ch_api, EventRecord), "cuEventRecord", NULL}},
+    {CH_DRIVER, {offsetof(ch_api, EventSynchronize), "cuEventSynchronize", NULL}},
+    {CH_DRIVER, {offsetof(ch_api, EventElapsedTime), "cuEventElapsedTime_v2", "cuEventElapsedTime"}},
+    {CH_DRIVER, {offsetof(ch_api, EventDestroy), "cuEventDestroy_v2", "cuEventDestroy"}},
+};
 
-/* dlsym's void * into a function-pointer field (POSIX allows the conversion;
- * memcpy keeps -Wpedantic quiet). */
-#define CH_LOAD(field, h, a, b)                                                                                    \
-    do {                                                                                                           \
-        void *p_ = sym2(h, a, b);                                                                                  \
-        if (!p_) {                                                                                                 \
-            snprintf(why, n, "symbol %s not found", a);                                                            \
-            return false;                                                                                          \
-        }                                                                                                          \
-        memcpy(&CH.field, &p_, sizeof p_);                                                                         \
-    } while (0)
+/* Resolve lib's entries of ch_syms from h into CH; false with why naming the
+ * first missing one. */
+static bool ch_resolve(void *h, int lib, char *why, size_t n) {
+    for (size_t i = 0; i < sizeof ch_syms / sizeof ch_syms[0]; i++) {
+        const char *missing = NULL;
+        if (ch_syms[i].lib != lib || gs_dlsym_table(h, &CH, &ch_syms[i].e, 1, &missing)) continue;
+        snprintf(why, n, "symbol %s not found", missing);
+        return false;
+    }
+    return true;
+}
 
 bool ch_load_cublas(char *why, size_t n) {
     if (CH.blas) return true;
@@ -58,13 +85,7 @@ bool ch_load_cublas(char *why, size_t n) {
         return false;
     }
     CH.blas_fake = dlsym(bl, "gs_fake_cublas") != NULL;
-    CH_LOAD(Create, bl, "cublasCreate_v2", NULL);
-    CH_LOAD(Destroy, bl, "cublasDestroy_v2", NULL);
-    CH_LOAD(SetMathMode, bl, "cublasSetMathMode", NULL);
-    CH_LOAD(GetVersion, bl, "cublasGetVersion_v2", NULL);
-    CH_LOAD(Sgemm, bl, "cublasSgemm_v2", NULL);
-    CH_LOAD(SgemmStridedBatched, bl, "cublasSgemmStridedBatched", NULL);
-    CH_LOAD(Sgemv, bl, "cublasSgemv_v2", NULL);
+    if (!ch_resolve(bl, CH_BLAS, why, n)) return false;
     CH.blas = true;
     return true;
 }
@@ -78,21 +99,7 @@ bool ch_load_driver(char *why, size_t n) {
         snprintf(why, n, "%s: %s", path, dlerror());
         return false;
     }
-    CH_LOAD(Init, cu, "cuInit", NULL);
-    CH_LOAD(DeviceGet, cu, "cuDeviceGet", NULL);
-    CH_LOAD(PrimaryCtxRetain, cu, "cuDevicePrimaryCtxRetain", NULL);
-    CH_LOAD(PrimaryCtxRelease, cu, "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease");
-    CH_LOAD(CtxSetCurrent, cu, "cuCtxSetCurrent", NULL);
-    CH_LOAD(CtxSynchronize, cu, "cuCtxSynchronize", NULL);
-    CH_LOAD(MemAlloc, cu, "cuMemAlloc_v2", NULL);
-    CH_LOAD(MemFree, cu, "cuMemFree_v2", NULL);
-    CH_LOAD(MemcpyHtoD, cu, "cuMemcpyHtoD_v2", NULL);
-    CH_LOAD(MemcpyDtoH, cu, "cuMemcpyDtoH_v2", NULL);
-    CH_LOAD(EventCreate, cu, "cuEventCreate", NULL);
-    CH_LOAD(EventRecord, cu, "cuEventRecord", NULL);
-    CH_LOAD(EventSynchronize, cu, "cuEventSynchronize", NULL);
-    CH_LOAD(EventElapsedTime, cu, "cuEventElapsedTime_v2", "cuEventElapsedTime");
-    CH_LOAD(EventDestroy, cu, "cuEventDestroy_v2", "cuEventDestroy");
+    if (!ch_resolve(cu, CH_DRIVER, why, n)) return false;
     CUresult r = CH.Init(0);
     if (r == 0) r = CH.DeviceGet(&CH.dev, 0);
     if (r == 0) r = CH.PrimaryCtxRetain(&CH.ctx, CH.dev);
@@ -104,7 +111,6 @@ bool ch_load_driver(char *why, size_t n) {
     CH.driver = true;
     return true;
 }
-#undef CH_LOAD
 
 void ch_unload(void) {
     if (CH.driver && CH.ctx) CH.PrimaryCtxRelease(CH.dev);

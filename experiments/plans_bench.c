@@ -17,7 +17,7 @@
  *
  * Usage: build/plans_bench [--hw NAME] [SUITE.json ...]
  *        (default: h100 and experiments/suites/paper.json) */
-#include "construct/construct.h"
+#include "construct/construct.h" /* internal: prices plan variants (gs_plan_make, gs_estimate_plan); gensor.h: time only */
 
 #include <jansson.h>
 #include <math.h>

@@ -431,22 +431,52 @@ static double wave_unique_bytes(const gs_op *op, const gs_etir *e, const gs_plan
     return bytes;
 }
 
-void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan *p, int regs_override,
-                      const gs_model_params *mpp, gs_wf_memo *memo, gs_estimate *o) {
-    gs_model_params mp;
-    if (mpp) mp = *mpp;
-    else gs_model_params_default(&mp);
-    memset(o, 0, sizeof *o);
-    const double clk = hw->clock_mhz * 1e6;
-    const int64_t nt = p->threads;
-    const int64_t warps = (nt + hw->warp_size - 1) / hw->warp_size;
-    o->threads = nt;
-    o->blocks = gs_etir_blocks(op, e);
-    o->smem_bytes = p->smem_bytes + p->scratch_bytes;
+/* ---- the analytic estimate --------------------------------------------------------
+ * gs_estimate_plan prices one plan in named steps, in this order: occupancy,
+ * the reduce loop, the operands of one reduce index, the copies of one reduce
+ * tile, the epilogue, the core's pipes, global traffic, the latency chain,
+ * and the total. Each step reads what the steps before it left in est_ctx
+ * and fills its own part of est_ctx or of the estimate. */
+typedef struct {
+    const gs_hw *hw;
+    const gs_op *op;
+    const gs_etir *e;
+    const gs_plan *p;
+    const gs_model_params *mp;
+    gs_wf_memo *memo;
+    double clk;       /* SM clock, Hz */
+    int64_t nt;       /* threads per block */
+    int64_t warps;    /* warps per block */
+    /* est_occupancy */
+    double spilled;   /* registers per thread beyond the per-thread cap */
+    double slots;     /* blocks resident on the whole GPU at once */
+    double warps_res; /* warps resident per SM */
+    double blocks_sm; /* blocks each SM runs in total */
+    /* est_reduce_loop: per thread */
+    int nred;         /* reduce axes */
+    double S, R;      /* split-K blocks per output tile, lanes of a reduce group (1: none) */
+    double tiles, iters_pad, iters_real, iters_fast, iters_slow;
+    double f_inb;     /* share of blocks inside every extent */
+    double acc;       /* accumulators per thread */
+    /* est_operands: per reduce index and warp */
+    double lds_wave, ldg_fast, ldg_slow, l1_fast, l1_slow, per_k_fast, per_k_slow;
+    /* est_copies: per reduce tile and warp */
+    double copy_wave, barriers, tile_instr;
+    /* est_epilogue: per warp */
+    double epi_instr, epi_wave, epi_sectors;
+    /* est_traffic */
+    double l2_in, dram_in;
+} est_ctx;
 
-    /* ---- registers and occupancy. ptxas keeps to the launch bounds' budget;
-     * below it, it uses about the plan's typical count. Registers beyond the
-     * per-thread cap spill to local memory. */
+/* Prices registers and occupancy: the register count, spills, blocks per SM,
+ * waves and the warps each SM keeps resident. */
+static void est_occupancy(est_ctx *c, int regs_override, gs_estimate *o) {
+    const gs_hw *hw = c->hw;
+    const gs_plan *p = c->p;
+    const int64_t warps = c->warps;
+    /* ptxas keeps to the launch bounds' budget; below it, it uses about the
+     * plan's typical count. Registers beyond the per-thread cap spill to
+     * local memory. */
     /* (a state over the thread limit, which the check rejects, still gets a
      * finite estimate: every divisor below is at least 1) */
     int64_t cap = gs_hw_regs_cap(hw, (int64_t)(p->min_blocks > 0 ? p->min_blocks : 1) * warps);
@@ -456,7 +486,7 @@ void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const 
     o->regs_per_thread = regs;
     int regs_alloc = regs < hw->max_regs_per_thread ? regs : hw->max_regs_per_thread;
     regs_alloc = (regs_alloc + 7) / 8 * 8; /* allocated per warp in units of 256 */
-    double spilled = regs > hw->max_regs_per_thread ? regs - hw->max_regs_per_thread : 0;
+    c->spilled = regs > hw->max_regs_per_thread ? regs - hw->max_regs_per_thread : 0;
     int64_t bps = hw->max_blocks_per_sm;
     int64_t by_thr = hw->max_threads_per_sm / (warps * hw->warp_size);
     int64_t by_reg = gs_hw_warps_by_regs(hw, regs_alloc) / warps;
@@ -466,15 +496,21 @@ void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const 
     if (by_smem < bps) bps = by_smem;
     if (bps < 1) bps = 1;
     o->blocks_per_sm = (int)bps;
-    double slots = (double)bps * hw->num_sms;
-    o->waves = ceil((double)o->blocks / slots); /* wave quantisation */
+    c->slots = (double)bps * hw->num_sms;
+    o->waves = ceil((double)o->blocks / c->slots); /* wave quantisation */
     double resident = fmin((double)bps, ceil((double)o->blocks / (o->waves * hw->num_sms)));
-    double warps_res = resident * warps;
-    o->occupancy = warps_res * hw->warp_size / (double)hw->max_threads_per_sm;
-    double blocks_sm = o->waves * resident; /* blocks each SM runs in total */
+    c->warps_res = resident * warps;
+    o->occupancy = c->warps_res * hw->warp_size / (double)hw->max_threads_per_sm;
+    c->blocks_sm = o->waves * resident; /* blocks each SM runs in total */
+}
 
-    /* ---- the reduce loop: tiles, and iterations on the fast (full tile,
-     * unrolled, unpredicated) and bounded bodies */
+/* Prices the reduce loop's trip counts: tiles, and iterations on the fast
+ * (full tile, unrolled, unpredicated) and bounded bodies, after split-K and
+ * the reduce group. */
+static void est_reduce_loop(est_ctx *c) {
+    const gs_op *op = c->op;
+    const gs_etir *e = c->e;
+    const gs_plan *p = c->p;
     double tiles = 1, full_tiles = 1, iters_pad = 1, iters_real = 1, tile_iters = 1;
     int nred = 0;
     for (int a = 0; a < op->naxes; a++) {
@@ -527,63 +563,100 @@ void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const 
         iters_real /= R;
         iters_pad /= R;
     }
-    double acc = (double)gs_etir_acc_regs(op, e);
+    c->nred = nred;
+    c->S = S;
+    c->R = R;
+    c->tiles = tiles;
+    c->iters_pad = iters_pad;
+    c->iters_real = iters_real;
+    c->iters_fast = iters_fast;
+    c->iters_slow = iters_slow;
+    c->f_inb = f_inb;
+    c->acc = (double)gs_etir_acc_regs(op, e);
+}
 
-    /* per reduce index and warp: FMAs, operand loads and their wavefronts */
+/* Prices one reduce index per warp: FMAs, operand loads (shared fragments,
+ * or global loads of unstaged inputs) and their wavefronts, and spills. */
+static void est_operands(est_ctx *c) {
+    const gs_op *op = c->op;
+    const gs_plan *p = c->p;
+    const gs_model_params *mp = c->mp;
     double lds_instr = 0, lds_wave = 0, ldg_fast = 0, ldg_slow = 0, l1_fast = 0, l1_slow = 0;
     for (int t = 0; t < op->ninputs; t++) {
         const gs_plan_input *pi = &p->in[t];
-        double f = frag_elems(op, e, t);
+        double f = frag_elems(op, c->e, t);
         if (pi->staged) {
             lds_instr += f / pi->frag_vec;
             lds_wave += f / pi->frag_vec * pi->read_wf;
         } else {
             int wf = pi->direct ? pi->frag_vec : 1;
-            double gw1 = global_wavefronts(hw, op, e, p, t, 1, mp.l1_sectors_per_clk, NULL, memo);
-            double gwv = wf > 1 ? global_wavefronts(hw, op, e, p, t, wf, mp.l1_sectors_per_clk, NULL, memo) : gw1;
-            ldg_fast += pi->direct ? f / wf : f * (1 + mp.unstaged_pred);
+            double gw1 = global_wavefronts(c->hw, op, c->e, p, t, 1, mp->l1_sectors_per_clk, NULL, c->memo);
+            double gwv =
+                wf > 1 ? global_wavefronts(c->hw, op, c->e, p, t, wf, mp->l1_sectors_per_clk, NULL, c->memo) : gw1;
+            ldg_fast += pi->direct ? f / wf : f * (1 + mp->unstaged_pred);
             l1_fast += pi->direct ? f / wf * gwv : f * gw1;
-            ldg_slow += f * (1 + mp.unstaged_pred);
+            ldg_slow += f * (1 + mp->unstaged_pred);
             l1_slow += f * gw1;
         }
     }
     /* spilled registers: a local load and store per reduce index each */
-    ldg_fast += 2.0 * spilled;
-    ldg_slow += 2.0 * spilled;
-    l1_fast += 2.0 * spilled;
-    l1_slow += 2.0 * spilled;
-    double per_k_fast = acc + lds_instr + ldg_fast + mp.k_overhead_fast;
-    double per_k_slow = acc + lds_instr + ldg_slow + mp.k_overhead_bounded;
+    ldg_fast += 2.0 * c->spilled;
+    ldg_slow += 2.0 * c->spilled;
+    l1_fast += 2.0 * c->spilled;
+    l1_slow += 2.0 * c->spilled;
+    c->lds_wave = lds_wave;
+    c->ldg_fast = ldg_fast;
+    c->ldg_slow = ldg_slow;
+    c->l1_fast = l1_fast;
+    c->l1_slow = l1_slow;
+    c->per_k_fast = c->acc + lds_instr + ldg_fast + mp->k_overhead_fast;
+    c->per_k_slow = c->acc + lds_instr + ldg_slow + mp->k_overhead_bounded;
+}
 
-    /* per reduce tile and warp: the copies of the staged inputs. A unit is
-     * copy_vec elements; on the fast path one vector load (or cp.async) and
-     * its stores, on the edge path a predicated load and store per element. */
-    double copy_instr = 0, copy_wave = 0, box_elems = 0;
+/* Prices one reduce tile per warp: the copies of the staged inputs, the
+ * loop's own instructions and its barriers. */
+static void est_copies(est_ctx *c) {
+    const gs_op *op = c->op;
+    const gs_plan *p = c->p;
+    const gs_model_params *mp = c->mp;
+    /* A unit is copy_vec elements; on the fast path one vector load (or
+     * cp.async) and its stores, on the edge path a predicated load and store
+     * per element. */
+    double copy_instr = 0, copy_wave = 0;
     for (int t = 0; t < op->ninputs; t++) {
         const gs_plan_input *pi = &p->in[t];
         if (!pi->staged) continue;
-        double ff = p->fast_path ? fast_copy_fraction(op, e, pi, t) : 0;
+        double ff = p->fast_path ? fast_copy_fraction(op, c->e, pi, t) : 0;
         double stores = pi->copy_mode == GS_COPY_ASYNC ? 0 : (double)pi->copy_vec / pi->store_vec;
-        double fast = mp.copy_unit_fast + stores;
-        double edge = pi->copy_vec * (mp.copy_elem_edge + 2.0 * op->tensors[t].ndim) + 2.0 * op->tensors[t].ndim;
+        double fast = mp->copy_unit_fast + stores;
+        double edge = pi->copy_vec * (mp->copy_elem_edge + 2.0 * op->tensors[t].ndim) + 2.0 * op->tensors[t].ndim;
         double upt = pi->units_per_thread;
         copy_instr += upt * (ff * fast + (1 - ff) * edge) + 6 + 3 * op->tensors[t].ndim;
         /* global loads through L1 (coalesced: copy_vec wavefronts a unit) and
          * the shared stores */
         copy_wave += upt * (pi->copy_vec * im2col_gather(op, pi, t) + pi->store_wf);
-        box_elems += (double)pi->units * pi->copy_vec;
     }
-    double barriers = p->stages > 1 ? 1 : (p->smem_bytes ? 2 : 0);
-    double tile_instr = copy_instr + 8 + 4 * (nred > 1 ? nred : 0);
+    c->copy_wave = copy_wave;
+    c->barriers = p->stages > 1 ? 1 : (p->smem_bytes ? 2 : 0);
+    c->tile_instr = copy_instr + 8 + 4 * (c->nred > 1 ? c->nred : 0);
+}
 
-    /* the epilogue: vector stores without predicates in interior blocks,
-     * predicated scalars elsewhere; each warp store touches the lines and
-     * sectors its lanes' addresses fall in (a thread's run T0 apart from its
-     * neighbour's: scattered stores cost sectors, not bytes) */
-    double epi_fast = p->fast_path ? f_inb : 0;
+/* Prices the epilogue per warp: the output's stores, the reduce group's
+ * combine and split-K's meet. */
+static void est_epilogue(est_ctx *c) {
+    const gs_op *op = c->op;
+    const gs_plan *p = c->p;
+    const gs_model_params *mp = c->mp;
+    const double acc = c->acc, R = c->R, S = c->S;
+    /* vector stores without predicates in interior blocks, predicated
+     * scalars elsewhere; each warp store touches the lines and sectors its
+     * lanes' addresses fall in (a thread's run T0 apart from its neighbour's:
+     * scattered stores cost sectors, not bytes) */
+    double epi_fast = p->fast_path ? c->f_inb : 0;
     double sec1 = 0, secv = 0;
-    double lw1 = global_wavefronts(hw, op, e, p, op->ninputs, 1, mp.l1_sectors_per_clk, &sec1, memo);
-    double lwv = p->out_vec > 1 ? global_wavefronts(hw, op, e, p, op->ninputs, p->out_vec, mp.l1_sectors_per_clk, &secv, memo)
+    double lw1 = global_wavefronts(c->hw, op, c->e, p, op->ninputs, 1, mp->l1_sectors_per_clk, &sec1, c->memo);
+    double lwv = p->out_vec > 1 ? global_wavefronts(c->hw, op, c->e, p, op->ninputs, p->out_vec,
+                                                    mp->l1_sectors_per_clk, &secv, c->memo)
                                 : lw1;
     if (p->out_vec <= 1) secv = sec1;
     double rw = op->epi.beta != 0 ? 2 : 1; /* beta reads the output too */
@@ -599,39 +672,56 @@ void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const 
     double meet_instr = 0;
     if (S > 1) meet_instr = acc * (6.0 + (p->split_mode == GS_SPLIT_ATOMIC ? 2.0 : 2.0 * S) / S + 4.0) + 20.0;
     epi_instr += meet_instr;
-    double epi_wave = acc * rw * (epi_fast / p->out_vec * lwv + (1 - epi_fast) * lw1);
-    double epi_sectors = acc * rw * (epi_fast / p->out_vec * secv + (1 - epi_fast) * sec1); /* per warp */
+    c->epi_instr = epi_instr;
+    c->epi_wave = acc * rw * (epi_fast / p->out_vec * lwv + (1 - epi_fast) * lw1);
+    c->epi_sectors = acc * rw * (epi_fast / p->out_vec * secv + (1 - epi_fast) * sec1); /* per warp */
+}
 
+/* Prices the core's pipes: the FMA and issue time (t_compute) and the L1 and
+ * shared-memory wavefronts (t_smem) of all the blocks an SM runs. */
+static void est_core(const est_ctx *c, gs_estimate *o) {
+    const gs_hw *hw = c->hw;
+    const int64_t warps = c->warps;
+    const double iters_fast = c->iters_fast, iters_slow = c->iters_slow, tiles = c->tiles, clk = c->clk;
     /* per block totals (warp instructions, warp FMAs, L1/shared wavefronts) */
-    double block_instr = warps * (iters_fast * per_k_fast + iters_slow * per_k_slow + tiles * tile_instr + epi_instr);
-    double block_fma = warps * (iters_fast + iters_slow) * acc;
-    double block_wave = warps * ((iters_fast + iters_slow) * lds_wave + iters_fast * l1_fast + iters_slow * l1_slow +
-                                 tiles * copy_wave + epi_wave);
+    double block_instr = warps * (iters_fast * c->per_k_fast + iters_slow * c->per_k_slow + tiles * c->tile_instr +
+                                  c->epi_instr);
+    double block_fma = warps * (iters_fast + iters_slow) * c->acc;
+    double block_wave = warps * ((iters_fast + iters_slow) * c->lds_wave + iters_fast * c->l1_fast +
+                                 iters_slow * c->l1_slow + tiles * c->copy_wave + c->epi_wave);
 
     /* latency hiding inside the reduce loop: a scheduler's warps cover the
      * fragment-read-to-FMA wait when their work per index is long enough */
-    double per_k = iters_fast >= iters_slow ? per_k_fast : per_k_slow;
+    double per_k = iters_fast >= iters_slow ? c->per_k_fast : c->per_k_slow;
     double window = GS_LDS_LATENCY + GS_FMA_LATENCY;
-    if (ldg_fast + ldg_slow > 0) window = fmax(window, GS_LDS_LATENCY + 0.5 * hw->l2_latency_ns * 1e-9 * clk);
-    double hide = clampd((warps_res / 4.0) * per_k / (per_k + window), 0.05, 1.0);
+    if (c->ldg_fast + c->ldg_slow > 0) window = fmax(window, GS_LDS_LATENCY + 0.5 * hw->l2_latency_ns * 1e-9 * clk);
+    double hide = clampd((c->warps_res / 4.0) * per_k / (per_k + window), 0.05, 1.0);
 
     double fma_rate = hw->fp32_lanes_per_sm / (double)hw->warp_size; /* warp FMAs per clock per SM */
     /* FMAs and every other instruction issue from the same four schedulers,
      * and the FMA pipe takes a warp FMA per clock per 32 lanes: the core is
      * bound by the larger of the two, at the sustained fraction
      * fma_efficiency (dependency stalls, operand bank conflicts) */
-    double t_fma = blocks_sm * block_fma / (fma_rate * clk);
-    double t_issue = blocks_sm * (block_instr + warps * tiles * barriers * 2) / (4.0 * clk);
-    o->t_compute = fmax(t_fma, t_issue) / (hide * mp.fma_efficiency);
-    o->t_smem = blocks_sm * block_wave / clk;
+    double t_fma = c->blocks_sm * block_fma / (fma_rate * clk);
+    double t_issue = c->blocks_sm * (block_instr + warps * tiles * c->barriers * 2) / (4.0 * clk);
+    o->t_compute = fmax(t_fma, t_issue) / (hide * c->mp->fma_efficiency);
+    o->t_smem = c->blocks_sm * block_wave / clk;
+}
 
-    /* ---- global traffic. L2 sees every block's boxes every tile (unstaged
-     * inputs too: L1 keeps the block's working set) and the output. DRAM
-     * sees each wave's unique footprint once (rows and columns shared
-     * within a wave hit L2), or only the compulsory bytes when all inputs
-     * fit in half the L2. */
+/* Prices global traffic: the bytes L2 and DRAM see (inputs, output, split-K's
+ * workspace, spills) and their times t_l2 and t_dram. */
+static void est_traffic(est_ctx *c, gs_estimate *o) {
+    const gs_hw *hw = c->hw;
+    const gs_op *op = c->op;
+    const gs_etir *e = c->e;
+    const gs_plan *p = c->p;
+    const double S = c->S, tiles = c->tiles;
+    /* L2 sees every block's boxes every tile (unstaged inputs too: L1 keeps
+     * the block's working set) and the output. DRAM sees each wave's unique
+     * footprint once (rows and columns shared within a wave hit L2), or only
+     * the compulsory bytes when all inputs fit in half the L2. */
     double in_bytes = 0, out_bytes = 4.0 * (double)gs_tensor_elems(gs_op_out(op)) * (op->epi.beta != 0 ? 2 : 1);
-    double out_l2 = fmax(out_bytes, (double)o->blocks / S * warps * epi_sectors * hw->transaction_bytes);
+    double out_l2 = fmax(out_bytes, (double)o->blocks / S * c->warps * c->epi_sectors * hw->transaction_bytes);
     /* split-K's workspace: S partial slices written and read back once
      * (ordered), or S atomic adds into one slice and one read (each atomic a
      * read and a write at L2); DRAM sees it only when it does not fit in
@@ -652,30 +742,42 @@ void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const 
         for (int t = 0; t < op->ninputs; t++) be += tile_l2_elems(op, e, p, t, box);
         l2_in = 4.0 * (double)o->blocks * tiles * be;
     }
-    double l2_bytes = l2_in + out_l2 + ws_l2 + 4.0 * (double)o->blocks * (double)nt * iters_pad * 2.0 * spilled * 0.5;
+    double l2_bytes =
+        l2_in + out_l2 + ws_l2 + 4.0 * (double)o->blocks * (double)c->nt * c->iters_pad * 2.0 * c->spilled * 0.5;
     double dram_in = in_bytes;
     if (in_bytes > 0.5 * (double)hw->l2_bytes) {
-        double wave = wave_unique_bytes(op, e, p, fmin(slots, (double)o->blocks));
+        double wave = wave_unique_bytes(op, e, p, fmin(c->slots, (double)o->blocks));
         dram_in = fmin(l2_in, fmax(in_bytes, o->waves * wave));
     }
+    c->l2_in = l2_in;
+    c->dram_in = dram_in;
     o->dram_bytes = dram_in + out_bytes + ws_dram;
     o->t_dram = o->dram_bytes / (hw->dram_gbs * 1e9);
     o->t_l2 = l2_bytes / (hw->l2_gbs * 1e9);
+}
 
-    /* ---- the reduce-tile latency chain of one block. Its copies wait for
-     * global memory (an L2 hit, or DRAM for the share that misses); with one
-     * stage the block loads, waits, computes and syncs in turn; with s
-     * stages s-1 tiles are in flight (a register hop: one), so the wait
-     * overlaps the compute of the tiles before. Other resident blocks fill
-     * the gaps: the chain is a lower bound on the time, next to the pipes'
-     * throughput. */
-    double miss = l2_in > 0 ? clampd((dram_in - 0) / l2_in, 0, 1) : 1;
+/* Prices the reduce-tile latency chain of one block, over the waves
+ * (t_latency). */
+static void est_latency(const est_ctx *c, gs_estimate *o) {
+    const gs_hw *hw = c->hw;
+    const gs_op *op = c->op;
+    const gs_plan *p = c->p;
+    const gs_model_params *mp = c->mp;
+    const double tiles = c->tiles, clk = c->clk;
+    /* Its copies wait for global memory (an L2 hit, or DRAM for the share
+     * that misses); with one stage the block loads, waits, computes and syncs
+     * in turn; with s stages s-1 tiles are in flight (a register hop: one),
+     * so the wait overlaps the compute of the tiles before. Other resident
+     * blocks fill the gaps: the chain is a lower bound on the time, next to
+     * the pipes' throughput. */
+    double miss = c->l2_in > 0 ? clampd((c->dram_in - 0) / c->l2_in, 0, 1) : 1;
     double l_mem =
-        mp.latency_scale * (hw->l2_latency_ns + miss * (hw->dram_latency_ns - hw->l2_latency_ns)) * 1e-9 * clk;
-    double per_smsp = ceil(warps / 4.0), fma_smsp = hw->fp32_lanes_per_sm / 128.0;
-    double tile_warp_instr = tiles > 0 ? (iters_fast * per_k_fast + iters_slow * per_k_slow) / tiles + tile_instr : 0;
-    double tile_warp_fma = tiles > 0 ? (iters_fast + iters_slow) / tiles * acc : 0;
-    double c_alone = per_smsp * fmax(tile_warp_instr, tile_warp_fma / fma_smsp) / mp.fma_efficiency;
+        mp->latency_scale * (hw->l2_latency_ns + miss * (hw->dram_latency_ns - hw->l2_latency_ns)) * 1e-9 * clk;
+    double per_smsp = ceil(c->warps / 4.0), fma_smsp = hw->fp32_lanes_per_sm / 128.0;
+    double tile_warp_instr =
+        tiles > 0 ? (c->iters_fast * c->per_k_fast + c->iters_slow * c->per_k_slow) / tiles + c->tile_instr : 0;
+    double tile_warp_fma = tiles > 0 ? (c->iters_fast + c->iters_slow) / tiles * c->acc : 0;
+    double c_alone = per_smsp * fmax(tile_warp_instr, tile_warp_fma / fma_smsp) / mp->fma_efficiency;
     bool any_reg = false;
     for (int t = 0; t < op->ninputs; t++) any_reg |= p->in[t].staged && p->in[t].copy_mode == GS_COPY_REG;
     /* load rounds a tile's copy waits for: one per batch of a batched copy
@@ -693,24 +795,25 @@ void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const 
     rounds += single;
     if (rounds < 1) rounds = 1;
     double chain;
-    if (p->stages <= 1 || p->smem_bytes == 0) chain = rounds * l_mem + c_alone + barriers * mp.barrier_cycles;
-    else chain = fmax(c_alone, l_mem / (any_reg ? 1.0 : p->stages - 1.0)) + mp.barrier_cycles;
-    if (nred == 0) chain = l_mem + c_alone;
+    if (p->stages <= 1 || p->smem_bytes == 0) chain = rounds * l_mem + c_alone + c->barriers * mp->barrier_cycles;
+    else chain = fmax(c_alone, l_mem / (any_reg ? 1.0 : p->stages - 1.0)) + mp->barrier_cycles;
+    if (c->nred == 0) chain = l_mem + c_alone;
     /* per block also the first load and the final store */
-    double block_lat = (nred ? tiles * chain : chain) + 2 * l_mem + epi_instr * per_smsp;
+    double block_lat = (c->nred ? tiles * chain : chain) + 2 * l_mem + c->epi_instr * per_smsp;
     /* split-K: the partials' stores, the fence and the counter's atomic,
      * then the last block's reads of the slices: three more memory trips */
-    if (S > 1) block_lat += 3 * l_mem;
+    if (c->S > 1) block_lat += 3 * l_mem;
     o->t_latency = o->waves * block_lat / clk;
-    o->t_sync = 0;
-    (void)box_elems;
-    o->t_launch = hw->launch_overhead_us * 1e-6;
+}
 
-    /* ---- total: the pipes overlap, imperfectly when two are close (a
-     * p-norm of their times), and so do the throughput and the latency
-     * chain */
+/* Prices the whole kernel: the pipes overlap, imperfectly when two are close
+ * (a p-norm of their times), and so do the throughput and the latency chain;
+ * plus the launch. Names the bound. */
+static void est_total(const est_ctx *c, gs_estimate *o) {
+    o->t_sync = 0;
+    o->t_launch = c->hw->launch_overhead_us * 1e-6;
     double pipes[4] = {o->t_compute, o->t_smem, o->t_l2, o->t_dram};
-    double thr = pnorm(pipes, 4, mp.pipe_norm);
+    double thr = pnorm(pipes, 4, c->mp->pipe_norm);
     o->bound = "compute";
     double tmax = o->t_compute;
     if (o->t_dram > tmax) { tmax = o->t_dram; o->bound = "dram"; }
@@ -718,7 +821,31 @@ void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const 
     if (o->t_smem > tmax) { tmax = o->t_smem; o->bound = "smem"; }
     if (o->t_latency > thr) o->bound = "latency";
     double both[2] = {thr, o->t_latency};
-    o->time_s = pnorm(both, 2, mp.latency_norm) + o->t_launch;
+    o->time_s = pnorm(both, 2, c->mp->latency_norm) + o->t_launch;
+}
+
+void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan *p, int regs_override,
+                      const gs_model_params *mpp, gs_wf_memo *memo, gs_estimate *o) {
+    gs_model_params mp;
+    if (mpp) mp = *mpp;
+    else gs_model_params_default(&mp);
+    memset(o, 0, sizeof *o);
+    est_ctx c = {.hw = hw, .op = op, .e = e, .p = p, .mp = &mp, .memo = memo};
+    c.clk = hw->clock_mhz * 1e6;
+    c.nt = p->threads;
+    c.warps = (c.nt + hw->warp_size - 1) / hw->warp_size;
+    o->threads = c.nt;
+    o->blocks = gs_etir_blocks(op, e);
+    o->smem_bytes = p->smem_bytes + p->scratch_bytes;
+    est_occupancy(&c, regs_override, o);
+    est_reduce_loop(&c);
+    est_operands(&c);
+    est_copies(&c);
+    est_epilogue(&c);
+    est_core(&c, o);
+    est_traffic(&c, o);
+    est_latency(&c, o);
+    est_total(&c, o);
 }
 
 void gs_estimate_etir_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, int regs_override, gs_wf_memo *memo,

@@ -62,217 +62,108 @@
 /* Per-block shared memory without opt-in: 48 KiB on every arch we model. */
 #define SMEM_PER_BLOCK_DEFAULT (48 * KiB)
 
+/* The table: one row per part, its columns in struct gs_hw order (written
+ * out above the rows). The comment above each row gives the source of each
+ * of its numbers, in column order; the columns every part shares are cited
+ * once, in the file's header comment. */
 static const struct gs_hw builtin_profiles[] = {
-    /* ---- NVIDIA H100 SXM5 80 GB (GH100, Hopper) ---------------------- */
-    {
-        .name = "h100",
-        .desc = "NVIDIA H100 SXM5 80GB (GH100 Hopper, HBM3)",
-        .sm = 90,                          /* [CC] compute capability 9.0 */
-        .num_sms = 132,                    /* [DS][WP] 132 SMs on SXM5 (144 on full GH100) */
-        .clock_mhz = 1980.0,               /* [DQ] max boost clock; matches the [DS]
-                                              67 TFLOP/s FP32 = 2*128*132*1.98 GHz */
-        .fp32_lanes_per_sm = 128,          /* [WP] 128 FP32 cores per SM */
-        .dram_gbs = 3350.0,                /* [DS] 3.35 TB/s HBM3 */
-        .dram_latency_ns = 480.0,          /* [MB] pointer chase, ~480 ns (Chips and
-                                              Cheese H100; Luo et al. ~ 480 cycles class) */
-        .l2_bytes = 50 * MiB,              /* [WP] 50 MB L2; [DQ] 52428800 bytes */
-        .l2_gbs = 8000.0,                  /* [EST] ~2.4x DRAM; [MB] measured L2 read
-                                              bandwidth on H100 lies around 7-10 TB/s */
-        .l2_latency_ns = 180.0,            /* [MB] ~260 cycles near/far average */
-        .smem_per_sm = 228 * KiB,          /* [CC] 228 KB per SM (9.0) */
-        .smem_per_block = SMEM_PER_BLOCK_DEFAULT,
-        .smem_per_block_optin = 227 * KiB, /* [CC] 227 KB per block with opt-in */
-        .smem_banks = 32,
-        .bank_bytes = 4,
-        .smem_latency_ns = 16.0,           /* [MB] ~30 cycles at 1.98 GHz */
-        .regs_per_sm = 65536,
-        .max_regs_per_thread = 255,
-        .max_threads_per_block = 1024,
-        .max_threads_per_sm = 2048,        /* [CC] 64 resident warps (9.0) */
-        .max_blocks_per_sm = 32,           /* [CC] 32 resident blocks (9.0) */
-        .warp_size = 32,
-        .transaction_bytes = 32,
-        .launch_overhead_us = 3.0,         /* [EST] */
-    },
-    /* ---- NVIDIA A100 SXM4 40 GB (GA100, Ampere) ----------------------- */
-    {
-        .name = "a100",
-        .desc = "NVIDIA A100 SXM4 40GB (GA100 Ampere, HBM2)",
-        .sm = 80,                          /* [CC] compute capability 8.0 */
-        .num_sms = 108,                    /* [DS][WP] 108 SMs (128 on full GA100) */
-        .clock_mhz = 1410.0,               /* [DS][WP] 1410 MHz boost; 19.5 TFLOP/s FP32 */
-        .fp32_lanes_per_sm = 64,           /* [WP] 64 FP32 cores per SM */
-        .dram_gbs = 1555.0,                /* [DS] 1555 GB/s HBM2 (40 GB part) */
-        .dram_latency_ns = 500.0,          /* [MB] pointer chase, ~500 ns */
-        .l2_bytes = 40 * MiB,              /* [WP] 40 MB L2; [DQ] 41943040 bytes */
-        .l2_gbs = 5000.0,                  /* [WP] "2.3x V100 L2 read bandwidth" times
-                                              the 2155 GB/s [MB] measured on V100 */
-        .l2_latency_ns = 200.0,            /* [MB] ~200 ns (two L2 partitions: far hits
-                                              cost more than near ones) */
-        .smem_per_sm = 164 * KiB,          /* [CC] 164 KB per SM (8.0); [DQ] 167936 */
-        .smem_per_block = SMEM_PER_BLOCK_DEFAULT,
-        .smem_per_block_optin = 163 * KiB, /* [CC] 163 KB per block; [DQ] 166912 */
-        .smem_banks = 32,
-        .bank_bytes = 4,
-        .smem_latency_ns = 21.0,           /* [MB] ~29 cycles at 1.41 GHz */
-        .regs_per_sm = 65536,
-        .max_regs_per_thread = 255,
-        .max_threads_per_block = 1024,
-        .max_threads_per_sm = 2048,        /* [CC] 64 resident warps (8.0) */
-        .max_blocks_per_sm = 32,           /* [CC] 32 resident blocks (8.0) */
-        .warp_size = 32,
-        .transaction_bytes = 32,
-        .launch_overhead_us = 3.5,         /* [EST] */
-    },
-    /* ---- NVIDIA GeForce RTX 4090 (AD102, Ada Lovelace) --------------- */
-    {
-        .name = "rtx4090",
-        .desc = "NVIDIA GeForce RTX 4090 24GB (AD102 Ada, GDDR6X)",
-        .sm = 89,                          /* [CC] compute capability 8.9 */
-        .num_sms = 128,                    /* [DS][WP] 128 SMs (16384 CUDA cores / 128) */
-        .clock_mhz = 2520.0,               /* [DS] 2.52 GHz boost; 82.6 TFLOP/s FP32 */
-        .fp32_lanes_per_sm = 128,          /* [WP] 128 FP32 cores per SM */
-        .dram_gbs = 1008.0,                /* [DS] 21 Gbps GDDR6X x 384 bit = 1008 GB/s */
-        .dram_latency_ns = 450.0,          /* [MB] Chips and Cheese RTX 4090, ~450 ns */
-        .l2_bytes = 72 * MiB,              /* [WP] 72 MB L2 enabled; [DQ] 75497472 bytes */
-        .l2_gbs = 5000.0,                  /* [MB] ~5 TB/s measured L2 bandwidth
-                                              (Chips and Cheese), ~5x DRAM */
-        .l2_latency_ns = 140.0,            /* [MB] ~130-150 ns */
-        .smem_per_sm = 100 * KiB,          /* [CC] 100 KB per SM (8.9); [DQ] 102400 */
-        .smem_per_block = SMEM_PER_BLOCK_DEFAULT,
-        .smem_per_block_optin = 99 * KiB,  /* [CC] 99 KB per block; [DQ] 101376 */
-        .smem_banks = 32,
-        .bank_bytes = 4,
-        .smem_latency_ns = 13.0,           /* [MB] ~32 cycles at 2.52 GHz */
-        .regs_per_sm = 65536,
-        .max_regs_per_thread = 255,
-        .max_threads_per_block = 1024,
-        .max_threads_per_sm = 1536,        /* [CC] 48 resident warps (8.9) */
-        .max_blocks_per_sm = 24,           /* [CC] 24 resident blocks (8.9) */
-        .warp_size = 32,
-        .transaction_bytes = 32,
-        .launch_overhead_us = 3.0,         /* [EST] */
-    },
-    /* ---- NVIDIA GeForce RTX 3090 (GA102, Ampere) ---------------------- */
-    {
-        .name = "rtx3090",
-        .desc = "NVIDIA GeForce RTX 3090 24GB (GA102 Ampere, GDDR6X)",
-        .sm = 86,                          /* [CC] compute capability 8.6 */
-        .num_sms = 82,                     /* [DS][WP] 82 SMs (10496 CUDA cores / 128) */
-        .clock_mhz = 1695.0,               /* [DS] 1695 MHz boost; 35.6 TFLOP/s FP32 */
-        .fp32_lanes_per_sm = 128,          /* [WP] GA102: 128 FP32 lanes per SM */
-        .dram_gbs = 936.0,                 /* [DS] 19.5 Gbps GDDR6X x 384 bit = 936 GB/s */
-        .dram_latency_ns = 450.0,          /* [MB] Chips and Cheese RTX 3090, ~450 ns */
-        .l2_bytes = 6 * MiB,               /* [WP] 6 MB L2; [DQ] 6291456 bytes */
-        .l2_gbs = 2400.0,                  /* [EST] ~2.5x DRAM, the ratio microbenchmarks
-                                              report for GA10x */
-        .l2_latency_ns = 160.0,            /* [MB] ~150-170 ns */
-        .smem_per_sm = 100 * KiB,          /* [CC] 100 KB per SM (8.6); [DQ] 102400 */
-        .smem_per_block = SMEM_PER_BLOCK_DEFAULT,
-        .smem_per_block_optin = 99 * KiB,  /* [CC] 99 KB per block; [DQ] 101376 */
-        .smem_banks = 32,
-        .bank_bytes = 4,
-        .smem_latency_ns = 17.0,           /* [MB] ~29 cycles at 1.695 GHz */
-        .regs_per_sm = 65536,
-        .max_regs_per_thread = 255,
-        .max_threads_per_block = 1024,
-        .max_threads_per_sm = 1536,        /* [CC] 48 resident warps (8.6) */
-        .max_blocks_per_sm = 16,           /* [CC] 16 resident blocks (8.6) */
-        .warp_size = 32,
-        .transaction_bytes = 32,
-        .launch_overhead_us = 3.5,         /* [EST] */
-    },
-    /* ---- NVIDIA Jetson Orin Nano 8 GB (GA10B, Ampere, integrated) ---- */
-    {
-        .name = "orin-nano",
-        .desc = "NVIDIA Jetson Orin Nano 8GB (GA10B Ampere iGPU, LPDDR5)",
-        .sm = 87,                          /* [CC] compute capability 8.7 */
-        .num_sms = 8,                      /* [DS] 1024 CUDA cores = 8 SMs x 128 */
-        .clock_mhz = 625.0,                /* [DS] "GPU max frequency 625 MHz" (original
-                                              module data sheet; JetPack 6.2 "Super"
-                                              mode raises it to 1020 MHz) */
-        .fp32_lanes_per_sm = 128,          /* [WP] GA10x SM: 128 FP32 lanes */
-        .dram_gbs = 68.0,                  /* [DS] 128-bit LPDDR5, 68 GB/s */
-        .dram_latency_ns = 600.0,          /* [EST] LPDDR5 behind the SoC fabric is
-                                              slower than GDDR; top of the 400-600 range */
-        .l2_bytes = 2 * MiB,               /* [DQ] 2097152 bytes on 8-SM Orin parts */
-        .l2_gbs = 200.0,                   /* [EST] ~3x DRAM */
-        .l2_latency_ns = 250.0,            /* [EST] ~150 cycles at 625 MHz */
-        .smem_per_sm = 164 * KiB,          /* [CC] 164 KB per SM (8.7); [DQ] 167936 */
-        .smem_per_block = SMEM_PER_BLOCK_DEFAULT,
-        .smem_per_block_optin = 163 * KiB, /* [CC] 163 KB per block (8.7) */
-        .smem_banks = 32,
-        .bank_bytes = 4,
-        .smem_latency_ns = 46.0,           /* [EST] ~29 cycles (as GA10x) at 625 MHz */
-        .regs_per_sm = 65536,
-        .max_regs_per_thread = 255,
-        .max_threads_per_block = 1024,
-        .max_threads_per_sm = 1536,        /* [CC] 48 resident warps (8.7); [DQ] 1536 */
-        .max_blocks_per_sm = 16,           /* [CC] 16 resident blocks (8.7) */
-        .warp_size = 32,
-        .transaction_bytes = 32,
-        .launch_overhead_us = 5.0,         /* [EST] slower Cortex-A78AE host */
-    },
-    /* ---- NVIDIA Tesla V100 SXM2 16/32 GB (GV100, Volta) --------------- */
-    {
-        .name = "v100",
-        .desc = "NVIDIA Tesla V100 SXM2 16/32GB (GV100 Volta, HBM2)",
-        .sm = 70,                          /* [CC] compute capability 7.0 */
-        .num_sms = 80,                     /* [DS][WP] 80 SMs (84 on full GV100) */
-        .clock_mhz = 1530.0,               /* [DS][WP] 1530 MHz boost; 15.7 TFLOP/s FP32 */
-        .fp32_lanes_per_sm = 64,           /* [WP] 64 FP32 cores per SM */
-        .dram_gbs = 900.0,                 /* [DS] 900 GB/s HBM2 */
-        .dram_latency_ns = 450.0,          /* [MB] Jia et al. 2018, ~400-450 ns */
-        .l2_bytes = 6 * MiB,               /* [WP] 6144 KB L2; [DQ] 6291456 bytes */
-        .l2_gbs = 2155.0,                  /* [MB] Jia et al. 2018: 2155 GB/s measured */
-        .l2_latency_ns = 150.0,            /* [MB] Jia et al. 2018: ~193 cycles; rounded up
-                                              for the boost-clock drop under load */
-        .smem_per_sm = 96 * KiB,           /* [CC] 96 KB per SM (7.0) */
-        .smem_per_block = SMEM_PER_BLOCK_DEFAULT,
-        .smem_per_block_optin = 96 * KiB,  /* [CC] 96 KB per block with opt-in (7.0) */
-        .smem_banks = 32,
-        .bank_bytes = 4,
-        .smem_latency_ns = 13.0,           /* [MB] Jia et al. 2018: 19 cycles at 1.53 GHz */
-        .regs_per_sm = 65536,
-        .max_regs_per_thread = 255,
-        .max_threads_per_block = 1024,
-        .max_threads_per_sm = 2048,        /* [CC] 64 resident warps (7.0) */
-        .max_blocks_per_sm = 32,           /* [CC] 32 resident blocks (7.0) */
-        .warp_size = 32,
-        .transaction_bytes = 32,
-        .launch_overhead_us = 4.0,         /* [EST] */
-    },
-    /* ---- NVIDIA Tesla T4 16 GB (TU104, Turing) ------------------------ */
-    {
-        .name = "t4",
-        .desc = "NVIDIA Tesla T4 16GB (TU104 Turing, GDDR6, 70 W)",
-        .sm = 75,                          /* [CC] compute capability 7.5 */
-        .num_sms = 40,                     /* [DS][WP] 2560 CUDA cores = 40 SMs x 64 */
-        .clock_mhz = 1590.0,               /* [DQ] 1590 MHz max boost; [DS] 8.1 TFLOP/s */
-        .fp32_lanes_per_sm = 64,           /* [WP] 64 FP32 cores per Turing SM */
-        .dram_gbs = 320.0,                 /* [DS] 320 GB/s GDDR6 */
-        .dram_latency_ns = 550.0,          /* [MB] Jia et al. 2019, GDDR6 slower than
-                                              V100's HBM2 */
-        .l2_bytes = 4 * MiB,               /* [WP] 4 MB L2; [DQ] 4194304 bytes */
-        .l2_gbs = 1200.0,                  /* [EST] ~3.75x DRAM; Jia et al. 2019 measure
-                                              L2 bandwidth in the 1.0-1.3 TB/s range */
-        .l2_latency_ns = 160.0,            /* [MB] Jia et al. 2019: ~188 cycles, plus
-                                              the clock drop under the 70 W cap */
-        .smem_per_sm = 64 * KiB,           /* [CC] 64 KB per SM (7.5) */
-        .smem_per_block = SMEM_PER_BLOCK_DEFAULT,
-        .smem_per_block_optin = 64 * KiB,  /* [CC] 64 KB per block with opt-in (7.5) */
-        .smem_banks = 32,
-        .bank_bytes = 4,
-        .smem_latency_ns = 12.0,           /* [MB] Jia et al. 2019: 19 cycles at 1.59 GHz */
-        .regs_per_sm = 65536,
-        .max_regs_per_thread = 255,
-        .max_threads_per_block = 1024,
-        .max_threads_per_sm = 1024,        /* [CC] 32 resident warps (7.5) */
-        .max_blocks_per_sm = 16,           /* [CC] 16 resident blocks (7.5) */
-        .warp_size = 32,
-        .transaction_bytes = 32,
-        .launch_overhead_us = 4.0,         /* [EST] */
-    },
+    /* name, desc,
+     *   sm, num_sms, clock_mhz, fp32_lanes_per_sm,
+     *   dram_gbs, dram_latency_ns, l2_bytes, l2_gbs, l2_latency_ns,
+     *   smem_per_sm, smem_per_block, smem_per_block_optin, smem_banks, bank_bytes, smem_latency_ns,
+     *   regs_per_sm, max_regs_per_thread, max_threads_per_block, max_threads_per_sm, max_blocks_per_sm,
+     *   warp_size, transaction_bytes, launch_overhead_us */
+
+    /* NVIDIA H100 SXM5 80 GB (GH100, Hopper).
+     * sm: [CC] compute capability 9.0. num_sms: [DS][WP] 132 SMs on SXM5 (144 on full GH100).
+     * clock_mhz: [DQ] max boost clock; matches the [DS] 67 TFLOP/s FP32 = 2*128*132*1.98 GHz.
+     * fp32_lanes_per_sm: [WP] 128 FP32 cores per SM. dram_gbs: [DS] 3.35 TB/s HBM3.
+     * dram_latency_ns: [MB] pointer chase, ~480 ns (Chips and Cheese H100; Luo et al. ~ 480 cycles class).
+     * l2_bytes: [WP] 50 MB L2; [DQ] 52428800 bytes.
+     * l2_gbs: [EST] ~2.4x DRAM; [MB] measured L2 read bandwidth on H100 lies around 7-10 TB/s.
+     * l2_latency_ns: [MB] ~260 cycles near/far average. smem_per_sm: [CC] 228 KB per SM (9.0).
+     * smem_per_block_optin: [CC] 227 KB per block with opt-in. smem_latency_ns: [MB] ~30 cycles at 1.98 GHz.
+     * max_threads_per_sm: [CC] 64 resident warps (9.0). max_blocks_per_sm: [CC] 32 resident blocks (9.0).
+     * launch_overhead_us: [EST]. */
+    {"h100", "NVIDIA H100 SXM5 80GB (GH100 Hopper, HBM3)", 90, 132, 1980.0, 128, 3350.0, 480.0, 50 * MiB, 8000.0,
+     180.0, 228 * KiB, SMEM_PER_BLOCK_DEFAULT, 227 * KiB, 32, 4, 16.0, 65536, 255, 1024, 2048, 32, 32, 32, 3.0},
+
+    /* NVIDIA A100 SXM4 40 GB (GA100, Ampere).
+     * sm: [CC] compute capability 8.0. num_sms: [DS][WP] 108 SMs (128 on full GA100).
+     * clock_mhz: [DS][WP] 1410 MHz boost; 19.5 TFLOP/s FP32. fp32_lanes_per_sm: [WP] 64 FP32 cores per SM.
+     * dram_gbs: [DS] 1555 GB/s HBM2 (40 GB part). dram_latency_ns: [MB] pointer chase, ~500 ns.
+     * l2_bytes: [WP] 40 MB L2; [DQ] 41943040 bytes.
+     * l2_gbs: [WP] "2.3x V100 L2 read bandwidth" times the 2155 GB/s [MB] measured on V100.
+     * l2_latency_ns: [MB] ~200 ns (two L2 partitions: far hits cost more than near ones).
+     * smem_per_sm: [CC] 164 KB per SM (8.0); [DQ] 167936. smem_per_block_optin: [CC] 163 KB per block;
+     * [DQ] 166912. smem_latency_ns: [MB] ~29 cycles at 1.41 GHz. max_threads_per_sm: [CC] 64 resident
+     * warps (8.0). max_blocks_per_sm: [CC] 32 resident blocks (8.0). launch_overhead_us: [EST]. */
+    {"a100", "NVIDIA A100 SXM4 40GB (GA100 Ampere, HBM2)", 80, 108, 1410.0, 64, 1555.0, 500.0, 40 * MiB, 5000.0,
+     200.0, 164 * KiB, SMEM_PER_BLOCK_DEFAULT, 163 * KiB, 32, 4, 21.0, 65536, 255, 1024, 2048, 32, 32, 32, 3.5},
+
+    /* NVIDIA GeForce RTX 4090 (AD102, Ada Lovelace).
+     * sm: [CC] compute capability 8.9. num_sms: [DS][WP] 128 SMs (16384 CUDA cores / 128).
+     * clock_mhz: [DS] 2.52 GHz boost; 82.6 TFLOP/s FP32. fp32_lanes_per_sm: [WP] 128 FP32 cores per SM.
+     * dram_gbs: [DS] 21 Gbps GDDR6X x 384 bit = 1008 GB/s. dram_latency_ns: [MB] Chips and Cheese
+     * RTX 4090, ~450 ns. l2_bytes: [WP] 72 MB L2 enabled; [DQ] 75497472 bytes.
+     * l2_gbs: [MB] ~5 TB/s measured L2 bandwidth (Chips and Cheese), ~5x DRAM.
+     * l2_latency_ns: [MB] ~130-150 ns. smem_per_sm: [CC] 100 KB per SM (8.9); [DQ] 102400.
+     * smem_per_block_optin: [CC] 99 KB per block; [DQ] 101376. smem_latency_ns: [MB] ~32 cycles at
+     * 2.52 GHz. max_threads_per_sm: [CC] 48 resident warps (8.9). max_blocks_per_sm: [CC] 24 resident
+     * blocks (8.9). launch_overhead_us: [EST]. */
+    {"rtx4090", "NVIDIA GeForce RTX 4090 24GB (AD102 Ada, GDDR6X)", 89, 128, 2520.0, 128, 1008.0, 450.0, 72 * MiB,
+     5000.0, 140.0, 100 * KiB, SMEM_PER_BLOCK_DEFAULT, 99 * KiB, 32, 4, 13.0, 65536, 255, 1024, 1536, 24, 32, 32, 3.0},
+
+    /* NVIDIA GeForce RTX 3090 (GA102, Ampere).
+     * sm: [CC] compute capability 8.6. num_sms: [DS][WP] 82 SMs (10496 CUDA cores / 128).
+     * clock_mhz: [DS] 1695 MHz boost; 35.6 TFLOP/s FP32. fp32_lanes_per_sm: [WP] GA102: 128 FP32 lanes
+     * per SM. dram_gbs: [DS] 19.5 Gbps GDDR6X x 384 bit = 936 GB/s. dram_latency_ns: [MB] Chips and
+     * Cheese RTX 3090, ~450 ns. l2_bytes: [WP] 6 MB L2; [DQ] 6291456 bytes.
+     * l2_gbs: [EST] ~2.5x DRAM, the ratio microbenchmarks report for GA10x. l2_latency_ns: [MB]
+     * ~150-170 ns. smem_per_sm: [CC] 100 KB per SM (8.6); [DQ] 102400. smem_per_block_optin: [CC] 99 KB
+     * per block; [DQ] 101376. smem_latency_ns: [MB] ~29 cycles at 1.695 GHz. max_threads_per_sm: [CC]
+     * 48 resident warps (8.6). max_blocks_per_sm: [CC] 16 resident blocks (8.6). launch_overhead_us: [EST]. */
+    {"rtx3090", "NVIDIA GeForce RTX 3090 24GB (GA102 Ampere, GDDR6X)", 86, 82, 1695.0, 128, 936.0, 450.0, 6 * MiB,
+     2400.0, 160.0, 100 * KiB, SMEM_PER_BLOCK_DEFAULT, 99 * KiB, 32, 4, 17.0, 65536, 255, 1024, 1536, 16, 32, 32, 3.5},
+
+    /* NVIDIA Jetson Orin Nano 8 GB (GA10B, Ampere, integrated).
+     * sm: [CC] compute capability 8.7. num_sms: [DS] 1024 CUDA cores = 8 SMs x 128.
+     * clock_mhz: [DS] "GPU max frequency 625 MHz" (original module data sheet; JetPack 6.2 "Super" mode
+     * raises it to 1020 MHz). fp32_lanes_per_sm: [WP] GA10x SM: 128 FP32 lanes.
+     * dram_gbs: [DS] 128-bit LPDDR5, 68 GB/s. dram_latency_ns: [EST] LPDDR5 behind the SoC fabric is
+     * slower than GDDR; top of the 400-600 range. l2_bytes: [DQ] 2097152 bytes on 8-SM Orin parts.
+     * l2_gbs: [EST] ~3x DRAM. l2_latency_ns: [EST] ~150 cycles at 625 MHz. smem_per_sm: [CC] 164 KB per
+     * SM (8.7); [DQ] 167936. smem_per_block_optin: [CC] 163 KB per block (8.7). smem_latency_ns: [EST]
+     * ~29 cycles (as GA10x) at 625 MHz. max_threads_per_sm: [CC] 48 resident warps (8.7); [DQ] 1536.
+     * max_blocks_per_sm: [CC] 16 resident blocks (8.7). launch_overhead_us: [EST] slower Cortex-A78AE
+     * host. */
+    {"orin-nano", "NVIDIA Jetson Orin Nano 8GB (GA10B Ampere iGPU, LPDDR5)", 87, 8, 625.0, 128, 68.0, 600.0, 2 * MiB,
+     200.0, 250.0, 164 * KiB, SMEM_PER_BLOCK_DEFAULT, 163 * KiB, 32, 4, 46.0, 65536, 255, 1024, 1536, 16, 32, 32, 5.0},
+
+    /* NVIDIA Tesla V100 SXM2 16/32 GB (GV100, Volta).
+     * sm: [CC] compute capability 7.0. num_sms: [DS][WP] 80 SMs (84 on full GV100).
+     * clock_mhz: [DS][WP] 1530 MHz boost; 15.7 TFLOP/s FP32. fp32_lanes_per_sm: [WP] 64 FP32 cores per SM.
+     * dram_gbs: [DS] 900 GB/s HBM2. dram_latency_ns: [MB] Jia et al. 2018, ~400-450 ns.
+     * l2_bytes: [WP] 6144 KB L2; [DQ] 6291456 bytes. l2_gbs: [MB] Jia et al. 2018: 2155 GB/s measured.
+     * l2_latency_ns: [MB] Jia et al. 2018: ~193 cycles; rounded up for the boost-clock drop under load.
+     * smem_per_sm: [CC] 96 KB per SM (7.0). smem_per_block_optin: [CC] 96 KB per block with opt-in (7.0).
+     * smem_latency_ns: [MB] Jia et al. 2018: 19 cycles at 1.53 GHz. max_threads_per_sm: [CC] 64 resident
+     * warps (7.0). max_blocks_per_sm: [CC] 32 resident blocks (7.0). launch_overhead_us: [EST]. */
+    {"v100", "NVIDIA Tesla V100 SXM2 16/32GB (GV100 Volta, HBM2)", 70, 80, 1530.0, 64, 900.0, 450.0, 6 * MiB, 2155.0,
+     150.0, 96 * KiB, SMEM_PER_BLOCK_DEFAULT, 96 * KiB, 32, 4, 13.0, 65536, 255, 1024, 2048, 32, 32, 32, 4.0},
+
+    /* NVIDIA Tesla T4 16 GB (TU104, Turing).
+     * sm: [CC] compute capability 7.5. num_sms: [DS][WP] 2560 CUDA cores = 40 SMs x 64.
+     * clock_mhz: [DQ] 1590 MHz max boost; [DS] 8.1 TFLOP/s. fp32_lanes_per_sm: [WP] 64 FP32 cores per
+     * Turing SM. dram_gbs: [DS] 320 GB/s GDDR6. dram_latency_ns: [MB] Jia et al. 2019, GDDR6 slower than
+     * V100's HBM2. l2_bytes: [WP] 4 MB L2; [DQ] 4194304 bytes. l2_gbs: [EST] ~3.75x DRAM; Jia et al.
+     * 2019 measure L2 bandwidth in the 1.0-1.3 TB/s range. l2_latency_ns: [MB] Jia et al. 2019: ~188
+     * cycles, plus the clock drop under the 70 W cap. smem_per_sm: [CC] 64 KB per SM (7.5).
+     * smem_per_block_optin: [CC] 64 KB per block with opt-in (7.5). smem_latency_ns: [MB] Jia et al.
+     * 2019: 19 cycles at 1.59 GHz. max_threads_per_sm: [CC] 32 resident warps (7.5).
+     * max_blocks_per_sm: [CC] 16 resident blocks (7.5). launch_overhead_us: [EST]. */
+    {"t4", "NVIDIA Tesla T4 16GB (TU104 Turing, GDDR6, 70 W)", 75, 40, 1590.0, 64, 320.0, 550.0, 4 * MiB, 1200.0,
+     160.0, 64 * KiB, SMEM_PER_BLOCK_DEFAULT, 64 * KiB, 32, 4, 12.0, 65536, 255, 1024, 1024, 16, 32, 32, 4.0},
 };
 
 enum { N_BUILTIN = (int)(sizeof builtin_profiles / sizeof builtin_profiles[0]) };

@@ -27,10 +27,10 @@
  * is closed. */
 #include "kernels/kernels.h"
 
-#include <ctype.h>
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,54 +181,37 @@ static cu_api *cu_libs[CU_MAX_LIBS];
 static int cu_nlibs;
 static pthread_mutex_t cu_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Resolve every entry point of h into a; on a missing one name it. Each
- * symbol may list an older fallback name after the preferred one. */
-static bool cu_resolve(void *h, cu_api *a, const char **missing) {
-    /* dlsym returns void *; POSIX guarantees it converts to a function
-     * pointer. Each pointer is cast to its typedef on assignment. */
-#define CU_SYM(field, type, ...)                                              \
-    do {                                                                      \
-        static const char *const names_[] = {__VA_ARGS__, NULL};              \
-        void *p_ = NULL;                                                      \
-        for (int i_ = 0; names_[i_] && !p_; i_++) p_ = dlsym(h, names_[i_]);  \
-        if (!p_) {                                                            \
-            *missing = names_[0];                                             \
-            return false;                                                     \
-        }                                                                     \
-        a->field = (type)p_;                                                  \
-    } while (0)
-    CU_SYM(Init, pfn_cuInit, "cuInit");
-    CU_SYM(GetErrorName, pfn_cuGetErrorName, "cuGetErrorName");
-    CU_SYM(DriverGetVersion, pfn_cuDriverGetVersion, "cuDriverGetVersion");
-    CU_SYM(DeviceGetCount, pfn_cuDeviceGetCount, "cuDeviceGetCount");
-    CU_SYM(DeviceGet, pfn_cuDeviceGet, "cuDeviceGet");
-    CU_SYM(DeviceGetName, pfn_cuDeviceGetName, "cuDeviceGetName");
-    CU_SYM(DeviceGetAttribute, pfn_cuDeviceGetAttribute, "cuDeviceGetAttribute");
-    CU_SYM(PrimaryCtxRetain, pfn_cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
-    CU_SYM(PrimaryCtxRelease, pfn_cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2",
-           "cuDevicePrimaryCtxRelease");
-    CU_SYM(CtxSetCurrent, pfn_cuCtxSetCurrent, "cuCtxSetCurrent");
-    CU_SYM(CtxSynchronize, pfn_cuCtxSynchronize, "cuCtxSynchronize");
-    CU_SYM(MemAlloc, pfn_cuMemAlloc, "cuMemAlloc_v2");
-    CU_SYM(MemFree, pfn_cuMemFree, "cuMemFree_v2");
-    CU_SYM(MemcpyHtoD, pfn_cuMemcpyHtoD, "cuMemcpyHtoD_v2");
-    CU_SYM(MemcpyDtoH, pfn_cuMemcpyDtoH, "cuMemcpyDtoH_v2");
-    CU_SYM(MemsetD8, pfn_cuMemsetD8, "cuMemsetD8_v2");
-    CU_SYM(ModuleLoadData, pfn_cuModuleLoadData, "cuModuleLoadData");
-    CU_SYM(ModuleUnload, pfn_cuModuleUnload, "cuModuleUnload");
-    CU_SYM(ModuleGetFunction, pfn_cuModuleGetFunction, "cuModuleGetFunction");
-    CU_SYM(FuncGetAttribute, pfn_cuFuncGetAttribute, "cuFuncGetAttribute");
-    CU_SYM(FuncSetAttribute, pfn_cuFuncSetAttribute, "cuFuncSetAttribute");
-    CU_SYM(LaunchKernel, pfn_cuLaunchKernel, "cuLaunchKernel");
-    CU_SYM(EventCreate, pfn_cuEventCreate, "cuEventCreate");
-    CU_SYM(EventRecord, pfn_cuEventRecord, "cuEventRecord");
-    CU_SYM(EventSynchronize, pfn_cuEventSynchronize, "cuEventSynchronize");
-    CU_SYM(EventElapsedTime, pfn_cuEventElapsedTime, "cuEventElapsedTime_v2",
-           "cuEventElapsedTime");
-    CU_SYM(EventDestroy, pfn_cuEventDestroy, "cuEventDestroy_v2", "cuEventDestroy");
-#undef CU_SYM
-    return true;
-}
+/* Every entry point, in the order they are looked up (the first missing one
+ * is named); a second name is the older fallback. */
+static const gs_dlsym_entry cu_syms[] = {
+    {offsetof(cu_api, Init), "cuInit", NULL},
+    {offsetof(cu_api, GetErrorName), "cuGetErrorName", NULL},
+    {offsetof(cu_api, DriverGetVersion), "cuDriverGetVersion", NULL},
+    {offsetof(cu_api, DeviceGetCount), "cuDeviceGetCount", NULL},
+    {offsetof(cu_api, DeviceGet), "cuDeviceGet", NULL},
+    {offsetof(cu_api, DeviceGetName), "cuDeviceGetName", NULL},
+    {offsetof(cu_api, DeviceGetAttribute), "cuDeviceGetAttribute", NULL},
+    {offsetof(cu_api, PrimaryCtxRetain), "cuDevicePrimaryCtxRetain", NULL},
+    {offsetof(cu_api, PrimaryCtxRelease), "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"},
+    {offsetof(cu_api, CtxSetCurrent), "cuCtxSetCurrent", NULL},
+    {offsetof(cu_api, CtxSynchronize), "cuCtxSynchronize", NULL},
+    {offsetof(cu_api, MemAlloc), "cuMemAlloc_v2", NULL},
+    {offsetof(cu_api, MemFree), "cuMemFree_v2", NULL},
+    {offsetof(cu_api, MemcpyHtoD), "cuMemcpyHtoD_v2", NULL},
+    {offsetof(cu_api, MemcpyDtoH), "cuMemcpyDtoH_v2", NULL},
+    {offsetof(cu_api, MemsetD8), "cuMemsetD8_v2", NULL},
+    {offsetof(cu_api, ModuleLoadData), "cuModuleLoadData", NULL},
+    {offsetof(cu_api, ModuleUnload), "cuModuleUnload", NULL},
+    {offsetof(cu_api, ModuleGetFunction), "cuModuleGetFunction", NULL},
+    {offsetof(cu_api, FuncGetAttribute), "cuFuncGetAttribute", NULL},
+    {offsetof(cu_api, FuncSetAttribute), "cuFuncSetAttribute", NULL},
+    {offsetof(cu_api, LaunchKernel), "cuLaunchKernel", NULL},
+    {offsetof(cu_api, EventCreate), "cuEventCreate", NULL},
+    {offsetof(cu_api, EventRecord), "cuEventRecord", NULL},
+    {offsetof(cu_api, EventSynchronize), "cuEventSynchronize", NULL},
+    {offsetof(cu_api, EventElapsedTime), "cuEventElapsedTime_v2", "cuEventElapsedTime"},
+    {offsetof(cu_api, EventDestroy), "cuEventDestroy_v2", "cuEventDestroy"},
+};
 
 /* The entry points of $GS_CUDA_LIB (default libcuda.so.1), or NULL with the
  * reason in why. */
@@ -245,12 +228,8 @@ static const cu_api *cu_load(char *why, size_t whylen) {
         return found;
     }
 
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    void *h = gs_dlopen(path, why, whylen); /* under the lock: dlerror is per process state */
     if (!h) {
-        const char *e = dlerror(); /* under the lock: dlerror is per process state */
-        /* dlerror() usually names the path already; add it when not. */
-        if (e && strstr(e, path)) snprintf(why, whylen, "%s", e);
-        else snprintf(why, whylen, "%s: %s", path, e ? e : "dlopen failed");
         pthread_mutex_unlock(&cu_lock);
         return NULL;
     }
@@ -262,7 +241,7 @@ static const cu_api *cu_load(char *why, size_t whylen) {
         return NULL;
     }
     const char *missing = NULL;
-    if (!cu_resolve(h, a, &missing)) {
+    if (!gs_dlsym_table(h, a, cu_syms, sizeof cu_syms / sizeof cu_syms[0], &missing)) {
         snprintf(why, whylen, "%s: symbol %s not found; not a CUDA driver library?", path,
                  missing);
         free(a);
@@ -327,14 +306,18 @@ static gs_status cu_fail(gs_ctx *ctx, const cu_api *a, const char *call, CUresul
     return gs_err(ctx, GS_ERR_CUDA, "%s failed: %s (%d)", call, cu_errname(a, r), (int)r);
 }
 
+/* GS_OK when the call returned CUDA_SUCCESS, else cu_fail. */
+static gs_status cu_call(gs_ctx *ctx, const cu_api *a, const char *call, CUresult r) {
+    return r == CUDA_SUCCESS ? GS_OK : cu_fail(ctx, a, call, r);
+}
+
 static gs_status cu_missing(gs_ctx *ctx, const char *why) {
     return gs_err(ctx, GS_ERR_CUDA_MISSING, "no CUDA device: measurement-free mode (%s)", why);
 }
 
 /* Make cu's context current on this thread. */
 static gs_status cu_bind(gs_ctx *ctx, const gs_cuda *cu) {
-    CUresult r = cu->api->CtxSetCurrent(cu->context);
-    return r == CUDA_SUCCESS ? GS_OK : cu_fail(ctx, cu->api, "cuCtxSetCurrent", r);
+    return cu_call(ctx, cu->api, "cuCtxSetCurrent", cu->api->CtxSetCurrent(cu->context));
 }
 
 static gs_status cu_attr(gs_ctx *ctx, const gs_cuda *cu, int attr, const char *attr_name,
@@ -350,11 +333,6 @@ static gs_status cu_attr(gs_ctx *ctx, const gs_cuda *cu, int attr, const char *a
     cu_attr((ctx), (cu), CU_DEVICE_ATTRIBUTE_##a, "CU_DEVICE_ATTRIBUTE_" #a, (v))
 
 /* ---- device ------------------------------------------------------------- */
-static void trim_right(char *s) {
-    size_t n = strlen(s);
-    while (n > 0 && isspace((unsigned char)s[n - 1])) s[--n] = '\0';
-}
-
 gs_status gs_cuda_open(gs_ctx *ctx, int device, gs_cuda **out) {
     if (!out) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_cuda_open: out is NULL");
     *out = NULL;
@@ -371,8 +349,8 @@ gs_status gs_cuda_open(gs_ctx *ctx, int device, gs_cuda **out) {
         return cu_missing(ctx, why);
     }
     int n = 0;
-    r = a->DeviceGetCount(&n);
-    if (r != CUDA_SUCCESS) return cu_fail(ctx, a, "cuDeviceGetCount", r);
+    gs_status s = cu_call(ctx, a, "cuDeviceGetCount", a->DeviceGetCount(&n));
+    if (s != GS_OK) return s;
     if (n <= 0) return cu_missing(ctx, "0 devices");
     if (device >= n)
         return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_cuda_open: device %d out of range (%d device%s)",
@@ -382,24 +360,12 @@ gs_status gs_cuda_open(gs_ctx *ctx, int device, gs_cuda **out) {
     if (!cu) return gs_err(ctx, GS_ERR_NOMEM, "gs_cuda_open: out of memory");
     cu->api = a;
     cu->ordinal = device;
-    gs_status s;
-    r = a->DeviceGet(&cu->dev, device);
-    if (r != CUDA_SUCCESS) {
-        s = cu_fail(ctx, a, "cuDeviceGet", r);
-        goto fail;
-    }
-    r = a->DeviceGetName(cu->name, (int)sizeof cu->name - 1, cu->dev);
-    if (r != CUDA_SUCCESS) {
-        s = cu_fail(ctx, a, "cuDeviceGetName", r);
-        goto fail;
-    }
+    s = cu_call(ctx, a, "cuDeviceGet", a->DeviceGet(&cu->dev, device));
+    if (s == GS_OK) s = cu_call(ctx, a, "cuDeviceGetName", a->DeviceGetName(cu->name, (int)sizeof cu->name - 1, cu->dev));
+    if (s != GS_OK) goto fail;
     cu->name[sizeof cu->name - 1] = '\0';
-    trim_right(cu->name);
-    r = a->DriverGetVersion(&cu->driver_version);
-    if (r != CUDA_SUCCESS) {
-        s = cu_fail(ctx, a, "cuDriverGetVersion", r);
-        goto fail;
-    }
+    gs_trim_right(cu->name);
+    if ((s = cu_call(ctx, a, "cuDriverGetVersion", a->DriverGetVersion(&cu->driver_version))) != GS_OK) goto fail;
     int major = 0, minor = 0;
     if ((s = CU_ATTR(ctx, cu, COMPUTE_CAPABILITY_MAJOR, &major)) != GS_OK ||
         (s = CU_ATTR(ctx, cu, COMPUTE_CAPABILITY_MINOR, &minor)) != GS_OK ||
@@ -407,10 +373,8 @@ gs_status gs_cuda_open(gs_ctx *ctx, int device, gs_cuda **out) {
         (s = CU_ATTR(ctx, cu, MAX_GRID_DIM_X, &cu->max_grid_x)) != GS_OK)
         goto fail;
     cu->sm = major * 10 + minor;
-    r = a->PrimaryCtxRetain(&cu->context, cu->dev);
-    if (r != CUDA_SUCCESS) {
+    if ((s = cu_call(ctx, a, "cuDevicePrimaryCtxRetain", a->PrimaryCtxRetain(&cu->context, cu->dev))) != GS_OK) {
         cu->context = NULL;
-        s = cu_fail(ctx, a, "cuDevicePrimaryCtxRetain", r);
         goto fail;
     }
     *out = cu;
@@ -584,11 +548,9 @@ gs_status gs_cuda_load(gs_ctx *ctx, gs_cuda *cu, const void *image, const char *
         goto fail;
     }
     int st = 0;
-    r = a->FuncGetAttribute(&st, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, m->fn);
-    if (r != CUDA_SUCCESS) {
-        s = cu_fail(ctx, a, "cuFuncGetAttribute(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)", r);
-        goto fail;
-    }
+    s = cu_call(ctx, a, "cuFuncGetAttribute(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)",
+                a->FuncGetAttribute(&st, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, m->fn));
+    if (s != GS_OK) goto fail;
     m->static_smem = st;
     /* Our kernels declare their shared memory statically, so this is 0 for
      * them; a kernel with extern __shared__ gets the remainder at launch. */
@@ -641,19 +603,12 @@ gs_status gs_cuda_buf_create(gs_ctx *ctx, gs_cuda *cu, size_t bytes, const void 
         goto fail;
     }
     if (host && bytes > 0) {
-        r = a->MemcpyHtoD(b->ptr, host, bytes);
-        if (r != CUDA_SUCCESS) {
-            s = cu_fail(ctx, a, "cuMemcpyHtoD_v2", r);
-            goto fail;
-        }
+        if ((s = cu_call(ctx, a, "cuMemcpyHtoD_v2", a->MemcpyHtoD(b->ptr, host, bytes))) != GS_OK) goto fail;
         if (b->alloc > bytes) r = a->MemsetD8(b->ptr + bytes, 0, b->alloc - bytes);
     } else {
         r = a->MemsetD8(b->ptr, 0, b->alloc);
     }
-    if (r != CUDA_SUCCESS) {
-        s = cu_fail(ctx, a, "cuMemsetD8_v2", r);
-        goto fail;
-    }
+    if ((s = cu_call(ctx, a, "cuMemsetD8_v2", r)) != GS_OK) goto fail;
     *out = b;
     return GS_OK;
 fail:
@@ -673,9 +628,7 @@ gs_status gs_cuda_buf_read(gs_ctx *ctx, gs_cuda *cu, gs_cuda_buf *b, void *host,
     if (bytes == 0) return GS_OK;
     gs_status s = cu_bind(ctx, cu);
     if (s != GS_OK) return s;
-    CUresult r = cu->api->MemcpyDtoH(host, b->ptr, bytes);
-    if (r != CUDA_SUCCESS) return cu_fail(ctx, cu->api, "cuMemcpyDtoH_v2", r);
-    return GS_OK;
+    return cu_call(ctx, cu->api, "cuMemcpyDtoH_v2", cu->api->MemcpyDtoH(host, b->ptr, bytes));
 }
 
 uint64_t gs_cuda_buf_devptr(const gs_cuda_buf *b) { return b ? (uint64_t)b->ptr : 0; }
@@ -695,9 +648,10 @@ typedef union cu_argval {
     float f;
 } cu_argval;
 
-gs_status gs_cuda_launch(gs_ctx *ctx, gs_cuda *cu, gs_cuda_mod *m, const gs_karg *args, int nargs,
-                         size_t grid, size_t block, double *elapsed_s) {
-    if (elapsed_s) *elapsed_s = 0.0;
+/* The launch's handles and sizes: GS_OK, or GS_ERR_INVALID_ARG saying what is
+ * wrong before the driver sees it. */
+static gs_status cu_launch_check(gs_ctx *ctx, const gs_cuda *cu, const gs_cuda_mod *m, const gs_karg *args,
+                                 int nargs, size_t grid, size_t block) {
     if (!cu || !m || nargs < 0 || (nargs > 0 && !args))
         return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_cuda_launch: NULL argument");
     if (m->cu != cu)
@@ -714,17 +668,13 @@ gs_status gs_cuda_launch(gs_ctx *ctx, gs_cuda *cu, gs_cuda_mod *m, const gs_karg
         return gs_err(ctx, GS_ERR_INVALID_ARG,
                       "gs_cuda_launch: grid of %zu blocks exceeds the device maximum %d on %s",
                       grid, cu->max_grid_x, cu->name);
+    return GS_OK;
+}
 
-    /* Marshal: params[i] points at the value of argument i, typed as the
-     * kernel declares it (pointer, int, long long, float). */
-    size_t na = nargs > 0 ? (size_t)nargs : 1;
-    cu_argval *vals = calloc(na, sizeof *vals);
-    void **params = calloc(na, sizeof *params);
-    if (!vals || !params) {
-        free(vals);
-        free(params);
-        return gs_err(ctx, GS_ERR_NOMEM, "gs_cuda_launch: out of memory");
-    }
+/* Marshal: params[i] points at vals[i], the value of argument i typed as the
+ * kernel declares it (pointer, int, long long, float). */
+static gs_status cu_marshal(gs_ctx *ctx, const gs_cuda *cu, const gs_karg *args, int nargs, cu_argval *vals,
+                            void **params) {
     gs_status s = GS_OK;
     for (int i = 0; i < nargs && s == GS_OK; i++) {
         const gs_karg *g = &args[i];
@@ -746,74 +696,66 @@ gs_status gs_cuda_launch(gs_ctx *ctx, gs_cuda *cu, gs_cuda_mod *m, const gs_karg
         }
         params[i] = &vals[i];
     }
-    if (s == GS_OK) s = cu_bind(ctx, cu);
-    if (s != GS_OK) {
-        free(vals);
-        free(params);
-        return s;
-    }
+    return s;
+}
 
-    const cu_api *a = cu->api;
+/* A kernel that failed while running, as the wait (call) reports it. */
+static gs_status cu_ran_fail(gs_ctx *ctx, const cu_api *a, const gs_cuda_mod *m, const char *call, CUresult r) {
+    return gs_err(ctx, GS_ERR_CUDA, "kernel '%s' failed while running (%s): %s (%d)", m->name, call,
+                  cu_errname(a, r), (int)r);
+}
+
+/* Launch m in the bound context and wait for it; with elapsed_s, time it
+ * between two events recorded around the launch. */
+static gs_status cu_run(gs_ctx *ctx, const cu_api *a, const gs_cuda_mod *m, void **params, size_t grid,
+                        size_t block, double *elapsed_s) {
     CUevent ev0 = NULL, ev1 = NULL;
     CUresult r;
+    gs_status s = GS_OK;
     if (elapsed_s) {
-        r = a->EventCreate(&ev0, CU_EVENT_DEFAULT);
-        if (r != CUDA_SUCCESS) {
-            ev0 = NULL;
-            s = cu_fail(ctx, a, "cuEventCreate", r);
-            goto done;
-        }
-        r = a->EventCreate(&ev1, CU_EVENT_DEFAULT);
-        if (r != CUDA_SUCCESS) {
-            ev1 = NULL;
-            s = cu_fail(ctx, a, "cuEventCreate", r);
-            goto done;
-        }
-        r = a->EventRecord(ev0, NULL);
-        if (r != CUDA_SUCCESS) {
-            s = cu_fail(ctx, a, "cuEventRecord", r);
-            goto done;
-        }
+        if ((s = cu_call(ctx, a, "cuEventCreate", a->EventCreate(&ev0, CU_EVENT_DEFAULT))) != GS_OK) ev0 = NULL;
+        else if ((s = cu_call(ctx, a, "cuEventCreate", a->EventCreate(&ev1, CU_EVENT_DEFAULT))) != GS_OK) ev1 = NULL;
+        else s = cu_call(ctx, a, "cuEventRecord", a->EventRecord(ev0, NULL));
     }
-    r = a->LaunchKernel(m->fn, (unsigned)grid, 1, 1, (unsigned)block, 1, 1,
-                        (unsigned)m->dynamic_smem, NULL, nargs > 0 ? params : NULL, NULL);
-    if (r != CUDA_SUCCESS) {
-        s = gs_err(ctx, GS_ERR_CUDA,
-                   "cuLaunchKernel(kernel '%s', grid=%zu, block=%zu, smem=%lld) failed: %s (%d)",
-                   m->name, grid, block, (long long)m->dynamic_smem, cu_errname(a, r), (int)r);
-        goto done;
+    if (s == GS_OK) {
+        r = a->LaunchKernel(m->fn, (unsigned)grid, 1, 1, (unsigned)block, 1, 1, (unsigned)m->dynamic_smem, NULL,
+                            params, NULL);
+        if (r != CUDA_SUCCESS)
+            s = gs_err(ctx, GS_ERR_CUDA, "cuLaunchKernel(kernel '%s', grid=%zu, block=%zu, smem=%lld) failed: %s (%d)",
+                       m->name, grid, block, (long long)m->dynamic_smem, cu_errname(a, r), (int)r);
     }
-    if (elapsed_s) {
-        r = a->EventRecord(ev1, NULL);
-        if (r != CUDA_SUCCESS) {
-            s = cu_fail(ctx, a, "cuEventRecord", r);
-            goto done;
-        }
-        r = a->EventSynchronize(ev1);
-        if (r != CUDA_SUCCESS) {
-            s = gs_err(ctx, GS_ERR_CUDA, "kernel '%s' failed while running (cuEventSynchronize): %s (%d)",
-                       m->name, cu_errname(a, r), (int)r);
-            goto done;
-        }
+    if (s == GS_OK && elapsed_s) {
+        s = cu_call(ctx, a, "cuEventRecord", a->EventRecord(ev1, NULL));
+        if (s == GS_OK && (r = a->EventSynchronize(ev1)) != CUDA_SUCCESS)
+            s = cu_ran_fail(ctx, a, m, "cuEventSynchronize", r);
     }
-    r = a->CtxSynchronize();
-    if (r != CUDA_SUCCESS) {
-        s = gs_err(ctx, GS_ERR_CUDA, "kernel '%s' failed while running (cuCtxSynchronize): %s (%d)",
-                   m->name, cu_errname(a, r), (int)r);
-        goto done;
-    }
-    if (elapsed_s) {
+    if (s == GS_OK && (r = a->CtxSynchronize()) != CUDA_SUCCESS) s = cu_ran_fail(ctx, a, m, "cuCtxSynchronize", r);
+    if (s == GS_OK && elapsed_s) {
         float ms = 0.0f;
-        r = a->EventElapsedTime(&ms, ev0, ev1);
-        if (r != CUDA_SUCCESS) {
-            s = cu_fail(ctx, a, "cuEventElapsedTime", r);
-            goto done;
-        }
-        *elapsed_s = ms > 0.0f ? (double)ms * 1e-3 : 0.0;
+        s = cu_call(ctx, a, "cuEventElapsedTime", a->EventElapsedTime(&ms, ev0, ev1));
+        if (s == GS_OK) *elapsed_s = ms > 0.0f ? (double)ms * 1e-3 : 0.0;
     }
-done:
     if (ev0) (void)a->EventDestroy(ev0);
     if (ev1) (void)a->EventDestroy(ev1);
+    return s;
+}
+
+gs_status gs_cuda_launch(gs_ctx *ctx, gs_cuda *cu, gs_cuda_mod *m, const gs_karg *args, int nargs,
+                         size_t grid, size_t block, double *elapsed_s) {
+    if (elapsed_s) *elapsed_s = 0.0;
+    gs_status s = cu_launch_check(ctx, cu, m, args, nargs, grid, block);
+    if (s != GS_OK) return s;
+    size_t na = nargs > 0 ? (size_t)nargs : 1;
+    cu_argval *vals = calloc(na, sizeof *vals);
+    void **params = calloc(na, sizeof *params);
+    if (!vals || !params) {
+        free(vals);
+        free(params);
+        return gs_err(ctx, GS_ERR_NOMEM, "gs_cuda_launch: out of memory");
+    }
+    s = cu_marshal(ctx, cu, args, nargs, vals, params);
+    if (s == GS_OK) s = cu_bind(ctx, cu);
+    if (s == GS_OK) s = cu_run(ctx, cu->api, m, nargs > 0 ? params : NULL, grid, block, elapsed_s);
     free(vals);
     free(params);
     return s;

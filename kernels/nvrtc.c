@@ -19,6 +19,7 @@
 #include <ctype.h>
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +52,7 @@ typedef nvrtcResult (*pfn_version)(int *major, int *minor);
 
 /* Loaded once per process (under nv_lock) and never unloaded; after that
  * only read, so compilations may run in several threads. */
-static struct {
+typedef struct nv_lib {
     int state; /* 0 = not tried, 1 = loaded, -1 = failed (why[] says why) */
     void *handle;
     char path[512];
@@ -72,39 +73,32 @@ static struct {
     pfn_num_archs num_archs;
     pfn_archs get_archs;
     pfn_version version;
-} nv;
+} nv_lib;
+static nv_lib nv;
 
 static const char *nv_errstr(nvrtcResult r) {
     const char *s = nv.errstr ? nv.errstr(r) : NULL;
     return s ? s : "unknown NVRTC error";
 }
 
-/* Resolve every entry point from handle h; on a missing one name it. */
-static bool nv_resolve(void *h, const char **missing) {
-    /* dlsym returns void *; POSIX guarantees it converts to a function
-     * pointer. Each pointer is cast to its typedef on assignment. */
-#define NV_SYM(field, type, sym)                      \
-    do {                                              \
-        void *p_ = dlsym(h, sym);                     \
-        if (!p_) { *missing = sym; return false; }    \
-        nv.field = (type)p_;                          \
-    } while (0)
-    NV_SYM(create, pfn_create, "nvrtcCreateProgram");
-    NV_SYM(compile, pfn_compile, "nvrtcCompileProgram");
-    NV_SYM(ptx_size, pfn_size, "nvrtcGetPTXSize");
-    NV_SYM(ptx, pfn_get, "nvrtcGetPTX");
-    NV_SYM(cubin_size, pfn_size, "nvrtcGetCUBINSize");
-    NV_SYM(cubin, pfn_get, "nvrtcGetCUBIN");
-    NV_SYM(log_size, pfn_size, "nvrtcGetProgramLogSize");
-    NV_SYM(log, pfn_get, "nvrtcGetProgramLog");
-    NV_SYM(destroy, pfn_destroy, "nvrtcDestroyProgram");
-    NV_SYM(errstr, pfn_errstr, "nvrtcGetErrorString");
-    NV_SYM(num_archs, pfn_num_archs, "nvrtcGetNumSupportedArchs");
-    NV_SYM(get_archs, pfn_archs, "nvrtcGetSupportedArchs");
-    NV_SYM(version, pfn_version, "nvrtcVersion");
-#undef NV_SYM
-    return true;
-}
+/* Every entry point, in the order they are looked up (the first missing one
+ * is named). */
+static const gs_dlsym_entry nv_syms[] = {
+    {offsetof(nv_lib, create), "nvrtcCreateProgram", NULL},
+    {offsetof(nv_lib, compile), "nvrtcCompileProgram", NULL},
+    {offsetof(nv_lib, ptx_size), "nvrtcGetPTXSize", NULL},
+    {offsetof(nv_lib, ptx), "nvrtcGetPTX", NULL},
+    {offsetof(nv_lib, cubin_size), "nvrtcGetCUBINSize", NULL},
+    {offsetof(nv_lib, cubin), "nvrtcGetCUBIN", NULL},
+    {offsetof(nv_lib, log_size), "nvrtcGetProgramLogSize", NULL},
+    {offsetof(nv_lib, log), "nvrtcGetProgramLog", NULL},
+    {offsetof(nv_lib, destroy), "nvrtcDestroyProgram", NULL},
+    {offsetof(nv_lib, errstr), "nvrtcGetErrorString", NULL},
+    {offsetof(nv_lib, num_archs), "nvrtcGetNumSupportedArchs", NULL},
+    {offsetof(nv_lib, get_archs), "nvrtcGetSupportedArchs", NULL},
+    {offsetof(nv_lib, version), "nvrtcVersion", NULL},
+};
+#define NV_NSYMS (sizeof nv_syms / sizeof nv_syms[0])
 
 /* Ask the loaded library for its version and arch list. */
 static bool nv_query(gs_sb *why) {
@@ -139,10 +133,7 @@ static bool nv_query(gs_sb *why) {
 
 /* Drop the entry points of a library we are about to close. */
 static void nv_forget(void *h) {
-    nv.create = NULL, nv.compile = NULL, nv.ptx_size = NULL, nv.ptx = NULL;
-    nv.cubin_size = NULL, nv.cubin = NULL, nv.log_size = NULL, nv.log = NULL;
-    nv.destroy = NULL, nv.errstr = NULL, nv.num_archs = NULL, nv.get_archs = NULL;
-    nv.version = NULL;
+    gs_dlsym_clear(&nv, nv_syms, NV_NSYMS);
     nv.narchs = 0;
     dlclose(h);
 }
@@ -150,16 +141,14 @@ static void nv_forget(void *h) {
 /* Try one path; on failure append the reason to why. */
 static bool nv_try(const char *path, gs_sb *why) {
     if (why->len) gs_sb_puts(why, "; ");
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    char e[1024];
+    void *h = gs_dlopen(path, e, sizeof e);
     if (!h) {
-        const char *e = dlerror();
-        /* dlerror() usually names the path already; add it when not. */
-        if (e && strstr(e, path)) gs_sb_puts(why, e);
-        else gs_sb_printf(why, "%s: %s", path, e ? e : "dlopen failed");
+        gs_sb_puts(why, e);
         return false;
     }
     const char *missing = NULL;
-    if (!nv_resolve(h, &missing)) {
+    if (!gs_dlsym_table(h, &nv, nv_syms, NV_NSYMS, &missing)) {
         gs_sb_printf(why, "%s: symbol %s not found (NVRTC older than 11.2?)", path, missing);
         nv_forget(h);
         return false;

@@ -337,18 +337,23 @@ Test(cache, unwritable_dir_fails_put_but_get_works) {
     gs_ctx_destroy(ctx);
 }
 
+/* A dispatcher for rtx3090 whose kernels are OpenCL source (no device is
+ * attached, so the cached artifact is the source), cached in dir. */
+static gs_dispatcher *source_dispatcher(gs_ctx *ctx, const char *dir) {
+    gs_dispatch_opts o;
+    gs_dispatch_opts_default(&o);
+    o.dialect = GS_DIALECT_OPENCL;
+    o.cache_dir = dir;
+    gs_dispatcher *d = NULL;
+    cr_assert_eq(gs_dispatcher_create(ctx, gs_hw_find_builtin("rtx3090"), &o, &d), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    return d;
+}
+
 Test(cache, unwritable_dir_dispatch_still_works) {
     gs_ctx *ctx = gs_ctx_create();
     char dir[800], *cleanup = NULL;
     unwritable_dir(dir, sizeof dir, &cleanup);
-    gs_hw *hw = NULL;
-    cr_assert_eq(gs_hw_load(ctx, "rtx3090", &hw), GS_OK);
-    gs_dispatch_opts o;
-    gs_dispatch_opts_default(&o);
-    o.dialect = GS_DIALECT_OPENCL; /* no device attached: the artifact is the source */
-    o.cache_dir = dir;
-    gs_dispatcher *d = NULL;
-    cr_assert_eq(gs_dispatcher_create(ctx, hw, &o, &d), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_dispatcher *d = source_dispatcher(ctx, dir);
     for (int i = 0; i < 2; i++) {
         gs_op *op = NULL;
         cr_assert_eq(gs_op_parse(ctx, "gemm M=100 N=64 K=32", &op), GS_OK);
@@ -364,7 +369,6 @@ Test(cache, unwritable_dir_dispatch_still_works) {
     cr_assert_eq(st.cache_write_errors, 1, "the failed disk write is counted");
     cr_assert_eq(st.dispatches, 2);
     gs_dispatcher_destroy(d);
-    gs_hw_destroy(hw);
     cleanup_unwritable(cleanup);
     gs_ctx_destroy(ctx);
 }
@@ -373,24 +377,17 @@ Test(cache, unwritable_dir_dispatch_still_works) {
 Test(cache, dispatcher_rebuilds_corrupt_entry) {
     gs_ctx *ctx = gs_ctx_create();
     char *dir = gs_test_tmpdir("cache-test");
-    gs_hw *hw = NULL;
-    cr_assert_eq(gs_hw_load(ctx, "rtx3090", &hw), GS_OK);
-    gs_dispatch_opts o;
-    gs_dispatch_opts_default(&o);
-    o.dialect = GS_DIALECT_OPENCL;
-    o.cache_dir = dir;
     gs_op *op = NULL;
     cr_assert_eq(gs_op_parse(ctx, "gemm M=33 N=65 K=17 transA=1", &op), GS_OK);
-    gs_dispatcher *d = NULL;
     gs_kernel_handle h1, h2;
-    cr_assert_eq(gs_dispatcher_create(ctx, hw, &o, &d), GS_OK);
+    gs_dispatcher *d = source_dispatcher(ctx, dir);
     cr_assert_eq(gs_dispatch(ctx, d, op, &h1), GS_OK);
     char path[1024];
     cr_assert_eq(gs_kcache_path(gs_dispatcher_cache(d), h1.key, GS_KB_OPENCL_SOURCE, path, sizeof path), GS_OK);
     char *src1 = strdup(h1.binary);
     gs_dispatcher_destroy(d);
     cr_assert_eq(truncate(path, file_size(path) / 2), 0);
-    cr_assert_eq(gs_dispatcher_create(ctx, hw, &o, &d), GS_OK);
+    d = source_dispatcher(ctx, dir);
     cr_assert_eq(gs_dispatch(ctx, d, op, &h2), GS_OK, "%s", gs_ctx_errmsg(ctx));
     gs_dispatch_stats st;
     gs_dispatch_stats_get(d, &st);
@@ -401,13 +398,12 @@ Test(cache, dispatcher_rebuilds_corrupt_entry) {
     cr_assert_eq(file_size(path), GS_KCACHE_HEADER_BYTES + (int64_t)strlen(src1), "rewritten whole");
     gs_dispatcher_destroy(d);
     /* and a third dispatcher reads it from disk */
-    cr_assert_eq(gs_dispatcher_create(ctx, hw, &o, &d), GS_OK);
+    d = source_dispatcher(ctx, dir);
     cr_assert_eq(gs_dispatch(ctx, d, op, &h2), GS_OK);
     cr_assert_eq(h2.disk_hit, 1);
     gs_dispatcher_destroy(d);
     free(src1);
     gs_op_destroy(op);
-    gs_hw_destroy(hw);
     gs_test_rm_flat(dir);
     free(dir);
     gs_ctx_destroy(ctx);

@@ -27,6 +27,55 @@ void gs_test_data_path(char *buf, size_t n, const char *name) {
     snprintf(buf, n, "%.*s/data/%s", dirlen, slash ? file : ".", name);
 }
 
+void gs_test_lines_read(const char *name, gs_test_lines *l) {
+    memset(l, 0, sizeof *l);
+    gs_test_data_path(l->path, sizeof l->path, name);
+    FILE *f = fopen(l->path, "r");
+    cr_assert_not_null(f, "cannot open %s (run from the repository root)", l->path);
+    char *line = NULL;
+    size_t cap = 0;
+    int lineno = 0, room = 0;
+    while (getline(&line, &cap, f) != -1) {
+        lineno++;
+        line[strcspn(line, "\r\n")] = 0;
+        if (!line[0] || line[0] == '#') continue;
+        if (l->n == room) {
+            room = room ? 2 * room : 64;
+            l->text = realloc(l->text, (size_t)room * sizeof *l->text);
+            l->lineno = realloc(l->lineno, (size_t)room * sizeof *l->lineno);
+            cr_assert(l->text && l->lineno, "out of memory reading %s", l->path);
+        }
+        l->text[l->n] = strdup(line);
+        cr_assert_not_null(l->text[l->n]);
+        l->lineno[l->n++] = lineno;
+    }
+    free(line);
+    fclose(f);
+}
+
+void gs_test_lines_free(gs_test_lines *l) {
+    for (int i = 0; i < l->n; i++) free(l->text[i]);
+    free(l->text);
+    free(l->lineno);
+    memset(l, 0, sizeof *l);
+}
+
+int gs_test_read_sweep(const char *name, gs_test_sweep_case *cases, int cap) {
+    gs_test_lines l;
+    gs_test_lines_read(name, &l);
+    cr_assert(l.n <= cap, "%s: more than %d cases", l.path, cap);
+    for (int i = 0; i < l.n; i++) {
+        int off = 0;
+        cr_assert(sscanf(l.text[i], "%31s %lu %n", cases[i].hw, &cases[i].seed, &off) == 2 && off > 0,
+                  "%s:%d: bad line '%s' (want: hw seed spec)", l.path, l.lineno[i], l.text[i]);
+        snprintf(cases[i].spec, sizeof cases[i].spec, "%s", l.text[i] + off);
+        cases[i].line = l.lineno[i];
+    }
+    int n = l.n;
+    gs_test_lines_free(&l);
+    return n;
+}
+
 char *gs_test_tmpdir(const char *tag) {
     const char *dir = getenv("TMPDIR"); /* as kernels/sass.c's temp files */
     char tmpl[512];
@@ -138,7 +187,8 @@ void gs_test_expect_err(gs_ctx *ctx, gs_status got, gs_status want, const char *
     }
 }
 
-void gs_test_setup(gs_test_fix *f, bool device, const char *hw, const char *spec, int top_k) {
+/* gs_test_setup's steps; seed NULL: the default options' seed */
+static void setup(gs_test_fix *f, bool device, const char *hw, const char *spec, int top_k, const uint64_t *seed) {
     memset(f, 0, sizeof *f);
     f->ctx = gs_ctx_create();
     cr_assert_not_null(f->ctx);
@@ -149,8 +199,17 @@ void gs_test_setup(gs_test_fix *f, bool device, const char *hw, const char *spec
     gs_construct_opts co;
     gs_construct_opts_default(&co);
     co.top_k = top_k;
+    if (seed) co.seed = *seed;
     gs_status s = gs_construct(f->ctx, f->op, f->hw, &co, &f->r);
     cr_assert_eq(s, GS_OK, "construct %s on %s: %s", spec, hw, gs_ctx_errmsg(f->ctx));
+}
+
+void gs_test_setup(gs_test_fix *f, bool device, const char *hw, const char *spec, int top_k) {
+    setup(f, device, hw, spec, top_k, NULL);
+}
+
+void gs_test_setup_seed(gs_test_fix *f, bool device, const char *hw, const char *spec, int top_k, uint64_t seed) {
+    setup(f, device, hw, spec, top_k, &seed);
 }
 
 void gs_test_teardown(gs_test_fix *f) {

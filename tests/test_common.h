@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* True when the environment variable is set, non-empty and not "0". */
 bool gs_test_env_true(const char *name);
@@ -16,6 +17,29 @@ bool gs_test_env_true(const char *name);
 /* tests/data/<name>, relative to the working directory (the repository root
  * under `make test`) or, failing that, to this source file's directory. */
 void gs_test_data_path(char *buf, size_t n, const char *name);
+
+/* The data lines of tests/data/<name>, in order and without their line
+ * ends: blank lines and '#' comments are dropped. Asserts that the file
+ * opens; free with gs_test_lines_free. Sweeps live in such files (BLIS's
+ * input.*.fast), not in copies of a test case. */
+typedef struct gs_test_lines {
+    char path[512]; /* the file read, for messages */
+    int n;
+    char **text;    /* text[i]: the i-th data line */
+    int *lineno;    /* its line number in the file, from 1 */
+} gs_test_lines;
+void gs_test_lines_read(const char *name, gs_test_lines *l);
+void gs_test_lines_free(gs_test_lines *l);
+
+/* One case of a verify sweep: a line "hw seed spec..." of a data file. */
+typedef struct gs_test_sweep_case {
+    char hw[32];
+    unsigned long seed;
+    char spec[400];
+    int line; /* its line number in the file */
+} gs_test_sweep_case;
+/* The cases of tests/data/<name>, at most cap (asserted); returns the count. */
+int gs_test_read_sweep(const char *name, gs_test_sweep_case *cases, int cap);
 
 /* A fresh directory /tmp/gensor-<tag>-XXXXXX (malloc'd; the test removes it). */
 char *gs_test_tmpdir(const char *tag);
@@ -57,6 +81,8 @@ typedef struct gs_test_fix {
     gs_result *r;
 } gs_test_fix;
 void gs_test_setup(gs_test_fix *f, bool device, const char *hw, const char *spec, int top_k);
+/* The same, constructing with the given seed. */
+void gs_test_setup_seed(gs_test_fix *f, bool device, const char *hw, const char *spec, int top_k, uint64_t seed);
 /* Free all of it (NULL members are skipped). */
 void gs_test_teardown(gs_test_fix *f);
 

@@ -22,13 +22,11 @@ TestSuite(construct);
 
 enum { AX_M = 0, AX_N = 1, AX_K = 2 };
 
-static gs_op mk_gemm(int64_t M, int64_t N, int64_t K) {
-    gs_op op;
-    gs_ctx *ctx = gs_ctx_create();
-    gs_status s = gs_op_build_gemm(ctx, &op, M, N, K, 0, 0, 1, 0);
-    cr_assert_eq(s, GS_OK, "%s", gs_ctx_errmsg(ctx));
-    gs_ctx_destroy(ctx);
-    return op;
+/* gs_construct's default options. */
+static gs_construct_opts opts_default(void) {
+    gs_construct_opts o;
+    gs_construct_opts_default(&o);
+    return o;
 }
 
 static const gs_hw *hw_named(const char *name) {
@@ -88,27 +86,28 @@ static void assert_candidates_valid(const gs_result *r, const gs_op *op, const g
     gs_ctx_destroy(ctx);
 }
 
+/* run, then assert_candidates_valid with the options' top_k. */
+static gs_result *run_valid(const gs_op *op, const gs_hw *hw, const gs_construct_opts *o) {
+    gs_result *r = run(op, hw, o);
+    assert_candidates_valid(r, op, hw, o->top_k);
+    return r;
+}
+
 /* Shapes from tests/data/construct_shapes.txt. */
 typedef struct shape { int64_t M, N, K; } shape;
 static int load_shapes(shape *out, int cap) {
-    char path[512];
-    gs_test_data_path(path, sizeof path, "construct_shapes.txt");
-    FILE *f = fopen(path, "r");
-    cr_assert_not_null(f, "cannot open %s", path);
-    char line[256];
-    int n = 0, lineno = 0;
-    while (fgets(line, sizeof line, f)) {
-        lineno++;
-        char *p = line;
-        while (*p == ' ' || *p == '\t') p++;
-        if (*p == '#' || *p == '\n' || !*p) continue;
+    gs_test_lines l;
+    gs_test_lines_read("construct_shapes.txt", &l);
+    cr_assert_leq(l.n, cap);
+    for (int n = 0; n < l.n; n++) {
         long long M, N, K;
-        cr_assert_eq(sscanf(p, "%lld %lld %lld", &M, &N, &K), 3, "%s:%d: expected 'M N K'", path, lineno);
-        cr_assert_lt(n, cap);
-        out[n++] = (shape){M, N, K};
+        cr_assert_eq(sscanf(l.text[n], "%lld %lld %lld", &M, &N, &K), 3, "%s:%d: expected 'M N K'", l.path,
+                     l.lineno[n]);
+        out[n] = (shape){M, N, K};
     }
-    fclose(f);
-    cr_assert_geq(n, 3, "only %d shapes in %s", n, path);
+    int n = l.n;
+    cr_assert_geq(n, 3, "only %d shapes in %s", n, l.path);
+    gs_test_lines_free(&l);
     return n;
 }
 
@@ -128,11 +127,10 @@ static void assert_same_result(const gs_result *a, const gs_result *b, const cha
 
 Test(construct, same_seed_same_result) {
     const gs_hw *hw = hw_named("rtx3090");
-    gs_op op = mk_gemm(1024, 768, 512), other = mk_gemm(2039, 64, 4096);
+    gs_op op = gs_test_gemm(1024, 768, 512), other = gs_test_gemm(2039, 64, 4096);
     static const gs_policy pols[] = {GS_POLICY_MODEL, GS_POLICY_PAPER, GS_POLICY_BALANCED};
     for (int p = 0; p < 3; p++) {
-        gs_construct_opts o;
-        gs_construct_opts_default(&o);
+        gs_construct_opts o = opts_default();
         o.seed = 7;
         o.top_k = 10;
         o.policy = pols[p];
@@ -154,9 +152,8 @@ Test(construct, same_seed_same_result) {
  * these two seeds. Verified for this case; not a general claim. */
 Test(construct, other_seed_other_walk) {
     const gs_hw *hw = hw_named("rtx3090");
-    gs_op op = mk_gemm(1024, 1024, 1024);
-    gs_construct_opts o;
-    gs_construct_opts_default(&o);
+    gs_op op = gs_test_gemm(1024, 1024, 1024);
+    gs_construct_opts o = opts_default();
     o.policy = GS_POLICY_PAPER;
     o.seed = 1;
     gs_result *a = run(&op, hw, &o);
@@ -180,9 +177,8 @@ Test(construct, candidates_valid_on_every_profile) {
         const gs_hw *hw = gs_hw_builtin(h);
         cr_assert_not_null(hw);
         for (int s = 0; s < ns; s++) {
-            gs_op op = mk_gemm(shapes[s].M, shapes[s].N, shapes[s].K);
-            gs_construct_opts o;
-            gs_construct_opts_default(&o);
+            gs_op op = gs_test_gemm(shapes[s].M, shapes[s].N, shapes[s].K);
+            gs_construct_opts o = opts_default();
             o.top_k = 8;
             double t0 = gs_now_s();
             gs_result *r = run(&op, hw, &o);
@@ -202,10 +198,9 @@ Test(construct, candidates_valid_on_every_profile) {
 }
 
 Test(construct, tiny_gemm_1x1x1) {
-    gs_op op = mk_gemm(1, 1, 1);
+    gs_op op = gs_test_gemm(1, 1, 1);
     for (int h = 0; h < gs_hw_builtin_count(); h++) {
-        gs_construct_opts o;
-        gs_construct_opts_default(&o);
+        gs_construct_opts o = opts_default();
         gs_result *r = run(&op, gs_hw_builtin(h), &o);
         /* the only legal state: every tile 1 */
         cr_assert_eq(r->n, 1, "%s: %d candidates for 1x1x1", gs_hw_builtin_name(h), r->n);
@@ -225,28 +220,24 @@ Test(construct, paper_and_balanced_policies_valid) {
     for (int p = 0; p < 2; p++)
         for (int h = 0; h < 2; h++)
             for (int s = 0; s < 4; s++) {
-                gs_op op = mk_gemm(shapes[s][0], shapes[s][1], shapes[s][2]);
+                gs_op op = gs_test_gemm(shapes[s][0], shapes[s][1], shapes[s][2]);
                 const gs_hw *hw = hw_named(hws[h]);
-                gs_construct_opts o;
-                gs_construct_opts_default(&o);
+                gs_construct_opts o = opts_default();
                 o.policy = pols[p];
                 o.top_k = 6;
                 o.seed = 3;
-                gs_result *r = run(&op, hw, &o);
-                assert_candidates_valid(r, &op, hw, o.top_k);
+                gs_result *r = run_valid(&op, hw, &o);
                 gs_result_destroy(r);
             }
 }
 
 Test(construct, random_strategy_valid) {
-    gs_op op = mk_gemm(1000, 300, 77);
+    gs_op op = gs_test_gemm(1000, 300, 77);
     const gs_hw *hw = hw_named("t4");
-    gs_construct_opts o;
-    gs_construct_opts_default(&o);
+    gs_construct_opts o = opts_default();
     o.strategy = GS_STRATEGY_RANDOM;
     o.top_k = 5;
-    gs_result *r = run(&op, hw, &o);
-    assert_candidates_valid(r, &op, hw, o.top_k);
+    gs_result *r = run_valid(&op, hw, &o);
     gs_result *r2 = run(&op, hw, &o);
     assert_same_result(r, r2, "random strategy, same seed");
     gs_result_destroy(r);
@@ -265,9 +256,8 @@ Test(construct, markov_within_115_percent_of_exhaustive, .timeout = 240) {
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const gs_hw *hw = hw_named(cases[i].hw);
-        gs_op op = mk_gemm(cases[i].M, cases[i].N, cases[i].K);
-        gs_construct_opts o;
-        gs_construct_opts_default(&o);
+        gs_op op = gs_test_gemm(cases[i].M, cases[i].N, cases[i].K);
+        gs_construct_opts o = opts_default();
         gs_result *mk = run(&op, hw, &o);
         o.strategy = GS_STRATEGY_EXHAUSTIVE;
         o.top_k = 3;
@@ -326,7 +316,7 @@ Test(construct, append_probability) {
 }
 
 Test(construct, benefit_tiling_paper_growth_and_reciprocal) {
-    gs_op op = mk_gemm(256, 256, 256);
+    gs_op op = gs_test_gemm(256, 256, 256);
     static const int starts[][3] = {{1, 1, 1}, {16, 16, 8}, {32, 64, 8}, {64, 32, 32}};
     int checked = 0;
     for (size_t s = 0; s < sizeof starts / sizeof starts[0]; s++)
@@ -364,7 +354,7 @@ Test(construct, benefit_tiling_paper_growth_and_reciprocal) {
 
 /* BALANCED is Q(T)F(T) / (Q(T')F(T')), at level 2 and at level 1. */
 Test(construct, benefit_tiling_balanced_identity) {
-    gs_op op = mk_gemm(1000, 333, 777);
+    gs_op op = gs_test_gemm(1000, 333, 777);
     int checked = 0;
     for (int bm = 1; bm <= 128; bm *= 4)
         for (int bn = 2; bn <= 64; bn *= 4)
@@ -407,7 +397,7 @@ Test(construct, benefit_tiling_balanced_identity) {
 Test(construct, benefit_vthread_hand_computed) {
     const gs_hw *hw = hw_named("rtx3090");
     cr_assert_eq(hw->smem_banks, 32);
-    gs_op op = mk_gemm(256, 256, 256);
+    gs_op op = gs_test_gemm(256, 256, 256);
     gs_etir e = gs_test_gemm_block_state(&op, 16, 128, 8);
     e.T[AX_N][1] = 8;
     e.level = 1;
@@ -428,7 +418,7 @@ Test(construct, benefit_vthread_hand_computed) {
 Test(construct, benefit_caching_above_one) {
     for (int h = 0; h < gs_hw_builtin_count(); h++) {
         const gs_hw *hw = gs_hw_builtin(h);
-        gs_op op = mk_gemm(1024, 1024, 1024);
+        gs_op op = gs_test_gemm(1024, 1024, 1024);
         gs_etir e = gs_test_gemm_block_state(&op, 64, 64, 8), l1;
         double b2 = gs_benefit_caching(hw, &op, &e, 2);
         cr_assert(isfinite(b2) && b2 > 1.0, "%s: level-2 caching benefit %.6g", hw->name, b2);
@@ -439,7 +429,7 @@ Test(construct, benefit_caching_above_one) {
     }
     /* formula (2) by hand for rtx3090 at level 2: S = 4 * (64*8 + 8*64 + 64*64) B */
     const gs_hw *hw = hw_named("rtx3090");
-    gs_op op = mk_gemm(1024, 1024, 1024);
+    gs_op op = gs_test_gemm(1024, 1024, 1024);
     gs_etir e = gs_test_gemm_block_state(&op, 64, 64, 8);
     double S = 4.0 * (512 + 512 + 4096);
     double clk = hw->clock_mhz * 1e6;
@@ -450,7 +440,7 @@ Test(construct, benefit_caching_above_one) {
 
 Test(construct, action_benefit_and_enumeration) {
     const gs_hw *hw = hw_named("rtx3090");
-    gs_op op = mk_gemm(100, 64, 1);
+    gs_op op = gs_test_gemm(100, 64, 1);
     gs_etir e, next;
     gs_etir_init(&op, &e);
     gs_action acts[64];
@@ -470,7 +460,7 @@ Test(construct, action_benefit_and_enumeration) {
      * kernel opts in to dynamic shared memory, up to the profile's opt-in
      * maximum (99 KiB on the rtx3090): 128x128x64 takes 67 KiB with its
      * padding, 128x128x128 about 132 KiB */
-    gs_op big = mk_gemm(4096, 4096, 4096);
+    gs_op big = gs_test_gemm(4096, 4096, 4096);
     gs_etir over = gs_test_gemm_block_state(&big, 128, 128, 128);
     cr_assert_not(gs_hw_check(hw, &big, &over));
     gs_etir fits = gs_test_gemm_block_state(&big, 128, 128, 64);
@@ -487,7 +477,7 @@ Test(construct, action_benefit_and_enumeration) {
 
 Test(construct, options_validation) {
     gs_ctx *ctx = gs_ctx_create();
-    gs_op op = mk_gemm(64, 64, 64);
+    gs_op op = gs_test_gemm(64, 64, 64);
     const gs_hw *hw = hw_named("t4");
     gs_construct_opts o;
     gs_result *r;
@@ -565,9 +555,8 @@ Test(construct, result_accessors_out_of_range) {
     cr_assert(gs_result_construct_s(NULL) < 0);
     cr_assert_str_eq(gs_result_describe(NULL, 0), "");
     gs_result_destroy(NULL);
-    gs_op op = mk_gemm(128, 128, 128);
-    gs_construct_opts o;
-    gs_construct_opts_default(&o);
+    gs_op op = gs_test_gemm(128, 128, 128);
+    gs_construct_opts o = opts_default();
     o.top_k = 3;
     gs_result *r = run(&op, hw_named("a100"), &o);
     int n = gs_result_count(r);
@@ -585,18 +574,11 @@ Test(construct, result_accessors_out_of_range) {
 
 /* The tree (Roller-style) strategy serves valid candidates. */
 Test(construct, tree_strategy_served_or_refused_clearly) {
-    gs_op op = mk_gemm(512, 512, 512);
+    gs_op op = gs_test_gemm(512, 512, 512);
     const gs_hw *hw = hw_named("rtx3090");
-    gs_construct_opts o;
-    gs_construct_opts_default(&o);
+    gs_construct_opts o = opts_default();
     o.strategy = GS_STRATEGY_TREE;
-    gs_ctx *ctx = gs_ctx_create();
-    gs_result *r = NULL;
-    gs_status s = gs_construct(ctx, &op, hw, &o, &r);
-    cr_assert_eq(s, GS_OK, "tree strategy: %s (%s)", gs_status_str(s), gs_ctx_errmsg(ctx));
-    assert_candidates_valid(r, &op, hw, o.top_k);
-    gs_result_destroy(r);
-    gs_ctx_destroy(ctx);
+    gs_result_destroy(run_valid(&op, hw, &o));
 }
 
 /* Regression: a temperature ratio that overflows a double (t_start = 1e300,
@@ -607,10 +589,9 @@ Test(construct, tree_strategy_served_or_refused_clearly) {
  * cap to 48. Every chain here finishes (reaches level 0) long before T falls
  * to either threshold, so the threshold must not change the result at all. */
 Test(construct, huge_temperature_ratio_keeps_the_pool) {
-    gs_op op = mk_gemm(1024, 1024, 1024);
+    gs_op op = gs_test_gemm(1024, 1024, 1024);
     const gs_hw *hw = hw_named("rtx3090");
-    gs_construct_opts o;
-    gs_construct_opts_default(&o);
+    gs_construct_opts o = opts_default();
     o.t_start = 1e300;
     o.t_threshold = 1e-7;
     gs_result *a = run(&op, hw, &o);
@@ -649,8 +630,7 @@ Test(construct, grid_within_launch_limit) {
     cr_assert_not(gs_hw_check(hw, &op, &e), "a grid of 2^31 blocks must fail the check");
     const gs_strategy strat[] = {GS_STRATEGY_MARKOV, GS_STRATEGY_TREE, GS_STRATEGY_RANDOM};
     for (int s = 0; s < 3; s++) {
-        gs_construct_opts o;
-        gs_construct_opts_default(&o);
+        gs_construct_opts o = opts_default();
         o.strategy = strat[s];
         o.top_k = 20;
         gs_result *r = run(&op, hw, &o);
@@ -678,10 +658,8 @@ Test(construct, indices_within_int32) {
     cr_assert_not(gs_hw_check(hw, &op, &e), "E + T - 1 = 2^31 + 1022 overflows int");
     cr_assert_eq(gs_etir_parse_config(ctx, &op, "bm=1,bn=1,tm=1,tn=1,sx=0", &e), GS_OK);
     cr_assert(gs_hw_check(hw, &op, &e));
-    gs_construct_opts o;
-    gs_construct_opts_default(&o);
-    gs_result *r = run(&op, hw, &o);
-    assert_candidates_valid(r, &op, hw, o.top_k);
+    gs_construct_opts o = opts_default();
+    gs_result *r = run_valid(&op, hw, &o);
     cr_assert_eq(r->cand[0].T[0][2], 1, "block tile on m: %d", r->cand[0].T[0][2]);
     gs_result_destroy(r);
     cr_assert_eq(gs_op_parse_into(ctx, "gemm M=1 N=1 K=2147483647", &op), GS_OK);
@@ -719,8 +697,7 @@ Test(construct, extreme_valid_profile_gives_finite_estimates) {
         for (int k = 0; k < 2; k++) {
             gs_op *op = NULL;
             cr_assert_eq(gs_op_parse(ctx, specs[k], &op), GS_OK);
-            gs_construct_opts co;
-            gs_construct_opts_default(&co);
+            gs_construct_opts co = opts_default();
             co.policy = GS_POLICY_BALANCED;
             gs_result *r = NULL;
             cr_assert_eq(gs_construct(ctx, op, &h, &co, &r), GS_OK, "%s", gs_ctx_errmsg(ctx));

@@ -8,6 +8,7 @@
  * exactly; without one they skip with that message, never pass. Set
  * GS_REQUIRE_CUDA=1 to turn the skip into a failure (make check-gpu). */
 #include "kernels/kernels.h"
+#include "tests/test_common.h"
 
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -19,11 +20,6 @@
 TestSuite(cuda, .timeout = 120);
 
 #define MISSING_PREFIX "no CUDA device: measurement-free mode ("
-
-static bool env_true(const char *name) {
-    const char *v = getenv(name);
-    return v && *v && strcmp(v, "0") != 0;
-}
 
 static void assert_missing_msg(gs_ctx *ctx) {
     const char *m = gs_ctx_errmsg(ctx);
@@ -40,7 +36,7 @@ static gs_cuda *open_or_skip(gs_ctx *ctx) {
     gs_status s = gs_cuda_open(ctx, 0, &cu);
     if (s == GS_ERR_CUDA_MISSING) {
         assert_missing_msg(ctx);
-        if (env_true("GS_REQUIRE_CUDA"))
+        if (gs_test_env_true("GS_REQUIRE_CUDA"))
             cr_assert_fail("GS_REQUIRE_CUDA is set but: %s", gs_ctx_errmsg(ctx));
         cr_skip_test("no CUDA device: measurement-free mode; launch test not run: %s",
                      gs_ctx_errmsg(ctx));
@@ -48,6 +44,39 @@ static gs_cuda *open_or_skip(gs_ctx *ctx) {
     cr_assert_eq(s, GS_OK, "gs_cuda_open: %s", gs_ctx_errmsg(ctx));
     cr_assert_not_null(cu);
     return cu;
+}
+
+/* What the tests with a device share: a context, device 0 (skipped without
+ * one) and its own profile. */
+typedef struct cu_fix {
+    gs_ctx *ctx;
+    gs_cuda *cu;
+    gs_hw hw;
+} cu_fix;
+
+static void cu_setup(cu_fix *f) {
+    f->ctx = gs_ctx_create();
+    cr_assert_not_null(f->ctx);
+    f->cu = open_or_skip(f->ctx);
+    cr_assert_eq(gs_cuda_query_profile(f->ctx, f->cu, &f->hw), GS_OK, "%s", gs_ctx_errmsg(f->ctx));
+}
+
+static void cu_teardown(cu_fix *f) {
+    gs_cuda_close(f->cu);
+    gs_ctx_destroy(f->ctx);
+}
+
+/* NVRTC's cubin of SRC for the device's own arch. Skipped with the reason
+ * when NVRTC is missing (failed under GS_REQUIRE_NVRTC=1) or cannot build
+ * SASS that runs on the device: SASS runs only on its own major arch at the
+ * same or a later minor. */
+static void compile_for_device(cu_fix *f, const char *src, const char *file, gs_nvrtc_out *o) {
+    gs_test_need_nvrtc(f->ctx, "the CUDA device's cubin test");
+    int arch = gs_nvrtc_nearest_arch(f->ctx, f->hw.sm);
+    if (arch > f->hw.sm || arch / 10 != f->hw.sm / 10)
+        cr_skip_test("the installed NVRTC cannot build SASS for sm_%d (nearest sm_%d)", f->hw.sm, arch);
+    cr_assert_eq(gs_nvrtc_compile(f->ctx, src, file, arch, false, true, o), GS_OK, "%s", gs_ctx_errmsg(f->ctx));
+    cr_assert_not_null(o->cubin);
 }
 
 static gs_karg karg_buf(gs_cuda_buf *b) { return (gs_karg){.kind = GS_KARG_BUF, .cubuf = b}; }
@@ -117,34 +146,31 @@ Test(cuda, null_arguments_never_crash) {
     gs_ctx_destroy(ctx);
 }
 
-Test(cuda, gs_cuda_lib_nonexistent_path) {
-    const char *path = "/nonexistent/gensor-test/libcuda.so.1";
-    cr_assert_eq(setenv("GS_CUDA_LIB", path, 1), 0);
-    gs_ctx *ctx = gs_ctx_create();
+/* With $GS_CUDA_LIB=lib, gs_cuda_open is measurement-free mode and its
+ * reason holds needle (what says why it should). */
+static void expect_missing_with_lib(gs_ctx *ctx, const char *lib, const char *needle, const char *what) {
+    cr_assert_eq(setenv("GS_CUDA_LIB", lib, 1), 0);
     gs_cuda *cu = NULL;
     cr_assert_eq(gs_cuda_open(ctx, 0, &cu), GS_ERR_CUDA_MISSING, "%s", gs_ctx_errmsg(ctx));
     cr_assert_null(cu);
     assert_missing_msg(ctx);
-    cr_assert(strstr(gs_ctx_errmsg(ctx), path), "message should name the path: %s",
-              gs_ctx_errmsg(ctx));
+    cr_assert(strstr(gs_ctx_errmsg(ctx), needle), "message should %s: %s", what, gs_ctx_errmsg(ctx));
+}
+
+Test(cuda, gs_cuda_lib_nonexistent_path) {
+    const char *path = "/nonexistent/gensor-test/libcuda.so.1";
+    gs_ctx *ctx = gs_ctx_create();
+    expect_missing_with_lib(ctx, path, path, "name the path");
     gs_ctx_destroy(ctx);
 }
 
 Test(cuda, gs_cuda_lib_not_a_driver) {
     /* libm loads fine but has none of the driver's entry points. */
-    cr_assert_eq(setenv("GS_CUDA_LIB", "libm.so.6", 1), 0);
     gs_ctx *ctx = gs_ctx_create();
-    gs_cuda *cu = NULL;
-    cr_assert_eq(gs_cuda_open(ctx, 0, &cu), GS_ERR_CUDA_MISSING, "%s", gs_ctx_errmsg(ctx));
-    cr_assert_null(cu);
-    assert_missing_msg(ctx);
-    cr_assert(strstr(gs_ctx_errmsg(ctx), "symbol cuInit not found"),
-              "message should name the missing symbol: %s", gs_ctx_errmsg(ctx));
+    expect_missing_with_lib(ctx, "libm.so.6", "symbol cuInit not found", "name the missing symbol");
     cr_assert(strstr(gs_ctx_errmsg(ctx), "libm.so.6"), "%s", gs_ctx_errmsg(ctx));
     /* Switching back to another path in the same process is honoured. */
-    cr_assert_eq(setenv("GS_CUDA_LIB", "/nonexistent/libcuda.so.1", 1), 0);
-    cr_assert_eq(gs_cuda_open(ctx, 0, &cu), GS_ERR_CUDA_MISSING);
-    cr_assert(strstr(gs_ctx_errmsg(ctx), "/nonexistent/libcuda.so.1"), "%s", gs_ctx_errmsg(ctx));
+    expect_missing_with_lib(ctx, "/nonexistent/libcuda.so.1", "/nonexistent/libcuda.so.1", "name the new path");
     gs_ctx_destroy(ctx);
 }
 
@@ -157,14 +183,8 @@ Test(cuda, gs_cuda_lib_stub_driver) {
              home && *home ? home : "/usr/local/cuda");
     if (access(path, R_OK) != 0)
         cr_skip_test("no CUDA stub driver at %s (toolkit not installed)", path);
-    cr_assert_eq(setenv("GS_CUDA_LIB", path, 1), 0);
     gs_ctx *ctx = gs_ctx_create();
-    gs_cuda *cu = NULL;
-    cr_assert_eq(gs_cuda_open(ctx, 0, &cu), GS_ERR_CUDA_MISSING, "%s", gs_ctx_errmsg(ctx));
-    cr_assert_null(cu);
-    assert_missing_msg(ctx);
-    cr_assert(strstr(gs_ctx_errmsg(ctx), "cuInit failed: CUDA_ERROR_STUB_LIBRARY (34)"),
-              "message should name cuInit and its error: %s", gs_ctx_errmsg(ctx));
+    expect_missing_with_lib(ctx, path, "cuInit failed: CUDA_ERROR_STUB_LIBRARY (34)", "name cuInit and its error");
     gs_ctx_destroy(ctx);
 }
 
@@ -232,7 +252,9 @@ static const char vadd_ptx[] =
 
 /* Run the vadd kernel of module m on n elements (grid rounded up) and check
  * every element exactly; the untouched tail of c must stay zero. */
-static void run_vadd(gs_ctx *ctx, gs_cuda *cu, gs_cuda_mod *m, int n, size_t block) {
+static void run_vadd(const cu_fix *f, gs_cuda_mod *m, int n, size_t block) {
+    gs_ctx *ctx = f->ctx;
+    gs_cuda *cu = f->cu;
     float *a = malloc((size_t)n * sizeof *a), *b = malloc((size_t)n * sizeof *b);
     float *c = malloc((size_t)(n + 7) * sizeof *c);
     cr_assert(a && b && c);
@@ -283,54 +305,37 @@ static void run_vadd(gs_ctx *ctx, gs_cuda *cu, gs_cuda_mod *m, int n, size_t blo
 }
 
 Test(cuda, device_profile_validates) {
-    gs_ctx *ctx = gs_ctx_create();
-    gs_cuda *cu = open_or_skip(ctx);
-    cr_assert_gt(strlen(gs_cuda_device_name(cu)), 0);
-    gs_hw hw;
-    cr_assert_eq(gs_cuda_query_profile(ctx, cu, &hw), GS_OK, "%s", gs_ctx_errmsg(ctx));
-    cr_assert_eq(gs_hw_validate(ctx, &hw), GS_OK, "%s", gs_ctx_errmsg(ctx));
-    cr_assert(strncmp(hw.name, "auto-", 5) == 0, "name %s", hw.name);
-    cr_assert(hw.sm >= 30 && hw.num_sms > 0 && hw.clock_mhz > 0 && hw.dram_gbs > 0);
-    cr_assert_eq(hw.smem_per_block, 48 * 1024, "smem_per_block %lld", (long long)hw.smem_per_block);
-    cr_assert_eq(hw.warp_size, 32);
-    char *d = gs_hw_describe(&hw);
-    cr_log_info("%s: %s", gs_cuda_device_name(cu), d ? d : "");
+    cu_fix f;
+    cu_setup(&f);
+    const gs_hw *hw = &f.hw;
+    cr_assert_gt(strlen(gs_cuda_device_name(f.cu)), 0);
+    cr_assert_eq(gs_hw_validate(f.ctx, hw), GS_OK, "%s", gs_ctx_errmsg(f.ctx));
+    cr_assert(strncmp(hw->name, "auto-", 5) == 0, "name %s", hw->name);
+    cr_assert(hw->sm >= 30 && hw->num_sms > 0 && hw->clock_mhz > 0 && hw->dram_gbs > 0);
+    cr_assert_eq(hw->smem_per_block, 48 * 1024, "smem_per_block %lld", (long long)hw->smem_per_block);
+    cr_assert_eq(hw->warp_size, 32);
+    char *d = gs_hw_describe(hw);
+    cr_log_info("%s: %s", gs_cuda_device_name(f.cu), d ? d : "");
     free(d);
-    gs_cuda_close(cu);
-    gs_ctx_destroy(ctx);
+    cu_teardown(&f);
 }
 
 /* NVRTC cubin for the device's own arch, loaded, launched and read back. */
 Test(cuda, vector_add_cubin_from_nvrtc) {
-    gs_ctx *ctx = gs_ctx_create();
-    gs_cuda *cu = open_or_skip(ctx);
-    gs_hw hw;
-    cr_assert_eq(gs_cuda_query_profile(ctx, cu, &hw), GS_OK, "%s", gs_ctx_errmsg(ctx));
-    if (!gs_nvrtc_available(ctx)) {
-        char msg[1024];
-        snprintf(msg, sizeof msg, "%s", gs_ctx_errmsg(ctx));
-        gs_cuda_close(cu);
-        cr_skip_test("CUDA device present but NVRTC missing, cubin test not run: %s", msg);
-    }
-    int arch = gs_nvrtc_nearest_arch(ctx, hw.sm);
-    /* SASS runs only on its own major arch at the same or a later minor. */
-    if (arch > hw.sm || arch / 10 != hw.sm / 10) {
-        gs_cuda_close(cu);
-        cr_skip_test("the installed NVRTC cannot build SASS for sm_%d (nearest sm_%d)", hw.sm,
-                     arch);
-    }
+    cu_fix f;
+    cu_setup(&f);
+    gs_ctx *ctx = f.ctx;
+    gs_cuda *cu = f.cu;
     gs_nvrtc_out o;
-    cr_assert_eq(gs_nvrtc_compile(ctx, vadd_cu, "vadd.cu", arch, false, true, &o), GS_OK, "%s",
-                 gs_ctx_errmsg(ctx));
-    cr_assert_not_null(o.cubin);
+    compile_for_device(&f, vadd_cu, "vadd.cu", &o);
     gs_cuda_mod *m = NULL;
     cr_assert_eq(gs_cuda_load(ctx, cu, o.cubin, "gs_cu_vadd", 0, &m), GS_OK, "%s",
                  gs_ctx_errmsg(ctx));
-    run_vadd(ctx, cu, m, 1000003, 256);
-    run_vadd(ctx, cu, m, 1, 32);
+    run_vadd(&f, m, 1000003, 256);
+    run_vadd(&f, m, 1, 32);
     /* A block over the device limit is refused before the driver sees it. */
     gs_karg none[1] = {karg_int(0)};
-    cr_assert_eq(gs_cuda_launch(ctx, cu, m, none, 1, 1, (size_t)hw.max_threads_per_block + 1, NULL),
+    cr_assert_eq(gs_cuda_launch(ctx, cu, m, none, 1, 1, (size_t)f.hw.max_threads_per_block + 1, NULL),
                  GS_ERR_INVALID_ARG);
     /* A NULL buffer argument too. */
     gs_karg nullbuf[1] = {karg_buf(NULL)};
@@ -342,25 +347,22 @@ Test(cuda, vector_add_cubin_from_nvrtc) {
     cr_assert(strstr(gs_ctx_errmsg(ctx), "cuModuleGetFunction"), "%s", gs_ctx_errmsg(ctx));
     gs_cuda_unload(m);
     gs_nvrtc_out_free(&o);
-    gs_cuda_close(cu);
-    gs_ctx_destroy(ctx);
+    cu_teardown(&f);
 }
 
 /* Hand-written PTX, JIT-compiled by the driver: needs no NVRTC. */
 Test(cuda, vector_add_ptx_jit) {
-    gs_ctx *ctx = gs_ctx_create();
-    gs_cuda *cu = open_or_skip(ctx);
+    cu_fix f;
+    cu_setup(&f);
     gs_cuda_mod *m = NULL;
-    cr_assert_eq(gs_cuda_load(ctx, cu, vadd_ptx, "gs_ptx_vadd", 0, &m), GS_OK, "%s",
-                 gs_ctx_errmsg(ctx));
-    run_vadd(ctx, cu, m, 4099, 128);
+    cr_assert_eq(gs_cuda_load(f.ctx, f.cu, vadd_ptx, "gs_ptx_vadd", 0, &m), GS_OK, "%s", gs_ctx_errmsg(f.ctx));
+    run_vadd(&f, m, 4099, 128);
     gs_cuda_unload(m);
     /* Garbage is a GS_ERR_CUDA naming cuModuleLoadData, not a crash. */
-    cr_assert_eq(gs_cuda_load(ctx, cu, "this is not PTX", "k", 0, &m), GS_ERR_CUDA);
+    cr_assert_eq(gs_cuda_load(f.ctx, f.cu, "this is not PTX", "k", 0, &m), GS_ERR_CUDA);
     cr_assert_null(m);
-    cr_assert(strstr(gs_ctx_errmsg(ctx), "cuModuleLoadData"), "%s", gs_ctx_errmsg(ctx));
-    gs_cuda_close(cu);
-    gs_ctx_destroy(ctx);
+    cr_assert(strstr(gs_ctx_errmsg(f.ctx), "cuModuleLoadData"), "%s", gs_ctx_errmsg(f.ctx));
+    cu_teardown(&f);
 }
 
 /* More than 48 KiB of shared memory needs the opt-in attribute. The kernel
@@ -377,30 +379,16 @@ static const char bigsmem_cu[] =
     "}\n";
 
 Test(cuda, dynamic_smem_above_48k_opt_in) {
-    gs_ctx *ctx = gs_ctx_create();
-    gs_cuda *cu = open_or_skip(ctx);
-    gs_hw hw;
-    cr_assert_eq(gs_cuda_query_profile(ctx, cu, &hw), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cu_fix f;
+    cu_setup(&f);
+    gs_ctx *ctx = f.ctx;
+    gs_cuda *cu = f.cu;
     const int64_t smem = 64 * 1024;
-    if (hw.smem_per_block_optin < smem) {
-        gs_cuda_close(cu);
-        cr_skip_test("%s allows only %lld bytes of shared memory per block", hw.name,
-                     (long long)hw.smem_per_block_optin);
-    }
-    if (!gs_nvrtc_available(ctx)) {
-        char msg[1024];
-        snprintf(msg, sizeof msg, "%s", gs_ctx_errmsg(ctx));
-        gs_cuda_close(cu);
-        cr_skip_test("CUDA device present but NVRTC missing: %s", msg);
-    }
-    int arch = gs_nvrtc_nearest_arch(ctx, hw.sm);
-    if (arch > hw.sm || arch / 10 != hw.sm / 10) {
-        gs_cuda_close(cu);
-        cr_skip_test("the installed NVRTC cannot build SASS for sm_%d", hw.sm);
-    }
+    if (f.hw.smem_per_block_optin < smem)
+        cr_skip_test("%s allows only %lld bytes of shared memory per block", f.hw.name,
+                     (long long)f.hw.smem_per_block_optin);
     gs_nvrtc_out o;
-    cr_assert_eq(gs_nvrtc_compile(ctx, bigsmem_cu, "big.cu", arch, false, true, &o), GS_OK, "%s",
-                 gs_ctx_errmsg(ctx));
+    compile_for_device(&f, bigsmem_cu, "big.cu", &o);
     gs_cuda_mod *m = NULL;
     cr_assert_eq(gs_cuda_load(ctx, cu, o.cubin, "gs_cu_bigsmem", smem, &m), GS_OK, "%s",
                  gs_ctx_errmsg(ctx));
@@ -433,6 +421,5 @@ Test(cuda, dynamic_smem_above_48k_opt_in) {
     free(y);
     gs_cuda_unload(m);
     gs_nvrtc_out_free(&o);
-    gs_cuda_close(cu);
-    gs_ctx_destroy(ctx);
+    cu_teardown(&f);
 }

@@ -68,6 +68,39 @@ static void expect_text_err(const char *text, gs_status want, const char *needle
     gs_ctx_destroy(ctx);
 }
 
+/* A temporary directory for profile files, and a context: what the tests
+ * that write files share. hw_dir_file names a file in it. */
+typedef struct hw_dir {
+    char *dir;
+    gs_ctx *ctx;
+} hw_dir;
+
+static hw_dir hw_dir_open(void) {
+    hw_dir d = {gs_test_tmpdir("hw"), gs_ctx_create()};
+    cr_assert_not_null(d.ctx);
+    return d;
+}
+
+/* d's directory / name, into path[PATH_MAX]; returns path. */
+static char *hw_dir_file(const hw_dir *d, const char *name, char *path) {
+    snprintf(path, PATH_MAX, "%s/%s", d->dir, name);
+    return path;
+}
+
+static void hw_dir_close(hw_dir *d) {
+    gs_ctx_destroy(d->ctx);
+    gs_test_rm_flat(d->dir);
+    free(d->dir);
+}
+
+/* gs_hw_load of tests/data/<name>: its status; *hw is NULL on failure. */
+static gs_status load_data_profile(gs_ctx *ctx, const char *name, gs_hw **hw) {
+    char path[PATH_MAX];
+    gs_test_data_path(path, sizeof path, name);
+    *hw = NULL;
+    return gs_hw_load(ctx, path, hw);
+}
+
 /* ---- the built-in table ------------------------------------------------------ */
 
 Test(hw, builtins_all_validate) {
@@ -300,12 +333,13 @@ Test(hw, validate_each_rule) {
 /* ---- JSON: round trips ------------------------------------------------------- */
 
 Test(hw, json_roundtrip_every_builtin) {
-    char *dir = gs_test_tmpdir("hw");
-    gs_ctx *ctx = gs_ctx_create();
-    char path[PATH_MAX];
+    hw_dir d = hw_dir_open();
+    gs_ctx *ctx = d.ctx;
+    char path[PATH_MAX], name[64];
     for (int i = 0; i < gs_hw_builtin_count(); i++) {
         const gs_hw *b = gs_hw_builtin(i);
-        snprintf(path, sizeof path, "%s/%s.json", dir, b->name);
+        snprintf(name, sizeof name, "%s.json", b->name);
+        hw_dir_file(&d, name, path);
         cr_assert_eq(gs_hw_save_json(ctx, b, path), GS_OK, "%s", gs_ctx_errmsg(ctx));
 
         /* The file holds exactly the 25 struct fields, no base. */
@@ -328,17 +362,15 @@ Test(hw, json_roundtrip_every_builtin) {
         gs_hw_destroy(hw);
     }
     /* Only the saved files remain: no temp files. */
-    cr_assert_eq(gs_test_count_files(dir, ""), gs_hw_builtin_count());
-    gs_ctx_destroy(ctx);
-    gs_test_rm_flat(dir);
-    free(dir);
+    cr_assert_eq(gs_test_count_files(d.dir, ""), gs_hw_builtin_count());
+    hw_dir_close(&d);
 }
 
 Test(hw, json_roundtrip_awkward_doubles) {
-    char *dir = gs_test_tmpdir("hw");
-    gs_ctx *ctx = gs_ctx_create();
+    hw_dir d = hw_dir_open();
+    gs_ctx *ctx = d.ctx;
     char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/odd", dir); /* no .json suffix */
+    hw_dir_file(&d, "odd", path); /* no .json suffix */
     gs_hw h = *gs_hw_find_builtin("v100");
     strcpy(h.name, "odd \"quoted\" name");
     h.clock_mhz = 0.1 + 0.2;      /* 0.30000000000000004 */
@@ -361,20 +393,16 @@ Test(hw, json_roundtrip_awkward_doubles) {
     gs_hw again;
     cr_assert_eq(gs_hw_load_json(ctx, path, &again), GS_OK, "%s", gs_ctx_errmsg(ctx));
     cr_assert_eq(again.num_sms, 7);
-    cr_assert_eq(gs_test_count_files(dir, ""), 1);
-    gs_ctx_destroy(ctx);
-    gs_test_rm_flat(dir);
-    free(dir);
+    cr_assert_eq(gs_test_count_files(d.dir, ""), 1);
+    hw_dir_close(&d);
 }
 
 /* ---- JSON: sample files -------------------------------------------------------- */
 
 Test(hw, truncated_file_is_json_error) {
-    char path[PATH_MAX];
-    gs_test_data_path(path, sizeof path, "hw_truncated.json");
     gs_ctx *ctx = gs_ctx_create();
-    gs_hw *hw = NULL;
-    gs_test_expect_err(ctx, gs_hw_load(ctx, path, &hw), GS_ERR_JSON, "line ", "");
+    gs_hw *hw;
+    gs_test_expect_err(ctx, load_data_profile(ctx, "hw_truncated.json", &hw), GS_ERR_JSON, "line ", "");
     cr_assert_null(hw);
     cr_assert_not_null(strstr(gs_ctx_errmsg(ctx), "hw_truncated.json"), "%s",
                        gs_ctx_errmsg(ctx));
@@ -389,23 +417,19 @@ Test(hw, truncated_file_is_json_error) {
 }
 
 Test(hw, zero_sms_file_is_invalid) {
-    char path[PATH_MAX];
-    gs_test_data_path(path, sizeof path, "hw_zero_sms.json");
     gs_ctx *ctx = gs_ctx_create();
-    gs_hw *hw = NULL;
-    gs_test_expect_err(ctx, gs_hw_load(ctx, path, &hw), GS_ERR_HW_INVALID,
-               "num_sms must be > 0 (got 0)", "");
+    gs_hw *hw;
+    gs_test_expect_err(ctx, load_data_profile(ctx, "hw_zero_sms.json", &hw), GS_ERR_HW_INVALID,
+                       "num_sms must be > 0 (got 0)", "");
     cr_assert_null(hw);
     cr_assert_not_null(strstr(gs_ctx_errmsg(ctx), "hw_zero_sms.json"));
     gs_ctx_destroy(ctx);
 }
 
 Test(hw, custom_file_overrides_base) {
-    char path[PATH_MAX];
-    gs_test_data_path(path, sizeof path, "hw_custom.json");
     gs_ctx *ctx = gs_ctx_create();
-    gs_hw *hw = NULL;
-    cr_assert_eq(gs_hw_load(ctx, path, &hw), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_hw *hw;
+    cr_assert_eq(load_data_profile(ctx, "hw_custom.json", &hw), GS_OK, "%s", gs_ctx_errmsg(ctx));
     cr_assert_str_eq(gs_hw_name(hw), "rtx3090-slowmem");
     cr_assert_eq(hw->dram_gbs, 500.0);
     /* Everything else is the base's. */
@@ -422,11 +446,9 @@ Test(hw, custom_file_overrides_base) {
 
 Test(hw, missing_key_named) {
     /* Remove each key in turn from a complete profile. */
-    char *dir = gs_test_tmpdir("hw");
+    hw_dir d = hw_dir_open();
     char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/full.json", dir);
-    gs_ctx *ctx = gs_ctx_create();
-    cr_assert_eq(gs_hw_save_json(ctx, gs_hw_find_builtin("a100"), path), GS_OK);
+    cr_assert_eq(gs_hw_save_json(d.ctx, gs_hw_find_builtin("a100"), hw_dir_file(&d, "full.json", path)), GS_OK);
     json_error_t je;
     json_t *full = json_load_file(path, 0, &je);
     cr_assert_not_null(full);
@@ -446,9 +468,7 @@ Test(hw, missing_key_named) {
     }
     cr_assert_eq(n, 25);
     json_decref(full);
-    gs_ctx_destroy(ctx);
-    gs_test_rm_flat(dir);
-    free(dir);
+    hw_dir_close(&d);
 }
 
 Test(hw, wrong_type_named) {
@@ -521,25 +541,22 @@ Test(hw, missing_file_is_io_error) {
 /* ---- saving: failures leave nothing behind ------------------------------------- */
 
 Test(hw, save_unwritable_path) {
-    gs_ctx *ctx = gs_ctx_create();
+    hw_dir d = hw_dir_open();
+    gs_ctx *ctx = d.ctx;
     const gs_hw *b = gs_hw_find_builtin("t4");
     gs_test_expect_err(ctx, gs_hw_save(ctx, b, "/proc/nonexistent/x.json"), GS_ERR_IO, NULL, "");
-    char *dir = gs_test_tmpdir("hw");
     char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/no/such/dir/x.json", dir);
+    hw_dir_file(&d, "no/such/dir/x.json", path);
     gs_test_expect_err(ctx, gs_hw_save(ctx, b, path), GS_ERR_IO, strerror(ENOENT), "");
     /* A directory as the target. */
-    gs_test_expect_err(ctx, gs_hw_save(ctx, b, dir), GS_ERR_IO, strerror(EISDIR), "");
-    cr_assert_eq(gs_test_count_files(dir, ""), 0);
+    gs_test_expect_err(ctx, gs_hw_save(ctx, b, d.dir), GS_ERR_IO, strerror(EISDIR), "");
+    cr_assert_eq(gs_test_count_files(d.dir, ""), 0);
     /* An invalid profile is never written. */
     gs_hw bad = *b;
     bad.num_sms = 0;
-    snprintf(path, sizeof path, "%s/bad.json", dir);
-    gs_test_expect_err(ctx, gs_hw_save(ctx, &bad, path), GS_ERR_HW_INVALID, "num_sms", "");
-    cr_assert_eq(gs_test_count_files(dir, ""), 0);
-    gs_ctx_destroy(ctx);
-    gs_test_rm_flat(dir);
-    free(dir);
+    gs_test_expect_err(ctx, gs_hw_save(ctx, &bad, hw_dir_file(&d, "bad.json", path)), GS_ERR_HW_INVALID, "num_sms", "");
+    cr_assert_eq(gs_test_count_files(d.dir, ""), 0);
+    hw_dir_close(&d);
 }
 
 Test(hw, save_dev_full) {
@@ -556,11 +573,11 @@ Test(hw, save_dev_full) {
 
 /* Saving through a symlink replaces the target and keeps the link. */
 Test(hw, save_through_symlink_keeps_link) {
-    char *dir = gs_test_tmpdir("hw");
+    hw_dir d = hw_dir_open();
+    gs_ctx *ctx = d.ctx;
     char real[PATH_MAX], link[PATH_MAX];
-    snprintf(real, sizeof real, "%s/real.json", dir);
-    snprintf(link, sizeof link, "%s/link.json", dir);
-    gs_ctx *ctx = gs_ctx_create();
+    hw_dir_file(&d, "real.json", real);
+    hw_dir_file(&d, "link.json", link);
     cr_assert_eq(gs_hw_save(ctx, gs_hw_find_builtin("t4"), real), GS_OK, "%s",
                  gs_ctx_errmsg(ctx));
     cr_assert_eq(symlink("real.json", link), 0, "symlink: %s", strerror(errno));
@@ -572,20 +589,18 @@ Test(hw, save_through_symlink_keeps_link) {
     gs_hw back;
     cr_assert_eq(gs_hw_load_json(ctx, real, &back), GS_OK, "%s", gs_ctx_errmsg(ctx));
     assert_hw_equal(&back, gs_hw_find_builtin("v100"));
-    cr_assert_eq(gs_test_count_files(dir, ""), 2);
-    gs_ctx_destroy(ctx);
-    gs_test_rm_flat(dir);
-    free(dir);
+    cr_assert_eq(gs_test_count_files(d.dir, ""), 2);
+    hw_dir_close(&d);
 }
 
 /* A write that fails half-way (here: the file-size limit, which behaves like
  * a full disk) removes the temp file and leaves the old file untouched.
  * Criterion runs each test in its own process, so the limit stays here. */
 Test(hw, save_failing_write_keeps_old_file) {
-    char *dir = gs_test_tmpdir("hw");
+    hw_dir d = hw_dir_open();
+    gs_ctx *ctx = d.ctx;
     char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/keep.json", dir);
-    gs_ctx *ctx = gs_ctx_create();
+    hw_dir_file(&d, "keep.json", path);
     const gs_hw *old = gs_hw_find_builtin("orin-nano");
     cr_assert_eq(gs_hw_save(ctx, old, path), GS_OK, "%s", gs_ctx_errmsg(ctx));
 
@@ -600,11 +615,9 @@ Test(hw, save_failing_write_keeps_old_file) {
     signal(SIGXFSZ, prev);
 
     gs_test_expect_err(ctx, s, GS_ERR_IO, strerror(EFBIG), "");
-    cr_assert_eq(gs_test_count_files(dir, ""), 1, "temp file left behind");
+    cr_assert_eq(gs_test_count_files(d.dir, ""), 1, "temp file left behind");
     gs_hw back;
     cr_assert_eq(gs_hw_load_json(ctx, path, &back), GS_OK, "%s", gs_ctx_errmsg(ctx));
     assert_hw_equal(&back, old);
-    gs_ctx_destroy(ctx);
-    gs_test_rm_flat(dir);
-    free(dir);
+    hw_dir_close(&d);
 }

@@ -155,18 +155,14 @@ Test(ir, canonical_spec_roundtrip) {
 /* ---- spec parsing: bad specs (data file) ------------------------------------------------ */
 
 Test(ir, parse_bad_specs_from_data_file) {
-    char path[512];
-    gs_test_data_path(path, sizeof path, "ir_bad_specs.txt");
-    FILE *f = fopen(path, "r");
-    cr_assert_not_null(f, "cannot open %s", path);
+    gs_test_lines l;
+    gs_test_lines_read("ir_bad_specs.txt", &l);
+    const char *path = l.path;
     gs_ctx *ctx = gs_ctx_create();
-    char line[4096];
-    int lineno = 0, cases = 0, failures = 0;
-    while (fgets(line, sizeof line, f)) {
-        lineno++;
-        size_t len = strlen(line);
-        if (len && line[len - 1] == '\n') line[--len] = 0;
-        if (!len || line[0] == '#') continue;
+    int cases = 0, failures = 0;
+    for (int li = 0; li < l.n; li++) {
+        char *line = l.text[li];
+        int lineno = l.lineno[li];
         char *t1 = strchr(line, '\t');
         cr_assert_not_null(t1, "%s:%d: no tab after STATUS", path, lineno);
         *t1 = 0;
@@ -203,10 +199,10 @@ Test(ir, parse_bad_specs_from_data_file) {
         cr_expect_eq(s2, want, "%s:%d: gs_op_parse_into(NULL ctx) gave %d", path, lineno, s2);
         if (s2 != want) failures++;
     }
-    fclose(f);
     gs_ctx_destroy(ctx);
     cr_assert_geq(cases, 40, "only %d cases read from %s", cases, path);
     cr_assert_eq(failures, 0, "%d of %d bad-spec cases failed (see above)", failures, cases);
+    gs_test_lines_free(&l);
 }
 
 Test(ir, parse_spec_length_limits) {

@@ -11,65 +11,28 @@
 #include "construct/construct.h"
 #include "tests/test_common.h"
 
-typedef struct sweep_case {
-    char hw[32];
-    unsigned long seed;
-    char spec[256];
-} sweep_case;
-
-/* Read "hw seed spec..." lines (# comments). Returns the count. */
-static int read_verify_sweep(const char *path, sweep_case *cases, int cap) {
-    FILE *f = fopen(path, "r");
-    cr_assert(f, "cannot open %s (run from the repository root)", path);
-    char line[512];
-    int n = 0;
-    while (fgets(line, sizeof line, f) && n < cap) {
-        line[strcspn(line, "\n")] = 0;
-        if (!line[0] || line[0] == '#') continue;
-        int off = 0;
-        cr_assert(sscanf(line, "%31s %lu %n", cases[n].hw, &cases[n].seed, &off) == 2, "bad line: %s", line);
-        snprintf(cases[n].spec, sizeof cases[n].spec, "%s", line + off);
-        n++;
-    }
-    fclose(f);
-    return n;
-}
-
-/* Construct top-2 for each case with the given parity and verify both on
- * the OpenCL device against GSL. */
+/* Construct top-2 for each case of tests/data/gemm_verify.txt with the given
+ * parity and verify both on the OpenCL device against GSL. */
 static void verify_sweep(int parity) {
-    sweep_case cases[128];
-    int n = read_verify_sweep("tests/data/gemm_verify.txt", cases, 128);
+    gs_test_sweep_case cases[128];
+    int n = gs_test_read_sweep("gemm_verify.txt", cases, 128);
     cr_assert(n >= 30, "sweep file too short (%d cases)", n);
     gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = NULL;
-    gs_status s = gs_cl_open(ctx, &cl);
-    if (s == GS_ERR_OPENCL_MISSING) cr_skip_test("no OpenCL device (install pocl-opencl-icd): %s", gs_ctx_errmsg(ctx));
-    cr_assert_eq(s, GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_cl *cl = gs_test_open_cl(ctx);
     int checked = 0;
     for (int i = parity; i < n; i += 2) {
-        gs_op *op = NULL;
-        gs_hw *hw = NULL;
-        gs_result *r = NULL;
-        cr_assert_eq(gs_op_parse(ctx, cases[i].spec, &op), GS_OK, "%s: %s", cases[i].spec, gs_ctx_errmsg(ctx));
-        cr_assert_eq(gs_hw_load(ctx, cases[i].hw, &hw), GS_OK, "%s", gs_ctx_errmsg(ctx));
-        gs_construct_opts o;
-        gs_construct_opts_default(&o);
-        o.seed = cases[i].seed;
-        o.top_k = 2;
-        cr_assert_eq(gs_construct(ctx, op, hw, &o, &r), GS_OK, "%s", gs_ctx_errmsg(ctx));
-        for (int c = 0; c < r->n; c++) {
+        gs_test_fix f;
+        gs_test_setup_seed(&f, false, cases[i].hw, cases[i].spec, 2, cases[i].seed);
+        for (int c = 0; c < f.r->n; c++) {
             gs_diff d;
-            s = gs_verify_opencl(ctx, cl, hw, op, &r->cand[c], cases[i].seed, &d);
-            cr_expect_eq(s, GS_OK, "%s on %s cand %d (%s): %s", cases[i].spec, cases[i].hw, c, r->desc[c],
+            gs_status s = gs_verify_opencl(ctx, cl, f.hw, f.op, &f.r->cand[c], cases[i].seed, &d);
+            cr_expect_eq(s, GS_OK, "%s on %s cand %d (%s): %s", cases[i].spec, cases[i].hw, c, f.r->desc[c],
                          gs_ctx_errmsg(ctx));
             cr_expect(d.normwise <= GS_VERIFY_TOL, "%s: normwise %.3g", cases[i].spec, d.normwise);
             cr_expect_str_eq(d.reference, "gsl_blas_sgemm");
             checked++;
         }
-        gs_result_destroy(r);
-        gs_hw_destroy(hw);
-        gs_op_destroy(op);
+        gs_test_teardown(&f);
     }
     cr_assert(checked >= 30, "only %d kernels checked", checked);
     gs_cl_close(cl);
@@ -82,10 +45,7 @@ Test(kernels, gemm_verify_sweep_odd, .timeout = 600) { verify_sweep(1); }
 /* A right kernel passes; the comparison catches a small error and NaNs. */
 Test(kernels, verify_detects_mismatch) {
     gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = NULL;
-    gs_status s = gs_cl_open(ctx, &cl);
-    if (s == GS_ERR_OPENCL_MISSING) cr_skip_test("no OpenCL device: %s", gs_ctx_errmsg(ctx));
-    cr_assert_eq(s, GS_OK);
+    gs_cl *cl = gs_test_open_cl(ctx);
     gs_op op;
     cr_assert_eq(gs_op_parse_into(ctx, "gemm M=33 N=17 K=9 alpha=2", &op), GS_OK);
     gs_etir e;
@@ -110,10 +70,7 @@ Test(kernels, verify_detects_mismatch) {
  * paths: run them too. */
 Test(kernels, unstaged_and_vthread_paths) {
     gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = NULL;
-    gs_status s = gs_cl_open(ctx, &cl);
-    if (s == GS_ERR_OPENCL_MISSING) cr_skip_test("no OpenCL device: %s", gs_ctx_errmsg(ctx));
-    cr_assert_eq(s, GS_OK);
+    gs_cl *cl = gs_test_open_cl(ctx);
     static const char *cfgs[] = {
         "bm=16,bn=32,bk=8,tm=4,tn=4,vm=2,vn=4,sa=0,sb=1", "bm=32,bn=16,bk=4,tm=2,tn=8,vm=2,vn=8,sa=1,sb=0",
         "bm=8,bn=8,bk=16,tm=1,tn=1,vm=1,vn=1,sa=0,sb=0",  "bm=64,bn=4,bk=2,tm=8,tn=4,vm=8,vn=1,sa=1,sb=1",
@@ -126,7 +83,7 @@ Test(kernels, unstaged_and_vthread_paths) {
             gs_diff d;
             cr_assert_eq(gs_op_parse_into(ctx, specs[i], &op), GS_OK);
             cr_assert_eq(gs_etir_parse_config(ctx, &op, cfgs[c], &e), GS_OK, "%s", gs_ctx_errmsg(ctx));
-            s = gs_verify_opencl(ctx, cl, gs_hw_find_builtin(c % 2 ? "t4" : "a100"), &op, &e, 3, &d);
+            gs_status s = gs_verify_opencl(ctx, cl, gs_hw_find_builtin(c % 2 ? "t4" : "a100"), &op, &e, 3, &d);
             cr_expect_eq(s, GS_OK, "%s with %s: %s", specs[i], cfgs[c], gs_ctx_errmsg(ctx));
         }
     gs_cl_close(cl);
@@ -237,15 +194,12 @@ Test(kernels, descriptor_hash_is_shape_generic) {
 Test(kernels, nvrtc_sweep_all_profiles, .timeout = 900) {
     gs_ctx *ctx = gs_ctx_create();
     gs_test_need_nvrtc(ctx, "the NVRTC sweep");
-    FILE *f = fopen("tests/data/gemm_nvrtc.txt", "r");
-    cr_assert(f, "cannot open tests/data/gemm_nvrtc.txt");
-    char line[512];
-    int compiled = 0, nspecs = 0;
+    gs_test_lines specs;
+    gs_test_lines_read("gemm_nvrtc.txt", &specs);
+    int compiled = 0, nspecs = specs.n;
     const int top = getenv("GS_ASAN") ? 1 : 3; /* the sanitizer build re-checks the top candidate only */
-    while (fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\n")] = 0;
-        if (!line[0] || line[0] == '#') continue;
-        nspecs++;
+    for (int li = 0; li < specs.n; li++) {
+        const char *line = specs.text[li];
         gs_op op;
         cr_assert_eq(gs_op_parse_into(ctx, line, &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
         for (int h = 0; h < gs_hw_builtin_count(); h++) {
@@ -291,7 +245,7 @@ Test(kernels, nvrtc_sweep_all_profiles, .timeout = 900) {
             gs_result_destroy(r);
         }
     }
-    fclose(f);
+    gs_test_lines_free(&specs);
     cr_assert(nspecs >= 10 && compiled >= nspecs * 7, "compiled %d kernels for %d specs", compiled, nspecs);
     gs_ctx_destroy(ctx);
 }

@@ -119,43 +119,12 @@ static gs_status ops_run_cl(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_et
 
 /* ---- 1. the verify sweeps ---------------------------------------------------------- */
 
-typedef struct ops_case {
-    char hw[32];
-    unsigned long seed;
-    char spec[400];
-    int line;
-} ops_case;
-
 #define OPS_MAX_CASES 64
-
-/* Read "hw seed spec..." lines ('#' comments, blank lines skipped). */
-static int ops_read_sweep(const char *name, ops_case *cases, int cap) {
-    char path[512];
-    gs_test_data_path(path, sizeof path, name);
-    FILE *f = fopen(path, "r");
-    cr_assert_not_null(f, "cannot open %s (run from the repository root)", path);
-    char line[512];
-    int n = 0, lineno = 0;
-    while (fgets(line, sizeof line, f)) {
-        lineno++;
-        line[strcspn(line, "\r\n")] = 0;
-        if (!line[0] || line[0] == '#') continue;
-        cr_assert(n < cap, "%s: more than %d cases", path, cap);
-        int off = 0;
-        cr_assert(sscanf(line, "%31s %lu %n", cases[n].hw, &cases[n].seed, &off) == 2 && off > 0,
-                  "%s:%d: bad line '%s' (want: hw seed spec)", path, lineno, line);
-        snprintf(cases[n].spec, sizeof cases[n].spec, "%s", line + off);
-        cases[n].line = lineno;
-        n++;
-    }
-    fclose(f);
-    return n;
-}
 
 /* Verify the cases of one sweep file with index i % nparts == part. */
 static void ops_sweep(const char *file, int part, int nparts, int min_cases) {
-    static ops_case cases[OPS_MAX_CASES];
-    int n = ops_read_sweep(file, cases, OPS_MAX_CASES);
+    static gs_test_sweep_case cases[OPS_MAX_CASES];
+    int n = gs_test_read_sweep(file, cases, OPS_MAX_CASES);
     cr_assert(n >= min_cases, "%s holds %d cases, expected at least %d", file, n, min_cases);
     gs_ctx *ctx = gs_ctx_create();
     gs_cl *cl = gs_test_open_cl(ctx);
@@ -163,7 +132,7 @@ static void ops_sweep(const char *file, int part, int nparts, int min_cases) {
     double t0 = gs_now_s();
     int selected = 0, ran = 0, kernels = 0, failed = 0;
     for (int i = part; i < n; i += nparts) {
-        const ops_case *c = &cases[i];
+        const gs_test_sweep_case *c = &cases[i];
         if (asan && selected++ % 4 != 0) continue; /* the sanitizer run checks every 4th case */
         ran++;
         const int want = i % 4 == 2 ? 2 : 1;
@@ -238,11 +207,11 @@ static const char *ops_op_diff(const gs_op *a, const gs_op *b) {
 Test(ops, sweep_specs_canonical_round_trip) {
     static const char *files[] = {"ops_conv.txt",   "ops_dwconv.txt",  "ops_pool.txt",         "ops_gemv_bgemm.txt",
                                   "ops_reduce.txt", "ops_eltwise.txt", "ops_gemm_epilogue.txt"};
-    static ops_case cases[OPS_MAX_CASES];
+    static gs_test_sweep_case cases[OPS_MAX_CASES];
     gs_ctx *ctx = gs_ctx_create();
     int total = 0;
     for (int f = 0; f < 7; f++) {
-        int n = ops_read_sweep(files[f], cases, OPS_MAX_CASES);
+        int n = gs_test_read_sweep(files[f], cases, OPS_MAX_CASES);
         for (int i = 0; i < n; i++) {
             gs_op a, b;
             cr_assert_eq(gs_op_parse_into(ctx, cases[i].spec, &a), GS_OK, "%s:%d: %s", files[f], cases[i].line,
@@ -486,12 +455,19 @@ Test(ops, conv3d_custom_ir_construct_emit_compile_verify, .timeout = 600) {
     gs_ctx_destroy(ctx);
 }
 
+/* The small conv3d the validation tests alter (with a bias over k or
+ * without), built and asserted. */
+static gs_op ops_small_conv3d(gs_ctx *ctx, int bias) {
+    ops_conv3d p = {3, 5, 7, 6, 4, 3, 3, 2, 1, 2, 1, 1, 0, 1, bias, 0};
+    gs_op op;
+    cr_assert_eq(ops_build_conv3d(ctx, &op, &p), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    return op;
+}
+
 /* The hand-built IR is checked by gs_op_validate like any builder's. */
 Test(ops, custom_ir_validation_errors) {
     gs_ctx *ctx = gs_ctx_create();
-    ops_conv3d p = {3, 5, 7, 6, 4, 3, 3, 2, 1, 2, 1, 1, 0, 1, 0, 0};
-    gs_op op;
-    cr_assert_eq(ops_build_conv3d(ctx, &op, &p), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    const gs_op op = ops_small_conv3d(ctx, 0);
     gs_op bad = op;
     bad.tensors[2].idx[1].coeff[5] = 1; /* output indexed by the reduce axis t */
     cr_expect_eq(gs_op_validate(ctx, &bad), GS_ERR_INVALID_ARG);
@@ -516,9 +492,7 @@ Test(ops, custom_ir_validation_errors) {
  * It only calls gs_op_validate, so a regression fails cleanly. */
 Test(ops, custom_ir_validate_refuses_bad_bias_axis) {
     gs_ctx *ctx = gs_ctx_create();
-    ops_conv3d p = {3, 5, 7, 6, 4, 3, 3, 2, 1, 2, 1, 1, 0, 1, 1, 0};
-    gs_op op;
-    cr_assert_eq(ops_build_conv3d(ctx, &op, &p), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    const gs_op op = ops_small_conv3d(ctx, 1);
     cr_assert(op.has_bias && op.epi.bias_axis == 0);
     gs_op bad = op;
     bad.epi.bias_axis = -1; /* a bias flag without a bias axis */
@@ -561,27 +535,22 @@ static bool ops_status_from_name(const char *name, gs_status *out) {
 }
 
 static int ops_read_bad(ops_bad *cases, int cap) {
-    char path[512];
-    gs_test_data_path(path, sizeof path, "ops_bad_specs.txt");
-    FILE *f = fopen(path, "r");
-    cr_assert_not_null(f, "cannot open %s", path);
-    char line[1024];
-    int n = 0, lineno = 0;
-    while (fgets(line, sizeof line, f)) {
-        lineno++;
-        line[strcspn(line, "\r\n")] = 0;
-        if (!line[0] || line[0] == '#') continue;
-        cr_assert(n < cap, "%s: more than %d cases", path, cap);
+    gs_test_lines l;
+    gs_test_lines_read("ops_bad_specs.txt", &l);
+    cr_assert(l.n <= cap, "%s: more than %d cases", l.path, cap);
+    for (int n = 0; n < l.n; n++) {
+        char *line = l.text[n];
         char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
-        cr_assert(t1 && t2, "%s:%d: want STATUS<TAB>SUBSTRING<TAB>SPEC", path, lineno);
+        cr_assert(t1 && t2, "%s:%d: want STATUS<TAB>SUBSTRING<TAB>SPEC", l.path, l.lineno[n]);
         *t1 = *t2 = 0;
-        cr_assert(ops_status_from_name(line, &cases[n].status), "%s:%d: unknown status '%s'", path, lineno, line);
+        cr_assert(ops_status_from_name(line, &cases[n].status), "%s:%d: unknown status '%s'", l.path, l.lineno[n],
+                  line);
         snprintf(cases[n].needle, sizeof cases[n].needle, "%s", t1 + 1);
         snprintf(cases[n].spec, sizeof cases[n].spec, "%s", t2 + 1);
-        cases[n].line = lineno;
-        n++;
+        cases[n].line = l.lineno[n];
     }
-    fclose(f);
+    int n = l.n;
+    gs_test_lines_free(&l);
     return n;
 }
 
@@ -829,13 +798,21 @@ static void ops_check_hand(gs_ctx *ctx, gs_cl *cl, const ops_hand *h) {
     gs_hw_destroy(hw);
 }
 
+/* Check every case of a hand-computed table, on the OpenCL device too when
+ * there is one. */
+static void ops_check_hand_cases(const ops_hand *cases, size_t n) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_cl *cl = ops_open_cl_optional(ctx, "the OpenCL half of the hand-computed cases");
+    for (size_t i = 0; i < n; i++) ops_check_hand(ctx, cl, &cases[i]);
+    gs_cl_close(cl);
+    gs_ctx_destroy(ctx);
+}
+
 /* X = [[1,2,3],[4,5,6],[7,8,9]] (1x1x3x3), F = [[1,2],[3,4]] (1x1x2x2). */
 static const float OPS_X9[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
 static const float OPS_F4[4] = {1, 2, 3, 4};
 
 Test(ops, hand_computed_conv, .timeout = 300) {
-    gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = ops_open_cl_optional(ctx, "the OpenCL half of the hand-computed cases");
     /* valid: out[i][j] = X[i][j] + 2 X[i][j+1] + 3 X[i+1][j] + 4 X[i+1][j+1] */
     static const float w1[4] = {37, 47, 67, 77};
     /* pad 1, stride 2: windows start at rows/cols -1 and 1; the padded cells add 0:
@@ -873,16 +850,12 @@ Test(ops, hand_computed_conv, .timeout = 300) {
         {"conv2d N=1 C=2 H=3 W=3 K=1 R=2 S=2 layout=nhwc", x2, f2, NULL, w6, 4, 1},
         {"dwconv2d N=1 C=2 H=3 W=3 R=2 S=2", xd, fd, NULL, w7, 8, 1},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) ops_check_hand(ctx, cl, &cases[i]);
-    gs_cl_close(cl);
-    gs_ctx_destroy(ctx);
+    ops_check_hand_cases(cases, sizeof cases / sizeof cases[0]);
 }
 
 /* Pooling semantics: avg counts padded cells (divides by R*S always), max
  * ignores padded cells (all-negative inputs: a padded 0 would win). */
 Test(ops, hand_computed_pool, .timeout = 300) {
-    gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = ops_open_cl_optional(ctx, "the OpenCL half of the hand-computed cases");
     static const float neg[9] = {-1, -2, -3, -4, -5, -6, -7, -8, -9};
     /* F=2 stride 2 pad 1 on 3x3: windows at rows/cols {-1,0} and {1,2}.
      * avg: [0][0] = 1/4; [0][1] = (2+3)/4; [1][0] = (4+7)/4; [1][1] = (5+6+8+9)/4 */
@@ -913,15 +886,11 @@ Test(ops, hand_computed_pool, .timeout = 300) {
         {"maxpool2d N=1 C=1 H=3 W=3 F=2 stride=2 pad_top=1 pad_bottom=0 pad_left=0 pad_right=1", neg, NULL, NULL,
          max4, 4, 2},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) ops_check_hand(ctx, cl, &cases[i]);
-    gs_cl_close(cl);
-    gs_ctx_destroy(ctx);
+    ops_check_hand_cases(cases, sizeof cases / sizeof cases[0]);
 }
 
 /* Row reductions and eltwise by hand: mean divides by K; max of negatives. */
 Test(ops, hand_computed_reduce_eltwise, .timeout = 300) {
-    gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = ops_open_cl_optional(ctx, "the OpenCL half of the hand-computed cases");
     static const float x6[6] = {1, -2, 3, -4, -5, -6};
     static const float sum[2] = {2, -15}, mean[2] = {2.f / 3, -5}, mx[2] = {3, -4};
     static const float relu[6] = {1, 0, 3, 0, 0, 0};
@@ -935,7 +904,5 @@ Test(ops, hand_computed_reduce_eltwise, .timeout = 300) {
         {"add M=2 N=3 bcast=1", x6, y3, NULL, addb, 6, 1},  {"mul M=2 N=3 bcast=1", x6, y3, NULL, mulb, 6, 1},
         {"add M=2 N=3 bcast=0", x6, y6, NULL, add6, 6, 1},  {"mul M=2 N=3", x6, y6, NULL, mul6, 6, 1},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) ops_check_hand(ctx, cl, &cases[i]);
-    gs_cl_close(cl);
-    gs_ctx_destroy(ctx);
+    ops_check_hand_cases(cases, sizeof cases / sizeof cases[0]);
 }

@@ -9,6 +9,7 @@
  * reason when NVRTC or cuobjdump is missing (GS_REQUIRE_SASS=1 makes that a
  * failure). */
 #include "kernels/kernels.h"
+#include "tests/test_common.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -143,16 +144,22 @@ Test(sass, class_names) {
     }
 }
 
+/* gs_sass_find_tool from root finds no cuobjdump, with a message that starts
+ * with prefix and holds needle. */
+static void expect_tool_missing(const char *root, const char *prefix, const char *needle) {
+    gs_ctx *ctx = gs_ctx_create();
+    char path[256];
+    cr_assert_eq(gs_sass_find_tool(ctx, root, path, sizeof path), GS_ERR_TOOL_MISSING);
+    const char *m = gs_ctx_errmsg(ctx);
+    cr_assert(!strncmp(m, prefix, strlen(prefix)), "%s", m);
+    cr_assert(strstr(m, needle), "%s", m);
+    gs_ctx_destroy(ctx);
+}
+
 /* A bad GS_CUOBJDUMP is an error naming it, never a fall-back to another tool. */
 Test(sass, tool_env_must_exist) {
     setenv("GS_CUOBJDUMP", "/nonexistent/cuobjdump", 1);
-    gs_ctx *ctx = gs_ctx_create();
-    char path[256];
-    cr_assert_eq(gs_sass_find_tool(ctx, ".", path, sizeof path), GS_ERR_TOOL_MISSING);
-    const char *m = gs_ctx_errmsg(ctx);
-    cr_assert(!strncmp(m, "cuobjdump not found: GS_CUOBJDUMP=/nonexistent/cuobjdump", 56), "%s", m);
-    cr_assert(strstr(m, "make sass-tools"), "%s", m);
-    gs_ctx_destroy(ctx);
+    expect_tool_missing(".", "cuobjdump not found: GS_CUOBJDUMP=/nonexistent/cuobjdump", "make sass-tools");
 }
 
 Test(sass, tool_missing_says_how_to_install) {
@@ -161,21 +168,13 @@ Test(sass, tool_missing_says_how_to_install) {
     setenv("CUDA_HOME", "/nonexistent", 1);
     if (!access(GS_CUDA_HOME "/bin/cuobjdump", X_OK))
         cr_skip_test("the CUDA toolkit at " GS_CUDA_HOME " has cuobjdump: nothing is missing");
-    gs_ctx *ctx = gs_ctx_create();
-    char path[256];
-    cr_assert_eq(gs_sass_find_tool(ctx, "/nonexistent-root", path, sizeof path), GS_ERR_TOOL_MISSING);
-    const char *m = gs_ctx_errmsg(ctx);
-    cr_assert(!strncmp(m, "cuobjdump not found: run make sass-tools (", 42), "%s", m);
-    cr_assert(strstr(m, "/nonexistent-root/build/venv"), "%s", m);
-    gs_ctx_destroy(ctx);
+    expect_tool_missing("/nonexistent-root", "cuobjdump not found: run make sass-tools (",
+                        "/nonexistent-root/build/venv");
 }
 
 /* ---- end to end: NVRTC cubin -> cuobjdump -> counts ------------------------ */
 
-static bool required(void) {
-    const char *r = getenv("GS_REQUIRE_SASS");
-    return r && *r && strcmp(r, "0") != 0;
-}
+static bool required(void) { return gs_test_env_true("GS_REQUIRE_SASS"); }
 
 /* cuobjdump's path, or skip (or fail with GS_REQUIRE_SASS=1). */
 static void need_tool(char *path, size_t cap) {
@@ -218,7 +217,14 @@ static void sass_of(const char *src, const char *name, gs_sass_summary *sm) {
 /* What a kernel must show, per class: POS (> 0) or ZERO; 0 is "any". */
 enum { ANY = 0, POS, ZERO };
 
-static void expect_counts(const gs_sass_summary *sm, const char *name, const int *want) {
+/* Compile tests/data/<file> (kernel name) for sm_90, count its SASS into *sm
+ * and check each class against want. */
+static void sass_expect(const char *file, const char *name, const int *want, gs_sass_summary *sm) {
+    char path[512];
+    gs_test_data_path(path, sizeof path, file);
+    char *src = slurp(path);
+    sass_of(src, name, sm);
+    free(src);
     for (int k = 0; k < GS_SASS_NCLASS; k++) {
         if (want[k] == POS)
             cr_expect_gt(sm->all[k], 0, "%s: %s is 0, want > 0", name, gs_sass_class_label(k));
@@ -228,28 +234,13 @@ static void expect_counts(const gs_sass_summary *sm, const char *name, const int
 }
 
 Test(sass, float4_loads, .timeout = 120) {
-    static const char src[] =
-        "extern \"C\" __global__ void gs_t_vec4(const float4 *__restrict__ x, float *__restrict__ y, int n) {\n"
-        "  __shared__ float4 s[256];\n"
-        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-        "  s[threadIdx.x] = x[i];\n"
-        "  __syncthreads();\n"
-        "  float acc = 0.0f;\n"
-        "  for (int j = 0; j < n; j++) {\n"
-        "    float4 a = s[(threadIdx.x + j) & 255];\n"
-        "    acc = fmaf(a.x, a.y, acc);\n"
-        "    acc = fmaf(a.z, a.w, acc);\n"
-        "  }\n"
-        "  y[i] = acc;\n"
-        "}\n";
     static const int want[GS_SASS_NCLASS] = {
         [GS_SASS_LDG128] = POS, [GS_SASS_LDS128] = POS, [GS_SASS_STS128] = POS, [GS_SASS_BAR] = POS,
         [GS_SASS_LDG] = ZERO,   [GS_SASS_LDGSTS] = ZERO, [GS_SASS_LDGSTS128] = ZERO, [GS_SASS_SHFL] = ZERO, [GS_SASS_LDL] = ZERO,
         [GS_SASS_STL] = ZERO,
     };
     gs_sass_summary sm;
-    sass_of(src, "gs_t_vec4", &sm);
-    expect_counts(&sm, "gs_t_vec4", want);
+    sass_expect("sass_vec4.cu", "gs_t_vec4", want, &sm);
     /* the j loop holds the shared loads and the FMAs */
     cr_expect(sm.has_loop);
     cr_expect_gt(sm.loop[GS_SASS_LDS128], 0);
@@ -258,18 +249,6 @@ Test(sass, float4_loads, .timeout = 120) {
 }
 
 Test(sass, cp_async, .timeout = 120) {
-    static const char src[] =
-        "extern \"C\" __global__ void gs_t_cpasync(const float4 *__restrict__ x, float *__restrict__ y) {\n"
-        "  __shared__ float4 s[128];\n"
-        "  unsigned sa = (unsigned)__cvta_generic_to_shared(&s[threadIdx.x]);\n"
-        "  const float4 *g = x + blockIdx.x * 128 + threadIdx.x;\n"
-        "  asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\\n\" :: \"r\"(sa), \"l\"(g));\n"
-        "  asm volatile(\"cp.async.commit_group;\\n\" ::);\n"
-        "  asm volatile(\"cp.async.wait_group 0;\\n\" ::);\n"
-        "  __syncthreads();\n"
-        "  float4 v = s[127 - threadIdx.x];\n"
-        "  y[blockIdx.x * 128 + threadIdx.x] = v.x + v.y + v.z + v.w;\n"
-        "}\n";
     /* the data never passes through registers (no LDG), and the dummy
      * "@!PT LDS RZ, [RZ]" ptxas puts before LDGSTS is not a shared load */
     static const int want[GS_SASS_NCLASS] = {
@@ -277,47 +256,27 @@ Test(sass, cp_async, .timeout = 120) {
         [GS_SASS_LDS] = ZERO,   [GS_SASS_SHFL] = ZERO,  [GS_SASS_LDL] = ZERO,    [GS_SASS_STL] = ZERO,
     };
     gs_sass_summary sm;
-    sass_of(src, "gs_t_cpasync", &sm);
-    expect_counts(&sm, "gs_t_cpasync", want);
+    sass_expect("sass_cpasync.cu", "gs_t_cpasync", want, &sm);
 }
 
 Test(sass, warp_shuffle, .timeout = 120) {
-    static const char src[] =
-        "extern \"C\" __global__ void gs_t_shfl(const float *__restrict__ x, float *__restrict__ y) {\n"
-        "  float v = x[blockIdx.x * blockDim.x + threadIdx.x];\n"
-        "  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);\n"
-        "  if ((threadIdx.x & 31) == 0) y[(blockIdx.x * blockDim.x + threadIdx.x) >> 5] = v;\n"
-        "}\n";
     static const int want[GS_SASS_NCLASS] = {
         [GS_SASS_LDG128] = ZERO, [GS_SASS_LDGSTS] = ZERO, [GS_SASS_LDGSTS128] = ZERO, [GS_SASS_LDS128] = ZERO,
         [GS_SASS_BAR] = ZERO,    [GS_SASS_LDL] = ZERO,    [GS_SASS_STL] = ZERO,
     };
     gs_sass_summary sm;
-    sass_of(src, "gs_t_shfl", &sm);
-    expect_counts(&sm, "gs_t_shfl", want);
+    sass_expect("sass_shfl.cu", "gs_t_shfl", want, &sm);
     cr_expect_eq(sm.all[GS_SASS_SHFL], 5, "SHFL: %lld, want 5 (one per halving)", (long long)sm.all[GS_SASS_SHFL]);
     cr_expect_eq(sm.all[GS_SASS_LDG], 1, "one scalar global load");
 }
 
 Test(sass, local_memory, .timeout = 120) {
     /* a 256-float array indexed by data cannot live in registers */
-    static const char src[] =
-        "extern \"C\" __global__ void gs_t_local(const float *__restrict__ x, const int *__restrict__ idx,\n"
-        "                                        float *__restrict__ y) {\n"
-        "  float a[256];\n"
-        "  for (int i = 0; i < 256; i++) a[i] = x[i * 32 + threadIdx.x];\n"
-        "  int j = idx[threadIdx.x] & 255;\n"
-        "  a[j] += 1.0f;\n"
-        "  float s = 0.0f;\n"
-        "  for (int i = 0; i < 256; i += 7) s += a[(i * j) & 255];\n"
-        "  y[threadIdx.x] = s;\n"
-        "}\n";
     static const int want[GS_SASS_NCLASS] = {
         [GS_SASS_LDL] = POS, [GS_SASS_STL] = POS, [GS_SASS_SHFL] = ZERO, [GS_SASS_LDGSTS] = ZERO, [GS_SASS_LDGSTS128] = ZERO, [GS_SASS_BAR] = ZERO,
     };
     gs_sass_summary sm;
-    sass_of(src, "gs_t_local", &sm);
-    expect_counts(&sm, "gs_t_local", want);
+    sass_expect("sass_local.cu", "gs_t_local", want, &sm);
 }
 
 Test(sass, disasm_reports_tool_errors, .timeout = 60) {

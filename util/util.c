@@ -3,6 +3,7 @@
 #include "util/util.h"
 
 #include <ctype.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -276,6 +277,35 @@ gs_status gs_write_file_atomic(gs_ctx *ctx, const char *path, const void *a, siz
     else sync_parent_dir(path);
     free(tmp);
     return s;
+}
+
+/* ---- shared libraries -------------------------------------------------------- */
+void *gs_dlopen(const char *path, char *why, size_t n) {
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (h) return h;
+    const char *e = dlerror();
+    /* dlerror() usually names the path already; add it when not. */
+    if (e && strstr(e, path)) snprintf(why, n, "%s", e);
+    else snprintf(why, n, "%s: %s", path, e ? e : "dlopen failed");
+    return NULL;
+}
+
+bool gs_dlsym_table(void *handle, void *table, const gs_dlsym_entry *e, size_t n, const char **missing) {
+    for (size_t i = 0; i < n; i++) {
+        void *p = dlsym(handle, e[i].name);
+        if (!p && e[i].alt) p = dlsym(handle, e[i].alt);
+        if (!p) {
+            *missing = e[i].name;
+            return false;
+        }
+        memcpy((char *)table + e[i].offset, &p, sizeof p);
+    }
+    return true;
+}
+
+void gs_dlsym_clear(void *table, const gs_dlsym_entry *e, size_t n) {
+    void *none = NULL;
+    for (size_t i = 0; i < n; i++) memcpy((char *)table + e[i].offset, &none, sizeof none);
 }
 
 /* ---- strings ------------------------------------------------------------------ */

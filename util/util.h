@@ -2,7 +2,8 @@
  * gensor's own (no operators, no hardware). libc and POSIX only.
  *
  *   util.c  status strings and per-context errors, the string builder, the
- *           arena, FNV-1a, the monotonic clock, atomic file writes, trimming
+ *           arena, FNV-1a, the monotonic clock, atomic file writes, dlopen
+ *           and symbol tables, trimming
  *   pcg.c   PCG32 random numbers (util/pcg.h)
  *
  * Everything here is internal: the public API is include/gensor.h. */
@@ -77,6 +78,27 @@ bool gs_write_full(int fd, const void *p, size_t len);
  * "cannot rename TMP to PATH: ERR". Thread-safe. */
 gs_status gs_write_file_atomic(gs_ctx *ctx, const char *path, const void *a, size_t alen, const void *b,
                                size_t blen);
+
+/* ---- shared libraries loaded at run time (NVRTC, the CUDA driver, cuBLAS) -- */
+/* dlopen(path, RTLD_NOW | RTLD_LOCAL). On failure NULL, and why[n] gets
+ * dlerror's text, prefixed with "PATH: " when it does not name the path
+ * already. dlerror is per-process state: callers that load from several
+ * threads hold a lock around the call. */
+void *gs_dlopen(const char *path, char *why, size_t n);
+/* One entry point of such a library: the function-pointer member at offset
+ * in the caller's table, found under name or, where the library lacks that,
+ * under alt (an older name; NULL for none). */
+typedef struct gs_dlsym_entry {
+    size_t offset;
+    const char *name, *alt;
+} gs_dlsym_entry;
+/* Resolve the n entries from handle into the struct at table. dlsym gives a
+ * void *, which POSIX lets convert to a function pointer; the bytes are
+ * copied into the member. On the first missing entry: false, *missing its
+ * name (the members before it are set). */
+bool gs_dlsym_table(void *handle, void *table, const gs_dlsym_entry *e, size_t n, const char **missing);
+/* Clear the n members of table that e names (before closing the library). */
+void gs_dlsym_clear(void *table, const gs_dlsym_entry *e, size_t n);
 
 /* ---- strings ------------------------------------------------------------- */
 /* Remove trailing white space in place. */

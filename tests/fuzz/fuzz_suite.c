@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     close(out);
     char *argv[] = {"suite", in_path, "--hw", "t4", "--chains", "1", "--format", "json", NULL};
     optind = 0; /* glibc: a full getopt reset */
-    int rc = gs_cli_suite(8, argv);
+    int rc = gs_cli_main(&gs_cli_suite, 8, argv);
     fflush(stdout);
     if (dup2(saved, 1) < 0) abort();
     close(saved);
