@@ -90,35 +90,40 @@ for spec in 'gemv M=16384 N=16384' 'rowsum M=1024 K=128'; do
     check "SHFL in kernel" "$(figure SHFL 3 "$tmp/out")" ge 1
     check "LDL in kernel" "$(figure LDL 3 "$tmp/out")" eq 0
 done
+# sass_run WHAT ARGS...: gensor construct --hw h100 ARGS into $tmp/out; on
+# failure count it and show the error (returns 1)
+sass_run() {
+    what=$1; shift
+    if ! "$BIN" construct --hw h100 "$@" >"$tmp/out" 2>"$tmp/err"; then
+        echo "h100 $what: gensor construct --sass failed:"
+        sed 's/^/    /' "$tmp/err"
+        fail=$((fail + 1))
+        return 1
+    fi
+    echo "h100 $what:"
+}
+# no_local: the kernel keeps nothing in local memory
+no_local() {
+    check "LDL in kernel" "$(figure LDL 3 "$tmp/out")" eq 0
+    check "STL in kernel" "$(figure STL 3 "$tmp/out")" eq 0
+}
 # Split-K (R50.fc with split=4): the blocks of a tile meet through a fence
 # (MEMBAR) and the tile counter's atomic (ATOMG), with nothing in local memory.
 cfg='bm=32,bn=64,bk=32,tm=4,tn=8,vm=1,vn=2,stages=3,group=4,split=4'
 spec='gemm M=128 N=1000 K=2048 bias=1'
-if ! "$BIN" construct --hw h100 --sass=full --config "$cfg" "$spec" >"$tmp/out" 2>"$tmp/err"; then
-    echo "h100 '$spec' ($cfg): gensor construct --sass failed:"
-    sed 's/^/    /' "$tmp/err"
-    fail=$((fail + 1))
-else
-    echo "h100 '$spec' (split-K: $cfg):"
+if sass_run "'$spec' (split-K: $cfg)" --sass=full --config "$cfg" "$spec"; then
     check "ATOMG in kernel" "$(grep -c '^[^s].*ATOMG' "$tmp/out")" ge 1
     check "MEMBAR in kernel" "$(grep -c '^[^s].*MEMBAR' "$tmp/out")" ge 1
-    check "LDL in kernel" "$(figure LDL 3 "$tmp/out")" eq 0
-    check "STL in kernel" "$(figure STL 3 "$tmp/out")" eq 0
+    no_local
 fi
 # Implicit GEMM: a strided NHWC conv on h100 stages its input as the im2col
 # tile (the plan line of the emitted source says I:im2col) and loads it with
 # 128-bit loads along the channels, with nothing in local memory.
 spec='conv2d N=128 C=128 H=56 W=56 K=128 R=3 S=3 stride=2 pad=1 layout=nhwc'
-if ! "$BIN" construct --hw h100 --sass --emit cuda "$spec" >"$tmp/out" 2>"$tmp/err"; then
-    echo "h100 '$spec': gensor construct --sass failed:"
-    sed 's/^/    /' "$tmp/err"
-    fail=$((fail + 1))
-else
-    echo "h100 '$spec' (implicit GEMM):"
+if sass_run "'$spec' (implicit GEMM)" --sass --emit cuda "$spec"; then
     check "im2col input staging" "$(grep -c '^ \* plan: I:im2col' "$tmp/out")" eq 1
     check "LDG.E.128 in main loop" "$(figure LDG.E.128 4 "$tmp/out")" ge 1
-    check "LDL in kernel" "$(figure LDL 3 "$tmp/out")" eq 0
-    check "STL in kernel" "$(figure STL 3 "$tmp/out")" eq 0
+    no_local
 fi
 echo "check-sass: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -270,11 +270,56 @@ static gs_op *load_case(gs_ctx *ctx, const split_case *sc, gs_etir *e0) {
     return op;
 }
 
+/* A sweep over cases: the context and device, what ran, and counters the
+ * test's body keeps (n[0..5]). */
+typedef struct sweep {
+    gs_ctx *ctx;
+    gs_cl *cl;
+    paths c;
+    int rot, n[6];
+} sweep;
+/* The body run on case i: its operator, profile and configured state. */
+typedef void (*sweep_fn)(sweep *w, size_t i, const split_case *sc, gs_op *op, const gs_hw *hw, const gs_etir *e0);
+
+/* Open the device, run fn on every case, close; the counters are left in *w. */
+static void sweep_run(const split_case *cases, size_t n, sweep_fn fn, sweep *w) {
+    memset(w, 0, sizeof *w);
+    w->ctx = gs_ctx_create();
+    w->cl = open_cl(w->ctx);
+    for (size_t i = 0; i < n; i++) {
+        gs_etir e0;
+        gs_op *op = load_case(w->ctx, &cases[i], &e0);
+        fn(w, i, &cases[i], op, gs_hw_find_builtin(cases[i].hw), &e0);
+        gs_op_destroy(op);
+    }
+    gs_cl_close(w->cl);
+    gs_ctx_destroy(w->ctx);
+}
+
 /* The reduce split (group): every lane count from 1 to the block's threads
  * (1024; past 32 the combine crosses warps through shared memory) on
  * reductions of non-power-of-two length, with the library's plan and its fallbacks, one
  * and several stages; sums, maxima, means, gemv, gemm, batched gemm and a
  * convolution (whose last reduce axis is the filter width). */
+/* n[0]: kernels with a reduce split, n[1]: across warps */
+static void group_case(sweep *w, size_t i, const split_case *sc, gs_op *op, const gs_hw *hw, const gs_etir *e0) {
+    (void)sc;
+    int ga = gs_etir_group_axis(op);
+    cr_assert_geq(ga, 0);
+    for (int g = 0; g <= GS_MAX_GROUP; g++) {
+        gs_etir e = *e0;
+        while (e.T[ga][2] < (1 << g) && e.T[ga][2] < gs_etir_max_tile(op, ga)) e.T[ga][2] *= 2;
+        if (e.T[ga][2] < (1 << g)) continue; /* the axis is too short for this split */
+        e.group = (uint8_t)g;
+        e.stages = (uint8_t)(1 + (g + (int)i) % 3);
+        const gs_plan_opts *o = &OPTS[w->rot++ % 3];
+        if (run_variant(w->ctx, w->cl, hw, op, &e, o, 100 + (uint64_t)g, "group", &w->c)) {
+            w->n[0] += g > 0;
+            w->n[1] += (1 << g) > GS_GROUP_WARP;
+        }
+    }
+}
+
 Test(plans, group_every_split, .timeout = 900) {
     static const split_case cases[] = {
         {"h100", "gemv M=37 N=1029", "bm=4,bk=64,sa=1,sx=1"},
@@ -286,35 +331,11 @@ Test(plans, group_every_split, .timeout = 900) {
         {"a100", "bgemm B=2 M=5 N=7 K=301", "bb=1,bm=4,bn=8,bk=32,tn=2,sa=1,sb=0"},
         {"h100", "conv2d N=1 C=3 H=9 W=11 K=5 R=3 S=5 pad=2 layout=nhwc", "bn=1,bk=4,bp=2,bq=4,bc=4,br=2,bs=8,si=1,sf=1"},
     };
-    gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = open_cl(ctx);
-    paths c = {0};
-    int grouped = 0, wide = 0, rot = 0;
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        gs_etir e0;
-        gs_op *op = load_case(ctx, &cases[i], &e0);
-        const gs_hw *hw = gs_hw_find_builtin(cases[i].hw);
-        int ga = gs_etir_group_axis(op);
-        cr_assert_geq(ga, 0);
-        for (int g = 0; g <= GS_MAX_GROUP; g++) {
-            gs_etir e = e0;
-            while (e.T[ga][2] < (1 << g) && e.T[ga][2] < gs_etir_max_tile(op, ga)) e.T[ga][2] *= 2;
-            if (e.T[ga][2] < (1 << g)) continue; /* the axis is too short for this split */
-            e.group = (uint8_t)g;
-            e.stages = (uint8_t)(1 + (g + (int)i) % 3);
-            const gs_plan_opts *o = &OPTS[rot++ % 3];
-            if (run_variant(ctx, cl, hw, op, &e, o, 100 + (uint64_t)g, "group", &c)) {
-                grouped += g > 0;
-                wide += (1 << g) > GS_GROUP_WARP;
-            }
-        }
-        gs_op_destroy(op);
-    }
-    cr_log_info("plans/group: %d kernels, %d with a reduce split, %d across warps", c.kernels, grouped, wide);
-    cr_expect_geq(grouped, 30, "reduce splits ran: %d", grouped);
-    cr_expect_geq(wide, 8, "reduce splits across warps ran: %d", wide);
-    gs_cl_close(cl);
-    gs_ctx_destroy(ctx);
+    sweep w;
+    sweep_run(cases, sizeof cases / sizeof cases[0], group_case, &w);
+    cr_log_info("plans/group: %d kernels, %d with a reduce split, %d across warps", w.c.kernels, w.n[0], w.n[1]);
+    cr_expect_geq(w.n[0], 30, "reduce splits ran: %d", w.n[0]);
+    cr_expect_geq(w.n[1], 8, "reduce splits across warps ran: %d", w.n[1]);
 }
 
 /* A four-stage pipeline whose copies run in batches (a dilated depthwise
@@ -349,6 +370,41 @@ Test(plans, deep_pipeline_batched_prologue, .timeout = 120) {
  * the blocks and several stages; the ordered mode (verify runs each kernel
  * twice and requires the same bits, and the counters back at zero) and the
  * atomic one (sums only). */
+/* n[0]: ordered split-K kernels, n[1]: atomic ones */
+static void splitk_case(sweep *w, size_t i, const split_case *sc, gs_op *op, const gs_hw *hw, const gs_etir *e0) {
+    int sa = gs_etir_split_axis(op);
+    cr_assert_geq(sa, 0);
+    int ran = 0;
+    for (int s = 1; s <= GS_MAX_SPLIT; s++) {
+        gs_etir e = *e0;
+        e.split = (uint8_t)s;
+        /* shorter tiles until every split block has a run */
+        while (!gs_etir_wellformed(op, &e) && e.T[sa][2] > 1) {
+            e.T[sa][2] /= 2;
+            if (sa == gs_etir_group_axis(op) && (1 << e.group) > e.T[sa][2]) e.group--;
+        }
+        cr_assert(gs_etir_wellformed(op, &e), "%s: no tile admits split %d", sc->spec, s);
+        int64_t per, all = gs_etir_split_tiles(op, &e, &per);
+        cr_expect(s == 1 || all % s != 0 || op->axes[sa].extent % e.T[sa][2] != 0, "%s split %d: a divisible case",
+                  sc->spec, s);
+        e.stages = (uint8_t)(1 + (s + (int)i) % 3);
+        gs_plan_opts o = OPTS[w->rot++ % 3];
+        if (run_variant(w->ctx, w->cl, hw, op, &e, &o, 200 + (uint64_t)s, "split-K", &w->c)) {
+            ran++;
+            w->n[0] += s > 1;
+        } else {
+            char f[256];
+            gs_etir_format(op, &e, f, sizeof f);
+            cr_log_info("plans/splitk: %s on %s: %s exceeds the profile", sc->spec, sc->hw, f);
+        }
+        if (s > 1 && s % 3 == 1 && op->combine != GS_COMBINE_MAX) { /* 4, 7, 10, 13, 16: atomics too */
+            o.split_atomic = 1;
+            w->n[1] += run_variant(w->ctx, w->cl, hw, op, &e, &o, 300 + (uint64_t)s, "split-K atomic", &w->c);
+        }
+    }
+    cr_expect_geq(ran, 12, "%s: %d split factors ran", sc->spec, ran);
+}
+
 Test(plans, splitk_every_factor, .timeout = 900) {
     static const split_case cases[] = {
         {"h100", "gemm M=13 N=21 K=515 alpha=1.5 beta=0.5 bias=1 relu=1", "bm=8,bn=8,bk=16,tm=2,tn=2,sa=1,sb=1"},
@@ -357,52 +413,11 @@ Test(plans, splitk_every_factor, .timeout = 900) {
         {"a100", "rowmax M=3 K=777", "bm=4,bk=16,sx=1"},
         {"h100", "conv2d N=1 C=37 H=5 W=6 K=3 R=3 S=2 stride=2 dilation=2 pad=1 layout=nhwc", "bn=1,bk=4,bp=2,bq=4,bc=2,br=4,bs=2,si=1,sf=1"},
     };
-    gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = open_cl(ctx);
-    paths c = {0};
-    int ordered = 0, atomic = 0, rot = 0;
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        gs_etir e0;
-        gs_op *op = load_case(ctx, &cases[i], &e0);
-        const gs_hw *hw = gs_hw_find_builtin(cases[i].hw);
-        int sa = gs_etir_split_axis(op);
-        cr_assert_geq(sa, 0);
-        int ran = 0;
-        for (int s = 1; s <= GS_MAX_SPLIT; s++) {
-            gs_etir e = e0;
-            e.split = (uint8_t)s;
-            /* shorter tiles until every split block has a run */
-            while (!gs_etir_wellformed(op, &e) && e.T[sa][2] > 1) {
-                e.T[sa][2] /= 2;
-                if (sa == gs_etir_group_axis(op) && (1 << e.group) > e.T[sa][2]) e.group--;
-            }
-            cr_assert(gs_etir_wellformed(op, &e), "%s: no tile admits split %d", cases[i].spec, s);
-            int64_t per, all = gs_etir_split_tiles(op, &e, &per);
-            cr_expect(s == 1 || all % s != 0 || op->axes[sa].extent % e.T[sa][2] != 0,
-                      "%s split %d: a divisible case", cases[i].spec, s);
-            e.stages = (uint8_t)(1 + (s + (int)i) % 3);
-            gs_plan_opts o = OPTS[rot++ % 3];
-            if (run_variant(ctx, cl, hw, op, &e, &o, 200 + (uint64_t)s, "split-K", &c)) {
-                ran++;
-                ordered += s > 1;
-            } else {
-                char f[256];
-                gs_etir_format(op, &e, f, sizeof f);
-                cr_log_info("plans/splitk: %s on %s: %s exceeds the profile", cases[i].spec, cases[i].hw, f);
-            }
-            if (s > 1 && s % 3 == 1 && op->combine != GS_COMBINE_MAX) { /* 4, 7, 10, 13, 16: atomics too */
-                o.split_atomic = 1;
-                atomic += run_variant(ctx, cl, hw, op, &e, &o, 300 + (uint64_t)s, "split-K atomic", &c);
-            }
-        }
-        cr_expect_geq(ran, 12, "%s: %d split factors ran", cases[i].spec, ran);
-        gs_op_destroy(op);
-    }
-    cr_log_info("plans/splitk: %d kernels, %d ordered split-K, %d atomic", c.kernels, ordered, atomic);
-    cr_expect_geq(ordered, 60, "ordered split-K kernels: %d", ordered);
-    cr_expect_geq(atomic, 12, "atomic split-K kernels: %d", atomic);
-    gs_cl_close(cl);
-    gs_ctx_destroy(ctx);
+    sweep w;
+    sweep_run(cases, sizeof cases / sizeof cases[0], splitk_case, &w);
+    cr_log_info("plans/splitk: %d kernels, %d ordered split-K, %d atomic", w.c.kernels, w.n[0], w.n[1]);
+    cr_expect_geq(w.n[0], 60, "ordered split-K kernels: %d", w.n[0]);
+    cr_expect_geq(w.n[1], 12, "atomic split-K kernels: %d", w.n[1]);
 }
 
 /* Implicit GEMM for 1x1 convolutions: the matmul form computes the same
@@ -529,6 +544,36 @@ Test(plans, conv1x1_as_matmul, .timeout = 300) {
  * stages; a padded state covers the edge path (predicated, identity-filled
  * loads) and an interior one the fast path (vector loads along NHWC's
  * channels where the row length allows). */
+/* n[0]: im2col kernels, n[1]: of them with the fast path, n[2]: with
+ * vector copies, n[3]: tensor-box kernels */
+static void im2col_case(sweep *w, size_t i, const split_case *sc, gs_op *op, const gs_hw *hw, const gs_etir *e0) {
+    static const uint8_t modes[] = {GS_IM2COL_FORCE, GS_IM2COL_AUTO, GS_IM2COL_OFF};
+    (void)i;
+    (void)sc;
+    for (int st = 1; st <= 3; st++)
+        for (size_t k = 0; k < sizeof modes; k++) {
+            gs_etir e = *e0;
+            e.stages = (uint8_t)st;
+            gs_plan_opts o = OPTS[w->rot++ % 4];
+            o.im2col = modes[k];
+            gs_plan p;
+            gs_plan_make(hw, op, &e, &o, &p);
+            cr_expect(modes[k] != GS_IM2COL_FORCE || p.in[0].im2col, "%s: im2col not taken when forced", op->spec);
+            cr_expect(modes[k] != GS_IM2COL_OFF || !p.in[0].im2col, "%s: im2col taken when off", op->spec);
+            cr_expect(!p.in[0].im2col || strstr(op->spec, "nhwc") || p.in[0].copy_vec == 1,
+                      "%s: an NCHW im2col tile copies vectors of %d", op->spec, p.in[0].copy_vec);
+            if (!run_variant(w->ctx, w->cl, hw, op, &e, &o, 400 + (uint64_t)(st * 3 + (int)k), "im2col", &w->c))
+                continue;
+            if (p.in[0].im2col) {
+                w->n[0]++;
+                w->n[1] += p.fast_path;
+                w->n[2] += p.in[0].copy_vec > 1;
+            } else {
+                w->n[3]++;
+            }
+        }
+}
+
 Test(plans, implicit_gemm_im2col, .timeout = 900) {
     static const split_case cases[] = {
         {"h100", "conv2d N=2 C=12 H=13 W=11 K=5 R=3 S=3 stride=2 pad_top=1 pad_left=2 pad_right=1 layout=nhwc bias=1 relu=1",
@@ -550,46 +595,14 @@ Test(plans, implicit_gemm_im2col, .timeout = 900) {
          "bn=1,bc=8,bp=8,bq=2,br=4,bs=2,tp=4,vp=2,si=1"},
         {"h100", "conv2d N=2 C=4 H=12 W=16 K=4 R=3 S=3 stride=2 pad=1 layout=nchw", "bn=1,bk=4,bp=4,bq=4,bc=4,br=1,bs=1,tq=4,si=1,sf=1"},
     };
-    static const uint8_t modes[] = {GS_IM2COL_FORCE, GS_IM2COL_AUTO, GS_IM2COL_OFF};
-    gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = open_cl(ctx);
-    paths c = {0};
-    int im2col = 0, im2col_fast = 0, im2col_vec = 0, halo = 0, rot = 0;
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        gs_etir e0;
-        gs_op *op = load_case(ctx, &cases[i], &e0);
-        const gs_hw *hw = gs_hw_find_builtin(cases[i].hw);
-        for (int st = 1; st <= 3; st++)
-            for (size_t k = 0; k < sizeof modes; k++) {
-                gs_etir e = e0;
-                e.stages = (uint8_t)st;
-                gs_plan_opts o = OPTS[rot++ % 4];
-                o.im2col = modes[k];
-                gs_plan p;
-                gs_plan_make(hw, op, &e, &o, &p);
-                cr_expect(modes[k] != GS_IM2COL_FORCE || p.in[0].im2col, "%s: im2col not taken when forced", op->spec);
-                cr_expect(modes[k] != GS_IM2COL_OFF || !p.in[0].im2col, "%s: im2col taken when off", op->spec);
-                cr_expect(!p.in[0].im2col || strstr(op->spec, "nhwc") || p.in[0].copy_vec == 1,
-                          "%s: an NCHW im2col tile copies vectors of %d", op->spec, p.in[0].copy_vec);
-                if (!run_variant(ctx, cl, hw, op, &e, &o, 400 + (uint64_t)(st * 3 + (int)k), "im2col", &c)) continue;
-                if (p.in[0].im2col) {
-                    im2col++;
-                    im2col_fast += p.fast_path;
-                    im2col_vec += p.in[0].copy_vec > 1;
-                } else {
-                    halo++;
-                }
-            }
-        gs_op_destroy(op);
-    }
-    cr_log_info("plans/im2col: %d kernels, %d im2col (%d fast path, %d vector copies), %d tensor box", c.kernels,
-                im2col, im2col_fast, im2col_vec, halo);
-    cr_expect_geq(im2col, 30, "im2col kernels: %d", im2col);
-    cr_expect_geq(im2col_fast, 15, "im2col kernels with the fast path: %d", im2col_fast);
-    cr_expect_geq(im2col_vec, 3, "im2col kernels with vector copies: %d", im2col_vec);
-    cr_expect_geq(halo, 15, "tensor-box kernels: %d", halo);
-    gs_cl_close(cl);
-    gs_ctx_destroy(ctx);
+    sweep w;
+    sweep_run(cases, sizeof cases / sizeof cases[0], im2col_case, &w);
+    cr_log_info("plans/im2col: %d kernels, %d im2col (%d fast path, %d vector copies), %d tensor box", w.c.kernels,
+                w.n[0], w.n[1], w.n[2], w.n[3]);
+    cr_expect_geq(w.n[0], 30, "im2col kernels: %d", w.n[0]);
+    cr_expect_geq(w.n[1], 15, "im2col kernels with the fast path: %d", w.n[1]);
+    cr_expect_geq(w.n[2], 3, "im2col kernels with vector copies: %d", w.n[2]);
+    cr_expect_geq(w.n[3], 15, "tensor-box kernels: %d", w.n[3]);
 }
 
 /* The user's atomic split-K (gs_construct_opts.split_atomic, the CLI's
