@@ -513,11 +513,7 @@ static gs_status memo_add(gs_ctx *ctx, gs_dispatcher *d, uint64_t class_key, con
     uint64_t key = memo_key(d, class_key, op);
     int32_t mi = map_get(&d->memo_map, key);
     if (mi < 0) {
-        memo_entry m;
-        memset(&m, 0, sizeof m);
-        m.key = key;
-        m.class_key = class_key;
-        m.naxes = op->naxes;
+        memo_entry m = {.key = key, .class_key = class_key, .naxes = op->naxes};
         size_class(op, m.cls);
         gs_status s = push_mapped(ctx, (void **)&d->memo, &d->nmemo, &d->capmemo, 16, sizeof m, &m, &d->memo_map,
                                   key, &mi);
@@ -546,6 +542,21 @@ static gs_status run_construct(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, i
     return s;
 }
 
+/* se gets the warm-start state w (predicted wt) when warm, else r's
+ * candidate i; counted. */
+static void keep(gs_dispatcher *d, shape_entry *se, bool warm, const gs_etir *w, double wt, const gs_result *r, int i) {
+    if (warm) {
+        se->etir = *w;
+        se->predicted_s = wt;
+        se->warm = 1;
+        d->st.warm_kept++;
+    } else {
+        se->etir = r->cand[i];
+        se->predicted_s = r->est[i].time_s;
+        if (i > 0) d->st.tie_reused++;
+    }
+}
+
 /* GS_WARM_MEMO: the memo's pick when its kernel needs no compile; else the
  * walk, against the memo's best (see the top of the file). */
 static gs_status choose_memo(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, uint64_t class_key, shape_entry *se,
@@ -566,16 +577,7 @@ static gs_status choose_memo(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, uin
     gs_status s = run_construct(ctx, d, op, 0, &r, construct_s);
     if (s != GS_OK) return s;
     i = pick_candidate(d, op, r);
-    if (n > 0 && lt[0] < r->est[i].time_s) {
-        se->etir = l[0];
-        se->predicted_s = lt[0];
-        se->warm = 1;
-        d->st.warm_kept++;
-    } else {
-        se->etir = r->cand[i];
-        se->predicted_s = r->est[i].time_s;
-        if (i > 0) d->st.tie_reused++;
-    }
+    keep(d, se, n > 0 && lt[0] < r->est[i].time_s, &l[0], n > 0 ? lt[0] : 0, r, i);
     s = memo_add(ctx, d, class_key, op, r->cand, r->n);
     if (s == GS_OK) s = memo_add(ctx, d, class_key, op, &se->etir, 1);
     gs_result_destroy(r);
@@ -599,10 +601,7 @@ static gs_status choose(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, uint64_t
         }
     }
     if (have_warm && d->o.warm_start == GS_WARM_REUSE) {
-        se->etir = fitted;
-        se->predicted_s = warm_t;
-        se->warm = 1;
-        d->st.warm_kept++;
+        keep(d, se, true, &fitted, warm_t, NULL, 0);
         return GS_OK;
     }
     gs_result *r = NULL;
@@ -610,16 +609,7 @@ static gs_status choose(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, uint64_t
     gs_status s = run_construct(ctx, d, op, have_warm ? d->o.warm_chains : 0, &r, construct_s);
     if (s != GS_OK) return s;
     int i = pick_candidate(d, op, r);
-    if (have_warm && warm_t <= r->est[i].time_s) {
-        se->etir = fitted;
-        se->predicted_s = warm_t;
-        se->warm = 1;
-        d->st.warm_kept++;
-    } else {
-        se->etir = r->cand[i];
-        se->predicted_s = r->est[i].time_s;
-        if (i > 0) d->st.tie_reused++;
-    }
+    keep(d, se, have_warm && warm_t <= r->est[i].time_s, &fitted, warm_t, r, i);
     gs_result_destroy(r);
     return GS_OK;
 }

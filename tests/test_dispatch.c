@@ -359,6 +359,19 @@ Test(dispatch, bad_arguments) {
 }
 
 /* ---- the shape-class memo (GS_WARM_MEMO) ------------------------------------------- */
+static gs_hw *load_hw(gs_ctx *ctx, const char *name) {
+    gs_hw *hw = NULL;
+    cr_assert_eq(gs_hw_load(ctx, name, &hw), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    return hw;
+}
+
+/* Free what a test made: its profiles and its context. */
+static void done(gs_ctx *ctx, gs_hw *hw, gs_hw *hw2) {
+    gs_hw_destroy(hw2);
+    gs_hw_destroy(hw);
+    gs_ctx_destroy(ctx);
+}
+
 /* A construction-only dispatcher (no compile, memory cache) in a warm mode. */
 static gs_dispatcher *make_nc(gs_ctx *ctx, const gs_hw *hw, gs_dialect dl, gs_warm_start warm, uint64_t seed) {
     gs_dispatch_opts o;
@@ -390,8 +403,7 @@ static double fresh_s(gs_ctx *ctx, const gs_hw *hw, const gs_op *op) {
  * the faster of its pick and the memo's, so it never loses to cold. */
 Test(dispatch, memo_hits_skip_the_walk) {
     gs_ctx *ctx = gs_ctx_create();
-    gs_hw *hw = NULL;
-    cr_assert_eq(gs_hw_load(ctx, "rtx4090", &hw), GS_OK);
+    gs_hw *hw = load_hw(ctx, "rtx4090");
     gs_dispatch_opts def;
     gs_dispatch_opts_default(&def);
     cr_assert_eq(def.warm_start, GS_WARM_MEMO, "the memo is the default");
@@ -431,16 +443,14 @@ Test(dispatch, memo_hits_skip_the_walk) {
     cr_assert_eq(st.shapes, NT);
     cr_assert_geq(memo, NT / 4, "new shapes skip the walk: %d of %d (9 when written)", memo, NT);
     gs_dispatcher_destroy(d);
-    gs_hw_destroy(hw);
-    gs_ctx_destroy(ctx);
+    done(ctx, hw, NULL);
 }
 
 /* The same sequence of shapes gives the same kernels, in a fresh dispatcher
  * as in a repeat of each shape. */
 Test(dispatch, memo_is_deterministic) {
     gs_ctx *ctx = gs_ctx_create();
-    gs_hw *hw = NULL;
-    cr_assert_eq(gs_hw_load(ctx, "rtx4090", &hw), GS_OK);
+    gs_hw *hw = load_hw(ctx, "rtx4090");
     static const int order[] = {7, 1, 12, 3, 9, 2, 16, 5, 11, 4, 14, 8};
     enum { N = sizeof order / sizeof order[0] };
     char cfg[N][200];
@@ -470,8 +480,7 @@ Test(dispatch, memo_is_deterministic) {
         gs_dispatcher_destroy(d);
     }
     cr_assert_gt(memo, 0, "the sequence exercises the memo");
-    gs_hw_destroy(hw);
-    gs_ctx_destroy(ctx);
+    done(ctx, hw, NULL);
 }
 
 /* The memo key: one per size class (ceil(log2) of each extent), and it holds
@@ -479,8 +488,7 @@ Test(dispatch, memo_is_deterministic) {
  * another operator class is never served from the memo. */
 Test(dispatch, memo_key_respects_profile_and_class) {
     gs_ctx *ctx = gs_ctx_create();
-    gs_hw *hw = NULL, *hw2 = NULL;
-    cr_assert_eq(gs_hw_load(ctx, "rtx4090", &hw), GS_OK);
+    gs_hw *hw = load_hw(ctx, "rtx4090"), *hw2 = NULL;
     /* the same arch and name, one field changed */
     cr_assert_eq(gs_hw_parse(ctx, "{\"base\": \"rtx4090\", \"dram_gbs\": 500}", &hw2), GS_OK, "%s",
                  gs_ctx_errmsg(ctx));
@@ -515,9 +523,7 @@ Test(dispatch, memo_key_respects_profile_and_class) {
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) gs_op_destroy(ops[i]);
     gs_dispatcher *ds[] = {d, same, other_hw, other_seed};
     for (size_t i = 0; i < sizeof ds / sizeof ds[0]; i++) gs_dispatcher_destroy(ds[i]);
-    gs_hw_destroy(hw2);
-    gs_hw_destroy(hw);
-    gs_ctx_destroy(ctx);
+    done(ctx, hw, hw2);
 }
 
 /* Quality: per new shape, the predicted time against a fresh construction's
@@ -526,8 +532,7 @@ Test(dispatch, memo_key_respects_profile_and_class) {
  * from the memo); bgemm geomean -0.1 %, worst +0.1 % (9 of 40). */
 Test(dispatch, memo_quality_bound) {
     gs_ctx *ctx = gs_ctx_create();
-    gs_hw *hw = NULL;
-    cr_assert_eq(gs_hw_load(ctx, "rtx4090", &hw), GS_OK);
+    gs_hw *hw = load_hw(ctx, "rtx4090");
     static const char *const fmts[] = {"gemm M=%d N=2304 K=768 transB=1", "bgemm B=8 M=%d N=%d K=64 transB=1"};
     for (int w = 0; w < 2; w++) {
         gs_dispatcher *d = make_nc(ctx, hw, GS_DIALECT_CUDA, GS_WARM_MEMO, 1);
@@ -555,6 +560,5 @@ Test(dispatch, memo_quality_bound) {
         cr_assert_leq(worst, 1.15, "%s: worst loss %+.1f %%", fmts[w], 100 * (worst - 1));
         gs_dispatcher_destroy(d);
     }
-    gs_hw_destroy(hw);
-    gs_ctx_destroy(ctx);
+    done(ctx, hw, NULL);
 }
