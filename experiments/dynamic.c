@@ -461,9 +461,11 @@ int main(int argc, char **argv) {
     }
     printf("\nnotes: kernels = distinct descriptors (NVRTC cubins); nvrtc ms = the real NVRTC time of those "
            "kernels; new-hit = a shape not seen before whose kernel was compiled already (construction + lookup; "
-           "target < 2 ms), wall and thread-CPU time; constr = time inside gs_construct, wall and thread-CPU; repeat = a shape seen before; loss = count-weighted "
-           "predicted time of the dispatched kernels over that of a fresh 16-chain construction's top candidate "
-           "per shape, minus 1.\n");
+           "target < 2 ms), wall and thread-CPU time; constr = walks run (gs_construct); constr ms = the time in them "
+           "and in the memo's fits and polish, wall and thread-CPU; repeat = a shape seen before; loss = count-weighted "
+           "predicted time of the dispatched kernels over that of a fresh default (8-chain) construction's top "
+           "candidate per shape, minus 1; geo, worst = the geometric mean and the maximum over new shapes of that "
+           "ratio, minus 1.\n");
     free(it);
     free(fresh);
     gs_hw_destroy(hw);

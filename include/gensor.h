@@ -407,7 +407,8 @@ typedef struct gs_kernel_handle {
     int memo;                 /* 1: GS_WARM_MEMO served this shape from its shape-class memo,
                                  no walk */
     double predicted_s;       /* estimate of this kernel on this shape */
-    double construct_s;       /* spent constructing in this call */
+    double construct_s;       /* spent constructing in this call (the walk, and
+                                 GS_WARM_MEMO's fits and polish) */
     double compile_s;         /* spent compiling in this call */
     double dispatch_s;        /* whole call */
     const char *binary_kind;  /* "cuda-cubin", "cuda-source", "opencl-source", ...; NULL
@@ -439,7 +440,8 @@ typedef struct gs_dispatch_stats {
     int64_t tie_reused;       /* an already-compiled candidate replaced the top one */
     int64_t cache_corrupt;    /* disk entries found corrupt and rebuilt */
     int64_t cache_write_errors;
-    double construct_ms;      /* total construction time (wall clock) */
+    double construct_ms;      /* total construction time (wall clock; the walks, and
+                                 GS_WARM_MEMO's fits and polish) */
     double construct_cpu_ms;  /* the same in CPU time of the calling thread */
     double compile_ms;        /* total compile time */
     double dispatch_ms;       /* total time in gs_dispatch */

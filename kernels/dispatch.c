@@ -563,8 +563,13 @@ static gs_status choose_memo(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, uin
                              double *construct_s, int *constructed) {
     gs_etir l[MEMO_SEEDS + MEMO_POLISH];
     double lt[MEMO_SEEDS + MEMO_POLISH];
+    double t0 = gs_now_s(), c0 = gs_thread_cpu_s();
     int n = memo_candidates(d, class_key, op, l, lt);
     int i = n > 0 ? pick_compiled(d, op, l, lt, n) : -1;
+    double dt = gs_now_s() - t0; /* counted as construction time */
+    *construct_s += dt;
+    d->st.construct_ms += dt * 1e3;
+    d->st.construct_cpu_ms += (gs_thread_cpu_s() - c0) * 1e3;
     if (i >= 0) {
         se->etir = l[i];
         se->predicted_s = lt[i];

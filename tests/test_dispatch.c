@@ -426,7 +426,7 @@ Test(dispatch, memo_hits_skip_the_walk) {
         if (h.memo) {
             cr_assert_eq(h.hit, 1, "T=%d: a memo hit's kernel is compiled already", T);
             cr_assert_eq(h.warm, 1);
-            cr_assert_eq(h.construct_s, 0);
+            cr_assert_gt(h.construct_s, 0, "the memo's fits and polish count as construction");
             memo++;
         } else {
             double f = fresh_s(ctx, hw, op);
