@@ -27,11 +27,12 @@
  *
  * The shape-class memo (GS_WARM_MEMO). A size class is an operator class
  * (above), the profile and construction options, and ceil(log2(extent)) per
- * axis. Each class seen keeps up to MEMO_STATES states: the ranked
- * candidates of a walk run for one of its shapes, then the states dispatched
- * for others. A new shape whose class or a neighbouring class (every axis'
- * class within one) has states skips the walk: those states are fitted to it
- * and estimated, the best MEMO_POLISH with other tiles are polished
+ * axis. Each class seen keeps up to MEMO_STATES states, first come first
+ * kept: the ranked candidates of the walks run for its shapes and the states
+ * dispatched for them. A new shape whose class or a neighbouring class (every
+ * axis' class within one) has states skips the walk: those states (its own
+ * class's first, at most MEMO_SEEDS) are fitted to it and estimated, the
+ * best MEMO_POLISH with other tiles are polished
  * (gs_polish), and the best of all is taken (preferring a compiled one within
  * reuse_tol). When this dispatcher has compiled that kernel already the
  * dispatch is done; otherwise a compile is due anyway, so the full walk runs
@@ -472,25 +473,30 @@ static int rank_add(gs_etir *l, double *lt, int n, int cap, const gs_etir *e, do
 }
 
 /* The memo's candidates for op, ranked by predicted time into l/lt (cap
- * MEMO_SEEDS + MEMO_POLISH): the states of its size class and of the
- * neighbouring ones, fitted, and the polished best few. 0 when no class
- * near op has states. */
+ * MEMO_SEEDS + MEMO_POLISH): the states of its size class, then of the
+ * neighbouring ones (at most MEMO_SEEDS estimates in all), fitted, and the
+ * polished best few. 0 when no class near op has states. */
 static int memo_candidates(const gs_dispatcher *d, uint64_t class_key, const gs_op *op, gs_etir *l, double *lt) {
     int8_t cls[GS_MAX_AXES];
     size_class(op, cls);
-    int n = 0;
-    for (size_t q = 0; q < d->nmemo; q++) {
-        const memo_entry *m = &d->memo[q];
-        bool near = m->class_key == class_key && m->naxes == op->naxes;
-        for (int a = 0; a < op->naxes && near; a++) near = abs(m->cls[a] - cls[a]) <= 1;
-        for (int i = 0; near && i < m->n; i++) {
-            gs_etir e;
-            gs_estimate est;
-            if (!gs_etir_fit_shape(&d->hw, op, &m->st[i], &e)) continue;
-            gs_estimate_etir(&d->hw, op, &e, 0, &est);
-            if (isfinite(est.time_s) && est.time_s > 0) n = rank_add(l, lt, n, MEMO_SEEDS, &e, est.time_s);
+    int n = 0, evals = 0;
+    for (int pass = 0; pass < 2; pass++) /* 0: op's own class, 1: its neighbours */
+        for (size_t q = 0; q < d->nmemo; q++) {
+            const memo_entry *m = &d->memo[q];
+            bool near = m->class_key == class_key && m->naxes == op->naxes, same = true;
+            for (int a = 0; a < op->naxes && near; a++) {
+                near = abs(m->cls[a] - cls[a]) <= 1;
+                same = same && m->cls[a] == cls[a];
+            }
+            for (int i = 0; near && same == (pass == 0) && i < m->n && evals < MEMO_SEEDS; i++) {
+                gs_etir e;
+                gs_estimate est;
+                if (!gs_etir_fit_shape(&d->hw, op, &m->st[i], &e)) continue;
+                gs_estimate_etir(&d->hw, op, &e, 0, &est);
+                evals++;
+                if (isfinite(est.time_s) && est.time_s > 0) n = rank_add(l, lt, n, MEMO_SEEDS, &e, est.time_s);
+            }
         }
-    }
     /* polish the best with other tiles: two states that differ only in
      * whole-kernel dimensions polish to the same optimum */
     gs_etir seeds[MEMO_POLISH];
