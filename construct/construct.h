@@ -68,4 +68,15 @@ int64_t gs_space_enumerate(const gs_hw *hw, const gs_op *op, int64_t cap, gs_spa
  * bound, as the random strategy draws): true when it passes gs_hw_check. */
 bool gs_space_draw(const gs_hw *hw, const gs_op *op, gs_pcg32 *rng, gs_etir *out);
 
+/* Drive each of n complete states e[i] (level 0, passing gs_hw_check) to
+ * a local optimum of the analytic estimate: the steepest descent
+ * gs_construct gives its best walk states (each tile, thread tile and
+ * vthread count doubled or halved, factors moved between axes, stages,
+ * raster, reduce and K splits one step), at most max_moves (<= 32) moves.
+ * e[i] gets the best state met and time_s[i] (time_s may be NULL) its
+ * predicted time. The n descents share one memo of estimates. Returns the
+ * estimates made, -1 when out of memory (e unchanged). Uses no shared
+ * state. */
+int64_t gs_polish(const gs_hw *hw, const gs_op *op, gs_etir *e, int n, int max_moves, double *time_s);
+
 #endif

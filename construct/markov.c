@@ -557,15 +557,17 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap) 
  * unvisited neighbour while that is no worse than the current state (within
  * 0.2 %: ties
  * are common where thread counts or occupancy do not change), remembers the
- * best state met, and stops at a strict local optimum or after 32 moves. */
-static void polish(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, int64_t *evals) {
+ * best state met, and stops at a strict local optimum or after max_moves
+ * (at most 32) moves. */
+static void polish(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, int max_moves, int64_t *evals) {
     enum { MAXIT = 32, NB = GS_MAX_AXES * (12 + 3 * GS_MAX_AXES) + 8 + 2 * GS_MAX_AXES };
+    int maxit = max_moves < MAXIT ? max_moves : MAXIT;
     gs_etir cur = *e, nb[NB];
     double tcur = predicted(hw, op, &cur, m), tbest = tcur;
     uint64_t seen[MAXIT + 1];
     int nseen = 0;
     seen[nseen++] = gs_etir_hash(&cur);
-    for (int iter = 0; iter < MAXIT; iter++) {
+    for (int iter = 0; iter < maxit; iter++) {
         int n = neighbours(op, &cur, nb, NB), pick = -1;
         double tp = INFINITY;
         for (int i = 0; i < n; i++) {
@@ -589,6 +591,24 @@ static void polish(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, int64_
             *e = cur;
         }
     }
+}
+
+/* gs_polish: polish() on its own, the n states sharing one memo (construct.h). */
+int64_t gs_polish(const gs_hw *hw, const gs_op *op, gs_etir *e, int n, int max_moves, double *time_s) {
+    gs_arena ar;
+    gs_arena_init(&ar, 1 << 18);
+    memo mm;
+    int64_t evals = 0;
+    if (!memo_init(&mm, &ar, 1 << 12)) {
+        gs_arena_free(&ar);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        polish(hw, op, &e[i], &mm, max_moves, &evals);
+        if (time_s) time_s[i] = predicted(hw, op, &e[i], &mm);
+    }
+    gs_arena_free(&ar);
+    return evals;
 }
 
 /* ---- ranking and the public entry point ------------------------------------------------ */
@@ -667,7 +687,7 @@ static void polish_best(const gs_hw *hw, const gs_op *op, pool *p, memo *mm, int
         if (ns < NPOL) ns++;
     }
     for (int i = 0; i < ns; i++) {
-        polish(hw, op, &seeds[i], mm, evaluated);
+        polish(hw, op, &seeds[i], mm, 32, evaluated);
         pool_add(p, &seeds[i]);
     }
 }

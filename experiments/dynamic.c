@@ -16,19 +16,25 @@
  *               per forward pass, as a runtime would.
  * Each workload runs under several dispatcher settings, each with a fresh
  * dispatcher and an in-memory cache:
- *   cold        GS_WARM_OFF, reuse_tol 0: the default (ties reuse compiled kernels)
+ *   cold        GS_WARM_OFF, reuse_tol 0: a walk per new shape (ties reuse compiled
+ *               kernels); it compiles for real, into a disk cache
+ *               the cold-restart row reads back
  *   cold-noreuse  GS_WARM_OFF, reuse_tol < 0: always the top candidate
  *   cold-tol5   GS_WARM_OFF, reuse_tol 0.05: up to 5% predicted loss to reuse a kernel
  *   warm        GS_WARM_CONSTRUCT: nearest shape's state vs a 4-chain construction
  *   reuse       GS_WARM_REUSE: the nearest shape's state whenever it fits
+ *   memo        GS_WARM_MEMO, reuse_tol 0 (the default): the shape-class memo,
+ *               no walk when the kernel it finds is compiled already
  * and reports: distinct kernels compiled, total construction ms, total NVRTC
  * ms, the mean cost of a new shape whose kernel is compiled already (a
  * construction plus a lookup; target < 2 ms), the mean cost of a repeated
  * shape, and the predicted time lost against constructing every shape from
- * scratch with a 16-chain construction and taking its top candidate (summed
- * over all dispatches, each weighted by its count).
- * The verdict line says whether warm start wins on both construction time and
- * predicted quality (it stays off by default unless it does). */
+ * scratch with a default (8-chain) construction and taking its top candidate
+ * (summed over all dispatches, each weighted by its count), and per shape the
+ * geometric mean and the worst of that ratio.
+ * The verdict lines say whether warm start wins on both construction time and
+ * predicted quality, and what the memo costs per new shape on a compiled
+ * kernel (CPU and wall) and loses per shape against a fresh construction. */
 #include "gensor.h" /* the public API only, as an embedding runtime uses it */
 
 #include <math.h>
@@ -173,6 +179,8 @@ typedef struct run_result {
     double repeat_us;
     int64_t repeats;
     double pred_s, fresh_s; /* count-weighted sums */
+    double logratio, worst;  /* per new shape: sum of ln(predicted / fresh), max of predicted / fresh */
+    int64_t nratio;
     int *kidx;              /* this run's kernels (indices into the table) */
     int nk;
 } run_result;
@@ -244,6 +252,12 @@ static int run(gs_ctx *ctx, const gs_hw *hw, int arch, bool compile, const char 
             }
             res->pred_s += h.predicted_s;
             res->fresh_s += fresh[i];
+            if (h.new_shape) {
+                double q = h.predicted_s / fresh[i];
+                res->logratio += log(q);
+                if (q > res->worst) res->worst = q;
+                res->nratio++;
+            }
         }
         gs_op_destroy(op);
     }
@@ -268,7 +282,7 @@ static int run(gs_ctx *ctx, const gs_hw *hw, int arch, bool compile, const char 
     return 0;
 }
 
-/* Fresh reference: a default (16-chain) construction per item, its top candidate. */
+/* Fresh reference: a default (8-chain) construction per item, its top candidate. */
 static int fresh_times(gs_ctx *ctx, const gs_hw *hw, const item *it, int n, double *fresh, double *ms) {
     gs_construct_opts co;
     gs_construct_opts_default(&co);
@@ -290,6 +304,58 @@ static int fresh_times(gs_ctx *ctx, const gs_hw *hw, const item *it, int n, doub
         gs_op_destroy(op);
     }
     return 0;
+}
+
+/* ---- the table of one workload ------------------------------------------------------
+ * One row per mode (res[nmodes]: the cold restart when restart), then the
+ * verdicts: warm start against cold, and the memo against the < 2 ms target
+ * and cold's quality. */
+static void print_table(const mode *modes, int nmodes, const run_result *res, bool restart, bool compile,
+                        const ktab *kt) {
+    printf("%-13s %6s %6s %6s %7s %10s %9s %9s %10s %9s %8s %9s %8s %7s %7s\n", "mode", "disp", "shapes",
+           "constr", "kernels", "constr ms", "(cpu ms)", "nvrtc ms", "new-hit ms", "(cpu ms)", "(max ms)",
+           "repeat us", "loss %", "geo %", "worst %");
+    for (int m = 0; m < nmodes + (restart ? 1 : 0); m++) {
+        const run_result *r = &res[m];
+        double nv = 0;
+        if (m < nmodes)
+            for (int j = 0; j < r->nk; j++) nv += compile ? kt->k[r->kidx[j]].ms : 0;
+        else nv = r->compile_ms;
+        char kern[32];
+        if (m < nmodes) snprintf(kern, sizeof kern, "%lld", (long long)r->kernels);
+        else snprintf(kern, sizeof kern, "%lld/%lld", (long long)r->compiles, (long long)r->kernels);
+        printf("%-13s %6lld %6lld %6lld %7s %10.1f %9.1f %9.1f %10.3f %9.3f %8.3f %9.2f %8.3f %7.2f %7.1f\n",
+               m < nmodes ? modes[m].name : "cold-restart", (long long)r->dispatches, (long long)r->shapes,
+               (long long)r->constructions, kern, r->construct_ms, r->construct_cpu_ms, nv, r->newhit_ms,
+               r->newhit_cpu_ms, r->newhit_max_ms, r->repeat_us, 100.0 * (r->pred_s / r->fresh_s - 1.0),
+               100.0 * (exp(r->logratio / (double)(r->nratio ? r->nratio : 1)) - 1.0),
+               100.0 * (r->worst - 1.0));
+    }
+    if (restart)
+        printf("(cold-restart: the cold mode again in a new dispatcher over the disk cache the cold run "
+               "filled: %lld kernels read from disk, %lld compiled)\n",
+               (long long)res[nmodes].disk_hits, (long long)res[nmodes].compiles);
+    const run_result *cold = &res[0], *warm = NULL;
+    for (int m = 0; m < nmodes; m++)
+        if (modes[m].warm == GS_WARM_CONSTRUCT) warm = &res[m];
+    /* CPU time: wall clock on a shared machine mostly measures the neighbours */
+    bool faster = warm->construct_cpu_ms < cold->construct_cpu_ms;
+    bool better = warm->pred_s <= cold->pred_s * (1 + 1e-12);
+    printf("warm start vs cold: construction %.1f vs %.1f CPU ms (%s), predicted total %.4f vs %.4f ms (%s), "
+           "%lld vs %lld kernels -> %s\n",
+           warm->construct_cpu_ms, cold->construct_cpu_ms, faster ? "faster" : "slower", warm->pred_s * 1e3,
+           cold->pred_s * 1e3, better ? "not worse" : "worse", (long long)warm->kernels,
+           (long long)cold->kernels, faster && better ? "wins on both" : "does not win on both");
+    for (int m = 0; m < nmodes; m++) {
+        if (modes[m].warm != GS_WARM_MEMO) continue;
+        const run_result *r = &res[m];
+        double geo = exp(r->logratio / (double)(r->nratio ? r->nratio : 1)) - 1.0;
+        printf("memo vs cold: new shape on a compiled kernel %.3f vs %.3f CPU ms (%.3f vs %.3f wall; target < 2), "
+               "predicted time per shape against a fresh construction: geomean %+.2f%%, worst %+.1f%%, "
+               "%lld vs %lld kernels\n",
+               r->newhit_cpu_ms, cold->newhit_cpu_ms, r->newhit_ms, cold->newhit_ms, 100.0 * geo,
+               100.0 * (r->worst - 1.0), (long long)r->kernels, (long long)cold->kernels);
+    }
 }
 
 int main(int argc, char **argv) {
@@ -331,6 +397,7 @@ int main(int argc, char **argv) {
         {"cold-tol5", GS_WARM_OFF, 0.05},
         {"warm", GS_WARM_CONSTRUCT, 0.0},
         {"reuse", GS_WARM_REUSE, 0.0},
+        {"memo", GS_WARM_MEMO, 0.0},
     };
     enum { NMODES = sizeof modes / sizeof modes[0] };
     int cap = 512 * 12 + 200;
@@ -356,7 +423,7 @@ int main(int argc, char **argv) {
             printf("\n[bert-small] 4 layers, h=512, 8 heads, FFN 2048, batch 1, S=1..%d step %d: %d shapes, "
                    "78 dispatches per S\n",
                    smax, step_s, n);
-        printf("fresh 16-chain constructions of every shape (the reference): %.1f ms\n", fresh_ms);
+        printf("fresh default (8-chain) constructions of every shape (the reference): %.1f ms\n", fresh_ms);
         ktab kt = {0};
         run_result res[NMODES + 1];
         memset(res, 0, sizeof res);
@@ -373,39 +440,7 @@ int main(int argc, char **argv) {
         }
         if (!rc && compile) rc = ktab_compile(ctx, hw, &kt, arch);
         if (!rc) {
-            printf("%-13s %6s %6s %6s %7s %10s %9s %9s %10s %9s %8s %9s %8s\n", "mode", "disp", "shapes", "constr",
-                   "kernels", "constr ms", "(cpu ms)", "nvrtc ms", "new-hit ms", "(cpu ms)", "(max ms)", "repeat us",
-                   "loss %");
-            for (int m = 0; m < NMODES + (restart ? 1 : 0); m++) {
-                const run_result *r = &res[m];
-                double nv = 0;
-                if (m < NMODES)
-                    for (int j = 0; j < r->nk; j++) nv += compile ? kt.k[r->kidx[j]].ms : 0;
-                else nv = r->compile_ms;
-                char kern[32];
-                if (m < NMODES) snprintf(kern, sizeof kern, "%lld", (long long)r->kernels);
-                else snprintf(kern, sizeof kern, "%lld/%lld", (long long)r->compiles, (long long)r->kernels);
-                printf("%-13s %6lld %6lld %6lld %7s %10.1f %9.1f %9.1f %10.3f %9.3f %8.3f %9.2f %8.3f\n",
-                       m < NMODES ? modes[m].name : "cold-restart", (long long)r->dispatches, (long long)r->shapes,
-                       (long long)r->constructions, kern, r->construct_ms, r->construct_cpu_ms, nv, r->newhit_ms,
-                       r->newhit_cpu_ms,
-                       r->newhit_max_ms, r->repeat_us, 100.0 * (r->pred_s / r->fresh_s - 1.0));
-            }
-            if (restart)
-                printf("(cold-restart: the cold mode again in a new dispatcher over the disk cache the cold run "
-                       "filled: %lld kernels read from disk, %lld compiled)\n",
-                       (long long)res[NMODES].disk_hits, (long long)res[NMODES].compiles);
-            const run_result *cold = &res[0], *warm = NULL;
-            for (int m = 0; m < NMODES; m++)
-                if (modes[m].warm == GS_WARM_CONSTRUCT) warm = &res[m];
-            /* CPU time: wall clock on a shared machine mostly measures the neighbours */
-            bool faster = warm->construct_cpu_ms < cold->construct_cpu_ms;
-            bool better = warm->pred_s <= cold->pred_s * (1 + 1e-12);
-            printf("warm start vs cold: construction %.1f vs %.1f CPU ms (%s), predicted total %.4f vs %.4f ms (%s), "
-                   "%lld vs %lld kernels -> %s\n",
-                   warm->construct_cpu_ms, cold->construct_cpu_ms, faster ? "faster" : "slower", warm->pred_s * 1e3,
-                   cold->pred_s * 1e3, better ? "not worse" : "worse", (long long)warm->kernels,
-                   (long long)cold->kernels, faster && better ? "wins on both" : "does not win on both");
+            print_table(modes, NMODES, res, restart, compile, &kt);
         }
         for (int m = 0; m < nrun; m++) free(res[m].kidx);
         free(kt.k);
@@ -426,9 +461,11 @@ int main(int argc, char **argv) {
     }
     printf("\nnotes: kernels = distinct descriptors (NVRTC cubins); nvrtc ms = the real NVRTC time of those "
            "kernels; new-hit = a shape not seen before whose kernel was compiled already (construction + lookup; "
-           "target < 2 ms), wall and thread-CPU time; constr = time inside gs_construct, wall and thread-CPU; repeat = a shape seen before; loss = count-weighted "
-           "predicted time of the dispatched kernels over that of a fresh 16-chain construction's top candidate "
-           "per shape, minus 1.\n");
+           "target < 2 ms), wall and thread-CPU time; constr = walks run (gs_construct); constr ms = the time in them "
+           "and in the memo's fits and polish, wall and thread-CPU; repeat = a shape seen before; loss = count-weighted "
+           "predicted time of the dispatched kernels over that of a fresh default (8-chain) construction's top "
+           "candidate per shape, minus 1; geo, worst = the geometric mean and the maximum over new shapes of that "
+           "ratio, minus 1.\n");
     free(it);
     free(fresh);
     gs_hw_destroy(hw);

@@ -8,7 +8,9 @@
  *
  *   gs_dispatch(op):
  *     shape seen before?            -> its configuration (no construction)
- *     else choose a configuration:  GS_WARM_OFF: gs_construct
+ *     else choose a configuration:  GS_WARM_MEMO (default): the shape-class
+ *                                     memo (below), else gs_construct
+ *                                   GS_WARM_OFF: gs_construct
  *                                   GS_WARM_CONSTRUCT: the nearest dispatched
  *                                     shape's state, fitted to op, against a
  *                                     reduced construction; faster prediction wins
@@ -23,7 +25,25 @@
  * among shapes of the same operator class: the same descriptor with the ETIR
  * zeroed (operator structure, epilogue, dialect, arch).
  *
- * Layering: the dispatcher calls the public gs_construct and reads the
+ * The shape-class memo (GS_WARM_MEMO). A size class is an operator class
+ * (above), the profile and construction options, and ceil(log2(extent)) per
+ * axis. Each class seen keeps up to MEMO_STATES states, first come first
+ * kept: the ranked candidates of the walks run for its shapes and the states
+ * dispatched for them. A new shape whose class or a neighbouring class (every
+ * axis' class within one) has states skips the walk: those states (its own
+ * class's first, at most MEMO_SEEDS) are fitted to it and estimated, the
+ * best MEMO_POLISH with other tiles are polished
+ * (gs_polish), and the best of all is taken (preferring a compiled one within
+ * reuse_tol). When this dispatcher has compiled that kernel already the
+ * dispatch is done; otherwise a compile is due anyway, so the full walk runs
+ * and the faster of its pick and the memo's is kept, its candidates going to
+ * the memo. So a walk runs only when the memo's pick would need a compile,
+ * or for a shape with no neighbouring class. The choice depends only on the
+ * shapes this dispatcher has dispatched before, in order (not on the disk
+ * cache, which other processes fill): the same sequence gives the same
+ * kernels.
+ *
+ * Layering: the dispatcher calls gs_construct and gs_polish and reads the
  * result's candidates (construct/construct.h); construct/ knows nothing of it. */
 #include "construct/construct.h"
 #include "kernels/kernels.h"
@@ -93,6 +113,23 @@ static void map_free(u64map *m) {
     memset(m, 0, sizeof *m);
 }
 
+/* Append item (size bytes) to the growable array *arr holding *n of *cap
+ * (growing geometrically from first), and map key to its index in *idx. */
+static gs_status push_mapped(gs_ctx *ctx, void **arr, size_t *n, size_t *cap, size_t first, size_t size,
+                             const void *item, u64map *map, uint64_t key, int32_t *idx) {
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : first;
+        void *na = realloc(*arr, nc * size);
+        if (!na) return gs_err(ctx, GS_ERR_NOMEM, "dispatcher: out of memory");
+        *arr = na;
+        *cap = nc;
+    }
+    memcpy((char *)*arr + *n * size, item, size);
+    if (!map_put(map, key, (int32_t)*n)) return gs_err(ctx, GS_ERR_NOMEM, "dispatcher: out of memory");
+    *idx = (int32_t)(*n)++;
+    return GS_OK;
+}
+
 /* ---- the dispatcher ---------------------------------------------------------------- */
 typedef struct shape_entry {
     uint64_t shape_key, class_key;
@@ -103,8 +140,21 @@ typedef struct shape_entry {
     int32_t kidx;       /* kernel index, -1 until compiled (or compile == 0) */
     uint64_t kkey;
     double predicted_s;
-    int warm;
+    int warm, memo;
 } shape_entry;
+
+/* A size class of the memo: its states, for shapes of that class. */
+#define MEMO_STATES 16 /* states a class keeps */
+#define MEMO_SEEDS 64  /* fitted states ranked for one shape */
+#define MEMO_POLISH 4  /* of which polished, ... */
+#define MEMO_MOVES 8   /* ... by at most this many moves */
+typedef struct memo_entry {
+    uint64_t key, class_key;
+    int naxes;
+    int8_t cls[GS_MAX_AXES]; /* ceil(log2(extent)) per axis */
+    int n;
+    gs_etir st[MEMO_STATES];
+} memo_entry;
 
 typedef struct kernel_entry {
     uint64_t key;
@@ -131,7 +181,10 @@ struct gs_dispatcher {
     size_t nshapes, capshapes;
     kernel_entry *kernels;
     size_t nkernels, capkernels;
-    u64map shape_map, kernel_map;
+    memo_entry *memo;
+    size_t nmemo, capmemo;
+    uint64_t memo_salt; /* the profile and construction options, in every memo key */
+    u64map shape_map, kernel_map, memo_map;
     gs_dispatch_stats st;
 };
 
@@ -143,10 +196,25 @@ void gs_dispatch_opts_default(gs_dispatch_opts *o) {
     o->cache_dir = NULL;
     gs_construct_opts_default(&o->construct);
     o->construct.top_k = 8; /* room for tie reuse */
-    o->warm_start = GS_WARM_OFF;
+    o->warm_start = GS_WARM_MEMO;
     o->warm_chains = 4;
     o->reuse_tol = 0.0;
     o->compile = 1;
+}
+
+/* Every input of a construction other than the operator: the profile's
+ * fields and the construction options. */
+static uint64_t memo_salt_of(const gs_hw *hw, const gs_construct_opts *co) {
+    const double v[] = {hw->sm, hw->num_sms, hw->clock_mhz, hw->fp32_lanes_per_sm, hw->dram_gbs,
+                        hw->dram_latency_ns, (double)hw->l2_bytes, hw->l2_gbs, hw->l2_latency_ns,
+                        (double)hw->smem_per_sm, (double)hw->smem_per_block, (double)hw->smem_per_block_optin,
+                        hw->smem_banks, hw->bank_bytes, hw->smem_latency_ns, (double)hw->regs_per_sm,
+                        hw->max_regs_per_thread, hw->max_threads_per_block, hw->max_threads_per_sm,
+                        hw->max_blocks_per_sm, hw->warp_size, hw->transaction_bytes, hw->launch_overhead_us,
+                        (double)co->seed, co->top_k, co->chains, co->t_start, co->t_threshold, co->policy,
+                        co->strategy, co->max_ms};
+    uint64_t h = gs_hash_bytes(hw->name, strnlen(hw->name, sizeof hw->name), co->seed ^ 0x6d656d6full);
+    return gs_hash_bytes(v, sizeof v, h);
 }
 
 gs_status gs_dispatcher_create(gs_ctx *ctx, const gs_hw *hw, const gs_dispatch_opts *opts, gs_dispatcher **out) {
@@ -160,7 +228,7 @@ gs_status gs_dispatcher_create(gs_ctx *ctx, const gs_hw *hw, const gs_dispatch_o
     else gs_dispatch_opts_default(&o);
     if (o.dialect != GS_DIALECT_CUDA && o.dialect != GS_DIALECT_OPENCL)
         return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_dispatcher_create: unknown dialect %d", (int)o.dialect);
-    if ((int)o.warm_start < GS_WARM_OFF || o.warm_start > GS_WARM_REUSE)
+    if ((int)o.warm_start < GS_WARM_OFF || o.warm_start > GS_WARM_MEMO)
         return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_dispatcher_create: unknown warm-start mode %d", (int)o.warm_start);
     if (o.warm_chains < 1 || o.warm_chains > 4096)
         return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_dispatcher_create: warm_chains must be 1..4096 (got %d)",
@@ -182,6 +250,7 @@ gs_status gs_dispatcher_create(gs_ctx *ctx, const gs_hw *hw, const gs_dispatch_o
         }
     }
     d->o.cache_dir = d->cache_dir;
+    d->memo_salt = memo_salt_of(hw, &o.construct);
     if (o.dialect == GS_DIALECT_CUDA) {
         gs_ctx quiet = {{0}}; /* NVRTC being absent is not an error here */
         d->nvrtc = gs_nvrtc_available(&quiet);
@@ -225,6 +294,8 @@ void gs_dispatcher_destroy(gs_dispatcher *d) {
     }
     free(d->kernels);
     free(d->shapes);
+    free(d->memo);
+    map_free(&d->memo_map);
     map_free(&d->shape_map);
     map_free(&d->kernel_map);
     gs_kcache_close(d->cache);
@@ -338,14 +409,129 @@ static int nearest_shape(const gs_dispatcher *d, uint64_t class_key, const gs_op
 }
 
 /* ---- choosing a configuration ---------------------------------------------------------- */
+static gs_kbackend kernel_kind(const gs_dispatcher *d) {
+    if (d->o.dialect == GS_DIALECT_OPENCL) return GS_KB_OPENCL_SOURCE;
+    if (!d->nvrtc) return GS_KB_CUDA_SOURCE;
+    return d->cubin ? GS_KB_CUDA_CUBIN : GS_KB_CUDA_PTX;
+}
+
+/* Among n candidates ranked by time t (ascending), those within reuse_tol
+ * of the best: the first whose kernel this dispatcher has compiled, else -1.
+ * Only the dispatcher's own kernels count, not the disk cache's (which other
+ * processes fill), so the choice depends on this dispatcher's history alone. */
+static int pick_compiled(gs_dispatcher *d, const gs_op *op, const gs_etir *cand, const double *t, int n) {
+    if (d->o.reuse_tol < 0 || !d->nkernels) return -1;
+    double lim = t[0] * (1.0 + d->o.reuse_tol) * (1.0 + 1e-12);
+    for (int i = 0; i < n && t[i] <= lim; i++)
+        if (map_get(&d->kernel_map, kernel_key_of(d, op, &cand[i])) >= 0) return i;
+    return -1;
+}
+
 /* Among r's candidates within reuse_tol of the best, the first that is
  * compiled already; else 0. */
 static int pick_candidate(gs_dispatcher *d, const gs_op *op, const gs_result *r) {
-    if (d->o.reuse_tol < 0 || !d->nkernels) return 0;
-    double lim = r->est[0].time_s * (1.0 + d->o.reuse_tol) * (1.0 + 1e-12);
-    for (int i = 0; i < r->n && r->est[i].time_s <= lim; i++)
-        if (map_get(&d->kernel_map, kernel_key_of(d, op, &r->cand[i])) >= 0) return i;
-    return 0;
+    double t[GS_MAX_TOP];
+    for (int i = 0; i < r->n; i++) t[i] = r->est[i].time_s;
+    int i = pick_compiled(d, op, r->cand, t, r->n);
+    return i < 0 ? 0 : i;
+}
+
+/* ---- the shape-class memo --------------------------------------------------------------- */
+static void size_class(const gs_op *op, int8_t *cls) {
+    for (int a = 0; a < op->naxes; a++) {
+        int l = 0;
+        while (l < 62 && ((int64_t)1 << l) < op->axes[a].extent) l++;
+        cls[a] = (int8_t)l;
+    }
+}
+
+static uint64_t memo_key(const gs_dispatcher *d, uint64_t class_key, const gs_op *op) {
+    int8_t cls[GS_MAX_AXES];
+    size_class(op, cls);
+    uint64_t v[2] = {class_key, d->memo_salt};
+    return gs_hash_bytes(cls, (size_t)op->naxes, gs_hash_bytes(v, sizeof v, 0x636c6173ull));
+}
+
+uint64_t gs_dispatcher_memo_key(const gs_dispatcher *d, const gs_op *op) {
+    return memo_key(d, class_key_of(d, op), op);
+}
+
+/* Insert e (time t) into the list ranked by time (ties keep their order),
+ * unless it is there already or ranks below the cap-th. */
+static int rank_add(gs_etir *l, double *lt, int n, int cap, const gs_etir *e, double t) {
+    for (int i = 0; i < n; i++)
+        if (!memcmp(&l[i], e, sizeof *e)) return n;
+    int pos = n;
+    while (pos > 0 && t < lt[pos - 1]) pos--;
+    if (pos >= cap) return n;
+    if (n == cap) n--;
+    memmove(&l[pos + 1], &l[pos], (size_t)(n - pos) * sizeof *l);
+    memmove(&lt[pos + 1], &lt[pos], (size_t)(n - pos) * sizeof *lt);
+    l[pos] = *e;
+    lt[pos] = t;
+    return n + 1;
+}
+
+/* The memo's candidates for op, ranked by predicted time into l/lt (cap
+ * MEMO_SEEDS + MEMO_POLISH): the states of its size class, then of the
+ * neighbouring ones (at most MEMO_SEEDS estimates in all), fitted, and the
+ * polished best few. 0 when no class near op has states. */
+static int memo_candidates(const gs_dispatcher *d, uint64_t class_key, const gs_op *op, gs_etir *l, double *lt) {
+    int8_t cls[GS_MAX_AXES];
+    size_class(op, cls);
+    int n = 0, evals = 0;
+    for (int pass = 0; pass < 2; pass++) /* 0: op's own class, 1: its neighbours */
+        for (size_t q = 0; q < d->nmemo; q++) {
+            const memo_entry *m = &d->memo[q];
+            bool near = m->class_key == class_key && m->naxes == op->naxes, same = true;
+            for (int a = 0; a < op->naxes && near; a++) {
+                near = abs(m->cls[a] - cls[a]) <= 1;
+                same = same && m->cls[a] == cls[a];
+            }
+            for (int i = 0; near && same == (pass == 0) && i < m->n && evals < MEMO_SEEDS; i++) {
+                gs_etir e;
+                gs_estimate est;
+                if (!gs_etir_fit_shape(&d->hw, op, &m->st[i], &e)) continue;
+                gs_estimate_etir(&d->hw, op, &e, 0, &est);
+                evals++;
+                if (isfinite(est.time_s) && est.time_s > 0) n = rank_add(l, lt, n, MEMO_SEEDS, &e, est.time_s);
+            }
+        }
+    /* polish the best with other tiles: two states that differ only in
+     * whole-kernel dimensions polish to the same optimum */
+    gs_etir seeds[MEMO_POLISH];
+    double st[MEMO_POLISH];
+    int ns = 0;
+    for (int i = 0; i < n && ns < MEMO_POLISH; i++) {
+        bool same = false;
+        for (int j = 0; j < ns && !same; j++)
+            same = !memcmp(seeds[j].T, l[i].T, sizeof l[i].T) && !memcmp(seeds[j].V, l[i].V, sizeof l[i].V);
+        if (!same) seeds[ns++] = l[i];
+    }
+    if (ns > 0 && gs_polish(&d->hw, op, seeds, ns, MEMO_MOVES, st) >= 0)
+        for (int i = 0; i < ns; i++) n = rank_add(l, lt, n, MEMO_SEEDS + MEMO_POLISH, &seeds[i], st[i]);
+    return n;
+}
+
+/* Add states to op's size class (made when new), up to MEMO_STATES. */
+static gs_status memo_add(gs_ctx *ctx, gs_dispatcher *d, uint64_t class_key, const gs_op *op, const gs_etir *e,
+                          int n) {
+    uint64_t key = memo_key(d, class_key, op);
+    int32_t mi = map_get(&d->memo_map, key);
+    if (mi < 0) {
+        memo_entry m = {.key = key, .class_key = class_key, .naxes = op->naxes};
+        size_class(op, m.cls);
+        gs_status s = push_mapped(ctx, (void **)&d->memo, &d->nmemo, &d->capmemo, 16, sizeof m, &m, &d->memo_map,
+                                  key, &mi);
+        if (s != GS_OK) return s;
+    }
+    memo_entry *m = &d->memo[mi];
+    for (int i = 0; i < n && m->n < MEMO_STATES; i++) {
+        bool dup = false;
+        for (int j = 0; j < m->n && !dup; j++) dup = !memcmp(&m->st[j], &e[i], sizeof e[i]);
+        if (!dup) m->st[m->n++] = e[i];
+    }
+    return GS_OK;
 }
 
 static gs_status run_construct(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, int chains, gs_result **r,
@@ -366,9 +552,57 @@ static gs_status run_construct(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, i
     return s;
 }
 
+/* se gets the warm-start state w (predicted wt) when warm, else r's
+ * candidate i; counted. */
+static void keep(gs_dispatcher *d, shape_entry *se, bool warm, const gs_etir *w, double wt, const gs_result *r, int i) {
+    if (warm) {
+        se->etir = *w;
+        se->predicted_s = wt;
+        se->warm = 1;
+        d->st.warm_kept++;
+    } else {
+        se->etir = r->cand[i];
+        se->predicted_s = r->est[i].time_s;
+        if (i > 0) d->st.tie_reused++;
+    }
+}
+
+/* GS_WARM_MEMO: the memo's pick when its kernel needs no compile; else the
+ * walk, against the memo's best (see the top of the file). */
+static gs_status choose_memo(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, uint64_t class_key, shape_entry *se,
+                             double *construct_s, int *constructed) {
+    gs_etir l[MEMO_SEEDS + MEMO_POLISH];
+    double lt[MEMO_SEEDS + MEMO_POLISH];
+    double t0 = gs_now_s(), c0 = gs_thread_cpu_s();
+    int n = memo_candidates(d, class_key, op, l, lt);
+    int i = n > 0 ? pick_compiled(d, op, l, lt, n) : -1;
+    double dt = gs_now_s() - t0; /* counted as construction time */
+    *construct_s += dt;
+    d->st.construct_ms += dt * 1e3;
+    d->st.construct_cpu_ms += (gs_thread_cpu_s() - c0) * 1e3;
+    if (i >= 0) {
+        se->etir = l[i];
+        se->predicted_s = lt[i];
+        se->warm = se->memo = 1;
+        d->st.memo_hits++;
+        return memo_add(ctx, d, class_key, op, &l[i], 1);
+    }
+    gs_result *r = NULL;
+    *constructed = 1;
+    gs_status s = run_construct(ctx, d, op, 0, &r, construct_s);
+    if (s != GS_OK) return s;
+    i = pick_candidate(d, op, r);
+    keep(d, se, n > 0 && lt[0] < r->est[i].time_s, &l[0], n > 0 ? lt[0] : 0, r, i);
+    s = memo_add(ctx, d, class_key, op, r->cand, r->n);
+    if (s == GS_OK) s = memo_add(ctx, d, class_key, op, &se->etir, 1);
+    gs_result_destroy(r);
+    return s;
+}
+
 static gs_status choose(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, uint64_t class_key, shape_entry *se,
                         double *construct_s, int *constructed) {
     *constructed = 0;
+    if (d->o.warm_start == GS_WARM_MEMO) return choose_memo(ctx, d, op, class_key, se, construct_s, constructed);
     gs_etir fitted;
     bool have_warm = false;
     double warm_t = INFINITY;
@@ -382,10 +616,7 @@ static gs_status choose(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, uint64_t
         }
     }
     if (have_warm && d->o.warm_start == GS_WARM_REUSE) {
-        se->etir = fitted;
-        se->predicted_s = warm_t;
-        se->warm = 1;
-        d->st.warm_kept++;
+        keep(d, se, true, &fitted, warm_t, NULL, 0);
         return GS_OK;
     }
     gs_result *r = NULL;
@@ -393,38 +624,12 @@ static gs_status choose(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, uint64_t
     gs_status s = run_construct(ctx, d, op, have_warm ? d->o.warm_chains : 0, &r, construct_s);
     if (s != GS_OK) return s;
     int i = pick_candidate(d, op, r);
-    if (have_warm && warm_t <= r->est[i].time_s) {
-        se->etir = fitted;
-        se->predicted_s = warm_t;
-        se->warm = 1;
-        d->st.warm_kept++;
-    } else {
-        se->etir = r->cand[i];
-        se->predicted_s = r->est[i].time_s;
-        if (i > 0) d->st.tie_reused++;
-    }
+    keep(d, se, have_warm && warm_t <= r->est[i].time_s, &fitted, warm_t, r, i);
     gs_result_destroy(r);
     return GS_OK;
 }
 
 /* ---- compiling ------------------------------------------------------------------------ */
-/* Append item (size bytes) to the growable array *arr holding *n of *cap
- * (growing geometrically from first), and map key to its index in *idx. */
-static gs_status push_mapped(gs_ctx *ctx, void **arr, size_t *n, size_t *cap, size_t first, size_t size,
-                             const void *item, u64map *map, uint64_t key, int32_t *idx) {
-    if (*n == *cap) {
-        size_t nc = *cap ? *cap * 2 : first;
-        void *na = realloc(*arr, nc * size);
-        if (!na) return gs_err(ctx, GS_ERR_NOMEM, "dispatcher: out of memory");
-        *arr = na;
-        *cap = nc;
-    }
-    memcpy((char *)*arr + *n * size, item, size);
-    if (!map_put(map, key, (int32_t)*n)) return gs_err(ctx, GS_ERR_NOMEM, "dispatcher: out of memory");
-    *idx = (int32_t)(*n)++;
-    return GS_OK;
-}
-
 static gs_status add_kernel(gs_ctx *ctx, gs_dispatcher *d, const kernel_entry *k, int32_t *idx) {
     gs_status s = push_mapped(ctx, (void **)&d->kernels, &d->nkernels, &d->capkernels, 32, sizeof *k, k,
                               &d->kernel_map, k->key, idx);
@@ -450,9 +655,7 @@ static gs_status get_kernel(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, cons
     k.key = ks.hash;
     snprintf(k.name, sizeof k.name, "%s", ks.name);
     k.smem_bytes = ks.smem_bytes;
-    if (d->o.dialect == GS_DIALECT_OPENCL) k.kind = GS_KB_OPENCL_SOURCE;
-    else if (!d->nvrtc) k.kind = GS_KB_CUDA_SOURCE;
-    else k.kind = d->cubin ? GS_KB_CUDA_CUBIN : GS_KB_CUDA_PTX;
+    k.kind = kernel_kind(d);
     if (d->o.compile) {
         gs_kcache_stats before, after;
         gs_kcache_stats_get(d->cache, &before);
@@ -588,6 +791,7 @@ gs_status gs_dispatch(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, gs_kernel_
     out->beta = op->epi.beta;
     out->has_bias = op->has_bias && op->epi.bias_axis >= 0;
     out->warm = se->warm;
+    out->memo = se->memo;
     out->predicted_s = se->predicted_s;
     out->binary_kind = k->have_binary ? gs_kbackend_name(k->kind) : NULL;
     out->binary = k->have_binary ? k->binary : NULL;

@@ -474,6 +474,10 @@ gs_status gs_dispatcher_attach_opencl(gs_ctx *ctx, gs_dispatcher *d, gs_cl *cl);
 /* Attach a CUDA device: cubins are compiled for its arch and loaded
  * (handles carry the gs_cuda_mod in .program). Dialect GS_DIALECT_CUDA. */
 gs_status gs_dispatcher_attach_cuda(gs_ctx *ctx, gs_dispatcher *d, gs_cuda *cu);
+/* The key of op's size class in d's shape-class memo (GS_WARM_MEMO): its
+ * operator class (structure, epilogue, dialect, arch), d's profile and
+ * construction options, and ceil(log2(extent)) of each axis. */
+uint64_t gs_dispatcher_memo_key(const gs_dispatcher *d, const gs_op *op);
 /* The dispatcher's kernel cache (owned by d). */
 gs_kcache *gs_dispatcher_cache(gs_dispatcher *d);
 /* An ETIR of another shape of the same operator fitted to op: block tiles

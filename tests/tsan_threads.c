@@ -8,10 +8,12 @@
  *
  * 8 threads start together. Each has its own context and dispatcher; all
  * share one profile, the operators and one disk cache directory. Each
- * constructs every operator (markov, and tree for one) and dispatches three
- * gemm shapes (CUDA dialect: NVRTC, loaded lazily by whichever thread comes
- * first, or the CUDA source where NVRTC is missing), and every thread's
- * results must equal the ones the main thread computes afterwards.
+ * constructs every operator (markov, and tree for one) and dispatches four
+ * gemm shapes twice in each of two dispatchers, the default one (the
+ * shape-class memo) and one with GS_WARM_OFF (CUDA dialect: NVRTC, loaded
+ * lazily by whichever thread comes first, or the CUDA source where NVRTC is
+ * missing), and every thread's results must equal the ones the main thread
+ * computes afterwards.
  * A data race makes TSan report and the process exit 66. */
 #include "include/gensor.h"
 
@@ -31,14 +33,16 @@ static const char *const specs[] = {
     "dwconv2d N=1 C=32 H=56 W=56 R=3 S=3 stride=2 pad=1",
 };
 enum { NSPECS = (int)(sizeof specs / sizeof specs[0]) };
-static const char *const shapes[] = {"gemm M=128 N=128 K=64", "gemm M=200 N=96 K=64", "gemm M=128 N=130 K=64"};
+/* the last is in the first one's size class: the default dispatcher may serve it from its memo */
+static const char *const shapes[] = {"gemm M=128 N=128 K=64", "gemm M=200 N=96 K=64", "gemm M=128 N=130 K=64",
+                                     "gemm M=100 N=120 K=64"};
 enum { NSHAPES = (int)(sizeof shapes / sizeof shapes[0]) };
 
 typedef struct {
     char desc[NSPECS + 1][160];
     double pred[NSPECS + 1];
-    uint64_t key[NSHAPES];
-    char config[NSHAPES][200];
+    uint64_t key[2][NSHAPES]; /* [0]: the default dispatcher, [1]: GS_WARM_OFF */
+    char config[2][NSHAPES][200];
 } outcome;
 
 static gs_hw *hw;                 /* shared, read-only */
@@ -57,6 +61,32 @@ static void fail(const char *fmt, const char *a, const char *b) {
     fprintf(stderr, fmt, a, b);
     fputc('\n', stderr);
     pthread_mutex_unlock(&fail_mu);
+}
+
+/* Every shape twice in a fresh dispatcher (mode 0: the defaults, 1:
+ * GS_WARM_OFF); returns 0 or the first failing status. */
+static int dispatch_all(gs_ctx *ctx, int mode, outcome *o) {
+    gs_dispatch_opts dop;
+    gs_dispatch_opts_default(&dop);
+    dop.cache_dir = cache_dir;
+    dop.construct.top_k = 3;
+    if (mode == 1) dop.warm_start = GS_WARM_OFF;
+    gs_dispatcher *d = NULL;
+    int rc = gs_dispatcher_create(ctx, hw, &dop, &d);
+    for (int round = 0; round < 2 && !rc; round++)
+        for (int i = 0; i < NSHAPES && !rc; i++) {
+            gs_kernel_handle h;
+            rc = gs_dispatch(ctx, d, shape_ops[i], &h);
+            if (rc) {
+                fail("dispatch: %s: %s", shapes[i], gs_ctx_errmsg(ctx));
+                break;
+            }
+            if (round == 1 && !h.hit) fail("dispatch: %s%s: second round is not a hit", shapes[i], "");
+            o->key[mode][i] = h.key;
+            snprintf(o->config[mode][i], sizeof o->config[mode][i], "%s", h.config);
+        }
+    gs_dispatcher_destroy(d);
+    return rc;
 }
 
 /* Everything one thread does; returns 0 or the first failing status. */
@@ -78,25 +108,7 @@ static int work(outcome *o) {
         } else fail("construct: %s: %s", specs[i % NSPECS], gs_ctx_errmsg(ctx));
         gs_result_destroy(r);
     }
-    gs_dispatch_opts dop;
-    gs_dispatch_opts_default(&dop);
-    dop.cache_dir = cache_dir;
-    dop.construct.top_k = 3;
-    gs_dispatcher *d = NULL;
-    if (!rc) rc = gs_dispatcher_create(ctx, hw, &dop, &d);
-    for (int round = 0; round < 2 && !rc; round++)
-        for (int i = 0; i < NSHAPES && !rc; i++) {
-            gs_kernel_handle h;
-            rc = gs_dispatch(ctx, d, shape_ops[i], &h);
-            if (rc) {
-                fail("dispatch: %s: %s", shapes[i], gs_ctx_errmsg(ctx));
-                break;
-            }
-            if (round == 1 && !h.hit) fail("dispatch: %s%s: second round is not a hit", shapes[i], "");
-            o->key[i] = h.key;
-            snprintf(o->config[i], sizeof o->config[i], "%s", h.config);
-        }
-    gs_dispatcher_destroy(d);
+    for (int mode = 0; mode < 2 && !rc; mode++) rc = dispatch_all(ctx, mode, o);
     gs_ctx_destroy(ctx);
     return rc;
 }
@@ -112,9 +124,10 @@ static void compare(const outcome *o) {
     for (int i = 0; i <= NSPECS; i++)
         if (strcmp(o->desc[i], want.desc[i]) || o->pred[i] != want.pred[i])
             fail("construct differs from the main thread's: %s vs %s", o->desc[i], want.desc[i]);
-    for (int i = 0; i < NSHAPES; i++)
-        if (o->key[i] != want.key[i] || strcmp(o->config[i], want.config[i]))
-            fail("dispatch differs from the main thread's: %s vs %s", o->config[i], want.config[i]);
+    for (int m = 0; m < 2; m++)
+        for (int i = 0; i < NSHAPES; i++)
+            if (o->key[m][i] != want.key[m][i] || strcmp(o->config[m][i], want.config[m][i]))
+                fail("dispatch differs from the main thread's: %s vs %s", o->config[m][i], want.config[m][i]);
 }
 
 int main(void) {
@@ -151,8 +164,8 @@ int main(void) {
     for (int i = 0; i < NSHAPES; i++) gs_op_destroy(shape_ops[i]);
     gs_hw_destroy(hw);
     gs_ctx_destroy(ctx);
-    int checks = NTHREADS * (NSPECS + 1 + NSHAPES);
+    int checks = NTHREADS * (NSPECS + 1 + 2 * NSHAPES);
     printf("tsan_threads: %d threads x (%d constructions + %d dispatches), results against the main thread's: "
-           "%d passed, %d failed\n", NTHREADS, NSPECS + 1, 2 * NSHAPES, checks - failures, failures);
+           "%d passed, %d failed\n", NTHREADS, NSPECS + 1, 4 * NSHAPES, checks - failures, failures);
     return failures ? 1 : 0;
 }
