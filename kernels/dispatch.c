@@ -212,7 +212,7 @@ static uint64_t memo_salt_of(const gs_hw *hw, const gs_construct_opts *co) {
                         hw->max_regs_per_thread, hw->max_threads_per_block, hw->max_threads_per_sm,
                         hw->max_blocks_per_sm, hw->warp_size, hw->transaction_bytes, hw->launch_overhead_us,
                         (double)co->seed, co->top_k, co->chains, co->t_start, co->t_threshold, co->policy,
-                        co->strategy, co->max_ms};
+                        co->strategy, co->max_ms, co->conv_form, co->split_atomic};
     uint64_t h = gs_hash_bytes(hw->name, strnlen(hw->name, sizeof hw->name), co->seed ^ 0x6d656d6full);
     return gs_hash_bytes(v, sizeof v, h);
 }
