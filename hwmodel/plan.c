@@ -518,30 +518,27 @@ int64_t gs_plan_blocks_per_sm(const gs_hw *hw, const gs_plan *p, int regs) {
     return mb;
 }
 
-/* The box of a staged input with a window dim: its im2col tile when that
- * takes less shared memory than the tensor box (a stride's gaps, or a
- * window tile smaller than its halo; both laid out with their padding), else
- * the tensor box; the options force either. A tie keeps the tensor box: its
- * rows are longer. */
+/* The box of a staged input with a window dim: *pi holds its tensor box
+ * (shaped, *pad its padding reserve); it becomes the im2col tile when that
+ * takes less shared memory (a stride's gaps, or a window tile smaller than
+ * its halo; both laid out with their padding). The options force either. A
+ * tie keeps the tensor box: its rows are longer. */
 static void choose_box(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *o, int t,
-                       gs_plan_input *pi) {
+                       gs_plan_input *pi, int64_t *pad) {
     int8_t axes[GS_MAX_DIMS];
     memset(axes, -1, sizeof axes); /* the plan's bytes are hashed: no undefined ones */
     int n = im2col_axes(op, t, axes);
     if (n <= 0 || o->im2col == GS_IM2COL_OFF) return;
-    if (o->im2col != GS_IM2COL_FORCE) {
-        gs_plan_input box = {0}, tile = {0};
-        int64_t pad;
-        plan_input_shape(hw, op, e, o, t, &box, &pad);
-        tile.im2col = 1;
-        tile.view_ndim = (uint8_t)n;
-        memcpy(tile.view_axis, axes, sizeof axes);
-        plan_input_shape(hw, op, e, o, t, &tile, &pad);
-        if (tile.stage_elems >= box.stage_elems) return;
-    }
-    pi->im2col = 1;
-    pi->view_ndim = (uint8_t)n;
-    memcpy(pi->view_axis, axes, sizeof axes);
+    gs_plan_input tile;
+    memset(&tile, 0, sizeof tile);
+    tile.im2col = 1;
+    tile.view_ndim = (uint8_t)n;
+    memcpy(tile.view_axis, axes, sizeof axes);
+    int64_t tpad;
+    plan_input_shape(hw, op, e, o, t, &tile, &tpad);
+    if (o->im2col != GS_IM2COL_FORCE && tile.stage_elems >= pi->stage_elems) return;
+    *pi = tile;
+    *pad = tpad;
 }
 
 static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *o, gs_plan *p) {
@@ -575,9 +572,9 @@ static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, cons
             plan_unstaged(op, e, &p->opts, t, pi);
             continue;
         }
-        choose_box(hw, op, e, &p->opts, t, pi);
         int64_t pad;
         plan_input_shape(hw, op, e, &p->opts, t, pi, &pad);
+        choose_box(hw, op, e, &p->opts, t, pi, &pad);
         int64_t upt = (pi->units + nt - 1) / (nt > 0 ? nt : 1);
         pi->units_per_thread = (int32_t)(upt > INT32_MAX ? INT32_MAX : upt);
         plan_unit_step(op, t, pi, nt);
