@@ -121,9 +121,6 @@ bool gs_hw_check(const gs_hw *hw, const gs_op *op, const gs_etir *e) {
     int64_t warps = (threads + hw->warp_size - 1) / hw->warp_size;
     if (gs_hw_warps_by_regs(hw, p.regs_bound) < warps) return false;
     if (p.smem_bytes + p.scratch_bytes > hw->smem_per_sm) return false;
-    /* split-K is for outputs too small to fill the GPU: its partials stay in
-     * the L2 (a larger workspace would cost DRAM traffic and the user memory) */
-
     return true;
 }
 
@@ -487,13 +484,7 @@ static void est_occupancy(est_ctx *c, int regs_override, gs_estimate *o) {
     int regs_alloc = regs < hw->max_regs_per_thread ? regs : hw->max_regs_per_thread;
     regs_alloc = (regs_alloc + 7) / 8 * 8; /* allocated per warp in units of 256 */
     c->spilled = regs > hw->max_regs_per_thread ? regs - hw->max_regs_per_thread : 0;
-    int64_t bps = hw->max_blocks_per_sm;
-    int64_t by_thr = hw->max_threads_per_sm / (warps * hw->warp_size);
-    int64_t by_reg = gs_hw_warps_by_regs(hw, regs_alloc) / warps;
-    int64_t by_smem = p->smem_bytes + p->scratch_bytes ? hw->smem_per_sm / (p->smem_bytes + p->scratch_bytes + 1024) : bps; /* 1 KiB reserved per block */
-    if (by_thr < bps) bps = by_thr;
-    if (by_reg < bps) bps = by_reg;
-    if (by_smem < bps) bps = by_smem;
+    int64_t bps = gs_plan_blocks_per_sm(hw, p, regs_alloc);
     if (bps < 1) bps = 1;
     o->blocks_per_sm = (int)bps;
     c->slots = (double)bps * hw->num_sms;

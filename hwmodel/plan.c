@@ -314,7 +314,6 @@ static void plan_input_shape(const gs_hw *hw, const gs_op *op, const gs_etir *e,
     const gs_tensor *ts = gs_plan_box_tensor(op, pi, t, &view);
     const int nd = ts->ndim, vmax = o->scalar ? 1 : GS_PLAN_MAX_VEC;
     pi->staged = 1;
-    for (int j = 0; j < op->tensors[t].ndim; j++) pi->halo[j] = box_dim(op, e, &op->tensors[t], j);
     for (int j = 0; j < nd; j++) pi->dims[j] = box_dim(op, e, ts, j);
     /* Copy vector: the tensor's innermost dim runs along one axis with unit
      * step, its box origin (offset + a multiple of the block tile) and box
@@ -575,6 +574,8 @@ static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, cons
         int64_t pad;
         plan_input_shape(hw, op, e, &p->opts, t, pi, &pad);
         choose_box(hw, op, e, &p->opts, t, pi, &pad);
+        for (int j = 0; j < op->tensors[t].ndim; j++) /* the tensor box, for the fast path's check */
+            pi->halo[j] = pi->im2col ? box_dim(op, e, &op->tensors[t], j) : pi->dims[j];
         int64_t upt = (pi->units + nt - 1) / (nt > 0 ? nt : 1);
         pi->units_per_thread = (int32_t)(upt > INT32_MAX ? INT32_MAX : upt);
         plan_unit_step(op, t, pi, nt);
@@ -584,9 +585,10 @@ static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, cons
         int64_t b = sat_mul(sat_mul(pi->stage_elems, p->stages), 4);
         p->smem_bytes = p->smem_bytes + b > GS_STAGE_SAT ? GS_STAGE_SAT : p->smem_bytes + b;
     }
-    p->smem_dynamic = p->smem_bytes > hw->smem_per_block;
     int64_t scratch = (p->split_mode != GS_SPLIT_NONE ? 4 : 0) + (p->group_wide ? p->threads / GS_GROUP_WARP * 4 : 0);
     p->scratch_bytes = (int32_t)((scratch + 15) / 16 * 16);
+    /* static shared memory is limited as a whole, scratch included */
+    p->smem_dynamic = p->smem_bytes + p->scratch_bytes > hw->smem_per_block;
     p->regs_bound = regs_bound(op, e, p);
 }
 

@@ -37,9 +37,11 @@ typedef struct gs_kernel_src {
     gs_kdesc desc;
     uint64_t hash;
     int64_t grid, block;/* 1-D launch: grid blocks of block threads */
-    int64_t smem_bytes; /* shared memory of the kernel (all stage buffers) */
-    int smem_dynamic;   /* CUDA: the shared memory is dynamic (over 48 KiB, opted in at load);
-                           pass smem_bytes at launch */
+    int64_t smem_bytes; /* shared memory of the kernel: all stage buffers and the static
+                           scratch (what gs_cuda_load takes; it launches with the part the
+                           module does not declare statically) */
+    int smem_dynamic;   /* CUDA: the stage buffers are dynamic shared memory (the total is over
+                           48 KiB, opted in at load) */
     int64_t ws_bytes;   /* split-K's workspace for this operator's extents (0: none): passed as
                            the last argument, zeroed before the first launch (each launch leaves
                            it ready for the next); one per launch in flight

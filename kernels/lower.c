@@ -435,14 +435,18 @@ static void print_guards(printer *m) {
  * strides its axis steps). */
 static const char *box_gstride(const gs_plan_input *pi) { return pi->im2col ? "gv" : "gs"; }
 
+/* Dims of staged input t's box: the tensor's, or its im2col view's. */
+static int box_ndim(const printer *m, int t) {
+    const gs_plan_input *pi = &m->p->in[t];
+    return pi->im2col ? pi->view_ndim : m->op->tensors[t].ndim;
+}
+
 /* Assign the offsets of unit i of staged input t to the lvalues gl (global,
  * from the tile's base; NULL: not wanted) and sl (shared), computed from the
  * unit's index in a block of their own: units are numbered row-major with
  * copy_vec elements along the copy dim innermost. */
 static void print_unit_decompose(printer *m, int t, const char *gl, const char *sl) {
     const gs_plan_input *pi = &m->p->in[t];
-    gs_tensor view;
-    const gs_tensor *ts = gs_plan_box_tensor(m->op, pi, t, &view);
     const char *gsn = box_gstride(pi);
     int64_t per_row = pi->dims[pi->copy_dim] / pi->copy_vec;
     open_block(m);
@@ -450,7 +454,7 @@ static void print_unit_decompose(printer *m, int t, const char *gl, const char *
     line(m, "int c = (u %% %lld) * %d; u /= %lld;", (long long)per_row, pi->copy_vec, (long long)per_row);
     if (gl) line(m, "%s g = (%s)c * %s%d_%d;", m->idx_t, m->idx_t, gsn, t, pi->copy_dim);
     line(m, "int s = c * %lld;", (long long)pi->sstride[pi->copy_dim]);
-    for (int j = ts->ndim - 1; j >= 0; j--) {
+    for (int j = box_ndim(m, t) - 1; j >= 0; j--) {
         if (j == pi->copy_dim) continue;
         line(m, "c = u %% %lld; u /= %lld;", (long long)pi->dims[j], (long long)pi->dims[j]);
         if (gl) line(m, "g += (%s)c * %s%d_%d;", m->idx_t, gsn, t, j);
@@ -530,7 +534,7 @@ static void print_staging_setup(printer *m) {
         if (pi->im2col) print_view_strides(m, t);
         char box[160];
         size_t bo = 0;
-        for (int j = 0; j < (pi->im2col ? pi->view_ndim : ts->ndim) && bo < sizeof box; j++)
+        for (int j = 0; j < box_ndim(m, t) && bo < sizeof box; j++)
             bo += (size_t)snprintf(box + bo, sizeof box - bo, " %lld", (long long)pi->dims[j]);
         line(m, "/* %s: %s%s, %lld units of %d per tile, %d per thread */", ts->name, pi->im2col ? "im2col tile" : "box",
              box, (long long)pi->units, pi->copy_vec, pi->units_per_thread);
@@ -657,15 +661,16 @@ static void close_units(printer *m, int scopes) {
 }
 
 /* The tensor coordinates g<j> of element k of an im2col unit at view
- * coordinates c<view dim>: the tile origin's point (lo<j> less the negative
- * reach) plus each view axis' coordinate times its coefficient. */
+ * coordinates c<view dim>: the tile origin's point lo<j> (an im2col tile has
+ * no negative coefficient) plus each view axis' coordinate times its
+ * coefficient. */
 static void print_view_coords(printer *m, int t, int k) {
     const gs_plan_input *pi = &m->p->in[t];
     const gs_tensor *ts = &m->op->tensors[t];
     for (int j = 0; j < ts->ndim; j++) {
         gs_sb g;
         gs_sb_init(&g);
-        gs_sb_printf(&g, "lo%d - %lld", j, (long long)neg_reach(m->op, m->e, &ts->idx[j]));
+        gs_sb_printf(&g, "lo%d", j);
         for (int v = 0; v < pi->view_ndim; v++) {
             long long c = (long long)ts->idx[j].coeff[pi->view_axis[v]];
             if (!c) continue;
@@ -686,9 +691,7 @@ static void print_copy(printer *m, int t, const char *buf, copy_kind kind) {
     const gs_op *op = m->op;
     const gs_tensor *ts = &op->tensors[t];
     const gs_plan_input *pi = &m->p->in[t];
-    gs_tensor view;
-    const gs_tensor *bt = gs_plan_box_tensor(op, pi, t, &view); /* the box's dims */
-    const int nd = ts->ndim, nb = bt->ndim, cv = pi->copy_vec;
+    const int nd = ts->ndim, nb = box_ndim(m, t), cv = pi->copy_vec;
     open_(m, "/* copy %s */", ts->name);
     char origin[GS_MAX_AXES][CW];
     for (int a = 0; a < m->na; a++) snprintf(origin[a], CW, spatial(op, a) ? "ob%d" : "or%d", a);
@@ -708,11 +711,9 @@ static void print_copy(printer *m, int t, const char *buf, copy_kind kind) {
         free(cs);
         gs_sb base;
         gs_sb_init(&base);
-        /* an im2col unit's offset counts from the tile origin's point, which
-         * lies above the box's low corner by the negative reach */
-        for (int j = 0; j < nd; j++)
-            gs_sb_printf(&base, "%s(%s)(lo%d - %lld) * gs%d_%d", j ? " + " : "", m->idx_t, j,
-                         (long long)(pi->im2col ? neg_reach(op, m->e, &ts->idx[j]) : 0), t, j);
+        /* (an im2col tile has no negative coefficient: lo<j> is the tile
+         * origin's point, from which its units' offsets count) */
+        for (int j = 0; j < nd; j++) gs_sb_printf(&base, "%s(%s)lo%d * gs%d_%d", j ? " + " : "", m->idx_t, j, t, j);
         char *bs = gs_sb_take(&base);
         line(m, "%s src = in%d + (%s);", m->sp->in_ptr, t, bs ? bs : "0");
         free(bs);
@@ -1376,7 +1377,9 @@ gs_status gs_lower_emit_plan(gs_ctx *ctx, const gs_op *op, const gs_etir *e, con
     }
     out->block = p->threads;
     out->grid = gs_etir_blocks(op, e);
-    out->smem_bytes = p->smem_bytes + (p->smem_dynamic ? 0 : p->scratch_bytes); /* dynamic: the buffers' size */
+    /* the kernel's whole shared memory, the static scratch included: the
+     * loader launches with this less what the module declares statically */
+    out->smem_bytes = p->smem_bytes + p->scratch_bytes;
     out->smem_dynamic = p->smem_dynamic && d == GS_DIALECT_CUDA;
     out->ws_bytes = gs_plan_workspace_bytes(op, e, p);
 

@@ -15,6 +15,7 @@
 
 #include "construct/construct.h"
 #include "kernels/kernels.h"
+#include "test_common.h"
 
 typedef struct pcase {
     const char *hw;
@@ -664,5 +665,52 @@ Test(plans, split_atomic_option, .timeout = 300) {
     cr_expect_eq(gs_construct(ctx, op, hw, &bad, &r), GS_ERR_INVALID_ARG);
     gs_op_destroy(op);
     gs_cl_close(cl);
+    gs_ctx_destroy(ctx);
+}
+
+/* Shared memory of kernels with static scratch (split-K's flag, a wide
+ * group's per-warp results) beside their stage buffers: the kernel's figure
+ * is the whole (what gs_cuda_load takes; it launches with that less what the
+ * module declares statically), and the buffers become dynamic when the whole
+ * passes the static limit. ptxas must report exactly the scratch as static
+ * for a dynamic kernel, so the launch's dynamic part is the buffers. (The
+ * figure once left the scratch out of dynamic kernels, which then launched
+ * short of their last buffer's bytes.) */
+Test(plans, smem_total_includes_scratch, .timeout = 300) {
+    gs_ctx *ctx = gs_ctx_create();
+    const gs_hw *hw = gs_hw_find_builtin("h100");
+    gs_op *op = NULL;
+    cr_assert_eq(gs_op_parse(ctx, "gemm M=256 N=256 K=4096", &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    static const char *cfgs[] = {
+        "bm=128,bn=128,bk=32,tm=8,tn=8,sa=1,sb=1,stages=3,split=2",          /* dynamic + split-K flag */
+        "bm=64,bn=64,bk=64,tm=4,tn=4,sa=1,sb=1,stages=2,group=64",          /* wide group */
+        "bm=64,bn=64,bk=16,tm=4,tn=4,sa=1,sb=1,stages=2,split=4",           /* static + flag */
+    };
+    int dynamic_with_scratch = 0;
+    for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
+        gs_etir e;
+        cr_assert_eq(gs_etir_parse_config(ctx, op, cfgs[i], &e), GS_OK, "%s: %s", cfgs[i], gs_ctx_errmsg(ctx));
+        gs_plan p;
+        gs_plan_make(hw, op, &e, NULL, &p);
+        cr_assert_gt(p.scratch_bytes, 0, "%s: no scratch", cfgs[i]);
+        gs_kernel_src ks;
+        cr_assert_eq(gs_lower_emit_plan(ctx, op, &e, &p, GS_DIALECT_CUDA, hw->sm, &ks), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_expect_eq(ks.smem_bytes, p.smem_bytes + p.scratch_bytes, "%s: kernel %lld, plan %lld + %d", cfgs[i],
+                     (long long)ks.smem_bytes, (long long)p.smem_bytes, (int)p.scratch_bytes);
+        cr_expect_eq(ks.smem_dynamic, ks.smem_bytes > hw->smem_per_block, "%s", cfgs[i]);
+        dynamic_with_scratch += ks.smem_dynamic;
+        if (ks.smem_dynamic) {
+            gs_test_need_nvrtc(ctx, "the static part of a dynamic kernel");
+            gs_nvrtc_out nv;
+            int arch = gs_nvrtc_nearest_arch(ctx, hw->sm);
+            cr_assert_eq(gs_nvrtc_compile(ctx, ks.src, ks.name, arch, false, true, &nv), GS_OK, "%s", gs_ctx_errmsg(ctx));
+            cr_expect_eq(nv.stats.smem_bytes, p.scratch_bytes, "%s: static %lld", cfgs[i], (long long)nv.stats.smem_bytes);
+            cr_expect_eq(ks.smem_bytes - nv.stats.smem_bytes, p.smem_bytes, "%s: the launch's dynamic part", cfgs[i]);
+            gs_nvrtc_out_free(&nv);
+        }
+        gs_kernel_src_free(&ks);
+    }
+    cr_expect_geq(dynamic_with_scratch, 1, "no dynamic kernel with scratch was made");
+    gs_op_destroy(op);
     gs_ctx_destroy(ctx);
 }
