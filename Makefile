@@ -14,7 +14,10 @@ CFLAGS    ?= $(OPT)
 ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS    := -lgsl -lgslcblas -ljansson -lOpenCL -ldl -lm
 
-LIB_SRC  := $(sort $(wildcard util/*.c ir/*.c hwmodel/*.c construct/*.c kernels/*.c))
+# the rooms, bottom up (docs/ARCHITECTURE.md): each includes only those before it
+LIB_ROOMS := util ir hwmodel/profile hwmodel/plan hwmodel/model construct kernels/codegen kernels/runtime \
+             kernels/service
+LIB_SRC  := $(foreach r,$(LIB_ROOMS),$(sort $(wildcard $(r)/*.c)))
 CLI_SRC  := $(sort $(wildcard cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
@@ -306,7 +309,7 @@ bench: deps all $(BUILD)/calibrate $(BUILD)/dynamic $(BUILD)/plans_bench
 	@sh experiments/bench.sh $(BUILD)/gensor
 	@echo; echo "== reduction operators: v2 plans against the v1-style plan, predicted (experiments/plans_bench.c)"
 	@./$(BUILD)/plans_bench --hw h100
-	@echo; echo "== dynamic shapes (kernels/dispatch.c; experiments/dynamic.c)"
+	@echo; echo "== dynamic shapes (kernels/service/dispatch.c; experiments/dynamic.c)"
 	@if [ -n "$$GS_BENCH_FULL" ]; then ./$(BUILD)/dynamic; else ./$(BUILD)/dynamic --quick; fi
 	@if [ -f $(CALIB_DATA)/xgemm_rtx3090_4096.csv ] && [ -f $(CALIB_DATA)/h100/suite_v1.csv ]; then \
 	  echo; echo "== model calibration (hwmodel/MODEL.md)"; \
@@ -345,7 +348,7 @@ compare-tuners: deps all tuners-venv
 	  $$([ "$(QUICK)" = 1 ] && echo --quick)
 
 clean:
-	rm -rf build build-asan $(A64_BUILD) $(FUZZ_BUILD) $(TSAN_BUILD)
+	rm -rf build build-dev build-asan $(A64_BUILD) $(FUZZ_BUILD) $(TSAN_BUILD)
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/obj/experiments/cuda_host.d \
          $(BUILD)/bench_gpu.d $(BUILD)/cublas_check.d

@@ -3,7 +3,7 @@
 #define GS_CLI_H
 
 #include "construct/construct.h"
-#include "kernels/kernels.h"
+#include "kernels/service/service.h"
 
 #include <getopt.h>
 #include <jansson.h>

@@ -4,7 +4,7 @@
 #define GS_CONSTRUCT_H
 
 #include "util/pcg.h"
-#include "hwmodel/plan.h"
+#include "hwmodel/model/model.h"
 
 #define GS_MAX_TOP 64
 

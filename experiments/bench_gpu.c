@@ -49,7 +49,7 @@
 #include "construct/construct.h"    /* the candidates' ETIR states and gs_refine_cuda on a raw gs_cuda handle */
 #include "util/pcg.h"               /* PCG32: the same input streams as gensor's own verification */
 #include "experiments/cuda_host.h"  /* cuBLAS and the driver, on the kernels' raw device pointers */
-#include "kernels/kernels.h"        /* gs_cuda buffers (gs_cuda_buf_devptr for cuBLAS), the IR interpreter, gs_diff */
+#include "kernels/service/service.h"        /* gs_cuda buffers (gs_cuda_buf_devptr for cuBLAS), the IR interpreter, gs_diff */
 
 #include <errno.h>
 #include <jansson.h>

@@ -31,7 +31,7 @@
  * top-1 and the best measured in its top-10 relative to the measured best.
  * --fit runs a coordinate descent over the constants (multiplicative steps)
  * on all given sets and prints the constants it finds; they are copied by
- * hand into gs_model_params_default() (hwmodel/model.c) and MODEL.md.
+ * hand into gs_model_params_default() (hwmodel/model/model.c) and MODEL.md.
  * Nothing from the data is stored in the product.
  */
 #include <gsl/gsl_errno.h>
@@ -41,7 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hwmodel/plan.h" /* internal: fits gs_model_params, pricing plans with gs_estimate_plan; gensor.h has neither */
+#include "hwmodel/model/model.h" /* internal: fits gs_model_params, pricing plans with gs_estimate_plan; gensor.h has neither */
 
 enum { SET_XGEMM = 0, SET_F1, SET_F3, SET_F5, SET_SUITE, NSETS };
 static const char *set_names[NSETS] = {"xgemm-rtx3090", "fidelity-F1-gemm", "fidelity-F3-conv", "fidelity-F5-conv",

@@ -6,7 +6,7 @@
  * arch choice and the one place that emits a kernel.
  *
  * The driver calls run in the device's primary context, the context
- * gs_cuda (kernels/cuda.c) uses too, so cuBLAS works on gs_cuda buffers
+ * gs_cuda (kernels/runtime/cuda.c) uses too, so cuBLAS works on gs_cuda buffers
  * (gs_cuda_buf_devptr) and both sides run on the legacy default stream.
  *
  * tests/bench_gpu_dry.sh compiles cuda_host.c once more with the toolkit's
@@ -16,7 +16,7 @@
 #define GS_CUDA_HOST_H
 
 #include "construct/construct.h"
-#include "kernels/kernels.h"
+#include "kernels/service/service.h"
 
 #include <stdbool.h>
 #include <stddef.h>

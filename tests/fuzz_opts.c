@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "construct/construct.h"
-#include "kernels/kernels.h"
+#include "kernels/service/service.h"
 
 int main(int argc, char **argv) {
     size_t nopt = argc >= 5 ? strlen(argv[4]) : 0;

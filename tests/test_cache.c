@@ -1,4 +1,4 @@
-/* test_cache.c — the kernel cache (kernels/cache.c): memory and disk round
+/* test_cache.c — the kernel cache (kernels/service/cache.c): memory and disk round
  * trips, corrupt entries (truncated, garbage, wrong key, bad checksum) that
  * are detected, counted, deleted and rebuilt, an unwritable directory that
  * fails puts with GS_ERR_IO while gets and dispatch keep working, and two

@@ -77,7 +77,7 @@ int gs_test_read_sweep(const char *name, gs_test_sweep_case *cases, int cap) {
 }
 
 char *gs_test_tmpdir(const char *tag) {
-    const char *dir = getenv("TMPDIR"); /* as kernels/sass.c's temp files */
+    const char *dir = getenv("TMPDIR"); /* as kernels/service/sass.c's temp files */
     char tmpl[512];
     snprintf(tmpl, sizeof tmpl, "%s/gensor-%s-XXXXXX", dir && *dir ? dir : "/tmp", tag);
     char *t = strdup(tmpl);

@@ -5,7 +5,7 @@
 #ifndef GS_TEST_COMMON_H
 #define GS_TEST_COMMON_H
 
-#include "kernels/kernels.h"
+#include "kernels/service/service.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -7,7 +7,7 @@
  * With a device the launch tests run real kernels and check the results
  * exactly; without one they skip with that message, never pass. Set
  * GS_REQUIRE_CUDA=1 to turn the skip into a failure (make check-gpu). */
-#include "kernels/kernels.h"
+#include "kernels/service/service.h"
 #include "tests/test_common.h"
 
 #include <criterion/criterion.h>

@@ -1,4 +1,4 @@
-/* test_dispatch.c — dynamic shapes through the dispatcher (kernels/dispatch.c):
+/* test_dispatch.c — dynamic shapes through the dispatcher (kernels/service/dispatch.c):
  * DietCode's sequence-length sweep compiles far fewer kernels than shapes,
  * repeated shapes are hits, handles carry this shape's launch and arguments,
  * one compiled kernel runs correctly on another shape (PoCL vs GSL), the

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "construct/construct.h"
-#include "kernels/kernels.h"
+#include "kernels/service/service.h"
 #include "test_common.h"
 
 typedef struct pcase {

@@ -1,4 +1,4 @@
-/* test_refine.c — short on-device refinement (kernels/refine.c): the pure
+/* test_refine.c — short on-device refinement (kernels/service/refine.c): the pure
  * selection and statistics, a real refinement on the OpenCL device (PoCL on
  * CPU-only machines), and the CUDA variant in measurement-free mode. */
 #include "construct/construct.h"

@@ -1,4 +1,4 @@
-/* test_sass.c — static SASS checks (kernels/sass.c).
+/* test_sass.c — static SASS checks (kernels/service/sass.c).
  *
  * The parser is tested on listings captured from one small sm_90 kernel
  * (tests/data/sass_sm90_tile.cu): cuobjdump -sass and nvdisasm -c of the same
@@ -8,7 +8,7 @@
  * the instruction it was written for and lacks the others. They skip with the
  * reason when NVRTC or cuobjdump is missing (GS_REQUIRE_SASS=1 makes that a
  * failure). */
-#include "kernels/kernels.h"
+#include "kernels/service/service.h"
 #include "tests/test_common.h"
 
 #include <criterion/criterion.h>

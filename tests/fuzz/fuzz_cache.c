@@ -1,4 +1,4 @@
-/* fuzz_cache.c — the kernel cache's entry reader (kernels/cache.c). The
+/* fuzz_cache.c — the kernel cache's entry reader (kernels/service/cache.c). The
  * input is written as the disk entry of a key, then read with
  * gs_kcache_get. The key and backend asked for are taken from the input's
  * header bytes (so the fuzzer gets past the key check), and when the first
@@ -8,7 +8,7 @@
  * memory hit with the same bytes; a miss of a present file counts it corrupt
  * and deletes it, with a message. */
 #include "fuzz_common.h"
-#include "kernels/kernels.h"
+#include "kernels/service/service.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

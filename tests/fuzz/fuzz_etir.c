@@ -15,7 +15,7 @@
  * memory check of a built-in profile, it fits the profile's limits and the
  * estimate is finite and positive. */
 #include "fuzz_common.h"
-#include "hwmodel/hw.h"
+#include "hwmodel/profile/hw.h"
 #include "ir/ir.h"
 
 #include <math.h>

@@ -7,7 +7,7 @@
  * Layering: it reads a gs_result's candidates (construct/construct.h), as
  * refine.c and dispatch.c do; construct/ knows nothing of it. */
 #include "construct/construct.h"
-#include "kernels/kernels.h"
+#include "kernels/service/service.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
  *
  * A gs_device made by gs_device_open owns its runtime handle; one made by
  * gs_device_wrap_* (a caller that already holds a gs_cl or gs_cuda) does not. */
-#include "kernels/kernels.h"
+#include "kernels/runtime/runtime.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,7 +63,7 @@ const char *gs_device_name(const gs_device *dev) {
 gs_backend gs_device_backend(const gs_device *dev) { return dev ? dev->backend : GS_BACKEND_OPENCL; }
 
 /* The open runtime of dev, or an error naming what is missing. */
-static gs_status device_ready(gs_ctx *ctx, const gs_device *dev, const char *who) {
+gs_status gs_device_ready(gs_ctx *ctx, const gs_device *dev, const char *who) {
     if (!dev) return gs_err(ctx, GS_ERR_INVALID_ARG, "%s: no device (open one with gs_device_open)", who);
     if (dev->backend == GS_BACKEND_OPENCL && !dev->cl)
         return gs_err(ctx, GS_ERR_OPENCL_MISSING, "%s: no OpenCL device", who);
@@ -76,7 +76,7 @@ static gs_status device_ready(gs_ctx *ctx, const gs_device *dev, const char *who
 gs_status gs_hw_query(gs_ctx *ctx, gs_device *dev, const char *fallback, gs_hw **out) {
     if (!out) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_hw_query: out is NULL");
     *out = NULL;
-    gs_status s = device_ready(ctx, dev, "gs_hw_query");
+    gs_status s = gs_device_ready(ctx, dev, "gs_hw_query");
     if (s != GS_OK) return s;
     gs_hw *hw = malloc(sizeof *hw);
     if (!hw) return gs_err(ctx, GS_ERR_NOMEM, "gs_hw_query: out of memory");
@@ -90,18 +90,20 @@ gs_status gs_hw_query(gs_ctx *ctx, gs_device *dev, const char *fallback, gs_hw *
     return GS_OK;
 }
 
-gs_status gs_dispatcher_attach(gs_ctx *ctx, gs_dispatcher *d, gs_device *dev) {
-    gs_status s = device_ready(ctx, dev, "gs_dispatcher_attach");
-    if (s != GS_OK) return s;
-    return dev->backend == GS_BACKEND_OPENCL ? gs_dispatcher_attach_opencl(ctx, d, dev->cl)
-                                             : gs_dispatcher_attach_cuda(ctx, d, dev->cu);
+int gs_kernel_scalar_args(const gs_op *op, gs_karg *args, int na) {
+    int32_t ints[48];
+    int ni = gs_kernel_int_args(op, ints, 48);
+    for (int i = 0; i < ni; i++) args[na++] = (gs_karg){.kind = GS_KARG_INT, .i = ints[i]};
+    args[na++] = (gs_karg){.kind = GS_KARG_FLOAT, .f = op->epi.alpha};
+    args[na++] = (gs_karg){.kind = GS_KARG_FLOAT, .f = op->epi.beta};
+    return na;
 }
 
 /* ---- buffers -------------------------------------------------------------------- */
 gs_status gs_buffer_create(gs_ctx *ctx, gs_device *dev, size_t bytes, const void *host, gs_buffer **out) {
     if (!out) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_buffer_create: out is NULL");
     *out = NULL;
-    gs_status s = device_ready(ctx, dev, "gs_buffer_create");
+    gs_status s = gs_device_ready(ctx, dev, "gs_buffer_create");
     if (s != GS_OK) return s;
     gs_buffer *b = calloc(1, sizeof *b);
     if (!b) return gs_err(ctx, GS_ERR_NOMEM, "gs_buffer_create: out of memory");
@@ -136,7 +138,7 @@ void gs_buffer_destroy(gs_buffer *b) {
 gs_status gs_dev_prog_load(gs_ctx *ctx, gs_device *dev, const void *image, const char *name, int64_t smem_bytes,
                            gs_dev_prog *out) {
     memset(out, 0, sizeof *out);
-    gs_status s = device_ready(ctx, dev, "load a kernel");
+    gs_status s = gs_device_ready(ctx, dev, "load a kernel");
     if (s != GS_OK) return s;
     out->dev = dev;
     if (dev->backend == GS_BACKEND_OPENCL) return gs_cl_build(ctx, dev->cl, image, name, &out->cl);

@@ -16,7 +16,7 @@
  * with a space after the comment marker and is not an instruction. nvdisasm
  * writes branch targets as labels, `(.L_x_4), defined by ".L_x_4:" lines
  * before the instruction; both forms are read. */
-#include "kernels/kernels.h"
+#include "kernels/service/service.h"
 
 #include <ctype.h>
 #include <errno.h>

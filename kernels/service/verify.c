@@ -1,7 +1,7 @@
 /* verify.c — run a lowered kernel on the OpenCL device and compare it with a
  * reference: GSL's sgemm for gemm, the IR interpreter for everything else. */
 #include "util/pcg.h"
-#include "kernels/kernels.h"
+#include "kernels/service/service.h"
 
 #include <gsl/gsl_blas.h>
 #include <math.h>

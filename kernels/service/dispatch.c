@@ -46,7 +46,7 @@
  * Layering: the dispatcher calls gs_construct and gs_polish and reads the
  * result's candidates (construct/construct.h); construct/ knows nothing of it. */
 #include "construct/construct.h"
-#include "kernels/kernels.h"
+#include "kernels/service/service.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -815,4 +815,11 @@ void gs_dispatch_stats_get(const gs_dispatcher *d, gs_dispatch_stats *out) {
     gs_kcache_stats_get(d->cache, &cs);
     out->cache_corrupt = cs.corrupt;
     out->cache_write_errors = cs.write_errors;
+}
+
+gs_status gs_dispatcher_attach(gs_ctx *ctx, gs_dispatcher *d, gs_device *dev) {
+    gs_status s = gs_device_ready(ctx, dev, "gs_dispatcher_attach");
+    if (s != GS_OK) return s;
+    return dev->backend == GS_BACKEND_OPENCL ? gs_dispatcher_attach_opencl(ctx, d, dev->cl)
+                                             : gs_dispatcher_attach_cuda(ctx, d, dev->cu);
 }

@@ -17,7 +17,7 @@
  * Doubles are printed with 17 significant digits, which round-trips every
  * double exactly.
  */
-#include "hwmodel/hw.h"
+#include "hwmodel/profile/hw.h"
 
 #include <errno.h>
 #include <fcntl.h>

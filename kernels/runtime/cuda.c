@@ -25,7 +25,7 @@
  * on the calling thread first. One gs_cuda handle must not be used from two
  * threads at once. Modules and buffers must be freed before their gs_cuda
  * is closed. */
-#include "kernels/kernels.h"
+#include "kernels/runtime/runtime.h"
 
 #include <dlfcn.h>
 #include <limits.h>

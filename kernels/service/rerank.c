@@ -1,7 +1,7 @@
 /* rerank.c — ptxas-informed ranking: compile candidates with NVRTC and
  * re-estimate them with their real register counts (which change occupancy
  * and reveal spills), then re-sort. Falls back cleanly without NVRTC. */
-#include "kernels/kernels.h"
+#include "kernels/service/service.h"
 
 #include <string.h>
 

@@ -13,7 +13,7 @@
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 
-#include "kernels/kernels.h"
+#include "kernels/runtime/runtime.h"
 
 #include <ctype.h>
 #include <stdint.h>

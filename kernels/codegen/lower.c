@@ -1,4 +1,4 @@
-/* lower.c — prints a kernel plan (hwmodel/plan.h) as CUDA C (for NVRTC) or
+/* lower.c — prints a kernel plan (hwmodel/plan/plan.h) as CUDA C (for NVRTC) or
  * OpenCL C 1.2. The plan made every decision; this file only spells them.
  * The two dialects differ only in the spellings of the table below, so
  * running the OpenCL kernel on PoCL checks the logic the CUDA kernel uses
@@ -23,7 +23,7 @@
  *   epilogue   alpha, beta, bias, relu; interior blocks store vectors
  *              without predicates, edge blocks predicated scalars.
  */
-#include "kernels/kernels.h"
+#include "kernels/codegen/codegen.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,55 +139,6 @@ static const dialect_spelling spellings[] = {
             "#define GS_SHARED_INT __local int\n",
     },
 };
-
-void gs_kdesc_make(const gs_op *op, const gs_plan *p, const gs_etir *e, gs_dialect d, int arch, gs_kdesc *k) {
-    memset(k, 0, sizeof *k);
-    k->codegen_version = GS_CODEGEN_VERSION;
-    k->dialect = (uint32_t)d;
-    k->arch = (uint32_t)arch;
-    for (int t = 0; t <= op->ninputs; t++)
-        if (gs_tensor_elems(&op->tensors[t]) > 2147483647LL) k->idx64 = 1;
-    k->combine = (uint32_t)op->combine;
-    k->naxes = (uint32_t)op->naxes;
-    k->ninputs = (uint32_t)op->ninputs;
-    for (int a = 0; a < op->naxes; a++) k->axis_kind[a] = (uint32_t)op->axes[a].kind;
-    for (int t = 0; t <= op->ninputs; t++) {
-        k->ndim[t] = op->tensors[t].ndim;
-        for (int j = 0; j < op->tensors[t].ndim; j++) k->idx[t][j] = op->tensors[t].idx[j];
-    }
-    k->etir = *e;
-    k->etir.level = 0;
-    if (p) k->plan = *p;
-    k->has_beta = op->epi.beta != 0.0f;
-    k->has_bias = op->has_bias && op->epi.bias_axis >= 0;
-    k->bias_axis = k->has_bias ? (uint32_t)op->epi.bias_axis : 0;
-    k->relu = op->epi.relu != 0;
-}
-
-uint64_t gs_kdesc_hash(const gs_kdesc *k) { return gs_hash_bytes(k, sizeof *k, 0x67656e736f72ull); }
-
-int gs_kernel_int_args(const gs_op *op, int32_t *vals, int cap) {
-    int n = 0;
-    for (int a = 0; a < op->naxes && n < cap; a++) vals[n++] = (int32_t)op->axes[a].extent;
-    for (int t = 0; t <= op->ninputs; t++)
-        for (int j = 0; j < op->tensors[t].ndim && n < cap; j++) vals[n++] = (int32_t)op->tensors[t].shape[j];
-    return n;
-}
-
-int gs_kernel_scalar_args(const gs_op *op, gs_karg *args, int na) {
-    int32_t ints[48];
-    int ni = gs_kernel_int_args(op, ints, 48);
-    for (int i = 0; i < ni; i++) args[na++] = (gs_karg){.kind = GS_KARG_INT, .i = ints[i]};
-    args[na++] = (gs_karg){.kind = GS_KARG_FLOAT, .f = op->epi.alpha};
-    args[na++] = (gs_karg){.kind = GS_KARG_FLOAT, .f = op->epi.beta};
-    return na;
-}
-
-void gs_kernel_src_free(gs_kernel_src *k) {
-    if (!k) return;
-    free(k->src);
-    k->src = NULL;
-}
 
 /* ---- the printer ----------------------------------------------------------------- */
 typedef struct printer {

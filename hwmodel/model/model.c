@@ -3,7 +3,7 @@
  *
  * Everything here reads hardware numbers from the profile; nothing branches
  * on an architecture name. */
-#include "hwmodel/plan.h"
+#include "hwmodel/model/model.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -44,7 +44,7 @@
  *                               (cudaLaunchKernel microbenchmarks); we use
  *                               more on the edge board's slower ARM host.
  */
-#include "hwmodel/hw.h"
+#include "hwmodel/profile/hw.h"
 
 #include <assert.h>
 #include <ctype.h>

@@ -1,6 +1,6 @@
 /* plan.h — the kernel plan: every decision about how one ETIR state of one
  * operator becomes a kernel, made once, here, from the operator, the state
- * and a few target facts. hwmodel/model.c prices a plan and kernels/lower.c
+ * and a few target facts. hwmodel/model/model.c prices a plan and kernels/codegen/lower.c
  * prints it, so what is priced is what is emitted.
  *
  * The plan is plain data with no CUDA or OpenCL in it. It is zeroed before it
@@ -21,7 +21,7 @@
 #ifndef GS_PLAN_H
 #define GS_PLAN_H
 
-#include "hwmodel/hw.h"
+#include "hwmodel/profile/hw.h"
 
 /* Widest vector access, in fp32 elements (128-bit loads and stores). */
 #define GS_PLAN_MAX_VEC 4
@@ -216,14 +216,6 @@ int gs_count_distinct(const int64_t *v, int n);
  * plan p at reduce index 0 (thread coordinates as the kernel decomposes
  * them, last spatial axis fastest). Returns the lane count (<= 64). */
 int gs_plan_frag_lanes(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, int warp, int64_t *addr);
-
-/* The analytic estimate of a plan (hwmodel/model.c; MODEL.md): mp NULL for
- * the default constants, regs_override > 0 for ptxas' register count. */
-void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan *p, int regs_override,
-                      const gs_model_params *mp, gs_wf_memo *memo, gs_estimate *out);
-/* gs_estimate_etir with a memo of simulations (may be NULL). */
-void gs_estimate_etir_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, int regs_override, gs_wf_memo *memo,
-                           gs_estimate *out);
 
 /* One-line summary of the plan's decisions, e.g.
  * "A:reg v4 T k>m pad4 fv4 | B:async v4 pad0 fv4 | st2 r8 fast ov4 lb(256,2)". */

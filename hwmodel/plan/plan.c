@@ -1,10 +1,10 @@
 /* plan.c — the planner: one ETIR state of one operator plus the target's
- * facts become a gs_plan (hwmodel/plan.h). The model prices the plan and the
+ * facts become a gs_plan (hwmodel/plan/plan.h). The model prices the plan and the
  * printers print it; nothing downstream makes a decision of its own.
  *
  * Every rule below is derived from the operator's affine maps, the tiles and
  * a few profile numbers; no rule names an operator or an architecture. */
-#include "hwmodel/plan.h"
+#include "hwmodel/plan/plan.h"
 
 #include <stdio.h>
 #include <string.h>

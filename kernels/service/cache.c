@@ -27,7 +27,7 @@
  * Thread-safe: one mutex guards the map and the counters. Payloads handed
  * out by gs_kcache_get stay valid until gs_kcache_close (a replaced payload
  * is retired, not freed). */
-#include "kernels/kernels.h"
+#include "kernels/service/service.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -17,7 +17,7 @@
  * Layering: refinement reads a gs_result's candidates (construct/construct.h);
  * nothing in construct/ knows about this file. */
 #include "construct/construct.h"
-#include "kernels/kernels.h"
+#include "kernels/service/service.h"
 #include "util/pcg.h"
 
 #include <gsl/gsl_sort.h>
@@ -326,27 +326,6 @@ gs_status gs_refine_opencl(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_res
     gs_device_wrap_opencl(&dev, cl);
     target t = {GS_DIALECT_OPENCL, 0, false, NULL};
     return refine_on(ctx, &dev, &t, op, r, out);
-}
-
-gs_status gs_cuda_target(gs_ctx *ctx, int sm, int *arch, bool *cubin) {
-    int archs[64], n = 0;
-    gs_status s = gs_nvrtc_supported_archs(ctx, archs, 64, &n);
-    if (s != GS_OK) return s;
-    int below = 0;
-    for (int i = 0; i < n; i++) {
-        if (archs[i] == sm) {
-            *arch = sm;
-            *cubin = true;
-            return GS_OK;
-        }
-        if (archs[i] < sm && archs[i] > below) below = archs[i];
-    }
-    if (!below)
-        return gs_err(ctx, GS_ERR_ARCH_UNSUPPORTED,
-                      "the device is sm_%d and the installed NVRTC supports no arch at or below it", sm);
-    *arch = below;
-    *cubin = false;
-    return GS_OK;
 }
 
 gs_status gs_refine_cuda(gs_ctx *ctx, gs_cuda *cu, const gs_op *op, const gs_result *r, int K, double budget_ms,

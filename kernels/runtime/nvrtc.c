@@ -14,7 +14,7 @@
  *   ptxas         .     288 bytes stack frame, 100 bytes spill stores, 124 bytes spill loads
  *   ptxas info    : Used 24 registers, used 0 barriers, 288 bytes cumulative stack size, 364 bytes cmem[0]
  */
-#include "kernels/kernels.h"
+#include "kernels/runtime/runtime.h"
 
 #include <ctype.h>
 #include <dlfcn.h>
@@ -575,4 +575,25 @@ void gs_nvrtc_out_free(gs_nvrtc_out *o) {
     free(o->cubin);
     free(o->log);
     memset(o, 0, sizeof *o);
+}
+
+gs_status gs_cuda_target(gs_ctx *ctx, int sm, int *arch, bool *cubin) {
+    int archs[64], n = 0;
+    gs_status s = gs_nvrtc_supported_archs(ctx, archs, 64, &n);
+    if (s != GS_OK) return s;
+    int below = 0;
+    for (int i = 0; i < n; i++) {
+        if (archs[i] == sm) {
+            *arch = sm;
+            *cubin = true;
+            return GS_OK;
+        }
+        if (archs[i] < sm && archs[i] > below) below = archs[i];
+    }
+    if (!below)
+        return gs_err(ctx, GS_ERR_ARCH_UNSUPPORTED,
+                      "the device is sm_%d and the installed NVRTC supports no arch at or below it", sm);
+    *arch = below;
+    *cubin = false;
+    return GS_OK;
 }
