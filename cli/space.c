@@ -81,7 +81,7 @@ static int enum_cmp(const void *pa, const void *pb) {
     const gs_etir *a = pa, *b = pb;
     for (int lvl = 2; lvl >= 0; lvl--)
         for (int d = 0; d < sort_op->naxes; d++) {
-            int32_t x = lvl == 0 ? a->V[d] : a->T[d][lvl], y = lvl == 0 ? b->V[d] : b->T[d][lvl];
+            int32_t x = lvl == 0 ? a->V[d] : gs_tile_level(&a->tile[d], lvl), y = lvl == 0 ? b->V[d] : gs_tile_level(&b->tile[d], lvl);
             if (x != y) return x < y ? -1 : 1;
         }
     if (a->group != b->group) return a->group < b->group ? -1 : 1;

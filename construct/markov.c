@@ -59,7 +59,7 @@ int gs_actions_enumerate(const gs_op *op, const gs_etir *e, gs_action *acts, int
             acts[n++] = (gs_action){GS_ACT_INVTILE, d, 0};
         }
         if (e->level == 1)
-            for (int v = 1; v <= e->T[d][1] && n < cap; v *= 2)
+            for (int v = 1; v <= e->tile[d].thread && n < cap; v *= 2)
                 if (v != e->V[d]) acts[n++] = (gs_action){GS_ACT_VTHREAD, d, v};
     }
     /* whole-kernel dimensions, chosen once the thread tiles are being set:
@@ -73,7 +73,7 @@ int gs_actions_enumerate(const gs_op *op, const gs_etir *e, gs_action *acts, int
          * estimate per step; six values made construction 15 % slower) */
         int ga = gs_etir_group_axis(op);
         for (int g = e->group - 1; ga >= 0 && g <= e->group + 1 && n < cap; g += 2)
-            if (g >= 0 && g <= GS_MAX_GROUP && (1 << g) <= e->T[ga][2]) acts[n++] = (gs_action){GS_ACT_GROUP, -1, g};
+            if (g >= 0 && g <= GS_MAX_GROUP && (1 << g) <= e->tile[ga].block) acts[n++] = (gs_action){GS_ACT_GROUP, -1, g};
         /* split-K doubles or halves */
         if (gs_etir_split_axis(op) >= 0) {
             if (e->split * 2 <= GS_MAX_SPLIT && n < cap) acts[n++] = (gs_action){GS_ACT_SPLIT, -1, e->split * 2};
@@ -309,7 +309,7 @@ int64_t gs_space_enumerate(const gs_hw *hw, const gs_op *op, int64_t cap, gs_spa
     for (;;) {
         e.level = 2;
         for (int d = 0; d < op->naxes; d++) {
-            e.T[d][1] = 1;
+            e.tile[d].thread = 1;
             e.V[d] = 1;
         }
         if (gs_hw_check(hw, op, &e)) {
@@ -323,7 +323,7 @@ int64_t gs_space_enumerate(const gs_hw *hw, const gs_op *op, int64_t cap, gs_spa
             for (;;) {
                 for (int d = 0; d < op->naxes; d++) e.V[d] = 1;
                 bool base_ok = gs_hw_check(hw, op, &e), any_ok = base_ok;
-                for (int gr = 1; !any_ok && ga >= 0 && gr <= GS_MAX_GROUP && (1 << gr) <= e.T[ga][2]; gr++) {
+                for (int gr = 1; !any_ok && ga >= 0 && gr <= GS_MAX_GROUP && (1 << gr) <= e.tile[ga].block; gr++) {
                     e.group = (uint8_t)gr;
                     any_ok = gs_hw_check(hw, op, &e);
                 }
@@ -332,7 +332,7 @@ int64_t gs_space_enumerate(const gs_hw *hw, const gs_op *op, int64_t cap, gs_spa
                     for (;;) { /* inner odometer over vthreads */
                         /* innermost: the pipeline depth, the raster and the reduce split */
                         for (int gr = 0; gr <= (ga >= 0 ? GS_MAX_GROUP : 0); gr++) {
-                            if (ga >= 0 && (1 << gr) > e.T[ga][2]) break;
+                            if (ga >= 0 && (1 << gr) > e.tile[ga].block) break;
                             e.group = (uint8_t)gr;
                             /* split-K's own rule fails for every larger split once it fails */
                             for (int sk = 1; sk <= (ga >= 0 ? GS_MAX_SPLIT : 1); sk *= 2) {
@@ -362,7 +362,7 @@ int64_t gs_space_enumerate(const gs_hw *hw, const gs_op *op, int64_t cap, gs_spa
                         int d = op->naxes - 1;
                         for (; d >= 0; d--) {
                             if (op->axes[d].kind != GS_AXIS_SPATIAL) continue;
-                            if (e.V[d] * 2 <= e.T[d][1]) { e.V[d] *= 2; break; }
+                            if (e.V[d] * 2 <= e.tile[d].thread) { e.V[d] *= 2; break; }
                             e.V[d] = 1;
                         }
                         if (d < 0) break;
@@ -373,16 +373,16 @@ int64_t gs_space_enumerate(const gs_hw *hw, const gs_op *op, int64_t cap, gs_spa
                 int d = op->naxes - 1;
                 for (; d >= 0; d--) {
                     if (op->axes[d].kind != GS_AXIS_SPATIAL) continue;
-                    if (e.T[d][1] * 2 <= e.T[d][2] && gs_etir_acc_regs(op, &e) * 2 <= 128) { e.T[d][1] *= 2; break; }
-                    e.T[d][1] = 1;
+                    if (e.tile[d].thread * 2 <= e.tile[d].block && gs_etir_acc_regs(op, &e) * 2 <= 128) { e.tile[d].thread *= 2; break; }
+                    e.tile[d].thread = 1;
                 }
                 if (d < 0) break;
             }
         }
         int d = op->naxes - 1;
         for (; d >= 0; d--) {
-            if (e.T[d][2] * 2 <= t2max[d]) { e.T[d][2] *= 2; break; }
-            e.T[d][2] = 1;
+            if (e.tile[d].block * 2 <= t2max[d]) { e.tile[d].block *= 2; break; }
+            e.tile[d].block = 1;
         }
         if (d < 0) break;
     }
@@ -435,13 +435,13 @@ bool gs_space_draw(const gs_hw *hw, const gs_op *op, gs_pcg32 *rng, gs_etir *out
         int32_t mx = gs_etir_max_tile(op, d);
         int lg = 0;
         while ((1 << lg) < mx) lg++;
-        e.T[d][2] = 1 << gs_pcg32_bounded(rng, (uint32_t)lg + 1);
+        e.tile[d].block = 1 << gs_pcg32_bounded(rng, (uint32_t)lg + 1);
         if (op->axes[d].kind == GS_AXIS_SPATIAL) {
             int l2 = 0;
-            while ((1 << l2) < e.T[d][2]) l2++;
-            e.T[d][1] = 1 << gs_pcg32_bounded(rng, (uint32_t)l2 + 1);
+            while ((1 << l2) < e.tile[d].block) l2++;
+            e.tile[d].thread = 1 << gs_pcg32_bounded(rng, (uint32_t)l2 + 1);
             int l1 = 0;
-            while ((1 << l1) < e.T[d][1]) l1++;
+            while ((1 << l1) < e.tile[d].thread) l1++;
             e.V[d] = 1 << gs_pcg32_bounded(rng, (uint32_t)l1 + 1);
         }
     }
@@ -449,7 +449,7 @@ bool gs_space_draw(const gs_hw *hw, const gs_op *op, gs_pcg32 *rng, gs_etir *out
     e.raster = (uint8_t)gs_pcg32_bounded(rng, GS_MAX_RASTER + 1);
     int ga = gs_etir_group_axis(op);
     e.group = ga >= 0 ? (uint8_t)gs_pcg32_bounded(rng, GS_MAX_GROUP + 1) : 0;
-    if (ga >= 0 && (1 << e.group) > e.T[ga][2]) e.group = 0;
+    if (ga >= 0 && (1 << e.group) > e.tile[ga].block) e.group = 0;
     e.split = ga >= 0 ? (uint8_t)(1 << gs_pcg32_bounded(rng, 5)) : 1;
     if (!gs_etir_wellformed(op, &e)) e.split = 1;
     *out = e;
@@ -475,9 +475,9 @@ static void run_random(const gs_hw *hw, const gs_op *op, gs_pcg32 *rng, pool *p,
 static bool push_clamped(const gs_op *op, gs_etir x, gs_etir *out, int *n, int cap) {
     /* keep the inner tiles inside the outer ones after a move */
     for (int d = 0; d < op->naxes; d++) {
-        if (x.T[d][2] < 1 || x.T[d][1] < 1 || x.V[d] < 1) return false;
-        if (x.T[d][1] > x.T[d][2]) x.T[d][1] = x.T[d][2];
-        if (x.V[d] > x.T[d][1]) x.V[d] = x.T[d][1];
+        if (x.tile[d].block < 1 || x.tile[d].thread < 1 || x.V[d] < 1) return false;
+        if (x.tile[d].thread > x.tile[d].block) x.tile[d].thread = x.tile[d].block;
+        if (x.V[d] > x.tile[d].thread) x.V[d] = x.tile[d].thread;
     }
     if (*n >= cap || !gs_etir_wellformed(op, &x)) return false;
     out[(*n)++] = x;
@@ -497,8 +497,8 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap) 
         for (int m = 0; m < NMOVES; m++) {
             if (!sp && (moves[m][1] || moves[m][2])) continue;
             gs_etir x = *e;
-            x.T[d][2] = moves[m][0] >= 0 ? x.T[d][2] << moves[m][0] : x.T[d][2] >> -moves[m][0];
-            x.T[d][1] = moves[m][1] >= 0 ? x.T[d][1] << moves[m][1] : x.T[d][1] >> -moves[m][1];
+            x.tile[d].block = moves[m][0] >= 0 ? x.tile[d].block << moves[m][0] : x.tile[d].block >> -moves[m][0];
+            x.tile[d].thread = moves[m][1] >= 0 ? x.tile[d].thread << moves[m][1] : x.tile[d].thread >> -moves[m][1];
             x.V[d] = moves[m][2] >= 0 ? x.V[d] << moves[m][2] : x.V[d] >> -moves[m][2];
             push_clamped(op, x, out, &n, cap);
         }
@@ -526,7 +526,7 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap) 
             if (op->axes[d].kind != GS_AXIS_SPATIAL) continue;
             x = *e;
             x.group = (uint8_t)(e->group + dir);
-            x.T[d][1] = dir > 0 ? x.T[d][1] * 2 : x.T[d][1] / 2;
+            x.tile[d].thread = dir > 0 ? x.tile[d].thread * 2 : x.tile[d].thread / 2;
             push_clamped(op, x, out, &n, cap);
         }
     }
@@ -536,13 +536,13 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap) 
         for (int d2 = 0; d2 < op->naxes; d2++) {
             if (d1 == d2) continue;
             gs_etir x = *e;
-            x.T[d1][2] *= 2;
-            x.T[d2][2] /= 2;
+            x.tile[d1].block *= 2;
+            x.tile[d2].block /= 2;
             push_clamped(op, x, out, &n, cap);
             if (op->axes[d1].kind == GS_AXIS_SPATIAL && op->axes[d2].kind == GS_AXIS_SPATIAL) {
                 x = *e;
-                x.T[d1][1] *= 2;
-                x.T[d2][1] /= 2;
+                x.tile[d1].thread *= 2;
+                x.tile[d2].thread /= 2;
                 push_clamped(op, x, out, &n, cap);
                 /* ... with the doubled tile in twice the vthreads (the same
                  * per-chunk run: alone, each half of the move can be worse) */
@@ -675,7 +675,7 @@ static void polish_best(const gs_hw *hw, const gs_op *op, pool *p, memo *mm, int
          * dimensions (stages, raster) polish to the same optimum */
         bool same = false;
         for (int j = 0; j < ns && !same; j++)
-            same = !memcmp(seeds[j].T, p->items[i].T, sizeof seeds[j].T) &&
+            same = !memcmp(seeds[j].tile, p->items[i].tile, sizeof seeds[j].tile) &&
                    !memcmp(seeds[j].V, p->items[i].V, sizeof seeds[j].V);
         if (same) continue;
         int pos = ns;

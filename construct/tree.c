@@ -39,9 +39,9 @@ static int grow_threads(const gs_hw *hw, const gs_op *op, gs_etir e, gs_etir *ou
         gs_etir next = e;
         bool found = false;
         for (int d = 0; d < op->naxes; d++) {
-            if (op->axes[d].kind != GS_AXIS_SPATIAL || e.T[d][1] * 2 > e.T[d][2]) continue;
+            if (op->axes[d].kind != GS_AXIS_SPATIAL || e.tile[d].thread * 2 > e.tile[d].block) continue;
             gs_etir g = e;
-            g.T[d][1] *= 2;
+            g.tile[d].thread *= 2;
             /* keep at least a warp of threads when the block tile allows */
             if (gs_etir_threads(op, &g) < hw->warp_size && gs_etir_threads(op, &e) >= hw->warp_size) continue;
             gs_etir gd = g;
@@ -69,7 +69,7 @@ int gs_tree_candidates(const gs_hw *hw, const gs_op *op, gs_etir *out, int cap) 
         for (int a = 0; a < op->naxes; a++) {
             if (!ts->idx[ts->ndim - 1].coeff[a]) continue;
             int32_t mx = gs_etir_max_tile(op, a);
-            e.T[a][2] = mx < 8 ? mx : 8;
+            e.tile[a].block = mx < 8 ? mx : 8;
         }
     }
     /* level 2: greedy growth by reuse score, every step a candidate root */

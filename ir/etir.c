@@ -19,7 +19,7 @@ int32_t gs_etir_max_tile(const gs_op *op, int d) { return next_pow2(op->axes[d].
 void gs_etir_init(const gs_op *op, gs_etir *e) {
     memset(e, 0, sizeof *e);
     for (int d = 0; d < op->naxes; d++) {
-        for (int l = 0; l < GS_LEVELS; l++) e->T[d][l] = 1;
+        e->tile[d] = (gs_tile){1, 1, 1};
         e->V[d] = 1;
     }
     /* stage inputs in shared memory when there is reuse across a reduce
@@ -33,7 +33,7 @@ void gs_etir_init(const gs_op *op, gs_etir *e) {
     e->level = 2;
 }
 
-int64_t gs_etir_threads_axis(const gs_etir *e, int d) { return e->T[d][2] / e->T[d][1]; }
+int64_t gs_etir_threads_axis(const gs_etir *e, int d) { return e->tile[d].block / e->tile[d].thread; }
 
 int gs_etir_group_axis(const gs_op *op) {
     int r = -1;
@@ -50,7 +50,7 @@ int gs_etir_split_axis(const gs_op *op) {
 
 int64_t gs_etir_split_tiles(const gs_op *op, const gs_etir *e, int64_t *per_block) {
     int sa = gs_etir_split_axis(op);
-    int64_t all = sa < 0 ? 1 : (op->axes[sa].extent + e->T[sa][2] - 1) / e->T[sa][2];
+    int64_t all = sa < 0 ? 1 : (op->axes[sa].extent + e->tile[sa].block - 1) / e->tile[sa].block;
     int64_t s = e->split > 1 ? e->split : 1;
     if (per_block) *per_block = (all + s - 1) / s;
     return all;
@@ -70,14 +70,14 @@ int64_t gs_etir_blocks(const gs_op *op, const gs_etir *e) {
 int64_t gs_etir_tile_blocks(const gs_op *op, const gs_etir *e) {
     int64_t n = 1;
     for (int d = 0; d < op->naxes; d++)
-        if (op->axes[d].kind == GS_AXIS_SPATIAL) n *= (op->axes[d].extent + e->T[d][2] - 1) / e->T[d][2];
+        if (op->axes[d].kind == GS_AXIS_SPATIAL) n *= (op->axes[d].extent + e->tile[d].block - 1) / e->tile[d].block;
     return n;
 }
 
 int64_t gs_etir_acc_regs(const gs_op *op, const gs_etir *e) {
     int64_t n = 1;
     for (int d = 0; d < op->naxes; d++)
-        if (op->axes[d].kind == GS_AXIS_SPATIAL) n *= e->T[d][1];
+        if (op->axes[d].kind == GS_AXIS_SPATIAL) n *= e->tile[d].thread;
     return n;
 }
 
@@ -86,7 +86,7 @@ static bool is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 bool gs_etir_wellformed(const gs_op *op, const gs_etir *e) {
     if (e->level < 0 || e->level > 2) return false;
     for (int d = 0; d < op->naxes; d++) {
-        int32_t t2 = e->T[d][2], t1 = e->T[d][1], v = e->V[d];
+        int32_t t2 = e->tile[d].block, t1 = e->tile[d].thread, v = e->V[d];
         if (!is_pow2(t2) || !is_pow2(t1) || !is_pow2(v)) return false;
         if (t2 > gs_etir_max_tile(op, d) || t1 > t2 || t2 % t1) return false;
         if (v > t1 || t1 % v) return false;
@@ -97,7 +97,7 @@ bool gs_etir_wellformed(const gs_op *op, const gs_etir *e) {
     if (e->stages < 1 || e->stages > GS_MAX_STAGES || e->raster > GS_MAX_RASTER || e->group > GS_MAX_GROUP) return false;
     if (e->group) {
         int ga = gs_etir_group_axis(op);
-        if (ga < 0 || e->T[ga][2] < (1 << e->group)) return false;
+        if (ga < 0 || e->tile[ga].block < (1 << e->group)) return false;
     }
     if (e->split < 1 || e->split > GS_MAX_SPLIT || e->split_atomic > 1) return false;
     if (e->split > 1) { /* no more split blocks than tiles (a run may still be empty: ceil) */
@@ -111,7 +111,7 @@ bool gs_etir_wellformed(const gs_op *op, const gs_etir *e) {
  * the innermost, coalescing axis keeps its threads longest). */
 static void enter_level1(const gs_op *op, gs_etir *e, int max_threads) {
     for (int d = 0; d < op->naxes; d++) {
-        e->T[d][1] = 1;
+        e->tile[d].thread = 1;
         e->V[d] = 1;
     }
     while (gs_etir_threads(op, e) > max_threads) {
@@ -126,7 +126,7 @@ static void enter_level1(const gs_op *op, gs_etir *e, int max_threads) {
             }
         }
         if (best < 0) break;
-        e->T[best][1] *= 2;
+        e->tile[best].thread *= 2;
     }
     e->level = 1;
 }
@@ -141,25 +141,25 @@ bool gs_etir_apply(const gs_op *op, const gs_etir *e, gs_action a, int max_threa
     switch (a.kind) {
     case GS_ACT_TILE:
         if (l == 2) {
-            if (e->T[d][2] * 2 > gs_etir_max_tile(op, d)) return false;
-            out->T[d][2] *= 2;
+            if (e->tile[d].block * 2 > gs_etir_max_tile(op, d)) return false;
+            out->tile[d].block *= 2;
         } else {
-            if (op->axes[d].kind != GS_AXIS_SPATIAL || e->T[d][1] * 2 > e->T[d][2]) return false;
-            out->T[d][1] *= 2;
+            if (op->axes[d].kind != GS_AXIS_SPATIAL || e->tile[d].thread * 2 > e->tile[d].block) return false;
+            out->tile[d].thread *= 2;
         }
         return true;
     case GS_ACT_INVTILE:
         if (l == 2) {
-            if (e->T[d][2] / 2 < e->T[d][1]) return false;
-            out->T[d][2] /= 2;
+            if (e->tile[d].block / 2 < e->tile[d].thread) return false;
+            out->tile[d].block /= 2;
         } else {
-            if (op->axes[d].kind != GS_AXIS_SPATIAL || e->T[d][1] / 2 < e->V[d]) return false;
-            out->T[d][1] /= 2;
+            if (op->axes[d].kind != GS_AXIS_SPATIAL || e->tile[d].thread / 2 < e->V[d]) return false;
+            out->tile[d].thread /= 2;
         }
         return true;
     case GS_ACT_VTHREAD:
         if (l != 1 || op->axes[d].kind != GS_AXIS_SPATIAL) return false;
-        if (!is_pow2(a.value) || a.value > e->T[d][1] || a.value == e->V[d]) return false;
+        if (!is_pow2(a.value) || a.value > e->tile[d].thread || a.value == e->V[d]) return false;
         out->V[d] = a.value;
         return true;
     case GS_ACT_STAGES:
@@ -173,7 +173,7 @@ bool gs_etir_apply(const gs_op *op, const gs_etir *e, gs_action a, int max_threa
     case GS_ACT_GROUP: {
         int ga = gs_etir_group_axis(op);
         if (l != 1 || ga < 0 || a.value < 0 || a.value > GS_MAX_GROUP || a.value == e->group) return false;
-        if (e->T[ga][2] < (1 << a.value)) return false;
+        if (e->tile[ga].block < (1 << a.value)) return false;
         out->group = (uint8_t)a.value;
         return true;
     }
@@ -201,9 +201,9 @@ void gs_etir_format(const gs_op *op, const gs_etir *e, char *buf, size_t n) {
     for (int d = 0; d < op->naxes && off < n; d++) {
         if (op->axes[d].kind == GS_AXIS_SPATIAL)
             off += (size_t)snprintf(buf + off, n - off, "%s%s:%d/%d/v%d", d ? " " : "", op->axes[d].name,
-                                    e->T[d][2], e->T[d][1], e->V[d]);
+                                    e->tile[d].block, e->tile[d].thread, e->V[d]);
         else
-            off += (size_t)snprintf(buf + off, n - off, "%s%s:%d", d ? " " : "", op->axes[d].name, e->T[d][2]);
+            off += (size_t)snprintf(buf + off, n - off, "%s%s:%d", d ? " " : "", op->axes[d].name, e->tile[d].block);
     }
     for (int t = 0; t < op->ninputs && off < n; t++)
         off += (size_t)snprintf(buf + off, n - off, "%s%s:%s", t ? " " : " | ", op->tensors[t].name,
@@ -237,12 +237,12 @@ void gs_etir_format_config(const gs_op *op, const gs_etir *e, char *buf, size_t 
     buf[0] = 0;
     for (int d = 0; d < op->naxes && off < n; d++) {
         lower(nm, op->axes[d].name, sizeof nm);
-        off += (size_t)snprintf(buf + off, n - off, "%sb%s=%d", off ? "," : "", nm, e->T[d][2]);
+        off += (size_t)snprintf(buf + off, n - off, "%sb%s=%d", off ? "," : "", nm, e->tile[d].block);
     }
     for (int d = 0; d < op->naxes && off < n; d++) {
         if (op->axes[d].kind != GS_AXIS_SPATIAL) continue;
         lower(nm, op->axes[d].name, sizeof nm);
-        off += (size_t)snprintf(buf + off, n - off, ",t%s=%d", nm, e->T[d][1]);
+        off += (size_t)snprintf(buf + off, n - off, ",t%s=%d", nm, e->tile[d].thread);
     }
     for (int d = 0; d < op->naxes && off < n; d++) {
         if (op->axes[d].kind != GS_AXIS_SPATIAL) continue;
@@ -338,8 +338,8 @@ static gs_status cfg_tile_key(gs_ctx *ctx, const gs_op *op, const char *tok, lon
         if (seen->tile[k][d]) return gs_err(ctx, GS_ERR_PARSE, "config: key '%s' given twice", tok);
         seen->tile[k][d] = true;
         if (v < 1) return gs_err(ctx, GS_ERR_PARSE, "config: %s must be >= 1", tok);
-        if (kind == 'b') e->T[d][2] = (int32_t)v;
-        else if (kind == 't') e->T[d][1] = (int32_t)v;
+        if (kind == 'b') e->tile[d].block = (int32_t)v;
+        else if (kind == 't') e->tile[d].thread = (int32_t)v;
         else e->V[d] = (int32_t)v;
         *found = true;
     }
@@ -437,8 +437,8 @@ int64_t gs_footprint(const gs_tensor *t, const int64_t *tile) {
 void gs_etir_box(const gs_op *op, const gs_etir *e, int level, int64_t *box) {
     for (int a = 0; a < GS_MAX_AXES; a++) box[a] = 1;
     for (int a = 0; a < op->naxes; a++) {
-        if (level >= 2) box[a] = e->T[a][2];
-        else if (op->axes[a].kind == GS_AXIS_SPATIAL) box[a] = e->T[a][1];
+        if (level >= 2) box[a] = e->tile[a].block;
+        else if (op->axes[a].kind == GS_AXIS_SPATIAL) box[a] = e->tile[a].thread;
         else box[a] = 1;
         if (box[a] > op->axes[a].extent) box[a] = op->axes[a].extent;
     }
@@ -467,7 +467,7 @@ double gs_footprint_total(const gs_op *op, const int64_t *box) {
 int64_t gs_stage_layout(const gs_op *op, const gs_etir *e, int t, int64_t *dims, int64_t *row_pitch) {
     /* uncapped block tiles: every thread's local offset must have a slot */
     int64_t box[GS_MAX_AXES];
-    for (int a = 0; a < GS_MAX_AXES; a++) box[a] = a < op->naxes ? e->T[a][2] : 1;
+    for (int a = 0; a < GS_MAX_AXES; a++) box[a] = a < op->naxes ? e->tile[a].block : 1;
     const gs_tensor *ts = &op->tensors[t];
     int64_t n = 1;
     /* Sizes saturate at GS_STAGE_SAT per dim and in total: far beyond any

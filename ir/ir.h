@@ -95,10 +95,10 @@ gs_status gs_op_validate(gs_ctx *ctx, const gs_op *op);
 bool gs_tensor_uses_axis(const gs_tensor *t, int a);
 
 /* ---- ETIR ---------------------------------------------------------------
- * For each axis d: T[d][2] block tile (shared-memory level; for a reduce
- * axis, the k-step), T[d][1] register tile per thread (1 for reduce axes),
- * V[d] vthreads, so a thread owns V[d] chunks of T[d][1]/V[d] elements spaced
- * threads_d*T[d][1]/V[d] apart. stage[t] says whether input t is staged in
+ * For each axis d: tile[d].block block tile (shared-memory level; for a reduce
+ * axis, the k-step), tile[d].thread register tile per thread (1 for reduce axes),
+ * V[d] vthreads, so a thread owns V[d] chunks of tile[d].thread/V[d] elements spaced
+ * threads_d*tile[d].thread/V[d] apart. stage[t] says whether input t is staged in
  * shared memory. level is the level being scheduled (2, 1, or 0 = done). */
 #define GS_LEVELS 3
 
@@ -132,8 +132,20 @@ bool gs_tensor_uses_axis(const gs_tensor *t, int a);
  *           in a fixed order, or atomics where the user allowed them: split_atomic) is a plan decision. */
 #define GS_MAX_SPLIT 16
 
+/* The tiles of one axis, by level of the memory hierarchy. The three words are a
+ * state's bytes as v2 hashed them (gs_etir_hash names kernels), so elem stays. */
+typedef struct gs_tile {
+    int32_t elem;   /* level 0: one element (always 1) */
+    int32_t thread; /* level 1: a thread's tile (its register block along the axis) */
+    int32_t block;  /* level 2: a block's tile */
+} gs_tile;
+/* The tile of level 0, 1 or 2 (the paper's T[d][level]). */
+static inline int32_t gs_tile_level(const gs_tile *t, int level) {
+    return level >= 2 ? t->block : level == 1 ? t->thread : t->elem;
+}
+
 typedef struct gs_etir {
-    int32_t T[GS_MAX_AXES][GS_LEVELS];
+    gs_tile tile[GS_MAX_AXES];
     int32_t V[GS_MAX_AXES];
     uint8_t stage[GS_MAX_TENSORS];
     int8_t level;

@@ -224,9 +224,9 @@ void gs_test_teardown(gs_test_fix *f) {
 gs_etir gs_test_gemm_block_state(const gs_op *op, int bm, int bn, int bk) {
     gs_etir e;
     gs_etir_init(op, &e);
-    e.T[0][2] = bm; /* m, n, k: the gemm builder's axis order */
-    e.T[1][2] = bn;
-    e.T[2][2] = bk;
+    e.tile[0].block = bm; /* m, n, k: the gemm builder's axis order */
+    e.tile[1].block = bn;
+    e.tile[2].block = bk;
     cr_assert(gs_etir_wellformed(op, &e));
     return e;
 }

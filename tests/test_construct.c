@@ -205,8 +205,8 @@ Test(construct, tiny_gemm_1x1x1) {
         /* the only legal state: every tile 1 */
         cr_assert_eq(r->n, 1, "%s: %d candidates for 1x1x1", gs_hw_builtin_name(h), r->n);
         for (int d = 0; d < 3; d++) {
-            cr_assert_eq(r->cand[0].T[d][2], 1);
-            cr_assert_eq(r->cand[0].T[d][1], 1);
+            cr_assert_eq(r->cand[0].tile[d].block, 1);
+            cr_assert_eq(r->cand[0].tile[d].thread, 1);
             cr_assert_eq(r->cand[0].V[d], 1);
         }
         gs_result_destroy(r);
@@ -399,7 +399,7 @@ Test(construct, benefit_vthread_hand_computed) {
     cr_assert_eq(hw->smem_banks, 32);
     gs_op op = gs_test_gemm(256, 256, 256);
     gs_etir e = gs_test_gemm_block_state(&op, 16, 128, 8);
-    e.T[AX_N][1] = 8;
+    e.tile[AX_N].thread = 8;
     e.level = 1;
     cr_assert(gs_etir_wellformed(&op, &e));
     cr_assert_eq(gs_etir_threads(&op, &e), 256);
@@ -660,7 +660,7 @@ Test(construct, indices_within_int32) {
     cr_assert(gs_hw_check(hw, &op, &e));
     gs_construct_opts o = opts_default();
     gs_result *r = run_valid(&op, hw, &o);
-    cr_assert_eq(r->cand[0].T[0][2], 1, "block tile on m: %d", r->cand[0].T[0][2]);
+    cr_assert_eq(r->cand[0].tile[0].block, 1, "block tile on m: %d", r->cand[0].tile[0].block);
     gs_result_destroy(r);
     cr_assert_eq(gs_op_parse_into(ctx, "gemm M=1 N=1 K=2147483647", &op), GS_OK);
     cr_assert_eq(gs_etir_parse_config(ctx, &op, "bm=1,bn=1,bk=4096,tm=1,tn=1", &e), GS_OK);

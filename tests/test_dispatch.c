@@ -52,7 +52,7 @@ static void check_handle(const gs_op *op, const gs_kernel_handle *h) {
     cr_assert_eq(gs_etir_parse_config(NULL, op, h->config, &e), GS_OK, "config %s", h->config);
     cr_assert_eq(h->grid, gs_etir_blocks(op, &e), "grid for M=%lld", (long long)M);
     cr_assert_eq(h->block, gs_etir_threads(op, &e));
-    cr_assert_eq(h->grid, ((M + e.T[0][2] - 1) / e.T[0][2]) * ((N + e.T[1][2] - 1) / e.T[1][2]) * e.split);
+    cr_assert_eq(h->grid, ((M + e.tile[0].block - 1) / e.tile[0].block) * ((N + e.tile[1].block - 1) / e.tile[1].block) * e.split);
     /* split-K: counters per output tile, then a slice per split block */
     int64_t tiles = h->grid / e.split;
     cr_assert_eq(h->workspace_bytes, e.split > 1 ? 4 * ((tiles + 3) / 4 * 4 + e.split * M * N) : 0, "split %d",
@@ -311,12 +311,12 @@ Test(dispatch, fit_shape_clamps_tiles) {
     gs_etir e, f;
     cr_assert_eq(gs_etir_parse_config(ctx, big, "bm=128,bn=128,bk=32,tm=8,tn=8,vm=2,vn=4,sa=1,sb=1", &e), GS_OK);
     cr_assert(gs_etir_fit_shape(hw, big, &e, &f), "a state fits its own shape");
-    cr_assert_eq(memcmp(&e.T, &f.T, sizeof e.T), 0);
+    cr_assert_eq(memcmp(&e.tile, &f.tile, sizeof e.tile), 0);
     cr_assert(gs_etir_fit_shape(hw, small, &e, &f));
-    cr_assert_eq(f.T[0][2], 16, "block tile capped at the next power of two of M=16");
-    cr_assert_eq(f.T[0][1], 8);
+    cr_assert_eq(f.tile[0].block, 16, "block tile capped at the next power of two of M=16");
+    cr_assert_eq(f.tile[0].thread, 8);
     cr_assert_eq(f.V[0], 2);
-    cr_assert_eq(f.T[1][2], 128, "other axes unchanged");
+    cr_assert_eq(f.tile[1].block, 128, "other axes unchanged");
     cr_assert(gs_etir_wellformed(small, &f));
     gs_op_destroy(big);
     gs_op_destroy(small);

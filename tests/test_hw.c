@@ -4,7 +4,7 @@
  * Sample files live in tests/data/: hw_truncated.json (cut off mid-object),
  * hw_zero_sms.json (valid JSON, invalid profile) and hw_custom.json (a
  * derived "what-if" profile). */
-#include "hwmodel/profile/hw.h"
+#include "hwmodel/model/model.h"
 #include "tests/test_common.h"
 
 #include <criterion/criterion.h>

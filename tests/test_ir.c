@@ -532,9 +532,9 @@ Test(ir, etir_box_levels_and_capping) {
     gs_op op = gemm(10, 64, 30, 0, 0, 1, 0);
     gs_etir e;
     gs_etir_init(&op, &e);
-    e.T[AX_M][2] = 16; e.T[AX_M][1] = 4;
-    e.T[AX_N][2] = 32; e.T[AX_N][1] = 8;
-    e.T[AX_K][2] = 8;
+    e.tile[AX_M].block = 16; e.tile[AX_M].thread = 4;
+    e.tile[AX_N].block = 32; e.tile[AX_N].thread = 8;
+    e.tile[AX_K].block = 8;
     int64_t box[GS_MAX_AXES];
     gs_etir_box(&op, &e, 2, box);
     cr_assert_eq(box[AX_M], 10, "level-2 m box capped at the extent");
@@ -551,7 +551,7 @@ Test(ir, stage_layout_pads_even_rows) {
     gs_op op = gemm(256, 256, 256, 0, 0, 1, 0);
     gs_etir e;
     gs_etir_init(&op, &e);
-    e.T[AX_M][2] = 32; e.T[AX_N][2] = 64; e.T[AX_K][2] = 8;
+    e.tile[AX_M].block = 32; e.tile[AX_N].block = 64; e.tile[AX_K].block = 8;
     int64_t dims[GS_MAX_DIMS], pitch;
     /* A [M,K]: 32 x 8, pitch 9 */
     cr_assert_eq(gs_stage_layout(&op, &e, 0, dims, &pitch), 32 * 9);
@@ -564,7 +564,7 @@ Test(ir, stage_layout_pads_even_rows) {
     cr_assert_eq(gs_stage_layout(&opt, &e, 0, dims, &pitch), 8 * 33);
     cr_assert_eq(dims[0], 8); cr_assert_eq(dims[1], 32); cr_assert_eq(pitch, 33);
     /* an odd or unit row is not padded */
-    e.T[AX_K][2] = 1;
+    e.tile[AX_K].block = 1;
     cr_assert_eq(gs_stage_layout(&op, &e, 0, dims, &pitch), 32);
     cr_assert_eq(pitch, 1);
 }
@@ -584,10 +584,10 @@ Test(ir, etir_init_state) {
     gs_etir_init(&op, &e);
     cr_assert_eq(e.level, 2);
     for (int d = 0; d < op.naxes; d++) {
-        for (int l = 0; l < GS_LEVELS; l++) cr_assert_eq(e.T[d][l], 1, "T[%d][%d]", d, l);
+        for (int l = 0; l < GS_LEVELS; l++) cr_assert_eq(gs_tile_level(&e.tile[d], l), 1, "tile %d level %d", d, l);
         cr_assert_eq(e.V[d], 1);
     }
-    for (int d = op.naxes; d < GS_MAX_AXES; d++) cr_assert_eq(e.T[d][2], 0, "unused axes are zeroed");
+    for (int d = op.naxes; d < GS_MAX_AXES; d++) cr_assert_eq(e.tile[d].block, 0, "unused axes are zeroed");
     cr_assert_eq(e.stage[0], 1);
     cr_assert_eq(e.stage[1], 1);
     cr_assert_eq(e.stage[2], 0, "the output is not staged");
@@ -619,7 +619,7 @@ Test(ir, etir_tile_invtile_level2) {
     /* m grows 1 -> 128 (next power of two of 100), then is refused */
     for (int i = 1; i <= 7; i++) {
         cr_assert(act(&op, &e, GS_ACT_TILE, AX_M, 0, 256, &n), "tile m step %d", i);
-        cr_assert_eq(n.T[AX_M][2], 1 << i);
+        cr_assert_eq(n.tile[AX_M].block, 1 << i);
         cr_assert(gs_etir_wellformed(&op, &n));
         e = n;
     }
@@ -631,17 +631,17 @@ Test(ir, etir_tile_invtile_level2) {
         cr_assert(act(&op, &e, GS_ACT_TILE, AX_K, 0, 256, &n));
         e = n;
     }
-    cr_assert_eq(e.T[AX_K][2], 32);
-    cr_assert_eq(e.T[AX_K][1], 1);
+    cr_assert_eq(e.tile[AX_K].block, 32);
+    cr_assert_eq(e.tile[AX_K].thread, 1);
     cr_assert_not(act(&op, &e, GS_ACT_TILE, AX_K, 0, 256, &n));
     /* invTile halves down to 1, then is refused */
     for (int i = 6; i >= 0; i--) {
         cr_assert(act(&op, &e, GS_ACT_INVTILE, AX_M, 0, 256, &n));
-        cr_assert_eq(n.T[AX_M][2], 1 << i);
+        cr_assert_eq(n.tile[AX_M].block, 1 << i);
         e = n;
     }
     cr_assert_not(act(&op, &e, GS_ACT_INVTILE, AX_M, 0, 256, &n), "invTile below 1 must be refused");
-    cr_assert_eq(e.T[AX_M][2], 1);
+    cr_assert_eq(e.tile[AX_M].block, 1);
     /* tile then invTile is the identity (the graph is not a tree) */
     gs_etir a, b;
     cr_assert(act(&op, &e, GS_ACT_TILE, AX_M, 0, 256, &a));
@@ -664,18 +664,18 @@ Test(ir, etir_cache_level2_to_level1) {
      * m8 (512), n4 (256). */
     cr_assert(act(&op, &e, GS_ACT_CACHE, -1, 0, 256, &n));
     cr_assert_eq(n.level, 1);
-    cr_assert_eq(n.T[AX_M][1], 8);
-    cr_assert_eq(n.T[AX_N][1], 4);
-    cr_assert_eq(n.T[AX_K][1], 1);
-    cr_assert_eq(n.T[AX_M][2], 128);
-    cr_assert_eq(n.T[AX_N][2], 64);
-    cr_assert_eq(n.T[AX_K][2], 32);
+    cr_assert_eq(n.tile[AX_M].thread, 8);
+    cr_assert_eq(n.tile[AX_N].thread, 4);
+    cr_assert_eq(n.tile[AX_K].thread, 1);
+    cr_assert_eq(n.tile[AX_M].block, 128);
+    cr_assert_eq(n.tile[AX_N].block, 64);
+    cr_assert_eq(n.tile[AX_K].block, 32);
     cr_assert_eq(gs_etir_threads(&op, &n), 256);
     cr_assert_eq(gs_etir_acc_regs(&op, &n), 32);
     cr_assert(gs_etir_wellformed(&op, &n));
     cr_assert(act(&op, &e, GS_ACT_CACHE, -1, 0, 1024, &n));
-    cr_assert_eq(n.T[AX_M][1], 4);
-    cr_assert_eq(n.T[AX_N][1], 2);
+    cr_assert_eq(n.tile[AX_M].thread, 4);
+    cr_assert_eq(n.tile[AX_N].thread, 2);
     cr_assert_eq(gs_etir_threads(&op, &n), 1024);
 
     /* sweep: thread count <= max, and the first count that fits */
@@ -696,7 +696,7 @@ Test(ir, etir_cache_level2_to_level1) {
                 else
                     cr_assert_eq(th, (int64_t)bm * bn, "a block that fits keeps one element per thread");
                 for (int d = 0; d < op.naxes; d++) cr_assert_eq(n.V[d], 1);
-                cr_assert_eq(n.T[AX_K][1], 1);
+                cr_assert_eq(n.tile[AX_K].thread, 1);
             }
 }
 
@@ -704,13 +704,13 @@ Test(ir, etir_level1_actions_and_vthread_rules) {
     gs_op op = gemm(1024, 1024, 1024, 0, 0, 1, 0);
     gs_etir e = gs_test_gemm_block_state(&op, 128, 64, 32), l1, n;
     cr_assert(act(&op, &e, GS_ACT_CACHE, -1, 0, 256, &l1));
-    cr_assert_eq(l1.T[AX_M][1], 8);
+    cr_assert_eq(l1.tile[AX_M].thread, 8);
     /* tile at level 1 grows the thread tile up to the block tile */
     e = l1;
     for (int t = 16; t <= 128; t *= 2) {
         cr_assert(act(&op, &e, GS_ACT_TILE, AX_M, 0, 256, &n));
-        cr_assert_eq(n.T[AX_M][1], t);
-        cr_assert_eq(n.T[AX_M][2], 128, "level-1 tile must not touch the block tile");
+        cr_assert_eq(n.tile[AX_M].thread, t);
+        cr_assert_eq(n.tile[AX_M].block, 128, "level-1 tile must not touch the block tile");
         e = n;
     }
     cr_assert_not(act(&op, &e, GS_ACT_TILE, AX_M, 0, 256, &n), "thread tile > block tile must be refused");
@@ -733,12 +733,12 @@ Test(ir, etir_level1_actions_and_vthread_rules) {
     cr_assert_not(act(&op, &e, GS_ACT_INVTILE, AX_N, 0, 256, &n), "invTile below V must be refused");
     cr_assert(act(&op, &e, GS_ACT_VTHREAD, AX_N, 2, 256, &e));
     cr_assert(act(&op, &e, GS_ACT_INVTILE, AX_N, 0, 256, &n));
-    cr_assert_eq(n.T[AX_N][1], 2);
+    cr_assert_eq(n.tile[AX_N].thread, 2);
     cr_assert_not(act(&op, &n, GS_ACT_INVTILE, AX_N, 0, 256, &n));
     /* from T1 = 1 and V = 1 invTile is refused */
     gs_etir one = gs_test_gemm_block_state(&op, 4, 4, 4);
     cr_assert(act(&op, &one, GS_ACT_CACHE, -1, 0, 256, &n));
-    cr_assert_eq(n.T[AX_M][1], 1);
+    cr_assert_eq(n.tile[AX_M].thread, 1);
     cr_assert_not(act(&op, &n, GS_ACT_INVTILE, AX_M, 0, 256, &e), "invTile below 1 must be refused");
 }
 
@@ -768,23 +768,23 @@ Test(ir, etir_wellformed_rejects) {
         stmt;                                                                     \
         cr_assert_not(gs_etir_wellformed(&op, &e), "wellformed after " #stmt);    \
     } while (0)
-    BAD(e.T[AX_M][2] = 48);                         /* not a power of two */
-    BAD(e.T[AX_M][2] = 256);                        /* > next pow2 of 100 */
-    BAD(e.T[AX_N][2] = 128);                        /* > 64 */
-    BAD(e.T[AX_M][1] = 128);                        /* thread > block */
-    BAD(e.T[AX_M][1] = 3);
-    BAD(e.T[AX_M][1] = 0);
-    BAD((e.T[AX_M][1] = 4, e.V[AX_M] = 8));         /* V > T1 */
+    BAD(e.tile[AX_M].block = 48);                         /* not a power of two */
+    BAD(e.tile[AX_M].block = 256);                        /* > next pow2 of 100 */
+    BAD(e.tile[AX_N].block = 128);                        /* > 64 */
+    BAD(e.tile[AX_M].thread = 128);                        /* thread > block */
+    BAD(e.tile[AX_M].thread = 3);
+    BAD(e.tile[AX_M].thread = 0);
+    BAD((e.tile[AX_M].thread = 4, e.V[AX_M] = 8));         /* V > T1 */
     BAD(e.V[AX_M] = 0);
-    BAD(e.T[AX_K][1] = 2);                          /* reduce thread tile */
-    BAD((e.T[AX_K][1] = 1, e.V[AX_K] = 2));         /* reduce vthread */
+    BAD(e.tile[AX_K].thread = 2);                          /* reduce thread tile */
+    BAD((e.tile[AX_K].thread = 1, e.V[AX_K] = 2));         /* reduce vthread */
     BAD(e.stage[0] = 2);
     BAD(e.level = 3);
     BAD(e.level = -1);
-    BAD(e.T[AX_K][2] = 0);
+    BAD(e.tile[AX_K].block = 0);
 #undef BAD
     e = base;
-    e.T[AX_M][1] = 8;
+    e.tile[AX_M].thread = 8;
     e.V[AX_M] = 8;
     e.stage[1] = 0;
     e.level = 0;
@@ -797,8 +797,8 @@ Test(ir, etir_config_roundtrip) {
     gs_ctx *ctx = gs_ctx_create();
     gs_op op = gemm(1000, 1000, 1000, 1, 0, 1, 0);
     gs_etir e = gs_test_gemm_block_state(&op, 128, 64, 32);
-    e.T[AX_M][1] = 8;
-    e.T[AX_N][1] = 4;
+    e.tile[AX_M].thread = 8;
+    e.tile[AX_N].thread = 4;
     e.V[AX_M] = 2;
     e.stage[1] = 0;
     e.level = 0;
@@ -821,8 +821,8 @@ Test(ir, etir_config_roundtrip) {
             for (int vm = 1; vm <= tm; vm *= 4)
                 for (int bk = 1; bk <= 1024; bk *= 8) {
                     gs_etir s = gs_test_gemm_block_state(&op, bm, 16, bk);
-                    s.T[AX_M][1] = tm;
-                    s.T[AX_N][1] = 2;
+                    s.tile[AX_M].thread = tm;
+                    s.tile[AX_N].thread = 2;
                     s.V[AX_M] = vm;
                     s.stage[0] = (uint8_t)(count & 1);
                     s.level = 0;
@@ -834,10 +834,10 @@ Test(ir, etir_config_roundtrip) {
     cr_assert_gt(count, 50);
     /* keys in any order, spaces allowed; omitted keys default to 1 */
     cr_assert_eq(gs_etir_parse_config(ctx, &op, "sb=0, bk=8 bm=16,tm=2", &p), GS_OK, "%s", gs_ctx_errmsg(ctx));
-    cr_assert_eq(p.T[AX_M][2], 16);
-    cr_assert_eq(p.T[AX_M][1], 2);
-    cr_assert_eq(p.T[AX_N][2], 1);
-    cr_assert_eq(p.T[AX_K][2], 8);
+    cr_assert_eq(p.tile[AX_M].block, 16);
+    cr_assert_eq(p.tile[AX_M].thread, 2);
+    cr_assert_eq(p.tile[AX_N].block, 1);
+    cr_assert_eq(p.tile[AX_K].block, 8);
     cr_assert_eq(p.stage[0], 1);
     cr_assert_eq(p.stage[1], 0);
     cr_assert_eq(p.level, 0);
@@ -898,7 +898,7 @@ Test(ir, etir_hash_distinguishes_states) {
     gs_op op = gemm(256, 256, 256, 0, 0, 1, 0);
     gs_etir a = gs_test_gemm_block_state(&op, 64, 64, 8), b = a;
     cr_assert_eq(gs_etir_hash(&a), gs_etir_hash(&b));
-    b.T[AX_M][2] = 32;
+    b.tile[AX_M].block = 32;
     cr_assert_neq(gs_etir_hash(&a), gs_etir_hash(&b));
     b = a;
     b.level = 1;
@@ -1410,14 +1410,14 @@ Test(ir, kernel_dimensions_config_format_actions) {
     cr_assert_not(gs_etir_apply(&g, &s, (gs_action){GS_ACT_GROUP, -1, 1}, 1024, &o), "level 2");
     cr_assert(gs_etir_apply(&g, &s, (gs_action){GS_ACT_CACHE, -1, 0}, 1024, &s));
     cr_assert_not(gs_etir_apply(&g, &s, (gs_action){GS_ACT_GROUP, -1, 1}, 1024, &o), "reduce tile 1 < 2 lanes");
-    s.T[1][2] = 8;
+    s.tile[1].block = 8;
     cr_assert(gs_etir_apply(&g, &s, (gs_action){GS_ACT_GROUP, -1, 3}, 1024, &o));
     cr_assert_eq(o.group, 3);
     cr_assert(gs_etir_wellformed(&g, &o));
     cr_assert_not(gs_etir_apply(&g, &s, (gs_action){GS_ACT_GROUP, -1, 4}, 1024, &o), "16 lanes > tile 8");
     cr_assert_not(gs_etir_apply(&g, &s, (gs_action){GS_ACT_GROUP, -1, GS_MAX_GROUP + 1}, 1024, &o));
     cr_assert(gs_etir_apply(&g, &s, (gs_action){GS_ACT_GROUP, -1, 3}, 1024, &o));
-    o.T[1][2] = 4; /* a tile below the lanes is malformed */
+    o.tile[1].block = 4; /* a tile below the lanes is malformed */
     cr_assert_not(gs_etir_wellformed(&g, &o));
     gs_etir_init(&ew, &s);
     cr_assert(gs_etir_apply(&ew, &s, (gs_action){GS_ACT_CACHE, -1, 0}, 1024, &s));

@@ -48,7 +48,7 @@ static void count(const gs_op *op, const gs_etir *e, const gs_plan *p, paths *c)
     if (p->out_vec > 1) c->vec_out++;
     bool tail = false;
     for (int a = 0; a < op->naxes; a++)
-        if (op->axes[a].kind != GS_AXIS_SPATIAL && op->axes[a].extent % e->T[a][2]) tail = true;
+        if (op->axes[a].kind != GS_AXIS_SPATIAL && op->axes[a].extent % e->tile[a].block) tail = true;
     if (tail) c->tail_tiles++;
     for (int t = 0; t < op->ninputs; t++) {
         const gs_plan_input *pi = &p->in[t];
@@ -309,8 +309,8 @@ static void group_case(sweep *w, size_t i, const split_case *sc, gs_op *op, cons
     cr_assert_geq(ga, 0);
     for (int g = 0; g <= GS_MAX_GROUP; g++) {
         gs_etir e = *e0;
-        while (e.T[ga][2] < (1 << g) && e.T[ga][2] < gs_etir_max_tile(op, ga)) e.T[ga][2] *= 2;
-        if (e.T[ga][2] < (1 << g)) continue; /* the axis is too short for this split */
+        while (e.tile[ga].block < (1 << g) && e.tile[ga].block < gs_etir_max_tile(op, ga)) e.tile[ga].block *= 2;
+        if (e.tile[ga].block < (1 << g)) continue; /* the axis is too short for this split */
         e.group = (uint8_t)g;
         e.stages = (uint8_t)(1 + (g + (int)i) % 3);
         const gs_plan_opts *o = &OPTS[w->rot++ % 3];
@@ -380,13 +380,13 @@ static void splitk_case(sweep *w, size_t i, const split_case *sc, gs_op *op, con
         gs_etir e = *e0;
         e.split = (uint8_t)s;
         /* shorter tiles until every split block has a run */
-        while (!gs_etir_wellformed(op, &e) && e.T[sa][2] > 1) {
-            e.T[sa][2] /= 2;
-            if (sa == gs_etir_group_axis(op) && (1 << e.group) > e.T[sa][2]) e.group--;
+        while (!gs_etir_wellformed(op, &e) && e.tile[sa].block > 1) {
+            e.tile[sa].block /= 2;
+            if (sa == gs_etir_group_axis(op) && (1 << e.group) > e.tile[sa].block) e.group--;
         }
         cr_assert(gs_etir_wellformed(op, &e), "%s: no tile admits split %d", sc->spec, s);
         int64_t per, all = gs_etir_split_tiles(op, &e, &per);
-        cr_expect(s == 1 || all % s != 0 || op->axes[sa].extent % e.T[sa][2] != 0, "%s split %d: a divisible case",
+        cr_expect(s == 1 || all % s != 0 || op->axes[sa].extent % e.tile[sa].block != 0, "%s split %d: a divisible case",
                   sc->spec, s);
         e.stages = (uint8_t)(1 + (s + (int)i) % 3);
         gs_plan_opts o = OPTS[w->rot++ % 3];

@@ -43,7 +43,7 @@ void gs_etir_resources(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_re
 static bool index_fits_int32(const gs_op *op, const gs_etir *e) {
     int64_t span[GS_MAX_AXES];
     for (int a = 0; a < op->naxes; a++) {
-        span[a] = op->axes[a].extent + e->T[a][2] - 1;
+        span[a] = op->axes[a].extent + e->tile[a].block - 1;
         if (span[a] > INT32_MAX) return false;
     }
     for (int t = 0; t <= op->ninputs; t++) {
@@ -85,7 +85,7 @@ bool gs_hw_check(const gs_hw *hw, const gs_op *op, const gs_etir *e) {
         /* block tile must admit some thread tile within both limits */
         int64_t elems = 1;
         for (int a = 0; a < op->naxes; a++)
-            if (op->axes[a].kind == GS_AXIS_SPATIAL) elems *= e->T[a][2];
+            if (op->axes[a].kind == GS_AXIS_SPATIAL) elems *= e->tile[a].block;
         return elems <= (int64_t)hw->max_threads_per_block * GS_MAX_ACC;
     }
     /* a pipeline needs something to pipeline: a staged input and a reduce
@@ -99,7 +99,7 @@ bool gs_hw_check(const gs_hw *hw, const gs_op *op, const gs_etir *e) {
         for (int a = 0; a < op->naxes; a++)
             if (op->axes[a].kind == GS_AXIS_REDUCE) {
                 red = true;
-                tiles *= (op->axes[a].extent + e->T[a][2] - 1) / e->T[a][2];
+                tiles *= (op->axes[a].extent + e->tile[a].block - 1) / e->tile[a].block;
             }
         if (!red || p.smem_bytes == 0 || tiles < e->stages) return false;
         if (e->stages > 2 && !p.any_async) return false;
@@ -108,7 +108,7 @@ bool gs_hw_check(const gs_hw *hw, const gs_op *op, const gs_etir *e) {
         /* a group no taller than the blocks along the swizzled axis (a
          * taller one orders the blocks exactly like the grid's height) */
         if (p.raster_x < 0) return false;
-        int64_t nbx = (op->axes[p.raster_x].extent + e->T[p.raster_x][2] - 1) / e->T[p.raster_x][2];
+        int64_t nbx = (op->axes[p.raster_x].extent + e->tile[p.raster_x].block - 1) / e->tile[p.raster_x].block;
         if ((1LL << (e->raster - 1)) >= nbx) return false;
     }
     int64_t threads = gs_etir_threads(op, e);
@@ -173,7 +173,7 @@ double gs_benefit_vthread(const gs_hw *hw, const gs_op *op, const gs_etir *e, in
     (void)op;
     int64_t thr = gs_etir_threads_axis(e, axis);
     int64_t lanes = thr < hw->warp_size ? thr : hw->warp_size;
-    double x = (double)lanes * e->T[axis][1];
+    double x = (double)lanes * e->tile[axis].thread;
     double W = hw->smem_banks;
     double before = ceil(x / (e->V[axis] * W)), after = ceil(x / (v * W));
     return after > 0 ? before / after : 1.0;
@@ -236,7 +236,7 @@ static double pnorm(const double *x, int n, double k) {
 static double frag_elems(const gs_op *op, const gs_etir *e, int t) {
     double n = 1;
     for (int a = 0; a < op->naxes; a++)
-        if (op->axes[a].kind == GS_AXIS_SPATIAL && gs_tensor_uses_axis(&op->tensors[t], a)) n *= e->T[a][1];
+        if (op->axes[a].kind == GS_AXIS_SPATIAL && gs_tensor_uses_axis(&op->tensors[t], a)) n *= e->tile[a].thread;
     return n;
 }
 
@@ -265,7 +265,7 @@ static double global_wavefronts(const gs_hw *hw, const gs_op *op, const gs_etir 
         if (op->axes[a].kind != GS_AXIS_SPATIAL) continue;
         uint64_t st = 0;
         for (int j = 0; j < ts->ndim; j++) st += (uint64_t)ts->idx[j].coeff[a] * (uint64_t)rs[j];
-        step[nax] = (int64_t)(st * (uint64_t)(e->T[a][1] / e->V[a]));
+        step[nax] = (int64_t)(st * (uint64_t)(e->tile[a].thread / e->V[a]));
         thr[nax] = gs_etir_threads_axis(e, a);
         th[nax++] = 0;
     }
@@ -343,9 +343,9 @@ static double fast_copy_fraction(const gs_op *op, const gs_etir *e, const gs_pla
             }
         }
         for (int a = 0; a < op->naxes; a++)
-            if (x->coeff[a] < 0) lo += x->coeff[a] * (e->T[a][2] - 1);
+            if (x->coeff[a] < 0) lo += x->coeff[a] * (e->tile[a].block - 1);
         if (amax < 0) continue;
-        int64_t T = e->T[amax][2], E = op->axes[amax].extent;
+        int64_t T = e->tile[amax].block, E = op->axes[amax].extent;
         f *= in_range_fraction(lo, x->coeff[amax] * T, (E + T - 1) / T, pi->halo[j], ts->shape[j]);
     }
     return f;
@@ -378,7 +378,7 @@ static double tile_l2_elems(const gs_op *op, const gs_etir *e, const gs_plan *p,
     double v = 1;
     for (int k = 0; k < pi->view_ndim; k++) {
         int a = pi->view_axis[k];
-        v *= (double)(e->T[a][2] < op->axes[a].extent ? e->T[a][2] : op->axes[a].extent);
+        v *= (double)(e->tile[a].block < op->axes[a].extent ? e->tile[a].block : op->axes[a].extent);
     }
     return fmin(fp, v * fmin(im2col_gather(op, pi, t), 8));
 }
@@ -397,24 +397,24 @@ static double wave_unique_bytes(const gs_op *op, const gs_etir *e, const gs_plan
     if (p->raster > 0 && p->raster_x >= 0) {
         /* the pair: G rows of x, then columns of y */
         int gx = p->raster_x, gy = p->raster_y;
-        double nbx = ceil((double)op->axes[gx].extent / e->T[gx][2]);
-        double nby = ceil((double)op->axes[gy].extent / e->T[gy][2]);
+        double nbx = ceil((double)op->axes[gx].extent / e->tile[gx].block);
+        double nby = ceil((double)op->axes[gy].extent / e->tile[gy].block);
         double rows = fmin(nbx, (double)(1 << p->raster)), cols = fmin(nby, ceil(left / rows));
-        box[gx] = (int64_t)(rows * e->T[gx][2]);
-        box[gy] = (int64_t)(cols * e->T[gy][2]);
+        box[gx] = (int64_t)(rows * e->tile[gx].block);
+        box[gy] = (int64_t)(cols * e->tile[gy].block);
         left = ceil(left / (rows * cols));
         for (int i = 0; i < n; i++) {
             int a = order[i];
             if (a == gx || a == gy) continue;
-            double nb = ceil((double)op->axes[a].extent / e->T[a][2]), take = fmin(nb, left);
-            box[a] = (int64_t)(take * e->T[a][2]);
+            double nb = ceil((double)op->axes[a].extent / e->tile[a].block), take = fmin(nb, left);
+            box[a] = (int64_t)(take * e->tile[a].block);
             left = ceil(left / take);
         }
     } else {
         for (int i = 0; i < n; i++) {
             int a = order[i];
-            double nb = ceil((double)op->axes[a].extent / e->T[a][2]), take = fmin(nb, left);
-            box[a] = (int64_t)(take * e->T[a][2]);
+            double nb = ceil((double)op->axes[a].extent / e->tile[a].block), take = fmin(nb, left);
+            box[a] = (int64_t)(take * e->tile[a].block);
             left = ceil(left / take);
         }
     }
@@ -506,7 +506,7 @@ static void est_reduce_loop(est_ctx *c) {
     int nred = 0;
     for (int a = 0; a < op->naxes; a++) {
         if (op->axes[a].kind != GS_AXIS_REDUCE) continue;
-        double E = (double)op->axes[a].extent, T = e->T[a][2];
+        double E = (double)op->axes[a].extent, T = e->tile[a].block;
         tiles *= ceil(E / T);
         full_tiles *= floor(E / T);
         iters_pad *= ceil(E / T) * T;
@@ -519,7 +519,7 @@ static void est_reduce_loop(est_ctx *c) {
     const double S = p->split > 1 ? p->split : 1;
     if (S > 1 && p->split_axis >= 0) {
         int a = p->split_axis;
-        double E = (double)op->axes[a].extent, T = e->T[a][2];
+        double E = (double)op->axes[a].extent, T = e->tile[a].block;
         double all = ceil(E / T), per = ceil(all / S);
         tiles *= per / all;
         full_tiles *= fmin(per, floor(E / T) / S) / fmax(floor(E / T), 1);
@@ -529,7 +529,7 @@ static void est_reduce_loop(est_ctx *c) {
     double f_inb = 1; /* blocks inside every extent */
     for (int a = 0; a < op->naxes; a++)
         if (op->axes[a].kind == GS_AXIS_SPATIAL) {
-            double E = (double)op->axes[a].extent, T = e->T[a][2];
+            double E = (double)op->axes[a].extent, T = e->tile[a].block;
             f_inb *= floor(E / T) / ceil(E / T);
         }
     bool direct = false;

@@ -52,7 +52,7 @@ static int64_t box_dim(const gs_op *op, const gs_etir *e, const gs_tensor *ts, i
     for (int a = 0; a < op->naxes; a++) {
         int64_t c = ts->idx[j].coeff[a], term;
         if (!c) continue;
-        if (c == INT64_MIN || __builtin_mul_overflow(c < 0 ? -c : c, (int64_t)e->T[a][2] - 1, &term) ||
+        if (c == INT64_MIN || __builtin_mul_overflow(c < 0 ? -c : c, (int64_t)e->tile[a].block - 1, &term) ||
             __builtin_add_overflow(len, term, &len) || len > GS_STAGE_SAT)
             return GS_STAGE_SAT;
     }
@@ -250,7 +250,7 @@ int gs_plan_frag_lanes(const gs_op *op, const gs_etir *e, const gs_plan *p, int 
         uint64_t st = 0;
         for (int j = 0; j < ts->ndim; j++)
             st += (uint64_t)ts->idx[j].coeff[a] * (uint64_t)(pi->staged ? pi->sstride[j] : 1);
-        step[nax] = (int64_t)(st * (uint64_t)(e->T[a][1] / e->V[a]));
+        step[nax] = (int64_t)(st * (uint64_t)(e->tile[a].thread / e->V[a]));
         thr[nax] = gs_etir_threads_axis(e, a);
         th[nax] = 0;
         nax++;
@@ -340,7 +340,7 @@ static void plan_input_shape(const gs_hw *hw, const gs_op *op, const gs_etir *e,
     for (int j = nd - 1; j >= 0 && vmax > 1; j--) {
         int a = unit_axis(&ts->idx[j], op->naxes);
         if (a < 0 || !spatial(op, a)) continue;
-        int64_t t0 = e->T[a][1] / e->V[a];
+        int64_t t0 = e->tile[a].thread / e->V[a];
         int w = vec_dividing(vmax, t0, pi->dims[j], 0);
         if (w > pi->frag_vec) {
             pi->frag_vec = (uint8_t)w;
@@ -424,7 +424,7 @@ static void plan_unstaged(const gs_op *op, const gs_etir *e, const gs_plan_opts 
     pi->direct = 1;
     int a = unit_axis(&ts->idx[ts->ndim - 1], op->naxes);
     if (o->scalar || !spatial(op, a)) return;
-    int w = vec_dividing(GS_PLAN_MAX_VEC, e->T[a][1] / e->V[a], ts->shape[ts->ndim - 1], 0);
+    int w = vec_dividing(GS_PLAN_MAX_VEC, e->tile[a].thread / e->V[a], ts->shape[ts->ndim - 1], 0);
     if (w > 1) {
         pi->frag_vec = (uint8_t)w;
         pi->frag_axis = (int8_t)a;
@@ -454,7 +454,7 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p) {
     for (int t = 0; t < op->ninputs; t++) {
         int64_t f = 1;
         for (int a = 0; a < op->naxes; a++)
-            if (spatial(op, a) && gs_tensor_uses_axis(&op->tensors[t], a)) f *= e->T[a][1];
+            if (spatial(op, a) && gs_tensor_uses_axis(&op->tensors[t], a)) f *= e->tile[a].thread;
         regs += f;
         const gs_plan_input *pi = &p->in[t];
         if (!pi->staged) continue;
@@ -616,8 +616,8 @@ static void choose_pad(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_pl
     double best = -1;
     double reads_per_tile = 1, frag = 1;
     for (int a = 0; a < op->naxes; a++) {
-        if (!spatial(op, a)) reads_per_tile *= e->T[a][2];
-        else if (gs_tensor_uses_axis(ts, a)) frag *= e->T[a][1];
+        if (!spatial(op, a)) reads_per_tile *= e->tile[a].block;
+        else if (gs_tensor_uses_axis(ts, a)) frag *= e->tile[a].thread;
     }
     reads_per_tile *= frag / pi->frag_vec;
     /* memoised by everything the choice depends on: the box and its layout
@@ -640,7 +640,7 @@ static void choose_pad(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_pl
         for (int a = 0; a < op->naxes; a++)
             if (spatial(op, a)) {
                 kv[nk++] = gs_etir_threads_axis(e, a);
-                kv[nk++] = e->T[a][1] / e->V[a];
+                kv[nk++] = e->tile[a].thread / e->V[a];
             }
         key = gs_wf_key(kv, nk, 0x7061640000000000ull);
         double bp, rw, sw;
@@ -693,7 +693,7 @@ void gs_plan_make_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, const
     p->out_axis = -1;
     p->out_vec = 1;
     if (oa >= 0 && !p->opts.scalar && !p->opts.predicated) {
-        int w = vec_dividing(GS_PLAN_MAX_VEC, e->T[oa][1] / e->V[oa], ot->idx[ot->ndim - 1].offset, 0);
+        int w = vec_dividing(GS_PLAN_MAX_VEC, e->tile[oa].thread / e->V[oa], ot->idx[ot->ndim - 1].offset, 0);
         if (w > 1) {
             p->out_axis = (int8_t)oa;
             p->out_vec = (uint8_t)w;
@@ -706,7 +706,7 @@ void gs_plan_make_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, const
      * and beyond about 4k instructions by 4 (instruction cache). */
     int64_t body = gs_etir_acc_regs(op, e) + 8, trip = 1;
     for (int a = 0; a < op->naxes; a++)
-        if (!spatial(op, a)) trip *= e->T[a][2];
+        if (!spatial(op, a)) trip *= e->tile[a].block;
     p->k_unroll = (uint8_t)(trip * body > 4096 ? 4 : trip > GS_PLAN_K_UNROLL ? GS_PLAN_K_UNROLL : 0);
     /* Launch bounds: as many blocks per SM as the register bound, threads,
      * shared memory and the block limit allow, so that ptxas keeps to the

@@ -199,7 +199,7 @@ static void local_expr(const printer *m, int a, const char *r, char *buf, size_t
         snprintf(buf, n, "kr%d", a);
         return;
     }
-    long long t0 = m->t0[a], thr = m->thr[a], t1 = m->e->T[a][1];
+    long long t0 = m->t0[a], thr = m->thr[a], t1 = m->e->tile[a].thread;
     if (t0 == 1) snprintf(buf, n, "(%s * %lld + th%d)", r, thr, a);
     else if (t0 == t1) snprintf(buf, n, "(th%d * %lld + %s)", a, t0, r);
     else snprintf(buf, n, "((%s / %lld) * %lld + th%d * %lld + %s %% %lld)", r, t0, thr * t0, a, t0, r, t0);
@@ -221,7 +221,7 @@ static void affine_text(const gs_affine *f, int naxes, char coord[][CW], char *b
 static int64_t neg_reach(const gs_op *op, const gs_etir *e, const gs_affine *f) {
     int64_t neg = 0;
     for (int a = 0; a < op->naxes; a++)
-        if (f->coeff[a] < 0) neg += f->coeff[a] * (e->T[a][2] - 1);
+        if (f->coeff[a] < 0) neg += f->coeff[a] * (e->tile[a].block - 1);
     return neg;
 }
 
@@ -282,7 +282,7 @@ static void print_block_index(printer *m) {
     const gs_plan *p = m->p;
     line(m, "int bid = %s;", m->sp->bid);
     for (int a = 0; a < m->na; a++)
-        if (spatial(op, a)) line(m, "const int nb%d = (E%d + %d - 1) / %d;", a, a, e->T[a][2], e->T[a][2]);
+        if (spatial(op, a)) line(m, "const int nb%d = (E%d + %d - 1) / %d;", a, a, e->tile[a].block, e->tile[a].block);
     if (p->split_mode != GS_SPLIT_NONE) { /* split-K: the split index is the slowest */
         gs_sb nsp;
         gs_sb_init(&nsp);
@@ -306,12 +306,12 @@ static void print_block_index(printer *m) {
         line(m, "const int grp = loc / (%d * nb%d), first = grp * %d;", G, gy, G);
         line(m, "const int gsz = nb%d - first < %d ? nb%d - first : %d;", gx, G, gx, G);
         line(m, "loc -= grp * %d * nb%d;", G, gy);
-        line(m, "const int ob%d = (first + loc %% gsz) * %d;", gx, e->T[gx][2]);
-        line(m, "const int ob%d = (loc / gsz) * %d;", gy, e->T[gy][2]);
+        line(m, "const int ob%d = (first + loc %% gsz) * %d;", gx, e->tile[gx].block);
+        line(m, "const int ob%d = (loc / gsz) * %d;", gy, e->tile[gy].block);
     }
     for (int a = m->na - 1; a >= 0; a--) {
         if (!spatial(op, a) || (ras && (a == gx || a == gy))) continue;
-        line(m, "const int ob%d = (bid %% nb%d) * %d; bid /= nb%d;", a, a, e->T[a][2], a);
+        line(m, "const int ob%d = (bid %% nb%d) * %d; bid /= nb%d;", a, a, e->tile[a].block, a);
     }
     line(m, "(void)bid;");
     if (p->reduce_split > 1) {
@@ -372,7 +372,7 @@ static void print_guards(printer *m) {
         bool any = false;
         for (int a = 0; a < m->na; a++) {
             if (!spatial(m->op, a)) continue;
-            gs_sb_printf(&c, "%sob%d + %d <= E%d", any ? " && " : "", a, m->e->T[a][2], a);
+            gs_sb_printf(&c, "%sob%d + %d <= E%d", any ? " && " : "", a, m->e->tile[a].block, a);
             any = true;
         }
         char *s = gs_sb_take(&c);
@@ -530,13 +530,13 @@ static void print_tile_origins(printer *m, const char *tile) {
     if (m->nred == 1) {
         for (int a = 0; a < m->na; a++)
             if (!spatial(m->op, a))
-                line(m, "const int or%d = (%s%s) * %d;", a, a == sa ? "k0 + " : "", tile, m->e->T[a][2]);
+                line(m, "const int or%d = (%s%s) * %d;", a, a == sa ? "k0 + " : "", tile, m->e->tile[a].block);
         return;
     }
     line(m, "int trem = %s;", tile);
     for (int a = m->na - 1; a >= 0; a--) {
         if (spatial(m->op, a)) continue;
-        line(m, "const int or%d = (%strem %% nk%d) * %d; trem /= nk%d;", a, a == sa ? "k0 + " : "", a, m->e->T[a][2],
+        line(m, "const int or%d = (%strem %% nk%d) * %d; trem /= nk%d;", a, a == sa ? "k0 + " : "", a, m->e->tile[a].block,
              a);
     }
     line(m, "(void)trem;");
@@ -747,9 +747,9 @@ static char *frag_index(const printer *m, int t, const char *extra_axis_add, int
         char *prev = gs_sb_take(&fi);
         gs_sb_init(&fi);
         if (a == extra_axis && extra_axis_add)
-            gs_sb_printf(&fi, "(%s) * %d + r%d + %s", prev ? prev : "0", m->e->T[a][1], a, extra_axis_add);
+            gs_sb_printf(&fi, "(%s) * %d + r%d + %s", prev ? prev : "0", m->e->tile[a].thread, a, extra_axis_add);
         else
-            gs_sb_printf(&fi, "(%s) * %d + r%d", prev ? prev : "0", m->e->T[a][1], a);
+            gs_sb_printf(&fi, "(%s) * %d + r%d", prev ? prev : "0", m->e->tile[a].thread, a);
         free(prev);
     }
     return gs_sb_take(&fi);
@@ -805,15 +805,15 @@ static void print_fragments(printer *m, const char *buf, bool fastreads) {
         const gs_plan_input *pi = &m->p->in[t];
         int64_t fn = 1;
         for (int a = 0; a < m->na; a++)
-            if (spatial(op, a) && gs_tensor_uses_axis(ts, a)) fn *= m->e->T[a][1];
+            if (spatial(op, a) && gs_tensor_uses_axis(ts, a)) fn *= m->e->tile[a].thread;
         line(m, "float f%d[%lld];", t, (long long)fn);
         bool direct = !pi->staged && pi->direct && fastreads;
         int open = 0, fa = (pi->staged || direct) && pi->frag_vec > 1 ? pi->frag_axis : -1;
         for (int a = 0; a < m->na; a++) {
             if (!spatial(op, a) || !gs_tensor_uses_axis(ts, a)) continue;
             line(m, "#pragma unroll");
-            if (a == fa) open_(m, "for (int r%d = 0; r%d < %d; r%d += %d)", a, a, m->e->T[a][1], a, pi->frag_vec);
-            else open_(m, "for (int r%d = 0; r%d < %d; r%d++)", a, a, m->e->T[a][1], a);
+            if (a == fa) open_(m, "for (int r%d = 0; r%d < %d; r%d += %d)", a, a, m->e->tile[a].thread, a, pi->frag_vec);
+            else open_(m, "for (int r%d = 0; r%d < %d; r%d++)", a, a, m->e->tile[a].thread, a);
             open++;
         }
         if (pi->staged) {
@@ -880,7 +880,7 @@ static void print_accumulate(printer *m) {
     for (int a = 0; a < m->na; a++) {
         if (!spatial(op, a)) continue;
         line(m, "#pragma unroll");
-        open_(m, "for (int r%d = 0; r%d < %d; r%d++)", a, a, m->e->T[a][1], a);
+        open_(m, "for (int r%d = 0; r%d < %d; r%d++)", a, a, m->e->tile[a].thread, a);
         open++;
     }
     char *aidx = frag_index(m, -1, NULL, -1);
@@ -910,7 +910,7 @@ static void print_compute_body(printer *m, const char *buf, bool bounded, bool f
         if (!spatial(m->op, a)) last_red = a;
     for (int a = 0; a < m->na; a++) {
         if (spatial(m->op, a)) continue;
-        int T = m->e->T[a][2], R = a == last_red ? m->p->reduce_split : 1;
+        int T = m->e->tile[a].block, R = a == last_red ? m->p->reduce_split : 1;
         if (bounded) {
             line(m, "const int kl%d = E%d - or%d < %d ? E%d - or%d : %d;", a, a, a, T, a, a, T);
             line(m, "#pragma unroll 4");
@@ -947,7 +947,7 @@ static void print_compute(printer *m, const char *buf) {
     bool any = false;
     for (int a = 0; a < m->na; a++) {
         if (spatial(m->op, a)) continue;
-        gs_sb_printf(&c, "%sor%d + %d <= E%d", any ? " && " : "", a, m->e->T[a][2], a);
+        gs_sb_printf(&c, "%sor%d + %d <= E%d", any ? " && " : "", a, m->e->tile[a].block, a);
         any = true;
     }
     bool direct = false;
@@ -980,12 +980,12 @@ static void print_main_loop(printer *m) {
     for (int a = 0; a < m->na; a++) {
         if (spatial(m->op, a)) continue;
         if (a != p->split_axis) {
-            line(m, "const int nk%d = (E%d + %d - 1) / %d;", a, a, m->e->T[a][2], m->e->T[a][2]);
+            line(m, "const int nk%d = (E%d + %d - 1) / %d;", a, a, m->e->tile[a].block, m->e->tile[a].block);
             continue;
         }
         /* split-K: block ks takes the ks-th run of kper tiles */
         line(m, "const int nkall = (E%d + %d - 1) / %d, kper = (nkall + %d - 1) / %d, k0 = ks * kper;", a,
-             m->e->T[a][2], m->e->T[a][2], p->split, p->split);
+             m->e->tile[a].block, m->e->tile[a].block, p->split, p->split);
         line(m, "const int nk%d = nkall - k0 < kper ? nkall - k0 : kper;", a);
     }
     gs_sb nt;
@@ -1124,8 +1124,8 @@ static void print_epilogue_loops(printer *m, bool vec, bool predicated, epi_mode
     for (int a = 0; a < m->na; a++) {
         if (!spatial(op, a)) continue;
         line(m, "#pragma unroll");
-        if (a == oa) open_(m, "for (int r%d = 0; r%d < %d; r%d += %d)", a, a, m->e->T[a][1], a, w);
-        else open_(m, "for (int r%d = 0; r%d < %d; r%d++)", a, a, m->e->T[a][1], a);
+        if (a == oa) open_(m, "for (int r%d = 0; r%d < %d; r%d += %d)", a, a, m->e->tile[a].thread, a, w);
+        else open_(m, "for (int r%d = 0; r%d < %d; r%d++)", a, a, m->e->tile[a].thread, a);
         open++;
     }
     gs_sb cond;
@@ -1249,7 +1249,7 @@ static void print_split_meet(printer *m) {
      * accumulators are dead: no registers held across the reads) */
     int64_t tile = 1;
     for (int a = 0; a < m->na; a++)
-        if (spatial(m->op, a)) tile *= m->e->T[a][2];
+        if (spatial(m->op, a)) tile *= m->e->tile[a].block;
     line(m, "#pragma unroll 1");
     open_(m, "for (int li = tid; li < %lld; li += %d)", (long long)tile, (int)p->threads);
     line(m, "int rem = li;");
@@ -1258,7 +1258,7 @@ static void print_split_meet(printer *m) {
     bool first = true;
     for (int a = m->na - 1; a >= 0; a--) {
         if (!spatial(m->op, a)) continue;
-        line(m, "const int x%d = ob%d + rem %% %d; rem /= %d;", a, a, m->e->T[a][2], m->e->T[a][2]);
+        line(m, "const int x%d = ob%d + rem %% %d; rem /= %d;", a, a, m->e->tile[a].block, m->e->tile[a].block);
         gs_sb_printf(&cond, "%sx%d < E%d", first ? "" : " && ", a, a);
         first = false;
     }
@@ -1323,7 +1323,7 @@ gs_status gs_lower_emit_plan(gs_ctx *ctx, const gs_op *op, const gs_etir *e, con
     snprintf(out->name, sizeof out->name, "gs_%016llx", (unsigned long long)out->hash);
     for (int a = 0; a < m->na; a++) {
         m->thr[a] = spatial(op, a) ? gs_etir_threads_axis(e, a) : 1;
-        m->t0[a] = spatial(op, a) ? e->T[a][1] / e->V[a] : 1;
+        m->t0[a] = spatial(op, a) ? e->tile[a].thread / e->V[a] : 1;
         m->nred += !spatial(op, a);
     }
     out->block = p->threads;

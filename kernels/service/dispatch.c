@@ -371,12 +371,12 @@ bool gs_etir_fit_shape(const gs_hw *hw, const gs_op *op, const gs_etir *from, gs
     e.level = 0;
     for (int a = 0; a < op->naxes; a++) {
         int32_t mx = gs_etir_max_tile(op, a);
-        if (e.T[a][2] > mx) e.T[a][2] = mx;
+        if (e.tile[a].block > mx) e.tile[a].block = mx;
         if (op->axes[a].kind == GS_AXIS_SPATIAL) {
-            if (e.T[a][1] > e.T[a][2]) e.T[a][1] = e.T[a][2];
-            if (e.V[a] > e.T[a][1]) e.V[a] = e.T[a][1];
+            if (e.tile[a].thread > e.tile[a].block) e.tile[a].thread = e.tile[a].block;
+            if (e.V[a] > e.tile[a].thread) e.V[a] = e.tile[a].thread;
         } else {
-            e.T[a][1] = 1;
+            e.tile[a].thread = 1;
             e.V[a] = 1;
         }
     }
@@ -505,7 +505,7 @@ static int memo_candidates(const gs_dispatcher *d, uint64_t class_key, const gs_
     for (int i = 0; i < n && ns < MEMO_POLISH; i++) {
         bool same = false;
         for (int j = 0; j < ns && !same; j++)
-            same = !memcmp(seeds[j].T, l[i].T, sizeof l[i].T) && !memcmp(seeds[j].V, l[i].V, sizeof l[i].V);
+            same = !memcmp(seeds[j].tile, l[i].tile, sizeof l[i].tile) && !memcmp(seeds[j].V, l[i].V, sizeof l[i].V);
         if (!same) seeds[ns++] = l[i];
     }
     if (ns > 0 && gs_polish(&d->hw, op, seeds, ns, MEMO_MOVES, st) >= 0)

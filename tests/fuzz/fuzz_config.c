@@ -19,7 +19,7 @@ enum { NSPECS = (int)(sizeof specs / sizeof specs[0]) };
 
 static int same_state(const gs_op *op, const gs_etir *a, const gs_etir *b) {
     for (int d = 0; d < op->naxes; d++)
-        if (a->T[d][1] != b->T[d][1] || a->T[d][2] != b->T[d][2] || a->V[d] != b->V[d]) return 0;
+        if (a->tile[d].thread != b->tile[d].thread || a->tile[d].block != b->tile[d].block || a->V[d] != b->V[d]) return 0;
     for (int t = 0; t < op->ninputs; t++)
         if (a->stage[t] != b->stage[t]) return 0;
     return a->level == b->level && a->stages == b->stages && a->raster == b->raster && a->group == b->group &&

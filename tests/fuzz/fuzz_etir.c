@@ -15,7 +15,7 @@
  * memory check of a built-in profile, it fits the profile's limits and the
  * estimate is finite and positive. */
 #include "fuzz_common.h"
-#include "hwmodel/profile/hw.h"
+#include "hwmodel/model/model.h"
 #include "ir/ir.h"
 
 #include <math.h>
@@ -58,7 +58,7 @@ static void check_state(const gs_op *op, const gs_etir *e, const char *spec) {
     FUZZ_CHECK(gs_etir_wellformed(op, e), "'%s': a state reached by actions is not well-formed", spec);
     int64_t blocks = 1, threads = 1, acc = 1;
     for (int d = 0; d < op->naxes; d++) {
-        int64_t E = op->axes[d].extent, t2 = e->T[d][2], t1 = e->T[d][1], v = e->V[d];
+        int64_t E = op->axes[d].extent, t2 = e->tile[d].block, t1 = e->tile[d].thread, v = e->V[d];
         FUZZ_CHECK(is_pow2(t2) && is_pow2(t1) && is_pow2(v), "'%s' axis %d: tiles %lld/%lld/v%lld", spec, d,
                    (long long)t2, (long long)t1, (long long)v);
         FUZZ_CHECK(t2 % t1 == 0 && t1 % v == 0, "'%s' axis %d: %lld/%lld/v%lld do not divide", spec, d,
@@ -96,7 +96,7 @@ static void check_state(const gs_op *op, const gs_etir *e, const char *spec) {
     FUZZ_CHECK(s == GS_OK, "'%s': config '%s' of a reached state does not parse: %s", spec, cfg, gs_ctx_errmsg(ctx));
     gs_ctx_destroy(ctx);
     for (int d = 0; d < op->naxes; d++)
-        FUZZ_CHECK(back.T[d][2] == fin.T[d][2] && back.T[d][1] == fin.T[d][1] && back.V[d] == fin.V[d],
+        FUZZ_CHECK(back.tile[d].block == fin.tile[d].block && back.tile[d].thread == fin.tile[d].thread && back.V[d] == fin.V[d],
                    "'%s': '%s' parses to another state (axis %d)", spec, cfg, d);
     FUZZ_CHECK(back.stages == fin.stages && back.raster == fin.raster && back.group == fin.group &&
                    back.split == fin.split && back.level == 0,
@@ -112,9 +112,9 @@ static void check_step(const gs_op *op, const gs_etir *e, gs_action a, const gs_
         int moved = a.kind == GS_ACT_CACHE || ((a.kind == GS_ACT_TILE || a.kind == GS_ACT_INVTILE ||
                                                 a.kind == GS_ACT_VTHREAD) && d == a.axis);
         if (!moved)
-            FUZZ_CHECK(o->T[d][2] == e->T[d][2] && o->T[d][1] == e->T[d][1] && o->V[d] == e->V[d],
+            FUZZ_CHECK(o->tile[d].block == e->tile[d].block && o->tile[d].thread == e->tile[d].thread && o->V[d] == e->V[d],
                        "'%s': action %d on axis %d moved axis %d", spec, (int)a.kind, a.axis, d);
-        if (a.kind == GS_ACT_CACHE) FUZZ_CHECK(o->T[d][2] == e->T[d][2], "'%s': cache moved a block tile", spec);
+        if (a.kind == GS_ACT_CACHE) FUZZ_CHECK(o->tile[d].block == e->tile[d].block, "'%s': cache moved a block tile", spec);
     }
     /* the whole-kernel choices move only by their own action */
     FUZZ_CHECK(o->stages == e->stages || a.kind == GS_ACT_STAGES, "'%s': action %d moved stages", spec, (int)a.kind);
@@ -125,9 +125,9 @@ static void check_step(const gs_op *op, const gs_etir *e, gs_action a, const gs_
     switch (a.kind) {
     case GS_ACT_TILE:
     case GS_ACT_INVTILE: {
-        int64_t want = a.kind == GS_ACT_TILE ? (int64_t)e->T[d][l] * 2 : e->T[d][l] / 2;
-        FUZZ_CHECK(o->T[d][l] == want, "'%s': tile action on level %d axis %d: %d -> %d", spec, l, d, e->T[d][l],
-                   o->T[d][l]);
+        int64_t want = a.kind == GS_ACT_TILE ? (int64_t)gs_tile_level(&e->tile[d], l) * 2 : gs_tile_level(&e->tile[d], l) / 2;
+        FUZZ_CHECK(gs_tile_level(&o->tile[d], l) == want, "'%s': tile action on level %d axis %d: %d -> %d", spec, l, d, gs_tile_level(&e->tile[d], l),
+                   gs_tile_level(&o->tile[d], l));
         FUZZ_CHECK(o->level == l, "'%s': a tile action changed the level", spec);
         break;
     }

@@ -2,7 +2,7 @@
  * profile passes gs_hw_validate, and saving it and loading the file again
  * gives the same numbers. */
 #include "fuzz_common.h"
-#include "hwmodel/profile/hw.h"
+#include "hwmodel/model/model.h"
 
 #include <unistd.h>
 
