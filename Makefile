@@ -312,7 +312,7 @@ bench: deps all $(BUILD)/calibrate $(BUILD)/dynamic $(BUILD)/plans_bench
 	@echo; echo "== dynamic shapes (kernels/service/dispatch.c; experiments/dynamic.c)"
 	@if [ -n "$$GS_BENCH_FULL" ]; then ./$(BUILD)/dynamic; else ./$(BUILD)/dynamic --quick; fi
 	@if [ -f $(CALIB_DATA)/xgemm_rtx3090_4096.csv ] && [ -f $(CALIB_DATA)/h100/suite_v1.csv ]; then \
-	  echo; echo "== model calibration (hwmodel/MODEL.md)"; \
+	  echo; echo "== model calibration (docs/MODEL.md)"; \
 	  ./$(BUILD)/calibrate --xgemm $(CALIB_DATA)/xgemm_rtx3090_4096.csv \
 	    --fidelity $(CALIB_DATA)/h100/fidelity_v1.csv --suite $(CALIB_DATA)/h100/suite_v1.csv; \
 	else echo "calibration data under $(CALIB_DATA) not found: calibration skipped"; fi

@@ -92,7 +92,7 @@ const char *gs_ctx_errmsg(const gs_ctx *ctx);
 /* ---- operators --------------------------------------------------------- */
 typedef struct gs_op gs_op;
 /* Parse a text spec such as "gemm M=64 N=64 K=64 transA=1 alpha=2" (every
- * operator class: see the README's spec grammar). Caller owns *out
+ * operator class: see docs/CLI.md, "Spec grammar"). Caller owns *out
  * (gs_op_destroy). [any thread] */
 gs_status gs_op_parse(gs_ctx *ctx, const char *spec, gs_op **out);
 /* Build C[M,N] = alpha*op(A)*op(B) + beta*C. Caller owns *out. [any thread] */
@@ -196,7 +196,7 @@ typedef struct gs_construct_opts {
 } gs_construct_opts;
 
 /* Defaults: seed 1, top_k 5, chains 8, T from 1 down to 2^-40; the default
- * policy is documented in the README (chosen by experiments/). [any thread] */
+ * policy is documented in docs/CONSTRUCTION.md (chosen by experiments/). [any thread] */
 void gs_construct_opts_default(gs_construct_opts *o);
 
 typedef struct gs_result gs_result;
@@ -205,7 +205,7 @@ typedef struct gs_result gs_result;
 gs_status gs_construct(gs_ctx *ctx, const gs_op *op, const gs_hw *hw,
                        const gs_construct_opts *opts, gs_result **out);
 /* A result with one candidate, the configuration cfg in config form
- * ("bm=64,bn=64,bk=16,tm=8,tn=8,vm=1,vn=1,sa=1,sb=1", see the README), checked
+ * ("bm=64,bn=64,bk=16,tm=8,tn=8,vm=1,vn=1,sa=1,sb=1", see docs/CLI.md), checked
  * against hw's limits and estimated; no walk runs. Caller owns *out
  * (gs_result_destroy). [any thread] */
 gs_status gs_construct_config(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const char *cfg,
@@ -373,9 +373,8 @@ typedef enum gs_warm_start {
                               Otherwise a compile is due anyway: the walk runs and the
                               faster of its pick and the memo's is kept. The kernels depend
                               on the order of the shapes dispatched before (the same
-                              sequence gives the same kernels); on DietCode's workloads the
-                              predicted time per shape is 3-4 % better than GS_WARM_OFF's
-                              on geometric mean, 8.5 % worse at worst (README) */
+                              sequence gives the same kernels). Measured on DietCode's
+                              workloads: docs/CHANGELOG.md */
 } gs_warm_start;
 
 typedef struct gs_dispatch_opts {

@@ -1,6 +1,6 @@
 /* op.c — operator builders, validation, and the spec parser.
  *
- * Spec grammar (README "Spec grammar"):
+ * Spec grammar (docs/CLI.md, "Spec grammar"):
  *   spec   := opname { ws key '=' value }
  *   value  := integer | float
  * Keys are case-sensitive as listed per operator; each key may appear once.

@@ -6,8 +6,7 @@
 # lowering prints does not confuse it.
 # Usage: sh tests/func_lengths.sh [LIMIT [FILE|DIR ...]]
 #   default: 120 over the library and the CLI (ir hwmodel construct kernels util cli).
-# Exit status: 0 when nothing is listed, 1 otherwise. The README says which
-# function is exempt (gs_lower_emit, while the codegen-v2 issue is open).
+# Exit status: 0 when nothing is listed, 1 otherwise. No function is exempt.
 LIMIT=${1:-120}
 [ $# -gt 0 ] && shift
 [ $# -gt 0 ] || set -- ir hwmodel construct kernels util cli

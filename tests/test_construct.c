@@ -542,7 +542,7 @@ Test(construct, defaults) {
     gs_construct_opts_default(&o);
     cr_assert_eq(o.seed, 1);
     cr_assert_eq(o.top_k, 5);
-    cr_assert_eq(o.chains, 8); /* documented default (gensor.h, README) */
+    cr_assert_eq(o.chains, 8); /* documented default (gensor.h, docs/CLI.md) */
     cr_assert(o.t_start == 1.0);
     cr_assert(o.t_threshold == ldexp(1.0, -40));
     cr_assert_eq(o.strategy, GS_STRATEGY_MARKOV);

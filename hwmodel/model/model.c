@@ -180,7 +180,7 @@ double gs_benefit_vthread(const gs_hw *hw, const gs_op *op, const gs_etir *e, in
 }
 
 /* ---- analytic latency estimate of a plan ----------------------------------------
- * The formulas are written out in hwmodel/MODEL.md. Every GPU-specific
+ * The formulas are written out in docs/MODEL.md. Every GPU-specific
  * number comes from the profile; the constants of gs_model_params describe
  * the emitted code and generic SIMT behaviour. The estimate prices the plan
  * the printers print: its vector widths, copy mechanism, fast and edge

@@ -1,4 +1,4 @@
-/* model.h — the analytic model (model.c; hwmodel/MODEL.md): a state's resources and
+/* model.h — the analytic model (model.c; docs/MODEL.md): a state's resources and
  * the resource check, the paper's benefit formulas, and the latency estimate of a plan. */
 #ifndef GS_MODEL_H
 #define GS_MODEL_H
@@ -34,7 +34,7 @@ double gs_benefit_vthread(const gs_hw *hw, const gs_op *op, const gs_etir *e, in
 /* ---- analytic latency estimate -----------------------------------------
  * The estimate prices a kernel plan: what the printers emit. Constants that
  * describe the emitted code and generic SIMT behaviour (not a particular
- * GPU) are the fields of gs_model_params; hwmodel/MODEL.md says how each was
+ * GPU) are the fields of gs_model_params; docs/MODEL.md says how each was
  * fitted. The library always uses gs_model_params_default(); the
  * calibration tool varies them. */
 typedef struct gs_model_params {
@@ -73,7 +73,7 @@ void gs_estimate_etir(const gs_hw *hw, const gs_op *op, const gs_etir *e,
                       int regs_override, gs_estimate *out);
 
 
-/* The analytic estimate of a plan (hwmodel/model.c; MODEL.md): mp NULL for
+/* The analytic estimate of a plan (hwmodel/model/model.c; docs/MODEL.md): mp NULL for
  * the default constants, regs_override > 0 for ptxas' register count. */
 void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan *p, int regs_override,
                       const gs_model_params *mp, gs_wf_memo *memo, gs_estimate *out);
