@@ -736,6 +736,10 @@ int main(int argc, char **argv) {
         } else goto usage;
     }
     if (!xgemm && !fid && !suite) goto usage;
+    if (holdout && dump && !(hc.dump = fopen(dump, "w"))) {
+        perror(dump);
+        return 2;
+    }
     gs_ctx *ctx = gs_ctx_create();
     const gs_hw *rtx = gs_hw_find_builtin("rtx3090"), *h100 = gs_hw_find_builtin("h100");
     samples v = {0};
@@ -763,10 +767,6 @@ int main(int argc, char **argv) {
         }
     }
     if (holdout) {
-        if (dump && !(hc.dump = fopen(dump, "w"))) {
-            perror(dump);
-            return 2;
-        }
         gs_model_params fold_mp[50];
         holdout_kfold(&v, &hc, &mp, fold_mp);
         holdout_cross(&v, &hc, &mp);
