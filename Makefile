@@ -267,9 +267,10 @@ test: deps
 	@$(MAKE) --no-print-directory check-asan
 	@sh tests/cli_errors.sh $(BUILD)/gensor
 
-test-plain: $(BUILD)/gensor_tests $(BUILD)/gensor $(BUILD)/bench_gpu $(BUILD)/libgensor.so
+test-plain: $(BUILD)/gensor_tests $(BUILD)/gensor $(BUILD)/bench_gpu $(BUILD)/libgensor.so $(BUILD)/calibrate
 	GS_GENSOR_BIN=$(BUILD)/gensor ./$(BUILD)/gensor_tests --jobs 2
 	@sh tests/bench_gpu_dry.sh $(BUILD)
+	@sh tests/calibrate_holdout.sh $(BUILD)
 	@sh tests/api_check.sh $(BUILD)
 
 check-asan:
@@ -297,6 +298,7 @@ $(BUILD)/cublas_check: experiments/cublas_check.c $(BUILD)/obj/experiments/cuda_
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/obj/experiments/cuda_host.o $(BUILD)/libgensor.a $(LDFLAGS) $(LDLIBS)
 
 CALIB_DATA := ../shared/data
+# CALIB_ARGS=--holdout adds the held-out validation (k-fold and across GPUs; hwmodel/MODEL.md)
 calibrate: $(BUILD)/calibrate
 	./$(BUILD)/calibrate --xgemm $(CALIB_DATA)/xgemm_rtx3090_4096.csv \
 	  --fidelity $(CALIB_DATA)/h100/fidelity_v1.csv --suite $(CALIB_DATA)/h100/suite_v1.csv $(CALIB_ARGS)
@@ -314,7 +316,7 @@ bench: deps all $(BUILD)/calibrate $(BUILD)/dynamic $(BUILD)/plans_bench
 	@if [ -f $(CALIB_DATA)/xgemm_rtx3090_4096.csv ] && [ -f $(CALIB_DATA)/h100/suite_v1.csv ]; then \
 	  echo; echo "== model calibration (docs/MODEL.md)"; \
 	  ./$(BUILD)/calibrate --xgemm $(CALIB_DATA)/xgemm_rtx3090_4096.csv \
-	    --fidelity $(CALIB_DATA)/h100/fidelity_v1.csv --suite $(CALIB_DATA)/h100/suite_v1.csv; \
+	    --fidelity $(CALIB_DATA)/h100/fidelity_v1.csv --suite $(CALIB_DATA)/h100/suite_v1.csv --holdout; \
 	else echo "calibration data under $(CALIB_DATA) not found: calibration skipped"; fi
 
 check-gpu: all $(BUILD)/cublas_check
