@@ -245,7 +245,7 @@ static double run_against_interpreter(gs_ctx *ctx, gs_device *dev, gs_kernel *k,
 }
 
 static gs_device *open_opencl(gs_ctx *ctx) {
-    gs_cl_close(gs_test_open_cl(ctx)); /* skips, or fails under GS_REQUIRE_OPENCL, without a device */
+    gs_device_close(gs_test_open_dev(ctx)); /* skips, or fails under GS_REQUIRE_OPENCL, without a device */
     gs_device *dev = NULL;
     cr_assert_eq(gs_device_open(ctx, GS_BACKEND_OPENCL, 0, &dev), GS_OK, "%s", gs_ctx_errmsg(ctx));
     cr_assert_eq(gs_device_backend(dev), GS_BACKEND_OPENCL);

@@ -37,7 +37,7 @@ typedef struct gs_kernel_src {
     uint64_t hash;
     int64_t grid, block;/* 1-D launch: grid blocks of block threads */
     int64_t smem_bytes; /* shared memory of the kernel: all stage buffers and the static
-                           scratch (what gs_cuda_load takes; it launches with the part the
+                           scratch (what a CUDA program load takes; it launches with the part the
                            module does not declare statically) */
     int smem_dynamic;   /* CUDA: the stage buffers are dynamic shared memory (the total is over
                            48 KiB, opted in at load) */
