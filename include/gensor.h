@@ -99,6 +99,19 @@ gs_status gs_op_parse(gs_ctx *ctx, const char *spec, gs_op **out);
 gs_status gs_op_create_gemm(gs_ctx *ctx, int64_t M, int64_t N, int64_t K,
                             int transA, int transB, float alpha, float beta,
                             gs_op **out);
+/* A gemm's epilogue: C = relu(alpha*op(A)*op(B) + beta*C + bias[n]), each
+ * part as asked (the spec's "alpha= beta= bias=1 relu=1"). */
+typedef struct gs_gemm_epilogue {
+    float alpha;  /* scale of the product */
+    float beta;   /* scale of C's old contents (0: C is only written) */
+    int bias;     /* 1: add bias[n], a vector of N floats: the kernel's buffer after C
+                     (gs_op_num_buffers is then 4) */
+    int relu;     /* 1: max(x, 0) last */
+} gs_gemm_epilogue;
+/* gs_op_create_gemm with a fused epilogue (epi NULL: alpha 1, beta 0, no
+ * bias, no relu); bias and relu take 0 or 1. Caller owns *out. [any thread] */
+gs_status gs_op_create_gemm_ex(gs_ctx *ctx, int64_t M, int64_t N, int64_t K, int transA, int transB,
+                               const gs_gemm_epilogue *epi, gs_op **out);
 /* Free an operator. [one thread] */
 void gs_op_destroy(gs_op *op);
 /* Canonical spec string of the operator. Owned by op. [any thread] */
@@ -158,8 +171,6 @@ typedef enum gs_strategy {
     GS_STRATEGY_RANDOM = 3
 } gs_strategy;
 
-/* Names of a policy ("paper", "balanced", "model") and a strategy ("markov",
- * "tree", "exhaustive", "random"); "?" out of range. Static. [any thread] */
 /* The forms gs_construct may give an operator (gs_construct_opts.conv_form). */
 typedef enum gs_conv_form {
     GS_FORM_DIRECT = 0, /* the operator's own loop nest: the candidates are states of the operator
@@ -172,6 +183,8 @@ typedef enum gs_conv_form {
                            (gs_kernel_create, gs_kernel_run), not the operator passed in */
 } gs_conv_form;
 
+/* Names of a policy ("paper", "balanced", "model") and a strategy ("markov",
+ * "tree", "exhaustive", "random"); "?" out of range. Static. [any thread] */
 const char *gs_policy_name(gs_policy p);
 const char *gs_strategy_name(gs_strategy s);
 /* The policy or strategy of a name; GS_ERR_INVALID_ARG with "unknown policy

@@ -273,3 +273,42 @@ Test(kernels, unsupported_arch_is_reported) {
     gs_kernel_src_free(&ks);
     gs_ctx_destroy(ctx);
 }
+
+/* Verify runs on any device of the runtime interface: on a CUDA device it
+ * compiles with NVRTC for the device's arch and checks the kernel (a plain
+ * and a split-K configuration); without a CUDA driver or device it says so
+ * with GS_ERR_CUDA_MISSING and the measurement-free message. */
+Test(kernels, verify_on_cuda_or_says_missing) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_hw *hw = NULL;
+    cr_assert_eq(gs_hw_load(ctx, "h100", &hw), GS_OK);
+    gs_op *op = NULL;
+    cr_assert_eq(gs_op_parse(ctx, "gemm M=40 N=24 K=2048 beta=0.5", &op), GS_OK);
+    gs_etir e;
+    cr_assert_eq(gs_etir_parse_config(ctx, op, "bm=8,bn=8,bk=64,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,split=4", &e), GS_OK,
+                 "%s", gs_ctx_errmsg(ctx));
+    gs_diff d;
+    cr_assert_eq(gs_verify(ctx, NULL, hw, op, &e, 1, &d), GS_ERR_INVALID_ARG);
+    gs_device none; /* a CUDA device whose runtime is not open */
+    gs_device_wrap(&none, &gs_runtime_cuda, NULL);
+    gs_test_expect_err(ctx, gs_verify(ctx, &none, hw, op, &e, 1, &d), GS_ERR_CUDA_MISSING,
+                       "no CUDA device: measurement-free mode (", "no CUDA runtime");
+    gs_device *cu = NULL;
+    gs_status s = gs_device_open(ctx, GS_BACKEND_CUDA, 0, &cu);
+    if (s == GS_OK) {
+        gs_test_need_nvrtc(ctx, "verify on the CUDA device");
+        cr_assert_eq(gs_verify(ctx, cu, hw, op, &e, 1, &d), GS_OK, "split-K on %s: %s", gs_device_name(cu),
+                     gs_ctx_errmsg(ctx));
+        cr_assert_gt(d.kernel_s, 0);
+        gs_etir plain;
+        cr_assert_eq(gs_etir_parse_config(ctx, op, "bm=16,bn=8,bk=16,tm=4,tn=2,vm=1,vn=1,sa=1,sb=1", &plain), GS_OK);
+        cr_assert_eq(gs_verify(ctx, cu, hw, op, &plain, 2, &d), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        gs_device_close(cu);
+    } else {
+        gs_test_expect_err(ctx, s, GS_ERR_CUDA_MISSING, "no CUDA device: measurement-free mode (", "no CUDA device");
+        cr_log_info("no CUDA device: %s", gs_ctx_errmsg(ctx));
+    }
+    gs_op_destroy(op);
+    gs_hw_destroy(hw);
+    gs_ctx_destroy(ctx);
+}

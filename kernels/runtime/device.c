@@ -124,6 +124,7 @@ gs_status gs_buffer_create(gs_ctx *ctx, gs_device *dev, size_t bytes, const void
     gs_buffer *b = calloc(1, sizeof *b);
     if (!b) return gs_err(ctx, GS_ERR_NOMEM, "gs_buffer_create: out of memory");
     b->dev = dev;
+    b->rt = dev->rt;
     b->bytes = bytes;
     s = dev->rt->buf_create(ctx, dev->h, bytes, host, &b->h);
     if (s != GS_OK) {
@@ -150,7 +151,7 @@ gs_status gs_buffer_write(gs_ctx *ctx, gs_buffer *b, const void *host, size_t by
 
 void gs_buffer_destroy(gs_buffer *b) {
     if (!b) return;
-    if (b->h) b->dev->rt->buf_free(b->h);
+    if (b->h) b->rt->buf_free(b->h);
     free(b);
 }
 
@@ -161,12 +162,13 @@ gs_status gs_dev_prog_load(gs_ctx *ctx, gs_device *dev, const void *image, const
     gs_status s = gs_device_ready(ctx, dev, "load a kernel");
     if (s != GS_OK) return s;
     out->dev = dev;
+    out->rt = dev->rt;
     return dev->rt->prog_load(ctx, dev->h, image, name, smem_bytes, &out->h);
 }
 
 void gs_dev_prog_free(gs_dev_prog *p) {
     if (!p) return;
-    if (p->h) p->dev->rt->prog_free(p->h);
+    if (p->h) p->rt->prog_free(p->h);
     memset(p, 0, sizeof *p);
 }
 

@@ -208,6 +208,7 @@ gs_status gs_device_query(gs_ctx *ctx, gs_device *dev, const char *fallback, gs_
 
 struct gs_buffer {
     gs_device *dev;
+    const gs_runtime *rt; /* dev's table, kept so freeing does not read dev */
     void *h;        /* the runtime's buffer */
     size_t bytes;
 };
@@ -215,6 +216,7 @@ struct gs_buffer {
 /* A kernel built (OpenCL) or loaded (CUDA) on a device. */
 typedef struct gs_dev_prog {
     gs_device *dev;
+    const gs_runtime *rt; /* dev's table, kept so freeing does not read dev */
     void *h;        /* the runtime's program; NULL when none is loaded */
 } gs_dev_prog;
 /* OpenCL: build image as source; CUDA: load it as a cubin or PTX image

@@ -156,9 +156,10 @@ gs_status gs_kernel_run(gs_ctx *ctx, gs_device *dev, gs_kernel *k, const gs_op *
     gs_kdesc mine, theirs;
     gs_kdesc_make(&k->op, NULL, &k->etir, (gs_dialect)k->ks.desc.dialect, k->arch, &mine);
     gs_kdesc_make(op, NULL, &k->etir, (gs_dialect)k->ks.desc.dialect, k->arch, &theirs);
-    if (memcmp(&mine, &theirs, sizeof mine) != 0)
-        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_kernel_run: %s is not a shape of the kernel's operator %s", op->spec,
-                      k->op.spec);
+    char why[200];
+    if (gs_kdesc_diff(&mine, &theirs, why, sizeof why))
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_kernel_run: %s is not a shape of the kernel's operator %s: they differ in %s",
+                      op->spec, k->op.spec, why);
     if (!dev) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_kernel_run: no device (open one with gs_device_open)");
     s = kernel_load(ctx, dev, k);
     if (s != GS_OK) return s;
