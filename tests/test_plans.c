@@ -670,7 +670,7 @@ Test(plans, split_atomic_option, .timeout = 300) {
 
 /* Shared memory of kernels with static scratch (split-K's flag, a wide
  * group's per-warp results) beside their stage buffers: the kernel's figure
- * is the whole (what gs_cuda_load takes; it launches with that less what the
+ * is the whole (what a CUDA program load takes; it launches with that less what the
  * module declares statically), and the buffers become dynamic when the whole
  * passes the static limit. ptxas must report exactly the scratch as static
  * for a dynamic kernel, so the launch's dynamic part is the buffers. (The
