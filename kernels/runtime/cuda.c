@@ -783,6 +783,9 @@ static gs_status rt_open(gs_ctx *ctx, int index, void **out) {
     *out = cu;
     return s;
 }
+static gs_status rt_not_open(gs_ctx *ctx, const char *who) {
+    return gs_err(ctx, GS_ERR_CUDA_MISSING, "no CUDA device: measurement-free mode (%s needs an open device)", who);
+}
 static void rt_close(void *dev) { gs_cuda_close(dev); }
 static const char *rt_device_name(const void *dev) { return gs_cuda_device_name(dev); }
 static gs_status rt_query_profile(gs_ctx *ctx, void *dev, const char *fallback, gs_hw *out, char **notes) {
@@ -828,6 +831,7 @@ const gs_runtime gs_runtime_cuda = {
     .backend = GS_BACKEND_CUDA,
     .dialect = GS_DIALECT_CUDA,
     .open = rt_open,
+    .not_open = rt_not_open,
     .close = rt_close,
     .device_name = rt_device_name,
     .query_profile = rt_query_profile,

@@ -33,7 +33,7 @@ gs_status gs_device_open(gs_ctx *ctx, gs_backend b, int index, gs_device **out) 
     *out = NULL;
     const gs_runtime *rt = gs_runtime_of(b);
     if (!rt) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_device_open: unknown backend %d", (int)b);
-    if (index < 0 || (b == GS_BACKEND_OPENCL && index != 0))
+    if (index < 0)
         return gs_err(ctx, GS_ERR_INVALID_ARG,
                       "gs_device_open: device index %d (OpenCL takes 0; GS_CL_DEVICE=cpu|gpu|NAME picks the device)",
                       index);
@@ -69,11 +69,7 @@ void *gs_device_handle(const gs_device *dev) { return dev ? dev->h : NULL; }
 /* The open runtime of dev, or an error naming what is missing. */
 gs_status gs_device_ready(gs_ctx *ctx, const gs_device *dev, const char *who) {
     if (!dev || !dev->rt) return gs_err(ctx, GS_ERR_INVALID_ARG, "%s: no device (open one with gs_device_open)", who);
-    if (dev->h) return GS_OK;
-    if (dev->rt->backend == GS_BACKEND_CUDA)
-        return gs_err(ctx, GS_ERR_CUDA_MISSING, "no CUDA device: measurement-free mode (%s needs an open device)",
-                      who);
-    return gs_err(ctx, GS_ERR_OPENCL_MISSING, "%s: no OpenCL device", who);
+    return dev->h ? GS_OK : dev->rt->not_open(ctx, who);
 }
 
 gs_status gs_device_target(gs_ctx *ctx, gs_device *dev, gs_rt_target *out) {

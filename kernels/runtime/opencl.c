@@ -731,11 +731,18 @@ gs_status gs_cl_query_profile(gs_ctx *ctx, gs_cl *cl, const char *fallback, gs_h
 
 /* ---- the runtime table (runtime.h) ---------------------------------------- */
 static gs_status rt_open(gs_ctx *ctx, int index, void **out) {
-    (void)index; /* device.c takes index 0 only: GS_CL_DEVICE picks the device */
+    *out = NULL;
+    if (index != 0) /* one device per process: GS_CL_DEVICE picks it */
+        return gs_err(ctx, GS_ERR_INVALID_ARG,
+                      "gs_device_open: device index %d (OpenCL takes 0; GS_CL_DEVICE=cpu|gpu|NAME picks the device)",
+                      index);
     gs_cl *cl = NULL;
     gs_status s = gs_cl_open(ctx, &cl);
     *out = cl;
     return s;
+}
+static gs_status rt_not_open(gs_ctx *ctx, const char *who) {
+    return gs_err(ctx, GS_ERR_OPENCL_MISSING, "%s: no OpenCL device", who);
 }
 static void rt_close(void *dev) { gs_cl_close(dev); }
 static const char *rt_device_name(const void *dev) { return gs_cl_device_name(dev); }
@@ -780,6 +787,7 @@ const gs_runtime gs_runtime_opencl = {
     .backend = GS_BACKEND_OPENCL,
     .dialect = GS_DIALECT_OPENCL,
     .open = rt_open,
+    .not_open = rt_not_open,
     .close = rt_close,
     .device_name = rt_device_name,
     .query_profile = rt_query_profile,

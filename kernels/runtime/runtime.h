@@ -147,6 +147,9 @@ typedef struct gs_runtime {
     /* Open device index; without the runtime or a device the runtime's
      * *_MISSING status with a message saying why. */
     gs_status (*open)(gs_ctx *ctx, int index, void **out);
+    /* The error for a device of this runtime that is not open, said for who
+     * (GS_ERR_OPENCL_MISSING, GS_ERR_CUDA_MISSING with its message). */
+    gs_status (*not_open)(gs_ctx *ctx, const char *who);
     void (*close)(void *dev);
     const char *(*device_name)(const void *dev);
     /* The device's profile; fallback names the built-in profile supplying
