@@ -58,12 +58,14 @@ static const char construct_help[] =
     "                       bm=128,bn=128,bk=32,tm=8,tn=8,vm=1,vn=2,sa=1,sb=1 (see README)\n"
     "  --format text|json   output format of the table [text]\n"
     "  --cache-dir DIR      keep NVRTC's output in the kernel cache DIR and reuse it [$GS_CACHE_DIR; none]\n"
-    "  --backend B          opencl | cuda: the device for --hw auto and --refine [none: construction only]\n"
+    "  --backend B          opencl | cuda: the device for --hw auto, --refine and verify [none: construction\n"
+    "                       only; verify: opencl]\n"
     "  --refine K           construct: time the top K candidates on the --backend device (warm-up excluded,\n"
     "                       median of >= 3 runs) and emit the fastest\n"
     "  --refine-ms MS       budget of the timed launches over all K candidates [200]\n"
     "\n"
-    "verify runs each kernel on the OpenCL device (PoCL on CPU-only machines) and compares it\n"
+    "verify runs each kernel on the --backend device (OpenCL by default: PoCL on CPU-only machines;\n"
+    "cuda: NVRTC for the device's arch) and compares it\n"
     "with GSL's sgemm (gemm) or the IR interpreter; it prints PASS/FAIL and exits 1 on a mismatch.\n";
 
 static const char estimate_help[] =
@@ -360,14 +362,14 @@ static bool cl_device_is_cpu(const char *name) { return has_nocase(name, "pthrea
 
 /* Open the --backend device and, with --hw auto, read its profile into
  * *auto_hw. Returns -1 to go on, else an exit code. */
-static int open_backend(gs_ctx *ctx, const cli_opts *o, gs_cl **cl, gs_cuda **cudev, gs_hw **auto_hw) {
+static int open_backend(gs_ctx *ctx, const cli_opts *o, gs_device **dev, gs_hw **auto_hw) {
     bool want_auto = !strcmp(o->hw, "auto");
     gs_status s;
     if (!strcmp(o->backend, "opencl")) {
-        s = gs_cl_open(ctx, cl);
+        s = gs_device_open(ctx, GS_BACKEND_OPENCL, 0, dev);
         if (s != GS_OK) return gs_cli_fail(ctx, s);
     } else {
-        s = gs_cuda_open(ctx, 0, cudev);
+        s = gs_device_open(ctx, GS_BACKEND_CUDA, 0, dev);
         if (s == GS_ERR_CUDA_MISSING) {
             const char *m = gs_ctx_errmsg(ctx);
             if (!strncmp(m, "no CUDA device: measurement-free mode", 37)) gs_cli_error_line("gensor: error: ", m);
@@ -380,8 +382,7 @@ static int open_backend(gs_ctx *ctx, const cli_opts *o, gs_cl **cl, gs_cuda **cu
     gs_hw *h = calloc(1, sizeof *h);
     if (!h) return gs_cli_fail(ctx, gs_err(ctx, GS_ERR_NOMEM, "out of memory"));
     char *notes = NULL;
-    if (*cl) s = gs_cl_query_profile(ctx, *cl, "rtx3090", h, &notes);
-    else s = gs_cuda_query_profile(ctx, *cudev, h);
+    s = gs_device_query(ctx, *dev, "rtx3090", h, &notes);
     if (s != GS_OK) {
         free(h);
         free(notes);
@@ -462,15 +463,16 @@ static json_t *refine_json(const gs_refine_report *rep) {
     return j;
 }
 
-static int do_verify(gs_ctx *ctx, const cli_opts *o, const gs_result *r, gs_cl *open_cl) {
-    gs_cl *cl = open_cl;
-    gs_status s = cl ? GS_OK : gs_cl_open(ctx, &cl);
+static int do_verify(gs_ctx *ctx, const cli_opts *o, const gs_result *r, gs_device *open_dev) {
+    gs_device *dev = open_dev;
+    gs_status s = dev ? GS_OK : gs_device_open(ctx, GS_BACKEND_OPENCL, 0, &dev);
     if (s != GS_OK) return gs_cli_fail(ctx, s);
-    printf("verify    on OpenCL device: %s\n", gs_cl_device_name(cl));
+    printf("verify    on %s device: %s\n", gs_device_backend(dev) == GS_BACKEND_CUDA ? "CUDA" : "OpenCL",
+           gs_device_name(dev));
     int fails = 0, rc = 0;
     for (int i = 0; i < r->n; i++) {
         gs_diff d;
-        s = gs_verify_opencl(ctx, cl, &r->hw, &r->op, &r->cand[i], o->co.seed, &d);
+        s = gs_verify(ctx, dev, &r->hw, &r->op, &r->cand[i], o->co.seed, &d);
         if (s == GS_OK || s == GS_ERR_MISMATCH) {
             printf("  %d  %-44s %s  normwise %.2e  max abs %.2e  max rel %.2e  nmse %.2e  ref %s\n", i, r->desc[i],
                    s == GS_OK ? "PASS" : "FAIL", d.normwise, d.max_abs, d.max_rel, d.nmse, d.reference);
@@ -483,7 +485,7 @@ static int do_verify(gs_ctx *ctx, const cli_opts *o, const gs_result *r, gs_cl *
             break;
         }
     }
-    if (cl != open_cl) gs_cl_close(cl);
+    if (dev != open_dev) gs_device_close(dev);
     if (rc) return rc;
     printf("verify    %d passed, %d failed (tolerance: normwise error <= %.2g)\n", r->n - fails, fails,
            gs_verify_tolerance(&r->op));
@@ -554,8 +556,7 @@ typedef struct cli_run {
     gs_result *r;
     gs_nvrtc_out nv[GS_MAX_TOP]; /* ptxas statistics (and code) per candidate */
     bool have_nv;
-    gs_cl *cl;      /* --backend opencl */
-    gs_cuda *cudev; /* --backend cuda */
+    gs_device *dev; /* the --backend device */
     gs_refine_report *rep;
     int pick;       /* the candidate emitted: 0, or refinement's pick */
     int arch;       /* NVRTC's target, 0 without NVRTC */
@@ -582,7 +583,7 @@ static int run_load(cli_run *u) {
         }
     }
     if (s == GS_OK && u->o->backend) {
-        int brc = open_backend(u->ctx, u->o, &u->cl, &u->cudev, &u->hw);
+        int brc = open_backend(u->ctx, u->o, &u->dev, &u->hw);
         if (brc >= 0) return brc;
     }
     if (s == GS_OK && !u->hw) s = gs_hw_load(u->ctx, u->o->hw, &u->hw);
@@ -650,8 +651,7 @@ static int run_refine(cli_run *u) {
     gs_status s;
     u->rep = calloc(1, sizeof *u->rep);
     if (!u->rep) s = gs_err(u->ctx, GS_ERR_NOMEM, "out of memory");
-    else if (u->cl) s = gs_refine_opencl(u->ctx, u->cl, u->op, u->r, u->o->refine, u->o->refine_ms, u->rep);
-    else s = gs_refine_cuda_cached(u->ctx, u->kc, u->cudev, u->op, u->r, u->o->refine, u->o->refine_ms, u->rep);
+    else s = gs_refine_device(u->ctx, u->kc, u->dev, u->op, u->r, u->o->refine, u->o->refine_ms, u->rep);
     if (s != GS_OK) return run_fail(u, s);
     u->pick = u->rep->pick;
     return -1;
@@ -865,8 +865,7 @@ static void run_free(cli_run *u) {
     free(u->sass_text);
     for (int i = 0; i < GS_MAX_TOP; i++) gs_nvrtc_out_free(&u->nv[i]);
     free(u->rep);
-    gs_cl_close(u->cl);
-    gs_cuda_close(u->cudev);
+    gs_device_close(u->dev);
     gs_result_destroy(u->r);
     gs_hw_destroy(u->hw);
     gs_op_destroy(u->op);
@@ -888,8 +887,9 @@ static int construct_run(gs_ctx *ctx, const void *opts) {
         (rc = run_refine(u)) < 0 && (rc = run_compile_pick(u)) < 0) {
         if (u->want_json) rc = run_print_json(u);
         else run_print_text(u);
-        /* verify runs the candidates on OpenCL; construct emits one */
-        if (rc < 0) rc = u->verify ? do_verify(ctx, o, u->r, u->cl) : run_emit(u);
+        /* verify runs the candidates on the --backend device (OpenCL without
+         * one); construct emits one */
+        if (rc < 0) rc = u->verify ? do_verify(ctx, o, u->r, u->dev) : run_emit(u);
     }
     run_free(u);
     free(u);

@@ -9,7 +9,7 @@
  * measured once, by its canonical spec):
  *  1. construct it for the profile (--hw auto: the device's own, from
  *     gs_cuda_query_profile), measurement-free top-1, or with --refine K the
- *     measured best of the model's top K (gs_refine_cuda);
+ *     measured best of the model's top K (gs_refine_device);
  *  2. emit CUDA C, compile it with NVRTC for the device's arch (a cubin, or
  *     PTX for the newest older arch NVRTC has), load it (gs_cuda_load) and
  *     launch it (gs_cuda_launch; arguments: inputs, output, bias, then
@@ -46,7 +46,7 @@
  * mismatch, a compile or runtime error, 2 bad usage or a bad list, 3 --probe
  * found no device. */
 /* Internal headers, where include/gensor.h cannot do the job: */
-#include "construct/construct.h"    /* the candidates' ETIR states and gs_refine_cuda on a raw gs_cuda handle */
+#include "construct/construct.h"    /* the candidates' ETIR states and gs_refine_device over a raw gs_cuda handle */
 #include "util/pcg.h"               /* PCG32: the same input streams as gensor's own verification */
 #include "experiments/cuda_host.h"  /* cuBLAS and the driver, on the kernels' raw device pointers */
 #include "kernels/service/service.h"        /* gs_cuda buffers (gs_cuda_buf_devptr for cuBLAS), the IR interpreter, gs_diff */
@@ -617,7 +617,10 @@ static void device_row(bench *B, row *r) {
     }
     int pick = 0;
     if (B->o.refine > 1 && (rep = malloc(sizeof *rep))) {
-        if (gs_refine_cuda(B->ctx, B->cu, &r->form, res, B->o.refine, B->o.refine_ms, rep) == GS_OK) pick = rep->pick;
+        gs_device dev; /* the interface over the raw handle the cuBLAS side shares */
+        gs_device_wrap(&dev, &gs_runtime_cuda, B->cu);
+        if (gs_refine_device(B->ctx, NULL, &dev, &r->form, res, B->o.refine, B->o.refine_ms, rep) == GS_OK)
+            pick = rep->pick;
         else note(r, "refine failed (%s): top-1 used", gs_ctx_errmsg(B->ctx));
     }
     set_pick(r, res, pick);
@@ -646,8 +649,8 @@ static void device_row(bench *B, row *r) {
     }
     gs_karg args[64];
     int na = 0;
-    for (int t = 0; t <= ni; t++) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .cubuf = buf[t]};
-    if (ks.desc.has_bias) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .cubuf = bbuf};
+    for (int t = 0; t <= ni; t++) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = buf[t]};
+    if (ks.desc.has_bias) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = bbuf};
     na = gs_kernel_scalar_args(&r->form, args, na);
     if (ks.ws_bytes) { /* split-K's workspace, zeroed */
         s = gs_cuda_buf_create(B->ctx, B->cu, (size_t)ks.ws_bytes, NULL, &wsbuf);
@@ -655,7 +658,7 @@ static void device_row(bench *B, row *r) {
             note(r, "workspace: %s", gs_ctx_errmsg(B->ctx));
             goto error;
         }
-        args[na++] = (gs_karg){.kind = GS_KARG_BUF, .cubuf = wsbuf};
+        args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = wsbuf};
     }
     /* warm-up, checked */
     s = gs_cuda_launch(B->ctx, B->cu, mod, args, na, (size_t)ks.grid, (size_t)ks.block, NULL);

@@ -99,6 +99,19 @@ gs_status gs_op_parse(gs_ctx *ctx, const char *spec, gs_op **out);
 gs_status gs_op_create_gemm(gs_ctx *ctx, int64_t M, int64_t N, int64_t K,
                             int transA, int transB, float alpha, float beta,
                             gs_op **out);
+/* A gemm's epilogue: C = relu(alpha*op(A)*op(B) + beta*C + bias[n]), each
+ * part as asked (the spec's "alpha= beta= bias=1 relu=1"). */
+typedef struct gs_gemm_epilogue {
+    float alpha;  /* scale of the product */
+    float beta;   /* scale of C's old contents (0: C is only written) */
+    int bias;     /* 1: add bias[n], a vector of N floats: the kernel's buffer after C
+                     (gs_op_num_buffers is then 4) */
+    int relu;     /* 1: max(x, 0) last */
+} gs_gemm_epilogue;
+/* gs_op_create_gemm with a fused epilogue (epi NULL: alpha 1, beta 0, no
+ * bias, no relu); bias and relu take 0 or 1. Caller owns *out. [any thread] */
+gs_status gs_op_create_gemm_ex(gs_ctx *ctx, int64_t M, int64_t N, int64_t K, int transA, int transB,
+                               const gs_gemm_epilogue *epi, gs_op **out);
 /* Free an operator. [one thread] */
 void gs_op_destroy(gs_op *op);
 /* Canonical spec string of the operator. Owned by op. [any thread] */
@@ -158,8 +171,6 @@ typedef enum gs_strategy {
     GS_STRATEGY_RANDOM = 3
 } gs_strategy;
 
-/* Names of a policy ("paper", "balanced", "model") and a strategy ("markov",
- * "tree", "exhaustive", "random"); "?" out of range. Static. [any thread] */
 /* The forms gs_construct may give an operator (gs_construct_opts.conv_form). */
 typedef enum gs_conv_form {
     GS_FORM_DIRECT = 0, /* the operator's own loop nest: the candidates are states of the operator
@@ -172,6 +183,8 @@ typedef enum gs_conv_form {
                            (gs_kernel_create, gs_kernel_run), not the operator passed in */
 } gs_conv_form;
 
+/* Names of a policy ("paper", "balanced", "model") and a strategy ("markov",
+ * "tree", "exhaustive", "random"); "?" out of range. Static. [any thread] */
 const char *gs_policy_name(gs_policy p);
 const char *gs_strategy_name(gs_strategy s);
 /* The policy or strategy of a name; GS_ERR_INVALID_ARG with "unknown policy
@@ -317,6 +330,10 @@ typedef struct gs_buffer gs_buffer;
 gs_status gs_buffer_create(gs_ctx *ctx, gs_device *dev, size_t bytes, const void *host, gs_buffer **out);
 /* Copy bytes from the buffer to host (blocking). [one thread: dev] */
 gs_status gs_buffer_read(gs_ctx *ctx, gs_buffer *b, void *host, size_t bytes);
+/* Copy bytes from host into the buffer's start (blocking; host may be
+ * reused on return). GS_ERR_INVALID_ARG when bytes exceeds the buffer.
+ * [one thread: dev] */
+gs_status gs_buffer_write(gs_ctx *ctx, gs_buffer *b, const void *host, size_t bytes);
 /* Free a buffer. [one thread: its device] */
 void gs_buffer_destroy(gs_buffer *b);
 /* Run k on dev for op's shape (op: the result's operator or another shape of
@@ -405,9 +422,9 @@ gs_status gs_dispatcher_create(gs_ctx *ctx, const gs_hw *hw, const gs_dispatch_o
 /* Free a dispatcher, its kernels and its in-memory cache. [one thread] */
 void gs_dispatcher_destroy(gs_dispatcher *d);
 /* Attach an open device of the dispatcher's dialect: kernels are then built
- * (OpenCL) or compiled and loaded (CUDA) on a miss, and handles carry the
- * program. Attach before the first dispatch; dev must outlive d.
- * [one thread: d and dev] */
+ * (OpenCL) or compiled and loaded (CUDA: a cubin for the device's arch, or
+ * PTX of an older one) on a miss, and gs_dispatch_run launches them. Attach
+ * before the first dispatch; dev must outlive d. [one thread: d and dev] */
 gs_status gs_dispatcher_attach(gs_ctx *ctx, gs_dispatcher *d, gs_device *dev);
 
 #define GS_HANDLE_MAX_INTS 48
@@ -437,16 +454,29 @@ typedef struct gs_kernel_handle {
     const void *binary;       /* the artifact (NUL-terminated after binary_len bytes);
                                  owned by the dispatcher */
     size_t binary_len;
-    void *program;            /* gs_cl_prog * / gs_cuda_mod * when a device is attached */
+    void *program;            /* the kernel built on the attached device (an internal runtime
+                                 object; NULL without a device): launch with gs_dispatch_run */
     char config[200];         /* the configuration, e.g. bm=64,bn=64,... */
     int64_t workspace_bytes;  /* split-K (config split=N): launch with a device buffer of this
                                  many bytes after the float arguments, zeroed before its first
                                  use; each launch leaves it ready for the next. One buffer per
-                                 launch in flight. 0: no workspace argument */
+                                 launch in flight. 0: no workspace argument. gs_dispatch_run
+                                 passes the dispatcher's own: this is for a runtime of yours */
 } gs_kernel_handle;
 
 /* Dispatch op: fills *out (valid until d is destroyed). [one thread: d] */
 gs_status gs_dispatch(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, gs_kernel_handle *out);
+/* Launch the kernel of h, which gs_dispatch filled for op, on d's attached
+ * device, with bufs in gs_op_buffer order (inputs, output, then the bias
+ * when op has one), each on that device and large enough for op. A split-K
+ * kernel's workspace is kept by d, as gs_kernel_run's is by its kernel:
+ * made (zeroed) by the first launch that needs one, grown for a larger
+ * shape, left ready by each launch for the next; freed with d. Waits;
+ * *elapsed_s (may be NULL) gets the kernel time from device events.
+ * GS_ERR_INVALID_ARG without an attached device, or when h is not d's
+ * kernel for op. [one thread: d and its device] */
+gs_status gs_dispatch_run(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, const gs_kernel_handle *h,
+                          gs_buffer *const *bufs, int nbufs, double *elapsed_s);
 
 typedef struct gs_dispatch_stats {
     int64_t dispatches;       /* gs_dispatch calls that succeeded */

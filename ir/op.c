@@ -451,18 +451,23 @@ static int64_t kvi(const kv_vals *kv, const char *key) { return kv->ival[kv_slot
 static double kvf(const kv_vals *kv, const char *key) { return kv->val[kv_slot(kv, key)]; }
 static bool kvset(const kv_vals *kv, const char *key) { return kv->set[kv_slot(kv, key)]; }
 
+/* A gemm's fused epilogue (after alpha and beta): + bias[n], then relu; the
+ * spec says so (" bias=1 relu=1"), as the parser reads it back. */
+static gs_status gemm_fuse(gs_ctx *ctx, gs_op *op, bool bias, bool relu) {
+    if (!bias && !relu) return GS_OK;
+    op->has_bias = bias;
+    op->epi.bias_axis = bias ? 1 : -1;
+    op->epi.relu = relu;
+    size_t l = strlen(op->spec);
+    snprintf(op->spec + l, sizeof op->spec - l, "%s%s", op->has_bias ? " bias=1" : "", op->epi.relu ? " relu=1" : "");
+    return gs_op_validate(ctx, op);
+}
 static gs_status b_gemm(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_vals *kv) {
     (void)od;
     gs_status s = gs_op_build_gemm(ctx, op, kvi(kv, "M"), kvi(kv, "N"), kvi(kv, "K"), (int)kvi(kv, "transA"),
                                    (int)kvi(kv, "transB"), (float)kvf(kv, "alpha"), (float)kvf(kv, "beta"));
-    if (s != GS_OK || (!kvi(kv, "bias") && !kvi(kv, "relu"))) return s;
-    /* fused epilogue: bias over n, then relu */
-    op->has_bias = kvi(kv, "bias") != 0;
-    op->epi.bias_axis = op->has_bias ? 1 : -1;
-    op->epi.relu = (int)kvi(kv, "relu");
-    size_t l = strlen(op->spec);
-    snprintf(op->spec + l, sizeof op->spec - l, "%s%s", op->has_bias ? " bias=1" : "", op->epi.relu ? " relu=1" : "");
-    return gs_op_validate(ctx, op);
+    if (s != GS_OK) return s;
+    return gemm_fuse(ctx, op, kvi(kv, "bias") != 0, kvi(kv, "relu") != 0);
 }
 static gs_status b_bgemm(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_vals *kv) {
     (void)od;
@@ -719,6 +724,27 @@ gs_status gs_op_create_gemm(gs_ctx *ctx, int64_t M, int64_t N, int64_t K, int tr
     gs_op *op = calloc(1, sizeof *op);
     if (!op) return gs_err(ctx, GS_ERR_NOMEM, "out of memory allocating an operator");
     gs_status s = gs_op_build_gemm(ctx, op, M, N, K, transA, transB, alpha, beta);
+    if (s != GS_OK) {
+        free(op);
+        return s;
+    }
+    *out = op;
+    return GS_OK;
+}
+
+gs_status gs_op_create_gemm_ex(gs_ctx *ctx, int64_t M, int64_t N, int64_t K, int transA, int transB,
+                               const gs_gemm_epilogue *epi, gs_op **out) {
+    if (!out) return gs_err(ctx, GS_ERR_INVALID_ARG, "NULL out");
+    *out = NULL;
+    gs_gemm_epilogue e = epi ? *epi : (gs_gemm_epilogue){.alpha = 1.0f};
+    if (e.bias != 0 && e.bias != 1)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_op_create_gemm_ex: bias must be 0 or 1 (got %d)", e.bias);
+    if (e.relu != 0 && e.relu != 1)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_op_create_gemm_ex: relu must be 0 or 1 (got %d)", e.relu);
+    gs_op *op = calloc(1, sizeof *op);
+    if (!op) return gs_err(ctx, GS_ERR_NOMEM, "out of memory allocating an operator");
+    gs_status s = gs_op_build_gemm(ctx, op, M, N, K, transA, transB, e.alpha, e.beta);
+    if (s == GS_OK) s = gemm_fuse(ctx, op, e.bias, e.relu);
     if (s != GS_OK) {
         free(op);
         return s;

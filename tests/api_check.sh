@@ -14,7 +14,9 @@
 #    gensor; then run. It must construct a GEMM, emit CUDA and OpenCL,
 #    compile the CUDA with NVRTC and print the register count. Without NVRTC
 #    the demo says so and exits 77: reported as SKIPPED, or as a failure when
-#    GS_REQUIRE_NVRTC=1 (CI has the toolkit). Without an OpenCL device its run
+#    GS_REQUIRE_NVRTC=1 (CI has the toolkit). With an OpenCL device it also
+#    runs and checks a split-K kernel (gs_kernel_run) and a split-K dispatcher
+#    handle (gs_dispatch_run, run twice: bitwise equal); without one its run
 #    step says so; a failure with GS_REQUIRE_OPENCL=1.
 # Exit 0 when everything passed (or was skipped for the reason printed).
 BUILD=${1:-build}
@@ -126,10 +128,22 @@ for want in '^construct ' '^emit +CUDA C for sm_' '^emit +OpenCL C: gs_' '^nvrtc
         exit 1
     fi
 done
-if grep -q '^run .*no OpenCL device' "$tmp/out" && [ "${GS_REQUIRE_OPENCL:-0}" = 1 ]; then
-    echo "api_demo: FAIL: OpenCL is required (GS_REQUIRE_OPENCL=1): $(grep '^run ' "$tmp/out")"
-    exit 1
+if grep -q '^run .*no OpenCL device' "$tmp/out"; then
+    if [ "${GS_REQUIRE_OPENCL:-0}" = 1 ]; then
+        echo "api_demo: FAIL: OpenCL is required (GS_REQUIRE_OPENCL=1): $(grep '^run ' "$tmp/out")"
+        exit 1
+    fi
+else
+    # with a device: a split-K kernel (gs_kernel_run) and a split-K dispatcher
+    # handle (gs_dispatch_run) ran through the public API and were checked
+    for want in '^splitk .*split=[0-9]+.*: PASS$' '^dispatch .*split-K workspace [1-9][0-9]* bytes.*bitwise equal: PASS$'; do
+        if ! grep -Eq "$want" "$tmp/out"; then
+            echo "api_demo: FAIL: no line matching '$want' in its output:"
+            sed 's/^/  /' "$tmp/out" | tail -4
+            exit 1
+        fi
+    done
 fi
 echo "api_demo: PASS: $(grep -E '^nvrtc ' "$tmp/out" | sed 's/^nvrtc *//')"
-grep -E '^run ' "$tmp/out" | sed 's/^run */api_demo: /'
+grep -E '^(run|splitk|dispatch) ' "$tmp/out" | sed -E 's/^(run|splitk|dispatch) */api_demo: /'
 exit $fail

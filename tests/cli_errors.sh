@@ -211,6 +211,13 @@ else
         fail=$((fail + 1))
     else pass=$((pass + 1)); fi
 fi
+# verify runs on the --backend device: CUDA verifies there (NVRTC for its arch);
+# without a CUDA driver or device it stops with the measurement-free line, exit 1
+if "$BIN" construct --backend cuda --hw t4 'gemm M=4 N=4 K=4' >/dev/null 2>&1; then
+    check_out 0 "verify    on CUDA device: " "verify --backend cuda on a GPU" verify --backend cuda --hw t4 'gemm M=40 N=24 K=72'
+else
+    check_msg 1 "no CUDA device: measurement-free mode (" "verify --backend cuda without a CUDA device" verify --backend cuda --hw t4 'gemm M=4 N=4 K=4'
+fi
 check 2 "unknown --form" construct --form matmul 'gemm M=4 N=4 K=4'
 check 2 "estimate --form" estimate --hw t4 --config bm=4,bn=4,bk=4,sa=1,sb=1 --form auto 'gemm M=4 N=4 K=4'
 # --split-atomic is construct's and verify's, not estimate's; estimate has its own help

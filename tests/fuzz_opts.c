@@ -72,14 +72,14 @@ int main(int argc, char **argv) {
     char pl[512], desc[256];
     gs_plan_format(op, &p, pl, sizeof pl);
     gs_etir_format(op, &e, desc, sizeof desc);
-    gs_cl *cl = NULL;
-    if (gs_cl_open(ctx, &cl) != GS_OK) {
+    gs_device *cl = NULL;
+    if (gs_device_open(ctx, GS_BACKEND_OPENCL, 0, &cl) != GS_OK) {
         fprintf(stderr, "fuzz_opts: error: %s\n", gs_ctx_errmsg(ctx));
         return 1;
     }
     uint64_t seed = argc > 5 ? strtoull(argv[5], NULL, 10) : 1;
     gs_diff d;
-    gs_status s = gs_verify_opencl_plan(ctx, cl, op, &e, &p, seed, &d);
+    gs_status s = gs_verify_plan(ctx, cl, op, &e, &p, seed, &d);
     int rc = 0;
     if (s == GS_OK || s == GS_ERR_MISMATCH) {
         printf("  %s | plan %s | opts %s %s normwise %.2e max abs %.2e at %lld\n", desc, pl, argv[4],
@@ -89,7 +89,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "fuzz_opts: error: %s: %s\n", gs_status_str(s), gs_ctx_errmsg(ctx));
         rc = 1;
     }
-    gs_cl_close(cl);
+    gs_device_close(cl);
     gs_hw_destroy(hw);
     gs_op_destroy(op);
     gs_ctx_destroy(ctx);

@@ -245,7 +245,7 @@ static double run_against_interpreter(gs_ctx *ctx, gs_device *dev, gs_kernel *k,
 }
 
 static gs_device *open_opencl(gs_ctx *ctx) {
-    gs_cl_close(gs_test_open_cl(ctx)); /* skips, or fails under GS_REQUIRE_OPENCL, without a device */
+    gs_device_close(gs_test_open_dev(ctx)); /* skips, or fails under GS_REQUIRE_OPENCL, without a device */
     gs_device *dev = NULL;
     cr_assert_eq(gs_device_open(ctx, GS_BACKEND_OPENCL, 0, &dev), GS_OK, "%s", gs_ctx_errmsg(ctx));
     cr_assert_eq(gs_device_backend(dev), GS_BACKEND_OPENCL);
@@ -279,6 +279,120 @@ Test(api, kernel_runs_on_other_shapes) {
     gs_kernel_destroy(k);
     gs_device_close(dev);
     gs_test_teardown(&f);
+}
+
+/* A kernel refuses an operator of another structure and names the
+ * attribute that differs: beta = 0 against a beta != 0 kernel, bias, relu
+ * (the structure check comes before the device is needed). */
+Test(api, kernel_run_names_the_differing_attribute) {
+    gs_test_fix f;
+    gs_test_setup(&f, false, "rtx3090", "gemm M=64 N=48 K=32 beta=0.5", 1);
+    gs_kernel *k = NULL;
+    cr_assert_eq(gs_kernel_create(f.ctx, f.r, 0, GS_DIALECT_OPENCL, 0, &k), GS_OK);
+    static const struct { const char *spec, *needle; } cases[] = {
+        {"gemm M=64 N=48 K=32", "is not a shape of the kernel's operator&&differ in beta&&the operator's is 0"},
+        {"gemm M=64 N=48 K=32 beta=0.5 bias=1", "differ in bias"},
+        {"gemm M=64 N=48 K=32 beta=0.5 relu=1", "differ in relu"},
+        {"gemm M=64 N=48 K=32 beta=0.5 transB=1", "differ in the tensors' indexing"},
+    };
+    gs_buffer *none[4] = {0};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gs_op *op = parse_op(f.ctx, cases[i].spec);
+        gs_test_expect_err(f.ctx, gs_kernel_run(f.ctx, NULL, k, op, none, 3, NULL), GS_ERR_INVALID_ARG, cases[i].needle,
+                           cases[i].spec);
+        gs_op_destroy(op);
+    }
+    gs_kernel_destroy(k);
+    gs_test_teardown(&f);
+}
+
+/* gs_op_create_gemm_ex builds the operator the spec's epilogue keys give. */
+Test(api, gemm_ex_epilogue) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_op *a = NULL, *b = NULL;
+    const gs_gemm_epilogue e = {.alpha = 2.0f, .beta = 0.5f, .bias = 1, .relu = 1};
+    cr_assert_eq(gs_op_create_gemm_ex(ctx, 40, 24, 8, 0, 1, &e, &a), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    b = parse_op(ctx, "gemm M=40 N=24 K=8 transB=1 alpha=2 beta=0.5 bias=1 relu=1");
+    cr_assert_str_eq(gs_op_spec(a), gs_op_spec(b));
+    cr_assert_eq(gs_op_num_buffers(a), 4);
+    cr_assert_str_eq(gs_op_buffer_name(a, 3), "bias");
+    cr_assert_eq(gs_op_buffer_elems(a, 3), 24, "a bias per column n");
+    gs_op_destroy(a);
+    gs_op_destroy(b);
+    /* NULL: gs_op_create_gemm's alpha 1, beta 0 */
+    cr_assert_eq(gs_op_create_gemm_ex(ctx, 4, 4, 4, 0, 0, NULL, &a), GS_OK);
+    cr_assert_eq(gs_op_create_gemm(ctx, 4, 4, 4, 0, 0, 1.0f, 0.0f, &b), GS_OK);
+    cr_assert_str_eq(gs_op_spec(a), gs_op_spec(b));
+    cr_assert_eq(gs_op_num_buffers(a), 3);
+    gs_op_destroy(a);
+    gs_op_destroy(b);
+    a = (gs_op *)1;
+    const gs_gemm_epilogue bad = {.alpha = 1.0f, .bias = 2};
+    gs_test_expect_err(ctx, gs_op_create_gemm_ex(ctx, 4, 4, 4, 0, 0, &bad, &a), GS_ERR_INVALID_ARG,
+                       "bias must be 0 or 1", "bias=2");
+    cr_assert_null(a);
+    gs_test_expect_err(ctx, gs_op_create_gemm_ex(ctx, 0, 4, 4, 0, 0, &e, &a), GS_ERR_BAD_SHAPE, NULL, "M=0");
+    gs_ctx_destroy(ctx);
+}
+
+/* gs_buffer_write fills a buffer's start; read gives it back. */
+Test(api, buffer_write_read_back) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_device *dev = open_opencl(ctx);
+    gs_buffer *b = NULL;
+    cr_assert_eq(gs_buffer_create(ctx, dev, 16 * sizeof(float), NULL, &b), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    float w[8], r[16];
+    for (int i = 0; i < 8; i++) w[i] = (float)i + 0.25f;
+    cr_assert_eq(gs_buffer_write(ctx, b, w, sizeof w), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_buffer_read(ctx, b, r, sizeof r), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    for (int i = 0; i < 16; i++) cr_assert_eq(r[i], i < 8 ? w[i] : 0.0f, "element %d", i);
+    float big[17] = {0};
+    gs_test_expect_err(ctx, gs_buffer_write(ctx, b, big, sizeof big), GS_ERR_INVALID_ARG, "68 bytes into a buffer of 64",
+                       "too many bytes");
+    gs_test_expect_err(ctx, gs_buffer_write(ctx, NULL, w, 4), GS_ERR_INVALID_ARG, "NULL", "NULL buffer");
+    gs_test_expect_err(ctx, gs_buffer_write(ctx, b, NULL, 4), GS_ERR_INVALID_ARG, "NULL", "NULL host");
+    gs_buffer_destroy(b);
+    gs_device_close(dev);
+    gs_ctx_destroy(ctx);
+}
+
+/* gs_dispatch_run launches only what the dispatcher built for that shape. */
+Test(api, dispatch_run_refuses_what_it_did_not_build) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_hw *hw = NULL;
+    cr_assert_eq(gs_hw_load(ctx, "rtx3090", &hw), GS_OK);
+    gs_dispatch_opts o;
+    gs_dispatch_opts_default(&o);
+    o.dialect = GS_DIALECT_OPENCL;
+    o.cache_dir = "";
+    gs_dispatcher *d = NULL;
+    gs_op *op = parse_op(ctx, "gemm M=32 N=16 K=24"), *other = parse_op(ctx, "gemm M=48 N=16 K=24 beta=1");
+    gs_kernel_handle h;
+    cr_assert_eq(gs_dispatcher_create(ctx, hw, &o, &d), GS_OK);
+    cr_assert_eq(gs_dispatch(ctx, d, op, &h), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_buffer *none[3] = {0};
+    gs_test_expect_err(ctx, gs_dispatch_run(ctx, d, op, &h, none, 3, NULL), GS_ERR_INVALID_ARG, "no device attached",
+                       "no device");
+    gs_dispatcher_destroy(d);
+    gs_device *dev = open_opencl(ctx);
+    cr_assert_eq(gs_dispatcher_create(ctx, hw, &o, &d), GS_OK);
+    cr_assert_eq(gs_dispatcher_attach(ctx, d, dev), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_dispatch(ctx, d, op, &h), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_test_expect_err(ctx, gs_dispatch_run(ctx, d, other, &h, none, 3, NULL), GS_ERR_INVALID_ARG,
+                       "was not dispatched by this dispatcher", "another shape");
+    gs_kernel_handle h2;
+    cr_assert_eq(gs_dispatch(ctx, d, other, &h2), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_test_expect_err(ctx, gs_dispatch_run(ctx, d, other, &h, none, 3, NULL), GS_ERR_INVALID_ARG,
+                       "is not the kernel dispatched for", "another kernel's handle");
+    gs_test_expect_err(ctx, gs_dispatch_run(ctx, d, op, &h, none, 3, NULL), GS_ERR_INVALID_ARG,
+                       "buffer 0 is NULL", "NULL buffers");
+    gs_test_expect_err(ctx, gs_dispatch_run(ctx, d, op, NULL, none, 3, NULL), GS_ERR_INVALID_ARG, "NULL", "NULL handle");
+    gs_dispatcher_destroy(d);
+    gs_op_destroy(op);
+    gs_op_destroy(other);
+    gs_device_close(dev);
+    gs_hw_destroy(hw);
+    gs_ctx_destroy(ctx);
 }
 
 /* ---- devices ------------------------------------------------------------------------- */

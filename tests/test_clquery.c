@@ -41,17 +41,17 @@ static cl_device_id find_device(const char *name) {
 
 Test(clquery, profile_from_device_validates) {
     gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = gs_test_open_cl(ctx);
+    gs_device *cl = gs_test_open_dev(ctx);
     gs_hw hw;
     char *notes = NULL;
-    cr_assert_eq(gs_cl_query_profile(ctx, cl, "rtx3090", &hw, &notes), GS_OK, "%s",
+    cr_assert_eq(gs_cl_query_profile(ctx, gs_device_handle(cl), "rtx3090", &hw, &notes), GS_OK, "%s",
                  gs_ctx_errmsg(ctx));
     cr_assert_eq(gs_hw_validate(ctx, &hw), GS_OK, "%s", gs_ctx_errmsg(ctx));
     cr_assert_not_null(notes);
-    cr_log_info("%s -> %s: %s", gs_cl_device_name(cl), hw.name, notes);
+    cr_log_info("%s -> %s: %s", gs_device_name(cl), hw.name, notes);
 
-    cl_device_id dev = find_device(gs_cl_device_name(cl));
-    cr_assert_not_null(dev, "device '%s' not found again", gs_cl_device_name(cl));
+    cl_device_id dev = find_device(gs_device_name(cl));
+    cr_assert_not_null(dev, "device '%s' not found again", gs_device_name(cl));
     cl_uint cus = 0, clock = 0;
     cl_ulong local = 0, cache = 0;
     size_t wg = 0;
@@ -93,26 +93,26 @@ Test(clquery, profile_from_device_validates) {
 
     /* notes may be NULL; an alias of a built-in works as the fallback. */
     gs_hw hw2;
-    cr_assert_eq(gs_cl_query_profile(ctx, cl, "4090", &hw2, NULL), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_cl_query_profile(ctx, gs_device_handle(cl), "4090", &hw2, NULL), GS_OK, "%s", gs_ctx_errmsg(ctx));
     cr_assert_eq(hw2.num_sms, (int)cus);
     cr_assert_eq(hw2.dram_gbs, gs_hw_find_builtin("rtx4090")->dram_gbs);
-    gs_cl_close(cl);
+    gs_device_close(cl);
     gs_ctx_destroy(ctx);
 }
 
 Test(clquery, unknown_fallback_is_hw_unknown) {
     gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = gs_test_open_cl(ctx);
+    gs_device *cl = gs_test_open_dev(ctx);
     gs_hw hw;
     memset(&hw, 0x5a, sizeof hw);
     gs_hw before = hw;
     char *notes = (char *)"untouched";
-    cr_assert_eq(gs_cl_query_profile(ctx, cl, "no-such-gpu", &hw, &notes), GS_ERR_HW_UNKNOWN);
+    cr_assert_eq(gs_cl_query_profile(ctx, gs_device_handle(cl), "no-such-gpu", &hw, &notes), GS_ERR_HW_UNKNOWN);
     cr_assert_null(notes, "notes must be NULL on failure");
     cr_assert(strstr(gs_ctx_errmsg(ctx), "no-such-gpu"), "%s", gs_ctx_errmsg(ctx));
     cr_assert(memcmp(&hw, &before, sizeof hw) == 0, "out must not be written on failure");
-    cr_assert_eq(gs_cl_query_profile(ctx, cl, "", &hw, NULL), GS_ERR_HW_UNKNOWN);
-    gs_cl_close(cl);
+    cr_assert_eq(gs_cl_query_profile(ctx, gs_device_handle(cl), "", &hw, NULL), GS_ERR_HW_UNKNOWN);
+    gs_device_close(cl);
     gs_ctx_destroy(ctx);
 }
 
@@ -122,10 +122,10 @@ Test(clquery, null_arguments) {
     char *notes = (char *)"untouched";
     cr_assert_eq(gs_cl_query_profile(ctx, NULL, "rtx3090", &hw, &notes), GS_ERR_INVALID_ARG);
     cr_assert_null(notes);
-    gs_cl *cl = gs_test_open_cl(ctx);
-    cr_assert_eq(gs_cl_query_profile(ctx, cl, NULL, &hw, NULL), GS_ERR_INVALID_ARG);
-    cr_assert_eq(gs_cl_query_profile(ctx, cl, "rtx3090", NULL, NULL), GS_ERR_INVALID_ARG);
-    cr_assert_eq(gs_cl_query_profile(NULL, cl, "rtx3090", NULL, NULL), GS_ERR_INVALID_ARG);
-    gs_cl_close(cl);
+    gs_device *cl = gs_test_open_dev(ctx);
+    cr_assert_eq(gs_cl_query_profile(ctx, gs_device_handle(cl), NULL, &hw, NULL), GS_ERR_INVALID_ARG);
+    cr_assert_eq(gs_cl_query_profile(ctx, gs_device_handle(cl), "rtx3090", NULL, NULL), GS_ERR_INVALID_ARG);
+    cr_assert_eq(gs_cl_query_profile(NULL, gs_device_handle(cl), "rtx3090", NULL, NULL), GS_ERR_INVALID_ARG);
+    gs_device_close(cl);
     gs_ctx_destroy(ctx);
 }

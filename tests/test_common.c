@@ -152,6 +152,19 @@ json_t *gs_test_cli_json(const char *bin, const char *args) {
     return root;
 }
 
+gs_device *gs_test_open_dev(gs_ctx *ctx) {
+    gs_device *cl = NULL;
+    gs_status s = gs_device_open(ctx, GS_BACKEND_OPENCL, 0, &cl);
+    if (s == GS_ERR_OPENCL_MISSING) {
+        if (gs_test_env_true("GS_REQUIRE_OPENCL"))
+            cr_assert_fail("GS_REQUIRE_OPENCL=1 but there is no OpenCL device: %s", gs_ctx_errmsg(ctx));
+        cr_skip_test("no OpenCL device (install pocl-opencl-icd): %s", gs_ctx_errmsg(ctx));
+    }
+    cr_assert_eq(s, GS_OK, "gs_device_open: %s: %s", gs_status_str(s), gs_ctx_errmsg(ctx));
+    cr_assert_not_null(cl);
+    return cl;
+}
+
 gs_cl *gs_test_open_cl(gs_ctx *ctx) {
     gs_cl *cl = NULL;
     gs_status s = gs_cl_open(ctx, &cl);
@@ -192,7 +205,7 @@ static void setup(gs_test_fix *f, bool device, const char *hw, const char *spec,
     memset(f, 0, sizeof *f);
     f->ctx = gs_ctx_create();
     cr_assert_not_null(f->ctx);
-    if (device) f->cl = gs_test_open_cl(f->ctx);
+    if (device) f->dev = gs_test_open_dev(f->ctx);
     cr_assert_eq(gs_hw_load(f->ctx, hw, &f->hw), GS_OK, "%s: %s", hw, gs_ctx_errmsg(f->ctx));
     if (!spec) return;
     cr_assert_eq(gs_op_parse(f->ctx, spec, &f->op), GS_OK, "%s: %s", spec, gs_ctx_errmsg(f->ctx));
@@ -216,7 +229,7 @@ void gs_test_teardown(gs_test_fix *f) {
     gs_result_destroy(f->r);
     gs_op_destroy(f->op);
     gs_hw_destroy(f->hw);
-    gs_cl_close(f->cl);
+    gs_device_close(f->dev);
     gs_ctx_destroy(f->ctx);
     memset(f, 0, sizeof *f);
 }

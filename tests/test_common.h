@@ -60,6 +60,9 @@ struct json_t *gs_test_cli_json(const char *bin, const char *args);
 
 /* Open the OpenCL device. Without one the test is skipped with the reason,
  * or fails when GS_REQUIRE_OPENCL=1 (CI); any other error fails. */
+gs_device *gs_test_open_dev(gs_ctx *ctx);
+/* The same through the OpenCL runtime's own handle (test_opencl.c, the
+ * tests of the runtime itself). */
 gs_cl *gs_test_open_cl(gs_ctx *ctx);
 /* Skip the test with the reason when NVRTC cannot be loaded, or fail when
  * GS_REQUIRE_NVRTC=1 (CI has the toolkit). */
@@ -70,12 +73,12 @@ void gs_test_need_nvrtc(gs_ctx *ctx, const char *what);
 void gs_test_expect_err(gs_ctx *ctx, gs_status got, gs_status want, const char *needles, const char *what);
 
 /* What many tests work on: a context, the OpenCL device when asked for
- * (gs_test_open_cl: skipped or failed without one), a profile by name, an
+ * (gs_test_open_dev: skipped or failed without one), a profile by name, an
  * operator parsed from a spec and its construction with top_k candidates
  * (op and r stay NULL for a NULL spec). Each step is asserted. */
 typedef struct gs_test_fix {
     gs_ctx *ctx;
-    gs_cl *cl;
+    gs_device *dev;
     gs_hw *hw;
     gs_op *op;
     gs_result *r;

@@ -79,7 +79,7 @@ static void compile_for_device(cu_fix *f, const char *src, const char *file, gs_
     cr_assert_not_null(o->cubin);
 }
 
-static gs_karg karg_buf(gs_cuda_buf *b) { return (gs_karg){.kind = GS_KARG_BUF, .cubuf = b}; }
+static gs_karg karg_buf(gs_cuda_buf *b) { return (gs_karg){.kind = GS_KARG_BUF, .buf = b}; }
 static gs_karg karg_int(int32_t v) { return (gs_karg){.kind = GS_KARG_INT, .i = v}; }
 static gs_karg karg_long(int64_t v) { return (gs_karg){.kind = GS_KARG_LONG, .l = v}; }
 static gs_karg karg_float(float v) { return (gs_karg){.kind = GS_KARG_FLOAT, .f = v}; }

@@ -146,11 +146,13 @@ Test(dispatch, bert_sequence_sweep_shares_kernels) {
     gs_ctx_destroy(ctx);
 }
 
-/* Run a dispatched program on the OpenCL device with this shape's handle. */
-static double run_and_compare(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_kernel_handle *h) {
+/* Run a dispatched program on the attached OpenCL device with this shape's
+ * handle (gs_dispatch_run, the public launch) and compare with GSL. */
+static double run_and_compare(gs_ctx *ctx, gs_device *cl, gs_dispatcher *d, const gs_op *op,
+                              const gs_kernel_handle *h) {
     int64_t n[3];
     float *host[3], *ref;
-    gs_cl_buf *buf[3];
+    gs_buffer *buf[3];
     for (int t = 0; t < 3; t++) {
         n[t] = gs_tensor_elems(&op->tensors[t]);
         host[t] = malloc((size_t)n[t] * sizeof(float));
@@ -160,27 +162,14 @@ static double run_and_compare(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_
     memcpy(ref, host[2], (size_t)n[2] * sizeof(float));
     gs_gemm_reference(op, host[0], host[1], ref);
     for (int t = 0; t < 3; t++)
-        cr_assert_eq(gs_cl_buf_create(ctx, cl, (size_t)n[t] * 4, host[t], &buf[t]), GS_OK, "%s", gs_ctx_errmsg(ctx));
-    gs_karg args[32];
-    int na = 0;
-    for (int t = 0; t < 3; t++) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = buf[t]};
-    for (int i = 0; i < h->nint; i++) args[na++] = (gs_karg){.kind = GS_KARG_INT, .i = h->int_args[i]};
-    args[na++] = (gs_karg){.kind = GS_KARG_FLOAT, .f = h->alpha};
-    args[na++] = (gs_karg){.kind = GS_KARG_FLOAT, .f = h->beta};
-    gs_cl_buf *wsbuf = NULL; /* split-K's workspace, zeroed */
-    if (h->workspace_bytes) {
-        cr_assert_eq(gs_cl_buf_create(ctx, cl, (size_t)h->workspace_bytes, NULL, &wsbuf), GS_OK);
-        args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = wsbuf};
-    }
-    cr_assert_eq(gs_cl_launch(ctx, cl, h->program, args, na, (size_t)h->grid, (size_t)h->block, NULL), GS_OK, "%s",
-                 gs_ctx_errmsg(ctx));
-    cr_assert_eq(gs_cl_buf_read(ctx, cl, buf[2], host[2], (size_t)n[2] * 4), GS_OK);
+        cr_assert_eq(gs_buffer_create(ctx, cl, (size_t)n[t] * 4, host[t], &buf[t]), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_dispatch_run(ctx, d, op, h, buf, 3, NULL), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_buffer_read(ctx, buf[2], host[2], (size_t)n[2] * 4), GS_OK);
     gs_diff df;
     memset(&df, 0, sizeof df);
     gs_diff_compute(host[2], ref, n[2], &df);
-    gs_cl_buf_free(wsbuf);
     for (int t = 0; t < 3; t++) {
-        gs_cl_buf_free(buf[t]);
+        gs_buffer_destroy(buf[t]);
         free(host[t]);
     }
     free(ref);
@@ -191,11 +180,11 @@ static double run_and_compare(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_
 /* One compiled program serves another shape: build on shape A, run on B. */
 Test(dispatch, opencl_program_serves_other_shapes) {
     gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = gs_test_open_cl(ctx);
+    gs_device *cl = gs_test_open_dev(ctx);
     gs_hw *hw = NULL;
     cr_assert_eq(gs_hw_load(ctx, "rtx3090", &hw), GS_OK);
     gs_dispatcher *d = make(ctx, hw, GS_DIALECT_OPENCL, "", GS_WARM_OFF);
-    cr_assert_eq(gs_dispatcher_attach_opencl(ctx, d, cl), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_dispatcher_attach(ctx, d, cl), GS_OK, "%s", gs_ctx_errmsg(ctx));
     int shared = 0;
     for (int T = 1; T <= 12; T++) {
         gs_op *op = parse(ctx, "gemm M=%d N=200 K=72 transB=1 beta=0.5", 7 * T + 3);
@@ -204,7 +193,7 @@ Test(dispatch, opencl_program_serves_other_shapes) {
         cr_assert_not_null(h.program, "a device is attached: the handle carries the built program");
         cr_assert_str_eq(h.binary_kind, "opencl-source");
         check_handle(op, &h);
-        double nw = run_and_compare(ctx, cl, op, &h);
+        double nw = run_and_compare(ctx, cl, d, op, &h);
         cr_assert_leq(nw, GS_VERIFY_TOL, "M=%lld with %s (hit %d): normwise %.3g", (long long)op->axes[0].extent,
                       h.config, h.hit, nw);
         shared += h.hit;
@@ -218,7 +207,7 @@ Test(dispatch, opencl_program_serves_other_shapes) {
     cr_assert_eq(st.compiles, st.kernels, "with a device attached each kernel is built once");
     gs_dispatcher_destroy(d);
     gs_hw_destroy(hw);
-    gs_cl_close(cl);
+    gs_device_close(cl);
     gs_ctx_destroy(ctx);
 }
 
@@ -346,12 +335,15 @@ Test(dispatch, bad_arguments) {
     cr_assert_eq(gs_dispatcher_create(ctx, hw, &o, &d), GS_OK);
     gs_kernel_handle h;
     cr_assert_eq(gs_dispatch(ctx, d, NULL, &h), GS_ERR_INVALID_ARG);
-    cr_assert_eq(gs_dispatcher_attach_cuda(ctx, d, NULL), GS_ERR_CUDA_MISSING);
+    gs_device none; /* a CUDA device whose runtime is not open */
+    gs_device_wrap(&none, &gs_runtime_cuda, NULL);
+    cr_assert_eq(gs_dispatcher_attach(ctx, d, &none), GS_ERR_CUDA_MISSING);
     cr_assert(strstr(gs_ctx_errmsg(ctx), "no CUDA device"));
-    gs_cuda *cu = NULL;
-    if (gs_cuda_open(ctx, 0, &cu) == GS_ERR_CUDA_MISSING)
+    cr_assert_eq(gs_dispatcher_attach(ctx, d, NULL), GS_ERR_INVALID_ARG);
+    gs_device *cu = NULL;
+    if (gs_device_open(ctx, GS_BACKEND_CUDA, 0, &cu) == GS_ERR_CUDA_MISSING)
         cr_log_info("no CUDA device: the dispatcher compiles cubins without loading them");
-    gs_cuda_close(cu);
+    gs_device_close(cu);
     gs_dispatcher_destroy(d);
     gs_dispatcher_destroy(NULL);
     gs_hw_destroy(hw);

@@ -18,14 +18,14 @@ static void verify_sweep(int parity) {
     int n = gs_test_read_sweep("gemm_verify.txt", cases, 128);
     cr_assert(n >= 30, "sweep file too short (%d cases)", n);
     gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = gs_test_open_cl(ctx);
+    gs_device *cl = gs_test_open_dev(ctx);
     int checked = 0;
     for (int i = parity; i < n; i += 2) {
         gs_test_fix f;
         gs_test_setup_seed(&f, false, cases[i].hw, cases[i].spec, 2, cases[i].seed);
         for (int c = 0; c < f.r->n; c++) {
             gs_diff d;
-            gs_status s = gs_verify_opencl(ctx, cl, f.hw, f.op, &f.r->cand[c], cases[i].seed, &d);
+            gs_status s = gs_verify(ctx, cl, f.hw, f.op, &f.r->cand[c], cases[i].seed, &d);
             cr_expect_eq(s, GS_OK, "%s on %s cand %d (%s): %s", cases[i].spec, cases[i].hw, c, f.r->desc[c],
                          gs_ctx_errmsg(ctx));
             cr_expect(d.normwise <= GS_VERIFY_TOL, "%s: normwise %.3g", cases[i].spec, d.normwise);
@@ -35,7 +35,7 @@ static void verify_sweep(int parity) {
         gs_test_teardown(&f);
     }
     cr_assert(checked >= 30, "only %d kernels checked", checked);
-    gs_cl_close(cl);
+    gs_device_close(cl);
     gs_ctx_destroy(ctx);
 }
 
@@ -45,14 +45,14 @@ Test(kernels, gemm_verify_sweep_odd, .timeout = 600) { verify_sweep(1); }
 /* A right kernel passes; the comparison catches a small error and NaNs. */
 Test(kernels, verify_detects_mismatch) {
     gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = gs_test_open_cl(ctx);
+    gs_device *cl = gs_test_open_dev(ctx);
     gs_op op;
     cr_assert_eq(gs_op_parse_into(ctx, "gemm M=33 N=17 K=9 alpha=2", &op), GS_OK);
     gs_etir e;
     cr_assert_eq(gs_etir_parse_config(ctx, &op, "bm=16,bn=16,bk=4,tm=2,tn=2,vm=1,vn=2,sa=1,sb=1", &e), GS_OK, "%s",
                  gs_ctx_errmsg(ctx));
     gs_diff d;
-    cr_assert_eq(gs_verify_opencl(ctx, cl, gs_hw_find_builtin("h100"), &op, &e, 7, &d), GS_OK, "%s",
+    cr_assert_eq(gs_verify(ctx, cl, gs_hw_find_builtin("h100"), &op, &e, 7, &d), GS_OK, "%s",
                  gs_ctx_errmsg(ctx));
     /* compare the right result against the wrong reference by hand */
     float y[4] = {1, 2, 3, 4}, ref[4] = {1, 2, 3, 4.001f};
@@ -62,7 +62,7 @@ Test(kernels, verify_detects_mismatch) {
     float nanv[2] = {1, __builtin_nanf("")}, r2[2] = {1, 1};
     gs_diff_compute(nanv, r2, 2, &d);
     cr_expect_eq(d.nonfinite, 1);
-    gs_cl_close(cl);
+    gs_device_close(cl);
     gs_ctx_destroy(ctx);
 }
 
@@ -70,7 +70,7 @@ Test(kernels, verify_detects_mismatch) {
  * paths: run them too. */
 Test(kernels, unstaged_and_vthread_paths) {
     gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = gs_test_open_cl(ctx);
+    gs_device *cl = gs_test_open_dev(ctx);
     static const char *cfgs[] = {
         "bm=16,bn=32,bk=8,tm=4,tn=4,vm=2,vn=4,sa=0,sb=1", "bm=32,bn=16,bk=4,tm=2,tn=8,vm=2,vn=8,sa=1,sb=0",
         "bm=8,bn=8,bk=16,tm=1,tn=1,vm=1,vn=1,sa=0,sb=0",  "bm=64,bn=4,bk=2,tm=8,tn=4,vm=8,vn=1,sa=1,sb=1",
@@ -83,10 +83,10 @@ Test(kernels, unstaged_and_vthread_paths) {
             gs_diff d;
             cr_assert_eq(gs_op_parse_into(ctx, specs[i], &op), GS_OK);
             cr_assert_eq(gs_etir_parse_config(ctx, &op, cfgs[c], &e), GS_OK, "%s", gs_ctx_errmsg(ctx));
-            gs_status s = gs_verify_opencl(ctx, cl, gs_hw_find_builtin(c % 2 ? "t4" : "a100"), &op, &e, 3, &d);
+            gs_status s = gs_verify(ctx, cl, gs_hw_find_builtin(c % 2 ? "t4" : "a100"), &op, &e, 3, &d);
             cr_expect_eq(s, GS_OK, "%s with %s: %s", specs[i], cfgs[c], gs_ctx_errmsg(ctx));
         }
-    gs_cl_close(cl);
+    gs_device_close(cl);
     gs_ctx_destroy(ctx);
 }
 
@@ -271,5 +271,44 @@ Test(kernels, unsupported_arch_is_reported) {
     cr_expect(strstr(gs_ctx_errmsg(ctx), "sm_70") && strstr(gs_ctx_errmsg(ctx), "sm_75"), "%s", gs_ctx_errmsg(ctx));
     gs_nvrtc_out_free(&nv);
     gs_kernel_src_free(&ks);
+    gs_ctx_destroy(ctx);
+}
+
+/* Verify runs on any device of the runtime interface: on a CUDA device it
+ * compiles with NVRTC for the device's arch and checks the kernel (a plain
+ * and a split-K configuration); without a CUDA driver or device it says so
+ * with GS_ERR_CUDA_MISSING and the measurement-free message. */
+Test(kernels, verify_on_cuda_or_says_missing) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_hw *hw = NULL;
+    cr_assert_eq(gs_hw_load(ctx, "h100", &hw), GS_OK);
+    gs_op *op = NULL;
+    cr_assert_eq(gs_op_parse(ctx, "gemm M=40 N=24 K=2048 beta=0.5", &op), GS_OK);
+    gs_etir e;
+    cr_assert_eq(gs_etir_parse_config(ctx, op, "bm=8,bn=8,bk=64,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,split=4", &e), GS_OK,
+                 "%s", gs_ctx_errmsg(ctx));
+    gs_diff d;
+    cr_assert_eq(gs_verify(ctx, NULL, hw, op, &e, 1, &d), GS_ERR_INVALID_ARG);
+    gs_device none; /* a CUDA device whose runtime is not open */
+    gs_device_wrap(&none, &gs_runtime_cuda, NULL);
+    gs_test_expect_err(ctx, gs_verify(ctx, &none, hw, op, &e, 1, &d), GS_ERR_CUDA_MISSING,
+                       "no CUDA device: measurement-free mode (", "no CUDA runtime");
+    gs_device *cu = NULL;
+    gs_status s = gs_device_open(ctx, GS_BACKEND_CUDA, 0, &cu);
+    if (s == GS_OK) {
+        gs_test_need_nvrtc(ctx, "verify on the CUDA device");
+        cr_assert_eq(gs_verify(ctx, cu, hw, op, &e, 1, &d), GS_OK, "split-K on %s: %s", gs_device_name(cu),
+                     gs_ctx_errmsg(ctx));
+        cr_assert_gt(d.kernel_s, 0);
+        gs_etir plain;
+        cr_assert_eq(gs_etir_parse_config(ctx, op, "bm=16,bn=8,bk=16,tm=4,tn=2,vm=1,vn=1,sa=1,sb=1", &plain), GS_OK);
+        cr_assert_eq(gs_verify(ctx, cu, hw, op, &plain, 2, &d), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        gs_device_close(cu);
+    } else {
+        gs_test_expect_err(ctx, s, GS_ERR_CUDA_MISSING, "no CUDA device: measurement-free mode (", "no CUDA device");
+        cr_log_info("no CUDA device: %s", gs_ctx_errmsg(ctx));
+    }
+    gs_op_destroy(op);
+    gs_hw_destroy(hw);
     gs_ctx_destroy(ctx);
 }

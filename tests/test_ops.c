@@ -44,11 +44,11 @@ static bool ops_verbose(void) { return getenv("GS_OPS_VERBOSE") != NULL; }
 /* The OpenCL device for the half of a test that runs kernels. Without one
  * that half is not run and the log says so (a failure with
  * GS_REQUIRE_OPENCL=1, as in CI); any other error fails the test. */
-static gs_cl *ops_open_cl_optional(gs_ctx *ctx, const char *what) {
-    gs_cl *cl = NULL;
-    gs_status s = gs_cl_open(ctx, &cl);
+static gs_device *ops_open_cl_optional(gs_ctx *ctx, const char *what) {
+    gs_device *cl = NULL;
+    gs_status s = gs_device_open(ctx, GS_BACKEND_OPENCL, 0, &cl);
     if (s == GS_OK) return cl;
-    cr_assert_eq(s, GS_ERR_OPENCL_MISSING, "gs_cl_open: %s: %s", gs_status_str(s), gs_ctx_errmsg(ctx));
+    cr_assert_eq(s, GS_ERR_OPENCL_MISSING, "gs_device_open: %s: %s", gs_status_str(s), gs_ctx_errmsg(ctx));
     if (gs_test_env_true("GS_REQUIRE_OPENCL"))
         cr_assert_fail("GS_REQUIRE_OPENCL=1 but there is no OpenCL device (%s): %s", what, gs_ctx_errmsg(ctx));
     cr_log_warn("no OpenCL device: %s is not run: %s", what, gs_ctx_errmsg(ctx));
@@ -76,43 +76,31 @@ static double ops_normwise_f(const float *y, const double *ref, int64_t n) {
 }
 
 /* Run candidate e of op on the OpenCL device with the caller's inputs (the
- * same argument order as gs_verify_opencl) and read the output back into
+ * same argument order as gs_verify) and read the output back into
  * out, whose old contents are the output's initial value. */
-static gs_status ops_run_cl(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_etir *e, const float *const *ins,
+static gs_status ops_run_cl(gs_ctx *ctx, gs_device *cl, const gs_op *op, const gs_etir *e, const float *const *ins,
                             const float *bias, float *out) {
     gs_kernel_src ks;
     /* the h100 plan: vector paths and asynchronous copies (spelled as plain
      * copies in OpenCL) are on wherever the state allows them */
     gs_status s = gs_lower_emit(ctx, gs_hw_find_builtin("h100"), op, e, GS_DIALECT_OPENCL, 0, &ks);
     if (s != GS_OK) return s;
-    gs_cl_prog *prog = NULL;
-    gs_cl_buf *buf[GS_MAX_TENSORS] = {0}, *bbuf = NULL, *wsbuf = NULL;
+    gs_dev_prog prog = {0};
+    gs_buffer *buf[GS_MAX_TENSORS + 1] = {0}, *wsbuf = NULL;
+    int nbuf = op->ninputs + 1 + (ks.desc.has_bias ? 1 : 0);
     int64_t on = gs_tensor_elems(gs_op_out(op));
-    s = gs_cl_build(ctx, cl, ks.src, ks.name, &prog);
+    s = gs_dev_prog_load(ctx, cl, ks.src, ks.name, ks.smem_bytes, &prog);
     for (int t = 0; t < op->ninputs && s == GS_OK; t++)
-        s = gs_cl_buf_create(ctx, cl, (size_t)gs_tensor_elems(&op->tensors[t]) * 4, ins[t], &buf[t]);
-    if (s == GS_OK) s = gs_cl_buf_create(ctx, cl, (size_t)on * 4, out, &buf[op->ninputs]);
+        s = gs_buffer_create(ctx, cl, (size_t)gs_tensor_elems(&op->tensors[t]) * 4, ins[t], &buf[t]);
+    if (s == GS_OK) s = gs_buffer_create(ctx, cl, (size_t)on * 4, out, &buf[op->ninputs]);
     if (s == GS_OK && ks.desc.has_bias)
-        s = gs_cl_buf_create(ctx, cl, (size_t)op->axes[op->epi.bias_axis].extent * 4, bias, &bbuf);
-    if (s == GS_OK) {
-        gs_karg args[64];
-        int na = 0;
-        for (int t = 0; t <= op->ninputs; t++) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = buf[t]};
-        if (ks.desc.has_bias) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = bbuf};
-        int32_t ints[48];
-        int ni = gs_kernel_int_args(op, ints, 48);
-        for (int i = 0; i < ni; i++) args[na++] = (gs_karg){.kind = GS_KARG_INT, .i = ints[i]};
-        args[na++] = (gs_karg){.kind = GS_KARG_FLOAT, .f = op->epi.alpha};
-        args[na++] = (gs_karg){.kind = GS_KARG_FLOAT, .f = op->epi.beta};
-        if (ks.ws_bytes) s = gs_cl_buf_create(ctx, cl, (size_t)ks.ws_bytes, NULL, &wsbuf); /* split-K */
-        if (ks.ws_bytes && s == GS_OK) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = wsbuf};
-        if (s == GS_OK) s = gs_cl_launch(ctx, cl, prog, args, na, (size_t)ks.grid, (size_t)ks.block, NULL);
-    }
-    if (s == GS_OK) s = gs_cl_buf_read(ctx, cl, buf[op->ninputs], out, (size_t)on * 4);
-    for (int t = 0; t <= op->ninputs; t++) gs_cl_buf_free(buf[t]);
-    gs_cl_buf_free(bbuf);
-    gs_cl_buf_free(wsbuf);
-    gs_cl_prog_free(prog);
+        s = gs_buffer_create(ctx, cl, (size_t)op->axes[op->epi.bias_axis].extent * 4, bias, &buf[op->ninputs + 1]);
+    if (s == GS_OK && ks.ws_bytes) s = gs_buffer_create(ctx, cl, (size_t)ks.ws_bytes, NULL, &wsbuf); /* split-K */
+    if (s == GS_OK) s = gs_dev_prog_launch(ctx, &prog, op, buf, nbuf, wsbuf, (size_t)ks.grid, (size_t)ks.block, NULL);
+    if (s == GS_OK) s = gs_buffer_read(ctx, buf[op->ninputs], out, (size_t)on * 4);
+    for (int t = 0; t < nbuf; t++) gs_buffer_destroy(buf[t]);
+    gs_buffer_destroy(wsbuf);
+    gs_dev_prog_free(&prog);
     gs_kernel_src_free(&ks);
     return s;
 }
@@ -127,7 +115,7 @@ static void ops_sweep(const char *file, int part, int nparts, int min_cases) {
     int n = gs_test_read_sweep(file, cases, OPS_MAX_CASES);
     cr_assert(n >= min_cases, "%s holds %d cases, expected at least %d", file, n, min_cases);
     gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = gs_test_open_cl(ctx);
+    gs_device *cl = gs_test_open_dev(ctx);
     const bool asan = getenv("GS_ASAN") != NULL;
     double t0 = gs_now_s();
     int selected = 0, ran = 0, kernels = 0, failed = 0;
@@ -151,7 +139,7 @@ static void ops_sweep(const char *file, int part, int nparts, int min_cases) {
         cr_assert(r->n >= 1, "%s:%d: no candidate", file, c->line);
         for (int k = 0; k < want && k < r->n; k++) {
             gs_diff d;
-            s = gs_verify_opencl(ctx, cl, hw, op, &r->cand[k], c->seed, &d);
+            s = gs_verify(ctx, cl, hw, op, &r->cand[k], c->seed, &d);
             kernels++;
             bool ok = s == GS_OK && d.nonfinite == 0 && d.normwise <= GS_VERIFY_TOL && d.reference &&
                       !strcmp(d.reference, "interpreter");
@@ -171,7 +159,7 @@ static void ops_sweep(const char *file, int part, int nparts, int min_cases) {
         fprintf(stderr, "ops: %s part %d/%d: %d cases, %d kernels, %d failed, %.1f s\n", file, part + 1, nparts, ran,
                 kernels, failed, gs_now_s() - t0);
     cr_assert(ran >= 1, "%s part %d/%d selected no case", file, part + 1, nparts);
-    gs_cl_close(cl);
+    gs_device_close(cl);
     gs_ctx_destroy(ctx);
 }
 
@@ -359,7 +347,7 @@ Test(ops, conv3d_custom_ir_construct_emit_compile_verify, .timeout = 600) {
         cr_log_warn("ops: conv3d: NVRTC not available (%s): the CUDA compile is not run, the OpenCL check is",
                     gs_ctx_errmsg(ctx));
     }
-    gs_cl *cl = ops_open_cl_optional(ctx, "the PoCL verification of the conv3d");
+    gs_device *cl = ops_open_cl_optional(ctx, "the PoCL verification of the conv3d");
     gs_status s;
     for (int i = 0; i < 2; i++) {
         const ops_conv3d *p = &shapes[i];
@@ -425,7 +413,7 @@ Test(ops, conv3d_custom_ir_construct_emit_compile_verify, .timeout = 600) {
                 }
                 if (cl) {
                     gs_diff d;
-                    s = gs_verify_opencl(ctx, cl, hw, &op, &r->cand[k], 5 + (uint64_t)k, &d);
+                    s = gs_verify(ctx, cl, hw, &op, &r->cand[k], 5 + (uint64_t)k, &d);
                     cr_expect_eq(s, GS_OK, "conv3d %d on %s cand %d (%s): %s", i, hws[h], k, r->desc[k],
                                  gs_ctx_errmsg(ctx));
                     cr_expect(d.normwise <= GS_VERIFY_TOL && d.nonfinite == 0, "conv3d: normwise %.3g", d.normwise);
@@ -451,7 +439,7 @@ Test(ops, conv3d_custom_ir_construct_emit_compile_verify, .timeout = 600) {
         free(O);
         free(ref);
     }
-    gs_cl_close(cl);
+    gs_device_close(cl);
     gs_ctx_destroy(ctx);
 }
 
@@ -763,7 +751,7 @@ typedef struct ops_hand {
     int top;
 } ops_hand;
 
-static void ops_check_hand(gs_ctx *ctx, gs_cl *cl, const ops_hand *h) {
+static void ops_check_hand(gs_ctx *ctx, gs_device *cl, const ops_hand *h) {
     gs_op op;
     cr_assert_eq(gs_op_parse_into(ctx, h->spec, &op), GS_OK, "%s: %s", h->spec, gs_ctx_errmsg(ctx));
     int64_t on = gs_tensor_elems(gs_op_out(&op));
@@ -802,9 +790,9 @@ static void ops_check_hand(gs_ctx *ctx, gs_cl *cl, const ops_hand *h) {
  * there is one. */
 static void ops_check_hand_cases(const ops_hand *cases, size_t n) {
     gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = ops_open_cl_optional(ctx, "the OpenCL half of the hand-computed cases");
+    gs_device *cl = ops_open_cl_optional(ctx, "the OpenCL half of the hand-computed cases");
     for (size_t i = 0; i < n; i++) ops_check_hand(ctx, cl, &cases[i]);
-    gs_cl_close(cl);
+    gs_device_close(cl);
     gs_ctx_destroy(ctx);
 }
 

@@ -64,9 +64,9 @@ static void count(const gs_op *op, const gs_etir *e, const gs_plan *p, paths *c)
 }
 
 /* The OpenCL device (PoCL here); the test is skipped, saying why, without one. */
-static gs_cl *open_cl(gs_ctx *ctx) {
-    gs_cl *cl = NULL;
-    gs_status s = gs_cl_open(ctx, &cl);
+static gs_device *open_cl(gs_ctx *ctx) {
+    gs_device *cl = NULL;
+    gs_status s = gs_device_open(ctx, GS_BACKEND_OPENCL, 0, &cl);
     if (s == GS_ERR_OPENCL_MISSING) cr_skip_test("no OpenCL device (install pocl-opencl-icd): %s", gs_ctx_errmsg(ctx));
     cr_assert_eq(s, GS_OK, "%s", gs_ctx_errmsg(ctx));
     return cl;
@@ -74,13 +74,13 @@ static gs_cl *open_cl(gs_ctx *ctx) {
 
 /* Run one (state, options) pair; returns false when the variant does not
  * fit the profile (not run, not counted). */
-static bool run_variant(gs_ctx *ctx, gs_cl *cl, const gs_hw *hw, const gs_op *op, const gs_etir *e,
+static bool run_variant(gs_ctx *ctx, gs_device *cl, const gs_hw *hw, const gs_op *op, const gs_etir *e,
                         const gs_plan_opts *o, uint64_t seed, const char *what, paths *c) {
     if (!gs_hw_check(hw, op, e)) return false;
     gs_plan p;
     gs_plan_make(hw, op, e, o, &p);
     gs_diff d;
-    gs_status s = gs_verify_opencl_plan(ctx, cl, op, e, &p, seed, &d);
+    gs_status s = gs_verify_plan(ctx, cl, op, e, &p, seed, &d);
     char desc[256];
     gs_etir_format(op, e, desc, sizeof desc);
     cr_expect_eq(s, GS_OK, "%s on %s (%s) opts %d%d%d%d: %s", op->spec, hw->name, desc, o->scalar, o->predicated,
@@ -94,7 +94,7 @@ static bool run_variant(gs_ctx *ctx, gs_cl *cl, const gs_hw *hw, const gs_op *op
  * and a raster group, under the option sets in rotation. */
 static void run_cases(const pcase *cases, int n, paths *c) {
     gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = open_cl(ctx);
+    gs_device *cl = open_cl(ctx);
     int rot = 0;
     for (int i = 0; i < n; i++) {
         gs_op *op = NULL;
@@ -135,7 +135,7 @@ static void run_cases(const pcase *cases, int n, paths *c) {
         gs_hw_destroy(hw);
         gs_op_destroy(op);
     }
-    gs_cl_close(cl);
+    gs_device_close(cl);
     gs_ctx_destroy(ctx);
 }
 
@@ -207,7 +207,7 @@ Test(plans, reduce_eltwise_paths, .timeout = 900) {
  * as a loop over batches; its remainder batch is partly beyond the tile. */
 Test(plans, batched_copy_with_remainder, .timeout = 300) {
     gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = open_cl(ctx);
+    gs_device *cl = open_cl(ctx);
     gs_op *op = NULL;
     const gs_hw *hw = gs_hw_find_builtin("h100");
     cr_assert_eq(gs_op_parse(ctx, "gemm M=45 N=29 K=131", &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
@@ -220,7 +220,7 @@ Test(plans, batched_copy_with_remainder, .timeout = 300) {
     for (int o = 0; o < 3; o++) run_variant(ctx, cl, hw, op, &e, &OPTS[o], 7, "batched", &c);
     cr_expect_geq(c.batched, 4, "batched copies ran: %d", c.batched);
     gs_op_destroy(op);
-    gs_cl_close(cl);
+    gs_device_close(cl);
     gs_ctx_destroy(ctx);
 }
 
@@ -229,7 +229,7 @@ Test(plans, batched_copy_with_remainder, .timeout = 300) {
  * tile to the scalar path, and the result must still match. */
 Test(plans, aligned_plan_on_misaligned_rows, .timeout = 300) {
     gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = open_cl(ctx);
+    gs_device *cl = open_cl(ctx);
     const gs_hw *hw = gs_hw_find_builtin("h100");
     const char *aligned[] = {"gemm M=64 N=64 K=64", "gemm M=64 N=64 K=64 transA=1 bias=1"};
     const char *odd[] = {"gemm M=61 N=62 K=61", "gemm M=59 N=62 K=61 transA=1 bias=1"};
@@ -246,15 +246,15 @@ Test(plans, aligned_plan_on_misaligned_rows, .timeout = 300) {
         for (int t = 0; t < a->ninputs; t++) vec += p.in[t].copy_vec > 1;
         vec += p.out_vec > 1;
         gs_diff d;
-        gs_status s = gs_verify_opencl_plan(ctx, cl, b, &e, &p, 11, &d);
+        gs_status s = gs_verify_plan(ctx, cl, b, &e, &p, 11, &d);
         cr_expect_eq(s, GS_OK, "plan of %s on %s: %s", aligned[i], odd[i], gs_ctx_errmsg(ctx));
-        s = gs_verify_opencl_plan(ctx, cl, a, &e, &p, 11, &d);
+        s = gs_verify_plan(ctx, cl, a, &e, &p, 11, &d);
         cr_expect_eq(s, GS_OK, "plan of %s on itself: %s", aligned[i], gs_ctx_errmsg(ctx));
         gs_op_destroy(a);
         gs_op_destroy(b);
     }
     cr_expect_geq(vec, 4, "the aligned plans use vectors (%d vector decisions)", vec);
-    gs_cl_close(cl);
+    gs_device_close(cl);
     gs_ctx_destroy(ctx);
 }
 
@@ -275,7 +275,7 @@ static gs_op *load_case(gs_ctx *ctx, const split_case *sc, gs_etir *e0) {
  * test's body keeps (n[0..5]). */
 typedef struct sweep {
     gs_ctx *ctx;
-    gs_cl *cl;
+    gs_device *cl;
     paths c;
     int rot, n[6];
 } sweep;
@@ -293,7 +293,7 @@ static void sweep_run(const split_case *cases, size_t n, sweep_fn fn, sweep *w) 
         fn(w, i, &cases[i], op, gs_hw_find_builtin(cases[i].hw), &e0);
         gs_op_destroy(op);
     }
-    gs_cl_close(w->cl);
+    gs_device_close(w->cl);
     gs_ctx_destroy(w->ctx);
 }
 
@@ -345,7 +345,7 @@ Test(plans, group_every_split, .timeout = 900) {
  * prologue is a loop now. Found by tests/fuzz_plans.py (branch fuzz). */
 Test(plans, deep_pipeline_batched_prologue, .timeout = 120) {
     gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = open_cl(ctx);
+    gs_device *cl = open_cl(ctx);
     gs_op *op = NULL;
     const char *spec = "dwconv2d N=1 C=4 H=19 W=33 R=4 S=4 stride=2 dilh=3 dilw=2 pad_right=2 layout=nhwc";
     cr_assert_eq(gs_op_parse(ctx, spec, &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
@@ -362,7 +362,7 @@ Test(plans, deep_pipeline_batched_prologue, .timeout = 120) {
     paths c = {0};
     cr_expect(run_variant(ctx, cl, hw, op, &e, &box, 3, "deep pipeline", &c), "the state does not fit h100");
     gs_op_destroy(op);
-    gs_cl_close(cl);
+    gs_device_close(cl);
     gs_ctx_destroy(ctx);
 }
 
@@ -432,7 +432,7 @@ Test(plans, conv1x1_as_matmul, .timeout = 300) {
         "conv2d N=1 C=64 H=7 W=7 K=33 R=1 S=1 layout=nchw relu=1",
     };
     gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = open_cl(ctx);
+    gs_device *cl = open_cl(ctx);
     const gs_hw *hw = gs_hw_find_builtin("h100");
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
         gs_op conv, mm;
@@ -467,7 +467,7 @@ Test(plans, conv1x1_as_matmul, .timeout = 300) {
         cr_assert_eq(gs_construct(ctx, &mm, hw, &co, &r), GS_OK, "%s", gs_ctx_errmsg(ctx));
         for (int c = 0; c < r->n; c++) {
             gs_diff d;
-            cr_expect_eq(gs_verify_opencl(ctx, cl, hw, &mm, &r->cand[c], 11 + (uint64_t)c, &d), GS_OK, "%s (%s): %s",
+            cr_expect_eq(gs_verify(ctx, cl, hw, &mm, &r->cand[c], 11 + (uint64_t)c, &d), GS_OK, "%s (%s): %s",
                          mm.spec, r->desc[c], gs_ctx_errmsg(ctx));
         }
         gs_result_destroy(r);
@@ -502,7 +502,7 @@ Test(plans, conv1x1_as_matmul, .timeout = 300) {
         kept_matmul += is_mm;
         for (int c = 0; c < chosen->n; c++) {
             gs_diff d;
-            cr_expect_eq(gs_verify_opencl(ctx, cl, hw, &chosen->op, &chosen->cand[c], 21 + (uint64_t)c, &d), GS_OK,
+            cr_expect_eq(gs_verify(ctx, cl, hw, &chosen->op, &chosen->cand[c], 21 + (uint64_t)c, &d), GS_OK,
                          "%s as %s (%s): %s", specs[i], gs_result_form(chosen), chosen->desc[c], gs_ctx_errmsg(ctx));
         }
         gs_result_destroy(direct);
@@ -531,7 +531,7 @@ Test(plans, conv1x1_as_matmul, .timeout = 300) {
         cr_assert_eq(gs_op_parse_into(ctx, refused[i], &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
         cr_expect_eq(gs_op_conv1x1_as_matmul(ctx, &op, &mm), GS_ERR_UNSUPPORTED, "%s", refused[i]);
     }
-    gs_cl_close(cl);
+    gs_device_close(cl);
     gs_ctx_destroy(ctx);
 }
 
@@ -613,7 +613,7 @@ Test(plans, implicit_gemm_im2col, .timeout = 900) {
  * the ordered meet (there is no float atomic max). */
 Test(plans, split_atomic_option, .timeout = 300) {
     gs_ctx *ctx = gs_ctx_create();
-    gs_cl *cl = open_cl(ctx);
+    gs_device *cl = open_cl(ctx);
     const gs_hw *hw = gs_hw_find_builtin("h100");
     gs_op *op = NULL;
     cr_assert_eq(gs_op_parse(ctx, "gemv M=16384 N=1000", &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
@@ -642,7 +642,7 @@ Test(plans, split_atomic_option, .timeout = 300) {
             if (e->split_atomic) {
                 flagged++;
                 gs_diff d;
-                cr_expect_eq(gs_verify_opencl(ctx, cl, hw, op, e, 5 + (uint64_t)i, &d), GS_OK, "%s: %s", r->desc[i],
+                cr_expect_eq(gs_verify(ctx, cl, hw, op, e, 5 + (uint64_t)i, &d), GS_OK, "%s: %s", r->desc[i],
                              gs_ctx_errmsg(ctx));
             }
         }
@@ -664,13 +664,13 @@ Test(plans, split_atomic_option, .timeout = 300) {
     gs_result *r = NULL;
     cr_expect_eq(gs_construct(ctx, op, hw, &bad, &r), GS_ERR_INVALID_ARG);
     gs_op_destroy(op);
-    gs_cl_close(cl);
+    gs_device_close(cl);
     gs_ctx_destroy(ctx);
 }
 
 /* Shared memory of kernels with static scratch (split-K's flag, a wide
  * group's per-warp results) beside their stage buffers: the kernel's figure
- * is the whole (what gs_cuda_load takes; it launches with that less what the
+ * is the whole (what a CUDA program load takes; it launches with that less what the
  * module declares statically), and the buffers become dynamic when the whole
  * passes the static limit. ptxas must report exactly the scratch as static
  * for a dynamic kernel, so the launch's dynamic part is the buffers. (The

@@ -109,13 +109,13 @@ Test(refine, opencl_measures_top3_and_picks_argmin) {
     const gs_result *r = f.r;
     cr_assert_geq(r->n, 3);
     gs_refine_report rep;
-    gs_status s = gs_refine_opencl(f.ctx, f.cl, f.op, r, 3, 60.0, &rep);
+    gs_status s = gs_refine_device(f.ctx, NULL, f.dev, f.op, r, 3, 60.0, &rep);
     cr_assert_eq(s, GS_OK, "%s", gs_ctx_errmsg(f.ctx));
     cr_assert_eq(rep.n, 3);
     cr_assert_eq(rep.measured, 3);
     cr_assert_str_eq(rep.backend, "opencl");
     cr_assert_str_eq(rep.target, "rtx3090");
-    cr_assert_str_eq(rep.device, gs_cl_device_name(f.cl));
+    cr_assert_str_eq(rep.device, gs_device_name(f.dev));
     double med[3], pred[3];
     int argmin = 0;
     for (int i = 0; i < 3; i++) {
@@ -150,7 +150,7 @@ Test(refine, opencl_bias_op_and_k_clamped) {
     gs_test_fix f;
     gs_test_setup(&f, true, "orin-nano", "gemm M=40 N=72 K=24 bias=1 relu=1", 2);
     gs_refine_report rep;
-    cr_assert_eq(gs_refine_opencl(f.ctx, f.cl, NULL, f.r, 10, 0, &rep), GS_OK, "%s", gs_ctx_errmsg(f.ctx));
+    cr_assert_eq(gs_refine_device(f.ctx, NULL, f.dev, NULL, f.r, 10, 0, &rep), GS_OK, "%s", gs_ctx_errmsg(f.ctx));
     cr_assert_eq(rep.n, f.r->n, "K is clamped to the candidates available");
     cr_assert_float_eq(rep.budget_s, GS_REFINE_DEFAULT_MS * 1e-3, 1e-12, "budget <= 0: the default");
     cr_assert_geq(rep.pick, 0);
@@ -162,12 +162,15 @@ Test(refine, bad_arguments) {
     gs_test_setup(&f, false, "rtx3090", "gemm M=64 N=64 K=64", 5);
     gs_ctx *ctx = f.ctx;
     gs_refine_report rep;
-    cr_assert_eq(gs_refine_opencl(ctx, NULL, NULL, NULL, 3, 100, &rep), GS_ERR_INVALID_ARG);
+    gs_device none; /* an OpenCL device whose runtime is not open */
+    gs_device_wrap(&none, &gs_runtime_opencl, NULL);
+    cr_assert_eq(gs_refine_device(ctx, NULL, NULL, f.op, f.r, 3, 100, &rep), GS_ERR_INVALID_ARG, "no device");
+    cr_assert_eq(gs_refine_device(ctx, NULL, &none, NULL, NULL, 3, 100, &rep), GS_ERR_INVALID_ARG);
     gs_op *other = NULL;
     cr_assert_eq(gs_op_parse(ctx, "rowsum M=64 K=64", &other), GS_OK);
-    cr_assert_eq(gs_refine_opencl(ctx, NULL, f.op, f.r, 0, 100, &rep), GS_ERR_INVALID_ARG, "K >= 1");
-    cr_assert_eq(gs_refine_opencl(ctx, NULL, other, f.r, 2, 100, &rep), GS_ERR_INVALID_ARG, "another operator");
-    cr_assert_eq(gs_refine_opencl(ctx, NULL, f.op, f.r, 2, 100, &rep), GS_ERR_OPENCL_MISSING, "no device");
+    cr_assert_eq(gs_refine_device(ctx, NULL, &none, f.op, f.r, 0, 100, &rep), GS_ERR_INVALID_ARG, "K >= 1");
+    cr_assert_eq(gs_refine_device(ctx, NULL, &none, other, f.r, 2, 100, &rep), GS_ERR_INVALID_ARG, "another operator");
+    cr_assert_eq(gs_refine_device(ctx, NULL, &none, f.op, f.r, 2, 100, &rep), GS_ERR_OPENCL_MISSING, "no device");
     cr_assert_eq(rep.pick, -1);
     gs_op_destroy(other);
     gs_test_teardown(&f);
@@ -179,20 +182,23 @@ Test(refine, cuda_missing_or_measured) {
     gs_test_setup(&f, false, "rtx4090", "gemm M=256 N=256 K=256", 5);
     gs_ctx *ctx = f.ctx;
     gs_refine_report rep;
-    gs_status s = gs_refine_cuda(ctx, NULL, f.op, f.r, 3, 100, &rep);
+    gs_device none; /* a CUDA device whose runtime is not open */
+    gs_device_wrap(&none, &gs_runtime_cuda, NULL);
+    gs_status s = gs_refine_device(ctx, NULL, &none, f.op, f.r, 3, 100, &rep);
     cr_assert_eq(s, GS_ERR_CUDA_MISSING, "no handle: %s", gs_status_str(s));
     cr_assert(strstr(gs_ctx_errmsg(ctx), "no CUDA device: measurement-free mode"), "%s", gs_ctx_errmsg(ctx));
-    gs_cuda *cu = NULL;
-    s = gs_cuda_open(ctx, 0, &cu);
+    gs_device *cu = NULL;
+    s = gs_device_open(ctx, GS_BACKEND_CUDA, 0, &cu);
     if (s == GS_OK) {
         /* a GPU machine: the real thing */
-        s = gs_refine_cuda(ctx, cu, f.op, f.r, 3, 100, &rep);
+        s = gs_refine_device(ctx, NULL, cu, f.op, f.r, 3, 100, &rep);
         cr_assert_eq(s, GS_OK, "%s", gs_ctx_errmsg(ctx));
         cr_assert_eq(rep.measured, 3);
+        cr_assert_str_eq(rep.backend, "cuda");
         for (int i = 0; i < 3; i++) cr_assert_geq(rep.c[i].runs, GS_REFINE_MIN_RUNS);
-        gs_cuda_close(cu);
+        gs_device_close(cu);
     } else {
-        cr_assert_eq(s, GS_ERR_CUDA_MISSING, "gs_cuda_open: %s: %s", gs_status_str(s), gs_ctx_errmsg(ctx));
+        cr_assert_eq(s, GS_ERR_CUDA_MISSING, "gs_device_open: %s: %s", gs_status_str(s), gs_ctx_errmsg(ctx));
         cr_log_info("CUDA: %s", gs_ctx_errmsg(ctx));
     }
     gs_test_teardown(&f);

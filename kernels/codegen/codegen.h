@@ -29,6 +29,11 @@ typedef struct gs_kdesc {
 /* p may be NULL (an operator-structure key with no kernel decisions). */
 void gs_kdesc_make(const gs_op *op, const gs_plan *p, const gs_etir *e, gs_dialect d, int arch, gs_kdesc *k);
 uint64_t gs_kdesc_hash(const gs_kdesc *k);
+/* Whether two descriptors differ; when they do, buf[n] names the first
+ * attribute that differs and the value of each ("beta: the kernel's is
+ * non-zero, the operator's is 0"), mine being the kernel's, theirs another
+ * operator's. */
+bool gs_kdesc_diff(const gs_kdesc *mine, const gs_kdesc *theirs, char *buf, size_t n);
 
 typedef struct gs_kernel_src {
     char *src;          /* malloc'd source text */
@@ -37,7 +42,7 @@ typedef struct gs_kernel_src {
     uint64_t hash;
     int64_t grid, block;/* 1-D launch: grid blocks of block threads */
     int64_t smem_bytes; /* shared memory of the kernel: all stage buffers and the static
-                           scratch (what gs_cuda_load takes; it launches with the part the
+                           scratch (what a CUDA program load takes; it launches with the part the
                            module does not declare statically) */
     int smem_dynamic;   /* CUDA: the stage buffers are dynamic shared memory (the total is over
                            48 KiB, opted in at load) */

@@ -2,6 +2,7 @@
  * cache key and printed as the source banner; the integer runtime arguments. */
 #include "kernels/codegen/codegen.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,36 @@ void gs_kdesc_make(const gs_op *op, const gs_plan *p, const gs_etir *e, gs_diale
     k->has_bias = op->has_bias && op->epi.bias_axis >= 0;
     k->bias_axis = k->has_bias ? (uint32_t)op->epi.bias_axis : 0;
     k->relu = op->epi.relu != 0;
+}
+
+/* "non-zero"/"0" and "on"/"off" of a flag */
+static const char *nz(uint32_t v) { return v ? "non-zero" : "0"; }
+static const char *on(uint32_t v) { return v ? "on" : "off"; }
+
+bool gs_kdesc_diff(const gs_kdesc *mine, const gs_kdesc *theirs, char *buf, size_t n) {
+    if (n) buf[0] = '\0';
+    if (!memcmp(mine, theirs, sizeof *mine)) return false;
+    const gs_kdesc *a = mine, *b = theirs;
+    if (a->has_beta != b->has_beta)
+        snprintf(buf, n, "beta: the kernel's is %s, the operator's is %s (beta = 0 and beta != 0 are different kernels)",
+                 nz(a->has_beta), nz(b->has_beta));
+    else if (a->has_bias != b->has_bias)
+        snprintf(buf, n, "bias: the kernel's is %s, the operator's is %s", on(a->has_bias), on(b->has_bias));
+    else if (a->bias_axis != b->bias_axis)
+        snprintf(buf, n, "the bias axis: the kernel's is %u, the operator's is %u", a->bias_axis, b->bias_axis);
+    else if (a->relu != b->relu)
+        snprintf(buf, n, "relu: the kernel's is %s, the operator's is %s", on(a->relu), on(b->relu));
+    else if (a->idx64 != b->idx64)
+        snprintf(buf, n, "indexing: the kernel's is %s-bit, the operator needs %s-bit (a tensor over 2^31 elements)",
+                 a->idx64 ? "64" : "32", b->idx64 ? "64" : "32");
+    else if (a->combine != b->combine || a->naxes != b->naxes || a->ninputs != b->ninputs ||
+             memcmp(a->axis_kind, b->axis_kind, sizeof a->axis_kind))
+        snprintf(buf, n, "the operator class (its axes or inputs)");
+    else if (memcmp(a->ndim, b->ndim, sizeof a->ndim) || memcmp(a->idx, b->idx, sizeof a->idx))
+        snprintf(buf, n, "the tensors' indexing (transposes, layout, strides or windows)");
+    else
+        snprintf(buf, n, "the kernel's configuration");
+    return true;
 }
 
 uint64_t gs_kdesc_hash(const gs_kdesc *k) { return gs_hash_bytes(k, sizeof *k, 0x67656e736f72ull); }

@@ -631,6 +631,19 @@ gs_status gs_cuda_buf_read(gs_ctx *ctx, gs_cuda *cu, gs_cuda_buf *b, void *host,
     return cu_call(ctx, cu->api, "cuMemcpyDtoH_v2", cu->api->MemcpyDtoH(host, b->ptr, bytes));
 }
 
+gs_status gs_cuda_buf_write(gs_ctx *ctx, gs_cuda *cu, gs_cuda_buf *b, const void *host, size_t bytes) {
+    if (!cu || !b || (!host && bytes > 0))
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_cuda_buf_write: NULL argument");
+    if (b->cu != cu)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_cuda_buf_write: buffer belongs to another device handle");
+    if (bytes > b->size)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_cuda_buf_write: %zu bytes into a %zu-byte buffer", bytes, b->size);
+    if (bytes == 0) return GS_OK;
+    gs_status s = cu_bind(ctx, cu);
+    if (s != GS_OK) return s;
+    return cu_call(ctx, cu->api, "cuMemcpyHtoD_v2", cu->api->MemcpyHtoD(b->ptr, host, bytes));
+}
+
 uint64_t gs_cuda_buf_devptr(const gs_cuda_buf *b) { return b ? (uint64_t)b->ptr : 0; }
 
 void gs_cuda_buf_free(gs_cuda_buf *b) {
@@ -679,14 +692,16 @@ static gs_status cu_marshal(gs_ctx *ctx, const gs_cuda *cu, const gs_karg *args,
     for (int i = 0; i < nargs && s == GS_OK; i++) {
         const gs_karg *g = &args[i];
         switch (g->kind) {
-        case GS_KARG_BUF:
-            if (!g->cubuf)
+        case GS_KARG_BUF: {
+            const gs_cuda_buf *b = g->buf;
+            if (!b)
                 s = gs_err(ctx, GS_ERR_INVALID_ARG, "gs_cuda_launch: argument %d is a NULL buffer", i);
-            else if (g->cubuf->cu != cu)
+            else if (b->cu != cu)
                 s = gs_err(ctx, GS_ERR_INVALID_ARG,
                            "gs_cuda_launch: argument %d is a buffer of another device handle", i);
-            else vals[i].p = g->cubuf->ptr;
+            else vals[i].p = b->ptr;
             break;
+        }
         case GS_KARG_INT: vals[i].i = g->i; break;
         case GS_KARG_LONG: vals[i].l = g->l; break;
         case GS_KARG_FLOAT: vals[i].f = g->f; break;
@@ -760,3 +775,72 @@ gs_status gs_cuda_launch(gs_ctx *ctx, gs_cuda *cu, gs_cuda_mod *m, const gs_karg
     free(params);
     return s;
 }
+
+/* ---- the runtime table (runtime.h) ---------------------------------------- */
+static gs_status rt_open(gs_ctx *ctx, int index, void **out) {
+    gs_cuda *cu = NULL;
+    gs_status s = gs_cuda_open(ctx, index, &cu);
+    *out = cu;
+    return s;
+}
+static gs_status rt_not_open(gs_ctx *ctx, const char *who) {
+    return gs_err(ctx, GS_ERR_CUDA_MISSING, "no CUDA device: measurement-free mode (%s needs an open device)", who);
+}
+static void rt_close(void *dev) { gs_cuda_close(dev); }
+static const char *rt_device_name(const void *dev) { return gs_cuda_device_name(dev); }
+static gs_status rt_query_profile(gs_ctx *ctx, void *dev, const char *fallback, gs_hw *out, char **notes) {
+    (void)fallback; /* every field comes from the device's attributes */
+    if (notes) *notes = NULL;
+    return gs_cuda_query_profile(ctx, dev, out);
+}
+/* The device's own arch as a cubin when NVRTC has it, else PTX of an older
+ * one (gs_cuda_target, nvrtc.c). */
+static gs_status rt_target(gs_ctx *ctx, void *dev, gs_rt_target *out) {
+    const gs_cuda *cu = dev;
+    *out = (gs_rt_target){.dialect = GS_DIALECT_CUDA, .device_sm = cu->sm};
+    return gs_cuda_target(ctx, cu->sm, &out->arch, &out->cubin);
+}
+static gs_status rt_buf_create(gs_ctx *ctx, void *dev, size_t bytes, const void *host, void **out) {
+    gs_cuda_buf *b = NULL;
+    gs_status s = gs_cuda_buf_create(ctx, dev, bytes, host, &b);
+    *out = b;
+    return s;
+}
+static gs_status rt_buf_read(gs_ctx *ctx, void *dev, void *buf, void *host, size_t bytes) {
+    return gs_cuda_buf_read(ctx, dev, buf, host, bytes);
+}
+static gs_status rt_buf_write(gs_ctx *ctx, void *dev, void *buf, const void *host, size_t bytes) {
+    return gs_cuda_buf_write(ctx, dev, buf, host, bytes);
+}
+static void rt_buf_free(void *buf) { gs_cuda_buf_free(buf); }
+static gs_status rt_prog_load(gs_ctx *ctx, void *dev, const void *image, const char *name, int64_t smem_bytes,
+                              void **out) {
+    gs_cuda_mod *m = NULL;
+    gs_status s = gs_cuda_load(ctx, dev, image, name, smem_bytes, &m);
+    *out = m;
+    return s;
+}
+static void rt_prog_free(void *prog) { gs_cuda_unload(prog); }
+static gs_status rt_launch(gs_ctx *ctx, void *dev, void *prog, const gs_karg *args, int nargs, size_t grid,
+                           size_t block, double *elapsed_s) {
+    return gs_cuda_launch(ctx, dev, prog, args, nargs, grid, block, elapsed_s);
+}
+
+const gs_runtime gs_runtime_cuda = {
+    .name = "cuda",
+    .backend = GS_BACKEND_CUDA,
+    .dialect = GS_DIALECT_CUDA,
+    .open = rt_open,
+    .not_open = rt_not_open,
+    .close = rt_close,
+    .device_name = rt_device_name,
+    .query_profile = rt_query_profile,
+    .target = rt_target,
+    .buf_create = rt_buf_create,
+    .buf_read = rt_buf_read,
+    .buf_write = rt_buf_write,
+    .buf_free = rt_buf_free,
+    .prog_load = rt_prog_load,
+    .prog_free = rt_prog_free,
+    .launch = rt_launch,
+};

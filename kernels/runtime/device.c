@@ -1,45 +1,47 @@
-/* device.c — the public device handle: one gs_device over the OpenCL runtime
- * (opencl.c) and the CUDA driver runtime (cuda.c), with buffers, programs
- * built or loaded on it, and the launch of a kernel with an operator's
- * arguments. Refinement (refine.c), gs_kernel_run (kernel.c), --hw auto
- * (gs_hw_query) and the dispatcher's attach go through it, so the two
- * runtimes are told apart here and nowhere above.
+/* device.c — the public device handle: one gs_device over a runtime table
+ * (gs_runtime, runtime.h: OpenCL in opencl.c, the CUDA driver in cuda.c),
+ * with buffers, programs built or loaded on it, and the launch of a kernel
+ * with an operator's arguments. Services (kernel, verify, refine, dispatch)
+ * and the CLI reach a device only through it and the table, so no code here
+ * or above tells the two runtimes apart.
  *
  * A gs_device made by gs_device_open owns its runtime handle; one made by
- * gs_device_wrap_* (a caller that already holds a gs_cl or gs_cuda) does not. */
+ * gs_device_wrap (a caller that already holds a runtime handle) does not. */
 #include "kernels/runtime/runtime.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- opening ------------------------------------------------------------------ */
-void gs_device_wrap_opencl(gs_device *dev, gs_cl *cl) {
-    memset(dev, 0, sizeof *dev);
-    dev->backend = GS_BACKEND_OPENCL;
-    dev->cl = cl;
+const gs_runtime *gs_runtime_of(gs_backend b) {
+    switch (b) {
+    case GS_BACKEND_OPENCL: return &gs_runtime_opencl;
+    case GS_BACKEND_CUDA: return &gs_runtime_cuda;
+    }
+    return NULL;
 }
 
-void gs_device_wrap_cuda(gs_device *dev, gs_cuda *cu) {
+/* ---- opening ------------------------------------------------------------------ */
+void gs_device_wrap(gs_device *dev, const gs_runtime *rt, void *h) {
     memset(dev, 0, sizeof *dev);
-    dev->backend = GS_BACKEND_CUDA;
-    dev->cu = cu;
+    dev->rt = rt;
+    dev->h = h;
 }
 
 gs_status gs_device_open(gs_ctx *ctx, gs_backend b, int index, gs_device **out) {
     if (!out) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_device_open: out is NULL");
     *out = NULL;
-    if (b != GS_BACKEND_OPENCL && b != GS_BACKEND_CUDA)
-        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_device_open: unknown backend %d", (int)b);
-    if (index < 0 || (b == GS_BACKEND_OPENCL && index != 0))
+    const gs_runtime *rt = gs_runtime_of(b);
+    if (!rt) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_device_open: unknown backend %d", (int)b);
+    if (index < 0)
         return gs_err(ctx, GS_ERR_INVALID_ARG,
                       "gs_device_open: device index %d (OpenCL takes 0; GS_CL_DEVICE=cpu|gpu|NAME picks the device)",
                       index);
     gs_device *dev = calloc(1, sizeof *dev);
     if (!dev) return gs_err(ctx, GS_ERR_NOMEM, "gs_device_open: out of memory");
-    dev->backend = b;
+    dev->rt = rt;
     dev->owned = true;
-    gs_status s = b == GS_BACKEND_OPENCL ? gs_cl_open(ctx, &dev->cl) : gs_cuda_open(ctx, index, &dev->cu);
+    gs_status s = rt->open(ctx, index, &dev->h);
     if (s != GS_OK) {
         free(dev);
         return s;
@@ -50,27 +52,38 @@ gs_status gs_device_open(gs_ctx *ctx, gs_backend b, int index, gs_device **out) 
 
 void gs_device_close(gs_device *dev) {
     if (!dev || !dev->owned) return;
-    gs_cl_close(dev->cl);
-    gs_cuda_close(dev->cu);
+    if (dev->h) dev->rt->close(dev->h);
     free(dev);
 }
 
-const char *gs_device_name(const gs_device *dev) {
-    if (!dev) return "";
-    return dev->backend == GS_BACKEND_OPENCL ? gs_cl_device_name(dev->cl) : gs_cuda_device_name(dev->cu);
-}
+const char *gs_device_name(const gs_device *dev) { return dev && dev->h ? dev->rt->device_name(dev->h) : ""; }
 
-gs_backend gs_device_backend(const gs_device *dev) { return dev ? dev->backend : GS_BACKEND_OPENCL; }
+gs_backend gs_device_backend(const gs_device *dev) { return dev && dev->rt ? dev->rt->backend : GS_BACKEND_OPENCL; }
+
+gs_dialect gs_device_dialect(const gs_device *dev) { return dev && dev->rt ? dev->rt->dialect : GS_DIALECT_OPENCL; }
+
+const char *gs_device_runtime_name(const gs_device *dev) { return dev && dev->rt ? dev->rt->name : ""; }
+
+void *gs_device_handle(const gs_device *dev) { return dev ? dev->h : NULL; }
 
 /* The open runtime of dev, or an error naming what is missing. */
 gs_status gs_device_ready(gs_ctx *ctx, const gs_device *dev, const char *who) {
-    if (!dev) return gs_err(ctx, GS_ERR_INVALID_ARG, "%s: no device (open one with gs_device_open)", who);
-    if (dev->backend == GS_BACKEND_OPENCL && !dev->cl)
-        return gs_err(ctx, GS_ERR_OPENCL_MISSING, "%s: no OpenCL device", who);
-    if (dev->backend == GS_BACKEND_CUDA && !dev->cu)
-        return gs_err(ctx, GS_ERR_CUDA_MISSING, "no CUDA device: measurement-free mode (%s needs an open device)",
-                      who);
-    return GS_OK;
+    if (!dev || !dev->rt) return gs_err(ctx, GS_ERR_INVALID_ARG, "%s: no device (open one with gs_device_open)", who);
+    return dev->h ? GS_OK : dev->rt->not_open(ctx, who);
+}
+
+gs_status gs_device_target(gs_ctx *ctx, gs_device *dev, gs_rt_target *out) {
+    memset(out, 0, sizeof *out);
+    gs_status s = gs_device_ready(ctx, dev, "the compile target");
+    if (s != GS_OK) return s;
+    return dev->rt->target(ctx, dev->h, out);
+}
+
+gs_status gs_device_query(gs_ctx *ctx, gs_device *dev, const char *fallback, gs_hw *out, char **notes) {
+    if (notes) *notes = NULL;
+    gs_status s = gs_device_ready(ctx, dev, "gs_hw_query");
+    if (s != GS_OK) return s;
+    return dev->rt->query_profile(ctx, dev->h, fallback, out, notes);
 }
 
 gs_status gs_hw_query(gs_ctx *ctx, gs_device *dev, const char *fallback, gs_hw **out) {
@@ -80,8 +93,7 @@ gs_status gs_hw_query(gs_ctx *ctx, gs_device *dev, const char *fallback, gs_hw *
     if (s != GS_OK) return s;
     gs_hw *hw = malloc(sizeof *hw);
     if (!hw) return gs_err(ctx, GS_ERR_NOMEM, "gs_hw_query: out of memory");
-    if (dev->backend == GS_BACKEND_OPENCL) s = gs_cl_query_profile(ctx, dev->cl, fallback ? fallback : "rtx3090", hw, NULL);
-    else s = gs_cuda_query_profile(ctx, dev->cu, hw);
+    s = gs_device_query(ctx, dev, fallback, hw, NULL);
     if (s != GS_OK) {
         free(hw);
         return s;
@@ -108,9 +120,9 @@ gs_status gs_buffer_create(gs_ctx *ctx, gs_device *dev, size_t bytes, const void
     gs_buffer *b = calloc(1, sizeof *b);
     if (!b) return gs_err(ctx, GS_ERR_NOMEM, "gs_buffer_create: out of memory");
     b->dev = dev;
+    b->rt = dev->rt;
     b->bytes = bytes;
-    s = dev->backend == GS_BACKEND_OPENCL ? gs_cl_buf_create(ctx, dev->cl, bytes, host, &b->cl)
-                                          : gs_cuda_buf_create(ctx, dev->cu, bytes, host, &b->cu);
+    s = dev->rt->buf_create(ctx, dev->h, bytes, host, &b->h);
     if (s != GS_OK) {
         free(b);
         return s;
@@ -123,14 +135,19 @@ gs_status gs_buffer_read(gs_ctx *ctx, gs_buffer *b, void *host, size_t bytes) {
     if (!b || (!host && bytes)) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_buffer_read: NULL argument");
     if (bytes > b->bytes)
         return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_buffer_read: %zu bytes from a buffer of %zu", bytes, b->bytes);
-    return b->cl ? gs_cl_buf_read(ctx, b->dev->cl, b->cl, host, bytes)
-                 : gs_cuda_buf_read(ctx, b->dev->cu, b->cu, host, bytes);
+    return b->dev->rt->buf_read(ctx, b->dev->h, b->h, host, bytes);
+}
+
+gs_status gs_buffer_write(gs_ctx *ctx, gs_buffer *b, const void *host, size_t bytes) {
+    if (!b || (!host && bytes)) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_buffer_write: NULL argument");
+    if (bytes > b->bytes)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_buffer_write: %zu bytes into a buffer of %zu", bytes, b->bytes);
+    return b->dev->rt->buf_write(ctx, b->dev->h, b->h, host, bytes);
 }
 
 void gs_buffer_destroy(gs_buffer *b) {
     if (!b) return;
-    gs_cl_buf_free(b->cl);
-    gs_cuda_buf_free(b->cu);
+    if (b->h) b->rt->buf_free(b->h);
     free(b);
 }
 
@@ -141,14 +158,13 @@ gs_status gs_dev_prog_load(gs_ctx *ctx, gs_device *dev, const void *image, const
     gs_status s = gs_device_ready(ctx, dev, "load a kernel");
     if (s != GS_OK) return s;
     out->dev = dev;
-    if (dev->backend == GS_BACKEND_OPENCL) return gs_cl_build(ctx, dev->cl, image, name, &out->cl);
-    return gs_cuda_load(ctx, dev->cu, image, name, smem_bytes, &out->cu);
+    out->rt = dev->rt;
+    return dev->rt->prog_load(ctx, dev->h, image, name, smem_bytes, &out->h);
 }
 
 void gs_dev_prog_free(gs_dev_prog *p) {
     if (!p) return;
-    gs_cl_prog_free(p->cl);
-    gs_cuda_unload(p->cu);
+    if (p->h) p->rt->prog_free(p->h);
     memset(p, 0, sizeof *p);
 }
 
@@ -157,6 +173,8 @@ static bool op_has_bias(const gs_op *op) { return op->has_bias && op->epi.bias_a
 
 gs_status gs_dev_prog_launch(gs_ctx *ctx, const gs_dev_prog *p, const gs_op *op, gs_buffer *const *bufs, int nbufs,
                              gs_buffer *ws, size_t grid, size_t block, double *elapsed_s) {
+    if (elapsed_s) *elapsed_s = 0;
+    if (!p || !p->h) return gs_err(ctx, GS_ERR_INVALID_ARG, "launch: no kernel loaded");
     int want = op->ninputs + 1 + (op_has_bias(op) ? 1 : 0);
     if (nbufs != want)
         return gs_err(ctx, GS_ERR_INVALID_ARG, "launch: %s takes %d buffers (inputs, output%s), got %d", op->spec,
@@ -170,13 +188,12 @@ gs_status gs_dev_prog_launch(gs_ctx *ctx, const gs_dev_prog *p, const gs_op *op,
         if ((int64_t)bufs[i]->bytes < need)
             return gs_err(ctx, GS_ERR_INVALID_ARG, "launch: buffer %d (%s) holds %zu bytes, %s needs %lld", i,
                           gs_op_buffer_name(op, i), bufs[i]->bytes, op->spec, (long long)need);
-        args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = bufs[i]->cl, .cubuf = bufs[i]->cu};
+        args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = bufs[i]->h};
     }
     na = gs_kernel_scalar_args(op, args, na);
     if (ws) {
         if (ws->dev != p->dev) return gs_err(ctx, GS_ERR_INVALID_ARG, "launch: the workspace lives on another device");
-        args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = ws->cl, .cubuf = ws->cu};
+        args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = ws->h};
     }
-    if (p->cl) return gs_cl_launch(ctx, p->dev->cl, p->cl, args, na, grid, block, elapsed_s);
-    return gs_cuda_launch(ctx, p->dev->cu, p->cu, args, na, grid, block, elapsed_s);
+    return p->dev->rt->launch(ctx, p->dev->h, p->h, args, na, grid, block, elapsed_s);
 }

@@ -418,6 +418,17 @@ gs_status gs_cl_buf_read(gs_ctx *ctx, gs_cl *cl, gs_cl_buf *b, void *host, size_
     return GS_OK;
 }
 
+gs_status gs_cl_buf_write(gs_ctx *ctx, gs_cl *cl, gs_cl_buf *b, const void *host, size_t bytes) {
+    if (!cl || !b || (!host && bytes > 0))
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_cl_buf_write: NULL argument");
+    if (bytes > b->size)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_cl_buf_write: %zu bytes into a %zu-byte buffer", bytes, b->size);
+    if (bytes == 0) return GS_OK;
+    cl_int e = clEnqueueWriteBuffer(cl->queue, b->mem, CL_TRUE, 0, bytes, host, 0, NULL, NULL);
+    if (e != CL_SUCCESS) return cl_fail(ctx, "clEnqueueWriteBuffer", e);
+    return GS_OK;
+}
+
 void gs_cl_buf_free(gs_cl_buf *b) {
     if (!b) return;
     if (b->mem) clReleaseMemObject(b->mem);
@@ -464,7 +475,7 @@ gs_status gs_cl_launch(gs_ctx *ctx, gs_cl *cl, gs_cl_prog *p, const gs_karg *arg
         case GS_KARG_BUF:
             if (!a->buf)
                 return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_cl_launch: argument %d is a NULL buffer", i);
-            e = clSetKernelArg(p->kernel, (cl_uint)i, sizeof(cl_mem), &a->buf->mem);
+            e = clSetKernelArg(p->kernel, (cl_uint)i, sizeof(cl_mem), &((gs_cl_buf *)a->buf)->mem);
             break;
         case GS_KARG_INT: {
             cl_int v = a->i;
@@ -717,3 +728,75 @@ gs_status gs_cl_query_profile(gs_ctx *ctx, gs_cl *cl, const char *fallback, gs_h
     if (s == GS_OK) *out = hw;
     return s;
 }
+
+/* ---- the runtime table (runtime.h) ---------------------------------------- */
+static gs_status rt_open(gs_ctx *ctx, int index, void **out) {
+    *out = NULL;
+    if (index != 0) /* one device per process: GS_CL_DEVICE picks it */
+        return gs_err(ctx, GS_ERR_INVALID_ARG,
+                      "gs_device_open: device index %d (OpenCL takes 0; GS_CL_DEVICE=cpu|gpu|NAME picks the device)",
+                      index);
+    gs_cl *cl = NULL;
+    gs_status s = gs_cl_open(ctx, &cl);
+    *out = cl;
+    return s;
+}
+static gs_status rt_not_open(gs_ctx *ctx, const char *who) {
+    return gs_err(ctx, GS_ERR_OPENCL_MISSING, "%s: no OpenCL device", who);
+}
+static void rt_close(void *dev) { gs_cl_close(dev); }
+static const char *rt_device_name(const void *dev) { return gs_cl_device_name(dev); }
+static gs_status rt_query_profile(gs_ctx *ctx, void *dev, const char *fallback, gs_hw *out, char **notes) {
+    return gs_cl_query_profile(ctx, dev, fallback ? fallback : "rtx3090", out, notes);
+}
+static gs_status rt_target(gs_ctx *ctx, void *dev, gs_rt_target *out) {
+    (void)ctx;
+    (void)dev;
+    *out = (gs_rt_target){.dialect = GS_DIALECT_OPENCL};
+    return GS_OK;
+}
+static gs_status rt_buf_create(gs_ctx *ctx, void *dev, size_t bytes, const void *host, void **out) {
+    gs_cl_buf *b = NULL;
+    gs_status s = gs_cl_buf_create(ctx, dev, bytes, host, &b);
+    *out = b;
+    return s;
+}
+static gs_status rt_buf_read(gs_ctx *ctx, void *dev, void *buf, void *host, size_t bytes) {
+    return gs_cl_buf_read(ctx, dev, buf, host, bytes);
+}
+static gs_status rt_buf_write(gs_ctx *ctx, void *dev, void *buf, const void *host, size_t bytes) {
+    return gs_cl_buf_write(ctx, dev, buf, host, bytes);
+}
+static void rt_buf_free(void *buf) { gs_cl_buf_free(buf); }
+static gs_status rt_prog_load(gs_ctx *ctx, void *dev, const void *image, const char *name, int64_t smem_bytes,
+                              void **out) {
+    (void)smem_bytes; /* OpenCL sizes local memory itself */
+    gs_cl_prog *p = NULL;
+    gs_status s = gs_cl_build(ctx, dev, image, name, &p);
+    *out = p;
+    return s;
+}
+static void rt_prog_free(void *prog) { gs_cl_prog_free(prog); }
+static gs_status rt_launch(gs_ctx *ctx, void *dev, void *prog, const gs_karg *args, int nargs, size_t grid,
+                           size_t block, double *elapsed_s) {
+    return gs_cl_launch(ctx, dev, prog, args, nargs, grid, block, elapsed_s);
+}
+
+const gs_runtime gs_runtime_opencl = {
+    .name = "opencl",
+    .backend = GS_BACKEND_OPENCL,
+    .dialect = GS_DIALECT_OPENCL,
+    .open = rt_open,
+    .not_open = rt_not_open,
+    .close = rt_close,
+    .device_name = rt_device_name,
+    .query_profile = rt_query_profile,
+    .target = rt_target,
+    .buf_create = rt_buf_create,
+    .buf_read = rt_buf_read,
+    .buf_write = rt_buf_write,
+    .buf_free = rt_buf_free,
+    .prog_load = rt_prog_load,
+    .prog_free = rt_prog_free,
+    .launch = rt_launch,
+};

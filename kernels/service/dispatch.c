@@ -164,7 +164,7 @@ typedef struct kernel_entry {
     bool have_binary;
     const void *binary; /* owned by the kernel cache */
     size_t len;
-    void *program;      /* gs_cl_prog * or gs_cuda_mod * */
+    gs_dev_prog prog;   /* built or loaded on the attached device (prog.h NULL: none) */
 } kernel_entry;
 
 struct gs_dispatcher {
@@ -175,8 +175,8 @@ struct gs_dispatcher {
     bool nvrtc;           /* NVRTC usable */
     bool cubin;           /* CUDA: cubin for arch (else PTX, with an attached older device) */
     gs_kcache *cache;
-    gs_cl *cl;
-    gs_cuda *cu;
+    gs_device *dev;       /* the attached device, or NULL */
+    gs_buffer *ws;        /* split-K's workspace on dev for gs_dispatch_run (zero between launches), or NULL */
     shape_entry *shapes;
     size_t nshapes, capshapes;
     kernel_entry *kernels;
@@ -287,11 +287,8 @@ gs_status gs_dispatcher_create(gs_ctx *ctx, const gs_hw *hw, const gs_dispatch_o
 
 void gs_dispatcher_destroy(gs_dispatcher *d) {
     if (!d) return;
-    for (size_t i = 0; i < d->nkernels; i++) {
-        if (!d->kernels[i].program) continue;
-        if (d->cl) gs_cl_prog_free(d->kernels[i].program);
-        else if (d->cu) gs_cuda_unload(d->kernels[i].program);
-    }
+    for (size_t i = 0; i < d->nkernels; i++) gs_dev_prog_free(&d->kernels[i].prog);
+    gs_buffer_destroy(d->ws);
     free(d->kernels);
     free(d->shapes);
     free(d->memo);
@@ -305,36 +302,29 @@ void gs_dispatcher_destroy(gs_dispatcher *d) {
 
 gs_kcache *gs_dispatcher_cache(gs_dispatcher *d) { return d ? d->cache : NULL; }
 
-gs_status gs_dispatcher_attach_opencl(gs_ctx *ctx, gs_dispatcher *d, gs_cl *cl) {
-    if (!d || !cl) return gs_err(ctx, GS_ERR_INVALID_ARG, "attach_opencl: NULL argument");
-    if (d->o.dialect != GS_DIALECT_OPENCL)
-        return gs_err(ctx, GS_ERR_INVALID_ARG, "attach_opencl: the dispatcher emits CUDA, not OpenCL");
-    if (d->nkernels || d->cl || d->cu)
-        return gs_err(ctx, GS_ERR_INVALID_ARG, "attach_opencl: attach a device before the first dispatch");
-    d->cl = cl;
-    return GS_OK;
-}
-
-gs_status gs_dispatcher_attach_cuda(gs_ctx *ctx, gs_dispatcher *d, gs_cuda *cu) {
-    if (!d) return gs_err(ctx, GS_ERR_INVALID_ARG, "attach_cuda: NULL dispatcher");
-    if (!cu) return gs_err(ctx, GS_ERR_CUDA_MISSING, "no CUDA device: measurement-free mode (nothing to attach)");
-    if (d->o.dialect != GS_DIALECT_CUDA)
-        return gs_err(ctx, GS_ERR_INVALID_ARG, "attach_cuda: the dispatcher emits OpenCL, not CUDA");
-    if (d->nkernels || d->cl || d->cu)
-        return gs_err(ctx, GS_ERR_INVALID_ARG, "attach_cuda: attach a device before the first dispatch");
-    if (!d->nvrtc)
-        return gs_err(ctx, GS_ERR_NVRTC_MISSING, "attach_cuda: loading kernels on a device needs NVRTC");
-    gs_hw dev;
-    gs_status s = gs_cuda_query_profile(ctx, cu, &dev);
+gs_status gs_dispatcher_attach(gs_ctx *ctx, gs_dispatcher *d, gs_device *dev) {
+    if (!d) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_dispatcher_attach: NULL dispatcher");
+    gs_status s = gs_device_ready(ctx, dev, "gs_dispatcher_attach");
     if (s != GS_OK) return s;
-    int arch = 0;
-    bool cubin = false; /* otherwise PTX, JIT-compiled forward by the driver */
-    s = gs_cuda_target(ctx, dev.sm, &arch, &cubin);
-    char why[GS_MSG_MAX];
-    if (s != GS_OK) return gs_err(ctx, s, "attach_cuda: %s", gs_ctx_msg_copy(ctx, why, sizeof why));
-    d->arch = arch;
-    d->cubin = cubin;
-    d->cu = cu;
+    gs_dialect dl = gs_device_dialect(dev);
+    if (d->o.dialect != dl)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_dispatcher_attach: the dispatcher emits %s, not %s (the device %s)",
+                      d->o.dialect == GS_DIALECT_CUDA ? "CUDA" : "OpenCL", dl == GS_DIALECT_CUDA ? "CUDA" : "OpenCL",
+                      gs_device_name(dev));
+    if (d->nkernels || d->dev)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_dispatcher_attach: attach a device before the first dispatch");
+    if (dl == GS_DIALECT_CUDA) {
+        if (!d->nvrtc)
+            return gs_err(ctx, GS_ERR_NVRTC_MISSING, "gs_dispatcher_attach: loading kernels on a device needs NVRTC");
+        /* the device's own arch as a cubin, else PTX of an older one */
+        gs_rt_target t;
+        s = gs_device_target(ctx, dev, &t);
+        char why[GS_MSG_MAX];
+        if (s != GS_OK) return gs_err(ctx, s, "gs_dispatcher_attach: %s", gs_ctx_msg_copy(ctx, why, sizeof why));
+        d->arch = t.arch;
+        d->cubin = t.cubin;
+    }
+    d->dev = dev;
     return GS_OK;
 }
 
@@ -700,38 +690,27 @@ static gs_status get_kernel(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, cons
             }
         }
         k.have_binary = true;
-        if (d->cl) {
+        if (d->dev) {
+            /* OpenCL builds the source here (a compile); CUDA loads the binary */
+            bool build = d->o.dialect == GS_DIALECT_OPENCL;
             double t0 = gs_now_s();
-            gs_cl_prog *p = NULL;
-            s = gs_cl_build(ctx, d->cl, k.binary, k.name, &p);
+            /* the total shared memory; ours is all static (no dynamic part) */
+            s = gs_dev_prog_load(ctx, d->dev, k.binary, k.name, k.smem_bytes, &k.prog);
             double dt = gs_now_s() - t0;
             *compile_s += dt;
-            d->st.compiles++;
-            d->st.compile_ms += dt * 1e3;
+            if (build) {
+                d->st.compiles++;
+                d->st.compile_ms += dt * 1e3;
+            }
             if (s != GS_OK) {
                 gs_kernel_src_free(&ks);
                 return s;
             }
-            k.program = p;
-        } else if (d->cu) {
-            double t0 = gs_now_s();
-            gs_cuda_mod *m = NULL;
-            /* the total shared memory; ours is all static (no dynamic part) */
-            s = gs_cuda_load(ctx, d->cu, k.binary, k.name, k.smem_bytes, &m);
-            *compile_s += gs_now_s() - t0;
-            if (s != GS_OK) {
-                gs_kernel_src_free(&ks);
-                return s;
-            }
-            k.program = m;
         }
     }
     gs_kernel_src_free(&ks);
     s = add_kernel(ctx, d, &k, kidx);
-    if (s != GS_OK) {
-        if (k.program && d->cl) gs_cl_prog_free(k.program);
-        else if (k.program && d->cu) gs_cuda_unload(k.program);
-    }
+    if (s != GS_OK) gs_dev_prog_free(&k.prog);
     return s;
 }
 
@@ -796,7 +775,7 @@ gs_status gs_dispatch(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, gs_kernel_
     out->binary_kind = k->have_binary ? gs_kbackend_name(k->kind) : NULL;
     out->binary = k->have_binary ? k->binary : NULL;
     out->binary_len = k->have_binary ? k->len : 0;
-    out->program = k->program;
+    out->program = k->prog.h;
     gs_etir_format_config(op, &se->etir, out->config, sizeof out->config);
     out->workspace_bytes = gs_split_workspace_bytes(op, &se->etir, GS_SPLIT_ORDERED);
     if (out->hit) d->st.hits++;
@@ -817,9 +796,39 @@ void gs_dispatch_stats_get(const gs_dispatcher *d, gs_dispatch_stats *out) {
     out->cache_write_errors = cs.write_errors;
 }
 
-gs_status gs_dispatcher_attach(gs_ctx *ctx, gs_dispatcher *d, gs_device *dev) {
-    gs_status s = gs_device_ready(ctx, dev, "gs_dispatcher_attach");
+
+/* ---- gs_dispatch_run --------------------------------------------------------------- */
+gs_status gs_dispatch_run(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, const gs_kernel_handle *h,
+                          gs_buffer *const *bufs, int nbufs, double *elapsed_s) {
+    if (elapsed_s) *elapsed_s = 0;
+    if (!d || !op || !h) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_dispatch_run: NULL dispatcher, operator or handle");
+    if (!d->dev)
+        return gs_err(ctx, GS_ERR_INVALID_ARG,
+                      "gs_dispatch_run: no device attached (gs_dispatcher_attach before the first dispatch)");
+    gs_status s = gs_op_validate(ctx, op);
     if (s != GS_OK) return s;
-    return dev->backend == GS_BACKEND_OPENCL ? gs_dispatcher_attach_opencl(ctx, d, dev->cl)
-                                             : gs_dispatcher_attach_cuda(ctx, d, dev->cu);
+    /* the handle must be the one d dispatched for this shape */
+    int32_t si = map_get(&d->shape_map, shape_key_of(class_key_of(d, op), op));
+    if (si < 0)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_dispatch_run: %s was not dispatched by this dispatcher (gs_dispatch it first)",
+                      op->spec);
+    const shape_entry *se = &d->shapes[si];
+    if (se->kidx < 0 || se->kkey != h->key)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_dispatch_run: the handle (%s) is not the kernel dispatched for %s",
+                      h->name, op->spec);
+    const kernel_entry *k = &d->kernels[se->kidx];
+    if (!k->prog.h)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_dispatch_run: %s was not built on the device (compile is 0?)",
+                      k->name);
+    /* split-K meets in a workspace sized by the extents: kept by d, grown
+     * (a fresh buffer is zeroed) when a larger shape needs more */
+    int64_t ws = gs_split_workspace_bytes(op, &se->etir, GS_SPLIT_ORDERED);
+    if (ws > 0 && (!d->ws || d->ws->bytes < (size_t)ws)) {
+        gs_buffer_destroy(d->ws);
+        d->ws = NULL;
+        s = gs_buffer_create(ctx, d->dev, (size_t)ws, NULL, &d->ws);
+        if (s != GS_OK) return s;
+    }
+    return gs_dev_prog_launch(ctx, &k->prog, op, bufs, nbufs, ws > 0 ? d->ws : NULL,
+                              (size_t)gs_etir_blocks(op, &se->etir), (size_t)gs_etir_threads(op, &se->etir), elapsed_s);
 }

@@ -119,11 +119,13 @@ const char *gs_kernel_log(const gs_kernel *k) { return k && k->nv.log ? k->nv.lo
 /* Build or load k on dev, once: OpenCL builds the source; CUDA loads the
  * cubin (compiled first when needed). */
 static gs_status kernel_load(gs_ctx *ctx, gs_device *dev, gs_kernel *k) {
-    if (k->prog.dev == dev && (k->prog.cl || k->prog.cu)) return GS_OK;
+    if (k->prog.dev == dev && k->prog.h) return GS_OK;
     if (k->prog.dev && k->prog.dev != dev)
         return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_kernel_run: %s is loaded on another device; create a kernel per device",
                       k->ks.name);
-    bool cuda = dev->backend == GS_BACKEND_CUDA;
+    gs_status s = gs_device_ready(ctx, dev, "gs_kernel_run");
+    if (s != GS_OK) return s;
+    bool cuda = gs_device_dialect(dev) == GS_DIALECT_CUDA;
     if (cuda != (k->ks.desc.dialect == GS_DIALECT_CUDA))
         return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_kernel_run: %s is %s, the device %s runs %s", k->ks.name,
                       cuda ? "OpenCL C" : "CUDA C", gs_device_name(dev), cuda ? "CUDA" : "OpenCL");
@@ -131,14 +133,15 @@ static gs_status kernel_load(gs_ctx *ctx, gs_device *dev, gs_kernel *k) {
     if (cuda) {
         /* SASS for the device's own arch; PTX of an older arch, which the
          * driver compiles forward; nothing for a newer one */
-        gs_hw dev_hw;
-        gs_status s = gs_cuda_query_profile(ctx, dev->cu, &dev_hw);
-        if (s == GS_OK && k->arch > dev_hw.sm)
+        gs_rt_target t; /* only the device's sm is used: k has its own arch */
+        s = gs_device_target(ctx, dev, &t);
+        if (t.device_sm > 0) s = GS_OK;
+        if (s == GS_OK && k->arch > t.device_sm)
             s = gs_err(ctx, GS_ERR_ARCH_UNSUPPORTED, "gs_kernel_run: %s is for sm_%d, the device %s is sm_%d",
-                       k->ks.name, k->arch, gs_device_name(dev), dev_hw.sm);
+                       k->ks.name, k->arch, gs_device_name(dev), t.device_sm);
         if (s == GS_OK) s = gs_kernel_compile(ctx, k, NULL);
         if (s != GS_OK) return s;
-        image = k->arch == dev_hw.sm ? k->nv.cubin : (const void *)k->nv.ptx;
+        image = k->arch == t.device_sm ? k->nv.cubin : (const void *)k->nv.ptx;
     }
     return gs_dev_prog_load(ctx, dev, image, k->ks.name, k->ks.smem_bytes, &k->prog);
 }
@@ -153,9 +156,10 @@ gs_status gs_kernel_run(gs_ctx *ctx, gs_device *dev, gs_kernel *k, const gs_op *
     gs_kdesc mine, theirs;
     gs_kdesc_make(&k->op, NULL, &k->etir, (gs_dialect)k->ks.desc.dialect, k->arch, &mine);
     gs_kdesc_make(op, NULL, &k->etir, (gs_dialect)k->ks.desc.dialect, k->arch, &theirs);
-    if (memcmp(&mine, &theirs, sizeof mine) != 0)
-        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_kernel_run: %s is not a shape of the kernel's operator %s", op->spec,
-                      k->op.spec);
+    char why[200];
+    if (gs_kdesc_diff(&mine, &theirs, why, sizeof why))
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_kernel_run: %s is not a shape of the kernel's operator %s: they differ in %s",
+                      op->spec, k->op.spec, why);
     if (!dev) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_kernel_run: no device (open one with gs_device_open)");
     s = kernel_load(ctx, dev, k);
     if (s != GS_OK) return s;

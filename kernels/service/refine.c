@@ -213,29 +213,27 @@ static void record_failure(gs_ctx *ctx, gs_refine_cand *c, gs_status s, gs_statu
     }
 }
 
-/* ---- one loop over the candidates, for both runtimes --------------------------------- */
-/* How candidates are compiled for the device: OpenCL builds the source; CUDA
- * compiles with NVRTC for arch (a cubin, or PTX that the driver JIT-compiles
- * forward) and loads the image. */
+/* ---- one loop over the candidates, for any runtime ------------------------------------ */
+/* How candidates are compiled for the device (gs_rt_target): OpenCL builds the
+ * source; CUDA compiles with NVRTC for the target's arch (a cubin, or PTX
+ * that the driver JIT-compiles forward) and loads the image. */
 typedef struct target {
-    gs_dialect dialect;
-    int arch;
-    bool cubin;
+    gs_rt_target t;
     gs_kcache *kc; /* CUDA: NVRTC's output is looked up and kept here (NULL: none) */
 } target;
 
 /* Emit candidate i, compile it for t and build or load it on dev. */
 static gs_status candidate_load(gs_ctx *ctx, gs_device *dev, const target *t, const gs_result *r, const gs_op *op,
                                 int i, gs_kernel_src *ks, gs_dev_prog *prog) {
-    gs_status s = gs_lower_emit(ctx, &r->hw, op, &r->cand[i], t->dialect, t->arch, ks);
+    gs_status s = gs_lower_emit(ctx, &r->hw, op, &r->cand[i], t->t.dialect, t->t.arch, ks);
     if (s != GS_OK) return s;
-    if (t->dialect == GS_DIALECT_OPENCL) return gs_dev_prog_load(ctx, dev, ks->src, ks->name, ks->smem_bytes, prog);
+    if (t->t.dialect != GS_DIALECT_CUDA) return gs_dev_prog_load(ctx, dev, ks->src, ks->name, ks->smem_bytes, prog);
     gs_nvrtc_out nv;
-    s = gs_nvrtc_compile_cached(ctx, t->kc, ks->src, ks->name, t->arch, !t->cubin, t->cubin, &nv, NULL);
+    s = gs_nvrtc_compile_cached(ctx, t->kc, ks->src, ks->name, t->t.arch, !t->t.cubin, t->t.cubin, &nv, NULL);
     /* smem_bytes is the kernel's total; ours is all static, so the launch
      * requests no dynamic shared memory. */
     if (s == GS_OK)
-        s = gs_dev_prog_load(ctx, dev, t->cubin ? nv.cubin : (const void *)nv.ptx, ks->name, ks->smem_bytes, prog);
+        s = gs_dev_prog_load(ctx, dev, t->t.cubin ? nv.cubin : (const void *)nv.ptx, ks->name, ks->smem_bytes, prog);
     gs_nvrtc_out_free(&nv);
     return s;
 }
@@ -316,40 +314,19 @@ static gs_status refine_on(gs_ctx *ctx, gs_device *dev, const target *t, const g
     return refine_end(ctx, out, first_err, first_msg);
 }
 
-/* ---- the runtimes ------------------------------------------------------------------ */
-gs_status gs_refine_opencl(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_result *r, int K, double budget_ms,
-                           gs_refine_report *out) {
-    gs_status s = refine_begin(ctx, &op, r, K, &budget_ms, out, "opencl");
+/* ---- on a device ------------------------------------------------------------------- */
+gs_status gs_refine_device(gs_ctx *ctx, gs_kcache *kc, gs_device *dev, const gs_op *op, const gs_result *r, int K,
+                           double budget_ms, gs_refine_report *out) {
+    if (!dev) return gs_err(ctx, GS_ERR_INVALID_ARG, "refine: no device (open one with gs_device_open)");
+    gs_status s = refine_begin(ctx, &op, r, K, &budget_ms, out, dev->rt->name);
     if (s != GS_OK) return s;
-    if (!cl) return gs_err(ctx, GS_ERR_OPENCL_MISSING, "refine: no OpenCL device");
-    gs_device dev;
-    gs_device_wrap_opencl(&dev, cl);
-    target t = {GS_DIALECT_OPENCL, 0, false, NULL};
-    return refine_on(ctx, &dev, &t, op, r, out);
-}
-
-gs_status gs_refine_cuda(gs_ctx *ctx, gs_cuda *cu, const gs_op *op, const gs_result *r, int K, double budget_ms,
-                         gs_refine_report *out) {
-    return gs_refine_cuda_cached(ctx, NULL, cu, op, r, K, budget_ms, out);
-}
-
-gs_status gs_refine_cuda_cached(gs_ctx *ctx, gs_kcache *kc, gs_cuda *cu, const gs_op *op, const gs_result *r, int K,
-                                double budget_ms, gs_refine_report *out) {
-    gs_status s = refine_begin(ctx, &op, r, K, &budget_ms, out, "cuda");
+    s = gs_device_ready(ctx, dev, "refine");
     if (s != GS_OK) return s;
-    if (!cu)
-        return gs_err(ctx, GS_ERR_CUDA_MISSING,
-                      "no CUDA device: measurement-free mode (refinement on CUDA needs an open device)");
-    gs_hw dev_hw;
-    s = gs_cuda_query_profile(ctx, cu, &dev_hw);
-    if (s != GS_OK) return s;
-    target t = {GS_DIALECT_CUDA, 0, false, kc};
-    s = gs_cuda_target(ctx, dev_hw.sm, &t.arch, &t.cubin);
+    target t = {.kc = kc};
+    s = gs_device_target(ctx, dev, &t.t);
     char why[GS_MSG_MAX];
     if (s != GS_OK) return gs_err(ctx, s, "refine: %s", gs_ctx_msg_copy(ctx, why, sizeof why));
-    gs_device dev;
-    gs_device_wrap_cuda(&dev, cu);
-    return refine_on(ctx, &dev, &t, op, r, out);
+    return refine_on(ctx, dev, &t, op, r, out);
 }
 
 /* ---- the public entry point -------------------------------------------------------- */
@@ -360,8 +337,7 @@ gs_status gs_refine(gs_ctx *ctx, gs_device *dev, const gs_result *r, int K, doub
     if (!dev) return gs_err(ctx, GS_ERR_INVALID_ARG, "refine: no device (open one with gs_device_open)");
     gs_refine_report *rep = malloc(sizeof *rep);
     if (!rep) return gs_err(ctx, GS_ERR_NOMEM, "refine: out of memory");
-    gs_status s = dev->backend == GS_BACKEND_OPENCL ? gs_refine_opencl(ctx, dev->cl, NULL, r, K, budget_ms, rep)
-                                                    : gs_refine_cuda(ctx, dev->cu, NULL, r, K, budget_ms, rep);
+    gs_status s = gs_refine_device(ctx, NULL, dev, NULL, r, K, budget_ms, rep);
     if (s == GS_OK) {
         if (pick) *pick = rep->pick;
         for (int i = 0; medians && i < rep->n && i < K; i++)

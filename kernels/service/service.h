@@ -81,7 +81,7 @@ gs_status gs_sass_cubin(gs_ctx *ctx, const char *root, const void *cubin, size_t
                         char **text, char *tool_path, size_t tool_cap);
 
 
-/* ---- verification: run on OpenCL and compare with a reference -----------
+/* ---- verification: run on a device and compare with a reference ---------
  * The reference is GSL's sgemm for gemm and the IR interpreter otherwise.
  * Errors are reported as a diff struct (libxsmm matdiff style). */
 typedef struct gs_diff {
@@ -93,7 +93,7 @@ typedef struct gs_diff {
     double nmse;          /* sum (y-ref)^2 / sum ref^2 */
     int64_t nonfinite;    /* NaN/Inf in y where ref is finite */
     const char *reference;/* "gsl_blas_sgemm" or "interpreter" */
-    double kernel_s;      /* profiled kernel time on the OpenCL device */
+    double kernel_s;      /* profiled kernel time on the device */
     double tol;           /* the tolerance applied (gs_verify_tolerance) */
 } gs_diff;
 
@@ -106,22 +106,24 @@ double gs_verify_tolerance(const gs_op *op);
 /* Largest problem verify will allocate on the host (bytes over all tensors). */
 #define GS_VERIFY_MAX_BYTES (2LL << 30)
 /* Largest iteration space (product of all axis extents) verify will run: the
- * reference runs it on the host and the kernel on the OpenCL device, so a
+ * reference runs it on the host and the kernel on the device, so a
  * tiny tensor with a 2^31 x 2^31 window otherwise runs for ever. */
 #define GS_VERIFY_MAX_ITERS (1LL << 36)
 
-/* Plan e for profile hw (the plan of the GPU the kernel is for; its
- * asynchronous copies print as plain copies in OpenCL), emit it for OpenCL,
- * build it on cl, run it on inputs drawn from seed, and compare with the
- * reference. GS_ERR_MISMATCH when normwise > tol or any
- * non-finite value appears; *d is filled either way when the run succeeded. */
-gs_status gs_verify_opencl(gs_ctx *ctx, gs_cl *cl, const gs_hw *hw, const gs_op *op, const gs_etir *e, uint64_t seed,
-                           gs_diff *d);
+/* Plan e for profile hw (the plan of the GPU the kernel is for; on OpenCL
+ * its asynchronous copies print as plain copies), emit it in dev's dialect
+ * (CUDA: for the NVRTC arch of gs_device_target), build or load it on dev,
+ * run it on inputs drawn from seed, and compare with the reference.
+ * GS_ERR_MISMATCH when normwise > tol or any non-finite value appears; *d is
+ * filled either way when the run succeeded. A device without an open
+ * runtime: GS_ERR_OPENCL_MISSING or GS_ERR_CUDA_MISSING. */
+gs_status gs_verify(gs_ctx *ctx, gs_device *dev, const gs_hw *hw, const gs_op *op, const gs_etir *e, uint64_t seed,
+                    gs_diff *d);
 /* The same for a given plan (a fallback plan, or the plan of another shape
  * of the operator: the kernel then runs with op's extents, as a kernel
  * reused across shapes does). */
-gs_status gs_verify_opencl_plan(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_etir *e, const gs_plan *plan,
-                                uint64_t seed, gs_diff *d);
+gs_status gs_verify_plan(gs_ctx *ctx, gs_device *dev, const gs_op *op, const gs_etir *e, const gs_plan *plan,
+                         uint64_t seed, gs_diff *d);
 /* Compare two arrays (y against ref). */
 void gs_diff_compute(const float *y, const float *ref, int64_t n, gs_diff *d);
 /* The gemm reference through GSL: C = alpha*op(A)*op(B) + beta*C in single
@@ -250,29 +252,19 @@ gs_status gs_refine_summarize(const double *samples, int n, double *median, doub
 /* Spearman rank correlation (gsl_stats_spearman); NAN when n < 3 or a
  * series is constant. */
 double gs_refine_spearman(const double *a, const double *b, int n);
-/* Refine on OpenCL (PoCL on CPU-only machines: the timings then describe the
- * CPU, not the GPU the model predicts for). op NULL: the result's operator.
- * budget_ms <= 0: GS_REFINE_DEFAULT_MS. GS_OK when at least one candidate
- * was measured (the others carry their status); else the first error. */
-gs_status gs_refine_opencl(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_result *r, int K, double budget_ms,
-                           gs_refine_report *out);
-/* The same on a CUDA device with NVRTC cubins for the device's arch (PTX for
- * the nearest older supported arch when NVRTC lacks it). cu NULL or no
- * device: GS_ERR_CUDA_MISSING. */
-gs_status gs_refine_cuda(gs_ctx *ctx, gs_cuda *cu, const gs_op *op, const gs_result *r, int K, double budget_ms,
-                         gs_refine_report *out);
-/* The same, compiling through kernel cache kc (NULL: none). */
-gs_status gs_refine_cuda_cached(gs_ctx *ctx, gs_kcache *kc, gs_cuda *cu, const gs_op *op, const gs_result *r, int K,
-                                double budget_ms, gs_refine_report *out);
+/* Refine on dev: OpenCL builds each candidate's source (PoCL on CPU-only
+ * machines: the timings then describe the CPU, not the GPU the model
+ * predicts for); CUDA compiles NVRTC cubins for the device's arch (PTX for
+ * the nearest older supported arch when NVRTC lacks it) through kernel cache
+ * kc (NULL: none). op NULL: the result's operator. budget_ms <= 0:
+ * GS_REFINE_DEFAULT_MS. dev NULL: GS_ERR_INVALID_ARG; a device without an
+ * open runtime: GS_ERR_OPENCL_MISSING or GS_ERR_CUDA_MISSING. GS_OK when at
+ * least one candidate was measured (the others carry their status); else
+ * the first error. */
+gs_status gs_refine_device(gs_ctx *ctx, gs_kcache *kc, gs_device *dev, const gs_op *op, const gs_result *r, int K,
+                           double budget_ms, gs_refine_report *out);
 
 /* ---- dispatcher internals (dispatch.c; the public API is in gensor.h) ---- */
-/* Attach an OpenCL device: kernels are then built on a miss (and handles
- * carry the gs_cl_prog in .program). The device must outlive d. Attach
- * before the first dispatch; the dialect must be GS_DIALECT_OPENCL. */
-gs_status gs_dispatcher_attach_opencl(gs_ctx *ctx, gs_dispatcher *d, gs_cl *cl);
-/* Attach a CUDA device: cubins are compiled for its arch and loaded
- * (handles carry the gs_cuda_mod in .program). Dialect GS_DIALECT_CUDA. */
-gs_status gs_dispatcher_attach_cuda(gs_ctx *ctx, gs_dispatcher *d, gs_cuda *cu);
 /* The key of op's size class in d's shape-class memo (GS_WARM_MEMO): its
  * operator class (structure, epilogue, dialect, arch), d's profile and
  * construction options, and ceil(log2(extent)) of each axis. */

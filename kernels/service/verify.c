@@ -1,5 +1,8 @@
-/* verify.c — run a lowered kernel on the OpenCL device and compare it with a
- * reference: GSL's sgemm for gemm, the IR interpreter for everything else. */
+/* verify.c — run a lowered kernel on a device and compare it with a
+ * reference: GSL's sgemm for gemm, the IR interpreter for everything else.
+ * Any device of the runtime interface: OpenCL builds the OpenCL C; CUDA gets
+ * the CUDA C compiled by NVRTC for the device's arch (a cubin, or PTX of the
+ * newest older arch NVRTC supports, which the driver JIT-compiles forward). */
 #include "util/pcg.h"
 #include "kernels/service/service.h"
 
@@ -61,15 +64,16 @@ void gs_gemm_reference(const gs_op *op, const float *A, const float *B, float *C
  * workspace zero, and a second launch on it (from the same output contents,
  * which beta reads) gives the same bits when the blocks meet in split order
  * (the atomic mode need not). */
-static gs_status check_split_rerun(gs_ctx *ctx, gs_cl *cl, gs_cl_prog *prog, const gs_kernel_src *ks, const gs_op *op,
-                                   gs_karg *args, int na, const float *orig, const float *first, gs_cl_buf *wsbuf) {
+static gs_status check_split_rerun(gs_ctx *ctx, gs_device *dev, const gs_dev_prog *prog, const gs_kernel_src *ks,
+                                   const gs_op *op, gs_buffer **bufs, int nbufs, const float *orig,
+                                   const float *first, gs_buffer *wsbuf) {
     int64_t on = gs_tensor_elems(gs_op_out(op));
     size_t wn = (size_t)ks->ws_bytes / 4;
     uint32_t *ws = malloc(wn * 4);
     float *again = malloc((size_t)on * 4);
-    gs_cl_buf *out2 = NULL;
+    gs_buffer *out2 = NULL;
     gs_status s = ws && again ? GS_OK : gs_err(ctx, GS_ERR_NOMEM, "verify: out of memory");
-    if (s == GS_OK) s = gs_cl_buf_read(ctx, cl, wsbuf, ws, wn * 4);
+    if (s == GS_OK) s = gs_buffer_read(ctx, wsbuf, ws, wn * 4);
     /* the counters, and the atomic mode's slice; ordered slices are scratch */
     size_t zero_words = ks->desc.plan.split_mode == GS_SPLIT_ATOMIC ? wn
                                                                     : (size_t)gs_split_counter_bytes(op, &ks->desc.etir) / 4;
@@ -77,34 +81,57 @@ static gs_status check_split_rerun(gs_ctx *ctx, gs_cl *cl, gs_cl_prog *prog, con
         if (ws[i])
             s = gs_err(ctx, GS_ERR_MISMATCH, "verify: %s: split-K left word %zu of its workspace non-zero (0x%08x)",
                        op->spec, i, (unsigned)ws[i]);
-    if (s == GS_OK) s = gs_cl_buf_create(ctx, cl, (size_t)on * 4, orig, &out2);
+    if (s == GS_OK) s = gs_buffer_create(ctx, dev, (size_t)on * 4, orig, &out2);
     if (s == GS_OK) {
-        args[op->ninputs] = (gs_karg){.kind = GS_KARG_BUF, .buf = out2};
-        s = gs_cl_launch(ctx, cl, prog, args, na, (size_t)ks->grid, (size_t)ks->block, NULL);
+        gs_buffer *b2[GS_MAX_TENSORS + 1];
+        memcpy(b2, bufs, (size_t)nbufs * sizeof *b2);
+        b2[op->ninputs] = out2;
+        s = gs_dev_prog_launch(ctx, prog, op, b2, nbufs, wsbuf, (size_t)ks->grid, (size_t)ks->block, NULL);
     }
-    if (s == GS_OK) s = gs_cl_buf_read(ctx, cl, out2, again, (size_t)on * 4);
+    if (s == GS_OK) s = gs_buffer_read(ctx, out2, again, (size_t)on * 4);
     if (s == GS_OK && ks->desc.plan.split_mode == GS_SPLIT_ORDERED && memcmp(again, first, (size_t)on * 4) != 0)
         s = gs_err(ctx, GS_ERR_MISMATCH, "verify: %s: ordered split-K gave different bits on a second run", op->spec);
-    gs_cl_buf_free(out2);
+    gs_buffer_destroy(out2);
     free(ws);
     free(again);
     return s;
 }
 
-gs_status gs_verify_opencl(gs_ctx *ctx, gs_cl *cl, const gs_hw *hw, const gs_op *op, const gs_etir *e, uint64_t seed,
-                           gs_diff *d) {
+gs_status gs_verify(gs_ctx *ctx, gs_device *dev, const gs_hw *hw, const gs_op *op, const gs_etir *e, uint64_t seed,
+                    gs_diff *d) {
     memset(d, 0, sizeof *d);
-    if (!cl || !hw || !op || !e) return gs_err(ctx, GS_ERR_INVALID_ARG, "verify: NULL argument");
+    if (!dev || !hw || !op || !e) return gs_err(ctx, GS_ERR_INVALID_ARG, "verify: NULL argument");
     if (!gs_etir_wellformed(op, e)) return gs_err(ctx, GS_ERR_INVALID_ARG, "verify: malformed ETIR state");
     gs_plan p;
     gs_plan_make(hw, op, e, NULL, &p);
-    return gs_verify_opencl_plan(ctx, cl, op, e, &p, seed, d);
+    return gs_verify_plan(ctx, dev, op, e, &p, seed, d);
 }
 
-gs_status gs_verify_opencl_plan(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_etir *e, const gs_plan *plan,
-                                uint64_t seed, gs_diff *d) {
+/* Emit e under plan in the device's dialect and build (OpenCL) or compile
+ * and load (CUDA) it on dev. */
+static gs_status verify_load(gs_ctx *ctx, gs_device *dev, const gs_op *op, const gs_etir *e, const gs_plan *plan,
+                             gs_kernel_src *ks, gs_dev_prog *prog) {
+    memset(ks, 0, sizeof *ks);
+    memset(prog, 0, sizeof *prog);
+    gs_rt_target t;
+    gs_status s = gs_device_target(ctx, dev, &t);
+    char why[GS_MSG_MAX];
+    if (s != GS_OK) return gs_err(ctx, s, "verify: %s", gs_ctx_msg_copy(ctx, why, sizeof why));
+    s = gs_lower_emit_plan(ctx, op, e, plan, t.dialect, t.arch, ks);
+    if (s != GS_OK) return s;
+    if (t.dialect != GS_DIALECT_CUDA) return gs_dev_prog_load(ctx, dev, ks->src, ks->name, ks->smem_bytes, prog);
+    gs_nvrtc_out nv;
+    s = gs_nvrtc_compile(ctx, ks->src, ks->name, t.arch, !t.cubin, t.cubin, &nv);
+    if (s == GS_OK)
+        s = gs_dev_prog_load(ctx, dev, t.cubin ? nv.cubin : (const void *)nv.ptx, ks->name, ks->smem_bytes, prog);
+    gs_nvrtc_out_free(&nv);
+    return s;
+}
+
+gs_status gs_verify_plan(gs_ctx *ctx, gs_device *dev, const gs_op *op, const gs_etir *e, const gs_plan *plan,
+                         uint64_t seed, gs_diff *d) {
     memset(d, 0, sizeof *d);
-    if (!cl || !plan || !op || !e) return gs_err(ctx, GS_ERR_INVALID_ARG, "verify: NULL argument");
+    if (!dev || !plan || !op || !e) return gs_err(ctx, GS_ERR_INVALID_ARG, "verify: NULL argument");
     int64_t total = 0;
     for (int t = 0; t <= op->ninputs; t++) total += gs_tensor_elems(&op->tensors[t]);
     if (op->has_bias) total += op->axes[op->epi.bias_axis].extent;
@@ -118,13 +145,14 @@ gs_status gs_verify_opencl_plan(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const g
                       "verify: %s has %.3g iterations to run on the host and the device (limit %.3g); verify a smaller "
                       "shape",
                       op->spec, iters, (double)GS_VERIFY_MAX_ITERS);
-    gs_kernel_src ks;
-    gs_status s = gs_lower_emit_plan(ctx, op, e, plan, GS_DIALECT_OPENCL, 0, &ks);
+    gs_status s = gs_device_ready(ctx, dev, "verify");
     if (s != GS_OK) return s;
 
     float *host[GS_MAX_TENSORS] = {0}, *ref = NULL, *bias = NULL, *orig = NULL;
-    gs_cl_buf *buf[GS_MAX_TENSORS] = {0}, *bbuf = NULL, *wsbuf = NULL;
-    gs_cl_prog *prog = NULL;
+    gs_buffer *buf[GS_MAX_TENSORS + 1] = {0}, *wsbuf = NULL;
+    int nbuf = 0;
+    gs_kernel_src ks = {0};
+    gs_dev_prog prog = {0};
     const gs_tensor *ot = gs_op_out(op);
     int64_t on = gs_tensor_elems(ot);
     gs_pcg32 rng;
@@ -158,33 +186,27 @@ gs_status gs_verify_opencl_plan(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const g
         d->reference = "interpreter";
     }
 
-    s = gs_cl_build(ctx, cl, ks.src, ks.name, &prog);
+    s = verify_load(ctx, dev, op, e, plan, &ks, &prog);
     if (s != GS_OK) goto done;
     for (int t = 0; t <= op->ninputs; t++) {
-        s = gs_cl_buf_create(ctx, cl, (size_t)gs_tensor_elems(&op->tensors[t]) * 4, host[t], &buf[t]);
+        s = gs_buffer_create(ctx, dev, (size_t)gs_tensor_elems(&op->tensors[t]) * 4, host[t], &buf[nbuf++]);
         if (s != GS_OK) goto done;
     }
-    if (bias) {
-        s = gs_cl_buf_create(ctx, cl, (size_t)op->axes[op->epi.bias_axis].extent * 4, bias, &bbuf);
+    if (ks.desc.has_bias) {
+        s = gs_buffer_create(ctx, dev, (size_t)op->axes[op->epi.bias_axis].extent * 4, bias, &buf[nbuf++]);
         if (s != GS_OK) goto done;
     }
-    gs_karg args[64];
-    int na = 0;
-    for (int t = 0; t <= op->ninputs; t++) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = buf[t]};
-    if (ks.desc.has_bias) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = bbuf};
-    na = gs_kernel_scalar_args(op, args, na);
     if (ks.ws_bytes) {
-        s = gs_cl_buf_create(ctx, cl, (size_t)ks.ws_bytes, NULL, &wsbuf);
+        s = gs_buffer_create(ctx, dev, (size_t)ks.ws_bytes, NULL, &wsbuf);
         if (s != GS_OK) goto done;
-        args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = wsbuf};
     }
     double ksec = 0;
-    s = gs_cl_launch(ctx, cl, prog, args, na, (size_t)ks.grid, (size_t)ks.block, &ksec);
+    s = gs_dev_prog_launch(ctx, &prog, op, buf, nbuf, wsbuf, (size_t)ks.grid, (size_t)ks.block, &ksec);
     if (s != GS_OK) goto done;
-    s = gs_cl_buf_read(ctx, cl, buf[op->ninputs], host[op->ninputs], (size_t)on * 4);
+    s = gs_buffer_read(ctx, buf[op->ninputs], host[op->ninputs], (size_t)on * 4);
     if (s != GS_OK) goto done;
     if (ks.ws_bytes) {
-        s = check_split_rerun(ctx, cl, prog, &ks, op, args, na, orig, host[op->ninputs], wsbuf);
+        s = check_split_rerun(ctx, dev, &prog, &ks, op, buf, nbuf, orig, host[op->ninputs], wsbuf);
         if (s != GS_OK) goto done;
     }
     d->kernel_s = ksec;
@@ -195,13 +217,10 @@ gs_status gs_verify_opencl_plan(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const g
                    op->spec, d->reference, d->normwise, d->tol, d->max_abs, (long long)d->where,
                    (long long)d->nonfinite);
 done:
-    for (int t = 0; t <= op->ninputs; t++) {
-        gs_cl_buf_free(buf[t]);
-        free(host[t]);
-    }
-    gs_cl_buf_free(bbuf);
-    gs_cl_buf_free(wsbuf);
-    gs_cl_prog_free(prog);
+    for (int t = 0; t <= op->ninputs; t++) free(host[t]);
+    for (int b = 0; b < nbuf; b++) gs_buffer_destroy(buf[b]);
+    gs_buffer_destroy(wsbuf);
+    gs_dev_prog_free(&prog);
     free(ref);
     free(orig);
     free(bias);
