@@ -160,7 +160,7 @@ fuzz-short: fuzz-build
 	  [ $$fail = 1 ] && break; \
 	done; \
 	n=$$(ls tests/fuzz/*/* | wc -l); \
-	if [ $$fail = 0 ]; then echo "fuzz-short: 6 targets, $$n committed inputs and $(FUZZ_SHORT) s each: 0 crashes"; fi; exit $$fail
+	if [ $$fail = 0 ]; then echo "fuzz-short: $(words $(FUZZ_TARGETS)) targets, $$n committed inputs and $(FUZZ_SHORT) s each: 0 crashes"; fi; exit $$fail
 
 # ---- static SASS checks: cuobjdump from PyPI into build/venv ----------------
 # Nothing is installed system-wide but python3-venv (only when missing); the

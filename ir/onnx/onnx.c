@@ -695,6 +695,7 @@ typedef struct imp {
     gs_model *m;
     int i;         /* the node being imported */
     const onode *n;
+    int fused[2], nfused; /* the nodes fused into it so far (a batch norm, a Relu) */
 } imp;
 
 static uint64_t name_hash(const char *s) { return gs_fnv1a64(s, strlen(s)); }
@@ -741,6 +742,14 @@ static void unsup(imp *c, const char *fmt, ...) {
     gs_model_node *o = &c->m->out[c->i];
     o->kind = GS_MODEL_UNSUPPORTED;
     o->reason = isprintf(c->m, "%s", tmp);
+    /* what was fused into it has no kernel either */
+    for (int k = 0; k < c->nfused; k++) {
+        gs_model_node *f = &c->m->out[c->fused[k]];
+        f->kind = GS_MODEL_UNSUPPORTED;
+        f->fused_into = -1;
+        f->reason = isprintf(c->m, "fused into node %d (%s), which is unsupported", c->i, c->n->op_type);
+    }
+    c->nfused = 0;
 }
 
 static const oattr *attr(const onode *n, const char *name) {
@@ -787,18 +796,29 @@ static tinfo *in_t(imp *c, int k, int lo, int hi) {
     tinfo *t = tab(c->m, nm, 0);
     if (!nm || !*nm) unsup(c, "input %d is missing", k);
     else if (!t || t->ndim < 0) unsup(c, "input '%s' has no known shape (from an unsupported node)", nm);
-    else if (t->dtype != DT_FLOAT) unsup(c, "input '%s' is %s; gensor kernels are fp32", nm, dtype_name(t->dtype));
+    else if (t->dtype != DT_FLOAT && !(t->c && t->c->f)) /* a DOUBLE constant was read as fp32 */
+        unsup(c, "input '%s' is %s; gensor kernels are fp32", nm, dtype_name(t->dtype));
     else if (t->ndim < lo || t->ndim > hi) {
         char sh[128];
         shape_text(t, sh, sizeof sh);
         unsup(c, "input '%s' has rank %d %s (%d..%d here)", nm, t->ndim, sh, lo, hi);
-    } else return t;
+    } else {
+        for (int d = 0; d < t->ndim; d++)
+            if (t->dims[d] < 1 || t->dims[d] > ONNX_DIM_MAX) {
+                unsup(c, "input '%s' dim %d is %lld (1..%lld here)", nm, d, (long long)t->dims[d],
+                      (long long)ONNX_DIM_MAX);
+                return NULL;
+            }
+        return t;
+    }
     return NULL;
 }
 
+/* The product of d[a..b), saturating at 2^62 (a bound no spec accepts). */
 static int64_t prod(const int64_t *d, int a, int b) {
     int64_t p = 1;
-    for (int k = a; k < b; k++) p *= d[k];
+    for (int k = a; k < b; k++)
+        if (__builtin_mul_overflow(p, d[k], &p) || p > (1LL << 62)) return 1LL << 62;
     return p;
 }
 
@@ -828,6 +848,7 @@ static int sole_consumer(imp *c, const char *name, const char *want) {
 /* Mark node j fused into node i; its outputs take shape and type of the tensor fused. */
 static void mark_fused(imp *c, int j, const tinfo *like) {
     gs_model_node *o = &c->m->out[j];
+    if (o->kind != GS_MODEL_FUSED && c->nfused < 2) c->fused[c->nfused++] = j;
     o->kind = GS_MODEL_FUSED;
     o->fused_into = c->i;
     o->reason = NULL;
@@ -904,6 +925,11 @@ static int window_pads(imp *c, const int64_t *in, const int64_t *k, const int64_
             unsup(c, "pads must hold 4 values for a 2-D window");
             return -1;
         }
+        for (int d = 0; d < 4; d++)
+            if (pads[d] < 0 || pads[d] > ONNX_DIM_MAX) {
+                unsup(c, "pads[%d] = %lld (0..%lld here)", d, (long long)pads[d], (long long)ONNX_DIM_MAX);
+                return -1;
+            }
         return 0;
     }
     if (!strcmp(mode, "VALID")) {
@@ -937,8 +963,8 @@ static int fuse_relu(imp *c, const char **final, const tinfo *like) {
 
 static int positive(imp *c, const char *what, const int64_t *v, int n) {
     for (int k = 0; k < n; k++)
-        if (v[k] < 1) {
-            unsup(c, "%s[%d] = %lld (must be at least 1)", what, k, (long long)v[k]);
+        if (v[k] < 1 || v[k] > ONNX_DIM_MAX) {
+            unsup(c, "%s[%d] = %lld (1..%lld here)", what, k, (long long)v[k], (long long)ONNX_DIM_MAX);
             return 0;
         }
     return 1;
@@ -978,7 +1004,7 @@ static void imp_conv(imp *c) {
     }
     const char *wname = W->name, *bname = B ? B->name : NULL, *final = n->nout ? n->out[0] : "";
     /* batch norm right after, on constants: fold it into the weights and the bias */
-    int j = sole_consumer(c, final, "BatchNormalization");
+    int j = sole_consumer(c, final, "BatchNormalization"), folded = -1;
     if (j >= 0) {
         const onode *bn = &c->m->nodes[j];
         const tinfo *p[4] = {0};
@@ -1010,6 +1036,7 @@ static void imp_conv(imp *c) {
             tinfo like = {.ndim = 4, .dtype = DT_FLOAT};
             mark_fused(c, j, &like);
             final = bn->out[0];
+            folded = j;
         }
     }
     /* the output shape, from the builder's own window rule */
@@ -1029,9 +1056,7 @@ static void imp_conv(imp *c) {
     const gs_tensor *O = gs_op_out(&probe);
     tinfo like = {.ndim = 4, .dtype = DT_FLOAT};
     memcpy(like.dims, O->shape, 4 * sizeof(int64_t));
-    /* the fused nodes' outputs take the conv's shape */
-    for (int k = 0; k < c->m->nnodes; k++)
-        if (c->m->out[k].kind == GS_MODEL_FUSED && c->m->out[k].fused_into == c->i) mark_fused(c, k, &like);
+    if (folded >= 0) mark_fused(c, folded, &like); /* the batch norm's output takes the conv's shape */
     int relu = fuse_relu(c, &final, &like);
     size_t l = strlen(spec);
     snprintf(spec + l, sizeof spec - l, " relu=%d", relu);
@@ -1338,7 +1363,10 @@ static void imp_view(imp *c) {
                 return;
             }
             d[k] = v;
-            if (k != infer) known *= v;
+            if (k != infer && (__builtin_mul_overflow(known, v, &known) || known > (1LL << 62))) {
+                unsup(c, "Reshape to more than 2^62 elements");
+                return;
+            }
         }
         if (infer >= 0) d[infer] = known ? total / known : 0;
         if (prod(d, 0, nd) != total) {
@@ -1459,7 +1487,7 @@ gs_status gs_model_import(gs_ctx *ctx, gs_model *m) {
     for (int i = 0; i < m->nnodes; i++) {
         gs_model_node *o = &m->out[i];
         if (o->kind == GS_MODEL_FUSED) continue;
-        imp c = {ctx, m, i, &m->nodes[i]};
+        imp c = {ctx, m, i, &m->nodes[i], {0, 0}, 0};
         const char *dom = c.n->domain;
         const imp_def *d = NULL;
         for (size_t k = 0; k < sizeof imp_defs / sizeof imp_defs[0] && (!*dom || !strcmp(dom, "ai.onnx")); k++)

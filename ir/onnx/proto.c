@@ -18,7 +18,7 @@ void gs_pb_init(gs_pb *r, const uint8_t *buf, size_t n) {
  * but the last byte; at most 10 bytes for 64 bits. */
 static int read_varint(gs_pb *r, uint64_t *out) {
     uint64_t v = 0;
-    for (int i = 0; i < 10; i++) {
+    for (int i = 0;; i++) { /* ends by the tenth byte: it may carry bit 63 alone */
         if (r->p >= r->end) {
             r->err = "truncated varint";
             return -1;
@@ -34,8 +34,6 @@ static int read_varint(gs_pb *r, uint64_t *out) {
             return 0;
         }
     }
-    r->err = "varint longer than 10 bytes";
-    return -1;
 }
 
 static int read_fixed(gs_pb *r, int bytes, uint64_t *out) {

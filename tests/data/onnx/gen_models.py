@@ -84,7 +84,9 @@ def misc():
 m = chain()
 onnx.checker.check_model(m)
 onnx.save_model(m, os.path.join(out, "chain.onnx"))
-onnx.save_model(chain(), os.path.join(out, "chain_ext.onnx"), save_as_external_data=True, all_tensors_to_one_file=True,
+ext = onnx.ModelProto()
+ext.CopyFrom(m)  # the same values, stored apart
+onnx.save_model(ext, os.path.join(out, "chain_ext.onnx"), save_as_external_data=True, all_tensors_to_one_file=True,
                 location="chain_ext.bin", size_threshold=0)
 mm = misc()
 onnx.checker.check_model(mm)
