@@ -104,10 +104,8 @@ static gs_status bad(rd *r, const gs_pb *pb, const char *what) {
 
 static char *str_dup(rd *r, const uint8_t *p, size_t n) {
     char *s = gs_arena_alloc(&r->m->arena, n + 1);
-    if (s) {
-        memcpy(s, p, n);
-        s[n] = 0;
-    }
+    if (s && n) memcpy(s, p, n);
+    if (s) s[n] = 0;
     return s;
 }
 
@@ -238,14 +236,14 @@ static gs_status read_tensor(rd *r, gs_pb *pb, otensor *t) {
     while (s == GS_OK && (rc = gs_pb_next(pb, &f)) == 1) {
         switch (f.num) {
         case 1: if (vec_take(&dims, &f, GS_PB_VARINT, pb) < 0) s = bad(r, pb, "tensor dims"); break;
-        case 2: t->dtype = (int)f.v; break;
+        case 2: t->dtype = f.wire == GS_PB_VARINT ? (int)f.v : 0; break;
         case 3: s = gs_err(r->ctx, GS_ERR_UNSUPPORTED, "%s: segmented tensors are not supported", r->path); break;
         case 4: if (vec_take(&fd, &f, GS_PB_FIXED32, pb) < 0) s = bad(r, pb, "float_data"); break;
         case 5:
         case 7: if (vec_take(&id, &f, GS_PB_VARINT, pb) < 0) s = bad(r, pb, "int data"); break;
         case 10: if (vec_take(&fd, &f, GS_PB_FIXED64, pb) < 0) s = bad(r, pb, "double_data"); break;
-        case 8: t->name = str_dup(r, f.data, f.len); break;
-        case 9: raw = f.data; raw_len = f.len; has_raw = 1; break;
+        case 8: if (f.wire == GS_PB_LEN) t->name = str_dup(r, f.data, f.len); break;
+        case 9: if (f.wire == GS_PB_LEN) { raw = f.data; raw_len = f.len; has_raw = 1; } break;
         case 13: {
             gs_pb e;
             gs_pb_field g;
@@ -261,7 +259,7 @@ static gs_status read_tensor(rd *r, gs_pb *pb, otensor *t) {
             else if (k && !strcmp(k, "length")) len_s = v;
             break;
         }
-        case 14: external = f.v == 1; break;
+        case 14: external = f.wire == GS_PB_VARINT && f.v == 1; break;
         default: break;
         }
     }
