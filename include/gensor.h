@@ -163,6 +163,7 @@ typedef struct gs_model_binding {
     const char *buffer; /* the kernel's buffer, as gs_op_buffer_name names it ("I", "F", "O", "bias", ...) */
     const char *tensor; /* the model tensor it reads, or (the output) writes */
     int constant;       /* 1: a constant of the model or of the import (gs_model_constant) */
+    int output;         /* 1: the buffer the kernel writes (its initial contents: out_init, or any) */
 } gs_model_binding;
 typedef struct gs_model_node {
     const char *name, *op_type;
@@ -171,7 +172,8 @@ typedef struct gs_model_node {
     int fused_into;          /* GS_MODEL_FUSED: the node whose kernel does this one's work; else -1 */
     const char *reason;      /* GS_MODEL_UNSUPPORTED and GS_MODEL_VIEW: why / what; else NULL */
     const char *out_init;    /* GS_MODEL_KERNEL with beta != 0: the tensor the output buffer starts as */
-    int nbindings;           /* GS_MODEL_KERNEL: gs_op_num_buffers(op), in its buffer order */
+    int nbindings;           /* GS_MODEL_KERNEL: gs_op_num_buffers(op), in its buffer order; GS_MODEL_VIEW:
+                                the viewed tensor ("in") and the view ("out"), or the constant ("out") */
     const gs_model_binding *bindings;
 } gs_model_node;
 /* Node i of an imported model into *out (its pointers owned by m).

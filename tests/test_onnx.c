@@ -209,6 +209,8 @@ Test(onnx, chain_imports_into_expected_specs) {
     node(ctx, m, 4, &nd);
     cr_expect_eq(nd.kind, GS_MODEL_VIEW);
     cr_expect(nd.reason && strstr(nd.reason, "[8,128]"), "flatten: %s", nd.reason ? nd.reason : "(null)");
+    expect_binding(&nd, 0, "in", "p", 0);
+    expect_binding(&nd, 1, "out", "f", 0);
     node(ctx, m, 5, &nd);
     cr_assert_eq(nd.kind, GS_MODEL_KERNEL);
     expect_spec(ctx, nd.op, "gemm M=8 N=10 K=128 transB=1 bias=1 relu=1", "fc");
@@ -549,4 +551,167 @@ Test(onnx, wire_reader_units) {
     lv.depth = GS_PB_MAX_DEPTH;
     cr_expect_eq(gs_pb_sub(&lv, &f, &sub), -1);
     cr_expect(sub.err && strstr(sub.err, "nested too deeply"), "%s", sub.err ? sub.err : "");
+}
+
+/* ---- the imported chain, run on PoCL through its bindings --------------------------- */
+#define E2E_MAX 16
+typedef struct e2e_store {
+    const char *name[E2E_MAX];
+    float *data[E2E_MAX];
+    int64_t n[E2E_MAX];
+    int count;
+} e2e_store;
+static float *e2e_get(e2e_store *s, const char *name, int64_t *n) {
+    for (int i = 0; i < s->count; i++)
+        if (!strcmp(s->name[i], name)) {
+            if (n) *n = s->n[i];
+            return s->data[i];
+        }
+    return NULL;
+}
+static void e2e_put(e2e_store *s, const char *name, float *data, int64_t n) {
+    cr_assert(s->count < E2E_MAX);
+    s->name[s->count] = name;
+    s->data[s->count] = data;
+    s->n[s->count++] = n;
+}
+
+/* chain.onnx at batch 2, every kernel node constructed for rtx3090 and its
+ * top candidate run on the OpenCL device, fed by the bindings alone (the
+ * constants from gs_model_constant, the activations from the node that
+ * wrote them, views passing their buffer on); the graph output against the
+ * unfolded graph computed here from the file's initializers. */
+Test(onnx, chain_runs_on_opencl_through_its_bindings, .timeout = 300) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_device *dev = NULL;
+    gs_status s = gs_device_open(ctx, GS_BACKEND_OPENCL, 0, &dev);
+    if (s == GS_ERR_OPENCL_MISSING && !gs_test_env_true("GS_REQUIRE_OPENCL")) {
+        cr_log_warn("no OpenCL device: %s", gs_ctx_errmsg(ctx));
+        gs_ctx_destroy(ctx);
+        cr_skip_test("no OpenCL device");
+    }
+    cr_assert_eq(s, GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_model *m = load_data(ctx, "onnx/chain.onnx");
+    cr_assert_eq(gs_model_bind_dim(ctx, m, "batch", 2), GS_OK);
+    cr_assert_eq(gs_model_import(ctx, m), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_hw *hw = NULL;
+    cr_assert_eq(gs_hw_load(ctx, "rtx3090", &hw), GS_OK);
+    e2e_store st = {.count = 0};
+    static float x[2 * 3 * 8 * 8];
+    for (int i = 0; i < 2 * 3 * 64; i++) x[i] = (float)((i * 29) % 23) / 11.0f - 1.0f;
+    e2e_put(&st, "x", x, 2 * 3 * 64);
+    int kernels = 0;
+    for (int i = 0; i < gs_model_num_nodes(m); i++) {
+        gs_model_node nd;
+        node(ctx, m, i, &nd);
+        cr_assert(nd.kind != GS_MODEL_UNSUPPORTED, "node %d: %s", i, nd.reason);
+        if (nd.kind == GS_MODEL_VIEW) { /* Flatten: the same buffer under its output's name */
+            cr_assert(nd.op == NULL && nd.nbindings == 2 && nd.bindings[1].output, "view node %d", i);
+            int64_t n;
+            float *in = e2e_get(&st, nd.bindings[0].tensor, &n);
+            cr_assert_not_null(in, "view node %d reads '%s', not written before", i, nd.bindings[0].tensor);
+            e2e_put(&st, nd.bindings[1].tensor, in, n);
+            continue;
+        }
+        if (nd.kind != GS_MODEL_KERNEL) continue;
+        kernels++;
+        gs_result *r = NULL;
+        gs_construct_opts o;
+        gs_construct_opts_default(&o);
+        cr_assert_eq(gs_construct(ctx, nd.op, hw, &o, &r), GS_OK, "%s: %s", nd.name, gs_ctx_errmsg(ctx));
+        gs_kernel *k = NULL;
+        cr_assert_eq(gs_kernel_create(ctx, r, 0, GS_DIALECT_OPENCL, 0, &k), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        gs_buffer *bufs[8] = {0};
+        float *out = NULL;
+        int64_t on = 0;
+        int oi = -1;
+        for (int b = 0; b < nd.nbindings; b++) {
+            const gs_model_binding *bd = &nd.bindings[b];
+            int64_t n = gs_op_buffer_elems(nd.op, b), have = 0;
+            const float *host = NULL;
+            if (bd->output) {
+                oi = b;
+                on = n;
+                out = calloc((size_t)n, sizeof *out);
+                cr_assert_not_null(out);
+                host = out;
+                have = n;
+            } else if (bd->constant) {
+                cr_assert_eq(gs_model_constant(ctx, m, bd->tensor, &host, &have), GS_OK, "%s", gs_ctx_errmsg(ctx));
+            } else {
+                host = e2e_get(&st, bd->tensor, &have);
+                cr_assert_not_null(host, "%s: '%s' was not written before", nd.name, bd->tensor);
+            }
+            cr_assert_eq(have, n, "%s: %s holds %lld elements, buffer %s takes %lld", nd.name, bd->tensor,
+                         (long long)have, bd->buffer, (long long)n);
+            cr_assert_eq(gs_buffer_create(ctx, dev, (size_t)n * sizeof(float), host, &bufs[b]), GS_OK, "%s",
+                         gs_ctx_errmsg(ctx));
+        }
+        cr_assert(oi >= 0, "%s: no output binding", nd.name);
+        s = gs_kernel_run(ctx, dev, k, nd.op, bufs, nd.nbindings, NULL);
+        cr_assert_eq(s, GS_OK, "%s: %s", nd.name, gs_ctx_errmsg(ctx));
+        cr_assert_eq(gs_buffer_read(ctx, bufs[oi], out, (size_t)on * sizeof(float)), GS_OK);
+        e2e_put(&st, nd.bindings[oi].tensor, out, on);
+        for (int b = 0; b < nd.nbindings; b++) gs_buffer_destroy(bufs[b]);
+        gs_kernel_destroy(k);
+        gs_result_destroy(r);
+    }
+    cr_expect_eq(kernels, 3);
+    /* the unfolded graph: conv+bias, batch norm (eps 1e-3), relu, 2x2/2 max pool,
+     * flatten, y = relu(f . fc.w^T + fc.b) */
+    const float *w, *b, *sc, *be, *mu, *var, *fw, *fb;
+    int64_t n;
+    cr_assert_eq(gs_model_constant(ctx, m, "conv.w", &w, &n), GS_OK);
+    cr_assert_eq(gs_model_constant(ctx, m, "conv.b", &b, &n), GS_OK);
+    cr_assert_eq(gs_model_constant(ctx, m, "bn.scale", &sc, &n), GS_OK);
+    cr_assert_eq(gs_model_constant(ctx, m, "bn.beta", &be, &n), GS_OK);
+    cr_assert_eq(gs_model_constant(ctx, m, "bn.mean", &mu, &n), GS_OK);
+    cr_assert_eq(gs_model_constant(ctx, m, "bn.var", &var, &n), GS_OK);
+    cr_assert_eq(gs_model_constant(ctx, m, "fc.w", &fw, &n), GS_OK);
+    cr_assert_eq(gs_model_constant(ctx, m, "fc.b", &fb, &n), GS_OK);
+    static double act[2][8][8][8], pooled[2][128];
+    for (int nn = 0; nn < 2; nn++)
+        for (int k = 0; k < 8; k++)
+            for (int p = 0; p < 8; p++)
+                for (int q = 0; q < 8; q++) {
+                    double acc = b[k];
+                    for (int c = 0; c < 3; c++)
+                        for (int r = 0; r < 3; r++)
+                            for (int s2 = 0; s2 < 3; s2++) {
+                                int h = p - 1 + r, ww = q - 1 + s2;
+                                if (h >= 0 && h < 8 && ww >= 0 && ww < 8)
+                                    acc += (double)w[((k * 3 + c) * 3 + r) * 3 + s2] * x[((nn * 3 + c) * 8 + h) * 8 + ww];
+                            }
+                    double z = sc[k] * (acc - mu[k]) / sqrt((double)var[k] + 1e-3) + be[k];
+                    act[nn][k][p][q] = z > 0 ? z : 0;
+                }
+    for (int nn = 0; nn < 2; nn++)
+        for (int k = 0; k < 8; k++)
+            for (int p = 0; p < 4; p++)
+                for (int q = 0; q < 4; q++) {
+                    double v = -INFINITY;
+                    for (int r = 0; r < 2; r++)
+                        for (int s2 = 0; s2 < 2; s2++) v = fmax(v, act[nn][k][2 * p + r][2 * q + s2]);
+                    pooled[nn][(k * 4 + p) * 4 + q] = v;
+                }
+    float *y = e2e_get(&st, "y", &n);
+    cr_assert_not_null(y, "the graph output y was not written");
+    cr_assert_eq(n, 20);
+    double worst = 0, big = 0;
+    for (int nn = 0; nn < 2; nn++)
+        for (int j = 0; j < 10; j++) {
+            double acc = fb[j];
+            for (int i = 0; i < 128; i++) acc += pooled[nn][i] * fw[j * 128 + i];
+            double want = acc > 0 ? acc : 0;
+            worst = fmax(worst, fabs(want - y[nn * 10 + j]));
+            big = fmax(big, fabs(want));
+        }
+    cr_expect(big > 0.1, "the chain's output is all near zero (%g): a weak check", big);
+    cr_expect(worst <= 1e-4 * fmax(1.0, big), "y differs from the unfolded graph by %g (max |y| %g)", worst, big);
+    for (int i = 1; i < st.count; i++) /* x is static; f aliases p */
+        if (strcmp(st.name[i], "f")) free(st.data[i]);
+    gs_hw_destroy(hw);
+    gs_model_destroy(m);
+    gs_device_close(dev);
+    gs_ctx_destroy(ctx);
 }

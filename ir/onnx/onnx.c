@@ -903,6 +903,7 @@ static void kernel(imp *c, const char *spec, const char *const *tensors, int nte
         b[k].buffer = gs_op_buffer_name(op, k);
         b[k].tensor = t ? t->name : isprintf(m, "%s", tensors[k]);
         b[k].constant = t && t->c;
+        b[k].output = k == op->ninputs;
     }
     gs_model_node *o = &m->out[c->i];
     o->kind = GS_MODEL_KERNEL;
@@ -1318,6 +1319,13 @@ static void view(imp *c, const tinfo *X, int ndim, const int64_t *dims) {
     gs_model_node *o = &c->m->out[c->i];
     o->kind = GS_MODEL_VIEW;
     o->reason = isprintf(c->m, "a view of '%s' as %s (no kernel)", X->name, sh);
+    gs_model_binding *b = gs_arena_alloc(&c->m->iarena, 2 * sizeof *b);
+    tinfo *y = tab(c->m, c->n->out[0], 0);
+    if (!b || !y) return;
+    b[0] = (gs_model_binding){"in", X->name, X->c != NULL, 0};
+    b[1] = (gs_model_binding){"out", y->name, X->c != NULL, 1};
+    o->nbindings = 2;
+    o->bindings = b;
 }
 
 static tinfo *any_in(imp *c, int k) {
@@ -1391,6 +1399,12 @@ static void imp_constant(imp *c) {
     gs_model_node *o = &c->m->out[c->i];
     o->kind = GS_MODEL_VIEW;
     o->reason = isprintf(c->m, "a constant (%lld elements, no kernel)", (long long)v->t->n);
+    gs_model_binding *b = gs_arena_alloc(&c->m->iarena, sizeof *b);
+    tinfo *y = tab(c->m, c->n->out[0], 0);
+    if (!b || !y) return;
+    b[0] = (gs_model_binding){"out", y->name, 1, 1};
+    o->nbindings = 1;
+    o->bindings = b;
 }
 
 static void imp_bn(imp *c) {
