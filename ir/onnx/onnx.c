@@ -86,7 +86,7 @@ struct gs_model {
     gs_op *ops;         /* per node (kernel nodes) */
     tinfo **tab;        /* open addressing by name */
     size_t tabcap;
-    otensor **derived;  /* constants the import made (folded weights), by name through tab */
+    int64_t filled;     /* elements of ConstantOfShape data made by this import */
 };
 
 /* ---- reading ---------------------------------------------------------------- */
@@ -1195,8 +1195,9 @@ static void imp_pool(imp *c) {
              avg ? "avgpool2d" : "maxpool2d", (long long)N, (long long)C, (long long)H, (long long)W, (long long)ks[0],
              (long long)ks[1], (long long)st[0], (long long)st[1], (long long)pads[0], (long long)pads[2],
              (long long)pads[1], (long long)pads[3], (long long)dl[0], (long long)dl[1]);
-    /* ONNX's AveragePool divides by the in-bounds cells unless count_include_pad=1 */
-    if (avg && !attr_i(n, "count_include_pad", 0)) {
+    /* ONNX's AveragePool divides by the in-bounds cells unless count_include_pad=1;
+     * without padding every cell is in bounds and the fixed 1/(R*S) is the same */
+    if (avg && !attr_i(n, "count_include_pad", 0) && (pads[0] || pads[1] || pads[2] || pads[3])) {
         size_t l = strlen(spec);
         snprintf(spec + l, sizeof spec - l, " count_include_pad=0");
     }
@@ -1232,9 +1233,13 @@ static void imp_relu(imp *c) {
 }
 
 static void imp_binary(imp *c) {
+    if (c->n->nin != 2) { /* Sum is variadic; two inputs are an Add */
+        unsup(c, "%s of %d inputs (two here)", c->n->op_type, c->n->nin);
+        return;
+    }
     tinfo *X = in_t(c, 0, 0, GS_ONNX_MAX_RANK), *Y = X ? in_t(c, 1, 0, GS_ONNX_MAX_RANK) : NULL;
     if (!Y) return;
-    const char *opn = !strcmp(c->n->op_type, "Add") ? "add" : "mul";
+    const char *opn = strcmp(c->n->op_type, "Mul") ? "add" : "mul";
     char spec[100];
     int64_t M, N;
     if (X->ndim == Y->ndim && !memcmp(X->dims, Y->dims, (size_t)X->ndim * sizeof(int64_t))) {
@@ -1407,6 +1412,64 @@ static void imp_constant(imp *c) {
     o->bindings = b;
 }
 
+/* ConstantOfShape (the weights of the onnx wheel's light models): a constant
+ * of the shape its constant input gives, every element the 'value'
+ * attribute's (0 when absent). Its data is made while the import's total of
+ * such elements stays under 2^26; beyond that it has a shape and no data. */
+#define GS_ONNX_FILL_MAX (1LL << 26)
+static void imp_const_shape(imp *c) {
+    const onode *n = c->n;
+    tinfo *S = tab(c->m, n->nin ? n->in[0] : NULL, 0);
+    if (!S || !S->c || !S->c->i || S->c->n > GS_ONNX_MAX_RANK) {
+        unsup(c, "ConstantOfShape's shape is not a constant integer tensor of at most %d values", GS_ONNX_MAX_RANK);
+        return;
+    }
+    int64_t d[GS_ONNX_MAX_RANK];
+    for (int k = 0; k < (int)S->c->n; k++) {
+        d[k] = S->c->i[k];
+        if (d[k] < 1 || d[k] > ONNX_DIM_MAX) {
+            unsup(c, "ConstantOfShape dim %d is %lld", k, (long long)d[k]);
+            return;
+        }
+    }
+    int nd = (int)S->c->n;
+    int64_t cnt = prod(d, 0, nd);
+    const oattr *v = attr(n, "value");
+    if (v && (!v->t || v->t->n != 1 || (!v->t->f && !v->t->i))) {
+        unsup(c, "ConstantOfShape's value is not a one-element number");
+        return;
+    }
+    int dtype = v ? v->t->dtype : DT_FLOAT;
+    otensor *t = NULL;
+    if ((dtype == DT_FLOAT || dtype == DT_DOUBLE) && cnt <= GS_ONNX_FILL_MAX - c->m->filled) {
+        t = gs_arena_alloc(&c->m->iarena, sizeof *t);
+        float *f = t ? gs_arena_alloc(&c->m->iarena, (size_t)cnt * sizeof *f) : NULL;
+        if (!f) {
+            unsup(c, "out of memory for a %lld-element constant", (long long)cnt);
+            return;
+        }
+        float x = v ? v->t->f[0] : 0.0f;
+        for (int64_t k = 0; k < cnt; k++) f[k] = x;
+        t->name = n->nout ? n->out[0] : "";
+        t->dtype = DT_FLOAT;
+        t->ndim = nd;
+        memcpy(t->dims, d, (size_t)nd * sizeof *d);
+        t->n = cnt;
+        t->f = f;
+        c->m->filled += cnt;
+    }
+    set_out(c, 0, nd, d, dtype == DT_DOUBLE ? DT_FLOAT : dtype, t);
+    gs_model_node *o = &c->m->out[c->i];
+    o->kind = GS_MODEL_VIEW;
+    o->reason = isprintf(c->m, "a constant of %lld elements%s (no kernel)", (long long)cnt, t ? "" : ", shape only");
+    gs_model_binding *b = gs_arena_alloc(&c->m->iarena, sizeof *b);
+    tinfo *y = tab(c->m, n->nout ? n->out[0] : NULL, 0);
+    if (!b || !y) return;
+    b[0] = (gs_model_binding){"out", y->name, t != NULL, 1};
+    o->nbindings = 1;
+    o->bindings = b;
+}
+
 static void imp_bn(imp *c) {
     unsup(c, "BatchNormalization not after a Conv with constant weights that it alone reads: a per-channel affine "
              "is not in the IR yet");
@@ -1420,10 +1483,10 @@ static const imp_def imp_defs[] = {
     {"Conv", imp_conv},         {"Gemm", imp_gemm},        {"MatMul", imp_matmul},
     {"MaxPool", imp_pool},      {"AveragePool", imp_pool}, {"GlobalMaxPool", imp_pool},
     {"GlobalAveragePool", imp_pool}, {"Relu", imp_relu},   {"Add", imp_binary},
-    {"Mul", imp_binary},        {"ReduceSum", imp_reduce}, {"ReduceMean", imp_reduce},
+    {"Mul", imp_binary},        {"Sum", imp_binary},       {"ReduceSum", imp_reduce}, {"ReduceMean", imp_reduce},
     {"ReduceMax", imp_reduce},  {"Flatten", imp_view},     {"Reshape", imp_view},
     {"Identity", imp_view},     {"Dropout", imp_view},     {"Constant", imp_constant},
-    {"BatchNormalization", imp_bn},
+    {"BatchNormalization", imp_bn}, {"ConstantOfShape", imp_const_shape},
 };
 
 /* A graph input's shape with its symbolic dims bound. */
@@ -1453,6 +1516,7 @@ gs_status gs_model_import(gs_ctx *ctx, gs_model *m) {
     gs_arena_free(&m->iarena);
     gs_arena_init(&m->iarena, 1 << 16);
     m->imported = 0;
+    m->filled = 0;
     size_t names = (size_t)m->ninit + (size_t)m->ninputs + 2 * (size_t)m->nnodes + 16;
     for (int i = 0; i < m->nnodes; i++) names += (size_t)m->nodes[i].nout;
     m->tabcap = 64;
