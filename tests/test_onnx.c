@@ -715,3 +715,78 @@ Test(onnx, chain_runs_on_opencl_through_its_bindings, .timeout = 300) {
     gs_device_close(dev);
     gs_ctx_destroy(ctx);
 }
+
+/* The light models of the onnx wheel make their weights with ConstantOfShape
+ * and add residuals with Sum: W = ConstantOfShape([3,2,3,3], value 0.5),
+ * c = Conv(x, W), y = Sum(c, c). The conv takes W as a constant of 0.5s and
+ * the Sum becomes an add; a Sum of three is listed. */
+Test(onnx, constant_of_shape_and_sum) {
+    static const int64_t xd[4] = {1, 2, 5, 5}, wshape[4] = {3, 2, 3, 3}, one[1] = {1};
+    pbw m = {.n = 0}, g = {.n = 0}, sh = {.n = 0}, cos = {.n = 0}, val = {.n = 0}, vt = {.n = 0}, conv = {.n = 0},
+        sum = {.n = 0}, sum3 = {.n = 0}, op = {.n = 0};
+    /* the shape: dims [4], INT64, a name, int64_data packed */
+    static const int64_t four[1] = {4};
+    w_ints(&sh, 1, four, 1, 0);
+    w_int(&sh, 2, 7);
+    w_str(&sh, 8, "wshape");
+    w_ints(&sh, 7, wshape, 4, 1);
+    w_msg(&g, 5, &sh);
+    w_ints(&vt, 1, one, 1, 0);
+    w_int(&vt, 2, 1);
+    pbw fd = {.n = 0};
+    w_fixed(&fd, f32_bits(0.5f), 4);
+    w_msg(&vt, 4, &fd);
+    w_str(&val, 1, "value");
+    w_int(&val, 20, 4);
+    w_msg(&val, 5, &vt);
+    w_str(&cos, 1, "wshape");
+    w_str(&cos, 2, "W");
+    w_str(&cos, 4, "ConstantOfShape");
+    w_msg(&cos, 5, &val);
+    w_msg(&g, 1, &cos);
+    w_str(&conv, 1, "x");
+    w_str(&conv, 1, "W");
+    w_str(&conv, 2, "c");
+    w_str(&conv, 4, "Conv");
+    w_msg(&g, 1, &conv);
+    w_str(&sum, 1, "c");
+    w_str(&sum, 1, "c");
+    w_str(&sum, 2, "y");
+    w_str(&sum, 4, "Sum");
+    w_msg(&g, 1, &sum);
+    w_str(&sum3, 1, "c");
+    w_str(&sum3, 1, "c");
+    w_str(&sum3, 1, "y");
+    w_str(&sum3, 2, "z");
+    w_str(&sum3, 4, "Sum");
+    w_msg(&g, 1, &sum3);
+    w_value(&g, 11, "x", xd, 4);
+    w_int(&m, 1, 7);
+    w_int(&op, 2, 9);
+    w_msg(&m, 8, &op);
+    w_msg(&m, 7, &g);
+    gs_ctx *ctx = gs_ctx_create();
+    gs_model *md = NULL;
+    cr_assert_eq(gs_model_load_buffer(ctx, m.b, m.n, NULL, &md), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_model_import(ctx, md), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_model_node nd;
+    node(ctx, md, 0, &nd);
+    cr_expect_eq(nd.kind, GS_MODEL_VIEW, "ConstantOfShape: %d %s", nd.kind, nd.reason ? nd.reason : "");
+    node(ctx, md, 1, &nd);
+    cr_assert_eq(nd.kind, GS_MODEL_KERNEL, "conv: %s", nd.reason ? nd.reason : "");
+    expect_spec(ctx, nd.op, "conv2d N=1 C=2 H=5 W=5 K=3 R=3 S=3", "conv");
+    expect_binding(&nd, 1, "F", "W", 1);
+    const float *w;
+    int64_t n;
+    cr_assert_eq(gs_model_constant(ctx, md, "W", &w, &n), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(n, 54);
+    for (int i = 0; i < 54; i++) cr_expect_eq(w[i], 0.5f, "W[%d] = %g", i, w[i]);
+    node(ctx, md, 2, &nd);
+    cr_assert_eq(nd.kind, GS_MODEL_KERNEL, "sum: %s", nd.reason ? nd.reason : "");
+    expect_spec(ctx, nd.op, "add M=3 N=9", "sum");
+    node(ctx, md, 3, &nd);
+    cr_expect(nd.kind == GS_MODEL_UNSUPPORTED && nd.reason && strstr(nd.reason, "Sum of 3 inputs"), "sum3: %s",
+              nd.reason ? nd.reason : "");
+    gs_model_destroy(md);
+    gs_ctx_destroy(ctx);
+}
