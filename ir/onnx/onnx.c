@@ -894,8 +894,12 @@ static void kernel(imp *c, const char *spec, const char *const *tensors, int nte
     }
     int nb = gs_op_num_buffers(op);
     gs_model_binding *b = gs_arena_alloc(&m->iarena, (size_t)nb * sizeof *b);
-    if (!b || nb != ntensors) {
-        unsup(c, b ? "internal: %d buffers for %d tensors" : "out of memory%.0d%.0d", nb, ntensors);
+    if (!b) {
+        unsup(c, "out of memory");
+        return;
+    }
+    if (nb != ntensors) {
+        unsup(c, "internal: %d buffers for %d tensors", nb, ntensors);
         return;
     }
     for (int k = 0; k < nb; k++) {
