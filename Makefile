@@ -15,7 +15,7 @@ ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS    := -lgsl -lgslcblas -ljansson -lOpenCL -ldl -lm
 
 # the rooms, bottom up (docs/ARCHITECTURE.md): each includes only those before it
-LIB_ROOMS := util ir hwmodel/profile hwmodel/plan hwmodel/model construct kernels/codegen kernels/runtime \
+LIB_ROOMS := util ir ir/onnx hwmodel/profile hwmodel/plan hwmodel/model construct kernels/codegen kernels/runtime \
              kernels/service
 LIB_SRC  := $(foreach r,$(LIB_ROOMS),$(sort $(wildcard $(r)/*.c)))
 CLI_SRC  := $(sort $(wildcard cli/*.c))
@@ -105,7 +105,7 @@ $(BUILD)/tsan_threads: tests/tsan_threads.c $(BUILD)/libgensor.a
 # make fuzz-short (in make test): every committed input once, then
 # FUZZ_SHORT seconds of fuzzing per target. A crash leaves build-fuzz/crash-*.
 FUZZ_BUILD   := build-fuzz
-FUZZ_TARGETS := spec config profile suite etir cache
+FUZZ_TARGETS := spec config profile suite etir cache onnx
 FUZZ_PKGS    := clang libclang-rt-14-dev
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_SECONDS ?= 60
@@ -160,7 +160,7 @@ fuzz-short: fuzz-build
 	  [ $$fail = 1 ] && break; \
 	done; \
 	n=$$(ls tests/fuzz/*/* | wc -l); \
-	if [ $$fail = 0 ]; then echo "fuzz-short: 6 targets, $$n committed inputs and $(FUZZ_SHORT) s each: 0 crashes"; fi; exit $$fail
+	if [ $$fail = 0 ]; then echo "fuzz-short: $(words $(FUZZ_TARGETS)) targets, $$n committed inputs and $(FUZZ_SHORT) s each: 0 crashes"; fi; exit $$fail
 
 # ---- static SASS checks: cuobjdump from PyPI into build/venv ----------------
 # Nothing is installed system-wide but python3-venv (only when missing); the

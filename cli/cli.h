@@ -103,5 +103,6 @@ typedef struct gs_cli_sub {
 int gs_cli_main(const gs_cli_sub *sub, int argc, char **argv);
 extern const gs_cli_sub gs_cli_construct, gs_cli_verify, gs_cli_estimate; /* construct.c */
 extern const gs_cli_sub gs_cli_space, gs_cli_suite, gs_cli_analyze;       /* space.c, suite.c, analyze.c */
+extern const gs_cli_sub gs_cli_import;                                    /* import.c */
 
 #endif

@@ -7,6 +7,7 @@
  *   gensor verify SPEC [--hw NAME|FILE] [--top K] [--seed N] ...
  *   gensor estimate SPEC --hw NAME (--config CFG | --configs FILE) [--format text|json]
  *   gensor space SPEC [--hw NAME|FILE] [--format text|json] [--limit N]
+ *   gensor import MODEL.onnx [--dim NAME=N ...] [--hw NAME|FILE] [--out FILE]
  *   gensor hw list | gensor hw show NAME|FILE
  *
  * Exit status: 0 success, 1 a run failed (mismatch, runtime error), 2 bad input.
@@ -105,6 +106,7 @@ static const char *main_help =
     "  space SPEC       list the valid configurations of an operator with their predicted times\n"
     "  suite FILE       construct every operator of a suite or model file (JSON) and tabulate\n"
     "  analyze SPEC     Markov analysis of the construction graph (value iteration, greedy vs walk)\n"
+    "  import MODEL     an ONNX model's nodes as a model list for `gensor suite` (unsupported ones on stderr)\n"
     "  hw list          list the built-in hardware profiles\n"
     "  hw show NAME     show a profile (built-in name or JSON file)\n"
     "\n"
@@ -198,7 +200,8 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(cmd, "hw")) return finish_stdout(hw_cmd(argc - 1, argv + 1));
     static const gs_cli_sub *const subs[] = {&gs_cli_construct, &gs_cli_verify, &gs_cli_estimate,
-                                             &gs_cli_space,     &gs_cli_suite,  &gs_cli_analyze};
+                                             &gs_cli_space,     &gs_cli_suite,  &gs_cli_analyze,
+                                             &gs_cli_import};
     for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
         if (!strcmp(cmd, subs[i]->name)) return finish_stdout(gs_cli_main(subs[i], argc - 1, argv + 1));
     fputs("gensor: error: unknown command '", stderr);

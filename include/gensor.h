@@ -129,6 +129,74 @@ int64_t gs_op_buffer_elems(const gs_op *op, int i);
  * by op. [any thread] */
 const char *gs_op_buffer_name(const gs_op *op, int i);
 
+/* ---- models: ONNX import ----------------------------------------------- *
+ * A model file in, its nodes out as operators: gs_model_load reads the file
+ * (a protobuf reader of gensor's own: no new dependency), gs_model_bind_dim
+ * gives each symbolic dim of the inputs a size ("batch" = 8), and
+ * gs_model_import propagates the shapes from the inputs, folds a batch norm
+ * into the conv before it, fuses a Relu into the kernel before it, and maps
+ * each node to one gensor operator or lists it with the reason it is not
+ * mapped. The ops and strings handed out are owned by the model, valid until
+ * the next gs_model_import, gs_model_bind_dim or gs_model_destroy. */
+typedef struct gs_model gs_model;
+/* Read an ONNX model file; external data files are read relative to its
+ * directory. A malformed or truncated file is GS_ERR_PARSE with the byte
+ * offset and what was being read. Caller owns *out (gs_model_destroy).
+ * [any thread] */
+gs_status gs_model_load(gs_ctx *ctx, const char *path, gs_model **out);
+/* The same from n bytes in memory (copied as needed: data may be freed after
+ * the call). dir is where external data lives; NULL refuses external data.
+ * Caller owns *out. [any thread] */
+gs_status gs_model_load_buffer(gs_ctx *ctx, const void *data, size_t n, const char *dir, gs_model **out);
+/* Free a model and everything it handed out. [one thread] */
+void gs_model_destroy(gs_model *m);
+/* The default-domain opset the model imports (0 when it names none). [any thread] */
+int64_t gs_model_opset(const gs_model *m);
+/* The symbolic dims of the graph inputs ("batch", "seq"): how many, and the
+ * name of the i-th (owned by m; NULL out of range). [any thread] */
+int gs_model_num_dims(const gs_model *m);
+const char *gs_model_dim_name(const gs_model *m, int i);
+/* Give symbolic dim name the size value (1..2^31-1); GS_ERR_INVALID_ARG
+ * naming the model's dims when it has no such dim. Undoes the last import.
+ * [one thread: m] */
+gs_status gs_model_bind_dim(gs_ctx *ctx, gs_model *m, const char *name, int64_t value);
+/* Propagate shapes and map the nodes. GS_ERR_INVALID_ARG naming the first
+ * input dim that is unbound; a node that cannot be mapped is not an error
+ * (it is listed as unsupported). [one thread: m] */
+gs_status gs_model_import(gs_ctx *ctx, gs_model *m);
+/* The graph's nodes, in file order. [any thread] */
+int gs_model_num_nodes(const gs_model *m);
+typedef enum gs_model_node_kind {
+    GS_MODEL_KERNEL = 0,     /* one gensor kernel: op, bindings */
+    GS_MODEL_FUSED = 1,      /* done by the kernel of node fused_into (a folded batch norm, a Relu) */
+    GS_MODEL_VIEW = 2,       /* no kernel: a reshape of its input's buffer, or a constant (reason says which) */
+    GS_MODEL_UNSUPPORTED = 3 /* no kernel: reason says why */
+} gs_model_node_kind;
+typedef struct gs_model_binding {
+    const char *buffer; /* the kernel's buffer, as gs_op_buffer_name names it ("I", "F", "O", "bias", ...) */
+    const char *tensor; /* the model tensor it reads, or (the output) writes */
+    int constant;       /* 1: a constant of the model or of the import (gs_model_constant) */
+    int output;         /* 1: the buffer the kernel writes (its initial contents: out_init, or any) */
+} gs_model_binding;
+typedef struct gs_model_node {
+    const char *name, *op_type;
+    gs_model_node_kind kind;
+    const gs_op *op;         /* GS_MODEL_KERNEL: the operator; else NULL */
+    int fused_into;          /* GS_MODEL_FUSED: the node whose kernel does this one's work; else -1 */
+    const char *reason;      /* GS_MODEL_UNSUPPORTED and GS_MODEL_VIEW: why / what; else NULL */
+    const char *out_init;    /* GS_MODEL_KERNEL with beta != 0: the tensor the output buffer starts as */
+    int nbindings;           /* GS_MODEL_KERNEL: gs_op_num_buffers(op), in its buffer order; GS_MODEL_VIEW:
+                                the viewed tensor ("in") and the view ("out"), or the constant ("out") */
+    const gs_model_binding *bindings;
+} gs_model_node;
+/* Node i of an imported model into *out (its pointers owned by m).
+ * [any thread, after gs_model_import] */
+gs_status gs_model_node_get(gs_ctx *ctx, const gs_model *m, int i, gs_model_node *out);
+/* The fp32 data of a constant: an initializer, a Constant node's value or a
+ * weight the import derived (a folded batch norm). *data owned by m.
+ * [any thread, after gs_model_import] */
+gs_status gs_model_constant(gs_ctx *ctx, const gs_model *m, const char *name, const float **data, int64_t *n);
+
 /* ---- hardware profiles ------------------------------------------------- */
 typedef struct gs_hw gs_hw;
 /* Load a built-in profile by name ("rtx3090") or a JSON file by path.

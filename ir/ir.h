@@ -53,8 +53,16 @@ typedef struct gs_epilogue {
     float alpha;    /* out = alpha*acc */
     float beta;     /*     + beta*out_old (read only when beta != 0) */
     int bias_axis;  /* -1: none; else out += bias[axis value] (tensor "bias") */
-    int relu;       /* out = max(out, 0) */
+    int relu;       /* out = max(out, 0); NaN stays NaN (see the NaN rule below) */
+    int count_valid;/* 1: out = alpha*acc / n, n the reduce points whose input-0 read
+                       is in bounds (average pooling with count_include_pad=0; a
+                       window with none gives 0). Input 0's dims each use at most one
+                       reduce axis, and each reduce axis at most one dim (validated). */
 } gs_epilogue;
+/* NaN rule (ONNX Runtime's and PyTorch's): max propagates NaN. relu(NaN),
+ * a max pool whose window holds a NaN and a row max over a NaN are NaN, in
+ * the reference interpreter and in both printers (gs_maxn, not fmax, which
+ * drops NaN). A max over padding alone is -inf (the identity). */
 
 typedef enum gs_op_kind {
     GS_OPK_GEMM = 0,
@@ -259,6 +267,7 @@ typedef struct gs_window {
     int64_t N, C, H, W, K, R, S;
     int64_t sh, sw, pt, pb, pl, pr, dh, dw;
     int nhwc, bias, relu;
+    int exclude_pad; /* average pooling only: count_include_pad=0 */
 } gs_window;
 gs_status gs_op_build_window(gs_ctx *ctx, gs_op *op, const gs_window *w);
 /* A 1x1 convolution with stride 1 and no padding as the matrix product it

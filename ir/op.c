@@ -83,6 +83,30 @@ gs_status gs_op_validate(gs_ctx *ctx, const gs_op *op) {
         if (op->axes[b].kind != GS_AXIS_SPATIAL)
             return gs_err(ctx, GS_ERR_INVALID_ARG, "bias axis %s is a reduce axis; a bias indexes the output", op->axes[b].name);
     }
+    /* counting the in-bounds reduce points per output is a product over the
+     * reduce axes only when each of input 0's dims uses at most one of them
+     * and each of them at most one dim (a pooling window) */
+    if (op->epi.count_valid) {
+        if (op->combine != GS_COMBINE_SUM)
+            return gs_err(ctx, GS_ERR_UNSUPPORTED, "count_valid: only a sum combine divides by its in-bounds points");
+        const gs_tensor *in = &op->tensors[0];
+        int dims_of[GS_MAX_AXES] = {0};
+        for (int d = 0; d < in->ndim; d++) {
+            int used = 0;
+            for (int a = 0; a < op->naxes; a++)
+                if (op->axes[a].kind == GS_AXIS_REDUCE && in->idx[d].coeff[a]) {
+                    used++;
+                    dims_of[a]++;
+                }
+            if (used > 1)
+                return gs_err(ctx, GS_ERR_UNSUPPORTED, "count_valid: dim %d of %s uses %d reduce axes (one at most)",
+                              d, in->name, used);
+        }
+        for (int a = 0; a < op->naxes; a++)
+            if (dims_of[a] > 1)
+                return gs_err(ctx, GS_ERR_UNSUPPORTED, "count_valid: reduce axis %s indexes %d dims of %s (one at most)",
+                              op->axes[a].name, dims_of[a], in->name);
+    }
     return GS_OK;
 }
 
@@ -128,7 +152,7 @@ static void set_matmul(gs_op *op, int batch, int64_t M, int64_t N, int64_t K, in
     set_dim(C, d, M, m);
     set_dim(C, d + 1, N, n);
     op->combine = GS_COMBINE_MAC;
-    op->epi = (gs_epilogue){alpha, beta, -1, 0};
+    op->epi = (gs_epilogue){alpha, beta, -1, 0, 0};
     op->transA = transA != 0;
     op->transB = transB != 0;
 }
@@ -187,7 +211,7 @@ gs_status gs_op_build_gemv(gs_ctx *ctx, gs_op *op, int64_t M, int64_t N, int tra
     set_dim(x, 0, N, k);
     set_dim(y, 0, M, m);
     op->combine = GS_COMBINE_MAC;
-    op->epi = (gs_epilogue){alpha, beta, -1, 0};
+    op->epi = (gs_epilogue){alpha, beta, -1, 0, 0};
     op->transA = transA != 0;
     return finish(ctx, op, GS_OPK_GEMV, "gemv M=%lld N=%lld transA=%d alpha=%.9g beta=%.9g", (long long)M, (long long)N,
                   op->transA, alpha, beta);
@@ -216,6 +240,22 @@ gs_status gs_op_build_window(gs_ctx *ctx, gs_op *op, const gs_window *w) {
     if (s == GS_OK) s = window_out(ctx, opn, "W", w->W, w->S, w->sw, w->dw, w->pl, w->pr, &Q);
     if (s != GS_OK) return s;
     bool nhwc = w->nhwc, conv = w->kind == GS_WIN_CONV, pool = w->kind >= GS_WIN_AVGPOOL;
+    /* pooling padding: at most half the dilated window on each side (PyTorch's
+     * rule; ONNX Runtime's is looser), so a window reaches at most halfway
+     * into the padding */
+    if (pool) {
+        int64_t spanh = w->dh * (w->R - 1) + 1, spanw = w->dw * (w->S - 1) + 1;
+        int64_t ph = w->pt > w->pb ? w->pt : w->pb, pw = w->pl > w->pr ? w->pl : w->pr;
+        if (2 * ph > spanh || 2 * pw > spanw) {
+            bool h = 2 * ph > spanh;
+            return gs_err(ctx, GS_ERR_INVALID_ARG,
+                          "%s: padding %lld along %s is more than half the dilated window %lld (kernel %lld, dilation %lld)",
+                          opn, (long long)(h ? ph : pw), h ? "H" : "W", (long long)(h ? spanh : spanw),
+                          (long long)(h ? w->R : w->S), (long long)(h ? w->dh : w->dw));
+        }
+    }
+    if (w->exclude_pad && w->kind != GS_WIN_AVGPOOL)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "%s: count_include_pad applies to average pooling only", opn);
     /* axes: the output's innermost dim last, so threads coalesce on it */
     enum { n = 0 };
     int c_or_k, p, q;
@@ -267,8 +307,10 @@ gs_status gs_op_build_window(gs_ctx *ctx, gs_op *op, const gs_window *w) {
     if (nhwc) { set_dim(O, 1, P, p); set_dim(O, 2, Q, q); set_dim(O, 3, conv ? w->K : w->C, c_or_k); }
     else      { set_dim(O, 1, conv ? w->K : w->C, c_or_k); set_dim(O, 2, P, p); set_dim(O, 3, Q, q); }
     op->combine = w->kind == GS_WIN_MAXPOOL ? GS_COMBINE_MAX : w->kind == GS_WIN_AVGPOOL ? GS_COMBINE_SUM : GS_COMBINE_MAC;
-    /* average pooling counts padded cells (count_include_pad): a fixed 1/(R*S) */
-    op->epi = (gs_epilogue){w->kind == GS_WIN_AVGPOOL ? 1.0f / (float)(w->R * w->S) : 1.0f, 0.0f, -1, w->relu};
+    /* average pooling counts padded cells (count_include_pad=1): a fixed
+     * 1/(R*S); with exclude_pad each window divides by its in-bounds cells */
+    bool avg = w->kind == GS_WIN_AVGPOOL, fixed = avg && !w->exclude_pad;
+    op->epi = (gs_epilogue){fixed ? 1.0f / (float)(w->R * w->S) : 1.0f, 0.0f, -1, w->relu, avg && w->exclude_pad};
     if (w->bias && !pool) {
         op->has_bias = true;
         op->epi.bias_axis = c_or_k;
@@ -286,10 +328,11 @@ gs_status gs_op_build_window(gs_ctx *ctx, gs_op *op, const gs_window *w) {
     static const gs_op_kind kinds[] = {GS_OPK_CONV2D, GS_OPK_DWCONV2D, GS_OPK_POOL, GS_OPK_POOL};
     return finish(ctx, op, kinds[w->kind],
                   "%s strideh=%lld stridew=%lld pad_top=%lld pad_bottom=%lld pad_left=%lld pad_right=%lld dilh=%lld "
-                  "dilw=%lld layout=%s%s%s",
+                  "dilw=%lld layout=%s%s%s%s",
                   head, (long long)w->sh, (long long)w->sw, (long long)w->pt, (long long)w->pb, (long long)w->pl,
                   (long long)w->pr, (long long)w->dh, (long long)w->dw, nhwc ? "nhwc" : "nchw",
-                  op->has_bias ? " bias=1" : "", w->relu ? " relu=1" : "");
+                  op->has_bias ? " bias=1" : "", w->relu ? " relu=1" : "",
+                  op->epi.count_valid ? " count_include_pad=0" : "");
 }
 
 int64_t gs_op_out_points(const gs_op *op) {
@@ -390,7 +433,7 @@ gs_status gs_op_build_eltwise(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t M
     /* no reduce axis: the combine runs once, so MAC of one input copies it,
      * MAC of two multiplies, ADD sums */
     op->combine = kind == GS_ELT_ADD ? GS_COMBINE_ADD : GS_COMBINE_MAC;
-    op->epi = (gs_epilogue){1.0f, 0.0f, -1, kind == GS_ELT_RELU};
+    op->epi = (gs_epilogue){1.0f, 0.0f, -1, kind == GS_ELT_RELU, 0};
     static const char *names[] = {"relu", "add", "mul"};
     if (kind == GS_ELT_RELU)
         return finish(ctx, op, GS_OPK_ELTWISE, "relu M=%lld N=%lld", (long long)M, (long long)N);
@@ -409,7 +452,7 @@ gs_status gs_op_build_rowreduce(gs_ctx *ctx, gs_op *op, gs_rowreduce kind, int64
     set_tensor(Y, "Y", 1);
     set_dim(Y, 0, M, m);
     op->combine = kind == GS_ROW_MAX ? GS_COMBINE_MAX : GS_COMBINE_SUM;
-    op->epi = (gs_epilogue){kind == GS_ROW_MEAN ? 1.0f / (float)K : 1.0f, 0.0f, -1, 0};
+    op->epi = (gs_epilogue){kind == GS_ROW_MEAN ? 1.0f / (float)K : 1.0f, 0.0f, -1, 0, 0};
     static const char *names[] = {"rowsum", "rowmean", "rowmax"};
     return finish(ctx, op, GS_OPK_REDUCE, "%s M=%lld K=%lld", names[kind], (long long)M, (long long)K);
 }
@@ -528,9 +571,7 @@ static gs_status b_window(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_val
                                           kvset(kv, "pad_right")))
         s = gs_err(ctx, GS_ERR_PARSE, "%s: give either pad or pad_top/pad_bottom/pad_left/pad_right, not both", od->name);
     if (s != GS_OK) return s;
-    if (pool && (2 * w.pt > w.R || 2 * w.pb > w.R || 2 * w.pl > w.S || 2 * w.pr > w.S))
-        return gs_err(ctx, GS_ERR_BAD_SHAPE, "%s: padding must be at most half the window (%lldx%lld)", od->name,
-                      (long long)w.R, (long long)w.S);
+    if (w.kind == GS_WIN_AVGPOOL) w.exclude_pad = kvi(kv, "count_include_pad") == 0;
     w.nhwc = kvi(kv, "layout") == 1;
     if (!pool) {
         w.bias = (int)kvi(kv, "bias");
@@ -578,10 +619,11 @@ static const kv_def dwconv_keys[] = {
     {"dilation", KV_INT, false, 1}, {"dilh", KV_INT, false, 1}, {"dilw", KV_INT, false, 1},
     {"bias", KV_BOOL, false, 0}, {"relu", KV_BOOL, false, 0},
 };
-static const kv_def pool_keys[] = {
-    WINDOW_COMMON, {"F", KV_INT, false, 0}, {"R", KV_INT, false, 0}, {"S", KV_INT, false, 0},
-    {"dilation", KV_INT, false, 1}, {"dilh", KV_INT, false, 1}, {"dilw", KV_INT, false, 1},
-};
+#define POOL_KEYS                                                                                      \
+    WINDOW_COMMON, {"F", KV_INT, false, 0}, {"R", KV_INT, false, 0}, {"S", KV_INT, false, 0},          \
+    {"dilation", KV_INT, false, 1}, {"dilh", KV_INT, false, 1}, {"dilw", KV_INT, false, 1}
+static const kv_def pool_keys[] = {POOL_KEYS};
+static const kv_def avgpool_keys[] = {POOL_KEYS, {"count_include_pad", KV_BOOL, false, 1}};
 static const kv_def relu_keys[] = {{"M", KV_INT, true, 0}, {"N", KV_INT, true, 0}};
 static const kv_def binary_keys[] = {{"M", KV_INT, true, 0}, {"N", KV_INT, true, 0}, {"bcast", KV_BOOL, false, 0}};
 static const kv_def row_keys[] = {{"M", KV_INT, true, 0}, {"K", KV_INT, true, 0}};
@@ -592,7 +634,7 @@ static const op_def op_defs[] = {
     {"gemv", gemv_keys, NK(gemv_keys), b_gemv, 0},
     {"conv2d", conv_keys, NK(conv_keys), b_window, GS_WIN_CONV},
     {"dwconv2d", dwconv_keys, NK(dwconv_keys), b_window, GS_WIN_DWCONV},
-    {"avgpool2d", pool_keys, NK(pool_keys), b_window, GS_WIN_AVGPOOL},
+    {"avgpool2d", avgpool_keys, NK(avgpool_keys), b_window, GS_WIN_AVGPOOL},
     {"maxpool2d", pool_keys, NK(pool_keys), b_window, GS_WIN_MAXPOOL},
     {"relu", relu_keys, NK(relu_keys), b_eltwise, GS_ELT_RELU},
     {"add", binary_keys, NK(binary_keys), b_eltwise, GS_ELT_ADD},

@@ -28,6 +28,7 @@ double gs_op_reference_point(const gs_op *op, const float *const *ins, const flo
     for (int a = 0; a < op->naxes; a++)
         if (op->axes[a].kind == GS_AXIS_REDUCE) rd[nrd++] = a;
     double acc = op->combine == GS_COMBINE_MAX ? -INFINITY : 0.0;
+    int64_t valid = 0; /* reduce points whose input-0 read is in bounds (count_valid) */
     for (int i = 0; i < nrd; i++) pt[rd[i]] = 0;
     for (;;) {
         if (op->combine == GS_COMBINE_ADD) {
@@ -44,8 +45,11 @@ double gs_op_reference_point(const gs_op *op, const float *const *ins, const flo
             acc += p;
         } else {
             int64_t o = gs_tensor_offset(&op->tensors[0], pt, op->naxes);
+            valid += o >= 0;
+            /* max propagates NaN (ir.h's NaN rule): a NaN read replaces acc,
+             * and nothing replaces a NaN acc */
             if (op->combine == GS_COMBINE_SUM) acc += o < 0 ? 0.0 : (double)ins[0][o];
-            else if (o >= 0 && (double)ins[0][o] > acc) acc = ins[0][o];
+            else if (o >= 0 && ((double)ins[0][o] > acc || isnan(ins[0][o]))) acc = ins[0][o];
         }
         int i = nrd - 1;
         for (; i >= 0; i--) {
@@ -55,9 +59,10 @@ double gs_op_reference_point(const gs_op *op, const float *const *ins, const flo
         if (i < 0) break;
     }
     double y = (double)op->epi.alpha * acc;
+    if (op->epi.count_valid) y /= (double)(valid > 0 ? valid : 1);
     if (op->epi.beta != 0.0f) y += (double)op->epi.beta * old;
     if (op->has_bias && op->epi.bias_axis >= 0) y += (double)bias[pt[op->epi.bias_axis]];
-    if (op->epi.relu && y < 0) y = 0;
+    if (op->epi.relu && y < 0) y = 0; /* NaN < 0 is false: relu(NaN) = NaN */
     return y;
 }
 

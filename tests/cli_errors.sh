@@ -223,6 +223,31 @@ check 2 "estimate --form" estimate --hw t4 --config bm=4,bn=4,bk=4,sa=1,sb=1 --f
 # --split-atomic is construct's and verify's, not estimate's; estimate has its own help
 check 2 "estimate --split-atomic" estimate --hw t4 --config bm=4,bn=4,bk=4,sa=1,sb=1 --split-atomic 'gemm M=4 N=4 K=4'
 check 2 "split_atomic config value 2" estimate --hw t4 --config bm=4,bn=4,bk=4,sa=1,sb=1,split=1,atomic=2 'gemm M=4 N=4 K=4'
+# ---- issue 21: gensor import: bad models are one line, exit 2 ----------------------------
+onnx_dir=$(dirname "$0")/data/onnx
+head -c 1000 "$onnx_dir/chain.onnx" >"$tmp/trunc.onnx"
+printf 'this is not a model\n' >"$tmp/text.onnx"
+: >"$tmp/empty.onnx"
+check_msg 2 "malformed ONNX model at byte" "import a truncated model" import --dim batch=2 "$tmp/trunc.onnx"
+check_msg 2 "malformed ONNX model" "import a text file" import "$tmp/text.onnx"
+check_msg 2 "empty file" "import an empty file" import "$tmp/empty.onnx"
+check_msg 2 "cannot open" "import a missing file" import "$tmp/none.onnx"
+check_msg 2 "not a regular file" "import a directory" import "$tmp/adir"
+check_msg 2 "dim 'batch' (input 'x' dim 0) is not bound" "import with batch unbound" import "$onnx_dir/chain.onnx"
+check_msg 2 "no symbolic dim 'seq' (its dims: batch)" "import with an unknown dim" import --dim seq=3 "$onnx_dir/chain.onnx"
+check_msg 2 "--dim wants NAME=N" "import --dim without =" import --dim batch "$onnx_dir/chain.onnx"
+check_msg 2 "the size must be an integer" "import --dim batch=0" import --dim batch=0 "$onnx_dir/chain.onnx"
+check_msg 2 "missing the MODEL.onnx" "import without a model" import --dim batch=2
+check 2 "import --hw nosuch" import --hw nosuch --dim batch=2 "$onnx_dir/chain.onnx"
+check_out 0 '"spec": "gemm M=2 N=10 K=128 transA=0 transB=1 alpha=1 beta=0 bias=1 relu=1"' "import chain.onnx" import --hw t4 --dim batch=2 "$onnx_dir/chain.onnx"
+check_msg 0 "unsupported: node 6 'softmax' (Softmax): operator Softmax is not mapped" "import lists Softmax" import --hw t4 --dim seq=3 "$onnx_dir/misc.onnx"
+if "$BIN" import --hw t4 --dim batch=2 --out "$tmp/chain.json" "$onnx_dir/chain.onnx" 2>/dev/null &&
+   "$BIN" suite --hw t4 --format csv "$tmp/chain.json" >"$tmp/suite.csv" 2>/dev/null && [ "$(wc -l <"$tmp/suite.csv")" -eq 4 ]; then
+    pass=$((pass + 1))
+else
+    echo "FAIL: gensor suite does not read what gensor import --out wrote (3 rows)"
+    fail=$((fail + 1))
+fi
 if "$BIN" estimate --help 2>/dev/null | head -1 | grep -q '^usage: gensor estimate '; then pass=$((pass + 1))
 else
     echo "FAIL: estimate --help does not print estimate's usage"

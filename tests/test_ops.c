@@ -16,9 +16,12 @@
  *      a fused epilogue) and against hand-computed conv and pool results; the
  *      hand-computed cases also run through the constructed OpenCL kernels.
  *
- * Pooling semantics pinned here: average pooling counts padded cells
- * (count_include_pad: the sum is always divided by R*S), max pooling ignores
- * padded cells (they never win, even over negative inputs).
+ * Pooling semantics pinned here: average pooling counts padded cells by
+ * default (count_include_pad=1: the sum is always divided by R*S) and with
+ * count_include_pad=0 divides each window by its in-bounds cells; max pooling
+ * ignores padded cells (they never win, even over negative inputs); padding
+ * may reach half the dilated window. NaN: relu, max pooling and row max
+ * propagate it (ir.h's NaN rule), in the interpreter and on PoCL.
  *
  * Set GS_OPS_VERBOSE=1 to print each sweep's case count and time. */
 #include <criterion/criterion.h>
@@ -296,7 +299,7 @@ static gs_status ops_build_conv3d(gs_ctx *ctx, gs_op *op, const ops_conv3d *p) {
     ops_set_dim(O, 2, OH, oh, 1, -1, 0, 0);
     ops_set_dim(O, 3, OW, ow, 1, -1, 0, 0);
     op->combine = GS_COMBINE_MAC;
-    op->epi = (gs_epilogue){1.0f, 0.0f, p->bias ? k : -1, p->relu};
+    op->epi = (gs_epilogue){1.0f, 0.0f, p->bias ? k : -1, p->relu, 0};
     op->has_bias = p->bias != 0;
     snprintf(op->spec, sizeof op->spec,
              "conv3d(custom IR) C=%lld D=%lld H=%lld W=%lld K=%lld T=%lld R=%lld S=%lld stride=%lld,%lld,%lld "
@@ -875,6 +878,109 @@ Test(ops, hand_computed_pool, .timeout = 300) {
          max4, 4, 2},
     };
     ops_check_hand_cases(cases, sizeof cases / sizeof cases[0]);
+}
+
+/* count_include_pad=0: each window divides by its in-bounds cells (ONNX's
+ * default), on the padded edges and corners of the cases above. */
+Test(ops, hand_computed_avgpool_exclude_pad, .timeout = 300) {
+    /* F=2 stride 2 pad 1 on 3x3: windows {-1,0} and {1,2}: 1/1, (2+3)/2, (4+7)/2, (5+6+8+9)/4 */
+    static const float a1[4] = {1, 2.5f, 5.5f, 7};
+    /* F=3 pad 1: corners see 4 cells, edges 6, the centre 9 */
+    static const float a2[9] = {3, 3.5f, 4, 4.5f, 5, 5.5f, 6, 6.5f, 7};
+    /* asymmetric pad_top=1 pad_right=1, F=2 stride 2: (1+2)/2, 3/1, (4+5+7+8)/4, (6+9)/2 */
+    static const float a3[4] = {1.5f, 3, 6, 7.5f};
+    /* nhwc, 2 channels (channel 1 = 10 x channel 0), as a1 */
+    static const float x2[18] = {1, 10, 2, 20, 3, 30, 4, 40, 5, 50, 6, 60, 7, 70, 8, 80, 9, 90};
+    static const float a4[8] = {1, 10, 2.5f, 25, 5.5f, 55, 7, 70};
+    /* F=2 dilation 2 pad 1: rows {p-1, p+1}; every window's in-bounds cells average to 5 */
+    static const float a5[9] = {5, 5, 5, 5, 5, 5, 5, 5, 5};
+    const ops_hand cases[] = {
+        {"avgpool2d N=1 C=1 H=3 W=3 F=2 stride=2 pad=1 count_include_pad=0", OPS_X9, NULL, NULL, a1, 4, 2},
+        {"avgpool2d N=1 C=1 H=3 W=3 F=3 pad=1 count_include_pad=0", OPS_X9, NULL, NULL, a2, 9, 2},
+        {"avgpool2d N=1 C=1 H=3 W=3 F=2 stride=2 pad_top=1 pad_bottom=0 pad_left=0 pad_right=1 count_include_pad=0",
+         OPS_X9, NULL, NULL, a3, 4, 2},
+        {"avgpool2d N=1 C=2 H=3 W=3 F=2 stride=2 pad=1 layout=nhwc count_include_pad=0", x2, NULL, NULL, a4, 8, 2},
+        {"avgpool2d N=1 C=1 H=3 W=3 F=2 dilation=2 pad=1 count_include_pad=0", OPS_X9, NULL, NULL, a5, 9, 2},
+    };
+    ops_check_hand_cases(cases, sizeof cases / sizeof cases[0]);
+}
+
+/* Padding up to half the dilated window (PyTorch's rule; 2*pad <= R was the
+ * old one): F=2 dilation 3 pad 2 on 3x3 reads rows {p-2, p+1}, one real row
+ * each: p -> row 1, 2, 0, 1. Max over -X picks that single cell. */
+Test(ops, hand_computed_pool_dilated_padding, .timeout = 300) {
+    static const float neg[9] = {-1, -2, -3, -4, -5, -6, -7, -8, -9};
+    static const float m1[16] = {-5, -6, -4, -5, -8, -9, -7, -8, -2, -3, -1, -2, -5, -6, -4, -5};
+    const ops_hand cases[] = {
+        {"maxpool2d N=1 C=1 H=3 W=3 F=2 dilation=3 pad=2", neg, NULL, NULL, m1, 16, 2},
+    };
+    ops_check_hand_cases(cases, sizeof cases / sizeof cases[0]);
+}
+
+/* NaN propagates through relu, max pooling and row max: the interpreter
+ * gives NaN exactly at the outputs whose inputs hold one, and so does each of
+ * the top candidates on PoCL (the top rowmax candidates split the row over a
+ * group and over split-K blocks, so both combines are covered); every other
+ * output matches. */
+static void ops_check_nan(gs_ctx *ctx, gs_device *cl, gs_hw *hw, const char *spec, const int64_t *nan_at, int nnan,
+                          const int64_t *want_nan, int nwant, int top) {
+    gs_op op;
+    cr_assert_eq(gs_op_parse_into(ctx, spec, &op), GS_OK, "%s: %s", spec, gs_ctx_errmsg(ctx));
+    int64_t n = gs_tensor_elems(&op.tensors[0]), on = gs_tensor_elems(gs_op_out(&op));
+    float *x = malloc((size_t)n * sizeof *x), *ref = malloc((size_t)on * sizeof *ref), *y = malloc((size_t)on * sizeof *y);
+    cr_assert(x && ref && y);
+    ops_fill(x, n, 7);
+    for (int i = 0; i < nnan; i++) x[nan_at[i]] = NAN;
+    const float *ins[1] = {x};
+    cr_assert_eq(gs_op_reference(ctx, &op, ins, NULL, ref), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    int nref = 0;
+    for (int64_t i = 0; i < on; i++) nref += isnan(ref[i]) != 0;
+    cr_expect_eq(nref, nwant, "%s: the interpreter gives %d NaN outputs, want %d", spec, nref, nwant);
+    for (int i = 0; i < nwant; i++) cr_expect(isnan(ref[want_nan[i]]), "%s: interpreter output %lld is %g, want NaN",
+                                             spec, (long long)want_nan[i], ref[want_nan[i]]);
+    if (cl) {
+        gs_construct_opts o;
+        gs_construct_opts_default(&o);
+        gs_result *r = NULL;
+        cr_assert_eq(gs_construct(ctx, &op, hw, &o, &r), GS_OK, "%s: %s", spec, gs_ctx_errmsg(ctx));
+        for (int k = 0; k < top && k < r->n; k++) {
+            for (int64_t i = 0; i < on; i++) y[i] = 12345.0f;
+            gs_status s = ops_run_cl(ctx, cl, &op, &r->cand[k], ins, NULL, y);
+            cr_expect_eq(s, GS_OK, "%s cand %d: %s", spec, k, gs_ctx_errmsg(ctx));
+            int bad = 0;
+            for (int64_t i = 0; i < on && s == GS_OK; i++) {
+                bool ok = isnan(ref[i]) ? isnan(y[i]) != 0 : fabsf(y[i] - ref[i]) <= 1e-5f * fmaxf(1.0f, fabsf(ref[i]));
+                if (!ok && bad++ < 3)
+                    cr_expect(ok, "%s on OpenCL, cand %d (%s): output[%lld] = %g, interpreter %g", spec, k, r->desc[k],
+                              (long long)i, y[i], ref[i]);
+            }
+        }
+        gs_result_destroy(r);
+    }
+    free(x);
+    free(ref);
+    free(y);
+}
+
+Test(ops, nan_propagates_relu_maxpool_rowmax, .timeout = 300) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_device *cl = ops_open_cl_optional(ctx, "the OpenCL half of the NaN cases");
+    gs_hw *hw = NULL;
+    cr_assert_eq(gs_hw_load(ctx, "rtx3090", &hw), GS_OK);
+    /* relu M=4 N=64: NaN in, NaN out, at the same places */
+    static const int64_t r_in[2] = {3, 130};
+    ops_check_nan(ctx, cl, hw, "relu M=4 N=64", r_in, 2, r_in, 2, 2);
+    /* maxpool 3x3 pad 1 on 6x6, channel 1 pixel (2,3) = 36 + 15: the 9 windows around it */
+    static const int64_t p_in[1] = {36 + 2 * 6 + 3};
+    static const int64_t p_out[9] = {36 + 8, 36 + 9, 36 + 10, 36 + 14, 36 + 15, 36 + 16, 36 + 20, 36 + 21, 36 + 22};
+    ops_check_nan(ctx, cl, hw, "maxpool2d N=1 C=2 H=6 W=6 F=3 pad=1", p_in, 1, p_out, 9, 3);
+    /* rowmax: a NaN anywhere in a row, first and last included */
+    static const int64_t m_in[3] = {4096 + 17, 2 * 4096, 4 * 4096 - 1};
+    static const int64_t m_out[3] = {1, 2, 3};
+    ops_check_nan(ctx, cl, hw, "rowmax M=4 K=4096", m_in, 3, m_out, 3, 3);
+    gs_hw_destroy(hw);
+    gs_device_close(cl);
+    gs_ctx_destroy(ctx);
 }
 
 /* Row reductions and eltwise by hand: mean divides by K; max of negatives. */

@@ -24,7 +24,12 @@ typedef struct gs_kdesc {
     gs_etir etir;
     gs_plan plan;           /* every codegen decision (zeroed when p is NULL) */
     uint32_t has_beta, has_bias, bias_axis, relu;
+    /* Later facts, GS_KDESC_*: hashed only when non-zero, so a kernel without
+     * them keeps the key (and name) it had before they existed. */
+    uint32_t flags;
 } gs_kdesc;
+#define GS_KDESC_MAXN 1u        /* max or relu with the NaN-propagating gs_maxn (ir.h's NaN rule) */
+#define GS_KDESC_COUNT_VALID 2u /* the epilogue divides by in-bounds reduce points */
 
 /* p may be NULL (an operator-structure key with no kernel decisions). */
 void gs_kdesc_make(const gs_op *op, const gs_plan *p, const gs_etir *e, gs_dialect d, int arch, gs_kdesc *k);

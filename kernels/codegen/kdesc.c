@@ -2,6 +2,7 @@
  * cache key and printed as the source banner; the integer runtime arguments. */
 #include "kernels/codegen/codegen.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,8 @@ void gs_kdesc_make(const gs_op *op, const gs_plan *p, const gs_etir *e, gs_diale
     k->has_bias = op->has_bias && op->epi.bias_axis >= 0;
     k->bias_axis = k->has_bias ? (uint32_t)op->epi.bias_axis : 0;
     k->relu = op->epi.relu != 0;
+    if (op->combine == GS_COMBINE_MAX || op->epi.relu) k->flags |= GS_KDESC_MAXN;
+    if (op->epi.count_valid) k->flags |= GS_KDESC_COUNT_VALID;
 }
 
 /* "non-zero"/"0" and "on"/"off" of a flag */
@@ -55,12 +58,18 @@ bool gs_kdesc_diff(const gs_kdesc *mine, const gs_kdesc *theirs, char *buf, size
         snprintf(buf, n, "the operator class (its axes or inputs)");
     else if (memcmp(a->ndim, b->ndim, sizeof a->ndim) || memcmp(a->idx, b->idx, sizeof a->idx))
         snprintf(buf, n, "the tensors' indexing (transposes, layout, strides or windows)");
+    else if (a->flags != b->flags)
+        snprintf(buf, n, "the epilogue's mode (NaN-keeping max, or count_include_pad)");
     else
         snprintf(buf, n, "the kernel's configuration");
     return true;
 }
 
-uint64_t gs_kdesc_hash(const gs_kdesc *k) { return gs_hash_bytes(k, sizeof *k, 0x67656e736f72ull); }
+/* The bytes before flags, and flags with its padding only when set: the
+ * kernels that predate flags keep their keys. */
+uint64_t gs_kdesc_hash(const gs_kdesc *k) {
+    return gs_hash_bytes(k, k->flags ? sizeof *k : offsetof(gs_kdesc, flags), 0x67656e736f72ull);
+}
 
 int gs_kernel_int_args(const gs_op *op, int32_t *vals, int cap) {
     int n = 0;

@@ -35,7 +35,7 @@ typedef struct dialect_spelling {
     const char *kernel_prefix; /* printf with threads, min blocks (CUDA) or threads (OpenCL) */
     const char *in_ptr, *out_ptr;
     const char *sync, *tid, *bid;
-    const char *long_t, *fmax, *neg_inf;
+    const char *long_t, *neg_inf;
     const char *ws_ptr, *ws_int_ptr; /* split-K's workspace (no restrict: read back by other blocks) */
     /* Vector loads and stores, shared arrays and asynchronous copies are
      * macros defined here, so the kernel bodies of the two dialects are the
@@ -49,6 +49,12 @@ typedef struct dialect_spelling {
      * GS_ATOMIC_ADDF(float *, v), GS_LDCG(p) (a load that sees other blocks'
      * fenced stores) and GS_SHARED_INT. */
     const char *preamble;
+    /* Printed after the preamble only in kernels with a max combine or a relu
+     * (GS_KDESC_MAXN), so the others keep their text: gs_maxn(a, b), the max
+     * that propagates NaN (ir.h's NaN rule; fmax drops it), and the reduce
+     * split's and split-K's combines over it, GS_GROUP_MAXN and GS_MAXN_OP
+     * (the preamble's GS_GROUP_MAX and GS_MAX_OP are fmax's, unused). */
+    const char *maxn;
 } dialect_spelling;
 
 static const dialect_spelling spellings[] = {
@@ -60,7 +66,6 @@ static const dialect_spelling spellings[] = {
         .tid = "(int)threadIdx.x",
         .bid = "(int)blockIdx.x",
         .long_t = "long long",
-        .fmax = "fmaxf",
         .neg_inf = "__int_as_float(0xff800000)",
         .ws_ptr = "float*",
         .ws_int_ptr = "int*",
@@ -95,6 +100,10 @@ static const dialect_spelling spellings[] = {
             "#define GS_ATOMIC_ADDF(p, v) atomicAdd((p), (v))\n"
             "#define GS_LDCG(p) __ldcg(p)\n"
             "#define GS_SHARED_INT __shared__ int\n",
+        .maxn =
+            "__device__ __forceinline__ float gs_maxn(float a, float b) { return (a > b || a != a) ? a : b; }\n"
+            "#define GS_GROUP_MAXN(v, r, m) for (int o_ = (r) / 2; o_ > 0; o_ >>= 1) v = gs_maxn(v, __shfl_xor_sync(m, v, o_, r))\n"
+            "#define GS_MAXN_OP(a, b) gs_maxn(a, b)\n",
     },
     [GS_DIALECT_OPENCL] = {
         .kernel_prefix = "__kernel __attribute__((reqd_work_group_size(%lld, 1, 1))) void",
@@ -106,7 +115,6 @@ static const dialect_spelling spellings[] = {
         .long_t = "long",
         .ws_ptr = "__global float*",
         .ws_int_ptr = "__global int*",
-        .fmax = "fmax",
         .neg_inf = "(-INFINITY)",
         .preamble =
             "#define GS_LD2(p) vload2(0, p)\n"
@@ -137,6 +145,12 @@ static const dialect_spelling spellings[] = {
             "    do { o_ = *q_; n_ = as_uint(as_float(o_) + (v)); } while (atomic_cmpxchg(q_, o_, n_) != o_); }\n"
             "#define GS_LDCG(p) (*(volatile __global const float*)(p))\n"
             "#define GS_SHARED_INT __local int\n",
+        .maxn =
+            "static inline float gs_maxn(float a, float b) { return (a > b || a != a) ? a : b; }\n"
+            "#define GS_GROUP_MAXN(v, r, m) { gs_red[tid] = v; barrier(CLK_LOCAL_MEM_FENCE); \\\n"
+            "    for (int o_ = (r) / 2; o_ > 0; o_ >>= 1) { if ((tid & ((r) - 1)) < o_) gs_red[tid] = gs_maxn(gs_red[tid], gs_red[tid + o_]); \\\n"
+            "    barrier(CLK_LOCAL_MEM_FENCE); } v = gs_red[tid & ~((r) - 1)]; barrier(CLK_LOCAL_MEM_FENCE); (void)(m); }\n"
+            "#define GS_MAXN_OP(a, b) gs_maxn(a, b)\n",
     },
 };
 
@@ -893,7 +907,7 @@ static void print_accumulate(printer *m) {
     }
     char *r = gs_sb_take(&rhs);
     if (op->combine == GS_COMBINE_MAX)
-        line(m, "acc[%s] = %s(acc[%s], %s);", aidx ? aidx : "0", m->sp->fmax, aidx ? aidx : "0", r ? r : "0");
+        line(m, "acc[%s] = gs_maxn(acc[%s], %s);", aidx ? aidx : "0", aidx ? aidx : "0", r ? r : "0");
     else
         line(m, "acc[%s] += %s;", aidx ? aidx : "0", r ? r : "0");
     free(r);
@@ -1049,13 +1063,53 @@ static void print_main_loop(printer *m) {
 }
 
 /* ---- epilogue ---------------------------------------------------------------------- */
+/* count_valid (average pooling with count_include_pad=0): `const float
+ * <name> = alpha / n;`, n the in-bounds reduce points of the output point
+ * x<a> (axis vaxis offset by vk: a vector store's component). gs_op_validate
+ * made it a product over the reduce axes: an axis in no dim of input 0
+ * counts its extent, one in dim d counts the v with 0 <= base + c*v < S0_d.
+ * A window with none divides by 1 (its sum is 0). */
+static void print_count_scale(printer *m, int vaxis, int vk, const char *name) {
+    const gs_op *op = m->op;
+    const gs_tensor *in = &op->tensors[0];
+    char coord[GS_MAX_AXES][CW];
+    for (int a = 0; a < m->na; a++) {
+        if (a == vaxis && vk) snprintf(coord[a], CW, "(x%d + %d)", a, vk);
+        else snprintf(coord[a], CW, "x%d", a);
+    }
+    line(m, "int %s_n = 1;", name);
+    for (int a = 0; a < m->na; a++) {
+        if (spatial(op, a)) continue;
+        int d = -1;
+        for (int j = 0; j < in->ndim; j++)
+            if (in->idx[j].coeff[a]) d = j;
+        if (d < 0) {
+            line(m, "%s_n *= E%d;", name, a);
+            continue;
+        }
+        gs_affine base = in->idx[d];
+        long long c = (long long)base.coeff[a];
+        base.coeff[a] = 0;
+        char bt[CW * 2];
+        affine_text(&base, m->na, coord, bt, sizeof bt);
+        line(m, "{ int c_ = 0; for (int v_ = 0; v_ < E%d; v_++) { const int i_ = %s + %lld * v_; c_ += i_ >= 0 && i_ < S0_%d; } %s_n *= c_; }",
+             a, bt, c, d, name);
+    }
+    line(m, "const float %s = alpha / (float)(%s_n > 0 ? %s_n : 1);", name, name, name);
+}
+
 /* One output point: the epilogue of acc[aidx] (NULL: of v) to out[oi]. */
 static void print_store_one(printer *m, const char *aidx, const char *oi, int bias_axis) {
-    if (aidx) line(m, "float y = alpha * acc[%s];", aidx);
-    else line(m, "float y = alpha * v;");
+    const char *scale = "alpha";
+    if (m->op->epi.count_valid) {
+        print_count_scale(m, -1, 0, "av");
+        scale = "av";
+    }
+    if (aidx) line(m, "float y = %s * acc[%s];", scale, aidx);
+    else line(m, "float y = %s * v;", scale);
     if (m->op->epi.beta != 0.0f) line(m, "y += beta * out[%s];", oi);
     if (m->op->has_bias && bias_axis >= 0) line(m, "y += bias[x%d];", bias_axis);
-    if (m->op->epi.relu) line(m, "y = %s(y, 0.0f);", m->sp->fmax);
+    if (m->op->epi.relu) line(m, "y = gs_maxn(y, 0.0f);");
     line(m, "out[%s] = y;", oi);
 }
 
@@ -1177,7 +1231,12 @@ static void print_epilogue_loops(printer *m, bool vec, bool predicated, epi_mode
             char *aidx = frag_index(m, -1, add, oa);
             gs_sb ex;
             gs_sb_init(&ex);
-            gs_sb_printf(&ex, "alpha * acc[%s]", aidx ? aidx : "0");
+            char sc[16] = "alpha";
+            if (op->epi.count_valid) {
+                snprintf(sc, sizeof sc, "av%d", k);
+                print_count_scale(m, oa, k, sc);
+            }
+            gs_sb_printf(&ex, "%s * acc[%s]", sc, aidx ? aidx : "0");
             free(aidx);
             if (op->epi.beta != 0.0f) gs_sb_printf(&ex, " + beta * old.%s", comp(k));
             if (op->has_bias && bias_axis >= 0) {
@@ -1185,7 +1244,7 @@ static void print_epilogue_loops(printer *m, bool vec, bool predicated, epi_mode
                 else gs_sb_printf(&ex, " + bias[x%d]", bias_axis);
             }
             char *exs = gs_sb_take(&ex);
-            if (op->epi.relu) line(m, "y.%s = %s(%s, 0.0f);", comp(k), m->sp->fmax, exs ? exs : "0");
+            if (op->epi.relu) line(m, "y.%s = gs_maxn(%s, 0.0f);", comp(k), exs ? exs : "0");
             else line(m, "y.%s = %s;", comp(k), exs ? exs : "0");
             free(exs);
         }
@@ -1201,7 +1260,7 @@ static void print_epilogue_loops(printer *m, bool vec, bool predicated, epi_mode
 static void print_group_combine(printer *m) {
     const gs_plan *p = m->p;
     if (p->reduce_split <= 1) return;
-    const char *op = m->op->combine == GS_COMBINE_MAX ? "MAX" : "SUM";
+    const char *op = m->op->combine == GS_COMBINE_MAX ? "MAXN" : "SUM";
     long long acc = (long long)gs_etir_acc_regs(m->op, m->e);
     line(m, "/* group: combine the %d lanes' partial results */", p->reduce_split);
     if (p->group_wide) { /* whole warps: shuffles, then shared memory */
@@ -1273,7 +1332,7 @@ static void print_split_meet(printer *m) {
     } else {
         line(m, "float v = GS_LDCG(part + wi);");
         line(m, "for (int s = 1; s < %d; s++) v = GS_%s_OP(v, GS_LDCG(part + (%s)s * WN + wi));", p->split,
-             m->op->combine == GS_COMBINE_MAX ? "MAX" : "SUM", m->idx_t);
+             m->op->combine == GS_COMBINE_MAX ? "MAXN" : "SUM", m->idx_t);
     }
     print_out_index(m);
     print_store_one(m, NULL, "oi", m->op->has_bias ? m->op->epi.bias_axis : -1);
@@ -1345,6 +1404,7 @@ gs_status gs_lower_emit_plan(gs_ctx *ctx, const gs_op *op, const gs_etir *e, con
                  (long long)out->grid, (long long)p->threads, (long long)p->smem_bytes,
                  out->smem_dynamic ? "dynamic" : "static");
     gs_sb_puts(&m->sb, m->sp->preamble);
+    if (out->desc.flags & GS_KDESC_MAXN) gs_sb_puts(&m->sb, m->sp->maxn);
     print_signature(m, out);
     m->indent = 1;
     if (p->group_wide) line(m, "GS_GROUP_WIDE_SCRATCH(%d);", (int)p->threads);

@@ -1,0 +1,1615 @@
+/* onnx.c — ONNX models in: the ModelProto subset gensor needs, read with
+ * proto.c, then the graph-level work every frontend does (shapes propagated
+ * from the bound inputs, batch norm folded into the conv before it, a Relu
+ * fused into the kernel before it) and each node mapped to a gs_op through
+ * its spec, or listed as unsupported with the reason.
+ *
+ * Field numbers are those of onnx/onnx.proto. Everything the file makes the
+ * reader allocate is bounded by the file's own size (a repeated field of n
+ * elements takes at least n bytes), and every string and tensor lives in the
+ * model's arena. */
+#include "ir/onnx/onnx.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* ---- what the file holds ------------------------------------------------- */
+#define ONNX_DIM_MAX 2147483647LL /* a bound dim, as the spec parser bounds extents */
+enum { DT_FLOAT = 1, DT_INT32 = 6, DT_INT64 = 7, DT_DOUBLE = 11 };
+enum { AT_FLOAT = 1, AT_INT = 2, AT_STRING = 3, AT_TENSOR = 4, AT_FLOATS = 6, AT_INTS = 7 };
+
+typedef struct otensor {
+    const char *name;
+    int dtype, ndim;
+    int64_t dims[GS_ONNX_MAX_RANK];
+    int64_t n;     /* elements */
+    float *f;      /* FLOAT or DOUBLE data as floats (NULL: another type) */
+    int64_t *i;    /* INT32 or INT64 data (NULL: another type) */
+} otensor;
+
+typedef struct oattr {
+    const char *name;
+    int type;
+    float f;
+    int64_t i;
+    const char *s;
+    int64_t *ints;
+    int nints;
+    otensor *t;
+} oattr;
+
+typedef struct onode {
+    const char *name, *op_type, *domain;
+    const char **in, **out;
+    int nin, nout, nattr;
+    oattr *attr;
+} onode;
+
+typedef struct ovalue { /* a ValueInfoProto: graph input, output or value_info */
+    const char *name;
+    int elem, ndim, has_shape;
+    int64_t dims[GS_ONNX_MAX_RANK]; /* > 0 known; 0 symbolic or unknown */
+    const char *param[GS_ONNX_MAX_RANK];
+} ovalue;
+
+/* A tensor the import knows: its shape, type and, for constants, data. */
+typedef struct tinfo {
+    const char *name;
+    int ndim, dtype;
+    int64_t dims[GS_ONNX_MAX_RANK];
+    const otensor *c; /* constant data (an initializer, a Constant node or a folded weight) */
+    int producer;     /* node index, -1 for graph inputs and initializers */
+    int uses;         /* node inputs that read it, plus 1 when it is a graph output */
+    int consumer;     /* the node reading it when uses == 1 */
+} tinfo;
+
+struct gs_model {
+    gs_arena arena;   /* the file's structures: freed with the model */
+    gs_arena iarena;  /* the last import's: freed on re-import */
+    char *dir;        /* the model's directory, for external data */
+    int64_t ir_version, opset;
+    onode *nodes;
+    int nnodes, ninit, ninputs, noutputs, nvinfo;
+    otensor *init;
+    ovalue *inputs, *outputs, *vinfo;
+    /* symbolic dims of the graph inputs and their bindings */
+    int ndims;
+    const char **dim_name;
+    int64_t *dim_val; /* 0: unbound */
+    /* the import */
+    int imported;
+    gs_model_node *out; /* per node */
+    gs_op *ops;         /* per node (kernel nodes) */
+    tinfo **tab;        /* open addressing by name */
+    size_t tabcap;
+    int64_t filled;     /* elements of ConstantOfShape data made by this import */
+};
+
+/* ---- reading ---------------------------------------------------------------- */
+typedef struct rd {
+    gs_ctx *ctx;
+    gs_model *m;
+    const uint8_t *base; /* the file, for offsets in messages */
+    const char *path;
+} rd;
+
+static gs_status bad(rd *r, const gs_pb *pb, const char *what) {
+    return gs_err(r->ctx, GS_ERR_PARSE, "%s: malformed ONNX model at byte %lld (%s): %s", r->path,
+                  (long long)(pb->p - r->base), what, pb->err ? pb->err : "bad field");
+}
+
+static char *str_dup(rd *r, const uint8_t *p, size_t n) {
+    char *s = gs_arena_alloc(&r->m->arena, n + 1);
+    if (s && n) memcpy(s, p, n);
+    if (s) s[n] = 0;
+    return s;
+}
+
+/* A growable array of 64-bit values, for repeated fields whose count is
+ * known only at the end of their message. */
+typedef struct vec {
+    uint64_t *v;
+    size_t n, cap;
+} vec;
+static int vec_push(vec *a, uint64_t x) {
+    if (a->n == a->cap) {
+        size_t c = a->cap ? a->cap * 2 : 16;
+        uint64_t *nv = realloc(a->v, c * sizeof *nv);
+        if (!nv) return -1;
+        a->v = nv;
+        a->cap = c;
+    }
+    a->v[a->n++] = x;
+    return 0;
+}
+/* Every element of field f (packed or not) onto a; -1 with pb->err on a
+ * malformed field or no memory. */
+static int vec_take(vec *a, const gs_pb_field *f, gs_pb_wire wire, gs_pb *pb) {
+    gs_pb it = {0};
+    uint64_t v;
+    int rc;
+    while ((rc = gs_pb_repeated(f, wire, &it, &v)) == 1)
+        if (vec_push(a, v) < 0) {
+            pb->err = "out of memory";
+            return -1;
+        }
+    if (rc < 0) pb->err = it.err;
+    return rc;
+}
+
+/* A list of strings (repeated string fields), collected then copied. */
+typedef struct svec {
+    const char **v;
+    int n, cap;
+} svec;
+static int svec_push(svec *a, const char *s) {
+    if (!s) return -1;
+    if (a->n == a->cap) {
+        int c = a->cap ? a->cap * 2 : 8;
+        const char **nv = realloc(a->v, (size_t)c * sizeof *nv);
+        if (!nv) return -1;
+        a->v = nv;
+        a->cap = c;
+    }
+    a->v[a->n++] = s;
+    return 0;
+}
+static const char **svec_keep(rd *r, svec *a) {
+    const char **k = gs_arena_alloc(&r->m->arena, (size_t)(a->n ? a->n : 1) * sizeof *k);
+    if (k && a->n) memcpy(k, a->v, (size_t)a->n * sizeof *k);
+    free(a->v);
+    a->v = NULL;
+    return k;
+}
+
+/* External data: location is relative to the model's directory and may not
+ * leave it; offset and length are decimal strings. */
+static gs_status read_external(rd *r, otensor *t, const char *loc, const char *off_s, const char *len_s, size_t esz,
+                               uint8_t **out) {
+    if (!loc || !*loc) return gs_err(r->ctx, GS_ERR_PARSE, "%s: tensor '%s': external data without a location", r->path, t->name);
+    if (!r->m->dir)
+        return gs_err(r->ctx, GS_ERR_UNSUPPORTED, "%s: tensor '%s': external data, but the model was read from memory "
+                      "with no directory", r->path, t->name);
+    if (loc[0] == '/' || !strcmp(loc, "..") || !strncmp(loc, "../", 3) || strstr(loc, "/../") ||
+        (strlen(loc) >= 3 && !strcmp(loc + strlen(loc) - 3, "/..")))
+        return gs_err(r->ctx, GS_ERR_PARSE, "%s: tensor '%s': external data location '%s' leaves the model's directory",
+                      r->path, t->name, loc);
+    char *end = NULL;
+    long long off = 0, len = -1;
+    if (off_s) {
+        errno = 0;
+        off = strtoll(off_s, &end, 10);
+        if (errno || *end || off < 0)
+            return gs_err(r->ctx, GS_ERR_PARSE, "%s: tensor '%s': external data offset '%s' is not a byte offset", r->path,
+                          t->name, off_s);
+    }
+    if (len_s) {
+        errno = 0;
+        len = strtoll(len_s, &end, 10);
+        if (errno || *end || len < 0)
+            return gs_err(r->ctx, GS_ERR_PARSE, "%s: tensor '%s': external data length '%s' is not a byte count", r->path,
+                          t->name, len_s);
+    }
+    size_t want = (size_t)t->n * esz;
+    if (len >= 0 && (size_t)len != want)
+        return gs_err(r->ctx, GS_ERR_PARSE, "%s: tensor '%s': external data length %lld, the shape needs %zu bytes",
+                      r->path, t->name, len, want);
+    char path[4096];
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", r->m->dir, loc) >= sizeof path)
+        return gs_err(r->ctx, GS_ERR_PARSE, "%s: tensor '%s': external data path too long", r->path, t->name);
+    FILE *f = fopen(path, "rb");
+    if (!f) return gs_err(r->ctx, GS_ERR_IO, "%s: tensor '%s': cannot open external data %s: %s", r->path, t->name, path,
+                          strerror(errno));
+    uint8_t *buf = gs_arena_alloc(&r->m->arena, want ? want : 1);
+    gs_status s = GS_OK;
+    if (!buf) s = gs_err(r->ctx, GS_ERR_NOMEM, "%s: out of memory for tensor '%s'", r->path, t->name);
+    else if (fseeko(f, (off_t)off, SEEK_SET) != 0 || fread(buf, 1, want, f) != want)
+        s = gs_err(r->ctx, GS_ERR_PARSE, "%s: tensor '%s': external data %s holds fewer than %lld + %zu bytes", r->path,
+                   t->name, path, off, want);
+    fclose(f);
+    *out = buf;
+    return s;
+}
+
+/* Little-endian element i of a raw buffer of esz-byte elements. */
+static uint64_t raw_at(const uint8_t *p, size_t esz, int64_t i) {
+    uint64_t v = 0;
+    for (size_t b = esz; b-- > 0;) v = v << 8 | p[(size_t)i * esz + b];
+    return v;
+}
+
+/* TensorProto: dims 1, data_type 2, segment 3, float_data 4, int32_data 5,
+ * int64_data 7, name 8, raw_data 9, double_data 10, external_data 13
+ * (StringStringEntryProto: key 1, value 2), data_location 14. */
+static gs_status read_tensor(rd *r, gs_pb *pb, otensor *t) {
+    gs_pb_field f;
+    vec dims = {0}, fd = {0}, id = {0};
+    const uint8_t *raw = NULL;
+    size_t raw_len = 0;
+    int has_raw = 0, external = 0, rc;
+    const char *loc = NULL, *off_s = NULL, *len_s = NULL;
+    gs_status s = GS_OK;
+    while (s == GS_OK && (rc = gs_pb_next(pb, &f)) == 1) {
+        switch (f.num) {
+        case 1: if (vec_take(&dims, &f, GS_PB_VARINT, pb) < 0) s = bad(r, pb, "tensor dims"); break;
+        case 2: t->dtype = f.wire == GS_PB_VARINT ? (int)f.v : 0; break;
+        case 3: s = gs_err(r->ctx, GS_ERR_UNSUPPORTED, "%s: segmented tensors are not supported", r->path); break;
+        case 4: if (vec_take(&fd, &f, GS_PB_FIXED32, pb) < 0) s = bad(r, pb, "float_data"); break;
+        case 5:
+        case 7: if (vec_take(&id, &f, GS_PB_VARINT, pb) < 0) s = bad(r, pb, "int data"); break;
+        case 10: if (vec_take(&fd, &f, GS_PB_FIXED64, pb) < 0) s = bad(r, pb, "double_data"); break;
+        case 8: if (f.wire == GS_PB_LEN) t->name = str_dup(r, f.data, f.len); break;
+        case 9: if (f.wire == GS_PB_LEN) { raw = f.data; raw_len = f.len; has_raw = 1; } break;
+        case 13: {
+            gs_pb e;
+            gs_pb_field g;
+            const char *k = NULL, *v = NULL;
+            if (gs_pb_sub(pb, &f, &e) < 0) { s = bad(r, &e, "external_data"); break; }
+            while ((rc = gs_pb_next(&e, &g)) == 1) {
+                if (g.num == 1 && g.wire == GS_PB_LEN) k = str_dup(r, g.data, g.len);
+                if (g.num == 2 && g.wire == GS_PB_LEN) v = str_dup(r, g.data, g.len);
+            }
+            if (rc < 0) { s = bad(r, &e, "external_data entry"); break; }
+            if (k && !strcmp(k, "location")) loc = v;
+            else if (k && !strcmp(k, "offset")) off_s = v;
+            else if (k && !strcmp(k, "length")) len_s = v;
+            break;
+        }
+        case 14: external = f.wire == GS_PB_VARINT && f.v == 1; break;
+        default: break;
+        }
+    }
+    if (s == GS_OK && rc < 0) s = bad(r, pb, "tensor");
+    if (!t->name) t->name = "";
+    if (s == GS_OK && dims.n > GS_ONNX_MAX_RANK)
+        s = gs_err(r->ctx, GS_ERR_UNSUPPORTED, "%s: tensor '%s' has %zu dims (at most %d)", r->path, t->name, dims.n,
+                   GS_ONNX_MAX_RANK);
+    t->ndim = (int)dims.n;
+    t->n = 1;
+    for (size_t d = 0; s == GS_OK && d < dims.n; d++) {
+        int64_t v = (int64_t)dims.v[d];
+        if (v < 0 || (v > 0 && t->n > (1LL << 40) / v))
+            s = gs_err(r->ctx, GS_ERR_PARSE, "%s: tensor '%s' dim %zu is %lld", r->path, t->name, d, (long long)v);
+        else {
+            t->dims[d] = v;
+            t->n *= v;
+        }
+    }
+    size_t esz = t->dtype == DT_FLOAT || t->dtype == DT_INT32 ? 4 : t->dtype == DT_INT64 || t->dtype == DT_DOUBLE ? 8 : 0;
+    uint8_t *ext = NULL;
+    if (s == GS_OK && external && esz) {
+        s = read_external(r, t, loc, off_s, len_s, esz, &ext);
+        raw = ext;
+        raw_len = (size_t)t->n * esz;
+        has_raw = 1;
+    }
+    if (s == GS_OK && esz) {
+        /* exactly one source: raw bytes or the typed field, with n elements */
+        size_t typed = t->dtype == DT_FLOAT || t->dtype == DT_DOUBLE ? fd.n : id.n;
+        if (has_raw && raw_len != (size_t)t->n * esz)
+            s = gs_err(r->ctx, GS_ERR_PARSE, "%s: tensor '%s': raw_data has %zu bytes, its shape needs %lld", r->path,
+                       t->name, raw_len, (long long)t->n * (long long)esz);
+        else if (!has_raw && typed != (size_t)t->n)
+            s = gs_err(r->ctx, GS_ERR_PARSE, "%s: tensor '%s': %zu data elements, its shape needs %lld", r->path, t->name,
+                       typed, (long long)t->n);
+        else if (t->dtype == DT_FLOAT || t->dtype == DT_DOUBLE) {
+            t->f = gs_arena_alloc(&r->m->arena, (size_t)(t->n ? t->n : 1) * sizeof *t->f);
+            if (!t->f) s = gs_err(r->ctx, GS_ERR_NOMEM, "out of memory");
+            for (int64_t i = 0; s == GS_OK && i < t->n; i++) {
+                uint64_t b = has_raw ? raw_at(raw, esz, i) : fd.v[i];
+                t->f[i] = t->dtype == DT_FLOAT ? gs_pb_f32(b) : (float)gs_pb_f64(b);
+            }
+        } else {
+            t->i = gs_arena_alloc(&r->m->arena, (size_t)(t->n ? t->n : 1) * sizeof *t->i);
+            if (!t->i) s = gs_err(r->ctx, GS_ERR_NOMEM, "out of memory");
+            for (int64_t i = 0; s == GS_OK && i < t->n; i++) {
+                uint64_t b = has_raw ? raw_at(raw, esz, i) : id.v[i];
+                /* int32_data holds int32s as (sign-extended) varints; raw INT32 is 4 bytes */
+                t->i[i] = t->dtype == DT_INT32 ? (int64_t)(int32_t)(uint32_t)b : (int64_t)b;
+            }
+        }
+    }
+    free(dims.v);
+    free(fd.v);
+    free(id.v);
+    return s;
+}
+
+/* AttributeProto: name 1, f 2, i 3, s 4, t 5, floats 7, ints 8, type 20. */
+static gs_status read_attr(rd *r, gs_pb *pb, oattr *a) {
+    gs_pb_field f;
+    vec ints = {0};
+    int rc;
+    gs_status s = GS_OK;
+    while (s == GS_OK && (rc = gs_pb_next(pb, &f)) == 1) {
+        switch (f.num) {
+        case 1: if (f.wire == GS_PB_LEN) a->name = str_dup(r, f.data, f.len); break;
+        case 2: if (f.wire == GS_PB_FIXED32) a->f = gs_pb_f32(f.v); break;
+        case 3: if (f.wire == GS_PB_VARINT) a->i = (int64_t)f.v; break;
+        case 4: if (f.wire == GS_PB_LEN) a->s = str_dup(r, f.data, f.len); break;
+        case 5: {
+            gs_pb sub;
+            if (gs_pb_sub(pb, &f, &sub) < 0) { s = bad(r, &sub, "attribute tensor"); break; }
+            a->t = gs_arena_alloc(&r->m->arena, sizeof *a->t);
+            if (!a->t) s = gs_err(r->ctx, GS_ERR_NOMEM, "out of memory");
+            else s = read_tensor(r, &sub, a->t);
+            break;
+        }
+        case 8: if (vec_take(&ints, &f, GS_PB_VARINT, pb) < 0) s = bad(r, pb, "attribute ints"); break;
+        case 20: a->type = (int)f.v; break;
+        default: break;
+        }
+    }
+    if (s == GS_OK && rc < 0) s = bad(r, pb, "attribute");
+    if (s == GS_OK && ints.n) {
+        a->ints = gs_arena_alloc(&r->m->arena, ints.n * sizeof *a->ints);
+        if (!a->ints) s = gs_err(r->ctx, GS_ERR_NOMEM, "out of memory");
+        else {
+            for (size_t i = 0; i < ints.n; i++) a->ints[i] = (int64_t)ints.v[i];
+            a->nints = ints.n > 1000000 ? 1000000 : (int)ints.n;
+        }
+    }
+    if (!a->name) a->name = "";
+    free(ints.v);
+    return s;
+}
+
+/* NodeProto: input 1, output 2, name 3, op_type 4, attribute 5, domain 7. */
+static gs_status read_node(rd *r, gs_pb *pb, onode *n) {
+    gs_pb_field f;
+    svec in = {0}, out = {0};
+    oattr *attr = NULL;
+    int nattr = 0, cap = 0, rc;
+    gs_status s = GS_OK;
+    while (s == GS_OK && (rc = gs_pb_next(pb, &f)) == 1) {
+        if (f.wire != GS_PB_LEN) continue;
+        switch (f.num) {
+        case 1: if (svec_push(&in, str_dup(r, f.data, f.len)) < 0) s = gs_err(r->ctx, GS_ERR_NOMEM, "out of memory"); break;
+        case 2: if (svec_push(&out, str_dup(r, f.data, f.len)) < 0) s = gs_err(r->ctx, GS_ERR_NOMEM, "out of memory"); break;
+        case 3: n->name = str_dup(r, f.data, f.len); break;
+        case 4: n->op_type = str_dup(r, f.data, f.len); break;
+        case 7: n->domain = str_dup(r, f.data, f.len); break;
+        case 5: {
+            if (nattr == cap) {
+                int c = cap ? cap * 2 : 8;
+                oattr *na = realloc(attr, (size_t)c * sizeof *na);
+                if (!na) { s = gs_err(r->ctx, GS_ERR_NOMEM, "out of memory"); break; }
+                attr = na;
+                cap = c;
+            }
+            memset(&attr[nattr], 0, sizeof attr[nattr]);
+            gs_pb sub;
+            if (gs_pb_sub(pb, &f, &sub) < 0) s = bad(r, &sub, "attribute");
+            else s = read_attr(r, &sub, &attr[nattr++]);
+            break;
+        }
+        default: break;
+        }
+    }
+    if (s == GS_OK && rc < 0) s = bad(r, pb, "node");
+    n->nin = in.n;
+    n->nout = out.n;
+    n->in = svec_keep(r, &in);
+    n->out = svec_keep(r, &out);
+    n->attr = gs_arena_alloc(&r->m->arena, (size_t)(nattr ? nattr : 1) * sizeof *n->attr);
+    if (n->attr && nattr) memcpy(n->attr, attr, (size_t)nattr * sizeof *attr);
+    n->nattr = nattr;
+    free(attr);
+    if (s == GS_OK && (!n->in || !n->out || !n->attr)) s = gs_err(r->ctx, GS_ERR_NOMEM, "out of memory");
+    if (!n->name) n->name = "";
+    if (!n->op_type) n->op_type = "";
+    if (!n->domain) n->domain = "";
+    return s;
+}
+
+/* ValueInfoProto: name 1, type 2 -> TypeProto: tensor_type 1 -> elem_type 1,
+ * shape 2 -> TensorShapeProto: dim 1 -> dim_value 1, dim_param 2. */
+static gs_status read_value(rd *r, gs_pb *pb, ovalue *v) {
+    gs_pb_field f, g, h, k;
+    int rc;
+    while ((rc = gs_pb_next(pb, &f)) == 1) {
+        if (f.num == 1 && f.wire == GS_PB_LEN) v->name = str_dup(r, f.data, f.len);
+        if (f.num != 2 || f.wire != GS_PB_LEN) continue;
+        gs_pb ty;
+        if (gs_pb_sub(pb, &f, &ty) < 0) return bad(r, &ty, "value type");
+        while ((rc = gs_pb_next(&ty, &g)) == 1) {
+            if (g.num != 1 || g.wire != GS_PB_LEN) continue; /* sequences and maps: no shape */
+            gs_pb tt;
+            if (gs_pb_sub(&ty, &g, &tt) < 0) return bad(r, &tt, "tensor type");
+            while ((rc = gs_pb_next(&tt, &h)) == 1) {
+                if (h.num == 1 && h.wire == GS_PB_VARINT) v->elem = (int)h.v;
+                if (h.num != 2 || h.wire != GS_PB_LEN) continue;
+                gs_pb sh;
+                if (gs_pb_sub(&tt, &h, &sh) < 0) return bad(r, &sh, "shape");
+                v->has_shape = 1;
+                while ((rc = gs_pb_next(&sh, &k)) == 1) {
+                    if (k.num != 1 || k.wire != GS_PB_LEN) continue;
+                    if (v->ndim >= GS_ONNX_MAX_RANK)
+                        return gs_err(r->ctx, GS_ERR_UNSUPPORTED, "%s: value '%s' has more than %d dims", r->path,
+                                      v->name ? v->name : "", GS_ONNX_MAX_RANK);
+                    gs_pb dm;
+                    gs_pb_field e;
+                    if (gs_pb_sub(&sh, &k, &dm) < 0) return bad(r, &dm, "dimension");
+                    int d = v->ndim++;
+                    while ((rc = gs_pb_next(&dm, &e)) == 1) {
+                        if (e.num == 1 && e.wire == GS_PB_VARINT) v->dims[d] = (int64_t)e.v > 0 ? (int64_t)e.v : 0;
+                        if (e.num == 2 && e.wire == GS_PB_LEN) v->param[d] = str_dup(r, e.data, e.len);
+                    }
+                    if (rc < 0) return bad(r, &dm, "dimension");
+                }
+                if (rc < 0) return bad(r, &sh, "shape");
+            }
+            if (rc < 0) return bad(r, &tt, "tensor type");
+        }
+        if (rc < 0) return bad(r, &ty, "value type");
+    }
+    if (rc < 0) return bad(r, pb, "value info");
+    if (!v->name) v->name = "";
+    return GS_OK;
+}
+
+/* Grow a per-kind array of the graph by one zeroed element (realloc'd: the
+ * graph's lists are copied into the arena at the end). */
+static void *grow(void **arr, int *n, int *cap, size_t esz) {
+    if (*n == *cap) {
+        int c = *cap ? *cap * 2 : 16;
+        void *na = realloc(*arr, (size_t)c * esz);
+        if (!na) return NULL;
+        *arr = na;
+        *cap = c;
+    }
+    void *e = (char *)*arr + (size_t)(*n) * esz;
+    memset(e, 0, esz);
+    (*n)++;
+    return e;
+}
+static void *keep(rd *r, void *arr, int n, size_t esz) {
+    void *k = gs_arena_alloc(&r->m->arena, (size_t)(n ? n : 1) * esz);
+    if (k && n) memcpy(k, arr, (size_t)n * esz);
+    free(arr);
+    return k;
+}
+
+/* GraphProto: node 1, initializer 5, input 11, output 12, value_info 13. */
+static gs_status read_graph(rd *r, gs_pb *pb) {
+    gs_model *m = r->m;
+    gs_pb_field f;
+    void *nodes = NULL, *init = NULL, *ins = NULL, *outs = NULL, *vi = NULL;
+    int cn = 0, ci = 0, cin = 0, cout = 0, cvi = 0, rc;
+    gs_status s = GS_OK;
+    while (s == GS_OK && (rc = gs_pb_next(pb, &f)) == 1) {
+        if (f.wire != GS_PB_LEN) continue;
+        gs_pb sub;
+        void *e = NULL;
+        if (f.num == 1 && m->nnodes >= GS_ONNX_MAX_NODES) {
+            s = gs_err(r->ctx, GS_ERR_UNSUPPORTED, "%s: more than %d nodes", r->path, GS_ONNX_MAX_NODES);
+            break;
+        }
+        switch (f.num) {
+        case 1: e = grow(&nodes, &m->nnodes, &cn, sizeof(onode)); break;
+        case 5: e = grow(&init, &m->ninit, &ci, sizeof(otensor)); break;
+        case 11: e = grow(&ins, &m->ninputs, &cin, sizeof(ovalue)); break;
+        case 12: e = grow(&outs, &m->noutputs, &cout, sizeof(ovalue)); break;
+        case 13: e = grow(&vi, &m->nvinfo, &cvi, sizeof(ovalue)); break;
+        default: continue;
+        }
+        if (!e) {
+            s = gs_err(r->ctx, GS_ERR_NOMEM, "out of memory");
+            break;
+        }
+        if (gs_pb_sub(pb, &f, &sub) < 0) {
+            s = bad(r, &sub, "graph entry");
+            break;
+        }
+        if (f.num == 1) s = read_node(r, &sub, e);
+        else if (f.num == 5) s = read_tensor(r, &sub, e);
+        else s = read_value(r, &sub, e);
+    }
+    if (s == GS_OK && rc < 0) s = bad(r, pb, "graph");
+    m->nodes = keep(r, nodes, m->nnodes, sizeof(onode));
+    m->init = keep(r, init, m->ninit, sizeof(otensor));
+    m->inputs = keep(r, ins, m->ninputs, sizeof(ovalue));
+    m->outputs = keep(r, outs, m->noutputs, sizeof(ovalue));
+    m->vinfo = keep(r, vi, m->nvinfo, sizeof(ovalue));
+    if (s == GS_OK && (!m->nodes || !m->init || !m->inputs || !m->outputs || !m->vinfo))
+        s = gs_err(r->ctx, GS_ERR_NOMEM, "out of memory");
+    return s;
+}
+
+/* ModelProto: ir_version 1, graph 7, opset_import 8 (OperatorSetIdProto:
+ * domain 1, version 2). */
+static gs_status read_model(rd *r, const uint8_t *buf, size_t n) {
+    gs_pb pb;
+    gs_pb_field f;
+    gs_pb_init(&pb, buf, n);
+    int rc, graphs = 0;
+    gs_status s = GS_OK;
+    while (s == GS_OK && (rc = gs_pb_next(&pb, &f)) == 1) {
+        if (f.num == 1 && f.wire == GS_PB_VARINT) r->m->ir_version = (int64_t)f.v;
+        else if (f.num == 8 && f.wire == GS_PB_LEN) {
+            gs_pb sub;
+            gs_pb_field g;
+            const uint8_t *dom = NULL;
+            size_t dl = 0;
+            int64_t ver = 0;
+            if (gs_pb_sub(&pb, &f, &sub) < 0) return bad(r, &sub, "opset_import");
+            while ((rc = gs_pb_next(&sub, &g)) == 1) {
+                if (g.num == 1 && g.wire == GS_PB_LEN) { dom = g.data; dl = g.len; }
+                if (g.num == 2 && g.wire == GS_PB_VARINT) ver = (int64_t)g.v;
+            }
+            if (rc < 0) return bad(r, &sub, "opset_import");
+            if (!dom || dl == 0 || (dl == 7 && !memcmp(dom, "ai.onnx", 7))) r->m->opset = ver;
+        } else if (f.num == 7 && f.wire == GS_PB_LEN) {
+            gs_pb sub;
+            if (graphs++) return gs_err(r->ctx, GS_ERR_PARSE, "%s: malformed ONNX model: two graphs", r->path);
+            if (gs_pb_sub(&pb, &f, &sub) < 0) return bad(r, &sub, "graph");
+            s = read_graph(r, &sub);
+        }
+    }
+    if (s == GS_OK && rc < 0) s = bad(r, &pb, "model");
+    if (s == GS_OK && !graphs)
+        s = gs_err(r->ctx, GS_ERR_PARSE, "%s: not an ONNX model: no graph (ir_version %lld)", r->path,
+                   (long long)r->m->ir_version);
+    if (s == GS_OK && r->m->ir_version <= 0)
+        s = gs_err(r->ctx, GS_ERR_PARSE, "%s: not an ONNX model: no ir_version", r->path);
+    return s;
+}
+
+/* The graph inputs' symbolic dims, each name once. */
+static gs_status collect_dims(gs_ctx *ctx, gs_model *m) {
+    int cap = 0;
+    for (int i = 0; i < m->ninputs; i++) cap += m->inputs[i].ndim;
+    m->dim_name = gs_arena_alloc(&m->arena, (size_t)(cap ? cap : 1) * sizeof *m->dim_name);
+    m->dim_val = gs_arena_alloc(&m->arena, (size_t)(cap ? cap : 1) * sizeof *m->dim_val);
+    if (!m->dim_name || !m->dim_val) return gs_err(ctx, GS_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < m->ninputs; i++)
+        for (int d = 0; d < m->inputs[i].ndim; d++) {
+            const char *p = m->inputs[i].param[d];
+            if (!p || !*p || m->inputs[i].dims[d] > 0) continue;
+            int k = 0;
+            while (k < m->ndims && strcmp(m->dim_name[k], p)) k++;
+            if (k == m->ndims) m->dim_name[m->ndims++] = p;
+        }
+    return GS_OK;
+}
+
+static gs_status load_buffer(gs_ctx *ctx, const void *data, size_t n, const char *dir, const char *what,
+                             gs_model **out);
+
+gs_status gs_model_load(gs_ctx *ctx, const char *path, gs_model **out) {
+    if (!out) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_model_load: NULL out");
+    *out = NULL;
+    if (!path) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_model_load: NULL path");
+    FILE *f = fopen(path, "rb");
+    if (!f) return gs_err(ctx, GS_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        fclose(f);
+        return gs_err(ctx, GS_ERR_IO, "%s: not a regular file", path);
+    }
+    if ((long long)st.st_size > GS_ONNX_MAX_FILE) {
+        fclose(f);
+        return gs_err(ctx, GS_ERR_UNSUPPORTED, "%s: %lld bytes (at most %lld: keep large weights as external data)",
+                      path, (long long)st.st_size, (long long)GS_ONNX_MAX_FILE);
+    }
+    size_t n = (size_t)st.st_size;
+    uint8_t *buf = malloc(n ? n : 1);
+    if (!buf) {
+        fclose(f);
+        return gs_err(ctx, GS_ERR_NOMEM, "%s: out of memory for %zu bytes", path, n);
+    }
+    size_t got = fread(buf, 1, n, f);
+    fclose(f);
+    if (got != n) {
+        free(buf);
+        return gs_err(ctx, GS_ERR_IO, "%s: short read (%zu of %zu bytes)", path, got, n);
+    }
+    /* the model's directory: external data files are relative to it */
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *(slash == dir ? slash + 1 : slash) = 0;
+    else snprintf(dir, sizeof dir, ".");
+    gs_status s = load_buffer(ctx, buf, n, dir, path, out);
+    free(buf);
+    return s;
+}
+
+gs_status gs_model_load_buffer(gs_ctx *ctx, const void *data, size_t n, const char *dir, gs_model **out) {
+    if (!out) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_model_load_buffer: NULL out");
+    *out = NULL;
+    if (!data && n) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_model_load_buffer: NULL data");
+    return load_buffer(ctx, data, n, dir, "model", out);
+}
+
+static gs_status load_buffer(gs_ctx *ctx, const void *data, size_t n, const char *dir, const char *what,
+                             gs_model **out) {
+    gs_model *m = calloc(1, sizeof *m);
+    if (!m) return gs_err(ctx, GS_ERR_NOMEM, "out of memory");
+    gs_arena_init(&m->arena, 1 << 16);
+    gs_arena_init(&m->iarena, 1 << 16);
+    if (dir) { /* NULL: no directory, external data is refused */
+        size_t dl = strlen(dir);
+        m->dir = gs_arena_alloc(&m->arena, dl + 1);
+        if (!m->dir) {
+            gs_model_destroy(m);
+            return gs_err(ctx, GS_ERR_NOMEM, "out of memory");
+        }
+        memcpy(m->dir, dir, dl + 1);
+    }
+    rd r = {ctx, m, data, what};
+    gs_status s = n ? read_model(&r, data, n) : gs_err(ctx, GS_ERR_PARSE, "%s: empty file: not an ONNX model", what);
+    if (s == GS_OK) s = collect_dims(ctx, m);
+    if (s != GS_OK) {
+        gs_model_destroy(m);
+        return s;
+    }
+    *out = m;
+    return GS_OK;
+}
+
+void gs_model_destroy(gs_model *m) {
+    if (!m) return;
+    gs_arena_free(&m->iarena);
+    gs_arena_free(&m->arena);
+    free(m);
+}
+
+int64_t gs_model_opset(const gs_model *m) { return m ? m->opset : 0; }
+int gs_model_num_nodes(const gs_model *m) { return m ? m->nnodes : 0; }
+int gs_model_num_dims(const gs_model *m) { return m ? m->ndims : 0; }
+const char *gs_model_dim_name(const gs_model *m, int i) {
+    return m && i >= 0 && i < m->ndims ? m->dim_name[i] : NULL;
+}
+
+gs_status gs_model_bind_dim(gs_ctx *ctx, gs_model *m, const char *name, int64_t value) {
+    if (!m || !name) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_model_bind_dim: NULL model or name");
+    if (value < 1 || value > ONNX_DIM_MAX)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "dim %s=%lld must be between 1 and %lld", name, (long long)value,
+                      (long long)ONNX_DIM_MAX);
+    for (int k = 0; k < m->ndims; k++)
+        if (!strcmp(m->dim_name[k], name)) {
+            m->dim_val[k] = value;
+            m->imported = 0;
+            return GS_OK;
+        }
+    gs_sb sb;
+    gs_sb_init(&sb);
+    for (int k = 0; k < m->ndims; k++) gs_sb_printf(&sb, "%s%s", k ? ", " : "", m->dim_name[k]);
+    char *l = gs_sb_take(&sb);
+    gs_status s = gs_err(ctx, GS_ERR_INVALID_ARG, "the model has no symbolic dim '%s' (its dims: %s)", name,
+                         l && *l ? l : "none");
+    free(l);
+    return s;
+}
+
+/* ---- the import: shapes, fusions, one gs_op per kernel node ------------------- */
+typedef struct imp {
+    gs_ctx *ctx;
+    gs_model *m;
+    int i;         /* the node being imported */
+    const onode *n;
+    int fused[2], nfused; /* the nodes fused into it so far (a batch norm, a Relu) */
+} imp;
+
+static uint64_t name_hash(const char *s) { return gs_fnv1a64(s, strlen(s)); }
+
+/* The table entry of a tensor name, made (unknown shape) when make is set. */
+static tinfo *tab(gs_model *m, const char *name, int make) {
+    if (!name || !*name) return NULL;
+    size_t mask = m->tabcap - 1, h = (size_t)name_hash(name) & mask;
+    while (m->tab[h]) {
+        if (!strcmp(m->tab[h]->name, name)) return m->tab[h];
+        h = (h + 1) & mask;
+    }
+    if (!make) return NULL;
+    tinfo *t = gs_arena_alloc(&m->iarena, sizeof *t);
+    if (!t) return NULL;
+    t->name = name;
+    t->ndim = -1;
+    t->producer = -1;
+    t->consumer = -1;
+    m->tab[h] = t;
+    return t;
+}
+
+static char *isprintf(gs_model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static char *isprintf(gs_model *m, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    char tmp[512];
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    size_t l = strlen(tmp);
+    char *s = gs_arena_alloc(&m->iarena, l + 1);
+    if (s) memcpy(s, tmp, l + 1);
+    return s ? s : (char *)"out of memory";
+}
+
+static void unsup(imp *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void unsup(imp *c, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    char tmp[512];
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    gs_model_node *o = &c->m->out[c->i];
+    o->kind = GS_MODEL_UNSUPPORTED;
+    o->reason = isprintf(c->m, "%s", tmp);
+    /* what was fused into it has no kernel either */
+    for (int k = 0; k < c->nfused; k++) {
+        gs_model_node *f = &c->m->out[c->fused[k]];
+        f->kind = GS_MODEL_UNSUPPORTED;
+        f->fused_into = -1;
+        f->reason = isprintf(c->m, "fused into node %d (%s), which is unsupported", c->i, c->n->op_type);
+    }
+    c->nfused = 0;
+}
+
+static const oattr *attr(const onode *n, const char *name) {
+    for (int k = 0; k < n->nattr; k++)
+        if (!strcmp(n->attr[k].name, name)) return &n->attr[k];
+    return NULL;
+}
+static int64_t attr_i(const onode *n, const char *name, int64_t def) {
+    const oattr *a = attr(n, name);
+    return a ? a->i : def;
+}
+static float attr_f(const onode *n, const char *name, float def) {
+    const oattr *a = attr(n, name);
+    return a ? a->f : def;
+}
+/* An ints attribute of exactly want values into out (def when absent); -1
+ * when present with another count. */
+static int attr_ints(const onode *n, const char *name, int want, int64_t def, int64_t *out) {
+    const oattr *a = attr(n, name);
+    for (int k = 0; k < want; k++) out[k] = def;
+    if (!a) return 0;
+    if (a->nints != want) return -1;
+    for (int k = 0; k < want; k++) out[k] = a->ints[k];
+    return 0;
+}
+
+static const char *dtype_name(int t) {
+    static const char *names[] = {"UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32", "INT64",
+                                  "STRING", "BOOL", "FLOAT16", "DOUBLE", "UINT32", "UINT64", "COMPLEX64",
+                                  "COMPLEX128", "BFLOAT16"};
+    return t >= 0 && t < (int)(sizeof names / sizeof names[0]) ? names[t] : "an unknown type";
+}
+
+static void shape_text(const tinfo *t, char *buf, size_t n) {
+    size_t o = (size_t)snprintf(buf, n, "[");
+    for (int d = 0; d < t->ndim && o < n; d++) o += (size_t)snprintf(buf + o, n - o, "%s%lld", d ? "," : "", (long long)t->dims[d]);
+    if (o < n) snprintf(buf + o, n - o, "]");
+}
+
+/* Input k of the node with a known fp32 shape of rank lo..hi, or NULL after
+ * marking the node unsupported with the reason. */
+static tinfo *in_t(imp *c, int k, int lo, int hi) {
+    const char *nm = k < c->n->nin ? c->n->in[k] : NULL;
+    tinfo *t = tab(c->m, nm, 0);
+    if (!nm || !*nm) unsup(c, "input %d is missing", k);
+    else if (!t || t->ndim < 0) unsup(c, "input '%s' has no known shape (from an unsupported node)", nm);
+    else if (t->dtype != DT_FLOAT && !(t->c && t->c->f)) /* a DOUBLE constant was read as fp32 */
+        unsup(c, "input '%s' is %s; gensor kernels are fp32", nm, dtype_name(t->dtype));
+    else if (t->ndim < lo || t->ndim > hi) {
+        char sh[128];
+        shape_text(t, sh, sizeof sh);
+        unsup(c, "input '%s' has rank %d %s (%d..%d here)", nm, t->ndim, sh, lo, hi);
+    } else {
+        for (int d = 0; d < t->ndim; d++)
+            if (t->dims[d] < 1 || t->dims[d] > ONNX_DIM_MAX) {
+                unsup(c, "input '%s' dim %d is %lld (1..%lld here)", nm, d, (long long)t->dims[d],
+                      (long long)ONNX_DIM_MAX);
+                return NULL;
+            }
+        return t;
+    }
+    return NULL;
+}
+
+/* The product of d[a..b), saturating at 2^62 (a bound no spec accepts). */
+static int64_t prod(const int64_t *d, int a, int b) {
+    int64_t p = 1;
+    for (int k = a; k < b; k++)
+        if (__builtin_mul_overflow(p, d[k], &p) || p > (1LL << 62)) return 1LL << 62;
+    return p;
+}
+
+/* Output k of node i gets a shape. */
+static void set_out(imp *c, int k, int ndim, const int64_t *dims, int dtype, const otensor *cst) {
+    if (k >= c->n->nout) return;
+    tinfo *t = tab(c->m, c->n->out[k], 0);
+    if (!t) return;
+    t->ndim = ndim;
+    for (int d = 0; d < ndim; d++) t->dims[d] = dims[d];
+    t->dtype = dtype;
+    t->c = cst;
+    t->producer = c->i;
+}
+
+/* The node j > i that alone reads tensor name, when its op_type is want
+ * and it is not imported yet; else -1. */
+static int sole_consumer(imp *c, const char *name, const char *want) {
+    tinfo *t = tab(c->m, name, 0);
+    if (!t || t->uses != 1 || t->consumer <= c->i) return -1;
+    const onode *n = &c->m->nodes[t->consumer];
+    if (strcmp(n->op_type, want) || (*n->domain && strcmp(n->domain, "ai.onnx"))) return -1;
+    if (c->m->out[t->consumer].kind != GS_MODEL_UNSUPPORTED || c->m->out[t->consumer].reason) return -1;
+    return t->consumer;
+}
+
+/* Mark node j fused into node i; its outputs take shape and type of the tensor fused. */
+static void mark_fused(imp *c, int j, const tinfo *like) {
+    gs_model_node *o = &c->m->out[j];
+    if (o->kind != GS_MODEL_FUSED && c->nfused < 2) c->fused[c->nfused++] = j;
+    o->kind = GS_MODEL_FUSED;
+    o->fused_into = c->i;
+    o->reason = NULL;
+    const onode *n = &c->m->nodes[j];
+    if (n->nout > 0) {
+        tinfo *t = tab(c->m, n->out[0], 0);
+        if (t) {
+            t->ndim = like->ndim;
+            memcpy(t->dims, like->dims, sizeof t->dims);
+            t->dtype = like->dtype;
+            t->producer = c->i;
+        }
+    }
+}
+
+/* A constant the import made (a folded weight), registered by name. */
+static otensor *derive(imp *c, const char *name, int64_t n) {
+    otensor *t = gs_arena_alloc(&c->m->iarena, sizeof *t);
+    float *f = gs_arena_alloc(&c->m->iarena, (size_t)(n ? n : 1) * sizeof *f);
+    tinfo *ti = tab(c->m, name, 1);
+    if (!t || !f || !ti) return NULL;
+    t->name = ti->name;
+    t->dtype = DT_FLOAT;
+    t->ndim = 1;
+    t->dims[0] = n;
+    t->n = n;
+    t->f = f;
+    ti->ndim = 1;
+    ti->dims[0] = n;
+    ti->dtype = DT_FLOAT;
+    ti->c = t;
+    ti->producer = c->i;
+    return t;
+}
+
+/* The node is one kernel: its spec parsed into the model's op, and the
+ * tensors bound to the op's buffers in order (inputs, output, bias). */
+static void kernel(imp *c, const char *spec, const char *const *tensors, int ntensors, const char *out_init) {
+    gs_model *m = c->m;
+    gs_op *op = &m->ops[c->i];
+    gs_status s = gs_op_parse_into(c->ctx, spec, op);
+    if (s != GS_OK) {
+        unsup(c, "%s (spec '%s')", gs_ctx_errmsg(c->ctx), spec);
+        return;
+    }
+    int nb = gs_op_num_buffers(op);
+    gs_model_binding *b = gs_arena_alloc(&m->iarena, (size_t)nb * sizeof *b);
+    if (!b) {
+        unsup(c, "out of memory");
+        return;
+    }
+    if (nb != ntensors) {
+        unsup(c, "internal: %d buffers for %d tensors", nb, ntensors);
+        return;
+    }
+    for (int k = 0; k < nb; k++) {
+        tinfo *t = tab(m, tensors[k], 0);
+        b[k].buffer = gs_op_buffer_name(op, k);
+        b[k].tensor = t ? t->name : isprintf(m, "%s", tensors[k]);
+        b[k].constant = t && t->c;
+        b[k].output = k == op->ninputs;
+    }
+    gs_model_node *o = &m->out[c->i];
+    o->kind = GS_MODEL_KERNEL;
+    o->op = op;
+    o->reason = NULL;
+    o->out_init = out_init ? tab(m, out_init, 0)->name : NULL;
+    o->nbindings = nb;
+    o->bindings = b;
+}
+
+/* auto_pad SAME_UPPER / SAME_LOWER: the padding that gives ceil(in/stride)
+ * outputs, the odd cell at the end (UPPER) or the start (LOWER). */
+static int window_pads(imp *c, const int64_t *in, const int64_t *k, const int64_t *st, const int64_t *dl, int64_t *pads) {
+    const oattr *ap = attr(c->n, "auto_pad");
+    const char *mode = ap && ap->s ? ap->s : "NOTSET";
+    if (!strcmp(mode, "NOTSET")) {
+        if (attr_ints(c->n, "pads", 4, 0, pads) < 0) {
+            unsup(c, "pads must hold 4 values for a 2-D window");
+            return -1;
+        }
+        for (int d = 0; d < 4; d++)
+            if (pads[d] < 0 || pads[d] > ONNX_DIM_MAX) {
+                unsup(c, "pads[%d] = %lld (0..%lld here)", d, (long long)pads[d], (long long)ONNX_DIM_MAX);
+                return -1;
+            }
+        return 0;
+    }
+    if (!strcmp(mode, "VALID")) {
+        for (int d = 0; d < 4; d++) pads[d] = 0;
+        return 0;
+    }
+    if (strcmp(mode, "SAME_UPPER") && strcmp(mode, "SAME_LOWER")) {
+        unsup(c, "auto_pad '%s' is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER", mode);
+        return -1;
+    }
+    for (int d = 0; d < 2; d++) {
+        int64_t out = (in[d] + st[d] - 1) / st[d], span = dl[d] * (k[d] - 1) + 1;
+        int64_t total = (out - 1) * st[d] + span - in[d];
+        if (total < 0) total = 0;
+        int64_t small = total / 2, big = total - small;
+        pads[d] = !strcmp(mode, "SAME_UPPER") ? small : big;
+        pads[d + 2] = total - pads[d];
+    }
+    return 0;
+}
+
+/* A following Relu alone reading tensor name: fused (returns 1, *final
+ * set to its output). */
+static int fuse_relu(imp *c, const char **final, const tinfo *like) {
+    int j = sole_consumer(c, *final, "Relu");
+    if (j < 0) return 0;
+    mark_fused(c, j, like);
+    *final = c->m->nodes[j].out[0];
+    return 1;
+}
+
+static int positive(imp *c, const char *what, const int64_t *v, int n) {
+    for (int k = 0; k < n; k++)
+        if (v[k] < 1 || v[k] > ONNX_DIM_MAX) {
+            unsup(c, "%s[%d] = %lld (1..%lld here)", what, k, (long long)v[k], (long long)ONNX_DIM_MAX);
+            return 0;
+        }
+    return 1;
+}
+
+static void imp_conv(imp *c) {
+    const onode *n = c->n;
+    tinfo *X = in_t(c, 0, 4, 4), *W = X ? in_t(c, 1, 4, 4) : NULL, *B = NULL;
+    if (!W) return; /* the reason names the rank: 2-D convs only */
+    if (n->nin > 2 && *n->in[2] && !(B = in_t(c, 2, 1, 1))) return;
+    int64_t N = X->dims[0], C = X->dims[1], H = X->dims[2], Wd = X->dims[3];
+    int64_t K = W->dims[0], R = W->dims[2], S = W->dims[3], g = attr_i(n, "group", 1);
+    int64_t ks[2], st[2], dl[2], pads[4];
+    if (attr_ints(n, "kernel_shape", 2, 0, ks) < 0 || (attr(n, "kernel_shape") && (ks[0] != R || ks[1] != S))) {
+        unsup(c, "kernel_shape does not match the weight's %lldx%lld", (long long)R, (long long)S);
+        return;
+    }
+    if (attr_ints(n, "strides", 2, 1, st) < 0 || attr_ints(n, "dilations", 2, 1, dl) < 0) {
+        unsup(c, "strides and dilations must hold 2 values for a 2-D conv");
+        return;
+    }
+    if (!positive(c, "strides", st, 2) || !positive(c, "dilations", dl, 2)) return;
+    int64_t in2[2] = {H, Wd}, k2[2] = {R, S};
+    if (window_pads(c, in2, k2, st, dl, pads) < 0) return;
+    const char *kind;
+    if (g == 1 && W->dims[1] == C) kind = "conv2d";
+    else if (g == C && K == C && W->dims[1] == 1) kind = "dwconv2d";
+    else {
+        unsup(c, "grouped conv (group=%lld, C=%lld, K=%lld, weight [%lld,%lld,%lld,%lld]): only group 1 or depthwise "
+                 "(group = C = K) are in the IR", (long long)g, (long long)C, (long long)K, (long long)W->dims[0],
+              (long long)W->dims[1], (long long)R, (long long)S);
+        return;
+    }
+    if (B && B->dims[0] != K) {
+        unsup(c, "bias has %lld values for %lld output channels", (long long)B->dims[0], (long long)K);
+        return;
+    }
+    const char *wname = W->name, *bname = B ? B->name : NULL, *final = n->nout ? n->out[0] : "";
+    /* batch norm right after, on constants: fold it into the weights and the bias */
+    int j = sole_consumer(c, final, "BatchNormalization"), folded = -1;
+    if (j >= 0) {
+        const onode *bn = &c->m->nodes[j];
+        const tinfo *p[4] = {0};
+        int ok = bn->nin == 5 && W->c && W->c->f && (!B || (B->c && B->c->f));
+        for (int k = 0; ok && k < 4; k++) {
+            p[k] = tab(c->m, bn->in[k + 1], 0);
+            ok = p[k] && p[k]->c && p[k]->c->f && p[k]->c->n == K;
+        }
+        for (int k = 1; ok && k < bn->nout; k++) ok = !*bn->out[k] || !tab(c->m, bn->out[k], 0) || !tab(c->m, bn->out[k], 0)->uses;
+        if (ok && !attr_i(bn, "training_mode", 0)) {
+            float eps = attr_f(bn, "epsilon", 1e-5f);
+            const char *wn = isprintf(c->m, "%s+%s", W->name, bn->out[0]);
+            const char *bnn = isprintf(c->m, "%s+%s:bias", B ? B->name : final, bn->out[0]);
+            otensor *w2 = derive(c, wn, W->c->n), *b2 = derive(c, bnn, K);
+            if (!w2 || !b2) {
+                unsup(c, "out of memory folding batch norm");
+                return;
+            }
+            int64_t per = W->c->n / K;
+            for (int64_t k = 0; k < K; k++) {
+                /* y = scale*(conv - mean)/sqrt(var + eps) + beta, conv = W*x + b */
+                double sc = (double)p[0]->c->f[k] / sqrt((double)p[3]->c->f[k] + (double)eps);
+                for (int64_t e = 0; e < per; e++) w2->f[k * per + e] = (float)(W->c->f[k * per + e] * sc);
+                double b0 = B ? (double)B->c->f[k] : 0.0;
+                b2->f[k] = (float)((b0 - (double)p[2]->c->f[k]) * sc + (double)p[1]->c->f[k]);
+            }
+            wname = wn;
+            bname = bnn;
+            tinfo like = {.ndim = 4, .dtype = DT_FLOAT};
+            mark_fused(c, j, &like);
+            final = bn->out[0];
+            folded = j;
+        }
+    }
+    /* the output shape, from the builder's own window rule */
+    char spec[512], kpart[40] = "";
+    if (g == 1) snprintf(kpart, sizeof kpart, " K=%lld", (long long)K);
+    snprintf(spec, sizeof spec,
+             "%s N=%lld C=%lld H=%lld W=%lld%s R=%lld S=%lld strideh=%lld stridew=%lld pad_top=%lld "
+             "pad_bottom=%lld pad_left=%lld pad_right=%lld dilh=%lld dilw=%lld layout=nchw bias=%d",
+             kind, (long long)N, (long long)C, (long long)H, (long long)Wd, kpart, (long long)R, (long long)S,
+             (long long)st[0], (long long)st[1], (long long)pads[0], (long long)pads[2], (long long)pads[1],
+             (long long)pads[3], (long long)dl[0], (long long)dl[1], bname != NULL);
+    gs_op probe;
+    if (gs_op_parse_into(c->ctx, spec, &probe) != GS_OK) {
+        unsup(c, "%s", gs_ctx_errmsg(c->ctx));
+        return;
+    }
+    const gs_tensor *O = gs_op_out(&probe);
+    tinfo like = {.ndim = 4, .dtype = DT_FLOAT};
+    memcpy(like.dims, O->shape, 4 * sizeof(int64_t));
+    if (folded >= 0) mark_fused(c, folded, &like); /* the batch norm's output takes the conv's shape */
+    int relu = fuse_relu(c, &final, &like);
+    size_t l = strlen(spec);
+    snprintf(spec + l, sizeof spec - l, " relu=%d", relu);
+    set_out(c, 0, 4, like.dims, DT_FLOAT, NULL);
+    const char *tens[4] = {X->name, wname, final, bname};
+    kernel(c, spec, tens, bname ? 4 : 3, NULL);
+}
+
+static void imp_gemm(imp *c) {
+    const onode *n = c->n;
+    tinfo *A = in_t(c, 0, 2, 2), *Bt = A ? in_t(c, 1, 2, 2) : NULL, *C = NULL;
+    if (!Bt) return;
+    if (n->nin > 2 && *n->in[2] && !(C = in_t(c, 2, 0, 2))) return;
+    int tA = attr_i(n, "transA", 0) != 0, tB = attr_i(n, "transB", 0) != 0;
+    float alpha = attr_f(n, "alpha", 1.0f), beta = attr_f(n, "beta", 1.0f);
+    int64_t M = tA ? A->dims[1] : A->dims[0], K = tA ? A->dims[0] : A->dims[1];
+    int64_t Kb = tB ? Bt->dims[1] : Bt->dims[0], N = tB ? Bt->dims[0] : Bt->dims[1];
+    if (K != Kb) {
+        unsup(c, "Gemm: A's K=%lld and B's K=%lld differ", (long long)K, (long long)Kb);
+        return;
+    }
+    const char *bias = NULL, *init = NULL;
+    float ebeta = 0.0f;
+    if (C && beta != 0.0f) {
+        int64_t cn = C->ndim ? C->dims[C->ndim - 1] : 1, cm = C->ndim == 2 ? C->dims[0] : 1;
+        if (C->ndim >= 1 && cm == 1 && cn == N) { /* a row vector: the bias, scaled by beta */
+            bias = C->name;
+            if (beta != 1.0f) {
+                if (!C->c || !C->c->f) {
+                    unsup(c, "Gemm: beta=%g on a bias that is not a constant", (double)beta);
+                    return;
+                }
+                otensor *b2 = derive(c, isprintf(c->m, "%s*beta:%s", C->name, n->out[0]), N);
+                if (!b2) {
+                    unsup(c, "out of memory");
+                    return;
+                }
+                for (int64_t k = 0; k < N; k++) b2->f[k] = C->c->f[k] * beta;
+                bias = b2->name;
+            }
+        } else if (C->ndim == 2 && cm == M && cn == N) { /* a whole matrix: beta * C_old */
+            init = C->name;
+            ebeta = beta;
+        } else {
+            char sh[128];
+            shape_text(C, sh, sizeof sh);
+            unsup(c, "Gemm: C of shape %s broadcasts to [%lld,%lld] in a way the IR lacks (a [N] bias or a whole "
+                     "[M,N] are)", sh, (long long)M, (long long)N);
+            return;
+        }
+    }
+    const char *final = n->out[0];
+    int64_t od[2] = {M, N};
+    tinfo like = {.ndim = 2, .dtype = DT_FLOAT, .dims = {M, N}};
+    int relu = fuse_relu(c, &final, &like);
+    char spec[300];
+    snprintf(spec, sizeof spec, "gemm M=%lld N=%lld K=%lld transA=%d transB=%d alpha=%.9g beta=%.9g bias=%d relu=%d",
+             (long long)M, (long long)N, (long long)K, tA, tB, (double)alpha, (double)ebeta, bias != NULL, relu);
+    set_out(c, 0, 2, od, DT_FLOAT, NULL);
+    const char *tens[4] = {A->name, Bt->name, final, bias};
+    kernel(c, spec, tens, bias ? 4 : 3, init);
+}
+
+static void imp_matmul(imp *c) {
+    tinfo *A = in_t(c, 0, 2, GS_ONNX_MAX_RANK), *B = A ? in_t(c, 1, 2, GS_ONNX_MAX_RANK) : NULL;
+    if (!B) return;
+    int ra = A->ndim, rb = B->ndim;
+    int64_t K = A->dims[ra - 1], Kb = B->dims[rb - 2], N = B->dims[rb - 1], od[GS_ONNX_MAX_RANK];
+    if (K != Kb) {
+        unsup(c, "MatMul: A's K=%lld and B's K=%lld differ", (long long)K, (long long)Kb);
+        return;
+    }
+    memcpy(od, A->dims, sizeof od);
+    od[ra - 1] = N;
+    const char *final = c->n->out[0];
+    char spec[300];
+    if (rb == 2) { /* [..., M, K] x [K, N]: the leading dims are rows of one gemm */
+        int64_t M = prod(A->dims, 0, ra - 1);
+        tinfo like = {.ndim = ra, .dtype = DT_FLOAT};
+        memcpy(like.dims, od, sizeof od);
+        int relu = fuse_relu(c, &final, &like);
+        snprintf(spec, sizeof spec, "gemm M=%lld N=%lld K=%lld relu=%d", (long long)M, (long long)N, (long long)K, relu);
+    } else if (ra == rb && !memcmp(A->dims, B->dims, (size_t)(ra - 2) * sizeof(int64_t))) {
+        snprintf(spec, sizeof spec, "bgemm B=%lld M=%lld N=%lld K=%lld", (long long)prod(A->dims, 0, ra - 2),
+                 (long long)A->dims[ra - 2], (long long)N, (long long)K);
+    } else {
+        char sa[128], sb[128];
+        shape_text(A, sa, sizeof sa);
+        shape_text(B, sb, sizeof sb);
+        unsup(c, "MatMul of %s and %s broadcasts batch dims (the IR has gemm and equal-batch bgemm)", sa, sb);
+        return;
+    }
+    set_out(c, 0, ra, od, DT_FLOAT, NULL);
+    const char *tens[3] = {A->name, B->name, final};
+    kernel(c, spec, tens, 3, NULL);
+}
+
+/* MaxPool, AveragePool, GlobalMaxPool, GlobalAveragePool over NCHW. */
+static void imp_pool(imp *c) {
+    const onode *n = c->n;
+    tinfo *X = in_t(c, 0, 4, 4);
+    if (!X) return;
+    int avg = strstr(n->op_type, "Average") != NULL, global = !strncmp(n->op_type, "Global", 6);
+    int64_t N = X->dims[0], C = X->dims[1], H = X->dims[2], W = X->dims[3];
+    int64_t ks[2] = {H, W}, st[2] = {1, 1}, dl[2] = {1, 1}, pads[4] = {0, 0, 0, 0};
+    if (!global) {
+        if (!attr(n, "kernel_shape") || attr_ints(n, "kernel_shape", 2, 0, ks) < 0) {
+            unsup(c, "%s needs kernel_shape with 2 values (2-D pooling only)", n->op_type);
+            return;
+        }
+        if (attr_ints(n, "strides", 2, 1, st) < 0 || attr_ints(n, "dilations", 2, 1, dl) < 0) {
+            unsup(c, "strides and dilations must hold 2 values for 2-D pooling");
+            return;
+        }
+        if (!positive(c, "kernel_shape", ks, 2) || !positive(c, "strides", st, 2) || !positive(c, "dilations", dl, 2))
+            return;
+        int64_t in2[2] = {H, W};
+        if (window_pads(c, in2, ks, st, dl, pads) < 0) return;
+        if (attr_i(n, "ceil_mode", 0)) { /* the IR floors; equal when the division is exact */
+            for (int d = 0; d < 2; d++) {
+                int64_t span = dl[d] * (ks[d] - 1) + 1, padded = in2[d] + pads[d] + pads[d + 2] - span;
+                if (padded >= 0 && padded % st[d]) {
+                    unsup(c, "ceil_mode=1 adds a partial window along %s (the IR's windows floor)", d ? "W" : "H");
+                    return;
+                }
+            }
+        }
+    }
+    if (n->nout > 1 && *n->out[1] && tab(c->m, n->out[1], 0) && tab(c->m, n->out[1], 0)->uses) {
+        unsup(c, "MaxPool's Indices output is read; gensor pools produce values only");
+        return;
+    }
+    char spec[400];
+    snprintf(spec, sizeof spec,
+             "%s N=%lld C=%lld H=%lld W=%lld R=%lld S=%lld strideh=%lld stridew=%lld pad_top=%lld pad_bottom=%lld "
+             "pad_left=%lld pad_right=%lld dilh=%lld dilw=%lld layout=nchw",
+             avg ? "avgpool2d" : "maxpool2d", (long long)N, (long long)C, (long long)H, (long long)W, (long long)ks[0],
+             (long long)ks[1], (long long)st[0], (long long)st[1], (long long)pads[0], (long long)pads[2],
+             (long long)pads[1], (long long)pads[3], (long long)dl[0], (long long)dl[1]);
+    /* ONNX's AveragePool divides by the in-bounds cells unless count_include_pad=1;
+     * without padding every cell is in bounds and the fixed 1/(R*S) is the same */
+    if (avg && !attr_i(n, "count_include_pad", 0) && (pads[0] || pads[1] || pads[2] || pads[3])) {
+        size_t l = strlen(spec);
+        snprintf(spec + l, sizeof spec - l, " count_include_pad=0");
+    }
+    gs_op probe;
+    if (gs_op_parse_into(c->ctx, spec, &probe) != GS_OK) {
+        unsup(c, "%s", gs_ctx_errmsg(c->ctx));
+        return;
+    }
+    set_out(c, 0, 4, gs_op_out(&probe)->shape, DT_FLOAT, NULL);
+    const char *tens[2] = {X->name, n->out[0]};
+    kernel(c, spec, tens, 2, NULL);
+}
+
+/* Element-wise over a tensor viewed as [M, N]: NCHW as [N*C, H*W] (the model
+ * lists' residual adds), other ranks as [rows, last dim]. */
+static void rows_cols(const tinfo *t, int64_t *M, int64_t *N) {
+    int split = t->ndim == 4 ? 2 : t->ndim - 1;
+    if (split < 0) split = 0;
+    *M = prod(t->dims, 0, split);
+    *N = prod(t->dims, split, t->ndim);
+}
+
+static void imp_relu(imp *c) {
+    tinfo *X = in_t(c, 0, 0, GS_ONNX_MAX_RANK);
+    if (!X) return;
+    int64_t M, N;
+    rows_cols(X, &M, &N);
+    char spec[100];
+    snprintf(spec, sizeof spec, "relu M=%lld N=%lld", (long long)M, (long long)N);
+    set_out(c, 0, X->ndim, X->dims, DT_FLOAT, NULL);
+    const char *tens[2] = {X->name, c->n->out[0]};
+    kernel(c, spec, tens, 2, NULL);
+}
+
+static void imp_binary(imp *c) {
+    if (c->n->nin != 2) { /* Sum is variadic; two inputs are an Add */
+        unsup(c, "%s of %d inputs (two here)", c->n->op_type, c->n->nin);
+        return;
+    }
+    tinfo *X = in_t(c, 0, 0, GS_ONNX_MAX_RANK), *Y = X ? in_t(c, 1, 0, GS_ONNX_MAX_RANK) : NULL;
+    if (!Y) return;
+    const char *opn = strcmp(c->n->op_type, "Mul") ? "add" : "mul";
+    char spec[100];
+    int64_t M, N;
+    if (X->ndim == Y->ndim && !memcmp(X->dims, Y->dims, (size_t)X->ndim * sizeof(int64_t))) {
+        rows_cols(X, &M, &N);
+        snprintf(spec, sizeof spec, "%s M=%lld N=%lld", opn, (long long)M, (long long)N);
+    } else {
+        /* one side a vector over the other's last dim: Y broadcast over rows */
+        if (prod(X->dims, 0, X->ndim) < prod(Y->dims, 0, Y->ndim)) {
+            tinfo *t = X;
+            X = Y;
+            Y = t;
+        }
+        int64_t last = X->ndim ? X->dims[X->ndim - 1] : 1;
+        if (!(X->ndim >= 1 && Y->ndim >= 1 && Y->ndim <= X->ndim && Y->dims[Y->ndim - 1] == last &&
+              prod(Y->dims, 0, Y->ndim) == last)) {
+            char sx[128], sy[128];
+            shape_text(X, sx, sizeof sx);
+            shape_text(Y, sy, sizeof sy);
+            unsup(c, "%s of %s and %s broadcasts beyond a vector over the last dim", c->n->op_type, sx, sy);
+            return;
+        }
+        M = prod(X->dims, 0, X->ndim - 1);
+        N = last;
+        snprintf(spec, sizeof spec, "%s M=%lld N=%lld bcast=1", opn, (long long)M, (long long)N);
+    }
+    set_out(c, 0, X->ndim, X->dims, DT_FLOAT, NULL);
+    const char *tens[3] = {X->name, Y->name, c->n->out[0]};
+    kernel(c, spec, tens, 3, NULL);
+}
+
+/* ReduceSum/Mean/Max over the last axis. The axes are an attribute up to
+ * opset 12 (ReduceSum) or 17 (the others) and an optional input after. */
+static void imp_reduce(imp *c) {
+    const onode *n = c->n;
+    tinfo *X = in_t(c, 0, 1, GS_ONNX_MAX_RANK);
+    if (!X) return;
+    const int64_t *axes = NULL;
+    int naxes = 0;
+    const oattr *a = attr(n, "axes");
+    if (a) {
+        axes = a->ints;
+        naxes = a->nints;
+    } else if (n->nin > 1 && *n->in[1]) {
+        tinfo *t = tab(c->m, n->in[1], 0);
+        if (!t || !t->c || !t->c->i) {
+            unsup(c, "the axes input '%s' is not a constant integer tensor", n->in[1]);
+            return;
+        }
+        axes = t->c->i;
+        naxes = (int)t->c->n;
+    }
+    if (!naxes && attr_i(n, "noop_with_empty_axes", 0)) {
+        unsup(c, "noop_with_empty_axes: an identity, not a reduction");
+        return;
+    }
+    int last = X->ndim - 1, ok = naxes ? naxes == 1 : X->ndim == 1;
+    if (naxes == 1) ok = axes[0] == last || axes[0] == -1;
+    if (!ok) {
+        unsup(c, "%s over %s axes of a rank-%d tensor: only the last axis is in the IR", n->op_type,
+              naxes ? "other" : "all", X->ndim);
+        return;
+    }
+    const char *opn = !strcmp(n->op_type, "ReduceSum") ? "rowsum" : !strcmp(n->op_type, "ReduceMean") ? "rowmean" : "rowmax";
+    int64_t M = prod(X->dims, 0, last), K = X->dims[last], od[GS_ONNX_MAX_RANK];
+    memcpy(od, X->dims, sizeof od);
+    int keep = attr_i(n, "keepdims", 1) != 0;
+    od[last] = 1;
+    char spec[100];
+    snprintf(spec, sizeof spec, "%s M=%lld K=%lld", opn, (long long)M, (long long)K);
+    set_out(c, 0, keep ? X->ndim : X->ndim - 1, od, DT_FLOAT, NULL);
+    const char *tens[2] = {X->name, n->out[0]};
+    kernel(c, spec, tens, 2, NULL);
+}
+
+/* No kernel: a new shape over the same buffer. */
+static void view(imp *c, const tinfo *X, int ndim, const int64_t *dims) {
+    char sh[128];
+    tinfo t = {.ndim = ndim};
+    memcpy(t.dims, dims, (size_t)ndim * sizeof *dims);
+    shape_text(&t, sh, sizeof sh);
+    set_out(c, 0, ndim, dims, X->dtype, X->c);
+    gs_model_node *o = &c->m->out[c->i];
+    o->kind = GS_MODEL_VIEW;
+    o->reason = isprintf(c->m, "a view of '%s' as %s (no kernel)", X->name, sh);
+    gs_model_binding *b = gs_arena_alloc(&c->m->iarena, 2 * sizeof *b);
+    tinfo *y = tab(c->m, c->n->out[0], 0);
+    if (!b || !y) return;
+    b[0] = (gs_model_binding){"in", X->name, X->c != NULL, 0};
+    b[1] = (gs_model_binding){"out", y->name, X->c != NULL, 1};
+    o->nbindings = 2;
+    o->bindings = b;
+}
+
+static tinfo *any_in(imp *c, int k) {
+    tinfo *t = tab(c->m, k < c->n->nin ? c->n->in[k] : NULL, 0);
+    if (!t || t->ndim < 0) {
+        unsup(c, "input %d has no known shape", k);
+        return NULL;
+    }
+    return t;
+}
+
+static void imp_view(imp *c) {
+    const onode *n = c->n;
+    tinfo *X = any_in(c, 0);
+    if (!X) return;
+    int64_t d[GS_ONNX_MAX_RANK];
+    if (!strcmp(n->op_type, "Flatten")) {
+        int64_t ax = attr_i(n, "axis", 1);
+        if (ax < 0) ax += X->ndim;
+        if (ax < 0 || ax > X->ndim) {
+            unsup(c, "Flatten axis %lld is outside rank %d", (long long)attr_i(n, "axis", 1), X->ndim);
+            return;
+        }
+        d[0] = prod(X->dims, 0, (int)ax);
+        d[1] = prod(X->dims, (int)ax, X->ndim);
+        view(c, X, 2, d);
+    } else if (!strcmp(n->op_type, "Reshape")) {
+        tinfo *S = tab(c->m, n->nin > 1 ? n->in[1] : NULL, 0);
+        if (!S || !S->c || !S->c->i || S->c->n > GS_ONNX_MAX_RANK) {
+            unsup(c, "Reshape's shape is not a constant integer tensor of at most %d values", GS_ONNX_MAX_RANK);
+            return;
+        }
+        int nd = (int)S->c->n, infer = -1, allowzero = attr_i(n, "allowzero", 0) != 0;
+        int64_t known = 1, total = prod(X->dims, 0, X->ndim);
+        for (int k = 0; k < nd; k++) {
+            int64_t v = S->c->i[k];
+            if (v == 0 && !allowzero && k < X->ndim) v = X->dims[k];
+            if (v == -1 && infer < 0) { infer = k; v = 1; }
+            else if (v < 1) {
+                unsup(c, "Reshape to a dim of %lld", (long long)S->c->i[k]);
+                return;
+            }
+            d[k] = v;
+            if (k != infer && (__builtin_mul_overflow(known, v, &known) || known > (1LL << 62))) {
+                unsup(c, "Reshape to more than 2^62 elements");
+                return;
+            }
+        }
+        if (infer >= 0) d[infer] = known ? total / known : 0;
+        if (prod(d, 0, nd) != total) {
+            unsup(c, "Reshape of %lld elements to a shape of %lld", (long long)total, (long long)prod(d, 0, nd));
+            return;
+        }
+        view(c, X, nd, d);
+    } else { /* Identity, Dropout at inference */
+        if (n->nout > 1 && *n->out[1] && tab(c->m, n->out[1], 0) && tab(c->m, n->out[1], 0)->uses) {
+            unsup(c, "Dropout's mask output is read");
+            return;
+        }
+        view(c, X, X->ndim, X->dims);
+    }
+}
+
+static void imp_constant(imp *c) {
+    const oattr *v = attr(c->n, "value");
+    if (!v || !v->t) {
+        unsup(c, "Constant without a tensor 'value' (sparse and scalar-list forms are not read)");
+        return;
+    }
+    set_out(c, 0, v->t->ndim, v->t->dims, v->t->dtype, v->t);
+    gs_model_node *o = &c->m->out[c->i];
+    o->kind = GS_MODEL_VIEW;
+    o->reason = isprintf(c->m, "a constant (%lld elements, no kernel)", (long long)v->t->n);
+    gs_model_binding *b = gs_arena_alloc(&c->m->iarena, sizeof *b);
+    tinfo *y = tab(c->m, c->n->out[0], 0);
+    if (!b || !y) return;
+    b[0] = (gs_model_binding){"out", y->name, 1, 1};
+    o->nbindings = 1;
+    o->bindings = b;
+}
+
+/* ConstantOfShape (the weights of the onnx wheel's light models): a constant
+ * of the shape its constant input gives, every element the 'value'
+ * attribute's (0 when absent). Its data is made while the import's total of
+ * such elements stays under 2^26; beyond that it has a shape and no data. */
+#define GS_ONNX_FILL_MAX (1LL << 26)
+static void imp_const_shape(imp *c) {
+    const onode *n = c->n;
+    tinfo *S = tab(c->m, n->nin ? n->in[0] : NULL, 0);
+    if (!S || !S->c || !S->c->i || S->c->n > GS_ONNX_MAX_RANK) {
+        unsup(c, "ConstantOfShape's shape is not a constant integer tensor of at most %d values", GS_ONNX_MAX_RANK);
+        return;
+    }
+    int64_t d[GS_ONNX_MAX_RANK];
+    for (int k = 0; k < (int)S->c->n; k++) {
+        d[k] = S->c->i[k];
+        if (d[k] < 1 || d[k] > ONNX_DIM_MAX) {
+            unsup(c, "ConstantOfShape dim %d is %lld", k, (long long)d[k]);
+            return;
+        }
+    }
+    int nd = (int)S->c->n;
+    int64_t cnt = prod(d, 0, nd);
+    const oattr *v = attr(n, "value");
+    if (v && (!v->t || v->t->n != 1 || (!v->t->f && !v->t->i))) {
+        unsup(c, "ConstantOfShape's value is not a one-element number");
+        return;
+    }
+    int dtype = v ? v->t->dtype : DT_FLOAT;
+    otensor *t = NULL;
+    if ((dtype == DT_FLOAT || dtype == DT_DOUBLE) && cnt <= GS_ONNX_FILL_MAX - c->m->filled) {
+        t = gs_arena_alloc(&c->m->iarena, sizeof *t);
+        float *f = t ? gs_arena_alloc(&c->m->iarena, (size_t)cnt * sizeof *f) : NULL;
+        if (!f) {
+            unsup(c, "out of memory for a %lld-element constant", (long long)cnt);
+            return;
+        }
+        float x = v ? v->t->f[0] : 0.0f;
+        for (int64_t k = 0; k < cnt; k++) f[k] = x;
+        t->name = n->nout ? n->out[0] : "";
+        t->dtype = DT_FLOAT;
+        t->ndim = nd;
+        memcpy(t->dims, d, (size_t)nd * sizeof *d);
+        t->n = cnt;
+        t->f = f;
+        c->m->filled += cnt;
+    }
+    set_out(c, 0, nd, d, dtype == DT_DOUBLE ? DT_FLOAT : dtype, t);
+    gs_model_node *o = &c->m->out[c->i];
+    o->kind = GS_MODEL_VIEW;
+    o->reason = isprintf(c->m, "a constant of %lld elements%s (no kernel)", (long long)cnt, t ? "" : ", shape only");
+    gs_model_binding *b = gs_arena_alloc(&c->m->iarena, sizeof *b);
+    tinfo *y = tab(c->m, n->nout ? n->out[0] : NULL, 0);
+    if (!b || !y) return;
+    b[0] = (gs_model_binding){"out", y->name, t != NULL, 1};
+    o->nbindings = 1;
+    o->bindings = b;
+}
+
+static void imp_bn(imp *c) {
+    unsup(c, "BatchNormalization not after a Conv with constant weights that it alone reads: a per-channel affine "
+             "is not in the IR yet");
+}
+
+typedef struct imp_def {
+    const char *op_type;
+    void (*fn)(imp *);
+} imp_def;
+static const imp_def imp_defs[] = {
+    {"Conv", imp_conv},         {"Gemm", imp_gemm},        {"MatMul", imp_matmul},
+    {"MaxPool", imp_pool},      {"AveragePool", imp_pool}, {"GlobalMaxPool", imp_pool},
+    {"GlobalAveragePool", imp_pool}, {"Relu", imp_relu},   {"Add", imp_binary},
+    {"Mul", imp_binary},        {"Sum", imp_binary},       {"ReduceSum", imp_reduce}, {"ReduceMean", imp_reduce},
+    {"ReduceMax", imp_reduce},  {"Flatten", imp_view},     {"Reshape", imp_view},
+    {"Identity", imp_view},     {"Dropout", imp_view},     {"Constant", imp_constant},
+    {"BatchNormalization", imp_bn}, {"ConstantOfShape", imp_const_shape},
+};
+
+/* A graph input's shape with its symbolic dims bound. */
+static gs_status bind_input(gs_ctx *ctx, gs_model *m, const ovalue *v, tinfo *t) {
+    if (!v->has_shape)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "input '%s' has no shape in the model", v->name);
+    for (int d = 0; d < v->ndim; d++) {
+        int64_t x = v->dims[d];
+        if (x <= 0 && v->param[d] && *v->param[d]) {
+            for (int k = 0; k < m->ndims; k++)
+                if (!strcmp(m->dim_name[k], v->param[d])) x = m->dim_val[k];
+            if (x <= 0)
+                return gs_err(ctx, GS_ERR_INVALID_ARG, "dim '%s' (input '%s' dim %d) is not bound: give it a size "
+                              "(gs_model_bind_dim, or --dim %s=N)", v->param[d], v->name, d, v->param[d]);
+        }
+        if (x <= 0)
+            return gs_err(ctx, GS_ERR_INVALID_ARG, "input '%s' dim %d has neither a size nor a name to bind", v->name, d);
+        t->dims[d] = x;
+    }
+    t->ndim = v->ndim;
+    t->dtype = v->elem;
+    return GS_OK;
+}
+
+gs_status gs_model_import(gs_ctx *ctx, gs_model *m) {
+    if (!m) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_model_import: NULL model");
+    gs_arena_free(&m->iarena);
+    gs_arena_init(&m->iarena, 1 << 16);
+    m->imported = 0;
+    m->filled = 0;
+    size_t names = (size_t)m->ninit + (size_t)m->ninputs + 2 * (size_t)m->nnodes + 16;
+    for (int i = 0; i < m->nnodes; i++) names += (size_t)m->nodes[i].nout;
+    m->tabcap = 64;
+    while (m->tabcap < 2 * names) m->tabcap *= 2;
+    m->tab = gs_arena_alloc(&m->iarena, m->tabcap * sizeof *m->tab);
+    m->out = gs_arena_alloc(&m->iarena, (size_t)(m->nnodes ? m->nnodes : 1) * sizeof *m->out);
+    m->ops = gs_arena_alloc(&m->iarena, (size_t)(m->nnodes ? m->nnodes : 1) * sizeof *m->ops);
+    if (!m->tab || !m->out || !m->ops) return gs_err(ctx, GS_ERR_NOMEM, "out of memory importing the model");
+    /* every name first: initializers, inputs, node outputs; then who reads what */
+    for (int i = 0; i < m->ninit; i++) {
+        tinfo *t = tab(m, m->init[i].name, 1);
+        if (!t) continue;
+        t->ndim = m->init[i].ndim;
+        memcpy(t->dims, m->init[i].dims, sizeof t->dims);
+        t->dtype = m->init[i].dtype;
+        t->c = &m->init[i];
+    }
+    for (int i = 0; i < m->ninputs; i++) {
+        tinfo *t = tab(m, m->inputs[i].name, 1);
+        if (!t || t->c) continue; /* an input with an initializer is a constant with a default */
+        gs_status s = bind_input(ctx, m, &m->inputs[i], t);
+        if (s != GS_OK) return s;
+    }
+    for (int i = 0; i < m->nnodes; i++)
+        for (int k = 0; k < m->nodes[i].nout; k++) tab(m, m->nodes[i].out[k], 1);
+    for (int i = 0; i < m->nnodes; i++)
+        for (int k = 0; k < m->nodes[i].nin; k++) {
+            tinfo *t = tab(m, m->nodes[i].in[k], 0);
+            if (t) {
+                t->uses++;
+                t->consumer = i;
+            }
+        }
+    for (int i = 0; i < m->noutputs; i++) {
+        tinfo *t = tab(m, m->outputs[i].name, 0);
+        if (t) t->uses++;
+    }
+    for (int i = 0; i < m->nnodes; i++) {
+        m->out[i].name = m->nodes[i].name;
+        m->out[i].op_type = m->nodes[i].op_type;
+        m->out[i].kind = GS_MODEL_UNSUPPORTED; /* pending: no reason yet */
+        m->out[i].fused_into = -1;
+    }
+    for (int i = 0; i < m->nnodes; i++) {
+        gs_model_node *o = &m->out[i];
+        if (o->kind == GS_MODEL_FUSED) continue;
+        imp c = {ctx, m, i, &m->nodes[i], {0, 0}, 0};
+        const char *dom = c.n->domain;
+        const imp_def *d = NULL;
+        for (size_t k = 0; k < sizeof imp_defs / sizeof imp_defs[0] && (!*dom || !strcmp(dom, "ai.onnx")); k++)
+            if (!strcmp(imp_defs[k].op_type, c.n->op_type)) d = &imp_defs[k];
+        if (d) d->fn(&c);
+        else if (*dom && strcmp(dom, "ai.onnx")) unsup(&c, "operator %s of domain '%s' (only the ONNX domain)", c.n->op_type, dom);
+        else unsup(&c, "operator %s is not mapped to gensor yet", *c.n->op_type ? c.n->op_type : "(empty)");
+        if (o->kind == GS_MODEL_UNSUPPORTED) {
+            /* the model's own shape annotations carry its outputs on */
+            for (int k = 0; k < c.n->nout; k++) {
+                tinfo *t = tab(m, c.n->out[k], 0);
+                for (int v = 0; t && t->ndim < 0 && v < m->nvinfo + m->noutputs; v++) {
+                    const ovalue *ov = v < m->nvinfo ? &m->vinfo[v] : &m->outputs[v - m->nvinfo];
+                    if (strcmp(ov->name, t->name)) continue;
+                    tinfo tmp = *t;
+                    if (bind_input(NULL, m, ov, &tmp) == GS_OK) *t = tmp;
+                }
+            }
+        }
+    }
+    m->imported = 1;
+    return GS_OK;
+}
+
+gs_status gs_model_node_get(gs_ctx *ctx, const gs_model *m, int i, gs_model_node *out) {
+    if (!m || !out) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_model_node_get: NULL model or out");
+    if (!m->imported) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_model_node_get: import the model first (gs_model_import)");
+    if (i < 0 || i >= m->nnodes)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_model_node_get: node %d of %d", i, m->nnodes);
+    *out = m->out[i];
+    return GS_OK;
+}
+
+gs_status gs_model_constant(gs_ctx *ctx, const gs_model *m, const char *name, const float **data, int64_t *n) {
+    if (!m || !name || !data || !n) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_model_constant: NULL argument");
+    *data = NULL;
+    *n = 0;
+    if (!m->imported) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_model_constant: import the model first (gs_model_import)");
+    tinfo *t = tab((gs_model *)m, name, 0);
+    if (!t || !t->c) return gs_err(ctx, GS_ERR_INVALID_ARG, "'%s' is not a constant of the model", name);
+    if (!t->c->f) return gs_err(ctx, GS_ERR_UNSUPPORTED, "constant '%s' is %s, not fp32", name, dtype_name(t->c->dtype));
+    *data = t->c->f;
+    *n = t->c->n;
+    return GS_OK;
+}

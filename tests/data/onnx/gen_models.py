@@ -1,0 +1,93 @@
+"""Generate the small ONNX models of tests/test_onnx.c (run once; the outputs are committed).
+
+    python3 -m venv build/onnx-venv && build/onnx-venv/bin/pip install onnx numpy
+    build/onnx-venv/bin/python tests/data/onnx/gen_models.py tests/data/onnx
+
+chain.onnx      conv(bias) + BatchNormalization + Relu + MaxPool + Flatten + Gemm(transB, bias) + Relu,
+                input [batch,3,8,8] with the symbolic dim "batch". The conv weight is raw_data,
+                the batch-norm parameters typed float_data (helper.make_tensor), the Gemm bias raw.
+chain_ext.onnx  the same graph with every initializer in chain_ext.bin (external data).
+misc.onnx       opset 13: AveragePool (pads, count_include_pad default 0), MatMul [2,seq,16]x[16,8],
+                Add of equal shapes, Mul by a [8] vector, ReduceSum over the last axis (axes input),
+                ReduceMean (axes attribute), Softmax (not mapped), Reshape (a view), Gemm with a [M,N] C
+                (so seq must be bound to 3: Reshape gives [2*seq, 8] and C is [6, 4]).
+The values are a fixed seed's, so the files are reproducible.
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+out = sys.argv[1] if len(sys.argv) > 1 else "."
+rng = np.random.default_rng(21)
+
+
+def f32(*shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def chain():
+    w = numpy_helper.from_array(f32(8, 3, 3, 3), "conv.w")
+    b = numpy_helper.from_array(f32(8), "conv.b")
+    scale = helper.make_tensor("bn.scale", TensorProto.FLOAT, [8], (rng.random(8) + 0.5).tolist())
+    beta = helper.make_tensor("bn.beta", TensorProto.FLOAT, [8], f32(8).tolist())
+    mean = helper.make_tensor("bn.mean", TensorProto.FLOAT, [8], f32(8).tolist())
+    var = helper.make_tensor("bn.var", TensorProto.FLOAT, [8], (rng.random(8) + 0.5).tolist())
+    fw = numpy_helper.from_array(f32(10, 128), "fc.w")
+    fb = numpy_helper.from_array(f32(10), "fc.b")
+    nodes = [
+        helper.make_node("Conv", ["x", "conv.w", "conv.b"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+        helper.make_node("BatchNormalization", ["c", "bn.scale", "bn.beta", "bn.mean", "bn.var"], ["n"], name="bn",
+                         epsilon=1e-3),
+        helper.make_node("Relu", ["n"], ["r"], name="relu"),
+        helper.make_node("MaxPool", ["r"], ["p"], name="pool", kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Flatten", ["p"], ["f"], name="flatten"),
+        helper.make_node("Gemm", ["f", "fc.w", "fc.b"], ["g"], name="fc", transB=1),
+        helper.make_node("Relu", ["g"], ["y"], name="fc_relu"),
+    ]
+    g = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3, 8, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 10])],
+                          [w, b, scale, beta, mean, var, fw, fb])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="gensor-tests")
+
+
+def misc():
+    mw = numpy_helper.from_array(f32(16, 8), "mm.w")
+    vec = numpy_helper.from_array(f32(8), "vec")
+    axes = numpy_helper.from_array(np.array([-1], dtype=np.int64), "axes")
+    shape = numpy_helper.from_array(np.array([-1, 8], dtype=np.int64), "shape")
+    gw = numpy_helper.from_array(f32(8, 4), "g.w")
+    gc = numpy_helper.from_array(f32(6, 4), "g.c")
+    nodes = [
+        helper.make_node("AveragePool", ["img"], ["ap"], name="avgpool", kernel_shape=[3, 3], strides=[2, 2],
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("MatMul", ["t", "mm.w"], ["mm"], name="matmul"),
+        helper.make_node("Add", ["mm", "u"], ["add"], name="add"),
+        helper.make_node("Mul", ["add", "vec"], ["mul"], name="mul"),
+        helper.make_node("ReduceSum", ["mul", "axes"], ["rs"], name="rsum", keepdims=0),
+        helper.make_node("ReduceMean", ["mul"], ["rm"], name="rmean", axes=[-1]),
+        helper.make_node("Softmax", ["mul"], ["sm"], name="softmax", axis=-1),
+        helper.make_node("Reshape", ["mul", "shape"], ["flat"], name="reshape"),
+        helper.make_node("Gemm", ["flat", "g.w", "g.c"], ["gy"], name="gemm", alpha=0.5, beta=2.0),
+    ]
+    inputs = [helper.make_tensor_value_info("img", TensorProto.FLOAT, [1, 2, 5, 5]),
+              helper.make_tensor_value_info("t", TensorProto.FLOAT, [2, "seq", 16]),
+              helper.make_tensor_value_info("u", TensorProto.FLOAT, [2, "seq", 8])]
+    outputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in
+               [("ap", [1, 2, 3, 3]), ("rs", [2, "seq"]), ("rm", [2, "seq", 1]), ("sm", [2, "seq", 8]), ("gy", [6, 4])]]
+    g = helper.make_graph(nodes, "misc", inputs, outputs, [mw, vec, axes, shape, gw, gc])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="gensor-tests")
+
+
+m = chain()
+onnx.checker.check_model(m)
+onnx.save_model(m, os.path.join(out, "chain.onnx"))
+ext = onnx.ModelProto()
+ext.CopyFrom(m)  # the same values, stored apart
+onnx.save_model(ext, os.path.join(out, "chain_ext.onnx"), save_as_external_data=True, all_tensors_to_one_file=True,
+                location="chain_ext.bin", size_threshold=0)
+mm = misc()
+onnx.checker.check_model(mm)
+onnx.save_model(mm, os.path.join(out, "misc.onnx"))

@@ -1,0 +1,792 @@
+/* test_onnx.c — the ONNX importer (ir/onnx): the protobuf reader at the
+ * wire level, the models of tests/data/onnx (written by gen_models.py with
+ * the onnx package) imported into the expected specs, bindings and folded
+ * weights, and models written here by a small protobuf writer to pin the
+ * wire forms the reader must accept alike (raw_data against float_data and
+ * double_data, packed against unpacked repeated ints) and the ones it must
+ * refuse cleanly (truncation at every byte, malformed fields). */
+#include "ir/onnx/onnx.h"
+#include "tests/test_common.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+TestSuite(onnx);
+
+/* ---- a protobuf writer for hand-made models ------------------------------------ */
+typedef struct pbw {
+    uint8_t b[8192];
+    size_t n;
+} pbw;
+static void w_varint(pbw *w, uint64_t v) {
+    do {
+        cr_assert(w->n < sizeof w->b);
+        w->b[w->n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+}
+static void w_tag(pbw *w, int num, int wire) { w_varint(w, (uint64_t)num << 3 | (uint64_t)wire); }
+static void w_int(pbw *w, int num, int64_t v) {
+    w_tag(w, num, 0);
+    w_varint(w, (uint64_t)v);
+}
+static void w_bytes(pbw *w, int num, const void *p, size_t n) {
+    w_tag(w, num, 2);
+    w_varint(w, n);
+    cr_assert(w->n + n <= sizeof w->b);
+    memcpy(w->b + w->n, p, n);
+    w->n += n;
+}
+static void w_str(pbw *w, int num, const char *s) { w_bytes(w, num, s, strlen(s)); }
+static void w_msg(pbw *w, int num, const pbw *sub) { w_bytes(w, num, sub->b, sub->n); }
+static void w_fixed(pbw *w, uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; i++) {
+        cr_assert(w->n < sizeof w->b);
+        w->b[w->n++] = (uint8_t)(v >> (8 * i));
+    }
+}
+static uint32_t f32_bits(float x) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    return u;
+}
+/* Repeated int64 field num: packed (one LEN record) or one record each. */
+static void w_ints(pbw *w, int num, const int64_t *v, int n, int packed) {
+    if (!packed) {
+        for (int i = 0; i < n; i++) w_int(w, num, v[i]);
+        return;
+    }
+    pbw p = {.n = 0};
+    for (int i = 0; i < n; i++) w_varint(&p, (uint64_t)v[i]);
+    w_msg(w, num, &p);
+}
+
+/* ValueInfoProto name, float tensor of dims (0: the symbolic dim "batch"). */
+static void w_value(pbw *g, int num, const char *name, const int64_t *dims, int nd) {
+    pbw shape = {.n = 0}, tt = {.n = 0}, ty = {.n = 0}, v = {.n = 0};
+    for (int d = 0; d < nd; d++) {
+        pbw dim = {.n = 0};
+        if (dims[d]) w_int(&dim, 1, dims[d]);
+        else w_str(&dim, 2, "batch");
+        w_msg(&shape, 1, &dim);
+    }
+    w_int(&tt, 1, 1); /* FLOAT */
+    w_msg(&tt, 2, &shape);
+    w_msg(&ty, 1, &tt);
+    w_str(&v, 1, name);
+    w_msg(&v, 2, &ty);
+    w_msg(g, num, &v);
+}
+
+/* The weight [3,2,3,3] as a TensorProto in one of four forms: 0 raw_data,
+ * 1 float_data packed, 2 float_data unpacked (one fixed32 record each),
+ * 3 double_data packed. dims packed or not. */
+static void w_weight(pbw *g, int form, int packed_dims, float *vals) {
+    static const int64_t wd[4] = {3, 2, 3, 3};
+    pbw t = {.n = 0}, p = {.n = 0};
+    for (int i = 0; i < 54; i++) vals[i] = (float)(i % 7) * 0.25f - 0.5f;
+    w_ints(&t, 1, wd, 4, packed_dims);
+    w_int(&t, 2, form == 3 ? 11 : 1);
+    w_str(&t, 8, "W");
+    if (form == 0) {
+        for (int i = 0; i < 54; i++) w_fixed(&p, f32_bits(vals[i]), 4);
+        w_msg(&t, 9, &p);
+    } else if (form == 1) {
+        for (int i = 0; i < 54; i++) w_fixed(&p, f32_bits(vals[i]), 4);
+        w_msg(&t, 4, &p);
+    } else if (form == 2) {
+        for (int i = 0; i < 54; i++) {
+            w_tag(&t, 4, 5);
+            w_fixed(&t, f32_bits(vals[i]), 4);
+        }
+    } else {
+        for (int i = 0; i < 54; i++) {
+            double d = vals[i];
+            uint64_t u;
+            memcpy(&u, &d, 8);
+            w_fixed(&p, u, 8);
+        }
+        w_msg(&t, 10, &p);
+    }
+    w_msg(g, 5, &t);
+}
+
+/* A model: Conv(x [batch,2,5,5], W, pads 1, strides 2) -> Relu, opset 13,
+ * with the weight and the attribute ints in the given wire forms. */
+static void w_model(pbw *m, int form, int packed) {
+    static const int64_t xd[4] = {0, 2, 5, 5}, pads[4] = {1, 1, 1, 1}, st[2] = {2, 2};
+    pbw g = {.n = 0}, conv = {.n = 0}, relu = {.n = 0}, a1 = {.n = 0}, a2 = {.n = 0}, op = {.n = 0};
+    float vals[54];
+    w_str(&conv, 1, "x");
+    w_str(&conv, 1, "W");
+    w_str(&conv, 2, "c");
+    w_str(&conv, 3, "conv");
+    w_str(&conv, 4, "Conv");
+    w_str(&a1, 1, "pads");
+    w_int(&a1, 20, 7); /* INTS */
+    w_ints(&a1, 8, pads, 4, packed);
+    w_msg(&conv, 5, &a1);
+    w_str(&a2, 1, "strides");
+    w_int(&a2, 20, 7);
+    w_ints(&a2, 8, st, 2, packed);
+    w_msg(&conv, 5, &a2);
+    w_msg(&g, 1, &conv);
+    w_str(&relu, 1, "c");
+    w_str(&relu, 2, "y");
+    w_str(&relu, 4, "Relu");
+    w_msg(&g, 1, &relu);
+    w_str(&g, 2, "hand");
+    w_weight(&g, form, packed, vals);
+    w_value(&g, 11, "x", xd, 4);
+    w_int(m, 1, 8); /* ir_version */
+    w_int(&op, 2, 13);
+    w_msg(m, 8, &op);
+    w_msg(m, 7, &g);
+}
+
+static gs_model *load_data(gs_ctx *ctx, const char *name) {
+    char path[512];
+    gs_test_data_path(path, sizeof path, name);
+    gs_model *m = NULL;
+    gs_status s = gs_model_load(ctx, path, &m);
+    cr_assert_eq(s, GS_OK, "%s: %s", path, gs_ctx_errmsg(ctx));
+    return m;
+}
+
+static void node(gs_ctx *ctx, const gs_model *m, int i, gs_model_node *nd) {
+    cr_assert_eq(gs_model_node_get(ctx, m, i, nd), GS_OK, "node %d: %s", i, gs_ctx_errmsg(ctx));
+}
+
+/* The canonical spec of a hand-written one. */
+static void expect_spec(gs_ctx *ctx, const gs_op *op, const char *want, const char *what) {
+    gs_op w;
+    cr_assert_eq(gs_op_parse_into(ctx, want, &w), GS_OK, "%s: %s", want, gs_ctx_errmsg(ctx));
+    cr_assert_not_null(op, "%s: no operator", what);
+    cr_expect_str_eq(gs_op_spec(op), w.spec, "%s: spec '%s', want '%s'", what, gs_op_spec(op), w.spec);
+}
+
+static void expect_binding(const gs_model_node *nd, int b, const char *buffer, const char *tensor, int constant) {
+    cr_assert(b < nd->nbindings, "%s: %d bindings", nd->name, nd->nbindings);
+    cr_expect_str_eq(nd->bindings[b].buffer, buffer, "%s binding %d: buffer %s", nd->name, b, nd->bindings[b].buffer);
+    cr_expect_str_eq(nd->bindings[b].tensor, tensor, "%s binding %d: tensor %s", nd->name, b, nd->bindings[b].tensor);
+    cr_expect_eq(nd->bindings[b].constant, constant, "%s binding %d (%s): constant %d", nd->name, b, tensor,
+                 nd->bindings[b].constant);
+}
+
+/* ---- the generated models --------------------------------------------------------- */
+
+/* conv(bias)+bn+relu+maxpool+flatten+gemm(transB, bias)+relu at batch 8: the
+ * batch norm folds into the conv, both Relus fuse, the Flatten is a view. */
+Test(onnx, chain_imports_into_expected_specs) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_model *m = load_data(ctx, "onnx/chain.onnx");
+    cr_expect_eq(gs_model_opset(m), 13);
+    cr_assert_eq(gs_model_num_dims(m), 1);
+    cr_expect_str_eq(gs_model_dim_name(m, 0), "batch");
+    cr_assert_eq(gs_model_bind_dim(ctx, m, "batch", 8), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_model_import(ctx, m), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_model_num_nodes(m), 7);
+    gs_model_node nd;
+    node(ctx, m, 0, &nd);
+    cr_assert_eq(nd.kind, GS_MODEL_KERNEL, "conv: %s", nd.reason ? nd.reason : "");
+    expect_spec(ctx, nd.op, "conv2d N=8 C=3 H=8 W=8 K=8 R=3 S=3 pad=1 layout=nchw bias=1 relu=1", "conv");
+    expect_binding(&nd, 0, "I", "x", 0);
+    expect_binding(&nd, 1, "F", "conv.w+n", 1);
+    expect_binding(&nd, 2, "O", "r", 0);
+    expect_binding(&nd, 3, "bias", "conv.b+n:bias", 1);
+    node(ctx, m, 1, &nd);
+    cr_expect(nd.kind == GS_MODEL_FUSED && nd.fused_into == 0, "bn: kind %d into %d", nd.kind, nd.fused_into);
+    node(ctx, m, 2, &nd);
+    cr_expect(nd.kind == GS_MODEL_FUSED && nd.fused_into == 0, "relu: kind %d into %d", nd.kind, nd.fused_into);
+    node(ctx, m, 3, &nd);
+    cr_assert_eq(nd.kind, GS_MODEL_KERNEL);
+    expect_spec(ctx, nd.op, "maxpool2d N=8 C=8 H=8 W=8 F=2 stride=2 layout=nchw", "pool");
+    expect_binding(&nd, 0, "I", "r", 0);
+    expect_binding(&nd, 1, "O", "p", 0);
+    node(ctx, m, 4, &nd);
+    cr_expect_eq(nd.kind, GS_MODEL_VIEW);
+    cr_expect(nd.reason && strstr(nd.reason, "[8,128]"), "flatten: %s", nd.reason ? nd.reason : "(null)");
+    expect_binding(&nd, 0, "in", "p", 0);
+    expect_binding(&nd, 1, "out", "f", 0);
+    node(ctx, m, 5, &nd);
+    cr_assert_eq(nd.kind, GS_MODEL_KERNEL);
+    expect_spec(ctx, nd.op, "gemm M=8 N=10 K=128 transB=1 bias=1 relu=1", "fc");
+    expect_binding(&nd, 0, "A", "f", 0);
+    expect_binding(&nd, 1, "B", "fc.w", 1);
+    expect_binding(&nd, 2, "C", "y", 0);
+    expect_binding(&nd, 3, "bias", "fc.b", 1);
+    node(ctx, m, 6, &nd);
+    cr_expect(nd.kind == GS_MODEL_FUSED && nd.fused_into == 5, "fc_relu: kind %d into %d", nd.kind, nd.fused_into);
+    /* rebinding re-imports at another batch */
+    cr_assert_eq(gs_model_bind_dim(ctx, m, "batch", 3), GS_OK);
+    gs_test_expect_err(ctx, gs_model_node_get(ctx, m, 0, &nd), GS_ERR_INVALID_ARG, "import the model first", "stale");
+    cr_assert_eq(gs_model_import(ctx, m), GS_OK);
+    node(ctx, m, 5, &nd);
+    expect_spec(ctx, nd.op, "gemm M=3 N=10 K=128 transB=1 bias=1 relu=1", "fc at batch 3");
+    gs_model_destroy(m);
+    gs_ctx_destroy(ctx);
+}
+
+/* The folded kernel computes what conv -> batch norm -> relu computes from
+ * the file's own initializers (the typed float_data of the batch norm, the
+ * raw_data of the conv), on every output of a batch of 2. */
+Test(onnx, chain_batchnorm_fold_matches_the_unfolded_graph) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_model *m = load_data(ctx, "onnx/chain.onnx");
+    cr_assert_eq(gs_model_bind_dim(ctx, m, "batch", 2), GS_OK);
+    cr_assert_eq(gs_model_import(ctx, m), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_model_node nd;
+    node(ctx, m, 0, &nd);
+    cr_assert_eq(nd.kind, GS_MODEL_KERNEL);
+    const float *w, *b, *sc, *be, *mu, *var, *fw, *fb;
+    int64_t n;
+    cr_assert_eq(gs_model_constant(ctx, m, "conv.w", &w, &n), GS_OK);
+    cr_assert_eq(n, 8 * 3 * 3 * 3);
+    cr_assert_eq(gs_model_constant(ctx, m, "conv.b", &b, &n), GS_OK);
+    cr_assert_eq(gs_model_constant(ctx, m, "bn.scale", &sc, &n), GS_OK);
+    cr_assert_eq(n, 8);
+    for (int k = 0; k < 8; k++) cr_expect(sc[k] >= 0.5f && sc[k] <= 1.5f, "bn.scale[%d] = %g", k, sc[k]);
+    cr_assert_eq(gs_model_constant(ctx, m, "bn.beta", &be, &n), GS_OK);
+    cr_assert_eq(gs_model_constant(ctx, m, "bn.mean", &mu, &n), GS_OK);
+    cr_assert_eq(gs_model_constant(ctx, m, "bn.var", &var, &n), GS_OK);
+    cr_assert_eq(gs_model_constant(ctx, m, nd.bindings[1].tensor, &fw, &n), GS_OK);
+    cr_assert_eq(n, 8 * 27);
+    cr_assert_eq(gs_model_constant(ctx, m, nd.bindings[3].tensor, &fb, &n), GS_OK);
+    cr_assert_eq(n, 8);
+    static float x[2 * 3 * 8 * 8], y[2 * 8 * 8 * 8];
+    for (int i = 0; i < 2 * 3 * 64; i++) x[i] = (float)((i * 37) % 17) / 8.0f - 1.0f;
+    const float *ins[2] = {x, fw};
+    cr_assert_eq(gs_op_reference(ctx, nd.op, ins, fb, y), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    double worst = 0;
+    for (int nn = 0; nn < 2; nn++)
+        for (int k = 0; k < 8; k++)
+            for (int p = 0; p < 8; p++)
+                for (int q = 0; q < 8; q++) {
+                    double acc = b[k];
+                    for (int c = 0; c < 3; c++)
+                        for (int r = 0; r < 3; r++)
+                            for (int s = 0; s < 3; s++) {
+                                int h = p - 1 + r, ww = q - 1 + s;
+                                if (h < 0 || h >= 8 || ww < 0 || ww >= 8) continue;
+                                acc += (double)w[((k * 3 + c) * 3 + r) * 3 + s] * x[((nn * 3 + c) * 8 + h) * 8 + ww];
+                            }
+                    double z = sc[k] * (acc - mu[k]) / sqrt((double)var[k] + 1e-3) + be[k];
+                    if (z < 0) z = 0;
+                    double e = fabs(z - y[((nn * 8 + k) * 8 + p) * 8 + q]);
+                    if (e > worst) worst = e;
+                }
+    cr_expect(worst < 1e-4, "folded conv differs from conv+bn+relu by %g", worst);
+    gs_model_destroy(m);
+    gs_ctx_destroy(ctx);
+}
+
+/* chain_ext.onnx keeps every initializer in chain_ext.bin next to it: the
+ * same specs and the same constants as the inline file. */
+Test(onnx, external_data_equals_inline) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_model *a = load_data(ctx, "onnx/chain.onnx"), *b = load_data(ctx, "onnx/chain_ext.onnx");
+    cr_assert_eq(gs_model_bind_dim(ctx, a, "batch", 4), GS_OK);
+    cr_assert_eq(gs_model_bind_dim(ctx, b, "batch", 4), GS_OK);
+    cr_assert_eq(gs_model_import(ctx, a), GS_OK);
+    cr_assert_eq(gs_model_import(ctx, b), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    for (int i = 0; i < gs_model_num_nodes(a); i++) {
+        gs_model_node x, y;
+        node(ctx, a, i, &x);
+        node(ctx, b, i, &y);
+        cr_expect_eq(x.kind, y.kind, "node %d", i);
+        if (x.op && y.op) cr_expect_str_eq(gs_op_spec(x.op), gs_op_spec(y.op), "node %d", i);
+    }
+    static const char *names[] = {"conv.w", "conv.b", "bn.scale", "bn.var", "fc.w", "fc.b", "conv.w+n"};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        const float *p, *q;
+        int64_t n1, n2;
+        cr_assert_eq(gs_model_constant(ctx, a, names[k], &p, &n1), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_assert_eq(gs_model_constant(ctx, b, names[k], &q, &n2), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_assert_eq(n1, n2, "%s", names[k]);
+        cr_expect(!memcmp(p, q, (size_t)n1 * sizeof *p), "%s differs", names[k]);
+    }
+    gs_model_destroy(a);
+    gs_model_destroy(b);
+    gs_ctx_destroy(ctx);
+}
+
+/* misc.onnx: average pooling with ONNX's count_include_pad=0, MatMul over a
+ * [2,seq,16] batch, Add of equal shapes, Mul by a vector, the reductions with
+ * their axes as an input (ReduceSum, opset 13) and as an attribute
+ * (ReduceMean), a Reshape view, Gemm with a whole [M,N] C, and a Softmax
+ * that is listed as unsupported. */
+Test(onnx, misc_maps_and_lists_the_rest) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_model *m = load_data(ctx, "onnx/misc.onnx");
+    cr_assert_eq(gs_model_bind_dim(ctx, m, "seq", 3), GS_OK);
+    cr_assert_eq(gs_model_import(ctx, m), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    static const char *want[9] = {
+        "avgpool2d N=1 C=2 H=5 W=5 F=3 stride=2 pad=1 layout=nchw count_include_pad=0",
+        "gemm M=6 N=8 K=16",
+        "add M=6 N=8",
+        "mul M=6 N=8 bcast=1",
+        "rowsum M=6 K=8",
+        "rowmean M=6 K=8",
+        NULL,
+        NULL,
+        "gemm M=6 N=4 K=8 alpha=0.5 beta=2",
+    };
+    for (int i = 0; i < 9; i++) {
+        gs_model_node nd;
+        node(ctx, m, i, &nd);
+        if (want[i]) {
+            cr_assert_eq(nd.kind, GS_MODEL_KERNEL, "node %d (%s): %s", i, nd.op_type, nd.reason ? nd.reason : "");
+            expect_spec(ctx, nd.op, want[i], nd.name);
+        }
+    }
+    gs_model_node nd;
+    node(ctx, m, 6, &nd);
+    cr_expect(nd.kind == GS_MODEL_UNSUPPORTED && nd.reason && strstr(nd.reason, "Softmax"), "softmax: %d %s", nd.kind,
+              nd.reason ? nd.reason : "");
+    node(ctx, m, 7, &nd);
+    cr_expect_eq(nd.kind, GS_MODEL_VIEW, "reshape");
+    node(ctx, m, 8, &nd);
+    cr_expect_str_eq(nd.out_init ? nd.out_init : "", "g.c", "the gemm's output starts as C");
+    expect_binding(&nd, 0, "A", "flat", 0);
+    node(ctx, m, 3, &nd);
+    expect_binding(&nd, 1, "Y", "vec", 1);
+    gs_model_destroy(m);
+    gs_ctx_destroy(ctx);
+}
+
+Test(onnx, unbound_and_unknown_dims_are_refused) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_model *m = load_data(ctx, "onnx/chain.onnx");
+    gs_test_expect_err(ctx, gs_model_import(ctx, m), GS_ERR_INVALID_ARG, "dim 'batch'&&input 'x' dim 0&&not bound",
+                       "unbound batch");
+    gs_test_expect_err(ctx, gs_model_bind_dim(ctx, m, "seq", 4), GS_ERR_INVALID_ARG, "no symbolic dim 'seq'&&batch",
+                       "unknown dim");
+    gs_test_expect_err(ctx, gs_model_bind_dim(ctx, m, "batch", 0), GS_ERR_INVALID_ARG, "batch=0", "zero");
+    gs_model_destroy(m);
+    gs_ctx_destroy(ctx);
+}
+
+/* ---- hand-written wire forms -------------------------------------------------------- */
+
+/* The weight as raw_data, packed float_data, unpacked float_data or
+ * double_data, and the dims and attribute ints packed or unpacked: the same
+ * operator and the same weight values every time. */
+Test(onnx, raw_typed_packed_unpacked_forms_agree) {
+    gs_ctx *ctx = gs_ctx_create();
+    float vals[54];
+    for (int i = 0; i < 54; i++) vals[i] = (float)(i % 7) * 0.25f - 0.5f;
+    for (int form = 0; form < 4; form++)
+        for (int packed = 0; packed < 2; packed++) {
+            pbw w = {.n = 0};
+            w_model(&w, form, packed);
+            gs_model *m = NULL;
+            gs_status s = gs_model_load_buffer(ctx, w.b, w.n, NULL, &m);
+            cr_assert_eq(s, GS_OK, "form %d packed %d: %s", form, packed, gs_ctx_errmsg(ctx));
+            cr_assert_eq(gs_model_bind_dim(ctx, m, "batch", 2), GS_OK);
+            cr_assert_eq(gs_model_import(ctx, m), GS_OK, "%s", gs_ctx_errmsg(ctx));
+            gs_model_node nd;
+            node(ctx, m, 0, &nd);
+            cr_assert_eq(nd.kind, GS_MODEL_KERNEL, "form %d packed %d: %s", form, packed, nd.reason ? nd.reason : "");
+            expect_spec(ctx, nd.op, "conv2d N=2 C=2 H=5 W=5 K=3 R=3 S=3 stride=2 pad=1 relu=1", "hand conv");
+            const float *p;
+            int64_t n;
+            cr_assert_eq(gs_model_constant(ctx, m, "W", &p, &n), GS_OK, "%s", gs_ctx_errmsg(ctx));
+            cr_assert_eq(n, 54);
+            cr_expect(!memcmp(p, vals, sizeof vals), "form %d packed %d: weight values differ", form, packed);
+            gs_model_destroy(m);
+        }
+    gs_ctx_destroy(ctx);
+}
+
+/* The length of the top-level graph field's record end in a model buffer. */
+static size_t graph_end(const uint8_t *b, size_t n) {
+    gs_pb r;
+    gs_pb_field f;
+    gs_pb_init(&r, b, n);
+    size_t end = 0;
+    while (gs_pb_next(&r, &f) == 1)
+        if (f.num == 7) end = (size_t)(f.data + f.len - b);
+    return end;
+}
+
+/* Every prefix of a good file: no crash, and an error (GS_ERR_PARSE with the
+ * file and a reason) whenever the cut falls before the end of the graph;
+ * after it, a model that may lack its opset still imports. */
+static void truncate_everywhere(gs_ctx *ctx, const uint8_t *b, size_t n, const char *what) {
+    size_t ge = graph_end(b, n);
+    cr_assert(ge > 0 && ge <= n, "%s: graph end %zu of %zu", what, ge, n);
+    int errs = 0;
+    for (size_t cut = 0; cut < n; cut++) {
+        gs_model *m = (gs_model *)ctx;
+        gs_status s = gs_model_load_buffer(ctx, b, cut, NULL, &m);
+        if (cut < ge) {
+            cr_expect(s == GS_ERR_PARSE && m == NULL && strstr(gs_ctx_errmsg(ctx), "model"),
+                      "%s cut at %zu of %zu: %s '%s'", what, cut, n, gs_status_str(s), gs_ctx_errmsg(ctx));
+            errs += s != GS_OK;
+        } else if (s == GS_OK) {
+            gs_model_bind_dim(ctx, m, "batch", 1);
+            gs_model_bind_dim(ctx, m, "seq", 3);
+            cr_expect_eq(gs_model_import(ctx, m), GS_OK, "%s cut at %zu: %s", what, cut, gs_ctx_errmsg(ctx));
+        }
+        if (s == GS_OK) gs_model_destroy(m);
+    }
+    cr_expect(errs == (int)ge, "%s: %d of %zu prefixes refused", what, errs, ge);
+}
+
+Test(onnx, truncated_at_every_byte_is_refused_cleanly) {
+    gs_ctx *ctx = gs_ctx_create();
+    static const char *files[] = {"onnx/chain.onnx", "onnx/misc.onnx"};
+    for (int k = 0; k < 2; k++) {
+        char path[512];
+        gs_test_data_path(path, sizeof path, files[k]);
+        FILE *f = fopen(path, "rb");
+        cr_assert_not_null(f, "%s", path);
+        static uint8_t buf[1 << 16];
+        size_t n = fread(buf, 1, sizeof buf, f);
+        fclose(f);
+        cr_assert(n > 100 && n < sizeof buf);
+        truncate_everywhere(ctx, buf, n, files[k]);
+    }
+    pbw w = {.n = 0};
+    w_model(&w, 2, 1);
+    truncate_everywhere(ctx, w.b, w.n, "hand model");
+    gs_ctx_destroy(ctx);
+}
+
+/* Malformed records: each refused with GS_ERR_PARSE (or UNSUPPORTED) and a
+ * message naming the problem. */
+Test(onnx, malformed_inputs_are_refused) {
+    gs_ctx *ctx = gs_ctx_create();
+    static const struct {
+        const char *what, *bytes;
+        size_t n;
+        gs_status s;
+        const char *needle;
+    } cases[] = {
+        {"empty", "", 0, GS_ERR_PARSE, "empty file"},
+        {"text", "hello, world", 12, GS_ERR_PARSE, "malformed ONNX model"},
+        {"truncated varint", "\x08\xff\xff", 3, GS_ERR_PARSE, "truncated varint"},
+        {"varint over 64 bits", "\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\x02", 11, GS_ERR_PARSE, "longer than 64 bits"},
+        {"field 0", "\x00\x01", 2, GS_ERR_PARSE, "field number 0"},
+        {"group", "\x0b\x0c", 2, GS_ERR_PARSE, "wire type"},
+        {"length past end", "\x3a\x10\x0a", 3, GS_ERR_PARSE, "past the end"},
+        {"fixed32 cut", "\x15\x01\x02", 3, GS_ERR_PARSE, "truncated fixed32"},
+        {"no graph", "\x08\x07", 2, GS_ERR_PARSE, "no graph"},
+        {"graph no ir_version", "\x3a\x00", 2, GS_ERR_PARSE, "no ir_version"},
+        {"two graphs", "\x08\x07\x3a\x00\x3a\x00", 6, GS_ERR_PARSE, "two graphs"},
+        /* graph > initializer with dims [2] and FLOAT, raw_data of 4 bytes (wants 8) */
+        {"raw_data short", "\x08\x07\x3a\x0d\x2a\x0b\x08\x02\x10\x01\x42\x01t\x4a\x02\x00\x00", 17, GS_ERR_PARSE,
+         "tensor 't': raw_data has 2 bytes, its shape needs 8"},
+        /* the same with external data and no directory */
+        {"external, no location", "\x08\x07\x3a\x0b\x2a\x09\x08\x01\x10\x01\x42\x01t\x70\x01", 15, GS_ERR_PARSE,
+         "external data without a location"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gs_model *m = (gs_model *)ctx;
+        gs_status s = gs_model_load_buffer(ctx, cases[i].bytes, cases[i].n, NULL, &m);
+        cr_expect(s == cases[i].s && m == NULL && strstr(gs_ctx_errmsg(ctx), cases[i].needle),
+                  "%s: %s '%s', want %s with '%s'", cases[i].what, gs_status_str(s), gs_ctx_errmsg(ctx),
+                  gs_status_str(cases[i].s), cases[i].needle);
+        if (s == GS_OK) gs_model_destroy(m);
+    }
+    /* accepted: a tensor whose name (field 8) is a varint, not bytes (fuzz_onnx's
+     * regress-str-dup-null: the reader copied the name from a NULL pointer) */
+    static const char odd[] = "\x08\x07\x3a\x04\x2a\x02\x40\x01";
+    gs_model *m = NULL;
+    cr_expect_eq(gs_model_load_buffer(ctx, odd, sizeof odd - 1, NULL, &m), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_model_destroy(m);
+    m = NULL;
+    gs_test_expect_err(ctx, gs_model_load(ctx, "/nonexistent/model.onnx", &m), GS_ERR_IO, "cannot open", "missing");
+    gs_ctx_destroy(ctx);
+}
+
+/* The reader alone: varint limits, packed and unpacked elements, the depth
+ * limit, and fixed-width values little-endian. */
+Test(onnx, wire_reader_units) {
+    gs_pb r;
+    gs_pb_field f;
+    /* the largest varint: 10 bytes */
+    static const uint8_t big[] = {0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
+    gs_pb_init(&r, big, sizeof big);
+    cr_assert_eq(gs_pb_next(&r, &f), 1, "%s", r.err ? r.err : "");
+    cr_expect_eq(f.v, UINT64_MAX);
+    cr_expect_eq(gs_pb_next(&r, &f), 0);
+    /* fixed64 and fixed32, little-endian */
+    static const uint8_t fx[] = {0x09, 1, 2, 3, 4, 5, 6, 7, 8, 0x15, 0, 0, 0x80, 0x3f};
+    gs_pb_init(&r, fx, sizeof fx);
+    cr_assert_eq(gs_pb_next(&r, &f), 1);
+    cr_expect_eq(f.v, 0x0807060504030201ull);
+    cr_assert_eq(gs_pb_next(&r, &f), 1);
+    cr_expect_eq(gs_pb_f32(f.v), 1.0f);
+    /* packed varints [1, 300, 0] and one unpacked 7 */
+    static const uint8_t pk[] = {0x0a, 0x04, 0x01, 0xac, 0x02, 0x00, 0x08, 0x07};
+    gs_pb_init(&r, pk, sizeof pk);
+    uint64_t got[8], v;
+    int n = 0, rc;
+    while (gs_pb_next(&r, &f) == 1) {
+        gs_pb it = {0};
+        while ((rc = gs_pb_repeated(&f, GS_PB_VARINT, &it, &v)) == 1 && n < 8) got[n++] = v;
+        cr_assert_eq(rc, 0, "%s", it.err ? it.err : "");
+    }
+    cr_assert_eq(n, 4);
+    cr_expect(got[0] == 1 && got[1] == 300 && got[2] == 0 && got[3] == 7, "%llu %llu %llu %llu",
+              (unsigned long long)got[0], (unsigned long long)got[1], (unsigned long long)got[2],
+              (unsigned long long)got[3]);
+    /* a packed run cut inside its last varint */
+    static const uint8_t cut[] = {0x0a, 0x02, 0x01, 0xac};
+    gs_pb_init(&r, cut, sizeof cut);
+    cr_assert_eq(gs_pb_next(&r, &f), 1);
+    gs_pb it = {0};
+    cr_expect_eq(gs_pb_repeated(&f, GS_PB_VARINT, &it, &v), 1);
+    cr_expect_eq(gs_pb_repeated(&f, GS_PB_VARINT, &it, &v), -1);
+    cr_expect(it.err && strstr(it.err, "truncated varint"), "%s", it.err ? it.err : "");
+    /* nesting: GS_PB_MAX_DEPTH levels open, one more does not */
+    gs_pb lv = r;
+    lv.depth = GS_PB_MAX_DEPTH - 1;
+    gs_pb sub;
+    cr_expect_eq(gs_pb_sub(&lv, &f, &sub), 0);
+    lv.depth = GS_PB_MAX_DEPTH;
+    cr_expect_eq(gs_pb_sub(&lv, &f, &sub), -1);
+    cr_expect(sub.err && strstr(sub.err, "nested too deeply"), "%s", sub.err ? sub.err : "");
+}
+
+/* ---- the imported chain, run on PoCL through its bindings --------------------------- */
+#define E2E_MAX 16
+typedef struct e2e_store {
+    const char *name[E2E_MAX];
+    float *data[E2E_MAX];
+    int64_t n[E2E_MAX];
+    int count;
+} e2e_store;
+static float *e2e_get(e2e_store *s, const char *name, int64_t *n) {
+    for (int i = 0; i < s->count; i++)
+        if (!strcmp(s->name[i], name)) {
+            if (n) *n = s->n[i];
+            return s->data[i];
+        }
+    return NULL;
+}
+static void e2e_put(e2e_store *s, const char *name, float *data, int64_t n) {
+    cr_assert(s->count < E2E_MAX);
+    s->name[s->count] = name;
+    s->data[s->count] = data;
+    s->n[s->count++] = n;
+}
+
+/* chain.onnx at batch 2, every kernel node constructed for rtx3090 and its
+ * top candidate run on the OpenCL device, fed by the bindings alone (the
+ * constants from gs_model_constant, the activations from the node that
+ * wrote them, views passing their buffer on); the graph output against the
+ * unfolded graph computed here from the file's initializers. */
+Test(onnx, chain_runs_on_opencl_through_its_bindings, .timeout = 300) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_device *dev = NULL;
+    gs_status s = gs_device_open(ctx, GS_BACKEND_OPENCL, 0, &dev);
+    if (s == GS_ERR_OPENCL_MISSING && !gs_test_env_true("GS_REQUIRE_OPENCL")) {
+        cr_log_warn("no OpenCL device: %s", gs_ctx_errmsg(ctx));
+        gs_ctx_destroy(ctx);
+        cr_skip_test("no OpenCL device");
+    }
+    cr_assert_eq(s, GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_model *m = load_data(ctx, "onnx/chain.onnx");
+    cr_assert_eq(gs_model_bind_dim(ctx, m, "batch", 2), GS_OK);
+    cr_assert_eq(gs_model_import(ctx, m), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_hw *hw = NULL;
+    cr_assert_eq(gs_hw_load(ctx, "rtx3090", &hw), GS_OK);
+    e2e_store st = {.count = 0};
+    static float x[2 * 3 * 8 * 8];
+    for (int i = 0; i < 2 * 3 * 64; i++) x[i] = (float)((i * 29) % 23) / 11.0f - 1.0f;
+    e2e_put(&st, "x", x, 2 * 3 * 64);
+    int kernels = 0;
+    for (int i = 0; i < gs_model_num_nodes(m); i++) {
+        gs_model_node nd;
+        node(ctx, m, i, &nd);
+        cr_assert(nd.kind != GS_MODEL_UNSUPPORTED, "node %d: %s", i, nd.reason);
+        if (nd.kind == GS_MODEL_VIEW) { /* Flatten: the same buffer under its output's name */
+            cr_assert(nd.op == NULL && nd.nbindings == 2 && nd.bindings[1].output, "view node %d", i);
+            int64_t n;
+            float *in = e2e_get(&st, nd.bindings[0].tensor, &n);
+            cr_assert_not_null(in, "view node %d reads '%s', not written before", i, nd.bindings[0].tensor);
+            e2e_put(&st, nd.bindings[1].tensor, in, n);
+            continue;
+        }
+        if (nd.kind != GS_MODEL_KERNEL) continue;
+        kernels++;
+        gs_result *r = NULL;
+        gs_construct_opts o;
+        gs_construct_opts_default(&o);
+        cr_assert_eq(gs_construct(ctx, nd.op, hw, &o, &r), GS_OK, "%s: %s", nd.name, gs_ctx_errmsg(ctx));
+        gs_kernel *k = NULL;
+        cr_assert_eq(gs_kernel_create(ctx, r, 0, GS_DIALECT_OPENCL, 0, &k), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        gs_buffer *bufs[8] = {0};
+        float *out = NULL;
+        int64_t on = 0;
+        int oi = -1;
+        for (int b = 0; b < nd.nbindings; b++) {
+            const gs_model_binding *bd = &nd.bindings[b];
+            int64_t n = gs_op_buffer_elems(nd.op, b), have = 0;
+            const float *host = NULL;
+            if (bd->output) {
+                oi = b;
+                on = n;
+                out = calloc((size_t)n, sizeof *out);
+                cr_assert_not_null(out);
+                host = out;
+                have = n;
+            } else if (bd->constant) {
+                cr_assert_eq(gs_model_constant(ctx, m, bd->tensor, &host, &have), GS_OK, "%s", gs_ctx_errmsg(ctx));
+            } else {
+                host = e2e_get(&st, bd->tensor, &have);
+                cr_assert_not_null(host, "%s: '%s' was not written before", nd.name, bd->tensor);
+            }
+            cr_assert_eq(have, n, "%s: %s holds %lld elements, buffer %s takes %lld", nd.name, bd->tensor,
+                         (long long)have, bd->buffer, (long long)n);
+            cr_assert_eq(gs_buffer_create(ctx, dev, (size_t)n * sizeof(float), host, &bufs[b]), GS_OK, "%s",
+                         gs_ctx_errmsg(ctx));
+        }
+        cr_assert(oi >= 0, "%s: no output binding", nd.name);
+        s = gs_kernel_run(ctx, dev, k, nd.op, bufs, nd.nbindings, NULL);
+        cr_assert_eq(s, GS_OK, "%s: %s", nd.name, gs_ctx_errmsg(ctx));
+        cr_assert_eq(gs_buffer_read(ctx, bufs[oi], out, (size_t)on * sizeof(float)), GS_OK);
+        e2e_put(&st, nd.bindings[oi].tensor, out, on);
+        for (int b = 0; b < nd.nbindings; b++) gs_buffer_destroy(bufs[b]);
+        gs_kernel_destroy(k);
+        gs_result_destroy(r);
+    }
+    cr_expect_eq(kernels, 3);
+    /* the unfolded graph: conv+bias, batch norm (eps 1e-3), relu, 2x2/2 max pool,
+     * flatten, y = relu(f . fc.w^T + fc.b) */
+    const float *w, *b, *sc, *be, *mu, *var, *fw, *fb;
+    int64_t n;
+    cr_assert_eq(gs_model_constant(ctx, m, "conv.w", &w, &n), GS_OK);
+    cr_assert_eq(gs_model_constant(ctx, m, "conv.b", &b, &n), GS_OK);
+    cr_assert_eq(gs_model_constant(ctx, m, "bn.scale", &sc, &n), GS_OK);
+    cr_assert_eq(gs_model_constant(ctx, m, "bn.beta", &be, &n), GS_OK);
+    cr_assert_eq(gs_model_constant(ctx, m, "bn.mean", &mu, &n), GS_OK);
+    cr_assert_eq(gs_model_constant(ctx, m, "bn.var", &var, &n), GS_OK);
+    cr_assert_eq(gs_model_constant(ctx, m, "fc.w", &fw, &n), GS_OK);
+    cr_assert_eq(gs_model_constant(ctx, m, "fc.b", &fb, &n), GS_OK);
+    static double act[2][8][8][8], pooled[2][128];
+    for (int nn = 0; nn < 2; nn++)
+        for (int k = 0; k < 8; k++)
+            for (int p = 0; p < 8; p++)
+                for (int q = 0; q < 8; q++) {
+                    double acc = b[k];
+                    for (int c = 0; c < 3; c++)
+                        for (int r = 0; r < 3; r++)
+                            for (int s2 = 0; s2 < 3; s2++) {
+                                int h = p - 1 + r, ww = q - 1 + s2;
+                                if (h >= 0 && h < 8 && ww >= 0 && ww < 8)
+                                    acc += (double)w[((k * 3 + c) * 3 + r) * 3 + s2] * x[((nn * 3 + c) * 8 + h) * 8 + ww];
+                            }
+                    double z = sc[k] * (acc - mu[k]) / sqrt((double)var[k] + 1e-3) + be[k];
+                    act[nn][k][p][q] = z > 0 ? z : 0;
+                }
+    for (int nn = 0; nn < 2; nn++)
+        for (int k = 0; k < 8; k++)
+            for (int p = 0; p < 4; p++)
+                for (int q = 0; q < 4; q++) {
+                    double v = -INFINITY;
+                    for (int r = 0; r < 2; r++)
+                        for (int s2 = 0; s2 < 2; s2++) v = fmax(v, act[nn][k][2 * p + r][2 * q + s2]);
+                    pooled[nn][(k * 4 + p) * 4 + q] = v;
+                }
+    float *y = e2e_get(&st, "y", &n);
+    cr_assert_not_null(y, "the graph output y was not written");
+    cr_assert_eq(n, 20);
+    double worst = 0, big = 0;
+    for (int nn = 0; nn < 2; nn++)
+        for (int j = 0; j < 10; j++) {
+            double acc = fb[j];
+            for (int i = 0; i < 128; i++) acc += pooled[nn][i] * fw[j * 128 + i];
+            double want = acc > 0 ? acc : 0;
+            worst = fmax(worst, fabs(want - y[nn * 10 + j]));
+            big = fmax(big, fabs(want));
+        }
+    cr_expect(big > 0.1, "the chain's output is all near zero (%g): a weak check", big);
+    cr_expect(worst <= 1e-4 * fmax(1.0, big), "y differs from the unfolded graph by %g (max |y| %g)", worst, big);
+    for (int i = 1; i < st.count; i++) /* x is static; f aliases p */
+        if (strcmp(st.name[i], "f")) free(st.data[i]);
+    gs_hw_destroy(hw);
+    gs_model_destroy(m);
+    gs_device_close(dev);
+    gs_ctx_destroy(ctx);
+}
+
+/* The light models of the onnx wheel make their weights with ConstantOfShape
+ * and add residuals with Sum: W = ConstantOfShape([3,2,3,3], value 0.5),
+ * c = Conv(x, W), y = Sum(c, c). The conv takes W as a constant of 0.5s and
+ * the Sum becomes an add; a Sum of three is listed. */
+Test(onnx, constant_of_shape_and_sum) {
+    static const int64_t xd[4] = {1, 2, 5, 5}, wshape[4] = {3, 2, 3, 3}, one[1] = {1};
+    pbw m = {.n = 0}, g = {.n = 0}, sh = {.n = 0}, cos = {.n = 0}, val = {.n = 0}, vt = {.n = 0}, conv = {.n = 0},
+        sum = {.n = 0}, sum3 = {.n = 0}, op = {.n = 0};
+    /* the shape: dims [4], INT64, a name, int64_data packed */
+    static const int64_t four[1] = {4};
+    w_ints(&sh, 1, four, 1, 0);
+    w_int(&sh, 2, 7);
+    w_str(&sh, 8, "wshape");
+    w_ints(&sh, 7, wshape, 4, 1);
+    w_msg(&g, 5, &sh);
+    w_ints(&vt, 1, one, 1, 0);
+    w_int(&vt, 2, 1);
+    pbw fd = {.n = 0};
+    w_fixed(&fd, f32_bits(0.5f), 4);
+    w_msg(&vt, 4, &fd);
+    w_str(&val, 1, "value");
+    w_int(&val, 20, 4);
+    w_msg(&val, 5, &vt);
+    w_str(&cos, 1, "wshape");
+    w_str(&cos, 2, "W");
+    w_str(&cos, 4, "ConstantOfShape");
+    w_msg(&cos, 5, &val);
+    w_msg(&g, 1, &cos);
+    w_str(&conv, 1, "x");
+    w_str(&conv, 1, "W");
+    w_str(&conv, 2, "c");
+    w_str(&conv, 4, "Conv");
+    w_msg(&g, 1, &conv);
+    w_str(&sum, 1, "c");
+    w_str(&sum, 1, "c");
+    w_str(&sum, 2, "y");
+    w_str(&sum, 4, "Sum");
+    w_msg(&g, 1, &sum);
+    w_str(&sum3, 1, "c");
+    w_str(&sum3, 1, "c");
+    w_str(&sum3, 1, "y");
+    w_str(&sum3, 2, "z");
+    w_str(&sum3, 4, "Sum");
+    w_msg(&g, 1, &sum3);
+    w_value(&g, 11, "x", xd, 4);
+    w_int(&m, 1, 7);
+    w_int(&op, 2, 9);
+    w_msg(&m, 8, &op);
+    w_msg(&m, 7, &g);
+    gs_ctx *ctx = gs_ctx_create();
+    gs_model *md = NULL;
+    cr_assert_eq(gs_model_load_buffer(ctx, m.b, m.n, NULL, &md), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_model_import(ctx, md), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_model_node nd;
+    node(ctx, md, 0, &nd);
+    cr_expect_eq(nd.kind, GS_MODEL_VIEW, "ConstantOfShape: %d %s", nd.kind, nd.reason ? nd.reason : "");
+    node(ctx, md, 1, &nd);
+    cr_assert_eq(nd.kind, GS_MODEL_KERNEL, "conv: %s", nd.reason ? nd.reason : "");
+    expect_spec(ctx, nd.op, "conv2d N=1 C=2 H=5 W=5 K=3 R=3 S=3", "conv");
+    expect_binding(&nd, 1, "F", "W", 1);
+    const float *w;
+    int64_t n;
+    cr_assert_eq(gs_model_constant(ctx, md, "W", &w, &n), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(n, 54);
+    for (int i = 0; i < 54; i++) cr_expect_eq(w[i], 0.5f, "W[%d] = %g", i, w[i]);
+    node(ctx, md, 2, &nd);
+    cr_assert_eq(nd.kind, GS_MODEL_KERNEL, "sum: %s", nd.reason ? nd.reason : "");
+    expect_spec(ctx, nd.op, "add M=3 N=9", "sum");
+    node(ctx, md, 3, &nd);
+    cr_expect(nd.kind == GS_MODEL_UNSUPPORTED && nd.reason && strstr(nd.reason, "Sum of 3 inputs"), "sum3: %s",
+              nd.reason ? nd.reason : "");
+    gs_model_destroy(md);
+    gs_ctx_destroy(ctx);
+}
