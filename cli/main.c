@@ -6,7 +6,7 @@
  *                    [--format text|json]
  *   gensor verify SPEC [--hw NAME|FILE] [--top K] [--seed N] ...
  *   gensor estimate SPEC --hw NAME (--config CFG | --configs FILE) [--format text|json]
- *   gensor space SPEC [--hw NAME|FILE] [--format text|json] [--limit N]
+ *   gensor space SPEC [--hw NAME|FILE] [--format text|json] [--limit N | --sample N] [--max-ms MS]
  *   gensor hw list | gensor hw show NAME|FILE
  *
  * Exit status: 0 success, 1 a run failed (mismatch, runtime error), 2 bad input.

@@ -298,7 +298,20 @@ static void allow_split_atomic(const gs_hw *hw, const gs_op *op, gs_wf_memo *wf,
  * acc <= the accumulator cap and every vthread count V | T1, and every
  * pipeline depth, raster and reduce split that passes the check. Each valid
  * state goes to fn; see construct.h. */
-int64_t gs_space_enumerate(const gs_hw *hw, const gs_op *op, int64_t cap, gs_space_fn fn, void *user, bool *stopped) {
+/* The time budget of an enumeration: the clock is read every 256 states
+ * looked at, valid or not (a space can hold long runs of invalid ones). */
+typedef struct space_budget {
+    double deadline; /* gs_now_s() past which it stops; 0: none */
+    uint32_t looked;
+} space_budget;
+
+static bool budget_over(space_budget *b) {
+    return b->deadline > 0 && (++b->looked & 255) == 0 && gs_now_s() > b->deadline;
+}
+
+int64_t gs_space_enumerate(const gs_hw *hw, const gs_op *op, int64_t cap, double max_ms, gs_space_fn fn, void *user,
+                           bool *stopped) {
+    space_budget budget = {max_ms > 0 ? gs_now_s() + max_ms * 1e-3 : 0, 0};
     int32_t t2max[GS_MAX_AXES];
     for (int d = 0; d < op->naxes; d++) t2max[d] = gs_etir_max_tile(op, d);
     gs_etir e;
@@ -307,6 +320,7 @@ int64_t gs_space_enumerate(const gs_hw *hw, const gs_op *op, int64_t cap, gs_spa
     if (stopped) *stopped = false;
     /* outer odometer over block tiles */
     for (;;) {
+        if (budget_over(&budget)) goto over;
         e.level = 2;
         for (int d = 0; d < op->naxes; d++) {
             e.tile[d].thread = 1;
@@ -321,6 +335,7 @@ int64_t gs_space_enumerate(const gs_hw *hw, const gs_op *op, int64_t cap, gs_spa
             e.level = 0;
             int ga = gs_etir_group_axis(op);
             for (;;) {
+                if (budget_over(&budget)) goto over;
                 for (int d = 0; d < op->naxes; d++) e.V[d] = 1;
                 bool base_ok = gs_hw_check(hw, op, &e), any_ok = base_ok;
                 for (int gr = 1; !any_ok && ga >= 0 && gr <= GS_MAX_GROUP && (1 << gr) <= e.tile[ga].block; gr++) {
@@ -343,6 +358,7 @@ int64_t gs_space_enumerate(const gs_hw *hw, const gs_op *op, int64_t cap, gs_spa
                                         e.split = (uint8_t)sk;
                                         e.stages = (uint8_t)st;
                                         e.raster = (uint8_t)ra;
+                                        if (budget_over(&budget)) goto over;
                                         if (sk > 1 && !gs_etir_wellformed(op, &e)) continue;
                                         if ((st > 1 || ra > 0 || gr > 0 || sk > 1 || !base_ok) &&
                                             !gs_hw_check(hw, op, &e))
@@ -362,7 +378,7 @@ int64_t gs_space_enumerate(const gs_hw *hw, const gs_op *op, int64_t cap, gs_spa
                         int d = op->naxes - 1;
                         for (; d >= 0; d--) {
                             if (op->axes[d].kind != GS_AXIS_SPATIAL) continue;
-                            if (e.V[d] * 2 <= e.tile[d].thread) { e.V[d] *= 2; break; }
+                            if (e.V[d] <= e.tile[d].thread / 2) { e.V[d] *= 2; break; }
                             e.V[d] = 1;
                         }
                         if (d < 0) break;
@@ -373,7 +389,7 @@ int64_t gs_space_enumerate(const gs_hw *hw, const gs_op *op, int64_t cap, gs_spa
                 int d = op->naxes - 1;
                 for (; d >= 0; d--) {
                     if (op->axes[d].kind != GS_AXIS_SPATIAL) continue;
-                    if (e.tile[d].thread * 2 <= e.tile[d].block && gs_etir_acc_regs(op, &e) * 2 <= 128) { e.tile[d].thread *= 2; break; }
+                    if (e.tile[d].thread <= e.tile[d].block / 2 && gs_etir_acc_regs(op, &e) * 2 <= 128) { e.tile[d].thread *= 2; break; }
                     e.tile[d].thread = 1;
                 }
                 if (d < 0) break;
@@ -381,11 +397,14 @@ int64_t gs_space_enumerate(const gs_hw *hw, const gs_op *op, int64_t cap, gs_spa
         }
         int d = op->naxes - 1;
         for (; d >= 0; d--) {
-            if (e.tile[d].block * 2 <= t2max[d]) { e.tile[d].block *= 2; break; }
+            if (e.tile[d].block <= t2max[d] / 2) { e.tile[d].block *= 2; break; } /* t2max may be 2^30 */
             e.tile[d].block = 1;
         }
         if (d < 0) break;
     }
+    return visited;
+over:
+    if (stopped) *stopped = true;
     return visited;
 }
 
@@ -398,13 +417,10 @@ typedef struct exhaustive_ctx {
     int top_k;
     gs_wf_memo *wf;
     gs_result *r;
-    double deadline; /* gs_now_s() past which the enumeration stops; 0: none */
 } exhaustive_ctx;
 
 static bool exhaustive_visit(const gs_etir *e, void *user) {
     exhaustive_ctx *x = user;
-    /* the time budget, looked at every 1024 states (a few ms) */
-    if (x->deadline > 0 && (x->r->evaluated & 1023) == 0 && gs_now_s() > x->deadline) return false;
     gs_estimate est;
     gs_estimate_etir_memo(x->hw, x->op, e, 0, x->wf, &est);
     x->r->evaluated++;
@@ -418,9 +434,9 @@ static bool exhaustive_visit(const gs_etir *e, void *user) {
  * the cap or the budget cut the enumeration short. */
 static void run_exhaustive(const gs_hw *hw, const gs_op *op, int top_k, double max_ms, gs_wf_memo *wf,
                            gs_result *r) {
-    exhaustive_ctx x = {hw, op, top_k, wf, r, max_ms > 0 ? gs_now_s() + max_ms * 1e-3 : 0};
+    exhaustive_ctx x = {hw, op, top_k, wf, r};
     bool stopped = false;
-    r->steps = gs_space_enumerate(hw, op, EXHAUSTIVE_CAP, exhaustive_visit, &x, &stopped);
+    r->steps = gs_space_enumerate(hw, op, EXHAUSTIVE_CAP, max_ms, exhaustive_visit, &x, &stopped);
     r->capped = stopped;
 }
 
@@ -484,6 +500,13 @@ static bool push_clamped(const gs_op *op, gs_etir x, gs_etir *out, int *n, int c
     return true;
 }
 
+/* x times 2^k (k may be negative); 0, which no state accepts, past int32
+ * (tiles reach 2^30 on extents up to the grammar's 2^31-1). */
+static int32_t scale2(int32_t x, int k) {
+    int64_t v = k >= 0 ? (int64_t)x << k : (int64_t)x >> -k;
+    return v > INT32_MAX ? 0 : (int32_t)v;
+}
+
 static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap) {
     int n = 0;
     /* single-axis moves: (block, thread, vthread) factor exponents */
@@ -497,9 +520,9 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap) 
         for (int m = 0; m < NMOVES; m++) {
             if (!sp && (moves[m][1] || moves[m][2])) continue;
             gs_etir x = *e;
-            x.tile[d].block = moves[m][0] >= 0 ? x.tile[d].block << moves[m][0] : x.tile[d].block >> -moves[m][0];
-            x.tile[d].thread = moves[m][1] >= 0 ? x.tile[d].thread << moves[m][1] : x.tile[d].thread >> -moves[m][1];
-            x.V[d] = moves[m][2] >= 0 ? x.V[d] << moves[m][2] : x.V[d] >> -moves[m][2];
+            x.tile[d].block = scale2(x.tile[d].block, moves[m][0]);
+            x.tile[d].thread = scale2(x.tile[d].thread, moves[m][1]);
+            x.V[d] = scale2(x.V[d], moves[m][2]);
             push_clamped(op, x, out, &n, cap);
         }
     }
@@ -526,7 +549,7 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap) 
             if (op->axes[d].kind != GS_AXIS_SPATIAL) continue;
             x = *e;
             x.group = (uint8_t)(e->group + dir);
-            x.tile[d].thread = dir > 0 ? x.tile[d].thread * 2 : x.tile[d].thread / 2;
+            x.tile[d].thread = scale2(x.tile[d].thread, dir);
             push_clamped(op, x, out, &n, cap);
         }
     }
@@ -536,17 +559,17 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap) 
         for (int d2 = 0; d2 < op->naxes; d2++) {
             if (d1 == d2) continue;
             gs_etir x = *e;
-            x.tile[d1].block *= 2;
+            x.tile[d1].block = scale2(x.tile[d1].block, 1);
             x.tile[d2].block /= 2;
             push_clamped(op, x, out, &n, cap);
             if (op->axes[d1].kind == GS_AXIS_SPATIAL && op->axes[d2].kind == GS_AXIS_SPATIAL) {
                 x = *e;
-                x.tile[d1].thread *= 2;
+                x.tile[d1].thread = scale2(x.tile[d1].thread, 1);
                 x.tile[d2].thread /= 2;
                 push_clamped(op, x, out, &n, cap);
                 /* ... with the doubled tile in twice the vthreads (the same
                  * per-chunk run: alone, each half of the move can be worse) */
-                x.V[d1] *= 2;
+                x.V[d1] = scale2(x.V[d1], 1);
                 push_clamped(op, x, out, &n, cap);
             }
         }

@@ -141,10 +141,10 @@ bool gs_etir_apply(const gs_op *op, const gs_etir *e, gs_action a, int max_threa
     switch (a.kind) {
     case GS_ACT_TILE:
         if (l == 2) {
-            if (e->tile[d].block * 2 > gs_etir_max_tile(op, d)) return false;
+            if (e->tile[d].block > gs_etir_max_tile(op, d) / 2) return false; /* no int32 overflow at 2^30 */
             out->tile[d].block *= 2;
         } else {
-            if (op->axes[d].kind != GS_AXIS_SPATIAL || e->tile[d].thread * 2 > e->tile[d].block) return false;
+            if (op->axes[d].kind != GS_AXIS_SPATIAL || e->tile[d].thread > e->tile[d].block / 2) return false;
             out->tile[d].thread *= 2;
         }
         return true;
