@@ -78,7 +78,7 @@ static bool space_visit(const gs_etir *e, void *user) {
 }
 
 /* Enumeration order (gs_space_enumerate's odometers): block tiles with axis 0
- * most significant, then thread tiles, vthreads, reduce split, stages, raster. */
+ * most significant, then thread tiles, vthreads, then the knobs (gs_knobs' space_nest). */
 static const gs_op *sort_op;
 static int enum_cmp(const void *pa, const void *pb) {
     const gs_etir *a = pa, *b = pb;
@@ -87,9 +87,11 @@ static int enum_cmp(const void *pa, const void *pb) {
             int32_t x = lvl == 0 ? a->V[d] : gs_tile_level(&a->tile[d], lvl), y = lvl == 0 ? b->V[d] : gs_tile_level(&b->tile[d], lvl);
             if (x != y) return x < y ? -1 : 1;
         }
-    if (a->group != b->group) return a->group < b->group ? -1 : 1;
-    if (a->stages != b->stages) return a->stages < b->stages ? -1 : 1;
-    if (a->raster != b->raster) return a->raster < b->raster ? -1 : 1;
+    for (int nest = 0; nest < GS_KNOB_COUNT; nest++) /* then the knobs, in the enumeration's nesting */
+        for (int k = 0; k < GS_KNOB_COUNT; k++) {
+            int x = gs_knob_get(a, k), y = gs_knob_get(b, k);
+            if (gs_knobs[k].space_nest == nest && x != y) return x < y ? -1 : 1;
+        }
     return 0;
 }
 

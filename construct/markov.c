@@ -62,24 +62,27 @@ int gs_actions_enumerate(const gs_op *op, const gs_etir *e, gs_action *acts, int
             for (int v = 1; v <= e->tile[d].thread && n < cap; v *= 2)
                 if (v != e->V[d]) acts[n++] = (gs_action){GS_ACT_VTHREAD, d, v};
     }
-    /* whole-kernel dimensions, chosen once the thread tiles are being set:
-     * the pipeline depth and the block raster */
-    if (e->level == 1) {
-        for (int s = 1; s <= GS_MAX_STAGES && n < cap; s++)
-            if (s != e->stages) acts[n++] = (gs_action){GS_ACT_STAGES, -1, s};
-        for (int r = 0; r <= GS_MAX_RASTER && n < cap; r++)
-            if (r != e->raster) acts[n++] = (gs_action){GS_ACT_RASTER, -1, r};
-        /* the reduce split moves by a factor of two (each value costs an
-         * estimate per step; six values made construction 15 % slower) */
-        int ga = gs_etir_group_axis(op);
-        for (int g = e->group - 1; ga >= 0 && g <= e->group + 1 && n < cap; g += 2)
-            if (g >= 0 && g <= GS_MAX_GROUP && (1 << g) <= e->tile[ga].block) acts[n++] = (gs_action){GS_ACT_GROUP, -1, g};
-        /* split-K doubles or halves */
-        if (gs_etir_split_axis(op) >= 0) {
-            if (e->split * 2 <= GS_MAX_SPLIT && n < cap) acts[n++] = (gs_action){GS_ACT_SPLIT, -1, e->split * 2};
-            if (e->split > 1 && n < cap) acts[n++] = (gs_action){GS_ACT_SPLIT, -1, e->split / 2};
+    /* the knobs, chosen once the thread tiles are being set, each as its
+     * row says: every other value (stages, raster), or a step each way (the
+     * lanes and split-K: each value costs an estimate per step; six values
+     * of the lanes made construction 15 % slower) */
+    if (e->level == 1)
+        for (int k = 0; k < GS_KNOB_COUNT; k++) {
+            const gs_knob *r = &gs_knobs[k];
+            int cur = gs_knob_get(e, k), cand[2] = {cur - 1, cur + 1}, nc = 2;
+            if (r->moves == GS_KNOB_NOT_WALKED) continue;
+            if (r->moves == GS_KNOB_EVERY) {
+                for (int v = r->lo; v <= r->hi && n < cap; v++)
+                    if (v != cur) acts[n++] = (gs_action){r->act, -1, v};
+                continue;
+            }
+            if (r->moves == GS_KNOB_DOUBLE_HALF) {
+                cand[0] = cur * 2;
+                cand[1] = cur / 2;
+            }
+            for (int i = 0; i < nc && n < cap; i++)
+                if (cand[i] != cur && gs_knob_ok(op, e, k, cand[i])) acts[n++] = (gs_action){r->act, -1, cand[i]};
         }
-    }
     if (n < cap) acts[n++] = (gs_action){GS_ACT_CACHE, -1, 0};
     return n;
 }
@@ -149,8 +152,8 @@ static double benefit_ex(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_
     switch (a.kind) {
     case GS_ACT_STAGES:
     case GS_ACT_RASTER:
-    case GS_ACT_GROUP:
-    case GS_ACT_SPLIT: {
+    case GS_ACT_LANES:
+    case GS_ACT_SPLITK: {
         /* The paper has no formula for pipelining, block order or a reduce
          * split (in a block or across blocks): their
          * benefit is the predicted speedup t(e)/t(e') under every policy
@@ -283,8 +286,8 @@ static void allow_split_atomic(const gs_hw *hw, const gs_op *op, gs_wf_memo *wf,
     for (int i = 0; i < n; i++) {
         cand[i] = r->cand[i];
         est[i] = r->est[i];
-        if (cand[i].split > 1 && op->combine != GS_COMBINE_MAX) { /* no float atomic max */
-            cand[i].split_atomic = 1;
+        if (cand[i].splitk > 1 && op->combine != GS_COMBINE_MAX) { /* no float atomic max */
+            cand[i].splitk_atomic = 1;
             gs_estimate_etir_memo(hw, op, &cand[i], 0, wf, &est[i]);
         }
     }
@@ -309,14 +312,59 @@ static bool budget_over(space_budget *b) {
     return b->deadline > 0 && (++b->looked & 255) == 0 && gs_now_s() > b->deadline;
 }
 
+/* The knobs' odometer of one tile state, rows nested by space_nest. */
+typedef struct space_knobs {
+    const gs_hw *hw;
+    const gs_op *op;
+    int64_t cap;
+    gs_space_fn fn;
+    void *user;
+    space_budget *budget;
+    int64_t visited;
+    bool base_ok;               /* the state with every knob off passes the check */
+    int order[GS_KNOB_COUNT];   /* the enumerated rows, outermost first */
+    int n;
+} space_knobs;
+
+/* The next stored value of a row in the space: doubling rows double. */
+static int knob_next(gs_knob_id k, int v) { return gs_knobs[k].moves == GS_KNOB_DOUBLE_HALF ? v * 2 : v + 1; }
+
+/* Every legal value of the rows order[i..] (each row's legality grows
+ * monotone with its value, so the first illegal one ends it; split-K's own
+ * resource rule, gs_hw_splitk_ok, too); 0 to go on, 1 when fn or the cap
+ * stopped it, 2 when the budget did. Rows are off again on return 0. */
+static int space_knob_values(space_knobs *w, gs_etir *e, int i) {
+    if (i == w->n) {
+        if (budget_over(w->budget)) return 2;
+        bool any_on = !w->base_ok;
+        for (int k = 0; k < GS_KNOB_COUNT; k++) any_on |= gs_knob_get(e, k) != gs_knobs[k].off;
+        if (any_on && !gs_hw_check(w->hw, w->op, e)) return 0;
+        w->visited++;
+        return !w->fn(e, w->user) || (w->cap > 0 && w->visited >= w->cap) ? 1 : 0;
+    }
+    int k = w->order[i];
+    for (int v = gs_knobs[k].lo; v <= gs_knobs[k].hi; v = knob_next(k, v)) {
+        if (!gs_knob_ok(w->op, e, k, v)) break;
+        gs_knob_set(e, k, v);
+        if (k == GS_KNOB_SPLITK && v > 1 && !gs_hw_splitk_ok(w->hw, w->op, e)) break;
+        int r = space_knob_values(w, e, i + 1);
+        if (r) return r;
+    }
+    gs_knob_set(e, k, gs_knobs[k].off);
+    return 0;
+}
+
 int64_t gs_space_enumerate(const gs_hw *hw, const gs_op *op, int64_t cap, double max_ms, gs_space_fn fn, void *user,
                            bool *stopped) {
     space_budget budget = {max_ms > 0 ? gs_now_s() + max_ms * 1e-3 : 0, 0};
+    space_knobs w = {hw, op, cap, fn, user, &budget, 0, false, {0}, 0};
+    for (int nest = 0; nest < GS_KNOB_COUNT; nest++)
+        for (int k = 0; k < GS_KNOB_COUNT; k++)
+            if (gs_knobs[k].space_nest == nest) w.order[w.n++] = k;
     int32_t t2max[GS_MAX_AXES];
     for (int d = 0; d < op->naxes; d++) t2max[d] = gs_etir_max_tile(op, d);
     gs_etir e;
     gs_etir_init(op, &e);
-    int64_t visited = 0;
     if (stopped) *stopped = false;
     /* outer odometer over block tiles */
     for (;;) {
@@ -329,52 +377,29 @@ int64_t gs_space_enumerate(const gs_hw *hw, const gs_op *op, int64_t cap, double
         if (gs_hw_check(hw, op, &e)) {
             /* middle odometer over thread tiles; validity does not depend on
              * the vthread split, so invalid thread tiles skip all of theirs.
-             * It does depend on the reduce split (more threads, fewer copy
+             * It does depend on the reduce lanes (more threads, fewer copy
              * units each, fewer registers): a thread tile is skipped only
-             * when no split makes it valid. */
+             * when no number of lanes makes it valid. */
             e.level = 0;
-            int ga = gs_etir_group_axis(op);
             for (;;) {
                 if (budget_over(&budget)) goto over;
                 for (int d = 0; d < op->naxes; d++) e.V[d] = 1;
-                bool base_ok = gs_hw_check(hw, op, &e), any_ok = base_ok;
-                for (int gr = 1; !any_ok && ga >= 0 && gr <= GS_MAX_GROUP && (1 << gr) <= e.tile[ga].block; gr++) {
-                    e.group = (uint8_t)gr;
+                w.base_ok = gs_hw_check(hw, op, &e);
+                bool any_ok = w.base_ok;
+                for (int lg = 1; !any_ok && gs_knob_ok(op, &e, GS_KNOB_LANES, lg); lg++) {
+                    gs_knob_set(&e, GS_KNOB_LANES, lg);
                     any_ok = gs_hw_check(hw, op, &e);
                 }
-                e.group = 0;
+                gs_knob_set(&e, GS_KNOB_LANES, gs_knobs[GS_KNOB_LANES].off);
                 if (any_ok) {
                     for (;;) { /* inner odometer over vthreads */
-                        /* innermost: the pipeline depth, the raster and the reduce split */
-                        for (int gr = 0; gr <= (ga >= 0 ? GS_MAX_GROUP : 0); gr++) {
-                            if (ga >= 0 && (1 << gr) > e.tile[ga].block) break;
-                            e.group = (uint8_t)gr;
-                            /* split-K's own rule fails for every larger split once it fails */
-                            for (int sk = 1; sk <= (ga >= 0 ? GS_MAX_SPLIT : 1); sk *= 2) {
-                                e.split = (uint8_t)sk;
-                                if (sk > 1 && !gs_hw_split_ok(hw, op, &e)) break;
-                                for (int st = 1; st <= GS_MAX_STAGES; st++)
-                                    for (int ra = 0; ra <= GS_MAX_RASTER; ra++) {
-                                        e.split = (uint8_t)sk;
-                                        e.stages = (uint8_t)st;
-                                        e.raster = (uint8_t)ra;
-                                        if (budget_over(&budget)) goto over;
-                                        if (sk > 1 && !gs_etir_wellformed(op, &e)) continue;
-                                        if ((st > 1 || ra > 0 || gr > 0 || sk > 1 || !base_ok) &&
-                                            !gs_hw_check(hw, op, &e))
-                                            continue;
-                                        visited++;
-                                        if (!fn(&e, user) || (cap > 0 && visited >= cap)) {
-                                            if (stopped) *stopped = true;
-                                            return visited;
-                                        }
-                                    }
-                            }
+                        /* innermost: the knobs */
+                        int r = space_knob_values(&w, &e, 0);
+                        if (r == 1) {
+                            if (stopped) *stopped = true;
+                            return w.visited;
                         }
-                        e.split = 1;
-                        e.group = 0;
-                        e.stages = 1;
-                        e.raster = 0;
+                        if (r == 2) goto over;
                         int d = op->naxes - 1;
                         for (; d >= 0; d--) {
                             if (op->axes[d].kind != GS_AXIS_SPATIAL) continue;
@@ -384,7 +409,7 @@ int64_t gs_space_enumerate(const gs_hw *hw, const gs_op *op, int64_t cap, double
                         if (d < 0) break;
                     }
                 } else {
-                    visited++;
+                    w.visited++;
                 }
                 int d = op->naxes - 1;
                 for (; d >= 0; d--) {
@@ -402,10 +427,10 @@ int64_t gs_space_enumerate(const gs_hw *hw, const gs_op *op, int64_t cap, double
         }
         if (d < 0) break;
     }
-    return visited;
+    return w.visited;
 over:
     if (stopped) *stopped = true;
-    return visited;
+    return w.visited;
 }
 
 /* ---- exhaustive and random baselines ------------------------------------------------ */
@@ -461,13 +486,18 @@ bool gs_space_draw(const gs_hw *hw, const gs_op *op, gs_pcg32 *rng, gs_etir *out
             e.V[d] = 1 << gs_pcg32_bounded(rng, (uint32_t)l1 + 1);
         }
     }
-    e.stages = (uint8_t)(1 + gs_pcg32_bounded(rng, GS_MAX_STAGES));
-    e.raster = (uint8_t)gs_pcg32_bounded(rng, GS_MAX_RASTER + 1);
-    int ga = gs_etir_group_axis(op);
-    e.group = ga >= 0 ? (uint8_t)gs_pcg32_bounded(rng, GS_MAX_GROUP + 1) : 0;
-    if (ga >= 0 && (1 << e.group) > e.tile[ga].block) e.group = 0;
-    e.split = ga >= 0 ? (uint8_t)(1 << gs_pcg32_bounded(rng, 5)) : 1;
-    if (!gs_etir_wellformed(op, &e)) e.split = 1;
+    /* each walked knob uniform over its space values, off where illegal
+     * (rows that need a reduce axis draw nothing without one) */
+    bool reduce = gs_etir_splitk_axis(op) >= 0;
+    for (int k = 0; k < GS_KNOB_COUNT; k++) {
+        const gs_knob *r = &gs_knobs[k];
+        if (r->moves == GS_KNOB_NOT_WALKED || (r->needs_reduce && !reduce)) continue;
+        int nv = 0;
+        for (int v = r->lo; v <= r->hi; v = knob_next(k, v)) nv++;
+        int v = r->lo;
+        for (uint32_t i = gs_pcg32_bounded(rng, (uint32_t)nv); i > 0; i--) v = knob_next(k, v);
+        gs_knob_set(&e, k, gs_knob_ok(op, &e, k, v) ? v : r->off);
+    }
     *out = e;
     return gs_hw_check(hw, op, &e);
 }
@@ -526,33 +556,29 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap) 
             push_clamped(op, x, out, &n, cap);
         }
     }
-    /* the whole-kernel dimensions: one more or one fewer stage, a raster
-     * group twice or half as tall */
-    for (int dir = -1; dir <= 1; dir += 2) {
-        gs_etir x = *e;
-        x.stages = (uint8_t)(e->stages + dir);
-        push_clamped(op, x, out, &n, cap);
-        x = *e;
-        x.raster = (uint8_t)(e->raster + dir);
-        push_clamped(op, x, out, &n, cap);
-        if (gs_etir_split_axis(op) >= 0 && (dir > 0 || e->split > 1)) { /* split-K twice or half as many */
-            x = *e;
-            x.split = (uint8_t)(dir > 0 ? e->split * 2 : e->split / 2);
-            if (x.split <= GS_MAX_SPLIT) push_clamped(op, x, out, &n, cap);
-        }
-        if (dir < 0 && e->group == 0) continue;
-        x = *e;
-        x.group = (uint8_t)(e->group + dir);
-        push_clamped(op, x, out, &n, cap);
-        /* lanes for spatial threads: the thread count kept */
-        for (int d = 0; d < op->naxes; d++) {
-            if (op->axes[d].kind != GS_AXIS_SPATIAL) continue;
-            x = *e;
-            x.group = (uint8_t)(e->group + dir);
-            x.tile[d].thread = scale2(x.tile[d].thread, dir);
+    /* the knobs: one step down and one up of each walked row (a stage, a
+     * raster group twice or half as tall, twice or half the lanes or the
+     * split-K blocks) */
+    for (int dir = -1; dir <= 1; dir += 2)
+        for (int k = 0; k < GS_KNOB_COUNT; k++) {
+            const gs_knob *r = &gs_knobs[k];
+            if (r->moves == GS_KNOB_NOT_WALKED) continue;
+            int cur = gs_knob_get(e, k);
+            int v = r->moves == GS_KNOB_DOUBLE_HALF ? (dir > 0 ? cur * 2 : cur / 2) : cur + dir;
+            if (v < r->lo || v > r->hi) continue;
+            gs_etir x = *e;
+            gs_knob_set(&x, k, v);
             push_clamped(op, x, out, &n, cap);
+            if (k != GS_KNOB_LANES) continue;
+            /* lanes for spatial threads: the thread count kept */
+            for (int d = 0; d < op->naxes; d++) {
+                if (op->axes[d].kind != GS_AXIS_SPATIAL) continue;
+                x = *e;
+                gs_knob_set(&x, k, v);
+                x.tile[d].thread = scale2(x.tile[d].thread, dir);
+                push_clamped(op, x, out, &n, cap);
+            }
         }
-    }
     /* two-axis exchanges: shift a factor of two from one axis to another at
      * the block level or the thread level (keeps the tile's volume) */
     for (int d1 = 0; d1 < op->naxes; d1++)
