@@ -49,6 +49,27 @@ bool gs_complete(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_etir *ou
     return gs_hw_check(hw, op, out);
 }
 
+/* A level-2 state completed with the knobs its tiles ask for: split-K
+ * blocks until the grid fills the SMs, and reduce lanes until the block
+ * has GS_COMPLETE_THREADS threads, each as far as its row allows. The
+ * plain completion gives a long reduce tile one thread and a small grid
+ * one block per tile, so the walk priced those tiles as hopeless at level 2
+ * and never reached them (rowsum M=1 K=2^24: k:8192 g512 sk16). True when
+ * some knob moved and the state passes the check. */
+static bool complete_knobbed(const gs_hw *hw, const gs_op *op, const gs_etir *c, gs_etir *out) {
+    *out = *c;
+    int s = 1;
+    while (gs_etir_tile_blocks(op, out) * s < hw->num_sms && gs_knob_ok(op, out, GS_KNOB_SPLITK, s * 2)) s *= 2;
+    gs_knob_set(out, GS_KNOB_SPLITK, s);
+    if (s > 1 && !gs_hw_splitk_ok(hw, op, out)) gs_knob_set(out, GS_KNOB_SPLITK, 1);
+    int lg = 0;
+    while (gs_etir_threads(op, out) * (2 << lg) <= GS_COMPLETE_THREADS && gs_knob_ok(op, out, GS_KNOB_LANES, lg + 1))
+        lg++;
+    gs_knob_set(out, GS_KNOB_LANES, lg);
+    if (out->splitk == 1 && lg == 0) return false;
+    return gs_hw_check(hw, op, out);
+}
+
 int gs_actions_enumerate(const gs_op *op, const gs_etir *e, gs_action *acts, int cap) {
     int n = 0;
     if (e->level == 0) return 0;
@@ -186,11 +207,13 @@ typedef struct pool {
     int64_t n, cap;
     uint64_t *keys; /* open addressing; 0 = empty */
     int64_t kcap;
+    struct pool *knobbed; /* where complete_knobbed's states of the walk go (NULL: nowhere) */
 } pool;
 
 static bool pool_init(pool *p, gs_arena *ar, int64_t cap) {
     p->n = 0;
     p->cap = cap;
+    p->knobbed = NULL;
     p->kcap = 64;
     while (p->kcap < 2 * cap) p->kcap *= 2;
     p->items = gs_arena_alloc(ar, (size_t)cap * sizeof *p->items);
@@ -213,8 +236,10 @@ static bool pool_add(pool *p, const gs_etir *e) {
 }
 
 static void pool_add_completed(pool *p, const gs_hw *hw, const gs_op *op, const gs_etir *e) {
-    gs_etir c;
-    if (gs_complete(hw, op, e, &c)) pool_add(p, &c);
+    gs_etir c, k;
+    if (!gs_complete(hw, op, e, &c)) return;
+    pool_add(p, &c);
+    if (p->knobbed && e->level == 2 && complete_knobbed(hw, op, &c, &k)) pool_add(p->knobbed, &k);
 }
 
 /* ---- one Markov chain (Algorithm 1 with Algorithm 2 inside) ------------------------- */
@@ -569,7 +594,28 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap) 
             gs_etir x = *e;
             gs_knob_set(&x, k, v);
             push_clamped(op, x, out, &n, cap);
+            if (k == GS_KNOB_SPLITK) /* split-K's blocks for spatial blocks: the grid and the threads kept */
+                for (int d = 0; d < op->naxes; d++) {
+                    if (op->axes[d].kind != GS_AXIS_SPATIAL) continue;
+                    x = *e;
+                    gs_knob_set(&x, k, v);
+                    x.tile[d].block = scale2(x.tile[d].block, dir);
+                    x.tile[d].thread = scale2(x.tile[d].thread, dir);
+                    push_clamped(op, x, out, &n, cap);
+                }
             if (k != GS_KNOB_LANES) continue;
+            /* the lanes and their reduce tile together: each lane's share of
+             * the tile (its registers, its loads) kept. Alone, each half of
+             * the move can fail the register check or slow the state down,
+             * so long reductions (k:8192 g512) were out of the polish's
+             * reach from a short tile (k:1024 g32) */
+            int ga = gs_etir_lanes_axis(op);
+            if (ga >= 0) {
+                x = *e;
+                gs_knob_set(&x, k, v);
+                x.tile[ga].block = scale2(x.tile[ga].block, dir);
+                push_clamped(op, x, out, &n, cap);
+            }
             /* lanes for spatial threads: the thread count kept */
             for (int d = 0; d < op->naxes; d++) {
                 if (op->axes[d].kind != GS_AXIS_SPATIAL) continue;
@@ -609,7 +655,7 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap) 
  * best state met, and stops at a strict local optimum or after max_moves
  * (at most 32) moves. */
 static void polish(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, int max_moves, int64_t *evals) {
-    enum { MAXIT = 32, NB = GS_MAX_AXES * (12 + 3 * GS_MAX_AXES) + 8 + 2 * GS_MAX_AXES };
+    enum { MAXIT = 32, NB = GS_MAX_AXES * (12 + 3 * GS_MAX_AXES) + 2 * GS_KNOB_COUNT + 2 + 4 * GS_MAX_AXES };
     int maxit = max_moves < MAXIT ? max_moves : MAXIT;
     gs_etir cur = *e, nb[NB];
     double tcur = predicted(hw, op, &cur, m), tbest = tcur;
@@ -688,7 +734,7 @@ static bool run_strategy(const gs_hw *hw, const gs_op *op, const gs_construct_op
     case GS_STRATEGY_MARKOV:
         for (int c = 0; c < o->chains; c++) {
             gs_pcg32_seed(&rng, o->seed, (uint64_t)c); /* one stream per chain */
-            r->steps += run_chain(hw, op, o, &rng, p, mm);
+            r->steps += run_chain(hw, op, o, &rng, p, mm); /* p->knobbed gets the knobbed completions */
         }
         return true;
     case GS_STRATEGY_EXHAUSTIVE:
@@ -711,10 +757,19 @@ static bool run_strategy(const gs_hw *hw, const gs_op *op, const gs_construct_op
     }
 }
 
-/* Polish the best few walk results (not for the baselines, which must stand
- * as sampled) and add the local optima to the pool. */
-static void polish_best(const gs_hw *hw, const gs_op *op, pool *p, memo *mm, int64_t *evaluated) {
+/* Seeds polished among the knobbed completions: each costs a descent (one
+ * made construction ~24 % slower in CPU time, three ~57 %; three brought
+ * h100's gemm M=128 N=768 K=3072 to 1.33x the exhaustive optimum, one to 1.41x). */
+#ifndef GS_KNOBBED_POLISH
+#define GS_KNOBBED_POLISH 1
+#endif
+
+/* Polish the npol (at most 3) best results of a pool, with distinct tiles
+ * (not for the baselines, which must stand as sampled), and add the local
+ * optima to it. */
+static void polish_best(const gs_hw *hw, const gs_op *op, pool *p, memo *mm, int npol, int64_t *evaluated) {
     enum { NPOL = 3 };
+    int np = npol < NPOL ? npol : NPOL;
     gs_etir seeds[NPOL];
     double st[NPOL];
     int ns = 0;
@@ -729,11 +784,11 @@ static void polish_best(const gs_hw *hw, const gs_op *op, pool *p, memo *mm, int
         if (same) continue;
         int pos = ns;
         while (pos > 0 && ti < st[pos - 1]) pos--;
-        if (pos >= NPOL) continue;
-        for (int j = (ns < NPOL ? ns : NPOL - 1); j > pos; j--) { seeds[j] = seeds[j - 1]; st[j] = st[j - 1]; }
+        if (pos >= np) continue;
+        for (int j = (ns < np ? ns : np - 1); j > pos; j--) { seeds[j] = seeds[j - 1]; st[j] = st[j - 1]; }
         seeds[pos] = p->items[i];
         st[pos] = ti;
-        if (ns < NPOL) ns++;
+        if (ns < np) ns++;
     }
     for (int i = 0; i < ns; i++) {
         polish(hw, op, &seeds[i], mm, 32, evaluated);
@@ -767,22 +822,31 @@ static gs_status construct_form(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, c
     int64_t cap = o.strategy == GS_STRATEGY_EXHAUSTIVE ? 16 : (int64_t)o.chains * (steps_per_chain + 2);
     gs_arena ar;
     gs_arena_init(&ar, 1 << 20);
-    pool p;
+    pool p, kp;
     memo mm;
-    const char *oom = !pool_init(&p, &ar, cap) ? "the candidate pool"
+    /* p takes kp's states too before ranking */
+    const char *oom = !pool_init(&p, &ar, 2 * cap) || !pool_init(&kp, &ar, cap) ? "the candidate pool"
                       : !memo_init(&mm, &ar, 1 << 14) ? "the walk's memo" : NULL;
     if (oom) {
         gs_arena_free(&ar);
         free(r);
         return gs_err(ctx, GS_ERR_NOMEM, "out of memory allocating %s", oom);
     }
+    if (o.strategy == GS_STRATEGY_MARKOV) p.knobbed = &kp;
     if (!run_strategy(hw, op, &o, steps_per_chain, &ar, &p, &mm, r)) {
         gs_arena_free(&ar);
         free(r);
         return gs_err(ctx, GS_ERR_UNSUPPORTED, "strategy %d is not available in this build", (int)o.strategy);
     }
-    if (o.strategy != GS_STRATEGY_EXHAUSTIVE) r->pooled = p.n; /* exhaustive set it to the states ranked */
-    if (o.strategy == GS_STRATEGY_MARKOV && p.n > 0) polish_best(hw, op, &p, &mm, &r->evaluated);
+    if (o.strategy != GS_STRATEGY_EXHAUSTIVE) r->pooled = p.n + kp.n; /* exhaustive set it to the states ranked */
+    if (o.strategy == GS_STRATEGY_MARKOV && p.n > 0) {
+        /* the walk's own best states polished as they always were, then the
+         * best knobbed completions (their own seeds, so they add optima and
+         * take none away), and all of them ranked together */
+        polish_best(hw, op, &p, &mm, 3, &r->evaluated);
+        if (kp.n > 0) polish_best(hw, op, &kp, &mm, GS_KNOBBED_POLISH, &r->evaluated);
+        for (int64_t i = 0; i < kp.n; i++) pool_add(&p, &kp.items[i]);
+    }
     /* rank: insertion into a sorted top-k by predicted time (stable for ties) */
     for (int64_t i = 0; i < p.n; i++) {
         gs_estimate est;
