@@ -6,7 +6,7 @@
  *                    [--format text|json]
  *   gensor verify SPEC [--hw NAME|FILE] [--top K] [--seed N] ...
  *   gensor estimate SPEC --hw NAME (--config CFG | --configs FILE) [--format text|json]
- *   gensor space SPEC [--hw NAME|FILE] [--format text|json] [--limit N]
+ *   gensor space SPEC [--hw NAME|FILE] [--format text|json] [--limit N | --sample N] [--max-ms MS]
  *   gensor import MODEL.onnx [--dim NAME=N ...] [--hw NAME|FILE] [--out FILE]
  *   gensor hw list | gensor hw show NAME|FILE
  *

@@ -1,6 +1,6 @@
 /* space.c — `gensor space`: list the configuration space of an operator.
  *
- *   gensor space SPEC [--hw NAME|FILE] [--format text|json] [--limit N | --sample N [--seed S]]
+ *   gensor space SPEC [--hw NAME|FILE] [--format text|json] [--limit N | --sample N [--seed S]] [--max-ms MS]
  *
  * The space is the one the exhaustive strategy ranks (gs_space_enumerate):
  * power-of-two block tiles, thread tiles, vthreads, stages, raster and reduce
@@ -37,7 +37,9 @@ static const char space_help[] =
     "                       when the space was truncated [100000]\n"
     "  --sample N           list N distinct random configurations (the random strategy's draw) instead,\n"
     "                       sorted in enumeration order; for spaces too large to list\n"
-    "  --seed S             PCG32 seed of --sample [1]\n";
+    "  --seed S             PCG32 seed of --sample [1]\n"
+    "  --max-ms MS          stop listing after MS milliseconds (0: no limit); the output says when\n"
+    "                       the budget cut the listing short [10000]\n";
 
 typedef struct space_acc {
     const gs_hw *hw;
@@ -45,7 +47,8 @@ typedef struct space_acc {
     gs_wf_memo *wf;
     long limit;
     long n;
-    bool truncated;
+    bool truncated; /* more states exist than were listed */
+    bool budget;    /* the --max-ms budget cut the listing short */
     bool json;
 } space_acc;
 
@@ -75,7 +78,7 @@ static bool space_visit(const gs_etir *e, void *user) {
 }
 
 /* Enumeration order (gs_space_enumerate's odometers): block tiles with axis 0
- * most significant, then thread tiles, vthreads, reduce split, stages, raster. */
+ * most significant, then thread tiles, vthreads, then the knobs (gs_knobs' space_nest). */
 static const gs_op *sort_op;
 static int enum_cmp(const void *pa, const void *pb) {
     const gs_etir *a = pa, *b = pb;
@@ -84,14 +87,19 @@ static int enum_cmp(const void *pa, const void *pb) {
             int32_t x = lvl == 0 ? a->V[d] : gs_tile_level(&a->tile[d], lvl), y = lvl == 0 ? b->V[d] : gs_tile_level(&b->tile[d], lvl);
             if (x != y) return x < y ? -1 : 1;
         }
-    if (a->group != b->group) return a->group < b->group ? -1 : 1;
-    if (a->stages != b->stages) return a->stages < b->stages ? -1 : 1;
-    if (a->raster != b->raster) return a->raster < b->raster ? -1 : 1;
+    for (int nest = 0; nest < GS_KNOB_COUNT; nest++) /* then the knobs, in the enumeration's nesting */
+        for (int k = 0; k < GS_KNOB_COUNT; k++) {
+            int x = gs_knob_get(a, k), y = gs_knob_get(b, k);
+            if (gs_knobs[k].space_nest == nest && x != y) return x < y ? -1 : 1;
+        }
     return 0;
 }
 
-/* N distinct valid draws (at most 1000 N draws); returns the count. */
-static long space_sample(const gs_hw *hw, const gs_op *op, long n, uint64_t seed, gs_etir *out, int64_t *draws) {
+/* N distinct valid draws (at most 1000 N draws, within max_ms milliseconds
+ * when it is > 0: *budget says when the time ran out); returns the count. */
+static long space_sample(const gs_hw *hw, const gs_op *op, long n, uint64_t seed, double max_ms, gs_etir *out,
+                         int64_t *draws, bool *budget) {
+    double deadline = max_ms > 0 ? gs_now_s() + max_ms * 1e-3 : 0;
     int64_t kcap = 64;
     while (kcap < 4 * n) kcap *= 2;
     uint64_t *keys = calloc((size_t)kcap, sizeof *keys);
@@ -101,6 +109,10 @@ static long space_sample(const gs_hw *hw, const gs_op *op, long n, uint64_t seed
     long got = 0;
     int64_t d = 0;
     for (; got < n && d < 1000 * (int64_t)n; d++) {
+        if (deadline > 0 && (d & 1023) == 1023 && gs_now_s() > deadline) {
+            *budget = true;
+            break;
+        }
         gs_etir e;
         if (!gs_space_draw(hw, op, &rng, &e)) continue;
         uint64_t h = gs_etir_hash(&e) | 1u;
@@ -120,13 +132,14 @@ static long space_sample(const gs_hw *hw, const gs_op *op, long n, uint64_t seed
 typedef struct space_opts {
     const char *hwname, *format, *spec;
     long limit, sample;
+    double max_ms;
     uint64_t seed;
     bool limit_set, seed_set;
 } space_opts;
 
 static const struct option space_lo[] = {
     GS_CLI_OPT_HW,   GS_CLI_OPT_FORMAT, {"limit", required_argument, 0, 'l'}, {"sample", required_argument, 0, 'n'},
-    GS_CLI_OPT_SEED, GS_CLI_OPT_HELP,   GS_CLI_OPT_END,
+    GS_CLI_OPT_SEED, GS_CLI_OPT_MAX_MS, GS_CLI_OPT_HELP,   GS_CLI_OPT_END,
 };
 static const gs_cli_cmd space_cmd = {"space", space_help, space_lo, NULL, NULL, NULL};
 
@@ -145,6 +158,10 @@ static int space_opt(int c, void *opts) {
         if (!gs_cli_parse_long(optarg, 1, SPACE_MAX_SAMPLE, &o->sample))
             return gs_cli_usage_error("space", "--sample expects an integer in [1, 1000000], got '%s'", optarg);
         break;
+    case 'X':
+        if (!gs_cli_parse_double(optarg, 0, 1e9, &o->max_ms))
+            return gs_cli_usage_error("space", "--max-ms expects a number of milliseconds in [0, 1e9], got '%s'", optarg);
+        break;
     case 's': {
         char *end;
         errno = 0;
@@ -162,7 +179,8 @@ static int space_opt(int c, void *opts) {
 /* The options and the SPEC operand: -1 to go on, else an exit code. */
 static int space_parse_opts(int argc, char **argv, void *opts) {
     space_opts *o = opts;
-    *o = (space_opts){.hwname = "rtx4090", .format = "text", .limit = SPACE_DEFAULT_LIMIT, .seed = 1};
+    *o = (space_opts){
+        .hwname = "rtx4090", .format = "text", .limit = SPACE_DEFAULT_LIMIT, .max_ms = GS_CLI_EXHAUSTIVE_MS, .seed = 1};
     int rc = gs_cli_getopt(&space_cmd, argc, argv, space_opt, o);
     if (rc >= 0) return rc;
     if (o->sample && o->limit_set) return gs_cli_usage_error("space", "give --limit or --sample, not both%s", "");
@@ -190,7 +208,8 @@ static void space_head(const space_acc *a) {
 /* The listing's tail: the count, and whether it is all of the space. */
 static void space_tail(const space_acc *a, const space_opts *o, int64_t draws) {
     if (a->json) {
-        printf("\n], \"count\": %ld, \"truncated\": %s", a->n, a->truncated ? "true" : "false");
+        printf("\n], \"count\": %ld, \"truncated\": %s", a->n, a->truncated || a->budget ? "true" : "false");
+        if (a->budget) printf(", \"budget_ms\": %.17g", o->max_ms);
         if (o->sample)
             printf(", \"sample\": {\"requested\": %ld, \"seed\": %llu, \"draws\": %lld}", o->sample,
                    (unsigned long long)o->seed, (long long)draws);
@@ -201,7 +220,9 @@ static void space_tail(const space_acc *a, const space_opts *o, int64_t draws) {
                a->n, o->sample, (long long)draws, (unsigned long long)o->seed);
     } else {
         printf("space     %ld configurations%s\n", a->n,
-               a->truncated ? " listed; TRUNCATED at --limit, the space has more" : " (the whole space)");
+               a->truncated ? " listed; TRUNCATED at --limit, the space has more"
+               : a->budget  ? " listed; TRUNCATED at the --max-ms time budget, the space may have more"
+                            : " (the whole space)");
     }
 }
 
@@ -219,14 +240,14 @@ static int space_run(gs_ctx *ctx, const void *opts) {
         rc = gs_cli_fail(ctx, s);
         goto out;
     }
-    space_acc a = {hw, op, wf, o->limit, 0, false, !strcmp(o->format, "json")};
+    space_acc a = {hw, op, wf, o->limit, 0, false, false, !strcmp(o->format, "json")};
     /* --sample: draw first, so that running out of memory prints nothing */
     gs_etir *drawn = NULL;
     long ndrawn = 0;
     int64_t draws = 0;
     if (o->sample) {
         drawn = malloc((size_t)o->sample * sizeof *drawn);
-        ndrawn = drawn ? space_sample(hw, op, o->sample, o->seed, drawn, &draws) : -1;
+        ndrawn = drawn ? space_sample(hw, op, o->sample, o->seed, o->max_ms, drawn, &draws, &a.budget) : -1;
         if (ndrawn < 0) {
             rc = gs_cli_fail(ctx, gs_err(ctx, GS_ERR_NOMEM, "out of memory for a sample of %ld", o->sample));
             free(drawn);
@@ -238,7 +259,9 @@ static int space_run(gs_ctx *ctx, const void *opts) {
         for (long i = 0; i < ndrawn; i++) space_print(&a, &drawn[i]);
         a.truncated = true; /* a sample never claims to be the whole space */
     } else {
-        gs_space_enumerate(hw, op, 0, space_visit, &a, NULL);
+        bool stopped = false;
+        gs_space_enumerate(hw, op, 0, o->max_ms, space_visit, &a, &stopped);
+        a.budget = stopped && !a.truncated;
     }
     free(drawn);
     space_tail(&a, o, draws);

@@ -60,9 +60,12 @@ int gs_actions_enumerate(const gs_op *op, const gs_etir *e, gs_action *acts, int
  * complete (level 0) and passes gs_hw_check. fn returns false to stop.
  * Returns the states visited, counting each thread tile that no reduce split
  * makes valid as one; stops (with *stopped true, when given) after fn returns
- * false or once cap > 0 states are visited. Deterministic order. */
+ * false, once cap > 0 states are visited, or once max_ms > 0 milliseconds
+ * have passed (the clock is read as states are looked at, valid or not).
+ * Deterministic order. */
 typedef bool (*gs_space_fn)(const gs_etir *e, void *user);
-int64_t gs_space_enumerate(const gs_hw *hw, const gs_op *op, int64_t cap, gs_space_fn fn, void *user, bool *stopped);
+int64_t gs_space_enumerate(const gs_hw *hw, const gs_op *op, int64_t cap, double max_ms, gs_space_fn fn, void *user,
+                           bool *stopped);
 
 /* One random state of that space (each exponent uniform within its parent's
  * bound, as the random strategy draws): true when it passes gs_hw_check. */

@@ -49,6 +49,27 @@ bool gs_complete(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_etir *ou
     return gs_hw_check(hw, op, out);
 }
 
+/* A level-2 state completed with the knobs its tiles ask for: split-K
+ * blocks until the grid fills the SMs, and reduce lanes until the block
+ * has GS_COMPLETE_THREADS threads, each as far as its row allows. The
+ * plain completion gives a long reduce tile one thread and a small grid
+ * one block per tile, so the walk priced those tiles as hopeless at level 2
+ * and never reached them (rowsum M=1 K=2^24: k:8192 g512 sk16). True when
+ * some knob moved and the state passes the check. */
+static bool complete_knobbed(const gs_hw *hw, const gs_op *op, const gs_etir *c, gs_etir *out) {
+    *out = *c;
+    int s = 1;
+    while (gs_etir_tile_blocks(op, out) * s < hw->num_sms && gs_knob_ok(op, out, GS_KNOB_SPLITK, s * 2)) s *= 2;
+    gs_knob_set(out, GS_KNOB_SPLITK, s);
+    if (s > 1 && !gs_hw_splitk_ok(hw, op, out)) gs_knob_set(out, GS_KNOB_SPLITK, 1);
+    int lg = 0;
+    while (gs_etir_threads(op, out) * (2 << lg) <= GS_COMPLETE_THREADS && gs_knob_ok(op, out, GS_KNOB_LANES, lg + 1))
+        lg++;
+    gs_knob_set(out, GS_KNOB_LANES, lg);
+    if (out->splitk == 1 && lg == 0) return false;
+    return gs_hw_check(hw, op, out);
+}
+
 int gs_actions_enumerate(const gs_op *op, const gs_etir *e, gs_action *acts, int cap) {
     int n = 0;
     if (e->level == 0) return 0;
@@ -62,24 +83,27 @@ int gs_actions_enumerate(const gs_op *op, const gs_etir *e, gs_action *acts, int
             for (int v = 1; v <= e->tile[d].thread && n < cap; v *= 2)
                 if (v != e->V[d]) acts[n++] = (gs_action){GS_ACT_VTHREAD, d, v};
     }
-    /* whole-kernel dimensions, chosen once the thread tiles are being set:
-     * the pipeline depth and the block raster */
-    if (e->level == 1) {
-        for (int s = 1; s <= GS_MAX_STAGES && n < cap; s++)
-            if (s != e->stages) acts[n++] = (gs_action){GS_ACT_STAGES, -1, s};
-        for (int r = 0; r <= GS_MAX_RASTER && n < cap; r++)
-            if (r != e->raster) acts[n++] = (gs_action){GS_ACT_RASTER, -1, r};
-        /* the reduce split moves by a factor of two (each value costs an
-         * estimate per step; six values made construction 15 % slower) */
-        int ga = gs_etir_group_axis(op);
-        for (int g = e->group - 1; ga >= 0 && g <= e->group + 1 && n < cap; g += 2)
-            if (g >= 0 && g <= GS_MAX_GROUP && (1 << g) <= e->tile[ga].block) acts[n++] = (gs_action){GS_ACT_GROUP, -1, g};
-        /* split-K doubles or halves */
-        if (gs_etir_split_axis(op) >= 0) {
-            if (e->split * 2 <= GS_MAX_SPLIT && n < cap) acts[n++] = (gs_action){GS_ACT_SPLIT, -1, e->split * 2};
-            if (e->split > 1 && n < cap) acts[n++] = (gs_action){GS_ACT_SPLIT, -1, e->split / 2};
+    /* the knobs, chosen once the thread tiles are being set, each as its
+     * row says: every other value (stages, raster), or a step each way (the
+     * lanes and split-K: each value costs an estimate per step; six values
+     * of the lanes made construction 15 % slower) */
+    if (e->level == 1)
+        for (int k = 0; k < GS_KNOB_COUNT; k++) {
+            const gs_knob *r = &gs_knobs[k];
+            int cur = gs_knob_get(e, k), cand[2] = {cur - 1, cur + 1}, nc = 2;
+            if (r->moves == GS_KNOB_NOT_WALKED) continue;
+            if (r->moves == GS_KNOB_EVERY) {
+                for (int v = r->lo; v <= r->hi && n < cap; v++)
+                    if (v != cur) acts[n++] = (gs_action){r->act, -1, v};
+                continue;
+            }
+            if (r->moves == GS_KNOB_DOUBLE_HALF) {
+                cand[0] = cur * 2;
+                cand[1] = cur / 2;
+            }
+            for (int i = 0; i < nc && n < cap; i++)
+                if (cand[i] != cur && gs_knob_ok(op, e, k, cand[i])) acts[n++] = (gs_action){r->act, -1, cand[i]};
         }
-    }
     if (n < cap) acts[n++] = (gs_action){GS_ACT_CACHE, -1, 0};
     return n;
 }
@@ -149,8 +173,8 @@ static double benefit_ex(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_
     switch (a.kind) {
     case GS_ACT_STAGES:
     case GS_ACT_RASTER:
-    case GS_ACT_GROUP:
-    case GS_ACT_SPLIT: {
+    case GS_ACT_LANES:
+    case GS_ACT_SPLITK: {
         /* The paper has no formula for pipelining, block order or a reduce
          * split (in a block or across blocks): their
          * benefit is the predicted speedup t(e)/t(e') under every policy
@@ -183,11 +207,13 @@ typedef struct pool {
     int64_t n, cap;
     uint64_t *keys; /* open addressing; 0 = empty */
     int64_t kcap;
+    struct pool *knobbed; /* where complete_knobbed's states of the walk go (NULL: nowhere) */
 } pool;
 
 static bool pool_init(pool *p, gs_arena *ar, int64_t cap) {
     p->n = 0;
     p->cap = cap;
+    p->knobbed = NULL;
     p->kcap = 64;
     while (p->kcap < 2 * cap) p->kcap *= 2;
     p->items = gs_arena_alloc(ar, (size_t)cap * sizeof *p->items);
@@ -210,8 +236,10 @@ static bool pool_add(pool *p, const gs_etir *e) {
 }
 
 static void pool_add_completed(pool *p, const gs_hw *hw, const gs_op *op, const gs_etir *e) {
-    gs_etir c;
-    if (gs_complete(hw, op, e, &c)) pool_add(p, &c);
+    gs_etir c, k;
+    if (!gs_complete(hw, op, e, &c)) return;
+    pool_add(p, &c);
+    if (p->knobbed && e->level == 2 && complete_knobbed(hw, op, &c, &k)) pool_add(p->knobbed, &k);
 }
 
 /* ---- one Markov chain (Algorithm 1 with Algorithm 2 inside) ------------------------- */
@@ -283,8 +311,8 @@ static void allow_split_atomic(const gs_hw *hw, const gs_op *op, gs_wf_memo *wf,
     for (int i = 0; i < n; i++) {
         cand[i] = r->cand[i];
         est[i] = r->est[i];
-        if (cand[i].split > 1 && op->combine != GS_COMBINE_MAX) { /* no float atomic max */
-            cand[i].split_atomic = 1;
+        if (cand[i].splitk > 1 && op->combine != GS_COMBINE_MAX) { /* no float atomic max */
+            cand[i].splitk_atomic = 1;
             gs_estimate_etir_memo(hw, op, &cand[i], 0, wf, &est[i]);
         }
     }
@@ -298,15 +326,74 @@ static void allow_split_atomic(const gs_hw *hw, const gs_op *op, gs_wf_memo *wf,
  * acc <= the accumulator cap and every vthread count V | T1, and every
  * pipeline depth, raster and reduce split that passes the check. Each valid
  * state goes to fn; see construct.h. */
-int64_t gs_space_enumerate(const gs_hw *hw, const gs_op *op, int64_t cap, gs_space_fn fn, void *user, bool *stopped) {
+/* The time budget of an enumeration: the clock is read every 256 states
+ * looked at, valid or not (a space can hold long runs of invalid ones). */
+typedef struct space_budget {
+    double deadline; /* gs_now_s() past which it stops; 0: none */
+    uint32_t looked;
+} space_budget;
+
+static bool budget_over(space_budget *b) {
+    return b->deadline > 0 && (++b->looked & 255) == 0 && gs_now_s() > b->deadline;
+}
+
+/* The knobs' odometer of one tile state, rows nested by space_nest. */
+typedef struct space_knobs {
+    const gs_hw *hw;
+    const gs_op *op;
+    int64_t cap;
+    gs_space_fn fn;
+    void *user;
+    space_budget *budget;
+    int64_t visited;
+    bool base_ok;               /* the state with every knob off passes the check */
+    int order[GS_KNOB_COUNT];   /* the enumerated rows, outermost first */
+    int n;
+} space_knobs;
+
+/* The next stored value of a row in the space: doubling rows double. */
+static int knob_next(gs_knob_id k, int v) { return gs_knobs[k].moves == GS_KNOB_DOUBLE_HALF ? v * 2 : v + 1; }
+
+/* Every legal value of the rows order[i..] (each row's legality grows
+ * monotone with its value, so the first illegal one ends it; split-K's own
+ * resource rule, gs_hw_splitk_ok, too); 0 to go on, 1 when fn or the cap
+ * stopped it, 2 when the budget did. Rows are off again on return 0. */
+static int space_knob_values(space_knobs *w, gs_etir *e, int i) {
+    if (i == w->n) {
+        if (budget_over(w->budget)) return 2;
+        bool any_on = !w->base_ok;
+        for (int k = 0; k < GS_KNOB_COUNT; k++) any_on |= gs_knob_get(e, k) != gs_knobs[k].off;
+        if (any_on && !gs_hw_check(w->hw, w->op, e)) return 0;
+        w->visited++;
+        return !w->fn(e, w->user) || (w->cap > 0 && w->visited >= w->cap) ? 1 : 0;
+    }
+    int k = w->order[i];
+    for (int v = gs_knobs[k].lo; v <= gs_knobs[k].hi; v = knob_next(k, v)) {
+        if (!gs_knob_ok(w->op, e, k, v)) break;
+        gs_knob_set(e, k, v);
+        if (k == GS_KNOB_SPLITK && v > 1 && !gs_hw_splitk_ok(w->hw, w->op, e)) break;
+        int r = space_knob_values(w, e, i + 1);
+        if (r) return r;
+    }
+    gs_knob_set(e, k, gs_knobs[k].off);
+    return 0;
+}
+
+int64_t gs_space_enumerate(const gs_hw *hw, const gs_op *op, int64_t cap, double max_ms, gs_space_fn fn, void *user,
+                           bool *stopped) {
+    space_budget budget = {max_ms > 0 ? gs_now_s() + max_ms * 1e-3 : 0, 0};
+    space_knobs w = {hw, op, cap, fn, user, &budget, 0, false, {0}, 0};
+    for (int nest = 0; nest < GS_KNOB_COUNT; nest++)
+        for (int k = 0; k < GS_KNOB_COUNT; k++)
+            if (gs_knobs[k].space_nest == nest) w.order[w.n++] = k;
     int32_t t2max[GS_MAX_AXES];
     for (int d = 0; d < op->naxes; d++) t2max[d] = gs_etir_max_tile(op, d);
     gs_etir e;
     gs_etir_init(op, &e);
-    int64_t visited = 0;
     if (stopped) *stopped = false;
     /* outer odometer over block tiles */
     for (;;) {
+        if (budget_over(&budget)) goto over;
         e.level = 2;
         for (int d = 0; d < op->naxes; d++) {
             e.tile[d].thread = 1;
@@ -315,65 +402,44 @@ int64_t gs_space_enumerate(const gs_hw *hw, const gs_op *op, int64_t cap, gs_spa
         if (gs_hw_check(hw, op, &e)) {
             /* middle odometer over thread tiles; validity does not depend on
              * the vthread split, so invalid thread tiles skip all of theirs.
-             * It does depend on the reduce split (more threads, fewer copy
+             * It does depend on the reduce lanes (more threads, fewer copy
              * units each, fewer registers): a thread tile is skipped only
-             * when no split makes it valid. */
+             * when no number of lanes makes it valid. */
             e.level = 0;
-            int ga = gs_etir_group_axis(op);
             for (;;) {
+                if (budget_over(&budget)) goto over;
                 for (int d = 0; d < op->naxes; d++) e.V[d] = 1;
-                bool base_ok = gs_hw_check(hw, op, &e), any_ok = base_ok;
-                for (int gr = 1; !any_ok && ga >= 0 && gr <= GS_MAX_GROUP && (1 << gr) <= e.tile[ga].block; gr++) {
-                    e.group = (uint8_t)gr;
+                w.base_ok = gs_hw_check(hw, op, &e);
+                bool any_ok = w.base_ok;
+                for (int lg = 1; !any_ok && gs_knob_ok(op, &e, GS_KNOB_LANES, lg); lg++) {
+                    gs_knob_set(&e, GS_KNOB_LANES, lg);
                     any_ok = gs_hw_check(hw, op, &e);
                 }
-                e.group = 0;
+                gs_knob_set(&e, GS_KNOB_LANES, gs_knobs[GS_KNOB_LANES].off);
                 if (any_ok) {
                     for (;;) { /* inner odometer over vthreads */
-                        /* innermost: the pipeline depth, the raster and the reduce split */
-                        for (int gr = 0; gr <= (ga >= 0 ? GS_MAX_GROUP : 0); gr++) {
-                            if (ga >= 0 && (1 << gr) > e.tile[ga].block) break;
-                            e.group = (uint8_t)gr;
-                            /* split-K's own rule fails for every larger split once it fails */
-                            for (int sk = 1; sk <= (ga >= 0 ? GS_MAX_SPLIT : 1); sk *= 2) {
-                                e.split = (uint8_t)sk;
-                                if (sk > 1 && !gs_hw_split_ok(hw, op, &e)) break;
-                                for (int st = 1; st <= GS_MAX_STAGES; st++)
-                                    for (int ra = 0; ra <= GS_MAX_RASTER; ra++) {
-                                        e.split = (uint8_t)sk;
-                                        e.stages = (uint8_t)st;
-                                        e.raster = (uint8_t)ra;
-                                        if (sk > 1 && !gs_etir_wellformed(op, &e)) continue;
-                                        if ((st > 1 || ra > 0 || gr > 0 || sk > 1 || !base_ok) &&
-                                            !gs_hw_check(hw, op, &e))
-                                            continue;
-                                        visited++;
-                                        if (!fn(&e, user) || (cap > 0 && visited >= cap)) {
-                                            if (stopped) *stopped = true;
-                                            return visited;
-                                        }
-                                    }
-                            }
+                        /* innermost: the knobs */
+                        int r = space_knob_values(&w, &e, 0);
+                        if (r == 1) {
+                            if (stopped) *stopped = true;
+                            return w.visited;
                         }
-                        e.split = 1;
-                        e.group = 0;
-                        e.stages = 1;
-                        e.raster = 0;
+                        if (r == 2) goto over;
                         int d = op->naxes - 1;
                         for (; d >= 0; d--) {
                             if (op->axes[d].kind != GS_AXIS_SPATIAL) continue;
-                            if (e.V[d] * 2 <= e.tile[d].thread) { e.V[d] *= 2; break; }
+                            if (e.V[d] <= e.tile[d].thread / 2) { e.V[d] *= 2; break; }
                             e.V[d] = 1;
                         }
                         if (d < 0) break;
                     }
                 } else {
-                    visited++;
+                    w.visited++;
                 }
                 int d = op->naxes - 1;
                 for (; d >= 0; d--) {
                     if (op->axes[d].kind != GS_AXIS_SPATIAL) continue;
-                    if (e.tile[d].thread * 2 <= e.tile[d].block && gs_etir_acc_regs(op, &e) * 2 <= 128) { e.tile[d].thread *= 2; break; }
+                    if (e.tile[d].thread <= e.tile[d].block / 2 && gs_etir_acc_regs(op, &e) * 2 <= 128) { e.tile[d].thread *= 2; break; }
                     e.tile[d].thread = 1;
                 }
                 if (d < 0) break;
@@ -381,12 +447,15 @@ int64_t gs_space_enumerate(const gs_hw *hw, const gs_op *op, int64_t cap, gs_spa
         }
         int d = op->naxes - 1;
         for (; d >= 0; d--) {
-            if (e.tile[d].block * 2 <= t2max[d]) { e.tile[d].block *= 2; break; }
+            if (e.tile[d].block <= t2max[d] / 2) { e.tile[d].block *= 2; break; } /* t2max may be 2^30 */
             e.tile[d].block = 1;
         }
         if (d < 0) break;
     }
-    return visited;
+    return w.visited;
+over:
+    if (stopped) *stopped = true;
+    return w.visited;
 }
 
 /* ---- exhaustive and random baselines ------------------------------------------------ */
@@ -398,13 +467,10 @@ typedef struct exhaustive_ctx {
     int top_k;
     gs_wf_memo *wf;
     gs_result *r;
-    double deadline; /* gs_now_s() past which the enumeration stops; 0: none */
 } exhaustive_ctx;
 
 static bool exhaustive_visit(const gs_etir *e, void *user) {
     exhaustive_ctx *x = user;
-    /* the time budget, looked at every 1024 states (a few ms) */
-    if (x->deadline > 0 && (x->r->evaluated & 1023) == 0 && gs_now_s() > x->deadline) return false;
     gs_estimate est;
     gs_estimate_etir_memo(x->hw, x->op, e, 0, x->wf, &est);
     x->r->evaluated++;
@@ -418,9 +484,9 @@ static bool exhaustive_visit(const gs_etir *e, void *user) {
  * the cap or the budget cut the enumeration short. */
 static void run_exhaustive(const gs_hw *hw, const gs_op *op, int top_k, double max_ms, gs_wf_memo *wf,
                            gs_result *r) {
-    exhaustive_ctx x = {hw, op, top_k, wf, r, max_ms > 0 ? gs_now_s() + max_ms * 1e-3 : 0};
+    exhaustive_ctx x = {hw, op, top_k, wf, r};
     bool stopped = false;
-    r->steps = gs_space_enumerate(hw, op, EXHAUSTIVE_CAP, exhaustive_visit, &x, &stopped);
+    r->steps = gs_space_enumerate(hw, op, EXHAUSTIVE_CAP, max_ms, exhaustive_visit, &x, &stopped);
     r->capped = stopped;
 }
 
@@ -445,13 +511,18 @@ bool gs_space_draw(const gs_hw *hw, const gs_op *op, gs_pcg32 *rng, gs_etir *out
             e.V[d] = 1 << gs_pcg32_bounded(rng, (uint32_t)l1 + 1);
         }
     }
-    e.stages = (uint8_t)(1 + gs_pcg32_bounded(rng, GS_MAX_STAGES));
-    e.raster = (uint8_t)gs_pcg32_bounded(rng, GS_MAX_RASTER + 1);
-    int ga = gs_etir_group_axis(op);
-    e.group = ga >= 0 ? (uint8_t)gs_pcg32_bounded(rng, GS_MAX_GROUP + 1) : 0;
-    if (ga >= 0 && (1 << e.group) > e.tile[ga].block) e.group = 0;
-    e.split = ga >= 0 ? (uint8_t)(1 << gs_pcg32_bounded(rng, 5)) : 1;
-    if (!gs_etir_wellformed(op, &e)) e.split = 1;
+    /* each walked knob uniform over its space values, off where illegal
+     * (rows that need a reduce axis draw nothing without one) */
+    bool reduce = gs_etir_splitk_axis(op) >= 0;
+    for (int k = 0; k < GS_KNOB_COUNT; k++) {
+        const gs_knob *r = &gs_knobs[k];
+        if (r->moves == GS_KNOB_NOT_WALKED || (r->needs_reduce && !reduce)) continue;
+        int nv = 0;
+        for (int v = r->lo; v <= r->hi; v = knob_next(k, v)) nv++;
+        int v = r->lo;
+        for (uint32_t i = gs_pcg32_bounded(rng, (uint32_t)nv); i > 0; i--) v = knob_next(k, v);
+        gs_knob_set(&e, k, gs_knob_ok(op, &e, k, v) ? v : r->off);
+    }
     *out = e;
     return gs_hw_check(hw, op, &e);
 }
@@ -484,6 +555,13 @@ static bool push_clamped(const gs_op *op, gs_etir x, gs_etir *out, int *n, int c
     return true;
 }
 
+/* x times 2^k (k may be negative); 0, which no state accepts, past int32
+ * (tiles reach 2^30 on extents up to the grammar's 2^31-1). */
+static int32_t scale2(int32_t x, int k) {
+    int64_t v = k >= 0 ? (int64_t)x << k : (int64_t)x >> -k;
+    return v > INT32_MAX ? 0 : (int32_t)v;
+}
+
 static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap) {
     int n = 0;
     /* single-axis moves: (block, thread, vthread) factor exponents */
@@ -497,56 +575,73 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap) 
         for (int m = 0; m < NMOVES; m++) {
             if (!sp && (moves[m][1] || moves[m][2])) continue;
             gs_etir x = *e;
-            x.tile[d].block = moves[m][0] >= 0 ? x.tile[d].block << moves[m][0] : x.tile[d].block >> -moves[m][0];
-            x.tile[d].thread = moves[m][1] >= 0 ? x.tile[d].thread << moves[m][1] : x.tile[d].thread >> -moves[m][1];
-            x.V[d] = moves[m][2] >= 0 ? x.V[d] << moves[m][2] : x.V[d] >> -moves[m][2];
+            x.tile[d].block = scale2(x.tile[d].block, moves[m][0]);
+            x.tile[d].thread = scale2(x.tile[d].thread, moves[m][1]);
+            x.V[d] = scale2(x.V[d], moves[m][2]);
             push_clamped(op, x, out, &n, cap);
         }
     }
-    /* the whole-kernel dimensions: one more or one fewer stage, a raster
-     * group twice or half as tall */
-    for (int dir = -1; dir <= 1; dir += 2) {
-        gs_etir x = *e;
-        x.stages = (uint8_t)(e->stages + dir);
-        push_clamped(op, x, out, &n, cap);
-        x = *e;
-        x.raster = (uint8_t)(e->raster + dir);
-        push_clamped(op, x, out, &n, cap);
-        if (gs_etir_split_axis(op) >= 0 && (dir > 0 || e->split > 1)) { /* split-K twice or half as many */
-            x = *e;
-            x.split = (uint8_t)(dir > 0 ? e->split * 2 : e->split / 2);
-            if (x.split <= GS_MAX_SPLIT) push_clamped(op, x, out, &n, cap);
-        }
-        if (dir < 0 && e->group == 0) continue;
-        x = *e;
-        x.group = (uint8_t)(e->group + dir);
-        push_clamped(op, x, out, &n, cap);
-        /* lanes for spatial threads: the thread count kept */
-        for (int d = 0; d < op->naxes; d++) {
-            if (op->axes[d].kind != GS_AXIS_SPATIAL) continue;
-            x = *e;
-            x.group = (uint8_t)(e->group + dir);
-            x.tile[d].thread = dir > 0 ? x.tile[d].thread * 2 : x.tile[d].thread / 2;
+    /* the knobs: one step down and one up of each walked row (a stage, a
+     * raster group twice or half as tall, twice or half the lanes or the
+     * split-K blocks) */
+    for (int dir = -1; dir <= 1; dir += 2)
+        for (int k = 0; k < GS_KNOB_COUNT; k++) {
+            const gs_knob *r = &gs_knobs[k];
+            if (r->moves == GS_KNOB_NOT_WALKED) continue;
+            int cur = gs_knob_get(e, k);
+            int v = r->moves == GS_KNOB_DOUBLE_HALF ? (dir > 0 ? cur * 2 : cur / 2) : cur + dir;
+            if (v < r->lo || v > r->hi) continue;
+            gs_etir x = *e;
+            gs_knob_set(&x, k, v);
             push_clamped(op, x, out, &n, cap);
+            if (k == GS_KNOB_SPLITK) /* split-K's blocks for spatial blocks: the grid and the threads kept */
+                for (int d = 0; d < op->naxes; d++) {
+                    if (op->axes[d].kind != GS_AXIS_SPATIAL) continue;
+                    x = *e;
+                    gs_knob_set(&x, k, v);
+                    x.tile[d].block = scale2(x.tile[d].block, dir);
+                    x.tile[d].thread = scale2(x.tile[d].thread, dir);
+                    push_clamped(op, x, out, &n, cap);
+                }
+            if (k != GS_KNOB_LANES) continue;
+            /* the lanes and their reduce tile together: each lane's share of
+             * the tile (its registers, its loads) kept. Alone, each half of
+             * the move can fail the register check or slow the state down,
+             * so long reductions (k:8192 g512) were out of the polish's
+             * reach from a short tile (k:1024 g32) */
+            int ga = gs_etir_lanes_axis(op);
+            if (ga >= 0) {
+                x = *e;
+                gs_knob_set(&x, k, v);
+                x.tile[ga].block = scale2(x.tile[ga].block, dir);
+                push_clamped(op, x, out, &n, cap);
+            }
+            /* lanes for spatial threads: the thread count kept */
+            for (int d = 0; d < op->naxes; d++) {
+                if (op->axes[d].kind != GS_AXIS_SPATIAL) continue;
+                x = *e;
+                gs_knob_set(&x, k, v);
+                x.tile[d].thread = scale2(x.tile[d].thread, dir);
+                push_clamped(op, x, out, &n, cap);
+            }
         }
-    }
     /* two-axis exchanges: shift a factor of two from one axis to another at
      * the block level or the thread level (keeps the tile's volume) */
     for (int d1 = 0; d1 < op->naxes; d1++)
         for (int d2 = 0; d2 < op->naxes; d2++) {
             if (d1 == d2) continue;
             gs_etir x = *e;
-            x.tile[d1].block *= 2;
+            x.tile[d1].block = scale2(x.tile[d1].block, 1);
             x.tile[d2].block /= 2;
             push_clamped(op, x, out, &n, cap);
             if (op->axes[d1].kind == GS_AXIS_SPATIAL && op->axes[d2].kind == GS_AXIS_SPATIAL) {
                 x = *e;
-                x.tile[d1].thread *= 2;
+                x.tile[d1].thread = scale2(x.tile[d1].thread, 1);
                 x.tile[d2].thread /= 2;
                 push_clamped(op, x, out, &n, cap);
                 /* ... with the doubled tile in twice the vthreads (the same
                  * per-chunk run: alone, each half of the move can be worse) */
-                x.V[d1] *= 2;
+                x.V[d1] = scale2(x.V[d1], 1);
                 push_clamped(op, x, out, &n, cap);
             }
         }
@@ -560,7 +655,7 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap) 
  * best state met, and stops at a strict local optimum or after max_moves
  * (at most 32) moves. */
 static void polish(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, int max_moves, int64_t *evals) {
-    enum { MAXIT = 32, NB = GS_MAX_AXES * (12 + 3 * GS_MAX_AXES) + 8 + 2 * GS_MAX_AXES };
+    enum { MAXIT = 32, NB = GS_MAX_AXES * (12 + 3 * GS_MAX_AXES) + 2 * GS_KNOB_COUNT + 2 + 4 * GS_MAX_AXES };
     int maxit = max_moves < MAXIT ? max_moves : MAXIT;
     gs_etir cur = *e, nb[NB];
     double tcur = predicted(hw, op, &cur, m), tbest = tcur;
@@ -639,7 +734,7 @@ static bool run_strategy(const gs_hw *hw, const gs_op *op, const gs_construct_op
     case GS_STRATEGY_MARKOV:
         for (int c = 0; c < o->chains; c++) {
             gs_pcg32_seed(&rng, o->seed, (uint64_t)c); /* one stream per chain */
-            r->steps += run_chain(hw, op, o, &rng, p, mm);
+            r->steps += run_chain(hw, op, o, &rng, p, mm); /* p->knobbed gets the knobbed completions */
         }
         return true;
     case GS_STRATEGY_EXHAUSTIVE:
@@ -662,10 +757,19 @@ static bool run_strategy(const gs_hw *hw, const gs_op *op, const gs_construct_op
     }
 }
 
-/* Polish the best few walk results (not for the baselines, which must stand
- * as sampled) and add the local optima to the pool. */
-static void polish_best(const gs_hw *hw, const gs_op *op, pool *p, memo *mm, int64_t *evaluated) {
+/* Seeds polished among the knobbed completions: each costs a descent (one
+ * made construction ~24 % slower in CPU time, three ~57 %; three brought
+ * h100's gemm M=128 N=768 K=3072 to 1.33x the exhaustive optimum, one to 1.41x). */
+#ifndef GS_KNOBBED_POLISH
+#define GS_KNOBBED_POLISH 1
+#endif
+
+/* Polish the npol (at most 3) best results of a pool, with distinct tiles
+ * (not for the baselines, which must stand as sampled), and add the local
+ * optima to it. */
+static void polish_best(const gs_hw *hw, const gs_op *op, pool *p, memo *mm, int npol, int64_t *evaluated) {
     enum { NPOL = 3 };
+    int np = npol < NPOL ? npol : NPOL;
     gs_etir seeds[NPOL];
     double st[NPOL];
     int ns = 0;
@@ -680,11 +784,11 @@ static void polish_best(const gs_hw *hw, const gs_op *op, pool *p, memo *mm, int
         if (same) continue;
         int pos = ns;
         while (pos > 0 && ti < st[pos - 1]) pos--;
-        if (pos >= NPOL) continue;
-        for (int j = (ns < NPOL ? ns : NPOL - 1); j > pos; j--) { seeds[j] = seeds[j - 1]; st[j] = st[j - 1]; }
+        if (pos >= np) continue;
+        for (int j = (ns < np ? ns : np - 1); j > pos; j--) { seeds[j] = seeds[j - 1]; st[j] = st[j - 1]; }
         seeds[pos] = p->items[i];
         st[pos] = ti;
-        if (ns < NPOL) ns++;
+        if (ns < np) ns++;
     }
     for (int i = 0; i < ns; i++) {
         polish(hw, op, &seeds[i], mm, 32, evaluated);
@@ -718,22 +822,31 @@ static gs_status construct_form(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, c
     int64_t cap = o.strategy == GS_STRATEGY_EXHAUSTIVE ? 16 : (int64_t)o.chains * (steps_per_chain + 2);
     gs_arena ar;
     gs_arena_init(&ar, 1 << 20);
-    pool p;
+    pool p, kp;
     memo mm;
-    const char *oom = !pool_init(&p, &ar, cap) ? "the candidate pool"
+    /* p takes kp's states too before ranking */
+    const char *oom = !pool_init(&p, &ar, 2 * cap) || !pool_init(&kp, &ar, cap) ? "the candidate pool"
                       : !memo_init(&mm, &ar, 1 << 14) ? "the walk's memo" : NULL;
     if (oom) {
         gs_arena_free(&ar);
         free(r);
         return gs_err(ctx, GS_ERR_NOMEM, "out of memory allocating %s", oom);
     }
+    if (o.strategy == GS_STRATEGY_MARKOV) p.knobbed = &kp;
     if (!run_strategy(hw, op, &o, steps_per_chain, &ar, &p, &mm, r)) {
         gs_arena_free(&ar);
         free(r);
         return gs_err(ctx, GS_ERR_UNSUPPORTED, "strategy %d is not available in this build", (int)o.strategy);
     }
-    if (o.strategy != GS_STRATEGY_EXHAUSTIVE) r->pooled = p.n; /* exhaustive set it to the states ranked */
-    if (o.strategy == GS_STRATEGY_MARKOV && p.n > 0) polish_best(hw, op, &p, &mm, &r->evaluated);
+    if (o.strategy != GS_STRATEGY_EXHAUSTIVE) r->pooled = p.n + kp.n; /* exhaustive set it to the states ranked */
+    if (o.strategy == GS_STRATEGY_MARKOV && p.n > 0) {
+        /* the walk's own best states polished as they always were, then the
+         * best knobbed completions (their own seeds, so they add optima and
+         * take none away), and all of them ranked together */
+        polish_best(hw, op, &p, &mm, 3, &r->evaluated);
+        if (kp.n > 0) polish_best(hw, op, &kp, &mm, GS_KNOBBED_POLISH, &r->evaluated);
+        for (int64_t i = 0; i < kp.n; i++) pool_add(&p, &kp.items[i]);
+    }
     /* rank: insertion into a sorted top-k by predicted time (stable for ties) */
     for (int64_t i = 0; i < p.n; i++) {
         gs_estimate est;

@@ -39,7 +39,7 @@ static int grow_threads(const gs_hw *hw, const gs_op *op, gs_etir e, gs_etir *ou
         gs_etir next = e;
         bool found = false;
         for (int d = 0; d < op->naxes; d++) {
-            if (op->axes[d].kind != GS_AXIS_SPATIAL || e.tile[d].thread * 2 > e.tile[d].block) continue;
+            if (op->axes[d].kind != GS_AXIS_SPATIAL || e.tile[d].thread > e.tile[d].block / 2) continue;
             gs_etir g = e;
             g.tile[d].thread *= 2;
             /* keep at least a warp of threads when the block tile allows */

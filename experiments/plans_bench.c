@@ -24,7 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static bool is_reduction(const gs_op *op) { return gs_etir_group_axis(op) >= 0; }
+static bool is_reduction(const gs_op *op) { return gs_etir_lanes_axis(op) >= 0; }
 
 static double price(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *o, gs_estimate *est) {
     gs_plan p;
@@ -188,12 +188,12 @@ int main(int argc, char **argv) {
                 continue;
             }
             gs_etir e = r->cand[0], ns = e, old = e;
-            ns.group = 0;
-            ns.split = 1;
+            ns.lanes_log2 = 0;
+            ns.splitk = 1;
             old.stages = 1;
             old.raster = 0;
-            old.group = 0;
-            old.split = 1;
+            old.lanes_log2 = 0;
+            old.splitk = 1;
             gs_estimate ev2, ens, ev1;
             double t2 = price(hw, &op, &e, NULL, &ev2);
             double tn = gs_hw_check(hw, &op, &ns) ? price(hw, &op, &ns, NULL, &ens) : NAN;

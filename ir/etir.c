@@ -16,6 +16,64 @@ static int32_t next_pow2(int64_t x) {
 
 int32_t gs_etir_max_tile(const gs_op *op, int d) { return next_pow2(op->axes[d].extent); }
 
+/* ---- the knob table (ir.h) ------------------------------------------------------- */
+static bool lanes_legal(const gs_op *op, const gs_etir *e, int lg) {
+    int ga = gs_etir_lanes_axis(op);
+    return lg == 0 || (ga >= 0 && e->tile[ga].block >= (1 << lg)); /* no more lanes than the reduce tile */
+}
+
+static bool splitk_legal(const gs_op *op, const gs_etir *e, int s) {
+    if (s <= 1) return true;
+    gs_etir x = *e; /* no more split blocks than tiles (a run may still be empty: ceil) */
+    x.splitk = (uint8_t)s;
+    return gs_etir_splitk_axis(op) >= 0 && gs_etir_splitk_tiles(op, &x, NULL) >= s;
+}
+
+/* One row per knob: name, its byte, off (init), the stored range, whether
+ * it needs a reduce axis, how the forms show it, the text form, the config
+ * key (and an alias), how the walk moves it, its action, its nesting in
+ * the space, its legality. */
+const gs_knob gs_knobs[GS_KNOB_COUNT] = {
+    [GS_KNOB_STAGES] = {.name = "stages", .offset = offsetof(gs_etir, stages), .off = 1, .lo = 1, .hi = GS_MAX_STAGES,
+                        .shown = GS_KNOB_LINEAR, .text = "st", .attach = -1, .key = "stages",
+                        .moves = GS_KNOB_EVERY, .act = GS_ACT_STAGES, .space_nest = 2},
+    [GS_KNOB_RASTER] = {.name = "raster", .offset = offsetof(gs_etir, raster), .off = 0, .lo = 0, .hi = GS_MAX_RASTER,
+                        .shown = GS_KNOB_LOG2, .text = "r", .attach = -1, .key = "raster",
+                        .moves = GS_KNOB_EVERY, .act = GS_ACT_RASTER, .space_nest = 3},
+    [GS_KNOB_LANES] = {.name = "lanes", .offset = offsetof(gs_etir, lanes_log2), .off = 0, .lo = 0, .hi = GS_MAX_LANES,
+                       .needs_reduce = 1, .shown = GS_KNOB_LOG2, .text = "g", .attach = -1, .key = "group",
+                       .alias = "lanes", .moves = GS_KNOB_STEP_DOWN_UP, .act = GS_ACT_LANES, .space_nest = 0,
+                       .legal = lanes_legal},
+    [GS_KNOB_SPLITK] = {.name = "splitk", .offset = offsetof(gs_etir, splitk), .off = 1, .lo = 1, .hi = GS_MAX_SPLITK,
+                        .needs_reduce = 1, .shown = GS_KNOB_LINEAR, .text = "sk", .attach = -1, .key = "split",
+                        .alias = "splitk", .moves = GS_KNOB_DOUBLE_HALF, .act = GS_ACT_SPLITK, .space_nest = 1,
+                        .legal = splitk_legal},
+    /* the user's choice (gs_construct_opts.split_atomic), set on ranked
+     * states: never walked nor enumerated; its text is sk's suffix "a" */
+    [GS_KNOB_SPLITK_ATOMIC] = {.name = "splitk_atomic", .offset = offsetof(gs_etir, splitk_atomic), .off = 0, .lo = 0,
+                               .hi = 1, .shown = GS_KNOB_LINEAR, .text = "a", .attach = GS_KNOB_SPLITK,
+                               .key = "atomic", .moves = GS_KNOB_NOT_WALKED, .act = GS_ACT_COUNT_, .space_nest = -1},
+};
+
+int gs_knob_get(const gs_etir *e, gs_knob_id k) { return ((const uint8_t *)e)[gs_knobs[k].offset]; }
+
+void gs_knob_set(gs_etir *e, gs_knob_id k, int stored) { ((uint8_t *)e)[gs_knobs[k].offset] = (uint8_t)stored; }
+
+int gs_knob_of_action(gs_action_kind a) {
+    for (int k = 0; k < GS_KNOB_COUNT; k++)
+        if (gs_knobs[k].moves != GS_KNOB_NOT_WALKED && gs_knobs[k].act == a) return k;
+    return -1;
+}
+
+bool gs_knob_ok(const gs_op *op, const gs_etir *e, gs_knob_id k, int stored) {
+    const gs_knob *r = &gs_knobs[k];
+    if (stored < r->lo || stored > r->hi) return false;
+    if (stored != r->off && r->needs_reduce && gs_etir_splitk_axis(op) < 0) return false;
+    return !r->legal || r->legal(op, e, stored);
+}
+
+long gs_knob_shown(gs_knob_id k, int stored) { return gs_knobs[k].shown == GS_KNOB_LOG2 ? 1L << stored : stored; }
+
 void gs_etir_init(const gs_op *op, gs_etir *e) {
     memset(e, 0, sizeof *e);
     for (int d = 0; d < op->naxes; d++) {
@@ -26,45 +84,43 @@ void gs_etir_init(const gs_op *op, gs_etir *e) {
      * loop; an operator with no reduce axis reads each element once */
     bool has_reduce = false;
     for (int d = 0; d < op->naxes; d++) has_reduce |= op->axes[d].kind == GS_AXIS_REDUCE;
-    for (int t = 0; t < op->ninputs; t++) e->stage[t] = has_reduce;
-    e->stages = 1;
-    e->raster = 0;
-    e->split = 1;
+    for (int t = 0; t < op->ninputs; t++) e->staged[t] = has_reduce;
+    for (int k = 0; k < GS_KNOB_COUNT; k++) gs_knob_set(e, k, gs_knobs[k].off);
     e->level = 2;
 }
 
 int64_t gs_etir_threads_axis(const gs_etir *e, int d) { return e->tile[d].block / e->tile[d].thread; }
 
-int gs_etir_group_axis(const gs_op *op) {
+int gs_etir_lanes_axis(const gs_op *op) {
     int r = -1;
     for (int d = 0; d < op->naxes; d++)
         if (op->axes[d].kind == GS_AXIS_REDUCE) r = d;
     return r;
 }
 
-int gs_etir_split_axis(const gs_op *op) {
+int gs_etir_splitk_axis(const gs_op *op) {
     for (int d = 0; d < op->naxes; d++)
         if (op->axes[d].kind == GS_AXIS_REDUCE) return d;
     return -1;
 }
 
-int64_t gs_etir_split_tiles(const gs_op *op, const gs_etir *e, int64_t *per_block) {
-    int sa = gs_etir_split_axis(op);
+int64_t gs_etir_splitk_tiles(const gs_op *op, const gs_etir *e, int64_t *per_block) {
+    int sa = gs_etir_splitk_axis(op);
     int64_t all = sa < 0 ? 1 : (op->axes[sa].extent + e->tile[sa].block - 1) / e->tile[sa].block;
-    int64_t s = e->split > 1 ? e->split : 1;
+    int64_t s = e->splitk > 1 ? e->splitk : 1;
     if (per_block) *per_block = (all + s - 1) / s;
     return all;
 }
 
 int64_t gs_etir_threads(const gs_op *op, const gs_etir *e) {
-    int64_t n = (int64_t)1 << (e->group <= GS_MAX_GROUP ? e->group : 0);
+    int64_t n = (int64_t)1 << (e->lanes_log2 <= GS_MAX_LANES ? e->lanes_log2 : 0);
     for (int d = 0; d < op->naxes; d++)
         if (op->axes[d].kind == GS_AXIS_SPATIAL) n *= gs_etir_threads_axis(e, d);
     return n;
 }
 
 int64_t gs_etir_blocks(const gs_op *op, const gs_etir *e) {
-    return gs_etir_tile_blocks(op, e) * (e->split > 1 ? e->split : 1);
+    return gs_etir_tile_blocks(op, e) * (e->splitk > 1 ? e->splitk : 1);
 }
 
 int64_t gs_etir_tile_blocks(const gs_op *op, const gs_etir *e) {
@@ -93,16 +149,9 @@ bool gs_etir_wellformed(const gs_op *op, const gs_etir *e) {
         if (op->axes[d].kind == GS_AXIS_REDUCE && (t1 != 1 || v != 1)) return false;
     }
     for (int t = 0; t < op->ninputs; t++)
-        if (e->stage[t] > 1) return false;
-    if (e->stages < 1 || e->stages > GS_MAX_STAGES || e->raster > GS_MAX_RASTER || e->group > GS_MAX_GROUP) return false;
-    if (e->group) {
-        int ga = gs_etir_group_axis(op);
-        if (ga < 0 || e->tile[ga].block < (1 << e->group)) return false;
-    }
-    if (e->split < 1 || e->split > GS_MAX_SPLIT || e->split_atomic > 1) return false;
-    if (e->split > 1) { /* no more split blocks than tiles (a run may still be empty: ceil) */
-        if (gs_etir_split_axis(op) < 0 || gs_etir_split_tiles(op, e, NULL) < e->split) return false;
-    }
+        if (e->staged[t] > 1) return false;
+    for (int k = 0; k < GS_KNOB_COUNT; k++)
+        if (!gs_knob_ok(op, e, k, gs_knob_get(e, k))) return false;
     return true;
 }
 
@@ -141,10 +190,10 @@ bool gs_etir_apply(const gs_op *op, const gs_etir *e, gs_action a, int max_threa
     switch (a.kind) {
     case GS_ACT_TILE:
         if (l == 2) {
-            if (e->tile[d].block * 2 > gs_etir_max_tile(op, d)) return false;
+            if (e->tile[d].block > gs_etir_max_tile(op, d) / 2) return false; /* no int32 overflow at 2^30 */
             out->tile[d].block *= 2;
         } else {
-            if (op->axes[d].kind != GS_AXIS_SPATIAL || e->tile[d].thread * 2 > e->tile[d].block) return false;
+            if (op->axes[d].kind != GS_AXIS_SPATIAL || e->tile[d].thread > e->tile[d].block / 2) return false;
             out->tile[d].thread *= 2;
         }
         return true;
@@ -163,25 +212,13 @@ bool gs_etir_apply(const gs_op *op, const gs_etir *e, gs_action a, int max_threa
         out->V[d] = a.value;
         return true;
     case GS_ACT_STAGES:
-        if (l != 1 || a.value < 1 || a.value > GS_MAX_STAGES || a.value == e->stages) return false;
-        out->stages = (uint8_t)a.value;
-        return true;
     case GS_ACT_RASTER:
-        if (l != 1 || a.value < 0 || a.value > GS_MAX_RASTER || a.value == e->raster) return false;
-        out->raster = (uint8_t)a.value;
+    case GS_ACT_LANES:
+    case GS_ACT_SPLITK: { /* a knob's row: at level 1, a legal value other than its own */
+        int k = gs_knob_of_action(a.kind);
+        if (l != 1 || k < 0 || a.value == gs_knob_get(e, k) || !gs_knob_ok(op, e, k, a.value)) return false;
+        gs_knob_set(out, k, a.value);
         return true;
-    case GS_ACT_GROUP: {
-        int ga = gs_etir_group_axis(op);
-        if (l != 1 || ga < 0 || a.value < 0 || a.value > GS_MAX_GROUP || a.value == e->group) return false;
-        if (e->tile[ga].block < (1 << a.value)) return false;
-        out->group = (uint8_t)a.value;
-        return true;
-    }
-    case GS_ACT_SPLIT: {
-        if (l != 1 || gs_etir_split_axis(op) < 0 || a.value < 1 || a.value > GS_MAX_SPLIT || a.value == e->split)
-            return false;
-        out->split = (uint8_t)a.value;
-        return gs_etir_split_tiles(op, out, NULL) >= a.value;
     }
     case GS_ACT_CACHE:
         if (l == 2)
@@ -207,22 +244,23 @@ void gs_etir_format(const gs_op *op, const gs_etir *e, char *buf, size_t n) {
     }
     for (int t = 0; t < op->ninputs && off < n; t++)
         off += (size_t)snprintf(buf + off, n - off, "%s%s:%s", t ? " " : " | ", op->tensors[t].name,
-                                e->stage[t] ? "smem" : "global");
+                                e->staged[t] ? "smem" : "global");
+    /* the knobs that are not off: " | st4 r8 g32 sk2a" (an attached row's
+     * suffix right after its row's value) */
     const char *sep = " | ";
-    if (off < n && e->stages > 1) {
-        off += (size_t)snprintf(buf + off, n - off, "%sst%d", sep, e->stages);
+    bool printed[GS_KNOB_COUNT] = {0};
+    for (int k = 0; k < GS_KNOB_COUNT && off < n; k++) {
+        const gs_knob *r = &gs_knobs[k];
+        int v = gs_knob_get(e, k);
+        if (v == r->off) continue;
+        if (r->attach >= 0) {
+            if (printed[r->attach]) off += (size_t)snprintf(buf + off, n - off, "%s", r->text);
+            continue;
+        }
+        off += (size_t)snprintf(buf + off, n - off, "%s%s%ld", sep, r->text, gs_knob_shown(k, v));
+        printed[k] = true;
         sep = " ";
     }
-    if (off < n && e->raster > 0) {
-        off += (size_t)snprintf(buf + off, n - off, "%sr%d", sep, 1 << e->raster);
-        sep = " ";
-    }
-    if (off < n && e->group > 0) {
-        off += (size_t)snprintf(buf + off, n - off, "%sg%d", sep, 1 << e->group);
-        sep = " ";
-    }
-    if (off < n && e->split > 1)
-        off += (size_t)snprintf(buf + off, n - off, "%ssk%d%s", sep, e->split, e->split_atomic ? "a" : "");
 }
 
 static void lower(char *dst, const char *src, size_t n) {
@@ -251,20 +289,20 @@ void gs_etir_format_config(const gs_op *op, const gs_etir *e, char *buf, size_t 
     }
     for (int t = 0; t < op->ninputs && off < n; t++) {
         lower(nm, op->tensors[t].name, sizeof nm);
-        off += (size_t)snprintf(buf + off, n - off, ",s%s=%d", nm, e->stage[t]);
+        off += (size_t)snprintf(buf + off, n - off, ",s%s=%d", nm, e->staged[t]);
     }
-    if (off < n && e->stages != 1) off += (size_t)snprintf(buf + off, n - off, ",stages=%d", e->stages);
-    if (off < n && e->raster != 0) off += (size_t)snprintf(buf + off, n - off, ",raster=%d", 1 << e->raster);
-    if (off < n && e->group != 0) off += (size_t)snprintf(buf + off, n - off, ",group=%d", 1 << e->group);
-    if (off < n && e->split > 1) off += (size_t)snprintf(buf + off, n - off, ",split=%d", e->split);
-    if (off < n && e->split_atomic) off += (size_t)snprintf(buf + off, n - off, ",atomic=1");
+    for (int k = 0; k < GS_KNOB_COUNT && off < n; k++) { /* the knobs that are not off */
+        int v = gs_knob_get(e, k);
+        if (v != gs_knobs[k].off)
+            off += (size_t)snprintf(buf + off, n - off, ",%s=%ld", gs_knobs[k].key, gs_knob_shown(k, v));
+    }
 }
 
 /* ---- parsing the config form ---------------------------------------------- */
 /* Each key at most once, like the spec grammar. */
 typedef struct cfg_seen {
     bool tile[4][GS_MAX_AXES > GS_MAX_TENSORS ? GS_MAX_AXES : GS_MAX_TENSORS]; /* b, t, v per axis; s per input */
-    bool kernel[5]; /* raster, stages, group, split, atomic */
+    bool kernel[GS_KNOB_COUNT]; /* per knob row (its key and alias alike) */
 } cfg_seen;
 
 /* log2 of v when v is a power of two 1..2^max, else -1. */
@@ -274,39 +312,32 @@ static int cfg_log2(long v, int max) {
     return lg > max ? -1 : lg;
 }
 
-/* stages=, raster=, group= or split=: whole-kernel values. */
-static gs_status cfg_kernel_key(gs_ctx *ctx, const gs_op *op, const char *tok, long v, cfg_seen *seen, gs_etir *e) {
-    int st = !strcmp(tok, "atomic") ? 4 : !strcmp(tok, "split") ? 3 : tok[0] == 's' ? 1 : tok[0] == 'g' ? 2 : 0;
-    if (seen->kernel[st]) return gs_err(ctx, GS_ERR_PARSE, "config: key '%s' given twice", tok);
-    seen->kernel[st] = true;
-    if (st == 4) {
-        if (v > 1) return gs_err(ctx, GS_ERR_PARSE, "config: atomic must be 0 or 1 (got %ld)", v);
-        e->split_atomic = (uint8_t)v;
-    } else if (st == 2) {
-        int lg = cfg_log2(v, GS_MAX_GROUP);
-        if (lg < 0)
-            return gs_err(ctx, GS_ERR_PARSE, "config: group must be a power of two 1..%d (got %ld)", 1 << GS_MAX_GROUP,
-                          v);
-        if (lg && gs_etir_group_axis(op) < 0)
-            return gs_err(ctx, GS_ERR_PARSE, "config: group needs a reduce axis (%s has none)", op->spec);
-        e->group = (uint8_t)lg;
-    } else if (st == 3) {
-        if (v < 1 || v > GS_MAX_SPLIT)
-            return gs_err(ctx, GS_ERR_PARSE, "config: split must be 1..%d (got %ld)", GS_MAX_SPLIT, v);
-        if (v > 1 && gs_etir_split_axis(op) < 0)
-            return gs_err(ctx, GS_ERR_PARSE, "config: split needs a reduce axis (%s has none)", op->spec);
-        e->split = (uint8_t)v;
-    } else if (st) {
-        if (v < 1 || v > GS_MAX_STAGES)
-            return gs_err(ctx, GS_ERR_PARSE, "config: stages must be 1..%d (got %ld)", GS_MAX_STAGES, v);
-        e->stages = (uint8_t)v;
-    } else {
-        int lg = cfg_log2(v, GS_MAX_RASTER);
-        if (lg < 0)
-            return gs_err(ctx, GS_ERR_PARSE, "config: raster must be a power of two 1..%d (got %ld)",
-                          1 << GS_MAX_RASTER, v);
-        e->raster = (uint8_t)lg;
+/* The knob row whose config key or alias tok is, or -1. */
+static int cfg_knob(const char *tok) {
+    for (int k = 0; k < GS_KNOB_COUNT; k++)
+        if (!strcmp(tok, gs_knobs[k].key) || (gs_knobs[k].alias && !strcmp(tok, gs_knobs[k].alias))) return k;
+    return -1;
+}
+
+/* A knob's key (stages=, raster=, group=, split=, atomic=, ...): its shown
+ * value in the row's range; a value other than off needs a reduce axis
+ * where the row says so (the rest of legality is gs_etir_wellformed's). */
+static gs_status cfg_knob_key(gs_ctx *ctx, const gs_op *op, const char *tok, int k, long v, cfg_seen *seen,
+                              gs_etir *e) {
+    const gs_knob *r = &gs_knobs[k];
+    if (seen->kernel[k]) return gs_err(ctx, GS_ERR_PARSE, "config: key '%s' given twice", tok);
+    seen->kernel[k] = true;
+    long stored = r->shown == GS_KNOB_LOG2 ? cfg_log2(v, r->hi) : v;
+    if (stored < r->lo || stored > r->hi) {
+        if (r->shown == GS_KNOB_LOG2)
+            return gs_err(ctx, GS_ERR_PARSE, "config: %s must be a power of two %ld..%ld (got %ld)", tok,
+                          gs_knob_shown(k, r->lo), gs_knob_shown(k, r->hi), v);
+        if (r->lo == 0 && r->hi == 1) return gs_err(ctx, GS_ERR_PARSE, "config: %s must be 0 or 1 (got %ld)", tok, v);
+        return gs_err(ctx, GS_ERR_PARSE, "config: %s must be %d..%d (got %ld)", tok, r->lo, r->hi, v);
     }
+    if (r->needs_reduce && stored != r->off && gs_etir_splitk_axis(op) < 0)
+        return gs_err(ctx, GS_ERR_PARSE, "config: %s needs a reduce axis (%s has none)", tok, op->spec);
+    gs_knob_set(e, k, (int)stored);
     return GS_OK;
 }
 
@@ -323,7 +354,7 @@ static gs_status cfg_tile_key(gs_ctx *ctx, const gs_op *op, const char *tok, lon
             if (seen->tile[3][t]) return gs_err(ctx, GS_ERR_PARSE, "config: key '%s' given twice", tok);
             seen->tile[3][t] = true;
             if (v > 1) return gs_err(ctx, GS_ERR_PARSE, "config: %s must be 0 or 1", tok);
-            e->stage[t] = (uint8_t)v;
+            e->staged[t] = (uint8_t)v;
             *found = true;
         }
         return GS_OK;
@@ -357,10 +388,9 @@ static gs_status cfg_token(gs_ctx *ctx, const gs_op *op, char *tok, cfg_seen *se
     /* plain decimal only: no sign, no leading spaces */
     if (!isdigit((unsigned char)eq[1]) || *end || errno || v < 0 || v > (1 << 30))
         return gs_err(ctx, GS_ERR_PARSE, "config: bad value for '%s'", tok);
-    /* whole-kernel keys first (an input named "tages" would lose to them) */
-    if (!strcmp(tok, "stages") || !strcmp(tok, "raster") || !strcmp(tok, "group") || !strcmp(tok, "split") ||
-        !strcmp(tok, "atomic"))
-        return cfg_kernel_key(ctx, op, tok, v, seen, e);
+    /* knob keys first (an input named "tages" would lose to them) */
+    int k = cfg_knob(tok);
+    if (k >= 0) return cfg_knob_key(ctx, op, tok, k, v, seen, e);
     bool found = false;
     gs_status s = cfg_tile_key(ctx, op, tok, v, seen, e, &found);
     if (s == GS_OK && !found) s = gs_err(ctx, GS_ERR_PARSE, "config: unknown key '%s'", tok);

@@ -106,12 +106,12 @@ bool gs_tensor_uses_axis(const gs_tensor *t, int a);
  * For each axis d: tile[d].block block tile (shared-memory level; for a reduce
  * axis, the k-step), tile[d].thread register tile per thread (1 for reduce axes),
  * V[d] vthreads, so a thread owns V[d] chunks of tile[d].thread/V[d] elements spaced
- * threads_d*tile[d].thread/V[d] apart. stage[t] says whether input t is staged in
+ * threads_d*tile[d].thread/V[d] apart. staged[t] says whether input t is staged in
  * shared memory. level is the level being scheduled (2, 1, or 0 = done). */
 #define GS_LEVELS 3
 
-/* Two more dimensions are whole-kernel choices that pay off differently per
- * shape, so the walk explores them like tiles:
+/* Whole-kernel knobs: choices that pay off differently per shape, so the
+ * walk explores them like tiles. Each is a row of gs_knobs (below):
  *   stages  software-pipeline depth of the reduce-tile loop, 1..GS_MAX_STAGES
  *           (1: load, barrier, compute, barrier; s > 1: s shared-memory
  *           buffers per staged input with s-1 tiles in flight);
@@ -120,25 +120,25 @@ bool gs_tensor_uses_axis(const gs_tensor *t, int a);
  *           reuse), at most GS_MAX_RASTER. */
 #define GS_MAX_STAGES 4
 #define GS_MAX_RASTER 4
-/* A third is the reduce split (tinygrad's GROUP):
- *   group   log2 of the threads that share each output's reduction along the
+/* Reduce lanes (tinygrad's GROUP):
+ *   lanes_log2  log2 of the threads that share each output's reduction along the
  *           last reduce axis (0: none). Lane l of a group takes the indices
  *           l, l + 2^g, ... of each reduce tile, so neighbouring lanes read
  *           neighbouring elements of that axis; the partial results are
  *           combined across the lanes at the end. Lanes are the fastest
  *           thread index. A group of up to a warp combines with shuffles; a
  *           wider one (whole warps) adds a step through shared memory. At
- *           most GS_MAX_GROUP (1024 lanes), the reduce tile and the block's
+ *           most GS_MAX_LANES (1024 lanes), the reduce tile and the block's
  *           thread limit. */
-#define GS_MAX_GROUP 10
-/* A fourth is split-K across blocks:
- *   split   the blocks (1..GS_MAX_SPLIT) that share each output tile's
- *           reduction along the first reduce axis (gs_etir_split_axis). Block
- *           s takes the s-th run of ceil(tiles/split) of that axis' reduce
- *           tiles (the last runs may be short or empty); split <= tiles. The grid is split times the
- *           spatial blocks. How the partial results meet (a workspace summed
- *           in a fixed order, or atomics where the user allowed them: split_atomic) is a plan decision. */
-#define GS_MAX_SPLIT 16
+#define GS_MAX_LANES 10
+/* Split-K across blocks:
+ *   splitk  the blocks (1..GS_MAX_SPLITK) that share each output tile's
+ *           reduction along the first reduce axis (gs_etir_splitk_axis). Block
+ *           s takes the s-th run of ceil(tiles/splitk) of that axis' reduce
+ *           tiles (the last runs may be short or empty); splitk <= tiles. The grid is splitk times
+ *           the spatial blocks. How the partial results meet (a workspace summed in a fixed
+ *           order, or atomics where the user allowed them: splitk_atomic) is a plan decision. */
+#define GS_MAX_SPLITK 16
 
 /* The tiles of one axis, by level of the memory hierarchy. The three words are a
  * state's bytes as v2 hashed them (gs_etir_hash names kernels), so elem stays. */
@@ -155,13 +155,13 @@ static inline int32_t gs_tile_level(const gs_tile *t, int level) {
 typedef struct gs_etir {
     gs_tile tile[GS_MAX_AXES];
     int32_t V[GS_MAX_AXES];
-    uint8_t stage[GS_MAX_TENSORS];
+    uint8_t staged[GS_MAX_TENSORS]; /* input t is copied to shared memory */
     int8_t level;
     uint8_t stages;
     uint8_t raster;
-    uint8_t group;
-    uint8_t split;
-    uint8_t split_atomic; /* 1: split's blocks may meet by float atomics (sums; the user's
+    uint8_t lanes_log2;   /* log2 of the reduce lanes */
+    uint8_t splitk;       /* split-K blocks per output tile (1: none) */
+    uint8_t splitk_atomic; /* 1: split-K's blocks may meet by float atomics (sums; the user's
                              choice, NOT deterministic); 0: a sum in a fixed order */
     uint8_t reserved_[6]; /* zero (gs_etir_init): the struct stays whole words for gs_etir_hash */
 } gs_etir;
@@ -173,8 +173,8 @@ typedef enum gs_action_kind {
     GS_ACT_CACHE = 3,
     GS_ACT_STAGES = 4, /* set the pipeline depth to value (level 1) */
     GS_ACT_RASTER = 5, /* set the block-swizzle log2 group to value (level 1) */
-    GS_ACT_GROUP = 6,  /* set the reduce split's log2 lanes to value (level 1) */
-    GS_ACT_SPLIT = 7,  /* set split-K's block count to value (level 1) */
+    GS_ACT_LANES = 6,  /* set the reduce lanes' log2 to value (level 1) */
+    GS_ACT_SPLITK = 7, /* set split-K's block count to value (level 1) */
     GS_ACT_COUNT_ = 8
 } gs_action_kind;
 
@@ -183,6 +183,67 @@ typedef struct gs_action {
     int axis;   /* -1 for cache */
     int value;  /* the vthread count, stage count or raster for those actions */
 } gs_action;
+
+/* ---- the knob table ----------------------------------------------------------------
+ * Every whole-kernel knob of gs_etir is one row: its byte in the state, its
+ * range and legality, its text and config forms, and how the walk, the
+ * polish and the space move it. Init, well-formedness, the knob actions,
+ * the text and config forms (printing and parsing), the walk's actions and
+ * neighbours (construct/markov.c) and the space's enumeration and draw all
+ * read the rows; a new knob is a row here plus its uses in the plan, the
+ * model and the printers. The per-axis tiles and vthreads stay in their own
+ * arrays (tile[], V[]): they are indexed by axis and move by tile/invTile/
+ * vthread. staged[t] is per input and fixed by init (no action moves it). */
+typedef enum gs_knob_id {
+    GS_KNOB_STAGES = 0,   /* stages: software-pipeline depth */
+    GS_KNOB_RASTER,       /* raster: log2 block-swizzle group */
+    GS_KNOB_LANES,        /* lanes_log2: log2 of the reduce lanes */
+    GS_KNOB_SPLITK,       /* splitk: split-K blocks */
+    GS_KNOB_SPLITK_ATOMIC, /* splitk_atomic: split-K meets by atomics (the user's, never walked) */
+    GS_KNOB_COUNT
+} gs_knob_id;
+
+/* How a row's stored byte reads: the value itself, or 2^value. */
+typedef enum gs_knob_scale { GS_KNOB_LINEAR = 0, GS_KNOB_LOG2 = 1 } gs_knob_scale;
+/* How the walk proposes values (gs_actions_enumerate): every other value of
+ * the range, or one step each way (STEP_DOWN_UP: v-1 then v+1 of the stored
+ * byte; DOUBLE_HALF: 2v then v/2); NONE: not walked. */
+typedef enum gs_knob_moves { GS_KNOB_NOT_WALKED = 0, GS_KNOB_EVERY, GS_KNOB_STEP_DOWN_UP, GS_KNOB_DOUBLE_HALF } gs_knob_moves;
+
+typedef struct gs_knob {
+    const char *name;        /* its name in C and the docs: "stages", "raster", "lanes", "splitk", ... */
+    size_t offset;           /* offsetof(gs_etir, its byte) */
+    uint8_t off;             /* the stored value of "off": init's value; omitted from both forms */
+    uint8_t lo, hi;          /* the stored range */
+    uint8_t needs_reduce;    /* a value other than off needs a reduce axis */
+    gs_knob_scale shown;     /* the forms show 2^stored (LOG2) or stored (LINEAR) */
+    const char *text;        /* text form prefix (" | st4 r8 g32 sk2a"): "st", "r", "g", "sk"; for an
+                                attached row, the suffix */
+    int attach;              /* -1, or the row whose text this row's suffix follows (only when that
+                                row prints, and only when this one is not off) */
+    const char *key;         /* config key ("stages=4,raster=8,group=32,split=2,atomic=1") */
+    const char *alias;       /* another key that parses (NULL: none) */
+    gs_knob_moves moves;     /* how the walk and the polish move it */
+    gs_action_kind act;      /* its action (when walked) */
+    int space_nest;          /* nesting in the space's enumeration (0 outermost); -1: not enumerated */
+    /* Legality beyond the range, given the rest of the state (tiles, other
+     * knobs); NULL: the range is all. For a row whose legality grows
+     * monotone with the stored value, as split-K's and the lanes' do, the
+     * space stops at the first illegal value. */
+    bool (*legal)(const struct gs_op *op, const struct gs_etir *e, int stored);
+} gs_knob;
+
+extern const gs_knob gs_knobs[GS_KNOB_COUNT];
+/* A row's stored byte in e, and e with it set. */
+int gs_knob_get(const struct gs_etir *e, gs_knob_id k);
+void gs_knob_set(struct gs_etir *e, gs_knob_id k, int stored);
+/* The row an action sets, or -1 for a per-axis action. */
+int gs_knob_of_action(gs_action_kind a);
+/* Whether stored is in the row's range and legal for op and the rest of e
+ * (a value other than off of a needs_reduce row also needs a reduce axis). */
+bool gs_knob_ok(const struct gs_op *op, const struct gs_etir *e, gs_knob_id k, int stored);
+/* The value the forms show for a stored one (2^stored for LOG2 rows). */
+long gs_knob_shown(gs_knob_id k, int stored);
 
 /* Initial state: all tiles 1, no vthreads, every input staged, 1 stage, no
  * raster, level 2. */
@@ -196,12 +257,12 @@ bool gs_etir_apply(const gs_op *op, const gs_etir *e, gs_action a, int max_threa
 /* Largest tile the walk may reach on axis d: next power of two >= extent. */
 int32_t gs_etir_max_tile(const gs_op *op, int d);
 /* The last reduce axis (the one a group splits), or -1. */
-int gs_etir_group_axis(const gs_op *op);
+int gs_etir_lanes_axis(const gs_op *op);
 /* The first reduce axis (the one split-K divides among blocks), or -1. */
-int gs_etir_split_axis(const gs_op *op);
+int gs_etir_splitk_axis(const gs_op *op);
 /* Reduce tiles along the split axis: in all (ceil(extent/T2)) and per split
  * block (ceil(all/split)). */
-int64_t gs_etir_split_tiles(const gs_op *op, const gs_etir *e, int64_t *per_block);
+int64_t gs_etir_splitk_tiles(const gs_op *op, const gs_etir *e, int64_t *per_block);
 /* Blocks of one split: the spatial blocks, prod over spatial axes of
  * ceil(extent/T2); gs_etir_blocks is split times this. */
 int64_t gs_etir_tile_blocks(const gs_op *op, const gs_etir *e);

@@ -253,5 +253,30 @@ else
     echo "FAIL: estimate --help does not print estimate's usage"
     fail=$((fail + 1))
 fi
+# issue 22 item 1: extents above 2^29 ended in an endless loop (a block tile of
+# 2^30 doubled past int32), and the time budgets must hold at any extent
+within() { # seconds description args...: exit 0 within the seconds
+    secs=$1; shift
+    what=$1; shift
+    start=$(date +%s)
+    timeout $((secs + 30)) "$BIN" "$@" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    took=$(( $(date +%s) - start ))
+    if [ "$rc" -ne 0 ] || [ "$took" -gt "$secs" ]; then
+        echo "FAIL: $what: exit $rc after ${took} s (want 0 within $secs s)"
+        sed 's/^/    /' "$tmp/err" | head -3
+        fail=$((fail + 1))
+    else pass=$((pass + 1)); fi
+}
+within 10 "space of a rowsum with K = 2^29+1" space --hw t4 'rowsum M=1 K=536870913'
+within 10 "space of a gemm with K = 2^30" space --hw t4 'gemm M=1 N=1 K=1073741824'
+within 10 "exhaustive gemm with K = 2^30" construct --hw t4 --strategy exhaustive 'gemm M=1 N=1 K=1073741824'
+within 10 "markov gemv with N = 2^31-1" construct --hw t4 'gemv M=3 N=2147483647'
+within 5 "space --max-ms 500 of a space of millions" space --hw t4 --max-ms 500 --limit 20000000 'conv2d N=1 C=1073741824 H=8 W=8 K=16 R=3 S=3'
+grep -q "TRUNCATED at the --max-ms time budget" "$tmp/out" && pass=$((pass + 1)) ||
+    { echo "FAIL: space --max-ms 500 does not say the budget cut it"; fail=$((fail + 1)); }
+within 5 "space --sample under --max-ms 500" space --hw t4 --max-ms 500 --sample 1000000 'conv2d N=1 C=1073741824 H=8 W=8 K=16 R=3 S=3'
+within 5 "exhaustive --max-ms 500 of a space of millions" construct --hw t4 --strategy exhaustive --max-ms 500 'conv2d N=1 C=1073741824 H=8 W=8 K=16 R=3 S=3'
+check 2 "space bad --max-ms" space --max-ms -1 'gemm M=4 N=4 K=4'
 echo "cli_errors: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -52,11 +52,11 @@ static void check_handle(const gs_op *op, const gs_kernel_handle *h) {
     cr_assert_eq(gs_etir_parse_config(NULL, op, h->config, &e), GS_OK, "config %s", h->config);
     cr_assert_eq(h->grid, gs_etir_blocks(op, &e), "grid for M=%lld", (long long)M);
     cr_assert_eq(h->block, gs_etir_threads(op, &e));
-    cr_assert_eq(h->grid, ((M + e.tile[0].block - 1) / e.tile[0].block) * ((N + e.tile[1].block - 1) / e.tile[1].block) * e.split);
+    cr_assert_eq(h->grid, ((M + e.tile[0].block - 1) / e.tile[0].block) * ((N + e.tile[1].block - 1) / e.tile[1].block) * e.splitk);
     /* split-K: counters per output tile, then a slice per split block */
-    int64_t tiles = h->grid / e.split;
-    cr_assert_eq(h->workspace_bytes, e.split > 1 ? 4 * ((tiles + 3) / 4 * 4 + e.split * M * N) : 0, "split %d",
-                 e.split);
+    int64_t tiles = h->grid / e.splitk;
+    cr_assert_eq(h->workspace_bytes, e.splitk > 1 ? 4 * ((tiles + 3) / 4 * 4 + e.splitk * M * N) : 0, "split %d",
+                 e.splitk);
     cr_assert_gt(h->predicted_s, 0);
     char name[48];
     snprintf(name, sizeof name, "gs_%016llx", (unsigned long long)h->key);

@@ -588,9 +588,9 @@ Test(ir, etir_init_state) {
         cr_assert_eq(e.V[d], 1);
     }
     for (int d = op.naxes; d < GS_MAX_AXES; d++) cr_assert_eq(e.tile[d].block, 0, "unused axes are zeroed");
-    cr_assert_eq(e.stage[0], 1);
-    cr_assert_eq(e.stage[1], 1);
-    cr_assert_eq(e.stage[2], 0, "the output is not staged");
+    cr_assert_eq(e.staged[0], 1);
+    cr_assert_eq(e.staged[1], 1);
+    cr_assert_eq(e.staged[2], 0, "the output is not staged");
     cr_assert(gs_etir_wellformed(&op, &e));
     cr_assert_eq(gs_etir_threads(&op, &e), 1);
     cr_assert_eq(gs_etir_blocks(&op, &e), 100 * 64);
@@ -778,7 +778,7 @@ Test(ir, etir_wellformed_rejects) {
     BAD(e.V[AX_M] = 0);
     BAD(e.tile[AX_K].thread = 2);                          /* reduce thread tile */
     BAD((e.tile[AX_K].thread = 1, e.V[AX_K] = 2));         /* reduce vthread */
-    BAD(e.stage[0] = 2);
+    BAD(e.staged[0] = 2);
     BAD(e.level = 3);
     BAD(e.level = -1);
     BAD(e.tile[AX_K].block = 0);
@@ -786,7 +786,7 @@ Test(ir, etir_wellformed_rejects) {
     e = base;
     e.tile[AX_M].thread = 8;
     e.V[AX_M] = 8;
-    e.stage[1] = 0;
+    e.staged[1] = 0;
     e.level = 0;
     cr_assert(gs_etir_wellformed(&op, &e));
 }
@@ -800,7 +800,7 @@ Test(ir, etir_config_roundtrip) {
     e.tile[AX_M].thread = 8;
     e.tile[AX_N].thread = 4;
     e.V[AX_M] = 2;
-    e.stage[1] = 0;
+    e.staged[1] = 0;
     e.level = 0;
     char buf[256];
     gs_etir_format_config(&op, &e, buf, sizeof buf);
@@ -824,7 +824,7 @@ Test(ir, etir_config_roundtrip) {
                     s.tile[AX_M].thread = tm;
                     s.tile[AX_N].thread = 2;
                     s.V[AX_M] = vm;
-                    s.stage[0] = (uint8_t)(count & 1);
+                    s.staged[0] = (uint8_t)(count & 1);
                     s.level = 0;
                     gs_etir_format_config(&op, &s, buf, sizeof buf);
                     cr_assert_eq(gs_etir_parse_config(ctx, &op, buf, &p), GS_OK, "'%s': %s", buf, gs_ctx_errmsg(ctx));
@@ -838,8 +838,8 @@ Test(ir, etir_config_roundtrip) {
     cr_assert_eq(p.tile[AX_M].thread, 2);
     cr_assert_eq(p.tile[AX_N].block, 1);
     cr_assert_eq(p.tile[AX_K].block, 8);
-    cr_assert_eq(p.stage[0], 1);
-    cr_assert_eq(p.stage[1], 0);
+    cr_assert_eq(p.staged[0], 1);
+    cr_assert_eq(p.staged[1], 0);
     cr_assert_eq(p.level, 0);
     gs_ctx_destroy(ctx);
 }
@@ -904,7 +904,7 @@ Test(ir, etir_hash_distinguishes_states) {
     b.level = 1;
     cr_assert_neq(gs_etir_hash(&a), gs_etir_hash(&b));
     b = a;
-    b.stage[0] = 0;
+    b.staged[0] = 0;
     cr_assert_neq(gs_etir_hash(&a), gs_etir_hash(&b));
 }
 
@@ -1354,7 +1354,7 @@ Test(ir, kernel_dimensions_config_format_actions) {
                  gs_ctx_errmsg(ctx));
     cr_assert_eq(e.stages, 3);
     cr_assert_eq(e.raster, 2);
-    cr_assert_eq(e.group, 4);
+    cr_assert_eq(e.lanes_log2, 4);
     cr_assert_eq(gs_etir_threads(&g, &e), 4 * 16, "spatial threads times the group's lanes");
     char buf[256], back[256];
     gs_etir_format(&g, &e, buf, sizeof buf);
@@ -1393,11 +1393,11 @@ Test(ir, kernel_dimensions_config_format_actions) {
     cr_assert(strstr(gs_ctx_errmsg(ctx), "split needs a reduce axis"), "%s", gs_ctx_errmsg(ctx));
     /* split-K: config, text and the grid (split times the tile blocks) */
     cr_assert_eq(gs_etir_parse_config(ctx, &g, "bm=4,bk=32,split=5", &e), GS_OK, "%s", gs_ctx_errmsg(ctx));
-    cr_assert_eq(e.split, 5);
+    cr_assert_eq(e.splitk, 5);
     cr_assert_eq(gs_etir_tile_blocks(&g, &e), 25);
     cr_assert_eq(gs_etir_blocks(&g, &e), 125);
     int64_t per = 0;
-    cr_assert_eq(gs_etir_split_tiles(&g, &e, &per), 10);
+    cr_assert_eq(gs_etir_splitk_tiles(&g, &e, &per), 10);
     cr_assert_eq(per, 2);
     gs_etir_format(&g, &e, buf, sizeof buf);
     cr_assert(strstr(buf, ":smem | sk5"), "%s", buf);
@@ -1407,20 +1407,99 @@ Test(ir, kernel_dimensions_config_format_actions) {
      * operator without a reduce axis */
     gs_etir s, o;
     gs_etir_init(&g, &s);
-    cr_assert_not(gs_etir_apply(&g, &s, (gs_action){GS_ACT_GROUP, -1, 1}, 1024, &o), "level 2");
+    cr_assert_not(gs_etir_apply(&g, &s, (gs_action){GS_ACT_LANES, -1, 1}, 1024, &o), "level 2");
     cr_assert(gs_etir_apply(&g, &s, (gs_action){GS_ACT_CACHE, -1, 0}, 1024, &s));
-    cr_assert_not(gs_etir_apply(&g, &s, (gs_action){GS_ACT_GROUP, -1, 1}, 1024, &o), "reduce tile 1 < 2 lanes");
+    cr_assert_not(gs_etir_apply(&g, &s, (gs_action){GS_ACT_LANES, -1, 1}, 1024, &o), "reduce tile 1 < 2 lanes");
     s.tile[1].block = 8;
-    cr_assert(gs_etir_apply(&g, &s, (gs_action){GS_ACT_GROUP, -1, 3}, 1024, &o));
-    cr_assert_eq(o.group, 3);
+    cr_assert(gs_etir_apply(&g, &s, (gs_action){GS_ACT_LANES, -1, 3}, 1024, &o));
+    cr_assert_eq(o.lanes_log2, 3);
     cr_assert(gs_etir_wellformed(&g, &o));
-    cr_assert_not(gs_etir_apply(&g, &s, (gs_action){GS_ACT_GROUP, -1, 4}, 1024, &o), "16 lanes > tile 8");
-    cr_assert_not(gs_etir_apply(&g, &s, (gs_action){GS_ACT_GROUP, -1, GS_MAX_GROUP + 1}, 1024, &o));
-    cr_assert(gs_etir_apply(&g, &s, (gs_action){GS_ACT_GROUP, -1, 3}, 1024, &o));
+    cr_assert_not(gs_etir_apply(&g, &s, (gs_action){GS_ACT_LANES, -1, 4}, 1024, &o), "16 lanes > tile 8");
+    cr_assert_not(gs_etir_apply(&g, &s, (gs_action){GS_ACT_LANES, -1, GS_MAX_LANES + 1}, 1024, &o));
+    cr_assert(gs_etir_apply(&g, &s, (gs_action){GS_ACT_LANES, -1, 3}, 1024, &o));
     o.tile[1].block = 4; /* a tile below the lanes is malformed */
     cr_assert_not(gs_etir_wellformed(&g, &o));
     gs_etir_init(&ew, &s);
     cr_assert(gs_etir_apply(&ew, &s, (gs_action){GS_ACT_CACHE, -1, 0}, 1024, &s));
-    cr_assert_not(gs_etir_apply(&ew, &s, (gs_action){GS_ACT_GROUP, -1, 1}, 1024, &o), "no reduce axis");
+    cr_assert_not(gs_etir_apply(&ew, &s, (gs_action){GS_ACT_LANES, -1, 1}, 1024, &o), "no reduce axis");
+    gs_ctx_destroy(ctx);
+}
+
+/* ---- the knob table ------------------------------------------------------------- */
+/* Each row names its own byte of gs_etir, init sets every row off, and every
+ * legal value of every row round-trips through the config form (under its
+ * key and its alias) and shows in the text form exactly when it is not off. */
+Test(ir, knob_table_rows_round_trip) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_op *op = NULL;
+    cr_assert_eq(gs_op_parse(ctx, "gemm M=64 N=64 K=256", &op), GS_OK);
+    gs_etir e;
+    gs_etir_init(op, &e);
+    cr_assert_eq(e.stages, 1);
+    cr_assert_eq(e.splitk, 1);
+    for (int k = 0; k < GS_KNOB_COUNT; k++) {
+        const gs_knob *r = &gs_knobs[k];
+        cr_assert_eq(gs_knob_get(&e, k), r->off, "%s: init is not off", r->name);
+        cr_assert_lt(r->offset, sizeof(gs_etir));
+        gs_etir x = e;
+        gs_knob_set(&x, k, r->hi);
+        cr_assert_eq(((uint8_t *)&x)[r->offset], r->hi, "%s: set writes another byte", r->name);
+        cr_assert_eq(memcmp(&x, &e, r->offset), 0, "%s: set wrote below its byte", r->name);
+        if (r->moves != GS_KNOB_NOT_WALKED) cr_assert_eq(gs_knob_of_action(r->act), k, "%s: action", r->name);
+    }
+    /* every legal value of every row, on a complete state with a deep reduce tile */
+    gs_etir_init(op, &e);
+    e.level = 0;
+    e.tile[2].block = 128;
+    for (int k = 0; k < GS_KNOB_COUNT; k++) {
+        const gs_knob *r = &gs_knobs[k];
+        for (int v = r->lo; v <= r->hi; v++) {
+            gs_etir x = e;
+            if (!gs_knob_ok(op, &x, k, v)) continue;
+            gs_knob_set(&x, k, v);
+            if (k == GS_KNOB_SPLITK_ATOMIC) x.splitk = 2; /* its text is sk's suffix */
+            cr_assert(gs_etir_wellformed(op, &x), "%s=%d", r->name, v);
+            char cfg[256], txt[256], alias[300];
+            gs_etir_format_config(op, &x, cfg, sizeof cfg);
+            gs_etir_format(op, &x, txt, sizeof txt);
+            gs_etir back;
+            cr_assert_eq(gs_etir_parse_config(ctx, op, cfg, &back), GS_OK, "%s: %s", cfg, gs_ctx_errmsg(ctx));
+            cr_assert_eq(gs_etir_hash(&back), gs_etir_hash(&x), "%s does not parse back", cfg);
+            char key[32];
+            snprintf(key, sizeof key, ",%s=", r->key);
+            cr_assert_eq(strstr(cfg, key) != NULL, v != r->off, "%s=%d: config %s", r->name, v, cfg);
+            char shown[32];
+            snprintf(shown, sizeof shown, r->attach >= 0 ? "%s" : " %s%ld", r->text, gs_knob_shown(k, v));
+            cr_assert_eq(strstr(txt, shown) != NULL, v != r->off, "%s=%d: text '%s'", r->name, v, txt);
+            if (!r->alias || v == r->off) continue;
+            /* the alias parses to the same state, and counts as the key for duplicates */
+            char *at = strstr(cfg, key);
+            snprintf(alias, sizeof alias, "%.*s,%s=%s", (int)(at - cfg), cfg, r->alias, at + strlen(key));
+            cr_assert_eq(gs_etir_parse_config(ctx, op, alias, &back), GS_OK, "%s: %s", alias, gs_ctx_errmsg(ctx));
+            cr_assert_eq(gs_etir_hash(&back), gs_etir_hash(&x), "%s differs from %s", alias, cfg);
+            snprintf(alias, sizeof alias, "%s,%s=%ld", cfg, r->alias, gs_knob_shown(k, v));
+            gs_test_expect_err(ctx, gs_etir_parse_config(ctx, op, alias, &back), GS_ERR_PARSE, "given twice", alias);
+        }
+    }
+    gs_op_destroy(op);
+    gs_ctx_destroy(ctx);
+}
+
+/* The text and config forms users read stay as they were: one state with
+ * every knob on, printed both ways. */
+Test(ir, knob_forms_unchanged) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_op *op = NULL;
+    cr_assert_eq(gs_op_parse(ctx, "gemm M=64 N=64 K=256", &op), GS_OK);
+    gs_etir e;
+    cr_assert_eq(gs_etir_parse_config(ctx, op, "bm=64,bn=64,bk=64,tm=4,tn=4,stages=4,raster=8,group=32,split=2,atomic=1",
+                                      &e),
+                 GS_OK, "%s", gs_ctx_errmsg(ctx));
+    char cfg[256], txt[256];
+    gs_etir_format_config(op, &e, cfg, sizeof cfg);
+    gs_etir_format(op, &e, txt, sizeof txt);
+    cr_assert_str_eq(cfg, "bm=64,bn=64,bk=64,tm=4,tn=4,vm=1,vn=1,sa=1,sb=1,stages=4,raster=8,group=32,split=2,atomic=1");
+    cr_assert_str_eq(txt, "m:64/4/v1 n:64/4/v1 k:64 | A:smem B:smem | st4 r8 g32 sk2a");
+    gs_op_destroy(op);
     gs_ctx_destroy(ctx);
 }

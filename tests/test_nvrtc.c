@@ -380,8 +380,8 @@ Test(nvrtc, wide_group_compiles, .timeout = 120) {
         cr_assert(gs_hw_check(hw, op, &e), "%s %s fails the profile check", cases[i].spec, cases[i].cfg);
         gs_plan p;
         gs_plan_make(hw, op, &e, NULL, &p);
-        cr_expect_eq(p.reduce_split, cases[i].lanes);
-        cr_expect(p.group_wide);
+        cr_expect_eq(p.lanes, cases[i].lanes);
+        cr_expect(p.lanes_wide);
         gs_kernel_src k;
         cr_assert_eq(gs_lower_emit_plan(ctx, op, &e, &p, GS_DIALECT_CUDA, 90, &k), GS_OK, "%s", gs_ctx_errmsg(ctx));
         cr_expect_not_null(strstr(k.src, "GS_GROUP_WIDE("), "%s: no cross-warp combine", cases[i].spec);

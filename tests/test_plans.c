@@ -305,18 +305,18 @@ static void sweep_run(const split_case *cases, size_t n, sweep_fn fn, sweep *w) 
 /* n[0]: kernels with a reduce split, n[1]: across warps */
 static void group_case(sweep *w, size_t i, const split_case *sc, gs_op *op, const gs_hw *hw, const gs_etir *e0) {
     (void)sc;
-    int ga = gs_etir_group_axis(op);
+    int ga = gs_etir_lanes_axis(op);
     cr_assert_geq(ga, 0);
-    for (int g = 0; g <= GS_MAX_GROUP; g++) {
+    for (int g = 0; g <= GS_MAX_LANES; g++) {
         gs_etir e = *e0;
         while (e.tile[ga].block < (1 << g) && e.tile[ga].block < gs_etir_max_tile(op, ga)) e.tile[ga].block *= 2;
         if (e.tile[ga].block < (1 << g)) continue; /* the axis is too short for this split */
-        e.group = (uint8_t)g;
+        e.lanes_log2 = (uint8_t)g;
         e.stages = (uint8_t)(1 + (g + (int)i) % 3);
         const gs_plan_opts *o = &OPTS[w->rot++ % 3];
         if (run_variant(w->ctx, w->cl, hw, op, &e, o, 100 + (uint64_t)g, "group", &w->c)) {
             w->n[0] += g > 0;
-            w->n[1] += (1 << g) > GS_GROUP_WARP;
+            w->n[1] += (1 << g) > GS_LANES_WARP;
         }
     }
 }
@@ -373,19 +373,19 @@ Test(plans, deep_pipeline_batched_prologue, .timeout = 120) {
  * atomic one (sums only). */
 /* n[0]: ordered split-K kernels, n[1]: atomic ones */
 static void splitk_case(sweep *w, size_t i, const split_case *sc, gs_op *op, const gs_hw *hw, const gs_etir *e0) {
-    int sa = gs_etir_split_axis(op);
+    int sa = gs_etir_splitk_axis(op);
     cr_assert_geq(sa, 0);
     int ran = 0;
-    for (int s = 1; s <= GS_MAX_SPLIT; s++) {
+    for (int s = 1; s <= GS_MAX_SPLITK; s++) {
         gs_etir e = *e0;
-        e.split = (uint8_t)s;
+        e.splitk = (uint8_t)s;
         /* shorter tiles until every split block has a run */
         while (!gs_etir_wellformed(op, &e) && e.tile[sa].block > 1) {
             e.tile[sa].block /= 2;
-            if (sa == gs_etir_group_axis(op) && (1 << e.group) > e.tile[sa].block) e.group--;
+            if (sa == gs_etir_lanes_axis(op) && (1 << e.lanes_log2) > e.tile[sa].block) e.lanes_log2--;
         }
         cr_assert(gs_etir_wellformed(op, &e), "%s: no tile admits split %d", sc->spec, s);
-        int64_t per, all = gs_etir_split_tiles(op, &e, &per);
+        int64_t per, all = gs_etir_splitk_tiles(op, &e, &per);
         cr_expect(s == 1 || all % s != 0 || op->axes[sa].extent % e.tile[sa].block != 0, "%s split %d: a divisible case",
                   sc->spec, s);
         e.stages = (uint8_t)(1 + (s + (int)i) % 3);
@@ -626,20 +626,20 @@ Test(plans, split_atomic_option, .timeout = 300) {
         cr_assert_eq(gs_construct(ctx, op, hw, &co, &r), GS_OK, "%s", gs_ctx_errmsg(ctx));
         for (int i = 0; i < r->n; i++) {
             const gs_etir *e = &r->cand[i];
-            cr_expect_eq(e->split_atomic, allow && e->split > 1, "candidate %d (%s): flag %d", i, r->desc[i],
-                         e->split_atomic);
+            cr_expect_eq(e->splitk_atomic, allow && e->splitk > 1, "candidate %d (%s): flag %d", i, r->desc[i],
+                         e->splitk_atomic);
             gs_plan p;
             gs_plan_make(hw, op, e, NULL, &p);
-            cr_expect_eq(p.split_mode == GS_SPLIT_ATOMIC, allow && e->split > 1, "candidate %d (%s)", i, r->desc[i]);
+            cr_expect_eq(p.split_mode == GS_SPLIT_ATOMIC, allow && e->splitk > 1, "candidate %d (%s)", i, r->desc[i]);
             char sk[16];
-            snprintf(sk, sizeof sk, "sk%d%s", e->split, e->split_atomic ? "a" : "");
-            cr_expect(e->split <= 1 || strstr(r->desc[i], sk), "%s: the text lacks %s", r->desc[i], sk);
+            snprintf(sk, sizeof sk, "sk%d%s", e->splitk, e->splitk_atomic ? "a" : "");
+            cr_expect(e->splitk <= 1 || strstr(r->desc[i], sk), "%s: the text lacks %s", r->desc[i], sk);
             char cfg[512];
             gs_etir_format_config(op, e, cfg, sizeof cfg);
             gs_etir back;
             cr_assert_eq(gs_etir_parse_config(ctx, op, cfg, &back), GS_OK, "%s: %s", cfg, gs_ctx_errmsg(ctx));
-            cr_expect_eq(back.split_atomic, e->split_atomic, "%s: the flag does not round-trip", cfg);
-            if (e->split_atomic) {
+            cr_expect_eq(back.splitk_atomic, e->splitk_atomic, "%s: the flag does not round-trip", cfg);
+            if (e->splitk_atomic) {
                 flagged++;
                 gs_diff d;
                 cr_expect_eq(gs_verify(ctx, cl, hw, op, e, 5 + (uint64_t)i, &d), GS_OK, "%s: %s", r->desc[i],

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -62,7 +63,7 @@ static void check_space(const char *spec, const char *hwname, int64_t cap) {
     cr_assert_not_null(hw);
     visit_acc a = {hw, op, 0, INFINITY, 0, 0};
     bool stopped = false;
-    int64_t visited = gs_space_enumerate(hw, op, cap, visit, &a, &stopped);
+    int64_t visited = gs_space_enumerate(hw, op, cap, 0, visit, &a, &stopped);
     cr_assert_gt(a.n, 0, "%s on %s: empty space", spec, hwname);
     cr_assert_geq(visited, a.n);
     cr_assert_eq(a.bad_check, 0, "%s: %d states fail gs_hw_check", spec, a.bad_check);
@@ -104,6 +105,65 @@ Test(space, draws_pass_the_check) {
         ok += valid;
     }
     cr_assert_gt(ok, 0, "no valid draw in 2000");
+    gs_op_destroy(op);
+}
+
+/* Extents above 2^29: a block tile of 2^30 once doubled past int32 (to 0)
+ * and the odometer never ended (issue 22). The whole space of a
+ * K = 2^30 gemm is finite and small; every state stays within the cap. */
+static bool count_tiles(const gs_etir *e, void *user) {
+    visit_acc *a = user;
+    a->n++;
+    for (int d = 0; d < a->op->naxes; d++)
+        if (e->tile[d].block < 1 || e->tile[d].block > gs_etir_max_tile(a->op, d)) a->bad_check++;
+    return true;
+}
+
+Test(space, huge_extent_enumeration_ends, .timeout = 60) {
+    const char *specs[] = {"gemm M=1 N=1 K=1073741824", "rowsum M=1 K=536870913", "gemv M=3 N=2147483647"};
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        gs_op *op = parse_op(specs[i]);
+        visit_acc a = {gs_hw_find_builtin("t4"), op, 0, INFINITY, 0, 0};
+        bool stopped = true;
+        gs_space_enumerate(a.hw, op, 0, 0, count_tiles, &a, &stopped);
+        cr_assert(!stopped, "%s: stopped with no cap and no budget", specs[i]);
+        cr_assert_gt(a.n, 0, "%s: empty space", specs[i]);
+        cr_assert_eq(a.bad_check, 0, "%s: %d states with a tile outside 1..max", specs[i], a.bad_check);
+        gs_op_destroy(op);
+    }
+}
+
+/* The tile action stops at the axis' cap 2^30 instead of wrapping. */
+Test(space, tile_action_stops_at_2_30) {
+    gs_op *op = parse_op("gemm M=1 N=1 K=1073741824");
+    gs_etir e, next;
+    gs_etir_init(op, &e);
+    e.tile[2].block = gs_etir_max_tile(op, 2);
+    cr_assert_eq(e.tile[2].block, 1 << 30);
+    cr_assert(!gs_etir_apply(op, &e, (gs_action){GS_ACT_TILE, 2, 0}, 256, &next), "tiled past 2^30");
+    gs_op_destroy(op);
+}
+
+/* The enumeration's own time budget: a visitor taking 1 ms per state on
+ * a space of millions stops near max_ms. */
+static bool slow_visit(const gs_etir *e, void *user) {
+    (void)e;
+    (*(int64_t *)user)++;
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+    return true;
+}
+
+Test(space, budget_bounds_the_enumeration, .timeout = 60) {
+    gs_op *op = parse_op("conv2d N=1 C=1073741824 H=8 W=8 K=16 R=3 S=3");
+    const gs_hw *hw = gs_hw_find_builtin("t4");
+    int64_t n = 0;
+    bool stopped = false;
+    double t0 = gs_now_s();
+    gs_space_enumerate(hw, op, 0, 200, slow_visit, &n, &stopped);
+    double took = gs_now_s() - t0;
+    cr_assert(stopped, "a 200 ms budget did not stop the enumeration (%lld states)", (long long)n);
+    cr_assert_lt(took, 2.0, "a 200 ms budget took %.2f s", took);
     gs_op_destroy(op);
 }
 

@@ -63,17 +63,17 @@ static bool index_fits_int32(const gs_op *op, const gs_etir *e) {
     return true;
 }
 
-bool gs_hw_split_ok(const gs_hw *hw, const gs_op *op, const gs_etir *e) {
+bool gs_hw_splitk_ok(const gs_hw *hw, const gs_op *op, const gs_etir *e) {
     /* split-K is for outputs too small to fill the GPU: tiles that give at
      * most two blocks per SM without it, and partials that stay in the L2
      * (a larger workspace would cost DRAM traffic and the user's memory) */
-    return e->split <= 1 || (gs_etir_tile_blocks(op, e) <= 2 * (int64_t)hw->num_sms &&
+    return e->splitk <= 1 || (gs_etir_tile_blocks(op, e) <= 2 * (int64_t)hw->num_sms &&
                              gs_split_workspace_bytes(op, e, GS_SPLIT_ORDERED) <= hw->l2_bytes);
 }
 
 bool gs_hw_check(const gs_hw *hw, const gs_op *op, const gs_etir *e) {
     if (!gs_etir_wellformed(op, e)) return false;
-    if (!gs_hw_split_ok(hw, op, e)) return false;
+    if (!gs_hw_splitk_ok(hw, op, e)) return false;
     if (!index_fits_int32(op, e)) return false;
     gs_plan p;
     gs_plan_shape(hw, op, e, NULL, &p);
@@ -253,12 +253,12 @@ static double global_wavefronts(const gs_hw *hw, const gs_op *op, const gs_etir 
     rs[ts->ndim - 1] = 1;
     for (int j = ts->ndim - 2; j >= 0; j--) rs[j] = (int64_t)((uint64_t)rs[j + 1] * (uint64_t)ts->shape[j + 1]);
     int nax = 0;
-    int ga = gs_etir_group_axis(op);
-    if (e->group && ga >= 0 && t < op->ninputs) { /* a group's lanes: the fastest thread index */
+    int ga = gs_etir_lanes_axis(op);
+    if (e->lanes_log2 && ga >= 0 && t < op->ninputs) { /* a group's lanes: the fastest thread index */
         uint64_t st = 0;
         for (int j = 0; j < ts->ndim; j++) st += (uint64_t)ts->idx[j].coeff[ga] * (uint64_t)rs[j];
         step[nax] = (int64_t)st;
-        thr[nax] = (int64_t)1 << e->group;
+        thr[nax] = (int64_t)1 << e->lanes_log2;
         th[nax++] = 0;
     }
     for (int a = op->naxes - 1; a >= 0; a--) {
@@ -516,7 +516,7 @@ static void est_reduce_loop(est_ctx *c) {
     }
     /* split-K: a block runs one run of kper tiles of the split axis (the
      * longest run sets the latency chain; the iterations are 1/S of all) */
-    const double S = p->split > 1 ? p->split : 1;
+    const double S = p->splitk > 1 ? p->splitk : 1;
     if (S > 1 && p->split_axis >= 0) {
         int a = p->split_axis;
         double E = (double)op->axes[a].extent, T = e->tile[a].block;
@@ -547,7 +547,7 @@ static void est_reduce_loop(est_ctx *c) {
         }
     }
     /* a group's lanes share each reduction: a thread runs 1/R of it */
-    double R = p->reduce_split > 1 ? p->reduce_split : 1;
+    double R = p->lanes > 1 ? p->lanes : 1;
     if (R > 1 && nred) {
         iters_fast /= R;
         iters_slow /= R;
@@ -653,10 +653,10 @@ static void est_epilogue(est_ctx *c) {
     double rw = op->epi.beta != 0 ? 2 : 1; /* beta reads the output too */
     double epi_instr = acc * (epi_fast * (2.0 + 1.0 / p->out_vec) + (1 - epi_fast) * 8.0);
     /* the group's combine: a shuffle and an add per accumulator and step */
-    if (R > 1 && !p->group_wide) epi_instr += acc * 2 * log2(R);
+    if (R > 1 && !p->lanes_wide) epi_instr += acc * 2 * log2(R);
     /* a wide group: shuffles over the warp, a shared store, two barriers and
      * R/32 shared loads and combines per accumulator */
-    if (p->group_wide) epi_instr += acc * (2 * log2(GS_GROUP_WARP) + 1 + 2 * 2 + 2 * R / GS_GROUP_WARP);
+    if (p->lanes_wide) epi_instr += acc * (2 * log2(GS_LANES_WARP) + 1 + 2 * 2 + 2 * R / GS_LANES_WARP);
     /* split-K's meet: every block stores its partials (index math, a store
      * or an atomic); the last of S reads S of them back and combines (1/S of
      * the blocks, on average S loads and adds each) */

@@ -23,7 +23,7 @@ bool gs_hw_check(const gs_hw *hw, const gs_op *op, const gs_etir *e);
 /* Split-K's own rule (part of gs_hw_check, cheap): no split, or tiles that
  * make at most 2 * num_sms blocks and an ordered workspace within the L2. A
  * split that fails it fails for every larger split of the same tiles. */
-bool gs_hw_split_ok(const gs_hw *hw, const gs_op *op, const gs_etir *e);
+bool gs_hw_splitk_ok(const gs_hw *hw, const gs_op *op, const gs_etir *e);
 
 /* ---- benefit formulas (paper eq. 1-3) ---------------------------------- */
 double gs_benefit_tiling(const gs_op *op, const gs_etir *before, const gs_etir *after,

@@ -236,13 +236,13 @@ int gs_plan_frag_lanes(const gs_op *op, const gs_etir *e, const gs_plan *p, int 
     const gs_tensor *ts = pi->staged ? gs_plan_box_tensor(op, pi, t, &view) : &op->tensors[t];
     int64_t step[GS_MAX_AXES + 1], thr[GS_MAX_AXES + 1], th[GS_MAX_AXES + 1];
     int nax = 0;
-    int ga = gs_etir_group_axis(op);
-    if (e->group && ga >= 0) { /* a group's lanes are the fastest thread index */
+    int ga = gs_etir_lanes_axis(op);
+    if (e->lanes_log2 && ga >= 0) { /* a group's lanes are the fastest thread index */
         uint64_t st = 0;
         for (int j = 0; j < ts->ndim; j++)
             st += (uint64_t)ts->idx[j].coeff[ga] * (uint64_t)(pi->staged ? pi->sstride[j] : 1);
         step[nax] = (int64_t)st;
-        thr[nax] = (int64_t)1 << e->group;
+        thr[nax] = (int64_t)1 << e->lanes_log2;
         th[nax++] = 0;
     }
     for (int a = op->naxes - 1; a >= 0; a--) { /* last spatial axis fastest, as the kernel */
@@ -450,7 +450,7 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p) {
     /* a group's combine: ptxas issues a step's shuffles for all
      * accumulators before their adds, a temporary each (a100, acc 128, g8:
      * 255 registers and spills) */
-    if (p->reduce_split > 1) regs += acc;
+    if (p->lanes > 1) regs += acc;
     for (int t = 0; t < op->ninputs; t++) {
         int64_t f = 1;
         for (int a = 0; a < op->naxes; a++)
@@ -549,15 +549,15 @@ static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, cons
     p->stages = e->stages;
     p->raster = e->raster;
     p->fast_path = !p->opts.predicated;
-    p->reduce_split = (uint16_t)(1 << (e->group <= GS_MAX_GROUP ? e->group : 0));
-    p->group_wide = p->reduce_split > GS_GROUP_WARP;
-    p->split = e->split > 1 ? e->split : 1;
-    p->split_axis = (int8_t)(p->split > 1 ? gs_etir_split_axis(op) : -1);
+    p->lanes = (uint16_t)(1 << (e->lanes_log2 <= GS_MAX_LANES ? e->lanes_log2 : 0));
+    p->lanes_wide = p->lanes > GS_LANES_WARP;
+    p->splitk = e->splitk > 1 ? e->splitk : 1;
+    p->split_axis = (int8_t)(p->splitk > 1 ? gs_etir_splitk_axis(op) : -1);
     /* atomics where the user allowed them (the options, or the state's flag
      * from gs_construct_opts.split_atomic), for sums: there is no float
      * atomic max */
-    bool atomic = (p->opts.split_atomic || e->split_atomic) && op->combine != GS_COMBINE_MAX;
-    p->split_mode = p->split <= 1 ? GS_SPLIT_NONE : atomic ? GS_SPLIT_ATOMIC : GS_SPLIT_ORDERED;
+    bool atomic = (p->opts.split_atomic || e->splitk_atomic) && op->combine != GS_COMBINE_MAX;
+    p->split_mode = p->splitk <= 1 ? GS_SPLIT_NONE : atomic ? GS_SPLIT_ATOMIC : GS_SPLIT_ORDERED;
     p->raster_x = p->raster_y = -1;
     for (int a = op->naxes - 1; a >= 0; a--) { /* the last two spatial axes */
         if (!spatial(op, a)) continue;
@@ -567,7 +567,7 @@ static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, cons
     for (int t = 0; t < op->ninputs; t++) {
         gs_plan_input *pi = &p->in[t];
         pi->frag_axis = -1;
-        if (!e->stage[t]) {
+        if (!e->staged[t]) {
             plan_unstaged(op, e, &p->opts, t, pi);
             continue;
         }
@@ -585,7 +585,7 @@ static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, cons
         int64_t b = sat_mul(sat_mul(pi->stage_elems, p->stages), 4);
         p->smem_bytes = p->smem_bytes + b > GS_STAGE_SAT ? GS_STAGE_SAT : p->smem_bytes + b;
     }
-    int64_t scratch = (p->split_mode != GS_SPLIT_NONE ? 4 : 0) + (p->group_wide ? p->threads / GS_GROUP_WARP * 4 : 0);
+    int64_t scratch = (p->split_mode != GS_SPLIT_NONE ? 4 : 0) + (p->lanes_wide ? p->threads / GS_LANES_WARP * 4 : 0);
     p->scratch_bytes = (int32_t)((scratch + 15) / 16 * 16);
     /* static shared memory is limited as a whole, scratch included */
     p->smem_dynamic = p->smem_bytes + p->scratch_bytes > hw->smem_per_block;
@@ -631,7 +631,7 @@ static void choose_pad(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_pl
         kv[nk++] = ts->ndim;
         for (int j = 0; j < ts->ndim && j < GS_MAX_DIMS; j++) kv[nk++] = pi->dims[j];
         kv[nk++] = pi->inner_dim | pi->copy_dim << 8 | pi->copy_vec << 16 | pi->store_vec << 24 |
-                   (int64_t)pi->frag_vec << 32 | (int64_t)p->opts.scalar << 40 | (int64_t)e->group << 48;
+                   (int64_t)pi->frag_vec << 32 | (int64_t)p->opts.scalar << 40 | (int64_t)e->lanes_log2 << 48;
         kv[nk++] = reserve;
         kv[nk++] = pi->units;
         kv[nk++] = p->threads;
@@ -734,18 +734,18 @@ void gs_plan_format(const gs_op *op, const gs_plan *p, char *buf, size_t n) {
                                 p->fast_path ? " fast" : " predicated", p->out_vec, (int)p->threads,
                                 (int)p->min_blocks, p->smem_dynamic ? " dyn-smem" : "");
     if (off < n && p->raster) off += (size_t)snprintf(buf + off, n - off, " raster%d", 1 << p->raster);
-    if (off < n && p->reduce_split > 1) off += (size_t)snprintf(buf + off, n - off, " split%d", p->reduce_split);
-    if (off < n && p->split > 1)
-        snprintf(buf + off, n - off, " splitk%d %s", p->split, p->split_mode == GS_SPLIT_ATOMIC ? "atomic" : "ordered");
+    if (off < n && p->lanes > 1) off += (size_t)snprintf(buf + off, n - off, " split%d", p->lanes);
+    if (off < n && p->splitk > 1)
+        snprintf(buf + off, n - off, " splitk%d %s", p->splitk, p->split_mode == GS_SPLIT_ATOMIC ? "atomic" : "ordered");
 }
 
 int64_t gs_split_counter_bytes(const gs_op *op, const gs_etir *e) {
-    return e->split > 1 ? 4 * ((gs_etir_tile_blocks(op, e) + 3) / 4 * 4) : 0;
+    return e->splitk > 1 ? 4 * ((gs_etir_tile_blocks(op, e) + 3) / 4 * 4) : 0;
 }
 
 int64_t gs_split_workspace_bytes(const gs_op *op, const gs_etir *e, int mode) {
-    if (mode == GS_SPLIT_NONE || e->split <= 1) return 0;
-    int64_t slices = mode == GS_SPLIT_ATOMIC ? 1 : e->split;
+    if (mode == GS_SPLIT_NONE || e->splitk <= 1) return 0;
+    int64_t slices = mode == GS_SPLIT_ATOMIC ? 1 : e->splitk;
     return gs_split_counter_bytes(op, e) + 4 * slices * gs_op_out_points(op);
 }
 

@@ -33,8 +33,8 @@
  * registers stay bounded however many units a thread moves. */
 #define GS_PLAN_COPY_BATCH_REGS 32
 /* The widest reduce split combined by warp shuffles alone; a wider group
- * (whole warps) adds a step through shared memory (plan.group_wide). */
-#define GS_GROUP_WARP 32
+ * (whole warps) adds a step through shared memory (plan.lanes_wide). */
+#define GS_LANES_WARP 32
 /* Reduce loops longer than this are unrolled by this much, not fully. */
 #define GS_PLAN_K_UNROLL 16
 /* Units a thread keeps per-unit offsets for in registers (more: recomputed). */
@@ -132,10 +132,10 @@ typedef struct gs_plan {
     uint8_t bias_vec;     /* bias elements per vector read (out_vec when bias runs along out_axis) */
     uint8_t smem_dynamic; /* shared memory over the 48 KiB static limit: dynamic, opted in */
     uint8_t any_async;    /* some input copies with GS_COPY_ASYNC */
-    uint16_t reduce_split; /* threads sharing one output's reduction (1: none) */
-    uint8_t group_wide;    /* reduce_split > GS_GROUP_WARP: the combine crosses warps */
+    uint16_t lanes;       /* reduce lanes: threads sharing one output's reduction (1: none) */
+    uint8_t lanes_wide;    /* lanes > GS_LANES_WARP: the combine crosses warps */
     uint8_t k_unroll;     /* unroll of the innermost reduce loop (0: full) */
-    uint8_t split;        /* split-K blocks per output tile (from the ETIR; 1: none) */
+    uint8_t splitk;       /* split-K blocks per output tile (from the ETIR; 1: none) */
     uint8_t split_mode;   /* gs_split_mode */
     int8_t split_axis;    /* the reduce axis split-K divides; -1 */
     int64_t smem_bytes;   /* all stage buffers of all staged inputs */

@@ -328,11 +328,11 @@ static void print_block_index(printer *m) {
         line(m, "const int ob%d = (bid %% nb%d) * %d; bid /= nb%d;", a, a, e->tile[a].block, a);
     }
     line(m, "(void)bid;");
-    if (p->reduce_split > 1) {
-        line(m, "/* group: %d lanes share each output's reduction along %s */", p->reduce_split,
-             op->axes[gs_etir_group_axis(op)].name);
-        line(m, "const int lane = tid %% %d;", p->reduce_split);
-        line(m, "int tt = tid / %d;", p->reduce_split);
+    if (p->lanes > 1) {
+        line(m, "/* group: %d lanes share each output's reduction along %s */", p->lanes,
+             op->axes[gs_etir_lanes_axis(op)].name);
+        line(m, "const int lane = tid %% %d;", p->lanes);
+        line(m, "int tt = tid / %d;", p->lanes);
     } else {
         line(m, "int tt = tid;");
     }
@@ -924,7 +924,7 @@ static void print_compute_body(printer *m, const char *buf, bool bounded, bool f
         if (!spatial(m->op, a)) last_red = a;
     for (int a = 0; a < m->na; a++) {
         if (spatial(m->op, a)) continue;
-        int T = m->e->tile[a].block, R = a == last_red ? m->p->reduce_split : 1;
+        int T = m->e->tile[a].block, R = a == last_red ? m->p->lanes : 1;
         if (bounded) {
             line(m, "const int kl%d = E%d - or%d < %d ? E%d - or%d : %d;", a, a, a, T, a, a, T);
             line(m, "#pragma unroll 4");
@@ -999,7 +999,7 @@ static void print_main_loop(printer *m) {
         }
         /* split-K: block ks takes the ks-th run of kper tiles */
         line(m, "const int nkall = (E%d + %d - 1) / %d, kper = (nkall + %d - 1) / %d, k0 = ks * kper;", a,
-             m->e->tile[a].block, m->e->tile[a].block, p->split, p->split);
+             m->e->tile[a].block, m->e->tile[a].block, p->splitk, p->splitk);
         line(m, "const int nk%d = nkall - k0 < kper ? nkall - k0 : kper;", a);
     }
     gs_sb nt;
@@ -1259,18 +1259,18 @@ static void print_epilogue_loops(printer *m, bool vec, bool predicated, epi_mode
 /* The group's combine: every lane ends with the whole reduction. */
 static void print_group_combine(printer *m) {
     const gs_plan *p = m->p;
-    if (p->reduce_split <= 1) return;
+    if (p->lanes <= 1) return;
     const char *op = m->op->combine == GS_COMBINE_MAX ? "MAXN" : "SUM";
     long long acc = (long long)gs_etir_acc_regs(m->op, m->e);
-    line(m, "/* group: combine the %d lanes' partial results */", p->reduce_split);
-    if (p->group_wide) { /* whole warps: shuffles, then shared memory */
-        line(m, "for (int i = 0; i < %lld; i++) GS_GROUP_WIDE(acc[i], %d, %s);", acc, p->reduce_split, op);
+    line(m, "/* group: combine the %d lanes' partial results */", p->lanes);
+    if (p->lanes_wide) { /* whole warps: shuffles, then shared memory */
+        line(m, "for (int i = 0; i < %lld; i++) GS_GROUP_WIDE(acc[i], %d, %s);", acc, p->lanes, op);
         return;
     }
     line(m, "const unsigned gmask = GS_GROUP_MASK(%d);", (int)p->threads);
     line(m, "(void)gmask;");
     line(m, "#pragma unroll");
-    line(m, "for (int i = 0; i < %lld; i++) GS_GROUP_%s(acc[i], %d, gmask);", acc, op, p->reduce_split);
+    line(m, "for (int i = 0; i < %lld; i++) GS_GROUP_%s(acc[i], %d, gmask);", acc, op, p->lanes);
 }
 
 /* Split-K: the S blocks of an output tile meet in the workspace. Each adds
@@ -1282,7 +1282,7 @@ static void print_group_combine(printer *m) {
 static void print_split_meet(printer *m) {
     const gs_plan *p = m->p;
     if (p->split_mode == GS_SPLIT_NONE) return;
-    line(m, "/* split-K: %d blocks per output tile meet in the workspace (%s) */", p->split,
+    line(m, "/* split-K: %d blocks per output tile meet in the workspace (%s) */", p->splitk,
          p->split_mode == GS_SPLIT_ATOMIC ? "float atomics, not deterministic" : "summed in split order");
     gs_sb wn;
     gs_sb_init(&wn);
@@ -1294,13 +1294,13 @@ static void print_split_meet(printer *m) {
     free(w);
     line(m, "%s cnt = (%s)ws;", m->sp->ws_int_ptr, m->sp->ws_int_ptr);
     line(m, "%s part = ws + ((nsp + 3) & ~3);", m->sp->ws_ptr);
-    if (p->reduce_split > 1) open_(m, "if (lane == 0)");
+    if (p->lanes > 1) open_(m, "if (lane == 0)");
     else open_block(m);
     print_epilogue_loops(m, false, true, EPI_WS_PUT);
     close_(m);
     line(m, "GS_FENCE();");
     line(m, "%s;", m->sp->sync);
-    line(m, "if (tid == 0) gs_last = GS_ATOMIC_INC(cnt + tile_id) == %d;", p->split - 1);
+    line(m, "if (tid == 0) gs_last = GS_ATOMIC_INC(cnt + tile_id) == %d;", p->splitk - 1);
     line(m, "%s;", m->sp->sync);
     line(m, "if (!gs_last) return;");
     line(m, "GS_FENCE();");
@@ -1331,7 +1331,7 @@ static void print_split_meet(printer *m) {
         line(m, "part[wi] = 0.0f;");
     } else {
         line(m, "float v = GS_LDCG(part + wi);");
-        line(m, "for (int s = 1; s < %d; s++) v = GS_%s_OP(v, GS_LDCG(part + (%s)s * WN + wi));", p->split,
+        line(m, "for (int s = 1; s < %d; s++) v = GS_%s_OP(v, GS_LDCG(part + (%s)s * WN + wi));", p->splitk,
              m->op->combine == GS_COMBINE_MAX ? "MAXN" : "SUM", m->idx_t);
     }
     print_out_index(m);
@@ -1343,7 +1343,7 @@ static void print_split_meet(printer *m) {
 
 static void print_epilogue(printer *m) {
     const gs_plan *p = m->p;
-    if (p->reduce_split > 1) open_(m, "if (lane == 0)"); /* one lane stores */
+    if (p->lanes > 1) open_(m, "if (lane == 0)"); /* one lane stores */
     else open_block(m);
     if (!p->fast_path) {
         print_epilogue_loops(m, false, true, EPI_OUT);
@@ -1407,8 +1407,8 @@ gs_status gs_lower_emit_plan(gs_ctx *ctx, const gs_op *op, const gs_etir *e, con
     if (out->desc.flags & GS_KDESC_MAXN) gs_sb_puts(&m->sb, m->sp->maxn);
     print_signature(m, out);
     m->indent = 1;
-    if (p->group_wide) line(m, "GS_GROUP_WIDE_SCRATCH(%d);", (int)p->threads);
-    else if (p->reduce_split > 1) line(m, "GS_GROUP_SCRATCH(%d);", (int)p->threads);
+    if (p->lanes_wide) line(m, "GS_GROUP_WIDE_SCRATCH(%d);", (int)p->threads);
+    else if (p->lanes > 1) line(m, "GS_GROUP_SCRATCH(%d);", (int)p->threads);
     if (p->split_mode != GS_SPLIT_NONE) line(m, "GS_SHARED_INT gs_last;");
     line(m, "const int tid = %s;", m->sp->tid);
     print_block_index(m);

@@ -373,8 +373,8 @@ bool gs_etir_fit_shape(const gs_hw *hw, const gs_op *op, const gs_etir *from, gs
     /* a split-K chosen for a smaller output may not suit this one: halve it
      * until the state fits (or no split is left) */
     while (!gs_hw_check(hw, op, &e)) { /* gs_hw_check includes well-formedness */
-        if (e.split <= 1) return false;
-        e.split = (uint8_t)(e.split / 2);
+        if (e.splitk <= 1) return false;
+        e.splitk = (uint8_t)(e.splitk / 2);
     }
     *out = e;
     return true;

@@ -21,9 +21,9 @@ static int same_state(const gs_op *op, const gs_etir *a, const gs_etir *b) {
     for (int d = 0; d < op->naxes; d++)
         if (a->tile[d].thread != b->tile[d].thread || a->tile[d].block != b->tile[d].block || a->V[d] != b->V[d]) return 0;
     for (int t = 0; t < op->ninputs; t++)
-        if (a->stage[t] != b->stage[t]) return 0;
-    return a->level == b->level && a->stages == b->stages && a->raster == b->raster && a->group == b->group &&
-           a->split == b->split;
+        if (a->staged[t] != b->staged[t]) return 0;
+    return a->level == b->level && a->stages == b->stages && a->raster == b->raster && a->lanes_log2 == b->lanes_log2 &&
+           a->splitk == b->splitk;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

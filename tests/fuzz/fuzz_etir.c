@@ -77,8 +77,8 @@ static void check_state(const gs_op *op, const gs_etir *e, const char *spec) {
         acc *= t1;
         FUZZ_CHECK(gs_etir_threads_axis(e, d) == t2 / t1, "'%s' axis %d: threads", spec, d);
     }
-    threads <<= e->group;
-    if (e->split > 1) blocks *= e->split; /* split-K: split blocks per output tile */
+    threads <<= e->lanes_log2;
+    if (e->splitk > 1) blocks *= e->splitk; /* split-K: split blocks per output tile */
     FUZZ_CHECK(gs_etir_blocks(op, e) == blocks, "'%s': blocks %lld, expected %lld", spec,
                (long long)gs_etir_blocks(op, e), (long long)blocks);
     FUZZ_CHECK(gs_etir_threads(op, e) == threads, "'%s': threads %lld, expected %lld", spec,
@@ -98,8 +98,8 @@ static void check_state(const gs_op *op, const gs_etir *e, const char *spec) {
     for (int d = 0; d < op->naxes; d++)
         FUZZ_CHECK(back.tile[d].block == fin.tile[d].block && back.tile[d].thread == fin.tile[d].thread && back.V[d] == fin.V[d],
                    "'%s': '%s' parses to another state (axis %d)", spec, cfg, d);
-    FUZZ_CHECK(back.stages == fin.stages && back.raster == fin.raster && back.group == fin.group &&
-                   back.split == fin.split && back.level == 0,
+    FUZZ_CHECK(back.stages == fin.stages && back.raster == fin.raster && back.lanes_log2 == fin.lanes_log2 &&
+                   back.splitk == fin.splitk && back.level == 0,
                "'%s': '%s' parses to another state", spec, cfg);
     FUZZ_CHECK(gs_etir_hash(&back) == gs_etir_hash(&fin), "'%s': hash of '%s' differs after parsing", spec, cfg);
 }
@@ -119,8 +119,8 @@ static void check_step(const gs_op *op, const gs_etir *e, gs_action a, const gs_
     /* the whole-kernel choices move only by their own action */
     FUZZ_CHECK(o->stages == e->stages || a.kind == GS_ACT_STAGES, "'%s': action %d moved stages", spec, (int)a.kind);
     FUZZ_CHECK(o->raster == e->raster || a.kind == GS_ACT_RASTER, "'%s': action %d moved raster", spec, (int)a.kind);
-    FUZZ_CHECK(o->group == e->group || a.kind == GS_ACT_GROUP, "'%s': action %d moved group", spec, (int)a.kind);
-    FUZZ_CHECK(o->split == e->split || a.kind == GS_ACT_SPLIT, "'%s': action %d moved split", spec, (int)a.kind);
+    FUZZ_CHECK(o->lanes_log2 == e->lanes_log2 || a.kind == GS_ACT_LANES, "'%s': action %d moved group", spec, (int)a.kind);
+    FUZZ_CHECK(o->splitk == e->splitk || a.kind == GS_ACT_SPLITK, "'%s': action %d moved split", spec, (int)a.kind);
     int l = e->level, d = a.axis;
     switch (a.kind) {
     case GS_ACT_TILE:
@@ -134,10 +134,10 @@ static void check_step(const gs_op *op, const gs_etir *e, gs_action a, const gs_
     case GS_ACT_VTHREAD: FUZZ_CHECK(o->V[d] == a.value, "'%s': vthread", spec); break;
     case GS_ACT_STAGES: FUZZ_CHECK(o->stages == a.value, "'%s': stages", spec); break;
     case GS_ACT_RASTER: FUZZ_CHECK(o->raster == a.value, "'%s': raster", spec); break;
-    case GS_ACT_GROUP: FUZZ_CHECK(o->group == a.value, "'%s': group", spec); break;
-    case GS_ACT_SPLIT:
-        FUZZ_CHECK(o->split == a.value && gs_etir_split_tiles(op, o, NULL) >= a.value,
-                   "'%s': split %d over %lld reduce tiles", spec, o->split, (long long)gs_etir_split_tiles(op, o, NULL));
+    case GS_ACT_LANES: FUZZ_CHECK(o->lanes_log2 == a.value, "'%s': group", spec); break;
+    case GS_ACT_SPLITK:
+        FUZZ_CHECK(o->splitk == a.value && gs_etir_splitk_tiles(op, o, NULL) >= a.value,
+                   "'%s': split %d over %lld reduce tiles", spec, o->splitk, (long long)gs_etir_splitk_tiles(op, o, NULL));
         break;
     case GS_ACT_CACHE:
         FUZZ_CHECK(o->level == l - 1, "'%s': cache from level %d gave level %d", spec, l, o->level);
@@ -172,7 +172,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         gs_action a = {(gs_action_kind)(data[i] % (GS_ACT_COUNT_ + 1)), (int)(data[i + 1] % (op.naxes + 1)) - 1,
                        (int)(data[i + 1] >> 4) - 1};
         if (a.kind == GS_ACT_VTHREAD) a.value = 1 << (data[i + 1] >> 5);
-        if (a.kind == GS_ACT_SPLIT) a.value = 1 + (data[i + 1] >> 4); /* 1 .. 16 */
+        if (a.kind == GS_ACT_SPLITK) a.value = 1 + (data[i + 1] >> 4); /* 1 .. 16 */
         gs_etir o;
         if (!gs_etir_apply(&op, &e, a, max_threads, &o)) continue;
         FUZZ_CHECK(e.level != 0, "'%s': a finished state took an action", spec);
