@@ -41,9 +41,12 @@ void gs_cli_error_line(const char *prefix, const char *msg) {
 
 /* The message of a failure: "<status>: <detail>" with the context's detail. */
 static void fail_line(gs_ctx *ctx, gs_status s) {
-    const char *m = gs_ctx_errmsg(ctx);
+    const char *m = gs_ctx_errmsg(ctx), *st = gs_status_str(s);
     char line[2048];
-    snprintf(line, sizeof line, "%s%s%s", gs_status_str(s), *m ? ": " : "", m);
+    /* a detail that already starts with the status ("unknown operator 'X'") is not repeated */
+    size_t n = strlen(st);
+    if (!strncmp(m, st, n) && (m[n] == ' ' || m[n] == ':')) st = "";
+    snprintf(line, sizeof line, "%s%s%s", st, *m && *st ? ": " : "", m);
     gs_cli_error_line("gensor: error: ", line);
 }
 
@@ -112,11 +115,22 @@ static const char *main_help =
     "  'conv2d N=128 C=256 H=30 W=30 K=256 R=3 S=3 stride=2 pad=0 layout=nchw' (grammar: README)\n"
     "Run 'gensor <command> --help' for the options of a command.\n";
 
+static const char hw_help[] =
+    "usage: gensor hw list\n"
+    "       gensor hw show NAME|FILE [--format text|json]\n"
+    "\n"
+    "list: the built-in profiles. show: one profile, built-in or a JSON file whose keys are the\n"
+    "field names 'hw show --format json' prints. A file may start from a built-in with\n"
+    "\"base\": \"NAME\" and override some fields; such a profile is named by its \"name\" key, or\n"
+    "else NAME+custom (e.g. t4+custom).\n";
+
 static int hw_cmd(int argc, char **argv) {
-    if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-        printf("usage: gensor hw list\n       gensor hw show NAME|FILE [--format text|json]\n");
-        return 0;
-    }
+    /* --help anywhere: 'gensor hw --help', 'hw list --help', 'hw show -h' */
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(hw_help, stdout);
+            return 0;
+        }
     if (argc < 2) return gs_cli_usage_error("hw", "missing subcommand: 'list' or 'show NAME|FILE'%s", "");
     if (!strcmp(argv[1], "list")) {
         if (argc > 2) return gs_cli_usage_error("hw", "unexpected argument '%s' after 'list'", argv[2]);

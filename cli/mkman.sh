@@ -23,9 +23,9 @@ HEAD
 echo .PP
 block
 echo '.SH COMMANDS'
-echo '.SS construct, verify'
+echo '.SS construct'
 block construct
-for c in estimate space suite analyze hw; do
+for c in verify estimate space suite analyze hw; do
     # a command whose --help is construct's (estimate, at the time of writing) adds nothing
     [ "$c" = estimate ] && [ "$("$BIN" estimate --help)" = "$("$BIN" construct --help)" ] && continue
     echo ".SS $c"

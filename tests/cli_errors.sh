@@ -238,5 +238,30 @@ else
     echo "FAIL: estimate --help does not print estimate's usage"
     fail=$((fail + 1))
 fi
+# ---- issue 22 item 8: CLI rough edges ------------------------------------------------
+check_out 0 "usage: gensor hw list" "hw list --help" hw list --help
+check_out 0 "usage: gensor hw list" "hw show --help" hw show --help
+check_out 0 "usage: gensor hw list" "hw show t4 -h" hw show t4 -h
+check_out 0 "usage: gensor verify SPEC" "verify --help is verify's" verify --help
+for o in --emit --out --refine --sass; do
+    if grep -q -e "$o " "$tmp/out"; then echo "FAIL: verify --help lists $o, which verify refuses"; fail=$((fail + 1)); fi
+done
+# the status is not repeated by the detail, and a shape error names its problem
+check_msg 2 "gensor: error: unknown operator 'GEMM' (known:" "unknown operator said once" construct 'GEMM M=1 N=1 K=1'
+check_msg 2 "gensor: error: unknown hardware profile 'nosuch': not a built-in" "unknown profile said once" construct --hw nosuch 'gemm M=4 N=4 K=4'
+check_msg 2 "gensor: error: invalid shape: avgpool2d: kernel 3 along H (dilated extent 3) is larger than the padded input 2" \
+    "a window larger than its input" construct 'avgpool2d N=1 C=1 H=2 W=2 R=3 S=3'
+check_msg 2 "gensor: error: invalid shape: gemm: M=0 must be between 1 and" "an extent of 0" construct 'gemm M=0 N=1 K=1'
+# a suite whose operator fails says so on stderr, not only in its table
+check_msg 1 "gensor suite: error: operator 'a,\"b' (gemm M=0 N=1 K=1): invalid shape: gemm: M=0" \
+    "suite with a bad op: a line on stderr" suite --hw t4 "$tmp/suite_bad.json"
+check_msg 1 "gensor suite: error: operator 'a,\"b'" "suite --format json with a bad op: a line on stderr" \
+    suite --hw t4 --format json "$tmp/suite_bad.json"
+# a derived profile has a name of its own: its "name", else <base>+custom
+printf '{"base": "t4", "dram_gbs": 100}\n' >"$tmp/derived.json"
+printf '{"base": "t4", "name": "my-t4", "dram_gbs": 100}\n' >"$tmp/derived_named.json"
+check_out 0 "t4+custom: NVIDIA Tesla T4" "a derived profile without a name" hw show "$tmp/derived.json"
+check_out 0 "hw        t4+custom (sm_75" "construct names the derived profile" construct --hw "$tmp/derived.json" 'gemm M=8 N=8 K=8'
+check_out 0 "my-t4: NVIDIA Tesla T4" "a derived profile with a name" hw show "$tmp/derived_named.json"
 echo "cli_errors: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
