@@ -263,5 +263,11 @@ printf '{"base": "t4", "name": "my-t4", "dram_gbs": 100}\n' >"$tmp/derived_named
 check_out 0 "t4+custom: NVIDIA Tesla T4" "a derived profile without a name" hw show "$tmp/derived.json"
 check_out 0 "hw        t4+custom (sm_75" "construct names the derived profile" construct --hw "$tmp/derived.json" 'gemm M=8 N=8 K=8'
 check_out 0 "my-t4: NVIDIA Tesla T4" "a derived profile with a name" hw show "$tmp/derived_named.json"
+# ---- issue 22 item 10: the grammar is in the binary (and so in the man page) ------------
+check_out 0 "rowsum, rowmean, rowmax" "help spec" help spec
+check_out 0 "split=1..16" "help config" help config
+check_msg 2 "unknown topic 'nosuch'" "help with an unknown topic" help nosuch
+check_out 0 "grammar: gensor help spec, or man gensor" "--help points at the grammar" --help
+check_out 0 "(gensor help config)" "construct --help points at the configuration form" construct --help
 echo "cli_errors: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
