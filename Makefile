@@ -249,23 +249,39 @@ check-install: all
 	@sh tests/install_test.sh $(BUILD)
 
 # ---- main job ---------------------------------------------------------------
+# The table and the verdict on the terminal; the ~400-line kernel goes to
+# files under $(BUILD)/demo/ (the 'wrote' line names them).
 demo: deps
 	@$(MAKE) --no-print-directory all
 	./$(BUILD)/gensor hw list
-	./$(BUILD)/gensor construct --hw rtx4090 --seed 1 --top 3 'gemm M=4096 N=4096 K=4096'
+	./$(BUILD)/gensor construct --hw rtx4090 --seed 1 --top 3 --out $(BUILD)/demo 'gemm M=4096 N=4096 K=4096'
+	@echo "demo: the best candidate's kernel is in the files of the 'wrote' line above (CUDA .cu, OpenCL .cl,"
+	@echo "      launch description .json); without --out, construct prints the CUDA kernel after the table"
 	./$(BUILD)/gensor verify --hw rtx4090 --top 2 'gemm M=257 N=127 K=31 transA=1 alpha=1.5 beta=0.5'
 
 # ---- tests ------------------------------------------------------------------
 # Plain build first, the install test, the threads under TSan (check-tsan), a
 # short pass of every fuzz target (fuzz-short), then the same tests under
-# ASan/UBSan (check-asan).
+# ASan/UBSan (check-asan). Each stage prints a line with its expected length
+# on a first run (cold builds and PoCL kernel cache) on 2 idle cores: the CPU
+# time each stage took, measured on a loaded 2-core machine (load 5-15), over
+# 2. A busy machine takes longer; later runs reuse the builds and PoCL's
+# kernel cache (~/.cache/pocl) and are shorter.
 test: deps
+	@echo "make test: 6 stages, about 20 min in all on a first run on 2 idle cores; 1 and 5 are the long ones"
+	@echo; echo "== make test 1/6: build, unit tests (gensor_tests on the OpenCL device), api and bench-gpu checks: about 10 min (PoCL compiles every kernel once)"
 	@$(MAKE) --no-print-directory test-plain
+	@echo; echo "== make test 2/6: install test (tests/install_test.sh): about 10 s"
 	@sh tests/install_test.sh $(BUILD)
+	@echo; echo "== make test 3/6: threads under ThreadSanitizer (check-tsan, its own build): about 1 min"
 	@$(MAKE) --no-print-directory check-tsan
+	@echo; echo "== make test 4/6: every fuzz target for $(FUZZ_SHORT) s (fuzz-short, its own clang build): about 1-2 min"
 	@$(MAKE) --no-print-directory fuzz-short
+	@echo; echo "== make test 5/6: unit tests and cli_errors under ASan/UBSan (check-asan, its own build): about 5-10 min"
 	@$(MAKE) --no-print-directory check-asan
+	@echo; echo "== make test 6/6: bad input to the CLI (tests/cli_errors.sh): about 10 s"
 	@sh tests/cli_errors.sh $(BUILD)/gensor
+	@echo; echo "make test: all 6 stages passed"
 
 test-plain: $(BUILD)/gensor_tests $(BUILD)/gensor $(BUILD)/bench_gpu $(BUILD)/libgensor.so $(BUILD)/calibrate
 	GS_GENSOR_BIN=$(BUILD)/gensor ./$(BUILD)/gensor_tests --jobs 2

@@ -47,7 +47,7 @@ static const char analyze_help[] =
     "it with what `gensor construct` picks.\n"
     "\n"
     "  --hw NAME|FILE       hardware profile: built-in name (gensor hw list) or JSON file [rtx4090]\n"
-    "  --policy P           paper | balanced | model (benefit formulas, see README) [model]\n"
+    "  --policy P           paper | balanced | model (the benefit formulas) [model]\n"
     "  --seed N             seed of the gs_construct run compared against (the analysis itself is\n"
     "                       deterministic) [1]\n"
     "  --step T             walk step t at which the cache multiplier is taken [0]\n"

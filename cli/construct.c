@@ -31,14 +31,16 @@ typedef struct cli_opts {
 
 static const char construct_help[] =
     "usage: gensor construct SPEC [options]\n"
-    "       gensor verify SPEC [options]\n"
+    "\n"
+    "Constructs kernels for the operator SPEC (grammar: man gensor) and prints the ranked table and\n"
+    "the best candidate's kernel.\n"
     "\n"
     "  --hw NAME|FILE|auto  hardware profile: built-in name (gensor hw list) or JSON file [rtx4090];\n"
     "                       auto: the --backend device's own profile\n"
     "  --seed N             PCG32 seed; equal seeds give identical results [1]\n"
-    "  --top K              candidates kept (construct) / verified (verify) [construct 5, verify 1]\n"
+    "  --top K              candidates kept [5]\n"
     "  --chains N           independent Markov chains [8]\n"
-    "  --policy P           paper | balanced | model (benefit formulas, see README) [model]\n"
+    "  --policy P           paper | balanced | model (the benefit formulas) [model]\n"
     "  --strategy S         markov | tree (Roller-style) | exhaustive | random [markov]\n"
     "  --max-ms MS          exhaustive: stop enumerating after MS milliseconds and report the result as\n"
     "                       capped; 0: no budget [10000]\n"
@@ -55,18 +57,41 @@ static const char construct_help[] =
     "                       count its SASS with cuobjdump (make sass-tools), whole kernel and main loop;\n"
     "                       =full (or --emit sass) also prints the listing\n"
     "  --config CFG         skip construction and use this configuration, e.g.\n"
-    "                       bm=128,bn=128,bk=32,tm=8,tn=8,vm=1,vn=2,sa=1,sb=1 (see README)\n"
+    "                       bm=128,bn=128,bk=32,tm=8,tn=8,vm=1,vn=2,sa=1,sb=1 (gensor help config)\n"
     "  --format text|json   output format of the table [text]\n"
     "  --cache-dir DIR      keep NVRTC's output in the kernel cache DIR and reuse it [$GS_CACHE_DIR; none]\n"
-    "  --backend B          opencl | cuda: the device for --hw auto, --refine and verify [none: construction\n"
-    "                       only; verify: opencl]\n"
+    "  --backend B          opencl | cuda: the device for --hw auto and --refine [none: construction only]\n"
     "  --refine K           construct: time the top K candidates on the --backend device (warm-up excluded,\n"
     "                       median of >= 3 runs) and emit the fastest\n"
     "  --refine-ms MS       budget of the timed launches over all K candidates [200]\n"
     "\n"
-    "verify runs each kernel on the --backend device (OpenCL by default: PoCL on CPU-only machines;\n"
-    "cuda: NVRTC for the device's arch) and compares it\n"
-    "with GSL's sgemm (gemm) or the IR interpreter; it prints PASS/FAIL and exits 1 on a mismatch.\n";
+    "'gensor verify' runs the kernels on a device and checks them (gensor verify --help).\n";
+
+static const char verify_help[] =
+    "usage: gensor verify SPEC [options]\n"
+    "\n"
+    "Constructs kernels for the operator SPEC (grammar: man gensor) as construct does, runs the top K\n"
+    "on the --backend device (OpenCL by default: PoCL on CPU-only machines, GS_CL_DEVICE picks one;\n"
+    "cuda: NVRTC for the device's arch) and compares each with GSL's sgemm (gemm) or the IR\n"
+    "interpreter. Prints PASS/FAIL per kernel; exits 1 on a mismatch.\n"
+    "\n"
+    "  --hw NAME|FILE|auto  hardware profile the kernels are constructed for: built-in name (gensor\n"
+    "                       hw list) or JSON file [rtx4090]; auto: the --backend device's own profile\n"
+    "  --top K              candidates verified [1]\n"
+    "  --seed N             PCG32 seed; equal seeds give identical results [1]\n"
+    "  --chains N           independent Markov chains [8]\n"
+    "  --policy P           paper | balanced | model (benefit formulas) [model]\n"
+    "  --strategy S         markov | tree (Roller-style) | exhaustive | random [markov]\n"
+    "  --max-ms MS          exhaustive: stop enumerating after MS milliseconds; 0: no budget [10000]\n"
+    "  --form F             auto | direct: how a 1x1 conv is constructed (see construct --help) [auto]\n"
+    "  --split-atomic       split-K blocks meet by float atomics (the result is not deterministic)\n"
+    "  --config CFG         skip construction and verify this configuration, e.g.\n"
+    "                       bm=128,bn=128,bk=32,tm=8,tn=8,vm=1,vn=2,sa=1,sb=1\n"
+    "  --nvrtc              also compile each candidate with NVRTC and re-rank by ptxas' registers\n"
+    "  --cache-dir DIR      keep NVRTC's output in the kernel cache DIR [$GS_CACHE_DIR; none]\n"
+    "  --backend B          opencl | cuda: the device the kernels run on, and whose profile --hw auto\n"
+    "                       reads [opencl]\n"
+    "  --format text|json   output format of the table [text]\n";
 
 static const char estimate_help[] =
     "usage: gensor estimate SPEC --hw NAME|FILE (--config CFG | --configs FILE) [--format text|json]\n"
@@ -229,7 +254,8 @@ static int parse_opts(const char *cmd, int argc, char **argv, cli_opts *o, bool 
     o->hw = "rtx4090";
     o->emit = "cuda";
     o->format = "text";
-    o->cmd = (gs_cli_cmd){cmd, strcmp(cmd, "estimate") ? construct_help : estimate_help, construct_lo, NULL, NULL, NULL};
+    const char *help = !strcmp(cmd, "estimate") ? estimate_help : verify ? verify_help : construct_help;
+    o->cmd = (gs_cli_cmd){cmd, help, construct_lo, NULL, NULL, NULL};
     o->verify = verify;
     int rc = gs_cli_getopt(&o->cmd, argc, argv, parse_one_opt, o);
     if (rc >= 0) return rc;

@@ -42,9 +42,12 @@ void gs_cli_error_line(const char *prefix, const char *msg) {
 
 /* The message of a failure: "<status>: <detail>" with the context's detail. */
 static void fail_line(gs_ctx *ctx, gs_status s) {
-    const char *m = gs_ctx_errmsg(ctx);
+    const char *m = gs_ctx_errmsg(ctx), *st = gs_status_str(s);
     char line[2048];
-    snprintf(line, sizeof line, "%s%s%s", gs_status_str(s), *m ? ": " : "", m);
+    /* a detail that already starts with the status ("unknown operator 'X'") is not repeated */
+    size_t n = strlen(st);
+    if (!strncmp(m, st, n) && (m[n] == ' ' || m[n] == ':')) st = "";
+    snprintf(line, sizeof line, "%s%s%s", st, *m && *st ? ": " : "", m);
     gs_cli_error_line("gensor: error: ", line);
 }
 
@@ -110,15 +113,84 @@ static const char *main_help =
     "  hw list          list the built-in hardware profiles\n"
     "  hw show NAME     show a profile (built-in name or JSON file)\n"
     "\n"
+    "  help spec        the SPEC grammar: every operator and its keys\n"
+    "  help config      the configuration form of --config and --configs\n"
+    "\n"
     "SPEC examples: 'gemm M=4096 N=4096 K=4096', 'gemv M=16384 N=1000',\n"
-    "  'conv2d N=128 C=256 H=30 W=30 K=256 R=3 S=3 stride=2 pad=0 layout=nchw' (grammar: README)\n"
-    "Run 'gensor <command> --help' for the options of a command.\n";
+    "  'conv2d N=128 C=256 H=30 W=30 K=256 R=3 S=3 stride=2 pad=0 layout=nchw'\n"
+    "  (grammar: gensor help spec, or man gensor)\n"
+    "Run 'gensor <command> --help' for the options of a command. The examples call 'gensor': after\n"
+    "'make install' it is on PATH; in the source tree it is ./build/gensor.\n";
+
+static const char spec_help[] =
+    "SPEC := OPERATOR { KEY=VALUE }   (one argument, quoted; each key at most once; integers in\n"
+    "                                  plain decimal, extents 1..2147483647)\n"
+    "\n"
+    "  gemm      M N K [transA=0] [transB=0] [alpha=1] [beta=0] [bias=0] [relu=0]\n"
+    "            C[M,N] = alpha*op(A)*op(B) + beta*C, then + bias[N] and max(.,0) when asked;\n"
+    "            A is [M,K] ([K,M] with transA=1), B is [K,N] ([N,K] with transB=1)\n"
+    "  bgemm     B M N K [transA] [transB] [alpha] [beta]: gemm per batch, A[B,M,K] B[B,K,N] C[B,M,N]\n"
+    "  gemv      M N [transA=0] [alpha=1] [beta=0]: y[M] = alpha*A[M,N]*x[N] + beta*y\n"
+    "            (A is stored [N,M] with transA=1)\n"
+    "  conv2d    N C H W K R S [window keys] [dilation=1] [dilh] [dilw] [bias=0] [relu=0]\n"
+    "            I[N,C,H,W] * F[K,C,R,S] -> O[N,K,P,Q]; with layout=nhwc I[N,H,W,C], F[K,R,S,C],\n"
+    "            O[N,P,Q,K]\n"
+    "  dwconv2d  N C H W R S [window keys] [dilation...] [bias=0] [relu=0]: depthwise, F[C,R,S]\n"
+    "            (nhwc: F[R,S,C])\n"
+    "  avgpool2d, maxpool2d\n"
+    "            N C H W (F | R S) [window keys] [dilation...]: an RxS window (F sets both). Average\n"
+    "            pooling divides by R*S, padded cells included; max pooling ignores padded cells,\n"
+    "            and its padding is at most half the window\n"
+    "  relu      M N: Z = max(X, 0)\n"
+    "  add, mul  M N [bcast=0]: Z = X + Y, Z = X*Y; bcast=1 broadcasts Y[N] over the rows\n"
+    "  rowsum, rowmean, rowmax\n"
+    "            M K: Y[M] reduces the last axis of X[M,K]\n"
+    "\n"
+    "Window keys (conv2d, dwconv2d, pools): stride (or strideh, stridew) [1]; pad (or padh, padw, or\n"
+    "pad_top, pad_bottom, pad_left, pad_right) [0]; layout=nchw|nhwc [nchw]. A general key (stride,\n"
+    "pad, dilation, padh, padw) sets both directions and may not be given with a more specific one.\n"
+    "P = (H + pad_top + pad_bottom - dilh*(R-1) - 1) / strideh + 1, and Q likewise; a window that\n"
+    "does not fit its padded input is an error, as are an unknown or missing key.\n"
+    "\n"
+    "Examples: 'gemm M=1024 N=1024 K=1024 transB=1 bias=1 relu=1', 'bgemm B=12 M=128 N=128 K=64',\n"
+    "  'conv2d N=1 C=64 H=56 W=56 K=64 R=3 S=3 pad=1 layout=nhwc', 'maxpool2d N=1 C=64 H=112 W=112\n"
+    "  F=3 stride=2 pad=1', 'rowmax M=4096 K=1000'\n";
+
+static const char config_help[] =
+    "A configuration (--config CFG, one per line of --configs FILE) fixes a kernel without a walk:\n"
+    "\n"
+    "  b<axis>=N   the block tile of every axis of the operator\n"
+    "  t<axis>=N   the thread tile of every spatial axis, v<axis>=N its vthreads\n"
+    "  s<input>=0|1  whether that input is staged in shared memory\n"
+    "\n"
+    "Axis and input names are lower case: gemm has the spatial axes m, n, the reduce axis k and the\n"
+    "inputs a, b, e.g. bm=128,bn=128,bk=32,tm=8,tn=8,vm=1,vn=2,sa=1,sb=1 ('gensor space SPEC' lists\n"
+    "valid ones). Tiles are powers of two; a thread tile divides its block tile and the vthreads\n"
+    "divide the thread tile; a block tile is at most the next power of two of its extent.\n"
+    "Whole-kernel keys, each at most once, printed only when not the default:\n"
+    "  stages=1..4   pipeline depth of the reduce-tile loop [1]\n"
+    "  raster=1..16  blocks launched in groups of this many block rows, for L2 reuse [1]\n"
+    "  group=1..32   threads sharing each output's reduction (the reduce split) [1]\n"
+    "  split=1..16   split-K: blocks sharing a tile's reduction, summed in a fixed order [1]\n"
+    "  atomic=0|1    with split: meet by float atomics (sums only; not deterministic) [0]\n"
+    "The profile's resource check (shared memory, threads, registers) must pass.\n";
+
+static const char hw_help[] =
+    "usage: gensor hw list\n"
+    "       gensor hw show NAME|FILE [--format text|json]\n"
+    "\n"
+    "list: the built-in profiles. show: one profile, built-in or a JSON file whose keys are the\n"
+    "field names 'hw show --format json' prints. A file may start from a built-in with\n"
+    "\"base\": \"NAME\" and override some fields; such a profile is named by its \"name\" key, or\n"
+    "else NAME+custom (e.g. t4+custom).\n";
 
 static int hw_cmd(int argc, char **argv) {
-    if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-        printf("usage: gensor hw list\n       gensor hw show NAME|FILE [--format text|json]\n");
-        return 0;
-    }
+    /* --help anywhere: 'gensor hw --help', 'hw list --help', 'hw show -h' */
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(hw_help, stdout);
+            return 0;
+        }
     if (argc < 2) return gs_cli_usage_error("hw", "missing subcommand: 'list' or 'show NAME|FILE'%s", "");
     if (!strcmp(argv[1], "list")) {
         if (argc > 2) return gs_cli_usage_error("hw", "unexpected argument '%s' after 'list'", argv[2]);
@@ -190,6 +262,14 @@ int main(int argc, char **argv) {
         return 2;
     }
     const char *cmd = argv[1];
+    if (!strcmp(cmd, "help") && argc > 2) {
+        if (argc > 3) return finish_stdout(gs_cli_usage_error("help", "unexpected argument '%s'", argv[3]));
+        if (!strcmp(argv[2], "spec")) fputs(spec_help, stdout);
+        else if (!strcmp(argv[2], "config")) fputs(config_help, stdout);
+        else if (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h")) fputs(main_help, stdout);
+        else return finish_stdout(gs_cli_usage_error("help", "unknown topic '%s' (spec, config)", argv[2]));
+        return finish_stdout(0);
+    }
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
         fputs(main_help, stdout);
         return finish_stdout(0);

@@ -23,14 +23,19 @@ HEAD
 echo .PP
 block
 echo '.SH COMMANDS'
-echo '.SS construct, verify'
+echo '.SS construct'
 block construct
-for c in estimate space suite analyze hw; do
+for c in verify estimate space suite analyze hw; do
     # a command whose --help is construct's (estimate, at the time of writing) adds nothing
     [ "$c" = estimate ] && [ "$("$BIN" estimate --help)" = "$("$BIN" construct --help)" ] && continue
     echo ".SS $c"
     block $c
 done
+# the grammar and the configuration form, from the binary too (gensor help spec|config)
+echo '.SH SPEC GRAMMAR'
+echo '.nf'; "$BIN" help spec | esc; echo '.fi'
+echo '.SH CONFIGURATIONS'
+echo '.nf'; "$BIN" help config | esc; echo '.fi'
 cat <<'TAIL'
 .SH EXIT STATUS
 0 on success; 1 when a run fails (a verification mismatch, an OpenCL or NVRTC error, an I/O
@@ -52,6 +57,19 @@ where the CUDA toolkit is (libnvrtc, cuobjdump).
 .TP
 .B GS_CUOBJDUMP
 path of cuobjdump, for \fB\-\-sass\fR.
+.SH LIBRARY
+The library's one header is gensor.h; build against it with pkg-config:
+.PP
+.nf
+cc -o prog prog.c $(pkg-config \-\-cflags \-\-libs gensor)
+.fi
+.PP
+With a prefix outside the loader's search path (make install PREFIX=DIR), set
+PKG_CONFIG_PATH=DIR/lib/pkgconfig and either link with
+\-Wl,\-rpath,$(pkg-config \-\-variable=libdir gensor) or run with LD_LIBRARY_PATH=DIR/lib; else
+the program stops with "libgensor.so.0: cannot open shared object file". Under /usr/local, run
+ldconfig once after installing.
 .SH SEE ALSO
-The README of the gensor sources: the spec grammar, the configuration form, the model.
+The README and docs/ of the gensor sources: the model, the library (gensor.h, pkg-config gensor),
+the experiments.
 TAIL

@@ -20,7 +20,8 @@ static const char suite_help[] =
     "--nvrtc also compiles the chosen kernel for the profile's arch and reports registers and spills.\n"
     "--cache-dir DIR (default $GS_CACHE_DIR) keeps NVRTC's output in a kernel cache and reuses it.\n"
     "--max-ms MS is the time budget of each exhaustive construction (0: none) [10000].\n"
-    "Progress goes to stderr when it is a terminal.\n";
+    "Progress goes to stderr when it is a terminal. An operator that fails is an error row in the\n"
+    "table and a line on stderr, and the exit status is 1.\n";
 
 typedef struct row {
     const char *name, *spec;
@@ -301,6 +302,13 @@ static int suite_run(gs_ctx *ctx, const void *opts) {
     if (!strcmp(o->format, "csv")) suite_print_csv(rows, n);
     else if (strcmp(o->format, "json")) suite_print_text(o->path, hw, rows, n, total, cms_max, failures);
     rc = failures ? 1 : 0;
+    /* the table's error rows, one line each on stderr too: exit 1 is never silent */
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].status != GS_OK) {
+            char line[1024];
+            snprintf(line, sizeof line, "operator '%s' (%s): %s", rows[i].name, rows[i].spec, rows[i].err);
+            gs_cli_error_line("gensor suite: error: ", line);
+        }
     if (!strcmp(o->format, "json") && !suite_print_json(o->path, hw, rows, n, total)) rc = 1;
 out:
     gs_cli_cache_close(kc);

@@ -51,7 +51,7 @@ typedef enum gs_status {
     GS_ERR_INVALID_ARG = -1,   /* a NULL or out-of-range argument */
     GS_ERR_PARSE = -2,         /* malformed spec string or config */
     GS_ERR_UNKNOWN_OP = -3,    /* spec names an operator we do not know */
-    GS_ERR_BAD_SHAPE = -4,     /* zero, negative or overflowing extent */
+    GS_ERR_BAD_SHAPE = -4,     /* an extent out of range, a window larger than its input, ... (see errmsg) */
     GS_ERR_NOMEM = -5,         /* allocation failed */
     GS_ERR_HW_UNKNOWN = -6,    /* no built-in profile by that name */
     GS_ERR_HW_INVALID = -7,    /* a profile breaks a rule (e.g. 0 SMs) */
@@ -203,7 +203,8 @@ typedef struct gs_hw gs_hw;
  * Caller owns *out (gs_hw_destroy). [any thread] */
 gs_status gs_hw_load(gs_ctx *ctx, const char *name_or_path, gs_hw **out);
 /* Build a profile from JSON text in the file format: every field, or
- * "base": "NAME" and the fields that differ. Each rule is checked.
+ * "base": "NAME" and the fields that differ (named by its "name" field, else
+ * "NAME+custom"). Each rule is checked.
  * Caller owns *out (gs_hw_destroy). [any thread] */
 gs_status gs_hw_parse(gs_ctx *ctx, const char *json, gs_hw **out);
 /* The profile of an open device ("--hw auto"): a CUDA device's attributes;

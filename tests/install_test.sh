@@ -35,6 +35,11 @@ done
 objdump -p "$R/lib/libgensor.so.$ver" | grep -q "SONAME *libgensor.so.$major\$" && ok || bad "soname is not libgensor.so.$major"
 grep -q "^prefix=$P\$" "$R/lib/pkgconfig/gensor.pc" && ok || bad "gensor.pc: prefix is not $P"
 man -l "$R/share/man/man1/gensor.1" 2>/dev/null | grep -q -- '--chains N' && ok || bad "man page lacks the construct options"
+# the grammar and the configuration form are in the man page, not only in the sources' docs
+man -l "$R/share/man/man1/gensor.1" 2>/dev/null >"$tmp/man.txt"
+grep -q '^SPEC GRAMMAR' "$tmp/man.txt" && grep -q 'rowsum, rowmean, rowmax' "$tmp/man.txt" && ok || bad "man page lacks the spec grammar"
+grep -q '^CONFIGURATIONS' "$tmp/man.txt" && grep -q 'split=1..16' "$tmp/man.txt" && ok || bad "man page lacks the configuration form"
+if grep -q 'grammar: README' "$tmp/man.txt"; then bad "man page sends to the README for the grammar"; else ok; fi
 "$R/bin/gensor" --version | grep -qx "gensor $ver" && ok || bad "installed gensor --version"
 
 # pkg-config reads the staged .pc with its prefix moved to the staging tree

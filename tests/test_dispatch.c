@@ -482,7 +482,7 @@ Test(dispatch, memo_key_respects_profile_and_class) {
     gs_ctx *ctx = gs_ctx_create();
     gs_hw *hw = load_hw(ctx, "rtx4090"), *hw2 = NULL;
     /* the same arch and name, one field changed */
-    cr_assert_eq(gs_hw_parse(ctx, "{\"base\": \"rtx4090\", \"dram_gbs\": 500}", &hw2), GS_OK, "%s",
+    cr_assert_eq(gs_hw_parse(ctx, "{\"base\": \"rtx4090\", \"name\": \"rtx4090\", \"dram_gbs\": 500}", &hw2), GS_OK, "%s",
                  gs_ctx_errmsg(ctx));
     /* OpenCL: the descriptor has no arch, so only the memo's own key tells the profiles apart */
     gs_dispatcher *d = make_nc(ctx, hw, GS_DIALECT_OPENCL, GS_WARM_MEMO, 1);

@@ -511,9 +511,14 @@ Test(hw, base_override) {
     cr_assert_eq(hw.l2_bytes, 1048576);
     cr_assert_eq(hw.num_sms, 108);
     cr_assert_eq(hw.sm, 80);
-    /* Base alone: the built-in itself. */
+    /* Base alone: the built-in's fields, under a name of its own (a derived
+     * profile without "name" is "<base>+custom", never the built-in's name). */
     cr_assert_eq(gs_hw_load_json_text(ctx, "{\"base\": \"t4\"}", &hw), GS_OK);
-    assert_hw_equal(&hw, gs_hw_find_builtin("t4"));
+    gs_hw t4 = *gs_hw_find_builtin("t4");
+    strcpy(t4.name, "t4+custom");
+    assert_hw_equal(&hw, &t4);
+    cr_assert_eq(gs_hw_load_json_text(ctx, "{\"base\": \"orin-nano\", \"num_sms\": 4}", &hw), GS_OK);
+    cr_assert_str_eq(hw.name, "orin-nano+custom");
     /* An override that breaks a rule is caught after the merge. */
     expect_text_err("{\"base\": \"t4\", \"smem_per_block_optin\": 1024}", GS_ERR_HW_INVALID,
                     "smem_per_block (49152) must be <= smem_per_block_optin (1024)");

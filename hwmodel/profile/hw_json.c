@@ -6,6 +6,7 @@
  *   - derived:  "base": "<built-in name>" copies a built-in profile first and
  *     the other keys override some of its fields, e.g.
  *       { "base": "rtx3090", "name": "rtx3090-slowmem", "dram_gbs": 500 }
+ *     Without a "name" key a derived profile is named "<base>+custom".
  * Unknown keys, missing keys (without base) and wrong types are errors that
  * name the key, so a typo never silently falls back to a default. After
  * loading, the profile goes through gs_hw_validate like any other.
@@ -196,6 +197,10 @@ static gs_status load_buffer(gs_ctx *ctx, const char *src, const char *buf, size
             goto done;
         }
         hw = *b;
+        /* a derived profile is not its base: without a "name" of its own it
+         * is "<base>+custom", so tables and reports do not pass it off as the
+         * built-in (a "name" key below overrides this) */
+        snprintf(hw.name, sizeof hw.name, "%.24s+custom", b->name); /* built-in names are short */
     }
 
     const char *key;

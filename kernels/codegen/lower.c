@@ -37,6 +37,11 @@ typedef struct dialect_spelling {
     const char *sync, *tid, *bid;
     const char *long_t, *neg_inf;
     const char *ws_ptr, *ws_int_ptr; /* split-K's workspace (no restrict: read back by other blocks) */
+    /* the pragma over the last tile's reduce loops, whose bounds are runtime
+     * values: NVRTC unrolls them by 4; PoCL's LLVM often cannot, and then
+     * prints "N warning(s) generated." on the caller's stderr at every cold
+     * build, so OpenCL kernels carry no pragma there ("": no line) */
+    const char *unroll_bounded;
     /* Vector loads and stores, shared arrays and asynchronous copies are
      * macros defined here, so the kernel bodies of the two dialects are the
      * same text: GS_LD2/4(p), GS_ST2/4(p, v), GS_SMEM (a 16-byte aligned
@@ -69,6 +74,7 @@ static const dialect_spelling spellings[] = {
         .neg_inf = "__int_as_float(0xff800000)",
         .ws_ptr = "float*",
         .ws_int_ptr = "int*",
+        .unroll_bounded = "#pragma unroll 4",
         .preamble =
             "#define GS_LD2(p) (*(const float2*)(p))\n"
             "#define GS_LD4(p) (*(const float4*)(p))\n"
@@ -115,6 +121,7 @@ static const dialect_spelling spellings[] = {
         .long_t = "long",
         .ws_ptr = "__global float*",
         .ws_int_ptr = "__global int*",
+        .unroll_bounded = "",
         .neg_inf = "(-INFINITY)",
         .preamble =
             "#define GS_LD2(p) vload2(0, p)\n"
@@ -927,7 +934,7 @@ static void print_compute_body(printer *m, const char *buf, bool bounded, bool f
         int T = m->e->tile[a].block, R = a == last_red ? m->p->lanes : 1;
         if (bounded) {
             line(m, "const int kl%d = E%d - or%d < %d ? E%d - or%d : %d;", a, a, a, T, a, a, T);
-            line(m, "#pragma unroll 4");
+            if (*m->sp->unroll_bounded) line(m, "%s", m->sp->unroll_bounded);
             if (R > 1) open_(m, "for (int kr%d = lane; kr%d < kl%d; kr%d += %d)", a, a, a, a, R);
             else open_(m, "for (int kr%d = 0; kr%d < kl%d; kr%d++)", a, a, a, a);
         } else {
