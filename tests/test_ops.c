@@ -92,13 +92,13 @@ static gs_status ops_run_cl(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const gs_et
     for (int t = 0; t < op->ninputs && s == GS_OK; t++)
         s = gs_cl_buf_create(ctx, cl, (size_t)gs_tensor_elems(&op->tensors[t]) * 4, ins[t], &buf[t]);
     if (s == GS_OK) s = gs_cl_buf_create(ctx, cl, (size_t)on * 4, out, &buf[op->ninputs]);
-    if (s == GS_OK && ks.desc.has_bias)
+    if (s == GS_OK && ks.desc.op.has_bias)
         s = gs_cl_buf_create(ctx, cl, (size_t)op->axes[op->epi.bias_axis].extent * 4, bias, &bbuf);
     if (s == GS_OK) {
         gs_karg args[64];
         int na = 0;
         for (int t = 0; t <= op->ninputs; t++) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = buf[t]};
-        if (ks.desc.has_bias) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = bbuf};
+        if (ks.desc.op.has_bias) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = bbuf};
         int32_t ints[48];
         int ni = gs_kernel_int_args(op, ints, 48);
         for (int i = 0; i < ni; i++) args[na++] = (gs_karg){.kind = GS_KARG_INT, .i = ints[i]};

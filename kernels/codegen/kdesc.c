@@ -12,21 +12,10 @@ void gs_kdesc_make(const gs_op *op, const gs_plan *p, const gs_etir *e, gs_diale
     k->arch = (uint32_t)arch;
     for (int t = 0; t <= op->ninputs; t++)
         if (gs_tensor_elems(&op->tensors[t]) > 2147483647LL) k->idx64 = 1;
-    k->combine = (uint32_t)op->combine;
-    k->naxes = (uint32_t)op->naxes;
-    k->ninputs = (uint32_t)op->ninputs;
-    for (int a = 0; a < op->naxes; a++) k->axis_kind[a] = (uint32_t)op->axes[a].kind;
-    for (int t = 0; t <= op->ninputs; t++) {
-        k->ndim[t] = op->tensors[t].ndim;
-        for (int j = 0; j < op->tensors[t].ndim; j++) k->idx[t][j] = op->tensors[t].idx[j];
-    }
+    gs_op_key(op, &k->op);
     k->etir = *e;
     k->etir.level = 0;
     if (p) k->plan = *p;
-    k->has_beta = op->epi.beta != 0.0f;
-    k->has_bias = op->has_bias && op->epi.bias_axis >= 0;
-    k->bias_axis = k->has_bias ? (uint32_t)op->epi.bias_axis : 0;
-    k->relu = op->epi.relu != 0;
 }
 
 uint64_t gs_kdesc_hash(const gs_kdesc *k) { return gs_hash_bytes(k, sizeof *k, 0x67656e736f72ull); }

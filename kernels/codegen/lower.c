@@ -263,7 +263,7 @@ static void print_signature(printer *m, const gs_kernel_src *out) {
     gs_sb_printf(&m->sb, " %s(", out->name);
     for (int t = 0; t < m->ni; t++) gs_sb_printf(&m->sb, "%s in%d, ", m->sp->in_ptr, t);
     gs_sb_printf(&m->sb, "%s out", m->sp->out_ptr);
-    if (out->desc.has_bias) gs_sb_printf(&m->sb, ", %s bias", m->sp->in_ptr);
+    if (out->desc.op.has_bias) gs_sb_printf(&m->sb, ", %s bias", m->sp->in_ptr);
     for (int a = 0; a < m->na; a++) gs_sb_printf(&m->sb, ", int E%d", a);
     for (int t = 0; t <= m->ni; t++)
         for (int j = 0; j < op->tensors[t].ndim; j++) gs_sb_printf(&m->sb, ", int S%d_%d", t, j);
@@ -1049,14 +1049,55 @@ static void print_main_loop(printer *m) {
 }
 
 /* ---- epilogue ---------------------------------------------------------------------- */
-/* One output point: the epilogue of acc[aidx] (NULL: of v) to out[oi]. */
-static void print_store_one(printer *m, const char *aidx, const char *oi, int bias_axis) {
-    if (aidx) line(m, "float y = alpha * acc[%s];", aidx);
-    else line(m, "float y = alpha * v;");
-    if (m->op->epi.beta != 0.0f) line(m, "y += beta * out[%s];", oi);
-    if (m->op->has_bias && bias_axis >= 0) line(m, "y += bias[x%d];", bias_axis);
-    if (m->op->epi.relu) line(m, "y = %s(y, 0.0f);", m->sp->fmax);
+/* One output point: the epilogue's steps (gs_epi_steps) on acc[aidx] (NULL:
+ * on v), stored to out[oi]. */
+static void print_store_one(printer *m, const char *aidx, const char *oi) {
+    gs_epi_step st[GS_EPI_MAX_STEPS];
+    int n = gs_epi_steps(m->op, st);
+    for (int i = 0; i < n; i++) {
+        switch (st[i].kind) {
+        case GS_EPI_SCALE:
+            if (aidx) line(m, "float y = alpha * acc[%s];", aidx);
+            else line(m, "float y = alpha * v;");
+            break;
+        case GS_EPI_ADD_OLD: line(m, "y += beta * out[%s];", oi); break;
+        case GS_EPI_ADD_BIAS: line(m, "y += bias[x%d];", st[i].axis); break;
+        case GS_EPI_RELU: line(m, "y = %s(y, 0.0f);", m->sp->fmax); break;
+        }
+    }
     line(m, "out[%s] = y;", oi);
+}
+
+/* Component k of a w-wide vector of outputs: the epilogue's steps as one
+ * expression into ex (the old values in old, the bias in bv when it is a
+ * vector load, else read per point). */
+static void print_epi_expr(printer *m, gs_sb *ex, int k) {
+    gs_epi_step st[GS_EPI_MAX_STEPS];
+    int n = gs_epi_steps(m->op, st);
+    for (int i = 0; i < n; i++) {
+        switch (st[i].kind) {
+        case GS_EPI_SCALE: {
+            char add[16];
+            snprintf(add, sizeof add, "%d", k);
+            char *aidx = frag_index(m, -1, add, m->p->out_axis);
+            gs_sb_printf(ex, "alpha * acc[%s]", aidx ? aidx : "0");
+            free(aidx);
+            break;
+        }
+        case GS_EPI_ADD_OLD: gs_sb_printf(ex, " + beta * old.%s", comp(k)); break;
+        case GS_EPI_ADD_BIAS:
+            if (m->p->bias_vec > 1) gs_sb_printf(ex, " + bv.%s", comp(k));
+            else gs_sb_printf(ex, " + bias[x%d]", st[i].axis);
+            break;
+        case GS_EPI_RELU: {
+            char *in = gs_sb_take(ex);
+            gs_sb_init(ex);
+            gs_sb_printf(ex, "%s(%s, 0.0f)", m->sp->fmax, in ? in : "0");
+            free(in);
+            break;
+        }
+        }
+    }
 }
 
 /* wi: the dense index of output point (x<a>) over the spatial extents,
@@ -1120,7 +1161,6 @@ static void print_epilogue_loops(printer *m, bool vec, bool predicated, epi_mode
     const gs_op *op = m->op;
     const gs_plan *p = m->p;
     int open = 0, oa = vec ? p->out_axis : -1, w = vec ? p->out_vec : 1;
-    int bias_axis = op->has_bias ? op->epi.bias_axis : -1;
     for (int a = 0; a < m->na; a++) {
         if (!spatial(op, a)) continue;
         line(m, "#pragma unroll");
@@ -1156,37 +1196,28 @@ static void print_epilogue_loops(printer *m, bool vec, bool predicated, epi_mode
     print_out_index(m);
     if (w == 1) {
         char *aidx = frag_index(m, -1, NULL, -1);
-        print_store_one(m, aidx ? aidx : "0", "oi", bias_axis);
+        print_store_one(m, aidx ? aidx : "0", "oi");
         free(aidx);
     } else {
         char ld[CW];
+        int bias_axis = -1;
         line(m, "%s y;", vtype(w));
-        if (op->epi.beta != 0.0f) {
+        if (gs_epi_has(op, GS_EPI_ADD_OLD, NULL)) {
             snprintf(ld, sizeof ld, "GS_LD%d(out + oi)", w);
             line(m, "const %s old = %s;", vtype(w), ld);
         }
-        if (op->has_bias && bias_axis >= 0 && p->bias_vec > 1) {
+        if (gs_epi_has(op, GS_EPI_ADD_BIAS, &bias_axis) && p->bias_vec > 1) {
             char bp[64];
             snprintf(bp, sizeof bp, "bias + x%d", bias_axis);
             snprintf(ld, sizeof ld, "GS_LD%d(%s)", w, bp);
             line(m, "const %s bv = %s;", vtype(w), ld);
         }
         for (int k = 0; k < w; k++) {
-            char add[16];
-            snprintf(add, sizeof add, "%d", k);
-            char *aidx = frag_index(m, -1, add, oa);
             gs_sb ex;
             gs_sb_init(&ex);
-            gs_sb_printf(&ex, "alpha * acc[%s]", aidx ? aidx : "0");
-            free(aidx);
-            if (op->epi.beta != 0.0f) gs_sb_printf(&ex, " + beta * old.%s", comp(k));
-            if (op->has_bias && bias_axis >= 0) {
-                if (p->bias_vec > 1) gs_sb_printf(&ex, " + bv.%s", comp(k));
-                else gs_sb_printf(&ex, " + bias[x%d]", bias_axis);
-            }
+            print_epi_expr(m, &ex, k);
             char *exs = gs_sb_take(&ex);
-            if (op->epi.relu) line(m, "y.%s = %s(%s, 0.0f);", comp(k), m->sp->fmax, exs ? exs : "0");
-            else line(m, "y.%s = %s;", comp(k), exs ? exs : "0");
+            line(m, "y.%s = %s;", comp(k), exs ? exs : "0");
             free(exs);
         }
         char st[CW];
@@ -1276,7 +1307,7 @@ static void print_split_meet(printer *m) {
              m->op->combine == GS_COMBINE_MAX ? "MAX" : "SUM", m->idx_t);
     }
     print_out_index(m);
-    print_store_one(m, NULL, "oi", m->op->has_bias ? m->op->epi.bias_axis : -1);
+    print_store_one(m, NULL, "oi");
     close_(m);
     close_(m);
     line(m, "if (tid == 0) cnt[tile_id] = 0;");

@@ -171,7 +171,7 @@ gs_status gs_verify_opencl_plan(gs_ctx *ctx, gs_cl *cl, const gs_op *op, const g
     gs_karg args[64];
     int na = 0;
     for (int t = 0; t <= op->ninputs; t++) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = buf[t]};
-    if (ks.desc.has_bias) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = bbuf};
+    if (ks.desc.op.has_bias) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = bbuf};
     na = gs_kernel_scalar_args(op, args, na);
     if (ks.ws_bytes) {
         s = gs_cl_buf_create(ctx, cl, (size_t)ks.ws_bytes, NULL, &wsbuf);
