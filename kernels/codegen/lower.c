@@ -152,6 +152,8 @@ typedef struct printer {
     int indent;
     int na, ni, nred;
     int64_t thr[GS_MAX_AXES], t0[GS_MAX_AXES];
+    gs_launch_arg args[GS_LAUNCH_MAX_ARGS]; /* the kernel's arguments (gs_plan_launch_args) */
+    int nargs;
 } printer;
 
 static void line(printer *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -255,21 +257,37 @@ static void global_read(printer *m, int t, const char *prefix, const char *lhs) 
 
 /* ---- prologue ---------------------------------------------------------------------- */
 static void print_signature(printer *m, const gs_kernel_src *out) {
-    const gs_op *op = m->op;
     if (m->dialect == GS_DIALECT_CUDA)
         gs_sb_printf(&m->sb, m->sp->kernel_prefix, (long long)m->p->threads, (int)m->p->min_blocks);
     else
         gs_sb_printf(&m->sb, m->sp->kernel_prefix, (long long)m->p->threads);
     gs_sb_printf(&m->sb, " %s(", out->name);
-    for (int t = 0; t < m->ni; t++) gs_sb_printf(&m->sb, "%s in%d, ", m->sp->in_ptr, t);
-    gs_sb_printf(&m->sb, "%s out", m->sp->out_ptr);
-    if (out->desc.op.has_bias) gs_sb_printf(&m->sb, ", %s bias", m->sp->in_ptr);
-    for (int a = 0; a < m->na; a++) gs_sb_printf(&m->sb, ", int E%d", a);
-    for (int t = 0; t <= m->ni; t++)
-        for (int j = 0; j < op->tensors[t].ndim; j++) gs_sb_printf(&m->sb, ", int S%d_%d", t, j);
-    gs_sb_puts(&m->sb, ", float alpha, float beta");
-    if (m->p->split_mode != GS_SPLIT_NONE) gs_sb_printf(&m->sb, ", %s ws", m->sp->ws_ptr);
+    for (int i = 0; i < m->nargs; i++) {
+        const gs_launch_arg *a = &m->args[i];
+        const char *type = a->type;
+        if (a->role == GS_ARG_INPUT || a->role == GS_ARG_BIAS) type = m->sp->in_ptr;
+        else if (a->role == GS_ARG_OUTPUT) type = m->sp->out_ptr;
+        else if (a->role == GS_ARG_WORKSPACE) type = m->sp->ws_ptr;
+        gs_sb_printf(&m->sb, "%s%s %s", i ? ", " : "", type, a->name);
+    }
     gs_sb_puts(&m->sb, ")\n{\n");
+}
+
+/* The banner's argument list: every argument in order, the buffers with
+ * their sizes for this operator's extents, and the workspace's rule. */
+static void print_banner_args(printer *m) {
+    gs_sb_puts(&m->sb, " * args:");
+    for (int i = 0; i < m->nargs; i++) {
+        const gs_launch_arg *a = &m->args[i];
+        gs_sb_printf(&m->sb, "%s %s", i ? "," : "", a->name);
+        if (!strcmp(a->type, "float*")) gs_sb_printf(&m->sb, "[%lld]", (long long)a->elems);
+    }
+    gs_sb_puts(&m->sb, " (buffers: 4-byte elements for these extents)");
+    if (m->nargs > 0 && m->args[m->nargs - 1].role == GS_ARG_WORKSPACE)
+        gs_sb_printf(&m->sb, "\n * ws: split-K workspace, %lld bytes for these extents; zero it before the first "
+                             "launch (each launch leaves it ready for the next); one per launch in flight",
+                     (long long)m->args[m->nargs - 1].bytes);
+    gs_sb_puts(&m->sb, " */\n");
 }
 
 /* Block origins ob<a>: the block index decomposes with the last spatial
@@ -1364,6 +1382,11 @@ gs_status gs_lower_emit_plan(gs_ctx *ctx, const gs_op *op, const gs_etir *e, con
     out->smem_bytes = p->smem_bytes + p->scratch_bytes;
     out->smem_dynamic = p->smem_dynamic && d == GS_DIALECT_CUDA;
     out->ws_bytes = gs_plan_workspace_bytes(op, e, p);
+    m->nargs = gs_plan_launch_args(op, e, p, m->args, GS_LAUNCH_MAX_ARGS);
+    if (m->nargs < 0) {
+        gs_sb_free(&m->sb);
+        return gs_err(ctx, GS_ERR_UNSUPPORTED, "lowering: more than %d kernel arguments", GS_LAUNCH_MAX_ARGS);
+    }
 
     char etxt[256], cfg[256], ptxt[320];
     gs_etir_format(op, e, etxt, sizeof etxt);
@@ -1372,9 +1395,10 @@ gs_status gs_lower_emit_plan(gs_ctx *ctx, const gs_op *op, const gs_etir *e, con
     gs_sb_printf(&m->sb, "/* gensor codegen v%u | %s | descriptor %016llx\n", GS_CODEGEN_VERSION,
                  d == GS_DIALECT_CUDA ? "cuda" : "opencl", (unsigned long long)out->hash);
     gs_sb_printf(&m->sb, " * op: %s\n * etir: %s\n * config: %s\n * plan: %s\n", op->spec, etxt, cfg, ptxt);
-    gs_sb_printf(&m->sb, " * launch: grid %lld x block %lld (1-D), %lld bytes of %s shared memory; extents are runtime arguments */\n",
+    gs_sb_printf(&m->sb, " * launch: grid %lld x block %lld (1-D), %lld bytes of %s shared memory; extents are runtime arguments\n",
                  (long long)out->grid, (long long)p->threads, (long long)p->smem_bytes,
                  out->smem_dynamic ? "dynamic" : "static");
+    print_banner_args(m);
     gs_sb_puts(&m->sb, m->sp->preamble);
     print_signature(m, out);
     m->indent = 1;
