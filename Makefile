@@ -271,6 +271,7 @@ test-plain: $(BUILD)/gensor_tests $(BUILD)/gensor $(BUILD)/bench_gpu $(BUILD)/li
 	GS_GENSOR_BIN=$(BUILD)/gensor ./$(BUILD)/gensor_tests --jobs 2
 	@sh tests/bench_gpu_dry.sh $(BUILD)
 	@sh tests/api_check.sh $(BUILD)
+	@python3 tests/tuner_args_check.py $(BUILD)/gensor
 
 check-asan:
 	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 \
