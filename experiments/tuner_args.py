@@ -63,7 +63,7 @@ def common_args(launches, workspace_bytes=0):
         raise ValueError("no launch description")
     first = launch_args(launches[0])
     for L in launches[1:]:
-        check_compatible(first, L)
+        check_compatible(first, L, workspace=False)
     ws = max([workspace_bytes] + [_workspace(launch_args(L)) for L in launches])
     common = [dict(a) for a in _fixed(first)]
     if ws > 0:
@@ -72,10 +72,10 @@ def common_args(launches, workspace_bytes=0):
     return common
 
 
-def check_compatible(common, launch):
+def check_compatible(common, launch, workspace=True):
     """Raise ValueError unless the configuration of `launch` takes the common list's
     arguments (the same names, roles, types and sizes or values, in order) and
-    its workspace, if any, fits the common one."""
+    (workspace) its workspace, if any, fits the common one."""
     mine = launch_args(launch)
     a, b = _fixed(common), _fixed(mine)
     if [x["name"] for x in a] != [x["name"] for x in b]:
@@ -85,7 +85,7 @@ def check_compatible(common, launch):
             if x.get(k) != y.get(k):
                 raise ValueError("argument %s: %s %r, expected %r" % (x["name"], k, y.get(k), x.get(k)))
     need, have = _workspace(mine), _workspace(common)
-    if need > have:
+    if workspace and need > have:
         raise ValueError("the configuration's workspace (%d bytes) is larger than the list's (%d)" % (need, have))
 
 

@@ -85,7 +85,11 @@ def main():
     if space_ws != [L.get("workspace_bytes") for _, L in kernels]:
         fail("space reports workspaces %s, the launches %s" % (space_ws, [L.get("workspace_bytes") for _, L in kernels]))
 
-    # the harness: one list from the first configuration and the space's largest workspace
+    # the harness: one list from the first configuration and the space's largest workspace;
+    # configurations outside the space (gensor's picks) join with their own launches
+    both = tuner_args.common_args([L for _, L in kernels])
+    if both[-1]["role"] != "workspace" or both[-1]["bytes"] != space_ws[1]:
+        fail("the list of both launches ends with %s, not a %d-byte workspace" % (both[-1], space_ws[1]))
     common = tuner_args.common_args([kernels[0][1]], max(space_ws))
     host = tuner_args.host_args(common, lambda a: ("buffer", a["elems"]), int, float)
     if common[-1]["role"] != "workspace" or not common[-1]["zero_before_first_launch"]:
