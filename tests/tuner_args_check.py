@@ -114,4 +114,7 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except ValueError as e:  # the builder refused a launch it should take
+        fail(str(e))
