@@ -346,7 +346,7 @@ $(TUNERS_VENV)/.tuners: $(TUNERS_REQ)
 
 compare-tuners: deps all tuners-venv
 	@$(TUNERS_VENV)/bin/python experiments/compare_tuners.py $(BUILD)/gensor $(BUILD)/compare-tuners \
-	  $$([ "$(QUICK)" = 1 ] && echo --quick)
+	  $$([ "$(QUICK)" = 1 ] && echo --quick) $$([ -n "$(BUDGETS)" ] && echo --budgets $(BUDGETS))
 
 clean:
 	rm -rf build build-dev build-asan $(A64_BUILD) $(FUZZ_BUILD) $(TSAN_BUILD)
