@@ -288,6 +288,7 @@ test-plain: $(BUILD)/gensor_tests $(BUILD)/gensor $(BUILD)/bench_gpu $(BUILD)/li
 	@sh tests/bench_gpu_dry.sh $(BUILD)
 	@sh tests/calibrate_holdout.sh $(BUILD)
 	@sh tests/api_check.sh $(BUILD)
+	@python3 tests/tuner_args_check.py $(BUILD)/gensor
 
 check-asan:
 	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 \
@@ -363,7 +364,7 @@ $(TUNERS_VENV)/.tuners: $(TUNERS_REQ)
 
 compare-tuners: deps all tuners-venv
 	@$(TUNERS_VENV)/bin/python experiments/compare_tuners.py $(BUILD)/gensor $(BUILD)/compare-tuners \
-	  $$([ "$(QUICK)" = 1 ] && echo --quick)
+	  $$([ "$(QUICK)" = 1 ] && echo --quick) $$([ -n "$(BUDGETS)" ] && echo --budgets $(BUDGETS))
 
 clean:
 	rm -rf build build-dev build-asan $(A64_BUILD) $(FUZZ_BUILD) $(TSAN_BUILD)

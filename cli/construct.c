@@ -349,10 +349,13 @@ static json_t *candidate_json(const gs_result *r, int i, const gs_nvrtc_out *nv)
 }
 
 /* How the OpenCL kernel is launched, for external harnesses: 1-D, global =
- * grid*block work-items; arguments in order: the input buffers, the output,
- * the bias (when present), then the int arguments, alpha and beta. */
+ * grid*block work-items. "args" lists every argument in order (name, role,
+ * type; a buffer's bytes and elements, a scalar's value; the workspace's
+ * zero-before-the-first-launch rule). The older keys stay for the harnesses
+ * that read them: the tensor shapes, the bias length, the int arguments
+ * (extents, then shapes), alpha and beta, and the workspace's bytes. */
 static json_t *launch_json(const gs_op *op, const gs_kernel_src *ks) {
-    json_t *j = json_object(), *ints = json_array(), *shapes = json_array();
+    json_t *j = json_object(), *ints = json_array(), *shapes = json_array(), *args = json_array();
     int32_t vals[48];
     int ni = gs_kernel_int_args(op, vals, 48);
     for (int i = 0; i < ni; i++) json_array_append_new(ints, json_integer(vals[i]));
@@ -361,14 +364,34 @@ static json_t *launch_json(const gs_op *op, const gs_kernel_src *ks) {
         for (int d = 0; d < op->tensors[t].ndim; d++) json_array_append_new(sh, json_integer(op->tensors[t].shape[d]));
         json_array_append_new(shapes, sh);
     }
+    gs_launch_arg la[GS_LAUNCH_MAX_ARGS];
+    int na = gs_plan_launch_args(op, &ks->desc.etir, &ks->desc.plan, la, GS_LAUNCH_MAX_ARGS);
+    for (int i = 0; i < na; i++) {
+        const gs_launch_arg *a = &la[i];
+        json_t *o = json_pack("{s:s, s:s, s:s}", "name", a->name, "role", gs_arg_role_name(a->role), "type", a->type);
+        if (a->index >= 0) json_object_set_new(o, a->role == GS_ARG_EXTENT ? "axis" : "tensor", json_integer(a->index));
+        if (a->dim >= 0) json_object_set_new(o, "dim", json_integer(a->dim));
+        if (!strcmp(a->type, "float*")) {
+            json_object_set_new(o, "bytes", json_integer(a->bytes));
+            json_object_set_new(o, "elems", json_integer(a->elems));
+        } else if (a->role == GS_ARG_EXTENT || a->role == GS_ARG_SHAPE) {
+            json_object_set_new(o, "value", json_integer(a->ivalue));
+        } else {
+            json_object_set_new(o, "value", json_real(a->fvalue));
+        }
+        if (a->zero_first) json_object_set_new(o, "zero_before_first_launch", json_true());
+        json_array_append_new(args, o);
+    }
     json_object_set_new(j, "opencl_kernel", json_string(ks->name));
     json_object_set_new(j, "grid", json_integer(ks->grid));
     json_object_set_new(j, "block", json_integer(ks->block));
+    json_object_set_new(j, "args", args);
     json_object_set_new(j, "tensor_shapes", shapes); /* the inputs, then the output */
-    json_object_set_new(j, "bias_elems", json_integer(ks->desc.has_bias ? op->axes[op->epi.bias_axis].extent : 0));
+    json_object_set_new(j, "bias_elems", json_integer(ks->desc.op.has_bias ? op->axes[op->epi.bias_axis].extent : 0));
     json_object_set_new(j, "int_args", ints);
     json_object_set_new(j, "alpha", json_real(op->epi.alpha));
     json_object_set_new(j, "beta", json_real(op->epi.beta));
+    json_object_set_new(j, "workspace_bytes", json_integer(ks->ws_bytes));
     return j;
 }
 

@@ -58,10 +58,18 @@ static void space_print(space_acc *a, const gs_etir *e) {
     gs_estimate est;
     gs_estimate_etir_memo(a->hw, a->op, e, 0, a->wf, &est);
     /* config strings are [a-z0-9=,]: nothing to escape */
-    if (a->json)
-        printf("%s\n  {\"config\": \"%s\", \"predicted_s\": %.9g, \"grid\": %lld, \"block\": %lld}", a->n ? "," : "", cfg,
-               est.time_s, (long long)est.blocks, (long long)est.threads);
-    else
+    if (a->json) {
+        /* split-K's workspace (its kernel's trailing argument), so a harness can size one for the space */
+        int64_t ws = 0;
+        if (e->splitk > 1) {
+            gs_plan p;
+            gs_plan_make(a->hw, a->op, e, NULL, &p);
+            ws = gs_plan_workspace_bytes(a->op, e, &p);
+        }
+        printf("%s\n  {\"config\": \"%s\", \"predicted_s\": %.9g, \"grid\": %lld, \"block\": %lld, "
+               "\"workspace_bytes\": %lld}",
+               a->n ? "," : "", cfg, est.time_s, (long long)est.blocks, (long long)est.threads, (long long)ws);
+    } else
         printf("%8ld  %12.6f  %8lld %6lld  %s\n", a->n, est.time_s * 1e3, (long long)est.blocks,
                (long long)est.threads, cfg);
     a->n++;

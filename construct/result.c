@@ -150,3 +150,16 @@ gs_status gs_result_launch(const gs_result *r, int i, int64_t *grid, int64_t *bl
     if (smem_bytes) *smem_bytes = p.smem_bytes;
     return s;
 }
+
+gs_status gs_result_launch_args(const gs_result *r, int i, gs_launch_arg *args, int cap, int *n) {
+    if (n) *n = 0;
+    gs_status s = check_index(NULL, r, i, "gs_result_launch_args");
+    if (s != GS_OK) return s;
+    if (!args || !n || cap < 0) return GS_ERR_INVALID_ARG;
+    gs_plan p;
+    gs_plan_make(&r->hw, &r->op, &r->cand[i], NULL, &p);
+    int k = gs_plan_launch_args(&r->op, &r->cand[i], &p, args, cap);
+    if (k < 0) return GS_ERR_INVALID_ARG;
+    *n = k;
+    return GS_OK;
+}

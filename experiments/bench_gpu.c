@@ -650,7 +650,7 @@ static void device_row(bench *B, row *r) {
     gs_karg args[64];
     int na = 0;
     for (int t = 0; t <= ni; t++) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = buf[t]};
-    if (ks.desc.has_bias) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = bbuf};
+    if (ks.desc.op.has_bias) args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = bbuf};
     na = gs_kernel_scalar_args(&r->form, args, na);
     if (ks.ws_bytes) { /* split-K's workspace, zeroed */
         s = gs_cuda_buf_create(B->ctx, B->cu, (size_t)ks.ws_bytes, NULL, &wsbuf);

@@ -7,7 +7,12 @@ For each operator:
     index into the configurations listed by `gensor space --format json` (the whole
     space when it fits --limit, else a random sample: `gensor space --sample`). The
     kernel for an index is `gensor construct --config CFG --out DIR` (source, kernel
-    name, grid, block and scalar arguments). Every measured kernel is checked
+    name, grid, block and every argument: its launch description). The one argument
+    list Kernel Tuner passes to every configuration comes from those descriptions
+    (experiments/tuner_args.py): what every configuration takes, then a workspace as
+    large as the largest split-K configuration needs, zeroed before each configuration;
+    a kernel without a workspace gets an unused trailing parameter. Kernel Tuner runs in
+    a temporary directory (its temp_*.c files go there). Every measured kernel is checked
     against a numpy reference through Kernel Tuner's answer/verify; a mismatch
     aborts the run (exit 1). Strategies: random_sample, simulated_annealing,
     genetic_algorithm and bayes_opt (skipped when it fails to start), each with
@@ -34,6 +39,11 @@ import tempfile
 import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tuner_args  # noqa: E402  (standard library only; make test checks it)
+
+SCRIPT_DIR = os.path.dirname(os.path.abspath(__file__))
 
 QUICK_OPS = [
     "gemm M=256 N=256 K=256",
@@ -75,23 +85,20 @@ class Gensor:
             d["kind"] = "whole space (%d)" % d["count"]
         return d
 
-    def launch(self, spec, cfg):
-        """The launch description of `construct --out` (scalar arguments, tensor shapes)."""
+    def kernel(self, spec, cfg):
+        """One configuration through `construct --out`: its OpenCL source and its launch
+        description (the JSON's "launch": grid, block, opencl_kernel, args)."""
         out = tempfile.mkdtemp(dir=self.tmp)
         self.run(["construct", spec, "--hw", self.hw, "--config", cfg, "--out", out, "--format", "json"])
+        L = None
         for f in os.listdir(out):
             if f.endswith(".json"):
                 with open(os.path.join(out, f)) as fh:
-                    return json.load(fh)["launch"]
-        raise RuntimeError("gensor construct --out wrote no JSON for %s" % cfg)
-
-    def kernel(self, spec, cfg):
-        """OpenCL source of one configuration (the kernel renamed gensor_kernel), grid and block."""
-        p = self.run(["construct", spec, "--hw", self.hw, "--config", cfg, "--emit", "opencl"])
-        src = p.stdout[p.stdout.index("/* gensor codegen"):]
-        name = re.search(r"void (gs_[0-9a-f]+)\(", src).group(1)
-        m = re.search(r"launch: grid (\d+) x block (\d+)", src)
-        return src.replace(name, "gensor_kernel"), int(m.group(1)), int(m.group(2))
+                    L = json.load(fh)["launch"]
+        if L is None:
+            raise RuntimeError("gensor construct --out wrote no JSON for %s" % cfg)
+        with open(os.path.join(out, L["opencl_kernel"] + ".cl")) as fh:
+            return fh.read(), L
 
     def construct(self, spec, extra):
         t0 = time.perf_counter()
@@ -103,15 +110,18 @@ class Gensor:
 
 
 # ---- data and references ------------------------------------------------------------------
-def make_args(L, seed=1):
+def make_args(common, seed=1):
+    """numpy arguments for the common list: random inputs, a zeroed output and workspace."""
     rng = np.random.default_rng(seed)
-    shapes = L["tensor_shapes"]
-    arrays = [(2 * rng.random(int(np.prod(s))) - 1).astype(np.float32) for s in shapes[:-1]]
-    arrays.append(np.zeros(int(np.prod(shapes[-1])), dtype=np.float32))
-    if L["bias_elems"]:
-        raise RuntimeError("operators with a bias are not supported by this harness")
-    args = arrays + [np.int32(v) for v in L["int_args"]] + [np.float32(L["alpha"]), np.float32(L["beta"])]
-    return args, len(shapes) - 1
+
+    def buffer(a):
+        if a["role"] == "input":
+            return (2 * rng.random(a["elems"]) - 1).astype(np.float32)
+        if a["role"] == "bias":
+            raise RuntimeError("operators with a bias are not supported by this harness")
+        return np.zeros(a["elems"], dtype=np.float32)  # the output, the workspace
+
+    return tuner_args.host_args(common, buffer, np.int32, np.float32)
 
 
 def spec_keys(spec):
@@ -123,7 +133,7 @@ def reference(spec, L, args):
     """float64 numpy reference of the output (alpha=1, beta=0, no epilogue)."""
     name, k = spec_keys(spec)
     shapes = L["tensor_shapes"]
-    ins = [a.astype(np.float64).reshape(s) for a, s in zip(args, shapes[:-1])]
+    ins = [a.astype(np.float64).reshape(s) for a, s in zip(args, shapes[:-1])]  # the inputs lead
     if name == "gemm" and k.get("transA", "0") == "0" and k.get("transB", "0") == "0":
         out = ins[0] @ ins[1]
     elif name == "gemv" and k.get("transA", "0") == "0":
@@ -153,13 +163,13 @@ def reduction_terms(spec):
     return 1
 
 
-def make_verify(spec):
+def make_verify(spec, checked):
     # gensor's own pass mark: normwise relative error <= 1e-5, growing like sqrt(terms/4096)
     tol = 1e-5 * max(1.0, math.sqrt(reduction_terms(spec) / 4096.0))
 
     def verify(answer, result_host, atol=None):
-        for a, r in zip(answer, result_host):
-            if a is None:
+        for i, (a, r) in enumerate(zip(answer, result_host)):
+            if a is None or i not in checked:  # the workspace's answer only makes Kernel Tuner zero it
                 continue
             r = np.asarray(r, dtype=np.float64).reshape(-1)
             a = np.asarray(a, dtype=np.float64).reshape(-1)
@@ -175,32 +185,58 @@ def make_verify(spec):
 
 # ---- Kernel Tuner ------------------------------------------------------------------------
 class Harness:
-    def __init__(self, g, spec, space, device_name):
+    def __init__(self, g, spec, space, device_name, extra_configs=()):
+        """Kernel Tuner over the space's configurations (indices 0..n_space-1), and the
+        extra ones (gensor's picks outside the space) for re-timing."""
         self.g, self.spec, self.space = g, spec, space
         self.configs = [c["config"] for c in space["configs"]]
         self.blocks = [int(c["block"]) for c in space["configs"]]
-        self.grids = {}
-        L = g.launch(spec, self.configs[0])
-        self.args, nin = make_args(L)
-        ref = reference(spec, L, self.args)
+        self.n_space = len(self.configs)
+        self.kernels = {}  # index -> (adapted source, grid)
+        _, first = g.kernel(spec, self.configs[0])
+        launches = [first]
+        for cfg in extra_configs:
+            if cfg not in self.configs:
+                _, L = g.kernel(spec, cfg)
+                self.configs.append(cfg)
+                self.blocks.append(int(L["block"]))
+                launches.append(L)
+        # the space lists each configuration's workspace: one buffer serves the largest
+        ws = max(int(c.get("workspace_bytes", 0)) for c in space["configs"])
+        try:
+            self.common = tuner_args.common_args(launches, ws)
+        except ValueError as e:
+            raise RuntimeError("%s: %s" % (spec, e))
+        self.args = make_args(self.common)
+        roles = [a["role"] for a in self.common]
+        out = roles.index("output")
+        ref = reference(spec, first, self.args)
         self.answer = [None] * len(self.args)
-        self.answer[nin] = ref
-        self.verify = make_verify(spec)
+        self.answer[out] = ref
+        if "workspace" in roles:  # an answer makes Kernel Tuner copy the zeroed buffer before each configuration
+            w = roles.index("workspace")
+            self.answer[w] = np.zeros_like(self.args[w])
+        self.verify = make_verify(spec, {out})
         self.device = device_name
 
+    def kernel(self, i):
+        if i not in self.kernels:
+            src, L = self.g.kernel(self.spec, self.configs[i])
+            if int(L["block"]) != self.blocks[i]:
+                raise RuntimeError("block of %s: space says %d, kernel %d" % (self.configs[i], self.blocks[i],
+                                                                              int(L["block"])))
+            try:
+                src = tuner_args.adapt_source(src, L["opencl_kernel"], L, self.common)
+            except ValueError as e:
+                raise RuntimeError("%s, %s: %s" % (self.spec, self.configs[i], e))
+            self.kernels[i] = (src, int(L["grid"]))
+        return self.kernels[i]
+
     def source(self, params):
-        i = params["gensor_cfg"]
-        src, grid, block = self.g.kernel(self.spec, self.configs[i])
-        if block != self.blocks[i]:
-            raise RuntimeError("block of %s: space says %d, kernel %d" % (self.configs[i], self.blocks[i], block))
-        self.grids[i] = grid
-        return src
+        return self.kernel(params["gensor_cfg"])[0]
 
     def grid(self, params):
-        i = params["gensor_cfg"]
-        if i not in self.grids:
-            self.source(params)
-        return (self.grids[i],)
+        return (self.kernel(params["gensor_cfg"])[1],)
 
     def tune(self, indices, strategy, budget):
         import kernel_tuner
@@ -233,13 +269,9 @@ class Harness:
         return ok[0]["time"]
 
     def index_of(self, cfg):
-        if cfg in self.configs:
-            return self.configs.index(cfg)
-        _, grid, block = self.g.kernel(self.spec, cfg)
-        self.configs.append(cfg)
-        self.blocks.append(block)
-        self.grids[len(self.configs) - 1] = grid
-        return len(self.configs) - 1
+        if cfg not in self.configs:
+            raise RuntimeError("%s: configuration %s was not given to the harness" % (self.spec, cfg))
+        return self.configs.index(cfg)
 
 
 def main():
@@ -256,6 +288,10 @@ def main():
     budgets = [int(b) for b in (a.budgets or ("10,25" if a.quick else "25,100")).split(",")]
     sample = a.sample or (4096 if a.quick else 20000)
     os.makedirs(a.out, exist_ok=True)
+    a.out = os.path.abspath(a.out)
+    g = Gensor(a.gensor, a.hw)
+    # Kernel Tuner writes temp_*.c files into the working directory: a temporary one
+    os.chdir(g.tmp)
 
     # no PoCL kernel cache: a kernel built once (by gensor or by a strategy) would build
     # faster for whoever comes next, which would skew the times to solution
@@ -268,15 +304,12 @@ def main():
     log("device %s; gensor profile %s%s" % (device, a.hw,
         " -- a CPU: these timings say nothing about GPU speed" if is_cpu else ""))
 
-    g = Gensor(a.gensor, a.hw)
     rows = []
     t_all = time.perf_counter()
     for spec in ops:
         log("== %s" % spec)
         space = g.space(spec, a.space_limit, sample)
         log("space: %s (Kernel Tuner searches these indices)" % space["kind"])
-        h = Harness(g, spec, space, device)
-        indices = range(len(h.configs))
         picks = []  # (method, budget, tune_s, n_measured, config)
         # gensor's constructors
         gens = [
@@ -293,6 +326,8 @@ def main():
             cfg, wall, d = g.construct(spec, (["--top", "1"] if not k and "--top" not in extra else []) + extra)
             picks.append((method, k, wall, k, cfg))
             log("%-22s budget %3d: %.3f s -> %s" % (method, k, wall, cfg))
+        h = Harness(g, spec, space, device, [p[4] for p in picks])
+        indices = range(h.n_space)
         # Kernel Tuner's strategies
         for strategy in STRATEGIES:
             for b in budgets:
@@ -368,7 +403,7 @@ def plot(rows, out):
             fh.write("%d %s %.5f \"%s\" %s\n" % (methods.index(r["method"]) + 1, max(float(r["tune_s"]), 1e-3),
                                                  float(r["kernel_ms"]) / best[r["op"]], r["op"].split()[0],
                                                  r["budget"]))
-    gp = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plot_tuners.gp")
+    gp = os.path.join(SCRIPT_DIR, "plot_tuners.gp")
     p = subprocess.run(["gnuplot", "-e", "dir='%s'; methods='%s'; device='%s'" % (out, " ".join(methods),
                                                                                   rows[0]["device"] if rows else ""),
                         gp], capture_output=True, text=True)

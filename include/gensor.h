@@ -323,6 +323,40 @@ gs_status gs_result_plan(const gs_result *r, int i, char *buf, size_t n);
  * NULL). [any thread] */
 gs_status gs_result_launch(const gs_result *r, int i, int64_t *grid, int64_t *block, int64_t *smem_bytes);
 
+/* One argument of a kernel, as gs_result_launch_args lists them: every
+ * argument in the kernel's order (its signature's). */
+typedef enum gs_arg_role {
+    GS_ARG_INPUT = 0,  /* an input tensor's buffer (float, read) */
+    GS_ARG_OUTPUT,     /* the output buffer (float; also read when beta != 0) */
+    GS_ARG_BIAS,       /* the bias vector (float, read) */
+    GS_ARG_EXTENT,     /* an axis' extent (int) */
+    GS_ARG_SHAPE,      /* one dimension of a tensor's shape (int) */
+    GS_ARG_ALPHA,      /* alpha (float) */
+    GS_ARG_BETA,       /* beta (float) */
+    GS_ARG_WORKSPACE   /* split-K's workspace (a buffer of int counters, then float partials):
+                          zero it before the first launch; each launch leaves it zeroed for the
+                          next. One per launch in flight */
+} gs_arg_role;
+typedef struct gs_launch_arg {
+    char name[16];     /* its name in the signature: in0, out, bias, E0, S1_0, alpha, beta, ws */
+    gs_arg_role role;
+    const char *type;  /* "float*" (a device buffer), "int" or "float" (by value); static */
+    int index;         /* the tensor (input, output, shape: inputs first, the output last) or
+                          the axis (extent); -1 otherwise */
+    int dim;           /* GS_ARG_SHAPE: the dimension of that tensor; -1 otherwise */
+    int64_t bytes;     /* a buffer's bytes for the result's operator; a scalar's size (4) */
+    int64_t elems;     /* a buffer's 4-byte elements (bytes / 4); 1 for a scalar */
+    int64_t ivalue;    /* GS_ARG_EXTENT and GS_ARG_SHAPE: the value */
+    double fvalue;     /* GS_ARG_ALPHA and GS_ARG_BETA: the value */
+    int zero_first;    /* 1: must be zero before the first launch (the workspace) */
+} gs_launch_arg;
+#define GS_LAUNCH_MAX_ARGS 48
+/* The arguments of candidate i's kernel on the result's operator, in
+ * order, into args[cap] (GS_LAUNCH_MAX_ARGS is always enough); *n gets
+ * their count. GS_ERR_INVALID_ARG when i is out of range, args or n is
+ * NULL, or cap is too small. [any thread] */
+gs_status gs_result_launch_args(const gs_result *r, int i, gs_launch_arg *args, int cap, int *n);
+
 /* ---- kernels ----------------------------------------------------------- */
 typedef enum gs_dialect { GS_DIALECT_CUDA = 0, GS_DIALECT_OPENCL = 1 } gs_dialect;
 

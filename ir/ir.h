@@ -23,10 +23,12 @@
 
 typedef enum gs_axis_kind { GS_AXIS_SPATIAL = 0, GS_AXIS_REDUCE = 1 } gs_axis_kind;
 
+/* Operator structs have no padding (ir/op.c asserts it): gs_op_key hashes
+ * their bytes whole, so every byte must be a field's. */
 typedef struct gs_axis {
     char name[GS_NAME_LEN];
-    int64_t extent;
     gs_axis_kind kind;
+    int64_t extent;
 } gs_axis;
 
 /* index = sum_a coeff[a] * axis_a + offset */
@@ -79,18 +81,49 @@ typedef enum gs_op_kind {
 struct gs_op {
     gs_op_kind kind;
     int naxes;
-    gs_axis axes[GS_MAX_AXES];
     int ninputs;                       /* tensors[0..ninputs-1] are inputs */
-    gs_tensor tensors[GS_MAX_TENSORS]; /* tensors[ninputs] is the output */
     gs_combine combine;
+    gs_axis axes[GS_MAX_AXES];
+    gs_tensor tensors[GS_MAX_TENSORS]; /* tensors[ninputs] is the output */
     gs_epilogue epi;
-    bool has_bias;                     /* bias vector is an extra kernel arg */
     /* gemm-specific knobs kept for the reference check and the spec */
     int transA, transB;
     char spec[256];
+    bool has_bias;                     /* bias vector is an extra kernel arg */
+    uint8_t reserved_[11];             /* zero: no padding (see gs_op_key) */
 };
 
 static inline const gs_tensor *gs_op_out(const gs_op *op) { return &op->tensors[op->ninputs]; }
+/* The operator's structure as a kernel sees it: a copy of op, every byte of
+ * it, with what a kernel takes at run time cleared: the axis extents, the
+ * tensor shapes, the spec text (it names the extents), the names (comments
+ * only), alpha and beta's value (kernel arguments; beta becomes 1 when it is
+ * non-zero, since a non-zero beta makes the kernel read the output), and a
+ * bias that is not used (has_bias without an axis). Kernel descriptors and
+ * dispatcher classes hash this whole, so a field added to gs_op is part of
+ * every key unless it is cleared here. */
+void gs_op_key(const gs_op *op, gs_op *key);
+
+/* ---- the epilogue as steps --------------------------------------------
+ * What is done to an output's accumulator, in order: the one description
+ * the reference interpreter evaluates and the code printers print. */
+typedef enum gs_epi_kind {
+    GS_EPI_SCALE = 0, /* y = alpha * acc */
+    GS_EPI_ADD_OLD,   /* y += beta * out (the output's previous value; beta != 0) */
+    GS_EPI_ADD_BIAS,  /* y += bias[x_axis] */
+    GS_EPI_RELU       /* y = max(y, 0) */
+} gs_epi_kind;
+typedef struct gs_epi_step {
+    gs_epi_kind kind;
+    int axis; /* GS_EPI_ADD_BIAS: the axis whose value indexes the bias */
+} gs_epi_step;
+#define GS_EPI_MAX_STEPS 4
+/* op's epilogue steps into steps[GS_EPI_MAX_STEPS]; returns their count
+ * (>= 1: the scale comes first). */
+int gs_epi_steps(const gs_op *op, gs_epi_step *steps);
+/* Whether op's epilogue has a step of kind k (the axis into *axis when not
+ * NULL). */
+bool gs_epi_has(const gs_op *op, gs_epi_kind k, int *axis);
 /* Elements of a tensor (product of its shape). */
 int64_t gs_tensor_elems(const gs_tensor *t);
 /* Output points of an operator: the product of its spatial extents. */

@@ -821,3 +821,45 @@ double gs_op_flops(const gs_op *op) {
     for (int a = 0; a < op->naxes; a++) it *= (double)op->axes[a].extent;
     return op->combine == GS_COMBINE_MAC ? 2.0 * it : it;
 }
+
+/* ---- the operator's key -------------------------------------------------------------- */
+/* No padding in what gs_op_key hashes: each struct is the sum of its fields. A
+ * field added to one of these structs fails this until it is added here too;
+ * then decide in gs_op_key whether a kernel takes it at run time. */
+#define GS_FSZ(T, f) sizeof(((T *)0)->f)
+_Static_assert(sizeof(gs_axis) == GS_FSZ(gs_axis, name) + GS_FSZ(gs_axis, kind) + GS_FSZ(gs_axis, extent),
+               "gs_axis has padding or a field this sum lacks");
+_Static_assert(sizeof(gs_affine) == GS_FSZ(gs_affine, coeff) + GS_FSZ(gs_affine, offset),
+               "gs_affine has padding or a field this sum lacks");
+_Static_assert(sizeof(gs_tensor) == GS_FSZ(gs_tensor, name) + GS_FSZ(gs_tensor, ndim) + GS_FSZ(gs_tensor, shape) +
+                                        GS_FSZ(gs_tensor, idx),
+               "gs_tensor has padding or a field this sum lacks");
+_Static_assert(sizeof(gs_epilogue) == GS_FSZ(gs_epilogue, alpha) + GS_FSZ(gs_epilogue, beta) +
+                                          GS_FSZ(gs_epilogue, bias_axis) + GS_FSZ(gs_epilogue, relu) +
+                                          GS_FSZ(gs_epilogue, count_valid),
+               "gs_epilogue has padding or a field this sum lacks");
+_Static_assert(sizeof(gs_op) == GS_FSZ(gs_op, kind) + GS_FSZ(gs_op, naxes) + GS_FSZ(gs_op, ninputs) +
+                                    GS_FSZ(gs_op, combine) + GS_FSZ(gs_op, axes) + GS_FSZ(gs_op, tensors) +
+                                    GS_FSZ(gs_op, epi) + GS_FSZ(gs_op, transA) + GS_FSZ(gs_op, transB) +
+                                    GS_FSZ(gs_op, spec) + GS_FSZ(gs_op, has_bias) + GS_FSZ(gs_op, reserved_),
+               "gs_op has padding or a field this sum lacks");
+#undef GS_FSZ
+
+void gs_op_key(const gs_op *op, gs_op *key) {
+    memcpy(key, op, sizeof *key);
+    for (int a = 0; a < GS_MAX_AXES; a++) {
+        memset(key->axes[a].name, 0, sizeof key->axes[a].name);
+        key->axes[a].extent = 0;
+    }
+    for (int t = 0; t < GS_MAX_TENSORS; t++) {
+        memset(key->tensors[t].name, 0, sizeof key->tensors[t].name);
+        memset(key->tensors[t].shape, 0, sizeof key->tensors[t].shape);
+    }
+    memset(key->spec, 0, sizeof key->spec);
+    key->epi.alpha = 0.0f;
+    key->epi.beta = op->epi.beta != 0.0f ? 1.0f : 0.0f;
+    if (!op->has_bias || op->epi.bias_axis < 0) {
+        key->has_bias = false;
+        key->epi.bias_axis = -1;
+    }
+}

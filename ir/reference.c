@@ -20,6 +20,48 @@ int64_t gs_tensor_offset(const gs_tensor *t, const int64_t *pt, int naxes) {
     return off;
 }
 
+/* ---- the epilogue as steps --------------------------------------------------------- */
+int gs_epi_steps(const gs_op *op, gs_epi_step *steps) {
+    int n = 0;
+    steps[n++] = (gs_epi_step){GS_EPI_SCALE, -1};
+    if (op->epi.beta != 0.0f) steps[n++] = (gs_epi_step){GS_EPI_ADD_OLD, -1};
+    if (op->has_bias && op->epi.bias_axis >= 0) steps[n++] = (gs_epi_step){GS_EPI_ADD_BIAS, op->epi.bias_axis};
+    if (op->epi.relu) steps[n++] = (gs_epi_step){GS_EPI_RELU, -1};
+    return n;
+}
+
+bool gs_epi_has(const gs_op *op, gs_epi_kind k, int *axis) {
+    gs_epi_step st[GS_EPI_MAX_STEPS];
+    int n = gs_epi_steps(op, st);
+    for (int i = 0; i < n; i++)
+        if (st[i].kind == k) {
+            if (axis) *axis = st[i].axis;
+            return true;
+        }
+    return false;
+}
+
+/* The steps applied to acc at point pt (old: the output's previous value). */
+static double epi_eval(const gs_op *op, const float *bias, const int64_t *pt, double acc, double old, int64_t valid) {
+    gs_epi_step st[GS_EPI_MAX_STEPS];
+    int n = gs_epi_steps(op, st);
+    double y = acc;
+    for (int i = 0; i < n; i++) {
+        switch (st[i].kind) {
+        case GS_EPI_SCALE: /* count_valid: over the in-bounds reduce points (a window with none: 0) */
+            y = (double)op->epi.alpha * acc;
+            if (op->epi.count_valid) y /= (double)(valid > 0 ? valid : 1);
+            break;
+        case GS_EPI_ADD_OLD: y += (double)op->epi.beta * old; break;
+        case GS_EPI_ADD_BIAS: y += (double)bias[pt[st[i].axis]]; break;
+        case GS_EPI_RELU:
+            if (y < 0) y = 0; /* NaN < 0 is false: relu(NaN) = NaN */
+            break;
+        }
+    }
+    return y;
+}
+
 /* One output point: the reduction over every reduce axis at the spatial
  * point held in pt (its reduce entries are used as the loop counters), then
  * the epilogue. */
@@ -58,12 +100,7 @@ double gs_op_reference_point(const gs_op *op, const float *const *ins, const flo
         }
         if (i < 0) break;
     }
-    double y = (double)op->epi.alpha * acc;
-    if (op->epi.count_valid) y /= (double)(valid > 0 ? valid : 1);
-    if (op->epi.beta != 0.0f) y += (double)op->epi.beta * old;
-    if (op->has_bias && op->epi.bias_axis >= 0) y += (double)bias[pt[op->epi.bias_axis]];
-    if (op->epi.relu && y < 0) y = 0; /* NaN < 0 is false: relu(NaN) = NaN */
-    return y;
+    return epi_eval(op, bias, pt, acc, old, valid);
 }
 
 gs_status gs_op_reference(gs_ctx *ctx, const gs_op *op, const float *const *ins, const float *bias, float *out) {

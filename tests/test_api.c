@@ -143,6 +143,68 @@ Test(api, candidate_config_plan_launch_match_the_source) {
     gs_test_teardown(&f);
 }
 
+/* The launch description names every argument of the kernel, in the
+ * signature's order, with its role and size: a split-K kernel's trailing
+ * workspace (its bytes, zero before the first launch) and a kernel without
+ * one. */
+Test(api, launch_args_name_every_argument) {
+    gs_test_fix f;
+    gs_test_setup(&f, false, "t4", "gemm M=64 N=48 K=4096 bias=1", 1);
+    static const char *cfgs[] = {"bm=32,bn=16,bk=8,tm=4,tn=4,vm=1,vn=1,sa=1,sb=1,split=4",
+                                 "bm=32,bn=16,bk=8,tm=4,tn=4,vm=1,vn=1,sa=1,sb=1"};
+    for (int c = 0; c < 2; c++) {
+        gs_result *r = NULL;
+        cr_assert_eq(gs_construct_config(f.ctx, f.op, f.hw, cfgs[c], &r), GS_OK, "%s", gs_ctx_errmsg(f.ctx));
+        gs_launch_arg a[GS_LAUNCH_MAX_ARGS];
+        int n = -1;
+        cr_assert_eq(gs_result_launch_args(r, 0, a, GS_LAUNCH_MAX_ARGS, &n), GS_OK);
+        char *src = NULL;
+        cr_assert_eq(gs_kernel_emit(f.ctx, r, 0, GS_DIALECT_OPENCL, &src), GS_OK, "%s", gs_ctx_errmsg(f.ctx));
+        /* the signature's parameters, by name */
+        char *open = strstr(src, "void gs_");
+        cr_assert_not_null(open);
+        open = strchr(open, '(') + 1;
+        char *close = strchr(open, ')');
+        cr_assert_not_null(close);
+        *close = 0;
+        int k = 0;
+        for (char *tok = strtok(open, ","); tok; tok = strtok(NULL, ","), k++) {
+            const char *name = strrchr(tok, ' ') + 1;
+            cr_assert_lt(k, n, "%s: the signature has more parameters than the %d listed", cfgs[c], n);
+            cr_expect_str_eq(name, a[k].name, "%s: parameter %d", cfgs[c], k);
+        }
+        cr_expect_eq(k, n, "%s: %d parameters, %d listed", cfgs[c], k, n);
+        free(src);
+        cr_expect_eq(a[0].role, GS_ARG_INPUT);
+        cr_expect_eq(a[0].elems, 64 * 4096);
+        cr_expect_eq(a[1].elems, 4096 * 48);
+        cr_expect_eq(a[2].role, GS_ARG_OUTPUT);
+        cr_expect_eq(a[2].bytes, 4 * 64 * 48);
+        cr_expect_eq(a[3].role, GS_ARG_BIAS);
+        cr_expect_eq(a[3].elems, 48);
+        cr_expect(a[4].role == GS_ARG_EXTENT && a[4].ivalue == 64 && a[6].ivalue == 4096);
+        cr_expect_str_eq(a[4].type, "int");
+        const gs_launch_arg *last = &a[n - 1];
+        if (c == 0) {
+            cr_expect_eq(last->role, GS_ARG_WORKSPACE, "a split kernel ends with its workspace");
+            cr_expect_str_eq(last->name, "ws");
+            cr_expect_eq(last->zero_first, 1);
+            /* one int counter per output tile (2 x 3, rounded up to 4), then 4 slices of partials */
+            cr_expect_eq(last->bytes, 4 * 8 + 4 * 4 * 64 * 48);
+            cr_expect_eq(last->elems * 4, last->bytes);
+            cr_expect_eq(a[n - 2].role, GS_ARG_BETA);
+        } else {
+            cr_expect_eq(last->role, GS_ARG_BETA, "no workspace without split-K");
+        }
+        for (int i = 0; i < n; i++) cr_expect(i == n - 1 || !a[i].zero_first);
+        cr_expect_eq(gs_result_launch_args(r, 0, a, 5, &n), GS_ERR_INVALID_ARG, "5 is too few");
+        cr_expect_eq(n, 0);
+        cr_expect_eq(gs_result_launch_args(r, 1, a, GS_LAUNCH_MAX_ARGS, &n), GS_ERR_INVALID_ARG);
+        gs_result_destroy(r);
+    }
+    gs_test_teardown(&f);
+}
+
 /* ---- kernels ------------------------------------------------------------------------- */
 Test(api, kernel_create_is_emit) {
     gs_test_fix f;

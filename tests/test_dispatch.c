@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -473,6 +474,31 @@ Test(dispatch, memo_is_deterministic) {
     }
     cr_assert_gt(memo, 0, "the sequence exercises the memo");
     done(ctx, hw, NULL);
+}
+
+/* The memo's salt holds the construction options and the profile whole:
+ * flipping bit 0 of any byte of either changes it (the profile's strings
+ * count up to their end), so an option added later cannot be left out, as
+ * conv_form and split_atomic once were. */
+Test(dispatch, memo_salt_covers_every_option_byte) {
+    gs_construct_opts co;
+    gs_construct_opts_default(&co);
+    const gs_hw *hw = gs_hw_find_builtin("t4");
+    uint64_t h = gs_dispatcher_salt(hw, &co);
+    for (size_t i = 0; i < sizeof co; i++) {
+        gs_construct_opts c = co;
+        ((unsigned char *)&c)[i] ^= 1;
+        cr_expect_neq(gs_dispatcher_salt(hw, &c), h, "byte %zu of gs_construct_opts is not in the salt", i);
+    }
+    size_t name_end = offsetof(gs_hw, name) + strlen(hw->name), desc_end = offsetof(gs_hw, desc) + strlen(hw->desc);
+    for (size_t i = 0; i < sizeof *hw; i++) {
+        gs_hw x = *hw;
+        ((unsigned char *)&x)[i] ^= 1;
+        bool tail = (i > name_end && i < offsetof(gs_hw, name) + sizeof hw->name) ||
+                    (i > desc_end && i < offsetof(gs_hw, desc) + sizeof hw->desc);
+        if (tail) cr_expect_eq(gs_dispatcher_salt(&x, &co), h, "byte %zu is past the string's end", i);
+        else cr_expect_neq(gs_dispatcher_salt(&x, &co), h, "byte %zu of gs_hw is not in the salt", i);
+    }
 }
 
 /* The memo key: one per size class (ceil(log2) of each extent), and it holds

@@ -4,6 +4,7 @@
  *      every profile's arch, 0 spills, within limits (tests/data/gemm_nvrtc.txt);
  *   3. the two dialects differ only in spelling. */
 #include <criterion/criterion.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,6 +203,85 @@ Test(kernels, descriptor_hash_is_shape_generic) {
     cr_expect_neq(gs_kdesc_hash(&ka), gs_kdesc_hash(&kd));
     gs_kdesc_make(&a, &pa, &e, GS_DIALECT_CUDA, 80, &kb);
     cr_expect_neq(gs_kdesc_hash(&ka), gs_kdesc_hash(&kb));
+    gs_ctx_destroy(ctx);
+}
+
+/* Is byte i one of the high bytes of a count (naxes, ninputs, a tensor's ndim),
+ * whose flip would send gs_kdesc_make past its arrays? Their low byte stands
+ * for the field. */
+static bool count_high_byte(size_t i) {
+    size_t c[2 + GS_MAX_TENSORS] = {offsetof(gs_op, naxes), offsetof(gs_op, ninputs)};
+    for (int t = 0; t < GS_MAX_TENSORS; t++)
+        c[2 + t] = offsetof(gs_op, tensors) + (size_t)t * sizeof(gs_tensor) + offsetof(gs_tensor, ndim);
+    for (int k = 0; k < 2 + GS_MAX_TENSORS; k++)
+        if (i > c[k] && i < c[k] + sizeof(int)) return true;
+    return false;
+}
+
+/* Is byte i of a gs_op one a kernel takes at run time (gs_op_key clears it)? */
+static bool runtime_byte(size_t i) {
+    size_t r[][2] = {
+        {offsetof(gs_op, spec), sizeof(((gs_op *)0)->spec)},
+        {offsetof(gs_op, epi.alpha), sizeof(float)},
+        {offsetof(gs_op, epi.beta), sizeof(float)}, /* only beta != 0 is structure (below) */
+    };
+    for (size_t k = 0; k < sizeof r / sizeof r[0]; k++)
+        if (i >= r[k][0] && i < r[k][0] + r[k][1]) return true;
+    for (int a = 0; a < GS_MAX_AXES; a++) {
+        size_t o = offsetof(gs_op, axes) + (size_t)a * sizeof(gs_axis);
+        if (i >= o + offsetof(gs_axis, name) && i < o + offsetof(gs_axis, name) + GS_NAME_LEN) return true;
+        if (i >= o + offsetof(gs_axis, extent) && i < o + offsetof(gs_axis, extent) + sizeof(int64_t)) return true;
+    }
+    for (int t = 0; t < GS_MAX_TENSORS; t++) {
+        size_t o = offsetof(gs_op, tensors) + (size_t)t * sizeof(gs_tensor);
+        if (i >= o + offsetof(gs_tensor, name) && i < o + offsetof(gs_tensor, name) + GS_NAME_LEN) return true;
+        if (i >= o + offsetof(gs_tensor, shape) && i < o + offsetof(gs_tensor, shape) + sizeof(((gs_tensor *)0)->shape))
+            return true;
+    }
+    return false;
+}
+
+static uint64_t op_desc_hash(const gs_op *op, const gs_etir *e) {
+    gs_kdesc k;
+    gs_kdesc_make(op, NULL, e, GS_DIALECT_CUDA, 86, &k);
+    return gs_kdesc_hash(&k);
+}
+
+/* The descriptor holds the operator whole: flipping any bit-0 of a byte of
+ * gs_op that is not a runtime argument (extents, shapes, names, spec, alpha,
+ * beta's value) changes the hash, so a field added to gs_op, its epilogue or
+ * its axes and tensors cannot be left out of the key. The epilogue's beta
+ * counts as zero or not. */
+Test(kernels, descriptor_covers_every_op_byte) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_op a;
+    cr_assert_eq(gs_op_parse_into(ctx, "gemm M=100 N=60 K=52 transB=1 alpha=2 beta=0.5 bias=1 relu=1", &a), GS_OK);
+    gs_etir e;
+    cr_assert_eq(gs_etir_parse_config(ctx, &a, "bm=32,bn=32,bk=8,tm=4,tn=4,vm=1,vn=1,sa=1,sb=1", &e), GS_OK);
+    uint64_t h = op_desc_hash(&a, &e);
+    int covered = 0, runtime = 0;
+    for (size_t i = 0; i < sizeof a; i++) {
+        if (runtime_byte(i)) {
+            runtime++;
+            continue;
+        }
+        if (count_high_byte(i)) continue;
+        gs_op b = a;
+        ((unsigned char *)&b)[i] ^= 1;
+        cr_expect_neq(op_desc_hash(&b, &e), h, "byte %zu of gs_op is not in the descriptor", i);
+        covered++;
+    }
+    cr_expect_gt(covered, runtime, "most of gs_op is structure");
+    gs_op b = a;
+    b.epi.alpha = 3.0f;
+    b.epi.beta = 0.25f;
+    snprintf(b.spec, sizeof b.spec, "another spec");
+    b.axes[0].extent = 7;
+    b.tensors[0].shape[0] = 7;
+    b.axes[1].name[0] = 'q';
+    cr_expect_eq(op_desc_hash(&b, &e), h, "alpha, beta's value, extents, shapes, names and spec are arguments");
+    b.epi.beta = 0.0f;
+    cr_expect_neq(op_desc_hash(&b, &e), h, "beta = 0 does not read the output: another kernel");
     gs_ctx_destroy(ctx);
 }
 

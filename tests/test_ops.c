@@ -90,13 +90,13 @@ static gs_status ops_run_cl(gs_ctx *ctx, gs_device *cl, const gs_op *op, const g
     if (s != GS_OK) return s;
     gs_dev_prog prog = {0};
     gs_buffer *buf[GS_MAX_TENSORS + 1] = {0}, *wsbuf = NULL;
-    int nbuf = op->ninputs + 1 + (ks.desc.has_bias ? 1 : 0);
+    int nbuf = op->ninputs + 1 + (ks.desc.op.has_bias ? 1 : 0);
     int64_t on = gs_tensor_elems(gs_op_out(op));
     s = gs_dev_prog_load(ctx, cl, ks.src, ks.name, ks.smem_bytes, &prog);
     for (int t = 0; t < op->ninputs && s == GS_OK; t++)
         s = gs_buffer_create(ctx, cl, (size_t)gs_tensor_elems(&op->tensors[t]) * 4, ins[t], &buf[t]);
     if (s == GS_OK) s = gs_buffer_create(ctx, cl, (size_t)on * 4, out, &buf[op->ninputs]);
-    if (s == GS_OK && ks.desc.has_bias)
+    if (s == GS_OK && ks.desc.op.has_bias)
         s = gs_buffer_create(ctx, cl, (size_t)op->axes[op->epi.bias_axis].extent * 4, bias, &buf[op->ninputs + 1]);
     if (s == GS_OK && ks.ws_bytes) s = gs_buffer_create(ctx, cl, (size_t)ks.ws_bytes, NULL, &wsbuf); /* split-K */
     if (s == GS_OK) s = gs_dev_prog_launch(ctx, &prog, op, buf, nbuf, wsbuf, (size_t)ks.grid, (size_t)ks.block, NULL);

@@ -752,3 +752,76 @@ int64_t gs_split_workspace_bytes(const gs_op *op, const gs_etir *e, int mode) {
 int64_t gs_plan_workspace_bytes(const gs_op *op, const gs_etir *e, const gs_plan *p) {
     return gs_split_workspace_bytes(op, e, p->split_mode);
 }
+
+/* ---- the kernel's arguments -------------------------------------------------------- */
+_Static_assert(GS_MAX_TENSORS + 1 + GS_MAX_AXES + GS_MAX_TENSORS * GS_MAX_DIMS + 3 <= GS_LAUNCH_MAX_ARGS,
+               "every argument of the largest operator fits GS_LAUNCH_MAX_ARGS");
+const char *gs_arg_role_name(gs_arg_role r) {
+    static const char *names[] = {"input", "output", "bias", "extent", "shape", "alpha", "beta", "workspace"};
+    return (unsigned)r < sizeof names / sizeof names[0] ? names[r] : "?";
+}
+
+static gs_launch_arg *add_arg(gs_launch_arg *args, int *n, int cap, gs_arg_role role, int index, int dim) {
+    if (*n >= cap) {
+        *n = cap + 1;
+        return NULL;
+    }
+    gs_launch_arg *a = &args[(*n)++];
+    memset(a, 0, sizeof *a);
+    a->role = role;
+    a->index = index;
+    a->dim = dim;
+    a->type = role <= GS_ARG_BIAS || role == GS_ARG_WORKSPACE ? "float*" : role <= GS_ARG_SHAPE ? "int" : "float";
+    a->bytes = 4;
+    a->elems = 1;
+    return a;
+}
+
+static void buffer_size(gs_launch_arg *a, int64_t elems) {
+    a->elems = elems;
+    a->bytes = 4 * elems;
+}
+
+int gs_plan_launch_args(const gs_op *op, const gs_etir *e, const gs_plan *p, gs_launch_arg *args, int cap) {
+    int n = 0;
+    gs_launch_arg *a;
+    for (int t = 0; t < op->ninputs; t++)
+        if ((a = add_arg(args, &n, cap, GS_ARG_INPUT, t, -1))) {
+            snprintf(a->name, sizeof a->name, "in%d", t);
+            buffer_size(a, gs_tensor_elems(&op->tensors[t]));
+        }
+    if ((a = add_arg(args, &n, cap, GS_ARG_OUTPUT, op->ninputs, -1))) {
+        snprintf(a->name, sizeof a->name, "out");
+        buffer_size(a, gs_tensor_elems(gs_op_out(op)));
+    }
+    int bias_axis;
+    if (gs_epi_has(op, GS_EPI_ADD_BIAS, &bias_axis) && (a = add_arg(args, &n, cap, GS_ARG_BIAS, -1, -1))) {
+        snprintf(a->name, sizeof a->name, "bias");
+        buffer_size(a, op->axes[bias_axis].extent);
+    }
+    for (int x = 0; x < op->naxes; x++)
+        if ((a = add_arg(args, &n, cap, GS_ARG_EXTENT, x, -1))) {
+            snprintf(a->name, sizeof a->name, "E%d", x);
+            a->ivalue = op->axes[x].extent;
+        }
+    for (int t = 0; t <= op->ninputs; t++)
+        for (int j = 0; j < op->tensors[t].ndim; j++)
+            if ((a = add_arg(args, &n, cap, GS_ARG_SHAPE, t, j))) {
+                snprintf(a->name, sizeof a->name, "S%d_%d", t, j);
+                a->ivalue = op->tensors[t].shape[j];
+            }
+    if ((a = add_arg(args, &n, cap, GS_ARG_ALPHA, -1, -1))) {
+        snprintf(a->name, sizeof a->name, "alpha");
+        a->fvalue = op->epi.alpha;
+    }
+    if ((a = add_arg(args, &n, cap, GS_ARG_BETA, -1, -1))) {
+        snprintf(a->name, sizeof a->name, "beta");
+        a->fvalue = op->epi.beta;
+    }
+    if (p->split_mode != GS_SPLIT_NONE && (a = add_arg(args, &n, cap, GS_ARG_WORKSPACE, -1, -1))) {
+        snprintf(a->name, sizeof a->name, "ws");
+        buffer_size(a, gs_plan_workspace_bytes(op, e, p) / 4);
+        a->zero_first = 1;
+    }
+    return n > cap ? -1 : n;
+}

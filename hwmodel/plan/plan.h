@@ -232,5 +232,13 @@ int64_t gs_plan_workspace_bytes(const gs_op *op, const gs_etir *e, const gs_plan
 int64_t gs_split_workspace_bytes(const gs_op *op, const gs_etir *e, int mode);
 /* Its leading part: the counters, one int per output tile, rounded up to 4. */
 int64_t gs_split_counter_bytes(const gs_op *op, const gs_etir *e);
+/* The kernel's arguments in order (the signature the printer writes from
+ * them): the inputs, the output, the bias (when used), the extents, every
+ * tensor's shape, alpha, beta, and split-K's workspace (when the plan splits),
+ * each sized for op's extents, into args[cap]. Returns the count, or -1
+ * when cap is too small. */
+int gs_plan_launch_args(const gs_op *op, const gs_etir *e, const gs_plan *p, gs_launch_arg *args, int cap);
+/* "input", "output", "bias", "extent", "shape", "alpha", "beta", "workspace"; "?" */
+const char *gs_arg_role_name(gs_arg_role r);
 
 #endif

@@ -7,7 +7,9 @@
 
 /* ---- kernel descriptor, lowering and emission -------------------------
  * A kernel is described by a zeroed, fixed-size struct of plain data; its
- * bytes are hashed for the cache and printed as a banner in the source.
+ * bytes are hashed for the cache and the hash printed in the source's banner.
+ * It holds the operator's and the state's own structs whole, not a selection
+ * of their fields, so a field added to either is part of the key.
  * Extents and tensor shapes are runtime arguments, so one binary serves every
  * shape that maps to the same descriptor. */
 #define GS_CODEGEN_VERSION 2u
@@ -17,16 +19,11 @@ typedef struct gs_kdesc {
     uint32_t dialect;       /* gs_dialect */
     uint32_t arch;          /* sm_XX the source is meant for (0: any) */
     uint32_t idx64;         /* 64-bit linear offsets */
-    uint32_t combine, naxes, ninputs;
-    uint32_t axis_kind[GS_MAX_AXES];
-    int32_t ndim[GS_MAX_TENSORS];
-    gs_affine idx[GS_MAX_TENSORS][GS_MAX_DIMS];
+    gs_op op;               /* the operator's structure, whole (gs_op_key: what a kernel
+                               takes at run time is cleared) */
     gs_etir etir;
     gs_plan plan;           /* every codegen decision (zeroed when p is NULL) */
-    uint32_t has_beta, has_bias, bias_axis, relu;
-    /* Later facts, GS_KDESC_*: hashed only when non-zero, so a kernel without
-     * them keeps the key (and name) it had before they existed. */
-    uint32_t flags;
+    uint32_t flags;         /* GS_KDESC_*: facts the printer derives from op (hashed with the rest) */
 } gs_kdesc;
 #define GS_KDESC_MAXN 1u        /* max or relu with the NaN-propagating gs_maxn (ir.h's NaN rule) */
 #define GS_KDESC_COUNT_VALID 2u /* the epilogue divides by in-bounds reduce points */

@@ -14,62 +14,48 @@ void gs_kdesc_make(const gs_op *op, const gs_plan *p, const gs_etir *e, gs_diale
     k->arch = (uint32_t)arch;
     for (int t = 0; t <= op->ninputs; t++)
         if (gs_tensor_elems(&op->tensors[t]) > 2147483647LL) k->idx64 = 1;
-    k->combine = (uint32_t)op->combine;
-    k->naxes = (uint32_t)op->naxes;
-    k->ninputs = (uint32_t)op->ninputs;
-    for (int a = 0; a < op->naxes; a++) k->axis_kind[a] = (uint32_t)op->axes[a].kind;
-    for (int t = 0; t <= op->ninputs; t++) {
-        k->ndim[t] = op->tensors[t].ndim;
-        for (int j = 0; j < op->tensors[t].ndim; j++) k->idx[t][j] = op->tensors[t].idx[j];
-    }
+    gs_op_key(op, &k->op);
     k->etir = *e;
     k->etir.level = 0;
     if (p) k->plan = *p;
-    k->has_beta = op->epi.beta != 0.0f;
-    k->has_bias = op->has_bias && op->epi.bias_axis >= 0;
-    k->bias_axis = k->has_bias ? (uint32_t)op->epi.bias_axis : 0;
-    k->relu = op->epi.relu != 0;
     if (op->combine == GS_COMBINE_MAX || op->epi.relu) k->flags |= GS_KDESC_MAXN;
     if (op->epi.count_valid) k->flags |= GS_KDESC_COUNT_VALID;
 }
 
-/* "non-zero"/"0" and "on"/"off" of a flag */
-static const char *nz(uint32_t v) { return v ? "non-zero" : "0"; }
-static const char *on(uint32_t v) { return v ? "on" : "off"; }
+/* "non-zero"/"0" and "on"/"off" of a value */
+static const char *nz(double v) { return v != 0.0 ? "non-zero" : "0"; }
+static const char *on(int v) { return v ? "on" : "off"; }
 
 bool gs_kdesc_diff(const gs_kdesc *mine, const gs_kdesc *theirs, char *buf, size_t n) {
     if (n) buf[0] = '\0';
     if (!memcmp(mine, theirs, sizeof *mine)) return false;
-    const gs_kdesc *a = mine, *b = theirs;
-    if (a->has_beta != b->has_beta)
+    const gs_op *a = &mine->op, *b = &theirs->op;
+    if (a->epi.beta != b->epi.beta)
         snprintf(buf, n, "beta: the kernel's is %s, the operator's is %s (beta = 0 and beta != 0 are different kernels)",
-                 nz(a->has_beta), nz(b->has_beta));
+                 nz(a->epi.beta), nz(b->epi.beta));
     else if (a->has_bias != b->has_bias)
         snprintf(buf, n, "bias: the kernel's is %s, the operator's is %s", on(a->has_bias), on(b->has_bias));
-    else if (a->bias_axis != b->bias_axis)
-        snprintf(buf, n, "the bias axis: the kernel's is %u, the operator's is %u", a->bias_axis, b->bias_axis);
-    else if (a->relu != b->relu)
-        snprintf(buf, n, "relu: the kernel's is %s, the operator's is %s", on(a->relu), on(b->relu));
-    else if (a->idx64 != b->idx64)
+    else if (a->epi.bias_axis != b->epi.bias_axis)
+        snprintf(buf, n, "the bias axis: the kernel's is %d, the operator's is %d", a->epi.bias_axis, b->epi.bias_axis);
+    else if (a->epi.relu != b->epi.relu)
+        snprintf(buf, n, "relu: the kernel's is %s, the operator's is %s", on(a->epi.relu), on(b->epi.relu));
+    else if (a->epi.count_valid != b->epi.count_valid)
+        snprintf(buf, n, "count_include_pad: the kernel's is %d, the operator's is %d", !a->epi.count_valid,
+                 !b->epi.count_valid);
+    else if (mine->idx64 != theirs->idx64)
         snprintf(buf, n, "indexing: the kernel's is %s-bit, the operator needs %s-bit (a tensor over 2^31 elements)",
-                 a->idx64 ? "64" : "32", b->idx64 ? "64" : "32");
-    else if (a->combine != b->combine || a->naxes != b->naxes || a->ninputs != b->ninputs ||
-             memcmp(a->axis_kind, b->axis_kind, sizeof a->axis_kind))
-        snprintf(buf, n, "the operator class (its axes or inputs)");
-    else if (memcmp(a->ndim, b->ndim, sizeof a->ndim) || memcmp(a->idx, b->idx, sizeof a->idx))
+                 mine->idx64 ? "64" : "32", theirs->idx64 ? "64" : "32");
+    else if (a->kind != b->kind || a->combine != b->combine || a->naxes != b->naxes || a->ninputs != b->ninputs ||
+             memcmp(a->axes, b->axes, sizeof a->axes))
+        snprintf(buf, n, "the operator class (its kind, axes or inputs)");
+    else if (memcmp(a->tensors, b->tensors, sizeof a->tensors) || a->transA != b->transA || a->transB != b->transB)
         snprintf(buf, n, "the tensors' indexing (transposes, layout, strides or windows)");
-    else if (a->flags != b->flags)
-        snprintf(buf, n, "the epilogue's mode (NaN-keeping max, or count_include_pad)");
     else
         snprintf(buf, n, "the kernel's configuration");
     return true;
 }
 
-/* The bytes before flags, and flags with its padding only when set: the
- * kernels that predate flags keep their keys. */
-uint64_t gs_kdesc_hash(const gs_kdesc *k) {
-    return gs_hash_bytes(k, k->flags ? sizeof *k : offsetof(gs_kdesc, flags), 0x67656e736f72ull);
-}
+uint64_t gs_kdesc_hash(const gs_kdesc *k) { return gs_hash_bytes(k, sizeof *k, 0x67656e736f72ull); }
 
 int gs_kernel_int_args(const gs_op *op, int32_t *vals, int cap) {
     int n = 0;

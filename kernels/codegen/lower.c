@@ -173,6 +173,8 @@ typedef struct printer {
     int indent;
     int na, ni, nred;
     int64_t thr[GS_MAX_AXES], t0[GS_MAX_AXES];
+    gs_launch_arg args[GS_LAUNCH_MAX_ARGS]; /* the kernel's arguments (gs_plan_launch_args) */
+    int nargs;
 } printer;
 
 static void line(printer *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -276,21 +278,37 @@ static void global_read(printer *m, int t, const char *prefix, const char *lhs) 
 
 /* ---- prologue ---------------------------------------------------------------------- */
 static void print_signature(printer *m, const gs_kernel_src *out) {
-    const gs_op *op = m->op;
     if (m->dialect == GS_DIALECT_CUDA)
         gs_sb_printf(&m->sb, m->sp->kernel_prefix, (long long)m->p->threads, (int)m->p->min_blocks);
     else
         gs_sb_printf(&m->sb, m->sp->kernel_prefix, (long long)m->p->threads);
     gs_sb_printf(&m->sb, " %s(", out->name);
-    for (int t = 0; t < m->ni; t++) gs_sb_printf(&m->sb, "%s in%d, ", m->sp->in_ptr, t);
-    gs_sb_printf(&m->sb, "%s out", m->sp->out_ptr);
-    if (out->desc.has_bias) gs_sb_printf(&m->sb, ", %s bias", m->sp->in_ptr);
-    for (int a = 0; a < m->na; a++) gs_sb_printf(&m->sb, ", int E%d", a);
-    for (int t = 0; t <= m->ni; t++)
-        for (int j = 0; j < op->tensors[t].ndim; j++) gs_sb_printf(&m->sb, ", int S%d_%d", t, j);
-    gs_sb_puts(&m->sb, ", float alpha, float beta");
-    if (m->p->split_mode != GS_SPLIT_NONE) gs_sb_printf(&m->sb, ", %s ws", m->sp->ws_ptr);
+    for (int i = 0; i < m->nargs; i++) {
+        const gs_launch_arg *a = &m->args[i];
+        const char *type = a->type;
+        if (a->role == GS_ARG_INPUT || a->role == GS_ARG_BIAS) type = m->sp->in_ptr;
+        else if (a->role == GS_ARG_OUTPUT) type = m->sp->out_ptr;
+        else if (a->role == GS_ARG_WORKSPACE) type = m->sp->ws_ptr;
+        gs_sb_printf(&m->sb, "%s%s %s", i ? ", " : "", type, a->name);
+    }
     gs_sb_puts(&m->sb, ")\n{\n");
+}
+
+/* The banner's argument list: every argument in order, the buffers with
+ * their sizes for this operator's extents, and the workspace's rule. */
+static void print_banner_args(printer *m) {
+    gs_sb_puts(&m->sb, " * args:");
+    for (int i = 0; i < m->nargs; i++) {
+        const gs_launch_arg *a = &m->args[i];
+        gs_sb_printf(&m->sb, "%s %s", i ? "," : "", a->name);
+        if (!strcmp(a->type, "float*")) gs_sb_printf(&m->sb, "[%lld]", (long long)a->elems);
+    }
+    gs_sb_puts(&m->sb, " (buffers: 4-byte elements for these extents)");
+    if (m->nargs > 0 && m->args[m->nargs - 1].role == GS_ARG_WORKSPACE)
+        gs_sb_printf(&m->sb, "\n * ws: split-K workspace, %lld bytes for these extents; zero it before the first "
+                             "launch (each launch leaves it ready for the next); one per launch in flight",
+                     (long long)m->args[m->nargs - 1].bytes);
+    gs_sb_puts(&m->sb, " */\n");
 }
 
 /* Block origins ob<a>: the block index decomposes with the last spatial
@@ -1105,19 +1123,65 @@ static void print_count_scale(printer *m, int vaxis, int vk, const char *name) {
     line(m, "const float %s = alpha / (float)(%s_n > 0 ? %s_n : 1);", name, name, name);
 }
 
-/* One output point: the epilogue of acc[aidx] (NULL: of v) to out[oi]. */
-static void print_store_one(printer *m, const char *aidx, const char *oi, int bias_axis) {
-    const char *scale = "alpha";
-    if (m->op->epi.count_valid) {
-        print_count_scale(m, -1, 0, "av");
-        scale = "av";
+/* One output point: the epilogue's steps (gs_epi_steps) on acc[aidx] (NULL:
+ * on v), stored to out[oi]. */
+static void print_store_one(printer *m, const char *aidx, const char *oi) {
+    gs_epi_step st[GS_EPI_MAX_STEPS];
+    int n = gs_epi_steps(m->op, st);
+    for (int i = 0; i < n; i++) {
+        switch (st[i].kind) {
+        case GS_EPI_SCALE: {
+            const char *scale = "alpha";
+            if (m->op->epi.count_valid) {
+                print_count_scale(m, -1, 0, "av");
+                scale = "av";
+            }
+            if (aidx) line(m, "float y = %s * acc[%s];", scale, aidx);
+            else line(m, "float y = %s * v;", scale);
+            break;
+        }
+        case GS_EPI_ADD_OLD: line(m, "y += beta * out[%s];", oi); break;
+        case GS_EPI_ADD_BIAS: line(m, "y += bias[x%d];", st[i].axis); break;
+        case GS_EPI_RELU: line(m, "y = gs_maxn(y, 0.0f);"); break;
+        }
     }
-    if (aidx) line(m, "float y = %s * acc[%s];", scale, aidx);
-    else line(m, "float y = %s * v;", scale);
-    if (m->op->epi.beta != 0.0f) line(m, "y += beta * out[%s];", oi);
-    if (m->op->has_bias && bias_axis >= 0) line(m, "y += bias[x%d];", bias_axis);
-    if (m->op->epi.relu) line(m, "y = gs_maxn(y, 0.0f);");
     line(m, "out[%s] = y;", oi);
+}
+
+/* Component k of a w-wide vector of outputs: the epilogue's steps as one
+ * expression into ex (the old values in old, the bias in bv when it is a
+ * vector load, else read per point). */
+static void print_epi_expr(printer *m, gs_sb *ex, int k) {
+    gs_epi_step st[GS_EPI_MAX_STEPS];
+    int n = gs_epi_steps(m->op, st);
+    for (int i = 0; i < n; i++) {
+        switch (st[i].kind) {
+        case GS_EPI_SCALE: {
+            char add[16], sc[16] = "alpha";
+            if (m->op->epi.count_valid) { /* the count's lines precede the expression's */
+                snprintf(sc, sizeof sc, "av%d", k);
+                print_count_scale(m, m->p->out_axis, k, sc);
+            }
+            snprintf(add, sizeof add, "%d", k);
+            char *aidx = frag_index(m, -1, add, m->p->out_axis);
+            gs_sb_printf(ex, "%s * acc[%s]", sc, aidx ? aidx : "0");
+            free(aidx);
+            break;
+        }
+        case GS_EPI_ADD_OLD: gs_sb_printf(ex, " + beta * old.%s", comp(k)); break;
+        case GS_EPI_ADD_BIAS:
+            if (m->p->bias_vec > 1) gs_sb_printf(ex, " + bv.%s", comp(k));
+            else gs_sb_printf(ex, " + bias[x%d]", st[i].axis);
+            break;
+        case GS_EPI_RELU: {
+            char *in = gs_sb_take(ex);
+            gs_sb_init(ex);
+            gs_sb_printf(ex, "gs_maxn(%s, 0.0f)", in ? in : "0");
+            free(in);
+            break;
+        }
+        }
+    }
 }
 
 /* wi: the dense index of output point (x<a>) over the spatial extents,
@@ -1181,7 +1245,6 @@ static void print_epilogue_loops(printer *m, bool vec, bool predicated, epi_mode
     const gs_op *op = m->op;
     const gs_plan *p = m->p;
     int open = 0, oa = vec ? p->out_axis : -1, w = vec ? p->out_vec : 1;
-    int bias_axis = op->has_bias ? op->epi.bias_axis : -1;
     for (int a = 0; a < m->na; a++) {
         if (!spatial(op, a)) continue;
         line(m, "#pragma unroll");
@@ -1217,42 +1280,28 @@ static void print_epilogue_loops(printer *m, bool vec, bool predicated, epi_mode
     print_out_index(m);
     if (w == 1) {
         char *aidx = frag_index(m, -1, NULL, -1);
-        print_store_one(m, aidx ? aidx : "0", "oi", bias_axis);
+        print_store_one(m, aidx ? aidx : "0", "oi");
         free(aidx);
     } else {
         char ld[CW];
+        int bias_axis = -1;
         line(m, "%s y;", vtype(w));
-        if (op->epi.beta != 0.0f) {
+        if (gs_epi_has(op, GS_EPI_ADD_OLD, NULL)) {
             snprintf(ld, sizeof ld, "GS_LD%d(out + oi)", w);
             line(m, "const %s old = %s;", vtype(w), ld);
         }
-        if (op->has_bias && bias_axis >= 0 && p->bias_vec > 1) {
+        if (gs_epi_has(op, GS_EPI_ADD_BIAS, &bias_axis) && p->bias_vec > 1) {
             char bp[64];
             snprintf(bp, sizeof bp, "bias + x%d", bias_axis);
             snprintf(ld, sizeof ld, "GS_LD%d(%s)", w, bp);
             line(m, "const %s bv = %s;", vtype(w), ld);
         }
         for (int k = 0; k < w; k++) {
-            char add[16];
-            snprintf(add, sizeof add, "%d", k);
-            char *aidx = frag_index(m, -1, add, oa);
             gs_sb ex;
             gs_sb_init(&ex);
-            char sc[16] = "alpha";
-            if (op->epi.count_valid) {
-                snprintf(sc, sizeof sc, "av%d", k);
-                print_count_scale(m, oa, k, sc);
-            }
-            gs_sb_printf(&ex, "%s * acc[%s]", sc, aidx ? aidx : "0");
-            free(aidx);
-            if (op->epi.beta != 0.0f) gs_sb_printf(&ex, " + beta * old.%s", comp(k));
-            if (op->has_bias && bias_axis >= 0) {
-                if (p->bias_vec > 1) gs_sb_printf(&ex, " + bv.%s", comp(k));
-                else gs_sb_printf(&ex, " + bias[x%d]", bias_axis);
-            }
+            print_epi_expr(m, &ex, k);
             char *exs = gs_sb_take(&ex);
-            if (op->epi.relu) line(m, "y.%s = gs_maxn(%s, 0.0f);", comp(k), exs ? exs : "0");
-            else line(m, "y.%s = %s;", comp(k), exs ? exs : "0");
+            line(m, "y.%s = %s;", comp(k), exs ? exs : "0");
             free(exs);
         }
         char st[CW];
@@ -1342,7 +1391,7 @@ static void print_split_meet(printer *m) {
              m->op->combine == GS_COMBINE_MAX ? "MAXN" : "SUM", m->idx_t);
     }
     print_out_index(m);
-    print_store_one(m, NULL, "oi", m->op->has_bias ? m->op->epi.bias_axis : -1);
+    print_store_one(m, NULL, "oi");
     close_(m);
     close_(m);
     line(m, "if (tid == 0) cnt[tile_id] = 0;");
@@ -1399,6 +1448,11 @@ gs_status gs_lower_emit_plan(gs_ctx *ctx, const gs_op *op, const gs_etir *e, con
     out->smem_bytes = p->smem_bytes + p->scratch_bytes;
     out->smem_dynamic = p->smem_dynamic && d == GS_DIALECT_CUDA;
     out->ws_bytes = gs_plan_workspace_bytes(op, e, p);
+    m->nargs = gs_plan_launch_args(op, e, p, m->args, GS_LAUNCH_MAX_ARGS);
+    if (m->nargs < 0) {
+        gs_sb_free(&m->sb);
+        return gs_err(ctx, GS_ERR_UNSUPPORTED, "lowering: more than %d kernel arguments", GS_LAUNCH_MAX_ARGS);
+    }
 
     char etxt[256], cfg[256], ptxt[320];
     gs_etir_format(op, e, etxt, sizeof etxt);
@@ -1407,9 +1461,10 @@ gs_status gs_lower_emit_plan(gs_ctx *ctx, const gs_op *op, const gs_etir *e, con
     gs_sb_printf(&m->sb, "/* gensor codegen v%u | %s | descriptor %016llx\n", GS_CODEGEN_VERSION,
                  d == GS_DIALECT_CUDA ? "cuda" : "opencl", (unsigned long long)out->hash);
     gs_sb_printf(&m->sb, " * op: %s\n * etir: %s\n * config: %s\n * plan: %s\n", op->spec, etxt, cfg, ptxt);
-    gs_sb_printf(&m->sb, " * launch: grid %lld x block %lld (1-D), %lld bytes of %s shared memory; extents are runtime arguments */\n",
+    gs_sb_printf(&m->sb, " * launch: grid %lld x block %lld (1-D), %lld bytes of %s shared memory; extents are runtime arguments\n",
                  (long long)out->grid, (long long)p->threads, (long long)p->smem_bytes,
                  out->smem_dynamic ? "dynamic" : "static");
+    print_banner_args(m);
     gs_sb_puts(&m->sb, m->sp->preamble);
     if (out->desc.flags & GS_KDESC_MAXN) gs_sb_puts(&m->sb, m->sp->maxn);
     print_signature(m, out);

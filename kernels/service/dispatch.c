@@ -202,19 +202,32 @@ void gs_dispatch_opts_default(gs_dispatch_opts *o) {
     o->compile = 1;
 }
 
-/* Every input of a construction other than the operator: the profile's
- * fields and the construction options. */
-static uint64_t memo_salt_of(const gs_hw *hw, const gs_construct_opts *co) {
-    const double v[] = {hw->sm, hw->num_sms, hw->clock_mhz, hw->fp32_lanes_per_sm, hw->dram_gbs,
-                        hw->dram_latency_ns, (double)hw->l2_bytes, hw->l2_gbs, hw->l2_latency_ns,
-                        (double)hw->smem_per_sm, (double)hw->smem_per_block, (double)hw->smem_per_block_optin,
-                        hw->smem_banks, hw->bank_bytes, hw->smem_latency_ns, (double)hw->regs_per_sm,
-                        hw->max_regs_per_thread, hw->max_threads_per_block, hw->max_threads_per_sm,
-                        hw->max_blocks_per_sm, hw->warp_size, hw->transaction_bytes, hw->launch_overhead_us,
-                        (double)co->seed, co->top_k, co->chains, co->t_start, co->t_threshold, co->policy,
-                        co->strategy, co->max_ms, co->conv_form, co->split_atomic};
-    uint64_t h = gs_hash_bytes(hw->name, strnlen(hw->name, sizeof hw->name), co->seed ^ 0x6d656d6full);
-    return gs_hash_bytes(v, sizeof v, h);
+/* No padding in the options the salt hashes whole: a field added to gs_construct_opts
+ * fails this until it is added to the sum (it is then in the salt by itself). */
+#define GS_FSZ(f) sizeof(((gs_construct_opts *)0)->f)
+_Static_assert(sizeof(gs_construct_opts) == GS_FSZ(seed) + GS_FSZ(top_k) + GS_FSZ(chains) + GS_FSZ(t_start) +
+                                                GS_FSZ(t_threshold) + GS_FSZ(policy) + GS_FSZ(strategy) +
+                                                GS_FSZ(max_ms) + GS_FSZ(conv_form) + GS_FSZ(split_atomic),
+               "gs_construct_opts has padding or a field this sum lacks");
+#undef GS_FSZ
+
+/* Every input of a construction other than the operator: the profile and the
+ * construction options, each struct whole (copied into zeroed storage; the
+ * profile's strings zeroed past their end), so an option or a profile field
+ * added later is in the salt without being listed here. */
+uint64_t gs_dispatcher_salt(const gs_hw *hw, const gs_construct_opts *co) {
+    struct {
+        gs_hw hw;
+        gs_construct_opts co;
+    } v;
+    memset(&v, 0, sizeof v);
+    memcpy(&v.hw, hw, sizeof v.hw);
+    memcpy(&v.co, co, sizeof v.co);
+    size_t n = strnlen(v.hw.name, sizeof v.hw.name);
+    memset(v.hw.name + n, 0, sizeof v.hw.name - n);
+    n = strnlen(v.hw.desc, sizeof v.hw.desc);
+    memset(v.hw.desc + n, 0, sizeof v.hw.desc - n);
+    return gs_hash_bytes(&v, sizeof v, 0x6d656d6full);
 }
 
 gs_status gs_dispatcher_create(gs_ctx *ctx, const gs_hw *hw, const gs_dispatch_opts *opts, gs_dispatcher **out) {
@@ -250,7 +263,7 @@ gs_status gs_dispatcher_create(gs_ctx *ctx, const gs_hw *hw, const gs_dispatch_o
         }
     }
     d->o.cache_dir = d->cache_dir;
-    d->memo_salt = memo_salt_of(hw, &o.construct);
+    d->memo_salt = gs_dispatcher_salt(hw, &o.construct);
     if (o.dialect == GS_DIALECT_CUDA) {
         gs_ctx quiet = {{0}}; /* NVRTC being absent is not an error here */
         d->nvrtc = gs_nvrtc_available(&quiet);

@@ -269,6 +269,9 @@ gs_status gs_refine_device(gs_ctx *ctx, gs_kcache *kc, gs_device *dev, const gs_
  * operator class (structure, epilogue, dialect, arch), d's profile and
  * construction options, and ceil(log2(extent)) of each axis. */
 uint64_t gs_dispatcher_memo_key(const gs_dispatcher *d, const gs_op *op);
+/* The memo keys' salt: every byte of the profile (its strings up to their
+ * end) and of the construction options. */
+uint64_t gs_dispatcher_salt(const gs_hw *hw, const gs_construct_opts *co);
 /* The dispatcher's kernel cache (owned by d). */
 gs_kcache *gs_dispatcher_cache(gs_dispatcher *d);
 /* An ETIR of another shape of the same operator fitted to op: block tiles

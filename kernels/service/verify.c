@@ -192,7 +192,7 @@ gs_status gs_verify_plan(gs_ctx *ctx, gs_device *dev, const gs_op *op, const gs_
         s = gs_buffer_create(ctx, dev, (size_t)gs_tensor_elems(&op->tensors[t]) * 4, host[t], &buf[nbuf++]);
         if (s != GS_OK) goto done;
     }
-    if (ks.desc.has_bias) {
+    if (ks.desc.op.has_bias) {
         s = gs_buffer_create(ctx, dev, (size_t)op->axes[op->epi.bias_axis].extent * 4, bias, &buf[nbuf++]);
         if (s != GS_OK) goto done;
     }
