@@ -807,7 +807,7 @@ int gs_plan_launch_args(const gs_op *op, const gs_etir *e, const gs_plan *p, gs_
     for (int t = 0; t <= op->ninputs; t++)
         for (int j = 0; j < op->tensors[t].ndim; j++)
             if ((a = add_arg(args, &n, cap, GS_ARG_SHAPE, t, j))) {
-                snprintf(a->name, sizeof a->name, "S%d_%d", t, j);
+                snprintf(a->name, sizeof a->name, "S%u_%u", (unsigned)t & 0xffu, (unsigned)j & 0xffu); /* t, j < 16 */
                 a->ivalue = op->tensors[t].shape[j];
             }
     if ((a = add_arg(args, &n, cap, GS_ARG_ALPHA, -1, -1))) {
