@@ -4,6 +4,7 @@
 #include "tests/test_common.h"
 
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -216,9 +217,10 @@ Test(opencl, cold_build_writes_no_warnings) {
     cr_assert_eq(gs_lower_emit(ctx, gs_hw_find_builtin("t4"), &op, &e, GS_DIALECT_OPENCL, 0, &ks), GS_OK, "%s",
                  gs_ctx_errmsg(ctx));
     cr_assert(strstr(ks.src, "kr2 < kl2"), "the kernel has no runtime-bounded reduce loop");
-    char path[] = "/tmp/gensor-clerr-XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert(fd >= 0);
+    char *dir = gs_test_tmpdir("clerr"), path[600];
+    snprintf(path, sizeof path, "%s/stderr", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    cr_assert(fd >= 0, "%s: %s", path, strerror(errno));
     fflush(stderr);
     int saved = dup(2);
     cr_assert(saved >= 0);
@@ -231,7 +233,8 @@ Test(opencl, cold_build_writes_no_warnings) {
     char err[512] = "";
     ssize_t n = pread(fd, err, sizeof err - 1, 0);
     close(fd);
-    unlink(path);
+    gs_test_rm_flat(dir);
+    free(dir);
     cr_assert_eq(s, GS_OK, "%s", gs_ctx_errmsg(ctx));
     cr_expect_eq(n, 0, "the build wrote to stderr: %s", err);
     gs_cl_prog_free(p);
