@@ -749,3 +749,44 @@ Test(construct, walk_reaches_long_reductions, .timeout = 300) {
         }
     }
 }
+
+/* Pipeline depth is priced (issue 19 item 3): at equal occupancy each
+ * deeper stage shortens the latency chain and the time, strictly, also
+ * when the mean load latency is already below a tile's compute (the old
+ * max(c, l/d) tied every depth there), both when every input copies by
+ * cp.async (transA=1) and when one goes through registers (its own term
+ * stays; the cp.async input's shrinks). */
+Test(construct, deeper_pipeline_priced) {
+    static const char *specs[] = {"gemm M=8192 N=8192 K=8192", "gemm M=4096 N=4096 K=4096 transA=1"};
+    gs_ctx *ctx = gs_ctx_create();
+    gs_hw *hw = NULL;
+    cr_assert_eq(gs_hw_load(ctx, "h100", &hw), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        gs_op *op = NULL;
+        cr_assert_eq(gs_op_parse(ctx, specs[i], &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        double prev_t = 0, prev_l = 0;
+        int bps = 0;
+        for (int st = 2; st <= GS_MAX_STAGES; st++) {
+            char cfg[160];
+            snprintf(cfg, sizeof cfg, "bm=64,bn=256,bk=8,tm=8,tn=16,vm=1,vn=4,sa=1,sb=1,stages=%d,raster=16", st);
+            gs_etir e;
+            cr_assert_eq(gs_etir_parse_config(ctx, op, cfg, &e), GS_OK, "%s", gs_ctx_errmsg(ctx));
+            cr_assert(gs_hw_check(hw, op, &e), "%s: %s does not fit", specs[i], cfg);
+            gs_estimate est;
+            gs_estimate_etir(hw, op, &e, 0, &est);
+            if (st > 2) {
+                cr_assert_eq(est.blocks_per_sm, bps, "%s: %s changes the occupancy", specs[i], cfg);
+                cr_expect_lt(est.t_latency, prev_l, "%s: %s: chain %g, one stage less %g", specs[i], cfg,
+                             est.t_latency, prev_l);
+                cr_expect_lt(est.time_s, prev_t, "%s: %s: %g s, one stage less %g s", specs[i], cfg, est.time_s,
+                             prev_t);
+            }
+            bps = est.blocks_per_sm;
+            prev_t = est.time_s;
+            prev_l = est.t_latency;
+        }
+        gs_op_destroy(op);
+    }
+    gs_hw_destroy(hw);
+    gs_ctx_destroy(ctx);
+}
