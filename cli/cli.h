@@ -37,6 +37,18 @@ int gs_cli_policy_opt(const char *cmd, const char *arg, gs_policy *out);
 int gs_cli_strategy_opt(const char *cmd, const char *arg, gs_strategy *out);
 /* --format: text or json (and csv when CSV is true): 0, or a usage error. */
 int gs_cli_format_opt(const char *cmd, const char *arg, bool csv, const char **out);
+/* --plan-opts LIST: the v1-style plan options (the ETIR's plan knobs, ir.h), a comma list of
+ * scalar, predicated, noasync, lb1, im2col, box and v1 (scalar, predicated, noasync, lb1 and
+ * box: the plan v1 emitted). set[k] is the value of knob row k where given[k]. */
+typedef struct gs_cli_plan {
+    bool any;
+    bool given[GS_KNOB_COUNT];
+    uint8_t set[GS_KNOB_COUNT];
+} gs_cli_plan;
+/* Parse LIST into *out (added to what it holds): 0, or CMD's usage error (2). */
+int gs_cli_plan_opt(const char *cmd, const char *arg, gs_cli_plan *out);
+/* Set the given plan knobs on a state. */
+void gs_cli_plan_apply(const gs_cli_plan *p, gs_etir *e);
 /* What a subcommand's command line needs besides its own options. */
 typedef struct gs_cli_cmd {
     const char *name;        /* "space": the subcommand its usage errors name */

@@ -16,6 +16,7 @@
 typedef struct cli_opts {
     const char *spec, *hw, *emit, *out, *format, *config, *configs, *cache_dir;
     gs_construct_opts co;
+    gs_cli_plan plan;    /* --plan-opts: the v1-style plan options set on every candidate */
     bool nvrtc;
     const char *backend; /* NULL (construction only), "opencl" or "cuda" */
     int refine;          /* candidates to measure (0: no refinement) */
@@ -28,6 +29,14 @@ typedef struct cli_opts {
     bool verify;
     bool given[128];     /* options given (by their short code), checked against the command */
 } cli_opts;
+
+/* --plan-opts, in the help of construct, verify and estimate */
+#define PLAN_OPTS_HELP                                                                                     \
+    "  --plan-opts LIST     plan every candidate (or --config) with the v1-style options, a comma list:\n" \
+    "                       scalar (no vectors), predicated (no fast path), noasync (no cp.async), lb1\n"  \
+    "                       (launch bounds (threads, 1)), im2col | box (a windowed input's tile), or v1\n" \
+    "                       (all but im2col: the plan v1 emitted); the walk is the same, the candidates\n" \
+    "                       are re-planned, re-priced and re-ranked [none: the default plan]\n"
 
 static const char construct_help[] =
     "usage: gensor construct SPEC [options]\n"
@@ -48,6 +57,7 @@ static const char construct_help[] =
     "                       faster predicted form kept (the `form` line); direct: its own nest [auto]\n"
     "  --split-atomic       split-K blocks meet by float atomics (sums): fewer bytes, but the result is\n"
     "                       NOT deterministic (the adds' order varies); default: a fixed-order sum\n"
+    PLAN_OPTS_HELP
     "  --emit E             construct: print cuda | opencl | ptx | sass | json after the table [cuda]\n"
     "  --out DIR            construct: write <kernel>.cu, .cl, .json (and .ptx, .log with NVRTC, .sass\n"
     "                       with --sass) to DIR\n"
@@ -85,6 +95,7 @@ static const char verify_help[] =
     "  --max-ms MS          exhaustive: stop enumerating after MS milliseconds; 0: no budget [10000]\n"
     "  --form F             auto | direct: how a 1x1 conv is constructed (see construct --help) [auto]\n"
     "  --split-atomic       split-K blocks meet by float atomics (the result is not deterministic)\n"
+    PLAN_OPTS_HELP
     "  --config CFG         skip construction and verify this configuration, e.g.\n"
     "                       bm=128,bn=128,bk=32,tm=8,tn=8,vm=1,vn=2,sa=1,sb=1\n"
     "  --nvrtc              also compile each candidate with NVRTC and re-rank by ptxas' registers\n"
@@ -94,7 +105,8 @@ static const char verify_help[] =
     "  --format text|json   output format of the table [text]\n";
 
 static const char estimate_help[] =
-    "usage: gensor estimate SPEC --hw NAME|FILE (--config CFG | --configs FILE) [--format text|json]\n"
+    "usage: gensor estimate SPEC --hw NAME|FILE (--config CFG | --configs FILE) [--plan-opts LIST]\n"
+    "                       [--format text|json]\n"
     "\n"
     "Prices configurations with the model, without a walk: one (--config CFG) or one per line of\n"
     "FILE (--configs; blank lines and lines starting with # are skipped). Each must pass the\n"
@@ -103,6 +115,7 @@ static const char estimate_help[] =
     "  --hw NAME|FILE       hardware profile: built-in name (gensor hw list) or JSON file [rtx4090]\n"
     "  --config CFG         one configuration, e.g. bm=128,bn=128,bk=32,tm=8,tn=8,vm=1,vn=2,sa=1,sb=1\n"
     "  --configs FILE       configurations, one per line\n"
+    PLAN_OPTS_HELP
     "  --format text|json   output format [text]\n";
 
 static const struct option construct_lo[] = {
@@ -126,6 +139,7 @@ static const struct option construct_lo[] = {
     GS_CLI_OPT_CACHE_DIR,
     {"split-atomic", no_argument, 0, 'Z'},
     {"form", required_argument, 0, 'P'},
+    {"plan-opts", required_argument, 0, 'L'},
     GS_CLI_OPT_HELP,
     GS_CLI_OPT_END,
 };
@@ -196,6 +210,7 @@ static int parse_one_opt(int c, void *opts) {
         o->max_ms_set = true;
         break;
     case 'Z': o->co.split_atomic = 1; break;
+    case 'L': return gs_cli_plan_opt(cmd, optarg, &o->plan) ? 2 : -1;
     case 'P':
         if (!strcmp(optarg, "auto")) o->co.conv_form = GS_FORM_AUTO;
         else if (!strcmp(optarg, "direct")) o->co.conv_form = GS_FORM_DIRECT;
@@ -640,8 +655,39 @@ static int run_load(cli_run *u) {
     return s == GS_OK ? -1 : run_fail(u, s);
 }
 
+/* --plan-opts on a walk's candidates: each takes the options, is checked
+ * and priced again, and they are ranked again, stably. The walk itself is
+ * the default plan's, so the tiles compare. A pipeline the options rule out
+ * (more than 2 stages without cp.async, or a register prefetch over the
+ * register limit) is made shallower until the candidate passes, down to
+ * the one stage of v1; a candidate that fails even then is dropped. */
+static gs_status replan_candidates(gs_ctx *ctx, const gs_cli_plan *po, const gs_op *op, const gs_hw *hw, gs_result *r) {
+    int n = 0;
+    for (int i = 0; i < r->n; i++) {
+        gs_etir e = r->cand[i];
+        gs_cli_plan_apply(po, &e);
+        while (!gs_hw_check(hw, op, &e) && e.stages > 1) e.stages--;
+        if (!gs_hw_check(hw, op, &e)) continue;
+        gs_estimate est;
+        gs_estimate_etir(hw, op, &e, 0, &est);
+        int j = n++;
+        for (; j > 0 && r->est[j - 1].time_s > est.time_s; j--) {
+            r->cand[j] = r->cand[j - 1];
+            r->est[j] = r->est[j - 1];
+        }
+        r->cand[j] = e;
+        r->est[j] = est;
+    }
+    r->n = n;
+    if (!n)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "--plan-opts: none of the %s candidates fits %s's limits under these options",
+                      op->spec, hw->name);
+    for (int i = 0; i < n; i++) gs_etir_format(op, &r->cand[i], r->desc[i], sizeof r->desc[i]);
+    return GS_OK;
+}
+
 /* Step 2: the candidates: one exact --config (no construction), or the
- * strategy's ranked top-k. */
+ * strategy's ranked top-k, with --plan-opts set on each. */
 static int run_candidates(cli_run *u) {
     gs_ctx *ctx = u->ctx;
     const cli_opts *o = u->o;
@@ -655,11 +701,13 @@ static int run_candidates(cli_run *u) {
             snprintf(u->user_spec, sizeof u->user_spec, "%s", u->op->spec);
             *u->op = u->r->op;
         }
+        if (o->plan.any && (s = replan_candidates(ctx, &o->plan, u->op, u->hw, u->r)) != GS_OK) return run_fail(u, s);
         return -1;
     }
     gs_result *r = u->r = calloc(1, sizeof *r);
     if (!r) s = gs_err(ctx, GS_ERR_NOMEM, "out of memory");
     if (s == GS_OK) s = gs_etir_parse_config(ctx, u->op, o->config, &r->cand[0]);
+    if (s == GS_OK) gs_cli_plan_apply(&o->plan, &r->cand[0]);
     if (s == GS_OK && !gs_hw_check(u->hw, u->op, &r->cand[0]))
         s = gs_err(ctx, GS_ERR_INVALID_ARG, "config %s exceeds %s's limits (shared memory, threads, registers or grid size)",
                    o->config, u->hw->name);
@@ -951,10 +999,11 @@ const gs_cli_sub gs_cli_construct = {"construct", sizeof(cli_opts), construct_pa
 const gs_cli_sub gs_cli_verify = {"verify", sizeof(cli_opts), verify_parse, construct_run};
 
 /* ---- estimate ---------------------------------------------------------------------- */
-static int estimate_one(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const char *cfg, bool json, json_t *arr,
-                        const char *file, int lineno) {
+static int estimate_one(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const gs_cli_plan *po, const char *cfg, bool json,
+                        json_t *arr, const char *file, int lineno) {
     gs_etir e;
     gs_status s = gs_etir_parse_config(ctx, op, cfg, &e);
+    if (s == GS_OK) gs_cli_plan_apply(po, &e);
     if (s != GS_OK && file) {
         /* name the line of --configs FILE that failed */
         char msg[512];
@@ -1007,7 +1056,8 @@ static int read_config_line(FILE *f, char *buf) {
 
 /* Every configuration of --configs FILE, one per line; blank lines and
  * '#' comments are skipped, and a file with none is bad input. */
-static int estimate_file(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const char *path, bool json, json_t *arr) {
+static int estimate_file(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const gs_cli_plan *po, const char *path, bool json,
+                         json_t *arr) {
     FILE *f = fopen(path, "r");
     if (!f) return gs_cli_fail(ctx, gs_err(ctx, GS_ERR_IO, "cannot open %s: %s", path, strerror(errno)));
     char *line = malloc(CONFIGS_MAX_LINE);
@@ -1025,7 +1075,7 @@ static int estimate_file(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const ch
         const char *p = line + strspn(line, " \t");
         if (!*p || *p == '#') continue; /* blank lines and comments */
         configs++;
-        rc = estimate_one(ctx, op, hw, line, json, arr, path, lineno);
+        rc = estimate_one(ctx, op, hw, po, line, json, arr, path, lineno);
     }
     /* a directory opens but does not read (EISDIR) */
     if (!rc && ferror(f)) rc = gs_cli_fail(ctx, gs_err(ctx, GS_ERR_IO, "cannot read %s: %s", path, strerror(errno)));
@@ -1046,8 +1096,8 @@ static int estimate_run(gs_ctx *ctx, const void *opts) {
     json_t *arr = json_array();
     int rc;
     if (s != GS_OK) rc = gs_cli_fail(ctx, s);
-    else if (o->config) rc = estimate_one(ctx, op, hw, o->config, json, arr, NULL, 0);
-    else rc = estimate_file(ctx, op, hw, o->configs, json, arr);
+    else if (o->config) rc = estimate_one(ctx, op, hw, &o->plan, o->config, json, arr, NULL, 0);
+    else rc = estimate_file(ctx, op, hw, &o->plan, o->configs, json, arr);
     if (!rc && json) {
         if (!gs_cli_put_json(json_pack("{s:s, s:s, s:o}", "op", op->spec, "hw", hw->name, "configs", arr), JSON_INDENT(2)))
             rc = 1;

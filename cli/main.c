@@ -173,6 +173,12 @@ static const char config_help[] =
     "  group=1..32   threads sharing each output's reduction (the reduce split) [1]\n"
     "  split=1..16   split-K: blocks sharing a tile's reduction, summed in a fixed order [1]\n"
     "  atomic=0|1    with split: meet by float atomics (sums only; not deterministic) [0]\n"
+    "Plan keys, the v1-style plan options (--plan-opts sets them on every candidate), each 0|1 [0]:\n"
+    "  scalar=1      no vector accesses, no transposition, v1's odd-pitch layout\n"
+    "  predicated=1  no fast path: every tile and store predicated\n"
+    "  noasync=1     register copies even where cp.async exists\n"
+    "  lb1=1         launch bounds (threads, 1), as v1\n"
+    "  im2col=0..2   a windowed input's tile: 0 the smaller, 1 the im2col tile, 2 the tensor box [0]\n"
     "The profile's resource check (shared memory, threads, registers) must pass.\n";
 
 static const char hw_help[] =

@@ -54,6 +54,53 @@ int gs_cli_format_opt(const char *cmd, const char *arg, bool csv, const char **o
                               arg);
 }
 
+int gs_cli_plan_opt(const char *cmd, const char *arg, gs_cli_plan *out) {
+    static const struct {
+        const char *name;
+        gs_knob_id k[5];
+        uint8_t v[5];
+        int n;
+    } items[] = {
+        {"scalar", {GS_KNOB_SCALAR}, {1}, 1},
+        {"predicated", {GS_KNOB_PREDICATED}, {1}, 1},
+        {"noasync", {GS_KNOB_NO_ASYNC}, {1}, 1},
+        {"lb1", {GS_KNOB_LB1}, {1}, 1},
+        {"im2col", {GS_KNOB_IM2COL}, {GS_IM2COL_FORCE}, 1},
+        {"box", {GS_KNOB_IM2COL}, {GS_IM2COL_OFF}, 1},
+        {"v1",
+         {GS_KNOB_SCALAR, GS_KNOB_PREDICATED, GS_KNOB_NO_ASYNC, GS_KNOB_LB1, GS_KNOB_IM2COL},
+         {1, 1, 1, 1, GS_IM2COL_OFF},
+         5},
+    };
+    const char *p = arg;
+    do {
+        size_t len = strcspn(p, ",");
+        size_t i = 0;
+        for (; i < sizeof items / sizeof items[0]; i++)
+            if (strlen(items[i].name) == len && !strncmp(items[i].name, p, len)) break;
+        if (i == sizeof items / sizeof items[0])
+            return gs_cli_usage_error(cmd,
+                                      "bad --plan-opts '%s' (a comma list of scalar, predicated, noasync, lb1, "
+                                      "im2col, box, v1)",
+                                      arg);
+        for (int j = 0; j < items[i].n; j++) {
+            gs_knob_id k = items[i].k[j];
+            if (out->given[k] && out->set[k] != items[i].v[j])
+                return gs_cli_usage_error(cmd, "--plan-opts: im2col and box exclude each other (got '%s')", arg);
+            out->given[k] = true;
+            out->set[k] = items[i].v[j];
+        }
+        out->any = true;
+        p += len;
+    } while (*p++ == ',');
+    return 0;
+}
+
+void gs_cli_plan_apply(const gs_cli_plan *p, gs_etir *e) {
+    for (int k = 0; k < GS_KNOB_COUNT; k++)
+        if (p->given[k]) gs_knob_set(e, (gs_knob_id)k, p->set[k]);
+}
+
 /* Does ARG (an element of argv) spell a long option of LO whose code is CODE
  * (any long option when CODE is 0)? glibc takes unambiguous prefixes. */
 static bool names_long(const struct option *lo, const char *arg, int code) {

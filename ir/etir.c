@@ -29,6 +29,11 @@ static bool splitk_legal(const gs_op *op, const gs_etir *e, int s) {
     return gs_etir_splitk_axis(op) >= 0 && gs_etir_splitk_tiles(op, &x, NULL) >= s;
 }
 
+/* The words the text form shows for the plan options (ir.h). */
+static const char *const flag_scalar[] = {NULL, "scalar"}, *const flag_predicated[] = {NULL, "predicated"},
+                         *const flag_no_async[] = {NULL, "noasync"}, *const flag_lb1[] = {NULL, "lb1"},
+                         *const im2col_names[] = {NULL, "im2col", "box"};
+
 /* One row per knob: name, its byte, off (init), the stored range, whether
  * it needs a reduce axis, how the forms show it, the text form, the config
  * key (and an alias), how the walk moves it, its action, its nesting in
@@ -53,6 +58,24 @@ const gs_knob gs_knobs[GS_KNOB_COUNT] = {
     [GS_KNOB_SPLITK_ATOMIC] = {.name = "splitk_atomic", .offset = offsetof(gs_etir, splitk_atomic), .off = 0, .lo = 0,
                                .hi = 1, .shown = GS_KNOB_LINEAR, .text = "a", .attach = GS_KNOB_SPLITK,
                                .key = "atomic", .moves = GS_KNOB_NOT_WALKED, .act = GS_ACT_COUNT_, .space_nest = -1},
+    /* the plan options of the v1-style kernels (the user's: never walked nor
+     * enumerated); the text form shows each as a word */
+    [GS_KNOB_SCALAR] = {.name = "scalar", .offset = offsetof(gs_etir, plan_scalar), .off = 0, .lo = 0, .hi = 1,
+                        .shown = GS_KNOB_LINEAR, .attach = -1, .key = "scalar", .names = flag_scalar,
+                        .moves = GS_KNOB_NOT_WALKED, .act = GS_ACT_COUNT_, .space_nest = -1},
+    [GS_KNOB_PREDICATED] = {.name = "predicated", .offset = offsetof(gs_etir, plan_predicated), .off = 0, .lo = 0,
+                            .hi = 1, .shown = GS_KNOB_LINEAR, .attach = -1, .key = "predicated",
+                            .names = flag_predicated, .moves = GS_KNOB_NOT_WALKED, .act = GS_ACT_COUNT_,
+                            .space_nest = -1},
+    [GS_KNOB_NO_ASYNC] = {.name = "no_async", .offset = offsetof(gs_etir, plan_no_async), .off = 0, .lo = 0, .hi = 1,
+                          .shown = GS_KNOB_LINEAR, .attach = -1, .key = "noasync", .names = flag_no_async,
+                          .moves = GS_KNOB_NOT_WALKED, .act = GS_ACT_COUNT_, .space_nest = -1},
+    [GS_KNOB_LB1] = {.name = "lb1", .offset = offsetof(gs_etir, plan_lb1), .off = 0, .lo = 0, .hi = 1,
+                     .shown = GS_KNOB_LINEAR, .attach = -1, .key = "lb1", .names = flag_lb1,
+                     .moves = GS_KNOB_NOT_WALKED, .act = GS_ACT_COUNT_, .space_nest = -1},
+    [GS_KNOB_IM2COL] = {.name = "im2col", .offset = offsetof(gs_etir, plan_im2col), .off = 0, .lo = 0, .hi = 2,
+                        .shown = GS_KNOB_LINEAR, .attach = -1, .key = "im2col", .names = im2col_names,
+                        .moves = GS_KNOB_NOT_WALKED, .act = GS_ACT_COUNT_, .space_nest = -1},
 };
 
 int gs_knob_get(const gs_etir *e, gs_knob_id k) { return ((const uint8_t *)e)[gs_knobs[k].offset]; }
@@ -257,7 +280,8 @@ void gs_etir_format(const gs_op *op, const gs_etir *e, char *buf, size_t n) {
             if (printed[r->attach]) off += (size_t)snprintf(buf + off, n - off, "%s", r->text);
             continue;
         }
-        off += (size_t)snprintf(buf + off, n - off, "%s%s%ld", sep, r->text, gs_knob_shown(k, v));
+        if (r->names) off += (size_t)snprintf(buf + off, n - off, "%s%s", sep, r->names[v]);
+        else off += (size_t)snprintf(buf + off, n - off, "%s%s%ld", sep, r->text, gs_knob_shown(k, v));
         printed[k] = true;
         sep = " ";
     }

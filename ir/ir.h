@@ -196,7 +196,16 @@ typedef struct gs_etir {
     uint8_t splitk;       /* split-K blocks per output tile (1: none) */
     uint8_t splitk_atomic; /* 1: split-K's blocks may meet by float atomics (sums; the user's
                              choice, NOT deterministic); 0: a sum in a fixed order */
-    uint8_t reserved_[6]; /* zero (gs_etir_init): the struct stays whole words for gs_etir_hash */
+    /* The plan options of the v1-style kernels (gs_plan_opts; the user's choice, never walked,
+     * so the old and new plans of the same tiles compare): each 0 by default, the plan the
+     * library emits. gs_plan_make applies them on top of its own options. */
+    uint8_t plan_scalar;     /* 1: no vector access, no transposition, v1 odd-pitch layout */
+    uint8_t plan_predicated; /* 1: no fast path: every tile and store predicated */
+    uint8_t plan_no_async;   /* 1: register copies even where cp.async exists */
+    uint8_t plan_lb1;        /* 1: launch bounds (threads, 1), as v1 */
+    uint8_t plan_im2col;     /* gs_im2col_mode (hwmodel/plan/plan.h): 0 auto, 1 the im2col tile
+                                wherever a window exists, 2 the tensor box always */
+    uint8_t reserved_[1]; /* zero (gs_etir_init): the struct stays whole words for gs_etir_hash */
 } gs_etir;
 
 typedef enum gs_action_kind {
@@ -233,6 +242,11 @@ typedef enum gs_knob_id {
     GS_KNOB_LANES,        /* lanes_log2: log2 of the reduce lanes */
     GS_KNOB_SPLITK,       /* splitk: split-K blocks */
     GS_KNOB_SPLITK_ATOMIC, /* splitk_atomic: split-K meets by atomics (the user's, never walked) */
+    GS_KNOB_SCALAR,       /* plan_scalar: the v1-style plan options, the user's, never walked */
+    GS_KNOB_PREDICATED,   /* plan_predicated */
+    GS_KNOB_NO_ASYNC,     /* plan_no_async */
+    GS_KNOB_LB1,          /* plan_lb1 */
+    GS_KNOB_IM2COL,       /* plan_im2col */
     GS_KNOB_COUNT
 } gs_knob_id;
 
@@ -256,6 +270,8 @@ typedef struct gs_knob {
                                 row prints, and only when this one is not off) */
     const char *key;         /* config key ("stages=4,raster=8,group=32,split=2,atomic=1") */
     const char *alias;       /* another key that parses (NULL: none) */
+    const char *const *names; /* NULL, or the text form's word per stored value (NULL or "" for off),
+                                 shown instead of text and the number: " scalar", " box" */
     gs_knob_moves moves;     /* how the walk and the polish move it */
     gs_action_kind act;      /* its action (when walked) */
     int space_nest;          /* nesting in the space's enumeration (0 outermost); -1: not enumerated */

@@ -240,6 +240,16 @@ check 2 "estimate --form" estimate --hw t4 --config bm=4,bn=4,bk=4,sa=1,sb=1 --f
 # --split-atomic is construct's and verify's, not estimate's; estimate has its own help
 check 2 "estimate --split-atomic" estimate --hw t4 --config bm=4,bn=4,bk=4,sa=1,sb=1 --split-atomic 'gemm M=4 N=4 K=4'
 check 2 "split_atomic config value 2" estimate --hw t4 --config bm=4,bn=4,bk=4,sa=1,sb=1,split=1,atomic=2 'gemm M=4 N=4 K=4'
+# ---- issue 19 item 8: the v1-style plan options (--plan-opts, config keys) ----------------
+check_msg 2 "bad --plan-opts 'vectors'" "--plan-opts unknown item" construct --hw t4 --plan-opts vectors 'gemm M=4 N=4 K=4'
+check_msg 2 "bad --plan-opts ''" "--plan-opts empty" estimate --hw t4 --config bm=4,bn=4,bk=4,sa=1,sb=1 --plan-opts '' 'gemm M=4 N=4 K=4'
+check_msg 2 "bad --plan-opts 'scalar,'" "--plan-opts trailing comma" verify --hw t4 --plan-opts scalar, 'gemm M=4 N=4 K=4'
+check_msg 2 "im2col and box exclude each other" "--plan-opts im2col,box" construct --hw t4 --plan-opts im2col,box 'gemm M=4 N=4 K=4'
+check 2 "--plan-opts without a value" construct --hw t4 'gemm M=4 N=4 K=4' --plan-opts
+check_msg 2 "config: scalar must be 0 or 1 (got 2)" "config scalar=2" estimate --hw t4 --config bm=4,bn=4,bk=4,sa=1,sb=1,scalar=2 'gemm M=4 N=4 K=4'
+check_msg 2 "config: im2col must be 0..2 (got 3)" "config im2col=3" estimate --hw t4 --config bm=4,bn=4,bk=4,sa=1,sb=1,im2col=3 'gemm M=4 N=4 K=4'
+check_msg 2 "config: key 'lb1' given twice" "config lb1 twice" construct --hw t4 --config bm=4,bn=4,bk=4,sa=1,sb=1,lb1=1,lb1=1 'gemm M=4 N=4 K=4'
+check_msg 2 "config: bad value for 'noasync'" "config noasync=-1" estimate --hw t4 --config bm=4,bn=4,bk=4,sa=1,sb=1,noasync=-1 'gemm M=4 N=4 K=4'
 # ---- issue 21: gensor import: bad models are one line, exit 2 ----------------------------
 onnx_dir=$(dirname "$0")/data/onnx
 head -c 1000 "$onnx_dir/chain.onnx" >"$tmp/trunc.onnx"

@@ -10,6 +10,7 @@
 #include "tests/test_common.h"
 
 #include <criterion/criterion.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -748,4 +749,108 @@ Test(construct, walk_reaches_long_reductions, .timeout = 300) {
                           cases[i][0], cases[i][1], (unsigned long long)seed, t * 1e3, best * 1e3);
         }
     }
+}
+
+/* Pipeline depth is priced (issue 19 item 3): at equal occupancy each
+ * deeper stage shortens the latency chain and the time, strictly, also
+ * when the mean load latency is already below a tile's compute (the old
+ * max(c, l/d) tied every depth there), both when every input copies by
+ * cp.async (transA=1) and when one goes through registers (its own term
+ * stays; the cp.async input's shrinks). */
+Test(construct, deeper_pipeline_priced) {
+    static const char *specs[] = {"gemm M=8192 N=8192 K=8192", "gemm M=4096 N=4096 K=4096 transA=1"};
+    gs_ctx *ctx = gs_ctx_create();
+    gs_hw *hw = NULL;
+    cr_assert_eq(gs_hw_load(ctx, "h100", &hw), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        gs_op *op = NULL;
+        cr_assert_eq(gs_op_parse(ctx, specs[i], &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        double prev_t = 0, prev_l = 0;
+        int bps = 0;
+        for (int st = 2; st <= GS_MAX_STAGES; st++) {
+            char cfg[160];
+            snprintf(cfg, sizeof cfg, "bm=64,bn=256,bk=8,tm=8,tn=16,vm=1,vn=4,sa=1,sb=1,stages=%d,raster=16", st);
+            gs_etir e;
+            cr_assert_eq(gs_etir_parse_config(ctx, op, cfg, &e), GS_OK, "%s", gs_ctx_errmsg(ctx));
+            cr_assert(gs_hw_check(hw, op, &e), "%s: %s does not fit", specs[i], cfg);
+            gs_estimate est;
+            gs_estimate_etir(hw, op, &e, 0, &est);
+            if (st > 2) {
+                cr_assert_eq(est.blocks_per_sm, bps, "%s: %s changes the occupancy", specs[i], cfg);
+                cr_expect_lt(est.t_latency, prev_l, "%s: %s: chain %g, one stage less %g", specs[i], cfg,
+                             est.t_latency, prev_l);
+                cr_expect_lt(est.time_s, prev_t, "%s: %s: %g s, one stage less %g s", specs[i], cfg, est.time_s,
+                             prev_t);
+            }
+            bps = est.blocks_per_sm;
+            prev_t = est.time_s;
+            prev_l = est.t_latency;
+        }
+        gs_op_destroy(op);
+    }
+    gs_hw_destroy(hw);
+    gs_ctx_destroy(ctx);
+}
+
+/* The tiles and staging of an ETIR text: what precedes its knobs (the
+ * second " | "), into buf. */
+static void tiles_part(const char *etir, char *buf, size_t n) {
+    const char *bar = strstr(etir, " | ");
+    bar = bar ? strstr(bar + 3, " | ") : NULL;
+    size_t len = bar ? (size_t)(bar - etir) : strlen(etir);
+    snprintf(buf, n, "%.*s", (int)len, etir);
+}
+
+/* --plan-opts v1 (issue 19 item 8): the walk's candidates, with the same
+ * tiles as without the option, planned as v1: each shows the options,
+ * its config carries them, it is priced as that config, and the list is
+ * ranked again. */
+Test(construct, plan_opts_cli, .timeout = 120) {
+    const char *bin = gs_test_cli_bin("the --plan-opts CLI checks");
+    static const char *specs[] = {"gemm M=1000 N=700 K=300", "conv2d N=2 C=16 H=13 W=13 K=32 R=3 S=3 pad=1"};
+    gs_ctx *ctx = gs_ctx_create();
+    const gs_hw *hw = gs_hw_find_builtin("h100");
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        char args[512];
+        snprintf(args, sizeof args, "construct --hw h100 --form direct --format json '%s'", specs[i]);
+        json_t *plain = gs_test_cli_json(bin, args);
+        snprintf(args, sizeof args, "construct --hw h100 --form direct --format json --plan-opts v1 '%s'", specs[i]);
+        json_t *v1 = gs_test_cli_json(bin, args);
+        gs_op *op = NULL;
+        cr_assert_eq(gs_op_parse(ctx, specs[i], &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        json_t *pc = json_object_get(plain, "candidates"), *vc = json_object_get(v1, "candidates");
+        cr_assert(json_array_size(vc) >= 1 && json_array_size(vc) <= json_array_size(pc), "%s: %zu and %zu candidates",
+                  specs[i], json_array_size(vc), json_array_size(pc));
+        double prev = 0;
+        for (size_t k = 0; k < json_array_size(vc); k++) {
+            json_t *c = json_array_get(vc, k);
+            const char *etir = json_string_value(json_object_get(c, "etir"));
+            const char *cfg = json_string_value(json_object_get(c, "config"));
+            double t = json_real_value(json_object_get(c, "predicted_s"));
+            cr_assert(etir && cfg, "%s: candidate %zu", specs[i], k);
+            cr_expect(strstr(etir, " scalar predicated noasync lb1 box") != NULL, "%s: %s", specs[i], etir);
+            cr_expect(strstr(cfg, ",scalar=1,predicated=1,noasync=1,lb1=1,im2col=2") != NULL, "%s: %s", specs[i], cfg);
+            cr_expect_geq(t, prev, "%s: candidate %zu out of order", specs[i], k);
+            prev = t;
+            gs_etir e;
+            cr_assert_eq(gs_etir_parse_config(ctx, op, cfg, &e), GS_OK, "%s: %s", cfg, gs_ctx_errmsg(ctx));
+            cr_expect(gs_hw_check(hw, op, &e), "%s fails the check", cfg);
+            gs_estimate est;
+            gs_estimate_etir(hw, op, &e, 0, &est);
+            cr_expect(fabs(est.time_s - t) <= 1e-12 + 1e-9 * t, "%s: listed %g s, priced %g s", cfg, t, est.time_s);
+            /* the same tiles as one of the default plan's candidates */
+            char mine[256], theirs[256];
+            tiles_part(etir, mine, sizeof mine);
+            bool found = false;
+            for (size_t j = 0; j < json_array_size(pc) && !found; j++) {
+                tiles_part(json_string_value(json_object_get(json_array_get(pc, j), "etir")), theirs, sizeof theirs);
+                found = !strcmp(mine, theirs);
+            }
+            cr_expect(found, "%s: %s is not among the default plan's candidates", specs[i], etir);
+        }
+        gs_op_destroy(op);
+        json_decref(plain);
+        json_decref(v1);
+    }
+    gs_ctx_destroy(ctx);
 }

@@ -1469,7 +1469,8 @@ Test(ir, knob_table_rows_round_trip) {
             snprintf(key, sizeof key, ",%s=", r->key);
             cr_assert_eq(strstr(cfg, key) != NULL, v != r->off, "%s=%d: config %s", r->name, v, cfg);
             char shown[32];
-            snprintf(shown, sizeof shown, r->attach >= 0 ? "%s" : " %s%ld", r->text, gs_knob_shown(k, v));
+            if (r->names) snprintf(shown, sizeof shown, " %s", v != r->off ? r->names[v] : "?");
+            else snprintf(shown, sizeof shown, r->attach >= 0 ? "%s" : " %s%ld", r->text, gs_knob_shown(k, v));
             cr_assert_eq(strstr(txt, shown) != NULL, v != r->off, "%s=%d: text '%s'", r->name, v, txt);
             if (!r->alias || v == r->off) continue;
             /* the alias parses to the same state, and counts as the key for duplicates */

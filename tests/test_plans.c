@@ -714,3 +714,110 @@ Test(plans, smem_total_includes_scratch, .timeout = 300) {
     gs_op_destroy(op);
     gs_ctx_destroy(ctx);
 }
+
+/* The plan options reach a state through its config keys (scalar,
+ * predicated, noasync, lb1, im2col; ir.h's plan knobs): the state's plan
+ * is byte for byte the plan gs_plan_opts asks for, so the kernel printed
+ * from the state and the estimate are v1's, and the CLI's --plan-opts (which
+ * sets the same knobs) compares the old and new plans of the same tiles. */
+Test(plans, plan_option_keys) {
+    static const struct {
+        const char *hw, *spec, *cfg, *keys;
+        gs_plan_opts o;
+    } cases[] = {
+        {"h100", "gemm M=4096 N=4096 K=4096", "bm=128,bn=128,bk=32,tm=16,tn=8,vm=2,vn=8,sa=1,sb=1", "scalar=1",
+         {.scalar = 1}},
+        {"h100", "gemm M=4096 N=4096 K=4096", "bm=64,bn=128,bk=16,tm=8,tn=8,vm=1,vn=2,sa=1,sb=1,stages=2",
+         "predicated=1", {.predicated = 1}},
+        {"a100", "gemm M=4096 N=4096 K=4096", "bm=64,bn=128,bk=16,tm=8,tn=8,vm=1,vn=2,sa=1,sb=1,stages=2",
+         "noasync=1", {.no_async = 1}},
+        {"a100", "gemm M=333 N=77 K=129", "bm=64,bn=64,bk=16,tm=4,tn=4,sa=1,sb=1", "lb1=1", {.min_blocks1 = 1}},
+        {"h100", "conv2d N=2 C=16 H=13 W=13 K=32 R=3 S=3 pad=1 layout=nhwc",
+         "bn=1,bp=4,bq=4,bk=32,bc=16,br=1,bs=1,tn=1,tp=2,tq=2,tk=4,si=1,sf=1", "im2col=2",
+         {.im2col = GS_IM2COL_OFF}},
+        {"h100", "conv2d N=2 C=16 H=13 W=13 K=32 R=3 S=3 pad=1 layout=nhwc",
+         "bn=1,bp=4,bq=4,bk=32,bc=16,br=1,bs=1,tn=1,tp=2,tq=2,tk=4,si=1,sf=1", "im2col=1",
+         {.im2col = GS_IM2COL_FORCE}},
+        {"h100", "gemm M=4096 N=4096 K=4096", "bm=128,bn=128,bk=32,tm=16,tn=8,vm=2,vn=8,sa=1,sb=1",
+         "scalar=1,predicated=1,noasync=1,lb1=1,im2col=2",
+         {.scalar = 1, .predicated = 1, .no_async = 1, .min_blocks1 = 1, .im2col = GS_IM2COL_OFF}},
+    };
+    gs_ctx *ctx = gs_ctx_create();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gs_op *op = NULL;
+        gs_hw *hw = NULL;
+        cr_assert_eq(gs_op_parse(ctx, cases[i].spec, &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_assert_eq(gs_hw_load(ctx, cases[i].hw, &hw), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        char cfg[512];
+        snprintf(cfg, sizeof cfg, "%s,%s", cases[i].cfg, cases[i].keys);
+        gs_etir base, keyed;
+        cr_assert_eq(gs_etir_parse_config(ctx, op, cases[i].cfg, &base), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_assert_eq(gs_etir_parse_config(ctx, op, cfg, &keyed), GS_OK, "%s: %s", cfg, gs_ctx_errmsg(ctx));
+        gs_plan want, got, plain;
+        gs_plan_make(hw, op, &base, &cases[i].o, &want);
+        gs_plan_make(hw, op, &keyed, NULL, &got);
+        gs_plan_make(hw, op, &base, NULL, &plain);
+        cr_expect_eq(memcmp(&want, &got, sizeof want), 0, "%s: the keys do not give the options' plan", cfg);
+        cr_expect_neq(memcmp(&plain, &got, sizeof plain), 0, "%s: the keys change nothing", cfg);
+        /* the check sizes the options' plan too (gs_plan_shape reads the keys) */
+        gs_plan shaped;
+        gs_plan_shape(hw, op, &keyed, NULL, &shaped);
+        cr_expect(shaped.smem_bytes == want.smem_bytes && shaped.regs_bound == want.regs_bound, "%s: shape", cfg);
+        gs_estimate ew, eg;
+        gs_estimate_plan(hw, op, &base, &want, 0, NULL, NULL, &ew);
+        gs_estimate_etir(hw, op, &keyed, 0, &eg);
+        cr_expect_eq(ew.time_s, eg.time_s, "%s: priced %g, the options' plan %g", cfg, eg.time_s, ew.time_s);
+        /* the config form prints the keys back, and the printed kernel is the options' plan */
+        char back[512], planline[256];
+        gs_etir_format_config(op, &keyed, back, sizeof back);
+        cr_expect(strstr(back, cases[i].keys) != NULL, "%s printed as %s", cases[i].keys, back);
+        gs_plan_format(op, &want, planline, sizeof planline);
+        gs_kernel_src ks;
+        cr_assert_eq(gs_lower_emit(ctx, hw, op, &keyed, GS_DIALECT_CUDA, 0, &ks), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_expect(strstr(ks.src, planline) != NULL, "%s: the kernel's plan line is not '%s'", cfg, planline);
+        cr_expect_eq(memcmp(&ks.desc.plan, &want, sizeof want), 0, "%s: the descriptor's plan", cfg);
+        gs_kernel_src_free(&ks);
+        gs_hw_destroy(hw);
+        gs_op_destroy(op);
+    }
+    gs_ctx_destroy(ctx);
+}
+
+/* A state carrying the v1 plan keys runs on PoCL and matches the reference
+ * on awkward shapes (a gemm and a padded NCHW conv, tail tiles everywhere):
+ * the kernel is printed from the state alone (gs_verify_plan with the
+ * state's own plan). */
+Test(plans, plan_option_keys_run, .timeout = 300) {
+    static const pcase cases[] = {
+        {"h100", "gemm M=67 N=45 K=203", "bm=32,bn=32,bk=16,tm=4,tn=4,vm=1,vn=2,sa=1,sb=1,scalar=1,predicated=1,noasync=1,lb1=1"},
+        {"a100", "conv2d N=2 C=13 H=11 W=9 K=10 R=3 S=3 pad=1",
+         "bn=1,bk=16,bp=4,bq=8,bc=8,br=1,bs=1,tn=1,tk=2,tp=2,tq=2,si=1,sf=1,stages=2,scalar=1,noasync=1,im2col=2"},
+        {"a100", "conv2d N=2 C=13 H=11 W=9 K=10 R=3 S=3 pad=1 layout=nhwc",
+         "bn=1,bp=4,bq=8,bk=16,bc=8,br=1,bs=1,tn=1,tp=2,tq=2,tk=2,si=1,sf=1,predicated=1,im2col=1"},
+    };
+    gs_ctx *ctx = gs_ctx_create();
+    gs_device *cl = open_cl(ctx);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gs_op *op = NULL;
+        gs_hw *hw = NULL;
+        cr_assert_eq(gs_op_parse(ctx, cases[i].spec, &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_assert_eq(gs_hw_load(ctx, cases[i].hw, &hw), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        gs_etir e;
+        cr_assert_eq(gs_etir_parse_config(ctx, op, cases[i].cfg, &e), GS_OK, "%s: %s", cases[i].cfg, gs_ctx_errmsg(ctx));
+        cr_assert(gs_hw_check(hw, op, &e), "%s does not fit %s", cases[i].cfg, hw->name);
+        gs_plan p;
+        gs_plan_make(hw, op, &e, NULL, &p);
+        cr_expect(p.opts.scalar == e.plan_scalar && p.opts.predicated == e.plan_predicated &&
+                      p.opts.no_async == e.plan_no_async && p.opts.min_blocks1 == e.plan_lb1 &&
+                      p.opts.im2col == e.plan_im2col,
+                  "%s: the plan does not carry the keys", cases[i].cfg);
+        gs_diff d;
+        gs_status s = gs_verify_plan(ctx, cl, op, &e, &p, 7 + i, &d);
+        cr_expect_eq(s, GS_OK, "%s %s: %s", cases[i].spec, cases[i].cfg, gs_ctx_errmsg(ctx));
+        cr_expect(d.normwise <= d.tol, "%s %s: normwise %.3g", cases[i].spec, cases[i].cfg, d.normwise);
+        gs_hw_destroy(hw);
+        gs_op_destroy(op);
+    }
+    gs_device_close(cl);
+    gs_ctx_destroy(ctx);
+}

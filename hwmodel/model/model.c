@@ -769,8 +769,6 @@ static void est_latency(const est_ctx *c, gs_estimate *o) {
         tiles > 0 ? (c->iters_fast * c->per_k_fast + c->iters_slow * c->per_k_slow) / tiles + c->tile_instr : 0;
     double tile_warp_fma = tiles > 0 ? (c->iters_fast + c->iters_slow) / tiles * c->acc : 0;
     double c_alone = per_smsp * fmax(tile_warp_instr, tile_warp_fma / fma_smsp) / mp->fma_efficiency;
-    bool any_reg = false;
-    for (int t = 0; t < op->ninputs; t++) any_reg |= p->in[t].staged && p->in[t].copy_mode == GS_COPY_REG;
     /* load rounds a tile's copy waits for: one per batch of a batched copy
      * (each batch's loads wait behind the stores of the one before); the
      * inputs copied in one batch overlap each other */
@@ -787,7 +785,30 @@ static void est_latency(const est_ctx *c, gs_estimate *o) {
     if (rounds < 1) rounds = 1;
     double chain;
     if (p->stages <= 1 || p->smem_bytes == 0) chain = rounds * l_mem + c_alone + c->barriers * mp->barrier_cycles;
-    else chain = fmax(c_alone, l_mem / (any_reg ? 1.0 : p->stages - 1.0)) + mp->barrier_cycles;
+    else {
+        /* a tile's period: the compute, or a load's latency over the tiles
+         * in flight (s-1 for cp.async; 1 through registers, whose hop holds
+         * one tile), whichever is longest. The latencies vary (a tile waits
+         * for the last of its loads, the barrier for the last warp), so the
+         * terms combine as a p-norm, not a max: a deeper pipeline still
+         * shortens the period when the mean latency is covered, the less
+         * the further it is below the compute. The inputs of one copy
+         * mechanism are issued together and make one term; register hops
+         * and a cp.async ring make two, so a deeper ring shortens the
+         * period beside a register hop too. */
+        bool any_reg = false, any_async = false;
+        for (int t = 0; t < op->ninputs; t++)
+            if (p->in[t].staged && p->in[t].units_per_thread > 0) {
+                any_reg |= p->in[t].copy_mode == GS_COPY_REG;
+                any_async |= p->in[t].copy_mode != GS_COPY_REG;
+            }
+        double per_tile[3];
+        int n = 0;
+        per_tile[n++] = c_alone;
+        if (any_reg) per_tile[n++] = l_mem;
+        if (any_async) per_tile[n++] = l_mem / (p->stages - 1.0);
+        chain = pnorm(per_tile, n, mp->latency_norm) + mp->barrier_cycles;
+    }
     if (c->nred == 0) chain = l_mem + c_alone;
     /* per block also the first load and the final store */
     double block_lat = (c->nred ? tiles * chain : chain) + 2 * l_mem + c->epi_instr * per_smsp;

@@ -543,6 +543,12 @@ static void choose_box(const gs_hw *hw, const gs_op *op, const gs_etir *e, const
 static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *o, gs_plan *p) {
     memset(p, 0, sizeof *p);
     if (o) p->opts = *o;
+    /* the state's plan options (the user's: config keys, CLI) on top */
+    p->opts.scalar |= e->plan_scalar;
+    p->opts.predicated |= e->plan_predicated;
+    p->opts.no_async |= e->plan_no_async;
+    p->opts.min_blocks1 |= e->plan_lb1;
+    if (e->plan_im2col) p->opts.im2col = e->plan_im2col;
     p->arch = hw->sm;
     int64_t nt = gs_etir_threads(op, e);
     p->threads = (int32_t)(nt > INT32_MAX ? INT32_MAX : nt);
