@@ -125,36 +125,68 @@ static bool memo_init(memo *m, gs_arena *ar, int64_t cap) {
     return m->key && m->val && m->wf;
 }
 
-/* Predicted time of a (possibly partial) state, for the model policy. */
-static double predicted(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *m) {
+/* Predicted time of a (possibly partial) state, for the model policy:
+ * INFINITY when its completion fails the check (*ok false, when given). The
+ * completion is gs_complete's, checked and estimated with one plan
+ * (gs_estimate_checked). The memo keeps a failed completion as -1. */
+static double predicted_ok(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *m, bool *ok) {
     uint64_t h = 0;
     int64_t slot = -1;
     if (m) {
         h = gs_etir_hash(e) | 1u;
         slot = (int64_t)(h & (uint64_t)(m->cap - 1));
         for (int probe = 0; probe < 8; probe++, slot = (slot + 1) & (m->cap - 1)) {
-            if (m->key[slot] == h) return m->val[slot];
+            if (m->key[slot] == h) {
+                double v = m->val[slot];
+                if (ok) *ok = !(v < 0);
+                return v < 0 ? INFINITY : v;
+            }
             if (!m->key[slot]) break;
         }
     }
     double t = INFINITY;
-    gs_etir c;
-    if (gs_complete(hw, op, e, &c)) {
-        gs_estimate est;
-        gs_estimate_etir_memo(hw, op, &c, 0, m ? m->wf : NULL, &est);
-        t = est.time_s;
+    gs_etir c = *e;
+    bool done = true;
+    if (e->level == 2) {
+        int lim = hw->max_threads_per_block < GS_COMPLETE_THREADS ? hw->max_threads_per_block : GS_COMPLETE_THREADS;
+        gs_action cache = {GS_ACT_CACHE, -1, 0};
+        done = gs_etir_apply(op, e, cache, lim, &c);
     }
+    c.level = 0;
+    gs_estimate est;
+    done = done && gs_estimate_checked(hw, op, &c, m ? m->wf : NULL, &est);
+    if (done) t = est.time_s;
+    if (ok) *ok = done;
     if (m && !m->key[slot]) {
         m->key[slot] = h;
-        m->val[slot] = t;
+        m->val[slot] = done ? t : -1;
     }
     return t;
 }
 
+static double predicted(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *m) {
+    return predicted_ok(hw, op, e, m, NULL);
+}
+
+/* cur_ok: whether e's completion passes the check (the model policy's
+ * caller knows it from t_cur's prediction). */
 static double benefit_ex(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_action a, gs_policy pol,
-                         gs_etir *next, memo *m, double t_cur) {
+                         gs_etir *next, memo *m, double t_cur, bool cur_ok) {
     int lim = hw->max_threads_per_block < GS_COMPLETE_THREADS ? hw->max_threads_per_block : GS_COMPLETE_THREADS;
     if (!gs_etir_apply(op, e, a, lim, next)) return 0;
+    if (pol == GS_POLICY_MODEL && !isnan(t_cur) && next->level != 2) {
+        /* below level 2 a state and its completion (the same tiles, level 0)
+         * pass or fail the memory check together, so the prediction's check
+         * is the transition's: caching from level 1 completes the current
+         * state itself */
+        if (a.kind == GS_ACT_CACHE) return cur_ok ? GS_MODEL_CACHE_WEIGHT : 0;
+        bool ok;
+        double t1 = predicted_ok(hw, op, next, m, &ok);
+        if (!ok) return 0;
+        if (!isfinite(t1)) return 1e-3;
+        if (!isfinite(t_cur)) return 1.0;
+        return pow(t_cur / t1, GS_MODEL_SHARPNESS);
+    }
     /* the memory check: a state over any capacity has probability 0 */
     if (!gs_hw_check(hw, op, next)) return 0;
     if (pol == GS_POLICY_MODEL) {
@@ -198,7 +230,7 @@ static double benefit_ex(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_
 
 double gs_action_benefit(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_action a, gs_policy pol,
                          gs_etir *next) {
-    return benefit_ex(hw, op, e, a, pol, next, NULL, NAN);
+    return benefit_ex(hw, op, e, a, pol, next, NULL, NAN, false);
 }
 
 /* ---- candidate pool: dedup by hash, arena storage --------------------------------- */
@@ -256,9 +288,10 @@ static int64_t run_chain(const gs_hw *hw, const gs_op *op, const gs_construct_op
     while (T > o->t_threshold && e.level != 0) {
         /* Algorithm 2: benefits, memory check, cache multiplier, normalise */
         int n = gs_actions_enumerate(op, &e, acts, MAX_ACTS);
-        double sum = 0, t_cur = o->policy == GS_POLICY_MODEL ? predicted(hw, op, &e, mm) : NAN;
+        bool cur_ok = false;
+        double sum = 0, t_cur = o->policy == GS_POLICY_MODEL ? predicted_ok(hw, op, &e, mm, &cur_ok) : NAN;
         for (int i = 0; i < n; i++) {
-            w[i] = benefit_ex(hw, op, &e, acts[i], o->policy, &nexts[i], mm, t_cur);
+            w[i] = benefit_ex(hw, op, &e, acts[i], o->policy, &nexts[i], mm, t_cur, cur_ok);
             if (acts[i].kind == GS_ACT_CACHE) w[i] *= gs_cache_multiplier((int)t);
             if (!(w[i] > 0) || !isfinite(w[i])) w[i] = 0;
             sum += w[i];

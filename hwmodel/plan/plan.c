@@ -684,6 +684,10 @@ void gs_plan_make(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_p
 void gs_plan_make_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts, gs_wf_memo *memo,
                        gs_plan *p) {
     plan_common(hw, op, e, opts, p);
+    gs_plan_finish_memo(hw, op, e, memo, p);
+}
+
+void gs_plan_finish_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_wf_memo *memo, gs_plan *p) {
     for (int t = 0; t < op->ninputs; t++)
         if (p->in[t].staged) choose_pad(hw, op, e, p, t, memo);
     /* Output vector: the output's innermost dim runs along a spatial axis

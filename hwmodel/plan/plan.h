@@ -192,6 +192,11 @@ void gs_plan_make_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, const
  * vector widths, raster axes) without the padding search and the epilogue
  * (cheap, for the memory check): the figures equal gs_plan_make's. */
 void gs_plan_shape(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts, gs_plan *p);
+/* The rest of gs_plan_make on a plan gs_plan_shape made for the same state
+ * (its options are p->opts): the padding search, the output vector, the
+ * unroll and the launch bounds. gs_plan_shape then gs_plan_finish_memo is
+ * gs_plan_make_memo. */
+void gs_plan_finish_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_wf_memo *memo, gs_plan *p);
 /* The shared memory and register bound of gs_plan_shape. */
 void gs_plan_resources(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts,
                        int64_t *smem_bytes, int *regs_bound);
