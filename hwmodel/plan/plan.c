@@ -154,7 +154,7 @@ uint64_t gs_wf_key(const int64_t *addr, int lanes, uint64_t tag) {
 
 bool gs_wf_memo_get(const gs_wf_memo *m, uint64_t key, double *val) {
     if (!m) return false;
-    unsigned i = (unsigned)(key >> 52) & (GS_WF_MEMO_SLOTS - 1);
+    unsigned i = (unsigned)(key >> 48) & (GS_WF_MEMO_SLOTS - 1);
     for (int probe = 0; probe < 8; probe++, i = (i + 1) & (GS_WF_MEMO_SLOTS - 1)) {
         if (m->key[i] == key) {
             *val = m->val[i];
@@ -167,7 +167,7 @@ bool gs_wf_memo_get(const gs_wf_memo *m, uint64_t key, double *val) {
 
 void gs_wf_memo_put(gs_wf_memo *m, uint64_t key, double val) {
     if (!m) return;
-    unsigned i = (unsigned)(key >> 52) & (GS_WF_MEMO_SLOTS - 1);
+    unsigned i = (unsigned)(key >> 48) & (GS_WF_MEMO_SLOTS - 1);
     for (int probe = 0; probe < 8; probe++, i = (i + 1) & (GS_WF_MEMO_SLOTS - 1))
         if (!m->key[i] || m->key[i] == key) {
             m->key[i] = key;
@@ -176,7 +176,7 @@ void gs_wf_memo_put(gs_wf_memo *m, uint64_t key, double val) {
         }
     /* a full run of slots: the newest pattern replaces the home slot's (the
      * walk moves on, and a memo that stops learning stops helping) */
-    i = (unsigned)(key >> 52) & (GS_WF_MEMO_SLOTS - 1);
+    i = (unsigned)(key >> 48) & (GS_WF_MEMO_SLOTS - 1);
     m->key[i] = key;
     m->val[i] = val;
 }
@@ -258,12 +258,25 @@ int gs_plan_frag_lanes(const gs_op *op, const gs_etir *e, const gs_plan *p, int 
     int64_t nt = p->threads;
     int lanes = (int)(nt < warp ? nt : warp);
     if (lanes > 64) lanes = 64;
+    /* lane l's address is sum th[i] * step[i] over the odometer's digits th;
+     * kept as a running sum (the same value modulo 2^64), with the digits of
+     * one thread dropped (they never move) */
+    int nd = 0;
+    for (int i = 0; i < nax; i++)
+        if (thr[i] > 1) {
+            step[nd] = step[i];
+            thr[nd++] = thr[i];
+        }
+    for (int i = 0; i < nd; i++) th[i] = 0;
+    uint64_t ad = 0;
     for (int l = 0; l < lanes; l++) {
-        uint64_t ad = 0;
-        for (int i = 0; i < nax; i++) ad += (uint64_t)th[i] * (uint64_t)step[i];
         addr[l] = (int64_t)ad;
-        for (int i = 0; i < nax; i++) { /* odometer: the next lane */
-            if (++th[i] < thr[i]) break;
+        for (int i = 0; i < nd; i++) { /* odometer: the next lane */
+            if (++th[i] < thr[i]) {
+                ad += (uint64_t)step[i];
+                break;
+            }
+            ad -= (uint64_t)(thr[i] - 1) * (uint64_t)step[i];
             th[i] = 0;
         }
     }
@@ -283,17 +296,29 @@ static double store_wavefronts(const gs_op *op, int t, const gs_plan_input *pi, 
     if (lanes > 64) lanes = 64;
     if (lanes > pi->units) lanes = (int)pi->units;
     if (lanes < 1) return 0;
-    int64_t per_row = pi->dims[pi->copy_dim] / pi->copy_vec;
-    for (int l = 0; l < lanes; l++) {
-        int64_t u = l, so = 0;
-        so += (u % per_row) * pi->copy_vec * pi->sstride[pi->copy_dim];
-        u /= per_row;
-        for (int j = ts->ndim - 1; j >= 0; j--) {
-            if (j == pi->copy_dim) continue;
-            so += (u % pi->dims[j]) * pi->sstride[j];
-            u /= pi->dims[j];
+    /* unit l's digits, fastest first: its place in the row (per_row units
+     * along copy_dim), then the other dims from the innermost out; its
+     * offset is kept as a running sum over an odometer of those digits */
+    int64_t base[GS_MAX_DIMS + 1], step[GS_MAX_DIMS + 1], dig[GS_MAX_DIMS + 1], so = 0;
+    int nd = 0;
+    base[nd] = pi->dims[pi->copy_dim] / pi->copy_vec;
+    step[nd++] = pi->copy_vec * pi->sstride[pi->copy_dim];
+    for (int j = ts->ndim - 1; j >= 0; j--)
+        if (j != pi->copy_dim) {
+            base[nd] = pi->dims[j];
+            step[nd++] = pi->sstride[j];
         }
+    for (int i = 0; i < nd; i++) dig[i] = 0;
+    for (int l = 0; l < lanes; l++) {
         addr[l] = so;
+        for (int i = 0; i < nd; i++) {
+            if (++dig[i] < base[i]) {
+                so += step[i];
+                break;
+            }
+            so -= (base[i] - 1) * step[i];
+            dig[i] = 0;
+        }
     }
     if (pi->store_vec == pi->copy_vec) return smem_wf(memo, banks, addr, lanes, pi->store_vec);
     double total = 0;

@@ -150,7 +150,7 @@ typedef struct gs_plan {
  * neighbouring states repeat most of their lane address patterns. Results
  * are identical with or without it. Zero it (gs_wf_memo_init) before use;
  * a full memo simply stops remembering. */
-#define GS_WF_MEMO_SLOTS 4096
+#define GS_WF_MEMO_SLOTS 16384 /* indexed by a key's top 16 bits: at most 65536 */
 typedef struct gs_wf_memo {
     uint64_t key[GS_WF_MEMO_SLOTS];
     double val[GS_WF_MEMO_SLOTS];
