@@ -129,11 +129,11 @@ static bool memo_init(memo *m, gs_arena *ar, int64_t cap) {
  * INFINITY when its completion fails the check (*ok false, when given). The
  * completion is gs_complete's, checked and estimated with one plan
  * (gs_estimate_checked). The memo keeps a failed completion as -1. */
-static double predicted_ok(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *m, bool *ok) {
+static double predicted_hash(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *m, bool *ok, uint64_t eh) {
     uint64_t h = 0;
     int64_t slot = -1;
     if (m) {
-        h = gs_etir_hash(e) | 1u;
+        h = eh | 1u;
         slot = (int64_t)(h & (uint64_t)(m->cap - 1));
         for (int probe = 0; probe < 8; probe++, slot = (slot + 1) & (m->cap - 1)) {
             if (m->key[slot] == h) {
@@ -162,6 +162,10 @@ static double predicted_ok(const gs_hw *hw, const gs_op *op, const gs_etir *e, m
         m->val[slot] = done ? t : -1;
     }
     return t;
+}
+
+static double predicted_ok(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *m, bool *ok) {
+    return predicted_hash(hw, op, e, m, ok, m ? gs_etir_hash(e) : 0);
 }
 
 static double predicted(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *m) {
@@ -576,6 +580,17 @@ static void run_random(const gs_hw *hw, const gs_op *op, gs_pcg32 *rng, pool *p,
  * and block+thread tile scaled together so the thread count is kept). This
  * is the fixed point the paper's value iteration argues the walk converges
  * to, reached deterministically instead of by more sampling. */
+/* The polish's trade of reduce lanes for split-K blocks (lanes halved, the
+ * split doubled, and back): off. On, it takes h100's gemm M=128 N=768
+ * K=3072 transB=1 from 1.41x the exhaustive optimum to 1.00x and rtx3090's
+ * from 1.26x to 1.04x, but it changes the polish's paths: over the 1463
+ * (profile, operator) pairs of make bench-construct, 16 picks got better (by
+ * up to 17 %) and 4 worse (by 0.06-1.5 %, 1x1 convs at batch 1), so it
+ * waits for a way to keep every pick (docs/CONSTRUCTION.md). */
+#ifndef GS_POLISH_TRADE
+#define GS_POLISH_TRADE 0
+#endif
+
 static bool push_clamped(const gs_op *op, gs_etir x, gs_etir *out, int *n, int cap) {
     /* keep the inner tiles inside the outer ones after a move */
     for (int d = 0; d < op->naxes; d++) {
@@ -637,6 +652,19 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap) 
                     push_clamped(op, x, out, &n, cap);
                 }
             if (k != GS_KNOB_LANES) continue;
+#if GS_POLISH_TRADE
+            /* lanes for split-K blocks: the reduce's parallelism kept, moved
+             * between the block and the grid */
+            {
+                int sk = gs_knob_get(e, GS_KNOB_SPLITK), sv = dir > 0 ? sk / 2 : sk * 2;
+                if (sv >= gs_knobs[GS_KNOB_SPLITK].lo && sv <= gs_knobs[GS_KNOB_SPLITK].hi && sv != sk) {
+                    x = *e;
+                    gs_knob_set(&x, k, v);
+                    gs_knob_set(&x, GS_KNOB_SPLITK, sv);
+                    push_clamped(op, x, out, &n, cap);
+                }
+            }
+#endif
             /* the lanes and their reduce tile together: each lane's share of
              * the tile (its registers, its loads) kept. Alone, each half of
              * the move can fail the register check or slow the state down,
@@ -688,7 +716,7 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap) 
  * best state met, and stops at a strict local optimum or after max_moves
  * (at most 32) moves. */
 static void polish(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, int max_moves, int64_t *evals) {
-    enum { MAXIT = 32, NB = GS_MAX_AXES * (12 + 3 * GS_MAX_AXES) + 2 * GS_KNOB_COUNT + 2 + 4 * GS_MAX_AXES };
+    enum { MAXIT = 32, NB = GS_MAX_AXES * (12 + 3 * GS_MAX_AXES) + 2 * GS_KNOB_COUNT + 4 + 4 * GS_MAX_AXES };
     int maxit = max_moves < MAXIT ? max_moves : MAXIT;
     gs_etir cur = *e, nb[NB];
     double tcur = predicted(hw, op, &cur, m), tbest = tcur;
@@ -703,7 +731,7 @@ static void polish(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, int ma
             bool visited = false;
             for (int j = 0; j < nseen && !visited; j++) visited = seen[j] == h;
             if (visited) continue;
-            double t = predicted(hw, op, &nb[i], m); /* INFINITY when over a limit */
+            double t = predicted_hash(hw, op, &nb[i], m, NULL, h); /* INFINITY when over a limit */
             (*evals)++;
             if (t < tp) {
                 tp = t;

@@ -290,12 +290,15 @@ static double global_wavefronts(const gs_hw *hw, const gs_op *op, const gs_etir 
     }
     int lanes = (int)(p->threads < hw->warp_size ? p->threads : hw->warp_size);
     if (lanes > 64) lanes = 64;
+    uint64_t ad = 0; /* sum th[i] * step[i], kept as a running sum (the same modulo 2^64) */
     for (int l = 0; l < lanes; l++) {
-        uint64_t ad = 0;
-        for (int i = 0; i < nax; i++) ad += (uint64_t)th[i] * (uint64_t)step[i];
         addr[l] = (int64_t)ad;
         for (int i = 0; i < nax; i++) {
-            if (++th[i] < thr[i]) break;
+            if (++th[i] < thr[i]) {
+                ad += (uint64_t)step[i];
+                break;
+            }
+            ad -= (uint64_t)(thr[i] - 1) * (uint64_t)step[i];
             th[i] = 0;
         }
     }
