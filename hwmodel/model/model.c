@@ -105,9 +105,9 @@ static bool check_cheap(const gs_hw *hw, const gs_op *op, const gs_etir *e) {
     return true;
 }
 
-bool gs_hw_check_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_plan *p) {
+bool gs_hw_check_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_wf_memo *memo, gs_plan *p) {
     if (!check_cheap(hw, op, e)) return false;
-    gs_plan_shape(hw, op, e, NULL, p);
+    gs_plan_shape_memo(hw, op, e, NULL, memo, p);
     /* shared memory: above the 48 KiB static limit the kernel opts in to
      * dynamic shared memory, up to the per-block opt-in maximum */
     int64_t smem_cap = hw->smem_per_block_optin > hw->smem_per_block ? hw->smem_per_block_optin : hw->smem_per_block;
@@ -140,7 +140,7 @@ bool gs_hw_check_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_pla
 
 bool gs_hw_check(const gs_hw *hw, const gs_op *op, const gs_etir *e) {
     gs_plan p;
-    return gs_hw_check_plan(hw, op, e, &p);
+    return gs_hw_check_plan(hw, op, e, NULL, &p);
 }
 
 /* ---- benefit formulas -------------------------------------------------------------
@@ -863,7 +863,7 @@ void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const 
 
 bool gs_estimate_checked(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_wf_memo *memo, gs_estimate *o) {
     gs_plan p;
-    if (!gs_hw_check_plan(hw, op, e, &p)) return false;
+    if (!gs_hw_check_plan(hw, op, e, memo, &p)) return false;
     gs_plan_finish_memo(hw, op, e, memo, &p);
     gs_estimate_plan(hw, op, e, &p, 0, NULL, memo, o);
     return true;

@@ -20,10 +20,11 @@ void gs_etir_resources(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_re
  * including the pipeline (stages > 1 needs a staged input and a reduce
  * axis; stages > 2 an asynchronous copy) and the raster (two spatial axes). */
 bool gs_hw_check(const gs_hw *hw, const gs_op *op, const gs_etir *e);
-/* The same, with the plan it reads: when it returns true, *p holds
- * gs_plan_shape(hw, op, e, NULL) (finish it with gs_plan_finish_memo to get
- * gs_plan_make's plan); when false, *p is unspecified. */
-bool gs_hw_check_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_plan *p);
+/* The same, with the plan it reads (made through memo, which may be NULL):
+ * when it returns true, *p holds gs_plan_shape(hw, op, e, NULL) (finish it
+ * with gs_plan_finish_memo to get gs_plan_make's plan); when false, *p is
+ * unspecified. */
+bool gs_hw_check_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_wf_memo *memo, gs_plan *p);
 /* Split-K's own rule (part of gs_hw_check, cheap): no split, or tiles that
  * make at most 2 * num_sms blocks and an ordered workspace within the L2. A
  * split that fails it fails for every larger split of the same tiles. */

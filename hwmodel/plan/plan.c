@@ -139,7 +139,10 @@ static bool set_insert(int64_t *key, uint8_t *used, int lg, int64_t x) {
     }
 }
 
-void gs_wf_memo_init(gs_wf_memo *m) { memset(m->key, 0, sizeof m->key); }
+void gs_wf_memo_init(gs_wf_memo *m) {
+    memset(m->key, 0, sizeof m->key);
+    memset(m->layout_key, 0, sizeof m->layout_key);
+}
 
 uint64_t gs_wf_key(const int64_t *addr, int lanes, uint64_t tag) {
     uint64_t h = 0xcbf29ce484222325ull ^ tag;
@@ -565,7 +568,32 @@ static void choose_box(const gs_hw *hw, const gs_op *op, const gs_etir *e, const
     *pad = tpad;
 }
 
+/* The key of staged input t's layout decisions (plan_input_shape, then
+ * choose_box, then the halo) in state e: they read the block tiles of the
+ * axes t uses, the per-chunk run T1/V of its spatial axes (fragment
+ * vectors) and whether the state pipelines (the copy mode); the operator,
+ * the profile and the default options are the memo's own. */
+static uint64_t layout_key(const gs_op *op, const gs_etir *e, int t) {
+    int64_t kv[2 * GS_MAX_AXES + 2];
+    int nk = 0;
+    kv[nk++] = t | (int64_t)(e->stages > 1) << 8;
+    for (int a = 0; a < op->naxes; a++) {
+        if (!gs_tensor_uses_axis(&op->tensors[t], a)) continue;
+        kv[nk++] = (int64_t)a << 40 | e->tile[a].block;
+        if (spatial(op, a)) kv[nk++] = e->tile[a].thread / e->V[a];
+    }
+    return gs_wf_key(kv, nk, 0x6c61796f75740000ull);
+}
+
+static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *o,
+                             gs_wf_memo *memo, gs_plan *p);
+
 static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *o, gs_plan *p) {
+    plan_common_memo(hw, op, e, o, NULL, p);
+}
+
+static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *o,
+                             gs_wf_memo *memo, gs_plan *p) {
     memset(p, 0, sizeof *p);
     if (o) p->opts = *o;
     p->arch = hw->sm;
@@ -597,10 +625,23 @@ static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, cons
             continue;
         }
         int64_t pad;
-        plan_input_shape(hw, op, e, &p->opts, t, pi, &pad);
-        choose_box(hw, op, e, &p->opts, t, pi, &pad);
-        for (int j = 0; j < op->tensors[t].ndim; j++) /* the tensor box, for the fast path's check */
-            pi->halo[j] = pi->im2col ? box_dim(op, e, &op->tensors[t], j) : pi->dims[j];
+        /* the layout through the memo, for the default options only */
+        uint64_t lk = memo && !o ? layout_key(op, e, t) : 0;
+        unsigned slot = (unsigned)(lk >> 40) & (GS_WF_MEMO_LAYOUTS - 1);
+        if (lk && memo->layout_key[slot] == lk) {
+            *pi = memo->layout[slot];
+            pad = memo->layout_pad[slot];
+        } else {
+            plan_input_shape(hw, op, e, &p->opts, t, pi, &pad);
+            choose_box(hw, op, e, &p->opts, t, pi, &pad);
+            for (int j = 0; j < op->tensors[t].ndim; j++) /* the tensor box, for the fast path's check */
+                pi->halo[j] = pi->im2col ? box_dim(op, e, &op->tensors[t], j) : pi->dims[j];
+            if (lk) {
+                memo->layout_key[slot] = lk;
+                memo->layout_pad[slot] = pad;
+                memo->layout[slot] = *pi;
+            }
+        }
         int64_t upt = (pi->units + nt - 1) / (nt > 0 ? nt : 1);
         pi->units_per_thread = (int32_t)(upt > INT32_MAX ? INT32_MAX : upt);
         plan_unit_step(op, t, pi, nt);
@@ -619,6 +660,11 @@ static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, cons
 
 void gs_plan_shape(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts, gs_plan *p) {
     plan_common(hw, op, e, opts, p);
+}
+
+void gs_plan_shape_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts, gs_wf_memo *memo,
+                        gs_plan *p) {
+    plan_common_memo(hw, op, e, opts, memo, p);
 }
 
 void gs_plan_resources(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts,
@@ -708,7 +754,7 @@ void gs_plan_make(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_p
 
 void gs_plan_make_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts, gs_wf_memo *memo,
                        gs_plan *p) {
-    plan_common(hw, op, e, opts, p);
+    plan_common_memo(hw, op, e, opts, memo, p);
     gs_plan_finish_memo(hw, op, e, memo, p);
 }
 
