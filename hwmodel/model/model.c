@@ -290,6 +290,34 @@ static double global_wavefronts(const gs_hw *hw, const gs_op *op, const gs_etir 
     }
     int lanes = (int)(p->threads < hw->warp_size ? p->threads : hw->warp_size);
     if (lanes > 64) lanes = 64;
+    int64_t per_sector = hw->transaction_bytes / 4 > 0 ? hw->transaction_bytes / 4 : 8;
+    uint64_t key = 0;
+    double lines_m, secs_m;
+    /* the digits that move within the warp: not those of one thread, nor
+     * those past the lanes (their addresses do not depend on them) */
+    int nd = 0;
+    for (int i = 0, span = 1; i < nax && span < lanes; i++)
+        if (thr[i] > 1) {
+            step[nd] = step[i];
+            thr[nd++] = thr[i];
+            span = thr[i] >= lanes ? lanes : span * (int)thr[i];
+        }
+    nax = nd;
+    if (memo) {
+        /* keyed by the odometer the addresses follow from (a hit builds none) */
+        int64_t kv[2 * (GS_MAX_AXES + 1) + 1];
+        int nk = 0;
+        kv[nk++] = lanes | (int64_t)nax << 8;
+        for (int i = 0; i < nax; i++) {
+            kv[nk++] = step[i];
+            kv[nk++] = thr[i];
+        }
+        key = gs_wf_key(kv, nk, 0x676c6f6f00000000ull ^ ((uint64_t)per_sector << 8) ^ (uint64_t)w);
+        if (gs_wf_memo_get(memo, key, &lines_m) && gs_wf_memo_get(memo, key * 3 | 1, &secs_m)) {
+            if (sectors_out) *sectors_out = secs_m;
+            return fmax(lines_m, secs_m / sectors_per_clk);
+        }
+    }
     uint64_t ad = 0; /* sum th[i] * step[i], kept as a running sum (the same modulo 2^64) */
     for (int l = 0; l < lanes; l++) {
         addr[l] = (int64_t)ad;
@@ -300,16 +328,6 @@ static double global_wavefronts(const gs_hw *hw, const gs_op *op, const gs_etir 
             }
             ad -= (uint64_t)(thr[i] - 1) * (uint64_t)step[i];
             th[i] = 0;
-        }
-    }
-    int64_t per_sector = hw->transaction_bytes / 4 > 0 ? hw->transaction_bytes / 4 : 8;
-    uint64_t key = 0;
-    double lines_m, secs_m;
-    if (memo) {
-        key = gs_wf_key(addr, lanes, 0x676c6f6200000000ull ^ ((uint64_t)per_sector << 8) ^ (uint64_t)w);
-        if (gs_wf_memo_get(memo, key, &lines_m) && gs_wf_memo_get(memo, key * 3 | 1, &secs_m)) {
-            if (sectors_out) *sectors_out = secs_m;
-            return fmax(lines_m, secs_m / sectors_per_clk);
         }
     }
     int64_t sec[256], line[256];

@@ -184,19 +184,6 @@ void gs_wf_memo_put(gs_wf_memo *m, uint64_t key, double val) {
     m->val[i] = val;
 }
 
-/* gs_smem_wavefronts_of through the memo. */
-static double smem_wf(gs_wf_memo *memo, int banks, const int64_t *addr, int lanes, int w) {
-    uint64_t key = 0;
-    double v;
-    if (memo) {
-        key = gs_wf_key(addr, lanes, 0x736d656d00000000ull ^ ((uint64_t)banks << 8) ^ (uint64_t)w);
-        if (gs_wf_memo_get(memo, key, &v)) return v;
-    }
-    v = gs_smem_wavefronts_of(banks, addr, lanes, w);
-    gs_wf_memo_put(memo, key, v);
-    return v;
-}
-
 int gs_count_distinct(const int64_t *v, int n) {
     int64_t key[512];
     uint8_t used[512];
@@ -233,57 +220,108 @@ double gs_smem_wavefronts_of(int banks, const int64_t *addr, int lanes, int w) {
     return total;
 }
 
-int gs_plan_frag_lanes(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, int warp, int64_t *addr) {
+/* A warp's lane addresses as an odometer: lane l's address is origin +
+ * sum digit_i * step[i], where the digits count lane l in the bases base[i],
+ * fastest first (digits of base 1 are left out: they never move). */
+typedef struct lane_odometer {
+    int n, lanes;
+    int64_t origin;
+    int64_t step[GS_MAX_AXES + GS_MAX_DIMS + 2], base[GS_MAX_AXES + GS_MAX_DIMS + 2];
+} lane_odometer;
+
+static void od_digit(lane_odometer *od, int64_t step, int64_t base) {
+    if (base <= 1) return;
+    od->step[od->n] = step;
+    od->base[od->n++] = base;
+}
+
+/* Leave out the digits past the lanes: they never move within the warp. */
+static void od_trim(lane_odometer *od) {
+    int64_t span = 1;
+    for (int i = 0; i < od->n; i++) {
+        if (span >= od->lanes) {
+            od->n = i;
+            return;
+        }
+        span = od->base[i] >= od->lanes ? od->lanes : span * od->base[i];
+    }
+}
+
+/* The lanes' addresses, kept as a running sum (the same values modulo 2^64
+ * as the sums of products). */
+static void od_addrs(const lane_odometer *od, int64_t *addr) {
+    int64_t dig[GS_MAX_AXES + GS_MAX_DIMS + 2] = {0};
+    uint64_t ad = (uint64_t)od->origin;
+    for (int l = 0; l < od->lanes; l++) {
+        addr[l] = (int64_t)ad;
+        for (int i = 0; i < od->n; i++) { /* the next lane */
+            if (++dig[i] < od->base[i]) {
+                ad += (uint64_t)od->step[i];
+                break;
+            }
+            ad -= (uint64_t)(od->base[i] - 1) * (uint64_t)od->step[i];
+            dig[i] = 0;
+        }
+    }
+}
+
+/* gs_smem_wavefronts_of over the odometer's lanes, through the memo keyed by
+ * the odometer itself (the lanes' addresses follow from it), so a hit
+ * builds no addresses. */
+static double smem_wf_od(gs_wf_memo *memo, int banks, const lane_odometer *od, int w) {
+    uint64_t key = 0;
+    double v;
+    if (memo) {
+        int64_t kv[2 * (GS_MAX_AXES + GS_MAX_DIMS + 2) + 3];
+        int nk = 0;
+        kv[nk++] = od->lanes | (int64_t)banks << 8 | (int64_t)w << 24 | (int64_t)od->n << 32;
+        kv[nk++] = od->origin;
+        for (int i = 0; i < od->n; i++) {
+            kv[nk++] = od->step[i];
+            kv[nk++] = od->base[i];
+        }
+        key = gs_wf_key(kv, nk, 0x6f646f6d00000000ull);
+        if (gs_wf_memo_get(memo, key, &v)) return v;
+    }
+    int64_t addr[64];
+    od_addrs(od, addr);
+    v = gs_smem_wavefronts_of(banks, addr, od->lanes, w);
+    gs_wf_memo_put(memo, key, v);
+    return v;
+}
+
+/* The odometer of a warp-wide fragment read of input t (gs_plan_frag_lanes). */
+static void frag_odometer(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, int warp, lane_odometer *od) {
     const gs_plan_input *pi = &p->in[t];
     gs_tensor view;
     const gs_tensor *ts = pi->staged ? gs_plan_box_tensor(op, pi, t, &view) : &op->tensors[t];
-    int64_t step[GS_MAX_AXES + 1], thr[GS_MAX_AXES + 1], th[GS_MAX_AXES + 1];
-    int nax = 0;
+    od->n = 0;
+    od->origin = 0;
     int ga = gs_etir_lanes_axis(op);
     if (e->lanes_log2 && ga >= 0) { /* a group's lanes are the fastest thread index */
         uint64_t st = 0;
         for (int j = 0; j < ts->ndim; j++)
             st += (uint64_t)ts->idx[j].coeff[ga] * (uint64_t)(pi->staged ? pi->sstride[j] : 1);
-        step[nax] = (int64_t)st;
-        thr[nax] = (int64_t)1 << e->lanes_log2;
-        th[nax++] = 0;
+        od_digit(od, (int64_t)st, (int64_t)1 << e->lanes_log2);
     }
     for (int a = op->naxes - 1; a >= 0; a--) { /* last spatial axis fastest, as the kernel */
         if (!spatial(op, a)) continue;
         uint64_t st = 0;
         for (int j = 0; j < ts->ndim; j++)
             st += (uint64_t)ts->idx[j].coeff[a] * (uint64_t)(pi->staged ? pi->sstride[j] : 1);
-        step[nax] = (int64_t)(st * (uint64_t)(e->tile[a].thread / e->V[a]));
-        thr[nax] = gs_etir_threads_axis(e, a);
-        th[nax] = 0;
-        nax++;
+        od_digit(od, (int64_t)(st * (uint64_t)(e->tile[a].thread / e->V[a])), gs_etir_threads_axis(e, a));
     }
     int64_t nt = p->threads;
     int lanes = (int)(nt < warp ? nt : warp);
-    if (lanes > 64) lanes = 64;
-    /* lane l's address is sum th[i] * step[i] over the odometer's digits th;
-     * kept as a running sum (the same value modulo 2^64), with the digits of
-     * one thread dropped (they never move) */
-    int nd = 0;
-    for (int i = 0; i < nax; i++)
-        if (thr[i] > 1) {
-            step[nd] = step[i];
-            thr[nd++] = thr[i];
-        }
-    for (int i = 0; i < nd; i++) th[i] = 0;
-    uint64_t ad = 0;
-    for (int l = 0; l < lanes; l++) {
-        addr[l] = (int64_t)ad;
-        for (int i = 0; i < nd; i++) { /* odometer: the next lane */
-            if (++th[i] < thr[i]) {
-                ad += (uint64_t)step[i];
-                break;
-            }
-            ad -= (uint64_t)(thr[i] - 1) * (uint64_t)step[i];
-            th[i] = 0;
-        }
-    }
-    return lanes;
+    od->lanes = lanes > 64 ? 64 : lanes;
+    od_trim(od);
+}
+
+int gs_plan_frag_lanes(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, int warp, int64_t *addr) {
+    lane_odometer od;
+    frag_odometer(op, e, p, t, warp, &od);
+    od_addrs(&od, addr);
+    return od.lanes;
 }
 
 /* Wavefronts of one copy unit's shared stores, per warp: lane l moves unit l
@@ -294,41 +332,25 @@ static double store_wavefronts(const gs_op *op, int t, const gs_plan_input *pi, 
                                gs_wf_memo *memo) {
     gs_tensor view;
     const gs_tensor *ts = gs_plan_box_tensor(op, pi, t, &view);
-    int64_t addr[64];
     int lanes = (int)(threads < warp ? threads : warp);
     if (lanes > 64) lanes = 64;
     if (lanes > pi->units) lanes = (int)pi->units;
     if (lanes < 1) return 0;
     /* unit l's digits, fastest first: its place in the row (per_row units
-     * along copy_dim), then the other dims from the innermost out; its
-     * offset is kept as a running sum over an odometer of those digits */
-    int64_t base[GS_MAX_DIMS + 1], step[GS_MAX_DIMS + 1], dig[GS_MAX_DIMS + 1], so = 0;
-    int nd = 0;
-    base[nd] = pi->dims[pi->copy_dim] / pi->copy_vec;
-    step[nd++] = pi->copy_vec * pi->sstride[pi->copy_dim];
+     * along copy_dim), then the other dims from the innermost out */
+    lane_odometer od;
+    od.n = 0;
+    od.origin = 0;
+    od.lanes = lanes;
+    od_digit(&od, pi->copy_vec * pi->sstride[pi->copy_dim], pi->dims[pi->copy_dim] / pi->copy_vec);
     for (int j = ts->ndim - 1; j >= 0; j--)
-        if (j != pi->copy_dim) {
-            base[nd] = pi->dims[j];
-            step[nd++] = pi->sstride[j];
-        }
-    for (int i = 0; i < nd; i++) dig[i] = 0;
-    for (int l = 0; l < lanes; l++) {
-        addr[l] = so;
-        for (int i = 0; i < nd; i++) {
-            if (++dig[i] < base[i]) {
-                so += step[i];
-                break;
-            }
-            so -= (base[i] - 1) * step[i];
-            dig[i] = 0;
-        }
-    }
-    if (pi->store_vec == pi->copy_vec) return smem_wf(memo, banks, addr, lanes, pi->store_vec);
+        if (j != pi->copy_dim) od_digit(&od, pi->sstride[j], pi->dims[j]);
+    od_trim(&od);
+    if (pi->store_vec == pi->copy_vec) return smem_wf_od(memo, banks, &od, pi->store_vec);
     double total = 0;
-    int64_t shifted[64];
     for (int k = 0; k < pi->copy_vec; k++) {
-        for (int l = 0; l < lanes; l++) shifted[l] = addr[l] + k * pi->sstride[pi->copy_dim];
-        total += smem_wf(memo, banks, shifted, lanes, 1);
+        od.origin = k * pi->sstride[pi->copy_dim];
+        total += smem_wf_od(memo, banks, &od, 1);
     }
     return total;
 }
@@ -726,9 +748,9 @@ static void choose_pad(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_pl
     for (int64_t pad = 0; pad <= reserve; pad += (reserve > 1 ? GS_PLAN_MAX_VEC : 1)) {
         if (p->opts.scalar) pad = (ts->ndim > 1 && pi->dims[pi->inner_dim] > 1 && pi->dims[pi->inner_dim] % 2 == 0);
         layout_strides(ts, pi->dims, pi->inner_dim, pad, pi->sstride);
-        int64_t addr[64];
-        int lanes = gs_plan_frag_lanes(op, e, p, t, hw->warp_size, addr);
-        double rw = smem_wf(memo, hw->smem_banks, addr, lanes, pi->frag_vec);
+        lane_odometer od;
+        frag_odometer(op, e, p, t, hw->warp_size, &od);
+        double rw = smem_wf_od(memo, hw->smem_banks, &od, pi->frag_vec);
         double sw = store_wavefronts(op, t, pi, p->threads, hw->smem_banks, hw->warp_size, memo);
         double cost = reads_per_tile * rw + pi->units_per_thread * sw;
         if (best < 0 || cost < best) {
