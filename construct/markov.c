@@ -192,7 +192,8 @@ static double benefit_ex(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_
         return pow(t_cur / t1, GS_MODEL_SHARPNESS);
     }
     /* the memory check: a state over any capacity has probability 0 */
-    if (!gs_hw_check(hw, op, next)) return 0;
+    gs_plan plan;
+    if (!gs_hw_check_plan(hw, op, next, m ? m->wf : NULL, &plan)) return 0;
     if (pol == GS_POLICY_MODEL) {
         /* Model policy: every benefit is a predicted speedup t(e)/t(e'),
          * raised to GS_MODEL_SHARPNESS to sharpen the roulette. Caching does
