@@ -909,12 +909,33 @@ static gs_status construct_form(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, c
         if (kp.n > 0) polish_best(hw, op, &kp, &mm, GS_KNOBBED_POLISH, &r->evaluated);
         for (int64_t i = 0; i < kp.n; i++) pool_add(&p, &kp.items[i]);
     }
-    /* rank: insertion into a sorted top-k by predicted time (stable for ties) */
+    /* rank: insertion into a sorted top-k by predicted time (stable for ties),
+     * by the memo's times (the walk and the polish priced most of the pool;
+     * a state failing the check is priced as it is), then the top-k's full
+     * estimates in that order */
+    struct { double t; int64_t i; } top[GS_MAX_TOP];
+    int ntop = 0;
     for (int64_t i = 0; i < p.n; i++) {
-        gs_estimate est;
-        gs_estimate_etir_memo(hw, op, &p.items[i], 0, mm.wf, &est);
+        bool ok;
+        double t = predicted_ok(hw, op, &p.items[i], &mm, &ok);
+        if (!ok) {
+            gs_estimate est;
+            gs_estimate_etir_memo(hw, op, &p.items[i], 0, mm.wf, &est);
+            t = est.time_s;
+        }
         r->evaluated++;
-        rank_insert(r, o.top_k, &p.items[i], &est);
+        int pos = ntop;
+        while (pos > 0 && t < top[pos - 1].t) pos--;
+        if (pos >= o.top_k) continue;
+        for (int j = ntop < o.top_k ? ntop : o.top_k - 1; j > pos; j--) top[j] = top[j - 1];
+        top[pos].t = t;
+        top[pos].i = i;
+        if (ntop < o.top_k) ntop++;
+    }
+    for (int j = 0; j < ntop; j++) {
+        gs_estimate est;
+        gs_estimate_etir_memo(hw, op, &p.items[top[j].i], 0, mm.wf, &est);
+        rank_insert(r, o.top_k, &p.items[top[j].i], &est);
     }
     if (o.split_atomic) allow_split_atomic(hw, op, mm.wf, r); /* before the arena (the memo) goes */
     gs_arena_free(&ar);
