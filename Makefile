@@ -24,7 +24,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all deps install uninstall check-install check-tsan deps-aarch64 cross-aarch64 cross-build check-aarch64 deps-fuzz fuzz-build fuzz-targets fuzz fuzz-merge fuzz-short demo test test-plain check-asan check-suites calibrate bench clean check-gpu compare \
+.PHONY: all deps install uninstall check-install check-tsan deps-aarch64 cross-aarch64 cross-build check-aarch64 deps-fuzz fuzz-build fuzz-targets fuzz fuzz-merge fuzz-short demo test test-plain check-asan check-suites calibrate bench bench-construct clean check-gpu compare \
         sass-tools check-sass bench-gpu compare-tuners tuners-venv
 
 all: $(BUILD)/libgensor.a $(BUILD)/libgensor.so $(BUILD)/gensor
@@ -335,6 +335,11 @@ bench: deps all $(BUILD)/calibrate $(BUILD)/dynamic $(BUILD)/plans_bench
 	  ./$(BUILD)/calibrate --xgemm $(CALIB_DATA)/xgemm_rtx3090_4096.csv \
 	    --fidelity $(CALIB_DATA)/h100/fidelity_v1.csv --suite $(CALIB_DATA)/h100/suite_v1.csv --holdout; \
 	else echo "calibration data under $(CALIB_DATA) not found: calibration skipped"; fi
+
+# construction time per operator over the suite and model lists, with each pick's predicted
+# time (experiments/construct_time.sh; GS_CT_REPS, GS_CT_PROFILES; --diff compares two runs)
+bench-construct: all
+	@sh experiments/construct_time.sh $(BUILD)/gensor $(BUILD)/construct_time.tsv
 
 check-gpu: all $(BUILD)/cublas_check
 	@sh experiments/check_gpu.sh $(BUILD)/gensor

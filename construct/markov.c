@@ -125,38 +125,75 @@ static bool memo_init(memo *m, gs_arena *ar, int64_t cap) {
     return m->key && m->val && m->wf;
 }
 
-/* Predicted time of a (possibly partial) state, for the model policy. */
-static double predicted(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *m) {
+/* Predicted time of a (possibly partial) state, for the model policy:
+ * INFINITY when its completion fails the check (*ok false, when given). The
+ * completion is gs_complete's, checked and estimated with one plan
+ * (gs_estimate_checked). The memo keeps a failed completion as -1. */
+static double predicted_hash(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *m, bool *ok, uint64_t eh) {
     uint64_t h = 0;
     int64_t slot = -1;
     if (m) {
-        h = gs_etir_hash(e) | 1u;
+        h = eh | 1u;
         slot = (int64_t)(h & (uint64_t)(m->cap - 1));
         for (int probe = 0; probe < 8; probe++, slot = (slot + 1) & (m->cap - 1)) {
-            if (m->key[slot] == h) return m->val[slot];
+            if (m->key[slot] == h) {
+                double v = m->val[slot];
+                if (ok) *ok = !(v < 0);
+                return v < 0 ? INFINITY : v;
+            }
             if (!m->key[slot]) break;
         }
     }
     double t = INFINITY;
-    gs_etir c;
-    if (gs_complete(hw, op, e, &c)) {
-        gs_estimate est;
-        gs_estimate_etir_memo(hw, op, &c, 0, m ? m->wf : NULL, &est);
-        t = est.time_s;
+    gs_etir c = *e;
+    bool done = true;
+    if (e->level == 2) {
+        int lim = hw->max_threads_per_block < GS_COMPLETE_THREADS ? hw->max_threads_per_block : GS_COMPLETE_THREADS;
+        gs_action cache = {GS_ACT_CACHE, -1, 0};
+        done = gs_etir_apply(op, e, cache, lim, &c);
     }
+    c.level = 0;
+    gs_estimate est;
+    done = done && gs_estimate_checked(hw, op, &c, m ? m->wf : NULL, &est);
+    if (done) t = est.time_s;
+    if (ok) *ok = done;
     if (m && !m->key[slot]) {
         m->key[slot] = h;
-        m->val[slot] = t;
+        m->val[slot] = done ? t : -1;
     }
     return t;
 }
 
+static double predicted_ok(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *m, bool *ok) {
+    return predicted_hash(hw, op, e, m, ok, m ? gs_etir_hash(e) : 0);
+}
+
+static double predicted(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *m) {
+    return predicted_ok(hw, op, e, m, NULL);
+}
+
+/* cur_ok: whether e's completion passes the check (the model policy's
+ * caller knows it from t_cur's prediction). */
 static double benefit_ex(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_action a, gs_policy pol,
-                         gs_etir *next, memo *m, double t_cur) {
+                         gs_etir *next, memo *m, double t_cur, bool cur_ok) {
     int lim = hw->max_threads_per_block < GS_COMPLETE_THREADS ? hw->max_threads_per_block : GS_COMPLETE_THREADS;
     if (!gs_etir_apply(op, e, a, lim, next)) return 0;
+    if (pol == GS_POLICY_MODEL && !isnan(t_cur) && next->level != 2) {
+        /* below level 2 a state and its completion (the same tiles, level 0)
+         * pass or fail the memory check together, so the prediction's check
+         * is the transition's: caching from level 1 completes the current
+         * state itself */
+        if (a.kind == GS_ACT_CACHE) return cur_ok ? GS_MODEL_CACHE_WEIGHT : 0;
+        bool ok;
+        double t1 = predicted_ok(hw, op, next, m, &ok);
+        if (!ok) return 0;
+        if (!isfinite(t1)) return 1e-3;
+        if (!isfinite(t_cur)) return 1.0;
+        return pow(t_cur / t1, GS_MODEL_SHARPNESS);
+    }
     /* the memory check: a state over any capacity has probability 0 */
-    if (!gs_hw_check(hw, op, next)) return 0;
+    gs_plan plan;
+    if (!gs_hw_check_plan(hw, op, next, m ? m->wf : NULL, &plan)) return 0;
     if (pol == GS_POLICY_MODEL) {
         /* Model policy: every benefit is a predicted speedup t(e)/t(e'),
          * raised to GS_MODEL_SHARPNESS to sharpen the roulette. Caching does
@@ -198,7 +235,7 @@ static double benefit_ex(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_
 
 double gs_action_benefit(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_action a, gs_policy pol,
                          gs_etir *next) {
-    return benefit_ex(hw, op, e, a, pol, next, NULL, NAN);
+    return benefit_ex(hw, op, e, a, pol, next, NULL, NAN, false);
 }
 
 /* ---- candidate pool: dedup by hash, arena storage --------------------------------- */
@@ -256,9 +293,10 @@ static int64_t run_chain(const gs_hw *hw, const gs_op *op, const gs_construct_op
     while (T > o->t_threshold && e.level != 0) {
         /* Algorithm 2: benefits, memory check, cache multiplier, normalise */
         int n = gs_actions_enumerate(op, &e, acts, MAX_ACTS);
-        double sum = 0, t_cur = o->policy == GS_POLICY_MODEL ? predicted(hw, op, &e, mm) : NAN;
+        bool cur_ok = false;
+        double sum = 0, t_cur = o->policy == GS_POLICY_MODEL ? predicted_ok(hw, op, &e, mm, &cur_ok) : NAN;
         for (int i = 0; i < n; i++) {
-            w[i] = benefit_ex(hw, op, &e, acts[i], o->policy, &nexts[i], mm, t_cur);
+            w[i] = benefit_ex(hw, op, &e, acts[i], o->policy, &nexts[i], mm, t_cur, cur_ok);
             if (acts[i].kind == GS_ACT_CACHE) w[i] *= gs_cache_multiplier((int)t);
             if (!(w[i] > 0) || !isfinite(w[i])) w[i] = 0;
             sum += w[i];
@@ -543,6 +581,17 @@ static void run_random(const gs_hw *hw, const gs_op *op, gs_pcg32 *rng, pool *p,
  * and block+thread tile scaled together so the thread count is kept). This
  * is the fixed point the paper's value iteration argues the walk converges
  * to, reached deterministically instead of by more sampling. */
+/* The polish's trade of reduce lanes for split-K blocks (lanes halved, the
+ * split doubled, and back): off. On, it takes h100's gemm M=128 N=768
+ * K=3072 transB=1 from 1.41x the exhaustive optimum to 1.00x and rtx3090's
+ * from 1.26x to 1.04x, but it changes the polish's paths: over the 1463
+ * (profile, operator) pairs of make bench-construct, 16 picks got better (by
+ * up to 17 %) and 4 worse (by 0.06-1.5 %, 1x1 convs at batch 1), so it
+ * waits for a way to keep every pick (docs/CONSTRUCTION.md). */
+#ifndef GS_POLISH_TRADE
+#define GS_POLISH_TRADE 0
+#endif
+
 static bool push_clamped(const gs_op *op, gs_etir x, gs_etir *out, int *n, int cap) {
     /* keep the inner tiles inside the outer ones after a move */
     for (int d = 0; d < op->naxes; d++) {
@@ -604,6 +653,19 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap) 
                     push_clamped(op, x, out, &n, cap);
                 }
             if (k != GS_KNOB_LANES) continue;
+#if GS_POLISH_TRADE
+            /* lanes for split-K blocks: the reduce's parallelism kept, moved
+             * between the block and the grid */
+            {
+                int sk = gs_knob_get(e, GS_KNOB_SPLITK), sv = dir > 0 ? sk / 2 : sk * 2;
+                if (sv >= gs_knobs[GS_KNOB_SPLITK].lo && sv <= gs_knobs[GS_KNOB_SPLITK].hi && sv != sk) {
+                    x = *e;
+                    gs_knob_set(&x, k, v);
+                    gs_knob_set(&x, GS_KNOB_SPLITK, sv);
+                    push_clamped(op, x, out, &n, cap);
+                }
+            }
+#endif
             /* the lanes and their reduce tile together: each lane's share of
              * the tile (its registers, its loads) kept. Alone, each half of
              * the move can fail the register check or slow the state down,
@@ -655,7 +717,7 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap) 
  * best state met, and stops at a strict local optimum or after max_moves
  * (at most 32) moves. */
 static void polish(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, int max_moves, int64_t *evals) {
-    enum { MAXIT = 32, NB = GS_MAX_AXES * (12 + 3 * GS_MAX_AXES) + 2 * GS_KNOB_COUNT + 2 + 4 * GS_MAX_AXES };
+    enum { MAXIT = 32, NB = GS_MAX_AXES * (12 + 3 * GS_MAX_AXES) + 2 * GS_KNOB_COUNT + 4 + 4 * GS_MAX_AXES };
     int maxit = max_moves < MAXIT ? max_moves : MAXIT;
     gs_etir cur = *e, nb[NB];
     double tcur = predicted(hw, op, &cur, m), tbest = tcur;
@@ -670,7 +732,7 @@ static void polish(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, int ma
             bool visited = false;
             for (int j = 0; j < nseen && !visited; j++) visited = seen[j] == h;
             if (visited) continue;
-            double t = predicted(hw, op, &nb[i], m); /* INFINITY when over a limit */
+            double t = predicted_hash(hw, op, &nb[i], m, NULL, h); /* INFINITY when over a limit */
             (*evals)++;
             if (t < tp) {
                 tp = t;
@@ -847,12 +909,33 @@ static gs_status construct_form(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, c
         if (kp.n > 0) polish_best(hw, op, &kp, &mm, GS_KNOBBED_POLISH, &r->evaluated);
         for (int64_t i = 0; i < kp.n; i++) pool_add(&p, &kp.items[i]);
     }
-    /* rank: insertion into a sorted top-k by predicted time (stable for ties) */
+    /* rank: insertion into a sorted top-k by predicted time (stable for ties),
+     * by the memo's times (the walk and the polish priced most of the pool;
+     * a state failing the check is priced as it is), then the top-k's full
+     * estimates in that order */
+    struct { double t; int64_t i; } top[GS_MAX_TOP];
+    int ntop = 0;
     for (int64_t i = 0; i < p.n; i++) {
-        gs_estimate est;
-        gs_estimate_etir_memo(hw, op, &p.items[i], 0, mm.wf, &est);
+        bool ok;
+        double t = predicted_ok(hw, op, &p.items[i], &mm, &ok);
+        if (!ok) {
+            gs_estimate est;
+            gs_estimate_etir_memo(hw, op, &p.items[i], 0, mm.wf, &est);
+            t = est.time_s;
+        }
         r->evaluated++;
-        rank_insert(r, o.top_k, &p.items[i], &est);
+        int pos = ntop;
+        while (pos > 0 && t < top[pos - 1].t) pos--;
+        if (pos >= o.top_k) continue;
+        for (int j = ntop < o.top_k ? ntop : o.top_k - 1; j > pos; j--) top[j] = top[j - 1];
+        top[pos].t = t;
+        top[pos].i = i;
+        if (ntop < o.top_k) ntop++;
+    }
+    for (int j = 0; j < ntop; j++) {
+        gs_estimate est;
+        gs_estimate_etir_memo(hw, op, &p.items[top[j].i], 0, mm.wf, &est);
+        rank_insert(r, o.top_k, &p.items[top[j].i], &est);
     }
     if (o.split_atomic) allow_split_atomic(hw, op, mm.wf, r); /* before the arena (the memo) goes */
     gs_arena_free(&ar);

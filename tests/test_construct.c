@@ -854,3 +854,53 @@ Test(construct, plan_opts_cli, .timeout = 120) {
     }
     gs_ctx_destroy(ctx);
 }
+
+/* The shortcuts construction takes must price exactly what gs_plan_make and
+ * gs_estimate_etir price: the check's plan (gs_hw_check_plan) and the
+ * layout memo give gs_plan_shape's bytes, a memo-made plan gs_plan_make's,
+ * and gs_estimate_checked the same time as the check then the estimate, on
+ * random states of a gemm, an NHWC conv (im2col tiles) and a strided NCHW
+ * one, sharing one memo over all of them as a construction does. */
+Test(construct, shortcuts_price_what_the_plan_prices, .timeout = 120) {
+    const char *specs[] = {"gemm M=128 N=768 K=3072 transB=1",
+                           "conv2d N=32 C=128 H=28 W=28 K=128 R=3 S=3 pad=1 layout=nhwc",
+                           "conv2d N=8 C=64 H=30 W=30 K=96 R=3 S=3 stride=2 layout=nchw bias=1"};
+    const char *hws[] = {"h100", "t4"};
+    gs_ctx *ctx = gs_ctx_create();
+    for (size_t s = 0; s < sizeof specs / sizeof specs[0]; s++)
+        for (size_t h = 0; h < sizeof hws / sizeof hws[0]; h++) {
+            gs_op op;
+            cr_assert_eq(gs_op_parse_into(ctx, specs[s], &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+            const gs_hw *hw = hw_named(hws[h]);
+            gs_wf_memo *memo = calloc(1, sizeof *memo);
+            cr_assert_not_null(memo);
+            gs_pcg32 rng;
+            gs_pcg32_seed(&rng, 7, s * 2 + h);
+            int valid = 0;
+            for (int i = 0; i < 3000; i++) {
+                gs_etir e;
+                bool ok = gs_space_draw(hw, &op, &rng, &e);
+                gs_plan a, b;
+                memset(&a, 0, sizeof a); /* compared bytewise where both exist */
+                bool okp = gs_hw_check_plan(hw, &op, &e, memo, &a);
+                cr_assert_eq(okp, ok, "%s on %s, state %d: the check with its plan disagrees", specs[s], hws[h], i);
+                if (!ok) continue;
+                valid++;
+                gs_plan_shape(hw, &op, &e, NULL, &b);
+                cr_assert(!memcmp(&a, &b, sizeof a), "%s on %s, state %d: the memo's plan shape differs", specs[s],
+                          hws[h], i);
+                gs_plan_finish_memo(hw, &op, &e, memo, &a);
+                gs_plan_make(hw, &op, &e, NULL, &b);
+                cr_assert(!memcmp(&a, &b, sizeof a), "%s on %s, state %d: shape + finish is not gs_plan_make",
+                          specs[s], hws[h], i);
+                gs_estimate x, y;
+                cr_assert(gs_estimate_checked(hw, &op, &e, memo, &x));
+                gs_estimate_etir(hw, &op, &e, 0, &y);
+                cr_assert_eq(x.time_s, y.time_s, "%s on %s, state %d: %.9g s against %.9g s", specs[s], hws[h], i,
+                             x.time_s, y.time_s);
+            }
+            cr_assert_geq(valid, 50, "%s on %s: only %d valid states drawn", specs[s], hws[h], valid);
+            free(memo);
+        }
+    gs_ctx_destroy(ctx);
+}

@@ -71,16 +71,14 @@ bool gs_hw_splitk_ok(const gs_hw *hw, const gs_op *op, const gs_etir *e) {
                              gs_split_workspace_bytes(op, e, GS_SPLIT_ORDERED) <= hw->l2_bytes);
 }
 
-bool gs_hw_check(const gs_hw *hw, const gs_op *op, const gs_etir *e) {
+/* The check's cheap half: the rules that need no plan (threads, blocks,
+ * accumulators, the raster's axis and the level-2 thread bound). Most states
+ * the walk and the polish reject fail one of these, so they are tried
+ * before the plan is made. */
+static bool check_cheap(const gs_hw *hw, const gs_op *op, const gs_etir *e) {
     if (!gs_etir_wellformed(op, e)) return false;
     if (!gs_hw_splitk_ok(hw, op, e)) return false;
     if (!index_fits_int32(op, e)) return false;
-    gs_plan p;
-    gs_plan_shape(hw, op, e, NULL, &p);
-    /* shared memory: above the 48 KiB static limit the kernel opts in to
-     * dynamic shared memory, up to the per-block opt-in maximum */
-    int64_t smem_cap = hw->smem_per_block_optin > hw->smem_per_block ? hw->smem_per_block_optin : hw->smem_per_block;
-    if (p.smem_bytes + p.scratch_bytes > smem_cap) return false;
     if (e->level == 2) {
         /* block tile must admit some thread tile within both limits */
         int64_t elems = 1;
@@ -88,9 +86,36 @@ bool gs_hw_check(const gs_hw *hw, const gs_op *op, const gs_etir *e) {
             if (op->axes[a].kind == GS_AXIS_SPATIAL) elems *= e->tile[a].block;
         return elems <= (int64_t)hw->max_threads_per_block * GS_MAX_ACC;
     }
+    if (e->raster > 0) {
+        /* a group no taller than the blocks along the swizzled axis (a
+         * taller one orders the blocks exactly like the grid's height); the
+         * swizzled axis is the second-to-last spatial one (the plan's
+         * raster_x) */
+        int rx = -1, seen = 0;
+        for (int a = op->naxes - 1; a >= 0 && rx < 0; a--)
+            if (op->axes[a].kind == GS_AXIS_SPATIAL && ++seen == 2) rx = a;
+        if (rx < 0) return false;
+        int64_t nbx = (op->axes[rx].extent + e->tile[rx].block - 1) / e->tile[rx].block;
+        if ((1LL << (e->raster - 1)) >= nbx) return false;
+    }
+    int64_t threads = gs_etir_threads(op, e);
+    if (threads < 1 || threads > hw->max_threads_per_block) return false;
+    if (gs_etir_blocks(op, e) > GS_MAX_GRID) return false;
+    if (gs_etir_acc_regs(op, e) > GS_MAX_ACC) return false;
+    return true;
+}
+
+bool gs_hw_check_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_wf_memo *memo, gs_plan *p) {
+    if (!check_cheap(hw, op, e)) return false;
+    gs_plan_shape_memo(hw, op, e, NULL, memo, p);
+    /* shared memory: above the 48 KiB static limit the kernel opts in to
+     * dynamic shared memory, up to the per-block opt-in maximum */
+    int64_t smem_cap = hw->smem_per_block_optin > hw->smem_per_block ? hw->smem_per_block_optin : hw->smem_per_block;
+    if (p->smem_bytes + p->scratch_bytes > smem_cap) return false;
+    if (e->level == 2) return true;
     /* a pipeline needs something to pipeline: a staged input and a reduce
      * loop; more than one tile in flight needs asynchronous copies (a
-     * register hop holds one tile only); the raster needs two spatial axes */
+     * register hop holds one tile only) */
     if (e->stages > 1) {
         /* and more tiles than buffers: a deeper pipeline than the reduce
          * loop has tiles only costs shared memory */
@@ -101,27 +126,21 @@ bool gs_hw_check(const gs_hw *hw, const gs_op *op, const gs_etir *e) {
                 red = true;
                 tiles *= (op->axes[a].extent + e->tile[a].block - 1) / e->tile[a].block;
             }
-        if (!red || p.smem_bytes == 0 || tiles < e->stages) return false;
-        if (e->stages > 2 && !p.any_async) return false;
+        if (!red || p->smem_bytes == 0 || tiles < e->stages) return false;
+        if (e->stages > 2 && !p->any_async) return false;
     }
-    if (e->raster > 0) {
-        /* a group no taller than the blocks along the swizzled axis (a
-         * taller one orders the blocks exactly like the grid's height) */
-        if (p.raster_x < 0) return false;
-        int64_t nbx = (op->axes[p.raster_x].extent + e->tile[p.raster_x].block - 1) / e->tile[p.raster_x].block;
-        if ((1LL << (e->raster - 1)) >= nbx) return false;
-    }
-    int64_t threads = gs_etir_threads(op, e);
-    if (threads < 1 || threads > hw->max_threads_per_block) return false;
-    if (gs_etir_blocks(op, e) > GS_MAX_GRID) return false;
-    if (gs_etir_acc_regs(op, e) > GS_MAX_ACC) return false;
-    if (p.regs_bound > hw->max_regs_per_thread) return false;
+    if (p->regs_bound > hw->max_regs_per_thread) return false;
     /* one block must fit an SM: registers are allocated per warp, in each
      * scheduler's quarter of the register file */
-    int64_t warps = (threads + hw->warp_size - 1) / hw->warp_size;
-    if (gs_hw_warps_by_regs(hw, p.regs_bound) < warps) return false;
-    if (p.smem_bytes + p.scratch_bytes > hw->smem_per_sm) return false;
+    int64_t warps = (gs_etir_threads(op, e) + hw->warp_size - 1) / hw->warp_size;
+    if (gs_hw_warps_by_regs(hw, p->regs_bound) < warps) return false;
+    if (p->smem_bytes + p->scratch_bytes > hw->smem_per_sm) return false;
     return true;
+}
+
+bool gs_hw_check(const gs_hw *hw, const gs_op *op, const gs_etir *e) {
+    gs_plan p;
+    return gs_hw_check_plan(hw, op, e, NULL, &p);
 }
 
 /* ---- benefit formulas -------------------------------------------------------------
@@ -271,23 +290,44 @@ static double global_wavefronts(const gs_hw *hw, const gs_op *op, const gs_etir 
     }
     int lanes = (int)(p->threads < hw->warp_size ? p->threads : hw->warp_size);
     if (lanes > 64) lanes = 64;
-    for (int l = 0; l < lanes; l++) {
-        uint64_t ad = 0;
-        for (int i = 0; i < nax; i++) ad += (uint64_t)th[i] * (uint64_t)step[i];
-        addr[l] = (int64_t)ad;
-        for (int i = 0; i < nax; i++) {
-            if (++th[i] < thr[i]) break;
-            th[i] = 0;
-        }
-    }
     int64_t per_sector = hw->transaction_bytes / 4 > 0 ? hw->transaction_bytes / 4 : 8;
     uint64_t key = 0;
     double lines_m, secs_m;
+    /* the digits that move within the warp: not those of one thread, nor
+     * those past the lanes (their addresses do not depend on them) */
+    int nd = 0;
+    for (int i = 0, span = 1; i < nax && span < lanes; i++)
+        if (thr[i] > 1) {
+            step[nd] = step[i];
+            thr[nd++] = thr[i];
+            span = thr[i] >= lanes ? lanes : span * (int)thr[i];
+        }
+    nax = nd;
     if (memo) {
-        key = gs_wf_key(addr, lanes, 0x676c6f6200000000ull ^ ((uint64_t)per_sector << 8) ^ (uint64_t)w);
+        /* keyed by the odometer the addresses follow from (a hit builds none) */
+        int64_t kv[2 * (GS_MAX_AXES + 1) + 1];
+        int nk = 0;
+        kv[nk++] = lanes | (int64_t)nax << 8;
+        for (int i = 0; i < nax; i++) {
+            kv[nk++] = step[i];
+            kv[nk++] = thr[i];
+        }
+        key = gs_wf_key(kv, nk, 0x676c6f6f00000000ull ^ ((uint64_t)per_sector << 8) ^ (uint64_t)w);
         if (gs_wf_memo_get(memo, key, &lines_m) && gs_wf_memo_get(memo, key * 3 | 1, &secs_m)) {
             if (sectors_out) *sectors_out = secs_m;
             return fmax(lines_m, secs_m / sectors_per_clk);
+        }
+    }
+    uint64_t ad = 0; /* sum th[i] * step[i], kept as a running sum (the same modulo 2^64) */
+    for (int l = 0; l < lanes; l++) {
+        addr[l] = (int64_t)ad;
+        for (int i = 0; i < nax; i++) {
+            if (++th[i] < thr[i]) {
+                ad += (uint64_t)step[i];
+                break;
+            }
+            ad -= (uint64_t)(thr[i] - 1) * (uint64_t)step[i];
+            th[i] = 0;
         }
     }
     int64_t sec[256], line[256];
@@ -858,6 +898,14 @@ void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const 
     est_traffic(&c, o);
     est_latency(&c, o);
     est_total(&c, o);
+}
+
+bool gs_estimate_checked(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_wf_memo *memo, gs_estimate *o) {
+    gs_plan p;
+    if (!gs_hw_check_plan(hw, op, e, memo, &p)) return false;
+    gs_plan_finish_memo(hw, op, e, memo, &p);
+    gs_estimate_plan(hw, op, e, &p, 0, NULL, memo, o);
+    return true;
 }
 
 void gs_estimate_etir_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, int regs_override, gs_wf_memo *memo,

@@ -20,6 +20,11 @@ void gs_etir_resources(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_re
  * including the pipeline (stages > 1 needs a staged input and a reduce
  * axis; stages > 2 an asynchronous copy) and the raster (two spatial axes). */
 bool gs_hw_check(const gs_hw *hw, const gs_op *op, const gs_etir *e);
+/* The same, with the plan it reads (made through memo, which may be NULL):
+ * when it returns true, *p holds gs_plan_shape(hw, op, e, NULL) (finish it
+ * with gs_plan_finish_memo to get gs_plan_make's plan); when false, *p is
+ * unspecified. */
+bool gs_hw_check_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_wf_memo *memo, gs_plan *p);
 /* Split-K's own rule (part of gs_hw_check, cheap): no split, or tiles that
  * make at most 2 * num_sms blocks and an ordered workspace within the L2. A
  * split that fails it fails for every larger split of the same tiles. */
@@ -77,6 +82,10 @@ void gs_estimate_etir(const gs_hw *hw, const gs_op *op, const gs_etir *e,
  * the default constants, regs_override > 0 for ptxas' register count. */
 void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan *p, int regs_override,
                       const gs_model_params *mp, gs_wf_memo *memo, gs_estimate *out);
+/* The check and the estimate of a complete state with one plan: false when
+ * e fails gs_hw_check, else true and *out is gs_estimate_etir_memo's (no
+ * register override). */
+bool gs_estimate_checked(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_wf_memo *memo, gs_estimate *out);
 /* gs_estimate_etir with a memo of simulations (may be NULL). */
 void gs_estimate_etir_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, int regs_override, gs_wf_memo *memo,
                            gs_estimate *out);

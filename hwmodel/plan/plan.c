@@ -139,7 +139,10 @@ static bool set_insert(int64_t *key, uint8_t *used, int lg, int64_t x) {
     }
 }
 
-void gs_wf_memo_init(gs_wf_memo *m) { memset(m->key, 0, sizeof m->key); }
+void gs_wf_memo_init(gs_wf_memo *m) {
+    memset(m->key, 0, sizeof m->key);
+    memset(m->layout_key, 0, sizeof m->layout_key);
+}
 
 uint64_t gs_wf_key(const int64_t *addr, int lanes, uint64_t tag) {
     uint64_t h = 0xcbf29ce484222325ull ^ tag;
@@ -154,7 +157,7 @@ uint64_t gs_wf_key(const int64_t *addr, int lanes, uint64_t tag) {
 
 bool gs_wf_memo_get(const gs_wf_memo *m, uint64_t key, double *val) {
     if (!m) return false;
-    unsigned i = (unsigned)(key >> 52) & (GS_WF_MEMO_SLOTS - 1);
+    unsigned i = (unsigned)(key >> 48) & (GS_WF_MEMO_SLOTS - 1);
     for (int probe = 0; probe < 8; probe++, i = (i + 1) & (GS_WF_MEMO_SLOTS - 1)) {
         if (m->key[i] == key) {
             *val = m->val[i];
@@ -167,7 +170,7 @@ bool gs_wf_memo_get(const gs_wf_memo *m, uint64_t key, double *val) {
 
 void gs_wf_memo_put(gs_wf_memo *m, uint64_t key, double val) {
     if (!m) return;
-    unsigned i = (unsigned)(key >> 52) & (GS_WF_MEMO_SLOTS - 1);
+    unsigned i = (unsigned)(key >> 48) & (GS_WF_MEMO_SLOTS - 1);
     for (int probe = 0; probe < 8; probe++, i = (i + 1) & (GS_WF_MEMO_SLOTS - 1))
         if (!m->key[i] || m->key[i] == key) {
             m->key[i] = key;
@@ -176,22 +179,9 @@ void gs_wf_memo_put(gs_wf_memo *m, uint64_t key, double val) {
         }
     /* a full run of slots: the newest pattern replaces the home slot's (the
      * walk moves on, and a memo that stops learning stops helping) */
-    i = (unsigned)(key >> 52) & (GS_WF_MEMO_SLOTS - 1);
+    i = (unsigned)(key >> 48) & (GS_WF_MEMO_SLOTS - 1);
     m->key[i] = key;
     m->val[i] = val;
-}
-
-/* gs_smem_wavefronts_of through the memo. */
-static double smem_wf(gs_wf_memo *memo, int banks, const int64_t *addr, int lanes, int w) {
-    uint64_t key = 0;
-    double v;
-    if (memo) {
-        key = gs_wf_key(addr, lanes, 0x736d656d00000000ull ^ ((uint64_t)banks << 8) ^ (uint64_t)w);
-        if (gs_wf_memo_get(memo, key, &v)) return v;
-    }
-    v = gs_smem_wavefronts_of(banks, addr, lanes, w);
-    gs_wf_memo_put(memo, key, v);
-    return v;
 }
 
 int gs_count_distinct(const int64_t *v, int n) {
@@ -230,44 +220,108 @@ double gs_smem_wavefronts_of(int banks, const int64_t *addr, int lanes, int w) {
     return total;
 }
 
-int gs_plan_frag_lanes(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, int warp, int64_t *addr) {
+/* A warp's lane addresses as an odometer: lane l's address is origin +
+ * sum digit_i * step[i], where the digits count lane l in the bases base[i],
+ * fastest first (digits of base 1 are left out: they never move). */
+typedef struct lane_odometer {
+    int n, lanes;
+    int64_t origin;
+    int64_t step[GS_MAX_AXES + GS_MAX_DIMS + 2], base[GS_MAX_AXES + GS_MAX_DIMS + 2];
+} lane_odometer;
+
+static void od_digit(lane_odometer *od, int64_t step, int64_t base) {
+    if (base <= 1) return;
+    od->step[od->n] = step;
+    od->base[od->n++] = base;
+}
+
+/* Leave out the digits past the lanes: they never move within the warp. */
+static void od_trim(lane_odometer *od) {
+    int64_t span = 1;
+    for (int i = 0; i < od->n; i++) {
+        if (span >= od->lanes) {
+            od->n = i;
+            return;
+        }
+        span = od->base[i] >= od->lanes ? od->lanes : span * od->base[i];
+    }
+}
+
+/* The lanes' addresses, kept as a running sum (the same values modulo 2^64
+ * as the sums of products). */
+static void od_addrs(const lane_odometer *od, int64_t *addr) {
+    int64_t dig[GS_MAX_AXES + GS_MAX_DIMS + 2] = {0};
+    uint64_t ad = (uint64_t)od->origin;
+    for (int l = 0; l < od->lanes; l++) {
+        addr[l] = (int64_t)ad;
+        for (int i = 0; i < od->n; i++) { /* the next lane */
+            if (++dig[i] < od->base[i]) {
+                ad += (uint64_t)od->step[i];
+                break;
+            }
+            ad -= (uint64_t)(od->base[i] - 1) * (uint64_t)od->step[i];
+            dig[i] = 0;
+        }
+    }
+}
+
+/* gs_smem_wavefronts_of over the odometer's lanes, through the memo keyed by
+ * the odometer itself (the lanes' addresses follow from it), so a hit
+ * builds no addresses. */
+static double smem_wf_od(gs_wf_memo *memo, int banks, const lane_odometer *od, int w) {
+    uint64_t key = 0;
+    double v;
+    if (memo) {
+        int64_t kv[2 * (GS_MAX_AXES + GS_MAX_DIMS + 2) + 3];
+        int nk = 0;
+        kv[nk++] = od->lanes | (int64_t)banks << 8 | (int64_t)w << 24 | (int64_t)od->n << 32;
+        kv[nk++] = od->origin;
+        for (int i = 0; i < od->n; i++) {
+            kv[nk++] = od->step[i];
+            kv[nk++] = od->base[i];
+        }
+        key = gs_wf_key(kv, nk, 0x6f646f6d00000000ull);
+        if (gs_wf_memo_get(memo, key, &v)) return v;
+    }
+    int64_t addr[64];
+    od_addrs(od, addr);
+    v = gs_smem_wavefronts_of(banks, addr, od->lanes, w);
+    gs_wf_memo_put(memo, key, v);
+    return v;
+}
+
+/* The odometer of a warp-wide fragment read of input t (gs_plan_frag_lanes). */
+static void frag_odometer(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, int warp, lane_odometer *od) {
     const gs_plan_input *pi = &p->in[t];
     gs_tensor view;
     const gs_tensor *ts = pi->staged ? gs_plan_box_tensor(op, pi, t, &view) : &op->tensors[t];
-    int64_t step[GS_MAX_AXES + 1], thr[GS_MAX_AXES + 1], th[GS_MAX_AXES + 1];
-    int nax = 0;
+    od->n = 0;
+    od->origin = 0;
     int ga = gs_etir_lanes_axis(op);
     if (e->lanes_log2 && ga >= 0) { /* a group's lanes are the fastest thread index */
         uint64_t st = 0;
         for (int j = 0; j < ts->ndim; j++)
             st += (uint64_t)ts->idx[j].coeff[ga] * (uint64_t)(pi->staged ? pi->sstride[j] : 1);
-        step[nax] = (int64_t)st;
-        thr[nax] = (int64_t)1 << e->lanes_log2;
-        th[nax++] = 0;
+        od_digit(od, (int64_t)st, (int64_t)1 << e->lanes_log2);
     }
     for (int a = op->naxes - 1; a >= 0; a--) { /* last spatial axis fastest, as the kernel */
         if (!spatial(op, a)) continue;
         uint64_t st = 0;
         for (int j = 0; j < ts->ndim; j++)
             st += (uint64_t)ts->idx[j].coeff[a] * (uint64_t)(pi->staged ? pi->sstride[j] : 1);
-        step[nax] = (int64_t)(st * (uint64_t)(e->tile[a].thread / e->V[a]));
-        thr[nax] = gs_etir_threads_axis(e, a);
-        th[nax] = 0;
-        nax++;
+        od_digit(od, (int64_t)(st * (uint64_t)(e->tile[a].thread / e->V[a])), gs_etir_threads_axis(e, a));
     }
     int64_t nt = p->threads;
     int lanes = (int)(nt < warp ? nt : warp);
-    if (lanes > 64) lanes = 64;
-    for (int l = 0; l < lanes; l++) {
-        uint64_t ad = 0;
-        for (int i = 0; i < nax; i++) ad += (uint64_t)th[i] * (uint64_t)step[i];
-        addr[l] = (int64_t)ad;
-        for (int i = 0; i < nax; i++) { /* odometer: the next lane */
-            if (++th[i] < thr[i]) break;
-            th[i] = 0;
-        }
-    }
-    return lanes;
+    od->lanes = lanes > 64 ? 64 : lanes;
+    od_trim(od);
+}
+
+int gs_plan_frag_lanes(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, int warp, int64_t *addr) {
+    lane_odometer od;
+    frag_odometer(op, e, p, t, warp, &od);
+    od_addrs(&od, addr);
+    return od.lanes;
 }
 
 /* Wavefronts of one copy unit's shared stores, per warp: lane l moves unit l
@@ -278,29 +332,25 @@ static double store_wavefronts(const gs_op *op, int t, const gs_plan_input *pi, 
                                gs_wf_memo *memo) {
     gs_tensor view;
     const gs_tensor *ts = gs_plan_box_tensor(op, pi, t, &view);
-    int64_t addr[64];
     int lanes = (int)(threads < warp ? threads : warp);
     if (lanes > 64) lanes = 64;
     if (lanes > pi->units) lanes = (int)pi->units;
     if (lanes < 1) return 0;
-    int64_t per_row = pi->dims[pi->copy_dim] / pi->copy_vec;
-    for (int l = 0; l < lanes; l++) {
-        int64_t u = l, so = 0;
-        so += (u % per_row) * pi->copy_vec * pi->sstride[pi->copy_dim];
-        u /= per_row;
-        for (int j = ts->ndim - 1; j >= 0; j--) {
-            if (j == pi->copy_dim) continue;
-            so += (u % pi->dims[j]) * pi->sstride[j];
-            u /= pi->dims[j];
-        }
-        addr[l] = so;
-    }
-    if (pi->store_vec == pi->copy_vec) return smem_wf(memo, banks, addr, lanes, pi->store_vec);
+    /* unit l's digits, fastest first: its place in the row (per_row units
+     * along copy_dim), then the other dims from the innermost out */
+    lane_odometer od;
+    od.n = 0;
+    od.origin = 0;
+    od.lanes = lanes;
+    od_digit(&od, pi->copy_vec * pi->sstride[pi->copy_dim], pi->dims[pi->copy_dim] / pi->copy_vec);
+    for (int j = ts->ndim - 1; j >= 0; j--)
+        if (j != pi->copy_dim) od_digit(&od, pi->sstride[j], pi->dims[j]);
+    od_trim(&od);
+    if (pi->store_vec == pi->copy_vec) return smem_wf_od(memo, banks, &od, pi->store_vec);
     double total = 0;
-    int64_t shifted[64];
     for (int k = 0; k < pi->copy_vec; k++) {
-        for (int l = 0; l < lanes; l++) shifted[l] = addr[l] + k * pi->sstride[pi->copy_dim];
-        total += smem_wf(memo, banks, shifted, lanes, 1);
+        od.origin = k * pi->sstride[pi->copy_dim];
+        total += smem_wf_od(memo, banks, &od, 1);
     }
     return total;
 }
@@ -540,7 +590,32 @@ static void choose_box(const gs_hw *hw, const gs_op *op, const gs_etir *e, const
     *pad = tpad;
 }
 
+/* The key of staged input t's layout decisions (plan_input_shape, then
+ * choose_box, then the halo) in state e: they read the block tiles of the
+ * axes t uses, the per-chunk run T1/V of its spatial axes (fragment
+ * vectors) and whether the state pipelines (the copy mode); the operator,
+ * the profile and the default options are the memo's own. */
+static uint64_t layout_key(const gs_op *op, const gs_etir *e, int t) {
+    int64_t kv[2 * GS_MAX_AXES + 2];
+    int nk = 0;
+    kv[nk++] = t | (int64_t)(e->stages > 1) << 8;
+    for (int a = 0; a < op->naxes; a++) {
+        if (!gs_tensor_uses_axis(&op->tensors[t], a)) continue;
+        kv[nk++] = (int64_t)a << 40 | e->tile[a].block;
+        if (spatial(op, a)) kv[nk++] = e->tile[a].thread / e->V[a];
+    }
+    return gs_wf_key(kv, nk, 0x6c61796f75740000ull);
+}
+
+static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *o,
+                             gs_wf_memo *memo, gs_plan *p);
+
 static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *o, gs_plan *p) {
+    plan_common_memo(hw, op, e, o, NULL, p);
+}
+
+static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *o,
+                             gs_wf_memo *memo, gs_plan *p) {
     memset(p, 0, sizeof *p);
     if (o) p->opts = *o;
     /* the state's plan options (the user's: config keys, CLI) on top */
@@ -578,10 +653,23 @@ static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, cons
             continue;
         }
         int64_t pad;
-        plan_input_shape(hw, op, e, &p->opts, t, pi, &pad);
-        choose_box(hw, op, e, &p->opts, t, pi, &pad);
-        for (int j = 0; j < op->tensors[t].ndim; j++) /* the tensor box, for the fast path's check */
-            pi->halo[j] = pi->im2col ? box_dim(op, e, &op->tensors[t], j) : pi->dims[j];
+        /* the layout through the memo, for the default options only */
+        uint64_t lk = memo && !o ? layout_key(op, e, t) : 0;
+        unsigned slot = (unsigned)(lk >> 40) & (GS_WF_MEMO_LAYOUTS - 1);
+        if (lk && memo->layout_key[slot] == lk) {
+            *pi = memo->layout[slot];
+            pad = memo->layout_pad[slot];
+        } else {
+            plan_input_shape(hw, op, e, &p->opts, t, pi, &pad);
+            choose_box(hw, op, e, &p->opts, t, pi, &pad);
+            for (int j = 0; j < op->tensors[t].ndim; j++) /* the tensor box, for the fast path's check */
+                pi->halo[j] = pi->im2col ? box_dim(op, e, &op->tensors[t], j) : pi->dims[j];
+            if (lk) {
+                memo->layout_key[slot] = lk;
+                memo->layout_pad[slot] = pad;
+                memo->layout[slot] = *pi;
+            }
+        }
         int64_t upt = (pi->units + nt - 1) / (nt > 0 ? nt : 1);
         pi->units_per_thread = (int32_t)(upt > INT32_MAX ? INT32_MAX : upt);
         plan_unit_step(op, t, pi, nt);
@@ -600,6 +688,11 @@ static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, cons
 
 void gs_plan_shape(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts, gs_plan *p) {
     plan_common(hw, op, e, opts, p);
+}
+
+void gs_plan_shape_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts, gs_wf_memo *memo,
+                        gs_plan *p) {
+    plan_common_memo(hw, op, e, opts, memo, p);
 }
 
 void gs_plan_resources(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts,
@@ -661,9 +754,9 @@ static void choose_pad(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_pl
     for (int64_t pad = 0; pad <= reserve; pad += (reserve > 1 ? GS_PLAN_MAX_VEC : 1)) {
         if (p->opts.scalar) pad = (ts->ndim > 1 && pi->dims[pi->inner_dim] > 1 && pi->dims[pi->inner_dim] % 2 == 0);
         layout_strides(ts, pi->dims, pi->inner_dim, pad, pi->sstride);
-        int64_t addr[64];
-        int lanes = gs_plan_frag_lanes(op, e, p, t, hw->warp_size, addr);
-        double rw = smem_wf(memo, hw->smem_banks, addr, lanes, pi->frag_vec);
+        lane_odometer od;
+        frag_odometer(op, e, p, t, hw->warp_size, &od);
+        double rw = smem_wf_od(memo, hw->smem_banks, &od, pi->frag_vec);
         double sw = store_wavefronts(op, t, pi, p->threads, hw->smem_banks, hw->warp_size, memo);
         double cost = reads_per_tile * rw + pi->units_per_thread * sw;
         if (best < 0 || cost < best) {
@@ -689,7 +782,11 @@ void gs_plan_make(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_p
 
 void gs_plan_make_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts, gs_wf_memo *memo,
                        gs_plan *p) {
-    plan_common(hw, op, e, opts, p);
+    plan_common_memo(hw, op, e, opts, memo, p);
+    gs_plan_finish_memo(hw, op, e, memo, p);
+}
+
+void gs_plan_finish_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_wf_memo *memo, gs_plan *p) {
     for (int t = 0; t < op->ninputs; t++)
         if (p->in[t].staged) choose_pad(hw, op, e, p, t, memo);
     /* Output vector: the output's innermost dim runs along a spatial axis

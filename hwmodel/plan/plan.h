@@ -148,12 +148,21 @@ typedef struct gs_plan {
 /* A memo of access-pattern simulations (bank conflicts, sectors), owned by
  * the caller and shared by the plans and estimates of one construction:
  * neighbouring states repeat most of their lane address patterns. Results
- * are identical with or without it. Zero it (gs_wf_memo_init) before use;
+ * are identical with or without it. Zero it (gs_wf_memo_init, or a zeroed
+ * allocation) before use;
  * a full memo simply stops remembering. */
-#define GS_WF_MEMO_SLOTS 4096
+#define GS_WF_MEMO_SLOTS 16384 /* indexed by a key's top 16 bits: at most 65536 */
+/* Staged inputs' layouts remembered by gs_plan_shape_memo (a power of two). */
+#define GS_WF_MEMO_LAYOUTS 1024
 typedef struct gs_wf_memo {
     uint64_t key[GS_WF_MEMO_SLOTS];
     double val[GS_WF_MEMO_SLOTS];
+    /* one staged input's layout decisions (box, im2col or tensor box, vectors,
+     * copy mode, padding reserve) by the state fields they read; these
+     * depend on the operator and the profile, so a memo serves one of each */
+    uint64_t layout_key[GS_WF_MEMO_LAYOUTS];
+    int64_t layout_pad[GS_WF_MEMO_LAYOUTS];
+    gs_plan_input layout[GS_WF_MEMO_LAYOUTS];
 } gs_wf_memo;
 void gs_wf_memo_init(gs_wf_memo *m);
 /* Key of an access pattern: the lane addresses and a tag with the
@@ -192,6 +201,16 @@ void gs_plan_make_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, const
  * vector widths, raster axes) without the padding search and the epilogue
  * (cheap, for the memory check): the figures equal gs_plan_make's. */
 void gs_plan_shape(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts, gs_plan *p);
+/* The same through a memo (may be NULL) that remembers each staged input's
+ * layout decisions; the plan is identical. A memo serves one operator and
+ * profile (gs_wf_memo). */
+void gs_plan_shape_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts, gs_wf_memo *memo,
+                        gs_plan *p);
+/* The rest of gs_plan_make on a plan gs_plan_shape made for the same state
+ * (its options are p->opts): the padding search, the output vector, the
+ * unroll and the launch bounds. gs_plan_shape then gs_plan_finish_memo is
+ * gs_plan_make_memo. */
+void gs_plan_finish_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_wf_memo *memo, gs_plan *p);
 /* The shared memory and register bound of gs_plan_shape. */
 void gs_plan_resources(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts,
                        int64_t *smem_bytes, int *regs_bound);
