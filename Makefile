@@ -25,7 +25,7 @@ CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 
 .PHONY: all deps install uninstall check-install check-tsan deps-aarch64 cross-aarch64 cross-build check-aarch64 deps-fuzz fuzz-build fuzz-targets fuzz fuzz-merge fuzz-short demo test test-plain check-asan check-suites calibrate bench clean check-gpu compare \
-        sass-tools check-sass bench-gpu compare-tuners tuners-venv onnx-venv onnx-conformance onnx-corpus
+        sass-tools check-sass bench-gpu compare-tuners tuners-venv onnx-venv onnx-conformance onnx-corpus onnx-ort-venv onnx-ort-check
 
 all: $(BUILD)/libgensor.a $(BUILD)/libgensor.so $(BUILD)/gensor
 
@@ -284,9 +284,10 @@ test: deps
 	@echo; echo "make test: all 6 stages passed"
 
 test-plain: $(BUILD)/gensor_tests $(BUILD)/gensor $(BUILD)/bench_gpu $(BUILD)/libgensor.so $(BUILD)/calibrate \
-            $(BUILD)/onnx_nodes
+            $(BUILD)/onnx_run
 	GS_GENSOR_BIN=$(BUILD)/gensor ./$(BUILD)/gensor_tests --jobs 2
 	@sh tests/onnx_nodes.sh $(BUILD)
+	@sh tests/onnx_manifest.sh $(BUILD)
 	@sh tests/bench_gpu_dry.sh $(BUILD)
 	@sh tests/calibrate_holdout.sh $(BUILD)
 	@sh tests/api_check.sh $(BUILD)
@@ -300,7 +301,7 @@ check-asan:
 	  GS_GENSOR_BIN=build-asan/gensor ./build-asan/gensor_tests --jobs 2
 	@sh tests/cli_errors.sh build-asan/gensor
 
-$(BUILD)/onnx_nodes: tests/onnx_nodes.c $(BUILD)/libgensor.a
+$(BUILD)/onnx_run: tests/onnx_run.c $(BUILD)/libgensor.a
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libgensor.a $(LDFLAGS) $(LDLIBS)
 
 $(BUILD)/calibrate: experiments/calibrate.c $(BUILD)/libgensor.a
@@ -385,11 +386,25 @@ $(ONNX_VENV)/.onnx: $(ONNX_REQ)
 	@$(call venv_pip,onnx-venv,$(ONNX_VENV),$(ONNX_REQ))
 	@touch $@
 
-onnx-conformance: deps $(BUILD)/onnx_nodes onnx-venv
+onnx-conformance: deps $(BUILD)/onnx_run onnx-venv
 	@rm -rf $(BUILD)/onnx-nodes
 	@$(ONNX_VENV)/bin/python tests/onnx/gen_nodes.py $(BUILD)/onnx-nodes
-	@./$(BUILD)/onnx_nodes --write-status $(BUILD)/onnx-node-status.txt $(BUILD)/onnx-nodes > /dev/null
+	@./$(BUILD)/onnx_run --write-status $(BUILD)/onnx-node-status.txt $(BUILD)/onnx-nodes > /dev/null
 	@sh tests/onnx_nodes.sh $(BUILD) $(BUILD)/onnx-nodes
+
+# Imported models against ONNX Runtime: each model of ONNX_ORT_MODELS (the light
+# zoo models of the onnx wheel by name, or a path; :dim=N,... binds dims)
+# through `gensor import --construct`, its manifest run by build/onnx_run on
+# the OpenCL device, every kernel output compared with ONNX Runtime's
+# (experiments/onnx_ort_check.sh; light_resnet50 takes ~5 min on PoCL cold).
+ONNX_ORT_REQ    := experiments/requirements-onnx-ort.txt
+ONNX_ORT_MODELS ?= light_squeezenet light_resnet50
+onnx-ort-venv: $(ONNX_VENV)/.ort
+$(ONNX_VENV)/.ort: $(ONNX_ORT_REQ)
+	@$(call venv_pip,onnx-ort-venv,$(ONNX_VENV),$(ONNX_ORT_REQ))
+	@touch $@
+onnx-ort-check: deps all $(BUILD)/onnx_run onnx-ort-venv
+	@sh experiments/onnx_ort_check.sh $(BUILD) $(ONNX_VENV)/bin/python $(BUILD)/onnx-ort $(ONNX_ORT_MODELS)
 
 onnx-corpus: onnx-venv
 	@grep ' pass$$' tests/onnx/node_status.txt > $(BUILD)/onnx-pass.txt

@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/onnx_nodes.sh BUILD [DIR] — the ONNX backend node tests through the
-# public API on the OpenCL device (tests/onnx_nodes.c), checked against the
+# public API on the OpenCL device (tests/onnx_run.c), checked against the
 # expected statuses in tests/onnx/node_status.txt. DIR defaults to the
 # committed corpus tests/data/onnx_nodes (the node tests that map to gensor
 # kernels, as tests/onnx/gen_nodes.py writes them); make onnx-conformance
@@ -11,7 +11,7 @@
 set -eu
 B=${1:?usage: onnx_nodes.sh BUILD [DIR]}
 DIR=${2:-tests/data/onnx_nodes}
-RUN=$B/onnx_nodes
+RUN=$B/onnx_run
 STATUS=tests/onnx/node_status.txt
 T=$(mktemp -d "${TMPDIR:-/tmp}/onnx_nodes.XXXXXX")
 trap 'rm -rf "$T"' EXIT INT TERM

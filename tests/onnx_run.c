@@ -26,6 +26,7 @@
 #include "ir/onnx/onnx.h"
 
 #include <dirent.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -209,99 +210,116 @@ static int file_exists(const char *p) {
     return stat(p, &sb) == 0;
 }
 
-/* Run one kernel node: construct, create, bind, run, keep the output. */
-static int run_kernel(runner *R, gs_model *m, const gs_model_node *nd, store *st, outcome *o) {
+/* One kernel's buffers: the tensor each binds, constant or output. */
+typedef struct kbind {
+    const char *tensor;
+    int constant, output;
+} kbind;
+/* A constant's data by name (NULL when there is none). */
+typedef const float *(*const_fn)(void *u, const char *name, int64_t *n);
+
+/* Run candidate 0 of r on op with the buffers b[0..nb): inputs from the
+ * store, constants from cf, the output (initialised from out_init when
+ * given) put into the store. 1 done, 0 failed (o says why). */
+static int launch(runner *R, const char *who, const gs_op *op, const gs_result *r, const kbind *b, int nb,
+                  const char *out_init, store *st, const_fn cf, void *cu, outcome *o) {
     gs_ctx *ctx = R->ctx;
-    gs_construct_opts co;
-    gs_construct_opts_default(&co);
-    co.top_k = 1;
-    co.conv_form = GS_FORM_AUTO; /* as the CLI: a 1x1 conv may run as its matmul form */
-    gs_result *r = NULL;
     gs_kernel *k = NULL;
     gs_buffer *bufs[GS_MAX_TENSORS + 2] = {0};
     float *out = NULL;
     int64_t on = 0;
     int oi = -1, ok = 0;
-    if (gs_construct(ctx, nd->op, R->hw, &co, &r) != GS_OK) {
-        set(o, ST_FAIL, "%s: construct %s: %s", nd->name, gs_op_spec(nd->op), gs_ctx_errmsg(ctx));
-        goto done;
+    if (nb > (int)(sizeof bufs / sizeof bufs[0])) {
+        set(o, ST_FAIL, "%s: %d bindings", who, nb);
+        return 0;
     }
     if (gs_kernel_create(ctx, r, 0, GS_DIALECT_OPENCL, 0, &k) != GS_OK) {
-        set(o, ST_FAIL, "%s: kernel: %s", nd->name, gs_ctx_errmsg(ctx));
+        set(o, ST_FAIL, "%s: kernel: %s", who, gs_ctx_errmsg(ctx));
         goto done;
     }
-    if (nd->nbindings > (int)(sizeof bufs / sizeof bufs[0])) {
-        set(o, ST_FAIL, "%s: %d bindings", nd->name, nd->nbindings);
-        goto done;
-    }
-    for (int b = 0; b < nd->nbindings; b++) {
-        const gs_model_binding *bd = &nd->bindings[b];
-        int64_t n = gs_op_buffer_elems(nd->op, b), have = 0;
+    for (int i = 0; i < nb; i++) {
+        int64_t n = gs_op_buffer_elems(op, i), have = 0;
         const float *host = NULL;
-        if (bd->output) {
-            oi = b;
+        if (b[i].output) {
+            oi = i;
             on = n;
             out = calloc((size_t)(n ? n : 1), sizeof *out);
             if (!out) abort();
-            if (nd->out_init) {
-                const float *init = NULL;
-                ten *t = find(st, nd->out_init);
-                if (t) init = t->data, have = t->n;
-                else if (gs_model_constant(ctx, m, nd->out_init, &init, &have) != GS_OK) {
-                    set(o, ST_FAIL, "%s: the output's initial tensor '%s' is neither written nor a constant", nd->name,
-                        nd->out_init);
-                    goto done;
-                }
-                if (have != n) {
-                    set(o, ST_FAIL, "%s: '%s' holds %lld elements, the output %lld", nd->name, nd->out_init,
-                        (long long)have, (long long)n);
+            if (out_init) {
+                ten *t = find(st, out_init);
+                const float *init = t ? t->data : cf(cu, out_init, &have);
+                if (t) have = t->n;
+                if (!init || have != n) {
+                    set(o, ST_FAIL, "%s: the output's initial tensor '%s' is %s", who, out_init,
+                        init ? "of another size" : "neither written nor a constant");
                     goto done;
                 }
                 memcpy(out, init, (size_t)n * sizeof *out);
             }
             host = out;
             have = n;
-        } else if (bd->constant) {
-            if (gs_model_constant(ctx, m, bd->tensor, &host, &have) != GS_OK) {
-                set(o, ST_FAIL, "%s: constant '%s': %s", nd->name, bd->tensor, gs_ctx_errmsg(ctx));
+        } else if (b[i].constant) {
+            if (!(host = cf(cu, b[i].tensor, &have))) {
+                set(o, ST_FAIL, "%s: no constant '%s'", who, b[i].tensor);
                 goto done;
             }
         } else {
-            ten *t = find(st, bd->tensor);
+            ten *t = find(st, b[i].tensor);
             if (!t) {
-                set(o, ST_FAIL, "%s: '%s' was not written before it is read", nd->name, bd->tensor);
+                set(o, ST_FAIL, "%s: '%s' was not written before it is read", who, b[i].tensor);
                 goto done;
             }
             host = t->data;
             have = t->n;
         }
         if (have != n) {
-            set(o, ST_FAIL, "%s: '%s' holds %lld elements, buffer %s takes %lld", nd->name, bd->tensor,
-                (long long)have, bd->buffer, (long long)n);
+            set(o, ST_FAIL, "%s: '%s' holds %lld elements, buffer %s takes %lld", who, b[i].tensor, (long long)have,
+                gs_op_buffer_name(op, i), (long long)n);
             goto done;
         }
-        if (gs_buffer_create(ctx, R->dev, (size_t)(n ? n : 1) * sizeof(float), host, &bufs[b]) != GS_OK) {
-            set(o, ST_FAIL, "%s: buffer: %s", nd->name, gs_ctx_errmsg(ctx));
+        if (gs_buffer_create(ctx, R->dev, (size_t)(n ? n : 1) * sizeof(float), host, &bufs[i]) != GS_OK) {
+            set(o, ST_FAIL, "%s: buffer: %s", who, gs_ctx_errmsg(ctx));
             goto done;
         }
     }
     if (oi < 0) {
-        set(o, ST_FAIL, "%s: no output binding", nd->name);
+        set(o, ST_FAIL, "%s: no output binding", who);
         goto done;
     }
-    if (gs_kernel_run(ctx, R->dev, k, nd->op, bufs, nd->nbindings, NULL) != GS_OK ||
+    if (gs_kernel_run(ctx, R->dev, k, op, bufs, nb, NULL) != GS_OK ||
         gs_buffer_read(ctx, bufs[oi], out, (size_t)on * sizeof(float)) != GS_OK) {
-        set(o, ST_FAIL, "%s: run %s: %s", nd->name, gs_op_spec(nd->op), gs_ctx_errmsg(ctx));
+        set(o, ST_FAIL, "%s: run %s: %s", who, gs_op_spec(op), gs_ctx_errmsg(ctx));
         goto done;
     }
-    put(st, nd->bindings[oi].tensor, out, on, 0);
+    put(st, b[oi].tensor, out, on, 0);
     out = NULL;
     R->kernels++;
     ok = 1;
 done:
     free(out);
-    for (int b = 0; b < nd->nbindings && b < (int)(sizeof bufs / sizeof bufs[0]); b++) gs_buffer_destroy(bufs[b]);
+    for (int i = 0; i < nb; i++) gs_buffer_destroy(bufs[i]);
     gs_kernel_destroy(k);
+    return ok;
+}
+
+static const float *model_constant(void *u, const char *name, int64_t *n) {
+    const float *d = NULL;
+    return gs_model_constant(NULL, (const gs_model *)u, name, &d, n) == GS_OK ? d : NULL;
+}
+
+/* Run one kernel node of an imported model: construct, then launch. */
+static int run_kernel(runner *R, gs_model *m, const gs_model_node *nd, store *st, outcome *o) {
+    gs_construct_opts co;
+    gs_construct_opts_default(&co);
+    co.top_k = 1;
+    co.conv_form = GS_FORM_AUTO; /* as the CLI: a 1x1 conv may run as its matmul form */
+    gs_result *r = NULL;
+    if (gs_construct(R->ctx, nd->op, R->hw, &co, &r) != GS_OK)
+        return set(o, ST_FAIL, "%s: construct %s: %s", nd->name, gs_op_spec(nd->op), gs_ctx_errmsg(R->ctx)), 0;
+    kbind b[GS_MAX_TENSORS + 2];
+    int nb = nd->nbindings < (int)(sizeof b / sizeof b[0]) ? nd->nbindings : (int)(sizeof b / sizeof b[0]);
+    for (int i = 0; i < nb; i++) b[i] = (kbind){nd->bindings[i].tensor, nd->bindings[i].constant, nd->bindings[i].output};
+    int ok = launch(R, nd->name, nd->op, r, b, nd->nbindings, nd->out_init, st, model_constant, m, o);
     gs_result_destroy(r);
     return ok;
 }
@@ -520,6 +538,197 @@ done:
     return o->st;
 }
 
+/* ---- a model from its manifest (gensor import --construct) ------------------------------
+ * onnx_run --manifest MDIR DATA: DATA/inputs/NAME.pb are the graph inputs,
+ * DATA/expected/NAME.pb the reference values of any tensors (ONNX Runtime's, by
+ * experiments/onnx_ort_check.py). Each kernel node is rebuilt from its
+ * manifest entry alone: its spec's config (gs_construct_config), or for a
+ * 1x1 conv kept as its matmul form the same construction again, checked to
+ * give the config and kernel the manifest names; then launched with the
+ * manifest's bindings, the constants read from weights.bin. A tensor that no
+ * node before has written (one an unsupported node makes) is taken from
+ * DATA/expected ("fed"); every kernel output with a reference is compared:
+ * |got - want| <= rtol |want| + atol max|want|. */
+typedef struct wts {
+    json_t *index;
+    float *data;
+    int64_t n;
+} wts;
+static const float *weights_constant(void *u, const char *name, int64_t *n) {
+    wts *w = u;
+    json_t *e = json_object_get(w->index, name);
+    if (!e) return NULL;
+    int64_t off = json_integer_value(json_object_get(e, "offset")), el = json_integer_value(json_object_get(e, "elems"));
+    if (off < 0 || off % 4 || el < 0 || off / 4 + el > w->n) return NULL;
+    *n = el;
+    return w->data + off / 4;
+}
+
+static int load_dir(const char *dir, store *st) {
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    struct dirent *e;
+    char p[4096], why[512];
+    int n = 0;
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (l < 4 || strcmp(e->d_name + l - 3, ".pb")) continue;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        tproto t;
+        if (read_tproto(p, &t, why, sizeof why) || t.dtype != 1) {
+            free(t.data);
+            continue;
+        }
+        put(st, t.name, t.data, t.n, 0);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* The kernel of one manifest node, rebuilt; NULL with o set on failure. */
+static gs_result *manifest_result(runner *R, const char *who, const gs_op *op, json_t *k, outcome *o) {
+    const char *form = json_string_value(json_object_get(k, "form")), *cfg = json_string_value(json_object_get(k, "config"));
+    const char *kname = json_string_value(json_object_get(k, "kernel_cl"));
+    gs_result *r = NULL;
+    if (!form || !cfg || !kname) return set(o, ST_FAIL, "%s: the kernel entry lacks form, config or kernel_cl", who), NULL;
+    gs_status s;
+    if (!strcmp(form, gs_op_spec(op))) {
+        s = gs_construct_config(R->ctx, op, R->hw, cfg, &r);
+    } else { /* a matmul form: constructed again as import did */
+        gs_construct_opts co;
+        gs_construct_opts_default(&co);
+        co.top_k = 1;
+        co.conv_form = GS_FORM_AUTO;
+        s = gs_construct(R->ctx, op, R->hw, &co, &r);
+    }
+    if (s != GS_OK) return set(o, ST_FAIL, "%s: %s", who, gs_ctx_errmsg(R->ctx)), NULL;
+    char got[512] = "";
+    gs_kernel *k0 = NULL;
+    gs_result_config(r, 0, got, sizeof got);
+    if (gs_kernel_create(R->ctx, r, 0, GS_DIALECT_OPENCL, 0, &k0) != GS_OK || strcmp(gs_result_form(r), form) ||
+        strcmp(got, cfg) || strcmp(gs_kernel_name(k0), kname)) {
+        set(o, ST_FAIL, "%s: rebuilt as kernel %s config %s form %s; the manifest says %s config %s form %s", who,
+            k0 ? gs_kernel_name(k0) : "?", got, gs_result_form(r), kname, cfg, form);
+        gs_kernel_destroy(k0);
+        gs_result_destroy(r);
+        return NULL;
+    }
+    gs_kernel_destroy(k0);
+    return r;
+}
+
+/* Compare tensor t with its reference w; 1 within tolerance. */
+static int compare_ref(const char *name, const ten *t, const ten *w, double rtol, double atol, double *worst_rel) {
+    double big = 0, worst = 0;
+    for (int64_t e = 0; e < w->n; e++) big = fmax(big, fabs(w->data[e]));
+    int ok = t->n == w->n;
+    for (int64_t e = 0; ok && e < w->n; e++) {
+        double d = fabs((double)t->data[e] - w->data[e]);
+        if (!(d <= rtol * fabs(w->data[e]) + atol * big)) ok = 0;
+        if (!(d <= worst)) worst = d;
+    }
+    *worst_rel = big > 0 ? worst / big : worst;
+    if (!ok) printf("  %-40s %lld elements: |d| up to %.3g (max |want| %.3g)  FAIL\n", name, (long long)w->n, worst, big);
+    return ok;
+}
+
+static int run_manifest(runner *R, const char *mdir, const char *data, double rtol, double atol) {
+    char p[4096];
+    snprintf(p, sizeof p, "%s/manifest.json", mdir);
+    json_error_t je;
+    json_t *man = json_load_file(p, 0, &je);
+    if (!man) return fprintf(stderr, "onnx_run: %s:%d: %s\n", p, je.line, je.text), 2;
+    const char *hwn = json_string_value(json_object_get(man, "hw"));
+    gs_hw *hw = NULL;
+    if (!hwn || gs_hw_load(R->ctx, hwn, &hw) != GS_OK)
+        return fprintf(stderr, "onnx_run: the manifest's profile: %s\n", hwn ? gs_ctx_errmsg(R->ctx) : "none"), 2;
+    gs_hw_destroy(R->hw);
+    R->hw = hw;
+    wts w = {json_object_get(man, "constants"), NULL, 0};
+    snprintf(p, sizeof p, "%s/%s", mdir, json_string_value(json_object_get(man, "weights")) ?: "weights.bin");
+    size_t wn = 0;
+    unsigned char *wb = slurp(p, &wn);
+    if (!wb && json_object_size(w.index)) return fprintf(stderr, "onnx_run: cannot read %s\n", p), 2;
+    w.data = (float *)wb;
+    w.n = (int64_t)(wn / 4);
+    store st = {0}, ref = {0};
+    snprintf(p, sizeof p, "%s/inputs", data);
+    int nin = load_dir(p, &st);
+    snprintf(p, sizeof p, "%s/expected", data);
+    int nref = load_dir(p, &ref);
+    int kernels = 0, compared = 0, bad = 0, fed = 0, failed = 0;
+    double worst = 0;
+    size_t i;
+    json_t *nd;
+    json_array_foreach(json_object_get(man, "nodes"), i, nd) {
+        const char *kind = json_string_value(json_object_get(nd, "kind")), *name = json_string_value(json_object_get(nd, "name"));
+        outcome o = {0};
+        if (!kind || !name) continue;
+        if (!strcmp(kind, "constant")) {
+            const char *out = json_string_value(json_object_get(nd, "out"));
+            int64_t n;
+            const float *c = out ? weights_constant(&w, out, &n) : NULL;
+            if (c) put(&st, out, (float *)c, n, 1);
+        } else if (!strcmp(kind, "view")) {
+            const char *in = json_string_value(json_object_get(nd, "in")), *out = json_string_value(json_object_get(nd, "out"));
+            ten *t = in ? find(&st, in) : NULL;
+            int64_t n = 0;
+            const float *c = t ? t->data : in ? weights_constant(&w, in, &n) : NULL;
+            if (!t && !c && in && (t = find(&ref, in))) fed++;
+            if (t) c = t->data, n = t->n;
+            if (c && out) put(&st, out, (float *)c, n, 1);
+        } else if (!strcmp(kind, "kernel")) {
+            json_t *bj = json_object_get(nd, "bindings");
+            kbind b[GS_MAX_TENSORS + 2];
+            int nb = (int)json_array_size(bj);
+            gs_op *op = NULL;
+            if (nb > (int)(sizeof b / sizeof b[0]) ||
+                gs_op_parse(R->ctx, json_string_value(json_object_get(nd, "spec")) ?: "", &op) != GS_OK) {
+                printf("  node %s: %s\n", name, nb > 8 ? "too many bindings" : gs_ctx_errmsg(R->ctx));
+                failed++;
+                continue;
+            }
+            for (int j = 0; j < nb; j++) {
+                json_t *x = json_array_get(bj, (size_t)j);
+                b[j] = (kbind){json_string_value(json_object_get(x, "tensor")) ?: "",
+                               json_is_true(json_object_get(x, "constant")), json_is_true(json_object_get(x, "output"))};
+                ten *t;
+                if (!b[j].constant && !b[j].output && !find(&st, b[j].tensor) && (t = find(&ref, b[j].tensor))) {
+                    put(&st, b[j].tensor, t->data, t->n, 1);
+                    fed++;
+                }
+            }
+            gs_result *r = manifest_result(R, name, op, json_object_get(nd, "kernel"), &o);
+            if (!r || !launch(R, name, op, r, b, nb, json_string_value(json_object_get(nd, "out_init")), &st,
+                              weights_constant, &w, &o)) {
+                printf("  %s\n", o.why);
+                failed++;
+            } else {
+                kernels++;
+                for (int j = 0; j < nb; j++) {
+                    ten *t = b[j].output ? find(&st, b[j].tensor) : NULL, *want = t ? find(&ref, b[j].tensor) : NULL;
+                    double rel;
+                    if (!want) continue;
+                    compared++;
+                    bad += !compare_ref(b[j].tensor, t, want, rtol, atol, &rel);
+                    worst = fmax(worst, rel);
+                }
+            }
+            gs_result_destroy(r);
+            gs_op_destroy(op);
+        }
+    }
+    printf("onnx_run: %s: %d kernels run (%d failed), %d outputs compared with %d references: %d outside rtol %g + "
+           "atol %g max|want| (worst |d|/max|want| %.3g); %d inputs, %d tensors fed from the references\n",
+           mdir, kernels, failed, compared, nref, bad, rtol, atol, worst, nin, fed);
+    store_free(&st);
+    store_free(&ref);
+    free(wb);
+    json_decref(man);
+    return failed || bad || !compared ? 1 : 0;
+}
+
 /* ---- expected status ---------------------------------------------------------------- */
 typedef struct expect {
     char name[160];
@@ -596,19 +805,24 @@ static void collect(const char *arg, char ***list, int *n, int *cap) {
 }
 
 int main(int argc, char **argv) {
-    const char *hwname = "rtx3090", *status = NULL, *write = NULL;
+    const char *hwname = "rtx3090", *status = NULL, *write = NULL, *mdir = NULL, *mdata = NULL;
+    double rtol = 1e-3, atol = 1e-4;
     int verbose = 0, a = 1;
     for (; a < argc && argv[a][0] == '-'; a++) {
         if (!strcmp(argv[a], "--hw") && a + 1 < argc) hwname = argv[++a];
         else if (!strcmp(argv[a], "--status") && a + 1 < argc) status = argv[++a];
         else if (!strcmp(argv[a], "--write-status") && a + 1 < argc) write = argv[++a];
         else if (!strcmp(argv[a], "-v")) verbose = 1;
+        else if (!strcmp(argv[a], "--manifest") && a + 2 < argc) mdir = argv[++a], mdata = argv[++a];
+        else if (!strcmp(argv[a], "--rtol") && a + 1 < argc) rtol = atof(argv[++a]);
+        else if (!strcmp(argv[a], "--atol") && a + 1 < argc) atol = atof(argv[++a]);
         else {
-            fprintf(stderr, "usage: onnx_nodes [--hw NAME] [--status FILE] [--write-status FILE] [-v] DIR...\n");
+            fprintf(stderr, "usage: onnx_run [--hw NAME] [--status FILE] [--write-status FILE] [-v] DIR...\n"
+                            "       onnx_run [--hw NAME] [--rtol R] [--atol A] --manifest MDIR DATA\n");
             return 2;
         }
     }
-    if (a == argc) {
+    if (a == argc && !mdir) {
         fprintf(stderr, "onnx_nodes: no test directory given\n");
         return 2;
     }
@@ -628,6 +842,13 @@ int main(int argc, char **argv) {
     if (ds != GS_OK) { /* 77: no OpenCL device (tests/onnx_nodes.sh skips unless GS_REQUIRE_OPENCL=1) */
         fprintf(stderr, "onnx_nodes: %s\n", gs_ctx_errmsg(R.ctx));
         return ds == GS_ERR_OPENCL_MISSING ? 77 : 2;
+    }
+    if (mdir) {
+        int rc = run_manifest(&R, mdir, mdata, rtol, atol);
+        gs_device_close(R.dev);
+        gs_hw_destroy(R.hw);
+        gs_ctx_destroy(R.ctx);
+        return rc;
     }
     FILE *wf = write ? fopen(write, "w") : NULL;
     if (write && !wf) {
