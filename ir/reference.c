@@ -27,6 +27,8 @@ int gs_epi_steps(const gs_op *op, gs_epi_step *steps) {
     if (op->epi.beta != 0.0f) steps[n++] = (gs_epi_step){GS_EPI_ADD_OLD, -1};
     if (op->has_bias && op->epi.bias_axis >= 0) steps[n++] = (gs_epi_step){GS_EPI_ADD_BIAS, op->epi.bias_axis};
     if (op->epi.relu) steps[n++] = (gs_epi_step){GS_EPI_RELU, -1};
+    if (op->clip & GS_CLIP_LO) steps[n++] = (gs_epi_step){GS_EPI_CLIP_LO, -1};
+    if (op->clip & GS_CLIP_HI) steps[n++] = (gs_epi_step){GS_EPI_CLIP_HI, -1};
     return n;
 }
 
@@ -56,6 +58,12 @@ static double epi_eval(const gs_op *op, const float *bias, const int64_t *pt, do
         case GS_EPI_ADD_BIAS: y += (double)bias[pt[st[i].axis]]; break;
         case GS_EPI_RELU:
             if (y < 0) y = 0; /* NaN < 0 is false: relu(NaN) = NaN */
+            break;
+        case GS_EPI_CLIP_LO: /* NaN stays NaN, as in relu */
+            if (y < (double)op->clip_lo) y = (double)op->clip_lo;
+            break;
+        case GS_EPI_CLIP_HI:
+            if (y > (double)op->clip_hi) y = (double)op->clip_hi;
             break;
         }
     }

@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/onnx_manifest.sh BUILD — `gensor import --construct` and the manifest
-# runner (build/onnx_run --manifest) on tests/data/onnx/chain.onnx at batch 2:
+# runner (build/onnx_run --manifest) on tests/data/onnx/chain.onnx and act.onnx at batch 2:
 # every kernel output against ONNX Runtime's values for the same input
 # (tests/data/onnx/chain_ort, written by experiments/onnx_ort_check.py with
 # onnxruntime 1.31.1). Then a reference off by 5 % in one element and a
@@ -23,6 +23,14 @@ fi
 cat "$T/run.log"
 [ "$rc" = 0 ] || fail "the manifest run exited $rc"
 grep -q "3 kernels run (0 failed), 3 outputs compared" "$T/run.log" || fail "want 3 kernels run and compared"
+
+# act.onnx: Clip alone and fused into a 1x1 conv (kept as its matmul form), a 3x3 conv after Relu
+# and a Gemm, against ONNX Runtime at batch 2 (tests/data/onnx/act_ort)
+"$B/gensor" import tests/data/onnx/act.onnx --dim batch=2 --hw rtx3090 --construct "$T/act" 2> "$T/act.log" ||
+  { cat "$T/act.log"; fail "import --construct act.onnx"; }
+"$B/onnx_run" --manifest "$T/act" tests/data/onnx/act_ort > "$T/act.run" 2>&1 || { cat "$T/act.run"; fail "act.onnx's run"; }
+cat "$T/act.run"
+grep -q "4 kernels run (0 failed), 4 outputs compared" "$T/act.run" || fail "act.onnx: want 4 kernels run and compared"
 
 # a reference off by 5 % + 0.1 in its last element (the graph output y)
 cp -r tests/data/onnx/chain_ort "$T/bad"

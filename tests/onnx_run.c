@@ -324,9 +324,10 @@ static int run_kernel(runner *R, gs_model *m, const gs_model_node *nd, store *st
     return ok;
 }
 
-/* ---- integer inputs become initializers ----------------------------------------------
+/* ---- integer and scalar inputs become initializers -----------------------------------
  * gensor constructs kernels ahead of time, so the integer inputs that shape
- * a graph (a Reduce's axes, a Reshape's shape) must be constants; a node test
+ * a graph (a Reduce's axes, a Reshape's shape) and the scalars that
+ * parameterise an operator (Clip's bounds) must be constants; a node test
  * feeds them as graph inputs. The model is rewritten with each such input's
  * TensorProto file appended to the graph's initializers (field 5 of
  * GraphProto, field 7 of ModelProto), as an ahead-of-time frontend freezes
@@ -422,7 +423,8 @@ static int run_test(runner *R, const char *dir, outcome *o) {
                 set(o, ST_FAIL, "%s", why);
                 goto done;
             }
-            if (!role && (io[ntp].dtype == 7 || io[ntp].dtype == 6)) /* INT64, INT32: frozen */
+            if (!role && (io[ntp].dtype == 7 || io[ntp].dtype == 6 || (io[ntp].dtype == 1 && io[ntp].ndim == 0)))
+                /* INT64, INT32 and float scalars (Clip's bounds): frozen */
                 fz[nfz] = slurp(p, &fzn[nfz]), nfz++;
             ntp++;
             role ? nout++ : nin++;

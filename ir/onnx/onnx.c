@@ -11,6 +11,7 @@
 #include "ir/onnx/onnx.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -954,14 +955,58 @@ static int window_pads(imp *c, const int64_t *in, const int64_t *k, const int64_
     return 0;
 }
 
-/* A following Relu alone reading tensor name: fused (returns 1, *final
- * set to its output). */
-static int fuse_relu(imp *c, const char **final, const tinfo *like) {
-    int j = sole_consumer(c, *final, "Relu");
-    if (j < 0) return 0;
+/* Clip node n's bounds (GS_CLIP_LO/HI in *flags): attributes min/max before
+ * opset 11, then optional scalar inputs 1 and 2, which must be constants.
+ * 0 read, -1 not constant or not scalar (why[]). ONNX's defaults are the
+ * float range's ends: an absent or infinite side is unbounded. */
+static int clip_bounds(imp *c, const onode *n, int *flags, float *lo, float *hi, char *why, size_t nwhy) {
+    *flags = 0;
+    *lo = *hi = 0.0f;
+    float v[2] = {-INFINITY, INFINITY};
+    if (c->m->opset > 0 && c->m->opset < 11) {
+        v[0] = attr_f(n, "min", -INFINITY);
+        v[1] = attr_f(n, "max", INFINITY);
+    } else
+        for (int k = 0; k < 2; k++) {
+            const char *nm = k + 1 < n->nin ? n->in[k + 1] : NULL;
+            if (!nm || !*nm) continue;
+            tinfo *t = tab(c->m, nm, 0);
+            if (!t || !t->c || !t->c->f || t->c->n != 1) {
+                snprintf(why, nwhy, "Clip's %s '%s' is not a constant float scalar", k ? "max" : "min", nm);
+                return -1;
+            }
+            v[k] = t->c->f[0];
+        }
+    if (isnan(v[0]) || isnan(v[1])) {
+        snprintf(why, nwhy, "Clip's bound is NaN");
+        return -1;
+    }
+    if (v[0] > -FLT_MAX && isfinite(v[0])) *flags |= GS_CLIP_LO, *lo = v[0];
+    if (v[1] < FLT_MAX && isfinite(v[1])) *flags |= GS_CLIP_HI, *hi = v[1];
+    return 0;
+}
+
+/* The activations alone reading tensor name, fused in order: a Relu, then a
+ * Clip with constant bounds (ReLU6). Their spec keys go into sfx (" relu=0"
+ * at least); *final becomes the last fused node's output. */
+static void fuse_act(imp *c, const char **final, const tinfo *like, char *sfx, size_t nsfx) {
+    int relu = 0, j = sole_consumer(c, *final, "Relu");
+    if (j >= 0) {
+        mark_fused(c, j, like);
+        *final = c->m->nodes[j].out[0];
+        relu = 1;
+    }
+    size_t l = (size_t)snprintf(sfx, nsfx, " relu=%d", relu);
+    int flags;
+    float lo, hi;
+    char why[200];
+    j = sole_consumer(c, *final, "Clip");
+    if (j < 0 || clip_bounds(c, &c->m->nodes[j], &flags, &lo, &hi, why, sizeof why) < 0) return;
+    if ((flags & GS_CLIP_LO) && (flags & GS_CLIP_HI) && lo > hi) return; /* left to imp_clip's reason */
     mark_fused(c, j, like);
     *final = c->m->nodes[j].out[0];
-    return 1;
+    if ((flags & GS_CLIP_LO) && l < nsfx) l += (size_t)snprintf(sfx + l, nsfx - l, " clip_lo=%.9g", (double)lo);
+    if ((flags & GS_CLIP_HI) && l < nsfx) snprintf(sfx + l, nsfx - l, " clip_hi=%.9g", (double)hi);
 }
 
 static int positive(imp *c, const char *what, const int64_t *v, int n) {
@@ -1060,9 +1105,10 @@ static void imp_conv(imp *c) {
     tinfo like = {.ndim = 4, .dtype = DT_FLOAT};
     memcpy(like.dims, O->shape, 4 * sizeof(int64_t));
     if (folded >= 0) mark_fused(c, folded, &like); /* the batch norm's output takes the conv's shape */
-    int relu = fuse_relu(c, &final, &like);
+    char act[96];
+    fuse_act(c, &final, &like, act, sizeof act);
     size_t l = strlen(spec);
-    snprintf(spec + l, sizeof spec - l, " relu=%d", relu);
+    snprintf(spec + l, sizeof spec - l, "%s", act);
     set_out(c, 0, 4, like.dims, DT_FLOAT, NULL);
     const char *tens[4] = {X->name, wname, final, bname};
     kernel(c, spec, tens, bname ? 4 : 3, NULL);
@@ -1114,10 +1160,10 @@ static void imp_gemm(imp *c) {
     const char *final = n->out[0];
     int64_t od[2] = {M, N};
     tinfo like = {.ndim = 2, .dtype = DT_FLOAT, .dims = {M, N}};
-    int relu = fuse_relu(c, &final, &like);
-    char spec[300];
-    snprintf(spec, sizeof spec, "gemm M=%lld N=%lld K=%lld transA=%d transB=%d alpha=%.9g beta=%.9g bias=%d relu=%d",
-             (long long)M, (long long)N, (long long)K, tA, tB, (double)alpha, (double)ebeta, bias != NULL, relu);
+    char act[96], spec[300];
+    fuse_act(c, &final, &like, act, sizeof act);
+    snprintf(spec, sizeof spec, "gemm M=%lld N=%lld K=%lld transA=%d transB=%d alpha=%.9g beta=%.9g bias=%d%s",
+             (long long)M, (long long)N, (long long)K, tA, tB, (double)alpha, (double)ebeta, bias != NULL, act);
     set_out(c, 0, 2, od, DT_FLOAT, NULL);
     const char *tens[4] = {A->name, Bt->name, final, bias};
     kernel(c, spec, tens, bias ? 4 : 3, init);
@@ -1140,8 +1186,9 @@ static void imp_matmul(imp *c) {
         int64_t M = prod(A->dims, 0, ra - 1);
         tinfo like = {.ndim = ra, .dtype = DT_FLOAT};
         memcpy(like.dims, od, sizeof od);
-        int relu = fuse_relu(c, &final, &like);
-        snprintf(spec, sizeof spec, "gemm M=%lld N=%lld K=%lld relu=%d", (long long)M, (long long)N, (long long)K, relu);
+        char act[96];
+        fuse_act(c, &final, &like, act, sizeof act);
+        snprintf(spec, sizeof spec, "gemm M=%lld N=%lld K=%lld%s", (long long)M, (long long)N, (long long)K, act);
     } else if (ra == rb && !memcmp(A->dims, B->dims, (size_t)(ra - 2) * sizeof(int64_t))) {
         snprintf(spec, sizeof spec, "bgemm B=%lld M=%lld N=%lld K=%lld", (long long)prod(A->dims, 0, ra - 2),
                  (long long)A->dims[ra - 2], (long long)N, (long long)K);
@@ -1231,6 +1278,28 @@ static void imp_relu(imp *c) {
     rows_cols(X, &M, &N);
     char spec[100];
     snprintf(spec, sizeof spec, "relu M=%lld N=%lld", (long long)M, (long long)N);
+    set_out(c, 0, X->ndim, X->dims, DT_FLOAT, NULL);
+    const char *tens[2] = {X->name, c->n->out[0]};
+    kernel(c, spec, tens, 2, NULL);
+}
+
+/* A Clip of its own: the elementwise clip over the tensor's rows. */
+static void imp_clip(imp *c) {
+    tinfo *X = in_t(c, 0, 0, GS_ONNX_MAX_RANK);
+    if (!X) return;
+    int flags;
+    float lo, hi;
+    char why[200];
+    if (clip_bounds(c, c->n, &flags, &lo, &hi, why, sizeof why) < 0) {
+        unsup(c, "%s", why);
+        return;
+    }
+    int64_t M, N;
+    rows_cols(X, &M, &N);
+    char spec[160];
+    size_t l = (size_t)snprintf(spec, sizeof spec, "clip M=%lld N=%lld", (long long)M, (long long)N);
+    if (flags & GS_CLIP_LO) l += (size_t)snprintf(spec + l, sizeof spec - l, " clip_lo=%.9g", (double)lo);
+    if (flags & GS_CLIP_HI) snprintf(spec + l, sizeof spec - l, " clip_hi=%.9g", (double)hi);
     set_out(c, 0, X->ndim, X->dims, DT_FLOAT, NULL);
     const char *tens[2] = {X->name, c->n->out[0]};
     kernel(c, spec, tens, 2, NULL);
@@ -1486,7 +1555,7 @@ typedef struct imp_def {
 static const imp_def imp_defs[] = {
     {"Conv", imp_conv},         {"Gemm", imp_gemm},        {"MatMul", imp_matmul},
     {"MaxPool", imp_pool},      {"AveragePool", imp_pool}, {"GlobalMaxPool", imp_pool},
-    {"GlobalAveragePool", imp_pool}, {"Relu", imp_relu},   {"Add", imp_binary},
+    {"GlobalAveragePool", imp_pool}, {"Relu", imp_relu},   {"Clip", imp_clip},        {"Add", imp_binary},
     {"Mul", imp_binary},        {"Sum", imp_binary},       {"ReduceSum", imp_reduce}, {"ReduceMean", imp_reduce},
     {"ReduceMax", imp_reduce},  {"Flatten", imp_view},     {"Reshape", imp_view},
     {"Identity", imp_view},     {"Dropout", imp_view},     {"Constant", imp_constant},

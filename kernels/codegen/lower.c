@@ -1143,6 +1143,8 @@ static void print_store_one(printer *m, const char *aidx, const char *oi) {
         case GS_EPI_ADD_OLD: line(m, "y += beta * out[%s];", oi); break;
         case GS_EPI_ADD_BIAS: line(m, "y += bias[x%d];", st[i].axis); break;
         case GS_EPI_RELU: line(m, "y = gs_maxn(y, 0.0f);"); break;
+        case GS_EPI_CLIP_LO: line(m, "y = gs_maxn(y, %.9ef);", (double)m->op->clip_lo); break;
+        case GS_EPI_CLIP_HI: line(m, "y = -gs_maxn(-y, %.9ef);", -(double)m->op->clip_hi); break; /* min, NaN kept */
         }
     }
     line(m, "out[%s] = y;", oi);
@@ -1173,10 +1175,14 @@ static void print_epi_expr(printer *m, gs_sb *ex, int k) {
             if (m->p->bias_vec > 1) gs_sb_printf(ex, " + bv.%s", comp(k));
             else gs_sb_printf(ex, " + bias[x%d]", st[i].axis);
             break;
-        case GS_EPI_RELU: {
+        case GS_EPI_RELU:
+        case GS_EPI_CLIP_LO:
+        case GS_EPI_CLIP_HI: { /* min(y, hi) as -max(-y, -hi): gs_maxn keeps NaN */
             char *in = gs_sb_take(ex);
             gs_sb_init(ex);
-            gs_sb_printf(ex, "gs_maxn(%s, 0.0f)", in ? in : "0");
+            if (st[i].kind == GS_EPI_RELU) gs_sb_printf(ex, "gs_maxn(%s, 0.0f)", in ? in : "0");
+            else if (st[i].kind == GS_EPI_CLIP_LO) gs_sb_printf(ex, "gs_maxn(%s, %.9ef)", in ? in : "0", (double)m->op->clip_lo);
+            else gs_sb_printf(ex, "-gs_maxn(-(%s), %.9ef)", in ? in : "0", -(double)m->op->clip_hi);
             free(in);
             break;
         }
