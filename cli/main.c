@@ -146,6 +146,8 @@ static const char spec_help[] =
     "  add, mul  M N [bcast=0]: Z = X + Y, Z = X*Y; bcast=1 broadcasts Y[N] over the rows\n"
     "  rowsum, rowmean, rowmax\n"
     "            M K: Y[M] reduces the last axis of X[M,K]\n"
+    "  midsum, midmean, midmax\n"
+    "            A R B: Y[A,B] reduces the middle axis of X[A,R,B] (any run of adjacent axes)\n"
     "\n"
     "Window keys (conv2d, dwconv2d, pools): stride (or strideh, stridew) [1]; pad (or padh, padw, or\n"
     "pad_top, pad_bottom, pad_left, pad_right) [0]; layout=nchw|nhwc [nchw]. A general key (stride,\n"

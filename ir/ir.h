@@ -390,6 +390,10 @@ gs_status gs_op_build_eltwise(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t M
 typedef enum gs_rowreduce { GS_ROW_SUM = 0, GS_ROW_MEAN, GS_ROW_MAX } gs_rowreduce;
 /* Y[M] = sum | mean | max over k of X[M,K]. */
 gs_status gs_op_build_rowreduce(gs_ctx *ctx, gs_op *op, gs_rowreduce kind, int64_t M, int64_t K);
+/* Y[A,B] = sum | mean | max over r of X[A,R,B]: a reduction over a middle
+ * axis (ONNX Reduce* over axes that are not the last; A or B may be 1).
+ * Axes a, b (spatial), r (reduce); spec "midsum A=.. R=.. B=..". */
+gs_status gs_op_build_midreduce(gs_ctx *ctx, gs_op *op, gs_rowreduce kind, int64_t A, int64_t R, int64_t B);
 
 /* ---- reference interpreter (naive loops, double accumulation) ----------
  * ins[i] are the inputs in order, out the output (read when beta != 0),

@@ -482,6 +482,29 @@ gs_status gs_op_build_rowreduce(gs_ctx *ctx, gs_op *op, gs_rowreduce kind, int64
     return finish(ctx, op, GS_OPK_REDUCE, "%s M=%lld K=%lld", names[kind], (long long)M, (long long)K);
 }
 
+gs_status gs_op_build_midreduce(gs_ctx *ctx, gs_op *op, gs_rowreduce kind, int64_t A, int64_t R, int64_t B) {
+    memset(op, 0, sizeof *op);
+    enum { a = 0, b = 1, r = 2 };
+    op->naxes = 3;
+    set_axis(op, a, "a", A, GS_AXIS_SPATIAL);
+    set_axis(op, b, "b", B, GS_AXIS_SPATIAL);
+    set_axis(op, r, "r", R, GS_AXIS_REDUCE);
+    op->ninputs = 1;
+    gs_tensor *X = &op->tensors[0], *Y = &op->tensors[1];
+    set_tensor(X, "X", 3);
+    set_dim(X, 0, A, a);
+    set_dim(X, 1, R, r);
+    set_dim(X, 2, B, b);
+    set_tensor(Y, "Y", 2);
+    set_dim(Y, 0, A, a);
+    set_dim(Y, 1, B, b);
+    op->combine = kind == GS_ROW_MAX ? GS_COMBINE_MAX : GS_COMBINE_SUM;
+    op->epi = (gs_epilogue){kind == GS_ROW_MEAN ? 1.0f / (float)R : 1.0f, 0.0f, -1, 0, 0};
+    static const char *names[] = {"midsum", "midmean", "midmax"};
+    return finish(ctx, op, GS_OPK_CUSTOM, "%s A=%lld R=%lld B=%lld", names[kind], (long long)A, (long long)R,
+                  (long long)B);
+}
+
 /* ---- spec parser ------------------------------------------------------------
  * A table of operators, each with its keys and a builder over the parsed
  * values: the one place that dispatches from spec names to builders. */
@@ -620,6 +643,9 @@ static gs_status b_eltwise(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_va
 static gs_status b_row(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_vals *kv) {
     return gs_op_build_rowreduce(ctx, op, (gs_rowreduce)od->variant, kvi(kv, "M"), kvi(kv, "K"));
 }
+static gs_status b_mid(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_vals *kv) {
+    return gs_op_build_midreduce(ctx, op, (gs_rowreduce)od->variant, kvi(kv, "A"), kvi(kv, "R"), kvi(kv, "B"));
+}
 
 #define NK(a) ((int)(sizeof a / sizeof a[0]))
 #define CLIP_KEYS {"clip_lo", KV_FLOAT, false, 0}, {"clip_hi", KV_FLOAT, false, 0}
@@ -662,6 +688,7 @@ static const kv_def relu_keys[] = {{"M", KV_INT, true, 0}, {"N", KV_INT, true, 0
 static const kv_def clip_keys[] = {{"M", KV_INT, true, 0}, {"N", KV_INT, true, 0}, CLIP_KEYS};
 static const kv_def binary_keys[] = {{"M", KV_INT, true, 0}, {"N", KV_INT, true, 0}, {"bcast", KV_BOOL, false, 0}};
 static const kv_def row_keys[] = {{"M", KV_INT, true, 0}, {"K", KV_INT, true, 0}};
+static const kv_def mid_keys[] = {{"A", KV_INT, true, 0}, {"R", KV_INT, true, 0}, {"B", KV_INT, true, 0}};
 
 static const op_def op_defs[] = {
     {"gemm", gemm_keys, NK(gemm_keys), b_gemm, 0},
@@ -678,6 +705,9 @@ static const op_def op_defs[] = {
     {"rowsum", row_keys, NK(row_keys), b_row, GS_ROW_SUM},
     {"rowmean", row_keys, NK(row_keys), b_row, GS_ROW_MEAN},
     {"rowmax", row_keys, NK(row_keys), b_row, GS_ROW_MAX},
+    {"midsum", mid_keys, NK(mid_keys), b_mid, GS_ROW_SUM},
+    {"midmean", mid_keys, NK(mid_keys), b_mid, GS_ROW_MEAN},
+    {"midmax", mid_keys, NK(mid_keys), b_mid, GS_ROW_MAX},
 };
 #define N_OP_DEFS NK(op_defs)
 

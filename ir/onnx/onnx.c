@@ -1368,21 +1368,36 @@ static void imp_reduce(imp *c) {
         unsup(c, "noop_with_empty_axes: an identity, not a reduction");
         return;
     }
-    int last = X->ndim - 1, ok = naxes ? naxes == 1 : X->ndim == 1;
-    if (naxes == 1) ok = axes[0] == last || axes[0] == -1;
-    if (!ok) {
-        unsup(c, "%s over %s axes of a rank-%d tensor: only the last axis is in the IR", n->op_type,
-              naxes ? "other" : "all", X->ndim);
-        return;
+    /* the reduced dims must be adjacent: X is then [A, R, B] (rowsum etc. when B = 1) */
+    int red[GS_ONNX_MAX_RANK] = {0}, lo = X->ndim, hi = -1;
+    for (int k = 0; k < (naxes ? naxes : X->ndim); k++) {
+        int64_t ax = naxes ? axes[k] : k;
+        if (ax < 0) ax += X->ndim;
+        if (ax < 0 || ax >= X->ndim) {
+            unsup(c, "%s: axis %lld of a rank-%d tensor", n->op_type, (long long)(naxes ? axes[k] : k), X->ndim);
+            return;
+        }
+        red[ax] = 1;
+        if (ax < lo) lo = (int)ax;
+        if (ax > hi) hi = (int)ax;
     }
-    const char *opn = !strcmp(n->op_type, "ReduceSum") ? "rowsum" : !strcmp(n->op_type, "ReduceMean") ? "rowmean" : "rowmax";
-    int64_t M = prod(X->dims, 0, last), K = X->dims[last], od[GS_ONNX_MAX_RANK];
-    memcpy(od, X->dims, sizeof od);
-    int keep = attr_i(n, "keepdims", 1) != 0;
-    od[last] = 1;
+    for (int d = lo; d <= hi; d++)
+        if (!red[d]) {
+            unsup(c, "%s over axes that are not adjacent (the IR reduces one run of dims)", n->op_type);
+            return;
+        }
+    int kind = !strcmp(n->op_type, "ReduceSum") ? 0 : !strcmp(n->op_type, "ReduceMean") ? 1 : 2;
+    static const char *const row[] = {"rowsum", "rowmean", "rowmax"}, *const mid[] = {"midsum", "midmean", "midmax"};
+    int64_t A = prod(X->dims, 0, lo), R = prod(X->dims, lo, hi + 1), B = prod(X->dims, hi + 1, X->ndim);
+    int64_t od[GS_ONNX_MAX_RANK];
+    int keep = attr_i(n, "keepdims", 1) != 0, nd = 0;
+    for (int d = 0; d < X->ndim; d++)
+        if (!red[d]) od[nd++] = X->dims[d];
+        else if (keep) od[nd++] = 1;
     char spec[100];
-    snprintf(spec, sizeof spec, "%s M=%lld K=%lld", opn, (long long)M, (long long)K);
-    set_out(c, 0, keep ? X->ndim : X->ndim - 1, od, DT_FLOAT, NULL);
+    if (B == 1) snprintf(spec, sizeof spec, "%s M=%lld K=%lld", row[kind], (long long)A, (long long)R);
+    else snprintf(spec, sizeof spec, "%s A=%lld R=%lld B=%lld", mid[kind], (long long)A, (long long)R, (long long)B);
+    set_out(c, 0, nd, od, DT_FLOAT, NULL);
     const char *tens[2] = {X->name, n->out[0]};
     kernel(c, spec, tens, 2, NULL);
 }
