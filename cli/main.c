@@ -144,6 +144,8 @@ static const char spec_help[] =
     "  relu      M N: Z = max(X, 0)\n"
     "  clip      M N [clip keys]: Z = X clipped (ONNX Clip)\n"
     "  add, mul  M N [bcast=0]: Z = X + Y, Z = X*Y; bcast=1 broadcasts Y[N] over the rows\n"
+    "  addc, mulc\n"
+    "            A C B [bias=0]: Z[A,C,B] = X + Y[C], X*Y[C] (a per-channel vector), + bias[C]\n"
     "  rowsum, rowmean, rowmax\n"
     "            M K: Y[M] reduces the last axis of X[M,K]\n"
     "  midsum, midmean, midmax\n"

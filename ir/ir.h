@@ -390,6 +390,10 @@ gs_status gs_op_build_eltwise(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t M
 typedef enum gs_rowreduce { GS_ROW_SUM = 0, GS_ROW_MEAN, GS_ROW_MAX } gs_rowreduce;
 /* Y[M] = sum | mean | max over k of X[M,K]. */
 gs_status gs_op_build_rowreduce(gs_ctx *ctx, gs_op *op, gs_rowreduce kind, int64_t M, int64_t K);
+/* Z[A,C,B] = X[A,C,B] + Y[C] | X[A,C,B] * Y[C] (+ bias[C] with bias): a
+ * per-channel vector broadcast over the other dims (NCHW's [C,1,1]; mul
+ * with bias is an inference batch norm). Axes a, c, b; spec "addc A C B". */
+gs_status gs_op_build_chan(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t A, int64_t C, int64_t B, int bias);
 /* Y[A,B] = sum | mean | max over r of X[A,R,B]: a reduction over a middle
  * axis (ONNX Reduce* over axes that are not the last; A or B may be 1).
  * Axes a, b (spatial), r (reduce); spec "midsum A=.. R=.. B=..". */

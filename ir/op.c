@@ -482,6 +482,34 @@ gs_status gs_op_build_rowreduce(gs_ctx *ctx, gs_op *op, gs_rowreduce kind, int64
     return finish(ctx, op, GS_OPK_REDUCE, "%s M=%lld K=%lld", names[kind], (long long)M, (long long)K);
 }
 
+gs_status gs_op_build_chan(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t A, int64_t C, int64_t B, int bias) {
+    memset(op, 0, sizeof *op);
+    if (kind != GS_ELT_ADD && kind != GS_ELT_MUL)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_op_build_chan: add or mul (got %d)", (int)kind);
+    enum { a = 0, c = 1, b = 2 };
+    op->naxes = 3;
+    set_axis(op, a, "a", A, GS_AXIS_SPATIAL);
+    set_axis(op, c, "c", C, GS_AXIS_SPATIAL);
+    set_axis(op, b, "b", B, GS_AXIS_SPATIAL);
+    op->ninputs = 2;
+    gs_tensor *X = &op->tensors[0], *Y = &op->tensors[1], *Z = &op->tensors[2];
+    set_tensor(X, "X", 3);
+    set_dim(X, 0, A, a);
+    set_dim(X, 1, C, c);
+    set_dim(X, 2, B, b);
+    set_tensor(Y, "Y", 1);
+    set_dim(Y, 0, C, c);
+    set_tensor(Z, "Z", 3);
+    set_dim(Z, 0, A, a);
+    set_dim(Z, 1, C, c);
+    set_dim(Z, 2, B, b);
+    op->combine = kind == GS_ELT_ADD ? GS_COMBINE_ADD : GS_COMBINE_MAC;
+    op->epi = (gs_epilogue){1.0f, 0.0f, bias ? c : -1, 0, 0};
+    op->has_bias = bias != 0;
+    return finish(ctx, op, GS_OPK_CUSTOM, "%s A=%lld C=%lld B=%lld%s", kind == GS_ELT_ADD ? "addc" : "mulc",
+                  (long long)A, (long long)C, (long long)B, bias ? " bias=1" : "");
+}
+
 gs_status gs_op_build_midreduce(gs_ctx *ctx, gs_op *op, gs_rowreduce kind, int64_t A, int64_t R, int64_t B) {
     memset(op, 0, sizeof *op);
     enum { a = 0, b = 1, r = 2 };
@@ -643,6 +671,10 @@ static gs_status b_eltwise(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_va
 static gs_status b_row(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_vals *kv) {
     return gs_op_build_rowreduce(ctx, op, (gs_rowreduce)od->variant, kvi(kv, "M"), kvi(kv, "K"));
 }
+static gs_status b_chan(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_vals *kv) {
+    return gs_op_build_chan(ctx, op, (gs_eltwise)od->variant, kvi(kv, "A"), kvi(kv, "C"), kvi(kv, "B"),
+                            (int)kvi(kv, "bias"));
+}
 static gs_status b_mid(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_vals *kv) {
     return gs_op_build_midreduce(ctx, op, (gs_rowreduce)od->variant, kvi(kv, "A"), kvi(kv, "R"), kvi(kv, "B"));
 }
@@ -688,6 +720,8 @@ static const kv_def relu_keys[] = {{"M", KV_INT, true, 0}, {"N", KV_INT, true, 0
 static const kv_def clip_keys[] = {{"M", KV_INT, true, 0}, {"N", KV_INT, true, 0}, CLIP_KEYS};
 static const kv_def binary_keys[] = {{"M", KV_INT, true, 0}, {"N", KV_INT, true, 0}, {"bcast", KV_BOOL, false, 0}};
 static const kv_def row_keys[] = {{"M", KV_INT, true, 0}, {"K", KV_INT, true, 0}};
+static const kv_def chan_keys[] = {{"A", KV_INT, true, 0}, {"C", KV_INT, true, 0}, {"B", KV_INT, true, 0},
+                                   {"bias", KV_BOOL, false, 0}};
 static const kv_def mid_keys[] = {{"A", KV_INT, true, 0}, {"R", KV_INT, true, 0}, {"B", KV_INT, true, 0}};
 
 static const op_def op_defs[] = {
@@ -705,6 +739,8 @@ static const op_def op_defs[] = {
     {"rowsum", row_keys, NK(row_keys), b_row, GS_ROW_SUM},
     {"rowmean", row_keys, NK(row_keys), b_row, GS_ROW_MEAN},
     {"rowmax", row_keys, NK(row_keys), b_row, GS_ROW_MAX},
+    {"addc", chan_keys, NK(chan_keys), b_chan, GS_ELT_ADD},
+    {"mulc", chan_keys, NK(chan_keys), b_chan, GS_ELT_MUL},
     {"midsum", mid_keys, NK(mid_keys), b_mid, GS_ROW_SUM},
     {"midmean", mid_keys, NK(mid_keys), b_mid, GS_ROW_MEAN},
     {"midmax", mid_keys, NK(mid_keys), b_mid, GS_ROW_MAX},

@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/onnx_manifest.sh BUILD — `gensor import --construct` and the manifest
-# runner (build/onnx_run --manifest) on tests/data/onnx/chain.onnx and act.onnx at batch 2:
+# runner (build/onnx_run --manifest) on tests/data/onnx/chain.onnx, act.onnx and chan.onnx at batch 2:
 # every kernel output against ONNX Runtime's values for the same input
 # (tests/data/onnx/chain_ort, written by experiments/onnx_ort_check.py with
 # onnxruntime 1.31.1). Then a reference off by 5 % in one element and a
@@ -31,6 +31,13 @@ grep -q "3 kernels run (0 failed), 3 outputs compared" "$T/run.log" || fail "wan
 "$B/onnx_run" --manifest "$T/act" tests/data/onnx/act_ort > "$T/act.run" 2>&1 || { cat "$T/act.run"; fail "act.onnx's run"; }
 cat "$T/act.run"
 grep -q "4 kernels run (0 failed), 4 outputs compared" "$T/act.run" || fail "act.onnx: want 4 kernels run and compared"
+
+# chan.onnx: per-channel Add/Mul over NCHW, a batch norm alone (mulc with a bias), a scalar Add
+"$B/gensor" import tests/data/onnx/chan.onnx --dim batch=2 --hw rtx3090 --construct "$T/chan" 2> "$T/chan.log" ||
+  { cat "$T/chan.log"; fail "import --construct chan.onnx"; }
+"$B/onnx_run" --manifest "$T/chan" tests/data/onnx/chan_ort > "$T/chan.run" 2>&1 || { cat "$T/chan.run"; fail "chan.onnx's run"; }
+cat "$T/chan.run"
+grep -q "4 kernels run (0 failed), 4 outputs compared" "$T/chan.run" || fail "chan.onnx: want 4 kernels run and compared"
 
 # a reference off by 5 % + 0.1 in its last element (the graph output y)
 cp -r tests/data/onnx/chain_ort "$T/bad"

@@ -983,7 +983,8 @@ Test(ops, nan_propagates_relu_maxpool_rowmax, .timeout = 300) {
     gs_ctx_destroy(ctx);
 }
 
-/* Row and middle-axis reductions and eltwise by hand: mean divides by K (R); max of negatives. */
+/* Row and middle-axis reductions, eltwise and per-channel eltwise by hand: mean divides by K (R);
+ * max of negatives. */
 Test(ops, hand_computed_reduce_eltwise, .timeout = 300) {
     static const float x6[6] = {1, -2, 3, -4, -5, -6};
     static const float sum[2] = {2, -15}, mean[2] = {2.f / 3, -5}, mx[2] = {3, -4};
@@ -993,6 +994,8 @@ Test(ops, hand_computed_reduce_eltwise, .timeout = 300) {
     static const float y6[6] = {1, 1, 1, 2, 2, 2};
     static const float add6[6] = {2, -1, 4, -2, -3, -4}, mul6[6] = {1, -2, 3, -8, -10, -12};
     static const float csum[3] = {-3, -7, -3}, cmean[3] = {-1.5f, -3.5f, -1.5f}, cmax[3] = {1, -2, 3};
+    static const float y2[2] = {10, 20}, b2[2] = {1, 2}, addc[6] = {11, 8, 13, 16, 15, 14},
+                       mulc[6] = {11, -19, 31, -78, -98, -118};
     const ops_hand cases[] = {
         {"rowsum M=2 K=3", x6, NULL, NULL, sum, 2, 1},      {"rowmean M=2 K=3", x6, NULL, NULL, mean, 2, 1},
         {"rowmax M=2 K=3", x6, NULL, NULL, mx, 2, 1},       {"relu M=2 N=3", x6, NULL, NULL, relu, 6, 1},
@@ -1001,6 +1004,8 @@ Test(ops, hand_computed_reduce_eltwise, .timeout = 300) {
         /* the middle axis of X[1,2,3] (columns) and of X[2,3,1] (rows again) */
         {"midsum A=1 R=2 B=3", x6, NULL, NULL, csum, 3, 2}, {"midmean A=1 R=2 B=3", x6, NULL, NULL, cmean, 3, 2},
         {"midmax A=1 R=2 B=3", x6, NULL, NULL, cmax, 3, 2}, {"midsum A=2 R=3 B=1", x6, NULL, NULL, sum, 2, 1},
+        /* a per-channel vector over X[1,2,3]: + y2[c]; * y2[c] + b2[c] (a batch norm's affine) */
+        {"addc A=1 C=2 B=3", x6, y2, NULL, addc, 6, 2},      {"mulc A=1 C=2 B=3 bias=1", x6, y2, b2, mulc, 6, 2},
     };
     ops_check_hand_cases(cases, sizeof cases / sizeof cases[0]);
 }

@@ -1319,24 +1319,38 @@ static void imp_binary(imp *c) {
         rows_cols(X, &M, &N);
         snprintf(spec, sizeof spec, "%s M=%lld N=%lld", opn, (long long)M, (long long)N);
     } else {
-        /* one side a vector over the other's last dim: Y broadcast over rows */
+        /* one side broadcast over the other: its dims other than 1, aligned from
+         * the right, are one run [lo, hi] of the other's (a vector over the last
+         * dim: bcast=1; over a middle run, e.g. NCHW's [C,1,1]: addc/mulc) */
         if (prod(X->dims, 0, X->ndim) < prod(Y->dims, 0, Y->ndim)) {
             tinfo *t = X;
             X = Y;
             Y = t;
         }
-        int64_t last = X->ndim ? X->dims[X->ndim - 1] : 1;
-        if (!(X->ndim >= 1 && Y->ndim >= 1 && Y->ndim <= X->ndim && Y->dims[Y->ndim - 1] == last &&
-              prod(Y->dims, 0, Y->ndim) == last)) {
+        int lo = X->ndim, hi = -1, ok = Y->ndim <= X->ndim;
+        for (int d = 0; ok && d < Y->ndim; d++) {
+            int xd = X->ndim - Y->ndim + d;
+            if (Y->dims[d] == 1) continue;
+            ok = Y->dims[d] == X->dims[xd];
+            if (xd < lo) lo = xd;
+            hi = xd;
+        }
+        for (int d = lo; ok && d <= hi; d++) ok = Y->dims[d - (X->ndim - Y->ndim)] == X->dims[d];
+        if (!ok) {
             char sx[128], sy[128];
             shape_text(X, sx, sizeof sx);
             shape_text(Y, sy, sizeof sy);
-            unsup(c, "%s of %s and %s broadcasts beyond a vector over the last dim", c->n->op_type, sx, sy);
+            unsup(c, "%s of %s and %s broadcasts other than one vector over a run of dims", c->n->op_type, sx, sy);
             return;
         }
-        M = prod(X->dims, 0, X->ndim - 1);
-        N = last;
-        snprintf(spec, sizeof spec, "%s M=%lld N=%lld bcast=1", opn, (long long)M, (long long)N);
+        if (hi < 0) lo = hi = X->ndim; /* a scalar: one channel */
+        int64_t A = prod(X->dims, 0, lo), C = prod(X->dims, lo, hi + 1 < X->ndim ? hi + 1 : X->ndim),
+                B = hi + 1 < X->ndim ? prod(X->dims, hi + 1, X->ndim) : 1;
+        if (hi >= 0 && hi == X->ndim - 1 && lo <= hi)
+            snprintf(spec, sizeof spec, "%s M=%lld N=%lld bcast=1", opn, (long long)A, (long long)C);
+        else
+            snprintf(spec, sizeof spec, "%sc A=%lld C=%lld B=%lld", opn, (long long)(A ? A : 1), (long long)C,
+                     (long long)B);
     }
     set_out(c, 0, X->ndim, X->dims, DT_FLOAT, NULL);
     const char *tens[3] = {X->name, Y->name, c->n->out[0]};
@@ -1558,9 +1572,49 @@ static void imp_const_shape(imp *c) {
     o->bindings = b;
 }
 
+/* A batch norm not folded into a conv: for inference, the per-channel
+ * affine y = x * s[c] + t[c] with s = scale / sqrt(var + eps) and
+ * t = bias - mean * s (constants the import derives): mulc with a bias. */
 static void imp_bn(imp *c) {
-    unsup(c, "BatchNormalization not after a Conv with constant weights that it alone reads: a per-channel affine "
-             "is not in the IR yet");
+    const onode *n = c->n;
+    tinfo *X = in_t(c, 0, 2, GS_ONNX_MAX_RANK);
+    if (!X) return;
+    if (attr_i(n, "training_mode", 0) || n->nin != 5) {
+        unsup(c, "BatchNormalization in training mode (or without its 4 parameters): inference only");
+        return;
+    }
+    for (int k = 1; k < n->nout; k++)
+        if (*n->out[k] && tab(c->m, n->out[k], 0) && tab(c->m, n->out[k], 0)->uses) {
+            unsup(c, "BatchNormalization's running statistics are read: inference only");
+            return;
+        }
+    int64_t C = X->dims[1];
+    const tinfo *p[4] = {0};
+    for (int k = 0; k < 4; k++) {
+        p[k] = tab(c->m, n->in[k + 1], 0);
+        if (!p[k] || !p[k]->c || !p[k]->c->f || p[k]->c->n != C) {
+            unsup(c, "BatchNormalization's parameter '%s' is not a constant of %lld floats", n->in[k + 1], (long long)C);
+            return;
+        }
+    }
+    float eps = attr_f(n, "epsilon", 1e-5f);
+    const char *sn = isprintf(c->m, "%s:scale", n->out[0]), *tn = isprintf(c->m, "%s:shift", n->out[0]);
+    otensor *sc = derive(c, sn, C), *sh = derive(c, tn, C);
+    if (!sc || !sh) {
+        unsup(c, "out of memory deriving the batch norm's affine");
+        return;
+    }
+    for (int64_t k = 0; k < C; k++) {
+        double s = (double)p[0]->c->f[k] / sqrt((double)p[3]->c->f[k] + (double)eps);
+        sc->f[k] = (float)s;
+        sh->f[k] = (float)((double)p[1]->c->f[k] - (double)p[2]->c->f[k] * s);
+    }
+    char spec[120];
+    snprintf(spec, sizeof spec, "mulc A=%lld C=%lld B=%lld bias=1", (long long)X->dims[0], (long long)C,
+             (long long)prod(X->dims, 2, X->ndim));
+    set_out(c, 0, X->ndim, X->dims, DT_FLOAT, NULL);
+    const char *tens[4] = {X->name, sn, n->out[0], tn};
+    kernel(c, spec, tens, 4, NULL);
 }
 
 typedef struct imp_def {

@@ -15,8 +15,11 @@ act.onnx        opset 13, activations fused into the kernel before them: Clip(x,
                 Conv(bias) + Clip(0, 6) (ReLU6), a 3x3 Conv + Relu + Clip(max 0.5 only), Flatten, Gemm(transB,
                 bias) + Clip(min -1 only); input [batch,4,6,6]. tests/data/onnx/act_ort holds ONNX Runtime's
                 values for it at batch 2 (experiments/onnx_ort_check.py).
+chan.onnx       opset 13, per-channel broadcasts over NCHW [batch,3,4,5]: Add of a [3,1,1] vector, Mul by a
+                [1,3,1,1] one, a BatchNormalization not after a conv (the per-channel affine), Add of a
+                scalar; tests/data/onnx/chan_ort holds ONNX Runtime's values at batch 2.
 The values are a fixed seed's, so the files are reproducible.
-    gen_models.py OUT [NAME ...]   only the named models (chain, misc, act)
+    gen_models.py OUT [NAME ...]   only the named models (chain, misc, act, chan)
 """
 import os
 import sys
@@ -109,10 +112,27 @@ def act():
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="gensor-tests")
 
 
+def chan():
+    r = np.random.default_rng(7)
+    c = lambda name, a: numpy_helper.from_array(np.asarray(a, dtype=np.float32), name)
+    inits = [c("cb", r.standard_normal((3, 1, 1))), c("cs", r.standard_normal((1, 3, 1, 1))),
+             c("bn.s", r.random(3) + 0.5), c("bn.b", r.standard_normal(3)), c("bn.m", r.standard_normal(3)),
+             c("bn.v", r.random(3) + 0.5), c("k", 0.25)]
+    nodes = [
+        helper.make_node("Add", ["x", "cb"], ["a"], name="add_c"),
+        helper.make_node("Mul", ["cs", "a"], ["m"], name="mul_c"),
+        helper.make_node("BatchNormalization", ["m", "bn.s", "bn.b", "bn.m", "bn.v"], ["n"], name="bn", epsilon=1e-3),
+        helper.make_node("Add", ["n", "k"], ["y"], name="add_k"),
+    ]
+    g = helper.make_graph(nodes, "chan", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3, 4, 5])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 3, 4, 5])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="gensor-tests")
+
+
 only = set(sys.argv[2:])
 if only:
     for name in only:
-        mo = {"chain": chain, "misc": misc, "act": act}[name]()
+        mo = {"chain": chain, "misc": misc, "act": act, "chan": chan}[name]()
         onnx.checker.check_model(mo)
         onnx.save_model(mo, os.path.join(out, name + ".onnx"))
     sys.exit(0)
@@ -127,3 +147,4 @@ mm = misc()
 onnx.checker.check_model(mm)
 onnx.save_model(mm, os.path.join(out, "misc.onnx"))
 onnx.save_model(act(), os.path.join(out, "act.onnx"))
+onnx.save_model(chan(), os.path.join(out, "chan.onnx"))
