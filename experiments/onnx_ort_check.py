@@ -11,6 +11,9 @@ is made a graph output), written as TensorProto files:
 `gensor import MODEL --construct DIR` wrote and compares each kernel output.
 
     onnx_ort_check.py MODEL OUT [--dim NAME=N ...] [--seed S]
+    onnx_ort_check.py MODEL --infer-shapes OUT.onnx   MODEL with onnx's shape inference
+        (value_info for every tensor it can type), so that the nodes after one gensor does not
+        map still get shapes when imported
 """
 import argparse
 import os
@@ -27,12 +30,19 @@ DTYPES = {onnx.TensorProto.FLOAT: np.float32}
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("model")
-    ap.add_argument("out")
+    ap.add_argument("out", nargs="?")
+    ap.add_argument("--infer-shapes", metavar="OUT_ONNX")
     ap.add_argument("--dim", action="append", default=[], help="NAME=N for a symbolic input dim")
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
     dims = dict(d.split("=", 1) for d in a.dim)
     m = onnx.load(a.model)
+    if a.infer_shapes:
+        onnx.save_model(onnx.shape_inference.infer_shapes(m), a.infer_shapes)
+        print(f"onnx_ort_check: {os.path.basename(a.model)} with inferred shapes into {a.infer_shapes}")
+        return
+    if not a.out:
+        ap.error("OUT is required")
     inits = {t.name for t in m.graph.initializer}
     rng = np.random.default_rng(a.seed)
     feeds = {}
