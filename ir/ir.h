@@ -48,7 +48,8 @@ typedef enum gs_combine {
     GS_COMBINE_MAC = 0, /* acc += prod(inputs) */
     GS_COMBINE_SUM = 1, /* acc += input (single input); alpha scales (mean, avg pool) */
     GS_COMBINE_MAX = 2, /* acc = max(acc, input) */
-    GS_COMBINE_ADD = 3  /* acc += sum(inputs) (elementwise add) */
+    GS_COMBINE_ADD = 3, /* acc += sum(inputs) (elementwise add) */
+    GS_COMBINE_MIN = 4  /* acc = min(acc, input); NaN propagates as in max */
 } gs_combine;
 
 typedef struct gs_epilogue {
@@ -387,7 +388,7 @@ typedef enum gs_eltwise { GS_ELT_RELU = 0, GS_ELT_ADD, GS_ELT_MUL, GS_ELT_CLIP }
 /* Z[M,N] = relu(X) | X + Y | X * Y | X (clip: bounds by gs_op_set_clip); with
  * bcast, Y is a [N] vector. */
 gs_status gs_op_build_eltwise(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t M, int64_t N, int bcast);
-typedef enum gs_rowreduce { GS_ROW_SUM = 0, GS_ROW_MEAN, GS_ROW_MAX } gs_rowreduce;
+typedef enum gs_rowreduce { GS_ROW_SUM = 0, GS_ROW_MEAN, GS_ROW_MAX, GS_ROW_MIN } gs_rowreduce;
 /* Y[M] = sum | mean | max over k of X[M,K]. */
 gs_status gs_op_build_rowreduce(gs_ctx *ctx, gs_op *op, gs_rowreduce kind, int64_t M, int64_t K);
 /* Z[A,C,B] = X[A,C,B] + Y[C] | X[A,C,B] * Y[C] (+ bias[C] with bias): a

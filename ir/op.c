@@ -70,10 +70,11 @@ gs_status gs_op_validate(gs_ctx *ctx, const gs_op *op) {
                           op->axes[a].name);
     if (op->combine == GS_COMBINE_MAC && op->ninputs < 1)
         return gs_err(ctx, GS_ERR_INVALID_ARG, "multiply-accumulate needs inputs");
-    if ((int)op->combine < 0 || op->combine > GS_COMBINE_ADD)
+    if ((int)op->combine < 0 || op->combine > GS_COMBINE_MIN)
         return gs_err(ctx, GS_ERR_INVALID_ARG, "unknown combine %d", (int)op->combine);
-    if ((op->combine == GS_COMBINE_SUM || op->combine == GS_COMBINE_MAX) && op->ninputs != 1)
-        return gs_err(ctx, GS_ERR_INVALID_ARG, "sum/max combine takes exactly one input");
+    if ((op->combine == GS_COMBINE_SUM || op->combine == GS_COMBINE_MAX || op->combine == GS_COMBINE_MIN) &&
+        op->ninputs != 1)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "sum/max/min combine takes exactly one input");
     /* a bias is a vector over one spatial axis of the output */
     if (op->has_bias || op->epi.bias_axis >= 0) {
         int b = op->epi.bias_axis;
@@ -476,9 +477,9 @@ gs_status gs_op_build_rowreduce(gs_ctx *ctx, gs_op *op, gs_rowreduce kind, int64
     set_dim(X, 1, K, k);
     set_tensor(Y, "Y", 1);
     set_dim(Y, 0, M, m);
-    op->combine = kind == GS_ROW_MAX ? GS_COMBINE_MAX : GS_COMBINE_SUM;
+    op->combine = kind == GS_ROW_MAX ? GS_COMBINE_MAX : kind == GS_ROW_MIN ? GS_COMBINE_MIN : GS_COMBINE_SUM;
     op->epi = (gs_epilogue){kind == GS_ROW_MEAN ? 1.0f / (float)K : 1.0f, 0.0f, -1, 0, 0};
-    static const char *names[] = {"rowsum", "rowmean", "rowmax"};
+    static const char *names[] = {"rowsum", "rowmean", "rowmax", "rowmin"};
     return finish(ctx, op, GS_OPK_REDUCE, "%s M=%lld K=%lld", names[kind], (long long)M, (long long)K);
 }
 
@@ -526,9 +527,9 @@ gs_status gs_op_build_midreduce(gs_ctx *ctx, gs_op *op, gs_rowreduce kind, int64
     set_tensor(Y, "Y", 2);
     set_dim(Y, 0, A, a);
     set_dim(Y, 1, B, b);
-    op->combine = kind == GS_ROW_MAX ? GS_COMBINE_MAX : GS_COMBINE_SUM;
+    op->combine = kind == GS_ROW_MAX ? GS_COMBINE_MAX : kind == GS_ROW_MIN ? GS_COMBINE_MIN : GS_COMBINE_SUM;
     op->epi = (gs_epilogue){kind == GS_ROW_MEAN ? 1.0f / (float)R : 1.0f, 0.0f, -1, 0, 0};
-    static const char *names[] = {"midsum", "midmean", "midmax"};
+    static const char *names[] = {"midsum", "midmean", "midmax", "midmin"};
     return finish(ctx, op, GS_OPK_CUSTOM, "%s A=%lld R=%lld B=%lld", names[kind], (long long)A, (long long)R,
                   (long long)B);
 }
@@ -739,11 +740,13 @@ static const op_def op_defs[] = {
     {"rowsum", row_keys, NK(row_keys), b_row, GS_ROW_SUM},
     {"rowmean", row_keys, NK(row_keys), b_row, GS_ROW_MEAN},
     {"rowmax", row_keys, NK(row_keys), b_row, GS_ROW_MAX},
+    {"rowmin", row_keys, NK(row_keys), b_row, GS_ROW_MIN},
     {"addc", chan_keys, NK(chan_keys), b_chan, GS_ELT_ADD},
     {"mulc", chan_keys, NK(chan_keys), b_chan, GS_ELT_MUL},
     {"midsum", mid_keys, NK(mid_keys), b_mid, GS_ROW_SUM},
     {"midmean", mid_keys, NK(mid_keys), b_mid, GS_ROW_MEAN},
     {"midmax", mid_keys, NK(mid_keys), b_mid, GS_ROW_MAX},
+    {"midmin", mid_keys, NK(mid_keys), b_mid, GS_ROW_MIN},
 };
 #define N_OP_DEFS NK(op_defs)
 

@@ -77,7 +77,7 @@ double gs_op_reference_point(const gs_op *op, const float *const *ins, const flo
     int rd[GS_MAX_AXES], nrd = 0;
     for (int a = 0; a < op->naxes; a++)
         if (op->axes[a].kind == GS_AXIS_REDUCE) rd[nrd++] = a;
-    double acc = op->combine == GS_COMBINE_MAX ? -INFINITY : 0.0;
+    double acc = op->combine == GS_COMBINE_MAX ? -INFINITY : op->combine == GS_COMBINE_MIN ? INFINITY : 0.0;
     int64_t valid = 0; /* reduce points whose input-0 read is in bounds (count_valid) */
     for (int i = 0; i < nrd; i++) pt[rd[i]] = 0;
     for (;;) {
@@ -99,7 +99,10 @@ double gs_op_reference_point(const gs_op *op, const float *const *ins, const flo
             /* max propagates NaN (ir.h's NaN rule): a NaN read replaces acc,
              * and nothing replaces a NaN acc */
             if (op->combine == GS_COMBINE_SUM) acc += o < 0 ? 0.0 : (double)ins[0][o];
-            else if (o >= 0 && ((double)ins[0][o] > acc || isnan(ins[0][o]))) acc = ins[0][o];
+            else if (op->combine == GS_COMBINE_MIN) {
+                if (o >= 0 && ((double)ins[0][o] < acc || isnan(ins[0][o]))) acc = ins[0][o];
+            } else if (o >= 0 && ((double)ins[0][o] > acc || isnan(ins[0][o])))
+                acc = ins[0][o];
         }
         int i = nrd - 1;
         for (; i >= 0; i--) {

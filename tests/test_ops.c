@@ -962,7 +962,7 @@ static void ops_check_nan(gs_ctx *ctx, gs_device *cl, gs_hw *hw, const char *spe
     free(y);
 }
 
-Test(ops, nan_propagates_relu_maxpool_rowmax, .timeout = 300) {
+Test(ops, nan_propagates_relu_maxpool_rowmax_rowmin, .timeout = 300) {
     gs_ctx *ctx = gs_ctx_create();
     gs_device *cl = ops_open_cl_optional(ctx, "the OpenCL half of the NaN cases");
     gs_hw *hw = NULL;
@@ -978,6 +978,7 @@ Test(ops, nan_propagates_relu_maxpool_rowmax, .timeout = 300) {
     static const int64_t m_in[3] = {4096 + 17, 2 * 4096, 4 * 4096 - 1};
     static const int64_t m_out[3] = {1, 2, 3};
     ops_check_nan(ctx, cl, hw, "rowmax M=4 K=4096", m_in, 3, m_out, 3, 3);
+    ops_check_nan(ctx, cl, hw, "rowmin M=4 K=4096", m_in, 3, m_out, 3, 3); /* min keeps NaN too */
     gs_hw_destroy(hw);
     gs_device_close(cl);
     gs_ctx_destroy(ctx);
@@ -994,6 +995,7 @@ Test(ops, hand_computed_reduce_eltwise, .timeout = 300) {
     static const float y6[6] = {1, 1, 1, 2, 2, 2};
     static const float add6[6] = {2, -1, 4, -2, -3, -4}, mul6[6] = {1, -2, 3, -8, -10, -12};
     static const float csum[3] = {-3, -7, -3}, cmean[3] = {-1.5f, -3.5f, -1.5f}, cmax[3] = {1, -2, 3};
+    static const float mn[2] = {-2, -6}, cmin[3] = {-4, -5, -6};
     static const float y2[2] = {10, 20}, b2[2] = {1, 2}, addc[6] = {11, 8, 13, 16, 15, 14},
                        mulc[6] = {11, -19, 31, -78, -98, -118};
     const ops_hand cases[] = {
@@ -1006,6 +1008,7 @@ Test(ops, hand_computed_reduce_eltwise, .timeout = 300) {
         {"midmax A=1 R=2 B=3", x6, NULL, NULL, cmax, 3, 2}, {"midsum A=2 R=3 B=1", x6, NULL, NULL, sum, 2, 1},
         /* a per-channel vector over X[1,2,3]: + y2[c]; * y2[c] + b2[c] (a batch norm's affine) */
         {"addc A=1 C=2 B=3", x6, y2, NULL, addc, 6, 2},      {"mulc A=1 C=2 B=3 bias=1", x6, y2, b2, mulc, 6, 2},
+        {"rowmin M=2 K=3", x6, NULL, NULL, mn, 2, 2},        {"midmin A=1 R=2 B=3", x6, NULL, NULL, cmin, 3, 2},
     };
     ops_check_hand_cases(cases, sizeof cases / sizeof cases[0]);
 }

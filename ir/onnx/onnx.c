@@ -1400,8 +1400,12 @@ static void imp_reduce(imp *c) {
             unsup(c, "%s over axes that are not adjacent (the IR reduces one run of dims)", n->op_type);
             return;
         }
-    int kind = !strcmp(n->op_type, "ReduceSum") ? 0 : !strcmp(n->op_type, "ReduceMean") ? 1 : 2;
-    static const char *const row[] = {"rowsum", "rowmean", "rowmax"}, *const mid[] = {"midsum", "midmean", "midmax"};
+    int kind = !strcmp(n->op_type, "ReduceSum")    ? 0
+               : !strcmp(n->op_type, "ReduceMean") ? 1
+               : !strcmp(n->op_type, "ReduceMax")  ? 2
+                                                   : 3;
+    static const char *const row[] = {"rowsum", "rowmean", "rowmax", "rowmin"},
+                             *const mid[] = {"midsum", "midmean", "midmax", "midmin"};
     int64_t A = prod(X->dims, 0, lo), R = prod(X->dims, lo, hi + 1), B = prod(X->dims, hi + 1, X->ndim);
     int64_t od[GS_ONNX_MAX_RANK];
     int keep = attr_i(n, "keepdims", 1) != 0, nd = 0;
@@ -1626,7 +1630,7 @@ static const imp_def imp_defs[] = {
     {"MaxPool", imp_pool},      {"AveragePool", imp_pool}, {"GlobalMaxPool", imp_pool},
     {"GlobalAveragePool", imp_pool}, {"Relu", imp_relu},   {"Clip", imp_clip},        {"Add", imp_binary},
     {"Mul", imp_binary},        {"Sum", imp_binary},       {"ReduceSum", imp_reduce}, {"ReduceMean", imp_reduce},
-    {"ReduceMax", imp_reduce},  {"Flatten", imp_view},     {"Reshape", imp_view},
+    {"ReduceMax", imp_reduce},  {"ReduceMin", imp_reduce},  {"Flatten", imp_view},     {"Reshape", imp_view},
     {"Identity", imp_view},     {"Dropout", imp_view},     {"Constant", imp_constant},
     {"BatchNormalization", imp_bn}, {"ConstantOfShape", imp_const_shape},
 };
