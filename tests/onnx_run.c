@@ -831,7 +831,7 @@ int main(int argc, char **argv) {
     char **list = NULL;
     int n = 0, cap = 0;
     for (; a < argc; a++) collect(argv[a], &list, &n, &cap);
-    qsort(list, (size_t)n, sizeof *list, cmp_str);
+    if (n) qsort(list, (size_t)n, sizeof *list, cmp_str);
     expect *ex = NULL;
     int nex = 0;
     if (status && read_status(status, &ex, &nex)) return 2;
