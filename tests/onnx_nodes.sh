@@ -48,5 +48,12 @@ if "$RUN" --status "$STATUS" "$T/test_relu" > "$T/out2" 2>&1; then
 fi
 grep -q "expected to pass" "$T/out2" && grep -q "outside rtol" "$T/out2" || { cat "$T/out2"; fail "no 'outside rtol' line"; }
 
-# 3. the run itself
+# 3. the committed corpus is exactly the tests the status file says pass (make onnx-corpus)
+if [ "$DIR" = tests/data/onnx_nodes ]; then
+  ls "$DIR" | sort > "$T/have"
+  awk '$2 == "pass" {print $1}' "$STATUS" | sort > "$T/want"
+  cmp -s "$T/have" "$T/want" || { diff "$T/want" "$T/have" | head; fail "$DIR is not the passing tests of $STATUS (run make onnx-corpus)"; }
+fi
+
+# 4. the run itself
 "$RUN" --status "$STATUS" "$DIR"
