@@ -25,7 +25,7 @@ CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 
 .PHONY: all deps install uninstall check-install check-tsan deps-aarch64 cross-aarch64 cross-build check-aarch64 deps-fuzz fuzz-build fuzz-targets fuzz fuzz-merge fuzz-short demo test test-plain check-asan check-suites calibrate bench bench-construct clean check-gpu compare \
-        sass-tools check-sass bench-gpu compare-tuners tuners-venv
+        sass-tools check-sass bench-gpu compare-tuners tuners-venv onnx-venv onnx-conformance onnx-corpus onnx-ort-venv onnx-ort-check
 
 all: $(BUILD)/libgensor.a $(BUILD)/libgensor.so $(BUILD)/gensor
 
@@ -283,8 +283,11 @@ test: deps
 	@sh tests/cli_errors.sh $(BUILD)/gensor
 	@echo; echo "make test: all 6 stages passed"
 
-test-plain: $(BUILD)/gensor_tests $(BUILD)/gensor $(BUILD)/bench_gpu $(BUILD)/libgensor.so $(BUILD)/calibrate
+test-plain: $(BUILD)/gensor_tests $(BUILD)/gensor $(BUILD)/bench_gpu $(BUILD)/libgensor.so $(BUILD)/calibrate \
+            $(BUILD)/onnx_run
 	GS_GENSOR_BIN=$(BUILD)/gensor ./$(BUILD)/gensor_tests --jobs 2
+	@sh tests/onnx_nodes.sh $(BUILD)
+	@sh tests/onnx_manifest.sh $(BUILD)
 	@sh tests/bench_gpu_dry.sh $(BUILD)
 	@sh tests/calibrate_holdout.sh $(BUILD)
 	@sh tests/api_check.sh $(BUILD)
@@ -297,6 +300,9 @@ check-asan:
 	ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 GS_ASAN=1 \
 	  GS_GENSOR_BIN=build-asan/gensor ./build-asan/gensor_tests --jobs 2
 	@sh tests/cli_errors.sh build-asan/gensor
+
+$(BUILD)/onnx_run: tests/onnx_run.c $(BUILD)/libgensor.a
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libgensor.a $(LDFLAGS) $(LDLIBS)
 
 $(BUILD)/calibrate: experiments/calibrate.c $(BUILD)/libgensor.a
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libgensor.a $(LDFLAGS) $(LDLIBS)
@@ -370,6 +376,45 @@ $(TUNERS_VENV)/.tuners: $(TUNERS_REQ)
 compare-tuners: deps all tuners-venv
 	@$(TUNERS_VENV)/bin/python experiments/compare_tuners.py $(BUILD)/gensor $(BUILD)/compare-tuners \
 	  $$([ "$(QUICK)" = 1 ] && echo --quick) $$([ -n "$(BUDGETS)" ] && echo --budgets $(BUDGETS))
+
+# The ONNX backend node tests: the pinned `onnx` package (into build/venv-onnx
+# only) writes all of them (tests/onnx/gen_nodes.py, ~1900, ~60 MB) into
+# build/onnx-nodes; tests/onnx_nodes.sh runs every one through the public API
+# on the OpenCL device against tests/onnx/node_status.txt (make test runs the
+# committed subset tests/data/onnx_nodes). build/onnx-node-status.txt gets
+# this run's statuses (copy it over the committed file when a change is meant);
+# make onnx-corpus rewrites the committed subset: the tests the file says pass.
+ONNX_VENV := build/venv-onnx
+ONNX_REQ  := experiments/requirements-onnx.txt
+onnx-venv: $(ONNX_VENV)/.onnx
+$(ONNX_VENV)/.onnx: $(ONNX_REQ)
+	@$(call venv_pip,onnx-venv,$(ONNX_VENV),$(ONNX_REQ))
+	@touch $@
+
+onnx-conformance: deps $(BUILD)/onnx_run onnx-venv
+	@rm -rf $(BUILD)/onnx-nodes
+	@$(ONNX_VENV)/bin/python tests/onnx/gen_nodes.py $(BUILD)/onnx-nodes
+	@./$(BUILD)/onnx_run --write-status $(BUILD)/onnx-node-status.txt $(BUILD)/onnx-nodes > /dev/null
+	@sh tests/onnx_nodes.sh $(BUILD) $(BUILD)/onnx-nodes
+
+# Imported models against ONNX Runtime: each model of ONNX_ORT_MODELS (the light
+# zoo models of the onnx wheel by name, or a path; :dim=N,... binds dims)
+# through `gensor import --construct`, its manifest run by build/onnx_run on
+# the OpenCL device, every kernel output compared with ONNX Runtime's
+# (experiments/onnx_ort_check.sh; light_resnet50 takes ~5 min on PoCL cold).
+ONNX_ORT_REQ    := experiments/requirements-onnx-ort.txt
+ONNX_ORT_MODELS ?= light_squeezenet light_resnet50
+onnx-ort-venv: $(ONNX_VENV)/.ort
+$(ONNX_VENV)/.ort: $(ONNX_ORT_REQ)
+	@$(call venv_pip,onnx-ort-venv,$(ONNX_VENV),$(ONNX_ORT_REQ))
+	@touch $@
+onnx-ort-check: deps all $(BUILD)/onnx_run onnx-ort-venv
+	@sh experiments/onnx_ort_check.sh $(BUILD) $(ONNX_VENV)/bin/python $(BUILD)/onnx-ort $(ONNX_ORT_MODELS)
+
+onnx-corpus: onnx-venv
+	@grep ' pass$$' tests/onnx/node_status.txt > $(BUILD)/onnx-pass.txt
+	@rm -rf tests/data/onnx_nodes
+	@$(ONNX_VENV)/bin/python tests/onnx/gen_nodes.py tests/data/onnx_nodes --only $(BUILD)/onnx-pass.txt
 
 clean:
 	rm -rf build build-dev build-asan $(A64_BUILD) $(FUZZ_BUILD) $(TSAN_BUILD)

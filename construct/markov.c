@@ -349,7 +349,7 @@ static void allow_split_atomic(const gs_hw *hw, const gs_op *op, gs_wf_memo *wf,
     for (int i = 0; i < n; i++) {
         cand[i] = r->cand[i];
         est[i] = r->est[i];
-        if (cand[i].splitk > 1 && op->combine != GS_COMBINE_MAX) { /* no float atomic max */
+        if (cand[i].splitk > 1 && op->combine != GS_COMBINE_MAX && op->combine != GS_COMBINE_MIN) { /* no float atomic max/min */
             cand[i].splitk_atomic = 1;
             gs_estimate_etir_memo(hw, op, &cand[i], 0, wf, &est[i]);
         }

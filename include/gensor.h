@@ -248,8 +248,8 @@ typedef enum gs_conv_form {
                            product it is (over the same buffers: NHWC a gemm over the pixels, NCHW
                            one per image), and the faster predicted form is kept. The result's
                            candidates are then states of that form (gs_result_form), and its
-                           kernels take the form's extents: use the result's own functions
-                           (gs_kernel_create, gs_kernel_run), not the operator passed in */
+                           kernels take the form's extents; gs_kernel_run takes the conv and
+                           maps it onto the form */
 } gs_conv_form;
 
 /* Names of a policy ("paper", "balanced", "model") and a strategy ("markov",
@@ -445,7 +445,10 @@ void gs_buffer_destroy(gs_buffer *b);
  * for the device's sm_XX, its PTX when k is for an older arch) the kernel on
  * dev; a split-K kernel's workspace is kept by k. Waits for it;
  * *elapsed_s (may be NULL) gets the kernel time from device events.
- * [one thread: dev and k] */
+ * A kernel of a 1x1 conv's matmul form (GS_FORM_AUTO) takes the conv itself
+ * (the one constructed, or a 1x1 conv of another shape with the same
+ * structure) and its buffers; it refuses a conv with a larger window, a
+ * stride or padding. [one thread: dev and k] */
 gs_status gs_kernel_run(gs_ctx *ctx, gs_device *dev, gs_kernel *k, const gs_op *op, gs_buffer *const *bufs,
                         int nbufs, double *elapsed_s);
 

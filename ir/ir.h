@@ -48,7 +48,8 @@ typedef enum gs_combine {
     GS_COMBINE_MAC = 0, /* acc += prod(inputs) */
     GS_COMBINE_SUM = 1, /* acc += input (single input); alpha scales (mean, avg pool) */
     GS_COMBINE_MAX = 2, /* acc = max(acc, input) */
-    GS_COMBINE_ADD = 3  /* acc += sum(inputs) (elementwise add) */
+    GS_COMBINE_ADD = 3, /* acc += sum(inputs) (elementwise add) */
+    GS_COMBINE_MIN = 4  /* acc = min(acc, input); NaN propagates as in max */
 } gs_combine;
 
 typedef struct gs_epilogue {
@@ -61,6 +62,7 @@ typedef struct gs_epilogue {
                        window with none gives 0). Input 0's dims each use at most one
                        reduce axis, and each reduce axis at most one dim (validated). */
 } gs_epilogue;
+enum { GS_CLIP_LO = 1, GS_CLIP_HI = 2 };
 /* NaN rule (ONNX Runtime's and PyTorch's): max propagates NaN. relu(NaN),
  * a max pool whose window holds a NaN and a row max over a NaN are NaN, in
  * the reference interpreter and in both printers (gs_maxn, not fmax, which
@@ -90,7 +92,12 @@ struct gs_op {
     int transA, transB;
     char spec[256];
     bool has_bias;                     /* bias vector is an extra kernel arg */
-    uint8_t reserved_[11];             /* zero: no padding (see gs_op_key) */
+    uint8_t clip;                      /* the epilogue's last steps (gs_epi_steps), after relu:
+                                          GS_CLIP_LO: out = max(out, clip_lo); GS_CLIP_HI: out =
+                                          min(out, clip_hi) (ONNX Clip; ReLU6 is clip 0..6); NaN
+                                          stays NaN. The bounds are part of the kernel (literals) */
+    uint8_t reserved_[2];              /* zero: no padding (see gs_op_key) */
+    float clip_lo, clip_hi;            /* finite, lo <= hi when both; 0 when unused */
 };
 
 static inline const gs_tensor *gs_op_out(const gs_op *op) { return &op->tensors[op->ninputs]; }
@@ -111,13 +118,15 @@ typedef enum gs_epi_kind {
     GS_EPI_SCALE = 0, /* y = alpha * acc */
     GS_EPI_ADD_OLD,   /* y += beta * out (the output's previous value; beta != 0) */
     GS_EPI_ADD_BIAS,  /* y += bias[x_axis] */
-    GS_EPI_RELU       /* y = max(y, 0) */
+    GS_EPI_RELU,      /* y = max(y, 0) */
+    GS_EPI_CLIP_LO,   /* y = max(y, clip_lo) */
+    GS_EPI_CLIP_HI    /* y = min(y, clip_hi) */
 } gs_epi_kind;
 typedef struct gs_epi_step {
     gs_epi_kind kind;
     int axis; /* GS_EPI_ADD_BIAS: the axis whose value indexes the bias */
 } gs_epi_step;
-#define GS_EPI_MAX_STEPS 4
+#define GS_EPI_MAX_STEPS 6
 /* op's epilogue steps into steps[GS_EPI_MAX_STEPS]; returns their count
  * (>= 1: the scale comes first). */
 int gs_epi_steps(const gs_op *op, gs_epi_step *steps);
@@ -386,13 +395,26 @@ gs_status gs_op_build_window(gs_ctx *ctx, gs_op *op, const gs_window *w);
  * O[n][K,HW] = F[K,C] . I[n][C,HW] (axes n, k, x, c). The same epilogue.
  * GS_ERR_UNSUPPORTED (with the reason) for any other operator. */
 gs_status gs_op_conv1x1_as_matmul(gs_ctx *ctx, const gs_op *conv, gs_op *out);
+/* Clip op's output after its epilogue: flags GS_CLIP_LO / GS_CLIP_HI with
+ * the bounds; appends " clip_lo=.. clip_hi=.." (the set ones) to the spec.
+ * GS_ERR_INVALID_ARG for a NaN or infinite bound, or lo > hi. */
+gs_status gs_op_set_clip(gs_ctx *ctx, gs_op *op, int flags, float lo, float hi);
 
-typedef enum gs_eltwise { GS_ELT_RELU = 0, GS_ELT_ADD, GS_ELT_MUL } gs_eltwise;
-/* Z[M,N] = relu(X) | X + Y | X * Y; with bcast, Y is a [N] vector. */
+typedef enum gs_eltwise { GS_ELT_RELU = 0, GS_ELT_ADD, GS_ELT_MUL, GS_ELT_CLIP } gs_eltwise;
+/* Z[M,N] = relu(X) | X + Y | X * Y | X (clip: bounds by gs_op_set_clip); with
+ * bcast, Y is a [N] vector. */
 gs_status gs_op_build_eltwise(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t M, int64_t N, int bcast);
-typedef enum gs_rowreduce { GS_ROW_SUM = 0, GS_ROW_MEAN, GS_ROW_MAX } gs_rowreduce;
+typedef enum gs_rowreduce { GS_ROW_SUM = 0, GS_ROW_MEAN, GS_ROW_MAX, GS_ROW_MIN } gs_rowreduce;
 /* Y[M] = sum | mean | max over k of X[M,K]. */
 gs_status gs_op_build_rowreduce(gs_ctx *ctx, gs_op *op, gs_rowreduce kind, int64_t M, int64_t K);
+/* Z[A,C,B] = X[A,C,B] + Y[C] | X[A,C,B] * Y[C] (+ bias[C] with bias): a
+ * per-channel vector broadcast over the other dims (NCHW's [C,1,1]; mul
+ * with bias is an inference batch norm). Axes a, c, b; spec "addc A C B". */
+gs_status gs_op_build_chan(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t A, int64_t C, int64_t B, int bias);
+/* Y[A,B] = sum | mean | max over r of X[A,R,B]: a reduction over a middle
+ * axis (ONNX Reduce* over axes that are not the last; A or B may be 1).
+ * Axes a, b (spatial), r (reduce); spec "midsum A=.. R=.. B=..". */
+gs_status gs_op_build_midreduce(gs_ctx *ctx, gs_op *op, gs_rowreduce kind, int64_t A, int64_t R, int64_t B);
 
 /* ---- reference interpreter (naive loops, double accumulation) ----------
  * ins[i] are the inputs in order, out the output (read when beta != 0),

@@ -70,10 +70,11 @@ gs_status gs_op_validate(gs_ctx *ctx, const gs_op *op) {
                           op->axes[a].name);
     if (op->combine == GS_COMBINE_MAC && op->ninputs < 1)
         return gs_err(ctx, GS_ERR_INVALID_ARG, "multiply-accumulate needs inputs");
-    if ((int)op->combine < 0 || op->combine > GS_COMBINE_ADD)
+    if ((int)op->combine < 0 || op->combine > GS_COMBINE_MIN)
         return gs_err(ctx, GS_ERR_INVALID_ARG, "unknown combine %d", (int)op->combine);
-    if ((op->combine == GS_COMBINE_SUM || op->combine == GS_COMBINE_MAX) && op->ninputs != 1)
-        return gs_err(ctx, GS_ERR_INVALID_ARG, "sum/max combine takes exactly one input");
+    if ((op->combine == GS_COMBINE_SUM || op->combine == GS_COMBINE_MAX || op->combine == GS_COMBINE_MIN) &&
+        op->ninputs != 1)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "sum/max/min combine takes exactly one input");
     /* a bias is a vector over one spatial axis of the output */
     if (op->has_bias || op->epi.bias_axis >= 0) {
         int b = op->epi.bias_axis;
@@ -398,10 +399,35 @@ gs_status gs_op_conv1x1_as_matmul(gs_ctx *ctx, const gs_op *conv, gs_op *out) {
     out->epi = conv->epi;
     out->has_bias = conv->has_bias;
     if (conv->has_bias) out->epi.bias_axis = ko;
+    if (conv->clip) {
+        gs_status s = finish(ctx, out, GS_OPK_CUSTOM, "matmul N=%lld K=%lld HW=%lld C=%lld layout=%s alpha=%.9g beta=%.9g%s%s",
+                             (long long)N, (long long)K, (long long)HW, (long long)C, nhwc ? "nhwc" : "nchw",
+                             (double)conv->epi.alpha, (double)conv->epi.beta, conv->has_bias ? " bias=1" : "",
+                             conv->epi.relu ? " relu=1" : "");
+        return s == GS_OK ? gs_op_set_clip(ctx, out, conv->clip, conv->clip_lo, conv->clip_hi) : s;
+    }
     return finish(ctx, out, GS_OPK_CUSTOM, "matmul N=%lld K=%lld HW=%lld C=%lld layout=%s alpha=%.9g beta=%.9g%s%s",
                   (long long)N, (long long)K, (long long)HW, (long long)C, nhwc ? "nhwc" : "nchw",
                   (double)conv->epi.alpha, (double)conv->epi.beta, conv->has_bias ? " bias=1" : "",
                   conv->epi.relu ? " relu=1" : "");
+}
+
+gs_status gs_op_set_clip(gs_ctx *ctx, gs_op *op, int flags, float lo, float hi) {
+    if (flags & ~(GS_CLIP_LO | GS_CLIP_HI)) return gs_err(ctx, GS_ERR_INVALID_ARG, "clip: flags %d", flags);
+    if (((flags & GS_CLIP_LO) && !isfinite(lo)) || ((flags & GS_CLIP_HI) && !isfinite(hi)))
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "%s: a clip bound is NaN or infinite (leave an unbounded side out)",
+                      op->spec);
+    if ((flags & GS_CLIP_LO) && (flags & GS_CLIP_HI) && lo > hi)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "%s: clip_lo=%.9g is above clip_hi=%.9g", op->spec, (double)lo,
+                      (double)hi);
+    op->clip = (uint8_t)flags;
+    op->clip_lo = flags & GS_CLIP_LO ? lo : 0.0f;
+    op->clip_hi = flags & GS_CLIP_HI ? hi : 0.0f;
+    size_t l = strlen(op->spec);
+    if (flags & GS_CLIP_LO) l += (size_t)snprintf(op->spec + l, sizeof op->spec - l, " clip_lo=%.9g", (double)lo);
+    if ((flags & GS_CLIP_HI) && l < sizeof op->spec)
+        snprintf(op->spec + l, sizeof op->spec - l, " clip_hi=%.9g", (double)hi);
+    return gs_op_validate(ctx, op);
 }
 
 gs_status gs_op_build_eltwise(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t M, int64_t N, int bcast) {
@@ -414,7 +440,7 @@ gs_status gs_op_build_eltwise(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t M
     set_tensor(X, "X", 2);
     set_dim(X, 0, M, m);
     set_dim(X, 1, N, n);
-    op->ninputs = kind == GS_ELT_RELU ? 1 : 2;
+    op->ninputs = kind == GS_ELT_RELU || kind == GS_ELT_CLIP ? 1 : 2;
     if (op->ninputs == 2) {
         gs_tensor *Y = &op->tensors[1];
         if (bcast) {
@@ -434,9 +460,9 @@ gs_status gs_op_build_eltwise(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t M
      * MAC of two multiplies, ADD sums */
     op->combine = kind == GS_ELT_ADD ? GS_COMBINE_ADD : GS_COMBINE_MAC;
     op->epi = (gs_epilogue){1.0f, 0.0f, -1, kind == GS_ELT_RELU, 0};
-    static const char *names[] = {"relu", "add", "mul"};
-    if (kind == GS_ELT_RELU)
-        return finish(ctx, op, GS_OPK_ELTWISE, "relu M=%lld N=%lld", (long long)M, (long long)N);
+    static const char *names[] = {"relu", "add", "mul", "clip"};
+    if (kind == GS_ELT_RELU || kind == GS_ELT_CLIP)
+        return finish(ctx, op, GS_OPK_ELTWISE, "%s M=%lld N=%lld", names[kind], (long long)M, (long long)N);
     return finish(ctx, op, GS_OPK_ELTWISE, "%s M=%lld N=%lld bcast=%d", names[kind], (long long)M, (long long)N,
                   bcast != 0);
 }
@@ -451,10 +477,61 @@ gs_status gs_op_build_rowreduce(gs_ctx *ctx, gs_op *op, gs_rowreduce kind, int64
     set_dim(X, 1, K, k);
     set_tensor(Y, "Y", 1);
     set_dim(Y, 0, M, m);
-    op->combine = kind == GS_ROW_MAX ? GS_COMBINE_MAX : GS_COMBINE_SUM;
+    op->combine = kind == GS_ROW_MAX ? GS_COMBINE_MAX : kind == GS_ROW_MIN ? GS_COMBINE_MIN : GS_COMBINE_SUM;
     op->epi = (gs_epilogue){kind == GS_ROW_MEAN ? 1.0f / (float)K : 1.0f, 0.0f, -1, 0, 0};
-    static const char *names[] = {"rowsum", "rowmean", "rowmax"};
+    static const char *names[] = {"rowsum", "rowmean", "rowmax", "rowmin"};
     return finish(ctx, op, GS_OPK_REDUCE, "%s M=%lld K=%lld", names[kind], (long long)M, (long long)K);
+}
+
+gs_status gs_op_build_chan(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t A, int64_t C, int64_t B, int bias) {
+    memset(op, 0, sizeof *op);
+    if (kind != GS_ELT_ADD && kind != GS_ELT_MUL)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_op_build_chan: add or mul (got %d)", (int)kind);
+    enum { a = 0, c = 1, b = 2 };
+    op->naxes = 3;
+    set_axis(op, a, "a", A, GS_AXIS_SPATIAL);
+    set_axis(op, c, "c", C, GS_AXIS_SPATIAL);
+    set_axis(op, b, "b", B, GS_AXIS_SPATIAL);
+    op->ninputs = 2;
+    gs_tensor *X = &op->tensors[0], *Y = &op->tensors[1], *Z = &op->tensors[2];
+    set_tensor(X, "X", 3);
+    set_dim(X, 0, A, a);
+    set_dim(X, 1, C, c);
+    set_dim(X, 2, B, b);
+    set_tensor(Y, "Y", 1);
+    set_dim(Y, 0, C, c);
+    set_tensor(Z, "Z", 3);
+    set_dim(Z, 0, A, a);
+    set_dim(Z, 1, C, c);
+    set_dim(Z, 2, B, b);
+    op->combine = kind == GS_ELT_ADD ? GS_COMBINE_ADD : GS_COMBINE_MAC;
+    op->epi = (gs_epilogue){1.0f, 0.0f, bias ? c : -1, 0, 0};
+    op->has_bias = bias != 0;
+    return finish(ctx, op, GS_OPK_CUSTOM, "%s A=%lld C=%lld B=%lld%s", kind == GS_ELT_ADD ? "addc" : "mulc",
+                  (long long)A, (long long)C, (long long)B, bias ? " bias=1" : "");
+}
+
+gs_status gs_op_build_midreduce(gs_ctx *ctx, gs_op *op, gs_rowreduce kind, int64_t A, int64_t R, int64_t B) {
+    memset(op, 0, sizeof *op);
+    enum { a = 0, b = 1, r = 2 };
+    op->naxes = 3;
+    set_axis(op, a, "a", A, GS_AXIS_SPATIAL);
+    set_axis(op, b, "b", B, GS_AXIS_SPATIAL);
+    set_axis(op, r, "r", R, GS_AXIS_REDUCE);
+    op->ninputs = 1;
+    gs_tensor *X = &op->tensors[0], *Y = &op->tensors[1];
+    set_tensor(X, "X", 3);
+    set_dim(X, 0, A, a);
+    set_dim(X, 1, R, r);
+    set_dim(X, 2, B, b);
+    set_tensor(Y, "Y", 2);
+    set_dim(Y, 0, A, a);
+    set_dim(Y, 1, B, b);
+    op->combine = kind == GS_ROW_MAX ? GS_COMBINE_MAX : kind == GS_ROW_MIN ? GS_COMBINE_MIN : GS_COMBINE_SUM;
+    op->epi = (gs_epilogue){kind == GS_ROW_MEAN ? 1.0f / (float)R : 1.0f, 0.0f, -1, 0, 0};
+    static const char *names[] = {"midsum", "midmean", "midmax", "midmin"};
+    return finish(ctx, op, GS_OPK_CUSTOM, "%s A=%lld R=%lld B=%lld", names[kind], (long long)A, (long long)R,
+                  (long long)B);
 }
 
 /* ---- spec parser ------------------------------------------------------------
@@ -468,7 +545,7 @@ typedef struct {
     double def;
 } kv_def;
 
-#define MAX_KV 24
+#define MAX_KV 28
 typedef struct {
     double val[MAX_KV];
     int64_t ival[MAX_KV];
@@ -505,12 +582,17 @@ static gs_status gemm_fuse(gs_ctx *ctx, gs_op *op, bool bias, bool relu) {
     snprintf(op->spec + l, sizeof op->spec - l, "%s%s", op->has_bias ? " bias=1" : "", op->epi.relu ? " relu=1" : "");
     return gs_op_validate(ctx, op);
 }
+/* clip_lo= / clip_hi= of the spec, when given. */
+static gs_status spec_clip(gs_ctx *ctx, gs_op *op, const kv_vals *kv) {
+    int f = (kvset(kv, "clip_lo") ? GS_CLIP_LO : 0) | (kvset(kv, "clip_hi") ? GS_CLIP_HI : 0);
+    return f ? gs_op_set_clip(ctx, op, f, (float)kvf(kv, "clip_lo"), (float)kvf(kv, "clip_hi")) : GS_OK;
+}
 static gs_status b_gemm(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_vals *kv) {
     (void)od;
     gs_status s = gs_op_build_gemm(ctx, op, kvi(kv, "M"), kvi(kv, "N"), kvi(kv, "K"), (int)kvi(kv, "transA"),
                                    (int)kvi(kv, "transB"), (float)kvf(kv, "alpha"), (float)kvf(kv, "beta"));
-    if (s != GS_OK) return s;
-    return gemm_fuse(ctx, op, kvi(kv, "bias") != 0, kvi(kv, "relu") != 0);
+    if (s == GS_OK) s = gemm_fuse(ctx, op, kvi(kv, "bias") != 0, kvi(kv, "relu") != 0);
+    return s == GS_OK ? spec_clip(ctx, op, kv) : s;
 }
 static gs_status b_bgemm(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_vals *kv) {
     (void)od;
@@ -577,22 +659,33 @@ static gs_status b_window(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_val
         w.bias = (int)kvi(kv, "bias");
         w.relu = (int)kvi(kv, "relu");
     }
-    return gs_op_build_window(ctx, op, &w);
+    s = gs_op_build_window(ctx, op, &w);
+    return s == GS_OK && !pool ? spec_clip(ctx, op, kv) : s;
 }
 
 static gs_status b_eltwise(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_vals *kv) {
-    int bc = od->variant == GS_ELT_RELU ? 0 : (int)kvi(kv, "bcast");
-    return gs_op_build_eltwise(ctx, op, (gs_eltwise)od->variant, kvi(kv, "M"), kvi(kv, "N"), bc);
+    bool unary = od->variant == GS_ELT_RELU || od->variant == GS_ELT_CLIP;
+    int bc = unary ? 0 : (int)kvi(kv, "bcast");
+    gs_status s = gs_op_build_eltwise(ctx, op, (gs_eltwise)od->variant, kvi(kv, "M"), kvi(kv, "N"), bc);
+    return s == GS_OK && od->variant == GS_ELT_CLIP ? spec_clip(ctx, op, kv) : s;
 }
 static gs_status b_row(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_vals *kv) {
     return gs_op_build_rowreduce(ctx, op, (gs_rowreduce)od->variant, kvi(kv, "M"), kvi(kv, "K"));
 }
+static gs_status b_chan(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_vals *kv) {
+    return gs_op_build_chan(ctx, op, (gs_eltwise)od->variant, kvi(kv, "A"), kvi(kv, "C"), kvi(kv, "B"),
+                            (int)kvi(kv, "bias"));
+}
+static gs_status b_mid(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_vals *kv) {
+    return gs_op_build_midreduce(ctx, op, (gs_rowreduce)od->variant, kvi(kv, "A"), kvi(kv, "R"), kvi(kv, "B"));
+}
 
 #define NK(a) ((int)(sizeof a / sizeof a[0]))
+#define CLIP_KEYS {"clip_lo", KV_FLOAT, false, 0}, {"clip_hi", KV_FLOAT, false, 0}
 static const kv_def gemm_keys[] = {
     {"M", KV_INT, true, 0}, {"N", KV_INT, true, 0}, {"K", KV_INT, true, 0}, {"transA", KV_BOOL, false, 0},
     {"transB", KV_BOOL, false, 0}, {"alpha", KV_FLOAT, false, 1}, {"beta", KV_FLOAT, false, 0},
-    {"bias", KV_BOOL, false, 0}, {"relu", KV_BOOL, false, 0},
+    {"bias", KV_BOOL, false, 0}, {"relu", KV_BOOL, false, 0}, CLIP_KEYS,
 };
 static const kv_def bgemm_keys[] = {
     {"B", KV_INT, true, 0}, {"M", KV_INT, true, 0}, {"N", KV_INT, true, 0}, {"K", KV_INT, true, 0},
@@ -612,12 +705,12 @@ static const kv_def gemv_keys[] = {
 static const kv_def conv_keys[] = {
     WINDOW_COMMON, {"K", KV_INT, true, 0}, {"R", KV_INT, true, 0}, {"S", KV_INT, true, 0},
     {"dilation", KV_INT, false, 1}, {"dilh", KV_INT, false, 1}, {"dilw", KV_INT, false, 1},
-    {"bias", KV_BOOL, false, 0}, {"relu", KV_BOOL, false, 0},
+    {"bias", KV_BOOL, false, 0}, {"relu", KV_BOOL, false, 0}, CLIP_KEYS,
 };
 static const kv_def dwconv_keys[] = {
     WINDOW_COMMON, {"R", KV_INT, true, 0}, {"S", KV_INT, true, 0},
     {"dilation", KV_INT, false, 1}, {"dilh", KV_INT, false, 1}, {"dilw", KV_INT, false, 1},
-    {"bias", KV_BOOL, false, 0}, {"relu", KV_BOOL, false, 0},
+    {"bias", KV_BOOL, false, 0}, {"relu", KV_BOOL, false, 0}, CLIP_KEYS,
 };
 #define POOL_KEYS                                                                                      \
     WINDOW_COMMON, {"F", KV_INT, false, 0}, {"R", KV_INT, false, 0}, {"S", KV_INT, false, 0},          \
@@ -625,8 +718,12 @@ static const kv_def dwconv_keys[] = {
 static const kv_def pool_keys[] = {POOL_KEYS};
 static const kv_def avgpool_keys[] = {POOL_KEYS, {"count_include_pad", KV_BOOL, false, 1}};
 static const kv_def relu_keys[] = {{"M", KV_INT, true, 0}, {"N", KV_INT, true, 0}};
+static const kv_def clip_keys[] = {{"M", KV_INT, true, 0}, {"N", KV_INT, true, 0}, CLIP_KEYS};
 static const kv_def binary_keys[] = {{"M", KV_INT, true, 0}, {"N", KV_INT, true, 0}, {"bcast", KV_BOOL, false, 0}};
 static const kv_def row_keys[] = {{"M", KV_INT, true, 0}, {"K", KV_INT, true, 0}};
+static const kv_def chan_keys[] = {{"A", KV_INT, true, 0}, {"C", KV_INT, true, 0}, {"B", KV_INT, true, 0},
+                                   {"bias", KV_BOOL, false, 0}};
+static const kv_def mid_keys[] = {{"A", KV_INT, true, 0}, {"R", KV_INT, true, 0}, {"B", KV_INT, true, 0}};
 
 static const op_def op_defs[] = {
     {"gemm", gemm_keys, NK(gemm_keys), b_gemm, 0},
@@ -637,11 +734,19 @@ static const op_def op_defs[] = {
     {"avgpool2d", avgpool_keys, NK(avgpool_keys), b_window, GS_WIN_AVGPOOL},
     {"maxpool2d", pool_keys, NK(pool_keys), b_window, GS_WIN_MAXPOOL},
     {"relu", relu_keys, NK(relu_keys), b_eltwise, GS_ELT_RELU},
+    {"clip", clip_keys, NK(clip_keys), b_eltwise, GS_ELT_CLIP},
     {"add", binary_keys, NK(binary_keys), b_eltwise, GS_ELT_ADD},
     {"mul", binary_keys, NK(binary_keys), b_eltwise, GS_ELT_MUL},
     {"rowsum", row_keys, NK(row_keys), b_row, GS_ROW_SUM},
     {"rowmean", row_keys, NK(row_keys), b_row, GS_ROW_MEAN},
     {"rowmax", row_keys, NK(row_keys), b_row, GS_ROW_MAX},
+    {"rowmin", row_keys, NK(row_keys), b_row, GS_ROW_MIN},
+    {"addc", chan_keys, NK(chan_keys), b_chan, GS_ELT_ADD},
+    {"mulc", chan_keys, NK(chan_keys), b_chan, GS_ELT_MUL},
+    {"midsum", mid_keys, NK(mid_keys), b_mid, GS_ROW_SUM},
+    {"midmean", mid_keys, NK(mid_keys), b_mid, GS_ROW_MEAN},
+    {"midmax", mid_keys, NK(mid_keys), b_mid, GS_ROW_MAX},
+    {"midmin", mid_keys, NK(mid_keys), b_mid, GS_ROW_MIN},
 };
 #define N_OP_DEFS NK(op_defs)
 
@@ -841,7 +946,8 @@ _Static_assert(sizeof(gs_epilogue) == GS_FSZ(gs_epilogue, alpha) + GS_FSZ(gs_epi
 _Static_assert(sizeof(gs_op) == GS_FSZ(gs_op, kind) + GS_FSZ(gs_op, naxes) + GS_FSZ(gs_op, ninputs) +
                                     GS_FSZ(gs_op, combine) + GS_FSZ(gs_op, axes) + GS_FSZ(gs_op, tensors) +
                                     GS_FSZ(gs_op, epi) + GS_FSZ(gs_op, transA) + GS_FSZ(gs_op, transB) +
-                                    GS_FSZ(gs_op, spec) + GS_FSZ(gs_op, has_bias) + GS_FSZ(gs_op, reserved_),
+                                    GS_FSZ(gs_op, spec) + GS_FSZ(gs_op, has_bias) + GS_FSZ(gs_op, clip) +
+                                    GS_FSZ(gs_op, reserved_) + GS_FSZ(gs_op, clip_lo) + GS_FSZ(gs_op, clip_hi),
                "gs_op has padding or a field this sum lacks");
 #undef GS_FSZ
 

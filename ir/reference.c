@@ -27,6 +27,8 @@ int gs_epi_steps(const gs_op *op, gs_epi_step *steps) {
     if (op->epi.beta != 0.0f) steps[n++] = (gs_epi_step){GS_EPI_ADD_OLD, -1};
     if (op->has_bias && op->epi.bias_axis >= 0) steps[n++] = (gs_epi_step){GS_EPI_ADD_BIAS, op->epi.bias_axis};
     if (op->epi.relu) steps[n++] = (gs_epi_step){GS_EPI_RELU, -1};
+    if (op->clip & GS_CLIP_LO) steps[n++] = (gs_epi_step){GS_EPI_CLIP_LO, -1};
+    if (op->clip & GS_CLIP_HI) steps[n++] = (gs_epi_step){GS_EPI_CLIP_HI, -1};
     return n;
 }
 
@@ -57,6 +59,12 @@ static double epi_eval(const gs_op *op, const float *bias, const int64_t *pt, do
         case GS_EPI_RELU:
             if (y < 0) y = 0; /* NaN < 0 is false: relu(NaN) = NaN */
             break;
+        case GS_EPI_CLIP_LO: /* NaN stays NaN, as in relu */
+            if (y < (double)op->clip_lo) y = (double)op->clip_lo;
+            break;
+        case GS_EPI_CLIP_HI:
+            if (y > (double)op->clip_hi) y = (double)op->clip_hi;
+            break;
         }
     }
     return y;
@@ -69,7 +77,7 @@ double gs_op_reference_point(const gs_op *op, const float *const *ins, const flo
     int rd[GS_MAX_AXES], nrd = 0;
     for (int a = 0; a < op->naxes; a++)
         if (op->axes[a].kind == GS_AXIS_REDUCE) rd[nrd++] = a;
-    double acc = op->combine == GS_COMBINE_MAX ? -INFINITY : 0.0;
+    double acc = op->combine == GS_COMBINE_MAX ? -INFINITY : op->combine == GS_COMBINE_MIN ? INFINITY : 0.0;
     int64_t valid = 0; /* reduce points whose input-0 read is in bounds (count_valid) */
     for (int i = 0; i < nrd; i++) pt[rd[i]] = 0;
     for (;;) {
@@ -91,7 +99,10 @@ double gs_op_reference_point(const gs_op *op, const float *const *ins, const flo
             /* max propagates NaN (ir.h's NaN rule): a NaN read replaces acc,
              * and nothing replaces a NaN acc */
             if (op->combine == GS_COMBINE_SUM) acc += o < 0 ? 0.0 : (double)ins[0][o];
-            else if (o >= 0 && ((double)ins[0][o] > acc || isnan(ins[0][o]))) acc = ins[0][o];
+            else if (op->combine == GS_COMBINE_MIN) {
+                if (o >= 0 && ((double)ins[0][o] < acc || isnan(ins[0][o]))) acc = ins[0][o];
+            } else if (o >= 0 && ((double)ins[0][o] > acc || isnan(ins[0][o])))
+                acc = ins[0][o];
         }
         int i = nrd - 1;
         for (; i >= 0; i--) {

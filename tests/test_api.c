@@ -343,6 +343,58 @@ Test(api, kernel_runs_on_other_shapes) {
     gs_test_teardown(&f);
 }
 
+/* A 1x1 conv constructed with GS_FORM_AUTO (the CLI's default) is kept as
+ * its matmul form; the kernel runs the conv itself, at its own shape and at
+ * other 1x1 shapes, NCHW and NHWC with bias and relu, and refuses a conv it
+ * cannot be (a stride) or of another structure (no bias). */
+Test(api, kernel_of_the_1x1_matmul_form_runs_the_conv) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_device *dev = open_opencl(ctx);
+    gs_hw *hw = NULL;
+    cr_assert_eq(gs_hw_load(ctx, "rtx3090", &hw), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    static const struct { const char *spec, *other, *stride, *nobias; } cases[] = {
+        {"conv2d N=2 C=19 H=3 W=11 K=5 R=1 S=1 layout=nchw bias=1", "conv2d N=3 C=7 H=4 W=5 K=9 R=1 S=1 layout=nchw bias=1",
+         "conv2d N=2 C=19 H=3 W=11 K=5 R=1 S=1 stride=2 layout=nchw bias=1",
+         "conv2d N=2 C=19 H=3 W=11 K=5 R=1 S=1 layout=nchw"},
+        {"conv2d N=3 C=37 H=5 W=7 K=13 R=1 S=1 layout=nhwc bias=1 relu=1",
+         "conv2d N=1 C=20 H=9 W=2 K=30 R=1 S=1 layout=nhwc bias=1 relu=1",
+         "conv2d N=3 C=37 H=5 W=7 K=13 R=1 S=1 pad=1 layout=nhwc bias=1 relu=1",
+         "conv2d N=3 C=37 H=5 W=7 K=13 R=1 S=1 layout=nhwc relu=1"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gs_op *op = parse_op(ctx, cases[i].spec);
+        gs_construct_opts co;
+        gs_construct_opts_default(&co);
+        co.top_k = 1;
+        co.conv_form = GS_FORM_AUTO;
+        gs_result *r = NULL;
+        cr_assert_eq(gs_construct(ctx, op, hw, &co, &r), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_assert(!strncmp(gs_result_form(r), "matmul ", 7), "%s: the form kept is %s (the test needs the matmul form)",
+                  cases[i].spec, gs_result_form(r));
+        gs_kernel *k = NULL;
+        cr_assert_eq(gs_kernel_create(ctx, r, 0, GS_DIALECT_OPENCL, 0, &k), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        double e = run_against_interpreter(ctx, dev, k, cases[i].spec);
+        cr_assert(e <= 1e-5, "%s: normwise error %g", cases[i].spec, e);
+        e = run_against_interpreter(ctx, dev, k, cases[i].other);
+        cr_assert(e <= 1e-5, "%s: normwise error %g", cases[i].other, e);
+        gs_buffer *none[4] = {0};
+        gs_op *bad = parse_op(ctx, cases[i].stride);
+        gs_test_expect_err(ctx, gs_kernel_run(ctx, dev, k, bad, none, 4, NULL), GS_ERR_INVALID_ARG,
+                           "is not a shape of the kernel's operator matmul&&a stride or padding", cases[i].stride);
+        gs_op_destroy(bad);
+        bad = parse_op(ctx, cases[i].nobias);
+        gs_test_expect_err(ctx, gs_kernel_run(ctx, dev, k, bad, none, 3, NULL), GS_ERR_INVALID_ARG, "differ in bias",
+                           cases[i].nobias);
+        gs_op_destroy(bad);
+        gs_kernel_destroy(k);
+        gs_result_destroy(r);
+        gs_op_destroy(op);
+    }
+    gs_hw_destroy(hw);
+    gs_device_close(dev);
+    gs_ctx_destroy(ctx);
+}
+
 /* A kernel refuses an operator of another structure and names the
  * attribute that differs: beta = 0 against a beta != 0 kernel, bias, relu
  * (the structure check comes before the device is needed). */

@@ -178,6 +178,85 @@ static void expect_binding(const gs_model_node *nd, int b, const char *buffer, c
 
 /* ---- the generated models --------------------------------------------------------- */
 
+/* act.onnx at batch 3: a Clip alone is the elementwise clip; Clip(0, 6)
+ * after a 1x1 conv, Relu + Clip(max) after a 3x3 conv and Clip(min) after a
+ * Gemm fuse into those kernels' epilogues (clip_lo/clip_hi); the bounds come
+ * from constant inputs, an empty input leaves that side open. Its run against
+ * ONNX Runtime is tests/onnx_manifest.sh. */
+Test(onnx, clip_fuses_into_the_kernel_before_it) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_model *m = load_data(ctx, "onnx/act.onnx");
+    cr_assert_eq(gs_model_bind_dim(ctx, m, "batch", 3), GS_OK);
+    cr_assert_eq(gs_model_import(ctx, m), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_model_num_nodes(m), 9);
+    static const struct { int kind, into; const char *spec; } want[9] = {
+        {GS_MODEL_KERNEL, -1, "clip M=12 N=36 clip_lo=-0.5 clip_hi=0.5"},
+        {GS_MODEL_KERNEL, -1, "conv2d N=3 C=4 H=6 W=6 K=8 R=1 S=1 bias=1 clip_lo=0 clip_hi=6"},
+        {GS_MODEL_FUSED, 1, NULL},
+        {GS_MODEL_KERNEL, -1, "conv2d N=3 C=8 H=6 W=6 K=8 R=3 S=3 pad=1 relu=1 clip_hi=0.5"},
+        {GS_MODEL_FUSED, 3, NULL},
+        {GS_MODEL_FUSED, 3, NULL},
+        {GS_MODEL_VIEW, -1, NULL},
+        {GS_MODEL_KERNEL, -1, "gemm M=3 N=10 K=288 transB=1 bias=1 clip_lo=-1"},
+        {GS_MODEL_FUSED, 7, NULL},
+    };
+    for (int i = 0; i < 9; i++) {
+        gs_model_node nd;
+        node(ctx, m, i, &nd);
+        cr_assert_eq((int)nd.kind, want[i].kind, "node %d (%s): kind %d, want %d (%s)", i, nd.name, (int)nd.kind,
+                     want[i].kind, nd.reason ? nd.reason : "");
+        if (want[i].kind == GS_MODEL_FUSED) cr_expect_eq(nd.fused_into, want[i].into, "node %d fused into %d", i, nd.fused_into);
+        if (want[i].spec) expect_spec(ctx, nd.op, want[i].spec, nd.name);
+    }
+    gs_model_node g;
+    node(ctx, m, 7, &g);
+    expect_binding(&g, 2, "C", "y", 0); /* the gemm writes the last Clip's output */
+    gs_model_destroy(m);
+    gs_ctx_destroy(ctx);
+}
+
+/* chan.onnx at batch 2: per-channel vectors over NCHW ([3,1,1] and
+ * [1,3,1,1], either side) are addc/mulc, a batch norm alone is mulc with
+ * a bias of derived constants (s = scale / sqrt(var + eps), t = b - mean s),
+ * a scalar is one channel. Its run against ONNX Runtime is
+ * tests/onnx_manifest.sh. */
+Test(onnx, channel_broadcasts_and_batchnorm_alone) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_model *m = load_data(ctx, "onnx/chan.onnx");
+    cr_assert_eq(gs_model_bind_dim(ctx, m, "batch", 2), GS_OK);
+    cr_assert_eq(gs_model_import(ctx, m), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    static const char *const want[4] = {"addc A=2 C=3 B=20", "mulc A=2 C=3 B=20", "mulc A=2 C=3 B=20 bias=1",
+                                        "addc A=120 C=1 B=1"};
+    gs_model_node nd;
+    for (int i = 0; i < 4; i++) {
+        node(ctx, m, i, &nd);
+        cr_assert_eq(nd.kind, GS_MODEL_KERNEL, "node %d (%s): %s", i, nd.name, nd.reason ? nd.reason : "");
+        expect_spec(ctx, nd.op, want[i], nd.name);
+    }
+    node(ctx, m, 1, &nd);
+    expect_binding(&nd, 0, "X", "a", 0); /* the larger side is X, the vector Y */
+    expect_binding(&nd, 1, "Y", "cs", 1);
+    node(ctx, m, 2, &nd);
+    expect_binding(&nd, 1, "Y", "n:scale", 1);
+    expect_binding(&nd, 3, "bias", "n:shift", 1);
+    const float *sc, *sh, *s0, *b0, *mu, *var;
+    int64_t n;
+    cr_assert_eq(gs_model_constant(ctx, m, "n:scale", &sc, &n), GS_OK);
+    cr_assert_eq(n, 3);
+    cr_assert_eq(gs_model_constant(ctx, m, "n:shift", &sh, &n), GS_OK);
+    cr_assert_eq(gs_model_constant(ctx, m, "bn.s", &s0, &n), GS_OK);
+    cr_assert_eq(gs_model_constant(ctx, m, "bn.b", &b0, &n), GS_OK);
+    cr_assert_eq(gs_model_constant(ctx, m, "bn.m", &mu, &n), GS_OK);
+    cr_assert_eq(gs_model_constant(ctx, m, "bn.v", &var, &n), GS_OK);
+    for (int k = 0; k < 3; k++) {
+        double s = s0[k] / sqrt((double)var[k] + 1e-3);
+        cr_expect(fabs(sc[k] - s) <= 1e-6 * fabs(s), "scale[%d] %g, want %g", k, sc[k], s);
+        cr_expect(fabs(sh[k] - (b0[k] - mu[k] * s)) <= 1e-5, "shift[%d] %g, want %g", k, sh[k], b0[k] - mu[k] * s);
+    }
+    gs_model_destroy(m);
+    gs_ctx_destroy(ctx);
+}
+
 /* conv(bias)+bn+relu+maxpool+flatten+gemm(transB, bias)+relu at batch 8: the
  * batch norm folds into the conv, both Relus fuse, the Flatten is a view. */
 Test(onnx, chain_imports_into_expected_specs) {

@@ -962,7 +962,7 @@ static void ops_check_nan(gs_ctx *ctx, gs_device *cl, gs_hw *hw, const char *spe
     free(y);
 }
 
-Test(ops, nan_propagates_relu_maxpool_rowmax, .timeout = 300) {
+Test(ops, nan_propagates_relu_maxpool_rowmax_rowmin, .timeout = 300) {
     gs_ctx *ctx = gs_ctx_create();
     gs_device *cl = ops_open_cl_optional(ctx, "the OpenCL half of the NaN cases");
     gs_hw *hw = NULL;
@@ -978,12 +978,14 @@ Test(ops, nan_propagates_relu_maxpool_rowmax, .timeout = 300) {
     static const int64_t m_in[3] = {4096 + 17, 2 * 4096, 4 * 4096 - 1};
     static const int64_t m_out[3] = {1, 2, 3};
     ops_check_nan(ctx, cl, hw, "rowmax M=4 K=4096", m_in, 3, m_out, 3, 3);
+    ops_check_nan(ctx, cl, hw, "rowmin M=4 K=4096", m_in, 3, m_out, 3, 3); /* min keeps NaN too */
     gs_hw_destroy(hw);
     gs_device_close(cl);
     gs_ctx_destroy(ctx);
 }
 
-/* Row reductions and eltwise by hand: mean divides by K; max of negatives. */
+/* Row and middle-axis reductions, eltwise and per-channel eltwise by hand: mean divides by K (R);
+ * max of negatives. */
 Test(ops, hand_computed_reduce_eltwise, .timeout = 300) {
     static const float x6[6] = {1, -2, 3, -4, -5, -6};
     static const float sum[2] = {2, -15}, mean[2] = {2.f / 3, -5}, mx[2] = {3, -4};
@@ -992,11 +994,140 @@ Test(ops, hand_computed_reduce_eltwise, .timeout = 300) {
     static const float addb[6] = {11, 18, 33, 6, 15, 24}, mulb[6] = {10, -40, 90, -40, -100, -180};
     static const float y6[6] = {1, 1, 1, 2, 2, 2};
     static const float add6[6] = {2, -1, 4, -2, -3, -4}, mul6[6] = {1, -2, 3, -8, -10, -12};
+    static const float csum[3] = {-3, -7, -3}, cmean[3] = {-1.5f, -3.5f, -1.5f}, cmax[3] = {1, -2, 3};
+    static const float mn[2] = {-2, -6}, cmin[3] = {-4, -5, -6};
+    static const float y2[2] = {10, 20}, b2[2] = {1, 2}, addc[6] = {11, 8, 13, 16, 15, 14},
+                       mulc[6] = {11, -19, 31, -78, -98, -118};
     const ops_hand cases[] = {
         {"rowsum M=2 K=3", x6, NULL, NULL, sum, 2, 1},      {"rowmean M=2 K=3", x6, NULL, NULL, mean, 2, 1},
         {"rowmax M=2 K=3", x6, NULL, NULL, mx, 2, 1},       {"relu M=2 N=3", x6, NULL, NULL, relu, 6, 1},
         {"add M=2 N=3 bcast=1", x6, y3, NULL, addb, 6, 1},  {"mul M=2 N=3 bcast=1", x6, y3, NULL, mulb, 6, 1},
         {"add M=2 N=3 bcast=0", x6, y6, NULL, add6, 6, 1},  {"mul M=2 N=3", x6, y6, NULL, mul6, 6, 1},
+        /* the middle axis of X[1,2,3] (columns) and of X[2,3,1] (rows again) */
+        {"midsum A=1 R=2 B=3", x6, NULL, NULL, csum, 3, 2}, {"midmean A=1 R=2 B=3", x6, NULL, NULL, cmean, 3, 2},
+        {"midmax A=1 R=2 B=3", x6, NULL, NULL, cmax, 3, 2}, {"midsum A=2 R=3 B=1", x6, NULL, NULL, sum, 2, 1},
+        /* a per-channel vector over X[1,2,3]: + y2[c]; * y2[c] + b2[c] (a batch norm's affine) */
+        {"addc A=1 C=2 B=3", x6, y2, NULL, addc, 6, 2},      {"mulc A=1 C=2 B=3 bias=1", x6, y2, b2, mulc, 6, 2},
+        {"rowmin M=2 K=3", x6, NULL, NULL, mn, 2, 2},        {"midmin A=1 R=2 B=3", x6, NULL, NULL, cmin, 3, 2},
     };
     ops_check_hand_cases(cases, sizeof cases / sizeof cases[0]);
+}
+
+/* ---- Clip (and ReLU6) as epilogue steps ------------------------------------------- */
+static int ops_cmp_float(const void *a, const void *b) {
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* spec with clip bounds at the 30th and 70th percentile of its unclipped
+ * output (which = GS_CLIP_LO|GS_CLIP_HI picks the sides): the interpreter
+ * equals the unclipped interpreter clamped, both bounds bite, and the top
+ * candidates on PoCL (the matmul form too for a 1x1 conv) match. */
+static void ops_check_clip(gs_ctx *ctx, gs_device *cl, gs_hw *hw, const char *spec, int which, bool as_matmul) {
+    gs_op base, op;
+    cr_assert_eq(gs_op_parse_into(ctx, spec, &base), GS_OK, "%s: %s", spec, gs_ctx_errmsg(ctx));
+    if (as_matmul) {
+        gs_op conv = base;
+        cr_assert_eq(gs_op_conv1x1_as_matmul(ctx, &conv, &base), GS_OK, "%s: %s", spec, gs_ctx_errmsg(ctx));
+    }
+    const float *ins[GS_MAX_TENSORS];
+    float *buf[GS_MAX_TENSORS] = {0}, *bias = NULL;
+    for (int t = 0; t < base.ninputs; t++) {
+        int64_t n = gs_tensor_elems(&base.tensors[t]);
+        buf[t] = malloc((size_t)n * sizeof(float));
+        cr_assert_not_null(buf[t]);
+        ops_fill(buf[t], n, 11 + (uint64_t)t);
+        ins[t] = buf[t];
+    }
+    if (base.has_bias) {
+        int64_t nb = base.axes[base.epi.bias_axis].extent;
+        bias = malloc((size_t)nb * sizeof *bias);
+        ops_fill(bias, nb, 5);
+    }
+    int64_t on = gs_tensor_elems(gs_op_out(&base));
+    float *plain = calloc((size_t)on, sizeof *plain), *ref = calloc((size_t)on, sizeof *ref),
+          *srt = malloc((size_t)on * sizeof *srt), *y = malloc((size_t)on * sizeof *y);
+    cr_assert(plain && ref && srt && y);
+    ops_fill(plain, on, 3); /* the output's old values (read when beta != 0) */
+    memcpy(ref, plain, (size_t)on * sizeof *ref);
+    cr_assert_eq(gs_op_reference(ctx, &base, ins, bias, plain), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    memcpy(srt, plain, (size_t)on * sizeof *srt);
+    qsort(srt, (size_t)on, sizeof *srt, ops_cmp_float);
+    float lo = srt[on * 3 / 10], hi = srt[on * 7 / 10];
+    op = base;
+    cr_assert_eq(gs_op_set_clip(ctx, &op, which, lo, hi), GS_OK, "%s: %s", spec, gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_op_reference(ctx, &op, ins, bias, ref), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    int at_lo = 0, at_hi = 0;
+    for (int64_t i = 0; i < on; i++) {
+        float want = plain[i];
+        if ((which & GS_CLIP_LO) && want < lo) want = lo, at_lo++;
+        if ((which & GS_CLIP_HI) && want > hi) want = hi, at_hi++;
+        cr_assert_eq(ref[i], want, "%s: interpreter output %lld is %g, the clamped unclipped output %g", op.spec,
+                     (long long)i, ref[i], want);
+    }
+    cr_assert(((which & GS_CLIP_LO) == 0 || at_lo > 0) && ((which & GS_CLIP_HI) == 0 || at_hi > 0),
+              "%s: the bounds do not bite (%d low, %d high)", op.spec, at_lo, at_hi);
+    /* the spec reads back into the same operator */
+    if (!as_matmul) {
+        gs_op back;
+        cr_assert_eq(gs_op_parse_into(ctx, op.spec, &back), GS_OK, "%s: %s", op.spec, gs_ctx_errmsg(ctx));
+        cr_assert(back.clip == op.clip && back.clip_lo == op.clip_lo && back.clip_hi == op.clip_hi, "%s", op.spec);
+    }
+    if (cl) {
+        gs_construct_opts o;
+        gs_construct_opts_default(&o);
+        o.top_k = 3;
+        gs_result *r = NULL;
+        cr_assert_eq(gs_construct(ctx, &op, hw, &o, &r), GS_OK, "%s: %s", op.spec, gs_ctx_errmsg(ctx));
+        for (int k = 0; k < r->n; k++) {
+            ops_fill(y, on, 3);
+            gs_status s = ops_run_cl(ctx, cl, &op, &r->cand[k], ins, bias, y);
+            cr_assert_eq(s, GS_OK, "%s cand %d: %s", op.spec, k, gs_ctx_errmsg(ctx));
+            int bad = 0;
+            for (int64_t i = 0; i < on; i++) {
+                bool ok = fabsf(y[i] - ref[i]) <= 1e-5f * fmaxf(1.0f, fabsf(ref[i]));
+                if (!ok && bad++ < 3)
+                    cr_expect(ok, "%s on OpenCL, cand %d (%s): output[%lld] = %g, interpreter %g", op.spec, k,
+                              r->desc[k], (long long)i, y[i], ref[i]);
+            }
+        }
+        gs_result_destroy(r);
+    }
+    for (int t = 0; t < base.ninputs; t++) free(buf[t]);
+    free(bias);
+    free(plain);
+    free(ref);
+    free(srt);
+    free(y);
+}
+
+Test(ops, clip_epilogue_interpreter_and_opencl, .timeout = 600) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_device *cl = ops_open_cl_optional(ctx, "the OpenCL half of the clip cases");
+    gs_hw *hw = NULL;
+    cr_assert_eq(gs_hw_load(ctx, "rtx3090", &hw), GS_OK);
+    const int both = GS_CLIP_LO | GS_CLIP_HI;
+    ops_check_clip(ctx, cl, hw, "gemm M=67 N=96 K=33 bias=1", both, false);
+    ops_check_clip(ctx, cl, hw, "gemm M=64 N=128 K=16 transB=1 alpha=1.5 beta=0.5 relu=1", GS_CLIP_HI, false);
+    ops_check_clip(ctx, cl, hw, "conv2d N=2 C=5 H=9 W=9 K=7 R=3 S=3 pad=1 bias=1", both, false);
+    ops_check_clip(ctx, cl, hw, "conv2d N=1 C=8 H=10 W=10 K=16 R=3 S=3 stride=2 layout=nhwc", GS_CLIP_LO, false);
+    ops_check_clip(ctx, cl, hw, "dwconv2d N=1 C=8 H=7 W=7 R=3 S=3 pad=1", both, false);
+    ops_check_clip(ctx, cl, hw, "conv2d N=2 C=19 H=3 W=11 K=5 R=1 S=1 bias=1", both, true);
+    ops_check_clip(ctx, cl, hw, "conv2d N=3 C=16 H=5 W=7 K=32 R=1 S=1 layout=nhwc bias=1", both, true);
+    ops_check_clip(ctx, cl, hw, "clip M=37 N=129", both, false);
+    /* NaN stays NaN through both bounds */
+    static const int64_t c_in[2] = {5, 200};
+    ops_check_nan(ctx, cl, hw, "clip M=4 N=64 clip_lo=0.25 clip_hi=0.5", c_in, 2, c_in, 2, 2);
+    /* bad bounds */
+    gs_op op;
+    gs_test_expect_err(ctx, gs_op_parse_into(ctx, "clip M=4 N=4 clip_lo=2 clip_hi=1", &op), GS_ERR_INVALID_ARG,
+                       "clip_lo=2 is above clip_hi=1", "lo > hi");
+    gs_test_expect_err(ctx, gs_op_parse_into(ctx, "gemm M=4 N=4 K=4 clip_hi=inf", &op), GS_ERR_PARSE,
+                       "'clip_hi=inf' is not a finite number", "an infinite bound");
+    cr_assert_eq(gs_op_parse_into(ctx, "gemm M=4 N=4 K=4", &op), GS_OK);
+    gs_test_expect_err(ctx, gs_op_set_clip(ctx, &op, GS_CLIP_LO, NAN, 0.0f), GS_ERR_INVALID_ARG, "NaN or infinite",
+                       "a NaN bound");
+    gs_hw_destroy(hw);
+    gs_device_close(cl);
+    gs_ctx_destroy(ctx);
 }

@@ -637,7 +637,8 @@ static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e,
     /* atomics where the user allowed them (the options, or the state's flag
      * from gs_construct_opts.split_atomic), for sums: there is no float
      * atomic max */
-    bool atomic = (p->opts.split_atomic || e->splitk_atomic) && op->combine != GS_COMBINE_MAX;
+    bool atomic = (p->opts.split_atomic || e->splitk_atomic) && op->combine != GS_COMBINE_MAX &&
+                  op->combine != GS_COMBINE_MIN;
     p->split_mode = p->splitk <= 1 ? GS_SPLIT_NONE : atomic ? GS_SPLIT_ATOMIC : GS_SPLIT_ORDERED;
     p->raster_x = p->raster_y = -1;
     for (int a = op->naxes - 1; a >= 0; a--) { /* the last two spatial axes */

@@ -11,6 +11,7 @@
 #include "ir/onnx/onnx.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -954,14 +955,58 @@ static int window_pads(imp *c, const int64_t *in, const int64_t *k, const int64_
     return 0;
 }
 
-/* A following Relu alone reading tensor name: fused (returns 1, *final
- * set to its output). */
-static int fuse_relu(imp *c, const char **final, const tinfo *like) {
-    int j = sole_consumer(c, *final, "Relu");
-    if (j < 0) return 0;
+/* Clip node n's bounds (GS_CLIP_LO/HI in *flags): attributes min/max before
+ * opset 11, then optional scalar inputs 1 and 2, which must be constants.
+ * 0 read, -1 not constant or not scalar (why[]). ONNX's defaults are the
+ * float range's ends: an absent or infinite side is unbounded. */
+static int clip_bounds(imp *c, const onode *n, int *flags, float *lo, float *hi, char *why, size_t nwhy) {
+    *flags = 0;
+    *lo = *hi = 0.0f;
+    float v[2] = {-INFINITY, INFINITY};
+    if (c->m->opset > 0 && c->m->opset < 11) {
+        v[0] = attr_f(n, "min", -INFINITY);
+        v[1] = attr_f(n, "max", INFINITY);
+    } else
+        for (int k = 0; k < 2; k++) {
+            const char *nm = k + 1 < n->nin ? n->in[k + 1] : NULL;
+            if (!nm || !*nm) continue;
+            tinfo *t = tab(c->m, nm, 0);
+            if (!t || !t->c || !t->c->f || t->c->n != 1) {
+                snprintf(why, nwhy, "Clip's %s '%s' is not a constant float scalar", k ? "max" : "min", nm);
+                return -1;
+            }
+            v[k] = t->c->f[0];
+        }
+    if (isnan(v[0]) || isnan(v[1])) {
+        snprintf(why, nwhy, "Clip's bound is NaN");
+        return -1;
+    }
+    if (v[0] > -FLT_MAX && isfinite(v[0])) *flags |= GS_CLIP_LO, *lo = v[0];
+    if (v[1] < FLT_MAX && isfinite(v[1])) *flags |= GS_CLIP_HI, *hi = v[1];
+    return 0;
+}
+
+/* The activations alone reading tensor name, fused in order: a Relu, then a
+ * Clip with constant bounds (ReLU6). Their spec keys go into sfx (" relu=0"
+ * at least); *final becomes the last fused node's output. */
+static void fuse_act(imp *c, const char **final, const tinfo *like, char *sfx, size_t nsfx) {
+    int relu = 0, j = sole_consumer(c, *final, "Relu");
+    if (j >= 0) {
+        mark_fused(c, j, like);
+        *final = c->m->nodes[j].out[0];
+        relu = 1;
+    }
+    size_t l = (size_t)snprintf(sfx, nsfx, " relu=%d", relu);
+    int flags;
+    float lo, hi;
+    char why[200];
+    j = sole_consumer(c, *final, "Clip");
+    if (j < 0 || clip_bounds(c, &c->m->nodes[j], &flags, &lo, &hi, why, sizeof why) < 0) return;
+    if ((flags & GS_CLIP_LO) && (flags & GS_CLIP_HI) && lo > hi) return; /* left to imp_clip's reason */
     mark_fused(c, j, like);
     *final = c->m->nodes[j].out[0];
-    return 1;
+    if ((flags & GS_CLIP_LO) && l < nsfx) l += (size_t)snprintf(sfx + l, nsfx - l, " clip_lo=%.9g", (double)lo);
+    if ((flags & GS_CLIP_HI) && l < nsfx) snprintf(sfx + l, nsfx - l, " clip_hi=%.9g", (double)hi);
 }
 
 static int positive(imp *c, const char *what, const int64_t *v, int n) {
@@ -1060,9 +1105,10 @@ static void imp_conv(imp *c) {
     tinfo like = {.ndim = 4, .dtype = DT_FLOAT};
     memcpy(like.dims, O->shape, 4 * sizeof(int64_t));
     if (folded >= 0) mark_fused(c, folded, &like); /* the batch norm's output takes the conv's shape */
-    int relu = fuse_relu(c, &final, &like);
+    char act[96];
+    fuse_act(c, &final, &like, act, sizeof act);
     size_t l = strlen(spec);
-    snprintf(spec + l, sizeof spec - l, " relu=%d", relu);
+    snprintf(spec + l, sizeof spec - l, "%s", act);
     set_out(c, 0, 4, like.dims, DT_FLOAT, NULL);
     const char *tens[4] = {X->name, wname, final, bname};
     kernel(c, spec, tens, bname ? 4 : 3, NULL);
@@ -1114,10 +1160,10 @@ static void imp_gemm(imp *c) {
     const char *final = n->out[0];
     int64_t od[2] = {M, N};
     tinfo like = {.ndim = 2, .dtype = DT_FLOAT, .dims = {M, N}};
-    int relu = fuse_relu(c, &final, &like);
-    char spec[300];
-    snprintf(spec, sizeof spec, "gemm M=%lld N=%lld K=%lld transA=%d transB=%d alpha=%.9g beta=%.9g bias=%d relu=%d",
-             (long long)M, (long long)N, (long long)K, tA, tB, (double)alpha, (double)ebeta, bias != NULL, relu);
+    char act[96], spec[300];
+    fuse_act(c, &final, &like, act, sizeof act);
+    snprintf(spec, sizeof spec, "gemm M=%lld N=%lld K=%lld transA=%d transB=%d alpha=%.9g beta=%.9g bias=%d%s",
+             (long long)M, (long long)N, (long long)K, tA, tB, (double)alpha, (double)ebeta, bias != NULL, act);
     set_out(c, 0, 2, od, DT_FLOAT, NULL);
     const char *tens[4] = {A->name, Bt->name, final, bias};
     kernel(c, spec, tens, bias ? 4 : 3, init);
@@ -1140,8 +1186,9 @@ static void imp_matmul(imp *c) {
         int64_t M = prod(A->dims, 0, ra - 1);
         tinfo like = {.ndim = ra, .dtype = DT_FLOAT};
         memcpy(like.dims, od, sizeof od);
-        int relu = fuse_relu(c, &final, &like);
-        snprintf(spec, sizeof spec, "gemm M=%lld N=%lld K=%lld relu=%d", (long long)M, (long long)N, (long long)K, relu);
+        char act[96];
+        fuse_act(c, &final, &like, act, sizeof act);
+        snprintf(spec, sizeof spec, "gemm M=%lld N=%lld K=%lld%s", (long long)M, (long long)N, (long long)K, act);
     } else if (ra == rb && !memcmp(A->dims, B->dims, (size_t)(ra - 2) * sizeof(int64_t))) {
         snprintf(spec, sizeof spec, "bgemm B=%lld M=%lld N=%lld K=%lld", (long long)prod(A->dims, 0, ra - 2),
                  (long long)A->dims[ra - 2], (long long)N, (long long)K);
@@ -1236,6 +1283,28 @@ static void imp_relu(imp *c) {
     kernel(c, spec, tens, 2, NULL);
 }
 
+/* A Clip of its own: the elementwise clip over the tensor's rows. */
+static void imp_clip(imp *c) {
+    tinfo *X = in_t(c, 0, 0, GS_ONNX_MAX_RANK);
+    if (!X) return;
+    int flags;
+    float lo, hi;
+    char why[200];
+    if (clip_bounds(c, c->n, &flags, &lo, &hi, why, sizeof why) < 0) {
+        unsup(c, "%s", why);
+        return;
+    }
+    int64_t M, N;
+    rows_cols(X, &M, &N);
+    char spec[160];
+    size_t l = (size_t)snprintf(spec, sizeof spec, "clip M=%lld N=%lld", (long long)M, (long long)N);
+    if (flags & GS_CLIP_LO) l += (size_t)snprintf(spec + l, sizeof spec - l, " clip_lo=%.9g", (double)lo);
+    if (flags & GS_CLIP_HI) snprintf(spec + l, sizeof spec - l, " clip_hi=%.9g", (double)hi);
+    set_out(c, 0, X->ndim, X->dims, DT_FLOAT, NULL);
+    const char *tens[2] = {X->name, c->n->out[0]};
+    kernel(c, spec, tens, 2, NULL);
+}
+
 static void imp_binary(imp *c) {
     if (c->n->nin != 2) { /* Sum is variadic; two inputs are an Add */
         unsup(c, "%s of %d inputs (two here)", c->n->op_type, c->n->nin);
@@ -1250,24 +1319,38 @@ static void imp_binary(imp *c) {
         rows_cols(X, &M, &N);
         snprintf(spec, sizeof spec, "%s M=%lld N=%lld", opn, (long long)M, (long long)N);
     } else {
-        /* one side a vector over the other's last dim: Y broadcast over rows */
+        /* one side broadcast over the other: its dims other than 1, aligned from
+         * the right, are one run [lo, hi] of the other's (a vector over the last
+         * dim: bcast=1; over a middle run, e.g. NCHW's [C,1,1]: addc/mulc) */
         if (prod(X->dims, 0, X->ndim) < prod(Y->dims, 0, Y->ndim)) {
             tinfo *t = X;
             X = Y;
             Y = t;
         }
-        int64_t last = X->ndim ? X->dims[X->ndim - 1] : 1;
-        if (!(X->ndim >= 1 && Y->ndim >= 1 && Y->ndim <= X->ndim && Y->dims[Y->ndim - 1] == last &&
-              prod(Y->dims, 0, Y->ndim) == last)) {
+        int lo = X->ndim, hi = -1, ok = Y->ndim <= X->ndim;
+        for (int d = 0; ok && d < Y->ndim; d++) {
+            int xd = X->ndim - Y->ndim + d;
+            if (Y->dims[d] == 1) continue;
+            ok = Y->dims[d] == X->dims[xd];
+            if (xd < lo) lo = xd;
+            hi = xd;
+        }
+        for (int d = lo; ok && d <= hi; d++) ok = Y->dims[d - (X->ndim - Y->ndim)] == X->dims[d];
+        if (!ok) {
             char sx[128], sy[128];
             shape_text(X, sx, sizeof sx);
             shape_text(Y, sy, sizeof sy);
-            unsup(c, "%s of %s and %s broadcasts beyond a vector over the last dim", c->n->op_type, sx, sy);
+            unsup(c, "%s of %s and %s broadcasts other than one vector over a run of dims", c->n->op_type, sx, sy);
             return;
         }
-        M = prod(X->dims, 0, X->ndim - 1);
-        N = last;
-        snprintf(spec, sizeof spec, "%s M=%lld N=%lld bcast=1", opn, (long long)M, (long long)N);
+        if (hi < 0) lo = hi = X->ndim; /* a scalar: one channel */
+        int64_t A = prod(X->dims, 0, lo), C = prod(X->dims, lo, hi + 1 < X->ndim ? hi + 1 : X->ndim),
+                B = hi + 1 < X->ndim ? prod(X->dims, hi + 1, X->ndim) : 1;
+        if (hi >= 0 && hi == X->ndim - 1 && lo <= hi)
+            snprintf(spec, sizeof spec, "%s M=%lld N=%lld bcast=1", opn, (long long)A, (long long)C);
+        else
+            snprintf(spec, sizeof spec, "%sc A=%lld C=%lld B=%lld", opn, (long long)(A ? A : 1), (long long)C,
+                     (long long)B);
     }
     set_out(c, 0, X->ndim, X->dims, DT_FLOAT, NULL);
     const char *tens[3] = {X->name, Y->name, c->n->out[0]};
@@ -1299,21 +1382,40 @@ static void imp_reduce(imp *c) {
         unsup(c, "noop_with_empty_axes: an identity, not a reduction");
         return;
     }
-    int last = X->ndim - 1, ok = naxes ? naxes == 1 : X->ndim == 1;
-    if (naxes == 1) ok = axes[0] == last || axes[0] == -1;
-    if (!ok) {
-        unsup(c, "%s over %s axes of a rank-%d tensor: only the last axis is in the IR", n->op_type,
-              naxes ? "other" : "all", X->ndim);
-        return;
+    /* the reduced dims must be adjacent: X is then [A, R, B] (rowsum etc. when B = 1) */
+    int red[GS_ONNX_MAX_RANK] = {0}, lo = X->ndim, hi = -1;
+    for (int k = 0; k < (naxes ? naxes : X->ndim); k++) {
+        int64_t ax = naxes ? axes[k] : k;
+        if (ax < 0) ax += X->ndim;
+        if (ax < 0 || ax >= X->ndim) {
+            unsup(c, "%s: axis %lld of a rank-%d tensor", n->op_type, (long long)(naxes ? axes[k] : k), X->ndim);
+            return;
+        }
+        red[ax] = 1;
+        if (ax < lo) lo = (int)ax;
+        if (ax > hi) hi = (int)ax;
     }
-    const char *opn = !strcmp(n->op_type, "ReduceSum") ? "rowsum" : !strcmp(n->op_type, "ReduceMean") ? "rowmean" : "rowmax";
-    int64_t M = prod(X->dims, 0, last), K = X->dims[last], od[GS_ONNX_MAX_RANK];
-    memcpy(od, X->dims, sizeof od);
-    int keep = attr_i(n, "keepdims", 1) != 0;
-    od[last] = 1;
+    for (int d = lo; d <= hi; d++)
+        if (!red[d]) {
+            unsup(c, "%s over axes that are not adjacent (the IR reduces one run of dims)", n->op_type);
+            return;
+        }
+    int kind = !strcmp(n->op_type, "ReduceSum")    ? 0
+               : !strcmp(n->op_type, "ReduceMean") ? 1
+               : !strcmp(n->op_type, "ReduceMax")  ? 2
+                                                   : 3;
+    static const char *const row[] = {"rowsum", "rowmean", "rowmax", "rowmin"},
+                             *const mid[] = {"midsum", "midmean", "midmax", "midmin"};
+    int64_t A = prod(X->dims, 0, lo), R = prod(X->dims, lo, hi + 1), B = prod(X->dims, hi + 1, X->ndim);
+    int64_t od[GS_ONNX_MAX_RANK];
+    int keep = attr_i(n, "keepdims", 1) != 0, nd = 0;
+    for (int d = 0; d < X->ndim; d++)
+        if (!red[d]) od[nd++] = X->dims[d];
+        else if (keep) od[nd++] = 1;
     char spec[100];
-    snprintf(spec, sizeof spec, "%s M=%lld K=%lld", opn, (long long)M, (long long)K);
-    set_out(c, 0, keep ? X->ndim : X->ndim - 1, od, DT_FLOAT, NULL);
+    if (B == 1) snprintf(spec, sizeof spec, "%s M=%lld K=%lld", row[kind], (long long)A, (long long)R);
+    else snprintf(spec, sizeof spec, "%s A=%lld R=%lld B=%lld", mid[kind], (long long)A, (long long)R, (long long)B);
+    set_out(c, 0, nd, od, DT_FLOAT, NULL);
     const char *tens[2] = {X->name, n->out[0]};
     kernel(c, spec, tens, 2, NULL);
 }
@@ -1474,9 +1576,49 @@ static void imp_const_shape(imp *c) {
     o->bindings = b;
 }
 
+/* A batch norm not folded into a conv: for inference, the per-channel
+ * affine y = x * s[c] + t[c] with s = scale / sqrt(var + eps) and
+ * t = bias - mean * s (constants the import derives): mulc with a bias. */
 static void imp_bn(imp *c) {
-    unsup(c, "BatchNormalization not after a Conv with constant weights that it alone reads: a per-channel affine "
-             "is not in the IR yet");
+    const onode *n = c->n;
+    tinfo *X = in_t(c, 0, 2, GS_ONNX_MAX_RANK);
+    if (!X) return;
+    if (attr_i(n, "training_mode", 0) || n->nin != 5) {
+        unsup(c, "BatchNormalization in training mode (or without its 4 parameters): inference only");
+        return;
+    }
+    for (int k = 1; k < n->nout; k++)
+        if (*n->out[k] && tab(c->m, n->out[k], 0) && tab(c->m, n->out[k], 0)->uses) {
+            unsup(c, "BatchNormalization's running statistics are read: inference only");
+            return;
+        }
+    int64_t C = X->dims[1];
+    const tinfo *p[4] = {0};
+    for (int k = 0; k < 4; k++) {
+        p[k] = tab(c->m, n->in[k + 1], 0);
+        if (!p[k] || !p[k]->c || !p[k]->c->f || p[k]->c->n != C) {
+            unsup(c, "BatchNormalization's parameter '%s' is not a constant of %lld floats", n->in[k + 1], (long long)C);
+            return;
+        }
+    }
+    float eps = attr_f(n, "epsilon", 1e-5f);
+    const char *sn = isprintf(c->m, "%s:scale", n->out[0]), *tn = isprintf(c->m, "%s:shift", n->out[0]);
+    otensor *sc = derive(c, sn, C), *sh = derive(c, tn, C);
+    if (!sc || !sh) {
+        unsup(c, "out of memory deriving the batch norm's affine");
+        return;
+    }
+    for (int64_t k = 0; k < C; k++) {
+        double s = (double)p[0]->c->f[k] / sqrt((double)p[3]->c->f[k] + (double)eps);
+        sc->f[k] = (float)s;
+        sh->f[k] = (float)((double)p[1]->c->f[k] - (double)p[2]->c->f[k] * s);
+    }
+    char spec[120];
+    snprintf(spec, sizeof spec, "mulc A=%lld C=%lld B=%lld bias=1", (long long)X->dims[0], (long long)C,
+             (long long)prod(X->dims, 2, X->ndim));
+    set_out(c, 0, X->ndim, X->dims, DT_FLOAT, NULL);
+    const char *tens[4] = {X->name, sn, n->out[0], tn};
+    kernel(c, spec, tens, 4, NULL);
 }
 
 typedef struct imp_def {
@@ -1486,9 +1628,9 @@ typedef struct imp_def {
 static const imp_def imp_defs[] = {
     {"Conv", imp_conv},         {"Gemm", imp_gemm},        {"MatMul", imp_matmul},
     {"MaxPool", imp_pool},      {"AveragePool", imp_pool}, {"GlobalMaxPool", imp_pool},
-    {"GlobalAveragePool", imp_pool}, {"Relu", imp_relu},   {"Add", imp_binary},
+    {"GlobalAveragePool", imp_pool}, {"Relu", imp_relu},   {"Clip", imp_clip},        {"Add", imp_binary},
     {"Mul", imp_binary},        {"Sum", imp_binary},       {"ReduceSum", imp_reduce}, {"ReduceMean", imp_reduce},
-    {"ReduceMax", imp_reduce},  {"Flatten", imp_view},     {"Reshape", imp_view},
+    {"ReduceMax", imp_reduce},  {"ReduceMin", imp_reduce},  {"Flatten", imp_view},     {"Reshape", imp_view},
     {"Identity", imp_view},     {"Dropout", imp_view},     {"Constant", imp_constant},
     {"BatchNormalization", imp_bn}, {"ConstantOfShape", imp_const_shape},
 };

@@ -27,6 +27,7 @@ typedef struct gs_kdesc {
 } gs_kdesc;
 #define GS_KDESC_MAXN 1u        /* max or relu with the NaN-propagating gs_maxn (ir.h's NaN rule) */
 #define GS_KDESC_COUNT_VALID 2u /* the epilogue divides by in-bounds reduce points */
+#define GS_KDESC_MINN 4u        /* min with the NaN-propagating gs_minn */
 
 /* p may be NULL (an operator-structure key with no kernel decisions). */
 void gs_kdesc_make(const gs_op *op, const gs_plan *p, const gs_etir *e, gs_dialect d, int arch, gs_kdesc *k);

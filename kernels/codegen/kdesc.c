@@ -18,8 +18,9 @@ void gs_kdesc_make(const gs_op *op, const gs_plan *p, const gs_etir *e, gs_diale
     k->etir = *e;
     k->etir.level = 0;
     if (p) k->plan = *p;
-    if (op->combine == GS_COMBINE_MAX || op->epi.relu) k->flags |= GS_KDESC_MAXN;
+    if (op->combine == GS_COMBINE_MAX || op->epi.relu || op->clip) k->flags |= GS_KDESC_MAXN;
     if (op->epi.count_valid) k->flags |= GS_KDESC_COUNT_VALID;
+    if (op->combine == GS_COMBINE_MIN) k->flags |= GS_KDESC_MINN;
 }
 
 /* "non-zero"/"0" and "on"/"off" of a value */
@@ -39,6 +40,11 @@ bool gs_kdesc_diff(const gs_kdesc *mine, const gs_kdesc *theirs, char *buf, size
         snprintf(buf, n, "the bias axis: the kernel's is %d, the operator's is %d", a->epi.bias_axis, b->epi.bias_axis);
     else if (a->epi.relu != b->epi.relu)
         snprintf(buf, n, "relu: the kernel's is %s, the operator's is %s", on(a->epi.relu), on(b->epi.relu));
+    else if (a->clip != b->clip || a->clip_lo != b->clip_lo || a->clip_hi != b->clip_hi)
+        snprintf(buf, n, "clip: the kernel's is %s%g..%s%g, the operator's is %s%g..%s%g (the bounds are in the kernel)",
+                 a->clip & GS_CLIP_LO ? "" : "-inf/", (double)a->clip_lo, a->clip & GS_CLIP_HI ? "" : "inf/",
+                 (double)a->clip_hi, b->clip & GS_CLIP_LO ? "" : "-inf/", (double)b->clip_lo,
+                 b->clip & GS_CLIP_HI ? "" : "inf/", (double)b->clip_hi);
     else if (a->epi.count_valid != b->epi.count_valid)
         snprintf(buf, n, "count_include_pad: the kernel's is %d, the operator's is %d", !a->epi.count_valid,
                  !b->epi.count_valid);

@@ -60,6 +60,9 @@ typedef struct dialect_spelling {
      * split's and split-K's combines over it, GS_GROUP_MAXN and GS_MAXN_OP
      * (the preamble's GS_GROUP_MAX and GS_MAX_OP are fmax's, unused). */
     const char *maxn;
+    /* The same for a min combine (GS_KDESC_MINN): gs_minn, GS_GROUP_MINN, GS_MINN_OP. */
+    const char *minn;
+    const char *pos_inf;
 } dialect_spelling;
 
 static const dialect_spelling spellings[] = {
@@ -110,6 +113,11 @@ static const dialect_spelling spellings[] = {
             "__device__ __forceinline__ float gs_maxn(float a, float b) { return (a > b || a != a) ? a : b; }\n"
             "#define GS_GROUP_MAXN(v, r, m) for (int o_ = (r) / 2; o_ > 0; o_ >>= 1) v = gs_maxn(v, __shfl_xor_sync(m, v, o_, r))\n"
             "#define GS_MAXN_OP(a, b) gs_maxn(a, b)\n",
+        .minn =
+            "__device__ __forceinline__ float gs_minn(float a, float b) { return (a < b || a != a) ? a : b; }\n"
+            "#define GS_GROUP_MINN(v, r, m) for (int o_ = (r) / 2; o_ > 0; o_ >>= 1) v = gs_minn(v, __shfl_xor_sync(m, v, o_, r))\n"
+            "#define GS_MINN_OP(a, b) gs_minn(a, b)\n",
+        .pos_inf = "__int_as_float(0x7f800000)",
     },
     [GS_DIALECT_OPENCL] = {
         .kernel_prefix = "__kernel __attribute__((reqd_work_group_size(%lld, 1, 1))) void",
@@ -158,6 +166,13 @@ static const dialect_spelling spellings[] = {
             "    for (int o_ = (r) / 2; o_ > 0; o_ >>= 1) { if ((tid & ((r) - 1)) < o_) gs_red[tid] = gs_maxn(gs_red[tid], gs_red[tid + o_]); \\\n"
             "    barrier(CLK_LOCAL_MEM_FENCE); } v = gs_red[tid & ~((r) - 1)]; barrier(CLK_LOCAL_MEM_FENCE); (void)(m); }\n"
             "#define GS_MAXN_OP(a, b) gs_maxn(a, b)\n",
+        .minn =
+            "static inline float gs_minn(float a, float b) { return (a < b || a != a) ? a : b; }\n"
+            "#define GS_GROUP_MINN(v, r, m) { gs_red[tid] = v; barrier(CLK_LOCAL_MEM_FENCE); \\\n"
+            "    for (int o_ = (r) / 2; o_ > 0; o_ >>= 1) { if ((tid & ((r) - 1)) < o_) gs_red[tid] = gs_minn(gs_red[tid], gs_red[tid + o_]); \\\n"
+            "    barrier(CLK_LOCAL_MEM_FENCE); } v = gs_red[tid & ~((r) - 1)]; barrier(CLK_LOCAL_MEM_FENCE); (void)(m); }\n"
+            "#define GS_MINN_OP(a, b) gs_minn(a, b)\n",
+        .pos_inf = "(INFINITY)",
     },
 };
 
@@ -212,7 +227,7 @@ static const char *vtype(int w) { return w == 4 ? "float4" : w == 2 ? "float2" :
 
 /* Identity of the combine: what an out-of-bounds read yields. */
 static const char *identity(const printer *m) {
-    return m->op->combine == GS_COMBINE_MAX ? m->sp->neg_inf : "0.0f";
+    return m->op->combine == GS_COMBINE_MAX ? m->sp->neg_inf : m->op->combine == GS_COMBINE_MIN ? m->sp->pos_inf : "0.0f";
 }
 
 /* Local (within-block) coordinate of axis a: for spatial axes the register
@@ -931,8 +946,9 @@ static void print_accumulate(printer *m) {
         free(fi);
     }
     char *r = gs_sb_take(&rhs);
-    if (op->combine == GS_COMBINE_MAX)
-        line(m, "acc[%s] = gs_maxn(acc[%s], %s);", aidx ? aidx : "0", aidx ? aidx : "0", r ? r : "0");
+    if (op->combine == GS_COMBINE_MAX || op->combine == GS_COMBINE_MIN)
+        line(m, "acc[%s] = gs_%sn(acc[%s], %s);", aidx ? aidx : "0", op->combine == GS_COMBINE_MAX ? "max" : "min",
+             aidx ? aidx : "0", r ? r : "0");
     else
         line(m, "acc[%s] += %s;", aidx ? aidx : "0", r ? r : "0");
     free(r);
@@ -1143,6 +1159,8 @@ static void print_store_one(printer *m, const char *aidx, const char *oi) {
         case GS_EPI_ADD_OLD: line(m, "y += beta * out[%s];", oi); break;
         case GS_EPI_ADD_BIAS: line(m, "y += bias[x%d];", st[i].axis); break;
         case GS_EPI_RELU: line(m, "y = gs_maxn(y, 0.0f);"); break;
+        case GS_EPI_CLIP_LO: line(m, "y = gs_maxn(y, %.9ef);", (double)m->op->clip_lo); break;
+        case GS_EPI_CLIP_HI: line(m, "y = -gs_maxn(-y, %.9ef);", -(double)m->op->clip_hi); break; /* min, NaN kept */
         }
     }
     line(m, "out[%s] = y;", oi);
@@ -1173,10 +1191,14 @@ static void print_epi_expr(printer *m, gs_sb *ex, int k) {
             if (m->p->bias_vec > 1) gs_sb_printf(ex, " + bv.%s", comp(k));
             else gs_sb_printf(ex, " + bias[x%d]", st[i].axis);
             break;
-        case GS_EPI_RELU: {
+        case GS_EPI_RELU:
+        case GS_EPI_CLIP_LO:
+        case GS_EPI_CLIP_HI: { /* min(y, hi) as -max(-y, -hi): gs_maxn keeps NaN */
             char *in = gs_sb_take(ex);
             gs_sb_init(ex);
-            gs_sb_printf(ex, "gs_maxn(%s, 0.0f)", in ? in : "0");
+            if (st[i].kind == GS_EPI_RELU) gs_sb_printf(ex, "gs_maxn(%s, 0.0f)", in ? in : "0");
+            else if (st[i].kind == GS_EPI_CLIP_LO) gs_sb_printf(ex, "gs_maxn(%s, %.9ef)", in ? in : "0", (double)m->op->clip_lo);
+            else gs_sb_printf(ex, "-gs_maxn(-(%s), %.9ef)", in ? in : "0", -(double)m->op->clip_hi);
             free(in);
             break;
         }
@@ -1316,7 +1338,7 @@ static void print_epilogue_loops(printer *m, bool vec, bool predicated, epi_mode
 static void print_group_combine(printer *m) {
     const gs_plan *p = m->p;
     if (p->lanes <= 1) return;
-    const char *op = m->op->combine == GS_COMBINE_MAX ? "MAXN" : "SUM";
+    const char *op = m->op->combine == GS_COMBINE_MAX ? "MAXN" : m->op->combine == GS_COMBINE_MIN ? "MINN" : "SUM";
     long long acc = (long long)gs_etir_acc_regs(m->op, m->e);
     line(m, "/* group: combine the %d lanes' partial results */", p->lanes);
     if (p->lanes_wide) { /* whole warps: shuffles, then shared memory */
@@ -1388,7 +1410,7 @@ static void print_split_meet(printer *m) {
     } else {
         line(m, "float v = GS_LDCG(part + wi);");
         line(m, "for (int s = 1; s < %d; s++) v = GS_%s_OP(v, GS_LDCG(part + (%s)s * WN + wi));", p->splitk,
-             m->op->combine == GS_COMBINE_MAX ? "MAXN" : "SUM", m->idx_t);
+             m->op->combine == GS_COMBINE_MAX ? "MAXN" : m->op->combine == GS_COMBINE_MIN ? "MINN" : "SUM", m->idx_t);
     }
     print_out_index(m);
     print_store_one(m, NULL, "oi");
@@ -1467,6 +1489,7 @@ gs_status gs_lower_emit_plan(gs_ctx *ctx, const gs_op *op, const gs_etir *e, con
     print_banner_args(m);
     gs_sb_puts(&m->sb, m->sp->preamble);
     if (out->desc.flags & GS_KDESC_MAXN) gs_sb_puts(&m->sb, m->sp->maxn);
+    if (out->desc.flags & GS_KDESC_MINN) gs_sb_puts(&m->sb, m->sp->minn);
     print_signature(m, out);
     m->indent = 1;
     if (p->lanes_wide) line(m, "GS_GROUP_WIDE_SCRATCH(%d);", (int)p->threads);

@@ -152,6 +152,17 @@ gs_status gs_kernel_run(gs_ctx *ctx, gs_device *dev, gs_kernel *k, const gs_op *
     if (!k || !op) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_kernel_run: NULL kernel or operator");
     gs_status s = gs_op_validate(ctx, op);
     if (s != GS_OK) return s;
+    /* a kernel of a 1x1 conv's matmul form (GS_FORM_AUTO) runs the conv it
+     * was constructed from: the form's operator over the same buffers */
+    gs_op form;
+    if (op->kind == GS_OPK_CONV2D && k->op.kind != GS_OPK_CONV2D) {
+        if (gs_op_conv1x1_as_matmul(NULL, op, &form) != GS_OK)
+            return gs_err(ctx, GS_ERR_INVALID_ARG,
+                          "gs_kernel_run: %s is not a shape of the kernel's operator %s: the kernel computes a 1x1 "
+                          "conv as a matrix product, and this conv has a larger window, a stride or padding",
+                          op->spec, k->op.spec);
+        op = &form;
+    }
     /* the kernel's extents are arguments, its structure is not */
     gs_kdesc mine, theirs;
     gs_kdesc_make(&k->op, NULL, &k->etir, (gs_dialect)k->ks.desc.dialect, k->arch, &mine);

@@ -11,7 +11,15 @@ misc.onnx       opset 13: AveragePool (pads, count_include_pad default 0), MatMu
                 Add of equal shapes, Mul by a [8] vector, ReduceSum over the last axis (axes input),
                 ReduceMean (axes attribute), Softmax (not mapped), Reshape (a view), Gemm with a [M,N] C
                 (so seq must be bound to 3: Reshape gives [2*seq, 8] and C is [6, 4]).
+act.onnx        opset 13, activations fused into the kernel before them: Clip(x, -0.5, 0.5) alone, a 1x1
+                Conv(bias) + Clip(0, 6) (ReLU6), a 3x3 Conv + Relu + Clip(max 0.5 only), Flatten, Gemm(transB,
+                bias) + Clip(min -1 only); input [batch,4,6,6]. tests/data/onnx/act_ort holds ONNX Runtime's
+                values for it at batch 2 (experiments/onnx_ort_check.py).
+chan.onnx       opset 13, per-channel broadcasts over NCHW [batch,3,4,5]: Add of a [3,1,1] vector, Mul by a
+                [1,3,1,1] one, a BatchNormalization not after a conv (the per-channel affine), Add of a
+                scalar; tests/data/onnx/chan_ort holds ONNX Runtime's values at batch 2.
 The values are a fixed seed's, so the files are reproducible.
+    gen_models.py OUT [NAME ...]   only the named models (chain, misc, act, chan)
 """
 import os
 import sys
@@ -81,6 +89,53 @@ def misc():
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="gensor-tests")
 
 
+def act():
+    r = np.random.default_rng(6)
+    c = lambda name, a: numpy_helper.from_array(np.asarray(a, dtype=np.float32), name)
+    inits = [c("w1", r.standard_normal((8, 4, 1, 1))), c("b1", r.standard_normal(8)),
+             c("w2", r.standard_normal((8, 8, 3, 3)) * 0.3), c("fw", r.standard_normal((10, 288)) * 0.2),
+             c("fb", r.standard_normal(10)), c("lo", -0.5), c("hi", 0.5), c("zero", 0.0), c("six", 6.0),
+             c("half", 0.5), c("m1", -1.0)]
+    nodes = [
+        helper.make_node("Clip", ["x", "lo", "hi"], ["xc"], name="clip_in"),
+        helper.make_node("Conv", ["xc", "w1", "b1"], ["c1"], name="conv1x1"),
+        helper.make_node("Clip", ["c1", "zero", "six"], ["r6"], name="relu6"),
+        helper.make_node("Conv", ["r6", "w2"], ["c2"], name="conv3x3", pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c2"], ["r2"], name="relu"),
+        helper.make_node("Clip", ["r2", "", "half"], ["h2"], name="clip_max"),
+        helper.make_node("Flatten", ["h2"], ["f"], name="flatten"),
+        helper.make_node("Gemm", ["f", "fw", "fb"], ["g"], name="fc", transB=1),
+        helper.make_node("Clip", ["g", "m1"], ["y"], name="clip_min"),
+    ]
+    g = helper.make_graph(nodes, "act", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4, 6, 6])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 10])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="gensor-tests")
+
+
+def chan():
+    r = np.random.default_rng(7)
+    c = lambda name, a: numpy_helper.from_array(np.asarray(a, dtype=np.float32), name)
+    inits = [c("cb", r.standard_normal((3, 1, 1))), c("cs", r.standard_normal((1, 3, 1, 1))),
+             c("bn.s", r.random(3) + 0.5), c("bn.b", r.standard_normal(3)), c("bn.m", r.standard_normal(3)),
+             c("bn.v", r.random(3) + 0.5), c("k", 0.25)]
+    nodes = [
+        helper.make_node("Add", ["x", "cb"], ["a"], name="add_c"),
+        helper.make_node("Mul", ["cs", "a"], ["m"], name="mul_c"),
+        helper.make_node("BatchNormalization", ["m", "bn.s", "bn.b", "bn.m", "bn.v"], ["n"], name="bn", epsilon=1e-3),
+        helper.make_node("Add", ["n", "k"], ["y"], name="add_k"),
+    ]
+    g = helper.make_graph(nodes, "chan", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3, 4, 5])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 3, 4, 5])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="gensor-tests")
+
+
+only = set(sys.argv[2:])
+if only:
+    for name in only:
+        mo = {"chain": chain, "misc": misc, "act": act, "chan": chan}[name]()
+        onnx.checker.check_model(mo)
+        onnx.save_model(mo, os.path.join(out, name + ".onnx"))
+    sys.exit(0)
 m = chain()
 onnx.checker.check_model(m)
 onnx.save_model(m, os.path.join(out, "chain.onnx"))
@@ -91,3 +146,5 @@ onnx.save_model(ext, os.path.join(out, "chain_ext.onnx"), save_as_external_data=
 mm = misc()
 onnx.checker.check_model(mm)
 onnx.save_model(mm, os.path.join(out, "misc.onnx"))
+onnx.save_model(act(), os.path.join(out, "act.onnx"))
+onnx.save_model(chan(), os.path.join(out, "chan.onnx"))

@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""ONNX Runtime (CPU) as the oracle for an imported model: random inputs
+(seeded, normal) for MODEL with its symbolic dims bound, and the value of
+every float tensor of the graph as ONNX Runtime computes it (each node output
+is made a graph output), written as TensorProto files:
+
+    OUT/inputs/NAME.pb     the graph inputs (no initializer behind them)
+    OUT/expected/NAME.pb   every float32 node output
+
+`onnx_run --manifest DIR OUT` (tests/onnx_run.c) then runs the manifest that
+`gensor import MODEL --construct DIR` wrote and compares each kernel output.
+
+    onnx_ort_check.py MODEL OUT [--dim NAME=N ...] [--seed S]
+    onnx_ort_check.py MODEL --infer-shapes OUT.onnx   MODEL with onnx's shape inference
+        (value_info for every tensor it can type), so that the nodes after one gensor does not
+        map still get shapes when imported
+"""
+import argparse
+import os
+import shutil
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import numpy_helper
+
+DTYPES = {onnx.TensorProto.FLOAT: np.float32}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("model")
+    ap.add_argument("out", nargs="?")
+    ap.add_argument("--infer-shapes", metavar="OUT_ONNX")
+    ap.add_argument("--dim", action="append", default=[], help="NAME=N for a symbolic input dim")
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args()
+    dims = dict(d.split("=", 1) for d in a.dim)
+    m = onnx.load(a.model)
+    if a.infer_shapes:
+        onnx.save_model(onnx.shape_inference.infer_shapes(m), a.infer_shapes)
+        print(f"onnx_ort_check: {os.path.basename(a.model)} with inferred shapes into {a.infer_shapes}")
+        return
+    if not a.out:
+        ap.error("OUT is required")
+    inits = {t.name for t in m.graph.initializer}
+    rng = np.random.default_rng(a.seed)
+    feeds = {}
+    for v in m.graph.input:
+        if v.name in inits:
+            continue
+        tt = v.type.tensor_type
+        if tt.elem_type not in DTYPES:
+            raise SystemExit(f"onnx_ort_check: input {v.name} is not float32")
+        shape = []
+        for d in tt.shape.dim:
+            if d.HasField("dim_value") and d.dim_value > 0:
+                shape.append(d.dim_value)
+            elif d.dim_param in dims:
+                shape.append(int(dims[d.dim_param]))
+            else:
+                raise SystemExit(f"onnx_ort_check: bind dim '{d.dim_param}' of input {v.name} with --dim")
+        feeds[v.name] = rng.standard_normal(shape).astype(np.float32)
+    have = {o.name for o in m.graph.output}
+    for n in m.graph.node:
+        for o in n.output:
+            if o and o not in have:
+                m.graph.output.append(onnx.ValueInfoProto(name=o))
+                have.add(o)
+    # onnxruntime 1.31 reads IR versions up to 13; the fields gensor's own test
+    # models use are all in IR 10
+    m.ir_version = min(m.ir_version, 10)
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    names = [o.name for o in sess.get_outputs()]
+    vals = sess.run(names, feeds)
+    shutil.rmtree(a.out, ignore_errors=True)
+    for sub in ("inputs", "expected"):
+        os.makedirs(os.path.join(a.out, sub))
+    for i, (k, v) in enumerate(feeds.items()):
+        with open(os.path.join(a.out, "inputs", f"{i}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(v, k).SerializeToString())
+    kept = 0
+    for i, (k, v) in enumerate(zip(names, vals)):
+        if isinstance(v, np.ndarray) and v.dtype == np.float32:
+            with open(os.path.join(a.out, "expected", f"{i}.pb"), "wb") as f:
+                f.write(numpy_helper.from_array(v, k).SerializeToString())
+            kept += 1
+    print(f"onnx_ort_check: {os.path.basename(a.model)}: {len(feeds)} inputs, {kept} float tensors from "
+          f"onnxruntime {ort.__version__} into {a.out}")
+
+
+if __name__ == "__main__":
+    main()

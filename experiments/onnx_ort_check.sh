@@ -1,0 +1,32 @@
+#!/bin/sh
+# experiments/onnx_ort_check.sh BUILD PYTHON OUT MODEL[:DIM=N,...] ... — each
+# model imported with `gensor import --construct` (the rtx3090 profile), ONNX
+# Runtime's values of every tensor for seeded random inputs
+# (onnx_ort_check.py), then the manifest run on the OpenCL device by
+# `onnx_run --manifest`, every kernel output compared with ONNX Runtime's.
+# A model given by name alone is looked up among the light models in the onnx
+# wheel. Exit 1 when any model fails.
+set -u
+B=$1 PY=$2 OUT=$3
+shift 3
+LIGHT=$("$PY" -c 'import onnx, os; print(os.path.join(os.path.dirname(onnx.__file__), "backend/test/data/light"))')
+mkdir -p "$OUT"
+rc=0
+for arg in "$@"; do
+  m=${arg%%:*}; dims=""
+  [ "$m" != "$arg" ] && for d in $(echo "${arg#*:}" | tr ',' ' '); do dims="$dims --dim $d"; done
+  [ -f "$m" ] || m="$LIGHT/$m.onnx"
+  name=$(basename "$m" .onnx)
+  echo "== $name$dims"
+  t0=$(date +%s)
+  # shellcheck disable=SC2086
+  # gensor imports the model with onnx's inferred shapes (the nodes after an unsupported one keep
+  # theirs); ONNX Runtime runs the model as given
+  if "$PY" experiments/onnx_ort_check.py "$m" --infer-shapes "$OUT/$name.inferred.onnx" > /dev/null &&
+     "$B/gensor" import "$OUT/$name.inferred.onnx" --hw rtx3090 $dims --construct "$OUT/$name" 2> "$OUT/$name.import.log" &&
+     "$PY" experiments/onnx_ort_check.py "$m" "$OUT/$name.data" $dims 2> "$OUT/$name.ort.log" &&
+     "$B/onnx_run" --manifest "$OUT/$name" "$OUT/$name.data"; then :; else rc=1; fi
+  grep -h "unsupported\|kernels constructed" "$OUT/$name.import.log" | sed 's/^/   /'
+  echo "   ($(($(date +%s) - t0)) s)"
+done
+exit $rc

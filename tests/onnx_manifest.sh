@@ -1,0 +1,71 @@
+#!/bin/sh
+# tests/onnx_manifest.sh BUILD — `gensor import --construct` and the manifest
+# runner (build/onnx_run --manifest) on tests/data/onnx/chain.onnx, act.onnx and chan.onnx at batch 2:
+# every kernel output against ONNX Runtime's values for the same input
+# (tests/data/onnx/chain_ort, written by experiments/onnx_ort_check.py with
+# onnxruntime 1.31.1). Then a reference off by 5 % in one element and a
+# manifest whose config or kernel name was edited must each fail the run.
+set -eu
+B=${1:?usage: onnx_manifest.sh BUILD}
+T=$(mktemp -d "${TMPDIR:-/tmp}/onnx_manifest.XXXXXX")
+trap 'rm -rf "$T"' EXIT INT TERM
+fail() { echo "onnx_manifest.sh: FAIL: $*" >&2; exit 1; }
+
+"$B/gensor" import tests/data/onnx/chain.onnx --dim batch=2 --hw rtx3090 --construct "$T/m" 2> "$T/import.log" ||
+  { cat "$T/import.log"; fail "import --construct"; }
+for f in manifest.json model.json weights.bin; do [ -s "$T/m/$f" ] || fail "no $f"; done
+[ "$(ls "$T/m/kernels" | grep -c '\.cl$')" = 3 ] || fail "want 3 OpenCL kernels, got: $(ls "$T/m/kernels")"
+rc=0; "$B/onnx_run" --manifest "$T/m" tests/data/onnx/chain_ort > "$T/run.log" 2>&1 || rc=$?
+if [ "$rc" = 77 ]; then
+  [ "${GS_REQUIRE_OPENCL:-0}" = 1 ] && { cat "$T/run.log"; fail "no OpenCL device (GS_REQUIRE_OPENCL=1)"; }
+  echo "onnx_manifest.sh: SKIPPED: no OpenCL device"; exit 0
+fi
+cat "$T/run.log"
+[ "$rc" = 0 ] || fail "the manifest run exited $rc"
+grep -q "3 kernels run (0 failed), 3 outputs compared" "$T/run.log" || fail "want 3 kernels run and compared"
+
+# act.onnx: Clip alone and fused into a 1x1 conv (kept as its matmul form), a 3x3 conv after Relu
+# and a Gemm, against ONNX Runtime at batch 2 (tests/data/onnx/act_ort)
+"$B/gensor" import tests/data/onnx/act.onnx --dim batch=2 --hw rtx3090 --construct "$T/act" 2> "$T/act.log" ||
+  { cat "$T/act.log"; fail "import --construct act.onnx"; }
+"$B/onnx_run" --manifest "$T/act" tests/data/onnx/act_ort > "$T/act.run" 2>&1 || { cat "$T/act.run"; fail "act.onnx's run"; }
+cat "$T/act.run"
+grep -q "4 kernels run (0 failed), 4 outputs compared" "$T/act.run" || fail "act.onnx: want 4 kernels run and compared"
+
+# chan.onnx: per-channel Add/Mul over NCHW, a batch norm alone (mulc with a bias), a scalar Add
+"$B/gensor" import tests/data/onnx/chan.onnx --dim batch=2 --hw rtx3090 --construct "$T/chan" 2> "$T/chan.log" ||
+  { cat "$T/chan.log"; fail "import --construct chan.onnx"; }
+"$B/onnx_run" --manifest "$T/chan" tests/data/onnx/chan_ort > "$T/chan.run" 2>&1 || { cat "$T/chan.run"; fail "chan.onnx's run"; }
+cat "$T/chan.run"
+grep -q "4 kernels run (0 failed), 4 outputs compared" "$T/chan.run" || fail "chan.onnx: want 4 kernels run and compared"
+
+# a reference off by 5 % + 0.1 in its last element (the graph output y)
+cp -r tests/data/onnx/chain_ort "$T/bad"
+python3 - "$T/bad/expected" <<'PY'
+import os, struct, sys
+d = sys.argv[1]
+for f in sorted(os.listdir(d)):
+    b = bytearray(open(os.path.join(d, f), "rb").read())
+    if b"\x42\x01y" in b:  # the TensorProto named "y" (field 8, length 1); raw_data is last
+        v = struct.unpack_from("<f", b, len(b) - 4)[0]
+        struct.pack_into("<f", b, len(b) - 4, v * 1.05 + 0.1)
+        open(os.path.join(d, f), "wb").write(bytes(b))
+        sys.exit(0)
+sys.exit("no tensor named y")
+PY
+if "$B/onnx_run" --manifest "$T/m" "$T/bad" > "$T/bad.log" 2>&1; then cat "$T/bad.log"; fail "a wrong reference passed"; fi
+grep -q "FAIL" "$T/bad.log" || { cat "$T/bad.log"; fail "no FAIL line for the wrong reference"; }
+
+# a manifest whose first kernel's config, or kernel name, was edited
+cp "$T/m/manifest.json" "$T/orig.json"
+sed '0,/"config": "[^"]*"/s//"config": "bm=1,bn=1"/' "$T/orig.json" > "$T/m/manifest.json"
+if "$B/onnx_run" --manifest "$T/m" tests/data/onnx/chain_ort > "$T/edit.log" 2>&1; then
+  cat "$T/edit.log"; fail "an edited config passed"
+fi
+grep -q "config: unknown key 'bm'" "$T/edit.log" || { cat "$T/edit.log"; fail "the edited config is not named"; }
+sed '0,/"kernel_cl": "[^"]*"/s//"kernel_cl": "gs_0000000000000000"/' "$T/orig.json" > "$T/m/manifest.json"
+if "$B/onnx_run" --manifest "$T/m" tests/data/onnx/chain_ort > "$T/edit.log" 2>&1; then
+  cat "$T/edit.log"; fail "an edited kernel name passed"
+fi
+grep -q "the manifest says gs_0000000000000000" "$T/edit.log" || { cat "$T/edit.log"; fail "the edited kernel is not named"; }
+echo "onnx_manifest.sh: import --construct and the manifest run pass; a wrong reference, an edited config and kernel name fail"
