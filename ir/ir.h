@@ -21,6 +21,40 @@
 #define GS_MAX_DIMS 6
 #define GS_NAME_LEN 12
 
+/* ---- element types -------------------------------------------------------
+ * The type table: one row per gs_dtype, read by everything that sizes bytes
+ * (plan, model), spells a type (the printers) or converts host data
+ * (verify, refine, the experiments). Every type accumulates in f32. */
+typedef struct gs_dtype_info {
+    const char *name;      /* spec name: "f32", "f16", "bf16" */
+    int bytes;             /* storage bytes per element */
+    const char *cuda_t;    /* CUDA storage spelling ("float", "unsigned short") */
+    const char *opencl_t;  /* OpenCL storage spelling ("float", "ushort": no cl_khr_fp16 needed) */
+    uint32_t zero_bits;    /* the storage bits of +0 */
+    uint32_t neg_inf_bits; /* the storage bits of -inf (a max's identity) */
+    int mant_bits;         /* explicit mantissa bits (23, 10, 7): unit roundoff 2^-(mant_bits+1) */
+    gs_dtype acc;          /* the accumulator type (f32 for all) */
+} gs_dtype_info;
+extern const gs_dtype_info gs_dtypes[GS_DTYPE_COUNT];
+/* The row of t (f32's for an out-of-range t). */
+const gs_dtype_info *gs_dtype_row(int t);
+/* Parse a spec name; false when unknown. */
+bool gs_dtype_parse(const char *name, gs_dtype *t);
+/* Unit roundoff of t: 2^-(mant_bits+1). */
+double gs_dtype_unit_roundoff(gs_dtype t);
+/* Exact host conversions, round to nearest even on the way down (NaN stays
+ * NaN, quiet; overflow to inf; subnormals kept): binary32 <-> binary16 and
+ * bfloat16 bits. */
+uint16_t gs_f32_to_f16(float x);
+float gs_f16_to_f32(uint16_t h);
+uint16_t gs_f32_to_bf16(float x);
+float gs_bf16_to_f32(uint16_t h);
+/* x rounded to t and back (f32: x itself). */
+float gs_dtype_round(gs_dtype t, float x);
+/* Pack n floats into t's storage (dst: n * bytes) and back. */
+void gs_dtype_pack(gs_dtype t, const float *src, void *dst, int64_t n);
+void gs_dtype_unpack(gs_dtype t, const void *src, float *dst, int64_t n);
+
 typedef enum gs_axis_kind { GS_AXIS_SPATIAL = 0, GS_AXIS_REDUCE = 1 } gs_axis_kind;
 
 /* Operator structs have no padding (ir/op.c asserts it): gs_op_key hashes

@@ -1,0 +1,117 @@
+/* test_dtype.c — the element-type table and the host conversions, against
+ * bit patterns worked out from the IEEE 754 formats, and (where the
+ * compiler has _Float16) against the compiler's own binary16 conversion. */
+#include "ir/ir.h"
+#include "util/pcg.h"
+
+#include <criterion/criterion.h>
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+TestSuite(dtype);
+
+static float bitsf(uint32_t u) {
+    float x;
+    memcpy(&x, &u, 4);
+    return x;
+}
+
+Test(dtype, table_rows) {
+    cr_assert_eq(gs_dtype_bytes(GS_DTYPE_F32), 4);
+    cr_assert_eq(gs_dtype_bytes(GS_DTYPE_F16), 2);
+    cr_assert_eq(gs_dtype_bytes(GS_DTYPE_BF16), 2);
+    cr_assert_eq(gs_dtype_bytes((gs_dtype)7), 0);
+    cr_assert_str_eq(gs_dtype_name(GS_DTYPE_BF16), "bf16");
+    gs_dtype t;
+    cr_assert(gs_dtype_parse("f16", &t) && t == GS_DTYPE_F16);
+    cr_assert(!gs_dtype_parse("fp16", &t));
+    for (int i = 0; i < GS_DTYPE_COUNT; i++) cr_assert_eq(gs_dtypes[i].acc, GS_DTYPE_F32);
+    cr_assert_eq(gs_f16_to_f32((uint16_t)gs_dtypes[GS_DTYPE_F16].neg_inf_bits), -INFINITY);
+    cr_assert_eq(gs_bf16_to_f32((uint16_t)gs_dtypes[GS_DTYPE_BF16].neg_inf_bits), -INFINITY);
+    cr_assert_eq(gs_dtype_unit_roundoff(GS_DTYPE_F16), ldexp(1, -11));
+    cr_assert_eq(gs_dtype_unit_roundoff(GS_DTYPE_BF16), ldexp(1, -8));
+}
+
+Test(dtype, f16_known_bits) {
+    static const struct { float x; uint16_t h; } c[] = {
+        {1.0f, 0x3c00}, {-2.0f, 0xc000}, {0.1f, 0x2e66}, {65504.0f, 0x7bff}, {65519.0f, 0x7bff},
+        {65520.0f, 0x7c00},                       /* the tie above the largest finite: to even, inf */
+        {1.0f + 0x1p-11f, 0x3c00},                /* tie: to the even 1.0 */
+        {1.0f + 0x3p-11f, 0x3c02},                /* tie: to the even 1+2^-9 */
+        {1.0f + 0x1p-11f + 0x1p-20f, 0x3c01},     /* above the tie */
+        {0x1p-14f, 0x0400}, {0x1p-24f, 0x0001}, {0x1p-25f, 0x0000}, /* smallest subnormal; its half ties to 0 */
+        {0x1.8p-25f, 0x0001}, {0x3p-25f, 0x0002}, /* 1.5 ulp ties to even 2 */
+        {0x1.ff8p-15f, 0x03ff}, {0x1.ffcp-15f, 0x0400}, /* the largest subnormal; the tie above it carries to a normal */
+        {-0.0f, 0x8000}, {1e-30f, 0x0000}, {1e30f, 0x7c00}, {-1e30f, 0xfc00},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+        cr_expect_eq(gs_f32_to_f16(c[i].x), c[i].h, "%a: got %#06x want %#06x", (double)c[i].x, gs_f32_to_f16(c[i].x),
+                     c[i].h);
+    cr_assert_eq(gs_f32_to_f16(INFINITY), 0x7c00);
+    cr_assert_eq(gs_f32_to_f16(-INFINITY), 0xfc00);
+    uint16_t n = gs_f32_to_f16(bitsf(0x7f800001u)); /* a signalling NaN comes back quiet */
+    cr_assert((n & 0x7c00) == 0x7c00 && (n & 0x3ff) != 0 && (n & 0x200), "NaN -> %#06x", n);
+    cr_assert_eq(gs_f16_to_f32(0x0001), 0x1p-24f);
+    cr_assert_eq(gs_f16_to_f32(0x7bff), 65504.0f);
+    cr_assert(isnan(gs_f16_to_f32(0x7e00)));
+}
+
+Test(dtype, f16_every_pattern_round_trips) {
+    for (uint32_t h = 0; h < 65536; h++) {
+        float x = gs_f16_to_f32((uint16_t)h);
+        uint16_t back = gs_f32_to_f16(x);
+        if (isnan(x)) cr_assert((back & 0x7c00) == 0x7c00 && (back & 0x3ff), "%#06x", h);
+        else cr_assert_eq(back, h, "%#06x -> %a -> %#06x", h, (double)x, back);
+    }
+}
+
+#ifdef __FLT16_MAX__
+/* the compiler's conversion (F16C or soft-float, both round to nearest even) */
+Test(dtype, f16_agrees_with_the_compiler) {
+    gs_pcg32 r;
+    gs_pcg32_seed(&r, 18, 16);
+    for (int i = 0; i < 2000000; i++) {
+        uint32_t u = gs_pcg32_next(&r);
+        if (i % 2) u = (u & 0x80000000u) | ((u & 0x0fffffffu) + 0x30000000u); /* bias toward binary16's range */
+        float x = bitsf(u);
+        if (isnan(x)) continue;
+        _Float16 c = (_Float16)x;
+        uint16_t want;
+        memcpy(&want, &c, 2);
+        cr_assert_eq(gs_f32_to_f16(x), want, "%a (%#010x): got %#06x want %#06x", (double)x, u, gs_f32_to_f16(x), want);
+        cr_assert_eq(gs_f16_to_f32(want), (float)c);
+    }
+}
+#endif
+
+Test(dtype, bf16_known_bits) {
+    static const struct { float x; uint16_t h; } c[] = {
+        {1.0f, 0x3f80}, {-2.0f, 0xc000}, {3.14159265f, 0x4049}, {1.0f + 0x1p-8f, 0x3f80}, /* tie to even */
+        {1.0f + 0x3p-8f, 0x3f82}, {1.0f + 0x1p-8f + 0x1p-20f, 0x3f81}, {FLT_MAX, 0x7f80}, {-0.0f, 0x8000},
+        {0x1p-149f, 0x0000}, {0x1p-133f, 0x0001}, /* subnormals: the top bits as they are */
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+        cr_expect_eq(gs_f32_to_bf16(c[i].x), c[i].h, "%a: got %#06x want %#06x", (double)c[i].x,
+                     gs_f32_to_bf16(c[i].x), c[i].h);
+    cr_assert_eq(gs_f32_to_bf16(bitsf(0x7fc00000u)), 0x7fc0);
+    cr_assert_eq(gs_f32_to_bf16(bitsf(0x7f800001u)), 0x7fc0); /* quiet, not rounded into inf */
+    cr_assert_eq(gs_f32_to_bf16(bitsf(0xff80ffffu)), 0xffc0);
+    cr_assert_eq(gs_f32_to_bf16(-INFINITY), 0xff80);
+    for (uint32_t h = 0; h < 65536; h++) {
+        float x = gs_bf16_to_f32((uint16_t)h);
+        if (!isnan(x)) cr_assert_eq(gs_f32_to_bf16(x), h, "%#06x", h);
+    }
+}
+
+Test(dtype, pack_round_trip) {
+    float x[5] = {1.0f, 0.1f, -3.5f, 65520.0f, 1e-8f}, y[5];
+    uint16_t h[5];
+    gs_dtype_pack(GS_DTYPE_F16, x, h, 5);
+    gs_dtype_unpack(GS_DTYPE_F16, h, y, 5);
+    for (int i = 0; i < 5; i++) cr_assert_eq(y[i], gs_dtype_round(GS_DTYPE_F16, x[i]));
+    cr_assert_eq(y[1], 0.0999755859375f);
+    cr_assert(isinf(y[3]));
+    gs_dtype_pack(GS_DTYPE_F32, x, y, 5);
+    cr_assert(!memcmp(x, y, sizeof x));
+}
