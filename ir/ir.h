@@ -124,8 +124,16 @@ struct gs_op {
     int transA, transB;
     char spec[256];
     bool has_bias;                     /* bias vector is an extra kernel arg */
-    uint8_t reserved_[11];             /* zero: no padding (see gs_op_key) */
+    uint8_t dtype_in;                  /* gs_dtype of the inputs and the bias (f32: 0) */
+    uint8_t dtype_out;                 /* gs_dtype of the output */
+    uint8_t reserved_[9];              /* zero: no padding (see gs_op_key) */
 };
+/* The element types of tensor t of op (t == ninputs: the output) and of the
+ * bias. */
+static inline gs_dtype gs_op_tensor_dtype(const gs_op *op, int t) {
+    return (gs_dtype)(t == op->ninputs ? op->dtype_out : op->dtype_in);
+}
+static inline bool gs_op_typed(const gs_op *op) { return op->dtype_in != 0 || op->dtype_out != 0; }
 
 static inline const gs_tensor *gs_op_out(const gs_op *op) { return &op->tensors[op->ninputs]; }
 /* The operator's structure as a kernel sees it: a copy of op, every byte of

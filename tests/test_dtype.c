@@ -115,3 +115,71 @@ Test(dtype, pack_round_trip) {
     gs_dtype_pack(GS_DTYPE_F32, x, y, 5);
     cr_assert(!memcmp(x, y, sizeof x));
 }
+
+/* ---- operators carry types ------------------------------------------------------------- */
+static void parse_ok(const char *spec, gs_op *op) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_status s = gs_op_parse_into(ctx, spec, op);
+    cr_assert_eq(s, GS_OK, "%s: %s", spec, gs_ctx_errmsg(ctx));
+    gs_ctx_destroy(ctx);
+}
+
+Test(dtype, spec_round_trips_and_keys_differ) {
+    static const char *specs[] = {
+        "gemm M=5 N=7 K=3 dtype=f16",
+        "gemv M=5 N=7 dtype=bf16 out_dtype=f32",
+        "conv2d N=1 C=3 H=7 W=7 K=5 R=3 S=3 pad=1 bias=1 relu=1 dtype=bf16",
+        "rowmax M=3 K=4 out_dtype=f16",
+        "avgpool2d N=1 C=2 H=5 W=5 F=3 pad=1 count_include_pad=0 dtype=f16",
+    };
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        gs_op a, b, ka, kb;
+        parse_ok(specs[i], &a);
+        parse_ok(a.spec, &b);
+        cr_assert_str_eq(a.spec, b.spec);
+        cr_assert(!memcmp(&a, &b, sizeof a), "%s does not round-trip", a.spec);
+        cr_assert(strstr(a.spec, "dtype="), "%s", a.spec);
+        gs_op_key(&a, &ka);
+        /* the same operator in f32 has another key: the type is part of every kernel's */
+        gs_op f = a;
+        f.dtype_in = f.dtype_out = 0;
+        gs_op_key(&f, &kb);
+        cr_assert(memcmp(&ka, &kb, sizeof ka), "%s: the type is not in the key", a.spec);
+    }
+    gs_op a;
+    parse_ok("rowmax M=3 K=4 out_dtype=f16", &a);
+    cr_assert_eq(a.dtype_in, GS_DTYPE_F32);
+    cr_assert_eq(a.dtype_out, GS_DTYPE_F16);
+    cr_assert_eq(gs_op_buffer_bytes(&a, 0), 12 * 4);
+    cr_assert_eq(gs_op_buffer_bytes(&a, 1), 3 * 2);
+    /* f32 prints as before: no type in the text */
+    parse_ok("gemm M=5 N=7 K=3 dtype=f32 out_dtype=f32", &a);
+    cr_assert_str_eq(a.spec, "gemm M=5 N=7 K=3 transA=0 transB=0 alpha=1 beta=0");
+    parse_ok("gemm M=5 N=7 K=3 bias=1 dtype=bf16", &a);
+    cr_assert_eq(gs_op_buffer_dtype(&a, 3), GS_DTYPE_BF16);
+    cr_assert_eq(gs_op_buffer_bytes(&a, 3), 7 * 2);
+}
+
+Test(dtype, bad_types_are_refused) {
+    static const struct { const char *spec; gs_status want; const char *msg; } c[] = {
+        {"gemm M=5 N=7 K=3 dtype=f8", GS_ERR_PARSE, "unknown type 'f8'"},
+        {"gemm M=5 N=7 K=3 dtype=", GS_ERR_PARSE, "unknown type ''"},
+        {"relu M=3 N=4 dtype=f16 dtype=bf16", GS_ERR_PARSE, "given twice"},
+        {"relu M=3 N=4 out_dtype=half", GS_ERR_PARSE, "unknown type 'half'"},
+    };
+    gs_ctx *ctx = gs_ctx_create();
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        gs_op op;
+        cr_expect_eq(gs_op_parse_into(ctx, c[i].spec, &op), c[i].want, "%s", c[i].spec);
+        cr_expect(strstr(gs_ctx_errmsg(ctx), c[i].msg), "%s: '%s'", c[i].spec, gs_ctx_errmsg(ctx));
+    }
+    gs_op op;
+    parse_ok("relu M=3 N=4", &op);
+    cr_assert_eq(gs_op_set_dtype(ctx, &op, (gs_dtype)9, GS_DTYPE_F16), GS_ERR_INVALID_ARG);
+    cr_assert_eq(gs_op_set_dtype(ctx, &op, GS_DTYPE_F16, GS_DTYPE_F16), GS_OK);
+    cr_assert_eq(gs_op_set_dtype(ctx, &op, GS_DTYPE_BF16, GS_DTYPE_F32), GS_OK);
+    cr_assert_str_eq(op.spec, "relu M=3 N=4 dtype=bf16 out_dtype=f32");
+    op.dtype_in = 7;
+    cr_assert_eq(gs_op_validate(ctx, &op), GS_ERR_INVALID_ARG);
+    gs_ctx_destroy(ctx);
+}
