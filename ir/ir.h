@@ -422,7 +422,10 @@ gs_status gs_op_build_rowreduce(gs_ctx *ctx, gs_op *op, gs_rowreduce kind, int64
 
 /* ---- reference interpreter (naive loops, double accumulation) ----------
  * ins[i] are the inputs in order, out the output (read when beta != 0),
- * bias may be NULL when the op has none. */
+ * bias may be NULL when the op has none. Every buffer holds floats; for a
+ * 16-bit type the caller gives values its type represents exactly
+ * (gs_dtype_round), and each output is rounded to the output type (via
+ * f32, as the kernels' f32 epilogue does). */
 gs_status gs_op_reference(gs_ctx *ctx, const gs_op *op, const float *const *ins,
                           const float *bias, float *out);
 /* Linear offset of tensor t at the axis point pt[naxes], or -1 when the

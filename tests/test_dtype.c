@@ -183,3 +183,49 @@ Test(dtype, bad_types_are_refused) {
     cr_assert_eq(gs_op_validate(ctx, &op), GS_ERR_INVALID_ARG);
     gs_ctx_destroy(ctx);
 }
+
+/* ---- the reference and the tolerance -------------------------------------------------- */
+#include "kernels/service/service.h"
+
+static uint16_t trunc_f16(float x) { /* a wrong store: truncation toward zero (normal range) */
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    uint32_t e = (u >> 23) & 0xff;
+    return (uint16_t)(((u >> 16) & 0x8000u) | ((e - 112) << 10) | ((u >> 13) & 0x3ffu));
+}
+
+Test(dtype, rounding_check_catches_truncation) {
+    /* a gemv's exact results, rounded by RNE (passes) and by truncation (fails) */
+    gs_op op;
+    parse_ok("gemv M=4000 N=37 dtype=f16", &op);
+    gs_pcg32 r;
+    gs_pcg32_seed(&r, 5, 6);
+    static float A[4000 * 37], x[37], ref[4000], y[4000], rne[4000], tr[4000];
+    gs_pcg32_fill_uniform(&r, A, 4000 * 37);
+    gs_pcg32_fill_uniform(&r, x, 37);
+    for (int i = 0; i < 4000 * 37; i++) A[i] = gs_dtype_round(GS_DTYPE_F16, A[i]);
+    for (int i = 0; i < 37; i++) x[i] = gs_dtype_round(GS_DTYPE_F16, x[i]);
+    const float *ins[2] = {A, x};
+    gs_ctx *ctx = gs_ctx_create();
+    gs_op f = op;
+    f.dtype_out = GS_DTYPE_F32;
+    cr_assert_eq(gs_op_reference(ctx, &f, ins, NULL, ref), GS_OK);
+    cr_assert_eq(gs_op_reference(ctx, &op, ins, NULL, y), GS_OK); /* the rounded reference */
+    for (int i = 0; i < 4000; i++) {
+        rne[i] = gs_f16_to_f32(gs_f32_to_f16(ref[i]));
+        tr[i] = gs_f16_to_f32(trunc_f16(ref[i]));
+        cr_assert_eq(y[i], rne[i]);
+    }
+    double slack = gs_verify_tolerance(&f);
+    gs_diff d = {0};
+    gs_diff_compute(rne, ref, 4000, &d);
+    cr_assert_leq(d.normwise, gs_verify_tolerance(&op));
+    gs_diff_round_check(rne, ref, 4000, GS_DTYPE_F16, slack * d.ref_max, &d);
+    cr_assert_eq(d.rounding, 0);
+    gs_diff_compute(tr, ref, 4000, &d);
+    gs_diff_round_check(tr, ref, 4000, GS_DTYPE_F16, slack * d.ref_max, &d);
+    cr_assert_gt(d.rounding, 1000, "truncation: %lld of 4000 caught", (long long)d.rounding);
+    cr_assert(gs_verify_tolerance(&op) > gs_verify_tolerance(&f));
+    cr_assert_eq(gs_verify_tolerance(&f), GS_VERIFY_TOL); /* f32 outputs: as before */
+    gs_ctx_destroy(ctx);
+}
