@@ -1,0 +1,209 @@
+/* test_types.c — f16 and bf16 tensors through every printer path on PoCL,
+ * checked against the reference (inputs exact in their type, f32
+ * accumulation, one rounding of the output: gs_verify_plan's normwise and
+ * half-ulp checks): all 13 operator classes on awkward shapes (primes, 1,
+ * extents that are not multiples of the 8-half vector), the constructed
+ * candidates with 1 to 4 stages under the fallback plans (scalar,
+ * predicated, register copies), reduce lanes, split-K in both meets,
+ * im2col, the 1x1 convolution as a matrix product, epilogues with bias and
+ * relu, and a plan made for aligned rows run on misaligned ones. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "construct/construct.h"
+#include "kernels/service/service.h"
+#include "test_common.h"
+
+static const gs_plan_opts OPTS[] = {
+    {0, 0, 0, 0, 0, 0}, /* the library's plan */
+    {1, 0, 0, 0, 0, 0}, /* scalar */
+    {0, 1, 0, 0, 0, 0}, /* predicated */
+    {0, 0, 1, 0, 0, 0}, /* register copies */
+};
+#define NOPTS (int)(sizeof OPTS / sizeof OPTS[0])
+
+typedef struct tcount {
+    int kernels, vec8_copy, vec_copy, vec_out, async, pipelined, scalar, predicated, lanes, splitk, im2col;
+} tcount;
+
+static gs_device *open_cl(gs_ctx *ctx) {
+    gs_device *cl = NULL;
+    gs_status s = gs_device_open(ctx, GS_BACKEND_OPENCL, 0, &cl);
+    if (s == GS_ERR_OPENCL_MISSING) cr_skip_test("no OpenCL device (install pocl-opencl-icd): %s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(s, GS_OK, "%s", gs_ctx_errmsg(ctx));
+    return cl;
+}
+
+static bool run1(gs_ctx *ctx, gs_device *cl, const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *o,
+                 uint64_t seed, tcount *c) {
+    if (!gs_etir_wellformed(op, e) || !gs_hw_check(hw, op, e)) return false;
+    gs_plan p;
+    gs_plan_make(hw, op, e, o, &p);
+    gs_diff d;
+    gs_status s = gs_verify_plan(ctx, cl, op, e, &p, seed, &d);
+    char desc[256];
+    gs_etir_format(op, e, desc, sizeof desc);
+    cr_expect_eq(s, GS_OK, "%s on %s (%s) opts %d%d%d: %s", op->spec, hw->name, desc, o->scalar, o->predicated,
+                 o->no_async, gs_ctx_errmsg(ctx));
+    if (s != GS_OK) return true;
+    c->kernels++;
+    for (int t = 0; t < op->ninputs; t++) {
+        c->vec8_copy += p.in[t].staged && p.in[t].copy_vec == 8;
+        c->vec_copy += p.in[t].staged && p.in[t].copy_vec > 1;
+        c->im2col += p.in[t].staged && p.in[t].im2col;
+    }
+    c->vec_out += p.out_vec > 1;
+    c->async += p.any_async;
+    c->pipelined += p.stages > 1;
+    c->scalar += p.opts.scalar;
+    c->predicated += !p.fast_path;
+    c->lanes += p.lanes > 1;
+    c->splitk += p.splitk > 1;
+    return true;
+}
+
+/* spec with " dtype=<t>" appended */
+static gs_op *parse_typed(gs_ctx *ctx, const char *spec, const char *t) {
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s dtype=%s", spec, t);
+    gs_op *op = NULL;
+    cr_assert_eq(gs_op_parse(ctx, buf, &op), GS_OK, "%s: %s", buf, gs_ctx_errmsg(ctx));
+    return op;
+}
+
+/* The constructed top candidate, then stages 1..4 under the option sets in rotation. */
+static void run_specs(const char *const *hws, const char *const *specs, int n, const char *type, tcount *c) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_device *cl = open_cl(ctx);
+    int rot = 0;
+    for (int i = 0; i < n; i++) {
+        gs_op *op = parse_typed(ctx, specs[i], type);
+        const gs_hw *hw = gs_hw_find_builtin(hws[i % 3]);
+        gs_construct_opts co;
+        gs_construct_opts_default(&co);
+        co.seed = (uint64_t)i + 1;
+        co.top_k = 1;
+        gs_result *r = NULL;
+        cr_assert_eq(gs_construct(ctx, op, hw, &co, &r), GS_OK, "%s: %s", op->spec, gs_ctx_errmsg(ctx));
+        run1(ctx, cl, hw, op, &r->cand[0], &OPTS[0], co.seed, c);
+        for (int st = 1; st <= GS_MAX_STAGES; st++) {
+            gs_etir e = r->cand[0];
+            if (e.stages == st) continue;
+            e.stages = (uint8_t)st;
+            if (run1(ctx, cl, hw, op, &e, &OPTS[rot % NOPTS], co.seed + (uint64_t)st, c)) rot++;
+        }
+        gs_result_destroy(r);
+        gs_op_destroy(op);
+    }
+    gs_device_close(cl);
+    gs_ctx_destroy(ctx);
+}
+
+static const char *const HWS[] = {"h100", "t4", "a100"};
+/* every class: gemm in its 4 transposes, bgemm, gemv, conv2d nchw/nhwc (3x3 and 1x1), depthwise, pools,
+ * element-wise, row reductions */
+static const char *const SPECS[] = {
+    "gemm M=67 N=45 K=203",
+    "gemm M=1 N=97 K=130 transA=1",
+    "gemm M=33 N=17 K=77 transB=1 bias=1 relu=1",
+    "gemm M=31 N=9 K=41 transA=1 transB=1 alpha=0.5 beta=0.25",
+    "gemm M=64 N=72 K=96 bias=1",
+    "bgemm B=3 M=19 N=40 K=71",
+    "gemv M=37 N=129",
+    "gemv M=5 N=333 transA=1 alpha=1.5 beta=0.5",
+    "conv2d N=2 C=13 H=11 W=9 K=10 R=3 S=3 pad=1",
+    "conv2d N=1 C=8 H=7 W=7 K=16 R=1 S=1 stride=2 layout=nhwc bias=1",
+    "conv2d N=1 C=32 H=5 W=5 K=36 R=3 S=3 pad=1 layout=nhwc relu=1",
+    "conv2d N=1 C=24 H=6 W=5 K=40 R=1 S=1 layout=nhwc bias=1 relu=1",
+    "conv2d N=2 C=16 H=3 W=7 K=8 R=1 S=1",
+    "dwconv2d N=1 C=17 H=9 W=13 R=3 S=3 pad=1 layout=nchw bias=1",
+    "dwconv2d N=1 C=24 H=5 W=7 R=3 S=3 pad=1 layout=nhwc relu=1",
+    "maxpool2d N=1 C=5 H=17 W=11 F=3 stride=2 pad=1 layout=nhwc",
+    "maxpool2d N=2 C=3 H=7 W=9 F=2 stride=2",
+    "avgpool2d N=1 C=5 H=17 W=11 F=3 stride=2 pad=1 layout=nhwc",
+    "avgpool2d N=1 C=3 H=9 W=7 F=3 pad=1 count_include_pad=0",
+    "relu M=1 N=1",
+    "relu M=13 N=67",
+    "add M=7 N=61",
+    "mul M=5 N=40 bcast=1",
+    "rowsum M=5 K=333",
+    "rowmean M=1 K=4099",
+    "rowmax M=3 K=1031",
+};
+#define NSPECS (int)(sizeof SPECS / sizeof SPECS[0])
+
+static void every_class(const char *type) {
+    tcount c = {0};
+    run_specs(HWS, SPECS, NSPECS, type, &c);
+    cr_log_info("types/%s: %d kernels, %d vector-copy inputs (%d of 8 halves), %d vector stores, %d cp.async, "
+                "%d pipelined, %d scalar, %d predicated, %d with lanes, %d split-K, %d im2col",
+                type, c.kernels, c.vec_copy, c.vec8_copy, c.vec_out, c.async, c.pipelined, c.scalar, c.predicated,
+                c.lanes, c.splitk, c.im2col);
+    cr_expect_geq(c.kernels, NSPECS + 10, "kernels ran: %d", c.kernels);
+    cr_expect_geq(c.vec8_copy, 2, "16-byte copies of 8 halves ran: %d", c.vec8_copy);
+    cr_expect_geq(c.vec_out, 2, "vector stores ran: %d", c.vec_out);
+    cr_expect_geq(c.async, 2, "cp.async copies ran: %d", c.async);
+    cr_expect_geq(c.scalar, 4, "scalar plans ran: %d", c.scalar);
+    cr_expect_geq(c.predicated, 2, "predicated plans ran: %d", c.predicated);
+}
+
+Test(types, every_class_f16, .timeout = 1200) { every_class("f16"); }
+Test(types, every_class_bf16, .timeout = 1200) { every_class("bf16"); }
+
+/* Reduce lanes (within a warp and across warps), split-K (ordered and
+ * atomic) and im2col (forced and off), on configured states. */
+static void knob_paths(const char *type) {
+    static const struct { const char *hw, *spec, *cfg; } cases[] = {
+        {"h100", "gemv M=37 N=1029", "bm=4,bk=64,sa=1,sx=1"},
+        {"a100", "rowsum M=7 K=1031", "bm=2,bk=32,sx=1"},
+        {"h100", "rowmax M=3 K=777", "bm=4,bk=64,sx=0"},
+        {"h100", "gemm M=29 N=37 K=301 bias=1 relu=1", "bm=16,bn=16,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1"},
+        {"a100", "conv2d N=1 C=19 H=7 W=9 K=12 R=3 S=3 pad=1 bias=1", "bn=1,bk=4,bp=1,bq=8,bc=4,br=4,bs=4,tq=2,si=1,sf=1"},
+    };
+    gs_ctx *ctx = gs_ctx_create();
+    gs_device *cl = open_cl(ctx);
+    tcount c = {0};
+    int rot = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gs_op *op = parse_typed(ctx, cases[i].spec, type);
+        const gs_hw *hw = gs_hw_find_builtin(cases[i].hw);
+        gs_etir e0;
+        cr_assert_eq(gs_etir_parse_config(ctx, op, cases[i].cfg, &e0), GS_OK, "%s: %s", op->spec, gs_ctx_errmsg(ctx));
+        int ga = gs_etir_lanes_axis(op), sa = gs_etir_splitk_axis(op);
+        for (int g = 0; g <= 7 && ga >= 0; g += 3) { /* 1, 8, 64 lanes */
+            gs_etir e = e0;
+            while (e.tile[ga].block < (1 << g) && e.tile[ga].block < gs_etir_max_tile(op, ga)) e.tile[ga].block *= 2;
+            if (e.tile[ga].block < (1 << g)) continue;
+            e.lanes_log2 = (uint8_t)g;
+            e.stages = (uint8_t)(1 + (g + (int)i) % 3);
+            run1(ctx, cl, hw, op, &e, &OPTS[rot++ % NOPTS], 40 + (uint64_t)g, &c);
+        }
+        for (int sk = 2; sk <= 5 && sa >= 0; sk += 3) {
+            gs_etir e = e0;
+            if (!gs_knob_ok(op, &e, GS_KNOB_SPLITK, sk)) continue;
+            e.splitk = (uint8_t)sk;
+            run1(ctx, cl, hw, op, &e, &OPTS[rot++ % NOPTS], 60 + (uint64_t)sk, &c);
+            gs_plan_opts at = OPTS[0];
+            at.split_atomic = op->combine != GS_COMBINE_MAX;
+            run1(ctx, cl, hw, op, &e, &at, 70 + (uint64_t)sk, &c);
+        }
+        if (op->kind == GS_OPK_CONV2D)
+            for (int m = GS_IM2COL_FORCE; m <= GS_IM2COL_OFF; m++) {
+                gs_plan_opts o = OPTS[0];
+                o.im2col = (uint8_t)m;
+                run1(ctx, cl, hw, op, &e0, &o, 80 + (uint64_t)m, &c);
+            }
+        gs_op_destroy(op);
+    }
+    cr_log_info("types/%s knobs: %d kernels, %d with lanes, %d split-K, %d im2col", type, c.kernels, c.lanes, c.splitk,
+                c.im2col);
+    cr_expect_geq(c.lanes, 4, "reduce lanes ran: %d", c.lanes);
+    cr_expect_geq(c.splitk, 4, "split-K ran: %d", c.splitk);
+    cr_expect_geq(c.im2col, 1, "im2col tiles ran: %d", c.im2col);
+    gs_device_close(cl);
+    gs_ctx_destroy(ctx);
+}
+
+Test(types, knobs_f16, .timeout = 900) { knob_paths("f16"); }
+Test(types, knobs_bf16, .timeout = 900) { knob_paths("bf16"); }
