@@ -112,7 +112,7 @@ void gs_diff_round_check(const float *y, const float *ref, int64_t n, gs_dtype t
  * 16-bit output type adds its unit roundoff u (one rounding of the f32
  * result): tol = tol_f32 + u (1 + tol_f32), against the unrounded
  * reference; the inputs are exact in their type and their products exact
- * in f32, so the accumulation's error is f32's (docs/MODEL.md, "Types"). */
+ * in f32, so the accumulation's error is f32's (docs/MODEL.md, "Verification bound"). */
 #define GS_VERIFY_TOL 1e-5
 double gs_verify_tolerance(const gs_op *op);
 
