@@ -9,11 +9,13 @@
  * relu, and a plan made for aligned rows run on misaligned ones. */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "construct/construct.h"
 #include "kernels/service/service.h"
 #include "test_common.h"
+#include "util/pcg.h"
 
 static const gs_plan_opts OPTS[] = {
     {0, 0, 0, 0, 0, 0}, /* the library's plan */
@@ -207,3 +209,109 @@ static void knob_paths(const char *type) {
 
 Test(types, knobs_f16, .timeout = 900) { knob_paths("f16"); }
 Test(types, knobs_bf16, .timeout = 900) { knob_paths("bf16"); }
+
+/* A plan made for rows that take 16-byte loads of 8 halves (K=64, N=64),
+ * run on rows that do not (K=61, N=62: odd rows leave every other row only
+ * 2-byte aligned): the run-time guards must send every tile to the scalar
+ * path, and the result must still match. */
+Test(types, aligned_plan_on_misaligned_halves, .timeout = 300) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_device *cl = open_cl(ctx);
+    const gs_hw *hw = gs_hw_find_builtin("h100");
+    const char *aligned[] = {"gemm M=64 N=64 K=64 dtype=f16", "gemm M=64 N=64 K=64 transA=1 bias=1 dtype=bf16"};
+    const char *odd[] = {"gemm M=61 N=62 K=61 dtype=f16", "gemm M=59 N=63 K=61 transA=1 bias=1 dtype=bf16"};
+    int vec8 = 0;
+    for (int i = 0; i < 2; i++) {
+        gs_op *a = NULL, *b = NULL;
+        cr_assert_eq(gs_op_parse(ctx, aligned[i], &a), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_assert_eq(gs_op_parse(ctx, odd[i], &b), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        gs_etir e;
+        cr_assert(gs_etir_parse_config(ctx, a, "bm=32,bn=64,bk=32,tm=8,tn=8,vm=1,vn=1,sa=1,sb=1,stages=2", &e) == GS_OK,
+                  "%s", gs_ctx_errmsg(ctx));
+        gs_plan p;
+        gs_plan_make(hw, a, &e, NULL, &p);
+        for (int t = 0; t < a->ninputs; t++) vec8 += p.in[t].copy_vec == 8;
+        vec8 += p.out_vec == 8;
+        gs_diff d;
+        cr_expect_eq(gs_verify_plan(ctx, cl, b, &e, &p, 11, &d), GS_OK, "plan of %s on %s: %s", aligned[i], odd[i],
+                     gs_ctx_errmsg(ctx));
+        cr_expect_eq(gs_verify_plan(ctx, cl, a, &e, &p, 11, &d), GS_OK, "plan of %s on itself: %s", aligned[i],
+                     gs_ctx_errmsg(ctx));
+        gs_op_destroy(a);
+        gs_op_destroy(b);
+    }
+    cr_expect_geq(vec8, 3, "the aligned plans use 8-half vectors (%d decisions)", vec8);
+    gs_device_close(cl);
+    gs_ctx_destroy(ctx);
+}
+
+/* The printer's store rounds to nearest even: the same kernel with the
+ * store's conversion swapped for truncation must fail the half-ulp check,
+ * while the kernel as printed passes it exactly. */
+static double run_src(gs_ctx *ctx, gs_device *cl, const gs_op *op, const gs_kernel_src *ks, const char *src,
+                      int64_t *rounding) {
+    gs_dev_prog prog;
+    cr_assert_eq(gs_dev_prog_load(ctx, cl, src, ks->name, ks->smem_bytes, &prog), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    int64_t n[3] = {gs_tensor_elems(&op->tensors[0]), gs_tensor_elems(&op->tensors[1]), gs_tensor_elems(gs_op_out(op))};
+    static float h[3][64 * 64], ref[64 * 64], y[64 * 64];
+    gs_pcg32 r;
+    gs_pcg32_seed(&r, 3, 4);
+    gs_buffer *b[3];
+    for (int t = 0; t < 3; t++) {
+        gs_pcg32_fill_uniform(&r, h[t], n[t]);
+        for (int64_t i = 0; i < n[t]; i++) h[t][i] = gs_dtype_round(GS_DTYPE_F16, h[t][i]);
+        cr_assert_eq(gs_typed_buffer_create(ctx, cl, GS_DTYPE_F16, h[t], n[t], &b[t]), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    }
+    cr_assert_eq(gs_dev_prog_launch(ctx, &prog, op, b, 3, NULL, (size_t)ks->grid, (size_t)ks->block, NULL), GS_OK, "%s",
+                 gs_ctx_errmsg(ctx));
+    uint16_t raw[64 * 64];
+    cr_assert_eq(gs_buffer_read(ctx, b[2], raw, (size_t)n[2] * 2), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_dtype_unpack(GS_DTYPE_F16, raw, y, n[2]);
+    gs_op f = *op;
+    f.dtype_out = GS_DTYPE_F32;
+    const float *ins[2] = {h[0], h[1]};
+    cr_assert_eq(gs_op_reference(ctx, &f, ins, NULL, ref), GS_OK);
+    gs_diff d = {0};
+    gs_diff_compute(y, ref, n[2], &d);
+    gs_diff_round_check(y, ref, n[2], GS_DTYPE_F16, gs_verify_tolerance(&f) * d.ref_max, &d);
+    *rounding = d.rounding;
+    for (int t = 0; t < 3; t++) gs_buffer_destroy(b[t]);
+    gs_dev_prog_free(&prog);
+    return d.normwise;
+}
+
+Test(types, truncating_store_fails, .timeout = 300) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_device *cl = open_cl(ctx);
+    gs_op *op = NULL;
+    cr_assert_eq(gs_op_parse(ctx, "gemm M=48 N=40 K=56 dtype=f16", &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_etir e;
+    cr_assert(gs_etir_parse_config(ctx, op, "bm=16,bn=16,bk=8,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1", &e) == GS_OK);
+    gs_plan p;
+    gs_plan_make(gs_hw_find_builtin("h100"), op, &e, NULL, &p);
+    gs_kernel_src ks;
+    cr_assert_eq(gs_lower_emit_plan(ctx, op, &e, &p, GS_DIALECT_OPENCL, 0, &ks), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    const char *def = "#define GS_F_OUT(y) gs_f2h(y)\n";
+    char *at = strstr(ks.src, def);
+    cr_assert(at, "the store's conversion macro is printed");
+    /* truncation toward zero of the f32 value's top bits (normal range) */
+    const char *bad = "#define GS_F_OUT(y) ((ushort)(((as_uint(y) >> 16) & 0x8000u) | ((((as_uint(y) >> 23) & 0xffu) - 112u) << 10) | ((as_uint(y) >> 13) & 0x3ffu)))\n";
+    size_t pre = (size_t)(at - ks.src), len = strlen(ks.src);
+    char *src2 = malloc(len + strlen(bad) + 1);
+    memcpy(src2, ks.src, pre);
+    strcpy(src2 + pre, bad);
+    strcat(src2, at + strlen(def));
+    int64_t ok_round = -1, bad_round = -1;
+    double nw_ok = run_src(ctx, cl, op, &ks, ks.src, &ok_round);
+    double nw_bad = run_src(ctx, cl, op, &ks, src2, &bad_round);
+    cr_log_info("types/truncation: RNE store normwise %.3g, %lld off; truncating store normwise %.3g, %lld off", nw_ok,
+                (long long)ok_round, nw_bad, (long long)bad_round);
+    cr_expect_eq(ok_round, 0, "the printed store is RNE: %lld elements beyond half an ulp", (long long)ok_round);
+    cr_expect_leq(nw_ok, gs_verify_tolerance(op));
+    cr_expect_gt(bad_round, 100, "a truncating store is caught: %lld of %lld", (long long)bad_round, 48LL * 40);
+    free(src2);
+    gs_kernel_src_free(&ks);
+    gs_op_destroy(op);
+    gs_device_close(cl);
+    gs_ctx_destroy(ctx);
+}

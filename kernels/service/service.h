@@ -104,6 +104,9 @@ typedef struct gs_diff {
  * unrounded); d->rounding counts the elements that break it. A truncating
  * or otherwise wrong store breaks it by up to an ulp; normwise cannot see
  * that. */
+/* A device buffer of n elements of type t from host floats (packed to the
+ * type's storage, rounding to nearest even). */
+gs_status gs_typed_buffer_create(gs_ctx *ctx, gs_device *dev, gs_dtype t, const float *x, int64_t n, gs_buffer **b);
 void gs_diff_round_check(const float *y, const float *ref, int64_t n, gs_dtype t, double slack, gs_diff *d);
 
 /* Tolerance on the normwise error for fp32 results: GS_VERIFY_TOL for

@@ -43,7 +43,7 @@ void gs_diff_round_check(const float *y, const float *ref, int64_t n, gs_dtype t
 
 /* Device buffers of a type from host floats (packed to the type's storage)
  * and back. */
-static gs_status typed_create(gs_ctx *ctx, gs_device *dev, gs_dtype t, const float *x, int64_t n, gs_buffer **b) {
+gs_status gs_typed_buffer_create(gs_ctx *ctx, gs_device *dev, gs_dtype t, const float *x, int64_t n, gs_buffer **b) {
     if (t == GS_DTYPE_F32) return gs_buffer_create(ctx, dev, (size_t)n * 4, x, b);
     size_t bytes = (size_t)n * (size_t)gs_dtype_bytes(t);
     void *tmp = malloc(bytes ? bytes : 1);
@@ -127,7 +127,7 @@ static gs_status check_split_rerun(gs_ctx *ctx, gs_device *dev, const gs_dev_pro
         if (ws[i])
             s = gs_err(ctx, GS_ERR_MISMATCH, "verify: %s: split-K left word %zu of its workspace non-zero (0x%08x)",
                        op->spec, i, (unsigned)ws[i]);
-    if (s == GS_OK) s = typed_create(ctx, dev, (gs_dtype)op->dtype_out, orig, on, &out2);
+    if (s == GS_OK) s = gs_typed_buffer_create(ctx, dev, (gs_dtype)op->dtype_out, orig, on, &out2);
     if (s == GS_OK) {
         gs_buffer *b2[GS_MAX_TENSORS + 1];
         memcpy(b2, bufs, (size_t)nbufs * sizeof *b2);
@@ -240,11 +240,11 @@ gs_status gs_verify_plan(gs_ctx *ctx, gs_device *dev, const gs_op *op, const gs_
     s = verify_load(ctx, dev, op, e, plan, &ks, &prog);
     if (s != GS_OK) goto done;
     for (int t = 0; t <= op->ninputs; t++) {
-        s = typed_create(ctx, dev, gs_op_tensor_dtype(op, t), host[t], gs_tensor_elems(&op->tensors[t]), &buf[nbuf++]);
+        s = gs_typed_buffer_create(ctx, dev, gs_op_tensor_dtype(op, t), host[t], gs_tensor_elems(&op->tensors[t]), &buf[nbuf++]);
         if (s != GS_OK) goto done;
     }
     if (ks.desc.op.has_bias) {
-        s = typed_create(ctx, dev, (gs_dtype)op->dtype_in, bias, op->axes[op->epi.bias_axis].extent, &buf[nbuf++]);
+        s = gs_typed_buffer_create(ctx, dev, (gs_dtype)op->dtype_in, bias, op->axes[op->epi.bias_axis].extent, &buf[nbuf++]);
         if (s != GS_OK) goto done;
     }
     if (ks.ws_bytes) {
