@@ -130,6 +130,15 @@ int gs_dtype_bytes(gs_dtype t);
  * both are f32. GS_ERR_INVALID_ARG for an unknown type, GS_ERR_UNSUPPORTED
  * (naming the operator) for a type an operator cannot take. [one thread] */
 gs_status gs_op_set_dtype(gs_ctx *ctx, gs_op *op, gs_dtype in, gs_dtype out);
+/* How a matrix product's f32 inputs enter the arithmetic: as they are, or
+ * rounded to TF32 (10 mantissa bits, to nearest with ties away from zero,
+ * as cvt.rna.tf32.f32 does: the tensor cores' input format) before the f32
+ * accumulation. The spec's "math=tf32". */
+typedef enum gs_math { GS_MATH_F32 = 0, GS_MATH_TF32 = 1 } gs_math;
+/* Set op's math. GS_ERR_INVALID_ARG for an unknown value, or for TF32 on an
+ * operator other than gemm, bgemm and conv2d or on one whose tensors are not
+ * all f32. [one thread] */
+gs_status gs_op_set_math(gs_ctx *ctx, gs_op *op, gs_math m);
 /* Free an operator. [one thread] */
 void gs_op_destroy(gs_op *op);
 /* Canonical spec string of the operator. Owned by op. [any thread] */

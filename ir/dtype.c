@@ -80,6 +80,12 @@ uint16_t gs_f32_to_bf16(float x) {
 
 float gs_bf16_to_f32(uint16_t h) { return bits_f32((uint32_t)h << 16); }
 
+float gs_tf32_round(float x) {
+    uint32_t u = f32_bits(x);
+    if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x1000u) & 0xffffe000u; /* half an ulp up the magnitude: ties away */
+    return bits_f32(u);
+}
+
 float gs_dtype_round(gs_dtype t, float x) {
     if (t == GS_DTYPE_F16) return gs_f16_to_f32(gs_f32_to_f16(x));
     if (t == GS_DTYPE_BF16) return gs_bf16_to_f32(gs_f32_to_bf16(x));

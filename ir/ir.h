@@ -49,6 +49,9 @@ uint16_t gs_f32_to_f16(float x);
 float gs_f16_to_f32(uint16_t h);
 uint16_t gs_f32_to_bf16(float x);
 float gs_bf16_to_f32(uint16_t h);
+/* x rounded to TF32 as cvt.rna.tf32.f32 does: to 10 mantissa bits, to
+ * nearest with ties away from zero (NaN and inf as they are). */
+float gs_tf32_round(float x);
 /* x rounded to t and back (f32: x itself). */
 float gs_dtype_round(gs_dtype t, float x);
 /* Pack n floats into t's storage (dst: n * bytes) and back. */
@@ -126,7 +129,8 @@ struct gs_op {
     bool has_bias;                     /* bias vector is an extra kernel arg */
     uint8_t dtype_in;                  /* gs_dtype of the inputs and the bias (f32: 0) */
     uint8_t dtype_out;                 /* gs_dtype of the output */
-    uint8_t reserved_[9];              /* zero: no padding (see gs_op_key) */
+    uint8_t math;                      /* gs_math: GS_MATH_TF32 rounds a product's inputs to TF32 */
+    uint8_t reserved_[8];              /* zero: no padding (see gs_op_key) */
 };
 /* The element types of tensor t of op (t == ninputs: the output) and of the
  * bias. */

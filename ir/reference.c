@@ -82,7 +82,8 @@ double gs_op_reference_point(const gs_op *op, const float *const *ins, const flo
             double p = 1.0;
             for (int t = 0; t < op->ninputs; t++) {
                 int64_t o = gs_tensor_offset(&op->tensors[t], pt, op->naxes);
-                p *= o < 0 ? 0.0 : (double)ins[t][o];
+                /* math=tf32: the inputs as the hardware rounds them */
+                p *= o < 0 ? 0.0 : op->math ? (double)gs_tf32_round(ins[t][o]) : (double)ins[t][o];
             }
             acc += p;
         } else {

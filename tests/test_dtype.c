@@ -229,3 +229,48 @@ Test(dtype, rounding_check_catches_truncation) {
     cr_assert_eq(gs_verify_tolerance(&f), GS_VERIFY_TOL); /* f32 outputs: as before */
     gs_ctx_destroy(ctx);
 }
+
+/* ---- math=tf32 ---------------------------------------------------------------------------- */
+Test(dtype, tf32_rounding_bits) {
+    static const struct { uint32_t x, want; } c[] = {
+        {0x3f800000u, 0x3f800000u}, /* 1 */
+        {0x3f801000u, 0x3f802000u}, /* 1 + 2^-11, a tie: away from zero (RNE would give 1) */
+        {0xbf801000u, 0xbf802000u}, /* its negative: away from zero too */
+        {0x3f800fffu, 0x3f800000u}, /* below the tie */
+        {0x3f803000u, 0x3f804000u}, /* 1 + 3*2^-11: a tie, away */
+        {0x7f7fffffu, 0x7f800000u}, /* the largest float rounds to inf */
+        {0x7f800000u, 0x7f800000u}, {0xff800000u, 0xff800000u}, {0x7fc00001u, 0x7fc00001u}, /* inf, NaN kept */
+        {0x00001000u, 0x00002000u}, /* a subnormal tie */
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        float y = gs_tf32_round(bitsf(c[i].x));
+        uint32_t u;
+        memcpy(&u, &y, 4);
+        cr_expect_eq(u, c[i].want, "%#010x -> %#010x, want %#010x", c[i].x, u, c[i].want);
+    }
+}
+
+Test(dtype, tf32_spec_and_refusals) {
+    gs_op a, b;
+    parse_ok("gemm M=5 N=7 K=3 math=tf32", &a);
+    cr_assert_eq(a.math, GS_MATH_TF32);
+    cr_assert_str_eq(a.spec, "gemm M=5 N=7 K=3 transA=0 transB=0 alpha=1 beta=0 math=tf32");
+    parse_ok(a.spec, &b);
+    cr_assert(!memcmp(&a, &b, sizeof a));
+    parse_ok("conv2d N=1 C=3 H=5 W=5 K=4 R=3 S=3 math=tf32", &a);
+    parse_ok("bgemm B=2 M=5 N=7 K=3 math=tf32", &a);
+    parse_ok("gemm M=5 N=7 K=3 math=f32", &a);
+    cr_assert_eq(a.math, 0);
+    static const char *bad[] = {"gemv M=4 N=4 math=tf32", "gemm M=4 N=4 K=4 math=tf32 dtype=f16",
+                                "relu M=4 N=4 math=tf32", "gemm M=4 N=4 K=4 math=tf64", "rowsum M=4 K=4 math=tf32",
+                                "gemm M=4 N=4 K=4 math=tf32 out_dtype=bf16"};
+    gs_ctx *ctx = gs_ctx_create();
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        cr_expect_eq(gs_op_parse_into(ctx, bad[i], &a), GS_ERR_PARSE, "%s: %s", bad[i], gs_ctx_errmsg(ctx));
+    parse_ok("gemm M=5 N=7 K=3 math=tf32", &a);
+    cr_assert_eq(gs_op_set_dtype(ctx, &a, GS_DTYPE_F16, GS_DTYPE_F16), GS_ERR_INVALID_ARG);
+    cr_assert_eq(gs_op_set_math(ctx, &a, GS_MATH_F32), GS_OK);
+    cr_assert_str_eq(a.spec, "gemm M=5 N=7 K=3 transA=0 transB=0 alpha=1 beta=0");
+    cr_assert_eq(gs_op_set_math(ctx, &a, (gs_math)5), GS_ERR_INVALID_ARG);
+    gs_ctx_destroy(ctx);
+}

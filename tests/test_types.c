@@ -315,3 +315,83 @@ Test(types, truncating_store_fails, .timeout = 300) {
     gs_device_close(cl);
     gs_ctx_destroy(ctx);
 }
+
+/* math=tf32: gemm, bgemm and conv2d on PoCL through the plan paths against
+ * the reference that rounds the inputs as the hardware does; and one
+ * kernel's output against both references: it must match the TF32 one
+ * and be farther than f32's tolerance from the plain f32 one (the rounding
+ * is applied, not skipped). */
+Test(types, tf32_paths, .timeout = 900) {
+    static const char *const specs[] = {
+        "gemm M=67 N=45 K=203 math=tf32",
+        "gemm M=33 N=17 K=77 transA=1 transB=1 bias=1 relu=1 math=tf32",
+        "bgemm B=3 M=19 N=40 K=71 math=tf32",
+        "conv2d N=2 C=13 H=11 W=9 K=10 R=3 S=3 pad=1 math=tf32",
+        "conv2d N=1 C=24 H=6 W=5 K=40 R=1 S=1 layout=nhwc bias=1 relu=1 math=tf32",
+    };
+    static const char *const hws[] = {"a100", "t4", "h100"};
+    tcount c = {0};
+    gs_ctx *ctx = gs_ctx_create();
+    gs_device *cl = open_cl(ctx);
+    int rot = 0;
+    for (int i = 0; i < 5; i++) {
+        gs_op *op = NULL;
+        cr_assert_eq(gs_op_parse(ctx, specs[i], &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        const gs_hw *hw = gs_hw_find_builtin(hws[i % 3]);
+        gs_construct_opts co;
+        gs_construct_opts_default(&co);
+        co.top_k = 1;
+        gs_result *r = NULL;
+        cr_assert_eq(gs_construct(ctx, op, hw, &co, &r), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        run1(ctx, cl, hw, op, &r->cand[0], &OPTS[0], 1, &c);
+        for (int st = 1; st <= 3; st += 2) {
+            gs_etir e = r->cand[0];
+            e.stages = (uint8_t)st;
+            run1(ctx, cl, hw, op, &e, &OPTS[rot++ % NOPTS], 2 + (uint64_t)st, &c);
+        }
+        gs_result_destroy(r);
+        gs_op_destroy(op);
+    }
+    cr_expect_geq(c.kernels, 12, "tf32 kernels ran: %d", c.kernels);
+    /* one kernel's output against both references */
+    gs_op *op = NULL;
+    cr_assert_eq(gs_op_parse(ctx, "gemm M=40 N=24 K=300 math=tf32", &op), GS_OK);
+    gs_etir e;
+    cr_assert(gs_etir_parse_config(ctx, op, "bm=8,bn=8,bk=16,tm=1,tn=1,vm=1,vn=1,sa=1,sb=1", &e) == GS_OK);
+    gs_plan p;
+    gs_plan_make(gs_hw_find_builtin("a100"), op, &e, NULL, &p);
+    gs_kernel_src ks;
+    cr_assert_eq(gs_lower_emit_plan(ctx, op, &e, &p, GS_DIALECT_OPENCL, 0, &ks), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_dev_prog prog;
+    cr_assert_eq(gs_dev_prog_load(ctx, cl, ks.src, ks.name, ks.smem_bytes, &prog), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    static float A[40 * 300], B[300 * 24], C[40 * 24], r32[40 * 24], rtf[40 * 24];
+    gs_pcg32 g;
+    gs_pcg32_seed(&g, 9, 9);
+    gs_pcg32_fill_uniform(&g, A, 40 * 300);
+    gs_pcg32_fill_uniform(&g, B, 300 * 24);
+    gs_buffer *b[3];
+    cr_assert_eq(gs_buffer_create(ctx, cl, sizeof A, A, &b[0]), GS_OK);
+    cr_assert_eq(gs_buffer_create(ctx, cl, sizeof B, B, &b[1]), GS_OK);
+    cr_assert_eq(gs_buffer_create(ctx, cl, sizeof C, NULL, &b[2]), GS_OK);
+    cr_assert_eq(gs_dev_prog_launch(ctx, &prog, op, b, 3, NULL, (size_t)ks.grid, (size_t)ks.block, NULL), GS_OK, "%s",
+                 gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_buffer_read(ctx, b[2], C, sizeof C), GS_OK);
+    const float *ins[2] = {A, B};
+    cr_assert_eq(gs_op_reference(ctx, op, ins, NULL, rtf), GS_OK);
+    gs_op plain = *op;
+    plain.math = GS_MATH_F32;
+    cr_assert_eq(gs_op_reference(ctx, &plain, ins, NULL, r32), GS_OK);
+    gs_diff dt = {0}, d32 = {0};
+    gs_diff_compute(C, rtf, 40 * 24, &dt);
+    gs_diff_compute(C, r32, 40 * 24, &d32);
+    cr_log_info("types/tf32: against the TF32 reference %.3g, against plain f32 %.3g (tol %.0e)", dt.normwise,
+                d32.normwise, gs_verify_tolerance(op));
+    cr_expect_leq(dt.normwise, gs_verify_tolerance(op));
+    cr_expect_gt(d32.normwise, 10 * gs_verify_tolerance(op), "the kernel rounds its inputs to TF32");
+    for (int t = 0; t < 3; t++) gs_buffer_destroy(b[t]);
+    gs_dev_prog_free(&prog);
+    gs_kernel_src_free(&ks);
+    gs_op_destroy(op);
+    gs_device_close(cl);
+    gs_ctx_destroy(ctx);
+}

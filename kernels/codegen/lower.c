@@ -210,6 +210,25 @@ static const char *type_preamble[] = {
         "    return (u & 0x7fffffffu) > 0x7f800000u ? (ushort)((u >> 16) | 0x40u) : (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16); }\n",
 };
 
+/* math=tf32 (f32 tensors): each product input is rounded to TF32 as it
+ * enters a fragment, GS_IN_F(x) = gs_tf32(x): cvt.rna.tf32.f32 on sm_80 and
+ * later (its low 13 bits masked), and before, and in OpenCL, the same
+ * rounding by bits (half an ulp added to the magnitude, ties away from
+ * zero, then truncated; NaN and inf as they are). The bias and the
+ * epilogue stay f32. */
+static void print_tf32_macros(gs_sb *sb, gs_dialect d, int arch) {
+    if (d == GS_DIALECT_CUDA && arch >= 80)
+        gs_sb_puts(sb, "__device__ __forceinline__ float gs_tf32(float x) { unsigned u; asm(\"cvt.rna.tf32.f32 %0, %1;\" : "
+                       "\"=r\"(u) : \"f\"(x)); return __uint_as_float(u & 0xffffe000u); }\n");
+    else if (d == GS_DIALECT_CUDA)
+        gs_sb_puts(sb, "__device__ __forceinline__ float gs_tf32(float x) { unsigned u = __float_as_uint(x);\n"
+                       "    if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x1000u) & 0xffffe000u; return __uint_as_float(u); }\n");
+    else
+        gs_sb_puts(sb, "static inline float gs_tf32(float x) { uint u = as_uint(x);\n"
+                       "    if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x1000u) & 0xffffe000u; return as_float(u); }\n");
+    gs_sb_puts(sb, "#define GS_IN_F(x) gs_tf32(x)\n");
+}
+
 /* The conversion macros of one kernel's types (f32: the identity). */
 static void print_type_macros(gs_sb *sb, const gs_op *op) {
     static const char *to_f[] = {"(x)", "gs_h2f(x)", "gs_b2f(x)"}, *from_f[] = {"(y)", "gs_f2h(y)", "gs_f2b(y)"};
@@ -272,6 +291,9 @@ static const char *vtype(int w) { return w == 4 ? "float4" : w == 2 ? "float2" :
  * components, and the load/store macro names: f32's as before; 16-bit
  * types by the tables above. */
 static bool is16(int dt) { return dt != GS_DTYPE_F32; }
+/* Whether an input read into a fragment converts (GS_IN_F): a 16-bit
+ * input, or f32 rounded to TF32. */
+static bool in_cvt(const printer *m) { return is16(m->op->dtype_in) || m->op->math == GS_MATH_TF32; }
 static const char *svtype(const printer *m, int w, int dt) {
     if (!is16(dt)) return vtype(w);
     static const char *cl[] = {"ushort", "ushort", "ushort2", "", "ushort4", "", "", "", "ushort8"};
@@ -361,7 +383,7 @@ static void global_read(printer *m, int t, const char *prefix, const char *lhs, 
     for (int j = 0; j < ts->ndim; j++)
         gs_sb_printf(&cond, "%s%s%d >= 0 && %s%d < S%d_%d", j ? " && " : "", prefix, j, prefix, j, t, j);
     char *c = gs_sb_take(&cond), *l = linear_text(m, t, prefix);
-    if (raw || !is16(m->op->dtype_in)) {
+    if (raw || !in_cvt(m)) {
         line(m, "%s = (%s) ? in%d[%s] : %s;", lhs, c ? c : "0", t, l ? l : "0", raw ? identity_raw(m) : identity(m));
     } else {
         line(m, "%s = (%s) ? GS_IN_F(in%d[%s]) : %s;", lhs, c ? c : "0", t, l ? l : "0", identity(m));
@@ -926,7 +948,7 @@ static void print_vector_fragment(printer *m, int t, int fa, const char *ptr) {
         snprintf(add, sizeof add, "%d", k);
         snprintf(qk, sizeof qk, "q.%s", scomp(k, dt));
         char *fi = frag_index(m, t, add, fa);
-        line(m, "f%d[%s] = %s;", t, fi ? fi : "0", cvt(cv, sizeof cv, "GS_IN_F", dt, qk));
+        line(m, "f%d[%s] = %s;", t, fi ? fi : "0", cvt(cv, sizeof cv, "GS_IN_F", in_cvt(m), qk));
         free(fi);
     }
 }
@@ -969,7 +991,7 @@ static void print_fragments(printer *m, const char *buf, bool fastreads) {
                 free(pp);
             } else {
                 char *fi = frag_index(m, t, NULL, -1);
-                if (is16(op->dtype_in)) line(m, "f%d[%s] = GS_IN_F(%s);", t, fi ? fi : "0", ref ? ref : "");
+                if (in_cvt(m)) line(m, "f%d[%s] = GS_IN_F(%s);", t, fi ? fi : "0", ref ? ref : "");
                 else line(m, "f%d[%s] = %s;", t, fi ? fi : "0", ref ? ref : "");
                 free(fi);
             }
@@ -992,7 +1014,7 @@ static void print_fragments(printer *m, const char *buf, bool fastreads) {
                 free(pp);
             } else {
                 char *fi = frag_index(m, t, NULL, -1);
-                if (is16(op->dtype_in)) line(m, "f%d[%s] = GS_IN_F(in%d[%s]);", t, fi ? fi : "0", t, l ? l : "0");
+                if (in_cvt(m)) line(m, "f%d[%s] = GS_IN_F(in%d[%s]);", t, fi ? fi : "0", t, l ? l : "0");
                 else line(m, "f%d[%s] = in%d[%s];", t, fi ? fi : "0", t, l ? l : "0");
                 free(fi);
             }
@@ -1600,6 +1622,7 @@ gs_status gs_lower_emit_plan(gs_ctx *ctx, const gs_op *op, const gs_etir *e, con
         gs_sb_puts(&m->sb, type_preamble[d]);
         print_type_macros(&m->sb, op);
     }
+    if (op->math == GS_MATH_TF32) print_tf32_macros(&m->sb, d, arch);
     print_signature(m, out);
     m->indent = 1;
     if (p->lanes_wide) line(m, "GS_GROUP_WIDE_SCRATCH(%d);", (int)p->threads);

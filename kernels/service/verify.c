@@ -224,7 +224,7 @@ gs_status gs_verify_plan(gs_ctx *ctx, gs_device *dev, const gs_op *op, const gs_
     orig = malloc((size_t)on * sizeof(float));
     if (!orig) { s = gs_err(ctx, GS_ERR_NOMEM, "verify: out of memory"); goto done; }
     memcpy(orig, host[op->ninputs], (size_t)on * sizeof(float));
-    if (op->kind == GS_OPK_GEMM && !op->has_bias && !op->epi.relu && !gs_op_typed(op)) {
+    if (op->kind == GS_OPK_GEMM && !op->has_bias && !op->epi.relu && !gs_op_typed(op) && !op->math) {
         gs_gemm_reference(op, host[0], host[1], ref);
         d->reference = "gsl_blas_sgemm";
     } else {
