@@ -475,6 +475,9 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p) {
             if (spatial(op, a) && gs_tensor_uses_axis(&op->tensors[t], a)) f *= e->tile[a].thread;
         regs += f;
         const gs_plan_input *pi = &p->in[t];
+        /* 16-bit inputs: a vector read's packed words live beside the
+         * converted fragment (f32: the read is the fragment) */
+        if (op->dtype_in != GS_DTYPE_F32) regs += (pi->frag_vec * in_bytes(op) + 3) / 4 + 1;
         if (!pi->staged) continue;
         /* the units' global and shared offsets: two, two per unit, or none
          * (recomputed where used) */
