@@ -585,9 +585,12 @@ static void est_operands(est_ctx *c) {
     const gs_plan *p = c->p;
     const gs_model_params *mp = c->mp;
     double lds_instr = 0, lds_wave = 0, ldg_fast = 0, ldg_slow = 0, l1_fast = 0, l1_slow = 0;
+    /* 16-bit inputs and math=tf32: one conversion (cvt, or a shift) per fragment element */
+    const bool converts = op->dtype_in != GS_DTYPE_F32 || op->math != GS_MATH_F32;
     for (int t = 0; t < op->ninputs; t++) {
         const gs_plan_input *pi = &p->in[t];
         double f = frag_elems(op, c->e, t);
+        if (converts) lds_instr += f;
         if (pi->staged) {
             lds_instr += f / pi->frag_vec;
             lds_wave += f / pi->frag_vec * pi->read_wf;
