@@ -486,6 +486,10 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p) {
          * one batch in flight */
         if (p->stages > 1 && pi->copy_mode == GS_COPY_REG) regs += (int64_t)pi->units_per_thread * pi->copy_vec;
         regs += (int64_t)pi->copy_batch * unit_regs(op, t, pi);
+        /* 16-bit inputs: the edge path's predicated loads hold an element a
+         * 32-bit register each while a batch is in flight (a100 bf16 rowmax,
+         * 8 units of 8 halves: 96 registers and a spill uncounted) */
+        if (op->dtype_in != GS_DTYPE_F32 && pi->staged) regs += (int64_t)pi->copy_batch * pi->copy_vec;
     }
     return (int)(regs > 100000 ? 100000 : regs);
 }
