@@ -395,3 +395,70 @@ Test(types, tf32_paths, .timeout = 900) {
     gs_device_close(cl);
     gs_ctx_destroy(ctx);
 }
+
+/* The dispatcher with typed operators: a bf16 gemv and an f16 gemm with a
+ * bias, dispatched and run on PoCL through the public API, the outputs
+ * unpacked and compared with the reference; the f32 operator of the same
+ * shape is another class (another kernel). */
+Test(types, dispatch_typed, .timeout = 300) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_device *cl = open_cl(ctx);
+    gs_dispatch_opts o;
+    gs_dispatch_opts_default(&o);
+    o.dialect = GS_DIALECT_OPENCL;
+    o.cache_dir = "";
+    gs_dispatcher *d = NULL;
+    cr_assert_eq(gs_dispatcher_create(ctx, gs_hw_find_builtin("a100"), &o, &d), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_dispatcher_attach(ctx, d, cl), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    static const char *specs[] = {"gemv M=77 N=45 dtype=bf16", "gemm M=19 N=24 K=33 bias=1 relu=1 dtype=f16",
+                                  "gemm M=19 N=24 K=33 bias=1 relu=1"};
+    char names[3][64];
+    for (int i = 0; i < 3; i++) {
+        gs_op *op = NULL;
+        cr_assert_eq(gs_op_parse(ctx, specs[i], &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        gs_kernel_handle h;
+        cr_assert_eq(gs_dispatch(ctx, d, op, &h), GS_OK, "%s: %s", specs[i], gs_ctx_errmsg(ctx));
+        snprintf(names[i], sizeof names[i], "%s", h.name);
+        int nb = gs_op_num_buffers(op);
+        float *host[4] = {0};
+        gs_buffer *b[4] = {0};
+        gs_pcg32 g;
+        gs_pcg32_seed(&g, 5, (uint64_t)i);
+        for (int k = 0; k < nb; k++) {
+            int64_t n = gs_op_buffer_elems(op, k);
+            host[k] = calloc((size_t)n, sizeof(float));
+            gs_pcg32_fill_uniform(&g, host[k], n);
+            for (int64_t j = 0; j < n; j++) host[k][j] = gs_dtype_round(gs_op_buffer_dtype(op, k), host[k][j]);
+            cr_assert_eq(gs_typed_buffer_create(ctx, cl, gs_op_buffer_dtype(op, k), host[k], n, &b[k]), GS_OK);
+        }
+        cr_assert_eq(gs_dispatch_run(ctx, d, op, &h, b, nb, NULL), GS_OK, "%s: %s", specs[i], gs_ctx_errmsg(ctx));
+        int oi = op->ninputs;
+        int64_t on = gs_op_buffer_elems(op, oi);
+        float *y = calloc((size_t)on, sizeof(float)), *ref = calloc((size_t)on, sizeof(float));
+        size_t ob = (size_t)gs_op_buffer_bytes(op, oi);
+        void *raw = malloc(ob);
+        cr_assert_eq(gs_buffer_read(ctx, b[oi], raw, ob), GS_OK);
+        gs_dtype_unpack(gs_op_buffer_dtype(op, oi), raw, y, on);
+        gs_op f = *op;
+        f.dtype_out = GS_DTYPE_F32;
+        const float *ins[2] = {host[0], host[1]};
+        cr_assert_eq(gs_op_reference(ctx, &f, ins, op->has_bias ? host[3] : NULL, ref), GS_OK);
+        gs_diff df = {0};
+        gs_diff_compute(y, ref, on, &df);
+        gs_diff_round_check(y, ref, on, gs_op_buffer_dtype(op, oi), gs_verify_tolerance(&f) * df.ref_max, &df);
+        cr_expect_leq(df.normwise, gs_verify_tolerance(op), "%s: normwise %.3g", specs[i], df.normwise);
+        cr_expect_eq(df.rounding, 0, "%s: %lld outputs beyond half an ulp", specs[i], (long long)df.rounding);
+        for (int k = 0; k < nb; k++) {
+            gs_buffer_destroy(b[k]);
+            free(host[k]);
+        }
+        free(raw);
+        free(y);
+        free(ref);
+        gs_op_destroy(op);
+    }
+    cr_expect_str_neq(names[1], names[2], "f16 and f32 operators of one shape get different kernels");
+    gs_dispatcher_destroy(d);
+    gs_device_close(cl);
+    gs_ctx_destroy(ctx);
+}
