@@ -462,3 +462,21 @@ Test(types, dispatch_typed, .timeout = 300) {
     gs_device_close(cl);
     gs_ctx_destroy(ctx);
 }
+
+/* An output type other than the inputs': bf16 in, f32 out (beta reads the
+ * f32 output); f32 in, f16 out; f16 in, bf16 out (the bias in the inputs'
+ * type, read as scalars). */
+Test(types, mixed_types, .timeout = 900) {
+    static const char *const specs[] = {
+        "gemm M=67 N=45 K=203 bias=1 relu=1 beta=0.5",
+        "rowmax M=5 K=333",
+        "conv2d N=1 C=32 H=5 W=5 K=36 R=3 S=3 pad=1 layout=nhwc bias=1",
+        "add M=7 N=64",
+    };
+    static const char *const types[] = {"bf16 out_dtype=f32", "f32 out_dtype=f16", "f16 out_dtype=bf16"};
+    for (int k = 0; k < 3; k++) {
+        tcount c = {0};
+        run_specs(HWS, specs, 4, types[k], &c);
+        cr_expect_geq(c.kernels, 6, "%s: kernels ran: %d", types[k], c.kernels);
+    }
+}
