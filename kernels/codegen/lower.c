@@ -252,6 +252,7 @@ typedef struct printer {
     int nargs;
     bool typed;          /* some tensor is not f32 (the element types' spellings below) */
     char in_ptr[64], out_ptr[64]; /* the buffer pointer types (the dialect's, or 16-bit storage) */
+    char id_raw[16];     /* identity_raw's text */
 } printer;
 
 static void line(printer *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -296,9 +297,10 @@ static bool is16(int dt) { return dt != GS_DTYPE_F32; }
 static bool in_cvt(const printer *m) { return is16(m->op->dtype_in) || m->op->math == GS_MATH_TF32; }
 static const char *svtype(const printer *m, int w, int dt) {
     if (!is16(dt)) return vtype(w);
-    static const char *cl[] = {"ushort", "ushort", "ushort2", "", "ushort4", "", "", "", "ushort8"};
-    static const char *cu[] = {"unsigned short", "unsigned short", "gs_h2", "", "gs_h4", "", "", "", "gs_h8"};
-    return (m->dialect == GS_DIALECT_OPENCL ? cl : cu)[w <= 8 ? w : 1];
+    if (w <= 1) return m->dialect == GS_DIALECT_OPENCL ? gs_dtype_row(dt)->opencl_t : gs_dtype_row(dt)->cuda_t;
+    static const char *cl[] = {"", "", "ushort2", "", "ushort4", "", "", "", "ushort8"};
+    static const char *cu[] = {"", "", "gs_h2", "", "gs_h4", "", "", "", "gs_h8"};
+    return (m->dialect == GS_DIALECT_OPENCL ? cl : cu)[w <= 8 ? w : 8];
 }
 static const char *scomp(int k, int dt) {
     static const char *s16[] = {"s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7"};
@@ -307,10 +309,10 @@ static const char *scomp(int k, int dt) {
 static const char *ldm(int dt) { return is16(dt) ? "GS_LDH" : "GS_LD"; }
 static const char *stm(int dt) { return is16(dt) ? "GS_STH" : "GS_ST"; }
 static int ebytes(int dt) { return gs_dtype_row(dt)->bytes; }
-/* x wrapped in the conversion mac ("GS_IN_F", ...) when the type is 16-bit,
- * into buf. */
-static const char *cvt(char *buf, size_t n, const char *mac, int dt, const char *x) {
-    if (is16(dt)) snprintf(buf, n, "%s(%s)", mac, x);
+/* x wrapped in the conversion mac ("GS_IN_F", ...) when on (the value's type
+ * converts), into buf. */
+static const char *cvt(char *buf, size_t n, const char *mac, bool on, const char *x) {
+    if (on) snprintf(buf, n, "%s(%s)", mac, x);
     else snprintf(buf, n, "%s", x);
     return buf;
 }
@@ -319,11 +321,13 @@ static const char *cvt(char *buf, size_t n, const char *mac, int dt, const char 
 static const char *identity(const printer *m) {
     return m->op->combine == GS_COMBINE_MAX ? m->sp->neg_inf : "0.0f";
 }
-/* The same as the inputs' storage bits (a copy into shared memory). */
-static const char *identity_raw(const printer *m) {
+/* The same as the inputs' storage bits (a copy into shared memory), from
+ * the type table's zero and -inf. */
+static const char *identity_raw(printer *m) {
     if (!is16(m->op->dtype_in)) return identity(m);
-    if (m->op->combine != GS_COMBINE_MAX) return "0";
-    return m->op->dtype_in == GS_DTYPE_F16 ? "0xfc00" : "0xff80";
+    const gs_dtype_info *r = gs_dtype_row(m->op->dtype_in);
+    snprintf(m->id_raw, sizeof m->id_raw, "0x%04x", (unsigned)(m->op->combine == GS_COMBINE_MAX ? r->neg_inf_bits : r->zero_bits));
+    return m->id_raw;
 }
 
 /* Local (within-block) coordinate of axis a: for spatial axes the register
@@ -1303,14 +1307,14 @@ static void print_epi_expr(printer *m, gs_sb *ex, int k) {
         case GS_EPI_ADD_OLD: {
             char o[16], c[40];
             snprintf(o, sizeof o, "old.%s", scomp(k, m->op->dtype_out));
-            gs_sb_printf(ex, " + beta * %s", cvt(c, sizeof c, "GS_OUT_F", m->op->dtype_out, o));
+            gs_sb_printf(ex, " + beta * %s", cvt(c, sizeof c, "GS_OUT_F", is16(m->op->dtype_out), o));
             break;
         }
         case GS_EPI_ADD_BIAS: {
             char o[32], c[48];
             if (m->p->bias_vec > 1) snprintf(o, sizeof o, "bv.%s", scomp(k, m->op->dtype_in));
             else snprintf(o, sizeof o, "bias[x%d]", st[i].axis);
-            gs_sb_printf(ex, " + %s", cvt(c, sizeof c, "GS_IN_F", m->op->dtype_in, o));
+            gs_sb_printf(ex, " + %s", cvt(c, sizeof c, "GS_IN_F", is16(m->op->dtype_in), o));
             break;
         }
         case GS_EPI_RELU: {
