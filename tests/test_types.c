@@ -480,3 +480,54 @@ Test(types, mixed_types, .timeout = 900) {
         cr_expect_geq(c.kernels, 6, "%s: kernels ran: %d", types[k], c.kernels);
     }
 }
+
+/* The CUDA printer's typed kernels compile with NVRTC for T4 (sm_75: bf16
+ * only as storage and shifts, f16 through cvt), A100 (sm_80) and H100
+ * (sm_90), with no spills: each class in f16 and bf16, a mixed-type
+ * epilogue, and TF32 (the bit rounding before sm_80, cvt.rna after). The
+ * whole paper suite on all 7 profiles is tests/nvrtc_types.sh. */
+Test(types, nvrtc_compiles_typed, .timeout = 600) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_test_need_nvrtc(ctx, "typed kernels");
+    static const char *const specs[] = {
+        "gemm M=256 N=256 K=256 bias=1 relu=1 dtype=f16",
+        "gemm M=256 N=256 K=256 transA=1 beta=0.5 dtype=bf16 out_dtype=f32",
+        "conv2d N=8 C=64 H=28 W=28 K=64 R=3 S=3 pad=1 layout=nhwc relu=1 dtype=bf16",
+        "dwconv2d N=8 C=64 H=28 W=28 R=3 S=3 pad=1 dtype=f16",
+        "maxpool2d N=8 C=64 H=28 W=28 F=3 stride=2 pad=1 dtype=bf16",
+        "gemv M=4096 N=4096 dtype=f16",
+        "rowmax M=4096 K=1024 dtype=bf16",
+        "add M=1024 N=1024 bcast=1 dtype=f16",
+        "gemm M=256 N=256 K=256 math=tf32",
+    };
+    static const char *const hws[] = {"t4", "a100", "h100"};
+    int ok = 0;
+    for (int h = 0; h < 3; h++)
+        for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+            gs_op *op = NULL;
+            cr_assert_eq(gs_op_parse(ctx, specs[i], &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+            const gs_hw *hw = gs_hw_find_builtin(hws[h]);
+            gs_construct_opts co;
+            gs_construct_opts_default(&co);
+            co.top_k = 1;
+            gs_result *r = NULL;
+            cr_assert_eq(gs_construct(ctx, op, hw, &co, &r), GS_OK, "%s", gs_ctx_errmsg(ctx));
+            gs_kernel_src ks;
+            cr_assert_eq(gs_lower_emit(ctx, hw, op, &r->cand[0], GS_DIALECT_CUDA, hw->sm, &ks), GS_OK, "%s",
+                         gs_ctx_errmsg(ctx));
+            gs_nvrtc_out nv;
+            gs_status s = gs_nvrtc_compile(ctx, ks.src, ks.name, hw->sm, false, true, &nv);
+            cr_expect_eq(s, GS_OK, "%s on %s: %s", specs[i], hws[h], gs_ctx_errmsg(ctx));
+            if (s == GS_OK) {
+                cr_expect_eq(nv.stats.spill_store_bytes + nv.stats.spill_load_bytes, 0, "%s on %s: %d registers, spills",
+                             specs[i], hws[h], nv.stats.registers);
+                ok++;
+            }
+            gs_nvrtc_out_free(&nv);
+            gs_kernel_src_free(&ks);
+            gs_result_destroy(r);
+            gs_op_destroy(op);
+        }
+    cr_expect_eq(ok, 27, "compiled: %d of 27", ok);
+    gs_ctx_destroy(ctx);
+}
