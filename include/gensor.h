@@ -112,6 +112,33 @@ typedef struct gs_gemm_epilogue {
  * bias, no relu); bias and relu take 0 or 1. Caller owns *out. [any thread] */
 gs_status gs_op_create_gemm_ex(gs_ctx *ctx, int64_t M, int64_t N, int64_t K, int transA, int transB,
                                const gs_gemm_epilogue *epi, gs_op **out);
+/* Element types of a tensor. Every type accumulates in fp32: a kernel
+ * converts its inputs on load, computes and runs the epilogue in fp32 and
+ * rounds once (to nearest even) on the store. */
+typedef enum gs_dtype {
+    GS_DTYPE_F32 = 0,  /* IEEE binary32 (the default) */
+    GS_DTYPE_F16 = 1,  /* IEEE binary16 */
+    GS_DTYPE_BF16 = 2, /* bfloat16: binary32's top 16 bits */
+    GS_DTYPE_COUNT
+} gs_dtype;
+/* The spec name of a type ("f32", "f16", "bf16"; "?" out of range) and its
+ * bytes per element (0 out of range). [any thread] */
+const char *gs_dtype_name(gs_dtype t);
+int gs_dtype_bytes(gs_dtype t);
+/* Give op's inputs (and bias) the type in, its output the type out: the
+ * spec text gains " dtype=in" (and " out_dtype=out" when they differ) unless
+ * both are f32. GS_ERR_INVALID_ARG for an unknown type, GS_ERR_UNSUPPORTED
+ * (naming the operator) for a type an operator cannot take. [one thread] */
+gs_status gs_op_set_dtype(gs_ctx *ctx, gs_op *op, gs_dtype in, gs_dtype out);
+/* How a matrix product's f32 inputs enter the arithmetic: as they are, or
+ * rounded to TF32 (10 mantissa bits, to nearest with ties away from zero,
+ * as cvt.rna.tf32.f32 does: the tensor cores' input format) before the f32
+ * accumulation. The spec's "math=tf32". */
+typedef enum gs_math { GS_MATH_F32 = 0, GS_MATH_TF32 = 1 } gs_math;
+/* Set op's math. GS_ERR_INVALID_ARG for an unknown value, or for TF32 on an
+ * operator other than gemm, bgemm and conv2d or on one whose tensors are not
+ * all f32. [one thread] */
+gs_status gs_op_set_math(gs_ctx *ctx, gs_op *op, gs_math m);
 /* Free an operator. [one thread] */
 void gs_op_destroy(gs_op *op);
 /* Canonical spec string of the operator. Owned by op. [any thread] */
@@ -122,9 +149,14 @@ double gs_op_flops(const gs_op *op);
  * output, then the bias vector when the operator has one. 0 for NULL.
  * [any thread] */
 int gs_op_num_buffers(const gs_op *op);
-/* Elements (fp32, dense row-major) of buffer i; 0 when i is out of range.
+/* Elements (dense row-major) of buffer i; 0 when i is out of range.
  * [any thread] */
 int64_t gs_op_buffer_elems(const gs_op *op, int i);
+/* The element type of buffer i (inputs and bias: the input type; the
+ * output: the output type) and its size in bytes (elements times the
+ * type's bytes; 0 out of range). [any thread] */
+gs_dtype gs_op_buffer_dtype(const gs_op *op, int i);
+int64_t gs_op_buffer_bytes(const gs_op *op, int i);
 /* Name of buffer i ("A", "B", "C", "X", "bias", ...; "" out of range). Owned
  * by op. [any thread] */
 const char *gs_op_buffer_name(const gs_op *op, int i);

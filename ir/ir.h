@@ -21,6 +21,43 @@
 #define GS_MAX_DIMS 6
 #define GS_NAME_LEN 12
 
+/* ---- element types -------------------------------------------------------
+ * The type table: one row per gs_dtype, read by everything that sizes bytes
+ * (plan, model), spells a type (the printers) or converts host data
+ * (verify, refine, the experiments). Every type accumulates in f32. */
+typedef struct gs_dtype_info {
+    const char *name;      /* spec name: "f32", "f16", "bf16" */
+    int bytes;             /* storage bytes per element */
+    const char *cuda_t;    /* CUDA storage spelling ("float", "unsigned short") */
+    const char *opencl_t;  /* OpenCL storage spelling ("float", "ushort": no cl_khr_fp16 needed) */
+    uint32_t zero_bits;    /* the storage bits of +0 */
+    uint32_t neg_inf_bits; /* the storage bits of -inf (a max's identity) */
+    int mant_bits;         /* explicit mantissa bits (23, 10, 7): unit roundoff 2^-(mant_bits+1) */
+    gs_dtype acc;          /* the accumulator type (f32 for all) */
+} gs_dtype_info;
+extern const gs_dtype_info gs_dtypes[GS_DTYPE_COUNT];
+/* The row of t (f32's for an out-of-range t). */
+const gs_dtype_info *gs_dtype_row(int t);
+/* Parse a spec name; false when unknown. */
+bool gs_dtype_parse(const char *name, gs_dtype *t);
+/* Unit roundoff of t: 2^-(mant_bits+1). */
+double gs_dtype_unit_roundoff(gs_dtype t);
+/* Exact host conversions, round to nearest even on the way down (NaN stays
+ * NaN, quiet; overflow to inf; subnormals kept): binary32 <-> binary16 and
+ * bfloat16 bits. */
+uint16_t gs_f32_to_f16(float x);
+float gs_f16_to_f32(uint16_t h);
+uint16_t gs_f32_to_bf16(float x);
+float gs_bf16_to_f32(uint16_t h);
+/* x rounded to TF32 as cvt.rna.tf32.f32 does: to 10 mantissa bits, to
+ * nearest with ties away from zero (NaN and inf as they are). */
+float gs_tf32_round(float x);
+/* x rounded to t and back (f32: x itself). */
+float gs_dtype_round(gs_dtype t, float x);
+/* Pack n floats into t's storage (dst: n * bytes) and back. */
+void gs_dtype_pack(gs_dtype t, const float *src, void *dst, int64_t n);
+void gs_dtype_unpack(gs_dtype t, const void *src, float *dst, int64_t n);
+
 typedef enum gs_axis_kind { GS_AXIS_SPATIAL = 0, GS_AXIS_REDUCE = 1 } gs_axis_kind;
 
 /* Operator structs have no padding (ir/op.c asserts it): gs_op_key hashes
@@ -96,9 +133,18 @@ struct gs_op {
                                           GS_CLIP_LO: out = max(out, clip_lo); GS_CLIP_HI: out =
                                           min(out, clip_hi) (ONNX Clip; ReLU6 is clip 0..6); NaN
                                           stays NaN. The bounds are part of the kernel (literals) */
-    uint8_t reserved_[2];              /* zero: no padding (see gs_op_key) */
+    uint8_t dtype_in;                  /* gs_dtype of the inputs and the bias (f32: 0) */
+    uint8_t dtype_out;                 /* gs_dtype of the output */
+    uint8_t math;                      /* gs_math: GS_MATH_TF32 rounds a product's inputs to TF32 */
+    uint8_t reserved_[7];              /* zero: no padding (see gs_op_key) */
     float clip_lo, clip_hi;            /* finite, lo <= hi when both; 0 when unused */
 };
+/* The element types of tensor t of op (t == ninputs: the output) and of the
+ * bias. */
+static inline gs_dtype gs_op_tensor_dtype(const gs_op *op, int t) {
+    return (gs_dtype)(t == op->ninputs ? op->dtype_out : op->dtype_in);
+}
+static inline bool gs_op_typed(const gs_op *op) { return op->dtype_in != 0 || op->dtype_out != 0; }
 
 static inline const gs_tensor *gs_op_out(const gs_op *op) { return &op->tensors[op->ninputs]; }
 /* The operator's structure as a kernel sees it: a copy of op, every byte of
@@ -418,7 +464,10 @@ gs_status gs_op_build_midreduce(gs_ctx *ctx, gs_op *op, gs_rowreduce kind, int64
 
 /* ---- reference interpreter (naive loops, double accumulation) ----------
  * ins[i] are the inputs in order, out the output (read when beta != 0),
- * bias may be NULL when the op has none. */
+ * bias may be NULL when the op has none. Every buffer holds floats; for a
+ * 16-bit type the caller gives values its type represents exactly
+ * (gs_dtype_round), and each output is rounded to the output type (via
+ * f32, as the kernels' f32 epilogue does). */
 gs_status gs_op_reference(gs_ctx *ctx, const gs_op *op, const float *const *ins,
                           const float *bias, float *out);
 /* Linear offset of tensor t at the axis point pt[naxes], or -1 when the

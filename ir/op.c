@@ -39,6 +39,10 @@ gs_status gs_op_validate(gs_ctx *ctx, const gs_op *op) {
     if (op->ninputs < 1 || op->ninputs + 1 > GS_MAX_TENSORS)
         return gs_err(ctx, GS_ERR_INVALID_ARG, "operator has %d inputs (1..%d allowed)", op->ninputs,
                       GS_MAX_TENSORS - 1);
+    if (op->math > GS_MATH_TF32 || (op->math && gs_op_typed(op)))
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "operator has math %d (tf32 takes f32 tensors only)", op->math);
+    if (op->dtype_in >= GS_DTYPE_COUNT || op->dtype_out >= GS_DTYPE_COUNT)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "operator has unknown element types %d/%d", op->dtype_in, op->dtype_out);
     int nspatial = 0;
     for (int a = 0; a < op->naxes; a++) {
         const gs_axis *ax = &op->axes[a];
@@ -399,17 +403,15 @@ gs_status gs_op_conv1x1_as_matmul(gs_ctx *ctx, const gs_op *conv, gs_op *out) {
     out->epi = conv->epi;
     out->has_bias = conv->has_bias;
     if (conv->has_bias) out->epi.bias_axis = ko;
-    if (conv->clip) {
-        gs_status s = finish(ctx, out, GS_OPK_CUSTOM, "matmul N=%lld K=%lld HW=%lld C=%lld layout=%s alpha=%.9g beta=%.9g%s%s",
-                             (long long)N, (long long)K, (long long)HW, (long long)C, nhwc ? "nhwc" : "nchw",
-                             (double)conv->epi.alpha, (double)conv->epi.beta, conv->has_bias ? " bias=1" : "",
-                             conv->epi.relu ? " relu=1" : "");
-        return s == GS_OK ? gs_op_set_clip(ctx, out, conv->clip, conv->clip_lo, conv->clip_hi) : s;
-    }
-    return finish(ctx, out, GS_OPK_CUSTOM, "matmul N=%lld K=%lld HW=%lld C=%lld layout=%s alpha=%.9g beta=%.9g%s%s",
-                  (long long)N, (long long)K, (long long)HW, (long long)C, nhwc ? "nhwc" : "nchw",
-                  (double)conv->epi.alpha, (double)conv->epi.beta, conv->has_bias ? " bias=1" : "",
-                  conv->epi.relu ? " relu=1" : "");
+    gs_status s = finish(ctx, out, GS_OPK_CUSTOM, "matmul N=%lld K=%lld HW=%lld C=%lld layout=%s alpha=%.9g beta=%.9g%s%s",
+                         (long long)N, (long long)K, (long long)HW, (long long)C, nhwc ? "nhwc" : "nchw",
+                         (double)conv->epi.alpha, (double)conv->epi.beta, conv->has_bias ? " bias=1" : "",
+                         conv->epi.relu ? " relu=1" : "");
+    if (s == GS_OK && gs_op_typed(conv))
+        s = gs_op_set_dtype(ctx, out, (gs_dtype)conv->dtype_in, (gs_dtype)conv->dtype_out);
+    if (s == GS_OK && conv->math) s = gs_op_set_math(ctx, out, (gs_math)conv->math);
+    if (s == GS_OK && conv->clip) s = gs_op_set_clip(ctx, out, conv->clip, conv->clip_lo, conv->clip_hi);
+    return s;
 }
 
 gs_status gs_op_set_clip(gs_ctx *ctx, gs_op *op, int flags, float lo, float hi) {
@@ -822,11 +824,33 @@ gs_status gs_op_parse_into(gs_ctx *ctx, const char *spec, gs_op *op) {
     memset(&kv, 0, sizeof kv);
     kv.keys = od->keys;
     kv.nkeys = od->nkeys;
+    gs_dtype dt_in = GS_DTYPE_F32, dt_out = GS_DTYPE_F32;
+    bool in_set = false, out_set = false, math_set = false;
+    gs_math math = GS_MATH_F32;
     while ((tok = strtok_r(NULL, " \t\n", &save))) {
         char *eq = strchr(tok, '=');
         if (!eq || eq == tok)
             return gs_err(ctx, GS_ERR_PARSE, "%s: expected key=value, got '%.60s'", od->name, tok);
         *eq = 0;
+        if (!strcmp(tok, "math")) {
+            if (math_set) return gs_err(ctx, GS_ERR_PARSE, "%s: key 'math' given twice", od->name);
+            if (strcmp(eq + 1, "tf32") && strcmp(eq + 1, "f32"))
+                return gs_err(ctx, GS_ERR_PARSE, "%s: unknown math '%.40s' (known: f32 tf32)", od->name, eq + 1);
+            math_set = true;
+            math = strcmp(eq + 1, "tf32") ? GS_MATH_F32 : GS_MATH_TF32;
+            continue;
+        }
+        if (!strcmp(tok, "dtype") || !strcmp(tok, "out_dtype")) {
+            bool outk = tok[0] == 'o';
+            gs_dtype *dst = outk ? &dt_out : &dt_in;
+            if (outk ? out_set : in_set) return gs_err(ctx, GS_ERR_PARSE, "%s: key '%s' given twice", od->name, tok);
+            if (!gs_dtype_parse(eq + 1, dst))
+                return gs_err(ctx, GS_ERR_PARSE, "%s: unknown type '%.40s' in %s= (known: f32 f16 bf16)", od->name,
+                              eq + 1, tok);
+            if (outk) out_set = true;
+            else in_set = true;
+            continue;
+        }
         int slot = kv_slot(&kv, tok);
         if (slot < 0) {
             char keys[256];
@@ -846,7 +870,66 @@ gs_status gs_op_parse_into(gs_ctx *ctx, const char *spec, gs_op *op) {
         kv.val[i] = od->keys[i].def;
         kv.ival[i] = (int64_t)od->keys[i].def;
     }
-    return od->build(ctx, op, od, &kv);
+    gs_status s = od->build(ctx, op, od, &kv);
+    if (s == GS_OK && (in_set || out_set)) s = gs_op_set_dtype(ctx, op, dt_in, out_set ? dt_out : dt_in);
+    if (s == GS_OK && math != GS_MATH_F32 && gs_op_set_math(ctx, op, math) != GS_OK) {
+        char why[GS_MSG_MAX];
+        s = gs_err(ctx, GS_ERR_PARSE, "%s", gs_ctx_msg_copy(ctx, why, sizeof why)); /* bad input: exit 2 */
+    }
+    return s;
+}
+
+gs_status gs_op_set_math(gs_ctx *ctx, gs_op *op, gs_math mth) {
+    if (!op) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_op_set_math: NULL operator");
+    if ((int)mth != GS_MATH_F32 && mth != GS_MATH_TF32)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_op_set_math: unknown math %d (0 f32, 1 tf32)", (int)mth);
+    if (mth == GS_MATH_TF32) {
+        bool product = op->kind == GS_OPK_GEMM || op->kind == GS_OPK_BGEMM || op->kind == GS_OPK_CONV2D ||
+                       (op->kind == GS_OPK_CUSTOM && op->combine == GS_COMBINE_MAC && op->ninputs == 2);
+        if (!product)
+            return gs_err(ctx, GS_ERR_INVALID_ARG, "math=tf32: only gemm, bgemm and conv2d take it, not %.60s", op->spec);
+        if (gs_op_typed(op))
+            return gs_err(ctx, GS_ERR_INVALID_ARG, "math=tf32 rounds f32 inputs; %.80s has %s inputs and a %s output",
+                          op->spec, gs_dtype_name((gs_dtype)op->dtype_in), gs_dtype_name((gs_dtype)op->dtype_out));
+    }
+    char *d = strstr(op->spec, " math=tf32");
+    if (d) *d = 0;
+    op->math = (uint8_t)mth;
+    size_t l = strlen(op->spec);
+    if (mth == GS_MATH_TF32) snprintf(op->spec + l, sizeof op->spec - l, " math=tf32");
+    return GS_OK;
+}
+
+/* ---- element types ------------------------------------------------------------------------ */
+gs_status gs_op_set_dtype(gs_ctx *ctx, gs_op *op, gs_dtype in, gs_dtype out) {
+    if (!op) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_op_set_dtype: NULL operator");
+    if ((int)in < 0 || in >= GS_DTYPE_COUNT || (int)out < 0 || out >= GS_DTYPE_COUNT)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_op_set_dtype: unknown type %d/%d (known: 0 f32, 1 f16, 2 bf16)",
+                      (int)in, (int)out);
+    if (op->math != GS_MATH_F32 && (in != GS_DTYPE_F32 || out != GS_DTYPE_F32))
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "math=tf32 rounds f32 inputs; %.80s cannot take %s", op->spec,
+                      gs_dtype_name(in != GS_DTYPE_F32 ? in : out));
+    /* the canonical text ends with the types: drop the old ones, append the new */
+    char *d = strstr(op->spec, " dtype=");
+    if (d) *d = 0;
+    op->dtype_in = (uint8_t)in;
+    op->dtype_out = (uint8_t)out;
+    size_t l = strlen(op->spec);
+    if (in != GS_DTYPE_F32 || out != GS_DTYPE_F32) {
+        int w = snprintf(op->spec + l, sizeof op->spec - l, " dtype=%s", gs_dtypes[in].name);
+        if (w > 0 && (size_t)w < sizeof op->spec - l && out != in)
+            snprintf(op->spec + l + (size_t)w, sizeof op->spec - l - (size_t)w, " out_dtype=%s", gs_dtypes[out].name);
+    }
+    return GS_OK;
+}
+
+gs_dtype gs_op_buffer_dtype(const gs_op *op, int i) {
+    if (i < 0 || i >= gs_op_num_buffers(op)) return GS_DTYPE_F32;
+    return (gs_dtype)(i == op->ninputs ? op->dtype_out : op->dtype_in);
+}
+
+int64_t gs_op_buffer_bytes(const gs_op *op, int i) {
+    return gs_op_buffer_elems(op, i) * gs_dtype_bytes(gs_op_buffer_dtype(op, i));
 }
 
 /* ---- public wrappers ---------------------------------------------------------- */
@@ -947,6 +1030,7 @@ _Static_assert(sizeof(gs_op) == GS_FSZ(gs_op, kind) + GS_FSZ(gs_op, naxes) + GS_
                                     GS_FSZ(gs_op, combine) + GS_FSZ(gs_op, axes) + GS_FSZ(gs_op, tensors) +
                                     GS_FSZ(gs_op, epi) + GS_FSZ(gs_op, transA) + GS_FSZ(gs_op, transB) +
                                     GS_FSZ(gs_op, spec) + GS_FSZ(gs_op, has_bias) + GS_FSZ(gs_op, clip) +
+                                    GS_FSZ(gs_op, dtype_in) + GS_FSZ(gs_op, dtype_out) + GS_FSZ(gs_op, math) +
                                     GS_FSZ(gs_op, reserved_) + GS_FSZ(gs_op, clip_lo) + GS_FSZ(gs_op, clip_hi),
                "gs_op has padding or a field this sum lacks");
 #undef GS_FSZ

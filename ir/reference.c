@@ -90,7 +90,8 @@ double gs_op_reference_point(const gs_op *op, const float *const *ins, const flo
             double p = 1.0;
             for (int t = 0; t < op->ninputs; t++) {
                 int64_t o = gs_tensor_offset(&op->tensors[t], pt, op->naxes);
-                p *= o < 0 ? 0.0 : (double)ins[t][o];
+                /* math=tf32: the inputs as the hardware rounds them */
+                p *= o < 0 ? 0.0 : op->math ? (double)gs_tf32_round(ins[t][o]) : (double)ins[t][o];
             }
             acc += p;
         } else {
@@ -127,7 +128,9 @@ gs_status gs_op_reference(gs_ctx *ctx, const gs_op *op, const float *const *ins,
     /* odometer over spatial axes */
     for (;;) {
         int64_t o = gs_tensor_offset(ot, pt, op->naxes);
-        if (o >= 0) out[o] = (float)gs_op_reference_point(op, ins, bias, pt, (double)out[o]);
+        /* rounded once to the output's type (through f32, as a kernel's f32 epilogue is) */
+        if (o >= 0)
+            out[o] = gs_dtype_round((gs_dtype)op->dtype_out, (float)gs_op_reference_point(op, ins, bias, pt, (double)out[o]));
         int i = nsp - 1;
         for (; i >= 0; i--) {
             if (++pt[sp[i]] < op->axes[sp[i]].extent) break;

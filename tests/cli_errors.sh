@@ -336,6 +336,16 @@ check_out 0 "my-t4: NVIDIA Tesla T4" "a derived profile with a name" hw show "$t
 check_out 0 "rowsum, rowmean, rowmax" "help spec" help spec
 check_out 0 "split=1..16" "help config" help config
 check_msg 2 "unknown topic 'nosuch'" "help with an unknown topic" help nosuch
+# ---- issue 18: element types --------------------------------------------------------------
+check_msg 2 "unknown type 'f8' in dtype= (known: f32 f16 bf16)" "an unknown type" construct 'gemm M=4 N=4 K=4 dtype=f8'
+check_msg 2 "unknown type 'half' in out_dtype=" "an unknown output type" construct 'relu M=4 N=4 out_dtype=half'
+check_msg 2 "key 'dtype' given twice" "a type given twice" construct 'relu M=4 N=4 dtype=f16 dtype=bf16'
+check_msg 2 "unknown type 'f8'" "verify: an unknown type" verify 'gemv M=4 N=4 dtype=f8'
+check_msg 2 "math=tf32: only gemm, bgemm and conv2d take it" "math=tf32 on a gemv" construct 'gemv M=4 N=4 math=tf32'
+check_msg 2 "math=tf32 rounds f32 inputs" "math=tf32 on an f16 gemm" construct 'gemm M=4 N=4 K=4 math=tf32 dtype=f16'
+check_msg 2 "unknown math 'tf64'" "an unknown math" construct 'gemm M=4 N=4 K=4 math=tf64'
+check_out 0 "math=tf32" "a tf32 spec prints its math" construct --hw a100 'gemm M=4 N=4 K=4 math=tf32'
+check_out 0 "dtype=bf16 out_dtype=f32" "a typed spec prints its types" construct --hw t4 'gemv M=4 N=4 dtype=bf16 out_dtype=f32'
 check_out 0 "grammar: gensor help spec, or man gensor" "--help points at the grammar" --help
 check_out 0 "(gensor help config)" "construct --help points at the configuration form" construct --help
 echo "cli_errors: $pass passed, $fail failed"

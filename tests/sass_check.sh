@@ -10,7 +10,8 @@
 # 'rowsum M=1024 K=128' on h100 it wants warp shuffles (SHFL: the reduce
 # split's combine) and no LDL. Each figure is printed with PASS/FAIL; the
 # exit status is 1 when any fails. A strided NHWC conv on h100 must stage
-# its input as the im2col tile with 128-bit loads along the channels.
+# its input as the im2col tile with 128-bit loads along the channels, and
+# the f16 and bf16 gemv must load their matrix 8 halves at a time.
 #
 # Without cuobjdump (make sass-tools could not install it) or NVRTC the check
 # says SKIPPED with the reason and exits 1, or 0 when GS_SASS_OPTIONAL=1.
@@ -125,5 +126,14 @@ if sass_run "'$spec' (implicit GEMM)" --sass --emit cuda "$spec"; then
     check "LDG.E.128 in main loop" "$(figure LDG.E.128 4 "$tmp/out")" ge 1
     no_local
 fi
+# Half precision (issue 18): the f16 gemv's main loop moves its matrix with
+# 128-bit loads (8 halves: LDG.E.128, or LDGSTS.128 through cp.async), and
+# the bf16 one too; nothing in local memory.
+for spec in 'gemv M=16384 N=16384 dtype=f16' 'gemv M=16384 N=16384 dtype=bf16'; do
+    if sass_run "'$spec'" --sass "$spec"; then
+        check "128-bit global loads" "$(sum "$(figure LDG.E.128 4 "$tmp/out")" "$(figure LDGSTS.128 4 "$tmp/out")")" ge 1
+        no_local
+    fi
+done
 echo "check-sass: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

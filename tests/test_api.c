@@ -408,6 +408,8 @@ Test(api, kernel_run_names_the_differing_attribute) {
         {"gemm M=64 N=48 K=32 beta=0.5 bias=1", "differ in bias"},
         {"gemm M=64 N=48 K=32 beta=0.5 relu=1", "differ in relu"},
         {"gemm M=64 N=48 K=32 beta=0.5 transB=1", "differ in the tensors' indexing"},
+        {"gemm M=64 N=48 K=32 beta=0.5 dtype=f16", "differ in the element types: the kernel's are f32/f32, the operator's f16/f16"},
+        {"gemm M=64 N=48 K=32 beta=0.5 math=tf32", "differ in math: the kernel's is f32, the operator's is tf32"},
     };
     gs_buffer *none[4] = {0};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

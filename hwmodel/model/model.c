@@ -168,10 +168,18 @@ double gs_benefit_tiling(const gs_op *op, const gs_etir *before, const gs_etir *
  * Level 2 -> 1 moves the block tile from DRAM into shared memory; level
  * 1 -> done moves the thread tile from shared memory into registers. The
  * bandwidths are per SM (a block is served by one SM's share of DRAM). */
+/* Bytes of one element of tensor t (t == ninputs: the output), from the
+ * type table. */
+static double elem_bytes(const gs_op *op, int t) { return (double)gs_dtype_row(gs_op_tensor_dtype(op, t))->bytes; }
+
 double gs_benefit_caching(const gs_hw *hw, const gs_op *op, const gs_etir *e, int level) {
     int64_t box[GS_MAX_AXES];
     gs_etir_box(op, e, level, box);
     double S = 4.0 * gs_footprint_total(op, box); /* bytes, fp32 */
+    if (gs_op_typed(op)) { /* each tensor's footprint at its type's bytes */
+        S = 0;
+        for (int t = 0; t <= op->ninputs; t++) S += elem_bytes(op, t) * (double)gs_footprint(&op->tensors[t], box);
+    }
     double clk = hw->clock_mhz * 1e6;
     double smem_bw_sm = (double)hw->smem_banks * hw->bank_bytes * clk; /* B/s per SM */
     if (level == 2) {
@@ -290,7 +298,10 @@ static double global_wavefronts(const gs_hw *hw, const gs_op *op, const gs_etir 
     }
     int lanes = (int)(p->threads < hw->warp_size ? p->threads : hw->warp_size);
     if (lanes > 64) lanes = 64;
-    int64_t per_sector = hw->transaction_bytes / 4 > 0 ? hw->transaction_bytes / 4 : 8;
+    /* elements per sector and per 128-byte line, by the tensor's type */
+    const int eb = (int)elem_bytes(op, t);
+    int64_t per_sector = hw->transaction_bytes / eb > 0 ? hw->transaction_bytes / eb : 32 / eb;
+    const uint64_t per_line = (uint64_t)(128 / eb);
     uint64_t key = 0;
     double lines_m, secs_m;
     /* the digits that move within the warp: not those of one thread, nor
@@ -312,7 +323,8 @@ static double global_wavefronts(const gs_hw *hw, const gs_op *op, const gs_etir 
             kv[nk++] = step[i];
             kv[nk++] = thr[i];
         }
-        key = gs_wf_key(kv, nk, 0x676c6f6f00000000ull ^ ((uint64_t)per_sector << 8) ^ (uint64_t)w);
+        key = gs_wf_key(kv, nk, 0x676c6f6f00000000ull ^ ((uint64_t)per_sector << 8) ^ (uint64_t)w ^
+                                    (eb != 4 ? (uint64_t)eb << 24 : 0));
         if (gs_wf_memo_get(memo, key, &lines_m) && gs_wf_memo_get(memo, key * 3 | 1, &secs_m)) {
             if (sectors_out) *sectors_out = secs_m;
             return fmax(lines_m, secs_m / sectors_per_clk);
@@ -336,7 +348,7 @@ static double global_wavefronts(const gs_hw *hw, const gs_op *op, const gs_etir 
         for (int k = 0; k < w && n < 256; k++) {
             uint64_t ak = (uint64_t)addr[l] + (uint64_t)k;
             sec[n] = (int64_t)(ak / (uint64_t)per_sector);
-            line[n] = (int64_t)(ak / 32);
+            line[n] = (int64_t)(ak / per_line);
             n++;
         }
     int distinct = gs_count_distinct(sec, n), lines = gs_count_distinct(line, n);
@@ -464,7 +476,7 @@ static double wave_unique_bytes(const gs_op *op, const gs_etir *e, const gs_plan
         if (box[a] < 1) box[a] = 1;
     }
     double bytes = 0;
-    for (int t = 0; t < op->ninputs; t++) bytes += 4.0 * (double)gs_footprint(&op->tensors[t], box);
+    for (int t = 0; t < op->ninputs; t++) bytes += elem_bytes(op, t) * (double)gs_footprint(&op->tensors[t], box);
     return bytes;
 }
 
@@ -613,9 +625,12 @@ static void est_operands(est_ctx *c) {
     const gs_plan *p = c->p;
     const gs_model_params *mp = c->mp;
     double lds_instr = 0, lds_wave = 0, ldg_fast = 0, ldg_slow = 0, l1_fast = 0, l1_slow = 0;
+    /* 16-bit inputs and math=tf32: one conversion (cvt, or a shift) per fragment element */
+    const bool converts = op->dtype_in != GS_DTYPE_F32 || op->math != GS_MATH_F32;
     for (int t = 0; t < op->ninputs; t++) {
         const gs_plan_input *pi = &p->in[t];
         double f = frag_elems(op, c->e, t);
+        if (converts) lds_instr += f;
         if (pi->staged) {
             lds_instr += f / pi->frag_vec;
             lds_wave += f / pi->frag_vec * pi->read_wf;
@@ -751,7 +766,8 @@ static void est_traffic(est_ctx *c, gs_estimate *o) {
      * the block's working set) and the output. DRAM sees each wave's unique
      * footprint once (rows and columns shared within a wave hit L2), or only
      * the compulsory bytes when all inputs fit in half the L2. */
-    double in_bytes = 0, out_bytes = 4.0 * (double)gs_tensor_elems(gs_op_out(op)) * (op->epi.beta != 0 ? 2 : 1);
+    double in_bytes = 0,
+           out_bytes = elem_bytes(op, op->ninputs) * (double)gs_tensor_elems(gs_op_out(op)) * (op->epi.beta != 0 ? 2 : 1);
     double out_l2 = fmax(out_bytes, (double)o->blocks / S * c->warps * c->epi_sectors * hw->transaction_bytes);
     /* split-K's workspace: S partial slices written and read back once
      * (ordered), or S atomic adds into one slice and one read (each atomic a
@@ -764,14 +780,14 @@ static void est_traffic(est_ctx *c, gs_estimate *o) {
         double ws = (double)gs_plan_workspace_bytes(op, e, p);
         if (ws > 0.5 * (double)hw->l2_bytes) ws_dram = ws_l2;
     }
-    for (int t = 0; t < op->ninputs; t++) in_bytes += 4.0 * (double)gs_tensor_elems(&op->tensors[t]);
+    for (int t = 0; t < op->ninputs; t++) in_bytes += elem_bytes(op, t) * (double)gs_tensor_elems(&op->tensors[t]);
     double l2_in = 0;
     {
         int64_t box[GS_MAX_AXES];
         gs_etir_box(op, e, 2, box);
         double be = 0;
-        for (int t = 0; t < op->ninputs; t++) be += tile_l2_elems(op, e, p, t, box);
-        l2_in = 4.0 * (double)o->blocks * tiles * be;
+        for (int t = 0; t < op->ninputs; t++) be += elem_bytes(op, t) * tile_l2_elems(op, e, p, t, box);
+        l2_in = (double)o->blocks * tiles * be;
     }
     double l2_bytes =
         l2_in + out_l2 + ws_l2 + 4.0 * (double)o->blocks * (double)c->nt * c->iters_pad * 2.0 * c->spilled * 0.5;

@@ -184,6 +184,11 @@ void gs_wf_memo_put(gs_wf_memo *m, uint64_t key, double val) {
     m->val[i] = val;
 }
 
+/* Bytes of input elements (the type table's) and the widest vector, in
+ * elements: 16 bytes. */
+static int in_bytes(const gs_op *op) { return gs_dtype_row(op->dtype_in)->bytes; }
+static int vec_max(int eb) { return 16 / eb; }
+
 int gs_count_distinct(const int64_t *v, int n) {
     int64_t key[512];
     uint8_t used[512];
@@ -267,14 +272,17 @@ static void od_addrs(const lane_odometer *od, int64_t *addr) {
 
 /* gs_smem_wavefronts_of over the odometer's lanes, through the memo keyed by
  * the odometer itself (the lanes' addresses follow from it), so a hit
- * builds no addresses. */
-static double smem_wf_od(gs_wf_memo *memo, int banks, const lane_odometer *od, int w) {
+ * builds no addresses. The addresses count eb-byte elements; the banks see
+ * 4-byte words, so two 16-bit elements of one word are one word (a
+ * broadcast), and a w-element access spans w*eb/4 words. */
+static double smem_wf_od(gs_wf_memo *memo, int banks, const lane_odometer *od, int w, int eb) {
     uint64_t key = 0;
     double v;
     if (memo) {
         int64_t kv[2 * (GS_MAX_AXES + GS_MAX_DIMS + 2) + 3];
         int nk = 0;
-        kv[nk++] = od->lanes | (int64_t)banks << 8 | (int64_t)w << 24 | (int64_t)od->n << 32;
+        kv[nk++] = od->lanes | (int64_t)banks << 8 | (int64_t)w << 24 | (int64_t)od->n << 32 |
+                   (eb == 4 ? 0 : (int64_t)eb << 40);
         kv[nk++] = od->origin;
         for (int i = 0; i < od->n; i++) {
             kv[nk++] = od->step[i];
@@ -285,6 +293,10 @@ static double smem_wf_od(gs_wf_memo *memo, int banks, const lane_odometer *od, i
     }
     int64_t addr[64];
     od_addrs(od, addr);
+    if (eb != 4) {
+        for (int l = 0; l < od->lanes; l++) addr[l] = addr[l] * eb / 4;
+        w = w * eb / 4 < 1 ? 1 : w * eb / 4;
+    }
     v = gs_smem_wavefronts_of(banks, addr, od->lanes, w);
     gs_wf_memo_put(memo, key, v);
     return v;
@@ -330,6 +342,7 @@ int gs_plan_frag_lanes(const gs_op *op, const gs_etir *e, const gs_plan *p, int 
  * store_vec words; a transposed one is copy_vec scalar stores. */
 static double store_wavefronts(const gs_op *op, int t, const gs_plan_input *pi, int64_t threads, int banks, int warp,
                                gs_wf_memo *memo) {
+    const int eb = in_bytes(op);
     gs_tensor view;
     const gs_tensor *ts = gs_plan_box_tensor(op, pi, t, &view);
     int lanes = (int)(threads < warp ? threads : warp);
@@ -346,11 +359,11 @@ static double store_wavefronts(const gs_op *op, int t, const gs_plan_input *pi, 
     for (int j = ts->ndim - 1; j >= 0; j--)
         if (j != pi->copy_dim) od_digit(&od, pi->sstride[j], pi->dims[j]);
     od_trim(&od);
-    if (pi->store_vec == pi->copy_vec) return smem_wf_od(memo, banks, &od, pi->store_vec);
+    if (pi->store_vec == pi->copy_vec) return smem_wf_od(memo, banks, &od, pi->store_vec, eb);
     double total = 0;
     for (int k = 0; k < pi->copy_vec; k++) {
         od.origin = k * pi->sstride[pi->copy_dim];
-        total += smem_wf_od(memo, banks, &od, 1);
+        total += smem_wf_od(memo, banks, &od, 1, eb);
     }
     return total;
 }
@@ -362,7 +375,7 @@ static void plan_input_shape(const gs_hw *hw, const gs_op *op, const gs_etir *e,
                              gs_plan_input *pi, int64_t *reserve_pad) {
     gs_tensor view;
     const gs_tensor *ts = gs_plan_box_tensor(op, pi, t, &view);
-    const int nd = ts->ndim, vmax = o->scalar ? 1 : GS_PLAN_MAX_VEC;
+    const int eb = in_bytes(op), nd = ts->ndim, vmax = o->scalar ? 1 : vec_max(eb);
     pi->staged = 1;
     for (int j = 0; j < nd; j++) pi->dims[j] = box_dim(op, e, ts, j);
     /* Copy vector: the tensor's innermost dim runs along one axis with unit
@@ -403,16 +416,17 @@ static void plan_input_shape(const gs_hw *hw, const gs_op *op, const gs_etir *e,
     /* Copy mechanism: cp.async moves 4, 8 or 16 contiguous bytes, so a copy
      * that transposes goes through registers; pipelining (stages > 1) is what
      * the register hop would otherwise cost. */
-    pi->copy_mode = (gs_hw_has_async_copy(hw) && e->stages > 1 && !o->no_async && !transposed) ? GS_COPY_ASYNC
-                                                                                             : GS_COPY_REG;
+    pi->copy_mode = (gs_hw_has_async_copy(hw) && e->stages > 1 && !o->no_async && !transposed &&
+                     pi->copy_vec * eb >= 4) ? GS_COPY_ASYNC : GS_COPY_REG;
     /* Padding reserved: up to 4 words when rows must stay 16-byte aligned
      * (vector reads, vector or asynchronous stores), else 1 (odd pitch). */
     bool aligned = pi->frag_vec > 1 || pi->store_vec > 1 || pi->copy_mode == GS_COPY_ASYNC;
-    *reserve_pad = nd > 1 && pi->dims[pi->inner_dim] > 1 ? (aligned ? GS_PLAN_MAX_VEC : 1) : 0;
+    *reserve_pad = nd > 1 && pi->dims[pi->inner_dim] > 1 ? (aligned ? vec_max(eb) : 1) : 0;
     pi->pad = (int32_t)*reserve_pad;
     int64_t dummy[GS_MAX_DIMS];
     int64_t elems = layout_strides(ts, pi->dims, pi->inner_dim, *reserve_pad, dummy);
-    pi->stage_elems = elems >= GS_STAGE_SAT ? GS_STAGE_SAT : (elems + 3) / 4 * 4;
+    /* whole 16-byte granules, so the next buffer stays aligned for vectors */
+    pi->stage_elems = elems >= GS_STAGE_SAT ? GS_STAGE_SAT : (elems + vec_max(eb) - 1) / vec_max(eb) * vec_max(eb);
     int64_t box = 1;
     for (int j = 0; j < nd; j++) box = sat_mul(box, pi->dims[j]);
     pi->units = box / pi->copy_vec;
@@ -474,7 +488,7 @@ static void plan_unstaged(const gs_op *op, const gs_etir *e, const gs_plan_opts 
     pi->direct = 1;
     int a = unit_axis(&ts->idx[ts->ndim - 1], op->naxes);
     if (o->scalar || !spatial(op, a)) return;
-    int w = vec_dividing(GS_PLAN_MAX_VEC, e->tile[a].thread / e->V[a], ts->shape[ts->ndim - 1], 0);
+    int w = vec_dividing(vec_max(in_bytes(op)), e->tile[a].thread / e->V[a], ts->shape[ts->ndim - 1], 0);
     if (w > 1) {
         pi->frag_vec = (uint8_t)w;
         pi->frag_axis = (int8_t)a;
@@ -485,7 +499,7 @@ static void plan_unstaged(const gs_op *op, const gs_etir *e, const gs_plan_opts 
  * (none for cp.async), a 64-bit global address, a shared offset, and on a
  * non-linear unit its coordinates for the edge path's predicates. */
 static int unit_regs(const gs_op *op, int t, const gs_plan_input *pi) {
-    int v = pi->copy_mode == GS_COPY_ASYNC ? 0 : pi->copy_vec;
+    int v = pi->copy_mode == GS_COPY_ASYNC ? 0 : (pi->copy_vec * in_bytes(op) + 3) / 4; /* 32-bit registers */
     return v + 3 + (pi->unit_linear ? 0 : op->tensors[t].ndim);
 }
 
@@ -507,6 +521,9 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p) {
             if (spatial(op, a) && gs_tensor_uses_axis(&op->tensors[t], a)) f *= e->tile[a].thread;
         regs += f;
         const gs_plan_input *pi = &p->in[t];
+        /* 16-bit inputs: a vector read's packed words live beside the
+         * converted fragment (f32: the read is the fragment) */
+        if (op->dtype_in != GS_DTYPE_F32) regs += (pi->frag_vec * in_bytes(op) + 3) / 4 + 1;
         if (!pi->staged) continue;
         /* the units' global and shared offsets: two, two per unit, or none
          * (recomputed where used) */
@@ -515,6 +532,10 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p) {
          * one batch in flight */
         if (p->stages > 1 && pi->copy_mode == GS_COPY_REG) regs += (int64_t)pi->units_per_thread * pi->copy_vec;
         regs += (int64_t)pi->copy_batch * unit_regs(op, t, pi);
+        /* 16-bit inputs: the edge path's predicated loads hold an element a
+         * 32-bit register each while a batch is in flight (a100 bf16 rowmax,
+         * 8 units of 8 halves: 96 registers and a spill uncounted) */
+        if (op->dtype_in != GS_DTYPE_F32 && pi->staged) regs += (int64_t)pi->copy_batch * pi->copy_vec;
     }
     return (int)(regs > 100000 ? 100000 : regs);
 }
@@ -677,7 +698,7 @@ static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e,
         pi->unit_recompute = !pi->unit_linear && pi->units_per_thread > GS_PLAN_UNIT_ARRAY_MAX;
         pi->copy_batch = copy_batch(op, t, p, pi);
         if (pi->copy_mode == GS_COPY_ASYNC) p->any_async = 1;
-        int64_t b = sat_mul(sat_mul(pi->stage_elems, p->stages), 4);
+        int64_t b = sat_mul(sat_mul(pi->stage_elems, p->stages), in_bytes(op));
         p->smem_bytes = p->smem_bytes + b > GS_STAGE_SAT ? GS_STAGE_SAT : p->smem_bytes + b;
     }
     int64_t scratch = (p->split_mode != GS_SPLIT_NONE ? 4 : 0) + (p->lanes_wide ? p->threads / GS_LANES_WARP * 4 : 0);
@@ -752,12 +773,12 @@ static void choose_pad(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_pl
             return;
         }
     }
-    for (int64_t pad = 0; pad <= reserve; pad += (reserve > 1 ? GS_PLAN_MAX_VEC : 1)) {
+    for (int64_t pad = 0; pad <= reserve; pad += (reserve > 1 ? vec_max(in_bytes(op)) : 1)) {
         if (p->opts.scalar) pad = (ts->ndim > 1 && pi->dims[pi->inner_dim] > 1 && pi->dims[pi->inner_dim] % 2 == 0);
         layout_strides(ts, pi->dims, pi->inner_dim, pad, pi->sstride);
         lane_odometer od;
         frag_odometer(op, e, p, t, hw->warp_size, &od);
-        double rw = smem_wf_od(memo, hw->smem_banks, &od, pi->frag_vec);
+        double rw = smem_wf_od(memo, hw->smem_banks, &od, pi->frag_vec, in_bytes(op));
         double sw = store_wavefronts(op, t, pi, p->threads, hw->smem_banks, hw->warp_size, memo);
         double cost = reads_per_tile * rw + pi->units_per_thread * sw;
         if (best < 0 || cost < best) {
@@ -797,13 +818,16 @@ void gs_plan_finish_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_
     p->out_axis = -1;
     p->out_vec = 1;
     if (oa >= 0 && !p->opts.scalar && !p->opts.predicated) {
-        int w = vec_dividing(GS_PLAN_MAX_VEC, e->tile[oa].thread / e->V[oa], ot->idx[ot->ndim - 1].offset, 0);
+        int w = vec_dividing(vec_max(gs_dtype_row(op->dtype_out)->bytes), e->tile[oa].thread / e->V[oa],
+                             ot->idx[ot->ndim - 1].offset, 0);
         if (w > 1) {
             p->out_axis = (int8_t)oa;
             p->out_vec = (uint8_t)w;
         }
     }
-    p->bias_vec = op->has_bias && op->epi.bias_axis >= 0 && op->epi.bias_axis == p->out_axis ? p->out_vec : 1;
+    /* (a bias of another width than the output's is read as scalars) */
+    p->bias_vec = op->has_bias && op->epi.bias_axis >= 0 && op->epi.bias_axis == p->out_axis &&
+                          op->dtype_in == op->dtype_out ? p->out_vec : 1;
     /* Unroll the reduce loop fully while it is short and its body small;
      * a longer loop is unrolled by GS_PLAN_K_UNROLL (ptxas hoists the shared
      * loads of a fully unrolled long loop far ahead, at a register each),
@@ -885,6 +909,12 @@ static void buffer_size(gs_launch_arg *a, int64_t elems) {
     a->elems = elems;
     a->bytes = 4 * elems;
 }
+/* A buffer of type t: its bytes by the type table, and its C type. */
+static void buffer_size_typed(gs_launch_arg *a, int64_t elems, int t) {
+    buffer_size(a, elems);
+    a->bytes = gs_dtype_row(t)->bytes * elems;
+    if (t != GS_DTYPE_F32) a->type = "uint16_t*";
+}
 
 int gs_plan_launch_args(const gs_op *op, const gs_etir *e, const gs_plan *p, gs_launch_arg *args, int cap) {
     int n = 0;
@@ -892,16 +922,16 @@ int gs_plan_launch_args(const gs_op *op, const gs_etir *e, const gs_plan *p, gs_
     for (int t = 0; t < op->ninputs; t++)
         if ((a = add_arg(args, &n, cap, GS_ARG_INPUT, t, -1))) {
             snprintf(a->name, sizeof a->name, "in%d", t);
-            buffer_size(a, gs_tensor_elems(&op->tensors[t]));
+            buffer_size_typed(a, gs_tensor_elems(&op->tensors[t]), op->dtype_in);
         }
     if ((a = add_arg(args, &n, cap, GS_ARG_OUTPUT, op->ninputs, -1))) {
         snprintf(a->name, sizeof a->name, "out");
-        buffer_size(a, gs_tensor_elems(gs_op_out(op)));
+        buffer_size_typed(a, gs_tensor_elems(gs_op_out(op)), op->dtype_out);
     }
     int bias_axis;
     if (gs_epi_has(op, GS_EPI_ADD_BIAS, &bias_axis) && (a = add_arg(args, &n, cap, GS_ARG_BIAS, -1, -1))) {
         snprintf(a->name, sizeof a->name, "bias");
-        buffer_size(a, op->axes[bias_axis].extent);
+        buffer_size_typed(a, op->axes[bias_axis].extent, op->dtype_in);
     }
     for (int x = 0; x < op->naxes; x++)
         if ((a = add_arg(args, &n, cap, GS_ARG_EXTENT, x, -1))) {

@@ -31,7 +31,14 @@ bool gs_kdesc_diff(const gs_kdesc *mine, const gs_kdesc *theirs, char *buf, size
     if (n) buf[0] = '\0';
     if (!memcmp(mine, theirs, sizeof *mine)) return false;
     const gs_op *a = &mine->op, *b = &theirs->op;
-    if (a->epi.beta != b->epi.beta)
+    if (a->dtype_in != b->dtype_in || a->dtype_out != b->dtype_out)
+        snprintf(buf, n, "the element types: the kernel's are %s/%s, the operator's %s/%s (inputs/output)",
+                 gs_dtype_name((gs_dtype)a->dtype_in), gs_dtype_name((gs_dtype)a->dtype_out),
+                 gs_dtype_name((gs_dtype)b->dtype_in), gs_dtype_name((gs_dtype)b->dtype_out));
+    else if (a->math != b->math)
+        snprintf(buf, n, "math: the kernel's is %s, the operator's is %s", a->math ? "tf32" : "f32",
+                 b->math ? "tf32" : "f32");
+    else if (a->epi.beta != b->epi.beta)
         snprintf(buf, n, "beta: the kernel's is %s, the operator's is %s (beta = 0 and beta != 0 are different kernels)",
                  nz(a->epi.beta), nz(b->epi.beta));
     else if (a->has_bias != b->has_bias)

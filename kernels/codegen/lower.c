@@ -176,6 +176,81 @@ static const dialect_spelling spellings[] = {
     },
 };
 
+/* ---- element types ------------------------------------------------------------- *
+ * A kernel of 16-bit tensors (gs_op dtype_in/dtype_out, the type table's rows)
+ * keeps them as 16-bit storage (ushort in OpenCL, which needs no cl_khr_fp16;
+ * unsigned short in CUDA, which needs no header) in global and shared memory:
+ * copies move the bits, and the conversions sit where values meet the f32
+ * arithmetic: GS_IN_F(x) on every input read into a fragment or a bias,
+ * GS_OUT_F(x) on the output's old value, GS_F_OUT(y) once on each store.
+ * f16 converts with vload_half / vstore_half_rte (OpenCL, core 1.2) or the
+ * cvt instructions (CUDA, every arch); bf16 with shifts both ways, its store
+ * rounding to nearest even with the rounding bias (NaN kept, quiet). Vector
+ * accesses of 2, 4 and 8 elements (4, 8 and 16 bytes) are GS_LDH/GS_STH/
+ * GS_CP_ASYNCH<bytes>, with components s0..s7. Printed only in typed
+ * kernels, so f32 kernels keep their text. */
+static const char *type_preamble[] = {
+    [GS_DIALECT_CUDA] =
+        "struct __align__(4) gs_h2 { unsigned short s0, s1; };\n"
+        "struct __align__(8) gs_h4 { unsigned short s0, s1, s2, s3; };\n"
+        "struct __align__(16) gs_h8 { unsigned short s0, s1, s2, s3, s4, s5, s6, s7; };\n"
+        "#define GS_LDH2(p) (*(const gs_h2*)(p))\n"
+        "#define GS_LDH4(p) (*(const gs_h4*)(p))\n"
+        "#define GS_LDH8(p) (*(const gs_h8*)(p))\n"
+        "#define GS_STH2(p, v) (*(gs_h2*)(p) = (v))\n"
+        "#define GS_STH4(p, v) (*(gs_h4*)(p) = (v))\n"
+        "#define GS_STH8(p, v) (*(gs_h8*)(p) = (v))\n"
+        "#define GS_CP_ASYNCH4(d, s) GS_CP_ASYNC4(d, s)\n"
+        "#define GS_CP_ASYNCH8(d, s) GS_CP_ASYNC8(d, s)\n"
+        "#define GS_CP_ASYNCH16(d, s) GS_CP_ASYNC16(d, s)\n"
+        "__device__ __forceinline__ float gs_h2f(unsigned short h) { float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); return f; }\n"
+        "__device__ __forceinline__ unsigned short gs_f2h(float f) { unsigned short h; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f)); return h; }\n"
+        "__device__ __forceinline__ float gs_b2f(unsigned short h) { return __uint_as_float((unsigned)h << 16); }\n"
+        "__device__ __forceinline__ unsigned short gs_f2b(float f) { const unsigned u = __float_as_uint(f);\n"
+        "    return (u & 0x7fffffffu) > 0x7f800000u ? (unsigned short)((u >> 16) | 0x40u) : (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16); }\n",
+    [GS_DIALECT_OPENCL] =
+        "#define GS_LDH2(p) vload2(0, p)\n"
+        "#define GS_LDH4(p) vload4(0, p)\n"
+        "#define GS_LDH8(p) vload8(0, p)\n"
+        "#define GS_STH2(p, v) vstore2(v, 0, p)\n"
+        "#define GS_STH4(p, v) vstore4(v, 0, p)\n"
+        "#define GS_STH8(p, v) vstore8(v, 0, p)\n"
+        "#define GS_CP_ASYNCH4(d, s) vstore2(vload2(0, s), 0, d)\n"
+        "#define GS_CP_ASYNCH8(d, s) vstore4(vload4(0, s), 0, d)\n"
+        "#define GS_CP_ASYNCH16(d, s) vstore8(vload8(0, s), 0, d)\n"
+        "static inline float gs_h2f(ushort h) { return vload_half(0, (const half*)&h); }\n"
+        "static inline ushort gs_f2h(float f) { ushort h; vstore_half_rte(f, 0, (half*)&h); return h; }\n"
+        "static inline float gs_b2f(ushort h) { return as_float((uint)h << 16); }\n"
+        "static inline ushort gs_f2b(float f) { const uint u = as_uint(f);\n"
+        "    return (u & 0x7fffffffu) > 0x7f800000u ? (ushort)((u >> 16) | 0x40u) : (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16); }\n",
+};
+
+/* math=tf32 (f32 tensors): each product input is rounded to TF32 as it
+ * enters a fragment, GS_IN_F(x) = gs_tf32(x): cvt.rna.tf32.f32 on sm_80 and
+ * later (its low 13 bits masked), and before, and in OpenCL, the same
+ * rounding by bits (half an ulp added to the magnitude, ties away from
+ * zero, then truncated; NaN and inf as they are). The bias and the
+ * epilogue stay f32. */
+static void print_tf32_macros(gs_sb *sb, gs_dialect d, int arch) {
+    if (d == GS_DIALECT_CUDA && arch >= 80)
+        gs_sb_puts(sb, "__device__ __forceinline__ float gs_tf32(float x) { unsigned u; asm(\"cvt.rna.tf32.f32 %0, %1;\" : "
+                       "\"=r\"(u) : \"f\"(x)); return __uint_as_float(u & 0xffffe000u); }\n");
+    else if (d == GS_DIALECT_CUDA)
+        gs_sb_puts(sb, "__device__ __forceinline__ float gs_tf32(float x) { unsigned u = __float_as_uint(x);\n"
+                       "    if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x1000u) & 0xffffe000u; return __uint_as_float(u); }\n");
+    else
+        gs_sb_puts(sb, "static inline float gs_tf32(float x) { uint u = as_uint(x);\n"
+                       "    if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x1000u) & 0xffffe000u; return as_float(u); }\n");
+    gs_sb_puts(sb, "#define GS_IN_F(x) gs_tf32(x)\n");
+}
+
+/* The conversion macros of one kernel's types (f32: the identity). */
+static void print_type_macros(gs_sb *sb, const gs_op *op) {
+    static const char *to_f[] = {"(x)", "gs_h2f(x)", "gs_b2f(x)"}, *from_f[] = {"(y)", "gs_f2h(y)", "gs_f2b(y)"};
+    gs_sb_printf(sb, "#define GS_IN_F(x) %s\n#define GS_OUT_F(x) %s\n#define GS_F_OUT(y) %s\n", to_f[op->dtype_in % 3],
+                 to_f[op->dtype_out % 3], from_f[op->dtype_out % 3]);
+}
+
 /* ---- the printer ----------------------------------------------------------------- */
 typedef struct printer {
     gs_sb sb;
@@ -190,6 +265,9 @@ typedef struct printer {
     int64_t thr[GS_MAX_AXES], t0[GS_MAX_AXES];
     gs_launch_arg args[GS_LAUNCH_MAX_ARGS]; /* the kernel's arguments (gs_plan_launch_args) */
     int nargs;
+    bool typed;          /* some tensor is not f32 (the element types' spellings below) */
+    char in_ptr[64], out_ptr[64]; /* the buffer pointer types (the dialect's, or 16-bit storage) */
+    char id_raw[16];     /* identity_raw's text */
 } printer;
 
 static void line(printer *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -225,9 +303,46 @@ static bool spatial(const gs_op *op, int a) { return op->axes[a].kind == GS_AXIS
 static const char *comp(int e) { return e == 0 ? "x" : e == 1 ? "y" : e == 2 ? "z" : "w"; }
 static const char *vtype(int w) { return w == 4 ? "float4" : w == 2 ? "float2" : "float"; }
 
+/* Storage of an element of type dt (0: f32) and its w-wide vectors, their
+ * components, and the load/store macro names: f32's as before; 16-bit
+ * types by the tables above. */
+static bool is16(int dt) { return dt != GS_DTYPE_F32; }
+/* Whether an input read into a fragment converts (GS_IN_F): a 16-bit
+ * input, or f32 rounded to TF32. */
+static bool in_cvt(const printer *m) { return is16(m->op->dtype_in) || m->op->math == GS_MATH_TF32; }
+static const char *svtype(const printer *m, int w, int dt) {
+    if (!is16(dt)) return vtype(w);
+    if (w <= 1) return m->dialect == GS_DIALECT_OPENCL ? gs_dtype_row(dt)->opencl_t : gs_dtype_row(dt)->cuda_t;
+    static const char *cl[] = {"", "", "ushort2", "", "ushort4", "", "", "", "ushort8"};
+    static const char *cu[] = {"", "", "gs_h2", "", "gs_h4", "", "", "", "gs_h8"};
+    return (m->dialect == GS_DIALECT_OPENCL ? cl : cu)[w <= 8 ? w : 8];
+}
+static const char *scomp(int k, int dt) {
+    static const char *s16[] = {"s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7"};
+    return is16(dt) ? s16[k & 7] : comp(k);
+}
+static const char *ldm(int dt) { return is16(dt) ? "GS_LDH" : "GS_LD"; }
+static const char *stm(int dt) { return is16(dt) ? "GS_STH" : "GS_ST"; }
+static int ebytes(int dt) { return gs_dtype_row(dt)->bytes; }
+/* x wrapped in the conversion mac ("GS_IN_F", ...) when on (the value's type
+ * converts), into buf. */
+static const char *cvt(char *buf, size_t n, const char *mac, bool on, const char *x) {
+    if (on) snprintf(buf, n, "%s(%s)", mac, x);
+    else snprintf(buf, n, "%s", x);
+    return buf;
+}
+
 /* Identity of the combine: what an out-of-bounds read yields. */
 static const char *identity(const printer *m) {
     return m->op->combine == GS_COMBINE_MAX ? m->sp->neg_inf : m->op->combine == GS_COMBINE_MIN ? m->sp->pos_inf : "0.0f";
+}
+/* The same as the inputs' storage bits (a copy into shared memory), from
+ * the type table's zero and -inf. */
+static const char *identity_raw(printer *m) {
+    if (!is16(m->op->dtype_in)) return identity(m);
+    const gs_dtype_info *r = gs_dtype_row(m->op->dtype_in);
+    snprintf(m->id_raw, sizeof m->id_raw, "0x%04x", (unsigned)(m->op->combine == GS_COMBINE_MAX ? r->neg_inf_bits : r->zero_bits));
+    return m->id_raw;
 }
 
 /* Local (within-block) coordinate of axis a: for spatial axes the register
@@ -278,15 +393,20 @@ static char *linear_text(const printer *m, int t, const char *prefix) {
     return gs_sb_take(&lin);
 }
 
-/* `<var> = in-bounds ? in<t>[linear] : identity;` over coordinate vars. */
-static void global_read(printer *m, int t, const char *prefix, const char *lhs) {
+/* `<var> = in-bounds ? in<t>[linear] : identity;` over coordinate vars:
+ * converted to f32 (a fragment) or raw storage (raw: a copy's unit). */
+static void global_read(printer *m, int t, const char *prefix, const char *lhs, bool raw) {
     const gs_tensor *ts = &m->op->tensors[t];
     gs_sb cond;
     gs_sb_init(&cond);
     for (int j = 0; j < ts->ndim; j++)
         gs_sb_printf(&cond, "%s%s%d >= 0 && %s%d < S%d_%d", j ? " && " : "", prefix, j, prefix, j, t, j);
     char *c = gs_sb_take(&cond), *l = linear_text(m, t, prefix);
-    line(m, "%s = (%s) ? in%d[%s] : %s;", lhs, c ? c : "0", t, l ? l : "0", identity(m));
+    if (raw || !in_cvt(m)) {
+        line(m, "%s = (%s) ? in%d[%s] : %s;", lhs, c ? c : "0", t, l ? l : "0", raw ? identity_raw(m) : identity(m));
+    } else {
+        line(m, "%s = (%s) ? GS_IN_F(in%d[%s]) : %s;", lhs, c ? c : "0", t, l ? l : "0", identity(m));
+    }
     free(c);
     free(l);
 }
@@ -301,8 +421,8 @@ static void print_signature(printer *m, const gs_kernel_src *out) {
     for (int i = 0; i < m->nargs; i++) {
         const gs_launch_arg *a = &m->args[i];
         const char *type = a->type;
-        if (a->role == GS_ARG_INPUT || a->role == GS_ARG_BIAS) type = m->sp->in_ptr;
-        else if (a->role == GS_ARG_OUTPUT) type = m->sp->out_ptr;
+        if (a->role == GS_ARG_INPUT || a->role == GS_ARG_BIAS) type = m->in_ptr;
+        else if (a->role == GS_ARG_OUTPUT) type = m->out_ptr;
         else if (a->role == GS_ARG_WORKSPACE) type = m->sp->ws_ptr;
         gs_sb_printf(&m->sb, "%s%s %s", i ? ", " : "", type, a->name);
     }
@@ -316,9 +436,13 @@ static void print_banner_args(printer *m) {
     for (int i = 0; i < m->nargs; i++) {
         const gs_launch_arg *a = &m->args[i];
         gs_sb_printf(&m->sb, "%s %s", i ? "," : "", a->name);
-        if (!strcmp(a->type, "float*")) gs_sb_printf(&m->sb, "[%lld]", (long long)a->elems);
+        if (!strcmp(a->type, "float*") || !strcmp(a->type, "uint16_t*"))
+            gs_sb_printf(&m->sb, "[%lld]", (long long)a->elems);
     }
-    gs_sb_puts(&m->sb, " (buffers: 4-byte elements for these extents)");
+    if (m->typed)
+        gs_sb_printf(&m->sb, " (buffers: elements for these extents; inputs and bias %s, output %s; f32 arithmetic)",
+                     gs_dtype_name((gs_dtype)m->op->dtype_in), gs_dtype_name((gs_dtype)m->op->dtype_out));
+    else gs_sb_puts(&m->sb, " (buffers: 4-byte elements for these extents)");
     if (m->nargs > 0 && m->args[m->nargs - 1].role == GS_ARG_WORKSPACE)
         gs_sb_printf(&m->sb, "\n * ws: split-K workspace, %lld bytes for these extents; zero it before the first "
                              "launch (each launch leaves it ready for the next); one per launch in flight",
@@ -393,7 +517,7 @@ static void print_guards(printer *m) {
         if (!pi->staged || pi->copy_vec == 1 || !p->fast_path) continue;
         int last = m->op->tensors[t].ndim - 1;
         line(m, "const int al%d = (S%d_%d %% %d) == 0 && ((size_t)in%d %% %d) == 0;", t, t, last, pi->copy_vec, t,
-             4 * pi->copy_vec);
+             ebytes(m->op->dtype_in) * pi->copy_vec);
     }
     /* unstaged inputs read without predicates: their shapes are the extents */
     for (int t = 0; t < m->ni; t++) {
@@ -410,7 +534,7 @@ static void print_guards(printer *m) {
         }
         if (pi->frag_vec > 1)
             gs_sb_printf(&c, " && (S%d_%d %% %d) == 0 && ((size_t)in%d %% %d) == 0", t, ts->ndim - 1, pi->frag_vec, t,
-                         4 * pi->frag_vec);
+                         ebytes(m->op->dtype_in) * pi->frag_vec);
         char *cs = gs_sb_take(&c);
         line(m, "const int ald%d = %s;", t, cs ? cs : "0");
         free(cs);
@@ -418,7 +542,7 @@ static void print_guards(printer *m) {
     if (p->out_vec > 1) {
         int last = gs_op_out(m->op)->ndim - 1;
         line(m, "const int alo = (S%d_%d %% %d) == 0 && ((size_t)out %% %d) == 0%s;", m->ni, last, p->out_vec,
-             4 * p->out_vec, p->bias_vec > 1 ? " && ((size_t)bias % 16) == 0" : "");
+             ebytes(m->op->dtype_out) * p->out_vec, p->bias_vec > 1 ? " && ((size_t)bias % 16) == 0" : "");
     }
     if (p->fast_path) {
         gs_sb c;
@@ -515,17 +639,18 @@ static void print_view_strides(printer *m, int t) {
 static void print_staging_setup(printer *m) {
     const gs_plan *p = m->p;
     if (p->smem_dynamic && m->dialect == GS_DIALECT_CUDA) {
-        line(m, "extern __shared__ __align__(16) float gs_dsm[];");
+        line(m, "extern __shared__ __align__(16) %s gs_dsm[];", svtype(m, 1, m->op->dtype_in));
         int64_t off = 0;
         for (int t = 0; t < m->ni; t++) {
             if (!p->in[t].staged) continue;
-            line(m, "float* const sm%d = gs_dsm + %lld;", t, (long long)off);
+            line(m, "%s* const sm%d = gs_dsm + %lld;", svtype(m, 1, m->op->dtype_in), t, (long long)off);
             off += p->stages * p->in[t].stage_elems;
         }
     } else {
         for (int t = 0; t < m->ni; t++)
             if (p->in[t].staged)
-                line(m, "GS_SMEM float sm%d[%lld];", t, (long long)(p->stages * p->in[t].stage_elems));
+                line(m, "GS_SMEM %s sm%d[%lld];", svtype(m, 1, m->op->dtype_in), t,
+                     (long long)(p->stages * p->in[t].stage_elems));
     }
     for (int t = 0; t < m->ni; t++) {
         const gs_plan_input *pi = &p->in[t];
@@ -567,7 +692,7 @@ static void print_staging_setup(printer *m) {
             close_(m);
         }
         if (p->stages > 1 && pi->copy_mode == GS_COPY_REG)
-            line(m, "%s pf%d[%d];", vtype(pi->copy_vec), t, pi->units_per_thread);
+            line(m, "%s pf%d[%d];", svtype(m, pi->copy_vec, m->op->dtype_in), t, pi->units_per_thread);
     }
 }
 
@@ -620,7 +745,7 @@ static void print_store_unit(printer *m, int t, const char *buf, const char *v) 
         char *pp = gs_sb_take(&ptr);
         gs_sb st;
         gs_sb_init(&st);
-        gs_sb_printf(&st, "GS_ST%d(%s, %s)", pi->store_vec, pp ? pp : "", v);
+        gs_sb_printf(&st, "%s%d(%s, %s)", stm(m->op->dtype_in), pi->store_vec, pp ? pp : "", v);
         char *ss = gs_sb_take(&st);
         line(m, "%s;", ss ? ss : "");
         free(ss);
@@ -632,7 +757,7 @@ static void print_store_unit(printer *m, int t, const char *buf, const char *v) 
         snprintf(off, sizeof off, "su + %lld", (long long)(k * pi->sstride[pi->copy_dim]));
         char *ref = smem_ref(m, t, buf, off);
         if (pi->copy_vec == 1) line(m, "%s = %s;", ref ? ref : "", v);
-        else line(m, "%s = %s.%s;", ref ? ref : "", v, comp(k));
+        else line(m, "%s = %s.%s;", ref ? ref : "", v, scomp(k, m->op->dtype_in));
         free(ref);
     }
 }
@@ -720,22 +845,23 @@ static void print_copy(printer *m, int t, const char *buf, copy_kind kind) {
          * origin's point, from which its units' offsets count) */
         for (int j = 0; j < nd; j++) gs_sb_printf(&base, "%s(%s)lo%d * gs%d_%d", j ? " + " : "", m->idx_t, j, t, j);
         char *bs = gs_sb_take(&base);
-        line(m, "%s src = in%d + (%s);", m->sp->in_ptr, t, bs ? bs : "0");
+        line(m, "%s src = in%d + (%s);", m->in_ptr, t, bs ? bs : "0");
         free(bs);
         int us = open_units(m, t);
         char ld[CW + 16], ptr[CW];
         print_unit_offsets(m, t, true);
         snprintf(ptr, sizeof ptr, "src + gu");
-        if (cv > 1) snprintf(ld, sizeof ld, "GS_LD%d(%s)", cv, ptr);
+        if (cv > 1) snprintf(ld, sizeof ld, "%s%d(%s)", ldm(m->op->dtype_in), cv, ptr);
         else snprintf(ld, sizeof ld, "src[gu]");
         if (kind == COPY_PREFETCH) {
             line(m, "pf%d[i] = %s;", t, ld);
         } else if (kind == COPY_ISSUE) {
             char *ref = smem_ref(m, t, buf, "su");
-            line(m, "GS_CP_ASYNC%d(&%s, %s);", 4 * cv, ref ? ref : "", ptr);
+            line(m, "GS_CP_ASYNC%s%d(&%s, %s);", is16(m->op->dtype_in) ? "H" : "", ebytes(m->op->dtype_in) * cv,
+                 ref ? ref : "", ptr);
             free(ref);
         } else {
-            line(m, "const %s v = %s;", vtype(cv), ld);
+            line(m, "const %s v = %s;", svtype(m, cv, m->op->dtype_in), ld);
             print_store_unit(m, t, buf, "v");
         }
         close_units(m, us);
@@ -756,17 +882,17 @@ static void print_copy(printer *m, int t, const char *buf, copy_kind kind) {
     }
     line(m, "(void)u;");
     print_unit_offsets(m, t, false);
-    line(m, "%s v;", vtype(cv));
+    line(m, "%s v;", svtype(m, cv, m->op->dtype_in));
     for (int k = 0; k < cv; k++) {
         open_block(m);
+        char kadd[16];
+        snprintf(kadd, sizeof kadd, " + %d", k);
         if (pi->im2col) print_view_coords(m, t, k);
         else
-            for (int j = 0; j < nd; j++)
-                line(m, "const int g%d = lo%d + c%d%s;", j, j, j,
-                     j == pi->copy_dim && k ? (k == 1 ? " + 1" : k == 2 ? " + 2" : " + 3") : "");
+            for (int j = 0; j < nd; j++) line(m, "const int g%d = lo%d + c%d%s;", j, j, j, j == pi->copy_dim && k ? kadd : "");
         char lhs[32];
-        snprintf(lhs, sizeof lhs, cv == 1 ? "v" : "v.%s", comp(k));
-        global_read(m, t, "g", lhs);
+        snprintf(lhs, sizeof lhs, cv == 1 ? "v" : "v.%s", scomp(k, m->op->dtype_in));
+        global_read(m, t, "g", lhs, true);
         close_(m);
     }
     if (kind == COPY_PREFETCH) line(m, "pf%d[i] = v;", t);
@@ -834,13 +960,14 @@ static char *smem_offset(const printer *m, int t, char local[][CW]) {
 /* One vector read of input t's fragment along axis fa from address ptr
  * (shared or global), spread into the fragment registers. */
 static void print_vector_fragment(printer *m, int t, int fa, const char *ptr) {
-    const int w = m->p->in[t].frag_vec;
-    line(m, "const %s q = GS_LD%d(%s);", vtype(w), w, ptr ? ptr : "");
+    const int w = m->p->in[t].frag_vec, dt = m->op->dtype_in;
+    line(m, "const %s q = %s%d(%s);", svtype(m, w, dt), ldm(dt), w, ptr ? ptr : "");
     for (int k = 0; k < w; k++) {
-        char add[16];
+        char add[16], qk[16], cv[32];
         snprintf(add, sizeof add, "%d", k);
+        snprintf(qk, sizeof qk, "q.%s", scomp(k, dt));
         char *fi = frag_index(m, t, add, fa);
-        line(m, "f%d[%s] = q.%s;", t, fi ? fi : "0", comp(k));
+        line(m, "f%d[%s] = %s;", t, fi ? fi : "0", cvt(cv, sizeof cv, "GS_IN_F", in_cvt(m), qk));
         free(fi);
     }
 }
@@ -883,7 +1010,8 @@ static void print_fragments(printer *m, const char *buf, bool fastreads) {
                 free(pp);
             } else {
                 char *fi = frag_index(m, t, NULL, -1);
-                line(m, "f%d[%s] = %s;", t, fi ? fi : "0", ref ? ref : "");
+                if (in_cvt(m)) line(m, "f%d[%s] = GS_IN_F(%s);", t, fi ? fi : "0", ref ? ref : "");
+                else line(m, "f%d[%s] = %s;", t, fi ? fi : "0", ref ? ref : "");
                 free(fi);
             }
             free(ref);
@@ -905,7 +1033,8 @@ static void print_fragments(printer *m, const char *buf, bool fastreads) {
                 free(pp);
             } else {
                 char *fi = frag_index(m, t, NULL, -1);
-                line(m, "f%d[%s] = in%d[%s];", t, fi ? fi : "0", t, l ? l : "0");
+                if (in_cvt(m)) line(m, "f%d[%s] = GS_IN_F(in%d[%s]);", t, fi ? fi : "0", t, l ? l : "0");
+                else line(m, "f%d[%s] = in%d[%s];", t, fi ? fi : "0", t, l ? l : "0");
                 free(fi);
             }
             free(l);
@@ -921,7 +1050,7 @@ static void print_fragments(printer *m, const char *buf, bool fastreads) {
             char lhs[512];
             snprintf(lhs, sizeof lhs, "f%d[%s]", t, fi ? fi : "0");
             free(fi);
-            global_read(m, t, "q", lhs);
+            global_read(m, t, "q", lhs, false);
             close_(m);
         }
         for (; open > 0; open--) close_(m);
@@ -1156,14 +1285,21 @@ static void print_store_one(printer *m, const char *aidx, const char *oi) {
             else line(m, "float y = %s * v;", scale);
             break;
         }
-        case GS_EPI_ADD_OLD: line(m, "y += beta * out[%s];", oi); break;
-        case GS_EPI_ADD_BIAS: line(m, "y += bias[x%d];", st[i].axis); break;
+        case GS_EPI_ADD_OLD:
+            if (is16(m->op->dtype_out)) line(m, "y += beta * GS_OUT_F(out[%s]);", oi);
+            else line(m, "y += beta * out[%s];", oi);
+            break;
+        case GS_EPI_ADD_BIAS:
+            if (is16(m->op->dtype_in)) line(m, "y += GS_IN_F(bias[x%d]);", st[i].axis);
+            else line(m, "y += bias[x%d];", st[i].axis);
+            break;
         case GS_EPI_RELU: line(m, "y = gs_maxn(y, 0.0f);"); break;
         case GS_EPI_CLIP_LO: line(m, "y = gs_maxn(y, %.9ef);", (double)m->op->clip_lo); break;
         case GS_EPI_CLIP_HI: line(m, "y = -gs_maxn(-y, %.9ef);", -(double)m->op->clip_hi); break; /* min, NaN kept */
         }
     }
-    line(m, "out[%s] = y;", oi);
+    if (is16(m->op->dtype_out)) line(m, "out[%s] = GS_F_OUT(y);", oi); /* the one rounding */
+    else line(m, "out[%s] = y;", oi);
 }
 
 /* Component k of a w-wide vector of outputs: the epilogue's steps as one
@@ -1186,11 +1322,19 @@ static void print_epi_expr(printer *m, gs_sb *ex, int k) {
             free(aidx);
             break;
         }
-        case GS_EPI_ADD_OLD: gs_sb_printf(ex, " + beta * old.%s", comp(k)); break;
-        case GS_EPI_ADD_BIAS:
-            if (m->p->bias_vec > 1) gs_sb_printf(ex, " + bv.%s", comp(k));
-            else gs_sb_printf(ex, " + bias[x%d]", st[i].axis);
+        case GS_EPI_ADD_OLD: {
+            char o[16], c[40];
+            snprintf(o, sizeof o, "old.%s", scomp(k, m->op->dtype_out));
+            gs_sb_printf(ex, " + beta * %s", cvt(c, sizeof c, "GS_OUT_F", is16(m->op->dtype_out), o));
             break;
+        }
+        case GS_EPI_ADD_BIAS: {
+            char o[32], c[48];
+            if (m->p->bias_vec > 1) snprintf(o, sizeof o, "bv.%s", scomp(k, m->op->dtype_in));
+            else snprintf(o, sizeof o, "bias[x%d]", st[i].axis);
+            gs_sb_printf(ex, " + %s", cvt(c, sizeof c, "GS_IN_F", is16(m->op->dtype_in), o));
+            break;
+        }
         case GS_EPI_RELU:
         case GS_EPI_CLIP_LO:
         case GS_EPI_CLIP_HI: { /* min(y, hi) as -max(-y, -hi): gs_maxn keeps NaN */
@@ -1307,27 +1451,29 @@ static void print_epilogue_loops(printer *m, bool vec, bool predicated, epi_mode
     } else {
         char ld[CW];
         int bias_axis = -1;
-        line(m, "%s y;", vtype(w));
+        const int dto = op->dtype_out, dti = op->dtype_in;
+        line(m, "%s y;", svtype(m, w, dto));
         if (gs_epi_has(op, GS_EPI_ADD_OLD, NULL)) {
-            snprintf(ld, sizeof ld, "GS_LD%d(out + oi)", w);
-            line(m, "const %s old = %s;", vtype(w), ld);
+            snprintf(ld, sizeof ld, "%s%d(out + oi)", ldm(dto), w);
+            line(m, "const %s old = %s;", svtype(m, w, dto), ld);
         }
         if (gs_epi_has(op, GS_EPI_ADD_BIAS, &bias_axis) && p->bias_vec > 1) {
             char bp[64];
             snprintf(bp, sizeof bp, "bias + x%d", bias_axis);
-            snprintf(ld, sizeof ld, "GS_LD%d(%s)", w, bp);
-            line(m, "const %s bv = %s;", vtype(w), ld);
+            snprintf(ld, sizeof ld, "%s%d(%s)", ldm(dti), w, bp);
+            line(m, "const %s bv = %s;", svtype(m, w, dti), ld);
         }
         for (int k = 0; k < w; k++) {
             gs_sb ex;
             gs_sb_init(&ex);
             print_epi_expr(m, &ex, k);
             char *exs = gs_sb_take(&ex);
-            line(m, "y.%s = %s;", comp(k), exs ? exs : "0");
+            if (is16(dto)) line(m, "y.%s = GS_F_OUT(%s);", scomp(k, dto), exs ? exs : "0");
+            else line(m, "y.%s = %s;", comp(k), exs ? exs : "0");
             free(exs);
         }
         char st[CW];
-        snprintf(st, sizeof st, "GS_ST%d(out + oi, y)", w);
+        snprintf(st, sizeof st, "%s%d(out + oi, y)", stm(dto), w);
         line(m, "%s;", st);
     }
     close_(m);
@@ -1454,6 +1600,15 @@ gs_status gs_lower_emit_plan(gs_ctx *ctx, const gs_op *op, const gs_etir *e, con
     m->dialect = d;
     m->na = op->naxes;
     m->ni = op->ninputs;
+    m->typed = gs_op_typed(op);
+    snprintf(m->in_ptr, sizeof m->in_ptr, "%s", m->sp->in_ptr);
+    snprintf(m->out_ptr, sizeof m->out_ptr, "%s", m->sp->out_ptr);
+    if (is16(op->dtype_in))
+        snprintf(m->in_ptr, sizeof m->in_ptr, d == GS_DIALECT_CUDA ? "const %s* __restrict__" : "__global const %s* restrict",
+                 svtype(m, 1, op->dtype_in));
+    if (is16(op->dtype_out))
+        snprintf(m->out_ptr, sizeof m->out_ptr, d == GS_DIALECT_CUDA ? "%s* __restrict__" : "__global %s* restrict",
+                 svtype(m, 1, op->dtype_out));
     gs_kdesc_make(op, p, e, d, arch, &out->desc);
     m->idx_t = out->desc.idx64 ? m->sp->long_t : "int";
     out->hash = gs_kdesc_hash(&out->desc);
@@ -1490,6 +1645,11 @@ gs_status gs_lower_emit_plan(gs_ctx *ctx, const gs_op *op, const gs_etir *e, con
     gs_sb_puts(&m->sb, m->sp->preamble);
     if (out->desc.flags & GS_KDESC_MAXN) gs_sb_puts(&m->sb, m->sp->maxn);
     if (out->desc.flags & GS_KDESC_MINN) gs_sb_puts(&m->sb, m->sp->minn);
+    if (m->typed) {
+        gs_sb_puts(&m->sb, type_preamble[d]);
+        print_type_macros(&m->sb, op);
+    }
+    if (op->math == GS_MATH_TF32) print_tf32_macros(&m->sb, d, arch);
     print_signature(m, out);
     m->indent = 1;
     if (p->lanes_wide) line(m, "GS_GROUP_WIDE_SCRATCH(%d);", (int)p->threads);

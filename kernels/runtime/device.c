@@ -184,7 +184,7 @@ gs_status gs_dev_prog_launch(gs_ctx *ctx, const gs_dev_prog *p, const gs_op *op,
     for (int i = 0; i < nbufs; i++) {
         if (!bufs || !bufs[i] || bufs[i]->dev != p->dev)
             return gs_err(ctx, GS_ERR_INVALID_ARG, "launch: buffer %d is NULL or lives on another device", i);
-        int64_t need = gs_op_buffer_elems(op, i) * (int64_t)sizeof(float);
+        int64_t need = gs_op_buffer_bytes(op, i);
         if ((int64_t)bufs[i]->bytes < need)
             return gs_err(ctx, GS_ERR_INVALID_ARG, "launch: buffer %d (%s) holds %zu bytes, %s needs %lld", i,
                           gs_op_buffer_name(op, i), bufs[i]->bytes, op->spec, (long long)need);

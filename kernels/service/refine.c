@@ -258,8 +258,9 @@ static gs_status buffers_make(gs_ctx *ctx, gs_device *dev, const gs_op *op, cons
     *nbuf = 0;
     gs_status s = GS_OK;
     for (int t = 0; t <= op->ninputs && s == GS_OK; t++)
-        s = gs_buffer_create(ctx, dev, (size_t)h->n[t] * 4, h->t[t], &buf[(*nbuf)++]);
-    if (s == GS_OK && h->bias) s = gs_buffer_create(ctx, dev, (size_t)h->nbias * 4, h->bias, &buf[(*nbuf)++]);
+        s = gs_typed_buffer_create(ctx, dev, gs_op_tensor_dtype(op, t), h->t[t], h->n[t], &buf[(*nbuf)++]);
+    if (s == GS_OK && h->bias)
+        s = gs_typed_buffer_create(ctx, dev, (gs_dtype)op->dtype_in, h->bias, h->nbias, &buf[(*nbuf)++]);
     return s;
 }
 

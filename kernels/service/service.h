@@ -95,11 +95,27 @@ typedef struct gs_diff {
     const char *reference;/* "gsl_blas_sgemm" or "interpreter" */
     double kernel_s;      /* profiled kernel time on the device */
     double tol;           /* the tolerance applied (gs_verify_tolerance) */
+    int64_t rounding;     /* 16-bit outputs: elements farther from the unrounded reference than half
+                             an ulp of the output type plus the f32 slack (gs_diff_round_check) */
 } gs_diff;
+/* The rounding check of a 16-bit output type t: the kernel's value must be
+ * the round-to-nearest-even of an f32 value within slack of the exact one,
+ * so |y - ref| <= ulp_t(|ref| + slack) / 2 + slack for every element (ref
+ * unrounded); d->rounding counts the elements that break it. A truncating
+ * or otherwise wrong store breaks it by up to an ulp; normwise cannot see
+ * that. */
+/* A device buffer of n elements of type t from host floats (packed to the
+ * type's storage, rounding to nearest even). */
+gs_status gs_typed_buffer_create(gs_ctx *ctx, gs_device *dev, gs_dtype t, const float *x, int64_t n, gs_buffer **b);
+void gs_diff_round_check(const float *y, const float *ref, int64_t n, gs_dtype t, double slack, gs_diff *d);
 
 /* Tolerance on the normwise error for fp32 results: GS_VERIFY_TOL for
  * reductions up to 4096 terms, growing like sqrt(terms/4096) beyond (fp32
- * rounding error of a sum grows like a random walk over its terms). */
+ * rounding error of a sum grows like a random walk over its terms). A
+ * 16-bit output type adds its unit roundoff u (one rounding of the f32
+ * result): tol = tol_f32 + u (1 + tol_f32), against the unrounded
+ * reference; the inputs are exact in their type and their products exact
+ * in f32, so the accumulation's error is f32's (docs/MODEL.md, "Verification bound"). */
 #define GS_VERIFY_TOL 1e-5
 double gs_verify_tolerance(const gs_op *op);
 

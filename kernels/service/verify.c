@@ -15,7 +15,53 @@ double gs_verify_tolerance(const gs_op *op) {
     double terms = 1;
     for (int a = 0; a < op->naxes; a++)
         if (op->axes[a].kind == GS_AXIS_REDUCE) terms *= (double)op->axes[a].extent;
-    return GS_VERIFY_TOL * (terms > 4096 ? sqrt(terms / 4096) : 1.0);
+    double tol = GS_VERIFY_TOL * (terms > 4096 ? sqrt(terms / 4096) : 1.0);
+    if (op->dtype_out == GS_DTYPE_F32) return tol;
+    return tol + gs_dtype_unit_roundoff((gs_dtype)op->dtype_out) * (1 + tol);
+}
+
+/* The spacing of t's numbers at |x| (its subnormal spacing below the
+ * smallest normal). */
+static double ulp_of(gs_dtype t, double x) {
+    int m = gs_dtype_row(t)->mant_bits, emin = t == GS_DTYPE_F16 ? -14 : -126;
+    int e;
+    frexp(fabs(x), &e); /* |x| in [2^(e-1), 2^e) */
+    e -= 1;
+    if (x == 0 || e < emin) e = emin;
+    return ldexp(1.0, e - m);
+}
+
+void gs_diff_round_check(const float *y, const float *ref, int64_t n, gs_dtype t, double slack, gs_diff *d) {
+    d->rounding = 0;
+    if (t == GS_DTYPE_F32) return;
+    for (int64_t i = 0; i < n; i++) {
+        double r = ref[i], v = y[i];
+        if (!isfinite(r) || !isfinite(v)) continue; /* counted by gs_diff_compute */
+        if (fabs(v - r) > 0.5 * ulp_of(t, fabs(r) + slack) + slack) d->rounding++;
+    }
+}
+
+/* Device buffers of a type from host floats (packed to the type's storage)
+ * and back. */
+gs_status gs_typed_buffer_create(gs_ctx *ctx, gs_device *dev, gs_dtype t, const float *x, int64_t n, gs_buffer **b) {
+    if (t == GS_DTYPE_F32) return gs_buffer_create(ctx, dev, (size_t)n * 4, x, b);
+    size_t bytes = (size_t)n * (size_t)gs_dtype_bytes(t);
+    void *tmp = malloc(bytes ? bytes : 1);
+    if (!tmp) return gs_err(ctx, GS_ERR_NOMEM, "verify: out of memory");
+    gs_dtype_pack(t, x, tmp, n);
+    gs_status s = gs_buffer_create(ctx, dev, bytes, tmp, b);
+    free(tmp);
+    return s;
+}
+static gs_status typed_read(gs_ctx *ctx, gs_buffer *b, gs_dtype t, float *x, int64_t n) {
+    if (t == GS_DTYPE_F32) return gs_buffer_read(ctx, b, x, (size_t)n * 4);
+    size_t bytes = (size_t)n * (size_t)gs_dtype_bytes(t);
+    void *tmp = malloc(bytes ? bytes : 1);
+    if (!tmp) return gs_err(ctx, GS_ERR_NOMEM, "verify: out of memory");
+    gs_status s = gs_buffer_read(ctx, b, tmp, bytes);
+    if (s == GS_OK) gs_dtype_unpack(t, tmp, x, n);
+    free(tmp);
+    return s;
 }
 
 void gs_diff_compute(const float *y, const float *ref, int64_t n, gs_diff *d) {
@@ -81,14 +127,14 @@ static gs_status check_split_rerun(gs_ctx *ctx, gs_device *dev, const gs_dev_pro
         if (ws[i])
             s = gs_err(ctx, GS_ERR_MISMATCH, "verify: %s: split-K left word %zu of its workspace non-zero (0x%08x)",
                        op->spec, i, (unsigned)ws[i]);
-    if (s == GS_OK) s = gs_buffer_create(ctx, dev, (size_t)on * 4, orig, &out2);
+    if (s == GS_OK) s = gs_typed_buffer_create(ctx, dev, (gs_dtype)op->dtype_out, orig, on, &out2);
     if (s == GS_OK) {
         gs_buffer *b2[GS_MAX_TENSORS + 1];
         memcpy(b2, bufs, (size_t)nbufs * sizeof *b2);
         b2[op->ninputs] = out2;
         s = gs_dev_prog_launch(ctx, prog, op, b2, nbufs, wsbuf, (size_t)ks->grid, (size_t)ks->block, NULL);
     }
-    if (s == GS_OK) s = gs_buffer_read(ctx, out2, again, (size_t)on * 4);
+    if (s == GS_OK) s = typed_read(ctx, out2, (gs_dtype)op->dtype_out, again, on);
     if (s == GS_OK && ks->desc.plan.split_mode == GS_SPLIT_ORDERED && memcmp(again, first, (size_t)on * 4) != 0)
         s = gs_err(ctx, GS_ERR_MISMATCH, "verify: %s: ordered split-K gave different bits on a second run", op->spec);
     gs_buffer_destroy(out2);
@@ -162,12 +208,15 @@ gs_status gs_verify_plan(gs_ctx *ctx, gs_device *dev, const gs_op *op, const gs_
         host[t] = malloc((size_t)n * sizeof(float));
         if (!host[t]) { s = gs_err(ctx, GS_ERR_NOMEM, "verify: out of memory"); goto done; }
         gs_pcg32_fill_uniform(&rng, host[t], n); /* the output's old contents feed beta */
+        for (int64_t i = 0; gs_op_typed(op) && i < n; i++) /* values the type holds exactly */
+            host[t][i] = gs_dtype_round(gs_op_tensor_dtype(op, t), host[t][i]);
     }
     if (op->has_bias) {
         int64_t n = op->axes[op->epi.bias_axis].extent;
         bias = malloc((size_t)n * sizeof(float));
         if (!bias) { s = gs_err(ctx, GS_ERR_NOMEM, "verify: out of memory"); goto done; }
         gs_pcg32_fill_uniform(&rng, bias, n);
+        for (int64_t i = 0; i < n; i++) bias[i] = gs_dtype_round((gs_dtype)op->dtype_in, bias[i]);
     }
     ref = malloc((size_t)on * sizeof(float));
     if (!ref) { s = gs_err(ctx, GS_ERR_NOMEM, "verify: out of memory"); goto done; }
@@ -175,13 +224,15 @@ gs_status gs_verify_plan(gs_ctx *ctx, gs_device *dev, const gs_op *op, const gs_
     orig = malloc((size_t)on * sizeof(float));
     if (!orig) { s = gs_err(ctx, GS_ERR_NOMEM, "verify: out of memory"); goto done; }
     memcpy(orig, host[op->ninputs], (size_t)on * sizeof(float));
-    if (op->kind == GS_OPK_GEMM && !op->has_bias && !op->epi.relu) {
+    if (op->kind == GS_OPK_GEMM && !op->has_bias && !op->epi.relu && !gs_op_typed(op) && !op->math) {
         gs_gemm_reference(op, host[0], host[1], ref);
         d->reference = "gsl_blas_sgemm";
     } else {
         const float *ins[GS_MAX_TENSORS];
         for (int t = 0; t < op->ninputs; t++) ins[t] = host[t];
-        s = gs_op_reference(ctx, op, ins, bias, ref);
+        gs_op unrounded = *op; /* the check below wants the reference before the output's rounding */
+        unrounded.dtype_out = GS_DTYPE_F32;
+        s = gs_op_reference(ctx, &unrounded, ins, bias, ref);
         if (s != GS_OK) goto done;
         d->reference = "interpreter";
     }
@@ -189,11 +240,11 @@ gs_status gs_verify_plan(gs_ctx *ctx, gs_device *dev, const gs_op *op, const gs_
     s = verify_load(ctx, dev, op, e, plan, &ks, &prog);
     if (s != GS_OK) goto done;
     for (int t = 0; t <= op->ninputs; t++) {
-        s = gs_buffer_create(ctx, dev, (size_t)gs_tensor_elems(&op->tensors[t]) * 4, host[t], &buf[nbuf++]);
+        s = gs_typed_buffer_create(ctx, dev, gs_op_tensor_dtype(op, t), host[t], gs_tensor_elems(&op->tensors[t]), &buf[nbuf++]);
         if (s != GS_OK) goto done;
     }
     if (ks.desc.op.has_bias) {
-        s = gs_buffer_create(ctx, dev, (size_t)op->axes[op->epi.bias_axis].extent * 4, bias, &buf[nbuf++]);
+        s = gs_typed_buffer_create(ctx, dev, (gs_dtype)op->dtype_in, bias, op->axes[op->epi.bias_axis].extent, &buf[nbuf++]);
         if (s != GS_OK) goto done;
     }
     if (ks.ws_bytes) {
@@ -203,7 +254,7 @@ gs_status gs_verify_plan(gs_ctx *ctx, gs_device *dev, const gs_op *op, const gs_
     double ksec = 0;
     s = gs_dev_prog_launch(ctx, &prog, op, buf, nbuf, wsbuf, (size_t)ks.grid, (size_t)ks.block, &ksec);
     if (s != GS_OK) goto done;
-    s = gs_buffer_read(ctx, buf[op->ninputs], host[op->ninputs], (size_t)on * 4);
+    s = typed_read(ctx, buf[op->ninputs], (gs_dtype)op->dtype_out, host[op->ninputs], on);
     if (s != GS_OK) goto done;
     if (ks.ws_bytes) {
         s = check_split_rerun(ctx, dev, &prog, &ks, op, buf, nbuf, orig, host[op->ninputs], wsbuf);
@@ -212,10 +263,19 @@ gs_status gs_verify_plan(gs_ctx *ctx, gs_device *dev, const gs_op *op, const gs_
     d->kernel_s = ksec;
     gs_diff_compute(host[op->ninputs], ref, on, d);
     d->tol = gs_verify_tolerance(op);
+    if (gs_op_typed(op)) {
+        gs_op f = *op;
+        f.dtype_out = GS_DTYPE_F32;
+        gs_diff_round_check(host[op->ninputs], ref, on, (gs_dtype)op->dtype_out, gs_verify_tolerance(&f) * d->ref_max, d);
+    }
     if (d->nonfinite || !(d->normwise <= d->tol))
         s = gs_err(ctx, GS_ERR_MISMATCH, "verify: %s differs from %s: normwise %.3g (tol %.0e), max abs %.3g at %lld, %lld non-finite",
                    op->spec, d->reference, d->normwise, d->tol, d->max_abs, (long long)d->where,
                    (long long)d->nonfinite);
+    else if (d->rounding)
+        s = gs_err(ctx, GS_ERR_MISMATCH,
+                   "verify: %s: %lld of %lld outputs are more than half an ulp of %s from the reference (a wrong rounding)",
+                   op->spec, (long long)d->rounding, (long long)on, gs_dtype_name((gs_dtype)op->dtype_out));
 done:
     for (int t = 0; t <= op->ninputs; t++) free(host[t]);
     for (int b = 0; b < nbuf; b++) gs_buffer_destroy(buf[b]);
