@@ -881,6 +881,27 @@ Test(construct, shortcuts_price_what_the_plan_prices, .timeout = 120) {
                 gs_etir e;
                 bool ok = gs_space_draw(hw, &op, &rng, &e);
                 gs_plan a, b;
+                /* gs_etir_wellformed skips the knobs at their off value: each
+                 * is legal there in every state, drawn or malformed */
+                for (int k = 0; k < GS_KNOB_COUNT; k++)
+                    cr_assert(gs_knob_ok(&op, &e, k, gs_knobs[k].off), "%s on %s, state %d: knob %s off is illegal",
+                              specs[s], hws[h], i, gs_knobs[k].name);
+                /* the polish hands malformed neighbours to the check
+                 * unfiltered: the check, and so the priced path, refuses them
+                 * (a thread tile over its block tile, a block tile that is
+                 * not a power of two, a knob out of its range) */
+                for (int m = 0; m < 3; m++) {
+                    gs_etir x = e;
+                    int d = (i + m) % op.naxes;
+                    if (m == 0) x.tile[d].thread = x.tile[d].block * 2;
+                    if (m == 1) x.tile[d].block = x.tile[d].block * 2 + 1;
+                    if (m == 2) x.splitk = (uint8_t)(gs_knobs[GS_KNOB_SPLITK].hi + 1);
+                    cr_assert(!gs_etir_wellformed(&op, &x), "%s on %s, state %d: mutation %d is well formed", specs[s],
+                              hws[h], i, m);
+                    gs_estimate est;
+                    cr_assert(!gs_estimate_checked(hw, &op, &x, memo, &est),
+                              "%s on %s, state %d: a malformed state (mutation %d) was priced", specs[s], hws[h], i, m);
+                }
                 memset(&a, 0, sizeof a); /* compared bytewise where both exist */
                 bool okp = gs_hw_check_plan(hw, &op, &e, memo, &a);
                 cr_assert_eq(okp, ok, "%s on %s, state %d: the check with its plan disagrees", specs[s], hws[h], i);
