@@ -923,5 +923,38 @@ Test(construct, shortcuts_price_what_the_plan_prices, .timeout = 120) {
             cr_assert_geq(valid, 50, "%s on %s: only %d valid states drawn", specs[s], hws[h], valid);
             free(memo);
         }
+    /* the check through a memo skips the int32 index test once the state
+     * with every block tile at its maximum passes it: near 2^31 it does not,
+     * and the memo's check must still refuse what the plain check refuses */
+    const char *huge[] = {"relu M=2147483647 N=1", "gemm M=1 N=1 K=2147483647", "relu M=1073741824 N=1"};
+    const gs_hw *hw = hw_named("t4");
+    for (size_t s = 0; s < sizeof huge / sizeof huge[0]; s++) {
+        gs_op op;
+        cr_assert_eq(gs_op_parse_into(ctx, huge[s], &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        gs_wf_memo *memo = calloc(1, sizeof *memo);
+        cr_assert_not_null(memo);
+        gs_pcg32 rng;
+        gs_pcg32_seed(&rng, 11, s);
+        int fits = 0, refused = 0;
+        for (int i = 0; i < 400; i++) {
+            gs_etir e;
+            gs_space_draw(hw, &op, &rng, &e);
+            if (i == 0) e.tile[0].block = gs_etir_max_tile(&op, 0); /* the largest tile, drawn or not */
+            if (i == 1) { /* and the smallest state */
+                for (int a = 0; a < op.naxes; a++) e.tile[a] = (gs_tile){1, 1, 1}, e.V[a] = 1;
+                gs_knob_set(&e, GS_KNOB_LANES, 0);
+                gs_knob_set(&e, GS_KNOB_SPLITK, 1);
+            }
+            gs_plan a;
+            bool plain = gs_hw_check(hw, &op, &e), memod = gs_hw_check_plan(hw, &op, &e, memo, &a);
+            cr_assert_eq(memod, plain, "%s, state %d: the memo's check says %d, the plain check %d", huge[s], i, memod,
+                         plain);
+            fits += plain;
+            refused += !plain;
+        }
+        if (s != 1) cr_assert(fits > 0, "%s: no state passed", huge[s]);
+        if (s < 2) cr_assert(refused > 0, "%s: no state was refused", huge[s]);
+        free(memo);
+    }
     gs_ctx_destroy(ctx);
 }

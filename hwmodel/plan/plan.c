@@ -142,6 +142,7 @@ static bool set_insert(int64_t *key, uint8_t *used, int lg, int64_t x) {
 void gs_wf_memo_init(gs_wf_memo *m) {
     memset(m->key, 0, sizeof m->key);
     memset(m->layout_key, 0, sizeof m->layout_key);
+    m->index_fits_max = 0;
 }
 
 uint64_t gs_wf_key(const int64_t *addr, int lanes, uint64_t tag) {
