@@ -166,9 +166,9 @@ bool gs_etir_wellformed(const gs_op *op, const gs_etir *e) {
     if (e->level < 0 || e->level > 2) return false;
     for (int d = 0; d < op->naxes; d++) {
         int32_t t2 = e->tile[d].block, t1 = e->tile[d].thread, v = e->V[d];
+        /* powers of two: t1 <= t2 is t1 dividing t2, v <= t1 v dividing t1 */
         if (!is_pow2(t2) || !is_pow2(t1) || !is_pow2(v)) return false;
-        if (t2 > gs_etir_max_tile(op, d) || t1 > t2 || t2 % t1) return false;
-        if (v > t1 || t1 % v) return false;
+        if (t2 > next_pow2(op->axes[d].extent) || t1 > t2 || v > t1) return false;
         if (op->axes[d].kind == GS_AXIS_REDUCE && (t1 != 1 || v != 1)) return false;
     }
     for (int t = 0; t < op->ninputs; t++)
