@@ -174,7 +174,7 @@ bool gs_etir_wellformed(const gs_op *op, const gs_etir *e) {
     for (int t = 0; t < op->ninputs; t++)
         if (e->staged[t] > 1) return false;
     /* a knob at its off value is legal in every state (each row's off is in
-     * its range and needs nothing: the test etir/knob_off_is_always_legal),
+     * its range and needs nothing: construct/shortcuts_price_what_the_plan_prices),
      * and most states have most knobs off */
     for (int k = 0; k < GS_KNOB_COUNT; k++) {
         int v = gs_knob_get(e, k);

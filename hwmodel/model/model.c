@@ -71,10 +71,6 @@ bool gs_hw_splitk_ok(const gs_hw *hw, const gs_op *op, const gs_etir *e) {
                              gs_split_workspace_bytes(op, e, GS_SPLIT_ORDERED) <= hw->l2_bytes);
 }
 
-/* The check's cheap half: the rules that need no plan (threads, blocks,
- * accumulators, the raster's axis and the level-2 thread bound). Most states
- * the walk and the polish reject fail one of these, so they are tried
- * before the plan is made. */
 /* Whether every well-formed state of op fits int32 indexing: the spans grow
  * with the block tiles, so it is whether the state with each block tile at
  * its maximum (gs_etir_max_tile) fits. Remembered in the memo (one operator
@@ -90,6 +86,10 @@ static bool index_fits_all(const gs_op *op, gs_wf_memo *memo) {
     return memo->index_fits_max > 0;
 }
 
+/* The check's cheap half: the rules that need no plan (threads, blocks,
+ * accumulators, the raster's axis and the level-2 thread bound). Most states
+ * the walk and the polish reject fail one of these, so they are tried
+ * before the plan is made. */
 static bool check_cheap(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_wf_memo *memo) {
     if (!gs_etir_wellformed(op, e)) return false;
     if (!gs_hw_splitk_ok(hw, op, e)) return false;
