@@ -599,7 +599,10 @@ static bool push_clamped(const gs_op *op, gs_etir x, gs_etir *out, int *n, int c
         if (x.tile[d].thread > x.tile[d].block) x.tile[d].thread = x.tile[d].block;
         if (x.V[d] > x.tile[d].thread) x.V[d] = x.tile[d].thread;
     }
-    if (*n >= cap || !gs_etir_wellformed(op, &x)) return false;
+    /* no gs_etir_wellformed here: the polish prices every neighbour through
+     * the check, whose first rule it is, so a malformed one is priced
+     * INFINITY (remembered as a failed state) and never taken */
+    if (*n >= cap) return false;
     out[(*n)++] = x;
     return true;
 }

@@ -166,15 +166,20 @@ bool gs_etir_wellformed(const gs_op *op, const gs_etir *e) {
     if (e->level < 0 || e->level > 2) return false;
     for (int d = 0; d < op->naxes; d++) {
         int32_t t2 = e->tile[d].block, t1 = e->tile[d].thread, v = e->V[d];
+        /* powers of two: t1 <= t2 is t1 dividing t2, v <= t1 v dividing t1 */
         if (!is_pow2(t2) || !is_pow2(t1) || !is_pow2(v)) return false;
-        if (t2 > gs_etir_max_tile(op, d) || t1 > t2 || t2 % t1) return false;
-        if (v > t1 || t1 % v) return false;
+        if (t2 > next_pow2(op->axes[d].extent) || t1 > t2 || v > t1) return false;
         if (op->axes[d].kind == GS_AXIS_REDUCE && (t1 != 1 || v != 1)) return false;
     }
     for (int t = 0; t < op->ninputs; t++)
         if (e->staged[t] > 1) return false;
-    for (int k = 0; k < GS_KNOB_COUNT; k++)
-        if (!gs_knob_ok(op, e, k, gs_knob_get(e, k))) return false;
+    /* a knob at its off value is legal in every state (each row's off is in
+     * its range and needs nothing: construct/shortcuts_price_what_the_plan_prices),
+     * and most states have most knobs off */
+    for (int k = 0; k < GS_KNOB_COUNT; k++) {
+        int v = gs_knob_get(e, k);
+        if (v != gs_knobs[k].off && !gs_knob_ok(op, e, k, v)) return false;
+    }
     return true;
 }
 

@@ -187,8 +187,13 @@ int64_t gs_op_out_points(const gs_op *op);
  * largest tensor fits int32 indexing or is flagged; output uses only spatial
  * axes; at least one reduce or spatial axis. */
 gs_status gs_op_validate(gs_ctx *ctx, const gs_op *op);
-/* True when axis a appears (non-zero coefficient) in any index of tensor t. */
-bool gs_tensor_uses_axis(const gs_tensor *t, int a);
+/* True when axis a appears (non-zero coefficient) in any index of tensor t
+ * (inline: the plan and the estimate ask it in their inner loops). */
+static inline bool gs_tensor_uses_axis(const gs_tensor *t, int a) {
+    for (int d = 0; d < t->ndim; d++)
+        if (t->idx[d].coeff[a] != 0) return true;
+    return false;
+}
 
 /* ---- ETIR ---------------------------------------------------------------
  * For each axis d: tile[d].block block tile (shared-memory level; for a reduce

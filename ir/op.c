@@ -27,12 +27,6 @@ int64_t gs_tensor_elems(const gs_tensor *t) {
     return n;
 }
 
-bool gs_tensor_uses_axis(const gs_tensor *t, int a) {
-    for (int d = 0; d < t->ndim; d++)
-        if (t->idx[d].coeff[a] != 0) return true;
-    return false;
-}
-
 gs_status gs_op_validate(gs_ctx *ctx, const gs_op *op) {
     if (op->naxes < 1 || op->naxes > GS_MAX_AXES)
         return gs_err(ctx, GS_ERR_INVALID_ARG, "operator has %d axes (1..%d allowed)", op->naxes, GS_MAX_AXES);

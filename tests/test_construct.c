@@ -881,6 +881,27 @@ Test(construct, shortcuts_price_what_the_plan_prices, .timeout = 120) {
                 gs_etir e;
                 bool ok = gs_space_draw(hw, &op, &rng, &e);
                 gs_plan a, b;
+                /* gs_etir_wellformed skips the knobs at their off value: each
+                 * is legal there in every state, drawn or malformed */
+                for (int k = 0; k < GS_KNOB_COUNT; k++)
+                    cr_assert(gs_knob_ok(&op, &e, k, gs_knobs[k].off), "%s on %s, state %d: knob %s off is illegal",
+                              specs[s], hws[h], i, gs_knobs[k].name);
+                /* the polish hands malformed neighbours to the check
+                 * unfiltered: the check, and so the priced path, refuses them
+                 * (a thread tile over its block tile, a block tile that is
+                 * not a power of two, a knob out of its range) */
+                for (int m = 0; m < 3; m++) {
+                    gs_etir x = e;
+                    int d = (i + m) % op.naxes;
+                    if (m == 0) x.tile[d].thread = x.tile[d].block * 2;
+                    if (m == 1) x.tile[d].block = x.tile[d].block * 2 + 1;
+                    if (m == 2) x.splitk = (uint8_t)(gs_knobs[GS_KNOB_SPLITK].hi + 1);
+                    cr_assert(!gs_etir_wellformed(&op, &x), "%s on %s, state %d: mutation %d is well formed", specs[s],
+                              hws[h], i, m);
+                    gs_estimate est;
+                    cr_assert(!gs_estimate_checked(hw, &op, &x, memo, &est),
+                              "%s on %s, state %d: a malformed state (mutation %d) was priced", specs[s], hws[h], i, m);
+                }
                 memset(&a, 0, sizeof a); /* compared bytewise where both exist */
                 bool okp = gs_hw_check_plan(hw, &op, &e, memo, &a);
                 cr_assert_eq(okp, ok, "%s on %s, state %d: the check with its plan disagrees", specs[s], hws[h], i);
@@ -902,5 +923,38 @@ Test(construct, shortcuts_price_what_the_plan_prices, .timeout = 120) {
             cr_assert_geq(valid, 50, "%s on %s: only %d valid states drawn", specs[s], hws[h], valid);
             free(memo);
         }
+    /* the check through a memo skips the int32 index test once the state
+     * with every block tile at its maximum passes it: near 2^31 it does not,
+     * and the memo's check must still refuse what the plain check refuses */
+    const char *huge[] = {"relu M=2147483647 N=1", "gemm M=1 N=1 K=2147483647", "relu M=1073741824 N=1"};
+    const gs_hw *hw = hw_named("t4");
+    for (size_t s = 0; s < sizeof huge / sizeof huge[0]; s++) {
+        gs_op op;
+        cr_assert_eq(gs_op_parse_into(ctx, huge[s], &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        gs_wf_memo *memo = calloc(1, sizeof *memo);
+        cr_assert_not_null(memo);
+        gs_pcg32 rng;
+        gs_pcg32_seed(&rng, 11, s);
+        int fits = 0, refused = 0;
+        for (int i = 0; i < 400; i++) {
+            gs_etir e;
+            gs_space_draw(hw, &op, &rng, &e);
+            if (i == 0) e.tile[0].block = gs_etir_max_tile(&op, 0); /* the largest tile, drawn or not */
+            if (i == 1) { /* and the smallest state */
+                for (int a = 0; a < op.naxes; a++) e.tile[a] = (gs_tile){1, 1, 1}, e.V[a] = 1;
+                gs_knob_set(&e, GS_KNOB_LANES, 0);
+                gs_knob_set(&e, GS_KNOB_SPLITK, 1);
+            }
+            gs_plan a;
+            bool plain = gs_hw_check(hw, &op, &e), memod = gs_hw_check_plan(hw, &op, &e, memo, &a);
+            cr_assert_eq(memod, plain, "%s, state %d: the memo's check says %d, the plain check %d", huge[s], i, memod,
+                         plain);
+            fits += plain;
+            refused += !plain;
+        }
+        if (s != 1) cr_assert(fits > 0, "%s: no state passed", huge[s]);
+        if (s < 2) cr_assert(refused > 0, "%s: no state was refused", huge[s]);
+        free(memo);
+    }
     gs_ctx_destroy(ctx);
 }

@@ -71,14 +71,29 @@ bool gs_hw_splitk_ok(const gs_hw *hw, const gs_op *op, const gs_etir *e) {
                              gs_split_workspace_bytes(op, e, GS_SPLIT_ORDERED) <= hw->l2_bytes);
 }
 
+/* Whether every well-formed state of op fits int32 indexing: the spans grow
+ * with the block tiles, so it is whether the state with each block tile at
+ * its maximum (gs_etir_max_tile) fits. Remembered in the memo (one operator
+ * each), so most checks skip index_fits_int32. */
+static bool index_fits_all(const gs_op *op, gs_wf_memo *memo) {
+    if (!memo) return false;
+    if (!memo->index_fits_max) {
+        gs_etir x;
+        memset(&x, 0, sizeof x);
+        for (int a = 0; a < op->naxes; a++) x.tile[a].block = gs_etir_max_tile(op, a);
+        memo->index_fits_max = index_fits_int32(op, &x) ? 1 : -1;
+    }
+    return memo->index_fits_max > 0;
+}
+
 /* The check's cheap half: the rules that need no plan (threads, blocks,
  * accumulators, the raster's axis and the level-2 thread bound). Most states
  * the walk and the polish reject fail one of these, so they are tried
  * before the plan is made. */
-static bool check_cheap(const gs_hw *hw, const gs_op *op, const gs_etir *e) {
+static bool check_cheap(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_wf_memo *memo) {
     if (!gs_etir_wellformed(op, e)) return false;
     if (!gs_hw_splitk_ok(hw, op, e)) return false;
-    if (!index_fits_int32(op, e)) return false;
+    if (!index_fits_all(op, memo) && !index_fits_int32(op, e)) return false;
     if (e->level == 2) {
         /* block tile must admit some thread tile within both limits */
         int64_t elems = 1;
@@ -106,7 +121,7 @@ static bool check_cheap(const gs_hw *hw, const gs_op *op, const gs_etir *e) {
 }
 
 bool gs_hw_check_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_wf_memo *memo, gs_plan *p) {
-    if (!check_cheap(hw, op, e)) return false;
+    if (!check_cheap(hw, op, e, memo)) return false;
     gs_plan_shape_memo(hw, op, e, NULL, memo, p);
     /* shared memory: above the 48 KiB static limit the kernel opts in to
      * dynamic shared memory, up to the per-block opt-in maximum */

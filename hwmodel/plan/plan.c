@@ -142,6 +142,8 @@ static bool set_insert(int64_t *key, uint8_t *used, int lg, int64_t x) {
 void gs_wf_memo_init(gs_wf_memo *m) {
     memset(m->key, 0, sizeof m->key);
     memset(m->layout_key, 0, sizeof m->layout_key);
+    m->index_fits_max = 0;
+    m->uses_known = 0;
 }
 
 uint64_t gs_wf_key(const int64_t *addr, int lanes, uint64_t tag) {
@@ -616,12 +618,20 @@ static void choose_box(const gs_hw *hw, const gs_op *op, const gs_etir *e, const
  * axes t uses, the per-chunk run T1/V of its spatial axes (fragment
  * vectors) and whether the state pipelines (the copy mode); the operator,
  * the profile and the default options are the memo's own. */
-static uint64_t layout_key(const gs_op *op, const gs_etir *e, int t) {
+_Static_assert(GS_MAX_AXES <= 8 && GS_MAX_TENSORS <= 8, "gs_wf_memo.uses holds a byte of axes per tensor");
+static uint64_t layout_key(const gs_op *op, const gs_etir *e, int t, gs_wf_memo *memo) {
+    if (!(memo->uses_known & (1u << t))) { /* the axes t uses, as bits, once per memo */
+        uint8_t m = 0;
+        for (int a = 0; a < op->naxes; a++)
+            if (gs_tensor_uses_axis(&op->tensors[t], a)) m |= (uint8_t)(1u << a);
+        memo->uses[t] = m;
+        memo->uses_known |= (uint8_t)(1u << t);
+    }
     int64_t kv[2 * GS_MAX_AXES + 2];
     int nk = 0;
     kv[nk++] = t | (int64_t)(e->stages > 1) << 8;
     for (int a = 0; a < op->naxes; a++) {
-        if (!gs_tensor_uses_axis(&op->tensors[t], a)) continue;
+        if (!(memo->uses[t] >> a & 1)) continue;
         kv[nk++] = (int64_t)a << 40 | e->tile[a].block;
         if (spatial(op, a)) kv[nk++] = e->tile[a].thread / e->V[a];
     }
@@ -676,7 +686,7 @@ static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e,
         }
         int64_t pad;
         /* the layout through the memo, for the default options only */
-        uint64_t lk = memo && !o ? layout_key(op, e, t) : 0;
+        uint64_t lk = memo && !o ? layout_key(op, e, t, memo) : 0;
         unsigned slot = (unsigned)(lk >> 40) & (GS_WF_MEMO_LAYOUTS - 1);
         if (lk && memo->layout_key[slot] == lk) {
             *pi = memo->layout[slot];

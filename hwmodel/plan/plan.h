@@ -163,6 +163,13 @@ typedef struct gs_wf_memo {
     uint64_t layout_key[GS_WF_MEMO_LAYOUTS];
     int64_t layout_pad[GS_WF_MEMO_LAYOUTS];
     gs_plan_input layout[GS_WF_MEMO_LAYOUTS];
+    /* 1 when the operator's state with every block tile at its maximum fits
+     * int32 indexing (so every well-formed state does: the check skips the
+     * test), -1 when not, 0 not yet known */
+    int8_t index_fits_max;
+    /* the axes each tensor uses (bit a: axis a), for the layout keys; bit t
+     * of uses_known says whether uses[t] is set */
+    uint8_t uses[GS_MAX_TENSORS], uses_known;
 } gs_wf_memo;
 void gs_wf_memo_init(gs_wf_memo *m);
 /* Key of an access pattern: the lane addresses and a tag with the
