@@ -128,7 +128,7 @@ Test(sass, main_loop_choice) {
 /* A loop with (1) the next tile's copy skipped on the last tiles (0x0030),
  * (2) the copy's fast cp.async path against its predicated scalar path
  * (0x0040), (3) the full tile's unrolled compute against the last tile's
- * bounded inner loop (0x00a0). The steady path copies by cp.async and runs
+ * bounded inner loop (0x00a0), which holds more FFMA. The steady path copies by cp.async and runs
  * the unrolled compute: the instructions marked "steady". */
 static const char *steady_listing =
     L("0000", "BAR.SYNC.DEFER_BLOCKING 0x0")          /* steady */
@@ -147,14 +147,16 @@ static const char *steady_listing =
     L("00d0", "IMAD R2, R2, 0x2, RZ")                 /* steady */
     L("00e0", "FFMA R0, R8, R12, R0")                 /* steady: R8 two slots after its LDS */
     L("00f0", "FFMA R1, R13, R11, R1")                /* steady */
-    L("0100", "BRA 0x150")                            /* steady: over the else */
+    L("0100", "BRA 0x170")                            /* steady: over the else */
     L("0110", "LDS R14, [R29]")                       /* cold: the bounded loop */
     L("0120", "FFMA R0, R14, R14, R0")                /* cold */
-    L("0130", "NOP")                                  /* cold */
-    L("0140", "@P4 BRA 0x110")                        /* cold: the inner loop's back edge */
-    L("0150", "IADD3 R21, R21, 0x1, RZ")              /* steady */
-    L("0160", "@P5 BRA 0x0")                          /* steady: the main loop's back edge */
-    L("0170", "EXIT");
+    L("0130", "FFMA R1, R14, R14, R1")                /* cold */
+    L("0140", "FFMA R3, R14, R14, R3")                /* cold: more FFMA than the full tile's */
+    L("0150", "NOP")                                  /* cold */
+    L("0160", "@P4 BRA 0x110")                        /* cold: the inner loop's back edge */
+    L("0170", "IADD3 R21, R21, 0x1, RZ")              /* steady */
+    L("0180", "@P5 BRA 0x0")                          /* steady: the main loop's back edge */
+    L("0190", "EXIT");
 
 Test(sass, steady_state_path) {
     gs_ctx *ctx = gs_ctx_create();
@@ -162,15 +164,15 @@ Test(sass, steady_state_path) {
     cr_assert_eq(gs_sass_parse(ctx, steady_listing, &sm), GS_OK, "%s", gs_ctx_errmsg(ctx));
     cr_assert(sm.has_loop);
     cr_expect_eq(sm.loop_begin, 0x0);
-    cr_expect_eq(sm.loop_end, 0x160);
+    cr_expect_eq(sm.loop_end, 0x180);
     /* the main loop holds everything but EXIT and the NOP */
-    cr_expect_eq(sm.loop[GS_SASS_TOTAL], 22);
-    cr_expect_eq(sm.loop[GS_SASS_FFMA], 3);
+    cr_expect_eq(sm.loop[GS_SASS_TOTAL], 24);
+    cr_expect_eq(sm.loop[GS_SASS_FFMA], 5);
     const gs_sass_steady *st = &sm.steady;
     cr_assert(st->found);
     cr_expect_eq(st->begin, 0x0);
-    cr_expect_eq(st->end, 0x160);
-    /* 0x00-0x30, 0x40, 0x80-0x90, 0xa0, 0xb0-0x100, 0x150-0x160 */
+    cr_expect_eq(st->end, 0x180);
+    /* 0x00-0x30, 0x40, 0x80-0x90, 0xa0, 0xb0-0x100, 0x170-0x180 */
     cr_expect_eq(st->blocks, 6, "blocks %lld", (long long)st->blocks);
     cr_expect_eq(st->count[GS_SASS_TOTAL], 16, "total %lld", (long long)st->count[GS_SASS_TOTAL]);
     cr_expect_eq(st->count[GS_SASS_FFMA], 2);

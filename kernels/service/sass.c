@@ -538,8 +538,10 @@ static void count_range(const sass_parse *ps, size_t from, size_t to, int64_t *c
  * The steady state is one path through the body's basic blocks, from the
  * loop head to the backward branch, chosen over the acyclic graph (other
  * backward branches dropped, so an inner loop's body is passed once; edges
- * leaving the body dropped) by, in order: the most FFMA (a full tile's
- * unrolled compute, not the last tile's bounded loop), the most bytes copied
+ * leaving the body dropped) by, in order: the most FFMA outside inner loops
+ * (a full tile's unrolled compute, not the last tile's bounded loops, whose
+ * partly unrolled nests can hold more FFMA in one pass than the full tile),
+ * the most bytes copied
  * (loaded from global memory plus stored to shared memory, where cp.async
  * counts as both: the next tile's copies are issued, not skipped), then
  * the fewest instructions (a copy's vector fast path, not its predicated
@@ -619,7 +621,8 @@ static bool steady_state(const sass_parse *ps, size_t lo, size_t hi, gs_sass_ste
     bool *lead = calloc(n, sizeof *lead);
     ptrdiff_t *tgt = malloc(n * sizeof *tgt); /* forward in-body branch target, or -1 */
     size_t *blk = malloc(n * sizeof *blk);     /* block of each instruction */
-    if (!lead || !tgt || !blk) goto nomem;
+    bool *inner = calloc(n, sizeof *inner);    /* inside an inner loop's body */
+    if (!lead || !tgt || !blk || !inner) goto nomem;
     lead[0] = true;
     for (size_t i = lo; i <= hi; i++) {
         const sass_ins *in = &ps->ins[i];
@@ -628,6 +631,8 @@ static bool steady_state(const sass_parse *ps, size_t lo, size_t hi, gs_sass_ste
         if (i + 1 <= hi) lead[i + 1 - lo] = true;
         if (!in->bra || i == hi) continue;
         int64_t a = branch_addr(ps, in);
+        if (a >= ps->ins[lo].addr && a <= in->addr) /* an inner loop [a, this branch] */
+            for (size_t j = i + 1; j-- > lo && ps->ins[j].addr >= a;) inner[j - lo] = true;
         ptrdiff_t t = a < 0 || a <= in->addr ? -1 : index_of(ps, i + 1, hi, in->func, a);
         if (t >= 0) {
             lead[(size_t)t - lo] = true;
@@ -651,7 +656,7 @@ static bool steady_state(const sass_parse *ps, size_t lo, size_t hi, gs_sass_ste
         if (lead[i]) first[blk[i]] = i;
         path_score *o = &own[blk[i]];
         if (in->cls == -2) continue;
-        o->ffma += in->cls == GS_SASS_FFMA;
+        o->ffma += in->cls == GS_SASS_FFMA && !inner[i];
         o->bytes += in->gbytes + in->sbytes;
         o->total++;
     }
@@ -702,10 +707,10 @@ static bool steady_state(const sass_parse *ps, size_t lo, size_t hi, gs_sass_ste
         free(path), free(on);
     }
     free(first), free(prev), free(sc), free(own);
-    free(lead), free(tgt), free(blk);
+    free(lead), free(tgt), free(blk), free(inner);
     return found;
 nomem:
-    free(lead), free(tgt), free(blk);
+    free(lead), free(tgt), free(blk), free(inner);
     *oom = true;
     return false;
 }
