@@ -579,8 +579,9 @@ static json_t *sass_json(const gs_sass_summary *sm, const char *kernel, int arch
     else json_object_set_new(j, "main_loop", json_null());
     const gs_sass_steady *st = &sm->steady;
     if (st->found) {
-        json_t *sj = json_pack("{s:I, s:I, s:I, s:o, s:I, s:I, s:I, s:I, s:I}", "begin", (json_int_t)st->begin, "end",
-                               (json_int_t)st->end, "blocks", (json_int_t)st->blocks, "counts",
+        json_t *sj = json_pack("{s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:I, s:I, s:I}", "begin", (json_int_t)st->begin, "end",
+                               (json_int_t)st->end, "blocks", (json_int_t)st->blocks, "ffma_inner",
+                               (json_int_t)st->ffma_inner, "counts",
                                sass_counts_json(st->count), "int_addr", (json_int_t)st->intops, "global_bytes",
                                (json_int_t)st->gbytes, "lds_fed", (json_int_t)st->lds_fed, "lds_near",
                                (json_int_t)st->lds_near, "lds_min_slots", (json_int_t)st->lds_min_slots);
@@ -621,6 +622,9 @@ static void print_sass(const gs_sass_summary *sm, const char *kernel, int arch, 
            (long long)c[GS_SASS_FFMA], tot ? (double)c[GS_SASS_FFMA] / (double)tot : 0.0, (long long)lds,
            (long long)ldg, (long long)st->gbytes, (long long)sts, (long long)c[GS_SASS_BAR], (long long)st->intops,
            (long long)(tot - c[GS_SASS_FFMA] - lds - ldg - sts - c[GS_SASS_BAR] - st->intops));
+    if (st->ffma_inner)
+        printf("sass      steady %lld of the FFMA lie in an inner loop, counted once (a partly unrolled k-loop)\n",
+               (long long)st->ffma_inner);
     if (st->lds_fed)
         printf("sass      steady LDS->FFMA: %lld loads feed FFMAs, nearest %lld slots, mean %.1f, %lld under %d\n",
                (long long)st->lds_fed, (long long)st->lds_min_slots, st->lds_mean_slots, (long long)st->lds_near,

@@ -234,6 +234,40 @@ Test(sass, steady_state_distance_wraps) {
     gs_ctx_destroy(ctx);
 }
 
+/* A full tile whose k-loop ptxas left partly rolled: the hot inner loop
+ * (0x40..0x80) exits by CALL.REL.NOINC and a BRA; the last tile's bounded
+ * loop (0xb0..0xd0) holds fewer FFMA. Each inner body counts once. */
+Test(sass, steady_state_through_inner_loop) {
+    const char *text =
+        L("0000", "BAR.SYNC.DEFER_BLOCKING 0x0")
+        L("0010", "@P0 BRA 0xb0")                      /* a partial tile: the bounded loop */
+        L("0020", "FFMA R0, R4, R5, R0")               /* the k-steps unrolled before the loop */
+        L("0030", "IADD3 R2, R2, 0x1, RZ")
+        L("0040", "FFMA R0, R4, R5, R0")               /* the hot inner loop */
+        L("0050", "FFMA R1, R4, R5, R1")
+        L("0060", "FFMA R3, R4, R5, R3")
+        L("0070", "@!P1 CALL.REL.NOINC 0x90")
+        L("0080", "BRA 0x40")
+        L("0090", "BRA 0xe0")
+        L("00a0", "NOP")
+        L("00b0", "FFMA R0, R6, R6, R0")               /* the bounded loop */
+        L("00c0", "FFMA R1, R6, R6, R1")
+        L("00d0", "@P2 BRA 0xb0")
+        L("00e0", "@P3 BRA 0x0")
+        L("00f0", "EXIT");
+    gs_ctx *ctx = gs_ctx_create();
+    gs_sass_summary sm;
+    cr_assert_eq(gs_sass_parse(ctx, text, &sm), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    const gs_sass_steady *st = &sm.steady;
+    cr_assert(st->found);
+    cr_expect_eq(st->end, 0xe0);
+    cr_expect_eq(st->count[GS_SASS_FFMA], 4, "FFMA %lld", (long long)st->count[GS_SASS_FFMA]);
+    cr_expect_eq(st->ffma_inner, 3);
+    /* 0x00-0x10, 0x20-0x70, then the CALL's target 0x90 and 0xe0 (the back edge at 0x80 is not taken) */
+    cr_expect_eq(st->count[GS_SASS_TOTAL], 10, "total %lld", (long long)st->count[GS_SASS_TOTAL]);
+    gs_ctx_destroy(ctx);
+}
+
 /* The captured kernel's k-tile loop has no branch inside: the steady path
  * is the whole body, and its counts equal the main loop's. */
 Test(sass, steady_state_of_straight_loop) {

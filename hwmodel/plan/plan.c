@@ -455,7 +455,7 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p) {
         int64_t f = 1;
         for (int a = 0; a < op->naxes; a++)
             if (spatial(op, a) && gs_tensor_uses_axis(&op->tensors[t], a)) f *= e->tile[a].thread;
-        regs += f;
+        regs += p->frag_pipe ? 2 * f : f; /* double-buffered fragments: two sets */
         const gs_plan_input *pi = &p->in[t];
         if (!pi->staged) continue;
         /* the units' global and shared offsets: two, two per unit, or none
@@ -540,6 +540,68 @@ static void choose_box(const gs_hw *hw, const gs_op *op, const gs_etir *e, const
     *pad = tpad;
 }
 
+/* Fragment double buffering (plan.frag_pipe): where the main loop is the
+ * staged pipeline and a tile's k-steps (a thread's: with reduce lanes, the
+ * last reduce axis' tile over the lanes) are unrolled into straight code,
+ * with an even count so that each tile starts on the same fragment set.
+ * Its loads are placed a k-step ahead by the printer, so a longer tile
+ * (up to GS_PLAN_FRAG_PIPE_TRIP steps) is unrolled fully too: no hoisting
+ * beyond the next k-step is left to ptxas. */
+static uint8_t frag_pipe_of(const gs_op *op, const gs_etir *e, const gs_plan *p) {
+    if (p->stages < 2 || !p->fast_path || p->opts.no_frag_pipe) return 0;
+    int64_t body = gs_etir_acc_regs(op, e) + 8, trip = 1;
+    int last = -1;
+    for (int a = 0; a < op->naxes; a++)
+        if (!spatial(op, a)) trip *= e->tile[a].block, last = a;
+    /* reduce lanes split the last reduce axis: a thread's k-steps are 1/lanes of them */
+    if (p->lanes > 1 && (last < 0 || e->tile[last].block % p->lanes)) return 0;
+    trip /= p->lanes;
+    if (trip < 2 || trip % 2 || trip > GS_PLAN_FRAG_PIPE_TRIP || trip * body > 4096) return 0;
+    for (int t = 0; t < op->ninputs; t++)
+        if (!e->staged[t]) return 0;
+    return 1;
+}
+
+/* Peeling (plan.peel): each staged box is gemm-like along the single
+ * reduce axis k, every dim indexed by spatial axes only or by k alone with
+ * unit coefficient and no offset, so "tile it is full" makes the k part of
+ * a copy's fast-path check true and the rest does not change with it. */
+static uint8_t peel_of(const gs_op *op, const gs_plan *p) {
+    if (!p->frag_pipe) return 0;
+    int k = -1;
+    for (int a = 0; a < op->naxes; a++) {
+        if (spatial(op, a)) continue;
+        if (k >= 0) return 0;
+        k = a;
+    }
+    if (k < 0) return 0;
+    for (int t = 0; t < op->ninputs; t++) {
+        const gs_plan_input *pi = &p->in[t];
+        if (!pi->staged || pi->im2col) return 0;
+        for (int j = 0; j < op->tensors[t].ndim; j++) {
+            const gs_affine *f = &op->tensors[t].idx[j];
+            if (!f->coeff[k]) continue;
+            if (f->coeff[k] != 1 || f->offset) return 0;
+            for (int a = 0; a < op->naxes; a++)
+                if (a != k && f->coeff[a]) return 0;
+        }
+    }
+    return 1;
+}
+
+/* Unroll the reduce loop fully while it is short and its body small;
+ * a longer loop is unrolled by GS_PLAN_K_UNROLL (ptxas hoists the shared
+ * loads of a fully unrolled long loop far ahead, at a register each),
+ * and beyond about 4k instructions by 4 (instruction cache). With
+ * fragment double buffering: fully. */
+static uint8_t k_unroll_of(const gs_op *op, const gs_etir *e, const gs_plan *p) {
+    if (p->frag_pipe) return 0;
+    int64_t body = gs_etir_acc_regs(op, e) + 8, trip = 1;
+    for (int a = 0; a < op->naxes; a++)
+        if (!spatial(op, a)) trip *= e->tile[a].block;
+    return (uint8_t)(trip * body > 4096 ? 4 : trip > GS_PLAN_K_UNROLL ? GS_PLAN_K_UNROLL : 0);
+}
+
 static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *o, gs_plan *p) {
     memset(p, 0, sizeof *p);
     if (o) p->opts = *o;
@@ -585,6 +647,9 @@ static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, cons
         int64_t b = sat_mul(sat_mul(pi->stage_elems, p->stages), 4);
         p->smem_bytes = p->smem_bytes + b > GS_STAGE_SAT ? GS_STAGE_SAT : p->smem_bytes + b;
     }
+    p->frag_pipe = frag_pipe_of(op, e, p);
+    p->k_unroll = k_unroll_of(op, e, p);
+    p->peel = peel_of(op, p);
     int64_t scratch = (p->split_mode != GS_SPLIT_NONE ? 4 : 0) + (p->lanes_wide ? p->threads / GS_LANES_WARP * 4 : 0);
     p->scratch_bytes = (int32_t)((scratch + 15) / 16 * 16);
     /* static shared memory is limited as a whole, scratch included */
@@ -700,14 +765,6 @@ void gs_plan_make_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, const
         }
     }
     p->bias_vec = op->has_bias && op->epi.bias_axis >= 0 && op->epi.bias_axis == p->out_axis ? p->out_vec : 1;
-    /* Unroll the reduce loop fully while it is short and its body small;
-     * a longer loop is unrolled by GS_PLAN_K_UNROLL (ptxas hoists the shared
-     * loads of a fully unrolled long loop far ahead, at a register each),
-     * and beyond about 4k instructions by 4 (instruction cache). */
-    int64_t body = gs_etir_acc_regs(op, e) + 8, trip = 1;
-    for (int a = 0; a < op->naxes; a++)
-        if (!spatial(op, a)) trip *= e->tile[a].block;
-    p->k_unroll = (uint8_t)(trip * body > 4096 ? 4 : trip > GS_PLAN_K_UNROLL ? GS_PLAN_K_UNROLL : 0);
     /* Launch bounds: as many blocks per SM as the register bound, threads,
      * shared memory and the block limit allow, so that ptxas keeps to the
      * plan's register budget and blocks can share an SM. */
@@ -733,6 +790,7 @@ void gs_plan_format(const gs_op *op, const gs_plan *p, char *buf, size_t n) {
         off += (size_t)snprintf(buf + off, n - off, " | st%d%s ov%d lb(%d,%d)%s", p->stages,
                                 p->fast_path ? " fast" : " predicated", p->out_vec, (int)p->threads,
                                 (int)p->min_blocks, p->smem_dynamic ? " dyn-smem" : "");
+    if (off < n && p->frag_pipe) off += (size_t)snprintf(buf + off, n - off, " fragpipe%s", p->peel ? " peel" : "");
     if (off < n && p->raster) off += (size_t)snprintf(buf + off, n - off, " raster%d", 1 << p->raster);
     if (off < n && p->lanes > 1) off += (size_t)snprintf(buf + off, n - off, " split%d", p->lanes);
     if (off < n && p->splitk > 1)

@@ -267,6 +267,7 @@ typedef struct sass_ins {
     int64_t addr;    /* byte offset */
     int cls;         /* gs_sass_class, or -1: counted in the total only, -2: not counted (NOP, @!PT) */
     bool bra;
+    bool jump;       /* BRA, or CALL.REL.NOINC: ptxas' jump out of a loop it made (no return) */
     bool uncond;     /* an unguarded BRA (no fall-through), EXIT or RET */
     bool intop;      /* integer / address arithmetic (IMAD, IADD3, LEA, SHF, LOP3, ISETP, SEL, ...) */
     int gbytes;      /* bytes a global load (LDG, LDGSTS) moves per thread; 0 otherwise */
@@ -498,8 +499,13 @@ static void parse_instruction(sass_parse *ps, long long addr, const char *p) {
     bool is_bra = !strncmp(op, "BRA", 3) && (op[3] == '\0' || op[3] == '.');
     if (!never && !guarded && (is_bra || !strcmp(op, "EXIT") || !strcmp(op, "RET") || !strncmp(op, "RET.", 4)))
         in->uncond = !(is_bra && (strchr(ops, ',') || strchr(op, '.'))); /* BRA.U !UP0, x; BRA.DIV UR4, x */
+    bool noinc = !strncmp(op, "CALL.REL.NOINC", 14) && (op[14] == '\0' || op[14] == '.');
+    if (!never && noinc) {
+        in->jump = true;
+        branch_target(ps, ops, in);
+    }
     if (!never && is_bra) {
-        in->bra = true;
+        in->bra = in->jump = true;
         branch_target(ps, ops, in);
     }
     ps->n++;
@@ -541,19 +547,21 @@ static void count_range(const sass_parse *ps, size_t from, size_t to, int64_t *c
  * leaving the body dropped) by, in order: the most FFMA outside inner loops
  * (a full tile's unrolled compute, not the last tile's bounded loops, whose
  * partly unrolled nests can hold more FFMA in one pass than the full tile),
- * the most bytes copied
+ * then the most FFMA inside inner loops (a full tile whose k-steps are
+ * unrolled only partly runs an inner loop too), then the most bytes copied
  * (loaded from global memory plus stored to shared memory, where cp.async
  * counts as both: the next tile's copies are issued, not skipped), then
  * the fewest instructions (a copy's vector fast path, not its predicated
  * scalar one). */
 typedef struct path_score {
-    int64_t ffma, bytes, total;
+    int64_t ffma, ffma_inner, bytes, total;
     bool set;
 } path_score;
 
 static bool score_better(const path_score *a, const path_score *b) {
     if (!b->set) return a->set;
     if (a->ffma != b->ffma) return a->ffma > b->ffma;
+    if (a->ffma_inner != b->ffma_inner) return a->ffma_inner > b->ffma_inner;
     if (a->bytes != b->bytes) return a->bytes > b->bytes;
     return a->total < b->total;
 }
@@ -627,9 +635,9 @@ static bool steady_state(const sass_parse *ps, size_t lo, size_t hi, gs_sass_ste
     for (size_t i = lo; i <= hi; i++) {
         const sass_ins *in = &ps->ins[i];
         tgt[i - lo] = -1;
-        if (!in->bra && !in->uncond) continue;
+        if (!in->jump && !in->uncond) continue;
         if (i + 1 <= hi) lead[i + 1 - lo] = true;
-        if (!in->bra || i == hi) continue;
+        if (!in->jump || i == hi) continue;
         int64_t a = branch_addr(ps, in);
         if (a >= ps->ins[lo].addr && a <= in->addr) /* an inner loop [a, this branch] */
             for (size_t j = i + 1; j-- > lo && ps->ins[j].addr >= a;) inner[j - lo] = true;
@@ -657,6 +665,7 @@ static bool steady_state(const sass_parse *ps, size_t lo, size_t hi, gs_sass_ste
         path_score *o = &own[blk[i]];
         if (in->cls == -2) continue;
         o->ffma += in->cls == GS_SASS_FFMA && !inner[i];
+        o->ffma_inner += in->cls == GS_SASS_FFMA && inner[i];
         o->bytes += in->gbytes + in->sbytes;
         o->total++;
     }
@@ -672,8 +681,8 @@ static bool steady_state(const sass_parse *ps, size_t lo, size_t hi, gs_sass_ste
         if (!in->uncond && b + 1 < nb) succ[ns++] = b + 1;
         if (tgt[last] >= 0) succ[ns++] = blk[(size_t)tgt[last] - lo];
         for (int k = 0; k < ns; k++) {
-            path_score c = {sc[b].ffma + own[succ[k]].ffma, sc[b].bytes + own[succ[k]].bytes,
-                            sc[b].total + own[succ[k]].total, true};
+            path_score c = {sc[b].ffma + own[succ[k]].ffma, sc[b].ffma_inner + own[succ[k]].ffma_inner,
+                            sc[b].bytes + own[succ[k]].bytes, sc[b].total + own[succ[k]].total, true};
             if (score_better(&c, &sc[succ[k]])) sc[succ[k]] = c, prev[succ[k]] = b;
         }
     }
@@ -699,8 +708,10 @@ static bool steady_state(const sass_parse *ps, size_t lo, size_t hi, gs_sass_ste
             st->count[GS_SASS_TOTAL]++;
             st->intops += in->intop;
             st->gbytes += in->gbytes;
+            st->ffma_inner += in->cls == GS_SASS_FFMA && inner[i];
         }
         lds_distances(ps, path, np, st);
+        if (getenv("GS_SASS_PATH")) for (size_t q = 0; q < np; q++) fprintf(stderr, "PATH %llx\n", (long long)ps->ins[path[q]].addr);
         st->found = found = true;
         st->begin = ps->ins[lo].addr;
         st->end = ps->ins[hi].addr;
@@ -745,7 +756,6 @@ gs_status gs_sass_parse(gs_ctx *ctx, const char *text, gs_sass_summary *out) {
     /* main loop: among backward branches, the body [target, branch] with the
      * most FFMA, then the most instructions (an outer loop over an inner one) */
     int64_t best_ffma = -1, best_total = -1;
-    size_t best_lo = 0, best_hi = 0;
     for (size_t i = 0; i < ps.n; i++) {
         sass_ins *b = &ps.ins[i];
         if (!b->bra) continue;
@@ -767,12 +777,26 @@ gs_status gs_sass_parse(gs_ctx *ctx, const char *text, gs_sass_summary *out) {
             out->has_loop = true;
             out->loop_begin = ps.ins[from].addr;
             out->loop_end = b->addr;
-            best_lo = from, best_hi = i;
+        }
+        /* the steady state: over every loop, the steady path that holds a
+         * barrier (a tile loop, not an inner k-loop or the last tile's
+         * bounded loops), then the most FFMA, then the fewest instructions
+         * (a peeled steady loop beside the general loop of the same tile) */
+        gs_sass_steady cand;
+        bool oom = false;
+        if (steady_state(&ps, from, i, &cand, &oom)) {
+            const gs_sass_steady *bs = &out->steady;
+            bool cb = cand.count[GS_SASS_BAR] > 0, bb = bs->count[GS_SASS_BAR] > 0;
+            int64_t cf = cand.count[GS_SASS_FFMA], bf = bs->count[GS_SASS_FFMA];
+            if (!bs->found || cb > bb ||
+                (cb == bb && (cf > bf || (cf == bf && cand.count[GS_SASS_TOTAL] < bs->count[GS_SASS_TOTAL]))))
+                out->steady = cand;
+        }
+        if (oom) {
+            st = gs_err(ctx, GS_ERR_NOMEM, "no memory for the steady-state path");
+            break;
         }
     }
-    bool oom = false;
-    if (out->has_loop) steady_state(&ps, best_lo, best_hi, &out->steady, &oom);
-    if (oom) st = gs_err(ctx, GS_ERR_NOMEM, "no memory for the steady-state path");
 done:
     free(ps.ins);
     free(ps.labels);

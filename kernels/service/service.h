@@ -51,8 +51,8 @@ typedef enum gs_sass_class {
 const char *gs_sass_class_label(gs_sass_class c);
 const char *gs_sass_class_key(gs_sass_class c);
 
-/* The steady-state iteration of the main loop: the one path through its
- * body that a full tile takes (sass.c says how it is chosen), with the cold
+/* The steady-state iteration: the one path through a loop's body that a
+ * full tile takes (sass.c says how the loop and path are chosen), with the cold
  * code (the last tile's bounded compute, edge copies) left out. Its counts,
  * and for each shared load whose result an FFMA reads, the distance in issue
  * slots (instructions along the path, which repeats) to the first such FFMA:
@@ -66,6 +66,8 @@ typedef struct gs_sass_steady {
     int64_t intops;                 /* integer and address arithmetic (IMAD, IADD3, LEA, SHF, LOP3, ISETP, ...) */
     int64_t gbytes;                 /* bytes each thread loads from global memory (LDG, LDGSTS) */
     int64_t blocks;                 /* basic blocks on the path */
+    int64_t ffma_inner;             /* FFMA on the path inside an inner loop (counted once; a
+                                       partly unrolled k-loop runs several times a tile) */
     int64_t lds_fed;                /* shared loads on the path that feed an FFMA */
     int64_t lds_near;               /* of those, the ones fewer than GS_SASS_NEAR_SLOTS slots ahead */
     int64_t lds_min_slots;          /* the smallest distance; -1 when no load feeds an FFMA */
@@ -79,7 +81,9 @@ typedef struct gs_sass_summary {
     int64_t loop_begin, loop_end; /* byte offsets: the loop's first instruction and its backward BRA */
     int64_t loops;                /* backward branches seen */
     int functions;                /* functions in the listing */
-    gs_sass_steady steady;        /* the main loop's steady-state iteration; found false without a loop */
+    gs_sass_steady steady;        /* the steady-state iteration (of the loop chosen as sass.c says,
+                                     the main loop or a peeled steady loop); found false without
+                                     a loop */
 } gs_sass_summary;
 
 /* Find cuobjdump: $GS_CUOBJDUMP when set (it must be executable), else
