@@ -648,13 +648,28 @@ static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, cons
         p->smem_bytes = p->smem_bytes + b > GS_STAGE_SAT ? GS_STAGE_SAT : p->smem_bytes + b;
     }
     p->frag_pipe = frag_pipe_of(op, e, p);
-    p->k_unroll = k_unroll_of(op, e, p);
-    p->peel = peel_of(op, p);
     int64_t scratch = (p->split_mode != GS_SPLIT_NONE ? 4 : 0) + (p->lanes_wide ? p->threads / GS_LANES_WARP * 4 : 0);
     p->scratch_bytes = (int32_t)((scratch + 15) / 16 * 16);
     /* static shared memory is limited as a whole, scratch included */
     p->smem_dynamic = p->smem_bytes + p->scratch_bytes > hw->smem_per_block;
     p->regs_bound = regs_bound(op, e, p);
+    if (p->frag_pipe) {
+        /* the second fragment set must stay within the thread's register
+         * limit, and may cost blocks per SM only while GS_PLAN_FRAG_PIPE_WARPS
+         * warps stay resident: else the plain pipeline */
+        gs_plan q = *p;
+        q.frag_pipe = 0;
+        int plain = regs_bound(op, e, &q);
+        int64_t with = gs_plan_blocks_per_sm(hw, p, p->regs_bound);
+        int64_t warps = with * ((p->threads + hw->warp_size - 1) / hw->warp_size);
+        if (p->regs_bound > hw->max_regs_per_thread ||
+            (with < gs_plan_blocks_per_sm(hw, p, plain) && warps < GS_PLAN_FRAG_PIPE_WARPS)) {
+            p->frag_pipe = 0;
+            p->regs_bound = plain;
+        }
+    }
+    p->k_unroll = k_unroll_of(op, e, p);
+    p->peel = peel_of(op, p);
 }
 
 void gs_plan_shape(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts, gs_plan *p) {

@@ -39,6 +39,9 @@
 #define GS_PLAN_K_UNROLL 16
 /* the longest tile, in k-steps, the fragment-pipelined loop unrolls fully */
 #define GS_PLAN_FRAG_PIPE_TRIP 32
+/* the second fragment set of frag_pipe may cost blocks per SM only while this
+ * many warps (4 a scheduler) stay resident */
+#define GS_PLAN_FRAG_PIPE_WARPS 16
 /* Units a thread keeps per-unit offsets for in registers (more: recomputed). */
 #define GS_PLAN_UNIT_ARRAY_MAX 4
 
