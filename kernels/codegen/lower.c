@@ -591,7 +591,7 @@ static void print_tile_origins(printer *m, const char *tile) {
  * tile copied, stages-1 ahead), stepped once a tile with the last reduce
  * axis fastest, instead of dividing the tile number by the runtime tile
  * counts nk<a> twice a tile. */
-static bool tile_counters(const printer *m) { return m->p->frag_pipe && m->nred > 1; }
+static bool tile_counters(const printer *m) { return m->p->stages > 1 && m->p->smem_bytes > 0 && m->nred > 1; }
 
 /* Declare counters c<a> at tile number `tile` (once, before the loop). */
 static void print_counters_init(printer *m, const char *c, const char *tile) {
@@ -1311,7 +1311,9 @@ static void print_main_loop_fragpipe(printer *m, const math_core *core) {
     if (p->peel) print_steady_loop(m, core, any_reg);
     if (tile_counters(m)) {
         print_counters_init(m, "ci", "0");
-        print_counters_init(m, "cn", S - 1 == 1 ? "1" : S - 1 == 2 ? "2" : "3");
+        char snx[8];
+        snprintf(snx, sizeof snx, "%d", S - 1);
+        print_counters_init(m, "cn", snx);
     }
     open_(m, "for (; it < ntile; it++)");
     line(m, "const int nx = it + %d;", S - 1);
@@ -1396,18 +1398,27 @@ static void print_main_loop(printer *m) {
     if (async) line(m, "GS_CP_COMMIT();");
     close_(m);
     line(m, "int rb = 0, wb = %d;", S - 1);
+    const bool ctr = tile_counters(m);
+    if (ctr) {
+        char snx[8];
+        snprintf(snx, sizeof snx, "%d", S - 1);
+        print_counters_init(m, "ci", "0");
+        print_counters_init(m, "cn", snx);
+    }
     open_(m, "for (int it = 0; it < ntile; it++)");
     if (async) line(m, "GS_CP_WAIT(%d);", S - 2);
     line(m, "%s;", m->sp->sync);
     line(m, "const int nx = it + %d;", S - 1);
     open_(m, "if (nx < ntile)");
-    print_tile_origins(m, "nx");
+    if (ctr) print_counter_origins(m, "cn");
+    else print_tile_origins(m, "nx");
     for (int t = 0; t < m->ni; t++)
         if (p->in[t].staged) print_copy(m, t, "wb", p->in[t].copy_mode == GS_COPY_ASYNC ? COPY_ISSUE : COPY_PREFETCH);
     close_(m);
     if (async) line(m, "GS_CP_COMMIT();");
     open_block(m);
-    print_tile_origins(m, "it");
+    if (ctr) print_counter_origins(m, "ci");
+    else print_tile_origins(m, "it");
     print_compute(m, "rb");
     close_(m);
     bool any_reg = false;
@@ -1419,6 +1430,10 @@ static void print_main_loop(printer *m) {
     }
     line(m, "rb = rb + 1 == %d ? 0 : rb + 1;", S);
     line(m, "wb = wb + 1 == %d ? 0 : wb + 1;", S);
+    if (ctr) {
+        print_counters_step(m, "ci");
+        print_counters_step(m, "cn");
+    }
     close_(m);
 }
 
