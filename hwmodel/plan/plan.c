@@ -548,6 +548,9 @@ static void choose_box(const gs_hw *hw, const gs_op *op, const gs_etir *e, const
  * (up to GS_PLAN_FRAG_PIPE_TRIP steps) is unrolled fully too: no hoisting
  * beyond the next k-step is left to ptxas. */
 static uint8_t frag_pipe_of(const gs_op *op, const gs_etir *e, const gs_plan *p) {
+    /* a product of two inputs (gemm, bgemm, gemv, conv): the FFMA main loop;
+     * a pooling or row reduction reads one fragment and is bound elsewhere */
+    if (op->ninputs < 2 || op->combine != GS_COMBINE_MAC) return 0;
     if (p->stages < 2 || !p->fast_path || p->opts.no_frag_pipe) return 0;
     int64_t body = gs_etir_acc_regs(op, e) + 8, trip = 1;
     int last = -1;
@@ -655,15 +658,17 @@ static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, cons
     p->regs_bound = regs_bound(op, e, p);
     if (p->frag_pipe) {
         /* the second fragment set must stay within the thread's register
-         * limit, and may cost blocks per SM only while GS_PLAN_FRAG_PIPE_WARPS
-         * warps stay resident: else the plain pipeline */
+         * limit and cost no block per SM (the model prices occupancy above
+         * the shorter latency window), whatever the count a little under the
+         * bound that ptxas and the model take (a register allocation unit,
+         * 8, of slack): else the plain pipeline */
         gs_plan q = *p;
         q.frag_pipe = 0;
         int plain = regs_bound(op, e, &q);
-        int64_t with = gs_plan_blocks_per_sm(hw, p, p->regs_bound);
-        int64_t warps = with * ((p->threads + hw->warp_size - 1) / hw->warp_size);
-        if (p->regs_bound > hw->max_regs_per_thread ||
-            (with < gs_plan_blocks_per_sm(hw, p, plain) && warps < GS_PLAN_FRAG_PIPE_WARPS)) {
+        bool lose = p->regs_bound > hw->max_regs_per_thread;
+        for (int d = 0; d < 8 && !lose; d++)
+            lose = gs_plan_blocks_per_sm(hw, p, p->regs_bound - d) < gs_plan_blocks_per_sm(hw, p, plain - d);
+        if (lose) {
             p->frag_pipe = 0;
             p->regs_bound = plain;
         }

@@ -39,9 +39,6 @@
 #define GS_PLAN_K_UNROLL 16
 /* the longest tile, in k-steps, the fragment-pipelined loop unrolls fully */
 #define GS_PLAN_FRAG_PIPE_TRIP 32
-/* the second fragment set of frag_pipe may cost blocks per SM only while this
- * many warps (4 a scheduler) stay resident */
-#define GS_PLAN_FRAG_PIPE_WARPS 16
 /* Units a thread keeps per-unit offsets for in registers (more: recomputed). */
 #define GS_PLAN_UNIT_ARRAY_MAX 4
 
@@ -146,7 +143,7 @@ typedef struct gs_plan {
                              tile boundary too (after the barrier, the next tile's first
                              fragments come before the copies of the tile after), and the
                              copies of a tile are issued after its first k-step. Needs a
-                             staged pipeline (stages > 1, every input staged), an even number
+                             product of two inputs (combine mac), a staged pipeline (stages > 1, every input staged), an even number
                              of k-steps per thread and tile (reduce lanes take turns along
                              the last reduce axis), at most GS_PLAN_FRAG_PIPE_TRIP (unrolled
                              fully: k_unroll 0), the fast path */
