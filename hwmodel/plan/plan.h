@@ -38,7 +38,7 @@
 /* Reduce loops longer than this are unrolled by this much, not fully. */
 #define GS_PLAN_K_UNROLL 16
 /* the longest tile, in k-steps, the fragment-pipelined loop unrolls fully */
-#define GS_PLAN_FRAG_PIPE_TRIP 32
+#define GS_PLAN_FRAG_PIPE_TRIP 16
 /* Units a thread keeps per-unit offsets for in registers (more: recomputed). */
 #define GS_PLAN_UNIT_ARRAY_MAX 4
 
