@@ -544,9 +544,9 @@ static void choose_box(const gs_hw *hw, const gs_op *op, const gs_etir *e, const
  * staged pipeline and a tile's k-steps (a thread's: with reduce lanes, the
  * last reduce axis' tile over the lanes) are unrolled into straight code,
  * with an even count so that each tile starts on the same fragment set.
- * Its loads are placed a k-step ahead by the printer, so a longer tile
- * (up to GS_PLAN_FRAG_PIPE_TRIP steps) is unrolled fully too: no hoisting
- * beyond the next k-step is left to ptxas. */
+ * Its loads are placed a k-step ahead by the printer; a tile of more than
+ * GS_PLAN_FRAG_PIPE_TRIP steps keeps the partly unrolled plain loop (32
+ * fully unrolled steps spilled under tight launch bounds). */
 static uint8_t frag_pipe_of(const gs_op *op, const gs_etir *e, const gs_plan *p) {
     /* a product of two inputs (gemm, bgemm, gemv, conv): the FFMA main loop;
      * a pooling or row reduction reads one fragment and is bound elsewhere */
