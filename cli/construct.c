@@ -64,7 +64,8 @@ static const char construct_help[] =
     "  --nvrtc              construct: compile each candidate with NVRTC, re-rank them with ptxas'\n"
     "                       real register counts, and show registers/spills\n"
     "  --sass[=full]        construct: compile the emitted candidate to a cubin for the profile's arch and\n"
-    "                       count its SASS with cuobjdump (make sass-tools), whole kernel and main loop;\n"
+    "                       count its SASS with cuobjdump (make sass-tools), whole kernel, main loop and\n"
+    "                       its steady-state iteration (FFMA share, LDS->FFMA distances, spills);\n"
     "                       =full (or --emit sass) also prints the listing\n"
     "  --config CFG         skip construction and use this configuration, e.g.\n"
     "                       bm=128,bn=128,bk=32,tm=8,tn=8,vm=1,vn=2,sa=1,sb=1 (gensor help config)\n"
@@ -591,6 +592,22 @@ static json_t *sass_json(const gs_sass_summary *sm, const char *kernel, int arch
         json_object_set_new(j, "main_loop", json_pack("{s:I, s:I, s:o}", "begin", (json_int_t)sm->loop_begin, "end",
                                                       (json_int_t)sm->loop_end, "counts", sass_counts_json(sm->loop)));
     else json_object_set_new(j, "main_loop", json_null());
+    const gs_sass_steady *st = &sm->steady;
+    if (st->found) {
+        json_t *sj = json_pack("{s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:I, s:I, s:I}", "begin", (json_int_t)st->begin, "end",
+                               (json_int_t)st->end, "blocks", (json_int_t)st->blocks, "ffma_inner",
+                               (json_int_t)st->ffma_inner, "counts",
+                               sass_counts_json(st->count), "int_addr", (json_int_t)st->intops, "global_bytes",
+                               (json_int_t)st->gbytes, "lds_fed", (json_int_t)st->lds_fed, "lds_near",
+                               (json_int_t)st->lds_near, "lds_min_slots", (json_int_t)st->lds_min_slots);
+        json_object_set_new(sj, "ffma_share",
+                            json_real(st->count[GS_SASS_TOTAL] ? (double)st->count[GS_SASS_FFMA] /
+                                                                     (double)st->count[GS_SASS_TOTAL]
+                                                               : 0.0));
+        json_object_set_new(sj, "lds_mean_slots", json_real(st->lds_mean_slots));
+        json_object_set_new(sj, "near_slots", json_integer(GS_SASS_NEAR_SLOTS));
+        json_object_set_new(j, "steady", sj);
+    } else json_object_set_new(j, "steady", json_null());
     if (listing) json_object_set_new(j, "listing", json_string(listing));
     return j;
 }
@@ -602,9 +619,34 @@ static void print_sass(const gs_sass_summary *sm, const char *kernel, int arch, 
                (unsigned long long)sm->loop_begin, (unsigned long long)sm->loop_end,
                (long long)sm->loop[GS_SASS_TOTAL], (long long)sm->loops);
     else printf("sass      main loop: none (no backward branch)\n");
-    printf("sass      %-10s %8s %10s\n", "class", "kernel", "main-loop");
+    const gs_sass_steady *st = &sm->steady;
+    printf("sass      %-10s %8s %10s %8s\n", "class", "kernel", "main-loop", "steady");
     for (int k = 0; k < GS_SASS_NCLASS; k++)
-        printf("sass      %-10s %8lld %10lld\n", gs_sass_class_label(k), (long long)sm->all[k], (long long)sm->loop[k]);
+        printf("sass      %-10s %8lld %10lld %8lld\n", gs_sass_class_label(k), (long long)sm->all[k],
+               (long long)sm->loop[k], (long long)st->count[k]);
+    if (!st->found) return;
+    const int64_t *c = st->count;
+    int64_t tot = c[GS_SASS_TOTAL], lds = c[GS_SASS_LDS128] + c[GS_SASS_LDS64] + c[GS_SASS_LDS],
+            ldg = c[GS_SASS_LDG128] + c[GS_SASS_LDG] + c[GS_SASS_LDGSTS128] + c[GS_SASS_LDGSTS],
+            sts = c[GS_SASS_STS128] + c[GS_SASS_STS];
+    printf("sass      steady state: %lld instructions on the full-tile path through the main loop (%lld basic blocks; "
+           "cold code left out)\n",
+           (long long)tot, (long long)st->blocks);
+    printf("sass      steady FFMA %lld (share %.3f)  LDS %lld  LDG/LDGSTS %lld (%lld B)  STS %lld  BAR %lld  "
+           "int/addr %lld  other %lld\n",
+           (long long)c[GS_SASS_FFMA], tot ? (double)c[GS_SASS_FFMA] / (double)tot : 0.0, (long long)lds,
+           (long long)ldg, (long long)st->gbytes, (long long)sts, (long long)c[GS_SASS_BAR], (long long)st->intops,
+           (long long)(tot - c[GS_SASS_FFMA] - lds - ldg - sts - c[GS_SASS_BAR] - st->intops));
+    if (st->ffma_inner)
+        printf("sass      steady %lld of the FFMA lie in an inner loop, counted once (a partly unrolled k-loop)\n",
+               (long long)st->ffma_inner);
+    if (st->lds_fed)
+        printf("sass      steady LDS->FFMA: %lld loads feed FFMAs, nearest %lld slots, mean %.1f, %lld under %d\n",
+               (long long)st->lds_fed, (long long)st->lds_min_slots, st->lds_mean_slots, (long long)st->lds_near,
+               GS_SASS_NEAR_SLOTS);
+    else printf("sass      steady LDS->FFMA: no shared load feeds an FFMA\n");
+    printf("sass      spills LDL %lld STL %lld (whole kernel)\n", (long long)sm->all[GS_SASS_LDL],
+           (long long)sm->all[GS_SASS_STL]);
 }
 
 /* ---- construct and verify, step by step -------------------------------------------- */

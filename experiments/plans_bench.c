@@ -151,7 +151,7 @@ int main(int argc, char **argv) {
         gs_ctx_destroy(ctx);
         return 2;
     }
-    const gs_plan_opts v1 = {1, 1, 1, 1, 0, GS_IM2COL_OFF};
+    const gs_plan_opts v1 = {1, 1, 1, 1, 0, GS_IM2COL_OFF, 0};
     printf("%-8s %-46s %-44s %9s %9s %9s %7s %-8s %s\n", "name", "operator", "pick (v2)", "v2_ms", "nosplit",
            "v1_ms", "v1/v2", "bound", "dram");
     double lsum = 0, lsplit = 0;

@@ -10,7 +10,8 @@
  *
  * OPTS is four digits: scalar, predicated, no_async, min_blocks1 (0000 is the
  * library's plan, 1111 the v1-style kernel), optionally a fifth (split_atomic)
- * and a sixth (im2col: 0 auto, 1 force the im2col tile, 2 the tensor box). Prints PASS/FAIL with the plan
+ * and a sixth (im2col: 0 auto, 1 force the im2col tile, 2 the tensor box), and a seventh
+ * (no_frag_pipe: the pipeline without fragment double buffering). Prints PASS/FAIL with the plan
  * line; exit 0 pass, 1 mismatch or run error, 2 rejected / bad input.
  *
  * Build: cc -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. -Iinclude \
@@ -25,8 +26,8 @@
 
 int main(int argc, char **argv) {
     size_t nopt = argc >= 5 ? strlen(argv[4]) : 0;
-    if (argc < 5 || nopt < 4 || nopt > 6) {
-        fprintf(stderr, "usage: fuzz_opts HW SPEC CFG OPTS(4 to 6 digits) [SEED]\n");
+    if (argc < 5 || nopt < 4 || nopt > 7) {
+        fprintf(stderr, "usage: fuzz_opts HW SPEC CFG OPTS(4 to 7 digits) [SEED]\n");
         return 2;
     }
     gs_ctx *ctx = gs_ctx_create();
@@ -47,7 +48,7 @@ int main(int argc, char **argv) {
     }
     gs_plan_opts o = {(uint8_t)(argv[4][0] == '1'), (uint8_t)(argv[4][1] == '1'), (uint8_t)(argv[4][2] == '1'),
                       (uint8_t)(argv[4][3] == '1'), (uint8_t)(nopt > 4 && argv[4][4] == '1'),
-                      (uint8_t)(nopt > 5 ? argv[4][5] - '0' : 0)};
+                      (uint8_t)(nopt > 5 ? argv[4][5] - '0' : 0), (uint8_t)(nopt > 6 && argv[4][6] == '1')};
     if (o.im2col > GS_IM2COL_OFF) {
         fprintf(stderr, "fuzz_opts: error: im2col digit must be 0, 1 or 2 (got %s)\n", argv[4]);
         return 2;

@@ -30,11 +30,12 @@ typedef struct paths {
 } paths;
 
 static const gs_plan_opts OPTS[] = {
-    {0, 0, 0, 0, 0, 0}, /* the plan the library emits */
-    {1, 0, 0, 0, 0, 0}, /* scalar: no vectors, no transposition */
-    {0, 1, 0, 0, 0, 0}, /* predicated: no fast path */
-    {0, 0, 1, 0, 0, 0}, /* register copies where cp.async exists */
-    {1, 1, 1, 1, 0, GS_IM2COL_OFF}, /* the v1-style baseline (the tensor box, as v1) */
+    {0, 0, 0, 0, 0, 0, 0}, /* the plan the library emits */
+    {1, 0, 0, 0, 0, 0, 0}, /* scalar: no vectors, no transposition */
+    {0, 1, 0, 0, 0, 0, 0}, /* predicated: no fast path */
+    {0, 0, 1, 0, 0, 0, 0}, /* register copies where cp.async exists */
+    {1, 1, 1, 1, 0, GS_IM2COL_OFF, 0}, /* the v1-style baseline (the tensor box, as v1) */
+    {0, 0, 0, 0, 0, 0, 1}, /* the pipeline without fragment double buffering */
 };
 #define NOPTS (int)(sizeof OPTS / sizeof OPTS[0])
 
@@ -818,6 +819,72 @@ Test(plans, plan_option_keys_run, .timeout = 300) {
         gs_hw_destroy(hw);
         gs_op_destroy(op);
     }
+    gs_device_close(cl);
+    gs_ctx_destroy(ctx);
+}
+
+/* Fragment double buffering (plan.frag_pipe) on awkward shapes: primes,
+ * reduce extents that leave a partial last tile (the bounded path, then the
+ * turn into the next tile's first fragments), a single partial tile, split-K,
+ * both transposes, a batched product, and convolutions whose channel tile
+ * does not divide the channels (edges across channel tiles) with a window
+ * tile splitting the filter, NCHW and NHWC with stride 2; gemms with aligned
+ * rows, whose interior blocks run the peeled steady loop (plan.peel) and
+ * whose edge blocks and last tiles the general loop; reduce lanes (group 2
+ * and 4) taking turns along k. Each case with the
+ * library's plan (cp.async where it exists) and with register copies; most
+ * take the fragment pipeline (the count is checked). */
+Test(plans, fragment_pipeline_awkward, .timeout = 900) {
+    static const struct {
+        const char *hw, *spec, *cfg;
+    } cases[] = {
+        {"h100", "gemm M=67 N=45 K=203", "bm=32,bn=32,bk=16,tm=4,tn=4,vm=1,vn=1,sa=1,sb=1,stages=2"},
+        {"h100", "gemm M=67 N=45 K=203", "bm=32,bn=32,bk=16,tm=4,tn=4,vm=1,vn=1,sa=1,sb=1,stages=4"},
+        {"h100", "gemm M=13 N=7 K=7", "bm=16,bn=8,bk=4,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,stages=2"},
+        {"a100", "gemm M=37 N=29 K=71 transA=1 transB=1", "bm=16,bn=32,bk=8,tm=2,tn=4,vm=1,vn=1,sa=1,sb=1,stages=3"},
+        {"h100", "gemm M=33 N=17 K=301", "bm=16,bn=16,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,stages=2,split=3"},
+        {"h100", "bgemm B=3 M=19 N=40 K=71", "bb=1,bm=16,bn=32,bk=8,tb=1,tm=4,tn=4,vb=1,vm=1,vn=1,sa=1,sb=1,stages=4"},
+        /* aligned rows: interior blocks take the peeled steady loop (plan.peel) */
+        {"h100", "gemm M=67 N=44 K=196", "bm=32,bn=32,bk=16,tm=4,tn=4,vm=1,vn=1,sa=1,sb=1,stages=3"},
+        {"a100", "gemm M=64 N=64 K=64", "bm=32,bn=32,bk=8,tm=4,tn=4,vm=1,vn=2,sa=1,sb=1,stages=4"},
+        {"h100", "gemm M=33 N=20 K=300", "bm=16,bn=16,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,stages=2,split=3"},
+        /* reduce lanes: each thread's k-steps are every group-th index */
+        {"a100", "gemm M=37 N=29 K=203", "bm=16,bn=16,bk=32,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,stages=3,group=2"},
+        {"a100", "gemm M=64 N=32 K=132", "bm=32,bn=32,bk=32,tm=4,tn=4,vm=1,vn=1,sa=1,sb=1,stages=2,group=4"},
+        {"h100", "conv2d N=2 C=13 H=11 W=9 K=10 R=3 S=3 pad=1",
+         "bn=2,bk=16,bp=4,bq=4,bc=4,br=1,bs=2,tn=1,tk=4,tp=2,tq=2,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=3"},
+        {"h100", "conv2d N=2 C=12 H=9 W=10 K=8 R=3 S=3 stride=2 pad=1 layout=nhwc",
+         "bn=2,bk=8,bp=2,bq=4,bc=8,br=1,bs=1,tn=1,tk=4,tp=1,tq=2,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=2"},
+    };
+    gs_ctx *ctx = gs_ctx_create();
+    gs_device *cl = open_cl(ctx);
+    paths c = {0};
+    int ran = 0, peeled = 0, piped = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gs_op *op = NULL;
+        gs_hw *hw = NULL;
+        gs_etir e;
+        cr_assert_eq(gs_op_parse(ctx, cases[i].spec, &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_assert_eq(gs_hw_load(ctx, cases[i].hw, &hw), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_assert_eq(gs_etir_parse_config(ctx, op, cases[i].cfg, &e), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        for (int v = 0; v < 2; v++) {
+            gs_plan_opts o = {0};
+            o.no_async = (uint8_t)v;
+            gs_plan p;
+            gs_plan_make(hw, op, &e, &o, &p);
+            /* where the second fragment set would cost a block per SM the plan keeps
+             * the plain pipeline, which runs too */
+            piped += p.frag_pipe;
+            peeled += p.peel;
+            ran += run_variant(ctx, cl, hw, op, &e, &o, 7 + i, "fragment pipeline", &c);
+        }
+        gs_hw_destroy(hw);
+        gs_op_destroy(op);
+    }
+    cr_expect_eq(ran, 26, "variants run: %d", ran);
+    cr_expect_geq(c.tail_tiles, 20, "partial reduce tiles ran: %d", c.tail_tiles);
+    cr_expect_geq(piped, 15, "fragment pipelines: %d", piped);
+    cr_expect_geq(peeled, 12, "peeled steady loops: %d", peeled);
     gs_device_close(cl);
     gs_ctx_destroy(ctx);
 }

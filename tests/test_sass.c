@@ -122,6 +122,167 @@ Test(sass, main_loop_choice) {
     gs_ctx_destroy(ctx);
 }
 
+/* ---- the steady-state iteration ---------------------------------------------- */
+#define L(a, ins) "        /*" a "*/  " ins " ;\n"
+
+/* A loop with (1) the next tile's copy skipped on the last tiles (0x0030),
+ * (2) the copy's fast cp.async path against its predicated scalar path
+ * (0x0040), (3) the full tile's unrolled compute against the last tile's
+ * bounded inner loop (0x00a0), which holds more FFMA. The steady path copies by cp.async and runs
+ * the unrolled compute: the instructions marked "steady". */
+static const char *steady_listing =
+    L("0000", "BAR.SYNC.DEFER_BLOCKING 0x0")          /* steady */
+    L("0010", "IADD3 R20, R21, 0x1, RZ")              /* steady */
+    L("0020", "ISETP.GE.AND P0, PT, R20, R22, PT")    /* steady */
+    L("0030", "@P0 BRA 0xa0")                         /* steady: the copy is issued */
+    L("0040", "@P1 BRA 0x80")                         /* steady */
+    L("0050", "@!P2 LDG.E R30, desc[UR4][R24.64]")    /* cold: scalar edge copy */
+    L("0060", "STS [R26], R30")                       /* cold */
+    L("0070", "BRA 0xa0")                             /* cold */
+    L("0080", "LDGSTS.E.BYPASS.128 [R26], desc[UR4][R24.64]") /* steady */
+    L("0090", "LDGDEPBAR")                            /* steady */
+    L("00a0", "@P3 BRA 0x110")                        /* steady: a full tile */
+    L("00b0", "LDS.128 R8, [R27]")                    /* steady */
+    L("00c0", "LDS.64 R12, [R28+0x10]")               /* steady */
+    L("00d0", "IMAD R2, R2, 0x2, RZ")                 /* steady */
+    L("00e0", "FFMA R0, R8, R12, R0")                 /* steady: R8 two slots after its LDS */
+    L("00f0", "FFMA R1, R13, R11, R1")                /* steady */
+    L("0100", "BRA 0x170")                            /* steady: over the else */
+    L("0110", "LDS R14, [R29]")                       /* cold: the bounded loop */
+    L("0120", "FFMA R0, R14, R14, R0")                /* cold */
+    L("0130", "FFMA R1, R14, R14, R1")                /* cold */
+    L("0140", "FFMA R3, R14, R14, R3")                /* cold: more FFMA than the full tile's */
+    L("0150", "NOP")                                  /* cold */
+    L("0160", "@P4 BRA 0x110")                        /* cold: the inner loop's back edge */
+    L("0170", "IADD3 R21, R21, 0x1, RZ")              /* steady */
+    L("0180", "@P5 BRA 0x0")                          /* steady: the main loop's back edge */
+    L("0190", "EXIT");
+
+Test(sass, steady_state_path) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_sass_summary sm;
+    cr_assert_eq(gs_sass_parse(ctx, steady_listing, &sm), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert(sm.has_loop);
+    cr_expect_eq(sm.loop_begin, 0x0);
+    cr_expect_eq(sm.loop_end, 0x180);
+    /* the main loop holds everything but EXIT and the NOP */
+    cr_expect_eq(sm.loop[GS_SASS_TOTAL], 24);
+    cr_expect_eq(sm.loop[GS_SASS_FFMA], 5);
+    const gs_sass_steady *st = &sm.steady;
+    cr_assert(st->found);
+    cr_expect_eq(st->begin, 0x0);
+    cr_expect_eq(st->end, 0x180);
+    /* 0x00-0x30, 0x40, 0x80-0x90, 0xa0, 0xb0-0x100, 0x170-0x180 */
+    cr_expect_eq(st->blocks, 6, "blocks %lld", (long long)st->blocks);
+    cr_expect_eq(st->count[GS_SASS_TOTAL], 16, "total %lld", (long long)st->count[GS_SASS_TOTAL]);
+    cr_expect_eq(st->count[GS_SASS_FFMA], 2);
+    cr_expect_eq(st->count[GS_SASS_LDGSTS128], 1);
+    cr_expect_eq(st->count[GS_SASS_LDG], 0, "the scalar edge copy is cold");
+    cr_expect_eq(st->count[GS_SASS_STS], 0);
+    cr_expect_eq(st->count[GS_SASS_LDS128], 1);
+    cr_expect_eq(st->count[GS_SASS_LDS64], 1);
+    cr_expect_eq(st->count[GS_SASS_LDS], 0, "the bounded loop's LDS is cold");
+    cr_expect_eq(st->count[GS_SASS_BAR], 1);
+    cr_expect_eq(st->gbytes, 16);
+    /* IADD3 x2, ISETP, IMAD */
+    cr_expect_eq(st->intops, 4, "int/addr %lld", (long long)st->intops);
+    /* LDS.128 R8 (0xb0) -> FFMA at 0xe0: 3 slots; LDS.64 R12 (0xc0) -> 2 slots */
+    cr_expect_eq(st->lds_fed, 2);
+    cr_expect_eq(st->lds_min_slots, 2);
+    cr_expect_eq(st->lds_near, 2);
+    cr_expect(st->lds_mean_slots > 2.49 && st->lds_mean_slots < 2.51, "mean %g", st->lds_mean_slots);
+    gs_ctx_destroy(ctx);
+}
+
+/* The register a shared load fills is read by an FFMA in the next iteration
+ * (a fragment loaded a k-step ahead): the distance wraps around the loop. A
+ * load whose register is overwritten before any FFMA reads it feeds none,
+ * and an FFMA reading another register of a wide load counts. */
+Test(sass, steady_state_distance_wraps) {
+    const char *text =
+        L("0000", "FFMA R0, R4, R5, R0")     /* reads R4, loaded at 0x50 of the previous iteration */
+        L("0010", "FFMA R1, R6, R7, R1")     /* reads R7: LDS.64 R6 at 0x60 */
+        L("0020", "IADD3 R2, R2, 0x1, RZ")
+        L("0030", "MOV R9, RZ")              /* overwrites R9 before any FFMA reads it */
+        L("0040", "FFMA R3, R9, R9, R3")
+        L("0050", "LDS R4, [R2]")
+        L("0060", "LDS.64 R6, [R2+0x4]")
+        L("0070", "LDS R9, [R2+0x8]")
+        L("0080", "ISETP.NE.AND P0, PT, R2, 0x100, PT")
+        L("0090", "@P0 BRA 0x0")
+        L("00a0", "EXIT");
+    gs_ctx *ctx = gs_ctx_create();
+    gs_sass_summary sm;
+    cr_assert_eq(gs_sass_parse(ctx, text, &sm), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    const gs_sass_steady *st = &sm.steady;
+    cr_assert(st->found);
+    cr_expect_eq(st->count[GS_SASS_TOTAL], 10);
+    cr_expect_eq(st->blocks, 1);
+    /* LDS R4 at slot 5 -> FFMA at slot 0 of the next: 5 slots; LDS.64 R6 at
+     * slot 6 -> slot 1: 5 slots; LDS R9 at slot 7: MOV R9 at slot 3 kills it */
+    cr_expect_eq(st->lds_fed, 2, "fed %lld", (long long)st->lds_fed);
+    cr_expect_eq(st->lds_min_slots, 5);
+    cr_expect_eq(st->lds_near, 2);
+    cr_expect_eq(st->intops, 2);
+    gs_ctx_destroy(ctx);
+
+    /* no loop: no steady state */
+    ctx = gs_ctx_create();
+    cr_assert_eq(gs_sass_parse(ctx, L("0000", "FFMA R0, R4, R5, R0") L("0010", "EXIT"), &sm), GS_OK);
+    cr_expect(!sm.has_loop);
+    cr_expect(!sm.steady.found);
+    gs_ctx_destroy(ctx);
+}
+
+/* A full tile whose k-loop ptxas left partly rolled: the hot inner loop
+ * (0x40..0x80) exits by CALL.REL.NOINC and a BRA; the last tile's bounded
+ * loop (0xb0..0xd0) holds fewer FFMA. Each inner body counts once. */
+Test(sass, steady_state_through_inner_loop) {
+    const char *text =
+        L("0000", "BAR.SYNC.DEFER_BLOCKING 0x0")
+        L("0010", "@P0 BRA 0xb0")                      /* a partial tile: the bounded loop */
+        L("0020", "FFMA R0, R4, R5, R0")               /* the k-steps unrolled before the loop */
+        L("0030", "IADD3 R2, R2, 0x1, RZ")
+        L("0040", "FFMA R0, R4, R5, R0")               /* the hot inner loop */
+        L("0050", "FFMA R1, R4, R5, R1")
+        L("0060", "FFMA R3, R4, R5, R3")
+        L("0070", "@!P1 CALL.REL.NOINC 0x90")
+        L("0080", "BRA 0x40")
+        L("0090", "BRA 0xe0")
+        L("00a0", "NOP")
+        L("00b0", "FFMA R0, R6, R6, R0")               /* the bounded loop */
+        L("00c0", "FFMA R1, R6, R6, R1")
+        L("00d0", "@P2 BRA 0xb0")
+        L("00e0", "@P3 BRA 0x0")
+        L("00f0", "EXIT");
+    gs_ctx *ctx = gs_ctx_create();
+    gs_sass_summary sm;
+    cr_assert_eq(gs_sass_parse(ctx, text, &sm), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    const gs_sass_steady *st = &sm.steady;
+    cr_assert(st->found);
+    cr_expect_eq(st->end, 0xe0);
+    cr_expect_eq(st->count[GS_SASS_FFMA], 4, "FFMA %lld", (long long)st->count[GS_SASS_FFMA]);
+    cr_expect_eq(st->ffma_inner, 3);
+    /* 0x00-0x10, 0x20-0x70, then the CALL's target 0x90 and 0xe0 (the back edge at 0x80 is not taken) */
+    cr_expect_eq(st->count[GS_SASS_TOTAL], 10, "total %lld", (long long)st->count[GS_SASS_TOTAL]);
+    gs_ctx_destroy(ctx);
+}
+
+/* The captured kernel's k-tile loop has no branch inside: the steady path
+ * is the whole body, and its counts equal the main loop's. */
+Test(sass, steady_state_of_straight_loop) {
+    char *text = slurp("tests/data/sass_sm90_tile.cuobjdump.txt");
+    gs_ctx *ctx = gs_ctx_create();
+    gs_sass_summary sm;
+    cr_assert_eq(gs_sass_parse(ctx, text, &sm), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert(sm.steady.found);
+    for (int k = 0; k < GS_SASS_NCLASS; k++)
+        cr_expect_eq(sm.steady.count[k], sm.loop[k], "%s: steady %lld, loop %lld", gs_sass_class_label(k),
+                     (long long)sm.steady.count[k], (long long)sm.loop[k]);
+    gs_ctx_destroy(ctx);
+    free(text);
+}
+
 Test(sass, parse_rejects_empty_listing) {
     gs_ctx *ctx = gs_ctx_create();
     gs_sass_summary sm;

@@ -18,10 +18,10 @@
 #include "util/pcg.h"
 
 static const gs_plan_opts OPTS[] = {
-    {0, 0, 0, 0, 0, 0}, /* the library's plan */
-    {1, 0, 0, 0, 0, 0}, /* scalar */
-    {0, 1, 0, 0, 0, 0}, /* predicated */
-    {0, 0, 1, 0, 0, 0}, /* register copies */
+    {0, 0, 0, 0, 0, 0, 0}, /* the library's plan (fragment double buffering where it is chosen) */
+    {1, 0, 0, 0, 0, 0, 0}, /* scalar */
+    {0, 1, 0, 0, 0, 0, 0}, /* predicated (no fast path: no fragment pipeline) */
+    {0, 0, 1, 0, 0, 0, 0}, /* register copies */
 };
 #define NOPTS (int)(sizeof OPTS / sizeof OPTS[0])
 

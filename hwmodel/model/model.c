@@ -755,6 +755,9 @@ static void est_core(const est_ctx *c, gs_estimate *o) {
      * fragment-read-to-FMA wait when their work per index is long enough */
     double per_k = iters_fast >= iters_slow ? c->per_k_fast : c->per_k_slow;
     double window = GS_LDS_LATENCY + GS_FMA_LATENCY;
+    /* double-buffered fragments (plan.frag_pipe) are read a k-step ahead:
+     * the warp's own k-step covers the shared load's latency */
+    if (c->p->frag_pipe) window = fmax(GS_LDS_LATENCY - per_k, 0.0) + GS_FMA_LATENCY;
     if (c->ldg_fast + c->ldg_slow > 0) window = fmax(window, GS_LDS_LATENCY + 0.5 * hw->l2_latency_ns * 1e-9 * clk);
     double hide = clampd((c->warps_res / 4.0) * per_k / (per_k + window), 0.05, 1.0);
 

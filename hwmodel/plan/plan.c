@@ -521,7 +521,7 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p) {
         int64_t f = 1;
         for (int a = 0; a < op->naxes; a++)
             if (spatial(op, a) && gs_tensor_uses_axis(&op->tensors[t], a)) f *= e->tile[a].thread;
-        regs += f;
+        regs += p->frag_pipe ? 2 * f : f; /* double-buffered fragments: two sets */
         const gs_plan_input *pi = &p->in[t];
         /* 16-bit inputs: a vector read's packed words live beside the
          * converted fragment (f32: the read is the fragment) */
@@ -641,6 +641,71 @@ static uint64_t layout_key(const gs_op *op, const gs_etir *e, int t, gs_wf_memo 
 static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *o,
                              gs_wf_memo *memo, gs_plan *p);
 
+/* Fragment double buffering (plan.frag_pipe): where the main loop is the
+ * staged pipeline and a tile's k-steps (a thread's: with reduce lanes, the
+ * last reduce axis' tile over the lanes) are unrolled into straight code,
+ * with an even count so that each tile starts on the same fragment set.
+ * Its loads are placed a k-step ahead by the printer; a tile of more than
+ * GS_PLAN_FRAG_PIPE_TRIP steps keeps the partly unrolled plain loop (32
+ * fully unrolled steps spilled under tight launch bounds). */
+static uint8_t frag_pipe_of(const gs_op *op, const gs_etir *e, const gs_plan *p) {
+    /* a product of two inputs (gemm, bgemm, gemv, conv): the FFMA main loop;
+     * a pooling or row reduction reads one fragment and is bound elsewhere */
+    if (op->ninputs < 2 || op->combine != GS_COMBINE_MAC) return 0;
+    if (p->stages < 2 || !p->fast_path || p->opts.no_frag_pipe) return 0;
+    int64_t body = gs_etir_acc_regs(op, e) + 8, trip = 1;
+    int last = -1;
+    for (int a = 0; a < op->naxes; a++)
+        if (!spatial(op, a)) trip *= e->tile[a].block, last = a;
+    /* reduce lanes split the last reduce axis: a thread's k-steps are 1/lanes of them */
+    if (p->lanes > 1 && (last < 0 || e->tile[last].block % p->lanes)) return 0;
+    trip /= p->lanes;
+    if (trip < 2 || trip % 2 || trip > GS_PLAN_FRAG_PIPE_TRIP || trip * body > 4096) return 0;
+    for (int t = 0; t < op->ninputs; t++)
+        if (!e->staged[t]) return 0;
+    return 1;
+}
+
+/* Peeling (plan.peel): each staged box is gemm-like along the single
+ * reduce axis k, every dim indexed by spatial axes only or by k alone with
+ * unit coefficient and no offset, so "tile it is full" makes the k part of
+ * a copy's fast-path check true and the rest does not change with it. */
+static uint8_t peel_of(const gs_op *op, const gs_plan *p) {
+    if (!p->frag_pipe) return 0;
+    int k = -1;
+    for (int a = 0; a < op->naxes; a++) {
+        if (spatial(op, a)) continue;
+        if (k >= 0) return 0;
+        k = a;
+    }
+    if (k < 0) return 0;
+    for (int t = 0; t < op->ninputs; t++) {
+        const gs_plan_input *pi = &p->in[t];
+        if (!pi->staged || pi->im2col) return 0;
+        for (int j = 0; j < op->tensors[t].ndim; j++) {
+            const gs_affine *f = &op->tensors[t].idx[j];
+            if (!f->coeff[k]) continue;
+            if (f->coeff[k] != 1 || f->offset) return 0;
+            for (int a = 0; a < op->naxes; a++)
+                if (a != k && f->coeff[a]) return 0;
+        }
+    }
+    return 1;
+}
+
+/* Unroll the reduce loop fully while it is short and its body small;
+ * a longer loop is unrolled by GS_PLAN_K_UNROLL (ptxas hoists the shared
+ * loads of a fully unrolled long loop far ahead, at a register each),
+ * and beyond about 4k instructions by 4 (instruction cache). With
+ * fragment double buffering: fully. */
+static uint8_t k_unroll_of(const gs_op *op, const gs_etir *e, const gs_plan *p) {
+    if (p->frag_pipe) return 0;
+    int64_t body = gs_etir_acc_regs(op, e) + 8, trip = 1;
+    for (int a = 0; a < op->naxes; a++)
+        if (!spatial(op, a)) trip *= e->tile[a].block;
+    return (uint8_t)(trip * body > 4096 ? 4 : trip > GS_PLAN_K_UNROLL ? GS_PLAN_K_UNROLL : 0);
+}
+
 static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *o, gs_plan *p) {
     plan_common_memo(hw, op, e, o, NULL, p);
 }
@@ -711,11 +776,31 @@ static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e,
         int64_t b = sat_mul(sat_mul(pi->stage_elems, p->stages), in_bytes(op));
         p->smem_bytes = p->smem_bytes + b > GS_STAGE_SAT ? GS_STAGE_SAT : p->smem_bytes + b;
     }
+    p->frag_pipe = frag_pipe_of(op, e, p);
     int64_t scratch = (p->split_mode != GS_SPLIT_NONE ? 4 : 0) + (p->lanes_wide ? p->threads / GS_LANES_WARP * 4 : 0);
     p->scratch_bytes = (int32_t)((scratch + 15) / 16 * 16);
     /* static shared memory is limited as a whole, scratch included */
     p->smem_dynamic = p->smem_bytes + p->scratch_bytes > hw->smem_per_block;
     p->regs_bound = regs_bound(op, e, p);
+    if (p->frag_pipe) {
+        /* the second fragment set must stay within the thread's register
+         * limit and cost no block per SM (the model prices occupancy above
+         * the shorter latency window), whatever the count a little under the
+         * bound that ptxas and the model take (a register allocation unit,
+         * 8, of slack): else the plain pipeline */
+        gs_plan q = *p;
+        q.frag_pipe = 0;
+        int plain = regs_bound(op, e, &q);
+        bool lose = p->regs_bound > hw->max_regs_per_thread;
+        for (int d = 0; d < 8 && !lose; d++)
+            lose = gs_plan_blocks_per_sm(hw, p, p->regs_bound - d) < gs_plan_blocks_per_sm(hw, p, plain - d);
+        if (lose) {
+            p->frag_pipe = 0;
+            p->regs_bound = plain;
+        }
+    }
+    p->k_unroll = k_unroll_of(op, e, p);
+    p->peel = peel_of(op, p);
 }
 
 void gs_plan_shape(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts, gs_plan *p) {
@@ -838,14 +923,6 @@ void gs_plan_finish_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_
     /* (a bias of another width than the output's is read as scalars) */
     p->bias_vec = op->has_bias && op->epi.bias_axis >= 0 && op->epi.bias_axis == p->out_axis &&
                           op->dtype_in == op->dtype_out ? p->out_vec : 1;
-    /* Unroll the reduce loop fully while it is short and its body small;
-     * a longer loop is unrolled by GS_PLAN_K_UNROLL (ptxas hoists the shared
-     * loads of a fully unrolled long loop far ahead, at a register each),
-     * and beyond about 4k instructions by 4 (instruction cache). */
-    int64_t body = gs_etir_acc_regs(op, e) + 8, trip = 1;
-    for (int a = 0; a < op->naxes; a++)
-        if (!spatial(op, a)) trip *= e->tile[a].block;
-    p->k_unroll = (uint8_t)(trip * body > 4096 ? 4 : trip > GS_PLAN_K_UNROLL ? GS_PLAN_K_UNROLL : 0);
     /* Launch bounds: as many blocks per SM as the register bound, threads,
      * shared memory and the block limit allow, so that ptxas keeps to the
      * plan's register budget and blocks can share an SM. */
@@ -871,6 +948,7 @@ void gs_plan_format(const gs_op *op, const gs_plan *p, char *buf, size_t n) {
         off += (size_t)snprintf(buf + off, n - off, " | st%d%s ov%d lb(%d,%d)%s", p->stages,
                                 p->fast_path ? " fast" : " predicated", p->out_vec, (int)p->threads,
                                 (int)p->min_blocks, p->smem_dynamic ? " dyn-smem" : "");
+    if (off < n && p->frag_pipe) off += (size_t)snprintf(buf + off, n - off, " fragpipe%s", p->peel ? " peel" : "");
     if (off < n && p->raster) off += (size_t)snprintf(buf + off, n - off, " raster%d", 1 << p->raster);
     if (off < n && p->lanes > 1) off += (size_t)snprintf(buf + off, n - off, " split%d", p->lanes);
     if (off < n && p->splitk > 1)

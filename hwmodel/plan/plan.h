@@ -37,6 +37,8 @@
 #define GS_LANES_WARP 32
 /* Reduce loops longer than this are unrolled by this much, not fully. */
 #define GS_PLAN_K_UNROLL 16
+/* the longest tile, in k-steps, the fragment-pipelined loop unrolls fully */
+#define GS_PLAN_FRAG_PIPE_TRIP 16
 /* Units a thread keeps per-unit offsets for in registers (more: recomputed). */
 #define GS_PLAN_UNIT_ARRAY_MAX 4
 
@@ -56,6 +58,7 @@ typedef struct gs_plan_opts {
     uint8_t split_atomic; /* split-K meets by float atomics: fewer bytes, NOT deterministic
                              (the user's choice; the default sums in a fixed order) */
     uint8_t im2col;      /* gs_im2col_mode: the box of a windowed input (tests, benchmarks) */
+    uint8_t no_frag_pipe; /* no fragment double buffering (plan.frag_pipe), as before it */
 } gs_plan_opts;
 
 /* Which box a staged input with a window dim (a conv's h = p*stride +
@@ -135,6 +138,20 @@ typedef struct gs_plan {
     uint16_t lanes;       /* reduce lanes: threads sharing one output's reduction (1: none) */
     uint8_t lanes_wide;    /* lanes > GS_LANES_WARP: the combine crosses warps */
     uint8_t k_unroll;     /* unroll of the innermost reduce loop (0: full) */
+    uint8_t frag_pipe;    /* the pipelined main loop double-buffers the register fragments:
+                             each k-step loads the next one's while it multiplies, across the
+                             tile boundary too (after the barrier, the next tile's first
+                             fragments come before the copies of the tile after), and the
+                             copies of a tile are issued after its first k-step. Needs a
+                             product of two inputs (combine mac), a staged pipeline (stages > 1, every input staged), an even number
+                             of k-steps per thread and tile (reduce lanes take turns along
+                             the last reduce axis), at most GS_PLAN_FRAG_PIPE_TRIP (unrolled
+                             fully: k_unroll 0), the fast path */
+    uint8_t peel;         /* frag_pipe with one reduce axis whose staged boxes run along it with
+                             unit step (gemm-like, no window): the full tiles whose next copy is
+                             a full tile run in a steady loop of their own, entered when every
+                             copy's block-invariant fast-path check holds, with no edge code;
+                             the other tiles (the last stages-1 and a partial one) after it */
     uint8_t splitk;       /* split-K blocks per output tile (from the ETIR; 1: none) */
     uint8_t split_mode;   /* gs_split_mode */
     int8_t split_axis;    /* the reduce axis split-K divides; -1 */

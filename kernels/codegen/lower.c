@@ -268,6 +268,11 @@ typedef struct printer {
     bool typed;          /* some tensor is not f32 (the element types' spellings below) */
     char in_ptr[64], out_ptr[64]; /* the buffer pointer types (the dialect's, or 16-bit storage) */
     char id_raw[16];     /* identity_raw's text */
+    /* register fragments: f<t>[i] by default; the fragment-pipelined main
+     * loop's are declared once as fr<t>[2][n] and indexed by a set, fslot
+     * ("[(kk + 1) & 1]"), with frag_decl off */
+    const char *fname, *fslot;
+    bool frag_nodecl;
 } printer;
 
 static void line(printer *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -721,6 +726,47 @@ static void print_tile_origins(printer *m, const char *tile) {
     line(m, "(void)trem;");
 }
 
+/* With several reduce axes the fragment-pipelined loop keeps each tile's
+ * per-axis tile index in counters, <c><a> (ci: the tile computed, cn: the
+ * tile copied, stages-1 ahead), stepped once a tile with the last reduce
+ * axis fastest, instead of dividing the tile number by the runtime tile
+ * counts nk<a> twice a tile. */
+static bool tile_counters(const printer *m) { return m->p->stages > 1 && m->p->smem_bytes > 0 && m->nred > 1; }
+
+/* Declare counters c<a> at tile number `tile` (once, before the loop). */
+static void print_counters_init(printer *m, const char *c, const char *tile) {
+    line(m, "int %strem = %s;", c, tile);
+    for (int a = m->na - 1; a >= 0; a--) {
+        if (spatial(m->op, a)) continue;
+        line(m, "int %s%d = %strem %% nk%d; %strem /= nk%d;", c, a, c, a, c, a);
+    }
+}
+
+/* or<a> from the counters c<a>. */
+static void print_counter_origins(printer *m, const char *c) {
+    const int sa = m->p->split_axis;
+    for (int a = 0; a < m->na; a++)
+        if (!spatial(m->op, a))
+            line(m, "const int or%d = (%s%s%d) * %d;", a, a == sa ? "k0 + " : "", c, a, m->e->tile[a].block);
+}
+
+/* Step counters c<a> to the next tile: the last reduce axis fastest, a
+ * wrapped axis carrying into the next slower one. */
+static void print_counters_step(printer *m, const char *c) {
+    int open = 0, prev = -1;
+    for (int a = m->na - 1; a >= 0; a--) {
+        if (spatial(m->op, a)) continue;
+        if (prev >= 0) {
+            open_(m, "if (%s%d == nk%d)", c, prev, prev);
+            open++;
+            line(m, "%s%d = 0;", c, prev);
+        }
+        line(m, "%s%d++;", c, a);
+        prev = a;
+    }
+    for (; open > 0; open--) close_(m);
+}
+
 /* "sm<t>[buffer * stage_elems + off]" (malloc'd; NULL on OOM). */
 static char *smem_ref(const printer *m, int t, const char *buf, const char *off) {
     gs_sb r;
@@ -817,19 +863,58 @@ static void print_view_coords(printer *m, int t, int k) {
 
 /* The copy of staged input t's box for the reduce tile whose origins or<a>
  * are in scope, into buffer buf. */
+/* The fast path of a copy, the lo<j> of the box in scope: the box lies
+ * inside the tensor and the rows are aligned, so each unit is one vector
+ * load (or cp.async) from its precomputed offset, without predicates. */
+static void print_copy_fast(printer *m, int t, const char *buf, copy_kind kind) {
+    const int nd = m->op->tensors[t].ndim, cv = m->p->in[t].copy_vec;
+    gs_sb base;
+    gs_sb_init(&base);
+    /* (an im2col tile has no negative coefficient: lo<j> is the tile
+     * origin's point, from which its units' offsets count) */
+    for (int j = 0; j < nd; j++) gs_sb_printf(&base, "%s(%s)lo%d * gs%d_%d", j ? " + " : "", m->idx_t, j, t, j);
+    char *bs = gs_sb_take(&base);
+    line(m, "%s src = in%d + (%s);", m->in_ptr, t, bs ? bs : "0");
+    free(bs);
+    int us = open_units(m, t);
+    char ld[CW + 16], ptr[CW];
+    print_unit_offsets(m, t, true);
+    snprintf(ptr, sizeof ptr, "src + gu");
+    if (cv > 1) snprintf(ld, sizeof ld, "%s%d(%s)", ldm(m->op->dtype_in), cv, ptr);
+    else snprintf(ld, sizeof ld, "src[gu]");
+    if (kind == COPY_PREFETCH) {
+        line(m, "pf%d[i] = %s;", t, ld);
+    } else if (kind == COPY_ISSUE) {
+        char *ref = smem_ref(m, t, buf, "su");
+        line(m, "GS_CP_ASYNC%s%d(&%s, %s);", is16(m->op->dtype_in) ? "H" : "", ebytes(m->op->dtype_in) * cv,
+             ref ? ref : "", ptr);
+        free(ref);
+    } else {
+        line(m, "const %s v = %s;", svtype(m, cv, m->op->dtype_in), ld);
+        print_store_unit(m, t, buf, "v");
+    }
+    close_units(m, us);
+}
+
+/* The lo<j> of input t's box at the origins in scope (ob<a>, or<a>). */
+static void print_box_origin(printer *m, int t) {
+    const gs_tensor *ts = &m->op->tensors[t];
+    char origin[GS_MAX_AXES][CW];
+    for (int a = 0; a < m->na; a++) snprintf(origin[a], CW, spatial(m->op, a) ? "ob%d" : "or%d", a);
+    for (int j = 0; j < ts->ndim; j++) {
+        char buf2[1024];
+        affine_text(&ts->idx[j], m->na, origin, buf2, sizeof buf2);
+        line(m, "const int lo%d = %s + %lld;", j, buf2, (long long)neg_reach(m->op, m->e, &ts->idx[j]));
+    }
+}
+
 static void print_copy(printer *m, int t, const char *buf, copy_kind kind) {
     const gs_op *op = m->op;
     const gs_tensor *ts = &op->tensors[t];
     const gs_plan_input *pi = &m->p->in[t];
     const int nd = ts->ndim, nb = box_ndim(m, t), cv = pi->copy_vec;
     open_(m, "/* copy %s */", ts->name);
-    char origin[GS_MAX_AXES][CW];
-    for (int a = 0; a < m->na; a++) snprintf(origin[a], CW, spatial(op, a) ? "ob%d" : "or%d", a);
-    for (int j = 0; j < nd; j++) {
-        char buf2[1024];
-        affine_text(&ts->idx[j], m->na, origin, buf2, sizeof buf2);
-        line(m, "const int lo%d = %s + %lld;", j, buf2, (long long)neg_reach(op, m->e, &ts->idx[j]));
-    }
+    print_box_origin(m, t);
     if (m->p->fast_path) {
         gs_sb c;
         gs_sb_init(&c);
@@ -839,32 +924,7 @@ static void print_copy(printer *m, int t, const char *buf, copy_kind kind) {
         char *cs = gs_sb_take(&c);
         open_(m, "if (%s)", cs ? cs : "0");
         free(cs);
-        gs_sb base;
-        gs_sb_init(&base);
-        /* (an im2col tile has no negative coefficient: lo<j> is the tile
-         * origin's point, from which its units' offsets count) */
-        for (int j = 0; j < nd; j++) gs_sb_printf(&base, "%s(%s)lo%d * gs%d_%d", j ? " + " : "", m->idx_t, j, t, j);
-        char *bs = gs_sb_take(&base);
-        line(m, "%s src = in%d + (%s);", m->in_ptr, t, bs ? bs : "0");
-        free(bs);
-        int us = open_units(m, t);
-        char ld[CW + 16], ptr[CW];
-        print_unit_offsets(m, t, true);
-        snprintf(ptr, sizeof ptr, "src + gu");
-        if (cv > 1) snprintf(ld, sizeof ld, "%s%d(%s)", ldm(m->op->dtype_in), cv, ptr);
-        else snprintf(ld, sizeof ld, "src[gu]");
-        if (kind == COPY_PREFETCH) {
-            line(m, "pf%d[i] = %s;", t, ld);
-        } else if (kind == COPY_ISSUE) {
-            char *ref = smem_ref(m, t, buf, "su");
-            line(m, "GS_CP_ASYNC%s%d(&%s, %s);", is16(m->op->dtype_in) ? "H" : "", ebytes(m->op->dtype_in) * cv,
-                 ref ? ref : "", ptr);
-            free(ref);
-        } else {
-            line(m, "const %s v = %s;", svtype(m, cv, m->op->dtype_in), ld);
-            print_store_unit(m, t, buf, "v");
-        }
-        close_units(m, us);
+        print_copy_fast(m, t, buf, kind);
         m->indent--;
         line(m, "} else {");
         m->indent++;
@@ -967,7 +1027,7 @@ static void print_vector_fragment(printer *m, int t, int fa, const char *ptr) {
         snprintf(add, sizeof add, "%d", k);
         snprintf(qk, sizeof qk, "q.%s", scomp(k, dt));
         char *fi = frag_index(m, t, add, fa);
-        line(m, "f%d[%s] = %s;", t, fi ? fi : "0", cvt(cv, sizeof cv, "GS_IN_F", in_cvt(m), qk));
+        line(m, "%s%d%s[%s] = %s;", m->fname, t, m->fslot, fi ? fi : "0", cvt(cv, sizeof cv, "GS_IN_F", in_cvt(m), qk));
         free(fi);
     }
 }
@@ -987,7 +1047,7 @@ static void print_fragments(printer *m, const char *buf, bool fastreads) {
         int64_t fn = 1;
         for (int a = 0; a < m->na; a++)
             if (spatial(op, a) && gs_tensor_uses_axis(ts, a)) fn *= m->e->tile[a].thread;
-        line(m, "float f%d[%lld];", t, (long long)fn);
+        if (!m->frag_nodecl) line(m, "float %s%d[%lld];", m->fname, t, (long long)fn);
         bool direct = !pi->staged && pi->direct && fastreads;
         int open = 0, fa = (pi->staged || direct) && pi->frag_vec > 1 ? pi->frag_axis : -1;
         for (int a = 0; a < m->na; a++) {
@@ -1010,8 +1070,8 @@ static void print_fragments(printer *m, const char *buf, bool fastreads) {
                 free(pp);
             } else {
                 char *fi = frag_index(m, t, NULL, -1);
-                if (in_cvt(m)) line(m, "f%d[%s] = GS_IN_F(%s);", t, fi ? fi : "0", ref ? ref : "");
-                else line(m, "f%d[%s] = %s;", t, fi ? fi : "0", ref ? ref : "");
+                if (in_cvt(m)) line(m, "%s%d%s[%s] = GS_IN_F(%s);", m->fname, t, m->fslot, fi ? fi : "0", ref ? ref : "");
+                else line(m, "%s%d%s[%s] = %s;", m->fname, t, m->fslot, fi ? fi : "0", ref ? ref : "");
                 free(fi);
             }
             free(ref);
@@ -1033,8 +1093,9 @@ static void print_fragments(printer *m, const char *buf, bool fastreads) {
                 free(pp);
             } else {
                 char *fi = frag_index(m, t, NULL, -1);
-                if (in_cvt(m)) line(m, "f%d[%s] = GS_IN_F(in%d[%s]);", t, fi ? fi : "0", t, l ? l : "0");
-                else line(m, "f%d[%s] = in%d[%s];", t, fi ? fi : "0", t, l ? l : "0");
+                if (in_cvt(m))
+                    line(m, "%s%d%s[%s] = GS_IN_F(in%d[%s]);", m->fname, t, m->fslot, fi ? fi : "0", t, l ? l : "0");
+                else line(m, "%s%d%s[%s] = in%d[%s];", m->fname, t, m->fslot, fi ? fi : "0", t, l ? l : "0");
                 free(fi);
             }
             free(l);
@@ -1048,7 +1109,7 @@ static void print_fragments(printer *m, const char *buf, bool fastreads) {
             }
             char *fi = frag_index(m, t, NULL, -1);
             char lhs[512];
-            snprintf(lhs, sizeof lhs, "f%d[%s]", t, fi ? fi : "0");
+            snprintf(lhs, sizeof lhs, "%s%d%s[%s]", m->fname, t, m->fslot, fi ? fi : "0");
             free(fi);
             global_read(m, t, "q", lhs, false);
             close_(m);
@@ -1071,7 +1132,8 @@ static void print_accumulate(printer *m) {
     gs_sb_init(&rhs);
     for (int t = 0; t < m->ni; t++) {
         char *fi = frag_index(m, t, NULL, -1);
-        gs_sb_printf(&rhs, "%sf%d[%s]", t ? (op->combine == GS_COMBINE_ADD ? " + " : " * ") : "", t, fi ? fi : "0");
+        gs_sb_printf(&rhs, "%s%s%d%s[%s]", t ? (op->combine == GS_COMBINE_ADD ? " + " : " * ") : "", m->fname, t,
+                     m->fslot, fi ? fi : "0");
         free(fi);
     }
     char *r = gs_sb_take(&rhs);
@@ -1157,7 +1219,279 @@ static void print_compute(printer *m, const char *buf) {
     close_(m);
 }
 
+/* ---- the math core ------------------------------------------------------------------
+ * The pipelined main loop (print_main_loop_fragpipe) holds the copies, the
+ * stages, the barriers and the k-step order; what it multiplies with is a
+ * core of three steps: declare the fragment sets, load one k-step's
+ * fragments (the reduce coordinates kr<a> in scope) from a stage buffer into
+ * a set, and multiply a set into the accumulators. The per-thread FFMA core
+ * is below; a tensor-core core (issue 20) is another table of the same
+ * three. */
+typedef struct math_core {
+    void (*declare)(printer *m);
+    void (*load)(printer *m, const char *buf, const char *set);
+    void (*multiply)(printer *m, const char *set);
+} math_core;
+
+/* FFMA core: each input's register tile twice, fr<t>[2][n]. */
+static void ffma_declare(printer *m) {
+    for (int t = 0; t < m->ni; t++) {
+        int64_t fn = 1;
+        for (int a = 0; a < m->na; a++)
+            if (spatial(m->op, a) && gs_tensor_uses_axis(&m->op->tensors[t], a)) fn *= m->e->tile[a].thread;
+        line(m, "float fr%d[2][%lld];", t, (long long)fn);
+    }
+}
+
+static void ffma_with_set(printer *m, const char *set, char *slot, size_t cap) {
+    snprintf(slot, cap, "[%s]", set);
+    m->fname = "fr";
+    m->fslot = slot;
+    m->frag_nodecl = true;
+}
+
+static void ffma_restore(printer *m) {
+    m->fname = "f";
+    m->fslot = "";
+    m->frag_nodecl = false;
+}
+
+static void ffma_load(printer *m, const char *buf, const char *set) {
+    char slot[64];
+    ffma_with_set(m, set, slot, sizeof slot);
+    print_fragments(m, buf, true);
+    ffma_restore(m);
+}
+
+static void ffma_multiply(printer *m, const char *set) {
+    char slot[64];
+    ffma_with_set(m, set, slot, sizeof slot);
+    print_accumulate(m);
+    ffma_restore(m);
+}
+
+static const math_core ffma_core = {ffma_declare, ffma_load, ffma_multiply};
+
 /* ---- main loop --------------------------------------------------------------------- */
+/* k-steps of a full tile: the product of the reduce tiles, flattened with
+ * the last reduce axis fastest (the order of print_compute_body's loops). */
+static int64_t tile_ksteps(const printer *m) {
+    int64_t n = 1;
+    for (int a = 0; a < m->na; a++)
+        if (!spatial(m->op, a)) n *= m->e->tile[a].block;
+    return n / m->p->lanes; /* reduce lanes: each thread takes every lanes-th index of the last axis */
+}
+
+/* Load the fragments of flattened k-step `step` (text) from buffer buf into
+ * set `set`, in a scope declaring its reduce coordinates kr<a>. */
+static void print_step_load(printer *m, const math_core *core, const char *step, const char *buf, const char *set) {
+    open_block(m);
+    int64_t d = 1;
+    int first = -1, last = -1;
+    for (int a = 0; a < m->na; a++)
+        if (!spatial(m->op, a)) {
+            if (first < 0) first = a;
+            last = a;
+        }
+    for (int a = m->na - 1; a >= 0; a--) {
+        if (spatial(m->op, a)) continue;
+        /* with reduce lanes, lane l takes l, l + R, ... of the last axis */
+        const int R = a == last ? m->p->lanes : 1, T = m->e->tile[a].block / R;
+        char lane[48] = "";
+        if (R > 1) snprintf(lane, sizeof lane, " * %d + lane", R);
+        if (a == first) line(m, "const int kr%d = ((%s) / %lld)%s;", a, step, (long long)d, lane);
+        else line(m, "const int kr%d = (((%s) / %lld) %% %d)%s;", a, step, (long long)d, T, lane);
+        d *= T;
+    }
+    core->load(m, buf, set);
+    close_(m);
+}
+
+/* The next tile's copies into buffer wb, when there is a next tile; in the
+ * steady loop (peel) there always is, and each copy takes its fast path. */
+static void print_next_copies(printer *m, bool steady) {
+    const gs_plan *p = m->p;
+    if (steady) open_block(m);
+    else open_(m, "if (nx < ntile)");
+    if (tile_counters(m)) print_counter_origins(m, "cn");
+    else print_tile_origins(m, "nx");
+    for (int t = 0; t < m->ni; t++) {
+        if (!p->in[t].staged) continue;
+        copy_kind kind = p->in[t].copy_mode == GS_COPY_ASYNC ? COPY_ISSUE : COPY_PREFETCH;
+        if (!steady) {
+            print_copy(m, t, "wb", kind);
+            continue;
+        }
+        open_(m, "/* copy %s (fast) */", m->op->tensors[t].name);
+        print_box_origin(m, t);
+        print_copy_fast(m, t, "wb", kind);
+        close_(m);
+    }
+    close_(m);
+    if (p->any_async) line(m, "GS_CP_COMMIT();");
+}
+
+/* The end of a tile: the register path's stores of the next tile, the wait
+ * for the tile after this one and the barrier; then the read buffer moves
+ * on and that tile's first fragments are loaded into set 0. */
+static void print_tile_turn(printer *m, const math_core *core, bool any_reg, bool steady) {
+    const gs_plan *p = m->p;
+    if (any_reg && steady) {
+        print_store_prefetched(m, "wb");
+    } else if (any_reg) {
+        open_(m, "if (nx < ntile)");
+        print_store_prefetched(m, "wb");
+        close_(m);
+    }
+    if (p->any_async) line(m, "GS_CP_WAIT(%d);", p->stages - 2);
+    line(m, "%s;", m->sp->sync);
+    line(m, "rb = rb + 1 == %d ? 0 : rb + 1;", p->stages);
+    print_step_load(m, core, "0", "rb", "0");
+}
+
+/* A full tile's k-steps, unrolled: step kk loads step kk+1's fragments into
+ * the other set (the last step turns the tile and loads the next tile's
+ * first), multiplies its own set, and after the first step issues the
+ * copies of the tile stages-1 ahead. */
+static void print_full_tile(printer *m, const math_core *core, bool any_reg, bool steady) {
+    const int64_t T = tile_ksteps(m);
+    line(m, "#pragma unroll");
+    open_(m, "for (int kk = 0; kk < %lld; kk++)", (long long)T);
+    open_(m, "if (kk < %lld)", (long long)(T - 1));
+    print_step_load(m, core, "kk + 1", "rb", "(kk + 1) & 1");
+    m->indent--;
+    line(m, "} else {");
+    m->indent++;
+    print_tile_turn(m, core, any_reg, steady);
+    close_(m);
+    core->multiply(m, "kk & 1");
+    open_(m, "if (kk == 0)");
+    print_next_copies(m, steady);
+    close_(m);
+    close_(m); /* kk */
+}
+
+/* The steady loop (plan.peel): the leading full tiles whose next copy is a
+ * full tile too, run while every staged box of the block passes the fast
+ * path's check on its spatial dims (the same for every tile) and its reduce
+ * dim holds the reduce extent; nothing in it checks an edge. */
+static void print_steady_loop(printer *m, const math_core *core, bool any_reg) {
+    const gs_plan *p = m->p;
+    const int S = p->stages;
+    int k = -1;
+    for (int a = 0; a < m->na; a++)
+        if (!spatial(m->op, a)) k = a;
+    const int T = m->e->tile[k].block;
+    open_block(m);
+    line(m, "int steady = 1;");
+    char origin[GS_MAX_AXES][CW];
+    for (int a = 0; a < m->na; a++) snprintf(origin[a], CW, spatial(m->op, a) ? "ob%d" : "or%d", a);
+    for (int t = 0; t < m->ni; t++) {
+        const gs_tensor *ts = &m->op->tensors[t];
+        const gs_plan_input *pi = &p->in[t];
+        open_(m, "/* copy %s: the block's check */", ts->name);
+        for (int j = 0; j < ts->ndim; j++) { /* the spatial dims' lo<j>, as print_box_origin */
+            if (ts->idx[j].coeff[k]) continue;
+            char buf2[1024];
+            affine_text(&ts->idx[j], m->na, origin, buf2, sizeof buf2);
+            line(m, "const int lo%d = %s + %lld;", j, buf2, (long long)neg_reach(m->op, m->e, &ts->idx[j]));
+        }
+        gs_sb c;
+        gs_sb_init(&c);
+        gs_sb_puts(&c, pi->copy_vec > 1 ? "al" : "1");
+        if (pi->copy_vec > 1) gs_sb_printf(&c, "%d", t);
+        for (int j = 0; j < ts->ndim; j++) {
+            if (ts->idx[j].coeff[k]) gs_sb_printf(&c, " && E%d <= S%d_%d", k, t, j);
+            else gs_sb_printf(&c, " && lo%d >= 0 && lo%d + %lld <= S%d_%d", j, j, (long long)pi->halo[j], t, j);
+        }
+        char *cs = gs_sb_take(&c);
+        line(m, "steady = steady && (%s);", cs ? cs : "0");
+        free(cs);
+        close_(m);
+    }
+    /* this block's full tiles: E/T in all, less the split's first tile */
+    if (k == p->split_axis) line(m, "int nfull = E%d / %d - k0;", k, T);
+    else line(m, "int nfull = E%d / %d;", k, T);
+    line(m, "if (nfull > ntile) nfull = ntile;");
+    line(m, "const int nsteady = steady ? nfull - %d : 0;", S - 1);
+    open_(m, "for (; it < nsteady; it++)");
+    line(m, "const int nx = it + %d;", S - 1);
+    print_full_tile(m, core, any_reg, true);
+    line(m, "wb = wb + 1 == %d ? 0 : wb + 1;", S);
+    close_(m);
+    close_(m);
+}
+
+/* The pipelined main loop with register fragments double-buffered a k-step
+ * ahead (plan.frag_pipe). A full tile's k-steps are unrolled: step kk loads
+ * step kk+1's fragments into the other set, then multiplies its own; after
+ * the first step it issues the copies of the tile stages-1 ahead; at the
+ * last step the tile turns (wait, barrier, next buffer) and the next
+ * tile's first fragments are loaded before the last multiply. One barrier a
+ * tile: the copies write the buffer read two turns ago, after this turn's
+ * barrier; the register path stores it before the barrier. A partial tile
+ * (the bounded compute) copies first, computes with its own fragments and
+ * turns at its end. */
+static void print_main_loop_fragpipe(printer *m, const math_core *core) {
+    const gs_plan *p = m->p;
+    const int S = p->stages;
+    bool any_reg = false;
+    for (int t = 0; t < m->ni; t++) any_reg |= p->in[t].staged && p->in[t].copy_mode == GS_COPY_REG;
+    line(m, "/* pipeline: %d stages, %d tiles in flight; register fragments double-buffered a k-step ahead */", S,
+         S - 1);
+    line(m, "#pragma unroll 1");
+    open_(m, "for (int ps = 0; ps < %d; ps++)", S - 1);
+    open_(m, "if (ps < ntile)");
+    print_tile_origins(m, "ps");
+    for (int t = 0; t < m->ni; t++)
+        if (p->in[t].staged) print_copy(m, t, "ps", p->in[t].copy_mode == GS_COPY_ASYNC ? COPY_ISSUE : COPY_DIRECT);
+    close_(m);
+    if (p->any_async) line(m, "GS_CP_COMMIT();");
+    close_(m);
+    core->declare(m);
+    line(m, "int rb = 0, wb = %d;", S - 1);
+    if (p->any_async) line(m, "GS_CP_WAIT(%d);", S - 2);
+    line(m, "%s;", m->sp->sync);
+    print_step_load(m, core, "0", "rb", "0");
+    line(m, "int it = 0;");
+    if (p->peel) print_steady_loop(m, core, any_reg);
+    if (tile_counters(m)) {
+        print_counters_init(m, "ci", "0");
+        char snx[8];
+        snprintf(snx, sizeof snx, "%d", S - 1);
+        print_counters_init(m, "cn", snx);
+    }
+    open_(m, "for (; it < ntile; it++)");
+    line(m, "const int nx = it + %d;", S - 1);
+    if (tile_counters(m)) print_counter_origins(m, "ci");
+    else print_tile_origins(m, "it");
+    gs_sb c;
+    gs_sb_init(&c);
+    bool any = false;
+    for (int a = 0; a < m->na; a++) {
+        if (spatial(m->op, a)) continue;
+        gs_sb_printf(&c, "%sor%d + %d <= E%d", any ? " && " : "", a, m->e->tile[a].block, a);
+        any = true;
+    }
+    char *cs = gs_sb_take(&c);
+    open_(m, "if (%s)", cs ? cs : "1");
+    free(cs);
+    print_full_tile(m, core, any_reg, false);
+    m->indent--;
+    line(m, "} else {");
+    m->indent++;
+    print_next_copies(m, false);
+    print_compute_body(m, "rb", m->nred > 0, false);
+    print_tile_turn(m, core, any_reg, false);
+    close_(m);
+    line(m, "wb = wb + 1 == %d ? 0 : wb + 1;", S);
+    if (tile_counters(m)) {
+        print_counters_step(m, "ci");
+        print_counters_step(m, "cn");
+    }
+    close_(m); /* it */
+}
+
 static void print_main_loop(printer *m) {
     const gs_plan *p = m->p;
     bool staged = p->smem_bytes > 0;
@@ -1191,6 +1525,10 @@ static void print_main_loop(printer *m) {
         close_(m);
         return;
     }
+    if (p->frag_pipe) {
+        print_main_loop_fragpipe(m, &ffma_core);
+        return;
+    }
     bool async = p->any_async;
     const int S = p->stages;
     line(m, "/* pipeline: %d stages, %d tiles in flight */", S, S - 1);
@@ -1206,18 +1544,27 @@ static void print_main_loop(printer *m) {
     if (async) line(m, "GS_CP_COMMIT();");
     close_(m);
     line(m, "int rb = 0, wb = %d;", S - 1);
+    const bool ctr = tile_counters(m);
+    if (ctr) {
+        char snx[8];
+        snprintf(snx, sizeof snx, "%d", S - 1);
+        print_counters_init(m, "ci", "0");
+        print_counters_init(m, "cn", snx);
+    }
     open_(m, "for (int it = 0; it < ntile; it++)");
     if (async) line(m, "GS_CP_WAIT(%d);", S - 2);
     line(m, "%s;", m->sp->sync);
     line(m, "const int nx = it + %d;", S - 1);
     open_(m, "if (nx < ntile)");
-    print_tile_origins(m, "nx");
+    if (ctr) print_counter_origins(m, "cn");
+    else print_tile_origins(m, "nx");
     for (int t = 0; t < m->ni; t++)
         if (p->in[t].staged) print_copy(m, t, "wb", p->in[t].copy_mode == GS_COPY_ASYNC ? COPY_ISSUE : COPY_PREFETCH);
     close_(m);
     if (async) line(m, "GS_CP_COMMIT();");
     open_block(m);
-    print_tile_origins(m, "it");
+    if (ctr) print_counter_origins(m, "ci");
+    else print_tile_origins(m, "it");
     print_compute(m, "rb");
     close_(m);
     bool any_reg = false;
@@ -1229,6 +1576,10 @@ static void print_main_loop(printer *m) {
     }
     line(m, "rb = rb + 1 == %d ? 0 : rb + 1;", S);
     line(m, "wb = wb + 1 == %d ? 0 : wb + 1;", S);
+    if (ctr) {
+        print_counters_step(m, "ci");
+        print_counters_step(m, "cn");
+    }
     close_(m);
 }
 
@@ -1609,6 +1960,8 @@ gs_status gs_lower_emit_plan(gs_ctx *ctx, const gs_op *op, const gs_etir *e, con
     if (is16(op->dtype_out))
         snprintf(m->out_ptr, sizeof m->out_ptr, d == GS_DIALECT_CUDA ? "%s* __restrict__" : "__global %s* restrict",
                  svtype(m, 1, op->dtype_out));
+    m->fname = "f";
+    m->fslot = "";
     gs_kdesc_make(op, p, e, d, arch, &out->desc);
     m->idx_t = out->desc.idx64 ? m->sp->long_t : "int";
     out->hash = gs_kdesc_hash(&out->desc);

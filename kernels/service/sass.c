@@ -261,13 +261,22 @@ done:
 
 /* ---- parsing ---------------------------------------------------------------- */
 
+#define SASS_MAX_SRC 8
 typedef struct sass_ins {
     int func;        /* function index (addresses restart per function) */
     int64_t addr;    /* byte offset */
     int cls;         /* gs_sass_class, or -1: counted in the total only, -2: not counted (NOP, @!PT) */
     bool bra;
+    bool jump;       /* BRA, or CALL.REL.NOINC: ptxas' jump out of a loop it made (no return) */
+    bool uncond;     /* an unguarded BRA (no fall-through), EXIT or RET */
+    bool intop;      /* integer / address arithmetic (IMAD, IADD3, LEA, SHF, LOP3, ISETP, SEL, ...) */
+    int gbytes;      /* bytes a global load (LDG, LDGSTS) moves per thread; 0 otherwise */
+    int sbytes;      /* bytes a shared store (STS, LDGSTS) writes per thread; 0 otherwise */
     int64_t target;  /* branch target offset; -1 unknown */
     int label;       /* nvdisasm label index of the target; -1 none */
+    int16_t dst, ndst;          /* first general register written and how many (0: none) */
+    int16_t src[SASS_MAX_SRC];  /* general registers read (RZ and beyond SASS_MAX_SRC dropped) */
+    int nsrc;
 } sass_ins;
 
 typedef struct sass_label {
@@ -327,6 +336,77 @@ static int classify(const char *op) {
     if (!strcmp(base, "BAR")) return GS_SASS_BAR;
     if (!strcmp(base, "FFMA") || !strcmp(base, "FFMA2")) return GS_SASS_FFMA;
     return -1;
+}
+
+/* Integer and address arithmetic: what index computations and loop control
+ * cost in issue slots (uniform-datapath forms U... included). */
+static bool is_intop(const char *op) {
+    static const char *const names[] = {"IMAD", "IADD3", "IADD", "IADD32I", "LEA", "SHF", "SHL", "SHR", "LOP3",
+                                        "LOP", "LOP32I", "ISETP", "SEL", "IMNMX", "VIMNMX", "IABS", "IMUL",
+                                        "FLO", "POPC", "BREV", "PRMT", "ISCADD", "XMAD", "IMUL32I", "ICMP"};
+    size_t bl = strcspn(op, ".");
+    const char *b = op;
+    if (b[0] == 'U' && bl > 1 && strncmp(b, "UMOV", 4)) b++, bl--; /* UIADD3, ULEA, USHF, UISETP, ... */
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strlen(names[i]) == bl && !strncmp(b, names[i], bl)) return true;
+    return false;
+}
+
+/* Bytes per thread of a global load (LDG or cp.async's LDGSTS) from its
+ * modifiers; 0 for anything else. */
+static int global_bytes(const char *op) {
+    size_t bl = strcspn(op, ".");
+    if (!((bl == 3 && !strncmp(op, "LDG", 3)) || (bl == 6 && !strncmp(op, "LDGSTS", 6)))) return 0;
+    const char *mods = op + bl;
+    if (has_mod(mods, "128")) return 16;
+    if (has_mod(mods, "64")) return 8;
+    if (has_mod(mods, "U8") || has_mod(mods, "S8")) return 1;
+    if (has_mod(mods, "U16") || has_mod(mods, "S16")) return 2;
+    return 4;
+}
+
+static int store_bytes(const char *op) {
+    size_t bl = strcspn(op, ".");
+    if (bl != 3 || strncmp(op, "STS", 3)) return 0;
+    const char *mods = op + bl;
+    return has_mod(mods, "128") ? 16 : has_mod(mods, "64") ? 8 : has_mod(mods, "U8") ? 1 : has_mod(mods, "U16") ? 2 : 4;
+}
+
+/* Registers an operand names: R<n> not preceded by a letter or digit (so
+ * UR4, SR_TID and RZ are not), with ".64" / ".128" widening an address. */
+static void operand_regs(sass_ins *in, const char *s, size_t n, bool as_dst, const char *op) {
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] != 'R' || i + 1 >= n || !isdigit((unsigned char)s[i + 1])) continue;
+        if (i > 0 && (isalnum((unsigned char)s[i - 1]) || s[i - 1] == '_')) continue;
+        int r = 0;
+        size_t j = i + 1;
+        while (j < n && isdigit((unsigned char)s[j])) r = r * 10 + (s[j++] - '0');
+        int w = 1;
+        if (j + 3 <= n && !strncmp(s + j, ".64", 3)) w = 2;
+        if (as_dst) {
+            const char *mods = op + strcspn(op, ".");
+            in->dst = (int16_t)r;
+            in->ndst = has_mod(mods, "128") ? 4
+                       : (has_mod(mods, "64") || has_mod(mods, "WIDE") || !strncmp(op, "CS2R", 4)) ? 2
+                                                                                                     : 1;
+            return;
+        }
+        for (int k = 0; k < w && in->nsrc < SASS_MAX_SRC; k++) in->src[in->nsrc++] = (int16_t)(r + k);
+        i = j - 1;
+    }
+}
+
+/* The operands of an instruction (the text between its opcode and ';'):
+ * the first, when it is a plain register, is written; every other register
+ * named is read (including the first operand's when it is an address). */
+static void parse_operands(sass_ins *in, const char *op, const char *ops, size_t n) {
+    size_t i = 0;
+    while (i < n && (ops[i] == ' ' || ops[i] == '\t')) i++;
+    size_t first = i;
+    while (i < n && ops[i] != ',') i++;
+    bool plain = first < n && ops[first] == 'R' && first + 1 < n && isdigit((unsigned char)ops[first + 1]);
+    operand_regs(in, ops + first, i - first, plain, op);
+    if (i < n) operand_regs(in, ops + i, n - i, false, op);
 }
 
 static void add_label(sass_parse *ps, const char *s, size_t n) {
@@ -392,6 +472,7 @@ static void parse_instruction(sass_parse *ps, long long addr, const char *p) {
     /* guard predicate: @P0, @UP1, ...; @!PT never executes (ptxas pads
      * cp.async with such dummy LDS), so it counts as a NOP */
     bool never = !strncmp(p, "@!PT", 4) && (p[4] == ' ' || p[4] == '\t');
+    bool guarded = *p == '@' && !(!strncmp(p, "@PT", 3) && (p[3] == ' ' || p[3] == '\t'));
     if (*p == '@') p += strcspn(p, " \t");
     while (*p == ' ' || *p == '\t') p++;
     if (!isupper((unsigned char)*p)) return; /* .byte, .word, ... data */
@@ -404,13 +485,27 @@ static void parse_instruction(sass_parse *ps, long long addr, const char *p) {
     if (ps->oom) return;
     sass_ins *in = &ps->ins[ps->n];
     *in = (sass_ins){.func = ps->func, .addr = addr, .cls = never ? -2 : classify(op), .target = -1, .label = -1};
-    if (!never && !strncmp(op, "BRA", 3) && (op[3] == '\0' || op[3] == '.')) {
-        in->bra = true;
-        char ops[256];
-        size_t n = strcspn(p + ol, ";");
-        if (n >= sizeof ops) n = sizeof ops - 1;
-        memcpy(ops, p + ol, n);
-        ops[n] = '\0';
+    char ops[256];
+    size_t n = strcspn(p + ol, ";");
+    if (n >= sizeof ops) n = sizeof ops - 1;
+    memcpy(ops, p + ol, n);
+    ops[n] = '\0';
+    if (!never) {
+        in->intop = is_intop(op);
+        in->gbytes = global_bytes(op);
+        in->sbytes = store_bytes(op) ? store_bytes(op) : in->gbytes * (op[3] == 'S'); /* LDGSTS: both */
+        parse_operands(in, op, ops, n);
+    }
+    bool is_bra = !strncmp(op, "BRA", 3) && (op[3] == '\0' || op[3] == '.');
+    if (!never && !guarded && (is_bra || !strcmp(op, "EXIT") || !strcmp(op, "RET") || !strncmp(op, "RET.", 4)))
+        in->uncond = !(is_bra && (strchr(ops, ',') || strchr(op, '.'))); /* BRA.U !UP0, x; BRA.DIV UR4, x */
+    bool noinc = !strncmp(op, "CALL.REL.NOINC", 14) && (op[14] == '\0' || op[14] == '.');
+    if (!never && noinc) {
+        in->jump = true;
+        branch_target(ps, ops, in);
+    }
+    if (!never && is_bra) {
+        in->bra = in->jump = true;
         branch_target(ps, ops, in);
     }
     ps->n++;
@@ -441,6 +536,194 @@ static void count_range(const sass_parse *ps, size_t from, size_t to, int64_t *c
         if (k >= 0) c[k]++;
         c[GS_SASS_TOTAL]++;
     }
+}
+
+/* ---- the steady-state iteration ---------------------------------------------------
+ * The main loop's body holds cold code too: the bounded compute of the last
+ * reduce tile, the predicated copies of edge tiles, the prologue's guards.
+ * The steady state is one path through the body's basic blocks, from the
+ * loop head to the backward branch, chosen over the acyclic graph (other
+ * backward branches dropped, so an inner loop's body is passed once; edges
+ * leaving the body dropped) by, in order: the most FFMA outside inner loops
+ * (a full tile's unrolled compute, not the last tile's bounded loops, whose
+ * partly unrolled nests can hold more FFMA in one pass than the full tile),
+ * then the most FFMA inside inner loops (a full tile whose k-steps are
+ * unrolled only partly runs an inner loop too), then the most bytes copied
+ * (loaded from global memory plus stored to shared memory, where cp.async
+ * counts as both: the next tile's copies are issued, not skipped), then
+ * the fewest instructions (a copy's vector fast path, not its predicated
+ * scalar one). */
+typedef struct path_score {
+    int64_t ffma, ffma_inner, bytes, total;
+    bool set;
+} path_score;
+
+static bool score_better(const path_score *a, const path_score *b) {
+    if (!b->set) return a->set;
+    if (a->ffma != b->ffma) return a->ffma > b->ffma;
+    if (a->ffma_inner != b->ffma_inner) return a->ffma_inner > b->ffma_inner;
+    if (a->bytes != b->bytes) return a->bytes > b->bytes;
+    return a->total < b->total;
+}
+
+/* Index of the instruction at byte offset addr in function func within
+ * [lo, hi]; -1 when none. */
+static ptrdiff_t index_of(const sass_parse *ps, size_t lo, size_t hi, int func, int64_t addr) {
+    for (size_t i = lo; i <= hi; i++)
+        if (ps->ins[i].func == func && ps->ins[i].addr == addr) return (ptrdiff_t)i;
+    return -1;
+}
+
+static int64_t branch_addr(const sass_parse *ps, const sass_ins *b) {
+    if (b->label >= 0) {
+        size_t li = ps->labels[b->label].ins;
+        return li < ps->n && ps->ins[li].func == b->func ? ps->ins[li].addr : -1;
+    }
+    return b->target;
+}
+
+static bool is_lds(int cls) { return cls == GS_SASS_LDS128 || cls == GS_SASS_LDS64 || cls == GS_SASS_LDS; }
+
+/* The LDS-to-FFMA distances along the steady path p[0..n) (instruction
+ * indices, NOPs left out), which repeats: a load late in the iteration may
+ * feed the next iteration's first FFMA. */
+static void lds_distances(const sass_parse *ps, const size_t *p, size_t n, gs_sass_steady *st) {
+    int64_t sum = 0;
+    st->lds_min_slots = -1;
+    for (size_t i = 0; i < n; i++) {
+        const sass_ins *ld = &ps->ins[p[i]];
+        if (!is_lds(ld->cls) || ld->ndst <= 0) continue;
+        bool live[4] = {false};
+        int nlive = 0;
+        for (int k = 0; k < ld->ndst && k < 4; k++) live[k] = true, nlive++;
+        for (size_t d = 1; d < n && nlive > 0; d++) {
+            const sass_ins *q = &ps->ins[p[(i + d) % n]];
+            bool reads = false;
+            if (q->cls == GS_SASS_FFMA)
+                for (int s = 0; s < q->nsrc && !reads; s++) {
+                    int k = q->src[s] - ld->dst;
+                    reads = k >= 0 && k < 4 && live[k];
+                }
+            if (reads) {
+                st->lds_fed++;
+                sum += (int64_t)d;
+                if (st->lds_min_slots < 0 || (int64_t)d < st->lds_min_slots) st->lds_min_slots = (int64_t)d;
+                if ((int64_t)d < GS_SASS_NEAR_SLOTS) st->lds_near++;
+                break;
+            }
+            for (int k = 0; k < q->ndst; k++) {
+                int r = q->dst + k - ld->dst;
+                if (r >= 0 && r < 4 && live[r]) live[r] = false, nlive--;
+            }
+        }
+    }
+    st->lds_mean_slots = st->lds_fed ? (double)sum / (double)st->lds_fed : 0.0;
+}
+
+/* The steady path of the loop [lo, hi] (hi: its backward branch). */
+static bool steady_state(const sass_parse *ps, size_t lo, size_t hi, gs_sass_steady *st, bool *oom) {
+    memset(st, 0, sizeof *st);
+    st->lds_min_slots = -1;
+    size_t n = hi - lo + 1;
+    /* block leaders: the head, branch targets inside, instructions after a branch */
+    bool *lead = calloc(n, sizeof *lead);
+    ptrdiff_t *tgt = malloc(n * sizeof *tgt); /* forward in-body branch target, or -1 */
+    size_t *blk = malloc(n * sizeof *blk);     /* block of each instruction */
+    bool *inner = calloc(n, sizeof *inner);    /* inside an inner loop's body */
+    if (!lead || !tgt || !blk || !inner) goto nomem;
+    lead[0] = true;
+    for (size_t i = lo; i <= hi; i++) {
+        const sass_ins *in = &ps->ins[i];
+        tgt[i - lo] = -1;
+        if (!in->jump && !in->uncond) continue;
+        if (i + 1 <= hi) lead[i + 1 - lo] = true;
+        if (!in->jump || i == hi) continue;
+        int64_t a = branch_addr(ps, in);
+        if (a >= ps->ins[lo].addr && a <= in->addr) /* an inner loop [a, this branch] */
+            for (size_t j = i + 1; j-- > lo && ps->ins[j].addr >= a;) inner[j - lo] = true;
+        ptrdiff_t t = a < 0 || a <= in->addr ? -1 : index_of(ps, i + 1, hi, in->func, a);
+        if (t >= 0) {
+            lead[(size_t)t - lo] = true;
+            tgt[i - lo] = t;
+        }
+    }
+    size_t nb = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (lead[i]) nb++;
+        blk[i] = nb - 1;
+    }
+    size_t *first = malloc(nb * sizeof *first), *prev = malloc(nb * sizeof *prev);
+    path_score *sc = calloc(nb, sizeof *sc), *own = calloc(nb, sizeof *own);
+    bool found = false;
+    if (!first || !prev || !sc || !own) {
+        free(first), free(prev), free(sc), free(own);
+        goto nomem;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const sass_ins *in = &ps->ins[lo + i];
+        if (lead[i]) first[blk[i]] = i;
+        path_score *o = &own[blk[i]];
+        if (in->cls == -2) continue;
+        o->ffma += in->cls == GS_SASS_FFMA && !inner[i];
+        o->ffma_inner += in->cls == GS_SASS_FFMA && inner[i];
+        o->bytes += in->gbytes + in->sbytes;
+        o->total++;
+    }
+    sc[0] = own[0];
+    sc[0].set = true;
+    for (size_t b = 0; b < nb; b++) {
+        if (!sc[b].set) continue;
+        size_t last = (b + 1 < nb ? first[b + 1] : n) - 1;
+        const sass_ins *in = &ps->ins[lo + last];
+        size_t succ[2];
+        int ns = 0;
+        if (lo + last == hi) continue; /* the backward branch ends the iteration */
+        if (!in->uncond && b + 1 < nb) succ[ns++] = b + 1;
+        if (tgt[last] >= 0) succ[ns++] = blk[(size_t)tgt[last] - lo];
+        for (int k = 0; k < ns; k++) {
+            path_score c = {sc[b].ffma + own[succ[k]].ffma, sc[b].ffma_inner + own[succ[k]].ffma_inner,
+                            sc[b].bytes + own[succ[k]].bytes, sc[b].total + own[succ[k]].total, true};
+            if (score_better(&c, &sc[succ[k]])) sc[succ[k]] = c, prev[succ[k]] = b;
+        }
+    }
+    size_t end = blk[n - 1];
+    if (sc[end].set) {
+        /* walk back from the branch's block, then list the path forward */
+        size_t *path = malloc(n * sizeof *path), np = 0;
+        bool *on = calloc(nb, sizeof *on);
+        if (!path || !on) {
+            free(path), free(on), free(first), free(prev), free(sc), free(own);
+            goto nomem;
+        }
+        for (size_t b = end;; b = prev[b]) {
+            on[b] = true;
+            st->blocks++;
+            if (b == 0) break;
+        }
+        for (size_t i = 0; i < n; i++) {
+            const sass_ins *in = &ps->ins[lo + i];
+            if (!on[blk[i]] || in->cls == -2) continue;
+            path[np++] = lo + i;
+            if (in->cls >= 0) st->count[in->cls]++;
+            st->count[GS_SASS_TOTAL]++;
+            st->intops += in->intop;
+            st->gbytes += in->gbytes;
+            st->ffma_inner += in->cls == GS_SASS_FFMA && inner[i];
+        }
+        lds_distances(ps, path, np, st);
+        if (getenv("GS_SASS_PATH")) for (size_t q = 0; q < np; q++) fprintf(stderr, "PATH %llx\n", (long long)ps->ins[path[q]].addr);
+        st->found = found = true;
+        st->begin = ps->ins[lo].addr;
+        st->end = ps->ins[hi].addr;
+        free(path), free(on);
+    }
+    free(first), free(prev), free(sc), free(own);
+    free(lead), free(tgt), free(blk), free(inner);
+    return found;
+nomem:
+    free(lead), free(tgt), free(blk), free(inner);
+    *oom = true;
+    return false;
 }
 
 gs_status gs_sass_parse(gs_ctx *ctx, const char *text, gs_sass_summary *out) {
@@ -494,6 +777,24 @@ gs_status gs_sass_parse(gs_ctx *ctx, const char *text, gs_sass_summary *out) {
             out->has_loop = true;
             out->loop_begin = ps.ins[from].addr;
             out->loop_end = b->addr;
+        }
+        /* the steady state: over every loop, the steady path that holds a
+         * barrier (a tile loop, not an inner k-loop or the last tile's
+         * bounded loops), then the most FFMA, then the fewest instructions
+         * (a peeled steady loop beside the general loop of the same tile) */
+        gs_sass_steady cand;
+        bool oom = false;
+        if (steady_state(&ps, from, i, &cand, &oom)) {
+            const gs_sass_steady *bs = &out->steady;
+            bool cb = cand.count[GS_SASS_BAR] > 0, bb = bs->count[GS_SASS_BAR] > 0;
+            int64_t cf = cand.count[GS_SASS_FFMA], bf = bs->count[GS_SASS_FFMA];
+            if (!bs->found || cb > bb ||
+                (cb == bb && (cf > bf || (cf == bf && cand.count[GS_SASS_TOTAL] < bs->count[GS_SASS_TOTAL]))))
+                out->steady = cand;
+        }
+        if (oom) {
+            st = gs_err(ctx, GS_ERR_NOMEM, "no memory for the steady-state path");
+            break;
         }
     }
 done:

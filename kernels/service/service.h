@@ -51,6 +51,29 @@ typedef enum gs_sass_class {
 const char *gs_sass_class_label(gs_sass_class c);
 const char *gs_sass_class_key(gs_sass_class c);
 
+/* The steady-state iteration: the one path through a loop's body that a
+ * full tile takes (sass.c says how the loop and path are chosen), with the cold
+ * code (the last tile's bounded compute, edge copies) left out. Its counts,
+ * and for each shared load whose result an FFMA reads, the distance in issue
+ * slots (instructions along the path, which repeats) to the first such FFMA:
+ * a load issued fewer than GS_SASS_NEAR_SLOTS slots before its use stalls
+ * the warp unless other warps hide it. */
+#define GS_SASS_NEAR_SLOTS 20
+typedef struct gs_sass_steady {
+    bool found;
+    int64_t begin, end;             /* byte offsets: the loop head and the backward BRA */
+    int64_t count[GS_SASS_NCLASS];  /* instructions on the path by class */
+    int64_t intops;                 /* integer and address arithmetic (IMAD, IADD3, LEA, SHF, LOP3, ISETP, ...) */
+    int64_t gbytes;                 /* bytes each thread loads from global memory (LDG, LDGSTS) */
+    int64_t blocks;                 /* basic blocks on the path */
+    int64_t ffma_inner;             /* FFMA on the path inside an inner loop (counted once; a
+                                       partly unrolled k-loop runs several times a tile) */
+    int64_t lds_fed;                /* shared loads on the path that feed an FFMA */
+    int64_t lds_near;               /* of those, the ones fewer than GS_SASS_NEAR_SLOTS slots ahead */
+    int64_t lds_min_slots;          /* the smallest distance; -1 when no load feeds an FFMA */
+    double lds_mean_slots;          /* the mean distance */
+} gs_sass_steady;
+
 typedef struct gs_sass_summary {
     int64_t all[GS_SASS_NCLASS];  /* whole cubin (every function) */
     int64_t loop[GS_SASS_NCLASS]; /* main loop; zeros when there is none */
@@ -58,6 +81,9 @@ typedef struct gs_sass_summary {
     int64_t loop_begin, loop_end; /* byte offsets: the loop's first instruction and its backward BRA */
     int64_t loops;                /* backward branches seen */
     int functions;                /* functions in the listing */
+    gs_sass_steady steady;        /* the steady-state iteration (of the loop chosen as sass.c says,
+                                     the main loop or a peeled steady loop); found false without
+                                     a loop */
 } gs_sass_summary;
 
 /* Find cuobjdump: $GS_CUOBJDUMP when set (it must be executable), else
