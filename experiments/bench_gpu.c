@@ -2,7 +2,7 @@
  * CUDA device, against cuBLAS and PyTorch, operator by operator.
  *
  *   build/bench_gpu [--hw auto|NAME|FILE] [--refine K] [--quick] [--out DIR]
- *                   [--torch-csv FILE] [--dry-run [--arch SM]] LIST.json ...
+ *                   [--torch-csv FILE] [--dry-run [--arch SM]] [--tf32] LIST.json ...
  *
  * For every operator of the lists (experiments/suites/paper.json,
  * experiments/models/<model>.json; an operator that appears in several lists is
@@ -29,6 +29,14 @@
  *  5. time cuBLAS the same way for gemm/bgemm/gemv (without the epilogue,
  *     which cuBLAS does not have: marked `*`);
  *  6. join PyTorch's times (experiments/torch_bench.py's CSV) by spec.
+ * Typed operators (dtype=f16|bf16, out_dtype=, math=tf32: issue 18) get
+ * device buffers in their types (gs_op_buffer_bytes; inputs rounded to
+ * values the type holds, then packed; the output unpacked to floats for the
+ * checks, whose bound is the per-type gs_verify_tolerance), and cuBLAS runs
+ * cublasGemmEx / cublasGemmStridedBatchedEx in those types with
+ * CUBLAS_COMPUTE_32F (math=tf32: CUBLAS_COMPUTE_32F_FAST_TF32). --tf32 sets
+ * math=tf32 on every f32 gemm, bgemm and conv2d of the lists. The table's
+ * type column: f32, f16, bf16, in>out (f16>f32), tf32.
  * It prints a table, geometric means of ours/cuBLAS and ours/PyTorch
  * overall and per operator class, and per list (model) the sum of
  * time × count; it writes OUT/results.csv and OUT/summary.json.

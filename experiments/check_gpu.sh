@@ -11,6 +11,14 @@
 # 3. cuBLAS: experiments/cublas_check.c (built by make, or here on demand
 #    against libgensor.a, with experiments/cuda_host.c) verifies the constructed (and refined) kernels of the
 #    suite's GEMMs against cublasSgemm_v2 and tabulates our time vs cuBLAS.
+# 4. typed operators (issue 18; experiments/suites/gpu_typed.json: f16, bf16
+#    and math=tf32 gemm, an f16 conv, an f16 gemv): `gensor verify --backend
+#    cuda` on each (typed buffers, the reference's per-type bound), then
+#    build/bench_gpu on the list: typed device buffers, the GEMMs checked and
+#    timed against cublasGemmEx (CUDA_R_16F / CUDA_R_16BF, CUBLAS_COMPUTE_32F;
+#    CUBLAS_COMPUTE_32F_FAST_TF32 for math=tf32), the others against the
+#    interpreter. Written without a GPU at hand: until a lent one runs it,
+#    only the skip path and bench_gpu's dry run and self-test are exercised.
 # Exit status: 0 (pass or skipped), 1 a failure.
 BIN=${1:-build/gensor}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -81,6 +89,24 @@ if ! "$CHECK" --hw auto --refine 3 --reps 10 --suite "$SUITE" \
         'gemm M=257 N=127 K=31 transA=1 alpha=1.5 beta=0.5' 'gemm M=1000 N=7 K=1000 transB=1' \
         'gemm M=2048 N=2304 K=768 transB=1'; then
     echo "check-gpu: FAILED: cuBLAS comparison" >&2
+    rc=1
+fi
+
+# ---- 4. typed operators ---------------------------------------------------------------
+TYPED="$ROOT/experiments/suites/gpu_typed.json"
+for spec in 'gemm M=1000 N=768 K=771 transB=1 dtype=f16' 'gemm M=512 N=1027 K=512 bias=1 relu=1 dtype=bf16' \
+    'gemm M=1024 N=1024 K=1024 math=tf32' \
+    'conv2d N=8 C=64 H=56 W=56 K=64 R=3 S=3 pad=1 layout=nhwc bias=1 relu=1 dtype=f16' 'gemv M=4096 N=1023 dtype=f16'; do
+    refine_step "verify on the device: $spec" "typed verify ($spec)" '1,$' verify "$spec" --hw auto --backend cuda --top 2
+done
+BENCH="$BUILD_DIR/bench_gpu"
+echo
+echo "check-gpu: typed operators vs cublasGemmEx (bench_gpu, $TYPED)"
+if [ ! -x "$BENCH" ]; then
+    echo "check-gpu: FAILED: $BENCH not built (make check-gpu builds it)" >&2
+    rc=1
+elif ! "$BENCH" --hw auto --refine 3 --out "$BUILD_DIR/check-gpu-typed" "$TYPED"; then
+    echo "check-gpu: FAILED: typed operators (bench_gpu)" >&2
     rc=1
 fi
 [ $rc -eq 0 ] && echo "check-gpu: PASSED"
