@@ -11,7 +11,7 @@
 # 3. cuBLAS: experiments/cublas_check.c (built by make, or here on demand
 #    against libgensor.a, with experiments/cuda_host.c) verifies the constructed (and refined) kernels of the
 #    suite's GEMMs against cublasSgemm_v2 and tabulates our time vs cuBLAS.
-# 4. typed operators (issue 18; experiments/suites/gpu_typed.json: f16, bf16
+# 4. typed operators (issue 18; experiments/check_gpu_typed.json: f16, bf16
 #    and math=tf32 gemm, an f16 conv, an f16 gemv): `gensor verify --backend
 #    cuda` on each (typed buffers, the reference's per-type bound), then
 #    build/bench_gpu on the list: typed device buffers, the GEMMs checked and
@@ -93,21 +93,25 @@ if ! "$CHECK" --hw auto --refine 3 --reps 10 --suite "$SUITE" \
 fi
 
 # ---- 4. typed operators ---------------------------------------------------------------
-TYPED="$ROOT/experiments/suites/gpu_typed.json"
-for spec in 'gemm M=1000 N=768 K=771 transB=1 dtype=f16' 'gemm M=512 N=1027 K=512 bias=1 relu=1 dtype=bf16' \
-    'gemm M=1024 N=1024 K=1024 math=tf32' \
-    'conv2d N=8 C=64 H=56 W=56 K=64 R=3 S=3 pad=1 layout=nhwc bias=1 relu=1 dtype=f16' 'gemv M=4096 N=1023 dtype=f16'; do
-    refine_step "verify on the device: $spec" "typed verify ($spec)" '1,$' verify "$spec" --hw auto --backend cuda --top 2
-done
+TYPED="$ROOT/experiments/check_gpu_typed.json"
 BENCH="$BUILD_DIR/bench_gpu"
-echo
-echo "check-gpu: typed operators vs cublasGemmEx (bench_gpu, $TYPED)"
 if [ ! -x "$BENCH" ]; then
     echo "check-gpu: FAILED: $BENCH not built (make check-gpu builds it)" >&2
     rc=1
-elif ! "$BENCH" --hw auto --refine 3 --out "$BUILD_DIR/check-gpu-typed" "$TYPED"; then
-    echo "check-gpu: FAILED: typed operators (bench_gpu)" >&2
+elif ! "$BENCH" --list-specs "$TYPED" >"$BUILD_DIR/check-gpu-typed.tsv"; then
+    echo "check-gpu: FAILED: cannot read $TYPED" >&2
     rc=1
+else
+    # the list's canonical specs (column 2), each verified on the device
+    while IFS="$(printf '\t')" read -r _cls spec _shapes; do
+        refine_step "verify on the device: $spec" "typed verify ($spec)" '1,$' verify "$spec" --hw auto --backend cuda --top 2
+    done <"$BUILD_DIR/check-gpu-typed.tsv"
+    echo
+    echo "check-gpu: typed operators vs cublasGemmEx (bench_gpu, $TYPED)"
+    if ! "$BENCH" --hw auto --refine 3 --out "$BUILD_DIR/check-gpu-typed" "$TYPED"; then
+        echo "check-gpu: FAILED: typed operators (bench_gpu)" >&2
+        rc=1
+    fi
 fi
 [ $rc -eq 0 ] && echo "check-gpu: PASSED"
 exit $rc
