@@ -1060,7 +1060,7 @@ static json_t *summarise(const bench *B, double elapsed_s) {
     json_object_set_new(js, "checks", jc);
 
     printf("\ngeometric means of time ratios (ours ms / other ms: > 1 means gensor is slower)\n");
-    printf("%-10s %5s %12s %5s %12s\n", "class", "n", "ours/cuBLAS", "n", "ours/PyTorch");
+    printf("%-12s %5s %12s %5s %12s\n", "class", "n", "ours/cuBLAS", "n", "ours/PyTorch");
     json_t *jg = json_object();
     for (int c = 0; c <= CLS_N; c++) {
         char a[32], b[32];
@@ -1068,11 +1068,39 @@ static json_t *summarise(const bench *B, double elapsed_s) {
         bool any = c == CLS_N;
         for (int i = 0; i < B->nr && !any; i++) any = B->r[i].sel && B->r[i].cls == c;
         if (!any) continue;
-        printf("%-10s %5d %12s %5d %12s\n", name, blas[c].n, fmt_num(a, sizeof a, "%.3f", gm_val(&blas[c])),
+        printf("%-12s %5d %12s %5d %12s\n", name, blas[c].n, fmt_num(a, sizeof a, "%.3f", gm_val(&blas[c])),
                torch[c].n, fmt_num(b, sizeof b, "%.3f", gm_val(&torch[c])));
         json_object_set_new(jg, name,
                             json_pack("{s:o,s:i,s:o,s:i}", "ours_over_cublas", jnum(gm_val(&blas[c])), "n_cublas",
                                       blas[c].n, "ours_over_torch", jnum(gm_val(&torch[c])), "n_torch", torch[c].n));
+    }
+    /* per type, when the operators have more than one: "all:f16", "all:tf32", ... */
+    char types[8][16];
+    int nt = 0;
+    for (int i = 0; i < B->nr; i++) {
+        char t[16];
+        if (!B->r[i].sel) continue;
+        type_str(B->r[i].op, t, sizeof t);
+        int k = 0;
+        while (k < nt && strcmp(types[k], t)) k++;
+        if (k == nt && nt < 8) snprintf(types[nt++], sizeof types[0], "%s", t);
+    }
+    for (int k = 0; k < nt && nt > 1; k++) {
+        gm gb = {0, 0}, gt = {0, 0};
+        for (int i = 0; i < B->nr; i++) {
+            char t[16];
+            const row *r = &B->r[i];
+            if (!r->sel || strcmp(type_str(r->op, t, sizeof t), types[k])) continue;
+            gm_add(&gb, ratio(r->ours_ms, r->blas_ms));
+            gm_add(&gt, ratio(r->ours_ms, r->torch_ms));
+        }
+        char name[40], a[32], b[32];
+        snprintf(name, sizeof name, "all:%.15s", types[k]);
+        printf("%-12s %5d %12s %5d %12s\n", name, gb.n, fmt_num(a, sizeof a, "%.3f", gm_val(&gb)), gt.n,
+               fmt_num(b, sizeof b, "%.3f", gm_val(&gt)));
+        json_object_set_new(jg, name,
+                            json_pack("{s:o,s:i,s:o,s:i}", "ours_over_cublas", jnum(gm_val(&gb)), "n_cublas", gb.n,
+                                      "ours_over_torch", jnum(gm_val(&gt)), "n_torch", gt.n));
     }
     json_object_set_new(js, "geomean", jg);
 

@@ -125,6 +125,8 @@ if ${CC:-cc} -shared -fPIC -O1 -Wall -Wextra -Werror -o "$tmp/libfakecublas.so" 
     [ "$(grep -Ec '^ +[0-9]+ +(gemm|bgemm|gemv) +(f16|bf16|f16>f32|tf32) .*PASS cuBLAS' "$tmp/hst.txt")" -eq 9 ] && ok ||
         bad "typed self-test: 9 typed gemm/bgemm/gemv rows should pass against the cuBLAS double"
     has "$tmp/hst.txt" '^ +10 +conv2d +f16 .*PASS self-test' "typed self-test: type column"
+    has "$tmp/hst.txt" '^all:f16 +3 +2\.000 ' "typed self-test: geomean per type (f16)"
+    has "$tmp/hst.txt" '^all:tf32 +2 +2\.000 ' "typed self-test: geomean per type (tf32)"
     # which types cuBLAS was asked for: one call per typed gemm/bgemm/gemv row
     for want in "GemmEx A=2 B=2 C=2 compute=68:2" "GemmEx A=14 B=14 C=14 compute=68:2" \
         "GemmEx A=2 B=2 C=0 compute=68:1" "GemmEx A=0 B=0 C=0 compute=77:1" \
