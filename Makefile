@@ -347,18 +347,20 @@ bench: deps all $(BUILD)/calibrate $(BUILD)/dynamic $(BUILD)/plans_bench
 bench-construct: all
 	@sh experiments/construct_time.sh $(BUILD)/gensor $(BUILD)/construct_time.tsv
 
-check-gpu: all $(BUILD)/cublas_check
+check-gpu: all $(BUILD)/cublas_check $(BUILD)/bench_gpu
 	@sh experiments/check_gpu.sh $(BUILD)/gensor
 
 # gensor's kernels vs cuBLAS and PyTorch on the CUDA device, when there is one
 # (experiments/bench_gpu.sh; SKIPPED otherwise). HW=auto|NAME, REFINE=K,
-# QUICK=1 (one operator per class), SUITES='list.json ...'.
+# QUICK=1 (one operator per class), SUITES='list.json ...' (default: the script's: the paper
+# suite and every model list, or with DTYPE=f16|bf16 the half lists), DTYPE=f32|f16|bf16|tf32.
 HW     ?= auto
 REFINE ?= 0
 QUICK  ?= 0
-SUITES ?= experiments/suites/paper.json $(sort $(wildcard experiments/models/*.json))
+SUITES ?=
+DTYPE  ?= f32
 bench-gpu: all $(BUILD)/bench_gpu
-	@HW='$(HW)' REFINE='$(REFINE)' QUICK='$(QUICK)' SUITES='$(SUITES)' sh experiments/bench_gpu.sh $(BUILD)
+	@HW='$(HW)' REFINE='$(REFINE)' QUICK='$(QUICK)' SUITES='$(SUITES)' DTYPE='$(DTYPE)' sh experiments/bench_gpu.sh $(BUILD)
 
 compare: all
 	@sh experiments/compare.sh $(BUILD)/gensor $(BUILD)/compare

@@ -2,7 +2,7 @@
  * CUDA device, against cuBLAS and PyTorch, operator by operator.
  *
  *   build/bench_gpu [--hw auto|NAME|FILE] [--refine K] [--quick] [--out DIR]
- *                   [--torch-csv FILE] [--dry-run [--arch SM]] LIST.json ...
+ *                   [--torch-csv FILE] [--dry-run [--arch SM]] [--tf32] LIST.json ...
  *
  * For every operator of the lists (experiments/suites/paper.json,
  * experiments/models/<model>.json; an operator that appears in several lists is
@@ -29,6 +29,14 @@
  *  5. time cuBLAS the same way for gemm/bgemm/gemv (without the epilogue,
  *     which cuBLAS does not have: marked `*`);
  *  6. join PyTorch's times (experiments/torch_bench.py's CSV) by spec.
+ * Typed operators (dtype=f16|bf16, out_dtype=, math=tf32: issue 18) get
+ * device buffers in their types (gs_op_buffer_bytes; inputs rounded to
+ * values the type holds, then packed; the output unpacked to floats for the
+ * checks, whose bound is the per-type gs_verify_tolerance), and cuBLAS runs
+ * cublasGemmEx / cublasGemmStridedBatchedEx in those types with
+ * CUBLAS_COMPUTE_32F (math=tf32: CUBLAS_COMPUTE_32F_FAST_TF32). --tf32 sets
+ * math=tf32 on every f32 gemm, bgemm and conv2d of the lists. The table's
+ * type column: f32, f16, bf16, in>out (f16>f32), tf32.
  * It prints a table, geometric means of ours/cuBLAS and ours/PyTorch
  * overall and per operator class, and per list (model) the sum of
  * time × count; it writes OUT/results.csv and OUT/summary.json.
@@ -88,6 +96,14 @@ static int op_class(const gs_op *op) {
 /* Classes reported in TFLOP/s; the others are memory-bound: GB/s. */
 static bool cls_compute(int c) { return c == CLS_GEMM || c == CLS_BGEMM || c == CLS_CONV; }
 
+/* The type column: "f32", "f16", "bf16", "f16>f32" (inputs>output), "tf32". */
+static const char *type_str(const gs_op *op, char *buf, size_t n) {
+    if (op->math == GS_MATH_TF32) snprintf(buf, n, "tf32");
+    else if (op->dtype_in == op->dtype_out) snprintf(buf, n, "%s", gs_dtype_name((gs_dtype)op->dtype_in));
+    else snprintf(buf, n, "%s>%s", gs_dtype_name((gs_dtype)op->dtype_in), gs_dtype_name((gs_dtype)op->dtype_out));
+    return buf;
+}
+
 /* ---- state ---------------------------------------------------------------------------- */
 typedef struct opts {
     const char *hw, *out_dir, *torch_csv, *torch_note;
@@ -95,7 +111,7 @@ typedef struct opts {
     int nlists, refine, arch, samples, min_runs, max_runs, math;
     double refine_ms, target_ms, host_gib;
     int64_t check_iters;
-    bool quick, dry, list_specs, probe, self_test;
+    bool quick, dry, list_specs, probe, self_test, tf32;
 } opts;
 
 typedef struct entry {
@@ -213,6 +229,14 @@ static int load_list(bench *B, const char *path) {
         gs_op *op = NULL;
         if (gs_op_parse(B->ctx, spec, &op) != GS_OK) {
             fprintf(stderr, "bench_gpu: %s: ops[%zu] '%s': %s\n", path, i, spec, gs_ctx_errmsg(B->ctx));
+            rc = 2;
+            break;
+        }
+        /* --tf32: every f32 matrix product of the lists with math=tf32 (its own spec) */
+        if (B->o.tf32 && (op->kind == GS_OPK_GEMM || op->kind == GS_OPK_BGEMM || op->kind == GS_OPK_CONV2D) &&
+            !gs_op_typed(op) && gs_op_set_math(B->ctx, op, GS_MATH_TF32) != GS_OK) {
+            fprintf(stderr, "bench_gpu: %s: ops[%zu] '%s': %s\n", path, i, spec, gs_ctx_errmsg(B->ctx));
+            gs_op_destroy(op);
             rc = 2;
             break;
         }
@@ -344,6 +368,19 @@ static void fill_uniform(float *x, int64_t n, uint64_t seed, uint64_t stream) {
     for (int64_t i = 0; i < n; i++) x[i] = (float)(2.0 * gs_pcg32_double(&g) - 1.0);
 }
 
+static void round_to(gs_dtype t, float *x, int64_t n) {
+    if (t != GS_DTYPE_F32)
+        for (int64_t i = 0; i < n; i++) x[i] = gs_dtype_round(t, x[i]);
+}
+
+/* n floats in type t's storage (gs_dtype_pack), malloc'd: what a device
+ * buffer of that type holds; NULL when out of memory. */
+static void *typed_pack(gs_dtype t, const float *x, int64_t n) {
+    void *p = malloc((size_t)(n ? n : 1) * (size_t)gs_dtype_bytes(t));
+    if (p) gs_dtype_pack(t, x, p, n);
+    return p;
+}
+
 static bool host_make(const gs_op *op, uint64_t seed, double cap_bytes, host_data *h, char *why, size_t wn) {
     memset(h, 0, sizeof *h);
     int ni = op->ninputs;
@@ -356,14 +393,18 @@ static bool host_make(const gs_op *op, uint64_t seed, double cap_bytes, host_dat
         snprintf(why, wn, "needs %.1f GiB of host memory (--host-gib %.0f)", bytes / (1 << 30), cap_bytes / (1 << 30));
         return false;
     }
+    /* values each buffer's type holds exactly (gs_dtype_round), as verify
+     * fills them: the device buffers get them packed (typed_buf_create) */
     bool ok = true;
     for (int t = 0; t < ni && ok; t++) {
         ok = (h->in[t] = malloc((size_t)(h->n[t] ? h->n[t] : 1) * sizeof(float))) != NULL;
         if (ok) fill_uniform(h->in[t], h->n[t], seed, (uint64_t)t + 1);
+        if (ok) round_to(gs_op_tensor_dtype(op, t), h->in[t], h->n[t]);
     }
     if (ok && h->nbias) {
         ok = (h->bias = malloc((size_t)h->nbias * sizeof(float))) != NULL;
         if (ok) fill_uniform(h->bias, h->nbias, seed, 99);
+        if (ok) round_to((gs_dtype)op->dtype_in, h->bias, h->nbias);
     }
     size_t no = (size_t)(h->n[ni] ? h->n[ni] : 1);
     ok = ok && (h->out0 = malloc(no * sizeof(float))) && (h->y = malloc(no * sizeof(float)));
@@ -374,8 +415,10 @@ static bool host_make(const gs_op *op, uint64_t seed, double cap_bytes, host_dat
     }
     /* beta == 0: the kernel must not read the output, so NaN shows any
      * element it leaves unwritten */
-    if (op->epi.beta != 0.0f) fill_uniform(h->out0, h->n[ni], seed, 77);
-    else
+    if (op->epi.beta != 0.0f) {
+        fill_uniform(h->out0, h->n[ni], seed, 77);
+        round_to((gs_dtype)op->dtype_out, h->out0, h->n[ni]);
+    } else
         for (int64_t i = 0; i < h->n[ni]; i++) h->out0[i] = NAN;
     return true;
 }
@@ -470,6 +513,29 @@ static void check_interpreter(bench *B, row *r, const host_data *h) {
     free(ref);
 }
 
+/* ---- typed device buffers: buffer i of op (gs_op_buffer_dtype, _bytes) ---- */
+static gs_status typed_buf_create(bench *B, const gs_op *op, int i, const float *x, gs_cuda_buf **b) {
+    gs_dtype t = gs_op_buffer_dtype(op, i);
+    int64_t n = gs_op_buffer_elems(op, i);
+    void *p = typed_pack(t, x, n);
+    if (!p) return GS_ERR_NOMEM;
+    gs_status s = gs_cuda_buf_create(B->ctx, B->cu, (size_t)gs_op_buffer_bytes(op, i), p, b);
+    free(p);
+    return s;
+}
+
+static gs_status typed_buf_read(bench *B, const gs_op *op, int i, gs_cuda_buf *b, float *x) {
+    gs_dtype t = gs_op_buffer_dtype(op, i);
+    int64_t n = gs_op_buffer_elems(op, i);
+    size_t bytes = (size_t)gs_op_buffer_bytes(op, i);
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) return GS_ERR_NOMEM;
+    gs_status s = gs_cuda_buf_read(B->ctx, B->cu, b, p, bytes);
+    if (s == GS_OK) gs_dtype_unpack(t, p, x, n);
+    free(p);
+    return s;
+}
+
 /* ---- one operator on the device ------------------------------------------------------------------ */
 /* The kernel of candidate e, compiled for B->arch; fills the row's build
  * figures. The caller frees ks and nv. */
@@ -557,8 +623,13 @@ static void blas_finish(row *r, const host_data *h, float *ref) {
     if (epi) host_epilogue(op, h->bias, ref, no);
     gs_diff d;
     gs_diff_compute(h->y, ref, no, &d);
-    /* both sides round in fp32, in different orders */
-    set_check(r, &d, 10 * gs_verify_tolerance(op), epi ? "cuBLAS+epi" : "cuBLAS");
+    /* both sides round in fp32, in different orders. math=tf32: cuBLAS's
+     * FAST_TF32 kernels need not round their inputs as gensor does
+     * (cvt.rna: nearest, ties away; tensor cores fed raw fp32 drop the low
+     * 13 bits), so two TF32 roundings of each input may differ: up to 2^-10
+     * relative per input, 2^-9 for a product, allowed on top */
+    double tol = 10 * gs_verify_tolerance(op) + (op->math == GS_MATH_TF32 ? ldexp(1.0, -9) : 0.0);
+    set_check(r, &d, tol, epi ? "cuBLAS+epi" : "cuBLAS");
     r->blas_no_epi = epi;
 }
 
@@ -568,7 +639,7 @@ static void blas_row(bench *B, row *r, gs_cuda_buf *const *buf, const host_data 
     int64_t no = h->n[op->ninputs];
     gs_cuda_buf *rb = NULL;
     float *ref = malloc((size_t)(no ? no : 1) * sizeof *ref);
-    gs_status s = ref ? gs_cuda_buf_create(B->ctx, B->cu, (size_t)no * 4, h->out0, &rb) : GS_ERR_NOMEM;
+    gs_status s = ref ? typed_buf_create(B, op, op->ninputs, h->out0, &rb) : GS_ERR_NOMEM;
     if (s != GS_OK) {
         note(r, "no cuBLAS buffer (%s): checked with the interpreter instead",
              ref ? gs_ctx_errmsg(B->ctx) : "out of host memory");
@@ -580,7 +651,7 @@ static void blas_row(bench *B, row *r, gs_cuda_buf *const *buf, const host_data 
     ch_blas_call call = {B->blas, op, gs_cuda_buf_devptr(buf[0]), gs_cuda_buf_devptr(buf[1]), gs_cuda_buf_devptr(rb)};
     int st = ch_blas_run(call.h, op, call.a, call.b, call.out);
     if (st == 0) st = (int)CH.CtxSynchronize();
-    if (st == 0) s = gs_cuda_buf_read(B->ctx, B->cu, rb, ref, (size_t)no * 4);
+    if (st == 0) s = typed_buf_read(B, op, op->ninputs, rb, ref);
     if (st != 0 || s != GS_OK) {
         /* still check our kernel, with the interpreter; the row counts as a failure */
         note(r, "cuBLAS failed (status %d%s%s): checked with the interpreter instead", st, s != GS_OK ? ", " : "",
@@ -640,9 +711,10 @@ static void device_row(bench *B, row *r) {
         goto error;
     }
     int ni = op->ninputs;
-    for (int t = 0; t < ni && s == GS_OK; t++) s = gs_cuda_buf_create(B->ctx, B->cu, (size_t)h.n[t] * 4, h.in[t], &buf[t]);
-    if (s == GS_OK) s = gs_cuda_buf_create(B->ctx, B->cu, (size_t)h.n[ni] * 4, h.out0, &buf[ni]);
-    if (s == GS_OK && h.bias) s = gs_cuda_buf_create(B->ctx, B->cu, (size_t)h.nbias * 4, h.bias, &bbuf);
+    /* each buffer in its type's storage: gs_op_buffer_bytes (inputs, output, bias) */
+    for (int t = 0; t < ni && s == GS_OK; t++) s = typed_buf_create(B, op, t, h.in[t], &buf[t]);
+    if (s == GS_OK) s = typed_buf_create(B, op, ni, h.out0, &buf[ni]);
+    if (s == GS_OK && h.bias) s = typed_buf_create(B, op, ni + 1, h.bias, &bbuf);
     if (s != GS_OK) {
         note(r, "buffers: %s", gs_ctx_errmsg(B->ctx));
         goto error;
@@ -662,7 +734,7 @@ static void device_row(bench *B, row *r) {
     }
     /* warm-up, checked */
     s = gs_cuda_launch(B->ctx, B->cu, mod, args, na, (size_t)ks.grid, (size_t)ks.block, NULL);
-    if (s == GS_OK) s = gs_cuda_buf_read(B->ctx, B->cu, buf[ni], h.y, (size_t)h.n[ni] * 4);
+    if (s == GS_OK) s = typed_buf_read(B, op, ni, buf[ni], h.y);
     if (s != GS_OK) {
         note(r, "warm-up: %s", gs_ctx_errmsg(B->ctx));
         goto error;
@@ -749,6 +821,11 @@ static void selftest_row(bench *B, row *r) {
         note(r, "reference: %s", gs_ctx_errmsg(B->ctx));
         bad++;
     }
+    {   /* the kernel's output goes through its type's storage, as a device buffer would */
+        void *p = typed_pack((gs_dtype)op->dtype_out, h.y, no);
+        if (p) gs_dtype_unpack((gs_dtype)op->dtype_out, p, h.y, no), free(p);
+        else note(r, "out of host memory"), bad++;
+    }
     const int64_t all = INT64_MAX;
     struct {
         const char *what;
@@ -779,11 +856,15 @@ static void selftest_row(bench *B, row *r) {
     snprintf(r->check, sizeof r->check, "%s", bad ? "FAIL" : "PASS");
     snprintf(r->ref, sizeof r->ref, "self-test");
     if (!bad && ch_blas_supports(op) && B->blas && CH.blas_fake) {
+        /* the fake's "device memory" is host memory in the buffers' types,
+         * packed by the same typed_pack the device buffers are made with */
         float *ref = malloc((size_t)no * sizeof *ref);
-        if (ref) {
-            memcpy(ref, h.out0, (size_t)no * sizeof *ref);
-            int st = ch_blas_run(B->blas, op, (uint64_t)(uintptr_t)h.in[0], (uint64_t)(uintptr_t)h.in[1],
-                                 (uint64_t)(uintptr_t)ref);
+        void *pa = typed_pack(gs_op_buffer_dtype(op, 0), h.in[0], h.n[0]);
+        void *pb = typed_pack(gs_op_buffer_dtype(op, 1), h.in[1], h.n[1]);
+        void *po = typed_pack(gs_op_buffer_dtype(op, ni), h.out0, no);
+        if (ref && pa && pb && po) {
+            int st = ch_blas_run(B->blas, op, (uint64_t)(uintptr_t)pa, (uint64_t)(uintptr_t)pb, (uint64_t)(uintptr_t)po);
+            if (st == 0) gs_dtype_unpack(gs_op_buffer_dtype(op, ni), po, ref, no);
             if (st != 0) {
                 snprintf(r->check, sizeof r->check, "FAIL");
                 note(r, "ch_blas_run: status %d", st);
@@ -791,8 +872,11 @@ static void selftest_row(bench *B, row *r) {
                 blas_finish(r, &h, ref);
                 r->blas_ms = 0.5;
             }
-            free(ref);
         }
+        free(ref);
+        free(pa);
+        free(pb);
+        free(po);
     }
     host_free(&h);
 }
@@ -808,9 +892,8 @@ static const char *fmt_num(char *buf, size_t n, const char *fmt, double v) {
 
 static double op_bytes(const gs_op *op) {
     double b = 0;
-    for (int t = 0; t <= op->ninputs; t++) b += 4.0 * (double)gs_tensor_elems(&op->tensors[t]);
-    if (op->has_bias) b += 4.0 * (double)op->axes[op->epi.bias_axis].extent;
-    if (op->epi.beta != 0.0f) b += 4.0 * (double)gs_tensor_elems(gs_op_out(op));
+    for (int i = 0; i < gs_op_num_buffers(op); i++) b += (double)gs_op_buffer_bytes(op, i);
+    if (op->epi.beta != 0.0f) b += (double)gs_op_buffer_bytes(op, op->ninputs);
     return b;
 }
 
@@ -821,7 +904,7 @@ static void fmt_rate(char *buf, size_t n, const row *r) {
 }
 
 static void print_header(void) {
-    printf("%4s  %-8s %9s %9s %10s %9s %8s %8s %11s  %-16s %4s  %-20s  %s\n", "#", "class", "pred ms", "ours ms",
+    printf("%4s  %-8s %-7s %9s %9s %10s %9s %8s %8s %11s  %-16s %4s  %-20s  %s\n", "#", "class", "type", "pred ms", "ours ms",
            "cuBLAS ms", "torch ms", "ours/cB", "ours/pt", "rate", "check", "regs", "name", "spec");
 }
 
@@ -840,7 +923,9 @@ static void print_row(const bench *B, int i) {
     char name[21];
     snprintf(name, sizeof name, "%.20s", e->name[0] ? e->name : "-");
     if (strlen(e->name) >= sizeof name) memcpy(name + sizeof name - 3, "..", 3);
-    printf("%4d  %-8s %9s %9s %10s %9s %8s %8s %11s  %-16s %4s  %-20s  %s\n", i + 1, cls_name[r->cls],
+    char ty[16];
+    printf("%4d  %-8s %-7s %9s %9s %10s %9s %8s %8s %11s  %-16s %4s  %-20s  %s\n", i + 1, cls_name[r->cls],
+           type_str(r->op, ty, sizeof ty),
            fmt_num(p, sizeof p, "%.4f", r->pred_ms), fmt_num(o, sizeof o, "%.4f", r->ours_ms), c,
            fmt_num(t, sizeof t, "%.4f", r->torch_ms), fmt_num(rc, sizeof rc, "%.2f", ratio(r->ours_ms, r->blas_ms)),
            fmt_num(rt, sizeof rt, "%.2f", ratio(r->ours_ms, r->torch_ms)), rate, chk, rg, name, e->written);
@@ -889,7 +974,7 @@ static int mkdir_p(const char *dir) {
 static int write_csv(const bench *B, const char *path) {
     FILE *f = fopen(path, "w");
     if (!f) return -1;
-    fprintf(f, "index,class,list,name,spec,canonical,uses,etir,predicted_ms,ours_ms,ours_runs,cublas_ms,cublas_runs,"
+    fprintf(f, "index,class,dtype,out_dtype,math,list,name,spec,canonical,uses,etir,predicted_ms,ours_ms,ours_runs,cublas_ms,cublas_runs,"
                "cublas_without_epilogue,torch_ms,torch_status,ours_over_cublas,ours_over_torch,tflops,gbs,check,"
                "reference,normwise,tolerance,regs,spill_bytes,construct_ms,compile_ms,arch,binary,note\n");
     for (int i = 0; i < B->nr; i++) {
@@ -897,7 +982,8 @@ static int write_csv(const bench *B, const char *path) {
         if (!r->sel) continue;
         const entry *e = &B->e[r->first_entry];
         double s = r->ours_ms * 1e-3;
-        fprintf(f, "%d,%s,", i + 1, cls_name[r->cls]);
+        fprintf(f, "%d,%s,%s,%s,%s,", i + 1, cls_name[r->cls], gs_dtype_name((gs_dtype)r->op->dtype_in),
+                gs_dtype_name((gs_dtype)r->op->dtype_out), r->op->math == GS_MATH_TF32 ? "tf32" : "f32");
         csv_str(f, e->list);
         fputc(',', f);
         csv_str(f, e->name);
@@ -979,7 +1065,7 @@ static json_t *summarise(const bench *B, double elapsed_s) {
     json_object_set_new(js, "checks", jc);
 
     printf("\ngeometric means of time ratios (ours ms / other ms: > 1 means gensor is slower)\n");
-    printf("%-10s %5s %12s %5s %12s\n", "class", "n", "ours/cuBLAS", "n", "ours/PyTorch");
+    printf("%-12s %5s %12s %5s %12s\n", "class", "n", "ours/cuBLAS", "n", "ours/PyTorch");
     json_t *jg = json_object();
     for (int c = 0; c <= CLS_N; c++) {
         char a[32], b[32];
@@ -987,11 +1073,39 @@ static json_t *summarise(const bench *B, double elapsed_s) {
         bool any = c == CLS_N;
         for (int i = 0; i < B->nr && !any; i++) any = B->r[i].sel && B->r[i].cls == c;
         if (!any) continue;
-        printf("%-10s %5d %12s %5d %12s\n", name, blas[c].n, fmt_num(a, sizeof a, "%.3f", gm_val(&blas[c])),
+        printf("%-12s %5d %12s %5d %12s\n", name, blas[c].n, fmt_num(a, sizeof a, "%.3f", gm_val(&blas[c])),
                torch[c].n, fmt_num(b, sizeof b, "%.3f", gm_val(&torch[c])));
         json_object_set_new(jg, name,
                             json_pack("{s:o,s:i,s:o,s:i}", "ours_over_cublas", jnum(gm_val(&blas[c])), "n_cublas",
                                       blas[c].n, "ours_over_torch", jnum(gm_val(&torch[c])), "n_torch", torch[c].n));
+    }
+    /* per type, when the operators have more than one: "all:f16", "all:tf32", ... */
+    char types[8][16];
+    int nt = 0;
+    for (int i = 0; i < B->nr; i++) {
+        char t[16];
+        if (!B->r[i].sel) continue;
+        type_str(B->r[i].op, t, sizeof t);
+        int k = 0;
+        while (k < nt && strcmp(types[k], t)) k++;
+        if (k == nt && nt < 8) snprintf(types[nt++], sizeof types[0], "%s", t);
+    }
+    for (int k = 0; k < nt && nt > 1; k++) {
+        gm gb = {0, 0}, gt = {0, 0};
+        for (int i = 0; i < B->nr; i++) {
+            char t[16];
+            const row *r = &B->r[i];
+            if (!r->sel || strcmp(type_str(r->op, t, sizeof t), types[k])) continue;
+            gm_add(&gb, ratio(r->ours_ms, r->blas_ms));
+            gm_add(&gt, ratio(r->ours_ms, r->torch_ms));
+        }
+        char name[40], a[32], b[32];
+        snprintf(name, sizeof name, "all:%.15s", types[k]);
+        printf("%-12s %5d %12s %5d %12s\n", name, gb.n, fmt_num(a, sizeof a, "%.3f", gm_val(&gb)), gt.n,
+               fmt_num(b, sizeof b, "%.3f", gm_val(&gt)));
+        json_object_set_new(jg, name,
+                            json_pack("{s:o,s:i,s:o,s:i}", "ours_over_cublas", jnum(gm_val(&gb)), "n_cublas", gb.n,
+                                      "ours_over_torch", jnum(gm_val(&gt)), "n_torch", gt.n));
     }
     json_object_set_new(js, "geomean", jg);
 
@@ -1038,7 +1152,7 @@ static const char *usage =
     "usage: bench_gpu [--hw auto|NAME|FILE] [--refine K] [--refine-ms MS] [--quick] [--out DIR]\n"
     "                 [--torch-csv FILE] [--torch-note TEXT] [--check-iters N] [--samples N]\n"
     "                 [--runs MIN MAX] [--target-ms MS] [--host-gib G] [--cublas-math default|pedantic]\n"
-    "                 [--dry-run [--arch SM]] [--list-specs] [--probe] [--self-test] LIST.json ...\n"
+    "                 [--dry-run [--arch SM]] [--list-specs] [--probe] [--self-test] [--tf32] LIST.json ...\n"
     "LIST.json: a suite or model list (experiments/suites/, experiments/models/).\n";
 
 static bool parse_int(const char *s, long lo, long hi, long *v) {
@@ -1099,6 +1213,7 @@ static int parse_args(int argc, char **argv, opts *o) {
         else if (!strcmp(a, "--list-specs")) o->list_specs = true;
         else if (!strcmp(a, "--probe")) o->probe = true;
         else if (!strcmp(a, "--self-test")) o->self_test = o->dry = true;
+        else if (!strcmp(a, "--tf32")) o->tf32 = true;
         else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             fputs(usage, stdout);
             exit(0);

@@ -8,7 +8,20 @@
 #   HW=auto|NAME|FILE  the profile to construct for (auto: the device's own)
 #   REFINE=K           0/1: the model's top-1; K >= 2: best measured of top K
 #   QUICK=1            one operator per class instead of every operator
-#   SUITES='a.json b.json'  the lists (default: the paper suite and every model)
+#   DTYPE=f32|f16|bf16|tf32  which types (issue 18; default f32):
+#                      f16, bf16: the default lists become the half model lists
+#                      experiments/models/half/*_f16.json or *_bf16.json (every
+#                      tensor of that type, f32 accumulation); tf32: the f32
+#                      lists with math=tf32 on every gemm, bgemm and conv2d
+#                      (bench_gpu --tf32). Typed operators get typed device
+#                      buffers (gs_op_buffer_bytes), cuBLAS runs cublasGemmEx /
+#                      cublasGemmStridedBatchedEx with CUDA_R_16F/CUDA_R_16BF
+#                      storage and CUBLAS_COMPUTE_32F (math=tf32:
+#                      CUBLAS_COMPUTE_32F_FAST_TF32), PyTorch the same dtypes
+#                      (allow_tf32 for math=tf32); the table's type column says
+#                      which. A SUITES list may also mix types (dtype=, math= specs).
+#   SUITES='a.json b.json'  the lists (default: the paper suite and every model;
+#                      with DTYPE=f16|bf16 the half lists of that type)
 #   BENCH_GPU_OUT=DIR  where results.csv, summary.json, torch.csv go
 #                      (default BUILD_DIR/bench-gpu)
 #   BENCH_GPU_ARGS='...'  more bench_gpu options (--runs 5 30, --check-iters N, ...)
@@ -31,7 +44,15 @@ OUT=${BENCH_GPU_OUT:-$BUILD/bench-gpu}
 HW=${HW:-auto}
 REFINE=${REFINE:-0}
 QUICK=${QUICK:-0}
-DEFAULT_SUITES="$ROOT/experiments/suites/paper.json $(printf '%s ' "$ROOT"/experiments/models/*.json)"
+DTYPE=${DTYPE:-f32}
+case $DTYPE in
+f32 | tf32) DEFAULT_SUITES="$ROOT/experiments/suites/paper.json $(printf '%s ' "$ROOT"/experiments/models/*.json)" ;;
+f16 | bf16) DEFAULT_SUITES=$(printf '%s ' "$ROOT"/experiments/models/half/*_"$DTYPE".json) ;;
+*)
+    echo "bench-gpu: FAILED: DTYPE=$DTYPE (want f32, f16, bf16 or tf32)" >&2
+    exit 1
+    ;;
+esac
 SUITES=${SUITES:-$DEFAULT_SUITES}
 
 cd "$ROOT" || exit 1
@@ -43,6 +64,7 @@ ${MAKE:-make} --no-print-directory -s BUILD="$BUILD" all "$BIN" || {
 
 set -- --hw "$HW" --refine "$REFINE" --out "$OUT"
 [ "$QUICK" = 1 ] && set -- "$@" --quick
+[ "$DTYPE" = tf32 ] && set -- "$@" --tf32
 # BENCH_GPU_ARGS and SUITES are word-split on purpose (option lists, file lists)
 # shellcheck disable=SC2086
 set -- "$@" $BENCH_GPU_ARGS
@@ -70,16 +92,22 @@ fi
 mkdir -p "$OUT" || exit 1
 
 # ---- 3. PyTorch --------------------------------------------------------------------
-# No TF32 anywhere a library might pick it up (torch_bench.py turns it off in
-# PyTorch, bench_gpu sets CUBLAS_DEFAULT_MATH; this covers the rest).
-NVIDIA_TF32_OVERRIDE=0
-export NVIDIA_TF32_OVERRIDE
 SPECS="$OUT/specs.tsv"
 # shellcheck disable=SC2086
 "$BIN" --list-specs "$@" $SUITES >"$SPECS" || {
     echo "bench-gpu: FAILED: cannot list the operators" >&2
     exit 1
 }
+# No TF32 anywhere a library might pick it up (torch_bench.py turns it off in
+# PyTorch, bench_gpu sets CUBLAS_DEFAULT_MATH; this covers the rest), unless
+# an operator asks for it: NVIDIA_TF32_OVERRIDE=0 would also turn
+# CUBLAS_COMPUTE_32F_FAST_TF32 and PyTorch's allow_tf32 off.
+if grep -q 'math=tf32' "$SPECS"; then
+    echo "bench-gpu: math=tf32 operators: TF32 only where a spec says math=tf32"
+else
+    NVIDIA_TF32_OVERRIDE=0
+    export NVIDIA_TF32_OVERRIDE
+fi
 TORCH_CSV="$OUT/torch.csv"
 rm -f "$TORCH_CSV"
 torch_note=""

@@ -11,6 +11,14 @@
 # 3. cuBLAS: experiments/cublas_check.c (built by make, or here on demand
 #    against libgensor.a, with experiments/cuda_host.c) verifies the constructed (and refined) kernels of the
 #    suite's GEMMs against cublasSgemm_v2 and tabulates our time vs cuBLAS.
+# 4. typed operators (issue 18; experiments/check_gpu_typed.json: f16, bf16
+#    and math=tf32 gemm, an f16 conv, an f16 gemv): `gensor verify --backend
+#    cuda` on each (typed buffers, the reference's per-type bound), then
+#    build/bench_gpu on the list: typed device buffers, the GEMMs checked and
+#    timed against cublasGemmEx (CUDA_R_16F / CUDA_R_16BF, CUBLAS_COMPUTE_32F;
+#    CUBLAS_COMPUTE_32F_FAST_TF32 for math=tf32), the others against the
+#    interpreter. Written without a GPU at hand: until a lent one runs it,
+#    only the skip path and bench_gpu's dry run and self-test are exercised.
 # Exit status: 0 (pass or skipped), 1 a failure.
 BIN=${1:-build/gensor}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -82,6 +90,28 @@ if ! "$CHECK" --hw auto --refine 3 --reps 10 --suite "$SUITE" \
         'gemm M=2048 N=2304 K=768 transB=1'; then
     echo "check-gpu: FAILED: cuBLAS comparison" >&2
     rc=1
+fi
+
+# ---- 4. typed operators ---------------------------------------------------------------
+TYPED="$ROOT/experiments/check_gpu_typed.json"
+BENCH="$BUILD_DIR/bench_gpu"
+if [ ! -x "$BENCH" ]; then
+    echo "check-gpu: FAILED: $BENCH not built (make check-gpu builds it)" >&2
+    rc=1
+elif ! "$BENCH" --list-specs "$TYPED" >"$BUILD_DIR/check-gpu-typed.tsv"; then
+    echo "check-gpu: FAILED: cannot read $TYPED" >&2
+    rc=1
+else
+    # the list's canonical specs (column 2), each verified on the device
+    while IFS="$(printf '\t')" read -r _cls spec _shapes; do
+        refine_step "verify on the device: $spec" "typed verify ($spec)" '1,$' verify "$spec" --hw auto --backend cuda --top 2
+    done <"$BUILD_DIR/check-gpu-typed.tsv"
+    echo
+    echo "check-gpu: typed operators vs cublasGemmEx (bench_gpu, $TYPED)"
+    if ! "$BENCH" --hw auto --refine 3 --out "$BUILD_DIR/check-gpu-typed" "$TYPED"; then
+        echo "check-gpu: FAILED: typed operators (bench_gpu)" >&2
+        rc=1
+    fi
 fi
 [ $rc -eq 0 ] && echo "check-gpu: PASSED"
 exit $rc

@@ -228,6 +228,14 @@ int main(int argc, char **argv) {
             gs_op_destroy(op);
             continue;
         }
+        if (ch_blas_typed(op)) { /* this program's buffers and sgemm are f32 only */
+            fprintf(stderr, "cublas_check: %s: typed (dtype=/math=) operators are checked by bench_gpu "
+                            "(cublasGemmEx; make check-gpu runs it)\n", spec);
+            errors++;
+            gs_result_destroy(r);
+            gs_op_destroy(op);
+            continue;
+        }
         int pick = 0;
         if (refine > 1 && gs_refine(ctx, dev, r, refine, 200, &pick, NULL) != GS_OK) {
             fprintf(stderr, "cublas_check: %s: refinement failed (%s); using the model's pick\n", spec,

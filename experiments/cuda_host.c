@@ -28,6 +28,8 @@ static const struct {
     {CH_BLAS, {offsetof(ch_api, Sgemm), "cublasSgemm_v2", NULL}},
     {CH_BLAS, {offsetof(ch_api, SgemmStridedBatched), "cublasSgemmStridedBatched", NULL}},
     {CH_BLAS, {offsetof(ch_api, Sgemv), "cublasSgemv_v2", NULL}},
+    {CH_BLAS, {offsetof(ch_api, GemmEx), "cublasGemmEx", NULL}},
+    {CH_BLAS, {offsetof(ch_api, GemmStridedBatchedEx), "cublasGemmStridedBatchedEx", NULL}},
     {CH_DRIVER, {offsetof(ch_api, Init), "cuInit", NULL}},
     {CH_DRIVER, {offsetof(ch_api, DeviceGet), "cuDeviceGet", NULL}},
     {CH_DRIVER, {offsetof(ch_api, PrimaryCtxRetain), "cuDevicePrimaryCtxRetain", NULL}},
@@ -177,7 +179,59 @@ int ch_blas_create(ch_math_t math, cublasHandle_t *h) {
 
 #define DP(x) ((float *)(uintptr_t)(x))
 
+ch_dtype_t ch_blas_dtype(int t) {
+    return t == GS_DTYPE_F16 ? CUDA_R_16F : t == GS_DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+}
+
+ch_compute_t ch_blas_compute(const gs_op *op) {
+    return op->math == GS_MATH_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+}
+
+bool ch_blas_typed(const gs_op *op) { return gs_op_typed(op) || op->math == GS_MATH_TF32; }
+
+#define VP(x) ((void *)(uintptr_t)(x))
+/* The typed twin of the switch below: the same operand order, transposes and
+ * leading dimensions through cublasGemmEx / cublasGemmStridedBatchedEx (a
+ * gemv is a GEMM with one column: cuBLAS has no typed gemv with f32
+ * compute). */
+static int blas_run_ex(cublasHandle_t h, const gs_op *op, uint64_t a, uint64_t b, uint64_t out) {
+    const gs_tensor *ta = &op->tensors[0], *tb = &op->tensors[1];
+    const float alpha = op->epi.alpha, beta = op->epi.beta;
+    ch_dtype_t ti = ch_blas_dtype(op->dtype_in), to = ch_blas_dtype(op->dtype_out);
+    ch_compute_t ct = ch_blas_compute(op);
+    if (!CH.GemmEx || !CH.GemmStridedBatchedEx) return -1;
+    switch (op->kind) {
+    case GS_OPK_GEMM: {
+        int M = (int)op->axes[0].extent, N = (int)op->axes[1].extent, K = (int)op->axes[2].extent;
+        ch_op_t opA = op->transA ? CUBLAS_OP_T : CUBLAS_OP_N, opB = op->transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+        return (int)CH.GemmEx(h, opB, opA, N, M, K, &alpha, VP(b), ti, (int)tb->shape[1], VP(a), ti,
+                              (int)ta->shape[1], &beta, VP(out), to, N, ct, CUBLAS_GEMM_DEFAULT);
+    }
+    case GS_OPK_BGEMM: {
+        int Bt = (int)op->axes[0].extent, M = (int)op->axes[1].extent, N = (int)op->axes[2].extent,
+            K = (int)op->axes[3].extent;
+        ch_op_t opA = op->transA ? CUBLAS_OP_T : CUBLAS_OP_N, opB = op->transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+        return (int)CH.GemmStridedBatchedEx(h, opB, opA, N, M, K, &alpha, VP(b), ti, (int)tb->shape[2],
+                                            (long long)K * N, VP(a), ti, (int)ta->shape[2], (long long)M * K, &beta,
+                                            VP(out), to, N, (long long)M * N, Bt, ct, CUBLAS_GEMM_DEFAULT);
+    }
+    case GS_OPK_GEMV: {
+        /* y (M x 1, column-major) = op(A_cm) x, as in the Sgemv case below */
+        int M = (int)op->axes[0].extent, N = (int)op->axes[1].extent;
+        if (op->transA)
+            return (int)CH.GemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, M, 1, N, &alpha, VP(a), ti, M, VP(b), ti, N, &beta,
+                                  VP(out), to, M, ct, CUBLAS_GEMM_DEFAULT);
+        return (int)CH.GemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, M, 1, N, &alpha, VP(a), ti, N, VP(b), ti, N, &beta,
+                              VP(out), to, M, ct, CUBLAS_GEMM_DEFAULT);
+    }
+    default:
+        return -1;
+    }
+}
+#undef VP
+
 int ch_blas_run(cublasHandle_t h, const gs_op *op, uint64_t a, uint64_t b, uint64_t out) {
+    if (ch_blas_typed(op)) return blas_run_ex(h, op, a, b, out);
     const gs_tensor *ta = &op->tensors[0], *tb = &op->tensors[1];
     const float alpha = op->epi.alpha, beta = op->epi.beta;
     switch (op->kind) {
@@ -292,7 +346,12 @@ SAME(GetVersion, cublasGetVersion_v2);
 SAME(Sgemm, cublasSgemm_v2);
 SAME(SgemmStridedBatched, cublasSgemmStridedBatched);
 SAME(Sgemv, cublasSgemv_v2);
+SAME(GemmEx, cublasGemmEx);
+SAME(GemmStridedBatchedEx, cublasGemmStridedBatchedEx);
 #undef SAME
+_Static_assert(CUDA_R_32F == 0 && CUDA_R_16F == 2 && CUDA_R_16BF == 14, "cudaDataType");
+_Static_assert(CUBLAS_COMPUTE_32F == 68 && CUBLAS_COMPUTE_32F_FAST_TF32 == 77, "cublasComputeType_t");
+_Static_assert(CUBLAS_GEMM_DEFAULT == -1, "cublasGemmAlgo_t");
 _Static_assert(CUBLAS_OP_N == 0 && CUBLAS_OP_T == 1, "cublasOperation_t");
 _Static_assert(CUBLAS_DEFAULT_MATH == 0 && CUBLAS_PEDANTIC_MATH == 2, "cublasMath_t");
 _Static_assert(sizeof(CUdeviceptr) == 8, "64-bit CUdeviceptr");

@@ -27,6 +27,9 @@
 #include <cuda.h>
 typedef cublasOperation_t ch_op_t;
 typedef cublasMath_t ch_math_t;
+typedef cudaDataType ch_dtype_t;
+typedef cublasComputeType_t ch_compute_t;
+typedef cublasGemmAlgo_t ch_algo_t;
 #else
 typedef int CUresult;
 typedef int CUdevice;
@@ -40,6 +43,12 @@ typedef int ch_op_t;   /* cublasOperation_t */
 typedef int ch_math_t; /* cublasMath_t */
 enum { CUBLAS_OP_N = 0, CUBLAS_OP_T = 1 };
 enum { CUBLAS_DEFAULT_MATH = 0, CUBLAS_PEDANTIC_MATH = 2 };
+typedef int ch_dtype_t;   /* cudaDataType (library_types.h) */
+typedef int ch_compute_t; /* cublasComputeType_t */
+typedef int ch_algo_t;    /* cublasGemmAlgo_t */
+enum { CUDA_R_32F = 0, CUDA_R_16F = 2, CUDA_R_16BF = 14 };
+enum { CUBLAS_COMPUTE_32F = 68, CUBLAS_COMPUTE_32F_FAST_TF32 = 77 };
+enum { CUBLAS_GEMM_DEFAULT = -1 };
 #endif
 
 /* Entry points, with the signatures of cuda.h and cublas_api.h (CUDA 13.0). */
@@ -72,6 +81,15 @@ typedef struct ch_api {
                                           const float *, float *, int, long long int, int);
     cublasStatus_t (*Sgemv)(cublasHandle_t, ch_op_t, int, int, const float *, const float *, int, const float *, int,
                             const float *, float *, int);
+    /* typed GEMM (f16/bf16 storage, f32 or TF32 compute); alpha/beta are
+     * floats for the 32F compute types */
+    cublasStatus_t (*GemmEx)(cublasHandle_t, ch_op_t, ch_op_t, int, int, int, const void *, const void *, ch_dtype_t,
+                             int, const void *, ch_dtype_t, int, const void *, void *, ch_dtype_t, int, ch_compute_t,
+                             ch_algo_t);
+    cublasStatus_t (*GemmStridedBatchedEx)(cublasHandle_t, ch_op_t, ch_op_t, int, int, int, const void *,
+                                           const void *, ch_dtype_t, int, long long int, const void *, ch_dtype_t,
+                                           int, long long int, const void *, void *, ch_dtype_t, int, long long int,
+                                           int, ch_compute_t, ch_algo_t);
     /* state */
     bool driver, blas;    /* which half is loaded */
     bool blas_fake;       /* $GS_CUBLAS_LIB is tests/fake_cublas.c: host memory, no device */
@@ -131,6 +149,13 @@ int ch_blas_create(ch_math_t math, cublasHandle_t *h);
  * cublasStatus_t (0 = success) or -1 for an operator cuBLAS does not have.
  * Asynchronous, on the default stream. */
 int ch_blas_run(cublasHandle_t h, const gs_op *op, uint64_t a, uint64_t b, uint64_t out);
+/* Typed operators (f16/bf16 tensors, or math=tf32) go through cublasGemmEx /
+ * cublasGemmStridedBatchedEx: a, b, out hold the types' storage
+ * (gs_op_buffer_bytes), inputs and output of the cuBLAS types below,
+ * compute CUBLAS_COMPUTE_32F (CUBLAS_COMPUTE_32F_FAST_TF32 for math=tf32). */
+bool ch_blas_typed(const gs_op *op);
+ch_dtype_t ch_blas_dtype(int gs_dtype); /* CUDA_R_32F / CUDA_R_16F / CUDA_R_16BF */
+ch_compute_t ch_blas_compute(const gs_op *op);
 
 /* One timed launch: run once, put its time in ms into *ms; 0 on success. */
 typedef int (*ch_timed_fn)(void *state, double *ms);

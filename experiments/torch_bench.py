@@ -14,7 +14,11 @@ shared/data/h100/README.md says: FP32 with TF32 off for matmul and cuDNN,
 cudnn.benchmark on, 3 warm-up calls, then CUDA events around one call,
 5..30 calls until 40 ms of wall time, the median. Bias and ReLU are part
 of the timed expression where the spec has them (addmm, conv2d(..., bias),
-relu_). The CSV (spec,torch_ms,runs,status,note) is joined by spec in
+relu_). A typed spec (dtype=f16|bf16, out_dtype=, math=tf32; issue 18)
+runs in torch.float16 / torch.bfloat16 tensors (an out_dtype that differs
+is a cast of the result, timed with it), and math=tf32 turns
+torch.backends.cuda.matmul.allow_tf32 (and cuDNN's) on for that operator
+alone; the result's dtype must be the output's. The CSV (spec,torch_ms,runs,status,note) is joined by spec in
 bench_gpu; its first line is a comment naming PyTorch, CUDA, cuDNN and the
 device.
 
@@ -71,6 +75,10 @@ def window_out(n, k, stride, dil, p0, p1):
     return (n + p0 + p1 - span) // stride + 1
 
 
+# gensor's type names -> torch's attribute names
+DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}
+
+
 def plan(spec):
     """Everything needed to run spec in PyTorch, as plain data.
 
@@ -78,7 +86,14 @@ def plan(spec):
     stored shape; bias: the bias length or 0; the rest: per-operator
     parameters."""
     op, kv = parse_spec(spec)
-    p = {"op": op, "spec": spec, "bias": 0}
+    # typed specs (issue 18): dtype= (inputs and bias), out_dtype= (the
+    # output; default dtype), math=tf32 (f32 matrix products, TF32 inputs)
+    dt = kv.get("dtype", "f32")
+    odt = kv.get("out_dtype", dt)
+    math = kv.get("math", "f32")
+    if dt not in DTYPES or odt not in DTYPES or math not in ("f32", "tf32"):
+        raise ValueError("unknown type in %r" % spec)
+    p = {"op": op, "spec": spec, "bias": 0, "dtype": dt, "out_dtype": odt, "tf32": math == "tf32"}
     if op == "gemm":
         M, N, K = ints(kv, "M", "N", "K")
         ta, tb, bias, relu = ints(kv, "transA", "transB", "bias", "relu", default=0)
@@ -184,19 +199,25 @@ def build(torch, p, dev):
     g = torch.Generator(device=dev)
     g.manual_seed(1)
 
-    def rand(shape):
-        return torch.rand(shape, generator=g, device=dev, dtype=torch.float32) * 2 - 1
+    # the spec's types: inputs and bias in dtype; the output in out_dtype.
+    # PyTorch computes in the inputs' type (f32 accumulation inside its
+    # half GEMMs and convolutions); an out_dtype that differs is one extra
+    # cast of the result, timed with it.
+    dt, odt = getattr(torch, DTYPES[p["dtype"]]), getattr(torch, DTYPES[p["out_dtype"]])
+
+    def rand(shape, t=dt):
+        return (torch.rand(shape, generator=g, device=dev, dtype=torch.float32) * 2 - 1).to(t)
 
     ins = [rand(s) for s in p["inputs"]]
     bias = rand([p["bias"]]) if p["bias"] else None
-    out = rand(p["out"]) if p.get("beta", 0.0) != 0.0 else None
+    out = rand(p["out"]) if p.get("beta", 0.0) != 0.0 else None  # read by beta: in dt, as PyTorch needs
     op = p["op"]
     if op == "gemm":
         a = ins[0].t() if p["ta"] else ins[0]
         b = ins[1].t() if p["tb"] else ins[1]
         alpha, beta, relu = p["alpha"], p["beta"], p["relu"]
 
-        c = out if out is not None else torch.empty(p["out"], device=dev)  # beta == 0: ignored
+        c = out if out is not None else torch.empty(p["out"], device=dev, dtype=dt)  # beta == 0: ignored
 
         def fn():
             if beta != 0.0:
@@ -220,7 +241,7 @@ def build(torch, p, dev):
             b = ins[1]
             plain, scaled = torch.mv, torch.addmv
         alpha, beta = p["alpha"], p["beta"]
-        c = out if out is not None else torch.empty(p["out"], device=dev)  # beta == 0: ignored
+        c = out if out is not None else torch.empty(p["out"], device=dev, dtype=dt)  # beta == 0: ignored
 
         def fn():
             if alpha == 1.0 and beta == 0.0:
@@ -275,7 +296,17 @@ def build(torch, p, dev):
 
         def fn():
             return f(x, 1)
+    if odt != dt:
+        inner = fn
+
+        def fn():
+            return inner().to(odt)
     return fn
+
+
+def torch_dtype(torch, p):
+    """The dtype gensor's output has: PyTorch's result must match it."""
+    return getattr(torch, DTYPES[p["out_dtype"]])
 
 
 def torch_shape(p):
@@ -324,10 +355,16 @@ def run(rows, out_path, min_runs, max_runs, target_ms):
         status, ms, runs, note = "ok", float("nan"), 0, ""
         try:
             p = plan(spec)
+            # math=tf32: TF32 matrix products for this operator only
+            torch.backends.cuda.matmul.allow_tf32 = p["tf32"]
+            torch.backends.cudnn.allow_tf32 = p["tf32"]
             fn = build(torch, p, dev)
-            got = list(fn().shape)  # one more warm-up, and the same result shape as gensor's
+            y = fn()  # one more warm-up, and the same result shape and type as gensor's
+            got = list(y.shape)
             if got != torch_shape(p):
                 raise ValueError("PyTorch's result is %s, gensor's %s" % (got, torch_shape(p)))
+            if y.dtype != torch_dtype(torch, p):
+                raise ValueError("PyTorch's result is %s, gensor's %s" % (y.dtype, torch_dtype(torch, p)))
             ms, runs = time_call(torch, fn, min_runs, max_runs, target_ms)
         except NotImplementedError as e:
             status, note = "unsupported", str(e)

@@ -1,6 +1,6 @@
 """Shape-only conv2d, pad and pooling with PyTorch's argument order and
 output-size formula: floor((H + 2p - d(k-1) - 1)/s) + 1."""
-from .. import Tensor
+from .. import Tensor, _dt
 
 
 def _pair(v):
@@ -24,7 +24,7 @@ def conv2d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1):
     if bias is not None and bias.shape != (K,):
         raise RuntimeError("conv2d: bias %s for %d output channels" % (bias.shape, K))
     s, p, d = _pair(stride), _pair(padding), _pair(dilation)
-    return Tensor([N, K, _out(H, R, s[0], p[0], d[0]), _out(W, S, s[1], p[1], d[1])])
+    return Tensor([N, K, _out(H, R, s[0], p[0], d[0]), _out(W, S, s[1], p[1], d[1])], _dt(x, w, bias))
 
 
 def pad(x, pads, value=0.0):
@@ -33,7 +33,7 @@ def pad(x, pads, value=0.0):
     s = list(x.shape)
     s[-1] += pads[0] + pads[1]
     s[-2] += pads[2] + pads[3]
-    return Tensor(s)
+    return Tensor(s, x.dtype)
 
 
 def _pool(x, kernel, stride, padding, dilation):
@@ -41,7 +41,7 @@ def _pool(x, kernel, stride, padding, dilation):
     if p[0] * 2 > k[0] or p[1] * 2 > k[1]:
         raise RuntimeError("pad should be at most half of the kernel size")
     N, C, H, W = x.shape
-    return Tensor([N, C, _out(H, k[0], s[0], p[0], d[0]), _out(W, k[1], s[1], p[1], d[1])])
+    return Tensor([N, C, _out(H, k[0], s[0], p[0], d[0]), _out(W, k[1], s[1], p[1], d[1])], x.dtype)
 
 
 def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
