@@ -1432,15 +1432,13 @@ static void print_steady_loop(printer *m, const math_core *core, bool any_reg) {
  * barrier; the register path stores it before the barrier. A partial tile
  * (the bounded compute) copies first, computes with its own fragments and
  * turns at its end. */
-static void print_main_loop_fragpipe(printer *m, const math_core *core) {
+/* The pipeline's prologue: the first S-1 tiles' copies issued (cp.async,
+ * committed per tile) or made. A loop, not S-1 printed copies: the same
+ * code once (PoCL's LLVM took minutes on four unrolled batched copies). */
+static void print_pipeline_prologue(printer *m) {
     const gs_plan *p = m->p;
-    const int S = p->stages;
-    bool any_reg = false;
-    for (int t = 0; t < m->ni; t++) any_reg |= p->in[t].staged && p->in[t].copy_mode == GS_COPY_REG;
-    line(m, "/* pipeline: %d stages, %d tiles in flight; register fragments double-buffered a k-step ahead */", S,
-         S - 1);
     line(m, "#pragma unroll 1");
-    open_(m, "for (int ps = 0; ps < %d; ps++)", S - 1);
+    open_(m, "for (int ps = 0; ps < %d; ps++)", p->stages - 1);
     open_(m, "if (ps < ntile)");
     print_tile_origins(m, "ps");
     for (int t = 0; t < m->ni; t++)
@@ -1448,6 +1446,16 @@ static void print_main_loop_fragpipe(printer *m, const math_core *core) {
     close_(m);
     if (p->any_async) line(m, "GS_CP_COMMIT();");
     close_(m);
+}
+
+static void print_main_loop_fragpipe(printer *m, const math_core *core) {
+    const gs_plan *p = m->p;
+    const int S = p->stages;
+    bool any_reg = false;
+    for (int t = 0; t < m->ni; t++) any_reg |= p->in[t].staged && p->in[t].copy_mode == GS_COPY_REG;
+    line(m, "/* pipeline: %d stages, %d tiles in flight; register fragments double-buffered a k-step ahead */", S,
+         S - 1);
+    print_pipeline_prologue(m);
     core->declare(m);
     line(m, "int rb = 0, wb = %d;", S - 1);
     if (p->any_async) line(m, "GS_CP_WAIT(%d);", S - 2);
@@ -1532,17 +1540,7 @@ static void print_main_loop(printer *m) {
     bool async = p->any_async;
     const int S = p->stages;
     line(m, "/* pipeline: %d stages, %d tiles in flight */", S, S - 1);
-    /* the prologue is a loop, not S-1 printed copies: the same code once
-     * (PoCL's LLVM took minutes on four unrolled batched copies) */
-    line(m, "#pragma unroll 1");
-    open_(m, "for (int ps = 0; ps < %d; ps++)", S - 1);
-    open_(m, "if (ps < ntile)");
-    print_tile_origins(m, "ps");
-    for (int t = 0; t < m->ni; t++)
-        if (p->in[t].staged) print_copy(m, t, "ps", p->in[t].copy_mode == GS_COPY_ASYNC ? COPY_ISSUE : COPY_DIRECT);
-    close_(m);
-    if (async) line(m, "GS_CP_COMMIT();");
-    close_(m);
+    print_pipeline_prologue(m);
     line(m, "int rb = 0, wb = %d;", S - 1);
     const bool ctr = tile_counters(m);
     if (ctr) {
