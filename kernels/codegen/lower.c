@@ -1180,6 +1180,19 @@ static void print_compute_body(printer *m, const char *buf, bool bounded, bool f
     for (; open > 0; open--) close_(m);
 }
 
+/* Appends to c "the tile at or<a> is whole along every reduce axis"
+ * (or<a> + block <= E<a>, joined by &&); false when there is no reduce axis
+ * (nothing appended). */
+static bool print_full_tile_cond(printer *m, gs_sb *c) {
+    bool any = false;
+    for (int a = 0; a < m->na; a++) {
+        if (spatial(m->op, a)) continue;
+        gs_sb_printf(c, "%sor%d + %d <= E%d", any ? " && " : "", a, m->e->tile[a].block, a);
+        any = true;
+    }
+    return any;
+}
+
 /* One tile's compute: the fast body when the tile is full (and, with direct
  * unstaged inputs, the block interior and their rows aligned), else the
  * bounded, predicated body. */
@@ -1190,12 +1203,7 @@ static void print_compute(printer *m, const char *buf) {
     }
     gs_sb c;
     gs_sb_init(&c);
-    bool any = false;
-    for (int a = 0; a < m->na; a++) {
-        if (spatial(m->op, a)) continue;
-        gs_sb_printf(&c, "%sor%d + %d <= E%d", any ? " && " : "", a, m->e->tile[a].block, a);
-        any = true;
-    }
+    bool any = print_full_tile_cond(m, &c);
     bool direct = false;
     for (int t = 0; t < m->ni; t++) {
         const gs_plan_input *pi = &m->p->in[t];
@@ -1475,12 +1483,7 @@ static void print_main_loop_fragpipe(printer *m, const math_core *core) {
     else print_tile_origins(m, "it");
     gs_sb c;
     gs_sb_init(&c);
-    bool any = false;
-    for (int a = 0; a < m->na; a++) {
-        if (spatial(m->op, a)) continue;
-        gs_sb_printf(&c, "%sor%d + %d <= E%d", any ? " && " : "", a, m->e->tile[a].block, a);
-        any = true;
-    }
+    print_full_tile_cond(m, &c);
     char *cs = gs_sb_take(&c);
     open_(m, "if (%s)", cs ? cs : "1");
     free(cs);
