@@ -266,6 +266,17 @@ Test(mma, plan_fields_and_arch_check) {
     cr_assert_eq(cfg(ctx, &ht, MMA_CFG ",mma=1", &e), GS_OK);
     gs_plan_make(a100, &ht, &e, NULL, &p);
     cr_assert(p.in[0].ldsm == 4 && p.in[0].ldsm_trans && p.in[1].ldsm == 2 && !p.in[1].ldsm_trans);
+    /* the swizzle: an involution keeping each 16-byte vector whole and in its row */
+    gs_plan_input sw = p.in[0];
+    sw.swizzle = 2;
+    sw.pad = 0;
+    const int64_t pitch = sw.dims[sw.inner_dim];
+    for (int64_t o = 0; o < 4 * pitch; o++) {
+        int64_t x = gs_plan_swizzle(&sw, 2, o);
+        cr_assert(gs_plan_swizzle(&sw, 2, x) == o && x / pitch == o / pitch && x % 8 == o % 8, "swizzle of %lld: %lld",
+                  (long long)o, (long long)x);
+        if (o / pitch == 1 && o % pitch < 8) cr_assert_eq(x % pitch, 8 + o % pitch, "row 1's first vector moves one over");
+    }
     /* tf32: no ldmatrix */
     cr_assert_eq(cfg(ctx, &t, MMA_CFG ",mma=3", &e), GS_OK);
     gs_plan_make(a100, &t, &e, NULL, &p);
@@ -300,6 +311,8 @@ static const mma_case mma_cases[] = {
     /* stages 3 and 4 need cp.async, so rows of whole 16-byte vectors (k 88 = 5.5 tiles) */
     {"gemm M=97 N=56 K=88 dtype=f16", "bm=32,bn=32,bk=32,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1,stages=3", 1},
     {"gemm M=97 N=56 K=88 dtype=f16 transB=1", "bm=32,bn=32,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1,stages=4", 0},
+    /* both operands XOR-swizzled (the plan's pick here: A ldsm4.trans swz4, B ldsm2 swz4) */
+    {"gemm M=97 N=56 K=88 dtype=f16 transA=1 transB=1", "bm=32,bn=32,bk=32,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1,stages=2", 1},
     {"gemm M=53 N=41 K=131 dtype=f16 transA=1 transB=1 bias=1 relu=1",
      "bm=64,bn=32,bk=16,tm=4,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1,stages=2,split=3", 0},
     {"gemm M=53 N=41 K=131 dtype=bf16 bias=1 relu=1", "bm=32,bn=64,bk=32,tm=2,tn=4,vm=1,vn=1,sa=1,sb=1,mma=2,stages=2", 1},
@@ -333,7 +346,7 @@ Test(mma, pocl_emulation_awkward_shapes, .timeout = 600) {
     gs_ctx *ctx = gs_ctx_create();
     gs_device *cl = gs_test_open_dev(ctx);
     const gs_hw *hw = gs_hw_find_builtin("a100");
-    int ldsm = 0, trans = 0, elem = 0, fragpipe = 0, peel = 0;
+    int ldsm = 0, trans = 0, elem = 0, fragpipe = 0, peel = 0, swz = 0, pad = 0;
     for (size_t i = 0; i < sizeof mma_cases / sizeof mma_cases[0]; i++) {
         const mma_case *c = &mma_cases[i];
         gs_op op = parse(ctx, c->spec);
@@ -348,6 +361,8 @@ Test(mma, pocl_emulation_awkward_shapes, .timeout = 600) {
         for (int t = 0; t < 2; t++) {
             ldsm += p.in[t].ldsm > 0;
             trans += p.in[t].ldsm_trans;
+            swz += p.in[t].swizzle > 0;
+            pad += p.in[t].pad > 0;
         }
         verify_mma(ctx, cl, hw, &op, &e, &p, c->cfg);
         if (!c->elem) continue;
@@ -373,8 +388,9 @@ Test(mma, pocl_emulation_awkward_shapes, .timeout = 600) {
     cr_assert(gs_hw_check(hw, &mm, &e));
     gs_plan_make(hw, &mm, &e, NULL, &p);
     verify_mma(ctx, cl, hw, &mm, &e, &p, "1x1 conv nchw as matmul");
-    cr_expect(ldsm >= 10 && trans >= 4 && elem >= 4 && fragpipe >= 4 && peel >= 3,
-              "paths: %d ldmatrix, %d .trans, %d element, %d fragpipe, %d peeled", ldsm, trans, elem, fragpipe, peel);
+    cr_expect(ldsm >= 10 && trans >= 4 && elem >= 4 && fragpipe >= 4 && peel >= 3 && swz >= 3 && pad >= 3,
+              "paths: %d ldmatrix, %d .trans, %d element, %d fragpipe, %d peeled, %d swizzled, %d padded", ldsm, trans,
+              elem, fragpipe, peel, swz, pad);
     gs_device_close(cl);
     gs_ctx_destroy(ctx);
 }

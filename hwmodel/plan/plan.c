@@ -967,6 +967,17 @@ static int64_t mma_smem_off(const gs_op *op, const gs_plan_input *pi, int t, con
     return o;
 }
 
+/* The XOR swizzle of a staged input's smem element offset o (pi->swizzle =
+ * log2 P > 0): in each row of pitch elements (the padded innermost extent),
+ * the 16-byte vector index is XORed with the row's index mod P, so the
+ * vectors of P consecutive rows fall in different banks; a vector stays
+ * whole and in its row (the pitch is a multiple of P vectors). gs_plan.h. */
+int64_t gs_plan_swizzle(const gs_plan_input *pi, int eb, int64_t o) {
+    if (!pi->swizzle) return o;
+    const int64_t pitch = pi->dims[pi->inner_dim] + pi->pad, vec = 16 / eb;
+    return o ^ (((o / pitch) & ((1 << pi->swizzle) - 1)) * vec);
+}
+
 /* ldmatrix for input t (0: A, 1: B) of row r: where the row has it, t's
  * role (m or n) and k are one axis each, the box is the tensor's with no
  * offset or negative coefficient, and its innermost smem dim runs along k
@@ -1010,7 +1021,7 @@ static double mma_read_wf(const gs_hw *hw, const gs_op *op, const gs_etir *e, co
             int64_t x = (t == 0 ? org[0] : org[1]) + (pi->ldsm_trans ? 0 : l & 7);
             int64_t kk = (t == 0 ? org[1] : org[0]) + (pi->ldsm_trans ? l & 7 : 0);
             mma_locals(op, e, role, t, x, kk, loc);
-            addr[l] = mma_smem_off(op, pi, t, loc) * eb / 4;
+            addr[l] = gs_plan_swizzle(pi, eb, mma_smem_off(op, pi, t, loc)) * eb / 4;
         }
         return gs_smem_wavefronts_of(hw->smem_banks, addr, lanes, 4);
     }
@@ -1020,27 +1031,55 @@ static double mma_read_wf(const gs_hw *hw, const gs_op *op, const gs_etir *e, co
             int row, col;
             gs_mma_elem(f, l, i, &row, &col);
             mma_locals(op, e, role, t, t == 0 ? row : col, t == 0 ? col : row, loc);
-            addr[l] = mma_smem_off(op, pi, t, loc) * eb / 4;
+            addr[l] = gs_plan_swizzle(pi, eb, mma_smem_off(op, pi, t, loc)) * eb / 4;
         }
         wf += gs_smem_wavefronts_of(hw->smem_banks, addr, 32, 1);
     }
     return wf;
 }
 
-/* mma's padding: 0 or one 16-byte vector, whichever costs fewer wavefronts
- * per reduce tile (the fragment reads of the warp's instruction tiles and
- * the copy's stores); the ldmatrix mode first (it reads the layout's
- * orientation, not its pitch). No memo: the choice depends on the row. */
+/* Wavefronts of one copy unit's shared stores per warp under a swizzle
+ * (store_wavefronts' lanes: unit l of the row-major numbering, copy_vec
+ * along copy_dim; the layout keeps the copy dim innermost, one store each). */
+static double mma_store_wf_swz(const gs_op *op, int t, const gs_plan_input *pi, int64_t threads, int banks) {
+    const int eb = in_bytes(op);
+    gs_tensor view;
+    const gs_tensor *ts = gs_plan_box_tensor(op, pi, t, &view);
+    int lanes = (int)(threads < 32 ? threads : 32);
+    if (lanes > pi->units) lanes = (int)pi->units;
+    if (lanes < 1) return 0;
+    int64_t addr[32];
+    for (int l = 0; l < lanes; l++) {
+        int64_t u = l, per_row = pi->dims[pi->copy_dim] / pi->copy_vec;
+        int64_t o = (u % per_row) * pi->copy_vec * pi->sstride[pi->copy_dim];
+        u /= per_row;
+        for (int j = ts->ndim - 1; j >= 0; j--) {
+            if (j == pi->copy_dim) continue;
+            o += (u % pi->dims[j]) * pi->sstride[j];
+            u /= pi->dims[j];
+        }
+        addr[l] = gs_plan_swizzle(pi, eb, o) * eb / 4;
+    }
+    int w = pi->store_vec * eb / 4;
+    return gs_smem_wavefronts_of(banks, addr, lanes, w < 1 ? 1 : w);
+}
+
+/* mma's layout: padding of 0 or one 16-byte vector, or no padding and an
+ * XOR swizzle over 2, 4 or 8 rows (where the row holds that many vectors
+ * and the stage buffer whole rows), whichever costs fewest wavefronts per
+ * reduce tile (the fragment reads of the warp's instruction tiles and the
+ * copy's stores; a tie keeps the earlier: plain, then padded); the ldmatrix
+ * mode first (it reads the layout's orientation, not its pitch). No memo:
+ * the choice depends on the row. */
 static void choose_pad_mma(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_plan *p, int t) {
     gs_plan_input *pi = &p->in[t];
     const gs_mma_row *r = gs_mma_get(p->mma);
     int8_t role[GS_MAX_AXES];
     gs_mma_roles(op, role);
     mma_ldsm_mode(op, pi, t, r);
-    pi->swizzle = 0;
     gs_tensor view;
     const gs_tensor *ts = gs_plan_box_tensor(op, pi, t, &view);
-    const int64_t reserve = pi->pad, step = vec_max(in_bytes(op));
+    const int64_t reserve = pi->pad, vec = vec_max(in_bytes(op));
     int64_t bk = 1;
     for (int a = 0; a < op->naxes; a++)
         if (role[a] == GS_MMA_ROLE_K) bk *= e->tile[a].block;
@@ -1048,19 +1087,30 @@ static void choose_pad_mma(const gs_hw *hw, const gs_op *op, const gs_etir *e, g
     const double reads = (double)(bk / r->k) * (t == 0 ? p->warp_m / r->m : p->warp_n / r->n);
     double best = -1;
     int64_t best_pad = 0;
-    for (int64_t pad = 0; pad <= reserve; pad += step) {
+    int best_swz = 0;
+    /* candidates: (pad, swizzle) = (0, 0), (vec, 0) where reserved, (0, 1..3) */
+    for (int c = 0; c < 5; c++) {
+        const int64_t pad = c == 1 ? vec : 0;
+        const int swz = c >= 2 ? c - 1 : 0;
+        const int64_t pitch = pi->dims[pi->inner_dim] + pad;
+        if (pad > reserve || (swz && (ts->ndim < 2 || pitch % (vec << swz) || pi->stage_elems % pitch))) continue;
+        pi->pad = (int32_t)pad;
+        pi->swizzle = (uint8_t)swz;
         layout_strides(ts, pi->dims, pi->inner_dim, pad, pi->sstride);
         double rw = mma_read_wf(hw, op, e, p, role, t);
-        double sw = store_wavefronts(op, t, pi, p->threads, hw->smem_banks, hw->warp_size, NULL);
+        double sw = swz ? mma_store_wf_swz(op, t, pi, p->threads, hw->smem_banks)
+                        : store_wavefronts(op, t, pi, p->threads, hw->smem_banks, hw->warp_size, NULL);
         double cost = reads * rw + pi->units_per_thread * sw;
         if (best < 0 || cost < best) {
             best = cost;
             best_pad = pad;
+            best_swz = swz;
             pi->read_wf = (float)rw;
             pi->store_wf = (float)sw;
         }
     }
     pi->pad = (int32_t)best_pad;
+    pi->swizzle = (uint8_t)best_swz;
     layout_strides(ts, pi->dims, pi->inner_dim, best_pad, pi->sstride);
     /* ldmatrix rows start on 16 bytes: every outer stride a multiple of 8 */
     for (int j = 0; j < ts->ndim && pi->ldsm; j++)
@@ -1126,9 +1176,12 @@ void gs_plan_format(const gs_op *op, const gs_plan *p, char *buf, size_t n) {
     if (off < n && p->frag_pipe) off += (size_t)snprintf(buf + off, n - off, " fragpipe%s", p->peel ? " peel" : "");
     if (off < n && p->mma) {
         off += (size_t)snprintf(buf + off, n - off, " mma %s w%dx%d", gs_mma_get(p->mma)->name, p->warp_m, p->warp_n);
-        for (int t = 0; t < op->ninputs && off < n; t++)
-            off += (size_t)snprintf(buf + off, n - off, " %s:%s%d%s", op->tensors[t].name,
-                                    p->in[t].ldsm ? "ldsm" : "lds", p->in[t].ldsm, p->in[t].ldsm_trans ? "t" : "");
+        for (int t = 0; t < op->ninputs && off < n; t++) {
+            char swz[16] = "";
+            if (p->in[t].swizzle) snprintf(swz, sizeof swz, " swz%d", 1 << p->in[t].swizzle);
+            off += (size_t)snprintf(buf + off, n - off, " %s:%s%d%s%s", op->tensors[t].name,
+                                    p->in[t].ldsm ? "ldsm" : "lds", p->in[t].ldsm, p->in[t].ldsm_trans ? "t" : "", swz);
+        }
     }
     if (off < n && p->raster) off += (size_t)snprintf(buf + off, n - off, " raster%d", 1 << p->raster);
     if (off < n && p->lanes > 1) off += (size_t)snprintf(buf + off, n - off, " split%d", p->lanes);

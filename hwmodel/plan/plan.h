@@ -275,6 +275,12 @@ int gs_count_distinct(const int64_t *v, int n);
  * them, last spatial axis fastest). Returns the lane count (<= 64). */
 int gs_plan_frag_lanes(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, int warp, int64_t *addr);
 
+/* The XOR swizzle of staged input pi's shared-memory element offset o
+ * (eb-byte elements; pi->swizzle 0: o itself): within each row of the
+ * padded innermost extent, the 16-byte vector index XOR the row index mod
+ * 2^swizzle. The plan's bank simulation and the printers' GS_SWZ<t> agree. */
+int64_t gs_plan_swizzle(const gs_plan_input *pi, int eb, int64_t o);
+
 /* One-line summary of the plan's decisions, e.g.
  * "A:reg v4 T k>m pad4 fv4 | B:async v4 pad0 fv4 | st2 r8 fast ov4 lb(256,2)". */
 void gs_plan_format(const gs_op *op, const gs_plan *p, char *buf, size_t n);

@@ -774,6 +774,11 @@ static void print_counters_step(printer *m, const char *c) {
 static char *smem_ref(const printer *m, int t, const char *buf, const char *off) {
     gs_sb r;
     gs_sb_init(&r);
+    if (m->p->in[t].swizzle) { /* mma's XOR layout: GS_SWZ<t>(index) */
+        if (m->p->stages > 1) gs_sb_printf(&r, "sm%d[GS_SWZ%d((%s) * %lld + %s)]", t, t, buf, (long long)m->p->in[t].stage_elems, off);
+        else gs_sb_printf(&r, "sm%d[GS_SWZ%d(%s)]", t, t, off);
+        return gs_sb_take(&r);
+    }
     if (m->p->stages > 1) gs_sb_printf(&r, "sm%d[(%s) * %lld + %s]", t, buf, (long long)m->p->in[t].stage_elems, off);
     else gs_sb_printf(&r, "sm%d[%s]", t, off);
     return gs_sb_take(&r);
@@ -1391,6 +1396,12 @@ static void print_mma_emulation(printer *m) {
 static void print_mma_preamble(printer *m) {
     if (m->dialect == GS_DIALECT_CUDA) print_mma_ptx(m);
     else print_mma_emulation(m);
+    for (int t = 0; t < m->ni; t++) { /* the XOR layouts (gs_plan_swizzle) */
+        const gs_plan_input *pi = &m->p->in[t];
+        if (!pi->swizzle) continue;
+        gs_sb_printf(&m->sb, "#define GS_SWZ%d(o) ((o) ^ ((((o) / %lld) & %d) * %d))\n", t,
+                     (long long)(pi->dims[pi->inner_dim] + pi->pad), (1 << pi->swizzle) - 1, 16 / ebytes(m->op->dtype_in));
+    }
 }
 
 /* The product of the block tiles of the axes of role r. */
@@ -1443,8 +1454,11 @@ static void mma_split(const printer *m, int r, const char *x, bool base, char co
 
 /* "(buf) * stage_elems + off" (or off with one stage): an index into sm<t>. */
 static void mma_smem_index(const printer *m, int t, const char *buf, const char *off, char *out, size_t n) {
-    if (m->p->stages > 1) snprintf(out, n, "(%s) * %lld + %s", buf, (long long)m->p->in[t].stage_elems, off);
-    else snprintf(out, n, "%s", off);
+    const char *sw = m->p->in[t].swizzle ? "GS_SWZ" : "";
+    char tn[8] = "";
+    if (*sw) snprintf(tn, sizeof tn, "%d", t);
+    if (m->p->stages > 1) snprintf(out, n, "%s%s(((%s) * %lld + %s))", sw, tn, buf, (long long)m->p->in[t].stage_elems, off);
+    else snprintf(out, n, "%s%s((%s))", sw, tn, off);
 }
 
 /* Local coordinates of operand t (0: A, 1: B) at flattened x (m or n) and kk (k). */
