@@ -495,6 +495,23 @@ static double wave_unique_bytes(const gs_op *op, const gs_etir *e, const gs_plan
     return bytes;
 }
 
+/* ---- tensor cores: the price of mma instructions -------------------------------- */
+double gs_model_mma_clocks(const gs_hw *hw, gs_dtype in, gs_math math, int m, int n, int k) {
+    double rate = gs_hw_tensor_flops_per_sm(hw, in, math);
+    if (!(rate > 0)) rate = 2.0 * hw->fp32_lanes_per_sm; /* no tensor math: the FMAs it stands for */
+    return 2.0 * m * n * k / (rate / 4.0) / hw->mma_sync_efficiency;
+}
+
+void gs_model_mma_kstep(const gs_hw *hw, gs_dtype in, gs_math math, int m, int n, int k, int warp_m, int warp_n,
+                        const gs_mma_operand *a, const gs_mma_operand *b, gs_mma_kstep *o) {
+    double ta = (double)warp_m / m, tb = (double)warp_n / n;
+    o->mma = ta * tb;
+    o->tensor_clk = o->mma * gs_model_mma_clocks(hw, in, math, m, n, k);
+    o->loads = ta * (a->ldsm ? 1 : a->regs) + tb * (b->ldsm ? 1 : b->regs);
+    o->wavefronts = ta * a->read_wf + tb * b->read_wf;
+    o->cvt = math == GS_MATH_TF32 ? ta * a->regs + tb * b->regs : 0;
+}
+
 /* ---- the analytic estimate --------------------------------------------------------
  * gs_estimate_plan prices one plan in named steps, in this order: occupancy,
  * the reduce loop, the operands of one reduce index, the copies of one reduce
