@@ -29,6 +29,9 @@ static bool splitk_legal(const gs_op *op, const gs_etir *e, int s) {
     return gs_etir_splitk_axis(op) >= 0 && gs_etir_splitk_tiles(op, &x, NULL) >= s;
 }
 
+/* the tensor-core row: its types, axes and tiles (ir/mma.h) */
+static bool mma_legal(const gs_op *op, const gs_etir *e, int idx) { return gs_mma_state_ok(op, e, idx); }
+
 /* The words the text form shows for the plan options (ir.h). */
 static const char *const flag_scalar[] = {NULL, "scalar"}, *const flag_predicated[] = {NULL, "predicated"},
                          *const flag_no_async[] = {NULL, "noasync"}, *const flag_lb1[] = {NULL, "lb1"},
@@ -76,6 +79,11 @@ const gs_knob gs_knobs[GS_KNOB_COUNT] = {
     [GS_KNOB_IM2COL] = {.name = "im2col", .offset = offsetof(gs_etir, plan_im2col), .off = 0, .lo = 0, .hi = 2,
                         .shown = GS_KNOB_LINEAR, .attach = -1, .key = "im2col", .names = im2col_names,
                         .moves = GS_KNOB_NOT_WALKED, .act = GS_ACT_COUNT_, .space_nest = -1},
+    /* the tensor-core row (ir/mma.h): set from the config form (mma=1) or by
+     * the caller; not walked until the model prices it */
+    [GS_KNOB_MMA] = {.name = "mma", .offset = offsetof(gs_etir, mma), .off = 0, .lo = 0, .hi = GS_MMA_COUNT,
+                     .shown = GS_KNOB_LINEAR, .text = "mma", .attach = -1, .key = "mma",
+                     .moves = GS_KNOB_NOT_WALKED, .act = GS_ACT_COUNT_, .space_nest = -1, .legal = mma_legal},
 };
 
 int gs_knob_get(const gs_etir *e, gs_knob_id k) { return ((const uint8_t *)e)[gs_knobs[k].offset]; }
@@ -447,6 +455,24 @@ gs_status gs_etir_parse_config(gs_ctx *ctx, const gs_op *op, const char *cfg, gs
         char nm[GS_NAME_LEN] = "";
         if (op->naxes > 0) lower(nm, op->axes[0].name, sizeof nm);
         return gs_err(ctx, GS_ERR_PARSE, "config: empty (give at least one key, such as b%s=...)", nm);
+    }
+    if (e->mma && !gs_mma_state_ok(op, e, e->mma)) {
+        char f[256];
+        gs_etir_format(op, e, f, sizeof f);
+        const gs_mma_row *r = gs_mma_get(e->mma);
+        int m, n, k;
+        if (!gs_mma_type_ok(op, e->mma))
+            return gs_err(ctx, GS_ERR_PARSE, "config: mma=%d (%s) takes %s inputs%s; the operator's are %s%s", e->mma,
+                          r->name, gs_dtype_name((gs_dtype)r->dtype_in), r->math == GS_MATH_TF32 ? " with math=tf32" : "",
+                          gs_dtype_name((gs_dtype)op->dtype_in), op->math == GS_MATH_TF32 ? " with math=tf32" : "");
+        if (!gs_mma_axes(op, &m, &n, &k))
+            return gs_err(ctx, GS_ERR_PARSE, "config: mma needs a two-input multiply-accumulate with one reduce axis "
+                                             "and one m and one n axis (gemm, bgemm, 1x1 conv); %s is not", op->spec);
+        return gs_err(ctx, GS_ERR_PARSE,
+                      "config: mma=%d (%s) needs even thread tiles on m and n, threads along m a multiple of 8 and "
+                      "along n of 4, no vthreads, batch thread tiles 1, a k tile that is a multiple of %d, both "
+                      "inputs staged and no group (got %s)",
+                      e->mma, r->name, r->k, f);
     }
     if (!gs_etir_wellformed(op, e)) {
         char f[256];

@@ -265,7 +265,9 @@ typedef struct gs_etir {
     uint8_t plan_lb1;        /* 1: launch bounds (threads, 1), as v1 */
     uint8_t plan_im2col;     /* gs_im2col_mode (hwmodel/plan/plan.h): 0 auto, 1 the im2col tile
                                 wherever a window exists, 2 the tensor box always */
-    uint8_t reserved_[1]; /* zero (gs_etir_init): the struct stays whole words for gs_etir_hash */
+    uint8_t mma;          /* the tensor-core row (ir/mma.h, gs_mma_get): 0 = FFMA, else the
+                             index of an mma.sync instruction the main loop multiplies with
+                             (legal: gs_mma_state_ok; the arch is the plan's and the check's) */
 } gs_etir;
 
 typedef enum gs_action_kind {
@@ -307,6 +309,7 @@ typedef enum gs_knob_id {
     GS_KNOB_NO_ASYNC,     /* plan_no_async */
     GS_KNOB_LB1,          /* plan_lb1 */
     GS_KNOB_IM2COL,       /* plan_im2col */
+    GS_KNOB_MMA,          /* mma: the tensor-core instruction row, 0 = FFMA (not walked yet) */
     GS_KNOB_COUNT
 } gs_knob_id;
 
@@ -484,5 +487,7 @@ int64_t gs_tensor_offset(const gs_tensor *t, const int64_t *pt, int naxes);
  * checked op (gs_op_validate) and sized the buffers. gs_op_reference is
  * this over every spatial point, so a sampled check agrees with it exactly. */
 double gs_op_reference_point(const gs_op *op, const float *const *ins, const float *bias, int64_t *pt, double old);
+
+#include "ir/mma.h" /* the tensor-core instruction table (needs the types above) */
 
 #endif

@@ -92,6 +92,7 @@ static bool index_fits_all(const gs_op *op, gs_wf_memo *memo) {
  * before the plan is made. */
 static bool check_cheap(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_wf_memo *memo) {
     if (!gs_etir_wellformed(op, e)) return false;
+    if (e->mma && !gs_mma_arch_ok(e->mma, hw->sm)) return false; /* the instruction's arch (ir/mma.h) */
     if (!gs_hw_splitk_ok(hw, op, e)) return false;
     if (!index_fits_all(op, memo) && !index_fits_int32(op, e)) return false;
     if (e->level == 2) {

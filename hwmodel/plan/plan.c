@@ -21,6 +21,10 @@
 
 bool gs_hw_has_async_copy(const gs_hw *hw) { return hw->sm >= 80; }
 
+/* The mma fields sit in what was padding: a plan without mma keeps its
+ * bytes, so every kernel descriptor (and kernel name) of before stays. */
+_Static_assert(sizeof(gs_plan) == 960 && sizeof(gs_plan_input) == 224, "gs_plan's size is part of every kernel name");
+
 static bool spatial(const gs_op *op, int a) { return op->axes[a].kind == GS_AXIS_SPATIAL; }
 
 /* The axis a dim's index runs along with unit step, or -1: exactly one
@@ -402,7 +406,9 @@ static void plan_input_shape(const gs_hw *hw, const gs_op *op, const gs_etir *e,
     pi->frag_vec = 1;
     pi->frag_axis = -1;
     pi->inner_dim = pi->copy_dim;
-    for (int j = nd - 1; j >= 0 && vmax > 1; j--) {
+    /* mma: the fragments are a warp's (ldmatrix, or element reads), either
+     * orientation, so the copy never transposes */
+    for (int j = nd - 1; j >= 0 && vmax > 1 && !e->mma; j--) {
         int a = unit_axis(&ts->idx[j], op->naxes);
         if (a < 0 || !spatial(op, a)) continue;
         int64_t t0 = e->tile[a].thread / e->V[a];
@@ -510,6 +516,14 @@ static int unit_regs(const gs_op *op, int t, const gs_plan_input *pi) {
  * copy unit, and a base for indices and pointers. An upper bound on ptxas'
  * count over the test sweeps where it costs occupancy (tests/test_kernels.c and
  * tests/test_suites.c assert that ptxas' count costs no block per SM). */
+/* mma: fragment registers of input t per k-step, the row's registers per
+ * instruction tile times the warp's tiles along t's axis (A: warp_m / m,
+ * B: warp_n / n). */
+static int64_t mma_frag_regs(const gs_plan *p, int t) {
+    const gs_mma_row *r = gs_mma_get(p->mma);
+    return t == 0 ? (int64_t)r->a.regs * (p->warp_m / r->m) : (int64_t)r->b.regs * (p->warp_n / r->n);
+}
+
 static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p) {
     int64_t acc = gs_etir_acc_regs(op, e);
     int64_t regs = acc + GS_PLAN_REGS_BASE + 2 * op->naxes;
@@ -521,11 +535,12 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p) {
         int64_t f = 1;
         for (int a = 0; a < op->naxes; a++)
             if (spatial(op, a) && gs_tensor_uses_axis(&op->tensors[t], a)) f *= e->tile[a].thread;
+        if (p->mma) f = mma_frag_regs(p, t); /* packed 32-bit fragment registers */
         regs += p->frag_pipe ? 2 * f : f; /* double-buffered fragments: two sets */
         const gs_plan_input *pi = &p->in[t];
         /* 16-bit inputs: a vector read's packed words live beside the
          * converted fragment (f32: the read is the fragment) */
-        if (op->dtype_in != GS_DTYPE_F32) regs += (pi->frag_vec * in_bytes(op) + 3) / 4 + 1;
+        if (op->dtype_in != GS_DTYPE_F32 && !p->mma) regs += (pi->frag_vec * in_bytes(op) + 3) / 4 + 1;
         if (!pi->staged) continue;
         /* the units' global and shared offsets: two, two per unit, or none
          * (recomputed where used) */
@@ -652,6 +667,7 @@ static uint8_t frag_pipe_of(const gs_op *op, const gs_etir *e, const gs_plan *p)
     /* a product of two inputs (gemm, bgemm, gemv, conv): the FFMA main loop;
      * a pooling or row reduction reads one fragment and is bound elsewhere */
     if (op->ninputs < 2 || op->combine != GS_COMBINE_MAC) return 0;
+    if (p->mma) return 0; /* the mma core runs in the plain pipeline (for now) */
     if (p->stages < 2 || !p->fast_path || p->opts.no_frag_pipe) return 0;
     int64_t body = gs_etir_acc_regs(op, e) + 8, trip = 1;
     int last = -1;
@@ -736,6 +752,13 @@ static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e,
     bool atomic = (p->opts.split_atomic || e->splitk_atomic) && op->combine != GS_COMBINE_MAX &&
                   op->combine != GS_COMBINE_MIN;
     p->split_mode = p->splitk <= 1 ? GS_SPLIT_NONE : atomic ? GS_SPLIT_ATOMIC : GS_SPLIT_ORDERED;
+    int mm, mn, mk;
+    if (e->mma && gs_mma_get(e->mma) && gs_mma_axes(op, &mm, &mn, &mk)) {
+        /* a warp's lanes are 8 x 4 threads (m x n) of TM x TN outputs each */
+        p->mma = e->mma;
+        p->warp_m = (uint16_t)(8 * e->tile[mm].thread);
+        p->warp_n = (uint16_t)(4 * e->tile[mn].thread);
+    }
     p->raster_x = p->raster_y = -1;
     for (int a = op->naxes - 1; a >= 0; a--) { /* the last two spatial axes */
         if (!spatial(op, a)) continue;
@@ -751,7 +774,7 @@ static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e,
         }
         int64_t pad;
         /* the layout through the memo, for the default options only */
-        uint64_t lk = memo && !o ? layout_key(op, e, t, memo) : 0;
+        uint64_t lk = memo && !o && !p->mma ? layout_key(op, e, t, memo) : 0;
         unsigned slot = (unsigned)(lk >> 40) & (GS_WF_MEMO_LAYOUTS - 1);
         if (lk && memo->layout_key[slot] == lk) {
             *pi = memo->layout[slot];
@@ -893,6 +916,113 @@ static void choose_pad(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_pl
     }
 }
 
+/* ---- tensor cores -------------------------------------------------------------------
+ * The shared-memory element offset of staged input t (a tensor box, no
+ * im2col) at local coordinates loc[axis]. */
+static int64_t mma_smem_off(const gs_op *op, const gs_plan_input *pi, int t, const int64_t *loc) {
+    const gs_tensor *ts = &op->tensors[t];
+    int64_t o = 0;
+    for (int j = 0; j < ts->ndim; j++) {
+        int64_t x = 0;
+        for (int a = 0; a < op->naxes; a++) x += ts->idx[j].coeff[a] * loc[a];
+        o += x * pi->sstride[j];
+    }
+    return o;
+}
+
+/* ldmatrix for input t (0: A, 1: B) of row r: where the row has it, the
+ * box is the tensor's with no offset or negative coefficient, and its
+ * innermost smem dim runs along k (no .trans) or along t's own axis xa
+ * (.trans) with unit step and whole 8-element rows. The 16-byte alignment
+ * of every row start also needs the pad (0 or 8 elements) chosen below. */
+static void mma_ldsm_mode(const gs_op *op, gs_plan_input *pi, int t, const gs_mma_row *r, int xa, int k) {
+    pi->ldsm = pi->ldsm_trans = 0;
+    if (!r->ldsm || pi->im2col) return;
+    const gs_tensor *ts = &op->tensors[t];
+    for (int j = 0; j < ts->ndim; j++) {
+        if (ts->idx[j].offset) return;
+        for (int a = 0; a < op->naxes; a++)
+            if (ts->idx[j].coeff[a] < 0) return;
+    }
+    int ax = unit_axis(&ts->idx[pi->inner_dim], op->naxes);
+    if (pi->dims[pi->inner_dim] % 8 || (ax != k && ax != xa)) return;
+    pi->ldsm = (uint8_t)(t == 0 ? r->a.regs : r->b.regs);
+    pi->ldsm_trans = ax != k;
+}
+
+/* Wavefronts of one instruction tile's fragment of input t at the tile's
+ * origin: the ldmatrix's lanes (8 a matrix, 16 bytes each: the bank
+ * simulator serves them in 8-lane phases) or one element read per register
+ * element. */
+static double mma_read_wf(const gs_hw *hw, const gs_op *op, const gs_plan *p, int t, int xa, int k) {
+    const gs_mma_row *r = gs_mma_get(p->mma);
+    const gs_plan_input *pi = &p->in[t];
+    const gs_mma_frag *f = t == 0 ? &r->a : &r->b;
+    const int eb = in_bytes(op);
+    int64_t addr[32], loc[GS_MAX_AXES] = {0};
+    if (pi->ldsm) {
+        const int lanes = 8 * pi->ldsm;
+        for (int l = 0; l < lanes; l++) {
+            const int8_t *org = t == 0 ? r->ldsm_a[l >> 3] : r->ldsm_b[l >> 3];
+            /* lane l names row l & 7 of matrix l >> 3: without .trans the rows
+             * step along xa (each runs along k), with .trans along k */
+            loc[xa] = (t == 0 ? org[0] : org[1]) + (pi->ldsm_trans ? 0 : l & 7);
+            loc[k] = (t == 0 ? org[1] : org[0]) + (pi->ldsm_trans ? l & 7 : 0);
+            addr[l] = mma_smem_off(op, pi, t, loc) * eb / 4;
+        }
+        return gs_smem_wavefronts_of(hw->smem_banks, addr, lanes, 4);
+    }
+    double wf = 0;
+    for (int i = 0; i < f->elems; i++) {
+        for (int l = 0; l < 32; l++) {
+            int row, col;
+            gs_mma_elem(f, l, i, &row, &col);
+            loc[xa] = t == 0 ? row : col;
+            loc[k] = t == 0 ? col : row;
+            addr[l] = mma_smem_off(op, pi, t, loc) * eb / 4;
+        }
+        wf += gs_smem_wavefronts_of(hw->smem_banks, addr, 32, 1);
+    }
+    return wf;
+}
+
+/* mma's padding: 0 or one 16-byte vector, whichever costs fewer wavefronts
+ * per reduce tile (the fragment reads of the warp's instruction tiles and
+ * the copy's stores); the ldmatrix mode first (it reads the layout's
+ * orientation, not its pitch). No memo: the choice depends on the row. */
+static void choose_pad_mma(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_plan *p, int t) {
+    gs_plan_input *pi = &p->in[t];
+    const gs_mma_row *r = gs_mma_get(p->mma);
+    int m, n, k;
+    gs_mma_axes(op, &m, &n, &k);
+    const int xa = t == 0 ? m : n;
+    mma_ldsm_mode(op, pi, t, r, xa, k);
+    pi->swizzle = 0;
+    const gs_tensor *ts = &op->tensors[t];
+    const int64_t reserve = pi->pad, step = vec_max(in_bytes(op));
+    /* instruction tiles a warp reads per reduce tile */
+    const double reads = (double)(e->tile[k].block / r->k) * (t == 0 ? p->warp_m / r->m : p->warp_n / r->n);
+    double best = -1;
+    int64_t best_pad = 0;
+    for (int64_t pad = 0; pad <= reserve; pad += step) {
+        layout_strides(ts, pi->dims, pi->inner_dim, pad, pi->sstride);
+        double rw = mma_read_wf(hw, op, p, t, xa, k);
+        double sw = store_wavefronts(op, t, pi, p->threads, hw->smem_banks, hw->warp_size, NULL);
+        double cost = reads * rw + pi->units_per_thread * sw;
+        if (best < 0 || cost < best) {
+            best = cost;
+            best_pad = pad;
+            pi->read_wf = (float)rw;
+            pi->store_wf = (float)sw;
+        }
+    }
+    pi->pad = (int32_t)best_pad;
+    layout_strides(ts, pi->dims, pi->inner_dim, best_pad, pi->sstride);
+    /* ldmatrix rows start on 16 bytes: every outer stride a multiple of 8 */
+    for (int j = 0; j < ts->ndim && pi->ldsm; j++)
+        if (j != pi->inner_dim && pi->sstride[j] % 8) pi->ldsm = pi->ldsm_trans = 0;
+}
+
 void gs_plan_make(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts, gs_plan *p) {
     gs_plan_make_memo(hw, op, e, opts, NULL, p);
 }
@@ -905,14 +1035,15 @@ void gs_plan_make_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, const
 
 void gs_plan_finish_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_wf_memo *memo, gs_plan *p) {
     for (int t = 0; t < op->ninputs; t++)
-        if (p->in[t].staged) choose_pad(hw, op, e, p, t, memo);
+        if (p->in[t].staged && p->mma) choose_pad_mma(hw, op, e, p, t);
+        else if (p->in[t].staged) choose_pad(hw, op, e, p, t, memo);
     /* Output vector: the output's innermost dim runs along a spatial axis
      * with unit step and each thread owns runs of T0 consecutive outputs. */
     const gs_tensor *ot = gs_op_out(op);
     int oa = unit_axis(&ot->idx[ot->ndim - 1], op->naxes);
     p->out_axis = -1;
     p->out_vec = 1;
-    if (oa >= 0 && !p->opts.scalar && !p->opts.predicated) {
+    if (oa >= 0 && !p->opts.scalar && !p->opts.predicated && !p->mma) { /* mma: scalar stores (for now) */
         int w = vec_dividing(vec_max(gs_dtype_row(op->dtype_out)->bytes), e->tile[oa].thread / e->V[oa],
                              ot->idx[ot->ndim - 1].offset, 0);
         if (w > 1) {
@@ -949,6 +1080,12 @@ void gs_plan_format(const gs_op *op, const gs_plan *p, char *buf, size_t n) {
                                 p->fast_path ? " fast" : " predicated", p->out_vec, (int)p->threads,
                                 (int)p->min_blocks, p->smem_dynamic ? " dyn-smem" : "");
     if (off < n && p->frag_pipe) off += (size_t)snprintf(buf + off, n - off, " fragpipe%s", p->peel ? " peel" : "");
+    if (off < n && p->mma) {
+        off += (size_t)snprintf(buf + off, n - off, " mma %s w%dx%d", gs_mma_get(p->mma)->name, p->warp_m, p->warp_n);
+        for (int t = 0; t < op->ninputs && off < n; t++)
+            off += (size_t)snprintf(buf + off, n - off, " %s:%s%d%s", op->tensors[t].name,
+                                    p->in[t].ldsm ? "ldsm" : "lds", p->in[t].ldsm, p->in[t].ldsm_trans ? "t" : "");
+    }
     if (off < n && p->raster) off += (size_t)snprintf(buf + off, n - off, " raster%d", 1 << p->raster);
     if (off < n && p->lanes > 1) off += (size_t)snprintf(buf + off, n - off, " split%d", p->lanes);
     if (off < n && p->splitk > 1)

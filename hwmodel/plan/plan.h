@@ -97,6 +97,13 @@ typedef struct gs_plan_input {
                              dims (gs_plan_box_tensor); the global side keeps the tensor's */
     uint8_t view_ndim;    /* im2col: view dims */
     int8_t view_axis[GS_MAX_DIMS]; /* im2col: the axis of each view dim */
+    /* tensor cores (plan.mma; these three bytes were padding, so a plan without
+     * mma hashes as before): */
+    uint8_t ldsm;         /* 0: fragments read element by element; 1, 2, 4: ldmatrix .x1/.x2/.x4
+                             (the row's registers of this operand), one per instruction tile */
+    uint8_t ldsm_trans;   /* ldmatrix .trans: the smem rows run along m (A) or n (B), not k */
+    uint8_t swizzle;      /* log2 of the XOR period, in 16-byte vectors, of the smem layout (0:
+                             none; the padding, pad, is the fallback) */
     int64_t halo[GS_MAX_DIMS]; /* the tensor box per tensor dim (dims, unless im2col): what the
                                   fast path's range check covers */
     int8_t unit_dim;      /* unit_linear: the dim a thread's successive units step along */
@@ -116,7 +123,9 @@ typedef struct gs_plan_input {
     uint8_t direct;       /* unstaged: every dim is one axis with unit step, no offset and the
                              axis' extent as its shape, so interior blocks read it without
                              predicates (re-checked at run time) */
-    float read_wf;        /* smem wavefronts of one warp-wide fragment read */
+    float read_wf;        /* smem wavefronts of one warp-wide fragment read (mma: of one
+                             instruction tile's fragment of this operand: the ldmatrix's 8-lane
+                             phases, or its element reads) */
     float store_wf;       /* smem wavefronts of one copy unit's stores, per warp */
 } gs_plan_input;
 
@@ -124,7 +133,8 @@ typedef struct gs_plan {
     int32_t arch;         /* sm_XX the decisions were made for */
     int32_t threads;      /* threads per block */
     int32_t min_blocks;   /* __launch_bounds__(threads, min_blocks) */
-    int32_t regs_bound;   /* registers per thread the plan is sized for (upper bound) */
+    int32_t regs_bound;   /* registers per thread the plan is sized for (upper bound; mma: the
+                             accumulators and the A and B fragment registers) */
     uint8_t stages;       /* pipeline depth (from the ETIR) */
     uint8_t raster;       /* log2 block-swizzle group (from the ETIR) */
     int8_t raster_x;      /* the swizzled (slower) spatial axis; -1 none */
@@ -155,6 +165,11 @@ typedef struct gs_plan {
     uint8_t splitk;       /* split-K blocks per output tile (from the ETIR; 1: none) */
     uint8_t split_mode;   /* gs_split_mode */
     int8_t split_axis;    /* the reduce axis split-K divides; -1 */
+    /* tensor cores (these five bytes were padding, so a plan without mma
+     * hashes as before): */
+    uint8_t mma;          /* the instruction row (ir/mma.h; 0: FFMA), from the ETIR */
+    uint16_t warp_m;      /* mma: a warp's tile along the m axis (8 * TM: lanes are 8 x 4 threads) */
+    uint16_t warp_n;      /* mma: along the n axis (4 * TN) */
     int64_t smem_bytes;   /* all stage buffers of all staged inputs */
     int32_t scratch_bytes; /* static shared scratch beside them (CUDA): split-K's flag, a wide
                               group's per-warp results; 16-byte granular */

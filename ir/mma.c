@@ -1,0 +1,106 @@
+/* mma.c — the tensor-core instruction table (ir/mma.h) and the legality of
+ * its rows for an operator and a state. The layouts are the PTX ISA's
+ * fragment figures for mma.m16n8k16 (.f16, .bf16), mma.m16n8k8 (.tf32, .f16)
+ * and ldmatrix; tests/test_mma.c holds a second transcription, register by
+ * register. */
+#include "ir/mma.h"
+
+#include <stddef.h>
+
+/* C/D of every m16n8 shape (f32): c0, c1 at (g, 2t + 0/1); c2, c3 at (g + 8, 2t + 0/1). */
+#define GS_MMA_C_M16N8 {4, 4, 1, 0, 0, 2, {0, 0, 8, 8}, {0, 1, 0, 1}}
+
+static const gs_mma_row mma_rows[GS_MMA_COUNT + 1] = {
+    [1] = {.name = "m16n8k16.f16", .ptx = "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", .min_arch = 80,
+           .m = 16, .n = 8, .k = 16, .dtype_in = GS_DTYPE_F16, .math = GS_MATH_F32, .per_reg = 2,
+           /* a0..a3, two halves each: rows g / g+8, k 2t.. / 2t+8.. */
+           .a = {4, 8, 1, 0, 0, 2, {0, 0, 8, 8, 0, 0, 8, 8}, {0, 1, 0, 1, 8, 9, 8, 9}},
+           /* b0, b1: k 2t.. / 2t+8.., column g */
+           .b = {2, 4, 0, 2, 1, 0, {0, 1, 8, 9}, {0, 0, 0, 0}},
+           .c = GS_MMA_C_M16N8, .ldsm = 1,
+           .ldsm_a = {{0, 0}, {8, 0}, {0, 8}, {8, 8}}, .ldsm_b = {{0, 0}, {8, 0}}},
+    [2] = {.name = "m16n8k16.bf16", .ptx = "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", .min_arch = 80,
+           .m = 16, .n = 8, .k = 16, .dtype_in = GS_DTYPE_BF16, .math = GS_MATH_F32, .per_reg = 2,
+           .a = {4, 8, 1, 0, 0, 2, {0, 0, 8, 8, 0, 0, 8, 8}, {0, 1, 0, 1, 8, 9, 8, 9}},
+           .b = {2, 4, 0, 2, 1, 0, {0, 1, 8, 9}, {0, 0, 0, 0}},
+           .c = GS_MMA_C_M16N8, .ldsm = 1,
+           .ldsm_a = {{0, 0}, {8, 0}, {0, 8}, {8, 8}}, .ldsm_b = {{0, 0}, {8, 0}}},
+    [3] = {.name = "m16n8k8.tf32", .ptx = "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", .min_arch = 80,
+           .m = 16, .n = 8, .k = 8, .dtype_in = GS_DTYPE_F32, .math = GS_MATH_TF32, .per_reg = 1,
+           /* a0..a3: rows g / g+8, k t / t+4 */
+           .a = {4, 4, 1, 0, 0, 1, {0, 8, 0, 8}, {0, 0, 4, 4}},
+           /* b0, b1: k t / t+4, column g */
+           .b = {2, 2, 0, 1, 1, 0, {0, 4}, {0, 0}},
+           .c = GS_MMA_C_M16N8, .ldsm = 0},
+    [4] = {.name = "m16n8k8.f16", .ptx = "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32", .min_arch = 75,
+           .m = 16, .n = 8, .k = 8, .dtype_in = GS_DTYPE_F16, .math = GS_MATH_F32, .per_reg = 2,
+           .a = {2, 4, 1, 0, 0, 2, {0, 0, 8, 8}, {0, 1, 0, 1}},
+           .b = {1, 2, 0, 2, 1, 0, {0, 1}, {0, 0}},
+           .c = GS_MMA_C_M16N8, .ldsm = 1,
+           .ldsm_a = {{0, 0}, {8, 0}}, .ldsm_b = {{0, 0}}},
+};
+
+int gs_mma_count(void) { return GS_MMA_COUNT; }
+
+const gs_mma_row *gs_mma_get(int idx) { return idx >= 1 && idx <= GS_MMA_COUNT ? &mma_rows[idx] : NULL; }
+
+void gs_mma_elem(const gs_mma_frag *f, int lane, int i, int *row, int *col) {
+    const int g = lane >> 2, t = lane & 3;
+    *row = f->rg * g + f->rt * t + f->row_off[i];
+    *col = f->cg * g + f->ct * t + f->col_off[i];
+}
+
+static bool is_spatial(const gs_op *op, int a) { return op->axes[a].kind == GS_AXIS_SPATIAL; }
+
+bool gs_mma_axes(const gs_op *op, int *m, int *n, int *k) {
+    *m = *n = *k = -1;
+    if (op->ninputs != 2 || op->combine != GS_COMBINE_MAC) return false;
+    const gs_tensor *A = &op->tensors[0], *B = &op->tensors[1], *C = gs_op_out(op);
+    for (int a = 0; a < op->naxes; a++) {
+        bool ua = gs_tensor_uses_axis(A, a), ub = gs_tensor_uses_axis(B, a), uc = gs_tensor_uses_axis(C, a);
+        if (!is_spatial(op, a)) {
+            if (*k >= 0 || !ua || !ub) return false;
+            *k = a;
+        } else if (ua && !ub && uc) {
+            if (*m >= 0) return false;
+            *m = a;
+        } else if (ub && !ua && uc) {
+            if (*n >= 0) return false;
+            *n = a;
+        } else if (!(ua && ub && uc)) {
+            return false;
+        }
+    }
+    return *m >= 0 && *n >= 0 && *k >= 0;
+}
+
+bool gs_mma_type_ok(const gs_op *op, int idx) {
+    const gs_mma_row *r = gs_mma_get(idx);
+    return r && op->dtype_in == r->dtype_in && op->math == r->math;
+}
+
+bool gs_mma_arch_ok(int idx, int arch) {
+    const gs_mma_row *r = gs_mma_get(idx);
+    return r && arch >= r->min_arch && (r->max_arch == 0 || arch <= r->max_arch);
+}
+
+bool gs_mma_state_ok(const gs_op *op, const gs_etir *e, int idx) {
+    if (idx == 0) return true;
+    int m, n, k;
+    if (!gs_mma_type_ok(op, idx) || !gs_mma_axes(op, &m, &n, &k)) return false;
+    const gs_mma_row *r = gs_mma_get(idx);
+    const gs_tile *tm = &e->tile[m], *tn = &e->tile[n];
+    if (tm->thread % 2 || tn->thread % 2 || e->V[m] != 1 || e->V[n] != 1) return false;
+    if ((tm->block / tm->thread) % 8 || (tn->block / tn->thread) % 4) return false;
+    if (e->tile[k].block % r->k || e->lanes_log2) return false;
+    for (int a = 0; a < op->naxes; a++)
+        if (a != m && a != n && is_spatial(op, a) && (e->tile[a].thread != 1 || e->V[a] != 1)) return false;
+    return e->staged[0] && e->staged[1];
+}
+
+int gs_mma_pick(int arch, const gs_op *op) {
+    int best = 0;
+    for (int i = 1; i <= GS_MMA_COUNT; i++)
+        if (gs_mma_type_ok(op, i) && gs_mma_arch_ok(i, arch) && (!best || mma_rows[i].k > mma_rows[best].k)) best = i;
+    return best;
+}

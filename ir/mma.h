@@ -1,0 +1,78 @@
+/* mma.h — the tensor-core instruction table (issue 20): one row per warp-wide
+ * mma.sync shape and input type, with its per-lane fragment layouts and its
+ * ldmatrix blocks as data, written from the PTX ISA's "Matrix fragments for
+ * mma.m16n8k*" sections. Facts of the instructions only: no profile. The
+ * plan (hwmodel/plan/plan.c) and both printers (kernels/codegen/lower.c)
+ * read the rows; tests/test_mma.c checks them against a second transcription.
+ *
+ * Operands: A is m x k (row = m, col = k), B is k x n (row = k, col = n),
+ * C and D are m x n; every row accumulates in f32. A lane l of the warp has
+ * g = l >> 2 (its group) and t = l & 3 (its place in the group). Its element
+ * i (0 <= i < elems; register i / per_reg, the lower half first) of an
+ * operand sits at
+ *     row = rg * g + rt * t + row_off[i],   col = cg * g + ct * t + col_off[i]. */
+#ifndef GS_MMA_H
+#define GS_MMA_H
+
+#include "ir/ir.h"
+
+/* Rows of gs_mma_table: index 1..GS_MMA_COUNT (0 is FFMA, no row). */
+#define GS_MMA_COUNT 4
+#define GS_MMA_MAX_ELEMS 8 /* elements of one operand per lane */
+
+typedef struct gs_mma_frag {
+    int8_t regs;  /* 32-bit registers per lane */
+    int8_t elems; /* elements per lane: regs * per_reg (C: regs) */
+    int8_t rg, rt, cg, ct;                /* row and col coefficients of g and t */
+    int8_t row_off[GS_MMA_MAX_ELEMS];     /* per element */
+    int8_t col_off[GS_MMA_MAX_ELEMS];
+} gs_mma_frag;
+
+typedef struct gs_mma_row {
+    const char *name;    /* "m16n8k16.f16" */
+    const char *ptx;     /* the whole opcode: "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" */
+    int min_arch;        /* sm_XX from which the shape and type exist (80, or 75 for m16n8k8 f16) */
+    int max_arch;        /* the last sm_XX (0: none) */
+    int m, n, k;
+    uint8_t dtype_in;    /* gs_dtype of A and B: f16, bf16, or f32 with math tf32 */
+    uint8_t math;        /* gs_math the operator must have (GS_MATH_TF32 for the tf32 row) */
+    int8_t per_reg;      /* input elements per 32-bit register: 2 (16-bit) or 1 (tf32) */
+    gs_mma_frag a, b, c; /* C and D share a layout */
+    /* ldmatrix (16-bit rows; 0 for tf32): one 8x8 matrix per register of A
+     * (ldsm_a, .x<a.regs>) and of B (ldsm_b); register j holds matrix j,
+     * whose origin in the operand is (row, col) = ldsm_*[j]. The two halves of
+     * a register run along k (A's col, B's row): without .trans each 8-element
+     * row an address names runs along k; with .trans it runs along m (A) or n (B). */
+    int8_t ldsm;               /* 1: the operands load with ldmatrix */
+    int8_t ldsm_a[4][2], ldsm_b[4][2];
+} gs_mma_row;
+
+/* The number of rows, and row idx (1..count; NULL for 0, FFMA, or out of range). */
+int gs_mma_count(void);
+const gs_mma_row *gs_mma_get(int idx);
+/* Row and col of element i of lane (0..31) in fragment f. */
+void gs_mma_elem(const gs_mma_frag *f, int lane, int i, int *row, int *col);
+/* The operator's matrix axes when it is a two-input multiply-accumulate whose
+ * mma form this library prints: one reduce axis k; one spatial axis m used by
+ * input 0 and the output but not input 1, one n used by input 1 and the output
+ * but not input 0; any other spatial axis (a batch) used by the output and
+ * both inputs. gemm in every transpose, bgemm and the 1x1 conv as a matmul
+ * qualify; a conv as implicit GEMM (its m spans n, p and q) does not yet. */
+bool gs_mma_axes(const gs_op *op, int *m, int *n, int *k);
+/* Whether row idx takes op's types: dtype_in and math match the row's, f32
+ * accumulation. Says nothing of the arch or the tiles. */
+bool gs_mma_type_ok(const gs_op *op, int idx);
+/* Whether row idx exists on sm_<arch>. */
+bool gs_mma_arch_ok(int idx, int arch);
+/* Whether state e of op may use row idx (0: always): the axes and types
+ * above, and the tiles. The thread tile of m and n (TM, TN) is a warp's
+ * share per lane: a warp's lanes form an 8 x 4 grid of threads (m x n), so a
+ * warp tile is 8*TM x 4*TN, TM and TN even (whole 16 x 8 instruction tiles);
+ * the threads along m (BM/TM) are a multiple of 8 and along n (BN/TN) of 4;
+ * no vthreads on m and n; a batch axis' thread tile is 1; the k tile is a
+ * multiple of the row's k; both inputs staged; no reduce lanes. */
+bool gs_mma_state_ok(const gs_op *op, const gs_etir *e, int idx);
+/* The row an arch would use for op's types (the widest k it has), or 0. */
+int gs_mma_pick(int arch, const gs_op *op);
+
+#endif

@@ -1,0 +1,271 @@
+/* test_mma.c — the tensor-core instruction table (ir/mma.h), the mma knob and
+ * the plan's mma fields. The table is checked against a second transcription
+ * of the PTX ISA's fragment figures written register by register (a case per
+ * register, not coefficients), so a swapped register or a wrong offset in
+ * either fails; the rows' ldmatrix blocks against ldmatrix's own
+ * distribution (lane l gets row l/4, columns 2(l%4), 2(l%4)+1 of each 8x8
+ * matrix); each layout covers its operand exactly once. */
+#include "tests/test_common.h"
+
+#include <criterion/criterion.h>
+#include <string.h>
+
+/* ---- the second transcription ---------------------------------------------------
+ * Per operand: (row, col) of register reg, half h (0 for 32-bit elements) of
+ * lane l, from the ISA's figures; A is m x k, B is k x n, C is m x n. */
+typedef void (*xfrag)(int l, int reg, int h, int *row, int *col);
+
+/* m16n8k16 .f16/.bf16, A: a0 {g, 2t}, a1 {g+8, 2t}, a2 {g, 2t+8}, a3 {g+8, 2t+8} */
+static void k16_a(int l, int reg, int h, int *row, int *col) {
+    const int g = l / 4, t = l % 4;
+    switch (reg) {
+    case 0: *row = g; *col = 2 * t + h; break;
+    case 1: *row = g + 8; *col = 2 * t + h; break;
+    case 2: *row = g; *col = 2 * t + 8 + h; break;
+    default: *row = g + 8; *col = 2 * t + 8 + h; break;
+    }
+}
+/* B: b0 {k 2t, n g}, b1 {k 2t+8, n g} */
+static void k16_b(int l, int reg, int h, int *row, int *col) {
+    *row = (l % 4) * 2 + h + (reg == 1 ? 8 : 0);
+    *col = l / 4;
+}
+/* C/D of m16n8 (f32): c0, c1 {g, 2t, 2t+1}; c2, c3 {g+8, ...}; one element per register */
+static void m16n8_c(int l, int reg, int h, int *row, int *col) {
+    (void)h;
+    *row = l / 4 + (reg >= 2 ? 8 : 0);
+    *col = (l % 4) * 2 + (reg & 1);
+}
+/* m16n8k8 .tf32, A: a0 {g, t}, a1 {g+8, t}, a2 {g, t+4}, a3 {g+8, t+4} */
+static void tf32_a(int l, int reg, int h, int *row, int *col) {
+    (void)h;
+    static const int dr[4] = {0, 8, 0, 8}, dc[4] = {0, 0, 4, 4};
+    *row = l / 4 + dr[reg];
+    *col = l % 4 + dc[reg];
+}
+/* B: b0 {k t, n g}, b1 {k t+4, n g} */
+static void tf32_b(int l, int reg, int h, int *row, int *col) {
+    (void)h;
+    *row = l % 4 + 4 * reg;
+    *col = l / 4;
+}
+/* m16n8k8 .f16, A: a0 {g, 2t}, a1 {g+8, 2t} */
+static void k8_a(int l, int reg, int h, int *row, int *col) {
+    *row = l / 4 + 8 * reg;
+    *col = (l % 4) * 2 + h;
+}
+/* B: b0 {k 2t, n g} */
+static void k8_b(int l, int reg, int h, int *row, int *col) {
+    (void)reg;
+    *row = (l % 4) * 2 + h;
+    *col = l / 4;
+}
+
+typedef struct xrow {
+    const char *name, *ptx;
+    int m, n, k, min_arch;
+    int a_regs, b_regs, per_reg;
+    xfrag a, b, c;
+} xrow;
+static const xrow xrows[] = {
+    {"m16n8k16.f16", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 16, 8, 16, 80, 4, 2, 2, k16_a, k16_b, m16n8_c},
+    {"m16n8k16.bf16", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", 16, 8, 16, 80, 4, 2, 2, k16_a, k16_b,
+     m16n8_c},
+    {"m16n8k8.tf32", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", 16, 8, 8, 80, 4, 2, 1, tf32_a, tf32_b, m16n8_c},
+    {"m16n8k8.f16", "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32", 16, 8, 8, 75, 2, 1, 2, k8_a, k8_b, m16n8_c},
+};
+
+static const xrow *xfind(const char *name) {
+    for (size_t i = 0; i < sizeof xrows / sizeof xrows[0]; i++)
+        if (!strcmp(xrows[i].name, name)) return &xrows[i];
+    return NULL;
+}
+
+/* Every element of every lane of fragment f equals the transcription's. */
+static void expect_frag(const char *row, const char *what, const gs_mma_frag *f, int per_reg, xfrag x) {
+    for (int l = 0; l < 32; l++)
+        for (int i = 0; i < f->elems; i++) {
+            int r1, c1, r2, c2;
+            gs_mma_elem(f, l, i, &r1, &c1);
+            x(l, i / per_reg, i % per_reg, &r2, &c2);
+            cr_assert(r1 == r2 && c1 == c2, "%s %s: lane %d register %d half %d: table (%d, %d), ISA (%d, %d)", row, what,
+                      l, i / per_reg, i % per_reg, r1, c1, r2, c2);
+        }
+}
+
+/* The 32 lanes' elements cover the rows x cols operand exactly once. */
+static void expect_cover(const char *row, const char *what, const gs_mma_frag *f, int rows, int cols) {
+    int seen[16 * 16] = {0};
+    cr_assert_eq(f->elems * 32, rows * cols, "%s %s: %d elements per lane for %d x %d", row, what, f->elems, rows, cols);
+    for (int l = 0; l < 32; l++)
+        for (int i = 0; i < f->elems; i++) {
+            int r, c;
+            gs_mma_elem(f, l, i, &r, &c);
+            cr_assert(r >= 0 && r < rows && c >= 0 && c < cols, "%s %s: lane %d element %d at (%d, %d)", row, what, l, i,
+                      r, c);
+            cr_assert_eq(seen[r * cols + c]++, 0, "%s %s: (%d, %d) held twice", row, what, r, c);
+        }
+}
+
+Test(mma, table_matches_the_isa_transcription) {
+    cr_assert_eq(gs_mma_count(), (int)(sizeof xrows / sizeof xrows[0]));
+    cr_assert_null(gs_mma_get(0));
+    cr_assert_null(gs_mma_get(gs_mma_count() + 1));
+    for (int i = 1; i <= gs_mma_count(); i++) {
+        const gs_mma_row *r = gs_mma_get(i);
+        const xrow *x = xfind(r->name);
+        cr_assert_not_null(x, "row %d (%s) has no transcription", i, r->name);
+        cr_assert_str_eq(r->ptx, x->ptx);
+        cr_assert(r->m == x->m && r->n == x->n && r->k == x->k, "%s: shape", r->name);
+        cr_assert_eq(r->min_arch, x->min_arch, "%s: arch", r->name);
+        cr_assert(r->a.regs == x->a_regs && r->b.regs == x->b_regs && r->c.regs == 4, "%s: registers", r->name);
+        cr_assert_eq(r->per_reg, x->per_reg, "%s", r->name);
+        cr_assert(r->a.elems == r->a.regs * r->per_reg && r->b.elems == r->b.regs * r->per_reg, "%s", r->name);
+        expect_frag(r->name, "A", &r->a, r->per_reg, x->a);
+        expect_frag(r->name, "B", &r->b, r->per_reg, x->b);
+        expect_frag(r->name, "C", &r->c, 1, x->c);
+        expect_cover(r->name, "A", &r->a, r->m, r->k);
+        expect_cover(r->name, "B", &r->b, r->k, r->n);
+        expect_cover(r->name, "C", &r->c, r->m, r->n);
+    }
+}
+
+/* ldmatrix gives lane l, from each 8x8 matrix, the pair at (row l/4, cols
+ * 2(l%4), 2(l%4)+1) of the rows as addressed (without .trans); a row's
+ * ldmatrix block j must put that pair where the row's layout puts register j. */
+Test(mma, ldmatrix_blocks_deliver_the_layout) {
+    for (int i = 1; i <= gs_mma_count(); i++) {
+        const gs_mma_row *r = gs_mma_get(i);
+        if (!r->ldsm) continue;
+        for (int l = 0; l < 32; l++)
+            for (int j = 0; j < r->a.regs + r->b.regs; j++) {
+                const bool isa = j < r->a.regs;
+                const int reg = isa ? j : j - r->a.regs;
+                const gs_mma_frag *f = isa ? &r->a : &r->b;
+                const int8_t *org = isa ? r->ldsm_a[reg] : r->ldsm_b[reg];
+                for (int h = 0; h < 2; h++) {
+                    int row, col;
+                    gs_mma_elem(f, l, reg * 2 + h, &row, &col);
+                    /* A: addressed rows are m rows, the pair runs along k (col);
+                     * B: addressed rows are n rows (k contiguous), the pair runs along k (row) */
+                    int er = isa ? org[0] + l / 4 : org[0] + 2 * (l % 4) + h;
+                    int ec = isa ? org[1] + 2 * (l % 4) + h : org[1] + l / 4;
+                    cr_assert(row == er && col == ec, "%s %s register %d lane %d half %d: layout (%d, %d), ldmatrix (%d, %d)",
+                              r->name, isa ? "A" : "B", reg, l, h, row, col, er, ec);
+                }
+            }
+    }
+}
+
+/* ---- the knob ----------------------------------------------------------------- */
+static gs_op parse(gs_ctx *ctx, const char *spec) {
+    gs_op op;
+    cr_assert_eq(gs_op_parse_into(ctx, spec, &op), GS_OK, "%s: %s", spec, gs_ctx_errmsg(ctx));
+    return op;
+}
+
+static gs_status cfg(gs_ctx *ctx, const gs_op *op, const char *c, gs_etir *e) {
+    return gs_etir_parse_config(ctx, op, c, e);
+}
+
+#define MMA_CFG "bm=64,bn=32,bk=32,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1"
+
+Test(mma, knob_config_and_legality) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_op h = parse(ctx, "gemm M=100 N=50 K=33 dtype=f16"), f = parse(ctx, "gemm M=100 N=50 K=33");
+    gs_op b = parse(ctx, "gemm M=100 N=50 K=33 dtype=bf16 transA=1 transB=1");
+    gs_op t = parse(ctx, "gemm M=100 N=50 K=33 math=tf32");
+    gs_op bg = parse(ctx, "bgemm B=3 M=40 N=24 K=17 dtype=f16");
+    gs_op cv = parse(ctx, "conv2d N=1 C=16 H=8 W=8 K=16 R=3 S=3 pad=1 dtype=f16");
+    gs_etir e;
+    cr_assert_eq(cfg(ctx, &h, MMA_CFG ",mma=1", &e), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(e.mma, 1);
+    cr_assert(gs_etir_wellformed(&h, &e));
+    char buf[256];
+    gs_etir_format_config(&h, &e, buf, sizeof buf);
+    cr_assert(strstr(buf, ",mma=1"), "%s", buf);
+    gs_etir_format(&h, &e, buf, sizeof buf);
+    cr_assert(strstr(buf, "mma1"), "%s", buf);
+    gs_etir back;
+    gs_etir_format_config(&h, &e, buf, sizeof buf);
+    cr_assert_eq(cfg(ctx, &h, buf, &back), GS_OK);
+    cr_assert_eq(back.mma, 1);
+    /* types: f16 takes rows 1 and 4, bf16 row 2, tf32 row 3; f32 none */
+    cr_assert(gs_mma_state_ok(&h, &e, 1) && gs_mma_state_ok(&h, &e, 4));
+    cr_assert(!gs_mma_state_ok(&h, &e, 2) && !gs_mma_state_ok(&h, &e, 3));
+    gs_status st = cfg(ctx, &f, MMA_CFG ",mma=1", &e);
+    cr_assert(st != GS_OK || !gs_etir_wellformed(&f, &e), "f32 gemm with the f16 row");
+    cr_assert_eq(cfg(ctx, &b, MMA_CFG ",mma=2", &e), GS_OK);
+    cr_assert(gs_etir_wellformed(&b, &e), "bf16 transposed gemm, row 2");
+    cr_assert_eq(cfg(ctx, &t, MMA_CFG ",mma=3", &e), GS_OK);
+    cr_assert(gs_etir_wellformed(&t, &e), "tf32 gemm, row 3");
+    cr_assert_eq(cfg(ctx, &bg, "bb=1,bm=64,bn=32,bk=16,tb=1,tm=2,tn=2,vb=1,vm=1,vn=1,sa=1,sb=1,mma=1", &e), GS_OK,
+                 "%s", gs_ctx_errmsg(ctx));
+    cr_assert(gs_etir_wellformed(&bg, &e), "bgemm");
+    /* tiles: odd thread tiles, too few threads along m or n, a k tile off the row's k */
+    const char *bad[] = {"bm=64,bn=32,bk=32,tm=1,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1",
+                         "bm=32,bn=32,bk=32,tm=8,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1",
+                         "bm=64,bn=8,bk=32,tm=2,tn=4,vm=1,vn=1,sa=1,sb=1,mma=1",
+                         "bm=64,bn=32,bk=8,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1",
+                         "bm=64,bn=32,bk=32,tm=2,tn=2,vm=2,vn=1,sa=1,sb=1,mma=1",
+                         "bm=64,bn=32,bk=32,tm=2,tn=2,vm=1,vn=1,sa=0,sb=1,mma=1"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        gs_status s = cfg(ctx, &h, bad[i], &e);
+        cr_assert(s != GS_OK || !gs_etir_wellformed(&h, &e), "legal: %s", bad[i]);
+    }
+    int m, n, k;
+    cr_assert(!gs_mma_axes(&cv, &m, &n, &k), "a 3x3 conv is not (yet) an mma operator");
+    cr_assert(gs_mma_axes(&h, &m, &n, &k) && m == 0 && n == 1 && k == 2);
+    cr_assert(gs_mma_axes(&bg, &m, &n, &k));
+    cr_assert_neq(cfg(ctx, &h, MMA_CFG ",mma=5", &e), GS_OK, "mma=5 is out of the table");
+    /* pick: the widest k an arch has */
+    cr_assert_eq(gs_mma_pick(80, &h), 1);
+    cr_assert_eq(gs_mma_pick(75, &h), 4);
+    cr_assert_eq(gs_mma_pick(70, &h), 0);
+    cr_assert_eq(gs_mma_pick(90, &b), 2);
+    cr_assert_eq(gs_mma_pick(86, &t), 3);
+    cr_assert_eq(gs_mma_pick(90, &f), 0);
+    gs_ctx_destroy(ctx);
+}
+
+/* ---- the plan ----------------------------------------------------------------- */
+Test(mma, plan_fields_and_arch_check) {
+    gs_ctx *ctx = gs_ctx_create();
+    const gs_hw *a100 = gs_hw_find_builtin("a100"), *t4 = gs_hw_find_builtin("t4");
+    cr_assert(a100 && t4);
+    gs_op h = parse(ctx, "gemm M=100 N=50 K=33 dtype=f16");
+    gs_op ht = parse(ctx, "gemm M=100 N=50 K=33 dtype=f16 transA=1 transB=1");
+    gs_op t = parse(ctx, "gemm M=100 N=50 K=33 math=tf32");
+    gs_etir e, off;
+    cr_assert_eq(cfg(ctx, &h, MMA_CFG ",stages=2,mma=1", &e), GS_OK);
+    cr_assert_eq(cfg(ctx, &h, MMA_CFG ",stages=2", &off), GS_OK);
+    gs_plan p, q;
+    gs_plan_make(a100, &h, &e, NULL, &p);
+    gs_plan_make(a100, &h, &off, NULL, &q);
+    cr_assert_eq(p.mma, 1);
+    cr_assert(p.warp_m == 16 && p.warp_n == 8, "warp %dx%d", p.warp_m, p.warp_n);
+    cr_assert_eq(q.mma, 0);
+    cr_assert(q.warp_m == 0 && q.warp_n == 0 && q.in[0].ldsm == 0 && q.in[0].ldsm_trans == 0 && q.in[0].swizzle == 0);
+    /* NN: A rows run along k (ldmatrix .x4), B rows along n (.x2.trans) */
+    cr_assert(p.in[0].ldsm == 4 && !p.in[0].ldsm_trans, "A ldsm %d%s", p.in[0].ldsm, p.in[0].ldsm_trans ? "t" : "");
+    cr_assert(p.in[1].ldsm == 2 && p.in[1].ldsm_trans, "B ldsm %d%s", p.in[1].ldsm, p.in[1].ldsm_trans ? "t" : "");
+    cr_assert(p.in[0].read_wf > 0 && p.in[1].read_wf > 0);
+    cr_assert(p.out_vec == 1 && !p.frag_pipe);
+    /* registers: 4 accumulators, A 4 and B 2 fragment registers */
+    cr_assert(p.regs_bound >= 4 + 4 + 2, "regs %d", p.regs_bound);
+    /* TT: A's rows along m, B's along k */
+    cr_assert_eq(cfg(ctx, &ht, MMA_CFG ",mma=1", &e), GS_OK);
+    gs_plan_make(a100, &ht, &e, NULL, &p);
+    cr_assert(p.in[0].ldsm == 4 && p.in[0].ldsm_trans && p.in[1].ldsm == 2 && !p.in[1].ldsm_trans);
+    /* tf32: no ldmatrix */
+    cr_assert_eq(cfg(ctx, &t, MMA_CFG ",mma=3", &e), GS_OK);
+    gs_plan_make(a100, &t, &e, NULL, &p);
+    cr_assert(p.mma == 3 && p.in[0].ldsm == 0 && p.in[1].ldsm == 0);
+    /* the arch: row 1 needs sm_80 (t4 is sm_75), row 4 sm_75 */
+    cr_assert_eq(cfg(ctx, &h, MMA_CFG ",mma=1", &e), GS_OK);
+    cr_assert(gs_hw_check(a100, &h, &e));
+    cr_assert(!gs_hw_check(t4, &h, &e), "m16n8k16 on sm_75");
+    cr_assert_eq(cfg(ctx, &h, "bm=64,bn=32,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=4", &e), GS_OK);
+    cr_assert(gs_hw_check(t4, &h, &e), "m16n8k8 on sm_75");
+    gs_ctx_destroy(ctx);
+}
