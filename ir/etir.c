@@ -171,13 +171,21 @@ int64_t gs_etir_acc_regs(const gs_op *op, const gs_etir *e) {
 
 static bool is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
+/* With mma, the m, n and k block tiles may exceed their extents' next power
+ * of two: a warp's whole instruction tiles (16 x 8, k 8 or 16) must fit
+ * however small the extent (the copies zero-fill what lies outside). */
+static bool mma_axis(const gs_op *op, const gs_etir *e, int d) {
+    int m, n, k;
+    return e->mma && gs_mma_axes(op, &m, &n, &k) && (d == m || d == n || d == k);
+}
+
 bool gs_etir_wellformed(const gs_op *op, const gs_etir *e) {
     if (e->level < 0 || e->level > 2) return false;
     for (int d = 0; d < op->naxes; d++) {
         int32_t t2 = e->tile[d].block, t1 = e->tile[d].thread, v = e->V[d];
         /* powers of two: t1 <= t2 is t1 dividing t2, v <= t1 v dividing t1 */
         if (!is_pow2(t2) || !is_pow2(t1) || !is_pow2(v)) return false;
-        if (t2 > next_pow2(op->axes[d].extent) || t1 > t2 || v > t1) return false;
+        if ((t2 > next_pow2(op->axes[d].extent) && !mma_axis(op, e, d)) || t1 > t2 || v > t1) return false;
         if (op->axes[d].kind == GS_AXIS_REDUCE && (t1 != 1 || v != 1)) return false;
     }
     for (int t = 0; t < op->ninputs; t++)

@@ -8,6 +8,7 @@
 #include "tests/test_common.h"
 
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 /* ---- the second transcription ---------------------------------------------------
@@ -267,5 +268,131 @@ Test(mma, plan_fields_and_arch_check) {
     cr_assert(!gs_hw_check(t4, &h, &e), "m16n8k16 on sm_75");
     cr_assert_eq(cfg(ctx, &h, "bm=64,bn=32,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=4", &e), GS_OK);
     cr_assert(gs_hw_check(t4, &h, &e), "m16n8k8 on sm_75");
+    gs_ctx_destroy(ctx);
+}
+
+/* ---- PoCL: the OpenCL printer's exact per-lane emulation ------------------------
+ * Each case is verified against the reference interpreter on awkward shapes
+ * (primes, 1, K = 1, extents below one instruction tile): as the plan makes
+ * it (ldmatrix where it can), and, where `elem` is set, once more with the
+ * fragments read element by element (the plan's ldsm cleared), so both
+ * paths run. A wrong ldmatrix emulation, C mapping or table entry makes the
+ * ldmatrix path disagree with the reference (its registers come from
+ * ldmatrix's own distribution, the mma's from the table). */
+typedef struct mma_case {
+    const char *spec, *cfg;
+    int elem; /* also run the element-read path */
+} mma_case;
+
+static const mma_case mma_cases[] = {
+    {"gemm M=1 N=1 K=1 dtype=f16", "bm=16,bn=8,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1", 1},
+    {"gemm M=37 N=23 K=29 dtype=f16", "bm=64,bn=32,bk=16,tm=4,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1", 1},
+    {"gemm M=131 N=67 K=1 dtype=f16", "bm=32,bn=32,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1", 0},
+    /* stages 3 and 4 need cp.async, so rows of whole 16-byte vectors (k 88 = 5.5 tiles) */
+    {"gemm M=97 N=56 K=88 dtype=f16", "bm=32,bn=32,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1,stages=3", 1},
+    {"gemm M=97 N=56 K=88 dtype=f16 transB=1", "bm=32,bn=32,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1,stages=4", 0},
+    {"gemm M=53 N=41 K=131 dtype=f16 transA=1 transB=1 bias=1 relu=1",
+     "bm=64,bn=32,bk=16,tm=4,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1,stages=2,split=3", 0},
+    {"gemm M=53 N=41 K=131 dtype=bf16 bias=1 relu=1", "bm=32,bn=64,bk=32,tm=2,tn=4,vm=1,vn=1,sa=1,sb=1,mma=2,stages=2", 1},
+    {"gemm M=45 N=27 K=71 dtype=f16 out_dtype=f32 alpha=0.5 beta=2", "bm=32,bn=16,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1,split=2", 0},
+    {"gemm M=29 N=19 K=37 math=tf32", "bm=32,bn=32,bk=8,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=3,stages=2", 0},
+    {"gemm M=29 N=19 K=37 math=tf32 transA=1 transB=1", "bm=16,bn=16,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=3,split=2", 0},
+    {"gemm M=29 N=19 K=37 dtype=f16 transB=1", "bm=32,bn=16,bk=8,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=4,stages=2", 1},
+    {"bgemm B=3 M=37 N=29 K=45 dtype=f16 transA=1", "bb=1,bm=32,bn=32,bk=16,tb=1,tm=2,tn=4,vb=1,vm=1,vn=1,sa=1,sb=1,mma=1,stages=2",
+     0},
+};
+
+static void verify_mma(gs_ctx *ctx, gs_device *cl, const gs_hw *hw, const gs_op *op, const gs_etir *e,
+                       const gs_plan *p, const char *what) {
+    gs_diff d;
+    gs_status s = gs_verify_plan(ctx, cl, op, e, p, 5, &d);
+    cr_expect_eq(s, GS_OK, "%s on %s (%s): %s", op->spec, hw->name, what, gs_ctx_errmsg(ctx));
+    cr_expect(d.normwise <= d.tol, "%s (%s): normwise %.3g > %.3g", op->spec, what, d.normwise, d.tol);
+}
+
+Test(mma, pocl_emulation_awkward_shapes, .timeout = 600) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_device *cl = gs_test_open_dev(ctx);
+    const gs_hw *hw = gs_hw_find_builtin("a100");
+    int ldsm = 0, trans = 0, elem = 0;
+    for (size_t i = 0; i < sizeof mma_cases / sizeof mma_cases[0]; i++) {
+        const mma_case *c = &mma_cases[i];
+        gs_op op = parse(ctx, c->spec);
+        gs_etir e;
+        cr_assert_eq(cfg(ctx, &op, c->cfg, &e), GS_OK, "%s | %s: %s", c->spec, c->cfg, gs_ctx_errmsg(ctx));
+        cr_assert(gs_hw_check(hw, &op, &e), "%s | %s fails a100's check", c->spec, c->cfg);
+        gs_plan p;
+        gs_plan_make(hw, &op, &e, NULL, &p);
+        cr_assert(p.mma == e.mma);
+        for (int t = 0; t < 2; t++) {
+            ldsm += p.in[t].ldsm > 0;
+            trans += p.in[t].ldsm_trans;
+        }
+        verify_mma(ctx, cl, hw, &op, &e, &p, c->cfg);
+        if (!c->elem) continue;
+        for (int t = 0; t < 2; t++) p.in[t].ldsm = p.in[t].ldsm_trans = 0;
+        verify_mma(ctx, cl, hw, &op, &e, &p, "element reads");
+        elem++;
+    }
+    /* the 1x1 conv (NHWC) as the matmul it is: pixels m, output channels k, input channels c */
+    gs_op conv = parse(ctx, "conv2d N=2 C=24 H=5 W=7 K=40 R=1 S=1 layout=nhwc dtype=f16 bias=1 relu=1"), mm;
+    cr_assert_eq(gs_op_conv1x1_as_matmul(ctx, &conv, &mm), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_etir e;
+    cr_assert_eq(cfg(ctx, &mm, "bm=32,bk=32,bc=16,tm=2,tk=4,vm=1,vk=1,si=1,sf=1,mma=1,stages=2", &e), GS_OK, "%s",
+                 gs_ctx_errmsg(ctx));
+    cr_assert(gs_hw_check(hw, &mm, &e));
+    gs_plan p;
+    gs_plan_make(hw, &mm, &e, NULL, &p);
+    verify_mma(ctx, cl, hw, &mm, &e, &p, "1x1 conv nhwc as matmul");
+    cr_expect(ldsm >= 10 && trans >= 4 && elem >= 4, "paths: %d ldmatrix, %d .trans, %d element", ldsm, trans, elem);
+    gs_device_close(cl);
+    gs_ctx_destroy(ctx);
+}
+
+/* ---- NVRTC: the inline-PTX printer compiles, without spills ------------------------
+ * Each row on its archs (f16, bf16, tf32 on sm_80/86/89/90; the m16n8k8 f16
+ * row on sm_75 too), a 4096-cubed gemm (all four transposes on the row's
+ * first arch, NN on the others), at a
+ * 128 x 128 block of 64 x 32 warp tiles with three stages. */
+Test(mma, nvrtc_compiles_every_row_without_spills, .timeout = 600) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_test_need_nvrtc(ctx, "the mma printer's NVRTC compile");
+    const char *types[] = {"", "dtype=f16", "dtype=bf16", "math=tf32", "dtype=f16"};
+    const int archs[] = {75, 80, 86, 89, 90};
+    const char *hws[] = {"t4", "a100", "rtx3090", "rtx4090", "h100"};
+    int compiled = 0;
+    for (int row = 1; row <= gs_mma_count(); row++)
+        for (int ai = 0; ai < 5; ai++) {
+            if (!gs_mma_arch_ok(row, archs[ai])) continue;
+            const gs_hw *hw = gs_hw_find_builtin(hws[ai]);
+            cr_assert_not_null(hw);
+            const int ntr = archs[ai] == gs_mma_get(row)->min_arch ? 4 : 1; /* transposes on the first arch */
+            for (int tr = 0; tr < ntr; tr++) {
+                char spec[160], c[160];
+                snprintf(spec, sizeof spec, "gemm M=4096 N=4096 K=4096 transA=%d transB=%d %s", tr & 1, tr >> 1,
+                         types[row]);
+                snprintf(c, sizeof c, "bm=128,bn=128,bk=32,tm=8,tn=8,vm=1,vn=1,sa=1,sb=1,stages=%d,mma=%d",
+                         archs[ai] >= 80 ? 3 : 2, row);
+                gs_op op = parse(ctx, spec);
+                gs_etir e;
+                cr_assert_eq(cfg(ctx, &op, c, &e), GS_OK, "%s | %s: %s", spec, c, gs_ctx_errmsg(ctx));
+                gs_kernel_src ks;
+                cr_assert_eq(gs_lower_emit(ctx, hw, &op, &e, GS_DIALECT_CUDA, archs[ai], &ks), GS_OK, "%s",
+                             gs_ctx_errmsg(ctx));
+                gs_nvrtc_out nv;
+                memset(&nv, 0, sizeof nv);
+                gs_status s = gs_nvrtc_compile(ctx, ks.src, ks.name, archs[ai], false, true, &nv);
+                cr_expect_eq(s, GS_OK, "%s on sm_%d (row %d): %s", spec, archs[ai], row, gs_ctx_errmsg(ctx));
+                if (s == GS_OK) {
+                    cr_expect(nv.stats.spill_store_bytes == 0 && nv.stats.spill_load_bytes == 0,
+                              "%s on sm_%d: spills %lld/%lld", spec, archs[ai], (long long)nv.stats.spill_store_bytes,
+                              (long long)nv.stats.spill_load_bytes);
+                    compiled++;
+                }
+                gs_nvrtc_out_free(&nv);
+                gs_kernel_src_free(&ks);
+            }
+        }
+    cr_expect_eq(compiled, 3 * (4 + 3) + (4 + 4), "kernels compiled");
     gs_ctx_destroy(ctx);
 }

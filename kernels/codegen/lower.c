@@ -273,6 +273,9 @@ typedef struct printer {
      * ("[(kk + 1) & 1]"), with frag_decl off */
     const char *fname, *fslot;
     bool frag_nodecl;
+    /* mma (plan.mma): the instruction row and the operator's m, n, k axes */
+    const gs_mma_row *mr;
+    int mm, mn, mk;
 } printer;
 
 static void line(printer *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -1196,7 +1199,13 @@ static bool print_full_tile_cond(printer *m, gs_sb *c) {
 /* One tile's compute: the fast body when the tile is full (and, with direct
  * unstaged inputs, the block interior and their rows aligned), else the
  * bounded, predicated body. */
+static void print_mma_compute(printer *m, const char *buf);
+
 static void print_compute(printer *m, const char *buf) {
+    if (m->p->mma) { /* whole tiles always: the copies zero-filled the edges */
+        print_mma_compute(m, buf);
+        return;
+    }
     if (!m->p->fast_path) {
         print_compute_body(m, buf, m->nred > 0, false);
         return;
@@ -1279,6 +1288,222 @@ static void ffma_multiply(printer *m, const char *set) {
 }
 
 static const math_core ffma_core = {ffma_declare, ffma_load, ffma_multiply};
+
+
+/* ---- the tensor-core core (issue 20) ------------------------------------------------
+ * A warp multiplies whole 16 x 8 instruction tiles from the stage buffer:
+ * per k-step of the row's k, each of its warp_m/16 A tiles and warp_n/8 B
+ * tiles is loaded into packed 32-bit fragment registers (ldmatrix where the
+ * plan says, else element reads placed by the row's layout), then one mma
+ * per (A, B) pair accumulates into acc[(mi * NT + ni) * 4 + c], c the C
+ * register. Lane ln = tid & 31 of warp tid >> 5; the warp's origin in the
+ * block is wo<a>. The copies zero-fill what lies outside the tensors, so
+ * every tile is whole and the mma and ldmatrix run in block-uniform control
+ * flow. CUDA spells the instructions as inline PTX (GS_MMA, GS_LDSM_X<n>[_T]);
+ * OpenCL emulates them exactly per lane: each work-item holds only its lane's
+ * registers, and the fragments and ldmatrix's row addresses travel through
+ * __local memory between barriers (gs_mma, gs_ldsm). */
+
+/* "(g * rg + t * rt + off)" of a layout coordinate, g = ln >> 2, t = ln & 3. */
+static void mma_coord(char *buf, size_t n, int cg, int ct, int off) {
+    snprintf(buf, n, "((ln >> 2) * %d + (ln & 3) * %d + %d)", cg, ct, off);
+}
+
+static void print_mma_ptx(printer *m) {
+    const gs_mma_row *r = m->mr;
+    gs_sb *sb = &m->sb;
+    int op = 4;
+    gs_sb_printf(sb, "#define GS_MMA(d, a, b) asm volatile(\"%s {%%0,%%1,%%2,%%3}, {", r->ptx);
+    for (int i = 0; i < r->a.regs; i++) gs_sb_printf(sb, "%s%%%d", i ? "," : "", op++);
+    gs_sb_puts(sb, "}, {");
+    for (int i = 0; i < r->b.regs; i++) gs_sb_printf(sb, "%s%%%d", i ? "," : "", op++);
+    gs_sb_puts(sb, "}, {%0,%1,%2,%3};\" : \"+f\"((d)[0]), \"+f\"((d)[1]), \"+f\"((d)[2]), \"+f\"((d)[3]) : ");
+    for (int i = 0; i < r->a.regs; i++) gs_sb_printf(sb, "%s\"r\"((a)[%d])", i ? ", " : "", i);
+    for (int i = 0; i < r->b.regs; i++) gs_sb_printf(sb, ", \"r\"((b)[%d])", i);
+    gs_sb_puts(sb, ")\n");
+    for (int n = 1; n <= 4; n *= 2)
+        for (int tr = 0; tr < 2; tr++) {
+            gs_sb_printf(sb, "#define GS_LDSM_X%d%s(r, s, o) asm volatile(\"ldmatrix.sync.aligned.m8n8.x%d%s.shared.b16 {",
+                         n, tr ? "_T" : "", n, tr ? ".trans" : "");
+            for (int i = 0; i < n; i++) gs_sb_printf(sb, "%s%%%d", i ? "," : "", i);
+            gs_sb_printf(sb, "}, [%%%d];\" : ", n);
+            for (int i = 0; i < n; i++) gs_sb_printf(sb, "%s\"=r\"((r)[%d])", i ? ", " : "", i);
+            gs_sb_puts(sb, " : \"r\"((unsigned)__cvta_generic_to_shared(&(s)[o])))\n");
+        }
+    gs_sb_puts(sb, "#define GS_F2U(x) __float_as_uint(x)\n");
+}
+
+/* One operand's element stores of gs_mma: element i of register reg/half. */
+static void print_mma_emu_operand(printer *m, const gs_mma_frag *f, const char *reg, int base, int cols) {
+    const gs_mma_row *r = m->mr;
+    for (int i = 0; i < f->elems; i++) {
+        char row[64], col[64], v[64];
+        mma_coord(row, sizeof row, f->rg, f->rt, f->row_off[i]);
+        mma_coord(col, sizeof col, f->cg, f->ct, f->col_off[i]);
+        if (r->per_reg == 1) snprintf(v, sizeof v, "as_float(%s[%d])", reg, i);
+        else snprintf(v, sizeof v, "%s((ushort)(%s[%d] %s))", r->dtype_in == GS_DTYPE_BF16 ? "gs_b2f" : "gs_h2f", reg,
+                      i / 2, i % 2 ? ">> 16" : "& 0xffffu");
+        gs_sb_printf(&m->sb, "    xs[%d + %s * %d + %s] = %s;\n", base, row, cols, col, v);
+    }
+}
+
+/* OpenCL: the exact per-lane emulation of the row's mma and of ldmatrix. */
+static void print_mma_emulation(printer *m) {
+    const gs_mma_row *r = m->mr;
+    gs_sb *sb = &m->sb;
+    const int ak = r->m * r->k;
+    gs_sb_puts(sb, "/* mma: each lane scatters its A and B registers by the row's layout into the warp's\n"
+                   " * scratch, then computes its C registers from them */\n");
+    gs_sb_puts(sb, "static void gs_mma(float *d, const uint *a, const uint *b, __local float *xs, const int ln) {\n");
+    print_mma_emu_operand(m, &r->a, "a", 0, r->k);
+    print_mma_emu_operand(m, &r->b, "b", ak, r->n);
+    gs_sb_puts(sb, "    barrier(CLK_LOCAL_MEM_FENCE);\n");
+    for (int i = 0; i < r->c.elems; i++) {
+        char row[64], col[64];
+        mma_coord(row, sizeof row, r->c.rg, r->c.rt, r->c.row_off[i]);
+        mma_coord(col, sizeof col, r->c.cg, r->c.ct, r->c.col_off[i]);
+        gs_sb_printf(sb, "    { float s = 0.0f; for (int q = 0; q < %d; q++) s += xs[%s * %d + q] * xs[%d + q * %d + %s]; d[%d] += s; }\n",
+                     r->k, row, r->k, ak, r->n, col, i);
+    }
+    gs_sb_puts(sb, "    barrier(CLK_LOCAL_MEM_FENCE);\n}\n");
+    if (r->ldsm) {
+        gs_sb_puts(sb,
+                   "/* ldmatrix: lane ln names a row (8 halves) of matrix ln >> 3; register j of lane (g, t)\n"
+                   " * gets halves 2t, 2t+1 of row g of matrix j (.trans: of column g, rows 2t and 2t+1) */\n"
+                   "static void gs_ldsm(uint *r, const int n, const int tr, __local const ushort *s, const int o,\n"
+                   "                    __local int *xa, const int ln) {\n"
+                   "    xa[ln] = o;\n"
+                   "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+                   "    const int g = ln >> 2, t = ln & 3;\n"
+                   "    for (int j = 0; j < n; j++)\n"
+                   "        r[j] = tr ? (uint)s[xa[j * 8 + 2 * t] + g] | ((uint)s[xa[j * 8 + 2 * t + 1] + g] << 16)\n"
+                   "                  : (uint)s[xa[j * 8 + g] + 2 * t] | ((uint)s[xa[j * 8 + g] + 2 * t + 1] << 16);\n"
+                   "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+                   "}\n");
+        for (int n = 1; n <= 4; n *= 2)
+            for (int tr = 0; tr < 2; tr++)
+                gs_sb_printf(sb, "#define GS_LDSM_X%d%s(r, s, o) gs_ldsm(r, %d, %d, s, o, gs_law, ln)\n", n, tr ? "_T" : "",
+                             n, tr);
+    }
+    gs_sb_puts(sb, "#define GS_MMA(d, a, b) gs_mma(d, a, b, gs_mxw, ln)\n#define GS_F2U(x) as_uint(x)\n");
+}
+
+static void print_mma_preamble(printer *m) {
+    if (m->dialect == GS_DIALECT_CUDA) print_mma_ptx(m);
+    else print_mma_emulation(m);
+}
+
+/* Kernel scope: the emulation's scratch (OpenCL), the lane and the warp's
+ * origin wo<a> per spatial axis (warps numbered with the last axis fastest,
+ * as threads are). */
+static void print_mma_warp(printer *m) {
+    const gs_mma_row *r = m->mr;
+    const int warps = (int)(m->p->threads / 32);
+    line(m, "const int ln = tid & 31;");
+    if (m->dialect == GS_DIALECT_OPENCL) {
+        line(m, "__local float* const gs_mxw = gs_mx + (tid >> 5) * %d;", r->m * r->k + r->k * r->n);
+        if (r->ldsm) line(m, "__local int* const gs_law = gs_la + (tid >> 5) * 32;");
+    }
+    line(m, "int wq = tid >> 5; /* %d warps */", warps);
+    for (int a = m->na - 1; a >= 0; a--) {
+        if (!spatial(m->op, a)) continue;
+        int step = a == m->mm ? m->p->warp_m : a == m->mn ? m->p->warp_n : 1;
+        int nw = m->e->tile[a].block / step;
+        line(m, "const int wo%d = (wq %% %d) * %d; wq /= %d;", a, nw, step, nw);
+    }
+    line(m, "(void)wq;");
+}
+
+/* "(buf) * stage_elems + off" (or off with one stage): an index into sm<t>. */
+static void mma_smem_index(const printer *m, int t, const char *buf, const char *off, char *out, size_t n) {
+    if (m->p->stages > 1) snprintf(out, n, "(%s) * %lld + %s", buf, (long long)m->p->in[t].stage_elems, off);
+    else snprintf(out, n, "%s", off);
+}
+
+/* Local coordinates of operand t (0: A, 1: B) at x (m or n) and kk (k). */
+static void mma_locals(const printer *m, int t, const char *x, const char *kk, char local[][CW]) {
+    const int xa = t == 0 ? m->mm : m->mn;
+    for (int a = 0; a < m->na; a++) snprintf(local[a], CW, "wo%d", a);
+    snprintf(local[xa], CW, "%s", x);
+    snprintf(local[m->mk], CW, "%s", kk);
+}
+
+/* Instruction tile `it` (mi or ni) of operand t at k-step ks into f<t>[it]. */
+static void print_mma_load(printer *m, int t, const char *buf) {
+    const gs_mma_row *r = m->mr;
+    const gs_plan_input *pi = &m->p->in[t];
+    const gs_mma_frag *f = t == 0 ? &r->a : &r->b;
+    const int xa = t == 0 ? m->mm : m->mn, tx = t == 0 ? r->m : r->n;
+    const char *it = t == 0 ? "mi" : "ni";
+    char local[GS_MAX_AXES][CW], x[CW], kk[CW], idx[CW * 2];
+    if (pi->ldsm) {
+        const int8_t(*org)[2] = t == 0 ? r->ldsm_a : r->ldsm_b;
+        gs_sb ox, ok;
+        gs_sb_init(&ox);
+        gs_sb_init(&ok);
+        for (int j = 0; j < pi->ldsm; j++) { /* the origin of the lane's matrix lj, selected */
+            const int jx = t == 0 ? org[j][0] : org[j][1], jk = t == 0 ? org[j][1] : org[j][0];
+            if (j + 1 < pi->ldsm) {
+                gs_sb_printf(&ox, "lj == %d ? %d : ", j, jx);
+                gs_sb_printf(&ok, "lj == %d ? %d : ", j, jk);
+            } else {
+                gs_sb_printf(&ox, "%d", jx);
+                gs_sb_printf(&ok, "%d", jk);
+            }
+        }
+        char *sx = gs_sb_take(&ox), *sk = gs_sb_take(&ok);
+        open_block(m);
+        line(m, "const int lj = (ln >> 3) %% %d;", pi->ldsm);
+        snprintf(x, sizeof x, "(wo%d + %s * %d + (%s)%s)", xa, it, tx, sx ? sx : "0", pi->ldsm_trans ? "" : " + (ln & 7)");
+        snprintf(kk, sizeof kk, "(ks * %d + (%s)%s)", r->k, sk ? sk : "0", pi->ldsm_trans ? " + (ln & 7)" : "");
+        free(sx);
+        free(sk);
+        mma_locals(m, t, x, kk, local);
+        char *off = smem_offset(m, t, local);
+        mma_smem_index(m, t, buf, off ? off : "0", idx, sizeof idx);
+        free(off);
+        line(m, "GS_LDSM_X%d%s(f%d[%s], sm%d, %s);", pi->ldsm, pi->ldsm_trans ? "_T" : "", t, it, t, idx);
+        close_(m);
+        return;
+    }
+    for (int i = 0; i < f->elems; i++) { /* element reads, placed by the row's layout */
+        char row[64], col[64];
+        mma_coord(row, sizeof row, f->rg, f->rt, f->row_off[i]);
+        mma_coord(col, sizeof col, f->cg, f->ct, f->col_off[i]);
+        snprintf(x, sizeof x, "(wo%d + %s * %d + %s)", xa, it, tx, t == 0 ? row : col);
+        snprintf(kk, sizeof kk, "(ks * %d + %s)", r->k, t == 0 ? col : row);
+        mma_locals(m, t, x, kk, local);
+        char *off = smem_offset(m, t, local);
+        mma_smem_index(m, t, buf, off ? off : "0", idx, sizeof idx);
+        free(off);
+        if (r->per_reg == 1) line(m, "f%d[%s][%d] = GS_F2U(GS_IN_F(sm%d[%s]));", t, it, i, t, idx);
+        else if (i % 2 == 0) line(m, "f%d[%s][%d] = (unsigned int)sm%d[%s];", t, it, i / 2, t, idx);
+        else line(m, "f%d[%s][%d] |= (unsigned int)sm%d[%s] << 16;", t, it, i / 2, t, idx);
+    }
+}
+
+/* One tile's multiply from buffer buf: every k-step of the row's k. */
+static void print_mma_compute(printer *m, const char *buf) {
+    const gs_mma_row *r = m->mr;
+    const int MT = m->p->warp_m / r->m, NT = m->p->warp_n / r->n;
+    line(m, "#pragma unroll");
+    open_(m, "for (int ks = 0; ks < %d; ks++)", m->e->tile[m->mk].block / r->k);
+    line(m, "unsigned int f0[%d][%d], f1[%d][%d];", MT, r->a.regs, NT, r->b.regs);
+    line(m, "#pragma unroll");
+    open_(m, "for (int mi = 0; mi < %d; mi++)", MT);
+    print_mma_load(m, 0, buf);
+    close_(m);
+    line(m, "#pragma unroll");
+    open_(m, "for (int ni = 0; ni < %d; ni++)", NT);
+    print_mma_load(m, 1, buf);
+    close_(m);
+    line(m, "#pragma unroll");
+    open_(m, "for (int mi = 0; mi < %d; mi++)", MT);
+    line(m, "#pragma unroll");
+    line(m, "for (int ni = 0; ni < %d; ni++) GS_MMA(&acc[(mi * %d + ni) * 4], f0[mi], f1[ni]);", NT, NT);
+    close_(m);
+    close_(m);
+}
 
 /* ---- main loop --------------------------------------------------------------------- */
 /* k-steps of a full tile: the product of the reduce tiles, flattened with
@@ -1759,9 +1984,55 @@ static void print_ws_put(printer *m, const char *aidx) {
     else line(m, "part[(%s)ks * WN + wi] = acc[%s];", m->idx_t, aidx);
 }
 
+/* mma: the loops over a thread's accumulators, each mapped to its output
+ * point by the row's C layout (tile mi, ni of the warp, register c), then
+ * the epilogue (or split-K's put) per point in range. */
+static void print_epilogue_loops_mma(printer *m, epi_mode mode) {
+    const gs_mma_row *r = m->mr;
+    const int MT = m->p->warp_m / r->m, NT = m->p->warp_n / r->n;
+    line(m, "#pragma unroll");
+    open_(m, "for (int mi = 0; mi < %d; mi++)", MT);
+    line(m, "#pragma unroll");
+    open_(m, "for (int ni = 0; ni < %d; ni++)", NT);
+    for (int c = 0; c < r->c.elems; c++) {
+        char row[64], col[64], aidx[64];
+        mma_coord(row, sizeof row, r->c.rg, r->c.rt, r->c.row_off[c]);
+        mma_coord(col, sizeof col, r->c.cg, r->c.ct, r->c.col_off[c]);
+        open_block(m);
+        gs_sb cond;
+        gs_sb_init(&cond);
+        for (int a = 0; a < m->na; a++) {
+            if (!spatial(m->op, a)) continue;
+            if (a == m->mm) line(m, "const int x%d = ob%d + wo%d + mi * %d + %s;", a, a, a, r->m, row);
+            else if (a == m->mn) line(m, "const int x%d = ob%d + wo%d + ni * %d + %s;", a, a, a, r->n, col);
+            else line(m, "const int x%d = ob%d + wo%d;", a, a, a);
+            gs_sb_printf(&cond, "%sx%d < E%d", cond.len ? " && " : "", a, a);
+        }
+        char *cs = gs_sb_take(&cond);
+        open_(m, "if (%s)", cs ? cs : "1");
+        free(cs);
+        snprintf(aidx, sizeof aidx, "(mi * %d + ni) * 4 + %d", NT, c);
+        if (mode != EPI_OUT) {
+            print_dense_index(m);
+            print_ws_put(m, aidx);
+        } else {
+            print_out_index(m);
+            print_store_one(m, aidx, "oi");
+        }
+        close_(m);
+        close_(m);
+    }
+    close_(m);
+    close_(m);
+}
+
 static void print_epilogue_loops(printer *m, bool vec, bool predicated, epi_mode mode) {
     const gs_op *op = m->op;
     const gs_plan *p = m->p;
+    if (p->mma) {
+        print_epilogue_loops_mma(m, mode);
+        return;
+    }
     int open = 0, oa = vec ? p->out_axis : -1, w = vec ? p->out_vec : 1;
     for (int a = 0; a < m->na; a++) {
         if (!spatial(op, a)) continue;
@@ -1921,7 +2192,7 @@ static void print_epilogue(printer *m) {
     const gs_plan *p = m->p;
     if (p->lanes > 1) open_(m, "if (lane == 0)"); /* one lane stores */
     else open_block(m);
-    if (!p->fast_path) {
+    if (!p->fast_path || p->mma) {
         print_epilogue_loops(m, false, true, EPI_OUT);
         close_(m);
         return;
@@ -1963,6 +2234,13 @@ gs_status gs_lower_emit_plan(gs_ctx *ctx, const gs_op *op, const gs_etir *e, con
                  svtype(m, 1, op->dtype_out));
     m->fname = "f";
     m->fslot = "";
+    if (p->mma) {
+        m->mr = gs_mma_get(p->mma);
+        if (!m->mr || !gs_mma_axes(op, &m->mm, &m->mn, &m->mk) || !gs_mma_state_ok(op, e, p->mma)) {
+            gs_sb_free(&m->sb);
+            return gs_err(ctx, GS_ERR_INVALID_ARG, "lowering: mma=%d does not apply to this operator and state", p->mma);
+        }
+    }
     gs_kdesc_make(op, p, e, d, arch, &out->desc);
     m->idx_t = out->desc.idx64 ? m->sp->long_t : "int";
     out->hash = gs_kdesc_hash(&out->desc);
@@ -2004,13 +2282,19 @@ gs_status gs_lower_emit_plan(gs_ctx *ctx, const gs_op *op, const gs_etir *e, con
         print_type_macros(&m->sb, op);
     }
     if (op->math == GS_MATH_TF32) print_tf32_macros(&m->sb, d, arch);
+    if (p->mma) print_mma_preamble(m);
     print_signature(m, out);
     m->indent = 1;
+    if (p->mma && d == GS_DIALECT_OPENCL) { /* the emulation's per-warp scratch */
+        line(m, "__local float gs_mx[%d];", (int)(p->threads / 32) * (m->mr->m * m->mr->k + m->mr->k * m->mr->n));
+        if (m->mr->ldsm) line(m, "__local int gs_la[%d];", (int)p->threads);
+    }
     if (p->lanes_wide) line(m, "GS_GROUP_WIDE_SCRATCH(%d);", (int)p->threads);
     else if (p->lanes > 1) line(m, "GS_GROUP_SCRATCH(%d);", (int)p->threads);
     if (p->split_mode != GS_SPLIT_NONE) line(m, "GS_SHARED_INT gs_last;");
     line(m, "const int tid = %s;", m->sp->tid);
     print_block_index(m);
+    if (p->mma) print_mma_warp(m);
     print_guards(m);
     int64_t acc_n = gs_etir_acc_regs(op, e);
     line(m, "(void)beta;");
