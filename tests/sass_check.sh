@@ -141,7 +141,8 @@ done
 # multiplies with mma.sync (HMMA) fed by ldmatrix (LDSM) in its main loop,
 # copies by 16-byte cp.async (LDGSTS.128), and keeps nothing in local memory.
 spec='gemm M=4096 N=4096 K=4096 dtype=f16'
-for hw in ${GS_SASS_MMA_PROFILES:-"a100 rtx3090 orin-nano rtx4090 h100"}; do
+MMA_PROFILES=${GS_SASS_MMA_PROFILES:-"a100 rtx3090 orin-nano rtx4090 h100"}
+for hw in $MMA_PROFILES; do
     if ! "$BIN" construct --hw "$hw" --sass "$spec" >"$tmp/out" 2>"$tmp/err"; then
         echo "$hw '$spec': gensor construct --sass failed:"
         sed 's/^/    /' "$tmp/err"
