@@ -835,7 +835,11 @@ static void est_core(const est_ctx *c, gs_estimate *o) {
         double t_issue = c->blocks_sm * (block_instr + warps * tiles * c->barriers * 2) / (4.0 * clk);
         double win = GS_LDS_LATENCY + GS_MMA_LATENCY;
         double hide_mma = clampd((c->warps_res / 4.0) * c->tensor_step / (c->tensor_step + win), 0.05, 1.0);
-        o->t_compute = fmax(t_tensor, t_issue) / (hide_mma * GS_MMA_SUSTAIN);
+        /* the tensor pipe and the issue slots overlap as the pipes do (a
+         * p-norm, not a max): of two rows with the same tensor time, the one
+         * that issues fewer instructions (the wider k) is faster */
+        double both[2] = {t_tensor, t_issue};
+        o->t_compute = pnorm(both, 2, c->mp->pipe_norm) / (hide_mma * GS_MMA_SUSTAIN);
         o->t_smem = c->blocks_sm * block_wave / clk;
         return;
     }
