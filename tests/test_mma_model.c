@@ -110,3 +110,46 @@ Test(mma_model, f32_gemm_stays_ffma) {
     gs_op_destroy(op);
     gs_ctx_destroy(ctx);
 }
+
+/* The estimate of an mma plan reads the plan: the ldmatrix wavefronts
+ * (read_wf) are in t_smem, the registers (regs_bound) in occupancy, and the
+ * tensor pipe, not the FMA lanes, in t_compute (the same tiles without mma
+ * are priced as FFMA, several times slower). */
+Test(mma_model, estimate_reads_the_mma_plan) {
+    gs_ctx *ctx = gs_ctx_create();
+    const gs_hw *hw = gs_hw_find_builtin("a100");
+    gs_op *op = NULL;
+    cr_assert_eq(gs_op_parse(ctx, "gemm M=4096 N=4096 K=4096 dtype=f16", &op), GS_OK);
+    gs_etir e;
+    cr_assert_eq(gs_etir_parse_config(ctx, op, "bm=128,bn=128,bk=32,tm=8,tn=8,stages=3,raster=8,mma=1", &e), GS_OK,
+                 "%s", gs_ctx_errmsg(ctx));
+    cr_assert(gs_hw_check(hw, op, &e));
+    gs_plan p;
+    gs_plan_make(hw, op, &e, NULL, &p);
+    cr_assert_eq(p.mma, 1);
+    gs_estimate base, more;
+    gs_estimate_plan(hw, op, &e, &p, 0, NULL, NULL, &base);
+    /* a block's 128^2 x 4096 / (16 x 8 x 16) m16n8k16 at 8 clocks each on 4
+     * partitions; 1024 blocks at one per SM are 10 waves on 108 SMs; over
+     * GS_MMA_SUSTAIN 0.9 */
+    cr_assert_eq(base.blocks_per_sm, 1);
+    double t_tensor = 10.0 * 128 * 128 * 4096 / (16 * 8 * 16) * 8.0 / 4.0 / (1410e6 * 0.9);
+    cr_assert(base.t_compute >= t_tensor && base.t_compute < 1.01 * t_tensor, "t_compute %g, tensor %g",
+              base.t_compute, t_tensor);
+    gs_plan q = p;
+    q.in[1].read_wf *= 2; /* B's ldmatrix twice as conflicted */
+    gs_estimate_plan(hw, op, &e, &q, 0, NULL, NULL, &more);
+    cr_assert(more.t_smem > base.t_smem * 1.1, "t_smem %g -> %g", base.t_smem, more.t_smem);
+    q = p;
+    q.regs_bound = 90; /* fewer registers: more blocks per SM */
+    gs_estimate_plan(hw, op, &e, &q, 0, NULL, NULL, &more);
+    cr_assert_gt(more.blocks_per_sm, base.blocks_per_sm);
+    /* the same tiles on the FFMA core */
+    gs_etir f = e;
+    f.mma = 0;
+    gs_estimate ffma;
+    gs_estimate_etir(hw, op, &f, 0, &ffma);
+    cr_assert(ffma.time_s > 5 * base.time_s, "ffma %g s, mma %g s", ffma.time_s, base.time_s);
+    gs_op_destroy(op);
+    gs_ctx_destroy(ctx);
+}
