@@ -12,6 +12,9 @@
 # every sm_80+ profile and compile without spills; that is what --quick runs
 # (on a100 and h100 only), plus gemm 4096^3 f16 on the t4.
 #
+# GS_NVRTC_MMA_PROFILES (default the six above) and GS_NVRTC_MMA_CLASSES
+# (default "gemm bgemm conv2d") narrow the full sweep.
+#
 # Without NVRTC the sweep says SKIPPED and exits 0 (the CUDA source is then
 # never compiled here; tests/test_nvrtc.c says the same). Exit 1 on any
 # failure, spill, or a gemm 4096^3 that did not pick mma.
@@ -48,10 +51,11 @@ run() {
 
 if [ $quick = 0 ]; then
   python3 -c "
-import json
+import json, sys
 for o in json.load(open('experiments/suites/paper.json'))['ops']:
-    if o['spec'].split()[0] in ('gemm', 'bgemm', 'conv2d'): print(o['spec'])" | sort -u >"$specs"
-  for hw in a100 rtx3090 orin-nano rtx4090 h100 t4; do
+    if o['spec'].split()[0] in sys.argv[1].split(): print(o['spec'])" "${GS_NVRTC_MMA_CLASSES:-gemm bgemm conv2d}" |
+    sort -u >"$specs"
+  for hw in ${GS_NVRTC_MMA_PROFILES:-a100 rtx3090 orin-nano rtx4090 h100 t4}; do
     types="dtype=f16 dtype=bf16 math=tf32"
     [ $hw = t4 ] && types="dtype=f16"
     for t in $types; do
