@@ -25,7 +25,7 @@ CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 
 .PHONY: all deps install uninstall check-install check-tsan deps-aarch64 cross-aarch64 cross-build check-aarch64 deps-fuzz fuzz-build fuzz-targets fuzz fuzz-merge fuzz-short demo test test-plain check-asan check-suites calibrate bench bench-construct clean check-gpu compare \
-        sass-tools check-sass check-nvrtc-mma bench-gpu compare-tuners tuners-venv onnx-venv onnx-conformance onnx-corpus onnx-ort-venv onnx-ort-check
+        sass-tools check-sass check-nvrtc-mma mma-sweep bench-gpu compare-tuners tuners-venv onnx-venv onnx-conformance onnx-corpus onnx-ort-venv onnx-ort-check
 
 all: $(BUILD)/libgensor.a $(BUILD)/libgensor.so $(BUILD)/gensor
 
@@ -332,6 +332,10 @@ CALIB_DATA := ../shared/data
 calibrate: $(BUILD)/calibrate
 	./$(BUILD)/calibrate --xgemm $(CALIB_DATA)/xgemm_rtx3090_4096.csv \
 	  --fidelity $(CALIB_DATA)/h100/fidelity_v1.csv --suite $(CALIB_DATA)/h100/suite_v1.csv $(CALIB_ARGS)
+
+# the wider PoCL sweep of the tensor-core printers (tests/mma_sweep.sh; minutes)
+mma-sweep: all
+	sh tests/mma_sweep.sh $(BUILD)/gensor
 
 check-suites: $(BUILD)/gensor_tests
 	GS_FULL_SUITES=1 ./$(BUILD)/gensor_tests --filter 'suites/*' --jobs 2

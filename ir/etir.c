@@ -175,8 +175,8 @@ static bool is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
  * of two: a warp's whole instruction tiles (16 x 8, k 8 or 16) must fit
  * however small the extent (the copies zero-fill what lies outside). */
 static bool mma_axis(const gs_op *op, const gs_etir *e, int d) {
-    int m, n, k;
-    return e->mma && gs_mma_axes(op, &m, &n, &k) && (d == m || d == n || d == k);
+    int8_t role[GS_MAX_AXES];
+    return e->mma && gs_mma_roles(op, role) && role[d] != GS_MMA_ROLE_BATCH;
 }
 
 bool gs_etir_wellformed(const gs_op *op, const gs_etir *e) {
@@ -470,18 +470,19 @@ gs_status gs_etir_parse_config(gs_ctx *ctx, const gs_op *op, const char *cfg, gs
         char f[256];
         gs_etir_format(op, e, f, sizeof f);
         const gs_mma_row *r = gs_mma_get(e->mma);
-        int m, n, k;
+        int8_t role[GS_MAX_AXES];
         if (!gs_mma_type_ok(op, e->mma))
             return gs_err(ctx, GS_ERR_PARSE, "config: mma=%d (%s) takes %s inputs%s; the operator's are %s%s", e->mma,
                           r->name, gs_dtype_name((gs_dtype)r->dtype_in), r->math == GS_MATH_TF32 ? " with math=tf32" : "",
                           gs_dtype_name((gs_dtype)op->dtype_in), op->math == GS_MATH_TF32 ? " with math=tf32" : "");
-        if (!gs_mma_axes(op, &m, &n, &k))
-            return gs_err(ctx, GS_ERR_PARSE, "config: mma needs a two-input multiply-accumulate with one reduce axis "
-                                             "and one m and one n axis (gemm, bgemm, 1x1 conv); %s is not", op->spec);
+        if (!gs_mma_roles(op, role))
+            return gs_err(ctx, GS_ERR_PARSE, "config: mma needs a two-input multiply-accumulate whose axes are m "
+                                             "(input 0 and the output), n (input 1 and the output), k (reduce) or a "
+                                             "batch (all three), with some m, n and k; %s is not", op->spec);
         return gs_err(ctx, GS_ERR_PARSE,
-                      "config: mma=%d (%s) needs even thread tiles on m and n, threads along m a multiple of 8 and "
-                      "along n of 4, no vthreads, batch thread tiles 1, a k tile that is a multiple of %d, both "
-                      "inputs staged and no group (got %s)",
+                      "config: mma=%d (%s) needs even thread tiles on m and n (products over their axes), threads "
+                      "along m a multiple of 8 and along n of 4, no vthreads, batch thread tiles 1, a k tile (product "
+                      "over the reduce axes) that is a multiple of %d, both inputs staged and no group (got %s)",
                       e->mma, r->name, r->k, f);
     }
     if (!gs_etir_wellformed(op, e)) {

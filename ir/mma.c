@@ -52,26 +52,35 @@ void gs_mma_elem(const gs_mma_frag *f, int lane, int i, int *row, int *col) {
 
 static bool is_spatial(const gs_op *op, int a) { return op->axes[a].kind == GS_AXIS_SPATIAL; }
 
-bool gs_mma_axes(const gs_op *op, int *m, int *n, int *k) {
-    *m = *n = *k = -1;
+bool gs_mma_roles(const gs_op *op, int8_t *role) {
+    bool any[GS_MMA_ROLE_BATCH + 1] = {0};
+    for (int a = 0; a < GS_MAX_AXES; a++) role[a] = GS_MMA_ROLE_NONE;
     if (op->ninputs != 2 || op->combine != GS_COMBINE_MAC) return false;
     const gs_tensor *A = &op->tensors[0], *B = &op->tensors[1], *C = gs_op_out(op);
     for (int a = 0; a < op->naxes; a++) {
         bool ua = gs_tensor_uses_axis(A, a), ub = gs_tensor_uses_axis(B, a), uc = gs_tensor_uses_axis(C, a);
-        if (!is_spatial(op, a)) {
-            if (*k >= 0 || !ua || !ub) return false;
-            *k = a;
-        } else if (ua && !ub && uc) {
-            if (*m >= 0) return false;
-            *m = a;
-        } else if (ub && !ua && uc) {
-            if (*n >= 0) return false;
-            *n = a;
-        } else if (!(ua && ub && uc)) {
-            return false;
-        }
+        if (!is_spatial(op, a)) role[a] = ua && ub ? GS_MMA_ROLE_K : GS_MMA_ROLE_NONE;
+        else if (ua && !ub && uc) role[a] = GS_MMA_ROLE_M;
+        else if (ub && !ua && uc) role[a] = GS_MMA_ROLE_N;
+        else if (ua && ub && uc) role[a] = GS_MMA_ROLE_BATCH;
+        if (role[a] == GS_MMA_ROLE_NONE) return false;
+        any[role[a]] = true;
     }
-    return *m >= 0 && *n >= 0 && *k >= 0;
+    return any[GS_MMA_ROLE_M] && any[GS_MMA_ROLE_N] && any[GS_MMA_ROLE_K];
+}
+
+bool gs_mma_axes(const gs_op *op, int *m, int *n, int *k) {
+    int8_t role[GS_MAX_AXES];
+    int *slot[GS_MMA_ROLE_BATCH + 1] = {NULL, m, n, k, NULL};
+    *m = *n = *k = -1;
+    if (!gs_mma_roles(op, role)) return false;
+    for (int a = 0; a < op->naxes; a++) {
+        int *s = slot[role[a]];
+        if (!s) continue;
+        if (*s >= 0) return false;
+        *s = a;
+    }
+    return true;
 }
 
 bool gs_mma_type_ok(const gs_op *op, int idx) {
@@ -86,15 +95,20 @@ bool gs_mma_arch_ok(int idx, int arch) {
 
 bool gs_mma_state_ok(const gs_op *op, const gs_etir *e, int idx) {
     if (idx == 0) return true;
-    int m, n, k;
-    if (!gs_mma_type_ok(op, idx) || !gs_mma_axes(op, &m, &n, &k)) return false;
+    int8_t role[GS_MAX_AXES];
+    if (!gs_mma_type_ok(op, idx) || !gs_mma_roles(op, role)) return false;
     const gs_mma_row *r = gs_mma_get(idx);
-    const gs_tile *tm = &e->tile[m], *tn = &e->tile[n];
-    if (tm->thread % 2 || tn->thread % 2 || e->V[m] != 1 || e->V[n] != 1) return false;
-    if ((tm->block / tm->thread) % 8 || (tn->block / tn->thread) % 4) return false;
-    if (e->tile[k].block % r->k || e->lanes_log2) return false;
-    for (int a = 0; a < op->naxes; a++)
-        if (a != m && a != n && is_spatial(op, a) && (e->tile[a].thread != 1 || e->V[a] != 1)) return false;
+    int64_t tm = 1, bm = 1, tn = 1, bn = 1, bk = 1;
+    for (int a = 0; a < op->naxes; a++) {
+        const gs_tile *t = &e->tile[a];
+        if (role[a] == GS_MMA_ROLE_K) bk *= t->block;
+        else if (role[a] == GS_MMA_ROLE_M) tm *= t->thread, bm *= t->block;
+        else if (role[a] == GS_MMA_ROLE_N) tn *= t->thread, bn *= t->block;
+        else if (t->thread != 1) return false; /* a batch */
+        if (role[a] != GS_MMA_ROLE_K && e->V[a] != 1) return false;
+    }
+    if (tm % 2 || tn % 2 || (bm / tm) % 8 || (bn / tn) % 4) return false;
+    if (bk % r->k || e->lanes_log2) return false;
     return e->staged[0] && e->staged[1];
 }
 

@@ -52,25 +52,34 @@ int gs_mma_count(void);
 const gs_mma_row *gs_mma_get(int idx);
 /* Row and col of element i of lane (0..31) in fragment f. */
 void gs_mma_elem(const gs_mma_frag *f, int lane, int i, int *row, int *col);
-/* The operator's matrix axes when it is a two-input multiply-accumulate whose
- * mma form this library prints: one reduce axis k; one spatial axis m used by
- * input 0 and the output but not input 1, one n used by input 1 and the output
- * but not input 0; any other spatial axis (a batch) used by the output and
- * both inputs. gemm in every transpose, bgemm and the 1x1 conv as a matmul
- * qualify; a conv as implicit GEMM (its m spans n, p and q) does not yet. */
+/* The role of each axis under mma (implicit GEMM): the reduce axes are k;
+ * a spatial axis used by input 0 and the output but not input 1 is one of
+ * m's; one used by input 1 and the output but not input 0 one of n's; one
+ * used by all three a batch. gemm in every transpose, bgemm, conv2d NCHW and
+ * NHWC (m = n, p, q; n = the output channels; k = c, r, s) and the 1x1 conv
+ * as a matmul qualify. The flattened m (n, k) index runs over its axes' block
+ * tiles with the last axis fastest. */
+typedef enum gs_mma_role { GS_MMA_ROLE_NONE = 0, GS_MMA_ROLE_M, GS_MMA_ROLE_N, GS_MMA_ROLE_K, GS_MMA_ROLE_BATCH } gs_mma_role;
+/* role[GS_MAX_AXES] of op's axes; false when op is not a two-input
+ * multiply-accumulate, an axis has no role, or m, n or k has no axis. */
+bool gs_mma_roles(const gs_op *op, int8_t *role);
+/* The single m, n and k axes when each role has exactly one (gemm, bgemm,
+ * the 1x1 NHWC conv as a matmul); false otherwise. */
 bool gs_mma_axes(const gs_op *op, int *m, int *n, int *k);
 /* Whether row idx takes op's types: dtype_in and math match the row's, f32
  * accumulation. Says nothing of the arch or the tiles. */
 bool gs_mma_type_ok(const gs_op *op, int idx);
 /* Whether row idx exists on sm_<arch>. */
 bool gs_mma_arch_ok(int idx, int arch);
-/* Whether state e of op may use row idx (0: always): the axes and types
- * above, and the tiles. The thread tile of m and n (TM, TN) is a warp's
- * share per lane: a warp's lanes form an 8 x 4 grid of threads (m x n), so a
+/* Whether state e of op may use row idx (0: always): the roles and types
+ * above, and the tiles. Over the m axes, TM is the product of the thread
+ * tiles and BM of the block tiles (n likewise); TM and TN are a lane's share
+ * of a warp tile: a warp's lanes form an 8 x 4 grid of threads (m x n), so a
  * warp tile is 8*TM x 4*TN, TM and TN even (whole 16 x 8 instruction tiles);
  * the threads along m (BM/TM) are a multiple of 8 and along n (BN/TN) of 4;
- * no vthreads on m and n; a batch axis' thread tile is 1; the k tile is a
- * multiple of the row's k; both inputs staged; no reduce lanes. */
+ * no vthreads on m and n; a batch axis' thread tile is 1; the product of the
+ * k block tiles is a multiple of the row's k; both inputs staged; no reduce
+ * lanes. */
 bool gs_mma_state_ok(const gs_op *op, const gs_etir *e, int idx);
 /* The row an arch would use for op's types (the widest k it has), or 0. */
 int gs_mma_pick(int arch, const gs_op *op);

@@ -215,7 +215,14 @@ Test(mma, knob_config_and_legality) {
         cr_assert(s != GS_OK || !gs_etir_wellformed(&h, &e), "legal: %s", bad[i]);
     }
     int m, n, k;
-    cr_assert(!gs_mma_axes(&cv, &m, &n, &k), "a 3x3 conv is not (yet) an mma operator");
+    cr_assert(!gs_mma_axes(&cv, &m, &n, &k), "a conv's m is three axes");
+    int8_t role[GS_MAX_AXES];
+    cr_assert(gs_mma_roles(&cv, role));
+    cr_assert(role[0] == GS_MMA_ROLE_M && role[1] == GS_MMA_ROLE_N && role[2] == GS_MMA_ROLE_M &&
+              role[3] == GS_MMA_ROLE_M && role[4] == GS_MMA_ROLE_K && role[5] == GS_MMA_ROLE_K && role[6] == GS_MMA_ROLE_K,
+              "conv nchw roles (n k p q c r s)");
+    gs_op rr = parse(ctx, "rowsum M=8 K=8");
+    cr_assert(!gs_mma_roles(&rr, role), "a one-input reduction");
     cr_assert(gs_mma_axes(&h, &m, &n, &k) && m == 0 && n == 1 && k == 2);
     cr_assert(gs_mma_axes(&bg, &m, &n, &k));
     cr_assert_neq(cfg(ctx, &h, MMA_CFG ",mma=5", &e), GS_OK, "mma=5 is out of the table");
@@ -251,7 +258,8 @@ Test(mma, plan_fields_and_arch_check) {
     cr_assert(p.in[0].ldsm == 4 && !p.in[0].ldsm_trans, "A ldsm %d%s", p.in[0].ldsm, p.in[0].ldsm_trans ? "t" : "");
     cr_assert(p.in[1].ldsm == 2 && p.in[1].ldsm_trans, "B ldsm %d%s", p.in[1].ldsm, p.in[1].ldsm_trans ? "t" : "");
     cr_assert(p.in[0].read_wf > 0 && p.in[1].read_wf > 0);
-    cr_assert(p.out_vec == 1 && !p.frag_pipe);
+    /* two k-steps of 16 a tile, two stages: fragments double-buffered, peeled */
+    cr_assert(p.out_vec == 1 && p.frag_pipe && p.peel, "ov %d fragpipe %d peel %d", p.out_vec, p.frag_pipe, p.peel);
     /* registers: 4 accumulators, A 4 and B 2 fragment registers */
     cr_assert(p.regs_bound >= 4 + 4 + 2, "regs %d", p.regs_bound);
     /* TT: A's rows along m, B's along k */
@@ -276,7 +284,8 @@ Test(mma, plan_fields_and_arch_check) {
  * (primes, 1, K = 1, extents below one instruction tile): as the plan makes
  * it (ldmatrix where it can), and, where `elem` is set, once more with the
  * fragments read element by element (the plan's ldsm cleared), so both
- * paths run. A wrong ldmatrix emulation, C mapping or table entry makes the
+ * paths run; two k-steps a tile with stages > 1 take the fragment-pipelined
+ * loop (and its peeled steady loop, for one reduce axis). A wrong ldmatrix emulation, C mapping or table entry makes the
  * ldmatrix path disagree with the reference (its registers come from
  * ldmatrix's own distribution, the mma's from the table). */
 typedef struct mma_case {
@@ -289,15 +298,25 @@ static const mma_case mma_cases[] = {
     {"gemm M=37 N=23 K=29 dtype=f16", "bm=64,bn=32,bk=16,tm=4,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1", 1},
     {"gemm M=131 N=67 K=1 dtype=f16", "bm=32,bn=32,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1", 0},
     /* stages 3 and 4 need cp.async, so rows of whole 16-byte vectors (k 88 = 5.5 tiles) */
-    {"gemm M=97 N=56 K=88 dtype=f16", "bm=32,bn=32,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1,stages=3", 1},
+    {"gemm M=97 N=56 K=88 dtype=f16", "bm=32,bn=32,bk=32,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1,stages=3", 1},
     {"gemm M=97 N=56 K=88 dtype=f16 transB=1", "bm=32,bn=32,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1,stages=4", 0},
     {"gemm M=53 N=41 K=131 dtype=f16 transA=1 transB=1 bias=1 relu=1",
      "bm=64,bn=32,bk=16,tm=4,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1,stages=2,split=3", 0},
     {"gemm M=53 N=41 K=131 dtype=bf16 bias=1 relu=1", "bm=32,bn=64,bk=32,tm=2,tn=4,vm=1,vn=1,sa=1,sb=1,mma=2,stages=2", 1},
     {"gemm M=45 N=27 K=71 dtype=f16 out_dtype=f32 alpha=0.5 beta=2", "bm=32,bn=16,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1,split=2", 0},
-    {"gemm M=29 N=19 K=37 math=tf32", "bm=32,bn=32,bk=8,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=3,stages=2", 0},
+    {"gemm M=29 N=19 K=37 math=tf32", "bm=32,bn=32,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=3,stages=2", 0},
     {"gemm M=29 N=19 K=37 math=tf32 transA=1 transB=1", "bm=16,bn=16,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=3,split=2", 0},
-    {"gemm M=29 N=19 K=37 dtype=f16 transB=1", "bm=32,bn=16,bk=8,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=4,stages=2", 1},
+    {"gemm M=29 N=19 K=37 dtype=f16 transB=1", "bm=32,bn=16,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=4,stages=2", 1},
+    /* conv2d as implicit GEMM: m = (n, p, q) flattened, n = k, k = (c, r, s) flattened; edges, padding,
+     * strides and partial reduce tiles all zero-filled by the copies */
+    {"conv2d N=2 C=5 H=9 W=7 K=12 R=3 S=3 pad=1 dtype=f16",
+     "bn=1,bk=16,bp=8,bq=8,bc=4,br=4,bs=4,tn=1,tk=2,tp=2,tq=1,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,mma=1", 0},
+    {"conv2d N=2 C=5 H=9 W=7 K=12 R=3 S=3 pad=1 dtype=f16 layout=nhwc bias=1 relu=1",
+     "bn=1,bp=8,bq=8,bk=16,bc=4,br=4,bs=4,tn=1,tp=2,tq=1,tk=2,vn=1,vp=1,vq=1,vk=1,si=1,sf=1,mma=1,stages=2", 0},
+    {"conv2d N=1 C=7 H=11 W=10 K=9 R=3 S=3 stride=2 pad=1 dtype=bf16",
+     "bn=1,bk=16,bp=8,bq=8,bc=8,br=2,bs=2,tn=1,tk=2,tp=2,tq=1,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,mma=2,stages=2", 0},
+    {"conv2d N=2 C=6 H=5 W=5 K=10 R=3 S=3 pad=1 math=tf32",
+     "bn=1,bk=16,bp=8,bq=8,bc=2,br=2,bs=2,tn=1,tk=2,tp=2,tq=1,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,mma=3", 0},
     {"bgemm B=3 M=37 N=29 K=45 dtype=f16 transA=1", "bb=1,bm=32,bn=32,bk=16,tb=1,tm=2,tn=4,vb=1,vm=1,vn=1,sa=1,sb=1,mma=1,stages=2",
      0},
 };
@@ -314,7 +333,7 @@ Test(mma, pocl_emulation_awkward_shapes, .timeout = 600) {
     gs_ctx *ctx = gs_ctx_create();
     gs_device *cl = gs_test_open_dev(ctx);
     const gs_hw *hw = gs_hw_find_builtin("a100");
-    int ldsm = 0, trans = 0, elem = 0;
+    int ldsm = 0, trans = 0, elem = 0, fragpipe = 0, peel = 0;
     for (size_t i = 0; i < sizeof mma_cases / sizeof mma_cases[0]; i++) {
         const mma_case *c = &mma_cases[i];
         gs_op op = parse(ctx, c->spec);
@@ -324,6 +343,8 @@ Test(mma, pocl_emulation_awkward_shapes, .timeout = 600) {
         gs_plan p;
         gs_plan_make(hw, &op, &e, NULL, &p);
         cr_assert(p.mma == e.mma);
+        fragpipe += p.frag_pipe;
+        peel += p.peel;
         for (int t = 0; t < 2; t++) {
             ldsm += p.in[t].ldsm > 0;
             trans += p.in[t].ldsm_trans;
@@ -344,7 +365,16 @@ Test(mma, pocl_emulation_awkward_shapes, .timeout = 600) {
     gs_plan p;
     gs_plan_make(hw, &mm, &e, NULL, &p);
     verify_mma(ctx, cl, hw, &mm, &e, &p, "1x1 conv nhwc as matmul");
-    cr_expect(ldsm >= 10 && trans >= 4 && elem >= 4, "paths: %d ldmatrix, %d .trans, %d element", ldsm, trans, elem);
+    /* NCHW: O[n][K, HW] = F . I[n]: m = (n, x) flattened */
+    conv = parse(ctx, "conv2d N=2 C=24 H=5 W=7 K=40 R=1 S=1 dtype=f16 bias=1");
+    cr_assert_eq(gs_op_conv1x1_as_matmul(ctx, &conv, &mm), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(cfg(ctx, &mm, "bn=1,bk=16,bx=32,bc=16,tn=1,tk=2,tx=2,vn=1,vk=1,vx=1,si=1,sf=1,mma=1", &e), GS_OK, "%s",
+                 gs_ctx_errmsg(ctx));
+    cr_assert(gs_hw_check(hw, &mm, &e));
+    gs_plan_make(hw, &mm, &e, NULL, &p);
+    verify_mma(ctx, cl, hw, &mm, &e, &p, "1x1 conv nchw as matmul");
+    cr_expect(ldsm >= 10 && trans >= 4 && elem >= 4 && fragpipe >= 4 && peel >= 3,
+              "paths: %d ldmatrix, %d .trans, %d element, %d fragpipe, %d peeled", ldsm, trans, elem, fragpipe, peel);
     gs_device_close(cl);
     gs_ctx_destroy(ctx);
 }

@@ -667,8 +667,16 @@ static uint8_t frag_pipe_of(const gs_op *op, const gs_etir *e, const gs_plan *p)
     /* a product of two inputs (gemm, bgemm, gemv, conv): the FFMA main loop;
      * a pooling or row reduction reads one fragment and is bound elsewhere */
     if (op->ninputs < 2 || op->combine != GS_COMBINE_MAC) return 0;
-    if (p->mma) return 0; /* the mma core runs in the plain pipeline (for now) */
     if (p->stages < 2 || !p->fast_path || p->opts.no_frag_pipe) return 0;
+    if (p->mma) { /* the mma core: a k-step is the row's k over the flattened reduce tile */
+        int8_t role[GS_MAX_AXES];
+        int64_t bk = 1;
+        gs_mma_roles(op, role);
+        for (int a = 0; a < op->naxes; a++)
+            if (role[a] == GS_MMA_ROLE_K) bk *= e->tile[a].block;
+        int64_t steps = bk / gs_mma_get(p->mma)->k;
+        return steps >= 2 && steps % 2 == 0 && steps <= GS_PLAN_FRAG_PIPE_TRIP;
+    }
     int64_t body = gs_etir_acc_regs(op, e) + 8, trip = 1;
     int last = -1;
     for (int a = 0; a < op->naxes; a++)
@@ -752,12 +760,18 @@ static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e,
     bool atomic = (p->opts.split_atomic || e->splitk_atomic) && op->combine != GS_COMBINE_MAX &&
                   op->combine != GS_COMBINE_MIN;
     p->split_mode = p->splitk <= 1 ? GS_SPLIT_NONE : atomic ? GS_SPLIT_ATOMIC : GS_SPLIT_ORDERED;
-    int mm, mn, mk;
-    if (e->mma && gs_mma_get(e->mma) && gs_mma_axes(op, &mm, &mn, &mk)) {
-        /* a warp's lanes are 8 x 4 threads (m x n) of TM x TN outputs each */
+    int8_t role[GS_MAX_AXES];
+    if (e->mma && gs_mma_get(e->mma) && gs_mma_roles(op, role)) {
+        /* a warp's lanes are 8 x 4 threads (m x n) of TM x TN outputs each,
+         * TM the product of the m axes' thread tiles (TN: n's) */
+        int64_t tm = 1, tn = 1;
+        for (int a = 0; a < op->naxes; a++) {
+            if (role[a] == GS_MMA_ROLE_M) tm *= e->tile[a].thread;
+            if (role[a] == GS_MMA_ROLE_N) tn *= e->tile[a].thread;
+        }
         p->mma = e->mma;
-        p->warp_m = (uint16_t)(8 * e->tile[mm].thread);
-        p->warp_n = (uint16_t)(4 * e->tile[mn].thread);
+        p->warp_m = (uint16_t)(8 * tm > UINT16_MAX ? UINT16_MAX : 8 * tm);
+        p->warp_n = (uint16_t)(4 * tn > UINT16_MAX ? UINT16_MAX : 4 * tn);
     }
     p->raster_x = p->raster_y = -1;
     for (int a = op->naxes - 1; a >= 0; a--) { /* the last two spatial axes */
@@ -917,11 +931,34 @@ static void choose_pad(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_pl
 }
 
 /* ---- tensor cores -------------------------------------------------------------------
- * The shared-memory element offset of staged input t (a tensor box, no
- * im2col) at local coordinates loc[axis]. */
+ * The local coordinates of the point at flattened row x (of t's own role: m
+ * for A, n for B) and flattened k index kk: each role's axes split their
+ * flattened index over their block tiles, the last axis fastest. */
+static void mma_locals(const gs_op *op, const gs_etir *e, const int8_t *role, int t, int64_t x, int64_t kk,
+                       int64_t *loc) {
+    const int xr = t == 0 ? GS_MMA_ROLE_M : GS_MMA_ROLE_N;
+    for (int a = op->naxes - 1; a >= 0; a--) {
+        loc[a] = 0;
+        if (role[a] == xr) {
+            loc[a] = x % e->tile[a].block;
+            x /= e->tile[a].block;
+        } else if (role[a] == GS_MMA_ROLE_K) {
+            loc[a] = kk % e->tile[a].block;
+            kk /= e->tile[a].block;
+        }
+    }
+}
+
+/* The shared-memory element offset of staged input t at local coordinates
+ * loc[axis] (the im2col view's dims, or the tensor's; the constant shift of
+ * a negative reach left out). */
 static int64_t mma_smem_off(const gs_op *op, const gs_plan_input *pi, int t, const int64_t *loc) {
-    const gs_tensor *ts = &op->tensors[t];
     int64_t o = 0;
+    if (pi->im2col) {
+        for (int k = 0; k < pi->view_ndim; k++) o += loc[pi->view_axis[k]] * pi->sstride[k];
+        return o;
+    }
+    const gs_tensor *ts = &op->tensors[t];
     for (int j = 0; j < ts->ndim; j++) {
         int64_t x = 0;
         for (int a = 0; a < op->naxes; a++) x += ts->idx[j].coeff[a] * loc[a];
@@ -930,14 +967,17 @@ static int64_t mma_smem_off(const gs_op *op, const gs_plan_input *pi, int t, con
     return o;
 }
 
-/* ldmatrix for input t (0: A, 1: B) of row r: where the row has it, the
- * box is the tensor's with no offset or negative coefficient, and its
- * innermost smem dim runs along k (no .trans) or along t's own axis xa
- * (.trans) with unit step and whole 8-element rows. The 16-byte alignment
- * of every row start also needs the pad (0 or 8 elements) chosen below. */
-static void mma_ldsm_mode(const gs_op *op, gs_plan_input *pi, int t, const gs_mma_row *r, int xa, int k) {
+/* ldmatrix for input t (0: A, 1: B) of row r: where the row has it, t's
+ * role (m or n) and k are one axis each, the box is the tensor's with no
+ * offset or negative coefficient, and its innermost smem dim runs along k
+ * (no .trans) or along t's axis xa (.trans) with unit step and whole
+ * 8-element rows. The 16-byte alignment of every row start also needs the
+ * pad (0 or 8 elements) chosen below. */
+static void mma_ldsm_mode(const gs_op *op, gs_plan_input *pi, int t, const gs_mma_row *r) {
     pi->ldsm = pi->ldsm_trans = 0;
-    if (!r->ldsm || pi->im2col) return;
+    int m, n, k;
+    if (!r->ldsm || pi->im2col || !gs_mma_axes(op, &m, &n, &k)) return;
+    const int xa = t == 0 ? m : n;
     const gs_tensor *ts = &op->tensors[t];
     for (int j = 0; j < ts->ndim; j++) {
         if (ts->idx[j].offset) return;
@@ -950,24 +990,26 @@ static void mma_ldsm_mode(const gs_op *op, gs_plan_input *pi, int t, const gs_mm
     pi->ldsm_trans = ax != k;
 }
 
-/* Wavefronts of one instruction tile's fragment of input t at the tile's
+/* Wavefronts of one instruction tile's fragment of input t at the warp's
  * origin: the ldmatrix's lanes (8 a matrix, 16 bytes each: the bank
  * simulator serves them in 8-lane phases) or one element read per register
  * element. */
-static double mma_read_wf(const gs_hw *hw, const gs_op *op, const gs_plan *p, int t, int xa, int k) {
+static double mma_read_wf(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan *p, const int8_t *role,
+                          int t) {
     const gs_mma_row *r = gs_mma_get(p->mma);
     const gs_plan_input *pi = &p->in[t];
     const gs_mma_frag *f = t == 0 ? &r->a : &r->b;
     const int eb = in_bytes(op);
-    int64_t addr[32], loc[GS_MAX_AXES] = {0};
+    int64_t addr[32], loc[GS_MAX_AXES];
     if (pi->ldsm) {
         const int lanes = 8 * pi->ldsm;
         for (int l = 0; l < lanes; l++) {
             const int8_t *org = t == 0 ? r->ldsm_a[l >> 3] : r->ldsm_b[l >> 3];
             /* lane l names row l & 7 of matrix l >> 3: without .trans the rows
-             * step along xa (each runs along k), with .trans along k */
-            loc[xa] = (t == 0 ? org[0] : org[1]) + (pi->ldsm_trans ? 0 : l & 7);
-            loc[k] = (t == 0 ? org[1] : org[0]) + (pi->ldsm_trans ? l & 7 : 0);
+             * step along t's axis (each runs along k), with .trans along k */
+            int64_t x = (t == 0 ? org[0] : org[1]) + (pi->ldsm_trans ? 0 : l & 7);
+            int64_t kk = (t == 0 ? org[1] : org[0]) + (pi->ldsm_trans ? l & 7 : 0);
+            mma_locals(op, e, role, t, x, kk, loc);
             addr[l] = mma_smem_off(op, pi, t, loc) * eb / 4;
         }
         /* ldmatrix serves 8 lanes (one 8x8 matrix, 16 bytes a lane) a phase
@@ -983,8 +1025,7 @@ static double mma_read_wf(const gs_hw *hw, const gs_op *op, const gs_plan *p, in
         for (int l = 0; l < 32; l++) {
             int row, col;
             gs_mma_elem(f, l, i, &row, &col);
-            loc[xa] = t == 0 ? row : col;
-            loc[k] = t == 0 ? col : row;
+            mma_locals(op, e, role, t, t == 0 ? row : col, t == 0 ? col : row, loc);
             addr[l] = mma_smem_off(op, pi, t, loc) * eb / 4;
         }
         wf += gs_smem_wavefronts_of(hw->smem_banks, addr, 32, 1);
@@ -999,20 +1040,23 @@ static double mma_read_wf(const gs_hw *hw, const gs_op *op, const gs_plan *p, in
 static void choose_pad_mma(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_plan *p, int t) {
     gs_plan_input *pi = &p->in[t];
     const gs_mma_row *r = gs_mma_get(p->mma);
-    int m, n, k;
-    gs_mma_axes(op, &m, &n, &k);
-    const int xa = t == 0 ? m : n;
-    mma_ldsm_mode(op, pi, t, r, xa, k);
+    int8_t role[GS_MAX_AXES];
+    gs_mma_roles(op, role);
+    mma_ldsm_mode(op, pi, t, r);
     pi->swizzle = 0;
-    const gs_tensor *ts = &op->tensors[t];
+    gs_tensor view;
+    const gs_tensor *ts = gs_plan_box_tensor(op, pi, t, &view);
     const int64_t reserve = pi->pad, step = vec_max(in_bytes(op));
+    int64_t bk = 1;
+    for (int a = 0; a < op->naxes; a++)
+        if (role[a] == GS_MMA_ROLE_K) bk *= e->tile[a].block;
     /* instruction tiles a warp reads per reduce tile */
-    const double reads = (double)(e->tile[k].block / r->k) * (t == 0 ? p->warp_m / r->m : p->warp_n / r->n);
+    const double reads = (double)(bk / r->k) * (t == 0 ? p->warp_m / r->m : p->warp_n / r->n);
     double best = -1;
     int64_t best_pad = 0;
     for (int64_t pad = 0; pad <= reserve; pad += step) {
         layout_strides(ts, pi->dims, pi->inner_dim, pad, pi->sstride);
-        double rw = mma_read_wf(hw, op, p, t, xa, k);
+        double rw = mma_read_wf(hw, op, e, p, role, t);
         double sw = store_wavefronts(op, t, pi, p->threads, hw->smem_banks, hw->warp_size, NULL);
         double cost = reads * rw + pi->units_per_thread * sw;
         if (best < 0 || cost < best) {

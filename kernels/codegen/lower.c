@@ -273,9 +273,9 @@ typedef struct printer {
      * ("[(kk + 1) & 1]"), with frag_decl off */
     const char *fname, *fslot;
     bool frag_nodecl;
-    /* mma (plan.mma): the instruction row and the operator's m, n, k axes */
+    /* mma (plan.mma): the instruction row and the role of each axis (m, n, k, batch) */
     const gs_mma_row *mr;
-    int mm, mn, mk;
+    int8_t role[GS_MAX_AXES];
 } printer;
 
 static void line(printer *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -1393,9 +1393,17 @@ static void print_mma_preamble(printer *m) {
     else print_mma_emulation(m);
 }
 
+/* The product of the block tiles of the axes of role r. */
+static int64_t mma_role_block(const printer *m, int r) {
+    int64_t b = 1;
+    for (int a = 0; a < m->na; a++)
+        if (m->role[a] == r) b *= m->e->tile[a].block;
+    return b;
+}
+
 /* Kernel scope: the emulation's scratch (OpenCL), the lane and the warp's
- * origin wo<a> per spatial axis (warps numbered with the last axis fastest,
- * as threads are). */
+ * origin: wom and won along the flattened m and n, wo<a> per batch axis
+ * (warps numbered n fastest, then m, then the batch axes, the last first). */
 static void print_mma_warp(printer *m) {
     const gs_mma_row *r = m->mr;
     const int warps = (int)(m->p->threads / 32);
@@ -1405,13 +1413,32 @@ static void print_mma_warp(printer *m) {
         if (r->ldsm) line(m, "__local int* const gs_law = gs_la + (tid >> 5) * 32;");
     }
     line(m, "int wq = tid >> 5; /* %d warps */", warps);
+    const int64_t nwn = mma_role_block(m, GS_MMA_ROLE_N) / m->p->warp_n, nwm = mma_role_block(m, GS_MMA_ROLE_M) / m->p->warp_m;
+    line(m, "const int won = (wq %% %lld) * %d; wq /= %lld;", (long long)nwn, m->p->warp_n, (long long)nwn);
+    line(m, "const int wom = (wq %% %lld) * %d; wq /= %lld;", (long long)nwm, m->p->warp_m, (long long)nwm);
     for (int a = m->na - 1; a >= 0; a--) {
-        if (!spatial(m->op, a)) continue;
-        int step = a == m->mm ? m->p->warp_m : a == m->mn ? m->p->warp_n : 1;
-        int nw = m->e->tile[a].block / step;
-        line(m, "const int wo%d = (wq %% %d) * %d; wq /= %d;", a, nw, step, nw);
+        if (m->role[a] != GS_MMA_ROLE_BATCH) continue;
+        int nw = m->e->tile[a].block;
+        line(m, "const int wo%d = wq %% %d; wq /= %d;", a, nw, nw);
     }
     line(m, "(void)wq;");
+}
+
+/* Split the flattened index text x of role r over its axes' block tiles
+ * (the last axis fastest) into coord[a] of each axis of r, plus base<a>
+ * ("ob<a> + ", or ""). */
+static void mma_split(const printer *m, int r, const char *x, bool base, char coord[][CW]) {
+    int n = 0;
+    for (int a = 0; a < m->na; a++) n += m->role[a] == r;
+    int64_t div = 1;
+    for (int a = m->na - 1; a >= 0; a--) {
+        if (m->role[a] != r) continue;
+        char ob[24] = "";
+        if (base) snprintf(ob, sizeof ob, "ob%d + ", a);
+        if (n == 1) snprintf(coord[a], CW, "(%s%s)", ob, x);
+        else snprintf(coord[a], CW, "(%s(%s) / %lld %% %d)", ob, x, (long long)div, m->e->tile[a].block);
+        div *= m->e->tile[a].block;
+    }
 }
 
 /* "(buf) * stage_elems + off" (or off with one stage): an index into sm<t>. */
@@ -1420,12 +1447,11 @@ static void mma_smem_index(const printer *m, int t, const char *buf, const char 
     else snprintf(out, n, "%s", off);
 }
 
-/* Local coordinates of operand t (0: A, 1: B) at x (m or n) and kk (k). */
+/* Local coordinates of operand t (0: A, 1: B) at flattened x (m or n) and kk (k). */
 static void mma_locals(const printer *m, int t, const char *x, const char *kk, char local[][CW]) {
-    const int xa = t == 0 ? m->mm : m->mn;
-    for (int a = 0; a < m->na; a++) snprintf(local[a], CW, "wo%d", a);
-    snprintf(local[xa], CW, "%s", x);
-    snprintf(local[m->mk], CW, "%s", kk);
+    for (int a = 0; a < m->na; a++) snprintf(local[a], CW, "wo%d", a); /* batch axes */
+    mma_split(m, t == 0 ? GS_MMA_ROLE_M : GS_MMA_ROLE_N, x, false, local);
+    mma_split(m, GS_MMA_ROLE_K, kk, false, local);
 }
 
 /* Instruction tile `it` (mi or ni) of operand t at k-step ks into f<t>[it]. */
@@ -1433,8 +1459,8 @@ static void print_mma_load(printer *m, int t, const char *buf) {
     const gs_mma_row *r = m->mr;
     const gs_plan_input *pi = &m->p->in[t];
     const gs_mma_frag *f = t == 0 ? &r->a : &r->b;
-    const int xa = t == 0 ? m->mm : m->mn, tx = t == 0 ? r->m : r->n;
-    const char *it = t == 0 ? "mi" : "ni";
+    const int tx = t == 0 ? r->m : r->n;
+    const char *it = t == 0 ? "mi" : "ni", *wo = t == 0 ? "wom" : "won";
     char local[GS_MAX_AXES][CW], x[CW], kk[CW], idx[CW * 2];
     if (pi->ldsm) {
         const int8_t(*org)[2] = t == 0 ? r->ldsm_a : r->ldsm_b;
@@ -1454,7 +1480,7 @@ static void print_mma_load(printer *m, int t, const char *buf) {
         char *sx = gs_sb_take(&ox), *sk = gs_sb_take(&ok);
         open_block(m);
         line(m, "const int lj = (ln >> 3) %% %d;", pi->ldsm);
-        snprintf(x, sizeof x, "(wo%d + %s * %d + (%s)%s)", xa, it, tx, sx ? sx : "0", pi->ldsm_trans ? "" : " + (ln & 7)");
+        snprintf(x, sizeof x, "(%s + %s * %d + (%s)%s)", wo, it, tx, sx ? sx : "0", pi->ldsm_trans ? "" : " + (ln & 7)");
         snprintf(kk, sizeof kk, "(ks * %d + (%s)%s)", r->k, sk ? sk : "0", pi->ldsm_trans ? " + (ln & 7)" : "");
         free(sx);
         free(sk);
@@ -1462,7 +1488,8 @@ static void print_mma_load(printer *m, int t, const char *buf) {
         char *off = smem_offset(m, t, local);
         mma_smem_index(m, t, buf, off ? off : "0", idx, sizeof idx);
         free(off);
-        line(m, "GS_LDSM_X%d%s(f%d[%s], sm%d, %s);", pi->ldsm, pi->ldsm_trans ? "_T" : "", t, it, t, idx);
+        line(m, "GS_LDSM_X%d%s(%s%d%s[%s], sm%d, %s);", pi->ldsm, pi->ldsm_trans ? "_T" : "", m->fname, t, m->fslot, it,
+             t, idx);
         close_(m);
         return;
     }
@@ -1470,45 +1497,85 @@ static void print_mma_load(printer *m, int t, const char *buf) {
         char row[64], col[64];
         mma_coord(row, sizeof row, f->rg, f->rt, f->row_off[i]);
         mma_coord(col, sizeof col, f->cg, f->ct, f->col_off[i]);
-        snprintf(x, sizeof x, "(wo%d + %s * %d + %s)", xa, it, tx, t == 0 ? row : col);
+        snprintf(x, sizeof x, "(%s + %s * %d + %s)", wo, it, tx, t == 0 ? row : col);
         snprintf(kk, sizeof kk, "(ks * %d + %s)", r->k, t == 0 ? col : row);
         mma_locals(m, t, x, kk, local);
         char *off = smem_offset(m, t, local);
         mma_smem_index(m, t, buf, off ? off : "0", idx, sizeof idx);
         free(off);
-        if (r->per_reg == 1) line(m, "f%d[%s][%d] = GS_F2U(GS_IN_F(sm%d[%s]));", t, it, i, t, idx);
-        else if (i % 2 == 0) line(m, "f%d[%s][%d] = (unsigned int)sm%d[%s];", t, it, i / 2, t, idx);
-        else line(m, "f%d[%s][%d] |= (unsigned int)sm%d[%s] << 16;", t, it, i / 2, t, idx);
+        const char *fn = m->fname, *fs = m->fslot;
+        if (r->per_reg == 1) line(m, "%s%d%s[%s][%d] = GS_F2U(GS_IN_F(sm%d[%s]));", fn, t, fs, it, i, t, idx);
+        else if (i % 2 == 0) line(m, "%s%d%s[%s][%d] = (unsigned int)sm%d[%s];", fn, t, fs, it, i / 2, t, idx);
+        else line(m, "%s%d%s[%s][%d] |= (unsigned int)sm%d[%s] << 16;", fn, t, fs, it, i / 2, t, idx);
     }
+}
+
+/* Every instruction tile of A and B of k-step ks (in scope) from buffer buf
+ * into the fragment set m->fname/m->fslot names. */
+static void print_mma_load_all(printer *m, const char *buf) {
+    const gs_mma_row *r = m->mr;
+    line(m, "#pragma unroll");
+    open_(m, "for (int mi = 0; mi < %d; mi++)", m->p->warp_m / r->m);
+    print_mma_load(m, 0, buf);
+    close_(m);
+    line(m, "#pragma unroll");
+    open_(m, "for (int ni = 0; ni < %d; ni++)", m->p->warp_n / r->n);
+    print_mma_load(m, 1, buf);
+    close_(m);
+}
+
+/* One mma per (A, B) instruction tile pair of the fragment set. */
+static void print_mma_multiply_all(printer *m) {
+    const gs_mma_row *r = m->mr;
+    const int MT = m->p->warp_m / r->m, NT = m->p->warp_n / r->n;
+    line(m, "#pragma unroll");
+    open_(m, "for (int mi = 0; mi < %d; mi++)", MT);
+    line(m, "#pragma unroll");
+    line(m, "for (int ni = 0; ni < %d; ni++) GS_MMA(&acc[(mi * %d + ni) * 4], %s0%s[mi], %s1%s[ni]);", NT, NT, m->fname,
+         m->fslot, m->fname, m->fslot);
+    close_(m);
 }
 
 /* One tile's multiply from buffer buf: every k-step of the row's k. */
 static void print_mma_compute(printer *m, const char *buf) {
     const gs_mma_row *r = m->mr;
-    const int MT = m->p->warp_m / r->m, NT = m->p->warp_n / r->n;
     line(m, "#pragma unroll");
-    open_(m, "for (int ks = 0; ks < %d; ks++)", m->e->tile[m->mk].block / r->k);
-    line(m, "unsigned int f0[%d][%d], f1[%d][%d];", MT, r->a.regs, NT, r->b.regs);
-    line(m, "#pragma unroll");
-    open_(m, "for (int mi = 0; mi < %d; mi++)", MT);
-    print_mma_load(m, 0, buf);
-    close_(m);
-    line(m, "#pragma unroll");
-    open_(m, "for (int ni = 0; ni < %d; ni++)", NT);
-    print_mma_load(m, 1, buf);
-    close_(m);
-    line(m, "#pragma unroll");
-    open_(m, "for (int mi = 0; mi < %d; mi++)", MT);
-    line(m, "#pragma unroll");
-    line(m, "for (int ni = 0; ni < %d; ni++) GS_MMA(&acc[(mi * %d + ni) * 4], f0[mi], f1[ni]);", NT, NT);
-    close_(m);
+    open_(m, "for (int ks = 0; ks < %lld; ks++)", (long long)(mma_role_block(m, GS_MMA_ROLE_K) / r->k));
+    line(m, "unsigned int f0[%d][%d], f1[%d][%d];", m->p->warp_m / r->m, r->a.regs, m->p->warp_n / r->n, r->b.regs);
+    print_mma_load_all(m, buf);
+    print_mma_multiply_all(m);
     close_(m);
 }
+
+/* The mma core of the fragment-pipelined main loop (plan.frag_pipe): two
+ * fragment sets fr<t>[2][tiles][regs], a k-step ks of the row's k each. */
+static void mma_declare(printer *m) {
+    const gs_mma_row *r = m->mr;
+    line(m, "unsigned int fr0[2][%d][%d], fr1[2][%d][%d];", m->p->warp_m / r->m, r->a.regs, m->p->warp_n / r->n,
+         r->b.regs);
+}
+
+static void mma_load(printer *m, const char *buf, const char *set) {
+    char slot[64];
+    ffma_with_set(m, set, slot, sizeof slot);
+    print_mma_load_all(m, buf);
+    ffma_restore(m);
+}
+
+static void mma_multiply(printer *m, const char *set) {
+    char slot[64];
+    ffma_with_set(m, set, slot, sizeof slot);
+    print_mma_multiply_all(m);
+    ffma_restore(m);
+}
+
+static const math_core mma_core = {mma_declare, mma_load, mma_multiply};
 
 /* ---- main loop --------------------------------------------------------------------- */
 /* k-steps of a full tile: the product of the reduce tiles, flattened with
  * the last reduce axis fastest (the order of print_compute_body's loops). */
 static int64_t tile_ksteps(const printer *m) {
+    if (m->p->mma) return mma_role_block(m, GS_MMA_ROLE_K) / m->mr->k; /* the row's k-steps */
     int64_t n = 1;
     for (int a = 0; a < m->na; a++)
         if (!spatial(m->op, a)) n *= m->e->tile[a].block;
@@ -1519,6 +1586,12 @@ static int64_t tile_ksteps(const printer *m) {
  * set `set`, in a scope declaring its reduce coordinates kr<a>. */
 static void print_step_load(printer *m, const math_core *core, const char *step, const char *buf, const char *set) {
     open_block(m);
+    if (m->p->mma) { /* the row's k-step ks over the flattened reduce tile */
+        line(m, "const int ks = %s;", step);
+        core->load(m, buf, set);
+        close_(m);
+        return;
+    }
     int64_t d = 1;
     int first = -1, last = -1;
     for (int a = 0; a < m->na; a++)
@@ -1717,7 +1790,8 @@ static void print_main_loop_fragpipe(printer *m, const math_core *core) {
     line(m, "} else {");
     m->indent++;
     print_next_copies(m, false);
-    print_compute_body(m, "rb", m->nred > 0, false);
+    if (m->p->mma) print_mma_compute(m, "rb"); /* whole (zero-filled) tiles */
+    else print_compute_body(m, "rb", m->nred > 0, false);
     print_tile_turn(m, core, any_reg, false);
     close_(m);
     line(m, "wb = wb + 1 == %d ? 0 : wb + 1;", S);
@@ -1762,7 +1836,7 @@ static void print_main_loop(printer *m) {
         return;
     }
     if (p->frag_pipe) {
-        print_main_loop_fragpipe(m, &ffma_core);
+        print_main_loop_fragpipe(m, p->mma ? &mma_core : &ffma_core);
         return;
     }
     bool async = p->any_async;
@@ -1999,13 +2073,17 @@ static void print_epilogue_loops_mma(printer *m, epi_mode mode) {
         mma_coord(row, sizeof row, r->c.rg, r->c.rt, r->c.row_off[c]);
         mma_coord(col, sizeof col, r->c.cg, r->c.ct, r->c.col_off[c]);
         open_block(m);
+        char xm[CW], xn[CW], coord[GS_MAX_AXES][CW];
+        snprintf(xm, sizeof xm, "wom + mi * %d + %s", r->m, row);
+        snprintf(xn, sizeof xn, "won + ni * %d + %s", r->n, col);
+        for (int a = 0; a < m->na; a++) snprintf(coord[a], CW, "(ob%d + wo%d)", a, a); /* batch axes */
+        mma_split(m, GS_MMA_ROLE_M, xm, true, coord);
+        mma_split(m, GS_MMA_ROLE_N, xn, true, coord);
         gs_sb cond;
         gs_sb_init(&cond);
         for (int a = 0; a < m->na; a++) {
             if (!spatial(m->op, a)) continue;
-            if (a == m->mm) line(m, "const int x%d = ob%d + wo%d + mi * %d + %s;", a, a, a, r->m, row);
-            else if (a == m->mn) line(m, "const int x%d = ob%d + wo%d + ni * %d + %s;", a, a, a, r->n, col);
-            else line(m, "const int x%d = ob%d + wo%d;", a, a, a);
+            line(m, "const int x%d = %s;", a, coord[a]);
             gs_sb_printf(&cond, "%sx%d < E%d", cond.len ? " && " : "", a, a);
         }
         char *cs = gs_sb_take(&cond);
@@ -2236,7 +2314,7 @@ gs_status gs_lower_emit_plan(gs_ctx *ctx, const gs_op *op, const gs_etir *e, con
     m->fslot = "";
     if (p->mma) {
         m->mr = gs_mma_get(p->mma);
-        if (!m->mr || !gs_mma_axes(op, &m->mm, &m->mn, &m->mk) || !gs_mma_state_ok(op, e, p->mma)) {
+        if (!m->mr || !gs_mma_roles(op, m->role) || !gs_mma_state_ok(op, e, p->mma)) {
             gs_sb_free(&m->sb);
             return gs_err(ctx, GS_ERR_INVALID_ARG, "lowering: mma=%d does not apply to this operator and state", p->mma);
         }
