@@ -25,7 +25,7 @@ CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 
 .PHONY: all deps install uninstall check-install check-tsan deps-aarch64 cross-aarch64 cross-build check-aarch64 deps-fuzz fuzz-build fuzz-targets fuzz fuzz-merge fuzz-short demo test test-plain check-asan check-suites calibrate bench bench-construct clean check-gpu compare \
-        sass-tools check-sass mma-sweep bench-gpu compare-tuners tuners-venv onnx-venv onnx-conformance onnx-corpus onnx-ort-venv onnx-ort-check
+        sass-tools check-sass check-nvrtc-mma mma-sweep bench-gpu compare-tuners tuners-venv onnx-venv onnx-conformance onnx-corpus onnx-ort-venv onnx-ort-check
 
 all: $(BUILD)/libgensor.a $(BUILD)/libgensor.so $(BUILD)/gensor
 
@@ -175,6 +175,12 @@ $(SASS_VENV)/.sass-tools: $(SASS_REQ)
 	  || { echo "sass-tools: the wheel installed no nvidia/*/bin/cuobjdump" >&2; exit 1; }
 	@touch $@
 
+# The tensor-core NVRTC sweep (issue 20): suite GEMM/bgemm/conv in f16, bf16
+# and tf32 for sm_80/86/87/89/90 and f16 for sm_75, 0 spills; gemm 4096^3
+# f16/bf16 must pick mma (make test runs its --quick form).
+check-nvrtc-mma: all
+	@sh tests/nvrtc_mma.sh $(BUILD)/gensor
+
 # make sass-tools is tried first; when it cannot install cuobjdump the check
 # says SKIPPED (exit 0 only with GS_SASS_OPTIONAL=1).
 check-sass: all
@@ -289,6 +295,7 @@ test-plain: $(BUILD)/gensor_tests $(BUILD)/gensor $(BUILD)/bench_gpu $(BUILD)/li
 	@sh tests/onnx_nodes.sh $(BUILD)
 	@sh tests/onnx_manifest.sh $(BUILD)
 	@sh tests/bench_gpu_dry.sh $(BUILD)
+	@sh tests/nvrtc_mma.sh $(BUILD)/gensor --quick
 	@sh tests/calibrate_holdout.sh $(BUILD)
 	@sh tests/api_check.sh $(BUILD)
 	@python3 tests/tuner_args_check.py $(BUILD)/gensor

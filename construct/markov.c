@@ -93,8 +93,10 @@ int gs_actions_enumerate(const gs_op *op, const gs_etir *e, gs_action *acts, int
             int cur = gs_knob_get(e, k), cand[2] = {cur - 1, cur + 1}, nc = 2;
             if (r->moves == GS_KNOB_NOT_WALKED) continue;
             if (r->moves == GS_KNOB_EVERY) {
+                /* (the mma row: only its legal values, so a walk whose
+                 * operator takes no tensor-core row moves as before) */
                 for (int v = r->lo; v <= r->hi && n < cap; v++)
-                    if (v != cur) acts[n++] = (gs_action){r->act, -1, v};
+                    if (v != cur && (k != GS_KNOB_MMA || gs_knob_ok(op, e, k, v))) acts[n++] = (gs_action){r->act, -1, v};
                 continue;
             }
             if (r->moves == GS_KNOB_DOUBLE_HALF) {
@@ -123,6 +125,49 @@ static bool memo_init(memo *m, gs_arena *ar, int64_t cap) {
     m->val = gs_arena_alloc(ar, (size_t)cap * sizeof *m->val);
     m->wf = gs_arena_alloc(ar, sizeof *m->wf); /* zeroed: an empty memo */
     return m->key && m->val && m->wf;
+}
+
+static double predicted_hash(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *m, bool *ok, uint64_t eh);
+
+/* A level-2 state completed for the tensor cores (issue 20): when the
+ * profile's arch has an mma row for op's types (gs_mma_pick) and a tensor
+ * rate for them, c's tiles (its plain completion) with that row, both inputs
+ * staged and the thread tiles of m and n set to each TM, TN in {2, 4, 8, 16}
+ * that the row allows (gs_mma_state_ok: a warp of 8 x 4 threads, 8TM x 4TN
+ * outputs) with 32 to GS_COMPLETE_THREADS threads; the fastest under the
+ * estimate goes to *out. The plain completion keeps FFMA thread tiles, so
+ * without this the walk priced every block tile by its FFMA kernel and chose
+ * FFMA's small tiles for a half GEMM. False when there is no row or no
+ * candidate passes the check. */
+static bool complete_mma(const gs_hw *hw, const gs_op *op, const gs_etir *c, memo *m, gs_etir *out, double *t) {
+    int row = gs_mma_pick(hw->sm, op), am, an, ak;
+    if (!row || gs_hw_tensor_flops_per_sm(hw, (gs_dtype)op->dtype_in, (gs_math)op->math) <= 0 ||
+        !gs_mma_axes(op, &am, &an, &ak))
+        return false;
+    *t = INFINITY;
+    gs_etir x = *c;
+    x.level = 0;
+    x.lanes_log2 = 0;
+    x.mma = (uint8_t)row;
+    x.staged[0] = x.staged[1] = 1;
+    for (int d = 0; d < op->naxes; d++) {
+        x.V[d] = 1;
+        if (op->axes[d].kind == GS_AXIS_SPATIAL) x.tile[d].thread = 1;
+    }
+    for (int tm = 2; tm <= 16 && tm <= x.tile[am].block; tm *= 2)
+        for (int tn = 2; tn <= 16 && tn <= x.tile[an].block; tn *= 2) {
+            x.tile[am].thread = tm;
+            x.tile[an].thread = tn;
+            int64_t th = gs_etir_threads(op, &x);
+            if (th < 32 || th > GS_COMPLETE_THREADS || !gs_mma_state_ok(op, &x, row)) continue;
+            bool ok;
+            double tx = predicted_hash(hw, op, &x, m, &ok, m ? gs_etir_hash(&x) : 0);
+            if (ok && tx < *t) {
+                *t = tx;
+                *out = x;
+            }
+        }
+    return isfinite(*t);
 }
 
 /* Predicted time of a (possibly partial) state, for the model policy:
@@ -154,8 +199,16 @@ static double predicted_hash(const gs_hw *hw, const gs_op *op, const gs_etir *e,
     }
     c.level = 0;
     gs_estimate est;
+    gs_etir c2 = c;
     done = done && gs_estimate_checked(hw, op, &c, m ? m->wf : NULL, &est);
     if (done) t = est.time_s;
+    /* a level-2 state is also worth its tensor-core completion */
+    gs_etir cm;
+    double tm;
+    if (e->level == 2 && complete_mma(hw, op, &c2, m, &cm, &tm) && tm < t) {
+        t = tm;
+        done = true;
+    }
     if (ok) *ok = done;
     if (m && !m->key[slot]) {
         m->key[slot] = h;
@@ -211,7 +264,8 @@ static double benefit_ex(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_
     case GS_ACT_STAGES:
     case GS_ACT_RASTER:
     case GS_ACT_LANES:
-    case GS_ACT_SPLITK: {
+    case GS_ACT_SPLITK:
+    case GS_ACT_MMA: {
         /* The paper has no formula for pipelining, block order or a reduce
          * split (in a block or across blocks): their
          * benefit is the predicted speedup t(e)/t(e') under every policy
@@ -272,8 +326,15 @@ static bool pool_add(pool *p, const gs_etir *e) {
     return true;
 }
 
-static void pool_add_completed(pool *p, const gs_hw *hw, const gs_op *op, const gs_etir *e) {
+static void pool_add_completed(pool *p, const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *mm) {
     gs_etir c, k;
+    double tm;
+    if (e->level == 2) { /* the tensor-core completion too (complete_mma) */
+        gs_etir c0 = *e;
+        int lim = hw->max_threads_per_block < GS_COMPLETE_THREADS ? hw->max_threads_per_block : GS_COMPLETE_THREADS;
+        if (gs_etir_apply(op, e, (gs_action){GS_ACT_CACHE, -1, 0}, lim, &c0) && complete_mma(hw, op, &c0, mm, &k, &tm))
+            pool_add(p, &k);
+    }
     if (!gs_complete(hw, op, e, &c)) return;
     pool_add(p, &c);
     if (p->knobbed && e->level == 2 && complete_knobbed(hw, op, &c, &k)) pool_add(p->knobbed, &k);
@@ -313,12 +374,12 @@ static int64_t run_chain(const gs_hw *hw, const gs_op *op, const gs_construct_op
         }
         while (pick > 0 && w[pick] <= 0) pick--;
         /* Algorithm 1: sample into the pool, move, cool */
-        if (gs_pcg32_double(rng) < gs_append_probability(T)) pool_add_completed(p, hw, op, &nexts[pick]);
+        if (gs_pcg32_double(rng) < gs_append_probability(T)) pool_add_completed(p, hw, op, &nexts[pick], mm);
         e = nexts[pick];
         T /= 2;
         t++;
     }
-    pool_add_completed(p, hw, op, &e); /* Algorithm 1 returns the final e */
+    pool_add_completed(p, hw, op, &e, mm); /* Algorithm 1 returns the final e */
     return t;
 }
 
@@ -407,7 +468,10 @@ static int space_knob_values(space_knobs *w, gs_etir *e, int i) {
     }
     int k = w->order[i];
     for (int v = gs_knobs[k].lo; v <= gs_knobs[k].hi; v = knob_next(k, v)) {
-        if (!gs_knob_ok(w->op, e, k, v)) break;
+        if (!gs_knob_ok(w->op, e, k, v)) {
+            if (k == GS_KNOB_MMA) continue; /* the rows' legality is not monotone */
+            break;
+        }
         gs_knob_set(e, k, v);
         if (k == GS_KNOB_SPLITK && v > 1 && !gs_hw_splitk_ok(w->hw, w->op, e)) break;
         int r = space_knob_values(w, e, i + 1);
@@ -642,6 +706,10 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap) 
             if (r->moves == GS_KNOB_NOT_WALKED) continue;
             int cur = gs_knob_get(e, k);
             int v = r->moves == GS_KNOB_DOUBLE_HALF ? (dir > 0 ? cur * 2 : cur / 2) : cur + dir;
+            if (v < r->lo || v > r->hi) continue;
+            /* the mma row: the next legal row that way (none for an operator
+             * without a tensor-core row: the neighbours are as before) */
+            while (k == GS_KNOB_MMA && v >= r->lo && v <= r->hi && !gs_knob_ok(op, e, k, v)) v += dir;
             if (v < r->lo || v > r->hi) continue;
             gs_etir x = *e;
             gs_knob_set(&x, k, v);

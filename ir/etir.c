@@ -79,11 +79,12 @@ const gs_knob gs_knobs[GS_KNOB_COUNT] = {
     [GS_KNOB_IM2COL] = {.name = "im2col", .offset = offsetof(gs_etir, plan_im2col), .off = 0, .lo = 0, .hi = 2,
                         .shown = GS_KNOB_LINEAR, .attach = -1, .key = "im2col", .names = im2col_names,
                         .moves = GS_KNOB_NOT_WALKED, .act = GS_ACT_COUNT_, .space_nest = -1},
-    /* the tensor-core row (ir/mma.h): set from the config form (mma=1) or by
-     * the caller; not walked until the model prices it */
+    /* the tensor-core row (ir/mma.h): walked like stages (every legal row;
+     * the walk, the polish and the space skip the illegal ones, since its
+     * legality does not grow with the value), innermost in the space */
     [GS_KNOB_MMA] = {.name = "mma", .offset = offsetof(gs_etir, mma), .off = 0, .lo = 0, .hi = GS_MMA_COUNT,
                      .shown = GS_KNOB_LINEAR, .text = "mma", .attach = -1, .key = "mma",
-                     .moves = GS_KNOB_NOT_WALKED, .act = GS_ACT_COUNT_, .space_nest = -1, .legal = mma_legal},
+                     .moves = GS_KNOB_EVERY, .act = GS_ACT_MMA, .space_nest = 4, .legal = mma_legal},
 };
 
 int gs_knob_get(const gs_etir *e, gs_knob_id k) { return ((const uint8_t *)e)[gs_knobs[k].offset]; }
@@ -258,7 +259,8 @@ bool gs_etir_apply(const gs_op *op, const gs_etir *e, gs_action a, int max_threa
     case GS_ACT_STAGES:
     case GS_ACT_RASTER:
     case GS_ACT_LANES:
-    case GS_ACT_SPLITK: { /* a knob's row: at level 1, a legal value other than its own */
+    case GS_ACT_SPLITK:
+    case GS_ACT_MMA: { /* a knob's row: at level 1, a legal value other than its own */
         int k = gs_knob_of_action(a.kind);
         if (l != 1 || k < 0 || a.value == gs_knob_get(e, k) || !gs_knob_ok(op, e, k, a.value)) return false;
         gs_knob_set(out, k, a.value);

@@ -279,7 +279,8 @@ typedef enum gs_action_kind {
     GS_ACT_RASTER = 5, /* set the block-swizzle log2 group to value (level 1) */
     GS_ACT_LANES = 6,  /* set the reduce lanes' log2 to value (level 1) */
     GS_ACT_SPLITK = 7, /* set split-K's block count to value (level 1) */
-    GS_ACT_COUNT_ = 8
+    GS_ACT_MMA = 8,    /* set the tensor-core row to value (level 1; 0: FFMA) */
+    GS_ACT_COUNT_ = 9
 } gs_action_kind;
 
 typedef struct gs_action {
@@ -309,7 +310,7 @@ typedef enum gs_knob_id {
     GS_KNOB_NO_ASYNC,     /* plan_no_async */
     GS_KNOB_LB1,          /* plan_lb1 */
     GS_KNOB_IM2COL,       /* plan_im2col */
-    GS_KNOB_MMA,          /* mma: the tensor-core instruction row, 0 = FFMA (not walked yet) */
+    GS_KNOB_MMA,          /* mma: the tensor-core instruction row, 0 = FFMA */
     GS_KNOB_COUNT
 } gs_knob_id;
 

@@ -14,7 +14,8 @@
 #     through ch_blas_run into tests/fake_cublas.c, a column-major reference
 #     BLAS), torch_bench.py on tests/fake_torch (shape-only PyTorch), the CSV
 #     join, geomeans and per-list sums;
-#  4b. typed operators (issue 18; tests/data/bench_gpu_half.json: f16, bf16,
+#  4b. typed operators (issue 18; and a half GEMM built as an mma kernel,
+#     issue 20; tests/data/bench_gpu_half.json: f16, bf16,
 #     f16 in / f32 out and math=tf32 in every class): dry run, then
 #     --self-test: the fake cuBLAS reads and writes the buffers in the types
 #     cublasGemmEx / cublasGemmStridedBatchedEx are told (CUDA_R_16F = 2,
@@ -117,6 +118,14 @@ if ${CC:-cc} -shared -fPIC -O1 -Wall -Wextra -Werror -o "$tmp/libfakecublas.so" 
     [ $rc -eq 0 ] && ok || { bad "typed dry run: exit $rc"; tail -5 "$tmp/hdry.txt"; }
     grep -q 'NVRTC unavailable' "$tmp/hdry.txt" || has "$tmp/hdry.txt" '15 of 15 kernels built' "typed dry run: every kernel compiled"
     [ "$(grep -c '^[0-9]*,gemm,f16,f32,f32,' "$tmp/hdry/results.csv")" -eq 1 ] && ok || bad "typed dry run: CSV dtype,out_dtype,math columns"
+    # the tensor cores flow through (issue 20): a half GEMM large enough for
+    # them is constructed, emitted and compiled as an mma kernel, no spills
+    printf '{"name": "mma_flow", "ops": [{"name": "g512", "spec": "gemm M=512 N=512 K=512 dtype=f16", "count": 1}]}\n' \
+        >"$tmp/mma.json"
+    "$BIN" --dry-run --arch 90 --out "$tmp/mdry" "$tmp/mma.json" >"$tmp/mdry.txt" 2>&1
+    [ "$(grep -c '^1,gemm,f16,f16,f32,.* mma[0-9]' "$tmp/mdry/results.csv" 2>/dev/null)" -eq 1 ] && ok ||
+        bad "dry run: gemm 512^3 f16 was not built with mma: $(sed -n 2p "$tmp/mdry/results.csv" 2>/dev/null | cut -c1-200)"
+    grep -q 'NVRTC unavailable' "$tmp/mdry.txt" || has "$tmp/mdry.txt" '1 of 1 kernels built' "mma dry run: compiled"
     GS_CUBLAS_LIB="$tmp/libfakecublas.so" GS_FAKE_CUBLAS_LOG="$tmp/blas-half.log" \
         "$BIN" --self-test --out "$tmp/hst" "$HALF" >"$tmp/hst.txt" 2>&1
     rc=$?

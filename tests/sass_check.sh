@@ -11,7 +11,9 @@
 # split's combine) and no LDL. Each figure is printed with PASS/FAIL; the
 # exit status is 1 when any fails. A strided NHWC conv on h100 must stage
 # its input as the im2col tile with 128-bit loads along the channels, and
-# the f16 and bf16 gemv must load their matrix 8 halves at a time.
+# the f16 and bf16 gemv must load their matrix 8 halves at a time. The f16
+# gemm 4096^3 pick on every sm_80+ profile must run HMMA and LDSM and
+# LDGSTS.128 in its main loop, with no LDL/STL (tensor cores, issue 20).
 #
 # Without cuobjdump (make sass-tools could not install it) or NVRTC the check
 # says SKIPPED with the reason and exits 1, or 0 when GS_SASS_OPTIONAL=1.
@@ -134,6 +136,25 @@ for spec in 'gemv M=16384 N=16384 dtype=f16' 'gemv M=16384 N=16384 dtype=bf16'; 
         check "128-bit global loads" "$(sum "$(figure LDG.E.128 4 "$tmp/out")" "$(figure LDGSTS.128 4 "$tmp/out")")" ge 1
         no_local
     fi
+done
+# Tensor cores (issue 20): the f16 gemm 4096^3 pick on each sm_80+ profile
+# multiplies with mma.sync (HMMA) fed by ldmatrix (LDSM) in its main loop,
+# copies by 16-byte cp.async (LDGSTS.128), and keeps nothing in local memory.
+spec='gemm M=4096 N=4096 K=4096 dtype=f16'
+MMA_PROFILES=${GS_SASS_MMA_PROFILES:-"a100 rtx3090 orin-nano rtx4090 h100"}
+for hw in $MMA_PROFILES; do
+    if ! "$BIN" construct --hw "$hw" --sass "$spec" >"$tmp/out" 2>"$tmp/err"; then
+        echo "$hw '$spec': gensor construct --sass failed:"
+        sed 's/^/    /' "$tmp/err"
+        fail=$((fail + 1))
+        continue
+    fi
+    echo "$hw '$spec' ($(awk '$1 == "0" { for (i = 2; i <= NF; i++) if ($i ~ /^mma[0-9]+$/) m = $i } END { print m ? m : "no mma" }' "$tmp/out")):"
+    check "HMMA in main loop" "$(figure HMMA 4 "$tmp/out")" ge 1
+    check "LDSM in main loop" "$(figure LDSM 4 "$tmp/out")" ge 1
+    check "LDGSTS.128 in main loop" "$(figure LDGSTS.128 4 "$tmp/out")" ge 1
+    check "LDL in kernel" "$(figure LDL 3 "$tmp/out")" eq 0
+    check "STL in kernel" "$(figure STL 3 "$tmp/out")" eq 0
 done
 echo "check-sass: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

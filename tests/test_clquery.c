@@ -89,6 +89,12 @@ Test(clquery, profile_from_device_validates) {
     cr_assert(strstr(notes, "rtx3090"), "notes should name the fallback: %s", notes);
     cr_assert(strstr(notes, "dram_gbs"), "notes should list dram_gbs: %s", notes);
     cr_assert(strstr(notes, "dram_latency_ns"), "%s", notes);
+    /* tensor rates: none on a CPU (PoCL), the fallback's on a GPU */
+    cl_device_type dtype = 0;
+    cr_assert_eq(clGetDeviceInfo(dev, CL_DEVICE_TYPE, sizeof dtype, &dtype, NULL), CL_SUCCESS);
+    if (!(dtype & CL_DEVICE_TYPE_GPU))
+        cr_assert(hw.tc_f16_flops_per_sm == 0 && hw.tc_bf16_flops_per_sm == 0 && hw.tc_tf32_flops_per_sm == 0);
+    else cr_assert_eq(hw.tc_f16_flops_per_sm, fb->tc_f16_flops_per_sm);
     free(notes);
 
     /* notes may be NULL; an alias of a built-in works as the fallback. */

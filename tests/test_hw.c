@@ -53,6 +53,10 @@ static void assert_hw_equal(const gs_hw *a, const gs_hw *b) {
     EQ(warp_size);
     EQ(transaction_bytes);
     EQ(launch_overhead_us);
+    EQ(tc_f16_flops_per_sm);
+    EQ(tc_bf16_flops_per_sm);
+    EQ(tc_tf32_flops_per_sm);
+    EQ(mma_sync_efficiency);
 #undef EQ
 }
 
@@ -242,7 +246,9 @@ Test(hw, describe_lists_every_field) {
         "l2_bytes", "l2_gbs", "l2_latency_ns", "smem_per_sm", "smem_per_block ",
         "smem_per_block_optin", "smem_banks", "bank_bytes", "smem_latency_ns", "regs_per_sm",
         "max_regs_per_thread", "max_threads_per_block", "max_threads_per_sm",
-        "max_blocks_per_sm", "warp_size", "transaction_bytes", "launch_overhead_us"};
+        "max_blocks_per_sm", "warp_size", "transaction_bytes", "launch_overhead_us",
+        "tc_f16_flops_per_sm", "tc_bf16_flops_per_sm", "tc_tf32_flops_per_sm", "mma_sync_efficiency",
+        "peak tensor (derived)"};
     for (int i = 0; i < gs_hw_builtin_count(); i++) {
         char *d = gs_hw_describe(gs_hw_builtin(i));
         cr_assert_not_null(d);
@@ -298,6 +304,13 @@ Test(hw, validate_each_rule) {
     BREAK(h.launch_overhead_us = 1e10, "launch_overhead_us");
     BREAK(h.smem_per_block = 0, "smem_per_block must be > 0");
     BREAK(h.smem_per_block = 200 * 1024, "smem_per_block (204800) must be <= smem_per_block_optin");
+    /* tensor rates: 0 allowed (no tensor math), negative or absurd not */
+    BREAK(h.tc_f16_flops_per_sm = -1, "tc_f16_flops_per_sm must be between 0 (no tensor math) and 262144");
+    BREAK(h.tc_bf16_flops_per_sm = 1 << 30, "tc_bf16_flops_per_sm must be between 0");
+    BREAK(h.tc_tf32_flops_per_sm = -512, "tc_tf32_flops_per_sm");
+    BREAK(h.mma_sync_efficiency = 0, "mma_sync_efficiency must be a fraction in (0, 1] (got 0)");
+    BREAK(h.mma_sync_efficiency = 1.5, "mma_sync_efficiency must be a fraction in (0, 1] (got 1.5)");
+    BREAK(h.mma_sync_efficiency = NAN, "mma_sync_efficiency");
     BREAK(h.smem_per_block_optin = 200 * 1024, "smem_per_block_optin (204800) must be <= smem_per_sm");
     BREAK(h.smem_banks = 0, "smem_banks");
     BREAK(h.bank_bytes = 0, "bank_bytes");
@@ -330,6 +343,80 @@ Test(hw, validate_each_rule) {
     gs_ctx_destroy(ctx);
 }
 
+/* The tensor rates against the vendors' dense TFLOP/s (docs/MODEL.md, "Tensor
+ * cores"): rate * SMs * the clock the vendor quotes them at, within 0.5 %. */
+Test(hw, tensor_peaks_match_datasheets) {
+    static const struct {
+        const char *name;
+        double clock_ghz, f16, bf16, tf32; /* vendor TFLOP/s and their clock */
+    } rows[] = {
+        {"h100", 1.83, 989.4, 989.4, 494.7},   /* at the 1.83 GHz tensor boost clock */
+        {"a100", 1.41, 312.0, 312.0, 156.0},
+        {"rtx4090", 2.52, 165.2, 165.2, 82.6}, /* f32 accumulate */
+        {"rtx3090", 1.695, 71.0, 71.0, 35.6},  /* f32 accumulate */
+        {"v100", 1.53, 125.0, 0, 0},
+        {"t4", 1.59, 65.0, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        const gs_hw *h = gs_hw_find_builtin(rows[i].name);
+        cr_assert_not_null(h);
+        double per_ghz = h->num_sms * rows[i].clock_ghz * 1e9 / 1e12;
+        double got[3] = {gs_hw_tensor_flops_per_sm(h, GS_DTYPE_F16, GS_MATH_F32) * per_ghz,
+                         gs_hw_tensor_flops_per_sm(h, GS_DTYPE_BF16, GS_MATH_F32) * per_ghz,
+                         gs_hw_tensor_flops_per_sm(h, GS_DTYPE_F32, GS_MATH_TF32) * per_ghz};
+        double want[3] = {rows[i].f16, rows[i].bf16, rows[i].tf32};
+        for (int t = 0; t < 3; t++)
+            cr_assert(fabs(got[t] - want[t]) <= 0.005 * want[t], "%s type %d: %g TFLOP/s, datasheet %g",
+                      rows[i].name, t, got[t], want[t]);
+    }
+    /* plain f32 has no tensor math; the peak is rate * SMs * the profile's clock */
+    const gs_hw *a = gs_hw_find_builtin("a100");
+    cr_assert_eq(gs_hw_tensor_flops_per_sm(a, GS_DTYPE_F32, GS_MATH_F32), 0);
+    cr_assert_eq(gs_hw_peak_tensor_flops(a, GS_DTYPE_F32, GS_MATH_F32), 0.0);
+    cr_assert_float_eq(gs_hw_peak_tensor_flops(a, GS_DTYPE_F16, GS_MATH_F32), 2048.0 * 108 * 1410e6, 1.0);
+    cr_assert_eq(gs_hw_tensor_flops_per_sm(NULL, GS_DTYPE_F16, GS_MATH_F32), 0);
+    /* Orin: derived (2048 f16/bf16, 1024 tf32); every sm_80+ part has all three */
+    const gs_hw *o = gs_hw_find_builtin("orin-nano");
+    cr_assert_eq(o->tc_f16_flops_per_sm, 2048);
+    cr_assert_eq(o->tc_tf32_flops_per_sm, 1024);
+    for (int i = 0; i < gs_hw_builtin_count(); i++) {
+        const gs_hw *h = gs_hw_builtin(i);
+        if (h->sm < 80) continue;
+        cr_assert(h->tc_f16_flops_per_sm > 0 && h->tc_bf16_flops_per_sm > 0 && h->tc_tf32_flops_per_sm > 0, "%s",
+                  h->name);
+    }
+    /* the sm_90 mma.sync efficiency is the unmeasured estimate, and says so */
+    const gs_hw *hp = gs_hw_find_builtin("h100");
+    cr_assert_eq(hp->mma_sync_efficiency, GS_HW_MMA_SYNC_EFF_UNMEASURED);
+    char *d = gs_hw_describe(hp);
+    cr_assert_not_null(strstr(d, "UNMEASURED"), "%s", d);
+    free(d);
+    d = gs_hw_describe(a);
+    cr_assert_null(strstr(d, "UNMEASURED"), "%s", d);
+    free(d);
+}
+
+/* A derived profile may override the tensor rates; a bad one is named. */
+Test(hw, tensor_fields_json) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_hw h;
+    cr_assert_eq(gs_hw_load_json_text(ctx, "{\"base\": \"rtx3090\", \"name\": \"a6000ish\", "
+                                           "\"tc_f16_flops_per_sm\": 1024, \"mma_sync_efficiency\": 0.9}", &h),
+                 GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(h.tc_f16_flops_per_sm, 1024);
+    cr_assert_eq(h.tc_bf16_flops_per_sm, 512); /* the base's */
+    cr_assert_eq(h.mma_sync_efficiency, 0.9);
+    gs_ctx_destroy(ctx);
+    expect_text_err("{\"base\": \"a100\", \"tc_tf32_flops_per_sm\": -4}", GS_ERR_HW_INVALID,
+                    "tc_tf32_flops_per_sm must be between 0 (no tensor math) and 262144 FLOP per clock per SM (got -4)");
+    expect_text_err("{\"base\": \"a100\", \"tc_f16_flops_per_sm\": 2048.5}", GS_ERR_JSON,
+                    "key 'tc_f16_flops_per_sm' must be an integer");
+    expect_text_err("{\"base\": \"a100\", \"mma_sync_efficiency\": 2}", GS_ERR_HW_INVALID,
+                    "mma_sync_efficiency must be a fraction in (0, 1] (got 2)");
+    expect_text_err("{\"base\": \"a100\", \"mma_sync_efficiency\": \"high\"}", GS_ERR_JSON,
+                    "key 'mma_sync_efficiency' must be a number (got a string)");
+}
+
 /* ---- JSON: round trips ------------------------------------------------------- */
 
 Test(hw, json_roundtrip_every_builtin) {
@@ -342,11 +429,11 @@ Test(hw, json_roundtrip_every_builtin) {
         hw_dir_file(&d, name, path);
         cr_assert_eq(gs_hw_save_json(ctx, b, path), GS_OK, "%s", gs_ctx_errmsg(ctx));
 
-        /* The file holds exactly the 25 struct fields, no base. */
+        /* The file holds exactly the 29 struct fields, no base. */
         json_error_t je;
         json_t *root = json_load_file(path, 0, &je);
         cr_assert_not_null(root, "%s: %s", path, je.text);
-        cr_assert_eq(json_object_size(root), 25);
+        cr_assert_eq(json_object_size(root), 29);
         cr_assert_null(json_object_get(root, "base"));
         json_decref(root);
 
@@ -466,7 +553,7 @@ Test(hw, missing_key_named) {
         json_decref(copy);
         n++;
     }
-    cr_assert_eq(n, 25);
+    cr_assert_eq(n, 29);
     json_decref(full);
     hw_dir_close(&d);
 }

@@ -122,6 +122,34 @@ Test(sass, main_loop_choice) {
     gs_ctx_destroy(ctx);
 }
 
+/* Tensor cores: HMMA and LDSM have their own classes, and the main loop is
+ * the one with the most math, HMMA counted with FFMA: the mma kernel's
+ * k-loop (2 HMMA) beats an FFMA epilogue loop (1 FFMA). */
+Test(sass, hmma_ldsm_classes) {
+    const char *text = "        /*0000*/                   LDSM.16.M88.4 R8, [R2] ;\n"
+                       "        /*0010*/                   LDSM.16.MT88.2 R12, [R3] ;\n"
+                       "        /*0020*/                   HMMA.16816.F32 R16, R8, R12, R16 ;\n"
+                       "        /*0030*/                   HMMA.16816.F32.BF16 R20, R8, R14, R20 ;\n"
+                       "        /*0040*/               @P0 BRA 0x0 ;\n"
+                       "        /*0050*/                   FFMA R0, R16, R17, R0 ;\n"
+                       "        /*0060*/               @P1 BRA 0x50 ;\n"
+                       "        /*0070*/                   EXIT ;\n";
+    gs_ctx *ctx = gs_ctx_create();
+    gs_sass_summary sm;
+    cr_assert_eq(gs_sass_parse(ctx, text, &sm), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_expect_eq(sm.all[GS_SASS_HMMA], 2);
+    cr_expect_eq(sm.all[GS_SASS_LDSM], 2);
+    cr_expect_eq(sm.all[GS_SASS_LDS], 0);
+    cr_expect_eq(sm.loops, 2);
+    cr_expect_eq(sm.loop_begin, 0x0);
+    cr_expect_eq(sm.loop_end, 0x40);
+    cr_expect_eq(sm.loop[GS_SASS_HMMA], 2);
+    cr_expect_eq(sm.loop[GS_SASS_LDSM], 2);
+    cr_assert_str_eq(gs_sass_class_label(GS_SASS_HMMA), "HMMA");
+    cr_assert_str_eq(gs_sass_class_key(GS_SASS_LDSM), "ldsm");
+    gs_ctx_destroy(ctx);
+}
+
 /* ---- the steady-state iteration ---------------------------------------------- */
 #define L(a, ins) "        /*" a "*/  " ins " ;\n"
 

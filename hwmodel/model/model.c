@@ -13,6 +13,12 @@
 /* Accumulators per thread we allow: beyond 128 fp32 accumulators plus the
  * fragments and addressing, ptxas starts spilling at the 255-register cap. */
 #define GS_MAX_ACC 128
+/* The mma core (issue 20): an mma's result is ready about this many clocks
+ * after issue, and the fraction of the tensor pipe's rate a pipelined mma
+ * loop sustains (CUTLASS-class sm_80 kernels reach about 90 % of the peak
+ * on large GEMMs). docs/MODEL.md, "The price of an mma plan". */
+#define GS_MMA_LATENCY 24
+#define GS_MMA_SUSTAIN 0.9
 /* How far the register bound sits above the typical ptxas count. */
 #define GS_REGS_BOUND_MARGIN 4
 /* Blocks of one launch: the grid is 1-D, CUDA's gridDim.x is at most 2^31-1,
@@ -496,6 +502,23 @@ static double wave_unique_bytes(const gs_op *op, const gs_etir *e, const gs_plan
     return bytes;
 }
 
+/* ---- tensor cores: the price of mma instructions -------------------------------- */
+double gs_model_mma_clocks(const gs_hw *hw, gs_dtype in, gs_math math, int m, int n, int k) {
+    double rate = gs_hw_tensor_flops_per_sm(hw, in, math);
+    if (!(rate > 0)) rate = 2.0 * hw->fp32_lanes_per_sm; /* no tensor math: the FMAs it stands for */
+    return 2.0 * m * n * k / (rate / 4.0) / hw->mma_sync_efficiency;
+}
+
+void gs_model_mma_kstep(const gs_hw *hw, gs_dtype in, gs_math math, int m, int n, int k, int warp_m, int warp_n,
+                        const gs_mma_operand *a, const gs_mma_operand *b, gs_mma_kstep *o) {
+    double ta = (double)warp_m / m, tb = (double)warp_n / n;
+    o->mma = ta * tb;
+    o->tensor_clk = o->mma * gs_model_mma_clocks(hw, in, math, m, n, k);
+    o->loads = ta * (a->ldsm ? 1 : a->regs) + tb * (b->ldsm ? 1 : b->regs);
+    o->wavefronts = ta * a->read_wf + tb * b->read_wf;
+    o->cvt = math == GS_MATH_TF32 ? ta * a->regs + tb * b->regs : 0;
+}
+
 /* ---- the analytic estimate --------------------------------------------------------
  * gs_estimate_plan prices one plan in named steps, in this order: occupancy,
  * the reduce loop, the operands of one reduce index, the copies of one reduce
@@ -531,6 +554,10 @@ typedef struct {
     double epi_instr, epi_wave, epi_sectors;
     /* est_traffic */
     double l2_in, dram_in;
+    /* mma plans (est_operands_mma): tensor-pipe clocks per reduce index and
+     * warp, and per k-step of the row (the warp's busy time between two
+     * fragment loads) */
+    double tensor_k, tensor_step;
 } est_ctx;
 
 /* Prices registers and occupancy: the register count, spills, blocks per SM,
@@ -675,6 +702,30 @@ static void est_operands(est_ctx *c) {
     c->per_k_slow = c->acc + lds_instr + ldg_slow + mp->k_overhead_bounded;
 }
 
+/* Prices one reduce index per warp of an mma plan: a k-step of the row's k
+ * indices is (warp_m/m)(warp_n/n) mma instructions on the tensor pipe, the
+ * fragment loads of A's and B's instruction tiles (ldmatrix or element
+ * reads) and their wavefronts (the plan's read_wf), and TF32's conversions;
+ * every tile is whole (the copies zero-fill the edges), so the bounded body
+ * costs what the fast one does. */
+static void est_operands_mma(est_ctx *c) {
+    const gs_op *op = c->op;
+    const gs_plan *p = c->p;
+    const gs_mma_row *r = gs_mma_get(p->mma);
+    gs_mma_operand a = {r->a.regs, p->in[0].ldsm, p->in[0].read_wf}, b = {r->b.regs, p->in[1].ldsm, p->in[1].read_wf};
+    gs_mma_kstep ks;
+    gs_model_mma_kstep(c->hw, (gs_dtype)op->dtype_in, (gs_math)op->math, r->m, r->n, r->k, p->warp_m, p->warp_n, &a,
+                       &b, &ks);
+    const double per = 1.0 / r->k; /* a k-step covers r->k reduce indices */
+    c->tensor_k = ks.tensor_clk * per;
+    c->tensor_step = ks.tensor_clk;
+    c->lds_wave = ks.wavefronts * per;
+    c->ldg_fast = c->ldg_slow = c->l1_fast = c->l1_slow = 2.0 * c->spilled;
+    /* the k-step's loop overhead is the FFMA loop's per index, once per k-step */
+    c->per_k_fast = c->per_k_slow =
+        (ks.mma + ks.loads + ks.cvt + c->mp->k_overhead_fast) * per + c->ldg_fast;
+}
+
 /* Prices one reduce tile per warp: the copies of the staged inputs, the
  * loop's own instructions and its barriers. */
 static void est_copies(est_ctx *c) {
@@ -696,7 +747,15 @@ static void est_copies(est_ctx *c) {
         copy_instr += upt * (ff * fast + (1 - ff) * edge) + 6 + 3 * op->tensors[t].ndim;
         /* global loads through L1 (coalesced: copy_vec wavefronts a unit) and
          * the shared stores */
-        copy_wave += upt * (pi->copy_vec * im2col_gather(op, pi, t) + pi->store_wf);
+        /* (an mma plan counts a unit's global wavefronts by its bytes: 32
+         * lanes of copy_vec elements are copy_vec * bytes / 4 wavefronts of
+         * 128 bytes, and none for cp.async, whose data fills shared memory
+         * once: its store wavefronts. The FFMA plans, calibrated so, count
+         * copy_vec either way, which is the bytes' count for f32) */
+        double gwf = !p->mma ? pi->copy_vec
+                     : pi->copy_mode == GS_COPY_ASYNC ? 0.0
+                                                      : pi->copy_vec * elem_bytes(op, t) / 4.0;
+        copy_wave += upt * (gwf * im2col_gather(op, pi, t) + pi->store_wf);
     }
     c->copy_wave = copy_wave;
     c->barriers = p->stages > 1 ? 1 : (p->smem_bytes ? 2 : 0);
@@ -723,6 +782,9 @@ static void est_epilogue(est_ctx *c) {
     if (p->out_vec <= 1) secv = sec1;
     double rw = op->epi.beta != 0 ? 2 : 1; /* beta reads the output too */
     double epi_instr = acc * (epi_fast * (2.0 + 1.0 / p->out_vec) + (1 - epi_fast) * 8.0);
+    /* mma: the accumulators leave in f32 and a 16-bit output converts them
+     * two at a time (cvt.rn.f16x2.f32 / bf16x2) */
+    if (p->mma && op->dtype_out != GS_DTYPE_F32) epi_instr += acc * 0.5;
     /* the group's combine: a shuffle and an add per accumulator and step */
     if (R > 1 && !p->lanes_wide) epi_instr += acc * 2 * log2(R);
     /* a wide group: shuffles over the warp, a shared store, two barriers and
@@ -762,6 +824,25 @@ static void est_core(const est_ctx *c, gs_estimate *o) {
     if (c->ldg_fast + c->ldg_slow > 0) window = fmax(window, GS_LDS_LATENCY + 0.5 * hw->l2_latency_ns * 1e-9 * clk);
     double hide = clampd((c->warps_res / 4.0) * per_k / (per_k + window), 0.05, 1.0);
 
+    if (c->p->mma) {
+        /* the tensor pipe: each of the SM's four partitions runs one warp's
+         * mma at a time, so with fewer than four resident warps some idle; a
+         * warp's fragment loads wait GS_LDS_LATENCY and its first mma's
+         * result GS_MMA_LATENCY, covered by its own k-step (tensor_step
+         * clocks) and the other warps of its partition */
+        double parts = fmin(4.0, fmax(c->warps_res, 1.0));
+        double t_tensor = c->blocks_sm * warps * (iters_fast + iters_slow) * c->tensor_k / (parts * clk);
+        double t_issue = c->blocks_sm * (block_instr + warps * tiles * c->barriers * 2) / (4.0 * clk);
+        double win = GS_LDS_LATENCY + GS_MMA_LATENCY;
+        double hide_mma = clampd((c->warps_res / 4.0) * c->tensor_step / (c->tensor_step + win), 0.05, 1.0);
+        /* the tensor pipe and the issue slots overlap as the pipes do (a
+         * p-norm, not a max): of two rows with the same tensor time, the one
+         * that issues fewer instructions (the wider k) is faster */
+        double both[2] = {t_tensor, t_issue};
+        o->t_compute = pnorm(both, 2, c->mp->pipe_norm) / (hide_mma * GS_MMA_SUSTAIN);
+        o->t_smem = c->blocks_sm * block_wave / clk;
+        return;
+    }
     double fma_rate = hw->fp32_lanes_per_sm / (double)hw->warp_size; /* warp FMAs per clock per SM */
     /* FMAs and every other instruction issue from the same four schedulers,
      * and the FMA pipe takes a warp FMA per clock per 32 lanes: the core is
@@ -844,6 +925,10 @@ static void est_latency(const est_ctx *c, gs_estimate *o) {
         tiles > 0 ? (c->iters_fast * c->per_k_fast + c->iters_slow * c->per_k_slow) / tiles + c->tile_instr : 0;
     double tile_warp_fma = tiles > 0 ? (c->iters_fast + c->iters_slow) / tiles * c->acc : 0;
     double c_alone = per_smsp * fmax(tile_warp_instr, tile_warp_fma / fma_smsp) / mp->fma_efficiency;
+    /* mma: a warp's tile is its k-steps on its partition's tensor pipe */
+    if (p->mma)
+        c_alone = per_smsp * fmax(tile_warp_instr, tiles > 0 ? (c->iters_fast + c->iters_slow) / tiles * c->tensor_k : 0) /
+                  GS_MMA_SUSTAIN;
     /* load rounds a tile's copy waits for: one per batch of a batched copy
      * (each batch's loads wait behind the stores of the one before); the
      * inputs copied in one batch overlap each other */
@@ -926,7 +1011,8 @@ void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const 
     o->smem_bytes = p->smem_bytes + p->scratch_bytes;
     est_occupancy(&c, regs_override, o);
     est_reduce_loop(&c);
-    est_operands(&c);
+    if (p->mma && gs_mma_get(p->mma)) est_operands_mma(&c);
+    else est_operands(&c);
     est_copies(&c);
     est_epilogue(&c);
     est_core(&c, o);

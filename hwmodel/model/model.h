@@ -86,6 +86,32 @@ void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const 
  * e fails gs_hw_check, else true and *out is gs_estimate_etir_memo's (no
  * register override). */
 bool gs_estimate_checked(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_wf_memo *memo, gs_estimate *out);
+/* ---- tensor cores (issue 20; docs/MODEL.md, "The price of an mma plan") ----
+ * Clocks one warp-wide mma.sync of m x n x k holds the tensor pipe of its SM
+ * partition (an SM has four): 2mnk / (rate / 4) / mma_sync_efficiency, rate
+ * being gs_hw_tensor_flops_per_sm for the inputs; where the profile has no
+ * tensor rate for them (an emulating OpenCL device), the FFMA rate
+ * 2 * fp32_lanes_per_sm, so the plan is priced as the FMAs it stands for. */
+double gs_model_mma_clocks(const gs_hw *hw, gs_dtype in, gs_math math, int m, int n, int k);
+/* One operand's fragments per instruction tile: ldsm 0 (read register by
+ * register: regs loads) or the ldmatrix count (one instruction), and the
+ * shared-memory wavefronts of that read (the plan's read_wf). */
+typedef struct gs_mma_operand {
+    int regs;
+    int ldsm;
+    double read_wf;
+} gs_mma_operand;
+/* The work of one warp over one instruction k-step of a warp tile warp_m x
+ * warp_n: (warp_m/m)(warp_n/n) mma instructions holding the tensor pipe
+ * tensor_clk clocks; the fragment loads of A's warp_m/m and B's warp_n/n
+ * tiles and their wavefronts; with TF32 math one cvt.rna per A and B
+ * register. */
+typedef struct gs_mma_kstep {
+    double mma, tensor_clk, loads, wavefronts, cvt;
+} gs_mma_kstep;
+void gs_model_mma_kstep(const gs_hw *hw, gs_dtype in, gs_math math, int m, int n, int k, int warp_m, int warp_n,
+                        const gs_mma_operand *a, const gs_mma_operand *b, gs_mma_kstep *out);
+
 /* gs_estimate_etir with a memo of simulations (may be NULL). */
 void gs_estimate_etir_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, int regs_override, gs_wf_memo *memo,
                            gs_estimate *out);

@@ -1023,7 +1023,13 @@ static double mma_read_wf(const gs_hw *hw, const gs_op *op, const gs_etir *e, co
             mma_locals(op, e, role, t, x, kk, loc);
             addr[l] = gs_plan_swizzle(pi, eb, mma_smem_off(op, pi, t, loc)) * eb / 4;
         }
-        return gs_smem_wavefronts_of(hw->smem_banks, addr, lanes, 4);
+        /* ldmatrix serves 8 lanes (one 8x8 matrix, 16 bytes a lane) a phase
+         * whatever the count; gs_smem_wavefronts_of forms phases of lanes/4
+         * lanes, so the .x1/.x2 lanes are repeated to a warp's 32 and the
+         * sum scaled back (each phase is counted lanes/32 times over) */
+        int64_t a32[32];
+        for (int l = 0; l < 32; l++) a32[l] = addr[l % lanes];
+        return gs_smem_wavefronts_of(hw->smem_banks, a32, 32, 4) * lanes / 32.0;
     }
     double wf = 0;
     for (int i = 0; i < f->elems; i++) {

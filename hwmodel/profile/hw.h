@@ -33,7 +33,18 @@ struct gs_hw {
     int warp_size;                /* 32 */
     int transaction_bytes;        /* global memory sector, 32 */
     double launch_overhead_us;    /* host launch + tail, per kernel */
+    /* Tensor cores (issue 20): dense FLOP per clock per SM of the mma
+     * instructions with f32 accumulation, per input type; 0 where the part
+     * has no tensor math for that type. */
+    int tc_f16_flops_per_sm;
+    int tc_bf16_flops_per_sm;
+    int tc_tf32_flops_per_sm;
+    double mma_sync_efficiency;   /* fraction of that peak warp-level mma.sync can reach (0, 1] */
 };
+
+/* The sm_90 mma_sync_efficiency the built-in h100 carries: an estimate no
+ * GPU has checked yet (docs/MODEL.md). gs_hw_describe marks it UNMEASURED. */
+#define GS_HW_MMA_SYNC_EFF_UNMEASURED 0.60
 
 /* Validate every rule of a profile, each with its own message. */
 gs_status gs_hw_validate(gs_ctx *ctx, const gs_hw *hw);
@@ -54,5 +65,11 @@ char *gs_hw_describe(const gs_hw *hw);
 /* Derived numbers. */
 double gs_hw_peak_flops(const gs_hw *hw);   /* 2 * lanes * SMs * clock */
 double gs_hw_smem_gbs(const gs_hw *hw);     /* banks*bank_bytes per clock per SM */
+/* Tensor FLOP per clock per SM for inputs of type in with math m (f16, bf16,
+ * or f32 with GS_MATH_TF32); 0 for plain f32 or a type the part lacks. */
+int gs_hw_tensor_flops_per_sm(const gs_hw *hw, gs_dtype in, gs_math m);
+/* The dense tensor peak in FLOP/s: that rate * SMs * clock (before
+ * mma_sync_efficiency); 0 where gs_hw_tensor_flops_per_sm is 0. */
+double gs_hw_peak_tensor_flops(const gs_hw *hw, gs_dtype in, gs_math m);
 
 #endif

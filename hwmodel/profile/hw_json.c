@@ -72,10 +72,14 @@ static const field_desc fields[] = {
     FINT(warp_size),
     FINT(transaction_bytes),
     FREAL(launch_overhead_us),
+    FINT(tc_f16_flops_per_sm),
+    FINT(tc_bf16_flops_per_sm),
+    FINT(tc_tf32_flops_per_sm),
+    FREAL(mma_sync_efficiency),
 };
 enum { N_FIELDS = (int)(sizeof fields / sizeof fields[0]) };
-/* 25 members in struct gs_hw: a new member must get a row here too. */
-_Static_assert(N_FIELDS == 25, "every struct gs_hw member needs a JSON field row");
+/* 29 members in struct gs_hw: a new member must get a row here too. */
+_Static_assert(N_FIELDS == 29, "every struct gs_hw member needs a JSON field row");
 
 /* Largest profile file we read: real ones are about 1 KiB. */
 #define MAX_JSON_BYTES (1 << 20)

@@ -27,6 +27,11 @@
  *   [EST]  our estimate where no single published figure exists; the
  *          reasoning is written next to the number.
  *
+ * The tensor-core columns (tc_f16/bf16/tf32_flops_per_sm: dense FLOP per
+ * clock per SM with f32 accumulation; mma_sync_efficiency) are the vendor's
+ * dense (not 2:4-sparse) TFLOP/s divided by SMs * the clock the vendor
+ * quotes them at; each row says which figure. docs/MODEL.md has the table.
+ *
  * Fields that are the same on every profile:
  *   smem_per_block 48 KiB       [CC] static shared memory per block without
  *                               the cudaFuncAttributeMaxDynamicSharedMemorySize
@@ -72,7 +77,8 @@ static const struct gs_hw builtin_profiles[] = {
      *   dram_gbs, dram_latency_ns, l2_bytes, l2_gbs, l2_latency_ns,
      *   smem_per_sm, smem_per_block, smem_per_block_optin, smem_banks, bank_bytes, smem_latency_ns,
      *   regs_per_sm, max_regs_per_thread, max_threads_per_block, max_threads_per_sm, max_blocks_per_sm,
-     *   warp_size, transaction_bytes, launch_overhead_us */
+     *   warp_size, transaction_bytes, launch_overhead_us,
+     *   tc_f16_flops_per_sm, tc_bf16_flops_per_sm, tc_tf32_flops_per_sm, mma_sync_efficiency */
 
     /* NVIDIA H100 SXM5 80 GB (GH100, Hopper).
      * sm: [CC] compute capability 9.0. num_sms: [DS][WP] 132 SMs on SXM5 (144 on full GH100).
@@ -84,9 +90,16 @@ static const struct gs_hw builtin_profiles[] = {
      * l2_latency_ns: [MB] ~260 cycles near/far average. smem_per_sm: [CC] 228 KB per SM (9.0).
      * smem_per_block_optin: [CC] 227 KB per block with opt-in. smem_latency_ns: [MB] ~30 cycles at 1.98 GHz.
      * max_threads_per_sm: [CC] 64 resident warps (9.0). max_blocks_per_sm: [CC] 32 resident blocks (9.0).
-     * launch_overhead_us: [EST]. */
+     * launch_overhead_us: [EST].
+     * tc_*: [WP] Hopper whitepaper: each SM's four 4th-generation tensor cores do twice GA100's
+     * per-clock work, 1024 dense f16/bf16 FMA = 4096 FLOP per clock per SM (tf32 2048); [DS] 989.4 dense
+     * f16/bf16 and 494.7 tf32 TFLOP/s = 4096 (2048) * 132 SMs * 1.83 GHz, the tensor boost clock of
+     * the whitepaper's table 3 (below the 1.98 GHz above, so the derived peak here is 1070).
+     * mma_sync_efficiency: [EST] UNMEASURED: warp-level mma.sync is thought to reach about 60-65 %
+     * of the wgmma peak on Hopper; 0.60 of the 1.98 GHz peak is 642 TFLOP/s = 0.65 of 989.4. */
     {"h100", "NVIDIA H100 SXM5 80GB (GH100 Hopper, HBM3)", 90, 132, 1980.0, 128, 3350.0, 480.0, 50 * MiB, 8000.0,
-     180.0, 228 * KiB, SMEM_PER_BLOCK_DEFAULT, 227 * KiB, 32, 4, 16.0, 65536, 255, 1024, 2048, 32, 32, 32, 3.0},
+     180.0, 228 * KiB, SMEM_PER_BLOCK_DEFAULT, 227 * KiB, 32, 4, 16.0, 65536, 255, 1024, 2048, 32, 32, 32, 3.0,
+     4096, 4096, 2048, GS_HW_MMA_SYNC_EFF_UNMEASURED},
 
     /* NVIDIA A100 SXM4 40 GB (GA100, Ampere).
      * sm: [CC] compute capability 8.0. num_sms: [DS][WP] 108 SMs (128 on full GA100).
@@ -97,9 +110,13 @@ static const struct gs_hw builtin_profiles[] = {
      * l2_latency_ns: [MB] ~200 ns (two L2 partitions: far hits cost more than near ones).
      * smem_per_sm: [CC] 164 KB per SM (8.0); [DQ] 167936. smem_per_block_optin: [CC] 163 KB per block;
      * [DQ] 166912. smem_latency_ns: [MB] ~29 cycles at 1.41 GHz. max_threads_per_sm: [CC] 64 resident
-     * warps (8.0). max_blocks_per_sm: [CC] 32 resident blocks (8.0). launch_overhead_us: [EST]. */
+     * warps (8.0). max_blocks_per_sm: [CC] 32 resident blocks (8.0). launch_overhead_us: [EST].
+     * tc_*: [WP][DS] 256 dense f16 FMA per clock per tensor core, 4 per SM = 2048 FLOP; 312 f16/bf16 and
+     * 156 tf32 TFLOP/s = 2048 (1024) * 108 * 1.41 GHz. mma_sync_efficiency: 1 (mma.sync is the
+     * native tensor instruction of sm_80). */
     {"a100", "NVIDIA A100 SXM4 40GB (GA100 Ampere, HBM2)", 80, 108, 1410.0, 64, 1555.0, 500.0, 40 * MiB, 5000.0,
-     200.0, 164 * KiB, SMEM_PER_BLOCK_DEFAULT, 163 * KiB, 32, 4, 21.0, 65536, 255, 1024, 2048, 32, 32, 32, 3.5},
+     200.0, 164 * KiB, SMEM_PER_BLOCK_DEFAULT, 163 * KiB, 32, 4, 21.0, 65536, 255, 1024, 2048, 32, 32, 32, 3.5,
+     2048, 2048, 1024, 1.0},
 
     /* NVIDIA GeForce RTX 4090 (AD102, Ada Lovelace).
      * sm: [CC] compute capability 8.9. num_sms: [DS][WP] 128 SMs (16384 CUDA cores / 128).
@@ -110,9 +127,13 @@ static const struct gs_hw builtin_profiles[] = {
      * l2_latency_ns: [MB] ~130-150 ns. smem_per_sm: [CC] 100 KB per SM (8.9); [DQ] 102400.
      * smem_per_block_optin: [CC] 99 KB per block; [DQ] 101376. smem_latency_ns: [MB] ~32 cycles at
      * 2.52 GHz. max_threads_per_sm: [CC] 48 resident warps (8.9). max_blocks_per_sm: [CC] 24 resident
-     * blocks (8.9). launch_overhead_us: [EST]. */
+     * blocks (8.9). launch_overhead_us: [EST].
+     * tc_*: [WP] Ada whitepaper appendix (GeForce RTX 4090): 165.2 dense f16/bf16 TFLOP/s with f32
+     * accumulate (330.3 with f16 accumulate) and 82.6 tf32 = 512 (256) * 128 * 2.52 GHz.
+     * mma_sync_efficiency: 1 (no faster instruction on sm_89). */
     {"rtx4090", "NVIDIA GeForce RTX 4090 24GB (AD102 Ada, GDDR6X)", 89, 128, 2520.0, 128, 1008.0, 450.0, 72 * MiB,
-     5000.0, 140.0, 100 * KiB, SMEM_PER_BLOCK_DEFAULT, 99 * KiB, 32, 4, 13.0, 65536, 255, 1024, 1536, 24, 32, 32, 3.0},
+     5000.0, 140.0, 100 * KiB, SMEM_PER_BLOCK_DEFAULT, 99 * KiB, 32, 4, 13.0, 65536, 255, 1024, 1536, 24, 32, 32, 3.0,
+     512, 512, 256, 1.0},
 
     /* NVIDIA GeForce RTX 3090 (GA102, Ampere).
      * sm: [CC] compute capability 8.6. num_sms: [DS][WP] 82 SMs (10496 CUDA cores / 128).
@@ -122,9 +143,13 @@ static const struct gs_hw builtin_profiles[] = {
      * l2_gbs: [EST] ~2.5x DRAM, the ratio microbenchmarks report for GA10x. l2_latency_ns: [MB]
      * ~150-170 ns. smem_per_sm: [CC] 100 KB per SM (8.6); [DQ] 102400. smem_per_block_optin: [CC] 99 KB
      * per block; [DQ] 101376. smem_latency_ns: [MB] ~29 cycles at 1.695 GHz. max_threads_per_sm: [CC]
-     * 48 resident warps (8.6). max_blocks_per_sm: [CC] 16 resident blocks (8.6). launch_overhead_us: [EST]. */
+     * 48 resident warps (8.6). max_blocks_per_sm: [CC] 16 resident blocks (8.6). launch_overhead_us: [EST].
+     * tc_*: [WP] GA102 whitepaper appendix A (GeForce RTX 3090): 71 dense f16/bf16 TFLOP/s with f32
+     * accumulate (142 with f16 accumulate), 35.6 tf32 = 512 (256) * 82 * 1.695 GHz.
+     * mma_sync_efficiency: 1. */
     {"rtx3090", "NVIDIA GeForce RTX 3090 24GB (GA102 Ampere, GDDR6X)", 86, 82, 1695.0, 128, 936.0, 450.0, 6 * MiB,
-     2400.0, 160.0, 100 * KiB, SMEM_PER_BLOCK_DEFAULT, 99 * KiB, 32, 4, 17.0, 65536, 255, 1024, 1536, 16, 32, 32, 3.5},
+     2400.0, 160.0, 100 * KiB, SMEM_PER_BLOCK_DEFAULT, 99 * KiB, 32, 4, 17.0, 65536, 255, 1024, 1536, 16, 32, 32, 3.5,
+     512, 512, 256, 1.0},
 
     /* NVIDIA Jetson Orin Nano 8 GB (GA10B, Ampere, integrated).
      * sm: [CC] compute capability 8.7. num_sms: [DS] 1024 CUDA cores = 8 SMs x 128.
@@ -136,9 +161,16 @@ static const struct gs_hw builtin_profiles[] = {
      * SM (8.7); [DQ] 167936. smem_per_block_optin: [CC] 163 KB per block (8.7). smem_latency_ns: [EST]
      * ~29 cycles (as GA10x) at 625 MHz. max_threads_per_sm: [CC] 48 resident warps (8.7); [DQ] 1536.
      * max_blocks_per_sm: [CC] 16 resident blocks (8.7). launch_overhead_us: [EST] slower Cortex-A78AE
-     * host. */
+     * host.
+     * tc_*: [EST] derived: the Orin GPU is a GA10x SM (128 FP32 lanes, 4 third-generation tensor
+     * cores). Its INT8 rate is published: [DS] Orin Nano 8GB 40 sparse = 20 dense INT8 TOPS =
+     * 4000 ops per clock per SM at 625 MHz on 8 SMs (AGX Orin: 170 sparse TOPS, 16 SMs, 1.3 GHz:
+     * 4087), twice GA102's 2048 (RTX 3090: 284 dense TOPS) and equal to GA100's 4096 (624 TOPS). On
+     * every Ampere tensor core f16 runs at half the INT8 rate and tf32 at half the f16 rate, so
+     * 2048 f16/bf16 and 1024 tf32, without the GeForce-only halving for f32 accumulation. */
     {"orin-nano", "NVIDIA Jetson Orin Nano 8GB (GA10B Ampere iGPU, LPDDR5)", 87, 8, 625.0, 128, 68.0, 600.0, 2 * MiB,
-     200.0, 250.0, 164 * KiB, SMEM_PER_BLOCK_DEFAULT, 163 * KiB, 32, 4, 46.0, 65536, 255, 1024, 1536, 16, 32, 32, 5.0},
+     200.0, 250.0, 164 * KiB, SMEM_PER_BLOCK_DEFAULT, 163 * KiB, 32, 4, 46.0, 65536, 255, 1024, 1536, 16, 32, 32, 5.0,
+     2048, 2048, 1024, 1.0},
 
     /* NVIDIA Tesla V100 SXM2 16/32 GB (GV100, Volta).
      * sm: [CC] compute capability 7.0. num_sms: [DS][WP] 80 SMs (84 on full GV100).
@@ -148,9 +180,13 @@ static const struct gs_hw builtin_profiles[] = {
      * l2_latency_ns: [MB] Jia et al. 2018: ~193 cycles; rounded up for the boost-clock drop under load.
      * smem_per_sm: [CC] 96 KB per SM (7.0). smem_per_block_optin: [CC] 96 KB per block with opt-in (7.0).
      * smem_latency_ns: [MB] Jia et al. 2018: 19 cycles at 1.53 GHz. max_threads_per_sm: [CC] 64 resident
-     * warps (7.0). max_blocks_per_sm: [CC] 32 resident blocks (7.0). launch_overhead_us: [EST]. */
+     * warps (7.0). max_blocks_per_sm: [CC] 32 resident blocks (7.0). launch_overhead_us: [EST].
+     * tc_*: [WP] Volta whitepaper: 8 tensor cores per SM, 64 f16 FMA per clock each = 1024 FLOP;
+     * [DS] 125 TFLOP/s = 1024 * 80 * 1.53 GHz. No bf16 or tf32 tensor math (0). mma_sync_efficiency: 1
+     * (the instruction table has no sm_70 row, so no plan uses it). */
     {"v100", "NVIDIA Tesla V100 SXM2 16/32GB (GV100 Volta, HBM2)", 70, 80, 1530.0, 64, 900.0, 450.0, 6 * MiB, 2155.0,
-     150.0, 96 * KiB, SMEM_PER_BLOCK_DEFAULT, 96 * KiB, 32, 4, 13.0, 65536, 255, 1024, 2048, 32, 32, 32, 4.0},
+     150.0, 96 * KiB, SMEM_PER_BLOCK_DEFAULT, 96 * KiB, 32, 4, 13.0, 65536, 255, 1024, 2048, 32, 32, 32, 4.0,
+     1024, 0, 0, 1.0},
 
     /* NVIDIA Tesla T4 16 GB (TU104, Turing).
      * sm: [CC] compute capability 7.5. num_sms: [DS][WP] 2560 CUDA cores = 40 SMs x 64.
@@ -161,9 +197,12 @@ static const struct gs_hw builtin_profiles[] = {
      * cycles, plus the clock drop under the 70 W cap. smem_per_sm: [CC] 64 KB per SM (7.5).
      * smem_per_block_optin: [CC] 64 KB per block with opt-in (7.5). smem_latency_ns: [MB] Jia et al.
      * 2019: 19 cycles at 1.59 GHz. max_threads_per_sm: [CC] 32 resident warps (7.5).
-     * max_blocks_per_sm: [CC] 16 resident blocks (7.5). launch_overhead_us: [EST]. */
+     * max_blocks_per_sm: [CC] 16 resident blocks (7.5). launch_overhead_us: [EST].
+     * tc_*: [DS] T4 datasheet: 65 TFLOP/s mixed precision (f16 in, f32 accumulate) = 1024 * 40 *
+     * 1.59 GHz; [WP] Turing has no bf16 or tf32 tensor math (0). mma_sync_efficiency: 1. */
     {"t4", "NVIDIA Tesla T4 16GB (TU104 Turing, GDDR6, 70 W)", 75, 40, 1590.0, 64, 320.0, 550.0, 4 * MiB, 1200.0,
-     160.0, 64 * KiB, SMEM_PER_BLOCK_DEFAULT, 64 * KiB, 32, 4, 12.0, 65536, 255, 1024, 1024, 16, 32, 32, 4.0},
+     160.0, 64 * KiB, SMEM_PER_BLOCK_DEFAULT, 64 * KiB, 32, 4, 12.0, 65536, 255, 1024, 1024, 16, 32, 32, 4.0,
+     1024, 0, 0, 1.0},
 };
 
 enum { N_BUILTIN = (int)(sizeof builtin_profiles / sizeof builtin_profiles[0]) };
@@ -257,6 +296,22 @@ double gs_hw_peak_flops(const gs_hw *hw) {
  * so a conflict-free warp access moves banks * bank_bytes bytes per clock. */
 double gs_hw_smem_gbs(const gs_hw *hw) {
     return (double)hw->smem_banks * hw->bank_bytes * hw->clock_mhz * 1e6 * hw->num_sms / 1e9;
+}
+
+/* Tensor FLOP per clock per SM for inputs of type in with math m. */
+int gs_hw_tensor_flops_per_sm(const gs_hw *hw, gs_dtype in, gs_math m) {
+    if (!hw) return 0;
+    switch (in) {
+    case GS_DTYPE_F16: return hw->tc_f16_flops_per_sm;
+    case GS_DTYPE_BF16: return hw->tc_bf16_flops_per_sm;
+    case GS_DTYPE_F32: return m == GS_MATH_TF32 ? hw->tc_tf32_flops_per_sm : 0;
+    default: return 0;
+    }
+}
+
+/* Dense tensor peak: the per-SM rate on every SM at the profile's clock. */
+double gs_hw_peak_tensor_flops(const gs_hw *hw, gs_dtype in, gs_math m) {
+    return (double)gs_hw_tensor_flops_per_sm(hw, in, m) * (hw ? hw->num_sms * hw->clock_mhz * 1e6 : 0.0);
 }
 
 /* ---- rules --------------------------------------------------------------- */
@@ -384,6 +439,27 @@ static gs_status validate_latencies(gs_ctx *ctx, const gs_hw *hw) {
     return GS_OK;
 }
 
+/* Tensor rates: 0 (none) up to GS_HW_MAX_TC_FLOPS per clock per SM (64x
+ * H100's, far above any part); the mma.sync efficiency a fraction in (0, 1]. */
+#define GS_HW_MAX_TC_FLOPS 262144
+#define RULE_TC(f)                                                                            \
+    if (hw->f < 0 || hw->f > GS_HW_MAX_TC_FLOPS)                                              \
+        return gs_err(ctx, GS_ERR_HW_INVALID,                                                 \
+                      "profile '%s': " #f " must be between 0 (no tensor math) and %d FLOP per " \
+                      "clock per SM (got %d)",                                                \
+                      hw->name, GS_HW_MAX_TC_FLOPS, hw->f);
+static gs_status validate_tensor(gs_ctx *ctx, const gs_hw *hw) {
+    RULE_TC(tc_f16_flops_per_sm)
+    RULE_TC(tc_bf16_flops_per_sm)
+    RULE_TC(tc_tf32_flops_per_sm)
+    if (!isfinite(hw->mma_sync_efficiency) || !(hw->mma_sync_efficiency > 0) || hw->mma_sync_efficiency > 1)
+        return gs_err(ctx, GS_ERR_HW_INVALID,
+                      "profile '%s': mma_sync_efficiency must be a fraction in (0, 1] (got %g)", hw->name,
+                      hw->mma_sync_efficiency);
+    return GS_OK;
+}
+#undef RULE_TC
+
 #undef RULE_POS_INT
 #undef RULE_POS_REAL
 #undef RULE_NONNEG_REAL
@@ -394,6 +470,7 @@ gs_status gs_hw_validate(gs_ctx *ctx, const gs_hw *hw) {
     if (s == GS_OK) s = validate_capacities(ctx, hw);
     if (s == GS_OK) s = validate_threads(ctx, hw);
     if (s == GS_OK) s = validate_latencies(ctx, hw);
+    if (s == GS_OK) s = validate_tensor(ctx, hw);
     return s;
 }
 
@@ -433,9 +510,20 @@ char *gs_hw_describe(const gs_hw *hw) {
     gs_sb_printf(&sb, "  warp_size             %d threads\n", hw->warp_size);
     gs_sb_printf(&sb, "  transaction_bytes     %d B\n", hw->transaction_bytes);
     gs_sb_printf(&sb, "  launch_overhead_us    %g us\n", hw->launch_overhead_us);
+    gs_sb_printf(&sb, "  tc_f16_flops_per_sm   %d FLOP/clock (tensor, f32 accumulate)\n", hw->tc_f16_flops_per_sm);
+    gs_sb_printf(&sb, "  tc_bf16_flops_per_sm  %d FLOP/clock\n", hw->tc_bf16_flops_per_sm);
+    gs_sb_printf(&sb, "  tc_tf32_flops_per_sm  %d FLOP/clock\n", hw->tc_tf32_flops_per_sm);
+    gs_sb_printf(&sb, "  mma_sync_efficiency   %g%s\n", hw->mma_sync_efficiency,
+                 hw->mma_sync_efficiency == GS_HW_MMA_SYNC_EFF_UNMEASURED
+                     ? " (UNMEASURED estimate: mma.sync against the wgmma peak)"
+                     : "");
     /* Derived figures, so a reader can sanity-check against the datasheet. */
     gs_sb_printf(&sb, "  peak fp32 (derived)   %.1f GFLOP/s\n", gs_hw_peak_flops(hw) / 1e9);
     gs_sb_printf(&sb, "  smem bw (derived)     %.0f GB/s\n", gs_hw_smem_gbs(hw));
+    gs_sb_printf(&sb, "  peak tensor (derived) f16 %.1f, bf16 %.1f, tf32 %.1f TFLOP/s\n",
+                 gs_hw_peak_tensor_flops(hw, GS_DTYPE_F16, GS_MATH_F32) / 1e12,
+                 gs_hw_peak_tensor_flops(hw, GS_DTYPE_BF16, GS_MATH_F32) / 1e12,
+                 gs_hw_peak_tensor_flops(hw, GS_DTYPE_F32, GS_MATH_TF32) / 1e12);
     return gs_sb_take(&sb);
 }
 

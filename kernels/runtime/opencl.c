@@ -676,6 +676,12 @@ static void cl_fill_profile(const gs_cl *cl, const cl_numbers *n, const gs_hw *b
     if (!gpu && n->line > 0 && n->line <= 4096) hw->transaction_bytes = (int)n->line;
     else cl_note_field(fb, "transaction_bytes");
     cl_note_field(fb, "launch_overhead_us");
+    /* Tensor cores: a CPU has none, so its model never prices an mma plan
+     * (the emulated mma still runs when a spec asks for one). A GPU keeps
+     * the fallback's rates: no OpenCL query reports them. */
+    if (!gpu) {
+        hw->tc_f16_flops_per_sm = hw->tc_bf16_flops_per_sm = hw->tc_tf32_flops_per_sm = 0;
+    } else cl_note_field(fb, "tc_*_flops_per_sm, mma_sync_efficiency");
 
     char desc[512];
     snprintf(desc, sizeof desc, "OpenCL device query: %.40s; rest from %s", cl->name, base->name);

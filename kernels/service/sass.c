@@ -43,6 +43,7 @@ static const struct {
     [GS_SASS_LDL] = {"LDL", "ldl"},                 [GS_SASS_STL] = {"STL", "stl"},
     [GS_SASS_SHFL] = {"SHFL", "shfl"},              [GS_SASS_ISETP] = {"ISETP", "isetp"},
     [GS_SASS_BAR] = {"BAR", "bar"},                 [GS_SASS_FFMA] = {"FFMA", "ffma"},
+    [GS_SASS_HMMA] = {"HMMA", "hmma"},              [GS_SASS_LDSM] = {"LDSM", "ldsm"},
     [GS_SASS_TOTAL] = {"total", "total"},
 };
 
@@ -335,6 +336,8 @@ static int classify(const char *op) {
     if (!strcmp(base, "ISETP")) return GS_SASS_ISETP;
     if (!strcmp(base, "BAR")) return GS_SASS_BAR;
     if (!strcmp(base, "FFMA") || !strcmp(base, "FFMA2")) return GS_SASS_FFMA;
+    if (!strcmp(base, "HMMA")) return GS_SASS_HMMA;
+    if (!strcmp(base, "LDSM")) return GS_SASS_LDSM;
     return -1;
 }
 
@@ -754,7 +757,8 @@ gs_status gs_sass_parse(gs_ctx *ctx, const char *text, gs_sass_summary *out) {
     count_range(&ps, 0, ps.n, out->all);
 
     /* main loop: among backward branches, the body [target, branch] with the
-     * most FFMA, then the most instructions (an outer loop over an inner one) */
+     * most FFMA and HMMA (the math of either core), then the most
+     * instructions (an outer loop over an inner one) */
     int64_t best_ffma = -1, best_total = -1;
     for (size_t i = 0; i < ps.n; i++) {
         sass_ins *b = &ps.ins[i];
@@ -770,8 +774,9 @@ gs_status gs_sass_parse(gs_ctx *ctx, const char *text, gs_sass_summary *out) {
         while (from > 0 && ps.ins[from - 1].func == b->func && ps.ins[from - 1].addr >= t) from--;
         int64_t c[GS_SASS_NCLASS];
         count_range(&ps, from, i + 1, c);
-        if (c[GS_SASS_FFMA] > best_ffma || (c[GS_SASS_FFMA] == best_ffma && c[GS_SASS_TOTAL] > best_total)) {
-            best_ffma = c[GS_SASS_FFMA];
+        int64_t math = c[GS_SASS_FFMA] + c[GS_SASS_HMMA];
+        if (math > best_ffma || (math == best_ffma && c[GS_SASS_TOTAL] > best_total)) {
+            best_ffma = math;
             best_total = c[GS_SASS_TOTAL];
             memcpy(out->loop, c, sizeof c);
             out->has_loop = true;

@@ -31,7 +31,7 @@ typedef enum gs_sass_class {
     GS_SASS_LDG,        /* other global loads (LDG.E, LDG.E.64, ...) */
     GS_SASS_LDS128,     /* 128-bit shared loads */
     GS_SASS_LDS64,      /* 64-bit shared loads */
-    GS_SASS_LDS,        /* other shared loads (LDSM, ldmatrix, is not counted) */
+    GS_SASS_LDS,        /* other shared loads (not LDSM: its own class) */
     GS_SASS_STS128,     /* 128-bit shared stores */
     GS_SASS_STS,        /* other shared stores */
     GS_SASS_LDGSTS128,  /* 16-byte cp.async: global -> shared without registers (sm_80+) */
@@ -42,6 +42,8 @@ typedef enum gs_sass_class {
     GS_SASS_ISETP,      /* integer compares (bounds checks, loop tests) */
     GS_SASS_BAR,        /* barriers (BAR.SYNC, __syncthreads) */
     GS_SASS_FFMA,       /* fp32 fused multiply-adds (FFMA2 counts once) */
+    GS_SASS_HMMA,       /* tensor-core mma (HMMA: f16, bf16 and tf32 inputs) */
+    GS_SASS_LDSM,       /* ldmatrix: warp-wide 8x8 fragment loads from shared memory */
     GS_SASS_TOTAL,      /* every instruction but NOPs and @!PT-guarded (never executed) ones */
     GS_SASS_NCLASS
 } gs_sass_class;

@@ -121,6 +121,7 @@ static void check_step(const gs_op *op, const gs_etir *e, gs_action a, const gs_
     FUZZ_CHECK(o->raster == e->raster || a.kind == GS_ACT_RASTER, "'%s': action %d moved raster", spec, (int)a.kind);
     FUZZ_CHECK(o->lanes_log2 == e->lanes_log2 || a.kind == GS_ACT_LANES, "'%s': action %d moved group", spec, (int)a.kind);
     FUZZ_CHECK(o->splitk == e->splitk || a.kind == GS_ACT_SPLITK, "'%s': action %d moved split", spec, (int)a.kind);
+    FUZZ_CHECK(o->mma == e->mma || a.kind == GS_ACT_MMA, "'%s': action %d moved mma", spec, (int)a.kind);
     int l = e->level, d = a.axis;
     switch (a.kind) {
     case GS_ACT_TILE:
@@ -135,6 +136,7 @@ static void check_step(const gs_op *op, const gs_etir *e, gs_action a, const gs_
     case GS_ACT_STAGES: FUZZ_CHECK(o->stages == a.value, "'%s': stages", spec); break;
     case GS_ACT_RASTER: FUZZ_CHECK(o->raster == a.value, "'%s': raster", spec); break;
     case GS_ACT_LANES: FUZZ_CHECK(o->lanes_log2 == a.value, "'%s': group", spec); break;
+    case GS_ACT_MMA: FUZZ_CHECK(o->mma == a.value && gs_mma_state_ok(op, o, a.value), "'%s': mma", spec); break;
     case GS_ACT_SPLITK:
         FUZZ_CHECK(o->splitk == a.value && gs_etir_splitk_tiles(op, o, NULL) >= a.value,
                    "'%s': split %d over %lld reduce tiles", spec, o->splitk, (long long)gs_etir_splitk_tiles(op, o, NULL));

@@ -1,0 +1,155 @@
+/* test_mma_model.c — the model's price of tensor-core (mma.sync) plans
+ * (hwmodel/model/model.c, docs/MODEL.md "The price of an mma plan"). */
+#include "construct/construct.h"
+#include "hwmodel/model/model.h"
+#include "tests/test_common.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+TestSuite(mma_model);
+
+/* One m16n8k16 holds a partition's tensor pipe 2*16*8*16 / (rate/4) clocks:
+ * 8 on the a100 (2048 FLOP per clock per SM), 4 on the h100 over its 0.60
+ * efficiency, 32 on the rtx3090 (512 with f32 accumulate); tf32 m16n8k8 the
+ * same as f16 m16n8k16 on each (half the rate, half the k). */
+Test(mma_model, clocks_per_instruction) {
+    const gs_hw *a100 = gs_hw_find_builtin("a100"), *h100 = gs_hw_find_builtin("h100"),
+                *r3090 = gs_hw_find_builtin("rtx3090"), *t4 = gs_hw_find_builtin("t4");
+    cr_assert_float_eq(gs_model_mma_clocks(a100, GS_DTYPE_F16, GS_MATH_F32, 16, 8, 16), 8.0, 1e-12);
+    cr_assert_float_eq(gs_model_mma_clocks(a100, GS_DTYPE_BF16, GS_MATH_F32, 16, 8, 16), 8.0, 1e-12);
+    cr_assert_float_eq(gs_model_mma_clocks(a100, GS_DTYPE_F32, GS_MATH_TF32, 16, 8, 8), 8.0, 1e-12);
+    cr_assert_float_eq(gs_model_mma_clocks(h100, GS_DTYPE_F16, GS_MATH_F32, 16, 8, 16), 4.0 / 0.6, 1e-12);
+    cr_assert_float_eq(gs_model_mma_clocks(r3090, GS_DTYPE_F16, GS_MATH_F32, 16, 8, 16), 32.0, 1e-12);
+    cr_assert_float_eq(gs_model_mma_clocks(t4, GS_DTYPE_F16, GS_MATH_F32, 16, 8, 8), 8.0, 1e-12);
+    /* no bf16 tensor math on the t4: priced as the FMAs (2 * 64 lanes per clock) */
+    cr_assert_float_eq(gs_model_mma_clocks(t4, GS_DTYPE_BF16, GS_MATH_F32, 16, 8, 16), 2.0 * 16 * 8 * 16 / 32.0,
+                       1e-12);
+    /* a derived profile's rate and efficiency are what the price reads */
+    gs_hw h = *a100;
+    h.tc_f16_flops_per_sm = 4096;
+    h.mma_sync_efficiency = 0.5;
+    cr_assert_float_eq(gs_model_mma_clocks(&h, GS_DTYPE_F16, GS_MATH_F32, 16, 8, 16), 8.0, 1e-12);
+}
+
+/* A 64 x 64 warp tile of m16n8k16: 4 x 8 = 32 mma per k-step; A's 4 tiles
+ * by ldmatrix.x4 (4 wavefronts each) and B's 8 by .x2 (2 each): 12 loads, 32
+ * wavefronts; no conversions. tf32 m16n8k8 read register by register
+ * (4 A and 2 B registers a tile) adds one cvt per register. */
+Test(mma_model, kstep_work) {
+    const gs_hw *a100 = gs_hw_find_builtin("a100");
+    gs_mma_operand a = {4, 4, 4.0}, b = {2, 2, 2.0};
+    gs_mma_kstep k;
+    gs_model_mma_kstep(a100, GS_DTYPE_F16, GS_MATH_F32, 16, 8, 16, 64, 64, &a, &b, &k);
+    cr_assert_float_eq(k.mma, 32.0, 1e-12);
+    cr_assert_float_eq(k.tensor_clk, 256.0, 1e-12);
+    cr_assert_float_eq(k.loads, 12.0, 1e-12);
+    cr_assert_float_eq(k.wavefronts, 32.0, 1e-12);
+    cr_assert_float_eq(k.cvt, 0.0, 1e-12);
+    gs_mma_operand ta = {4, 0, 4.0}, tb = {2, 0, 2.0};
+    gs_model_mma_kstep(a100, GS_DTYPE_F32, GS_MATH_TF32, 16, 8, 8, 32, 32, &ta, &tb, &k);
+    cr_assert_float_eq(k.mma, 8.0, 1e-12);
+    cr_assert_float_eq(k.tensor_clk, 64.0, 1e-12);
+    cr_assert_float_eq(k.loads, 2 * 4 + 4 * 2, 1e-12);
+    cr_assert_float_eq(k.cvt, 2 * 4 + 4 * 2, 1e-12);
+    cr_assert_float_eq(k.wavefronts, 2 * 4.0 + 4 * 2.0, 1e-12);
+}
+
+/* Issue 20's acceptance: the walk picks an mma row for gemm 4096^3 in f16
+ * and bf16 on every sm_80+ profile, and on the a100 its prediction is at
+ * least 60 % of the tensor peak. The FFMA-only walk (the knob not walked,
+ * no tensor-core completion) picks FFMA tiles, under 10 % of the peak. */
+Test(mma_model, walk_picks_mma_for_half_gemm, .timeout = 120) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_construct_opts o;
+    gs_construct_opts_default(&o);
+    o.top_k = 1;
+    for (int i = 0; i < gs_hw_builtin_count(); i++) {
+        const gs_hw *hw = gs_hw_builtin(i);
+        if (hw->sm < 80) continue;
+        for (int t = GS_DTYPE_F16; t <= GS_DTYPE_BF16; t++) {
+            char spec[96];
+            snprintf(spec, sizeof spec, "gemm M=4096 N=4096 K=4096 dtype=%s", gs_dtype_name((gs_dtype)t));
+            gs_op *op = NULL;
+            cr_assert_eq(gs_op_parse(ctx, spec, &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+            gs_result *r = NULL;
+            cr_assert_eq(gs_construct(ctx, op, hw, &o, &r), GS_OK, "%s", gs_ctx_errmsg(ctx));
+            const gs_etir *c = &r->cand[0];
+            cr_assert(c->mma != 0, "%s on %s: the walk picked FFMA", spec, hw->name);
+            const gs_mma_row *row = gs_mma_get(c->mma);
+            cr_assert(row && row->dtype_in == t && gs_mma_arch_ok(c->mma, hw->sm), "%s on %s: row %d", spec, hw->name,
+                      c->mma);
+            double peak = gs_hw_peak_tensor_flops(hw, (gs_dtype)t, GS_MATH_F32);
+            double got = 2.0 * 4096.0 * 4096.0 * 4096.0 / r->est[0].time_s;
+            cr_log_info("%s on %s: %s row %s, %.1f TFLOP/s predicted, %.0f %% of the tensor peak", spec, hw->name,
+                        r->desc[0], row->name, got / 1e12, 100 * got / peak);
+            if (!strcmp(hw->name, "a100"))
+                cr_assert(got >= 0.60 * peak, "%s on a100: %.1f TFLOP/s is under 60 %% of %.1f", spec, got / 1e12,
+                          peak / 1e12);
+            gs_result_destroy(r);
+            gs_op_destroy(op);
+        }
+    }
+    gs_ctx_destroy(ctx);
+}
+
+/* f32 without math=tf32 has no tensor-core row: the walk never moves the
+ * knob, and a config that asks for a row is refused by the check. */
+Test(mma_model, f32_gemm_stays_ffma) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_op *op = NULL;
+    cr_assert_eq(gs_op_parse(ctx, "gemm M=1024 N=1024 K=1024", &op), GS_OK);
+    gs_construct_opts o;
+    gs_construct_opts_default(&o);
+    gs_result *r = NULL;
+    cr_assert_eq(gs_construct(ctx, op, gs_hw_find_builtin("a100"), &o, &r), GS_OK);
+    for (int i = 0; i < r->n; i++) cr_assert_eq(r->cand[i].mma, 0);
+    gs_result_destroy(r);
+    gs_op_destroy(op);
+    gs_ctx_destroy(ctx);
+}
+
+/* The estimate of an mma plan reads the plan: the ldmatrix wavefronts
+ * (read_wf) are in t_smem, the registers (regs_bound) in occupancy, and the
+ * tensor pipe, not the FMA lanes, in t_compute (the same tiles without mma
+ * are priced as FFMA, several times slower). */
+Test(mma_model, estimate_reads_the_mma_plan) {
+    gs_ctx *ctx = gs_ctx_create();
+    const gs_hw *hw = gs_hw_find_builtin("a100");
+    gs_op *op = NULL;
+    cr_assert_eq(gs_op_parse(ctx, "gemm M=4096 N=4096 K=4096 dtype=f16", &op), GS_OK);
+    gs_etir e;
+    cr_assert_eq(gs_etir_parse_config(ctx, op, "bm=128,bn=128,bk=32,tm=8,tn=8,stages=3,raster=8,mma=1", &e), GS_OK,
+                 "%s", gs_ctx_errmsg(ctx));
+    cr_assert(gs_hw_check(hw, op, &e));
+    gs_plan p;
+    gs_plan_make(hw, op, &e, NULL, &p);
+    cr_assert_eq(p.mma, 1);
+    gs_estimate base, more;
+    gs_estimate_plan(hw, op, &e, &p, 0, NULL, NULL, &base);
+    /* a block's 128^2 x 4096 / (16 x 8 x 16) m16n8k16 at 8 clocks each on 4
+     * partitions; 1024 blocks at one per SM are 10 waves on 108 SMs; over
+     * GS_MMA_SUSTAIN 0.9 */
+    cr_assert_eq(base.blocks_per_sm, 1);
+    double t_tensor = 10.0 * 128 * 128 * 4096 / (16 * 8 * 16) * 8.0 / 4.0 / (1410e6 * 0.9);
+    cr_assert(base.t_compute >= t_tensor && base.t_compute < 1.01 * t_tensor, "t_compute %g, tensor %g",
+              base.t_compute, t_tensor);
+    gs_plan q = p;
+    q.in[1].read_wf *= 2; /* B's ldmatrix twice as conflicted */
+    gs_estimate_plan(hw, op, &e, &q, 0, NULL, NULL, &more);
+    cr_assert(more.t_smem > base.t_smem * 1.1, "t_smem %g -> %g", base.t_smem, more.t_smem);
+    q = p;
+    q.regs_bound = 90; /* fewer registers: more blocks per SM */
+    gs_estimate_plan(hw, op, &e, &q, 0, NULL, NULL, &more);
+    cr_assert_gt(more.blocks_per_sm, base.blocks_per_sm);
+    /* the same tiles on the FFMA core */
+    gs_etir f = e;
+    f.mma = 0;
+    gs_estimate ffma;
+    gs_estimate_etir(hw, op, &f, 0, &ffma);
+    cr_assert(ffma.time_s > 5 * base.time_s, "ffma %g s, mma %g s", ffma.time_s, base.time_s);
+    gs_op_destroy(op);
+    gs_ctx_destroy(ctx);
+}
