@@ -23,6 +23,12 @@
 #define GS_MODEL_SHARPNESS 4.0
 #define GS_MODEL_CACHE_WEIGHT 0.3
 
+/* Completions a level-2 state is priced by (GS_COMPLETE_THREADS threads,
+ * then half as many each try; predicted_hash). */
+#ifndef GS_COMPLETE_TRIES
+#define GS_COMPLETE_TRIES 2
+#endif
+
 void gs_construct_opts_default(gs_construct_opts *o) {
     memset(o, 0, sizeof *o);
     o->seed = 1;
@@ -145,17 +151,29 @@ static double predicted_hash(const gs_hw *hw, const gs_op *op, const gs_etir *e,
         }
     }
     double t = INFINITY;
-    gs_etir c = *e;
-    bool done = true;
-    if (e->level == 2) {
-        int lim = hw->max_threads_per_block < GS_COMPLETE_THREADS ? hw->max_threads_per_block : GS_COMPLETE_THREADS;
-        gs_action cache = {GS_ACT_CACHE, -1, 0};
-        done = gs_etir_apply(op, e, cache, lim, &c);
+    bool done = false;
+    /* a level-2 state (block tiles only) is worth its best completion; two
+     * are priced: the smallest thread tiles reaching GS_COMPLETE_THREADS
+     * threads, and half as many threads with twice the work each. One
+     * thread count alone priced a block tile at the occupancy of that
+     * count: 64x256 on h100 gemm 4096^3 completed to 256 threads of 8x8
+     * (1 block/SM, 3.80 ms) while its 128 threads of 8x16 run 2 blocks/SM
+     * (2.996 ms, the exhaustive optimum), so the walk never tiled there. */
+    int lim = hw->max_threads_per_block < GS_COMPLETE_THREADS ? hw->max_threads_per_block : GS_COMPLETE_THREADS;
+    for (int i = 0; i < (e->level == 2 ? GS_COMPLETE_TRIES : 1); i++) {
+        gs_etir c = *e;
+        if (e->level == 2) {
+            gs_action cache = {GS_ACT_CACHE, -1, 0};
+            if (!gs_etir_apply(op, e, cache, lim >> i, &c)) continue;
+            if (i > 0 && gs_etir_threads(op, &c) > lim >> i) break; /* no smaller thread count */
+        }
+        c.level = 0;
+        gs_estimate est;
+        if (gs_estimate_checked(hw, op, &c, m ? m->wf : NULL, &est) && est.time_s < t) {
+            t = est.time_s;
+            done = true;
+        }
     }
-    c.level = 0;
-    gs_estimate est;
-    done = done && gs_estimate_checked(hw, op, &c, m ? m->wf : NULL, &est);
-    if (done) t = est.time_s;
     if (ok) *ok = done;
     if (m && !m->key[slot]) {
         m->key[slot] = h;
