@@ -135,6 +135,38 @@ static bool memo_init(memo *m, gs_arena *ar, int64_t cap) {
  * INFINITY when its completion fails the check (*ok false, when given). The
  * completion is gs_complete's, checked and estimated with one plan
  * (gs_estimate_checked). The memo keeps a failed completion as -1. */
+static double predicted_ok(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *m, bool *ok);
+
+/* The level-1 state a level-2 state e enters by caching, for the model
+ * policy: a block tile is worth its best completion, and GS_COMPLETE_TRIES
+ * are priced: the smallest thread tiles reaching GS_COMPLETE_THREADS
+ * threads, then half as many threads with twice the work each. One thread
+ * count alone priced a block tile at that count's occupancy: 64x256 on h100
+ * gemm 4096^3 completed to 256 threads of 8x8 (1 block/SM, 3.80 ms) while
+ * its 128 threads of 8x16 run 2 blocks/SM (2.996 ms, the exhaustive
+ * optimum), so the walk never tiled there. The walk enters the entry it
+ * priced (a level-1 state's price is its own completion's, memoised under
+ * its hash). *t gets its price; false when no entry passes the check. */
+static bool enter_best(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *m, gs_etir *out, double *t) {
+    int lim = hw->max_threads_per_block < GS_COMPLETE_THREADS ? hw->max_threads_per_block : GS_COMPLETE_THREADS;
+    bool any = false;
+    *t = INFINITY;
+    for (int i = 0; i < GS_COMPLETE_TRIES; i++) {
+        gs_etir c;
+        gs_action cache = {GS_ACT_CACHE, -1, 0};
+        if (!gs_etir_apply(op, e, cache, lim >> i, &c)) continue;
+        if (i > 0 && gs_etir_threads(op, &c) > lim >> i) break; /* no smaller thread count */
+        bool ok;
+        double ti = predicted_ok(hw, op, &c, m, &ok);
+        if (ok && (!any || ti < *t)) {
+            *t = ti;
+            *out = c;
+            any = true;
+        }
+    }
+    return any;
+}
+
 static double predicted_hash(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *m, bool *ok, uint64_t eh) {
     uint64_t h = 0;
     int64_t slot = -1;
@@ -152,27 +184,15 @@ static double predicted_hash(const gs_hw *hw, const gs_op *op, const gs_etir *e,
     }
     double t = INFINITY;
     bool done = false;
-    /* a level-2 state (block tiles only) is worth its best completion; two
-     * are priced: the smallest thread tiles reaching GS_COMPLETE_THREADS
-     * threads, and half as many threads with twice the work each. One
-     * thread count alone priced a block tile at the occupancy of that
-     * count: 64x256 on h100 gemm 4096^3 completed to 256 threads of 8x8
-     * (1 block/SM, 3.80 ms) while its 128 threads of 8x16 run 2 blocks/SM
-     * (2.996 ms, the exhaustive optimum), so the walk never tiled there. */
-    int lim = hw->max_threads_per_block < GS_COMPLETE_THREADS ? hw->max_threads_per_block : GS_COMPLETE_THREADS;
-    for (int i = 0; i < (e->level == 2 ? GS_COMPLETE_TRIES : 1); i++) {
+    if (e->level == 2) {
+        gs_etir c;
+        done = enter_best(hw, op, e, m, &c, &t);
+    } else {
         gs_etir c = *e;
-        if (e->level == 2) {
-            gs_action cache = {GS_ACT_CACHE, -1, 0};
-            if (!gs_etir_apply(op, e, cache, lim >> i, &c)) continue;
-            if (i > 0 && gs_etir_threads(op, &c) > lim >> i) break; /* no smaller thread count */
-        }
         c.level = 0;
         gs_estimate est;
-        if (gs_estimate_checked(hw, op, &c, m ? m->wf : NULL, &est) && est.time_s < t) {
-            t = est.time_s;
-            done = true;
-        }
+        done = gs_estimate_checked(hw, op, &c, m ? m->wf : NULL, &est);
+        if (done) t = est.time_s;
     }
     if (ok) *ok = done;
     if (m && !m->key[slot]) {
@@ -196,6 +216,10 @@ static double benefit_ex(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_
                          gs_etir *next, memo *m, double t_cur, bool cur_ok) {
     int lim = hw->max_threads_per_block < GS_COMPLETE_THREADS ? hw->max_threads_per_block : GS_COMPLETE_THREADS;
     if (!gs_etir_apply(op, e, a, lim, next)) return 0;
+    double t_entry;
+    /* the model policy caches a block tile into the entry it priced */
+    if (pol == GS_POLICY_MODEL && a.kind == GS_ACT_CACHE && e->level == 2 && !enter_best(hw, op, e, m, next, &t_entry))
+        return 0;
     if (pol == GS_POLICY_MODEL && !isnan(t_cur) && next->level != 2) {
         /* below level 2 a state and its completion (the same tiles, level 0)
          * pass or fail the memory check together, so the prediction's check
@@ -290,8 +314,15 @@ static bool pool_add(pool *p, const gs_etir *e) {
     return true;
 }
 
-static void pool_add_completed(pool *p, const gs_hw *hw, const gs_op *op, const gs_etir *e) {
+/* m: the model policy's memo (NULL for the other policies), with which a
+ * level-2 state also enters the pool completed as enter_best prices it. */
+static void pool_add_completed(pool *p, const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *m) {
     gs_etir c, k;
+    double t;
+    if (m && e->level == 2 && enter_best(hw, op, e, m, &c, &t)) {
+        c.level = 0;
+        pool_add(p, &c);
+    }
     if (!gs_complete(hw, op, e, &c)) return;
     pool_add(p, &c);
     if (p->knobbed && e->level == 2 && complete_knobbed(hw, op, &c, &k)) pool_add(p->knobbed, &k);
@@ -331,12 +362,13 @@ static int64_t run_chain(const gs_hw *hw, const gs_op *op, const gs_construct_op
         }
         while (pick > 0 && w[pick] <= 0) pick--;
         /* Algorithm 1: sample into the pool, move, cool */
-        if (gs_pcg32_double(rng) < gs_append_probability(T)) pool_add_completed(p, hw, op, &nexts[pick]);
+        if (gs_pcg32_double(rng) < gs_append_probability(T))
+            pool_add_completed(p, hw, op, &nexts[pick], o->policy == GS_POLICY_MODEL ? mm : NULL);
         e = nexts[pick];
         T /= 2;
         t++;
     }
-    pool_add_completed(p, hw, op, &e); /* Algorithm 1 returns the final e */
+    pool_add_completed(p, hw, op, &e, o->policy == GS_POLICY_MODEL ? mm : NULL); /* Algorithm 1 returns the final e */
     return t;
 }
 
