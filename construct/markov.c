@@ -23,6 +23,12 @@
 #define GS_MODEL_SHARPNESS 4.0
 #define GS_MODEL_CACHE_WEIGHT 0.3
 
+/* Completions a level-2 state is priced by (GS_COMPLETE_THREADS threads,
+ * then half as many each try; predicted_hash). */
+#ifndef GS_COMPLETE_TRIES
+#define GS_COMPLETE_TRIES 2
+#endif
+
 void gs_construct_opts_default(gs_construct_opts *o) {
     memset(o, 0, sizeof *o);
     o->seed = 1;
@@ -174,6 +180,38 @@ static bool complete_mma(const gs_hw *hw, const gs_op *op, const gs_etir *c, mem
  * INFINITY when its completion fails the check (*ok false, when given). The
  * completion is gs_complete's, checked and estimated with one plan
  * (gs_estimate_checked). The memo keeps a failed completion as -1. */
+static double predicted_ok(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *m, bool *ok);
+
+/* The level-1 state a level-2 state e enters by caching, for the model
+ * policy: a block tile is worth its best completion, and GS_COMPLETE_TRIES
+ * are priced: the smallest thread tiles reaching GS_COMPLETE_THREADS
+ * threads, then half as many threads with twice the work each. One thread
+ * count alone priced a block tile at that count's occupancy: 64x256 on h100
+ * gemm 4096^3 completed to 256 threads of 8x8 (1 block/SM, 3.80 ms) while
+ * its 128 threads of 8x16 run 2 blocks/SM (2.996 ms, the exhaustive
+ * optimum), so the walk never tiled there. The walk enters the entry it
+ * priced (a level-1 state's price is its own completion's, memoised under
+ * its hash). *t gets its price; false when no entry passes the check. */
+static bool enter_best(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *m, gs_etir *out, double *t) {
+    int lim = hw->max_threads_per_block < GS_COMPLETE_THREADS ? hw->max_threads_per_block : GS_COMPLETE_THREADS;
+    bool any = false;
+    *t = INFINITY;
+    for (int i = 0; i < GS_COMPLETE_TRIES; i++) {
+        gs_etir c;
+        gs_action cache = {GS_ACT_CACHE, -1, 0};
+        if (!gs_etir_apply(op, e, cache, lim >> i, &c)) continue;
+        if (i > 0 && gs_etir_threads(op, &c) > lim >> i) break; /* no smaller thread count */
+        bool ok;
+        double ti = predicted_ok(hw, op, &c, m, &ok);
+        if (ok && (!any || ti < *t)) {
+            *t = ti;
+            *out = c;
+            any = true;
+        }
+    }
+    return any;
+}
+
 static double predicted_hash(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *m, bool *ok, uint64_t eh) {
     uint64_t h = 0;
     int64_t slot = -1;
@@ -190,24 +228,27 @@ static double predicted_hash(const gs_hw *hw, const gs_op *op, const gs_etir *e,
         }
     }
     double t = INFINITY;
-    gs_etir c = *e;
-    bool done = true;
+    bool done = false;
+    gs_etir best_c = *e;
     if (e->level == 2) {
-        int lim = hw->max_threads_per_block < GS_COMPLETE_THREADS ? hw->max_threads_per_block : GS_COMPLETE_THREADS;
-        gs_action cache = {GS_ACT_CACHE, -1, 0};
-        done = gs_etir_apply(op, e, cache, lim, &c);
+        done = enter_best(hw, op, e, m, &best_c, &t);
+    } else {
+        gs_etir c = *e;
+        c.level = 0;
+        gs_estimate est;
+        done = gs_estimate_checked(hw, op, &c, m ? m->wf : NULL, &est);
+        if (done) t = est.time_s;
     }
-    c.level = 0;
-    gs_estimate est;
-    gs_etir c2 = c;
-    done = done && gs_estimate_checked(hw, op, &c, m ? m->wf : NULL, &est);
-    if (done) t = est.time_s;
-    /* a level-2 state is also worth its tensor-core completion */
-    gs_etir cm;
-    double tm;
-    if (e->level == 2 && complete_mma(hw, op, &c2, m, &cm, &tm) && tm < t) {
-        t = tm;
-        done = true;
+    if (e->level == 2) {
+        /* a level-2 state is also worth its tensor-core completion */
+        gs_etir c2 = *e, cm;
+        double tm;
+        int lim = hw->max_threads_per_block < GS_COMPLETE_THREADS ? hw->max_threads_per_block : GS_COMPLETE_THREADS;
+        if ((done || gs_etir_apply(op, e, (gs_action){GS_ACT_CACHE, -1, 0}, lim, &c2)) &&
+            complete_mma(hw, op, done ? &best_c : &c2, m, &cm, &tm) && tm < t) {
+            t = tm;
+            done = true;
+        }
     }
     if (ok) *ok = done;
     if (m && !m->key[slot]) {
@@ -231,6 +272,10 @@ static double benefit_ex(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_
                          gs_etir *next, memo *m, double t_cur, bool cur_ok) {
     int lim = hw->max_threads_per_block < GS_COMPLETE_THREADS ? hw->max_threads_per_block : GS_COMPLETE_THREADS;
     if (!gs_etir_apply(op, e, a, lim, next)) return 0;
+    double t_entry;
+    /* the model policy caches a block tile into the entry it priced */
+    if (pol == GS_POLICY_MODEL && a.kind == GS_ACT_CACHE && e->level == 2 && !enter_best(hw, op, e, m, next, &t_entry))
+        return 0;
     if (pol == GS_POLICY_MODEL && !isnan(t_cur) && next->level != 2) {
         /* below level 2 a state and its completion (the same tiles, level 0)
          * pass or fail the memory check together, so the prediction's check
@@ -326,13 +371,20 @@ static bool pool_add(pool *p, const gs_etir *e) {
     return true;
 }
 
-static void pool_add_completed(pool *p, const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *mm) {
+/* m: the model policy's memo (NULL for the other policies), with which a
+ * level-2 state also enters the pool completed as enter_best prices it;
+ * mm: the walk's memo, for the tensor-core completion (complete_mma). */
+static void pool_add_completed(pool *p, const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *m, memo *mm) {
     gs_etir c, k;
-    double tm;
+    double t;
+    if (m && e->level == 2 && enter_best(hw, op, e, m, &c, &t)) {
+        c.level = 0;
+        pool_add(p, &c);
+    }
     if (e->level == 2) { /* the tensor-core completion too (complete_mma) */
         gs_etir c0 = *e;
         int lim = hw->max_threads_per_block < GS_COMPLETE_THREADS ? hw->max_threads_per_block : GS_COMPLETE_THREADS;
-        if (gs_etir_apply(op, e, (gs_action){GS_ACT_CACHE, -1, 0}, lim, &c0) && complete_mma(hw, op, &c0, mm, &k, &tm))
+        if (gs_etir_apply(op, e, (gs_action){GS_ACT_CACHE, -1, 0}, lim, &c0) && complete_mma(hw, op, &c0, mm, &k, &t))
             pool_add(p, &k);
     }
     if (!gs_complete(hw, op, e, &c)) return;
@@ -374,12 +426,13 @@ static int64_t run_chain(const gs_hw *hw, const gs_op *op, const gs_construct_op
         }
         while (pick > 0 && w[pick] <= 0) pick--;
         /* Algorithm 1: sample into the pool, move, cool */
-        if (gs_pcg32_double(rng) < gs_append_probability(T)) pool_add_completed(p, hw, op, &nexts[pick], mm);
+        if (gs_pcg32_double(rng) < gs_append_probability(T))
+            pool_add_completed(p, hw, op, &nexts[pick], o->policy == GS_POLICY_MODEL ? mm : NULL, mm);
         e = nexts[pick];
         T /= 2;
         t++;
     }
-    pool_add_completed(p, hw, op, &e, mm); /* Algorithm 1 returns the final e */
+    pool_add_completed(p, hw, op, &e, o->policy == GS_POLICY_MODEL ? mm : NULL, mm); /* Algorithm 1 returns the final e */
     return t;
 }
 

@@ -397,3 +397,47 @@ Test(nvrtc, wide_group_compiles, .timeout = 120) {
     }
     gs_ctx_destroy(ctx);
 }
+
+/* The fragment pipeline's register bound (issue 19): the second fragment
+ * set is counted only for an input whose fragments stay live through the
+ * whole multiply (one not indexed by its outermost loop); the other's next
+ * fragments take the registers its finished rows free. The register-heavy
+ * gemm tiles that the bound once kept on the plain loop (two full sets
+ * counted: 259 and 260 registers, over 255) take the pipeline, and ptxas
+ * fits them with 0 spills at a count that costs no block per SM. */
+Test(nvrtc, fragment_pipeline_register_bound, .timeout = 240) {
+    gs_ctx *ctx = need_nvrtc();
+    static const struct {
+        const char *hw, *spec, *cfg;
+    } cases[] = {
+        {"h100", "gemm M=8192 N=8192 K=8192", "bm=64,bn=256,bk=8,tm=8,tn=16,vm=1,vn=4,sa=1,sb=1,stages=4"},
+        {"a100", "gemm M=8192 N=8192 K=8192", "bm=128,bn=128,bk=16,tm=16,tn=8,vm=16,vn=2,sa=1,sb=1,stages=4"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const gs_hw *hw = gs_hw_find_builtin(cases[i].hw);
+        gs_op *op = NULL;
+        cr_assert_eq(gs_op_parse(ctx, cases[i].spec, &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        gs_etir e;
+        cr_assert_eq(gs_etir_parse_config(ctx, op, cases[i].cfg, &e), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_assert(gs_hw_check(hw, op, &e), "%s %s fails the profile check", cases[i].spec, cases[i].cfg);
+        gs_plan p;
+        gs_plan_make(hw, op, &e, NULL, &p);
+        cr_expect(p.frag_pipe, "%s on %s: %s keeps the plain loop (bound %d)", cases[i].spec, hw->name, cases[i].cfg,
+                  p.regs_bound);
+        gs_kernel_src k;
+        cr_assert_eq(gs_lower_emit_plan(ctx, op, &e, &p, GS_DIALECT_CUDA, hw->sm, &k), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        gs_nvrtc_out nv;
+        cr_assert_eq(gs_nvrtc_compile(ctx, k.src, k.name, hw->sm, false, true, &nv), GS_OK, "%s: %s", cases[i].spec,
+                     gs_ctx_errmsg(ctx));
+        cr_expect_eq(nv.stats.spill_store_bytes + nv.stats.spill_load_bytes, 0, "%s on %s spills", cases[i].spec,
+                     hw->name);
+        cr_expect(gs_plan_blocks_per_sm(hw, &p, nv.stats.registers) >= gs_plan_blocks_per_sm(hw, &p, p.regs_bound),
+                  "%s on %s: ptxas %d registers against the bound %d", cases[i].spec, hw->name, nv.stats.registers,
+                  p.regs_bound);
+        cr_log_info("%s on %s: bound %d, ptxas %d", cases[i].spec, hw->name, p.regs_bound, nv.stats.registers);
+        gs_nvrtc_out_free(&nv);
+        gs_kernel_src_free(&k);
+        gs_op_destroy(op);
+    }
+    gs_ctx_destroy(ctx);
+}

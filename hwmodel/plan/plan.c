@@ -531,12 +531,29 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p) {
      * accumulators before their adds, a temporary each (a100, acc 128, g8:
      * 255 registers and spills) */
     if (p->lanes > 1) regs += acc;
+    /* The multiply runs the thread tile's spatial axes as nested loops in
+     * axis order; the outermost one that loops (thread tile > 1) is `outer`.
+     * With double-buffered fragments (frag_pipe) an input indexed by it
+     * reads each fragment in one outer iteration only, so its fragments die
+     * row by row during the multiply and the next step's land in their
+     * registers; an input without it reads every fragment until the last
+     * FFMA, and its next set needs registers of its own. Counting both
+     * inputs twice overstated ptxas by 16-24 registers on gemm 8192^3's picks
+     * (64x256 8x16 on h100: bound 259, ptxas 255 at 0 spills). */
+    int outer = -1;
+    for (int a = 0; a < op->naxes && outer < 0; a++)
+        if (spatial(op, a) && e->tile[a].thread > 1) outer = a;
     for (int t = 0; t < op->ninputs; t++) {
         int64_t f = 1;
         for (int a = 0; a < op->naxes; a++)
             if (spatial(op, a) && gs_tensor_uses_axis(&op->tensors[t], a)) f *= e->tile[a].thread;
-        if (p->mma) f = mma_frag_regs(p, t); /* packed 32-bit fragment registers */
-        regs += p->frag_pipe ? 2 * f : f; /* double-buffered fragments: two sets */
+        if (p->mma) {
+            f = mma_frag_regs(p, t); /* packed 32-bit fragment registers */
+            regs += p->frag_pipe ? 2 * f : f; /* double-buffered fragments: two sets */
+        } else {
+            bool dies = outer >= 0 && gs_tensor_uses_axis(&op->tensors[t], outer);
+            regs += p->frag_pipe && !dies ? 2 * f : f; /* the second set, where the first stays live */
+        }
         const gs_plan_input *pi = &p->in[t];
         /* 16-bit inputs: a vector read's packed words live beside the
          * converted fragment (f32: the read is the fragment) */
