@@ -608,14 +608,13 @@ static void run_random(const gs_hw *hw, const gs_op *op, gs_pcg32 *rng, pool *p,
  * is the fixed point the paper's value iteration argues the walk converges
  * to, reached deterministically instead of by more sampling. */
 /* The polish's trade of reduce lanes for split-K blocks (lanes halved, the
- * split doubled, and back): off. On, it takes h100's gemm M=128 N=768
- * K=3072 transB=1 from 1.41x the exhaustive optimum to 1.00x and rtx3090's
- * from 1.26x to 1.04x, but it changes the polish's paths: over the 1463
- * (profile, operator) pairs of make bench-construct, 16 picks got better (by
- * up to 17 %) and 4 worse (by 0.06-1.5 %, 1x1 convs at batch 1), so it
- * waits for a way to keep every pick (docs/CONSTRUCTION.md). */
+ * split doubled, and back), in a second pass from the first pass's optimum
+ * (polish below): on. It takes h100's gemm M=128 N=768 K=3072 transB=1 from
+ * 1.25x the exhaustive optimum to 1.04x (issue 22 item 7); over the 1463
+ * (profile, operator) pairs of make bench-construct 10 picks get better (by
+ * up to 20 %) and none worse. 0 turns it off (docs/CONSTRUCTION.md). */
 #ifndef GS_POLISH_TRADE
-#define GS_POLISH_TRADE 0
+#define GS_POLISH_TRADE 1
 #endif
 
 static bool push_clamped(const gs_op *op, gs_etir x, gs_etir *out, int *n, int cap) {
@@ -640,7 +639,7 @@ static int32_t scale2(int32_t x, int k) {
     return v > INT32_MAX ? 0 : (int32_t)v;
 }
 
-static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap) {
+static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap, bool trade) {
     int n = 0;
     /* single-axis moves: (block, thread, vthread) factor exponents */
     /* exponents of two: (block, thread, vthread); +-2 jumps cross the plateaus
@@ -682,10 +681,9 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap) 
                     push_clamped(op, x, out, &n, cap);
                 }
             if (k != GS_KNOB_LANES) continue;
-#if GS_POLISH_TRADE
             /* lanes for split-K blocks: the reduce's parallelism kept, moved
-             * between the block and the grid */
-            {
+             * between the block and the grid (the trade pass only) */
+            if (trade) {
                 int sk = gs_knob_get(e, GS_KNOB_SPLITK), sv = dir > 0 ? sk / 2 : sk * 2;
                 if (sv >= gs_knobs[GS_KNOB_SPLITK].lo && sv <= gs_knobs[GS_KNOB_SPLITK].hi && sv != sk) {
                     x = *e;
@@ -694,7 +692,6 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap) 
                     push_clamped(op, x, out, &n, cap);
                 }
             }
-#endif
             /* the lanes and their reduce tile together: each lane's share of
              * the tile (its registers, its loads) kept. Alone, each half of
              * the move can fail the register check or slow the state down,
@@ -744,8 +741,11 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap) 
  * 0.2 %: ties
  * are common where thread counts or occupancy do not change), remembers the
  * best state met, and stops at a strict local optimum or after max_moves
- * (at most 32) moves. */
-static void polish(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, int max_moves, int64_t *evals) {
+ * (at most 32) moves. With trade, the neighbours include the trade of
+ * lanes for split-K blocks, and the pass stops at once unless its first
+ * move is a strict improvement. */
+static void polish_pass(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, int max_moves, int64_t *evals,
+                        bool trade) {
     enum { MAXIT = 32, NB = GS_MAX_AXES * (12 + 3 * GS_MAX_AXES) + 2 * GS_KNOB_COUNT + 4 + 4 * GS_MAX_AXES };
     int maxit = max_moves < MAXIT ? max_moves : MAXIT;
     gs_etir cur = *e, nb[NB];
@@ -754,7 +754,7 @@ static void polish(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, int ma
     int nseen = 0;
     seen[nseen++] = gs_etir_hash(&cur);
     for (int iter = 0; iter < maxit; iter++) {
-        int n = neighbours(op, &cur, nb, NB), pick = -1;
+        int n = neighbours(op, &cur, nb, NB, trade), pick = -1;
         double tp = INFINITY;
         for (int i = 0; i < n; i++) {
             uint64_t h = gs_etir_hash(&nb[i]);
@@ -769,6 +769,7 @@ static void polish(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, int ma
             }
         }
         if (pick < 0 || !(tp <= tcur * (1 + 2e-3))) break; /* 0.2 % slack on plateaus */
+        if (trade && iter == 0 && !(tp < tcur * (1 - 1e-9))) break;
         cur = nb[pick];
         tcur = tp;
         seen[nseen++] = gs_etir_hash(&cur);
@@ -777,6 +778,18 @@ static void polish(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, int ma
             *e = cur;
         }
     }
+}
+
+/* The polish: a pass without the trade, then (GS_POLISH_TRADE) one with
+ * it from the local optimum reached. The second pass only ever improves
+ * on the first, and costs little when the trade does not pay (the optimum's
+ * neighbours are in the memo from the first), whereas the trade among the
+ * first pass's moves changed its path and lost elsewhere (rtx3090's gemm
+ * M=128 N=768 K=3072 transB=1 went from 1.18x to 1.34x the exhaustive
+ * optimum). */
+static void polish(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, int max_moves, int64_t *evals) {
+    polish_pass(hw, op, e, m, max_moves, evals, false);
+    if (GS_POLISH_TRADE) polish_pass(hw, op, e, m, max_moves, evals, true);
 }
 
 /* gs_polish: polish() on its own, the n states sharing one memo (construct.h). */
