@@ -65,6 +65,7 @@ typedef struct gs_cli_cmd {
 #define GS_CLI_OPT_POLICY {"policy", required_argument, 0, 'p'}
 #define GS_CLI_OPT_STRATEGY {"strategy", required_argument, 0, 'S'}
 #define GS_CLI_OPT_CHAINS {"chains", required_argument, 0, 'c'}
+#define GS_CLI_OPT_THREADS {"threads", required_argument, 0, 'j'}
 #define GS_CLI_OPT_MAX_MS {"max-ms", required_argument, 0, 'X'}
 #define GS_CLI_OPT_NVRTC {"nvrtc", no_argument, 0, 'n'}
 #define GS_CLI_OPT_CACHE_DIR {"cache-dir", required_argument, 0, 'D'}

@@ -49,6 +49,8 @@ static const char construct_help[] =
     "  --seed N             PCG32 seed; equal seeds give identical results [1]\n"
     "  --top K              candidates kept [5]\n"
     "  --chains N           independent Markov chains [8]\n"
+    "  --threads N          workers for the chains, the polishes and a 1x1 conv's two forms; the\n"
+    "                       result is the same for every N; 0: the online CPUs, at most 4 [0]\n"
     "  --policy P           paper | balanced | model (the benefit formulas) [model]\n"
     "  --strategy S         markov | tree (Roller-style) | exhaustive | random [markov]\n"
     "  --max-ms MS          exhaustive: stop enumerating after MS milliseconds and report the result as\n"
@@ -91,6 +93,7 @@ static const char verify_help[] =
     "  --top K              candidates verified [1]\n"
     "  --seed N             PCG32 seed; equal seeds give identical results [1]\n"
     "  --chains N           independent Markov chains [8]\n"
+    "  --threads N          workers of the construction (see construct --help) [0]\n"
     "  --policy P           paper | balanced | model (benefit formulas) [model]\n"
     "  --strategy S         markov | tree (Roller-style) | exhaustive | random [markov]\n"
     "  --max-ms MS          exhaustive: stop enumerating after MS milliseconds; 0: no budget [10000]\n"
@@ -124,6 +127,7 @@ static const struct option construct_lo[] = {
     GS_CLI_OPT_SEED,
     {"top", required_argument, 0, 'k'},
     GS_CLI_OPT_CHAINS,
+    GS_CLI_OPT_THREADS,
     GS_CLI_OPT_POLICY,
     GS_CLI_OPT_STRATEGY,
     {"emit", required_argument, 0, 'e'},
@@ -164,6 +168,10 @@ static int parse_one_opt(int c, void *opts) {
     case 'c':
         if (gs_cli_int_opt(cmd, "chains", optarg, 1, 4096, &v)) return 2;
         o->co.chains = (int)v;
+        break;
+    case 'j':
+        if (gs_cli_int_opt(cmd, "threads", optarg, 0, 64, &v)) return 2;
+        o->co.threads = (int)v;
         break;
     case 'p': return gs_cli_policy_opt(cmd, optarg, &o->co.policy) ? 2 : -1;
     case 'S': return gs_cli_strategy_opt(cmd, optarg, &o->co.strategy) ? 2 : -1;
@@ -229,7 +237,7 @@ static int check_opts(int argc, char **argv, cli_opts *o) {
     /* options another command takes would be silently ignored: refuse them */
     bool estimate = !strcmp(cmd, "estimate");
     static const struct { char code; const char *name; } only[] = {
-        {'s', "--seed"}, {'k', "--top"}, {'c', "--chains"}, {'p', "--policy"}, {'S', "--strategy"},
+        {'s', "--seed"}, {'k', "--top"}, {'c', "--chains"}, {'j', "--threads"}, {'p', "--policy"}, {'S', "--strategy"},
         {'e', "--emit"}, {'o', "--out"}, {'n', "--nvrtc"}, {'B', "--backend"}, {'R', "--refine"},
         {'M', "--refine-ms"}, {'F', "--configs"}, {'A', "--sass"}, {'X', "--max-ms"},
         {'D', "--cache-dir"}, {'Z', "--split-atomic"}, {'P', "--form"},

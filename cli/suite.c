@@ -12,7 +12,8 @@
 
 static const char suite_help[] =
     "usage: gensor suite FILE [--hw NAME|FILE] [--format text|csv|json] [--nvrtc]\n"
-    "                         [--strategy S] [--policy P] [--seed N] [--chains N] [--max-ms MS]\n"
+    "                         [--strategy S] [--policy P] [--seed N] [--chains N] [--threads N]\n"
+    "                         [--max-ms MS]\n"
     "                         [--cache-dir DIR]\n"
     "\n"
     "FILE is a JSON object {\"name\": ..., \"ops\": [{\"name\": ..., \"spec\": ..., \"count\": N}, ...]}\n"
@@ -61,7 +62,7 @@ typedef struct suite_opts {
 
 static const struct option suite_lo[] = {
     GS_CLI_OPT_HW,     GS_CLI_OPT_FORMAT, GS_CLI_OPT_NVRTC,  GS_CLI_OPT_STRATEGY,  GS_CLI_OPT_POLICY, GS_CLI_OPT_SEED,
-    GS_CLI_OPT_CHAINS, GS_CLI_OPT_MAX_MS, GS_CLI_OPT_CACHE_DIR, GS_CLI_OPT_HELP, GS_CLI_OPT_END,
+    GS_CLI_OPT_CHAINS, GS_CLI_OPT_THREADS, GS_CLI_OPT_MAX_MS, GS_CLI_OPT_CACHE_DIR, GS_CLI_OPT_HELP, GS_CLI_OPT_END,
 };
 static const gs_cli_cmd suite_cmd = {"suite", suite_help, suite_lo, "unknown option or missing value '%s'",
                                      "missing the suite FILE%s", "unexpected argument '%s'"};
@@ -79,9 +80,11 @@ static int suite_opt(int c, void *opts) {
     case 'p': return gs_cli_policy_opt("suite", optarg, &o->co.policy) ? 2 : -1;
     case 's':
     case 'c':
-        if (!gs_cli_parse_long(optarg, c == 's' ? 0 : 1, c == 's' ? LONG_MAX : 4096, &v))
+    case 'j':
+        if (!gs_cli_parse_long(optarg, c == 's' ? 0 : c == 'j' ? 0 : 1, c == 's' ? LONG_MAX : c == 'j' ? 64 : 4096, &v))
             return gs_cli_usage_error("suite", "bad integer '%s'", optarg);
         if (c == 's') o->co.seed = (uint64_t)v;
+        else if (c == 'j') o->co.threads = (int)v;
         else o->co.chains = (int)v;
         break;
     case 'X':

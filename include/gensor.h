@@ -307,6 +307,11 @@ typedef struct gs_construct_opts {
     int split_atomic;    /* 1: split-K blocks meet by float atomics (sums only): fewer bytes,
                             but NOT deterministic (the order of the adds varies from run to
                             run). 0 (default): a fixed-order sum, bitwise reproducible */
+    int threads;         /* workers for the walk's chains, the polishes and a 1x1 conv's two
+                            forms (the calling thread is one): 0 (default) = the online CPUs,
+                            at most 4; 1 = the calling thread only; at most 64. The result is
+                            the same for every value, only the time changes */
+    int reserved;        /* 0 (keeps the struct free of padding: the dispatcher hashes it whole) */
 } gs_construct_opts;
 
 /* Defaults: seed 1, top_k 5, chains 8, T from 1 down to 2^-40; the default

@@ -207,7 +207,8 @@ void gs_dispatch_opts_default(gs_dispatch_opts *o) {
 #define GS_FSZ(f) sizeof(((gs_construct_opts *)0)->f)
 _Static_assert(sizeof(gs_construct_opts) == GS_FSZ(seed) + GS_FSZ(top_k) + GS_FSZ(chains) + GS_FSZ(t_start) +
                                                 GS_FSZ(t_threshold) + GS_FSZ(policy) + GS_FSZ(strategy) +
-                                                GS_FSZ(max_ms) + GS_FSZ(conv_form) + GS_FSZ(split_atomic),
+                                                GS_FSZ(max_ms) + GS_FSZ(conv_form) + GS_FSZ(split_atomic) +
+                                                GS_FSZ(threads) + GS_FSZ(reserved),
                "gs_construct_opts has padding or a field this sum lacks");
 #undef GS_FSZ
 
@@ -223,6 +224,7 @@ uint64_t gs_dispatcher_salt(const gs_hw *hw, const gs_construct_opts *co) {
     memset(&v, 0, sizeof v);
     memcpy(&v.hw, hw, sizeof v.hw);
     memcpy(&v.co, co, sizeof v.co);
+    v.co.threads = 0; /* the workers change the time of a construction, not its result */
     size_t n = strnlen(v.hw.name, sizeof v.hw.name);
     memset(v.hw.name + n, 0, sizeof v.hw.name - n);
     n = strnlen(v.hw.desc, sizeof v.hw.desc);
