@@ -395,25 +395,31 @@ Test(onnx, external_data_equals_inline) {
 /* misc.onnx: average pooling with ONNX's count_include_pad=0, MatMul over a
  * [2,seq,16] batch, Add of equal shapes, Mul by a vector, the reductions with
  * their axes as an input (ReduceSum, opset 13) and as an attribute
- * (ReduceMean), a Reshape view, Gemm with a whole [M,N] C, and a Softmax
- * that is listed as unsupported. */
+ * (ReduceMean), a Reshape view, Gemm with a whole [M,N] C, a Softmax
+ * replaced at load by its five nodes (max subtracted, exp, sum, divide) and
+ * a Selu that is listed as unsupported. */
 Test(onnx, misc_maps_and_lists_the_rest) {
     gs_ctx *ctx = gs_ctx_create();
     gs_model *m = load_data(ctx, "onnx/misc.onnx");
     cr_assert_eq(gs_model_bind_dim(ctx, m, "seq", 3), GS_OK);
     cr_assert_eq(gs_model_import(ctx, m), GS_OK, "%s", gs_ctx_errmsg(ctx));
-    static const char *want[9] = {
+    cr_assert_eq(gs_model_num_nodes(m), 14, "9 nodes, the Softmax as 5");
+    static const char *want[13] = {
         "avgpool2d N=1 C=2 H=5 W=5 F=3 stride=2 pad=1 layout=nchw count_include_pad=0",
         "gemm M=6 N=8 K=16",
         "add M=6 N=8",
         "mul M=6 N=8 bcast=1",
         "rowsum M=6 K=8",
         "rowmean M=6 K=8",
-        NULL,
+        "rowmax M=6 K=8",
+        "subc A=1 C=6 B=8",
+        "unary M=6 N=8 act=exp",
+        "rowsum M=6 K=8",
+        "divc A=1 C=6 B=8",
         NULL,
         "gemm M=6 N=4 K=8 alpha=0.5 beta=2",
     };
-    for (int i = 0; i < 9; i++) {
+    for (int i = 0; i < 13; i++) {
         gs_model_node nd;
         node(ctx, m, i, &nd);
         if (want[i]) {
@@ -422,12 +428,21 @@ Test(onnx, misc_maps_and_lists_the_rest) {
         }
     }
     gs_model_node nd;
-    node(ctx, m, 6, &nd);
-    cr_expect(nd.kind == GS_MODEL_UNSUPPORTED && nd.reason && strstr(nd.reason, "Softmax"), "softmax: %d %s", nd.kind,
+    node(ctx, m, 13, &nd);
+    cr_expect(nd.kind == GS_MODEL_UNSUPPORTED && nd.reason && strstr(nd.reason, "Selu"), "selu: %d %s", nd.kind,
               nd.reason ? nd.reason : "");
-    node(ctx, m, 7, &nd);
+    /* the softmax's nodes: named after it, the last writes its output */
+    node(ctx, m, 6, &nd);
+    cr_expect_str_eq(nd.name, "softmax/Softmax.max");
+    expect_binding(&nd, 1, "Y", "sm/Softmax.max", 0);
+    node(ctx, m, 10, &nd);
+    cr_expect_str_eq(nd.name, "softmax/Softmax.div");
+    expect_binding(&nd, 0, "X", "sm/Softmax.exp", 0);
+    expect_binding(&nd, 1, "Y", "sm/Softmax.sum", 0);
+    expect_binding(&nd, 2, "Z", "sm", 0);
+    node(ctx, m, 11, &nd);
     cr_expect_eq(nd.kind, GS_MODEL_VIEW, "reshape");
-    node(ctx, m, 8, &nd);
+    node(ctx, m, 12, &nd);
     cr_expect_str_eq(nd.out_init ? nd.out_init : "", "g.c", "the gemm's output starts as C");
     expect_binding(&nd, 0, "A", "flat", 0);
     node(ctx, m, 3, &nd);

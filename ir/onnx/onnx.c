@@ -561,6 +561,7 @@ static gs_status read_model(rd *r, const uint8_t *buf, size_t n) {
 }
 
 /* The graph inputs' symbolic dims, each name once. */
+static gs_status expand_composites(rd *r);
 static gs_status collect_dims(gs_ctx *ctx, gs_model *m) {
     int cap = 0;
     for (int i = 0; i < m->ninputs; i++) cap += m->inputs[i].ndim;
@@ -644,12 +645,160 @@ static gs_status load_buffer(gs_ctx *ctx, const void *data, size_t n, const char
     }
     rd r = {ctx, m, data, what};
     gs_status s = n ? read_model(&r, data, n) : gs_err(ctx, GS_ERR_PARSE, "%s: empty file: not an ONNX model", what);
+    if (s == GS_OK) s = expand_composites(&r);
     if (s == GS_OK) s = collect_dims(ctx, m);
     if (s != GS_OK) {
         gs_model_destroy(m);
         return s;
     }
     *out = m;
+    return GS_OK;
+}
+
+/* ---- composite operators as their decompositions ------------------------------
+ * Softmax, LogSoftmax and LayerNormalization are replaced at load, in place,
+ * by the nodes that compute them along their axes (each a kernel: row or
+ * middle reductions, element-wise steps with broadcasting), as ONNX's own
+ * function bodies do. The reductions run in f32 with the maximum subtracted
+ * first (softmax) and the mean subtracted before the variance (layer norm).
+ * The new nodes are named "<node>/<Op>.<step>"; their intermediate tensors
+ * "<output>/<Op>.<step>". The model's node list is the expanded one. */
+typedef struct xb { /* the nodes being built */
+    rd *r;
+    onode *v;
+    int n, cap;
+} xb;
+static const char *xstr(rd *r, const char *fmt, const char *a, const char *b) {
+    char tmp[600];
+    snprintf(tmp, sizeof tmp, fmt, a, b);
+    return str_dup(r, (const uint8_t *)tmp, strlen(tmp));
+}
+/* A node op_type(ins) -> out with attrs (copied); NULL when out of memory. */
+static onode *xnode(xb *x, const onode *src, const char *op_type, const char *step, const char *in0, const char *in1,
+                    const char *out, const oattr *attrs, int nattr) {
+    if (x->n == x->cap) {
+        int c = x->cap ? 2 * x->cap : 64;
+        onode *nv = realloc(x->v, (size_t)c * sizeof *nv);
+        if (!nv) return NULL;
+        x->v = nv;
+        x->cap = c;
+    }
+    onode *n = &x->v[x->n];
+    memset(n, 0, sizeof *n);
+    n->name = xstr(x->r, "%s/%s", *src->name ? src->name : src->out[0], step);
+    n->op_type = op_type;
+    n->domain = "";
+    n->in = gs_arena_alloc(&x->r->m->arena, 2 * sizeof *n->in);
+    n->out = gs_arena_alloc(&x->r->m->arena, sizeof *n->out);
+    n->attr = gs_arena_alloc(&x->r->m->arena, (size_t)(nattr ? nattr : 1) * sizeof *n->attr);
+    if (!n->name || !n->in || !n->out || !n->attr || !out) return NULL;
+    n->in[0] = in0;
+    n->in[1] = in1;
+    n->nin = in1 ? 2 : 1;
+    n->out[0] = out;
+    n->nout = 1;
+    if (nattr) memcpy(n->attr, attrs, (size_t)nattr * sizeof *attrs);
+    n->nattr = nattr;
+    x->n++;
+    return n;
+}
+static int64_t node_attr_i(const onode *n, const char *name, int64_t def) {
+    for (int k = 0; k < n->nattr; k++)
+        if (!strcmp(n->attr[k].name, name)) return n->attr[k].i;
+    return def;
+}
+static float node_attr_f(const onode *n, const char *name, float def) {
+    for (int k = 0; k < n->nattr; k++)
+        if (!strcmp(n->attr[k].name, name)) return n->attr[k].f;
+    return def;
+}
+/* Node n's decomposition appended to x; 0, or -1 when out of memory. */
+static int expand_node(xb *x, const onode *n, int64_t opset) {
+    rd *r = x->r;
+    int ln = !strcmp(n->op_type, "LayerNormalization"), logsm = !strcmp(n->op_type, "LogSoftmax");
+    const char *pfx = ln ? "LayerNormalization" : n->op_type, *out = n->out[0];
+    char step[64];
+#define XT(s) xstr(r, "%s/%s", out, (snprintf(step, sizeof step, "%s.%s", pfx, s), step))
+#define XS(s) (snprintf(step, sizeof step, "%s.%s", pfx, s), step)
+    /* the reduced axes: Softmax from opset 13 one axis (default -1); before
+     * it, and LayerNormalization always, every axis from 'axis' on (the
+     * import resolves that attribute, gensor_axes_from, at the known rank) */
+    int64_t axis = node_attr_i(n, "axis", ln || opset >= 13 ? -1 : 1);
+    int64_t *ax = gs_arena_alloc(&r->m->arena, sizeof *ax);
+    if (!ax) return -1;
+    *ax = axis;
+    oattr red = {0};
+    if (!ln && opset >= 13) red = (oattr){.name = "axes", .type = AT_INTS, .ints = ax, .nints = 1};
+    else red = (oattr){.name = "gensor_axes_from", .type = AT_INT, .i = axis};
+    if (!ln) {
+        const char *mx = XT("max"), *d = XT("shifted"), *e = XT("exp"), *sum = XT("sum");
+        if (!xnode(x, n, "ReduceMax", XS("max"), n->in[0], NULL, mx, &red, 1) ||
+            !xnode(x, n, "Sub", XS("shift"), n->in[0], mx, d, NULL, 0) ||
+            !xnode(x, n, "Exp", XS("exp"), d, NULL, e, NULL, 0) ||
+            !xnode(x, n, "ReduceSum", XS("sum"), e, NULL, sum, &red, 1))
+            return -1;
+        if (!logsm) return xnode(x, n, "Div", XS("div"), e, sum, out, NULL, 0) ? 0 : -1;
+        const char *lg = XT("logsum");
+        if (!xnode(x, n, "Log", XS("log"), sum, NULL, lg, NULL, 0) ||
+            !xnode(x, n, "Sub", XS("sub"), d, lg, out, NULL, 0))
+            return -1;
+        return 0;
+    }
+    /* LayerNormalization(X, Scale, B) -> Y, Mean, InvStdDev */
+    const char *mean = n->nout > 1 && *n->out[1] ? n->out[1] : XT("mean");
+    const char *inv = n->nout > 2 && *n->out[2] ? n->out[2] : XT("invstddev");
+    const char *d = XT("centered"), *d2 = XT("squared"), *var = XT("var"), *nrm = XT("normalized");
+    int bias = n->nin > 2 && *n->in[2];
+    const char *scaled = bias ? XT("scaled") : out;
+    oattr eps = {.name = "epsilon", .type = AT_FLOAT, .f = node_attr_f(n, "epsilon", 1e-5f)};
+    if (!xnode(x, n, "ReduceMean", XS("mean"), n->in[0], NULL, mean, &red, 1) ||
+        !xnode(x, n, "Sub", XS("center"), n->in[0], mean, d, NULL, 0) ||
+        !xnode(x, n, "Mul", XS("square"), d, d, d2, NULL, 0) ||
+        !xnode(x, n, "ReduceMean", XS("var"), d2, NULL, var, &red, 1) ||
+        !xnode(x, n, "LayerNormalization.InvStdDev", XS("invstddev"), var, NULL, inv, &eps, 1) ||
+        !xnode(x, n, "Mul", XS("normalize"), d, inv, nrm, NULL, 0))
+        return -1;
+    if (n->nin < 2 || !*n->in[1]) return 0; /* no Scale: left to the import's reason (input 1 missing) */
+    if (!xnode(x, n, "Mul", XS("scale"), nrm, n->in[1], scaled, NULL, 0)) return -1;
+    if (bias && !xnode(x, n, "Add", XS("bias"), scaled, n->in[2], out, NULL, 0)) return -1;
+    return 0;
+#undef XT
+#undef XS
+}
+static int expandable(const onode *n) {
+    if (*n->domain && strcmp(n->domain, "ai.onnx")) return 0;
+    if (n->nin < 1 || n->nout < 1 || !*n->in[0] || !*n->out[0]) return 0;
+    return !strcmp(n->op_type, "Softmax") || !strcmp(n->op_type, "LogSoftmax") ||
+           !strcmp(n->op_type, "LayerNormalization");
+}
+static gs_status expand_composites(rd *r) {
+    gs_model *m = r->m;
+    int any = 0;
+    for (int i = 0; i < m->nnodes; i++) any |= expandable(&m->nodes[i]);
+    if (!any) return GS_OK;
+    xb x = {r, NULL, 0, 0};
+    for (int i = 0; i < m->nnodes; i++) {
+        const onode *n = &m->nodes[i];
+        int rc = 0;
+        if (expandable(n)) rc = expand_node(&x, n, m->opset);
+        else if (xnode(&x, n, n->op_type, "", NULL, NULL, "", NULL, 0)) x.v[x.n - 1] = *n; /* as it is */
+        else rc = -1;
+        if (rc < 0 || x.n > GS_ONNX_MAX_NODES) {
+            free(x.v);
+            return rc < 0 ? gs_err(r->ctx, GS_ERR_NOMEM, "out of memory")
+                          : gs_err(r->ctx, GS_ERR_UNSUPPORTED, "%s: more than %d nodes once Softmax and "
+                                   "LayerNormalization are expanded", r->path, GS_ONNX_MAX_NODES);
+        }
+    }
+    onode *nv = gs_arena_alloc(&m->arena, (size_t)x.n * sizeof *nv);
+    if (!nv) {
+        free(x.v);
+        return gs_err(r->ctx, GS_ERR_NOMEM, "out of memory");
+    }
+    memcpy(nv, x.v, (size_t)x.n * sizeof *nv);
+    free(x.v);
+    m->nodes = nv;
+    m->nnodes = x.n;
     return GS_OK;
 }
 
@@ -694,7 +843,7 @@ typedef struct imp {
     gs_model *m;
     int i;         /* the node being imported */
     const onode *n;
-    int fused[2], nfused; /* the nodes fused into it so far (a batch norm, a Relu) */
+    int fused[4], nfused; /* the nodes fused into it so far (a batch norm, a unary, a Relu, a Clip) */
 } imp;
 
 static uint64_t name_hash(const char *s) { return gs_fnv1a64(s, strlen(s)); }
@@ -847,7 +996,7 @@ static int sole_consumer(imp *c, const char *name, const char *want) {
 /* Mark node j fused into node i; its outputs take shape and type of the tensor fused. */
 static void mark_fused(imp *c, int j, const tinfo *like) {
     gs_model_node *o = &c->m->out[j];
-    if (o->kind != GS_MODEL_FUSED && c->nfused < 2) c->fused[c->nfused++] = j;
+    if (o->kind != GS_MODEL_FUSED && c->nfused < 4) c->fused[c->nfused++] = j;
     o->kind = GS_MODEL_FUSED;
     o->fused_into = c->i;
     o->reason = NULL;
@@ -986,17 +1135,97 @@ static int clip_bounds(imp *c, const onode *n, int *flags, float *lo, float *hi,
     return 0;
 }
 
-/* The activations alone reading tensor name, fused in order: a Relu, then a
- * Clip with constant bounds (ReLU6). Their spec keys go into sfx (" relu=0"
- * at least); *final becomes the last fused node's output. */
+/* ONNX's element-wise functions of one input and their gensor unary
+ * (gs_unary): the attribute that is its parameter, with ONNX's default.
+ * HardSigmoid's alpha scales the input first (the unary op's alpha=);
+ * Gelu's approximate attribute picks the erf or the tanh form. */
+typedef struct un_def {
+    const char *op_type;
+    gs_unary u;
+    const char *p_attr; /* NULL: no parameter */
+    float p_def;
+} un_def;
+static const un_def un_defs[] = {
+    {"Neg", GS_UN_NEG, NULL, 0},           {"Abs", GS_UN_ABS, NULL, 0},
+    {"Exp", GS_UN_EXP, NULL, 0},           {"Log", GS_UN_LOG, NULL, 0},
+    {"Sqrt", GS_UN_SQRT, NULL, 0},         {"Reciprocal", GS_UN_RECIP, NULL, 0},
+    {"Tanh", GS_UN_TANH, NULL, 0},         {"Sigmoid", GS_UN_SIGMOID, NULL, 0},
+    {"Erf", GS_UN_ERF, NULL, 0},           {"Softplus", GS_UN_SOFTPLUS, NULL, 0},
+    {"Softsign", GS_UN_SOFTSIGN, NULL, 0}, {"Floor", GS_UN_FLOOR, NULL, 0},
+    {"Ceil", GS_UN_CEIL, NULL, 0},         {"Round", GS_UN_ROUND, NULL, 0},
+    {"Sign", GS_UN_SIGN, NULL, 0},         {"Sin", GS_UN_SIN, NULL, 0},
+    {"Cos", GS_UN_COS, NULL, 0},           {"Tan", GS_UN_TAN, NULL, 0},
+    {"Asin", GS_UN_ASIN, NULL, 0},         {"Acos", GS_UN_ACOS, NULL, 0},
+    {"Atan", GS_UN_ATAN, NULL, 0},         {"Sinh", GS_UN_SINH, NULL, 0},
+    {"Cosh", GS_UN_COSH, NULL, 0},         {"Asinh", GS_UN_ASINH, NULL, 0},
+    {"Acosh", GS_UN_ACOSH, NULL, 0},       {"Atanh", GS_UN_ATANH, NULL, 0},
+    {"Gelu", GS_UN_GELU, NULL, 0},         {"LeakyRelu", GS_UN_LEAKYRELU, "alpha", 0.01f},
+    {"Elu", GS_UN_ELU, "alpha", 1.0f},     {"Celu", GS_UN_CELU, "alpha", 1.0f},
+    {"ThresholdedRelu", GS_UN_THRESHOLDED_RELU, "alpha", 1.0f},
+    {"HardSigmoid", GS_UN_HARDSIGMOID, "beta", 0.5f},
+    {"HardSwish", GS_UN_HARDSWISH, NULL, 0}, {"Mish", GS_UN_MISH, NULL, 0},
+    /* a step of LayerNormalization's decomposition (expand_node): 1/sqrt(var + epsilon) */
+    {"LayerNormalization.InvStdDev", GS_UN_RSQRT, "epsilon", 1e-5f},
+};
+static const un_def *un_find(const char *op_type) {
+    for (size_t k = 0; k < sizeof un_defs / sizeof un_defs[0]; k++)
+        if (!strcmp(un_defs[k].op_type, op_type)) return &un_defs[k];
+    return NULL;
+}
+/* Node n's function as spec keys (" act=NAME act_p=P") into buf; *alpha
+ * gets HardSigmoid's input scale (1 for the others). -1 with why[] when an
+ * attribute has no gensor form. */
+static int un_keys(const onode *n, const un_def *d, char *buf, size_t nbuf, float *alpha, char *why, size_t nwhy) {
+    gs_unary u = d->u;
+    *alpha = 1.0f;
+    if (u == GS_UN_GELU) {
+        const oattr *a = attr(n, "approximate");
+        const char *ap = a && a->s ? a->s : "none";
+        if (!strcmp(ap, "tanh")) u = GS_UN_GELU_TANH;
+        else if (strcmp(ap, "none")) {
+            snprintf(why, nwhy, "Gelu: approximate='%s' (none or tanh here)", ap);
+            return -1;
+        }
+    }
+    if (u == GS_UN_HARDSIGMOID) *alpha = attr_f(n, "alpha", 0.2f);
+    float p = d->p_attr ? attr_f(n, d->p_attr, d->p_def) : 0.0f;
+    if (!isfinite(p) || !isfinite(*alpha) || (u == GS_UN_CELU && p == 0.0f)) {
+        snprintf(why, nwhy, "%s: attribute %s=%g is not usable", n->op_type, d->p_attr ? d->p_attr : "alpha",
+                 (double)(isfinite(p) ? *alpha : p));
+        return -1;
+    }
+    size_t l = (size_t)snprintf(buf, nbuf, " act=%s", gs_unaries[u].name);
+    if (gs_unaries[u].has_p && l < nbuf) snprintf(buf + l, nbuf - l, " act_p=%.9g", (double)p);
+    return 0;
+}
+
+/* The activations alone reading tensor name, fused in order: an element-wise
+ * function (un_defs; not HardSigmoid, whose input scale would apply before
+ * the bias), a Relu, then a Clip with constant bounds (ReLU6). Their spec
+ * keys go into sfx (" relu=0" at least); *final becomes the last fused
+ * node's output. */
 static void fuse_act(imp *c, const char **final, const tinfo *like, char *sfx, size_t nsfx) {
+    char un[80] = "";
+    tinfo *ft = tab(c->m, *final, 0);
+    if (ft && ft->uses == 1 && ft->consumer > c->i) {
+        const onode *fn = &c->m->nodes[ft->consumer];
+        const un_def *d = un_find(fn->op_type);
+        float a;
+        char why[160];
+        if (d && d->u != GS_UN_HARDSIGMOID && sole_consumer(c, *final, fn->op_type) == ft->consumer &&
+            un_keys(fn, d, un, sizeof un, &a, why, sizeof why) == 0) {
+            mark_fused(c, ft->consumer, like);
+            *final = fn->out[0];
+        } else
+            un[0] = 0;
+    }
     int relu = 0, j = sole_consumer(c, *final, "Relu");
     if (j >= 0) {
         mark_fused(c, j, like);
         *final = c->m->nodes[j].out[0];
         relu = 1;
     }
-    size_t l = (size_t)snprintf(sfx, nsfx, " relu=%d", relu);
+    size_t l = (size_t)snprintf(sfx, nsfx, "%s relu=%d", un, relu);
     int flags;
     float lo, hi;
     char why[200];
@@ -1105,7 +1334,7 @@ static void imp_conv(imp *c) {
     tinfo like = {.ndim = 4, .dtype = DT_FLOAT};
     memcpy(like.dims, O->shape, 4 * sizeof(int64_t));
     if (folded >= 0) mark_fused(c, folded, &like); /* the batch norm's output takes the conv's shape */
-    char act[96];
+    char act[200];
     fuse_act(c, &final, &like, act, sizeof act);
     size_t l = strlen(spec);
     snprintf(spec + l, sizeof spec - l, "%s", act);
@@ -1160,7 +1389,7 @@ static void imp_gemm(imp *c) {
     const char *final = n->out[0];
     int64_t od[2] = {M, N};
     tinfo like = {.ndim = 2, .dtype = DT_FLOAT, .dims = {M, N}};
-    char act[96], spec[300];
+    char act[200], spec[300];
     fuse_act(c, &final, &like, act, sizeof act);
     snprintf(spec, sizeof spec, "gemm M=%lld N=%lld K=%lld transA=%d transB=%d alpha=%.9g beta=%.9g bias=%d%s",
              (long long)M, (long long)N, (long long)K, tA, tB, (double)alpha, (double)ebeta, bias != NULL, act);
@@ -1186,7 +1415,7 @@ static void imp_matmul(imp *c) {
         int64_t M = prod(A->dims, 0, ra - 1);
         tinfo like = {.ndim = ra, .dtype = DT_FLOAT};
         memcpy(like.dims, od, sizeof od);
-        char act[96];
+        char act[200];
         fuse_act(c, &final, &like, act, sizeof act);
         snprintf(spec, sizeof spec, "gemm M=%lld N=%lld K=%lld%s", (long long)M, (long long)N, (long long)K, act);
     } else if (ra == rb && !memcmp(A->dims, B->dims, (size_t)(ra - 2) * sizeof(int64_t))) {
@@ -1283,6 +1512,26 @@ static void imp_relu(imp *c) {
     kernel(c, spec, tens, 2, NULL);
 }
 
+/* An element-wise function of one input (un_defs) of its own. */
+static void imp_unary(imp *c) {
+    tinfo *X = in_t(c, 0, 0, GS_ONNX_MAX_RANK);
+    if (!X) return;
+    const un_def *d = un_find(c->n->op_type);
+    char keys[80], why[160];
+    float alpha;
+    if (!d || un_keys(c->n, d, keys, sizeof keys, &alpha, why, sizeof why) < 0) {
+        unsup(c, "%s", d ? why : "internal: no unary");
+        return;
+    }
+    int64_t M, N;
+    rows_cols(X, &M, &N);
+    char spec[200];
+    snprintf(spec, sizeof spec, "unary M=%lld N=%lld%s alpha=%.9g", (long long)M, (long long)N, keys, (double)alpha);
+    set_out(c, 0, X->ndim, X->dims, DT_FLOAT, NULL);
+    const char *tens[2] = {X->name, c->n->out[0]};
+    kernel(c, spec, tens, 2, NULL);
+}
+
 /* A Clip of its own: the elementwise clip over the tensor's rows. */
 static void imp_clip(imp *c) {
     tinfo *X = in_t(c, 0, 0, GS_ONNX_MAX_RANK);
@@ -1312,7 +1561,9 @@ static void imp_binary(imp *c) {
     }
     tinfo *X = in_t(c, 0, 0, GS_ONNX_MAX_RANK), *Y = X ? in_t(c, 1, 0, GS_ONNX_MAX_RANK) : NULL;
     if (!Y) return;
-    const char *opn = strcmp(c->n->op_type, "Mul") ? "add" : "mul";
+    const char *ot = c->n->op_type;
+    const char *opn = !strcmp(ot, "Mul") ? "mul" : !strcmp(ot, "Sub") ? "sub" : !strcmp(ot, "Div") ? "div" : "add";
+    int ordered = !strcmp(ot, "Sub") || !strcmp(ot, "Div"); /* X op Y: the broadcast side must be Y */
     char spec[100];
     int64_t M, N;
     if (X->ndim == Y->ndim && !memcmp(X->dims, Y->dims, (size_t)X->ndim * sizeof(int64_t))) {
@@ -1323,6 +1574,13 @@ static void imp_binary(imp *c) {
          * the right, are one run [lo, hi] of the other's (a vector over the last
          * dim: bcast=1; over a middle run, e.g. NCHW's [C,1,1]: addc/mulc) */
         if (prod(X->dims, 0, X->ndim) < prod(Y->dims, 0, Y->ndim)) {
+            if (ordered) {
+                char sx[128], sy[128];
+                shape_text(X, sx, sizeof sx);
+                shape_text(Y, sy, sizeof sy);
+                unsup(c, "%s of %s and %s: the first operand broadcasts (only the second does here)", ot, sx, sy);
+                return;
+            }
             tinfo *t = X;
             X = Y;
             Y = t;
@@ -1335,7 +1593,27 @@ static void imp_binary(imp *c) {
             if (xd < lo) lo = xd;
             hi = xd;
         }
-        for (int d = lo; ok && d <= hi; d++) ok = Y->dims[d - (X->ndim - Y->ndim)] == X->dims[d];
+        int run = ok;
+        for (int d = lo; run && d <= hi; d++) run = d - (X->ndim - Y->ndim) >= 0 && Y->dims[d - (X->ndim - Y->ndim)] == X->dims[d];
+        /* else Y of X's rank with X's dims before and after a run of 1s (a
+         * reduction over middle axes kept with keepdims): X as [A, R, B], Y as [A, B] */
+        int p = 0, q = 0;
+        if (ok && !run && Y->ndim == X->ndim) {
+            while (p < X->ndim && Y->dims[p] == X->dims[p]) p++;
+            q = p;
+            while (q < X->ndim && Y->dims[q] == 1) q++;
+            int tail = q > p;
+            for (int d = q; tail && d < X->ndim; d++) tail = Y->dims[d] == X->dims[d];
+            if (tail) {
+                snprintf(spec, sizeof spec, "%sm A=%lld R=%lld B=%lld", opn, (long long)prod(X->dims, 0, p),
+                         (long long)prod(X->dims, p, q), (long long)prod(X->dims, q, X->ndim));
+                set_out(c, 0, X->ndim, X->dims, DT_FLOAT, NULL);
+                const char *tens[3] = {X->name, Y->name, c->n->out[0]};
+                kernel(c, spec, tens, 3, NULL);
+                return;
+            }
+        }
+        ok = run;
         if (!ok) {
             char sx[128], sy[128];
             shape_text(X, sx, sizeof sx);
@@ -1365,8 +1643,18 @@ static void imp_reduce(imp *c) {
     if (!X) return;
     const int64_t *axes = NULL;
     int naxes = 0;
-    const oattr *a = attr(n, "axes");
-    if (a) {
+    const oattr *a = attr(n, "axes"), *from = attr(n, "gensor_axes_from");
+    int64_t fromv[GS_ONNX_MAX_RANK];
+    if (from) { /* every axis from this one on (a Softmax or LayerNormalization step) */
+        int64_t f = from->i < 0 ? from->i + X->ndim : from->i;
+        if (f < 0 || f >= X->ndim) {
+            unsup(c, "%s: axis %lld of a rank-%d tensor", n->op_type, (long long)from->i, X->ndim);
+            return;
+        }
+        for (int64_t k = f; k < X->ndim; k++) fromv[k - f] = k;
+        axes = fromv;
+        naxes = (int)(X->ndim - f);
+    } else if (a) {
         axes = a->ints;
         naxes = a->nints;
     } else if (n->nin > 1 && *n->in[1]) {
@@ -1629,7 +1917,8 @@ static const imp_def imp_defs[] = {
     {"Conv", imp_conv},         {"Gemm", imp_gemm},        {"MatMul", imp_matmul},
     {"MaxPool", imp_pool},      {"AveragePool", imp_pool}, {"GlobalMaxPool", imp_pool},
     {"GlobalAveragePool", imp_pool}, {"Relu", imp_relu},   {"Clip", imp_clip},        {"Add", imp_binary},
-    {"Mul", imp_binary},        {"Sum", imp_binary},       {"ReduceSum", imp_reduce}, {"ReduceMean", imp_reduce},
+    {"Mul", imp_binary},        {"Sum", imp_binary},       {"Sub", imp_binary},       {"Div", imp_binary},
+    {"ReduceSum", imp_reduce},  {"ReduceMean", imp_reduce},
     {"ReduceMax", imp_reduce},  {"ReduceMin", imp_reduce},  {"Flatten", imp_view},     {"Reshape", imp_view},
     {"Identity", imp_view},     {"Dropout", imp_view},     {"Constant", imp_constant},
     {"BatchNormalization", imp_bn}, {"ConstantOfShape", imp_const_shape},
@@ -1715,6 +2004,7 @@ gs_status gs_model_import(gs_ctx *ctx, gs_model *m) {
         for (size_t k = 0; k < sizeof imp_defs / sizeof imp_defs[0] && (!*dom || !strcmp(dom, "ai.onnx")); k++)
             if (!strcmp(imp_defs[k].op_type, c.n->op_type)) d = &imp_defs[k];
         if (d) d->fn(&c);
+        else if ((!*dom || !strcmp(dom, "ai.onnx")) && un_find(c.n->op_type)) imp_unary(&c);
         else if (*dom && strcmp(dom, "ai.onnx")) unsup(&c, "operator %s of domain '%s' (only the ONNX domain)", c.n->op_type, dom);
         else unsup(&c, "operator %s is not mapped to gensor yet", *c.n->op_type ? c.n->op_type : "(empty)");
         if (o->kind == GS_MODEL_UNSUPPORTED) {
