@@ -150,6 +150,7 @@ static const char spec_help[] =
     "            A C B [bias=0]: Z[A,C,B] = X op Y[C] (a per-channel vector), + bias[C]\n"
     "  addm, subm, mulm, divm\n"
     "            A R B: Z[A,R,B] = X op Y[A,B] (Y broadcast over the middle axis)\n"
+    "  place     A R B T [at=0]: Z[A,T,B] with Z[a,at+r,b] = X[a,r,b], the rest of Z kept (a concat's part)\n"
     "  rowsum, rowmean, rowmax, rowmin\n"
     "            M K: Y[M] reduces the last axis of X[M,K]\n"
     "  midsum, midmean, midmax, midmin\n"

@@ -512,6 +512,11 @@ gs_status gs_op_build_chan(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t A, i
  * middle dims, as a middle-axis reduction kept with keepdims is (softmax over
  * a middle axis). Axes a, r, b (all spatial); spec "addm A R B". */
 gs_status gs_op_build_midb(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t A, int64_t R, int64_t B);
+/* Z[a, at + r, b] = X[a, r, b] for X[A,R,B] and Z[A,T,B] (at + R <= T): X
+ * copied into a slice of Z along the middle axis; the rest of Z is left as it
+ * is (the output starts as the caller's buffer). One input of a concat per
+ * kernel. Axes a, r, b (all spatial); spec "place A R B T at". */
+gs_status gs_op_build_place(gs_ctx *ctx, gs_op *op, int64_t A, int64_t R, int64_t B, int64_t T, int64_t at);
 /* Y[A,B] = sum | mean | max over r of X[A,R,B]: a reduction over a middle
  * axis (ONNX Reduce* over axes that are not the last; A or B may be 1).
  * Axes a, b (spatial), r (reduce); spec "midsum A=.. R=.. B=..". */

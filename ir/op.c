@@ -610,6 +610,33 @@ gs_status gs_op_build_midb(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t A, i
                   (long long)B);
 }
 
+gs_status gs_op_build_place(gs_ctx *ctx, gs_op *op, int64_t A, int64_t R, int64_t B, int64_t T, int64_t at) {
+    memset(op, 0, sizeof *op);
+    if (at < 0 || R > T || at > T - R)
+        return gs_err(ctx, GS_ERR_BAD_SHAPE, "place: the slice at=%lld of R=%lld does not fit T=%lld", (long long)at,
+                      (long long)R, (long long)T);
+    enum { a = 0, r = 1, b = 2 };
+    op->naxes = 3;
+    set_axis(op, a, "a", A, GS_AXIS_SPATIAL);
+    set_axis(op, r, "r", R, GS_AXIS_SPATIAL);
+    set_axis(op, b, "b", B, GS_AXIS_SPATIAL);
+    op->ninputs = 1;
+    gs_tensor *X = &op->tensors[0], *Z = &op->tensors[1];
+    set_tensor(X, "X", 3);
+    set_dim(X, 0, A, a);
+    set_dim(X, 1, R, r);
+    set_dim(X, 2, B, b);
+    set_tensor(Z, "Z", 3);
+    set_dim(Z, 0, A, a);
+    set_dim(Z, 1, T, r);
+    Z->idx[1].offset = at;
+    set_dim(Z, 2, B, b);
+    op->combine = GS_COMBINE_MAC; /* no reduce axis: a copy */
+    op->epi = (gs_epilogue){1.0f, 0.0f, -1, 0, 0};
+    return finish(ctx, op, GS_OPK_CUSTOM, "place A=%lld R=%lld B=%lld T=%lld at=%lld", (long long)A, (long long)R,
+                  (long long)B, (long long)T, (long long)at);
+}
+
 gs_status gs_op_build_midreduce(gs_ctx *ctx, gs_op *op, gs_rowreduce kind, int64_t A, int64_t R, int64_t B) {
     memset(op, 0, sizeof *op);
     enum { a = 0, b = 1, r = 2 };
@@ -793,6 +820,10 @@ static gs_status b_eltwise(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_va
     }
     return s == GS_OK && od->variant == GS_ELT_CLIP ? spec_clip(ctx, op, kv) : s;
 }
+static gs_status b_place(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_vals *kv) {
+    (void)od;
+    return gs_op_build_place(ctx, op, kvi(kv, "A"), kvi(kv, "R"), kvi(kv, "B"), kvi(kv, "T"), kvi(kv, "at"));
+}
 static gs_status b_midb(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_vals *kv) {
     return gs_op_build_midb(ctx, op, (gs_eltwise)od->variant, kvi(kv, "A"), kvi(kv, "R"), kvi(kv, "B"));
 }
@@ -850,6 +881,8 @@ static const kv_def clip_keys[] = {{"M", KV_INT, true, 0}, {"N", KV_INT, true, 0
                                    {"clip_lo", KV_FLOAT, false, 0}, {"clip_hi", KV_FLOAT, false, 0}};
 static const kv_def unary_keys[] = {{"M", KV_INT, true, 0}, {"N", KV_INT, true, 0}, {"act", KV_ACT, true, 0},
                                     {"act_p", KV_FLOAT, false, 0}, {"alpha", KV_FLOAT, false, 1}};
+static const kv_def place_keys[] = {{"A", KV_INT, true, 0}, {"R", KV_INT, true, 0}, {"B", KV_INT, true, 0},
+                                    {"T", KV_INT, true, 0}, {"at", KV_NONNEG, false, 0}};
 static const kv_def midb_keys[] = {{"A", KV_INT, true, 0}, {"R", KV_INT, true, 0}, {"B", KV_INT, true, 0}};
 static const kv_def binary_keys[] = {{"M", KV_INT, true, 0}, {"N", KV_INT, true, 0}, {"bcast", KV_BOOL, false, 0}};
 static const kv_def row_keys[] = {{"M", KV_INT, true, 0}, {"K", KV_INT, true, 0}};
@@ -884,6 +917,7 @@ static const op_def op_defs[] = {
     {"subm", midb_keys, NK(midb_keys), b_midb, GS_ELT_SUB},
     {"mulm", midb_keys, NK(midb_keys), b_midb, GS_ELT_MUL},
     {"divm", midb_keys, NK(midb_keys), b_midb, GS_ELT_DIV},
+    {"place", place_keys, NK(place_keys), b_place, 0},
     {"midsum", mid_keys, NK(mid_keys), b_mid, GS_ROW_SUM},
     {"midmean", mid_keys, NK(mid_keys), b_mid, GS_ROW_MEAN},
     {"midmax", mid_keys, NK(mid_keys), b_mid, GS_ROW_MAX},

@@ -1239,6 +1239,21 @@ Test(ops, hand_computed_sub_div_broadcasts, .timeout = 300) {
     ops_check_hand_cases(cases, sizeof cases / sizeof cases[0]);
 }
 
+/* place: X[A,R,B] into rows at..at+R-1 of Z[A,T,B]; the other rows keep the output's old
+ * values (12345 in ops_check_hand): X = [[1,-2,3],[-4,-5,-6]] as [1,2,3] into [1,4,3] at 1,
+ * and as [2,1,3] into [2,3,3] at 2. */
+Test(ops, hand_computed_place, .timeout = 300) {
+    static const float x6[6] = {1, -2, 3, -4, -5, -6};
+    static const float mid[12] = {12345, 12345, 12345, 1, -2, 3, -4, -5, -6, 12345, 12345, 12345};
+    static const float last[18] = {12345, 12345, 12345, 12345, 12345, 12345, 1, -2, 3,
+                                   12345, 12345, 12345, 12345, 12345, 12345, -4, -5, -6};
+    const ops_hand cases[] = {
+        {"place A=1 R=2 B=3 T=4 at=1", x6, NULL, NULL, mid, 12, 2},
+        {"place A=2 R=1 B=3 T=3 at=2", x6, NULL, NULL, last, 18, 1},
+    };
+    ops_check_hand_cases(cases, sizeof cases / sizeof cases[0]);
+}
+
 Test(ops, unary_sweep, .timeout = 600) { ops_sweep("ops_unary.txt", 0, 1, 20); }
 
 /* act= and the binary forms refuse what they cannot do, with the reason. */

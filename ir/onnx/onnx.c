@@ -765,9 +765,40 @@ static int expand_node(xb *x, const onode *n, int64_t opset) {
 #undef XT
 #undef XS
 }
+/* Concat of n inputs: n nodes "Concat.Part", part k copying input k into its
+ * slice of the output (a `place` kernel); each reads every input (the slice's
+ * offset and the output's extent come from their shapes), and part k > 0
+ * starts from part k-1's output (out_init), the last one writing the
+ * Concat's output. */
+static int expand_concat(xb *x, const onode *n) {
+    rd *r = x->r;
+    for (int k = 0; k < n->nin; k++) {
+        char step[40];
+        snprintf(step, sizeof step, "Concat.%d", k);
+        const char *out = k == n->nin - 1 ? n->out[0] : xstr(r, "%s/%s", n->out[0], step);
+        onode *p = xnode(x, n, "Concat.Part", step, n->in[0], NULL, out, NULL, 0);
+        if (!p) return -1;
+        p->in = gs_arena_alloc(&r->m->arena, (size_t)n->nin * sizeof *p->in);
+        p->attr = gs_arena_alloc(&r->m->arena, 2 * sizeof *p->attr);
+        if (!p->in || !p->attr) return -1;
+        memcpy(p->in, n->in, (size_t)n->nin * sizeof *p->in);
+        p->nin = n->nin;
+        p->attr[0] = (oattr){.name = "axis", .type = AT_INT, .i = node_attr_i(n, "axis", 0)};
+        p->attr[1] = (oattr){.name = "gensor_part", .type = AT_INT, .i = k};
+        p->nattr = 2;
+    }
+    return 0;
+}
 static int expandable(const onode *n) {
     if (*n->domain && strcmp(n->domain, "ai.onnx")) return 0;
     if (n->nin < 1 || n->nout < 1 || !*n->in[0] || !*n->out[0]) return 0;
+    if (!strcmp(n->op_type, "Concat")) {
+        for (int k = 0; k < n->nin; k++)
+            if (!*n->in[k]) return 0;
+        for (int k = 0; k < n->nattr; k++)
+            if (!strcmp(n->attr[k].name, "axis")) return 1;
+        return 0; /* axis is required: left to the import's reason */
+    }
     return !strcmp(n->op_type, "Softmax") || !strcmp(n->op_type, "LogSoftmax") ||
            !strcmp(n->op_type, "LayerNormalization");
 }
@@ -780,7 +811,7 @@ static gs_status expand_composites(rd *r) {
     for (int i = 0; i < m->nnodes; i++) {
         const onode *n = &m->nodes[i];
         int rc = 0;
-        if (expandable(n)) rc = expand_node(&x, n, m->opset);
+        if (expandable(n)) rc = !strcmp(n->op_type, "Concat") ? expand_concat(&x, n) : expand_node(&x, n, m->opset);
         else if (xnode(&x, n, n->op_type, "", NULL, NULL, "", NULL, 0)) x.v[x.n - 1] = *n; /* as it is */
         else rc = -1;
         if (rc < 0 || x.n > GS_ONNX_MAX_NODES) {
@@ -1909,6 +1940,54 @@ static void imp_bn(imp *c) {
     kernel(c, spec, tens, 4, NULL);
 }
 
+/* One input of a Concat (expand_concat) into its slice of the output. */
+static void imp_concat_part(imp *c) {
+    const onode *n = c->n;
+    int k = (int)attr_i(n, "gensor_part", -1);
+    if (k < 0 || k >= n->nin) {
+        unsup(c, "Concat.Part without its part number");
+        return;
+    }
+    tinfo *X[64];
+    if (n->nin > 64) {
+        unsup(c, "Concat of %d inputs (64 here)", n->nin);
+        return;
+    }
+    for (int j = 0; j < n->nin; j++)
+        if (!(X[j] = in_t(c, j, 1, GS_ONNX_MAX_RANK))) return;
+    int rank = X[0]->ndim;
+    int64_t ax = attr_i(n, "axis", 0);
+    if (ax < 0) ax += rank;
+    if (ax < 0 || ax >= rank) {
+        unsup(c, "Concat: axis %lld of rank %d", (long long)attr_i(n, "axis", 0), rank);
+        return;
+    }
+    int64_t T = 0, at = 0;
+    for (int j = 0; j < n->nin; j++) {
+        int same = X[j]->ndim == rank;
+        for (int d = 0; same && d < rank; d++) same = d == ax || X[j]->dims[d] == X[0]->dims[d];
+        if (!same) {
+            char s0[128], sj[128];
+            shape_text(X[0], s0, sizeof s0);
+            shape_text(X[j], sj, sizeof sj);
+            unsup(c, "Concat of %s and %s along axis %lld: the other dims differ", s0, sj, (long long)ax);
+            return;
+        }
+        if (j < k) at += X[j]->dims[ax];
+        T += X[j]->dims[ax];
+    }
+    int64_t od[GS_ONNX_MAX_RANK];
+    memcpy(od, X[0]->dims, sizeof od);
+    od[ax] = T;
+    char spec[160];
+    snprintf(spec, sizeof spec, "place A=%lld R=%lld B=%lld T=%lld at=%lld", (long long)prod(X[k]->dims, 0, (int)ax),
+             (long long)X[k]->dims[ax], (long long)prod(X[k]->dims, (int)ax + 1, rank), (long long)T, (long long)at);
+    set_out(c, 0, rank, od, DT_FLOAT, NULL);
+    const char *tens[2] = {X[k]->name, n->out[0]};
+    /* part k > 0 starts from the previous part's output (the slices before it) */
+    kernel(c, spec, tens, 2, k > 0 ? c->m->nodes[c->i - 1].out[0] : NULL);
+}
+
 typedef struct imp_def {
     const char *op_type;
     void (*fn)(imp *);
@@ -1921,7 +2000,7 @@ static const imp_def imp_defs[] = {
     {"ReduceSum", imp_reduce},  {"ReduceMean", imp_reduce},
     {"ReduceMax", imp_reduce},  {"ReduceMin", imp_reduce},  {"Flatten", imp_view},     {"Reshape", imp_view},
     {"Identity", imp_view},     {"Dropout", imp_view},     {"Constant", imp_constant},
-    {"BatchNormalization", imp_bn}, {"ConstantOfShape", imp_const_shape},
+    {"BatchNormalization", imp_bn}, {"ConstantOfShape", imp_const_shape}, {"Concat.Part", imp_concat_part},
 };
 
 /* A graph input's shape with its symbolic dims bound. */
