@@ -88,8 +88,16 @@ typedef enum gs_combine {
     GS_COMBINE_ADD = 3, /* acc += sum(inputs) (elementwise add) */
     GS_COMBINE_MIN = 4, /* acc = min(acc, input); NaN propagates as in max */
     GS_COMBINE_SUB = 5, /* acc += input0 - input1 (elementwise, no reduce axis) */
-    GS_COMBINE_DIV = 6  /* acc += input0 / input1 (elementwise, no reduce axis) */
+    GS_COMBINE_DIV = 6, /* acc += input0 / input1 (elementwise, no reduce axis) */
+    GS_COMBINE_MAXE = 7, /* acc += max of the inputs (elementwise; NaN propagates) */
+    GS_COMBINE_MINE = 8, /* acc += min of the inputs (elementwise; NaN propagates) */
+    GS_COMBINE_POW = 9,  /* acc += pow(input0, input1) (elementwise) */
+    GS_COMBINE_PRELU = 10 /* acc += input0 < 0 ? input0 * input1 : input0 (elementwise) */
 } gs_combine;
+/* The element-wise combines of two or more inputs, no reduce axis allowed. */
+static inline bool gs_combine_eltwise(gs_combine c) {
+    return c == 5 || c == 6 || c == 7 || c == 8 || c == 9 || c == 10;
+}
 
 /* ---- unary functions ----------------------------------------------------
  * One function applied to the output as an epilogue step (GS_EPI_UNARY),
@@ -496,7 +504,10 @@ gs_status gs_op_set_clip(gs_ctx *ctx, gs_op *op, int flags, float lo, float hi);
 gs_status gs_op_set_unary(gs_ctx *ctx, gs_op *op, gs_unary u, float p);
 
 typedef enum gs_eltwise { GS_ELT_RELU = 0, GS_ELT_ADD, GS_ELT_MUL, GS_ELT_CLIP, GS_ELT_SUB, GS_ELT_DIV,
-                          GS_ELT_UNARY } gs_eltwise;
+                          GS_ELT_UNARY, GS_ELT_MAX, GS_ELT_MIN, GS_ELT_POW, GS_ELT_PRELU } gs_eltwise;
+/* Z[M,N] = the sum, max or min of n (2..3) inputs of X's shape, times alpha
+ * (mean: alpha = 1/n); spec "add M N inputs=3", "max M N", "mean M N inputs=3". */
+gs_status gs_op_build_nary(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int n, int64_t M, int64_t N, float alpha);
 /* Z[M,N] = relu(X) | X + Y | X * Y | X (clip: bounds by gs_op_set_clip) |
  * X - Y | X / Y | X (unary: the function by gs_op_set_unary); with bcast, Y
  * is a [N] vector. */

@@ -68,11 +68,12 @@ gs_status gs_op_validate(gs_ctx *ctx, const gs_op *op) {
                           op->axes[a].name);
     if (op->combine == GS_COMBINE_MAC && op->ninputs < 1)
         return gs_err(ctx, GS_ERR_INVALID_ARG, "multiply-accumulate needs inputs");
-    if ((int)op->combine < 0 || op->combine > GS_COMBINE_DIV)
+    if ((int)op->combine < 0 || op->combine > GS_COMBINE_PRELU)
         return gs_err(ctx, GS_ERR_INVALID_ARG, "unknown combine %d", (int)op->combine);
-    if (op->combine == GS_COMBINE_SUB || op->combine == GS_COMBINE_DIV) {
-        if (op->ninputs != 2)
-            return gs_err(ctx, GS_ERR_INVALID_ARG, "sub/div combine takes exactly two inputs");
+    if (gs_combine_eltwise(op->combine)) {
+        bool two = op->combine != GS_COMBINE_MAXE && op->combine != GS_COMBINE_MINE;
+        if (two ? op->ninputs != 2 : op->ninputs < 2)
+            return gs_err(ctx, GS_ERR_INVALID_ARG, "sub/div/pow/prelu combine takes exactly two inputs, max/min two or more");
         for (int a = 0; a < op->naxes; a++)
             if (op->axes[a].kind == GS_AXIS_REDUCE)
                 return gs_err(ctx, GS_ERR_INVALID_ARG, "sub/div combine is element-wise (reduce axis %s)",
@@ -487,6 +488,7 @@ gs_status gs_op_set_clip(gs_ctx *ctx, gs_op *op, int flags, float lo, float hi) 
     return gs_op_validate(ctx, op);
 }
 
+static gs_combine binary_combine(gs_eltwise kind);
 gs_status gs_op_build_eltwise(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t M, int64_t N, int bcast) {
     memset(op, 0, sizeof *op);
     enum { m = 0, n = 1 };
@@ -498,7 +500,7 @@ gs_status gs_op_build_eltwise(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t M
     set_dim(X, 0, M, m);
     set_dim(X, 1, N, n);
     bool unary = kind == GS_ELT_RELU || kind == GS_ELT_CLIP || kind == GS_ELT_UNARY;
-    if ((int)kind < 0 || kind > GS_ELT_UNARY)
+    if ((int)kind < 0 || kind > GS_ELT_PRELU)
         return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_op_build_eltwise: unknown kind %d", (int)kind);
     op->ninputs = unary ? 1 : 2;
     if (op->ninputs == 2) {
@@ -518,12 +520,9 @@ gs_status gs_op_build_eltwise(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t M
     set_dim(Z, 1, N, n);
     /* no reduce axis: the combine runs once, so MAC of one input copies it,
      * MAC of two multiplies, ADD sums */
-    op->combine = kind == GS_ELT_ADD   ? GS_COMBINE_ADD
-                  : kind == GS_ELT_SUB ? GS_COMBINE_SUB
-                  : kind == GS_ELT_DIV ? GS_COMBINE_DIV
-                                       : GS_COMBINE_MAC;
+    op->combine = unary ? GS_COMBINE_MAC : binary_combine(kind);
     op->epi = (gs_epilogue){1.0f, 0.0f, -1, kind == GS_ELT_RELU, 0};
-    static const char *names[] = {"relu", "add", "mul", "clip", "sub", "div", "unary"};
+    static const char *names[] = {"relu", "add", "mul", "clip", "sub", "div", "unary", "max", "min", "pow", "prelu"};
     if (unary)
         return finish(ctx, op, GS_OPK_ELTWISE, "%s M=%lld N=%lld", names[kind], (long long)M, (long long)N);
     return finish(ctx, op, GS_OPK_ELTWISE, "%s M=%lld N=%lld bcast=%d", names[kind], (long long)M, (long long)N,
@@ -547,17 +546,68 @@ gs_status gs_op_build_rowreduce(gs_ctx *ctx, gs_op *op, gs_rowreduce kind, int64
 }
 
 static gs_combine binary_combine(gs_eltwise kind) {
-    return kind == GS_ELT_ADD ? GS_COMBINE_ADD : kind == GS_ELT_SUB ? GS_COMBINE_SUB
-           : kind == GS_ELT_DIV ? GS_COMBINE_DIV : GS_COMBINE_MAC;
+    switch (kind) {
+    case GS_ELT_ADD: return GS_COMBINE_ADD;
+    case GS_ELT_SUB: return GS_COMBINE_SUB;
+    case GS_ELT_DIV: return GS_COMBINE_DIV;
+    case GS_ELT_MAX: return GS_COMBINE_MAXE;
+    case GS_ELT_MIN: return GS_COMBINE_MINE;
+    case GS_ELT_POW: return GS_COMBINE_POW;
+    case GS_ELT_PRELU: return GS_COMBINE_PRELU;
+    default: return GS_COMBINE_MAC;
+    }
 }
 static const char *binary_name(gs_eltwise kind) {
-    return kind == GS_ELT_ADD ? "add" : kind == GS_ELT_SUB ? "sub" : kind == GS_ELT_DIV ? "div" : "mul";
+    switch (kind) {
+    case GS_ELT_ADD: return "add";
+    case GS_ELT_SUB: return "sub";
+    case GS_ELT_DIV: return "div";
+    case GS_ELT_MAX: return "max";
+    case GS_ELT_MIN: return "min";
+    case GS_ELT_POW: return "pow";
+    case GS_ELT_PRELU: return "prelu";
+    default: return "mul";
+    }
+}
+static bool binary_kind(gs_eltwise kind) {
+    return kind == GS_ELT_ADD || kind == GS_ELT_MUL || kind == GS_ELT_SUB || kind == GS_ELT_DIV || kind == GS_ELT_MAX ||
+           kind == GS_ELT_MIN || kind == GS_ELT_POW || kind == GS_ELT_PRELU;
+}
+
+gs_status gs_op_build_nary(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int n, int64_t M, int64_t N, float alpha) {
+    memset(op, 0, sizeof *op);
+    if (kind != GS_ELT_ADD && kind != GS_ELT_MAX && kind != GS_ELT_MIN)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_op_build_nary: add, max or min (got %d)", (int)kind);
+    if (n < 2 || n > GS_MAX_TENSORS - 1)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "%s: %d inputs (2..%d)", binary_name(kind), n, GS_MAX_TENSORS - 1);
+    enum { m = 0, nn = 1 };
+    op->naxes = 2;
+    set_axis(op, m, "m", M, GS_AXIS_SPATIAL);
+    set_axis(op, nn, "n", N, GS_AXIS_SPATIAL);
+    static const char *names[] = {"X", "Y", "W", "Z"};
+    op->ninputs = n;
+    for (int t = 0; t <= n; t++) {
+        gs_tensor *T = &op->tensors[t];
+        set_tensor(T, t == n ? "Z" : names[t], 2);
+        set_dim(T, 0, M, m);
+        set_dim(T, 1, N, nn);
+    }
+    op->combine = binary_combine(kind);
+    op->epi = (gs_epilogue){alpha, 0.0f, -1, 0, 0};
+    if (alpha != 1.0f) {
+        if (kind != GS_ELT_ADD || alpha != 1.0f / (float)n)
+            return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_op_build_nary: alpha is 1, or 1/n for a mean (got %g)",
+                          (double)alpha);
+        return finish(ctx, op, GS_OPK_ELTWISE, "mean M=%lld N=%lld inputs=%d", (long long)M, (long long)N, n);
+    }
+    return finish(ctx, op, GS_OPK_ELTWISE, "%s M=%lld N=%lld inputs=%d", binary_name(kind), (long long)M, (long long)N,
+                  n);
 }
 
 gs_status gs_op_build_chan(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t A, int64_t C, int64_t B, int bias) {
     memset(op, 0, sizeof *op);
-    if (kind != GS_ELT_ADD && kind != GS_ELT_MUL && kind != GS_ELT_SUB && kind != GS_ELT_DIV)
-        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_op_build_chan: add, sub, mul or div (got %d)", (int)kind);
+    if (!binary_kind(kind))
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_op_build_chan: a binary kind (got %d)", (int)kind);
     enum { a = 0, c = 1, b = 2 };
     op->naxes = 3;
     set_axis(op, a, "a", A, GS_AXIS_SPATIAL);
@@ -584,8 +634,8 @@ gs_status gs_op_build_chan(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t A, i
 
 gs_status gs_op_build_midb(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t A, int64_t R, int64_t B) {
     memset(op, 0, sizeof *op);
-    if (kind != GS_ELT_ADD && kind != GS_ELT_MUL && kind != GS_ELT_SUB && kind != GS_ELT_DIV)
-        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_op_build_midb: add, sub, mul or div (got %d)", (int)kind);
+    if (!binary_kind(kind))
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_op_build_midb: a binary kind (got %d)", (int)kind);
     enum { a = 0, r = 1, b = 2 };
     op->naxes = 3;
     set_axis(op, a, "a", A, GS_AXIS_SPATIAL);
@@ -807,6 +857,14 @@ static gs_status b_window(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_val
 }
 
 static gs_status b_eltwise(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_vals *kv) {
+    int nin = kv_slot(kv, "inputs") >= 0 ? (int)kvi(kv, "inputs") : 2;
+    bool mean = !strcmp(od->name, "mean");
+    if (nin != 2 || mean) {
+        if (kv_slot(kv, "bcast") >= 0 && kvi(kv, "bcast"))
+            return gs_err(ctx, GS_ERR_PARSE, "%s: bcast=1 takes two inputs (inputs=%d)", od->name, nin);
+        return gs_op_build_nary(ctx, op, (gs_eltwise)od->variant, nin, kvi(kv, "M"), kvi(kv, "N"),
+                                mean ? 1.0f / (float)nin : 1.0f);
+    }
     bool unary = od->variant == GS_ELT_RELU || od->variant == GS_ELT_CLIP || od->variant == GS_ELT_UNARY;
     int bc = unary ? 0 : (int)kvi(kv, "bcast");
     gs_status s = gs_op_build_eltwise(ctx, op, (gs_eltwise)od->variant, kvi(kv, "M"), kvi(kv, "N"), bc);
@@ -885,6 +943,10 @@ static const kv_def place_keys[] = {{"A", KV_INT, true, 0}, {"R", KV_INT, true, 
                                     {"T", KV_INT, true, 0}, {"at", KV_NONNEG, false, 0}};
 static const kv_def midb_keys[] = {{"A", KV_INT, true, 0}, {"R", KV_INT, true, 0}, {"B", KV_INT, true, 0}};
 static const kv_def binary_keys[] = {{"M", KV_INT, true, 0}, {"N", KV_INT, true, 0}, {"bcast", KV_BOOL, false, 0}};
+/* add, max, min: also n inputs of one shape (inputs=2..3); mean: their sum over n */
+static const kv_def nary_keys[] = {{"M", KV_INT, true, 0}, {"N", KV_INT, true, 0}, {"bcast", KV_BOOL, false, 0},
+                                   {"inputs", KV_INT, false, 2}};
+static const kv_def mean_keys[] = {{"M", KV_INT, true, 0}, {"N", KV_INT, true, 0}, {"inputs", KV_INT, false, 2}};
 static const kv_def row_keys[] = {{"M", KV_INT, true, 0}, {"K", KV_INT, true, 0}};
 static const kv_def chan_keys[] = {{"A", KV_INT, true, 0}, {"C", KV_INT, true, 0}, {"B", KV_INT, true, 0},
                                    {"bias", KV_BOOL, false, 0}};
@@ -900,11 +962,16 @@ static const op_def op_defs[] = {
     {"maxpool2d", pool_keys, NK(pool_keys), b_window, GS_WIN_MAXPOOL},
     {"relu", relu_keys, NK(relu_keys), b_eltwise, GS_ELT_RELU},
     {"clip", clip_keys, NK(clip_keys), b_eltwise, GS_ELT_CLIP},
-    {"add", binary_keys, NK(binary_keys), b_eltwise, GS_ELT_ADD},
+    {"add", nary_keys, NK(nary_keys), b_eltwise, GS_ELT_ADD},
     {"mul", binary_keys, NK(binary_keys), b_eltwise, GS_ELT_MUL},
     {"sub", binary_keys, NK(binary_keys), b_eltwise, GS_ELT_SUB},
     {"div", binary_keys, NK(binary_keys), b_eltwise, GS_ELT_DIV},
     {"unary", unary_keys, NK(unary_keys), b_eltwise, GS_ELT_UNARY},
+    {"max", nary_keys, NK(nary_keys), b_eltwise, GS_ELT_MAX},
+    {"min", nary_keys, NK(nary_keys), b_eltwise, GS_ELT_MIN},
+    {"mean", mean_keys, NK(mean_keys), b_eltwise, GS_ELT_ADD},
+    {"pow", binary_keys, NK(binary_keys), b_eltwise, GS_ELT_POW},
+    {"prelu", binary_keys, NK(binary_keys), b_eltwise, GS_ELT_PRELU},
     {"rowsum", row_keys, NK(row_keys), b_row, GS_ROW_SUM},
     {"rowmean", row_keys, NK(row_keys), b_row, GS_ROW_MEAN},
     {"rowmax", row_keys, NK(row_keys), b_row, GS_ROW_MAX},
@@ -913,10 +980,18 @@ static const op_def op_defs[] = {
     {"mulc", chan_keys, NK(chan_keys), b_chan, GS_ELT_MUL},
     {"subc", chan_keys, NK(chan_keys), b_chan, GS_ELT_SUB},
     {"divc", chan_keys, NK(chan_keys), b_chan, GS_ELT_DIV},
+    {"maxc", chan_keys, NK(chan_keys), b_chan, GS_ELT_MAX},
+    {"minc", chan_keys, NK(chan_keys), b_chan, GS_ELT_MIN},
+    {"powc", chan_keys, NK(chan_keys), b_chan, GS_ELT_POW},
+    {"preluc", chan_keys, NK(chan_keys), b_chan, GS_ELT_PRELU},
     {"addm", midb_keys, NK(midb_keys), b_midb, GS_ELT_ADD},
     {"subm", midb_keys, NK(midb_keys), b_midb, GS_ELT_SUB},
     {"mulm", midb_keys, NK(midb_keys), b_midb, GS_ELT_MUL},
     {"divm", midb_keys, NK(midb_keys), b_midb, GS_ELT_DIV},
+    {"maxm", midb_keys, NK(midb_keys), b_midb, GS_ELT_MAX},
+    {"minm", midb_keys, NK(midb_keys), b_midb, GS_ELT_MIN},
+    {"powm", midb_keys, NK(midb_keys), b_midb, GS_ELT_POW},
+    {"prelum", midb_keys, NK(midb_keys), b_midb, GS_ELT_PRELU},
     {"place", place_keys, NK(place_keys), b_place, 0},
     {"midsum", mid_keys, NK(mid_keys), b_mid, GS_ROW_SUM},
     {"midmean", mid_keys, NK(mid_keys), b_mid, GS_ROW_MEAN},

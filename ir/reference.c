@@ -127,11 +127,24 @@ double gs_op_reference_point(const gs_op *op, const float *const *ins, const flo
     int64_t valid = 0; /* reduce points whose input-0 read is in bounds (count_valid) */
     for (int i = 0; i < nrd; i++) pt[rd[i]] = 0;
     for (;;) {
-        if (op->combine == GS_COMBINE_SUB || op->combine == GS_COMBINE_DIV) { /* element-wise: no padding */
-            int64_t o0 = gs_tensor_offset(&op->tensors[0], pt, op->naxes);
-            int64_t o1 = gs_tensor_offset(&op->tensors[1], pt, op->naxes);
-            double a = o0 < 0 ? 0.0 : (double)ins[0][o0], b = o1 < 0 ? 0.0 : (double)ins[1][o1];
-            acc += op->combine == GS_COMBINE_SUB ? a - b : a / b;
+        if (gs_combine_eltwise(op->combine)) { /* element-wise: no padding, no reduce axis */
+            double v[GS_MAX_TENSORS] = {0};
+            for (int t = 0; t < op->ninputs; t++) {
+                int64_t o = gs_tensor_offset(&op->tensors[t], pt, op->naxes);
+                v[t] = o < 0 ? 0.0 : (double)ins[t][o];
+            }
+            double a = v[0], b = v[1], r = a;
+            switch (op->combine) {
+            case GS_COMBINE_SUB: r = a - b; break;
+            case GS_COMBINE_DIV: r = a / b; break;
+            case GS_COMBINE_POW: r = pow(a, b); break;
+            case GS_COMBINE_PRELU: r = a < 0 ? a * b : a; break;
+            default: /* max/min over the inputs; a NaN input wins (ir.h's NaN rule) */
+                for (int t = 1; t < op->ninputs; t++)
+                    if (isnan(v[t]) || (!isnan(r) && (op->combine == GS_COMBINE_MAXE ? v[t] > r : v[t] < r))) r = v[t];
+                break;
+            }
+            acc += r;
         } else if (op->combine == GS_COMBINE_ADD) {
             for (int t = 0; t < op->ninputs; t++) {
                 int64_t o = gs_tensor_offset(&op->tensors[t], pt, op->naxes);

@@ -762,11 +762,13 @@ static void ops_check_hand(gs_ctx *ctx, gs_device *cl, const ops_hand *h) {
     int64_t on = gs_tensor_elems(gs_op_out(&op));
     cr_assert_eq(on, h->nwant, "%s: output has %lld elements, the hand computation %d", h->spec, (long long)on,
                  h->nwant);
-    const float *ins[2] = {h->in0, h->in1};
+    /* an operator of three inputs (inputs=3) takes its third from the bias slot */
+    const float *ins[3] = {h->in0, h->in1, op.ninputs > 2 ? h->bias : NULL};
+    const float *hbias = op.ninputs > 2 ? NULL : h->bias;
     float y[64];
     cr_assert(on <= 64);
     for (int i = 0; i < on; i++) y[i] = 12345.0f; /* beta = 0: must be overwritten */
-    cr_assert_eq(gs_op_reference(ctx, &op, ins, h->bias, y), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_op_reference(ctx, &op, ins, hbias, y), GS_OK, "%s", gs_ctx_errmsg(ctx));
     for (int i = 0; i < on; i++)
         cr_expect(fabsf(y[i] - h->want[i]) <= 1e-6f * fmaxf(1.0f, fabsf(h->want[i])),
                   "%s: interpreter output[%d] = %.9g, hand-computed %.9g", h->spec, i, y[i], h->want[i]);
@@ -780,7 +782,7 @@ static void ops_check_hand(gs_ctx *ctx, gs_device *cl, const ops_hand *h) {
     const int top = h->top > 0 ? h->top : 1;
     for (int k = 0; k < top && k < r->n; k++) {
         for (int i = 0; i < on; i++) y[i] = 12345.0f;
-        gs_status s = ops_run_cl(ctx, cl, &op, &r->cand[k], ins, h->bias, y);
+        gs_status s = ops_run_cl(ctx, cl, &op, &r->cand[k], ins, hbias, y);
         cr_expect_eq(s, GS_OK, "%s cand %d: %s", h->spec, k, gs_ctx_errmsg(ctx));
         for (int i = 0; i < on && s == GS_OK; i++)
             cr_expect(fabsf(y[i] - h->want[i]) <= 1e-5f * fmaxf(1.0f, fabsf(h->want[i])),
@@ -1250,6 +1252,32 @@ Test(ops, hand_computed_place, .timeout = 300) {
     const ops_hand cases[] = {
         {"place A=1 R=2 B=3 T=4 at=1", x6, NULL, NULL, mid, 12, 2},
         {"place A=2 R=1 B=3 T=3 at=2", x6, NULL, NULL, last, 18, 1},
+    };
+    ops_check_hand_cases(cases, sizeof cases / sizeof cases[0]);
+}
+
+/* n-ary max/min/sum/mean, pow and prelu by hand. X = [[1,-2,3],[-4,-5,-6]], Y, W as below;
+ * NaN in one input wins max and min. */
+Test(ops, hand_computed_nary_pow_prelu, .timeout = 300) {
+    static const float x6[6] = {1, -2, 3, -4, -5, -6}, y6[6] = {2, -3, 1, 0, -5.5f, 7}, w6[6] = {-1, 4, 2, -3, -4, 8};
+    static const float mx3[6] = {2, 4, 3, 0, -4, 8}, mn3[6] = {-1, -3, 1, -4, -5.5f, -6}, mx2[6] = {2, -2, 3, 0, -5, 7};
+    static const float sum3[6] = {2, -1, 6, -7, -14.5f, 9}, mean3[6] = {2.f / 3, -1.f / 3, 2, -7.f / 3, -14.5f / 3, 3};
+    static const float b6[6] = {0.5f, 2, 1.5f, 3, 0.25f, 4}, e6[6] = {2, 0.5f, -1, 3, 2, -0.5f};
+    static const float pw[6] = {0.25f, 1.41421356f, 0.666666667f, 27, 0.0625f, 0.5f};
+    static const float e3[3] = {2, 0.5f, -1}, pwb[6] = {0.25f, 1.41421356f, 0.666666667f, 9, 0.5f, 0.25f};
+    static const float sl3[3] = {0.5f, 0.25f, 2}, prb[6] = {1, -0.5f, 3, -2, -1.25f, -12};
+    static const float sl2[2] = {0.1f, 3}, prc[6] = {1, -0.2f, 3, -12, -15, -18};
+    const ops_hand cases[] = {
+        {"max M=2 N=3 inputs=3", x6, y6, w6, mx3, 6, 2}, /* the third input rides in the bias slot */
+        {"min M=2 N=3 inputs=3", x6, y6, w6, mn3, 6, 1},
+        {"max M=2 N=3", x6, y6, NULL, mx2, 6, 1},
+        {"add M=2 N=3 inputs=3", x6, y6, w6, sum3, 6, 1},
+        {"mean M=2 N=3 inputs=3", x6, y6, w6, mean3, 6, 1},
+        {"pow M=2 N=3", b6, e6, NULL, pw, 6, 1},
+        {"pow M=2 N=3 bcast=1", b6, e3, NULL, pwb, 6, 1},
+        {"prelu M=2 N=3 bcast=1", x6, sl3, NULL, prb, 6, 1},
+        {"preluc A=1 C=2 B=3", x6, sl2, NULL, prc, 6, 1},
+        {"prelum A=1 R=2 B=3", x6, sl3, NULL, prb, 6, 1},
     };
     ops_check_hand_cases(cases, sizeof cases / sizeof cases[0]);
 }

@@ -1585,21 +1585,52 @@ static void imp_clip(imp *c) {
     kernel(c, spec, tens, 2, NULL);
 }
 
+static void view(imp *c, const tinfo *X, int ndim, const int64_t *dims);
 static void imp_binary(imp *c) {
-    if (c->n->nin != 2) { /* Sum is variadic; two inputs are an Add */
-        unsup(c, "%s of %d inputs (two here)", c->n->op_type, c->n->nin);
+    const char *ot = c->n->op_type;
+    int variadic = !strcmp(ot, "Sum") || !strcmp(ot, "Max") || !strcmp(ot, "Min") || !strcmp(ot, "Mean");
+    if (variadic && c->n->nin == 1) { /* one input: itself */
+        tinfo *X = in_t(c, 0, 0, GS_ONNX_MAX_RANK);
+        if (X) view(c, X, X->ndim, X->dims);
+        return;
+    }
+    const char *opn = !strcmp(ot, "Mul") ? "mul" : !strcmp(ot, "Sub") ? "sub" : !strcmp(ot, "Div") ? "div"
+                      : !strcmp(ot, "Max") ? "max" : !strcmp(ot, "Min") ? "min" : !strcmp(ot, "Pow") ? "pow"
+                      : !strcmp(ot, "PRelu") ? "prelu" : !strcmp(ot, "Mean") ? "mean" : "add";
+    if (c->n->nin == 3 && variadic) { /* three inputs of one shape */
+        tinfo *T[3];
+        for (int k = 0; k < 3; k++)
+            if (!(T[k] = in_t(c, k, 0, GS_ONNX_MAX_RANK))) return;
+        for (int k = 1; k < 3; k++)
+            if (T[k]->ndim != T[0]->ndim || memcmp(T[k]->dims, T[0]->dims, (size_t)T[0]->ndim * sizeof(int64_t))) {
+                unsup(c, "%s of 3 inputs of different shapes (broadcasting takes two here)", ot);
+                return;
+            }
+        int64_t M, N;
+        rows_cols(T[0], &M, &N);
+        char spec[100];
+        snprintf(spec, sizeof spec, "%s M=%lld N=%lld inputs=3", opn, (long long)M, (long long)N);
+        set_out(c, 0, T[0]->ndim, T[0]->dims, DT_FLOAT, NULL);
+        const char *tens[4] = {T[0]->name, T[1]->name, T[2]->name, c->n->out[0]};
+        kernel(c, spec, tens, 4, NULL);
+        return;
+    }
+    if (c->n->nin != 2) {
+        unsup(c, "%s of %d inputs (%s here)", ot, c->n->nin, variadic ? "1 to 3" : "two");
         return;
     }
     tinfo *X = in_t(c, 0, 0, GS_ONNX_MAX_RANK), *Y = X ? in_t(c, 1, 0, GS_ONNX_MAX_RANK) : NULL;
     if (!Y) return;
-    const char *ot = c->n->op_type;
-    const char *opn = !strcmp(ot, "Mul") ? "mul" : !strcmp(ot, "Sub") ? "sub" : !strcmp(ot, "Div") ? "div" : "add";
-    int ordered = !strcmp(ot, "Sub") || !strcmp(ot, "Div"); /* X op Y: the broadcast side must be Y */
+    /* X op Y: the broadcast side must be Y */
+    int ordered = !strcmp(ot, "Sub") || !strcmp(ot, "Div") || !strcmp(ot, "Pow") || !strcmp(ot, "PRelu");
     char spec[100];
     int64_t M, N;
     if (X->ndim == Y->ndim && !memcmp(X->dims, Y->dims, (size_t)X->ndim * sizeof(int64_t))) {
         rows_cols(X, &M, &N);
         snprintf(spec, sizeof spec, "%s M=%lld N=%lld", opn, (long long)M, (long long)N);
+    } else if (!strcmp(ot, "Mean")) {
+        unsup(c, "Mean of inputs of different shapes (broadcasting is not mapped for Mean)");
+        return;
     } else {
         /* one side broadcast over the other: its dims other than 1, aligned from
          * the right, are one run [lo, hi] of the other's (a vector over the last
@@ -1997,6 +2028,8 @@ static const imp_def imp_defs[] = {
     {"MaxPool", imp_pool},      {"AveragePool", imp_pool}, {"GlobalMaxPool", imp_pool},
     {"GlobalAveragePool", imp_pool}, {"Relu", imp_relu},   {"Clip", imp_clip},        {"Add", imp_binary},
     {"Mul", imp_binary},        {"Sum", imp_binary},       {"Sub", imp_binary},       {"Div", imp_binary},
+    {"Max", imp_binary},        {"Min", imp_binary},       {"Mean", imp_binary},      {"Pow", imp_binary},
+    {"PRelu", imp_binary},
     {"ReduceSum", imp_reduce},  {"ReduceMean", imp_reduce},
     {"ReduceMax", imp_reduce},  {"ReduceMin", imp_reduce},  {"Flatten", imp_view},     {"Reshape", imp_view},
     {"Identity", imp_view},     {"Dropout", imp_view},     {"Constant", imp_constant},

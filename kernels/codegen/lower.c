@@ -1169,14 +1169,31 @@ static void print_accumulate(printer *m) {
     char *aidx = frag_index(m, -1, NULL, -1);
     gs_sb rhs;
     gs_sb_init(&rhs);
+    const bool fn2 = op->combine == GS_COMBINE_MAXE || op->combine == GS_COMBINE_MINE || op->combine == GS_COMBINE_POW;
     for (int t = 0; t < m->ni; t++) {
         char *fi = frag_index(m, t, NULL, -1);
         const char *bin = op->combine == GS_COMBINE_ADD   ? " + "
                           : op->combine == GS_COMBINE_SUB ? " - "
                           : op->combine == GS_COMBINE_DIV ? " / "
+                          : fn2                           ? ", "
                                                           : " * ";
-        gs_sb_printf(&rhs, "%s%s%d%s[%s]", t ? bin : "", m->fname, t,
-                     m->fslot, fi ? fi : "0");
+        char v[96];
+        snprintf(v, sizeof v, "%s%d%s[%s]", m->fname, t, m->fslot, fi ? fi : "0");
+        if (fn2 && t > 0) { /* f(f(in0, in1), in2): max, min (NaN kept), pow */
+            char *prev = gs_sb_take(&rhs);
+            gs_sb_init(&rhs);
+            const char *f = op->combine == GS_COMBINE_MAXE ? "gs_maxn"
+                            : op->combine == GS_COMBINE_MINE ? "gs_minn"
+                            : m->dialect == GS_DIALECT_CUDA ? "powf" : "pow";
+            gs_sb_printf(&rhs, "%s(%s%s%s)", f, prev ? prev : "0", bin, v);
+            free(prev);
+        } else if (op->combine == GS_COMBINE_PRELU && t > 0) {
+            char *prev = gs_sb_take(&rhs);
+            gs_sb_init(&rhs);
+            gs_sb_printf(&rhs, "(%s < 0.0f ? %s * %s : %s)", prev ? prev : "0", prev ? prev : "0", v, prev ? prev : "0");
+            free(prev);
+        } else
+            gs_sb_printf(&rhs, "%s%s", t ? bin : "", v);
         free(fi);
     }
     char *r = gs_sb_take(&rhs);
