@@ -1841,6 +1841,53 @@ static void imp_view(imp *c) {
             return;
         }
         view(c, X, nd, d);
+    } else if (!strcmp(n->op_type, "Unsqueeze") || !strcmp(n->op_type, "Squeeze")) {
+        /* the axes: an attribute before opset 13, an optional constant input after */
+        const oattr *a = attr(n, "axes");
+        const int64_t *axes = a ? a->ints : NULL;
+        int na = a ? a->nints : 0, sq = n->op_type[0] == 'S';
+        if (!a && n->nin > 1 && *n->in[1]) {
+            tinfo *t = tab(c->m, n->in[1], 0);
+            if (!t || !t->c || !t->c->i) {
+                unsup(c, "%s's axes '%s' are not a constant integer tensor", n->op_type, n->in[1]);
+                return;
+            }
+            axes = t->c->i;
+            na = (int)t->c->n;
+        }
+        int rank = sq ? X->ndim : X->ndim + na, mark[GS_ONNX_MAX_RANK] = {0};
+        if ((!sq && !na) || rank > GS_ONNX_MAX_RANK || na > GS_ONNX_MAX_RANK) {
+            unsup(c, "%s to rank %d (axes %d; 0..%d here)", n->op_type, rank, na, GS_ONNX_MAX_RANK);
+            return;
+        }
+        for (int k = 0; k < na; k++) {
+            int64_t v = axes[k] < 0 ? axes[k] + rank : axes[k];
+            if (v < 0 || v >= rank || mark[v] || (sq && X->dims[v] != 1)) {
+                unsup(c, "%s: axis %lld of rank %d is out of range, repeated or not 1", n->op_type, (long long)axes[k],
+                      rank);
+                return;
+            }
+            mark[v] = 1;
+        }
+        int nd = 0;
+        for (int k = 0, j = 0; k < rank; k++) {
+            if (sq) {
+                if (!(na ? mark[k] : X->dims[k] == 1)) d[nd++] = X->dims[k];
+            } else
+                d[nd++] = mark[k] ? 1 : X->dims[j++];
+        }
+        view(c, X, nd, d);
+    } else if (!strcmp(n->op_type, "Cast") || !strcmp(n->op_type, "CastLike")) {
+        /* fp32 to fp32 is the tensor itself; conversions are not kernels here */
+        int to = (int)attr_i(n, "to", 0);
+        tinfo *L = n->op_type[4] == 'L' && n->nin > 1 ? tab(c->m, n->in[1], 0) : NULL;
+        if (L) to = L->dtype;
+        if (X->dtype != DT_FLOAT || to != DT_FLOAT) {
+            unsup(c, "%s from %s to %s (only FLOAT to FLOAT, a view, here)", n->op_type, dtype_name(X->dtype),
+                  dtype_name(to));
+            return;
+        }
+        view(c, X, X->ndim, X->dims);
     } else { /* Identity, Dropout at inference */
         if (n->nout > 1 && *n->out[1] && tab(c->m, n->out[1], 0) && tab(c->m, n->out[1], 0)->uses) {
             unsup(c, "Dropout's mask output is read");
@@ -1852,8 +1899,43 @@ static void imp_view(imp *c) {
 
 static void imp_constant(imp *c) {
     const oattr *v = attr(c->n, "value");
+    const oattr *vf = attr(c->n, "value_float"), *vi = attr(c->n, "value_int"), *vis = attr(c->n, "value_ints");
+    if ((!v || !v->t) && (vf || vi || vis)) { /* the scalar and integer-list forms */
+        otensor *t = gs_arena_alloc(&c->m->iarena, sizeof *t);
+        int64_t n = vis ? vis->nints : 1;
+        if (!t) {
+            unsup(c, "out of memory");
+            return;
+        }
+        memset(t, 0, sizeof *t);
+        t->name = c->n->out[0];
+        t->ndim = vis ? 1 : 0;
+        t->dims[0] = n;
+        t->n = n;
+        if (vf) {
+            t->dtype = DT_FLOAT;
+            t->f = gs_arena_alloc(&c->m->iarena, sizeof *t->f);
+            if (t->f) t->f[0] = vf->f;
+        } else {
+            t->dtype = DT_INT64;
+            t->i = gs_arena_alloc(&c->m->iarena, (size_t)(n ? n : 1) * sizeof *t->i);
+            for (int64_t k = 0; t->i && k < n; k++) t->i[k] = vis ? vis->ints[k] : vi->i;
+        }
+        if (!t->f && !t->i) {
+            unsup(c, "out of memory");
+            return;
+        }
+        oattr *fake = gs_arena_alloc(&c->m->iarena, sizeof *fake);
+        if (!fake) {
+            unsup(c, "out of memory");
+            return;
+        }
+        *fake = (oattr){.name = "value", .type = AT_TENSOR, .t = t};
+        v = fake;
+    }
     if (!v || !v->t) {
-        unsup(c, "Constant without a tensor 'value' (sparse and scalar-list forms are not read)");
+        unsup(c, "Constant without a tensor 'value', 'value_float', 'value_int' or 'value_ints' (sparse, float-list "
+                 "and string forms are not read)");
         return;
     }
     set_out(c, 0, v->t->ndim, v->t->dims, v->t->dtype, v->t);
@@ -2032,7 +2114,8 @@ static const imp_def imp_defs[] = {
     {"PRelu", imp_binary},
     {"ReduceSum", imp_reduce},  {"ReduceMean", imp_reduce},
     {"ReduceMax", imp_reduce},  {"ReduceMin", imp_reduce},  {"Flatten", imp_view},     {"Reshape", imp_view},
-    {"Identity", imp_view},     {"Dropout", imp_view},     {"Constant", imp_constant},
+    {"Identity", imp_view},     {"Dropout", imp_view},     {"Unsqueeze", imp_view},   {"Squeeze", imp_view},
+    {"Cast", imp_view},         {"CastLike", imp_view},     {"Constant", imp_constant},
     {"BatchNormalization", imp_bn}, {"ConstantOfShape", imp_const_shape}, {"Concat.Part", imp_concat_part},
 };
 
