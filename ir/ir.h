@@ -118,6 +118,7 @@ typedef enum gs_unary {
     GS_UN_CELU /* max(0, y) + min(0, p (e^(y/p) - 1)) */, GS_UN_THRESHOLDED_RELU /* y > p: y, else 0 */,
     GS_UN_HARDSIGMOID /* max(0, min(1, y + p)): y is already alpha-scaled */,
     GS_UN_HARDSWISH /* y max(0, min(1, y/6 + 1/2)) */, GS_UN_MISH /* y tanh(softplus(y)) */,
+    GS_UN_SWISH /* y sigmoid(p y) (SiLU at p = 1) */,
     GS_UN_COUNT
 } gs_unary;
 typedef struct gs_unary_info {
@@ -528,6 +529,9 @@ gs_status gs_op_build_midb(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t A, i
  * is (the output starts as the caller's buffer). One input of a concat per
  * kernel. Axes a, r, b (all spatial); spec "place A R B T at". */
 gs_status gs_op_build_place(gs_ctx *ctx, gs_op *op, int64_t A, int64_t R, int64_t B, int64_t T, int64_t at);
+/* Z = X with its dims permuted: Z's dim j is X's dim perm[j] (rank 1..GS_MAX_DIMS,
+ * dims[] X's extents). One spatial axis per output dim; spec "transpose d0.. p0..". */
+gs_status gs_op_build_transpose(gs_ctx *ctx, gs_op *op, int rank, const int64_t *dims, const int *perm);
 /* Y[A,B] = sum | mean | max over r of X[A,R,B]: a reduction over a middle
  * axis (ONNX Reduce* over axes that are not the last; A or B may be 1).
  * Axes a, b (spatial), r (reduce); spec "midsum A=.. R=.. B=..". */

@@ -442,7 +442,7 @@ const gs_unary_info gs_unaries[GS_UN_COUNT] = {
     [GS_UN_LEAKYRELU] = {"leakyrelu", 1, 0.01}, [GS_UN_ELU] = {"elu", 1, 1.0},
     [GS_UN_CELU] = {"celu", 1, 1.0},         [GS_UN_THRESHOLDED_RELU] = {"thresholdedrelu", 1, 1.0},
     [GS_UN_HARDSIGMOID] = {"hardsigmoid", 1, 0.5}, [GS_UN_HARDSWISH] = {"hardswish", 0, 0},
-    [GS_UN_MISH] = {"mish", 0, 0},
+    [GS_UN_MISH] = {"mish", 0, 0},           [GS_UN_SWISH] = {"swish", 1, 1.0},
 };
 
 bool gs_unary_parse(const char *name, gs_unary *u) {
@@ -878,6 +878,54 @@ static gs_status b_eltwise(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_va
     }
     return s == GS_OK && od->variant == GS_ELT_CLIP ? spec_clip(ctx, op, kv) : s;
 }
+gs_status gs_op_build_transpose(gs_ctx *ctx, gs_op *op, int rank, const int64_t *dims, const int *perm) {
+    memset(op, 0, sizeof *op);
+    if (rank < 1 || rank > GS_MAX_DIMS)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "transpose: rank %d (1..%d)", rank, GS_MAX_DIMS);
+    int seen[GS_MAX_DIMS] = {0};
+    for (int j = 0; j < rank; j++) {
+        if (perm[j] < 0 || perm[j] >= rank || seen[perm[j]]++)
+            return gs_err(ctx, GS_ERR_INVALID_ARG, "transpose: p%d=%d makes no permutation of 0..%d", j, perm[j],
+                          rank - 1);
+    }
+    static const char *an[GS_MAX_DIMS] = {"a0", "a1", "a2", "a3", "a4", "a5"};
+    op->naxes = rank;
+    gs_tensor *X = &op->tensors[0], *Z = &op->tensors[1];
+    set_tensor(X, "X", rank);
+    set_tensor(Z, "Z", rank);
+    for (int j = 0; j < rank; j++) {
+        set_axis(op, j, an[j], dims[perm[j]], GS_AXIS_SPATIAL);
+        set_dim(X, perm[j], dims[perm[j]], j);
+        set_dim(Z, j, dims[perm[j]], j);
+    }
+    op->ninputs = 1;
+    op->combine = GS_COMBINE_MAC; /* no reduce axis: a copy */
+    op->epi = (gs_epilogue){1.0f, 0.0f, -1, 0, 0};
+    char txt[200];
+    size_t l = 0;
+    txt[0] = 0;
+    for (int j = 0; j < rank; j++) l += (size_t)snprintf(txt + l, sizeof txt - l, " d%d=%lld", j, (long long)dims[j]);
+    for (int j = 0; j < rank; j++) l += (size_t)snprintf(txt + l, sizeof txt - l, " p%d=%d", j, perm[j]);
+    return finish(ctx, op, GS_OPK_CUSTOM, "transpose%s", txt);
+}
+static gs_status b_transpose(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_vals *kv) {
+    static const char *dk[GS_MAX_DIMS] = {"d0", "d1", "d2", "d3", "d4", "d5"}, *pk[GS_MAX_DIMS] = {"p0", "p1", "p2", "p3", "p4", "p5"};
+    int64_t dims[GS_MAX_DIMS];
+    int perm[GS_MAX_DIMS], rank = 0;
+    while (rank < GS_MAX_DIMS && kvset(kv, dk[rank])) rank++;
+    for (int j = 0; j < GS_MAX_DIMS; j++) {
+        if (j >= rank && (kvset(kv, dk[j]) || kvset(kv, pk[j])))
+            return gs_err(ctx, GS_ERR_PARSE, "%s: %s or %s past the rank %d (d0..d%d given)", od->name, dk[j], pk[j],
+                          rank, rank - 1);
+        if (j < rank && !kvset(kv, pk[j]))
+            return gs_err(ctx, GS_ERR_PARSE, "%s: missing %s (a permutation of the %d dims)", od->name, pk[j], rank);
+        if (j < rank) {
+            dims[j] = kvi(kv, dk[j]);
+            perm[j] = (int)kvi(kv, pk[j]);
+        }
+    }
+    return gs_op_build_transpose(ctx, op, rank, dims, perm);
+}
 static gs_status b_place(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_vals *kv) {
     (void)od;
     return gs_op_build_place(ctx, op, kvi(kv, "A"), kvi(kv, "R"), kvi(kv, "B"), kvi(kv, "T"), kvi(kv, "at"));
@@ -939,6 +987,10 @@ static const kv_def clip_keys[] = {{"M", KV_INT, true, 0}, {"N", KV_INT, true, 0
                                    {"clip_lo", KV_FLOAT, false, 0}, {"clip_hi", KV_FLOAT, false, 0}};
 static const kv_def unary_keys[] = {{"M", KV_INT, true, 0}, {"N", KV_INT, true, 0}, {"act", KV_ACT, true, 0},
                                     {"act_p", KV_FLOAT, false, 0}, {"alpha", KV_FLOAT, false, 1}};
+static const kv_def transpose_keys[] = {
+    {"d0", KV_INT, true, 0},     {"d1", KV_INT, false, 0},    {"d2", KV_INT, false, 0},    {"d3", KV_INT, false, 0},
+    {"d4", KV_INT, false, 0},    {"d5", KV_INT, false, 0},    {"p0", KV_NONNEG, false, 0}, {"p1", KV_NONNEG, false, 0},
+    {"p2", KV_NONNEG, false, 0}, {"p3", KV_NONNEG, false, 0}, {"p4", KV_NONNEG, false, 0}, {"p5", KV_NONNEG, false, 0}};
 static const kv_def place_keys[] = {{"A", KV_INT, true, 0}, {"R", KV_INT, true, 0}, {"B", KV_INT, true, 0},
                                     {"T", KV_INT, true, 0}, {"at", KV_NONNEG, false, 0}};
 static const kv_def midb_keys[] = {{"A", KV_INT, true, 0}, {"R", KV_INT, true, 0}, {"B", KV_INT, true, 0}};
@@ -993,6 +1045,7 @@ static const op_def op_defs[] = {
     {"powm", midb_keys, NK(midb_keys), b_midb, GS_ELT_POW},
     {"prelum", midb_keys, NK(midb_keys), b_midb, GS_ELT_PRELU},
     {"place", place_keys, NK(place_keys), b_place, 0},
+    {"transpose", transpose_keys, NK(transpose_keys), b_transpose, 0},
     {"midsum", mid_keys, NK(mid_keys), b_mid, GS_ROW_SUM},
     {"midmean", mid_keys, NK(mid_keys), b_mid, GS_ROW_MEAN},
     {"midmax", mid_keys, NK(mid_keys), b_mid, GS_ROW_MAX},

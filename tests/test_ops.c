@@ -1178,6 +1178,7 @@ static const float OPS_U_THRESHOLDEDRELU[6] = {0.0f, 0.0f, 0.0f, 0.0f, 0.5f, 1.7
 static const float OPS_U_HARDSIGMOID[6] = {0.0f, 0.3f, 0.45f, 0.5f, 0.6f, 0.85f};
 static const float OPS_U_HARDSWISH[6] = {-0.208333333f, -0.333333333f, -0.114583333f, 0.0f, 0.291666667f, 1.38541667f};
 static const float OPS_U_MISH[6] = {-0.196816204f, -0.303401461f, -0.129926964f, 0.0f, 0.375245211f, 1.67493242f};
+static const float OPS_U_SWISH[6] = {-0.0574434248f, -0.182425524f, -0.10183335f, 0.0f, 0.33958935f, 1.63179329f};
 Test(ops, hand_computed_unary_functions, .timeout = 600) {
     const ops_hand cases[] = {
         {"unary M=2 N=3 act=neg", OPS_XA, NULL, NULL, OPS_U_NEG, 6, 1},
@@ -1216,6 +1217,7 @@ Test(ops, hand_computed_unary_functions, .timeout = 600) {
         {"unary M=2 N=3 act=hardsigmoid act_p=0.5 alpha=0.2", OPS_XA, NULL, NULL, OPS_U_HARDSIGMOID, 6, 1},
         {"unary M=2 N=3 act=hardswish", OPS_XA, NULL, NULL, OPS_U_HARDSWISH, 6, 1},
         {"unary M=2 N=3 act=mish", OPS_XA, NULL, NULL, OPS_U_MISH, 6, 1},
+        {"unary M=2 N=3 act=swish act_p=1.5", OPS_XA, NULL, NULL, OPS_U_SWISH, 6, 1},
     };
     cr_assert_eq(sizeof cases / sizeof cases[0], GS_UN_COUNT - 1, "a unary function without a hand case");
     ops_check_hand_cases(cases, sizeof cases / sizeof cases[0]);
@@ -1278,6 +1280,19 @@ Test(ops, hand_computed_nary_pow_prelu, .timeout = 300) {
         {"prelu M=2 N=3 bcast=1", x6, sl3, NULL, prb, 6, 1},
         {"preluc A=1 C=2 B=3", x6, sl2, NULL, prc, 6, 1},
         {"prelum A=1 R=2 B=3", x6, sl3, NULL, prb, 6, 1},
+    };
+    ops_check_hand_cases(cases, sizeof cases / sizeof cases[0]);
+}
+
+/* transpose: X = [[1,-2,3],[-4,-5,-6]] as [2,3] -> [3,2]; as [1,2,3] with perm (2,0,1) -> [3,1,2]
+ * (the same values); as [2,3,1] with perm (1,2,0) -> [3,1,2]. */
+Test(ops, hand_computed_transpose, .timeout = 300) {
+    static const float x6[6] = {1, -2, 3, -4, -5, -6}, t6[6] = {1, -4, -2, -5, 3, -6};
+    const ops_hand cases[] = {
+        {"transpose d0=2 d1=3 p0=1 p1=0", x6, NULL, NULL, t6, 6, 2},
+        {"transpose d0=1 d1=2 d2=3 p0=2 p1=0 p2=1", x6, NULL, NULL, t6, 6, 1},
+        {"transpose d0=2 d1=3 d2=1 p0=1 p1=2 p2=0", x6, NULL, NULL, t6, 6, 1},
+        {"transpose d0=6 p0=0", x6, NULL, NULL, x6, 6, 1},
     };
     ops_check_hand_cases(cases, sizeof cases / sizeof cases[0]);
 }

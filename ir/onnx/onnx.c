@@ -1195,6 +1195,7 @@ static const un_def un_defs[] = {
     {"ThresholdedRelu", GS_UN_THRESHOLDED_RELU, "alpha", 1.0f},
     {"HardSigmoid", GS_UN_HARDSIGMOID, "beta", 0.5f},
     {"HardSwish", GS_UN_HARDSWISH, NULL, 0}, {"Mish", GS_UN_MISH, NULL, 0},
+    {"Swish", GS_UN_SWISH, "alpha", 1.0f},
     /* a step of LayerNormalization's decomposition (expand_node): 1/sqrt(var + epsilon) */
     {"LayerNormalization.InvStdDev", GS_UN_RSQRT, "epsilon", 1e-5f},
 };
@@ -2053,6 +2054,51 @@ static void imp_bn(imp *c) {
     kernel(c, spec, tens, 4, NULL);
 }
 
+/* Transpose: a copy with the dims permuted (perm, default reversed); dims of
+ * extent 1 are dropped first, so a rank above 6 may still fit. */
+static void imp_transpose(imp *c) {
+    const onode *n = c->n;
+    tinfo *X = in_t(c, 0, 1, GS_ONNX_MAX_RANK);
+    if (!X) return;
+    int64_t perm[GS_ONNX_MAX_RANK];
+    const oattr *pa = attr(n, "perm");
+    if (pa && pa->nints != X->ndim) {
+        unsup(c, "Transpose: perm has %d values for rank %d", pa->nints, X->ndim);
+        return;
+    }
+    int seen[GS_ONNX_MAX_RANK] = {0};
+    for (int j = 0; j < X->ndim; j++) {
+        perm[j] = pa ? pa->ints[j] : X->ndim - 1 - j;
+        if (perm[j] < 0 || perm[j] >= X->ndim || seen[perm[j]]++) {
+            unsup(c, "Transpose: perm is not a permutation of 0..%d", X->ndim - 1);
+            return;
+        }
+    }
+    /* keep the dims other than 1 (in X's order), renumbered */
+    int nk = 0, newidx[GS_ONNX_MAX_RANK];
+    int64_t kd[GS_ONNX_MAX_RANK], od[GS_ONNX_MAX_RANK];
+    for (int i = 0; i < X->ndim; i++) {
+        newidx[i] = X->dims[i] == 1 ? -1 : nk;
+        if (X->dims[i] != 1) kd[nk++] = X->dims[i];
+    }
+    char spec[300];
+    size_t l = (size_t)snprintf(spec, sizeof spec, "transpose");
+    if (nk == 0) {
+        l += (size_t)snprintf(spec + l, sizeof spec - l, " d0=1 p0=0");
+    } else if (nk > 6) {
+        unsup(c, "Transpose of %d dims other than 1 (6 here)", nk);
+        return;
+    } else {
+        for (int j = 0; j < nk; j++) l += (size_t)snprintf(spec + l, sizeof spec - l, " d%d=%lld", j, (long long)kd[j]);
+        for (int j = 0, q = 0; j < X->ndim; j++)
+            if (newidx[perm[j]] >= 0) l += (size_t)snprintf(spec + l, sizeof spec - l, " p%d=%d", q++, newidx[perm[j]]);
+    }
+    for (int j = 0; j < X->ndim; j++) od[j] = X->dims[perm[j]];
+    set_out(c, 0, X->ndim, od, DT_FLOAT, NULL);
+    const char *tens[2] = {X->name, n->out[0]};
+    kernel(c, spec, tens, 2, NULL);
+}
+
 /* One input of a Concat (expand_concat) into its slice of the output. */
 static void imp_concat_part(imp *c) {
     const onode *n = c->n;
@@ -2115,7 +2161,7 @@ static const imp_def imp_defs[] = {
     {"ReduceSum", imp_reduce},  {"ReduceMean", imp_reduce},
     {"ReduceMax", imp_reduce},  {"ReduceMin", imp_reduce},  {"Flatten", imp_view},     {"Reshape", imp_view},
     {"Identity", imp_view},     {"Dropout", imp_view},     {"Unsqueeze", imp_view},   {"Squeeze", imp_view},
-    {"Cast", imp_view},         {"CastLike", imp_view},     {"Constant", imp_constant},
+    {"Cast", imp_view},         {"CastLike", imp_view},    {"Transpose", imp_transpose},     {"Constant", imp_constant},
     {"BatchNormalization", imp_bn}, {"ConstantOfShape", imp_const_shape}, {"Concat.Part", imp_concat_part},
 };
 
