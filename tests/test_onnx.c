@@ -885,3 +885,72 @@ Test(onnx, constant_of_shape_and_sum) {
     gs_model_destroy(md);
     gs_ctx_destroy(ctx);
 }
+
+/* A node op_type(in0[, in1]) -> out into graph g, with one float attribute
+ * (name NULL: none). */
+static void w_node(pbw *g, const char *op_type, const char *in0, const char *in1, const char *out, const char *fattr,
+                   float fval) {
+    pbw nd = {.n = 0};
+    w_str(&nd, 1, in0);
+    if (in1) w_str(&nd, 1, in1);
+    w_str(&nd, 2, out);
+    w_str(&nd, 3, out); /* named after its output */
+    w_str(&nd, 4, op_type);
+    if (fattr) {
+        pbw a = {.n = 0};
+        w_str(&a, 1, fattr);
+        w_tag(&a, 2, 5); /* f: fixed32 */
+        w_fixed(&a, f32_bits(fval), 4);
+        w_int(&a, 20, 1); /* FLOAT */
+        w_msg(&nd, 5, &a);
+    }
+    w_msg(g, 1, &nd);
+}
+
+/* Element-wise functions after a MatMul fuse into its epilogue before a Relu
+ * (h = MatMul(x, w), s = Sigmoid(h), y = Relu(s): one gemm with act=sigmoid
+ * relu=1); a LeakyRelu keeps its alpha; a HardSigmoid, whose slope scales its
+ * input before the bias a gemm would add, stays a unary kernel of its own. */
+Test(onnx, unary_functions_fuse_after_matmul) {
+    static const int64_t xd[2] = {2, 8}, wd[2] = {8, 4}, yd[2] = {2, 4};
+    pbw m = {.n = 0}, g = {.n = 0}, op = {.n = 0};
+    w_node(&g, "MatMul", "x", "w", "h", NULL, 0);
+    w_node(&g, "Sigmoid", "h", NULL, "s", NULL, 0);
+    w_node(&g, "Relu", "s", NULL, "y", NULL, 0);
+    w_node(&g, "MatMul", "x", "w", "h2", NULL, 0);
+    w_node(&g, "LeakyRelu", "h2", NULL, "l", "alpha", 0.25f);
+    w_node(&g, "MatMul", "x", "w", "h3", NULL, 0);
+    w_node(&g, "HardSigmoid", "h3", NULL, "z", "alpha", 0.5f);
+    w_value(&g, 11, "x", xd, 2);
+    w_value(&g, 11, "w", wd, 2);
+    w_value(&g, 12, "y", yd, 2);
+    w_value(&g, 12, "l", yd, 2);
+    w_value(&g, 12, "z", yd, 2);
+    w_int(&m, 1, 7);
+    w_int(&op, 2, 13);
+    w_msg(&m, 8, &op);
+    w_msg(&m, 7, &g);
+    gs_ctx *ctx = gs_ctx_create();
+    gs_model *md = NULL;
+    cr_assert_eq(gs_model_load_buffer(ctx, m.b, m.n, NULL, &md), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_model_import(ctx, md), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_model_node nd;
+    node(ctx, md, 0, &nd);
+    cr_assert_eq(nd.kind, GS_MODEL_KERNEL, "matmul: %s", nd.reason ? nd.reason : "");
+    expect_spec(ctx, nd.op, "gemm M=2 N=4 K=8 act=sigmoid relu=1", "matmul+sigmoid+relu");
+    expect_binding(&nd, 2, "C", "y", 0);
+    for (int i = 1; i <= 2; i++) {
+        node(ctx, md, i, &nd);
+        cr_expect(nd.kind == GS_MODEL_FUSED && nd.fused_into == 0, "node %d: kind %d into %d", i, nd.kind,
+                  nd.fused_into);
+    }
+    node(ctx, md, 3, &nd);
+    expect_spec(ctx, nd.op, "gemm M=2 N=4 K=8 act=leakyrelu act_p=0.25", "matmul+leakyrelu");
+    node(ctx, md, 5, &nd);
+    expect_spec(ctx, nd.op, "gemm M=2 N=4 K=8", "matmul before a hardsigmoid");
+    node(ctx, md, 6, &nd);
+    cr_assert_eq(nd.kind, GS_MODEL_KERNEL, "hardsigmoid: %s", nd.reason ? nd.reason : "");
+    expect_spec(ctx, nd.op, "unary M=2 N=4 act=hardsigmoid act_p=0.5 alpha=0.5", "hardsigmoid");
+    gs_model_destroy(md);
+    gs_ctx_destroy(ctx);
+}
