@@ -118,7 +118,7 @@ typedef enum gs_unary {
     GS_UN_CELU /* max(0, y) + min(0, p (e^(y/p) - 1)) */, GS_UN_THRESHOLDED_RELU /* y > p: y, else 0 */,
     GS_UN_HARDSIGMOID /* max(0, min(1, y + p)): y is already alpha-scaled */,
     GS_UN_HARDSWISH /* y max(0, min(1, y/6 + 1/2)) */, GS_UN_MISH /* y tanh(softplus(y)) */,
-    GS_UN_SWISH /* y sigmoid(p y) (SiLU at p = 1) */,
+    GS_UN_SWISH /* y sigmoid(p y) (SiLU at p = 1) */, GS_UN_LOGP /* log(y + p) */,
     GS_UN_COUNT
 } gs_unary;
 typedef struct gs_unary_info {
@@ -532,6 +532,10 @@ gs_status gs_op_build_place(gs_ctx *ctx, gs_op *op, int64_t A, int64_t R, int64_
 /* Z = X with its dims permuted: Z's dim j is X's dim perm[j] (rank 1..GS_MAX_DIMS,
  * dims[] X's extents). One spatial axis per output dim; spec "transpose d0.. p0..". */
 gs_status gs_op_build_transpose(gs_ctx *ctx, gs_op *op, int rank, const int64_t *dims, const int *perm);
+/* Y[n,c,x] = alpha * sum over the channel window c-(size-1)/2 .. c+size/2 of X[n,c',x]^2 (out of
+ * range: 0): local response normalization's sum, inputs X and X (the same buffer twice). Axes n,
+ * c, x spatial, r reduce; spec "chansq N C X size [alpha=1]". */
+gs_status gs_op_build_chansq(gs_ctx *ctx, gs_op *op, int64_t N, int64_t C, int64_t X, int64_t size, float alpha);
 /* Y[A,B] = sum | mean | max over r of X[A,R,B]: a reduction over a middle
  * axis (ONNX Reduce* over axes that are not the last; A or B may be 1).
  * Axes a, b (spatial), r (reduce); spec "midsum A=.. R=.. B=..". */

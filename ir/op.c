@@ -443,6 +443,7 @@ const gs_unary_info gs_unaries[GS_UN_COUNT] = {
     [GS_UN_CELU] = {"celu", 1, 1.0},         [GS_UN_THRESHOLDED_RELU] = {"thresholdedrelu", 1, 1.0},
     [GS_UN_HARDSIGMOID] = {"hardsigmoid", 1, 0.5}, [GS_UN_HARDSWISH] = {"hardswish", 0, 0},
     [GS_UN_MISH] = {"mish", 0, 0},           [GS_UN_SWISH] = {"swish", 1, 1.0},
+    [GS_UN_LOGP] = {"logp", 1, 0},
 };
 
 bool gs_unary_parse(const char *name, gs_unary *u) {
@@ -908,6 +909,39 @@ gs_status gs_op_build_transpose(gs_ctx *ctx, gs_op *op, int rank, const int64_t 
     for (int j = 0; j < rank; j++) l += (size_t)snprintf(txt + l, sizeof txt - l, " p%d=%d", j, perm[j]);
     return finish(ctx, op, GS_OPK_CUSTOM, "transpose%s", txt);
 }
+gs_status gs_op_build_chansq(gs_ctx *ctx, gs_op *op, int64_t N, int64_t C, int64_t X, int64_t size, float alpha) {
+    memset(op, 0, sizeof *op);
+    enum { n = 0, c = 1, x = 2, r = 3 };
+    op->naxes = 4;
+    set_axis(op, n, "n", N, GS_AXIS_SPATIAL);
+    set_axis(op, c, "c", C, GS_AXIS_SPATIAL);
+    set_axis(op, x, "x", X, GS_AXIS_SPATIAL);
+    set_axis(op, r, "r", size, GS_AXIS_REDUCE);
+    op->ninputs = 2;
+    for (int t = 0; t < 2; t++) {
+        gs_tensor *T = &op->tensors[t];
+        set_tensor(T, t ? "X2" : "X", 3);
+        set_dim(T, 0, N, n);
+        set_dim(T, 1, C, c);
+        T->idx[1].coeff[r] = 1; /* c + r - (size-1)/2 */
+        T->idx[1].offset = -((size - 1) / 2);
+        set_dim(T, 2, X, x);
+    }
+    gs_tensor *Y = &op->tensors[2];
+    set_tensor(Y, "Y", 3);
+    set_dim(Y, 0, N, n);
+    set_dim(Y, 1, C, c);
+    set_dim(Y, 2, X, x);
+    op->combine = GS_COMBINE_MAC;
+    op->epi = (gs_epilogue){alpha, 0.0f, -1, 0, 0};
+    return finish(ctx, op, GS_OPK_CUSTOM, "chansq N=%lld C=%lld X=%lld size=%lld alpha=%.9g", (long long)N, (long long)C,
+                  (long long)X, (long long)size, (double)alpha);
+}
+static gs_status b_chansq(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_vals *kv) {
+    (void)od;
+    return gs_op_build_chansq(ctx, op, kvi(kv, "N"), kvi(kv, "C"), kvi(kv, "X"), kvi(kv, "size"),
+                              (float)kvf(kv, "alpha"));
+}
 static gs_status b_transpose(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_vals *kv) {
     static const char *dk[GS_MAX_DIMS] = {"d0", "d1", "d2", "d3", "d4", "d5"}, *pk[GS_MAX_DIMS] = {"p0", "p1", "p2", "p3", "p4", "p5"};
     int64_t dims[GS_MAX_DIMS];
@@ -991,6 +1025,8 @@ static const kv_def transpose_keys[] = {
     {"d0", KV_INT, true, 0},     {"d1", KV_INT, false, 0},    {"d2", KV_INT, false, 0},    {"d3", KV_INT, false, 0},
     {"d4", KV_INT, false, 0},    {"d5", KV_INT, false, 0},    {"p0", KV_NONNEG, false, 0}, {"p1", KV_NONNEG, false, 0},
     {"p2", KV_NONNEG, false, 0}, {"p3", KV_NONNEG, false, 0}, {"p4", KV_NONNEG, false, 0}, {"p5", KV_NONNEG, false, 0}};
+static const kv_def chansq_keys[] = {{"N", KV_INT, true, 0}, {"C", KV_INT, true, 0}, {"X", KV_INT, true, 0},
+                                     {"size", KV_INT, true, 0}, {"alpha", KV_FLOAT, false, 1}};
 static const kv_def place_keys[] = {{"A", KV_INT, true, 0}, {"R", KV_INT, true, 0}, {"B", KV_INT, true, 0},
                                     {"T", KV_INT, true, 0}, {"at", KV_NONNEG, false, 0}};
 static const kv_def midb_keys[] = {{"A", KV_INT, true, 0}, {"R", KV_INT, true, 0}, {"B", KV_INT, true, 0}};
@@ -1046,6 +1082,7 @@ static const op_def op_defs[] = {
     {"prelum", midb_keys, NK(midb_keys), b_midb, GS_ELT_PRELU},
     {"place", place_keys, NK(place_keys), b_place, 0},
     {"transpose", transpose_keys, NK(transpose_keys), b_transpose, 0},
+    {"chansq", chansq_keys, NK(chansq_keys), b_chansq, 0},
     {"midsum", mid_keys, NK(mid_keys), b_mid, GS_ROW_SUM},
     {"midmean", mid_keys, NK(mid_keys), b_mid, GS_ROW_MEAN},
     {"midmax", mid_keys, NK(mid_keys), b_mid, GS_ROW_MAX},

@@ -84,6 +84,7 @@ double gs_unary_eval(gs_unary u, double p, double y) {
     case GS_UN_HARDSWISH: return isnan(y) ? y : y * fmax(0.0, fmin(1.0, y / 6.0 + 0.5));
     case GS_UN_MISH: return y * tanh((y > 0 ? y : 0.0) + log1p(exp(-fabs(y))));
     case GS_UN_SWISH: return y / (1.0 + exp(-p * y));
+    case GS_UN_LOGP: return log(y + p);
     case GS_UN_COUNT: break;
     }
     return y;

@@ -1179,6 +1179,7 @@ static const float OPS_U_HARDSIGMOID[6] = {0.0f, 0.3f, 0.45f, 0.5f, 0.6f, 0.85f}
 static const float OPS_U_HARDSWISH[6] = {-0.208333333f, -0.333333333f, -0.114583333f, 0.0f, 0.291666667f, 1.38541667f};
 static const float OPS_U_MISH[6] = {-0.196816204f, -0.303401461f, -0.129926964f, 0.0f, 0.375245211f, 1.67493242f};
 static const float OPS_U_SWISH[6] = {-0.0574434248f, -0.182425524f, -0.10183335f, 0.0f, 0.33958935f, 1.63179329f};
+static const float OPS_U_LOGP[6] = {-1.78976147f, -1.00239343f, -0.482886255f, -0.142716302f, 0.0168571171f, 0.101653654f};
 Test(ops, hand_computed_unary_functions, .timeout = 600) {
     const ops_hand cases[] = {
         {"unary M=2 N=3 act=neg", OPS_XA, NULL, NULL, OPS_U_NEG, 6, 1},
@@ -1218,6 +1219,7 @@ Test(ops, hand_computed_unary_functions, .timeout = 600) {
         {"unary M=2 N=3 act=hardswish", OPS_XA, NULL, NULL, OPS_U_HARDSWISH, 6, 1},
         {"unary M=2 N=3 act=mish", OPS_XA, NULL, NULL, OPS_U_MISH, 6, 1},
         {"unary M=2 N=3 act=swish act_p=1.5", OPS_XA, NULL, NULL, OPS_U_SWISH, 6, 1},
+        {"unary M=2 N=3 act=logp act_p=0.117", OPS_XP, NULL, NULL, OPS_U_LOGP, 6, 1},
     };
     cr_assert_eq(sizeof cases / sizeof cases[0], GS_UN_COUNT - 1, "a unary function without a hand case");
     ops_check_hand_cases(cases, sizeof cases / sizeof cases[0]);
@@ -1293,6 +1295,18 @@ Test(ops, hand_computed_transpose, .timeout = 300) {
         {"transpose d0=1 d1=2 d2=3 p0=2 p1=0 p2=1", x6, NULL, NULL, t6, 6, 1},
         {"transpose d0=2 d1=3 d2=1 p0=1 p1=2 p2=0", x6, NULL, NULL, t6, 6, 1},
         {"transpose d0=6 p0=0", x6, NULL, NULL, x6, 6, 1},
+    };
+    ops_check_hand_cases(cases, sizeof cases / sizeof cases[0]);
+}
+
+/* chansq (LRN's sum): X = [[1,2],[3,4],[5,6]] as [N=1, C=3, X=2], the window c-1..c+1 (size
+ * 3) and c-1..c+2 (size 4, ONNX's larger upper half), times alpha. */
+Test(ops, hand_computed_chansq, .timeout = 300) {
+    static const float x6[6] = {1, 2, 3, 4, 5, 6};
+    static const float s3[6] = {10, 20, 35, 56, 34, 52}, s4[6] = {17.5f, 28, 17.5f, 28, 17, 26};
+    const ops_hand cases[] = {
+        {"chansq N=1 C=3 X=2 size=3", x6, x6, NULL, s3, 6, 2},
+        {"chansq N=1 C=3 X=2 size=4 alpha=0.5", x6, x6, NULL, s4, 6, 1},
     };
     ops_check_hand_cases(cases, sizeof cases / sizeof cases[0]);
 }

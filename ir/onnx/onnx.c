@@ -789,6 +789,25 @@ static int expand_concat(xb *x, const onode *n) {
     }
     return 0;
 }
+/* LRN (across channels): s = alpha/size * the channel window's sum of squares
+ * (chansq), t = log(bias + s), p = exp(-beta t), y = x * p: four nodes
+ * "<node>/LRN.sum", ".log", ".pow", ".mul". */
+static int expand_lrn(xb *x, const onode *n) {
+    rd *r = x->r;
+    const char *out = n->out[0];
+    const char *s = xstr(r, "%s/%s", out, "LRN.sum"), *t = xstr(r, "%s/%s", out, "LRN.log"),
+               *p = xstr(r, "%s/%s", out, "LRN.pow");
+    oattr a1[2] = {{.name = "size", .type = AT_INT, .i = node_attr_i(n, "size", 0)},
+                   {.name = "alpha", .type = AT_FLOAT, .f = node_attr_f(n, "alpha", 1e-4f)}};
+    oattr a2 = {.name = "bias", .type = AT_FLOAT, .f = node_attr_f(n, "bias", 1.0f)};
+    oattr a3 = {.name = "beta", .type = AT_FLOAT, .f = node_attr_f(n, "beta", 0.75f)};
+    if (!xnode(x, n, "LRN.Sum", "LRN.sum", n->in[0], NULL, s, a1, 2) ||
+        !xnode(x, n, "LRN.Log", "LRN.log", s, NULL, t, &a2, 1) ||
+        !xnode(x, n, "LRN.Pow", "LRN.pow", t, NULL, p, &a3, 1) ||
+        !xnode(x, n, "Mul", "LRN.mul", n->in[0], p, out, NULL, 0))
+        return -1;
+    return 0;
+}
 static int expandable(const onode *n) {
     if (*n->domain && strcmp(n->domain, "ai.onnx")) return 0;
     if (n->nin < 1 || n->nout < 1 || !*n->in[0] || !*n->out[0]) return 0;
@@ -800,7 +819,7 @@ static int expandable(const onode *n) {
         return 0; /* axis is required: left to the import's reason */
     }
     return !strcmp(n->op_type, "Softmax") || !strcmp(n->op_type, "LogSoftmax") ||
-           !strcmp(n->op_type, "LayerNormalization");
+           !strcmp(n->op_type, "LayerNormalization") || !strcmp(n->op_type, "LRN");
 }
 static gs_status expand_composites(rd *r) {
     gs_model *m = r->m;
@@ -811,7 +830,10 @@ static gs_status expand_composites(rd *r) {
     for (int i = 0; i < m->nnodes; i++) {
         const onode *n = &m->nodes[i];
         int rc = 0;
-        if (expandable(n)) rc = !strcmp(n->op_type, "Concat") ? expand_concat(&x, n) : expand_node(&x, n, m->opset);
+        if (expandable(n))
+            rc = !strcmp(n->op_type, "Concat") ? expand_concat(&x, n)
+                 : !strcmp(n->op_type, "LRN")  ? expand_lrn(&x, n)
+                                               : expand_node(&x, n, m->opset);
         else if (xnode(&x, n, n->op_type, "", NULL, NULL, "", NULL, 0)) x.v[x.n - 1] = *n; /* as it is */
         else rc = -1;
         if (rc < 0 || x.n > GS_ONNX_MAX_NODES) {
@@ -1198,6 +1220,8 @@ static const un_def un_defs[] = {
     {"Swish", GS_UN_SWISH, "alpha", 1.0f},
     /* a step of LayerNormalization's decomposition (expand_node): 1/sqrt(var + epsilon) */
     {"LayerNormalization.InvStdDev", GS_UN_RSQRT, "epsilon", 1e-5f},
+    /* LRN's steps (expand_lrn): log(bias + s), then exp(-beta t) */
+    {"LRN.Log", GS_UN_LOGP, "bias", 1.0f}, {"LRN.Pow", GS_UN_EXP, NULL, 0},
 };
 static const un_def *un_find(const char *op_type) {
     for (size_t k = 0; k < sizeof un_defs / sizeof un_defs[0]; k++)
@@ -1220,6 +1244,7 @@ static int un_keys(const onode *n, const un_def *d, char *buf, size_t nbuf, floa
         }
     }
     if (u == GS_UN_HARDSIGMOID) *alpha = attr_f(n, "alpha", 0.2f);
+    if (!strcmp(n->op_type, "LRN.Pow")) *alpha = -attr_f(n, "beta", 0.75f); /* exp(-beta t) */
     float p = d->p_attr ? attr_f(n, d->p_attr, d->p_def) : 0.0f;
     if (!isfinite(p) || !isfinite(*alpha) || (u == GS_UN_CELU && p == 0.0f)) {
         snprintf(why, nwhy, "%s: attribute %s=%g is not usable", n->op_type, d->p_attr ? d->p_attr : "alpha",
@@ -2099,6 +2124,24 @@ static void imp_transpose(imp *c) {
     kernel(c, spec, tens, 2, NULL);
 }
 
+/* LRN's sum of squares over the channel window (expand_lrn), scaled by alpha/size. */
+static void imp_lrn_sum(imp *c) {
+    tinfo *X = in_t(c, 0, 3, GS_ONNX_MAX_RANK);
+    if (!X) return;
+    int64_t size = attr_i(c->n, "size", 0);
+    float alpha = attr_f(c->n, "alpha", 1e-4f);
+    if (size < 1 || size > ONNX_DIM_MAX || !isfinite(alpha)) {
+        unsup(c, "LRN: size=%lld, alpha=%g", (long long)size, (double)alpha);
+        return;
+    }
+    char spec[200];
+    snprintf(spec, sizeof spec, "chansq N=%lld C=%lld X=%lld size=%lld alpha=%.9g", (long long)X->dims[0],
+             (long long)X->dims[1], (long long)prod(X->dims, 2, X->ndim), (long long)size, (double)(alpha / (float)size));
+    set_out(c, 0, X->ndim, X->dims, DT_FLOAT, NULL);
+    const char *tens[3] = {X->name, X->name, c->n->out[0]};
+    kernel(c, spec, tens, 3, NULL);
+}
+
 /* One input of a Concat (expand_concat) into its slice of the output. */
 static void imp_concat_part(imp *c) {
     const onode *n = c->n;
@@ -2163,6 +2206,7 @@ static const imp_def imp_defs[] = {
     {"Identity", imp_view},     {"Dropout", imp_view},     {"Unsqueeze", imp_view},   {"Squeeze", imp_view},
     {"Cast", imp_view},         {"CastLike", imp_view},    {"Transpose", imp_transpose},     {"Constant", imp_constant},
     {"BatchNormalization", imp_bn}, {"ConstantOfShape", imp_const_shape}, {"Concat.Part", imp_concat_part},
+    {"LRN.Sum", imp_lrn_sum},
 };
 
 /* A graph input's shape with its symbolic dims bound. */

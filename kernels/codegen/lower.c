@@ -267,7 +267,7 @@ static const char *const unary_body[GS_UN_COUNT] = {
     [GS_UN_THRESHOLDED_RELU] = "y > P ? y : 0.0f", [GS_UN_HARDSIGMOID] = "fmin$(1.0f, fmax$(0.0f, y + P))",
     [GS_UN_HARDSWISH] = "y * fmin$(1.0f, fmax$(0.0f, y * 0.166666667f + 0.5f))",
     [GS_UN_MISH] = "y * tanh$(fmax$(y, 0.0f) + log1p$(exp$(-fabs$(y))))",
-    [GS_UN_SWISH] = "y / (1.0f + exp$(-P * y))",
+    [GS_UN_SWISH] = "y / (1.0f + exp$(-P * y))", [GS_UN_LOGP] = "log$(y + P)",
 };
 static void print_unary_fn(gs_sb *sb, const gs_op *op, gs_dialect d) {
     if (!op->unary || op->unary >= GS_UN_COUNT) return;
