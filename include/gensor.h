@@ -216,7 +216,8 @@ typedef struct gs_model_node {
     const gs_op *op;         /* GS_MODEL_KERNEL: the operator; else NULL */
     int fused_into;          /* GS_MODEL_FUSED: the node whose kernel does this one's work; else -1 */
     const char *reason;      /* GS_MODEL_UNSUPPORTED and GS_MODEL_VIEW: why / what; else NULL */
-    const char *out_init;    /* GS_MODEL_KERNEL with beta != 0: the tensor the output buffer starts as */
+    const char *out_init;    /* GS_MODEL_KERNEL with beta != 0, or one that writes a slice of its output (a
+                                Concat's part after the first): the tensor the output buffer starts as */
     int nbindings;           /* GS_MODEL_KERNEL: gs_op_num_buffers(op), in its buffer order; GS_MODEL_VIEW:
                                 the viewed tensor ("in") and the view ("out"), or the constant ("out") */
     const gs_model_binding *bindings;

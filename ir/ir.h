@@ -86,8 +86,51 @@ typedef enum gs_combine {
     GS_COMBINE_SUM = 1, /* acc += input (single input); alpha scales (mean, avg pool) */
     GS_COMBINE_MAX = 2, /* acc = max(acc, input) */
     GS_COMBINE_ADD = 3, /* acc += sum(inputs) (elementwise add) */
-    GS_COMBINE_MIN = 4  /* acc = min(acc, input); NaN propagates as in max */
+    GS_COMBINE_MIN = 4, /* acc = min(acc, input); NaN propagates as in max */
+    GS_COMBINE_SUB = 5, /* acc += input0 - input1 (elementwise, no reduce axis) */
+    GS_COMBINE_DIV = 6, /* acc += input0 / input1 (elementwise, no reduce axis) */
+    GS_COMBINE_MAXE = 7, /* acc += max of the inputs (elementwise; NaN propagates) */
+    GS_COMBINE_MINE = 8, /* acc += min of the inputs (elementwise; NaN propagates) */
+    GS_COMBINE_POW = 9,  /* acc += pow(input0, input1) (elementwise) */
+    GS_COMBINE_PRELU = 10 /* acc += input0 < 0 ? input0 * input1 : input0 (elementwise) */
 } gs_combine;
+/* The element-wise combines of two or more inputs, no reduce axis allowed. */
+static inline bool gs_combine_eltwise(gs_combine c) {
+    return c == 5 || c == 6 || c == 7 || c == 8 || c == 9 || c == 10;
+}
+
+/* ---- unary functions ----------------------------------------------------
+ * One function applied to the output as an epilogue step (GS_EPI_UNARY),
+ * after the bias and before relu and clip: an element-wise op of its own
+ * (the spec's "unary") or fused after a gemm, conv or matmul (act=NAME).
+ * p is the function's one parameter (gs_op.unary_p), a literal of the
+ * kernel. The table in ir/op.c names each (the spec's act=) and gives the
+ * reference's double formula; kernels/codegen/lower.c prints each as an f32
+ * helper gs_unary(y) in the two dialects. */
+typedef enum gs_unary {
+    GS_UN_NONE = 0,
+    GS_UN_NEG, GS_UN_ABS, GS_UN_EXP, GS_UN_LOG, GS_UN_SQRT, GS_UN_RSQRT /* 1/sqrt(y + p) */,
+    GS_UN_RECIP, GS_UN_TANH, GS_UN_SIGMOID, GS_UN_ERF, GS_UN_SOFTPLUS, GS_UN_SOFTSIGN, GS_UN_FLOOR,
+    GS_UN_CEIL, GS_UN_ROUND /* half to even */, GS_UN_SIGN, GS_UN_SIN, GS_UN_COS, GS_UN_TAN, GS_UN_ASIN,
+    GS_UN_ACOS, GS_UN_ATAN, GS_UN_SINH, GS_UN_COSH, GS_UN_ASINH, GS_UN_ACOSH, GS_UN_ATANH,
+    GS_UN_GELU /* 0.5 y (1 + erf(y / sqrt 2)) */, GS_UN_GELU_TANH /* the tanh approximation */,
+    GS_UN_LEAKYRELU /* y < 0: p y */, GS_UN_ELU /* y < 0: p (e^y - 1) */,
+    GS_UN_CELU /* max(0, y) + min(0, p (e^(y/p) - 1)) */, GS_UN_THRESHOLDED_RELU /* y > p: y, else 0 */,
+    GS_UN_HARDSIGMOID /* max(0, min(1, y + p)): y is already alpha-scaled */,
+    GS_UN_HARDSWISH /* y max(0, min(1, y/6 + 1/2)) */, GS_UN_MISH /* y tanh(softplus(y)) */,
+    GS_UN_SWISH /* y sigmoid(p y) (SiLU at p = 1) */, GS_UN_LOGP /* log(y + p) */,
+    GS_UN_COUNT
+} gs_unary;
+typedef struct gs_unary_info {
+    const char *name;  /* act= name: "exp", "gelu", "leakyrelu" */
+    int has_p;         /* takes p (act_p=) */
+    double p_default;  /* p when act_p is not given */
+} gs_unary_info;
+extern const gs_unary_info gs_unaries[GS_UN_COUNT];
+/* Parse an act= name; false when unknown. */
+bool gs_unary_parse(const char *name, gs_unary *u);
+/* The function u at y with parameter p, in double (the reference's). */
+double gs_unary_eval(gs_unary u, double p, double y);
 
 typedef struct gs_epilogue {
     float alpha;    /* out = alpha*acc */
@@ -136,7 +179,10 @@ struct gs_op {
     uint8_t dtype_in;                  /* gs_dtype of the inputs and the bias (f32: 0) */
     uint8_t dtype_out;                 /* gs_dtype of the output */
     uint8_t math;                      /* gs_math: GS_MATH_TF32 rounds a product's inputs to TF32 */
-    uint8_t reserved_[7];              /* zero: no padding (see gs_op_key) */
+    uint8_t unary;                     /* gs_unary: the epilogue's unary step (GS_UN_NONE: none) */
+    uint8_t reserved_[2];              /* zero: no padding (see gs_op_key) */
+    float unary_p;                     /* the unary function's parameter (0 when it has none);
+                                          a literal of the kernel, like the clip bounds */
     float clip_lo, clip_hi;            /* finite, lo <= hi when both; 0 when unused */
 };
 /* The element types of tensor t of op (t == ninputs: the output) and of the
@@ -166,13 +212,14 @@ typedef enum gs_epi_kind {
     GS_EPI_ADD_BIAS,  /* y += bias[x_axis] */
     GS_EPI_RELU,      /* y = max(y, 0) */
     GS_EPI_CLIP_LO,   /* y = max(y, clip_lo) */
-    GS_EPI_CLIP_HI    /* y = min(y, clip_hi) */
+    GS_EPI_CLIP_HI,   /* y = min(y, clip_hi) */
+    GS_EPI_UNARY      /* y = f(y), f = gs_op.unary (after the bias, before relu) */
 } gs_epi_kind;
 typedef struct gs_epi_step {
     gs_epi_kind kind;
     int axis; /* GS_EPI_ADD_BIAS: the axis whose value indexes the bias */
 } gs_epi_step;
-#define GS_EPI_MAX_STEPS 6
+#define GS_EPI_MAX_STEPS 7
 /* op's epilogue steps into steps[GS_EPI_MAX_STEPS]; returns their count
  * (>= 1: the scale comes first). */
 int gs_epi_steps(const gs_op *op, gs_epi_step *steps);
@@ -455,9 +502,20 @@ gs_status gs_op_conv1x1_as_matmul(gs_ctx *ctx, const gs_op *conv, gs_op *out);
  * GS_ERR_INVALID_ARG for a NaN or infinite bound, or lo > hi. */
 gs_status gs_op_set_clip(gs_ctx *ctx, gs_op *op, int flags, float lo, float hi);
 
-typedef enum gs_eltwise { GS_ELT_RELU = 0, GS_ELT_ADD, GS_ELT_MUL, GS_ELT_CLIP } gs_eltwise;
-/* Z[M,N] = relu(X) | X + Y | X * Y | X (clip: bounds by gs_op_set_clip); with
- * bcast, Y is a [N] vector. */
+/* A unary function as op's epilogue step (gs_unary; p its parameter, ignored
+ * and stored 0 when it has none); appends " act=NAME[ act_p=P]" to the spec.
+ * GS_ERR_INVALID_ARG for an unknown function or a parameter that is not
+ * finite (or 0 for celu, which divides by it). */
+gs_status gs_op_set_unary(gs_ctx *ctx, gs_op *op, gs_unary u, float p);
+
+typedef enum gs_eltwise { GS_ELT_RELU = 0, GS_ELT_ADD, GS_ELT_MUL, GS_ELT_CLIP, GS_ELT_SUB, GS_ELT_DIV,
+                          GS_ELT_UNARY, GS_ELT_MAX, GS_ELT_MIN, GS_ELT_POW, GS_ELT_PRELU } gs_eltwise;
+/* Z[M,N] = the sum, max or min of n (2..3) inputs of X's shape, times alpha
+ * (mean: alpha = 1/n); spec "add M N inputs=3", "max M N", "mean M N inputs=3". */
+gs_status gs_op_build_nary(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int n, int64_t M, int64_t N, float alpha);
+/* Z[M,N] = relu(X) | X + Y | X * Y | X (clip: bounds by gs_op_set_clip) |
+ * X - Y | X / Y | X (unary: the function by gs_op_set_unary); with bcast, Y
+ * is a [N] vector. */
 gs_status gs_op_build_eltwise(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t M, int64_t N, int bcast);
 typedef enum gs_rowreduce { GS_ROW_SUM = 0, GS_ROW_MEAN, GS_ROW_MAX, GS_ROW_MIN } gs_rowreduce;
 /* Y[M] = sum | mean | max over k of X[M,K]. */
@@ -466,6 +524,22 @@ gs_status gs_op_build_rowreduce(gs_ctx *ctx, gs_op *op, gs_rowreduce kind, int64
  * per-channel vector broadcast over the other dims (NCHW's [C,1,1]; mul
  * with bias is an inference batch norm). Axes a, c, b; spec "addc A C B". */
 gs_status gs_op_build_chan(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t A, int64_t C, int64_t B, int bias);
+/* Z[A,R,B] = X[A,R,B] op Y[A,B] (add, sub, mul, div): Y broadcast over the
+ * middle dims, as a middle-axis reduction kept with keepdims is (softmax over
+ * a middle axis). Axes a, r, b (all spatial); spec "addm A R B". */
+gs_status gs_op_build_midb(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t A, int64_t R, int64_t B);
+/* Z[a, at + r, b] = X[a, r, b] for X[A,R,B] and Z[A,T,B] (at + R <= T): X
+ * copied into a slice of Z along the middle axis; the rest of Z is left as it
+ * is (the output starts as the caller's buffer). One input of a concat per
+ * kernel. Axes a, r, b (all spatial); spec "place A R B T at". */
+gs_status gs_op_build_place(gs_ctx *ctx, gs_op *op, int64_t A, int64_t R, int64_t B, int64_t T, int64_t at);
+/* Z = X with its dims permuted: Z's dim j is X's dim perm[j] (rank 1..GS_MAX_DIMS,
+ * dims[] X's extents). One spatial axis per output dim; spec "transpose d0.. p0..". */
+gs_status gs_op_build_transpose(gs_ctx *ctx, gs_op *op, int rank, const int64_t *dims, const int *perm);
+/* Y[n,c,x] = alpha * sum over the channel window c-(size-1)/2 .. c+size/2 of X[n,c',x]^2 (out of
+ * range: 0): local response normalization's sum, inputs X and X (the same buffer twice). Axes n,
+ * c, x spatial, r reduce; spec "chansq N C X size [alpha=1]". */
+gs_status gs_op_build_chansq(gs_ctx *ctx, gs_op *op, int64_t N, int64_t C, int64_t X, int64_t size, float alpha);
 /* Y[A,B] = sum | mean | max over r of X[A,R,B]: a reduction over a middle
  * axis (ONNX Reduce* over axes that are not the last; A or B may be 1).
  * Axes a, b (spatial), r (reduce); spec "midsum A=.. R=.. B=..". */

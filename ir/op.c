@@ -68,8 +68,21 @@ gs_status gs_op_validate(gs_ctx *ctx, const gs_op *op) {
                           op->axes[a].name);
     if (op->combine == GS_COMBINE_MAC && op->ninputs < 1)
         return gs_err(ctx, GS_ERR_INVALID_ARG, "multiply-accumulate needs inputs");
-    if ((int)op->combine < 0 || op->combine > GS_COMBINE_MIN)
+    if ((int)op->combine < 0 || op->combine > GS_COMBINE_PRELU)
         return gs_err(ctx, GS_ERR_INVALID_ARG, "unknown combine %d", (int)op->combine);
+    if (gs_combine_eltwise(op->combine)) {
+        bool two = op->combine != GS_COMBINE_MAXE && op->combine != GS_COMBINE_MINE;
+        if (two ? op->ninputs != 2 : op->ninputs < 2)
+            return gs_err(ctx, GS_ERR_INVALID_ARG, "sub/div/pow/prelu combine takes exactly two inputs, max/min two or more");
+        for (int a = 0; a < op->naxes; a++)
+            if (op->axes[a].kind == GS_AXIS_REDUCE)
+                return gs_err(ctx, GS_ERR_INVALID_ARG, "sub/div combine is element-wise (reduce axis %s)",
+                              op->axes[a].name);
+    }
+    if (op->unary >= GS_UN_COUNT || !isfinite(op->unary_p) ||
+        (op->unary == GS_UN_CELU && op->unary_p == 0.0f))
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "unary function %d with parameter %g is invalid", (int)op->unary,
+                      (double)op->unary_p);
     if ((op->combine == GS_COMBINE_SUM || op->combine == GS_COMBINE_MAX || op->combine == GS_COMBINE_MIN) &&
         op->ninputs != 1)
         return gs_err(ctx, GS_ERR_INVALID_ARG, "sum/max/min combine takes exactly one input");
@@ -404,8 +417,58 @@ gs_status gs_op_conv1x1_as_matmul(gs_ctx *ctx, const gs_op *conv, gs_op *out) {
     if (s == GS_OK && gs_op_typed(conv))
         s = gs_op_set_dtype(ctx, out, (gs_dtype)conv->dtype_in, (gs_dtype)conv->dtype_out);
     if (s == GS_OK && conv->math) s = gs_op_set_math(ctx, out, (gs_math)conv->math);
+    if (s == GS_OK && conv->unary) s = gs_op_set_unary(ctx, out, (gs_unary)conv->unary, conv->unary_p);
     if (s == GS_OK && conv->clip) s = gs_op_set_clip(ctx, out, conv->clip, conv->clip_lo, conv->clip_hi);
     return s;
+}
+
+/* ---- unary functions ------------------------------------------------------------------ */
+const gs_unary_info gs_unaries[GS_UN_COUNT] = {
+    [GS_UN_NONE] = {"none", 0, 0},           [GS_UN_NEG] = {"neg", 0, 0},
+    [GS_UN_ABS] = {"abs", 0, 0},             [GS_UN_EXP] = {"exp", 0, 0},
+    [GS_UN_LOG] = {"log", 0, 0},             [GS_UN_SQRT] = {"sqrt", 0, 0},
+    [GS_UN_RSQRT] = {"rsqrt", 1, 0},         [GS_UN_RECIP] = {"reciprocal", 0, 0},
+    [GS_UN_TANH] = {"tanh", 0, 0},           [GS_UN_SIGMOID] = {"sigmoid", 0, 0},
+    [GS_UN_ERF] = {"erf", 0, 0},             [GS_UN_SOFTPLUS] = {"softplus", 0, 0},
+    [GS_UN_SOFTSIGN] = {"softsign", 0, 0},   [GS_UN_FLOOR] = {"floor", 0, 0},
+    [GS_UN_CEIL] = {"ceil", 0, 0},           [GS_UN_ROUND] = {"round", 0, 0},
+    [GS_UN_SIGN] = {"sign", 0, 0},           [GS_UN_SIN] = {"sin", 0, 0},
+    [GS_UN_COS] = {"cos", 0, 0},             [GS_UN_TAN] = {"tan", 0, 0},
+    [GS_UN_ASIN] = {"asin", 0, 0},           [GS_UN_ACOS] = {"acos", 0, 0},
+    [GS_UN_ATAN] = {"atan", 0, 0},           [GS_UN_SINH] = {"sinh", 0, 0},
+    [GS_UN_COSH] = {"cosh", 0, 0},           [GS_UN_ASINH] = {"asinh", 0, 0},
+    [GS_UN_ACOSH] = {"acosh", 0, 0},         [GS_UN_ATANH] = {"atanh", 0, 0},
+    [GS_UN_GELU] = {"gelu", 0, 0},           [GS_UN_GELU_TANH] = {"gelu_tanh", 0, 0},
+    [GS_UN_LEAKYRELU] = {"leakyrelu", 1, 0.01}, [GS_UN_ELU] = {"elu", 1, 1.0},
+    [GS_UN_CELU] = {"celu", 1, 1.0},         [GS_UN_THRESHOLDED_RELU] = {"thresholdedrelu", 1, 1.0},
+    [GS_UN_HARDSIGMOID] = {"hardsigmoid", 1, 0.5}, [GS_UN_HARDSWISH] = {"hardswish", 0, 0},
+    [GS_UN_MISH] = {"mish", 0, 0},           [GS_UN_SWISH] = {"swish", 1, 1.0},
+    [GS_UN_LOGP] = {"logp", 1, 0},
+};
+
+bool gs_unary_parse(const char *name, gs_unary *u) {
+    for (int k = 1; k < GS_UN_COUNT; k++)
+        if (!strcmp(gs_unaries[k].name, name)) {
+            *u = (gs_unary)k;
+            return true;
+        }
+    return false;
+}
+
+gs_status gs_op_set_unary(gs_ctx *ctx, gs_op *op, gs_unary u, float p) {
+    if ((int)u <= GS_UN_NONE || u >= GS_UN_COUNT)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "%s: unknown unary function %d", op->spec, (int)u);
+    if (!gs_unaries[u].has_p) p = 0.0f;
+    if (!isfinite(p) || (u == GS_UN_CELU && p == 0.0f))
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "%s: act_p=%g is not a valid parameter of %s", op->spec, (double)p,
+                      gs_unaries[u].name);
+    op->unary = (uint8_t)u;
+    op->unary_p = p;
+    size_t l = strlen(op->spec);
+    l += (size_t)snprintf(op->spec + l, sizeof op->spec - l, " act=%s", gs_unaries[u].name);
+    if (gs_unaries[u].has_p && l < sizeof op->spec)
+        snprintf(op->spec + l, sizeof op->spec - l, " act_p=%.9g", (double)p);
+    return gs_op_validate(ctx, op);
 }
 
 gs_status gs_op_set_clip(gs_ctx *ctx, gs_op *op, int flags, float lo, float hi) {
@@ -426,6 +489,7 @@ gs_status gs_op_set_clip(gs_ctx *ctx, gs_op *op, int flags, float lo, float hi) 
     return gs_op_validate(ctx, op);
 }
 
+static gs_combine binary_combine(gs_eltwise kind);
 gs_status gs_op_build_eltwise(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t M, int64_t N, int bcast) {
     memset(op, 0, sizeof *op);
     enum { m = 0, n = 1 };
@@ -436,7 +500,10 @@ gs_status gs_op_build_eltwise(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t M
     set_tensor(X, "X", 2);
     set_dim(X, 0, M, m);
     set_dim(X, 1, N, n);
-    op->ninputs = kind == GS_ELT_RELU || kind == GS_ELT_CLIP ? 1 : 2;
+    bool unary = kind == GS_ELT_RELU || kind == GS_ELT_CLIP || kind == GS_ELT_UNARY;
+    if ((int)kind < 0 || kind > GS_ELT_PRELU)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_op_build_eltwise: unknown kind %d", (int)kind);
+    op->ninputs = unary ? 1 : 2;
     if (op->ninputs == 2) {
         gs_tensor *Y = &op->tensors[1];
         if (bcast) {
@@ -454,10 +521,10 @@ gs_status gs_op_build_eltwise(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t M
     set_dim(Z, 1, N, n);
     /* no reduce axis: the combine runs once, so MAC of one input copies it,
      * MAC of two multiplies, ADD sums */
-    op->combine = kind == GS_ELT_ADD ? GS_COMBINE_ADD : GS_COMBINE_MAC;
+    op->combine = unary ? GS_COMBINE_MAC : binary_combine(kind);
     op->epi = (gs_epilogue){1.0f, 0.0f, -1, kind == GS_ELT_RELU, 0};
-    static const char *names[] = {"relu", "add", "mul", "clip"};
-    if (kind == GS_ELT_RELU || kind == GS_ELT_CLIP)
+    static const char *names[] = {"relu", "add", "mul", "clip", "sub", "div", "unary", "max", "min", "pow", "prelu"};
+    if (unary)
         return finish(ctx, op, GS_OPK_ELTWISE, "%s M=%lld N=%lld", names[kind], (long long)M, (long long)N);
     return finish(ctx, op, GS_OPK_ELTWISE, "%s M=%lld N=%lld bcast=%d", names[kind], (long long)M, (long long)N,
                   bcast != 0);
@@ -479,10 +546,69 @@ gs_status gs_op_build_rowreduce(gs_ctx *ctx, gs_op *op, gs_rowreduce kind, int64
     return finish(ctx, op, GS_OPK_REDUCE, "%s M=%lld K=%lld", names[kind], (long long)M, (long long)K);
 }
 
+static gs_combine binary_combine(gs_eltwise kind) {
+    switch (kind) {
+    case GS_ELT_ADD: return GS_COMBINE_ADD;
+    case GS_ELT_SUB: return GS_COMBINE_SUB;
+    case GS_ELT_DIV: return GS_COMBINE_DIV;
+    case GS_ELT_MAX: return GS_COMBINE_MAXE;
+    case GS_ELT_MIN: return GS_COMBINE_MINE;
+    case GS_ELT_POW: return GS_COMBINE_POW;
+    case GS_ELT_PRELU: return GS_COMBINE_PRELU;
+    default: return GS_COMBINE_MAC;
+    }
+}
+static const char *binary_name(gs_eltwise kind) {
+    switch (kind) {
+    case GS_ELT_ADD: return "add";
+    case GS_ELT_SUB: return "sub";
+    case GS_ELT_DIV: return "div";
+    case GS_ELT_MAX: return "max";
+    case GS_ELT_MIN: return "min";
+    case GS_ELT_POW: return "pow";
+    case GS_ELT_PRELU: return "prelu";
+    default: return "mul";
+    }
+}
+static bool binary_kind(gs_eltwise kind) {
+    return kind == GS_ELT_ADD || kind == GS_ELT_MUL || kind == GS_ELT_SUB || kind == GS_ELT_DIV || kind == GS_ELT_MAX ||
+           kind == GS_ELT_MIN || kind == GS_ELT_POW || kind == GS_ELT_PRELU;
+}
+
+gs_status gs_op_build_nary(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int n, int64_t M, int64_t N, float alpha) {
+    memset(op, 0, sizeof *op);
+    if (kind != GS_ELT_ADD && kind != GS_ELT_MAX && kind != GS_ELT_MIN)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_op_build_nary: add, max or min (got %d)", (int)kind);
+    if (n < 2 || n > GS_MAX_TENSORS - 1)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "%s: %d inputs (2..%d)", binary_name(kind), n, GS_MAX_TENSORS - 1);
+    enum { m = 0, nn = 1 };
+    op->naxes = 2;
+    set_axis(op, m, "m", M, GS_AXIS_SPATIAL);
+    set_axis(op, nn, "n", N, GS_AXIS_SPATIAL);
+    static const char *names[] = {"X", "Y", "W", "Z"};
+    op->ninputs = n;
+    for (int t = 0; t <= n; t++) {
+        gs_tensor *T = &op->tensors[t];
+        set_tensor(T, t == n ? "Z" : names[t], 2);
+        set_dim(T, 0, M, m);
+        set_dim(T, 1, N, nn);
+    }
+    op->combine = binary_combine(kind);
+    op->epi = (gs_epilogue){alpha, 0.0f, -1, 0, 0};
+    if (alpha != 1.0f) {
+        if (kind != GS_ELT_ADD || alpha != 1.0f / (float)n)
+            return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_op_build_nary: alpha is 1, or 1/n for a mean (got %g)",
+                          (double)alpha);
+        return finish(ctx, op, GS_OPK_ELTWISE, "mean M=%lld N=%lld inputs=%d", (long long)M, (long long)N, n);
+    }
+    return finish(ctx, op, GS_OPK_ELTWISE, "%s M=%lld N=%lld inputs=%d", binary_name(kind), (long long)M, (long long)N,
+                  n);
+}
+
 gs_status gs_op_build_chan(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t A, int64_t C, int64_t B, int bias) {
     memset(op, 0, sizeof *op);
-    if (kind != GS_ELT_ADD && kind != GS_ELT_MUL)
-        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_op_build_chan: add or mul (got %d)", (int)kind);
+    if (!binary_kind(kind))
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_op_build_chan: a binary kind (got %d)", (int)kind);
     enum { a = 0, c = 1, b = 2 };
     op->naxes = 3;
     set_axis(op, a, "a", A, GS_AXIS_SPATIAL);
@@ -500,11 +626,66 @@ gs_status gs_op_build_chan(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t A, i
     set_dim(Z, 0, A, a);
     set_dim(Z, 1, C, c);
     set_dim(Z, 2, B, b);
-    op->combine = kind == GS_ELT_ADD ? GS_COMBINE_ADD : GS_COMBINE_MAC;
+    op->combine = binary_combine(kind);
     op->epi = (gs_epilogue){1.0f, 0.0f, bias ? c : -1, 0, 0};
     op->has_bias = bias != 0;
-    return finish(ctx, op, GS_OPK_CUSTOM, "%s A=%lld C=%lld B=%lld%s", kind == GS_ELT_ADD ? "addc" : "mulc",
-                  (long long)A, (long long)C, (long long)B, bias ? " bias=1" : "");
+    return finish(ctx, op, GS_OPK_CUSTOM, "%sc A=%lld C=%lld B=%lld%s", binary_name(kind), (long long)A, (long long)C,
+                  (long long)B, bias ? " bias=1" : "");
+}
+
+gs_status gs_op_build_midb(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t A, int64_t R, int64_t B) {
+    memset(op, 0, sizeof *op);
+    if (!binary_kind(kind))
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_op_build_midb: a binary kind (got %d)", (int)kind);
+    enum { a = 0, r = 1, b = 2 };
+    op->naxes = 3;
+    set_axis(op, a, "a", A, GS_AXIS_SPATIAL);
+    set_axis(op, r, "r", R, GS_AXIS_SPATIAL);
+    set_axis(op, b, "b", B, GS_AXIS_SPATIAL);
+    op->ninputs = 2;
+    gs_tensor *X = &op->tensors[0], *Y = &op->tensors[1], *Z = &op->tensors[2];
+    set_tensor(X, "X", 3);
+    set_dim(X, 0, A, a);
+    set_dim(X, 1, R, r);
+    set_dim(X, 2, B, b);
+    set_tensor(Y, "Y", 2);
+    set_dim(Y, 0, A, a);
+    set_dim(Y, 1, B, b);
+    set_tensor(Z, "Z", 3);
+    set_dim(Z, 0, A, a);
+    set_dim(Z, 1, R, r);
+    set_dim(Z, 2, B, b);
+    op->combine = binary_combine(kind);
+    op->epi = (gs_epilogue){1.0f, 0.0f, -1, 0, 0};
+    return finish(ctx, op, GS_OPK_CUSTOM, "%sm A=%lld R=%lld B=%lld", binary_name(kind), (long long)A, (long long)R,
+                  (long long)B);
+}
+
+gs_status gs_op_build_place(gs_ctx *ctx, gs_op *op, int64_t A, int64_t R, int64_t B, int64_t T, int64_t at) {
+    memset(op, 0, sizeof *op);
+    if (at < 0 || R > T || at > T - R)
+        return gs_err(ctx, GS_ERR_BAD_SHAPE, "place: the slice at=%lld of R=%lld does not fit T=%lld", (long long)at,
+                      (long long)R, (long long)T);
+    enum { a = 0, r = 1, b = 2 };
+    op->naxes = 3;
+    set_axis(op, a, "a", A, GS_AXIS_SPATIAL);
+    set_axis(op, r, "r", R, GS_AXIS_SPATIAL);
+    set_axis(op, b, "b", B, GS_AXIS_SPATIAL);
+    op->ninputs = 1;
+    gs_tensor *X = &op->tensors[0], *Z = &op->tensors[1];
+    set_tensor(X, "X", 3);
+    set_dim(X, 0, A, a);
+    set_dim(X, 1, R, r);
+    set_dim(X, 2, B, b);
+    set_tensor(Z, "Z", 3);
+    set_dim(Z, 0, A, a);
+    set_dim(Z, 1, T, r);
+    Z->idx[1].offset = at;
+    set_dim(Z, 2, B, b);
+    op->combine = GS_COMBINE_MAC; /* no reduce axis: a copy */
+    op->epi = (gs_epilogue){1.0f, 0.0f, -1, 0, 0};
+    return finish(ctx, op, GS_OPK_CUSTOM, "place A=%lld R=%lld B=%lld T=%lld at=%lld", (long long)A, (long long)R,
+                  (long long)B, (long long)T, (long long)at);
 }
 
 gs_status gs_op_build_midreduce(gs_ctx *ctx, gs_op *op, gs_rowreduce kind, int64_t A, int64_t R, int64_t B) {
@@ -533,7 +714,7 @@ gs_status gs_op_build_midreduce(gs_ctx *ctx, gs_op *op, gs_rowreduce kind, int64
 /* ---- spec parser ------------------------------------------------------------
  * A table of operators, each with its keys and a builder over the parsed
  * values: the one place that dispatches from spec names to builders. */
-typedef enum { KV_INT, KV_NONNEG, KV_BOOL, KV_FLOAT, KV_LAYOUT } kv_type;
+typedef enum { KV_INT, KV_NONNEG, KV_BOOL, KV_FLOAT, KV_LAYOUT, KV_ACT } kv_type;
 typedef struct {
     const char *key;
     kv_type type;
@@ -583,12 +764,29 @@ static gs_status spec_clip(gs_ctx *ctx, gs_op *op, const kv_vals *kv) {
     int f = (kvset(kv, "clip_lo") ? GS_CLIP_LO : 0) | (kvset(kv, "clip_hi") ? GS_CLIP_HI : 0);
     return f ? gs_op_set_clip(ctx, op, f, (float)kvf(kv, "clip_lo"), (float)kvf(kv, "clip_hi")) : GS_OK;
 }
+/* act= / act_p= of the spec, when given: the unary step. */
+static gs_status spec_unary(gs_ctx *ctx, gs_op *op, const kv_vals *kv) {
+    if (!kvset(kv, "act")) {
+        if (kvset(kv, "act_p")) return gs_err(ctx, GS_ERR_PARSE, "%s: act_p without act", op->spec);
+        return GS_OK;
+    }
+    gs_unary u = (gs_unary)kvi(kv, "act");
+    if (kvset(kv, "act_p") && !gs_unaries[u].has_p)
+        return gs_err(ctx, GS_ERR_PARSE, "%s: act=%s takes no act_p", op->spec, gs_unaries[u].name);
+    float p = kvset(kv, "act_p") ? (float)kvf(kv, "act_p") : (float)gs_unaries[u].p_default;
+    return gs_op_set_unary(ctx, op, u, p);
+}
+/* The epilogue's keys after the builder: act (unary), then the clip. */
+static gs_status spec_epi(gs_ctx *ctx, gs_op *op, const kv_vals *kv) {
+    gs_status s = spec_unary(ctx, op, kv);
+    return s == GS_OK ? spec_clip(ctx, op, kv) : s;
+}
 static gs_status b_gemm(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_vals *kv) {
     (void)od;
     gs_status s = gs_op_build_gemm(ctx, op, kvi(kv, "M"), kvi(kv, "N"), kvi(kv, "K"), (int)kvi(kv, "transA"),
                                    (int)kvi(kv, "transB"), (float)kvf(kv, "alpha"), (float)kvf(kv, "beta"));
     if (s == GS_OK) s = gemm_fuse(ctx, op, kvi(kv, "bias") != 0, kvi(kv, "relu") != 0);
-    return s == GS_OK ? spec_clip(ctx, op, kv) : s;
+    return s == GS_OK ? spec_epi(ctx, op, kv) : s;
 }
 static gs_status b_bgemm(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_vals *kv) {
     (void)od;
@@ -656,14 +854,118 @@ static gs_status b_window(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_val
         w.relu = (int)kvi(kv, "relu");
     }
     s = gs_op_build_window(ctx, op, &w);
-    return s == GS_OK && !pool ? spec_clip(ctx, op, kv) : s;
+    return s == GS_OK && !pool ? spec_epi(ctx, op, kv) : s;
 }
 
 static gs_status b_eltwise(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_vals *kv) {
-    bool unary = od->variant == GS_ELT_RELU || od->variant == GS_ELT_CLIP;
+    int nin = kv_slot(kv, "inputs") >= 0 ? (int)kvi(kv, "inputs") : 2;
+    bool mean = !strcmp(od->name, "mean");
+    if (nin != 2 || mean) {
+        if (kv_slot(kv, "bcast") >= 0 && kvi(kv, "bcast"))
+            return gs_err(ctx, GS_ERR_PARSE, "%s: bcast=1 takes two inputs (inputs=%d)", od->name, nin);
+        return gs_op_build_nary(ctx, op, (gs_eltwise)od->variant, nin, kvi(kv, "M"), kvi(kv, "N"),
+                                mean ? 1.0f / (float)nin : 1.0f);
+    }
+    bool unary = od->variant == GS_ELT_RELU || od->variant == GS_ELT_CLIP || od->variant == GS_ELT_UNARY;
     int bc = unary ? 0 : (int)kvi(kv, "bcast");
     gs_status s = gs_op_build_eltwise(ctx, op, (gs_eltwise)od->variant, kvi(kv, "M"), kvi(kv, "N"), bc);
+    if (s == GS_OK && od->variant == GS_ELT_UNARY) {
+        op->epi.alpha = (float)kvf(kv, "alpha"); /* y = f(alpha * x) (HardSigmoid's slope) */
+        if (op->epi.alpha != 1.0f) {
+            size_t l = strlen(op->spec);
+            snprintf(op->spec + l, sizeof op->spec - l, " alpha=%.9g", (double)op->epi.alpha);
+        }
+        s = spec_unary(ctx, op, kv);
+    }
     return s == GS_OK && od->variant == GS_ELT_CLIP ? spec_clip(ctx, op, kv) : s;
+}
+gs_status gs_op_build_transpose(gs_ctx *ctx, gs_op *op, int rank, const int64_t *dims, const int *perm) {
+    memset(op, 0, sizeof *op);
+    if (rank < 1 || rank > GS_MAX_DIMS)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "transpose: rank %d (1..%d)", rank, GS_MAX_DIMS);
+    int seen[GS_MAX_DIMS] = {0};
+    for (int j = 0; j < rank; j++) {
+        if (perm[j] < 0 || perm[j] >= rank || seen[perm[j]]++)
+            return gs_err(ctx, GS_ERR_INVALID_ARG, "transpose: p%d=%d makes no permutation of 0..%d", j, perm[j],
+                          rank - 1);
+    }
+    static const char *an[GS_MAX_DIMS] = {"a0", "a1", "a2", "a3", "a4", "a5"};
+    op->naxes = rank;
+    gs_tensor *X = &op->tensors[0], *Z = &op->tensors[1];
+    set_tensor(X, "X", rank);
+    set_tensor(Z, "Z", rank);
+    for (int j = 0; j < rank; j++) {
+        set_axis(op, j, an[j], dims[perm[j]], GS_AXIS_SPATIAL);
+        set_dim(X, perm[j], dims[perm[j]], j);
+        set_dim(Z, j, dims[perm[j]], j);
+    }
+    op->ninputs = 1;
+    op->combine = GS_COMBINE_MAC; /* no reduce axis: a copy */
+    op->epi = (gs_epilogue){1.0f, 0.0f, -1, 0, 0};
+    char txt[200];
+    size_t l = 0;
+    txt[0] = 0;
+    for (int j = 0; j < rank; j++) l += (size_t)snprintf(txt + l, sizeof txt - l, " d%d=%lld", j, (long long)dims[j]);
+    for (int j = 0; j < rank; j++) l += (size_t)snprintf(txt + l, sizeof txt - l, " p%d=%d", j, perm[j]);
+    return finish(ctx, op, GS_OPK_CUSTOM, "transpose%s", txt);
+}
+gs_status gs_op_build_chansq(gs_ctx *ctx, gs_op *op, int64_t N, int64_t C, int64_t X, int64_t size, float alpha) {
+    memset(op, 0, sizeof *op);
+    enum { n = 0, c = 1, x = 2, r = 3 };
+    op->naxes = 4;
+    set_axis(op, n, "n", N, GS_AXIS_SPATIAL);
+    set_axis(op, c, "c", C, GS_AXIS_SPATIAL);
+    set_axis(op, x, "x", X, GS_AXIS_SPATIAL);
+    set_axis(op, r, "r", size, GS_AXIS_REDUCE);
+    op->ninputs = 2;
+    for (int t = 0; t < 2; t++) {
+        gs_tensor *T = &op->tensors[t];
+        set_tensor(T, t ? "X2" : "X", 3);
+        set_dim(T, 0, N, n);
+        set_dim(T, 1, C, c);
+        T->idx[1].coeff[r] = 1; /* c + r - (size-1)/2 */
+        T->idx[1].offset = -((size - 1) / 2);
+        set_dim(T, 2, X, x);
+    }
+    gs_tensor *Y = &op->tensors[2];
+    set_tensor(Y, "Y", 3);
+    set_dim(Y, 0, N, n);
+    set_dim(Y, 1, C, c);
+    set_dim(Y, 2, X, x);
+    op->combine = GS_COMBINE_MAC;
+    op->epi = (gs_epilogue){alpha, 0.0f, -1, 0, 0};
+    return finish(ctx, op, GS_OPK_CUSTOM, "chansq N=%lld C=%lld X=%lld size=%lld alpha=%.9g", (long long)N, (long long)C,
+                  (long long)X, (long long)size, (double)alpha);
+}
+static gs_status b_chansq(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_vals *kv) {
+    (void)od;
+    return gs_op_build_chansq(ctx, op, kvi(kv, "N"), kvi(kv, "C"), kvi(kv, "X"), kvi(kv, "size"),
+                              (float)kvf(kv, "alpha"));
+}
+static gs_status b_transpose(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_vals *kv) {
+    static const char *dk[GS_MAX_DIMS] = {"d0", "d1", "d2", "d3", "d4", "d5"}, *pk[GS_MAX_DIMS] = {"p0", "p1", "p2", "p3", "p4", "p5"};
+    int64_t dims[GS_MAX_DIMS];
+    int perm[GS_MAX_DIMS], rank = 0;
+    while (rank < GS_MAX_DIMS && kvset(kv, dk[rank])) rank++;
+    for (int j = 0; j < GS_MAX_DIMS; j++) {
+        if (j >= rank && (kvset(kv, dk[j]) || kvset(kv, pk[j])))
+            return gs_err(ctx, GS_ERR_PARSE, "%s: %s or %s past the rank %d (d0..d%d given)", od->name, dk[j], pk[j],
+                          rank, rank - 1);
+        if (j < rank && !kvset(kv, pk[j]))
+            return gs_err(ctx, GS_ERR_PARSE, "%s: missing %s (a permutation of the %d dims)", od->name, pk[j], rank);
+        if (j < rank) {
+            dims[j] = kvi(kv, dk[j]);
+            perm[j] = (int)kvi(kv, pk[j]);
+        }
+    }
+    return gs_op_build_transpose(ctx, op, rank, dims, perm);
+}
+static gs_status b_place(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_vals *kv) {
+    (void)od;
+    return gs_op_build_place(ctx, op, kvi(kv, "A"), kvi(kv, "R"), kvi(kv, "B"), kvi(kv, "T"), kvi(kv, "at"));
+}
+static gs_status b_midb(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_vals *kv) {
+    return gs_op_build_midb(ctx, op, (gs_eltwise)od->variant, kvi(kv, "A"), kvi(kv, "R"), kvi(kv, "B"));
 }
 static gs_status b_row(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_vals *kv) {
     return gs_op_build_rowreduce(ctx, op, (gs_rowreduce)od->variant, kvi(kv, "M"), kvi(kv, "K"));
@@ -677,7 +979,8 @@ static gs_status b_mid(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_vals *
 }
 
 #define NK(a) ((int)(sizeof a / sizeof a[0]))
-#define CLIP_KEYS {"clip_lo", KV_FLOAT, false, 0}, {"clip_hi", KV_FLOAT, false, 0}
+#define CLIP_KEYS {"clip_lo", KV_FLOAT, false, 0}, {"clip_hi", KV_FLOAT, false, 0}, \
+    {"act", KV_ACT, false, 0}, {"act_p", KV_FLOAT, false, 0}
 static const kv_def gemm_keys[] = {
     {"M", KV_INT, true, 0}, {"N", KV_INT, true, 0}, {"K", KV_INT, true, 0}, {"transA", KV_BOOL, false, 0},
     {"transB", KV_BOOL, false, 0}, {"alpha", KV_FLOAT, false, 1}, {"beta", KV_FLOAT, false, 0},
@@ -714,8 +1017,24 @@ static const kv_def dwconv_keys[] = {
 static const kv_def pool_keys[] = {POOL_KEYS};
 static const kv_def avgpool_keys[] = {POOL_KEYS, {"count_include_pad", KV_BOOL, false, 1}};
 static const kv_def relu_keys[] = {{"M", KV_INT, true, 0}, {"N", KV_INT, true, 0}};
-static const kv_def clip_keys[] = {{"M", KV_INT, true, 0}, {"N", KV_INT, true, 0}, CLIP_KEYS};
+static const kv_def clip_keys[] = {{"M", KV_INT, true, 0}, {"N", KV_INT, true, 0},
+                                   {"clip_lo", KV_FLOAT, false, 0}, {"clip_hi", KV_FLOAT, false, 0}};
+static const kv_def unary_keys[] = {{"M", KV_INT, true, 0}, {"N", KV_INT, true, 0}, {"act", KV_ACT, true, 0},
+                                    {"act_p", KV_FLOAT, false, 0}, {"alpha", KV_FLOAT, false, 1}};
+static const kv_def transpose_keys[] = {
+    {"d0", KV_INT, true, 0},     {"d1", KV_INT, false, 0},    {"d2", KV_INT, false, 0},    {"d3", KV_INT, false, 0},
+    {"d4", KV_INT, false, 0},    {"d5", KV_INT, false, 0},    {"p0", KV_NONNEG, false, 0}, {"p1", KV_NONNEG, false, 0},
+    {"p2", KV_NONNEG, false, 0}, {"p3", KV_NONNEG, false, 0}, {"p4", KV_NONNEG, false, 0}, {"p5", KV_NONNEG, false, 0}};
+static const kv_def chansq_keys[] = {{"N", KV_INT, true, 0}, {"C", KV_INT, true, 0}, {"X", KV_INT, true, 0},
+                                     {"size", KV_INT, true, 0}, {"alpha", KV_FLOAT, false, 1}};
+static const kv_def place_keys[] = {{"A", KV_INT, true, 0}, {"R", KV_INT, true, 0}, {"B", KV_INT, true, 0},
+                                    {"T", KV_INT, true, 0}, {"at", KV_NONNEG, false, 0}};
+static const kv_def midb_keys[] = {{"A", KV_INT, true, 0}, {"R", KV_INT, true, 0}, {"B", KV_INT, true, 0}};
 static const kv_def binary_keys[] = {{"M", KV_INT, true, 0}, {"N", KV_INT, true, 0}, {"bcast", KV_BOOL, false, 0}};
+/* add, max, min: also n inputs of one shape (inputs=2..3); mean: their sum over n */
+static const kv_def nary_keys[] = {{"M", KV_INT, true, 0}, {"N", KV_INT, true, 0}, {"bcast", KV_BOOL, false, 0},
+                                   {"inputs", KV_INT, false, 2}};
+static const kv_def mean_keys[] = {{"M", KV_INT, true, 0}, {"N", KV_INT, true, 0}, {"inputs", KV_INT, false, 2}};
 static const kv_def row_keys[] = {{"M", KV_INT, true, 0}, {"K", KV_INT, true, 0}};
 static const kv_def chan_keys[] = {{"A", KV_INT, true, 0}, {"C", KV_INT, true, 0}, {"B", KV_INT, true, 0},
                                    {"bias", KV_BOOL, false, 0}};
@@ -731,14 +1050,39 @@ static const op_def op_defs[] = {
     {"maxpool2d", pool_keys, NK(pool_keys), b_window, GS_WIN_MAXPOOL},
     {"relu", relu_keys, NK(relu_keys), b_eltwise, GS_ELT_RELU},
     {"clip", clip_keys, NK(clip_keys), b_eltwise, GS_ELT_CLIP},
-    {"add", binary_keys, NK(binary_keys), b_eltwise, GS_ELT_ADD},
+    {"add", nary_keys, NK(nary_keys), b_eltwise, GS_ELT_ADD},
     {"mul", binary_keys, NK(binary_keys), b_eltwise, GS_ELT_MUL},
+    {"sub", binary_keys, NK(binary_keys), b_eltwise, GS_ELT_SUB},
+    {"div", binary_keys, NK(binary_keys), b_eltwise, GS_ELT_DIV},
+    {"unary", unary_keys, NK(unary_keys), b_eltwise, GS_ELT_UNARY},
+    {"max", nary_keys, NK(nary_keys), b_eltwise, GS_ELT_MAX},
+    {"min", nary_keys, NK(nary_keys), b_eltwise, GS_ELT_MIN},
+    {"mean", mean_keys, NK(mean_keys), b_eltwise, GS_ELT_ADD},
+    {"pow", binary_keys, NK(binary_keys), b_eltwise, GS_ELT_POW},
+    {"prelu", binary_keys, NK(binary_keys), b_eltwise, GS_ELT_PRELU},
     {"rowsum", row_keys, NK(row_keys), b_row, GS_ROW_SUM},
     {"rowmean", row_keys, NK(row_keys), b_row, GS_ROW_MEAN},
     {"rowmax", row_keys, NK(row_keys), b_row, GS_ROW_MAX},
     {"rowmin", row_keys, NK(row_keys), b_row, GS_ROW_MIN},
     {"addc", chan_keys, NK(chan_keys), b_chan, GS_ELT_ADD},
     {"mulc", chan_keys, NK(chan_keys), b_chan, GS_ELT_MUL},
+    {"subc", chan_keys, NK(chan_keys), b_chan, GS_ELT_SUB},
+    {"divc", chan_keys, NK(chan_keys), b_chan, GS_ELT_DIV},
+    {"maxc", chan_keys, NK(chan_keys), b_chan, GS_ELT_MAX},
+    {"minc", chan_keys, NK(chan_keys), b_chan, GS_ELT_MIN},
+    {"powc", chan_keys, NK(chan_keys), b_chan, GS_ELT_POW},
+    {"preluc", chan_keys, NK(chan_keys), b_chan, GS_ELT_PRELU},
+    {"addm", midb_keys, NK(midb_keys), b_midb, GS_ELT_ADD},
+    {"subm", midb_keys, NK(midb_keys), b_midb, GS_ELT_SUB},
+    {"mulm", midb_keys, NK(midb_keys), b_midb, GS_ELT_MUL},
+    {"divm", midb_keys, NK(midb_keys), b_midb, GS_ELT_DIV},
+    {"maxm", midb_keys, NK(midb_keys), b_midb, GS_ELT_MAX},
+    {"minm", midb_keys, NK(midb_keys), b_midb, GS_ELT_MIN},
+    {"powm", midb_keys, NK(midb_keys), b_midb, GS_ELT_POW},
+    {"prelum", midb_keys, NK(midb_keys), b_midb, GS_ELT_PRELU},
+    {"place", place_keys, NK(place_keys), b_place, 0},
+    {"transpose", transpose_keys, NK(transpose_keys), b_transpose, 0},
+    {"chansq", chansq_keys, NK(chansq_keys), b_chansq, 0},
     {"midsum", mid_keys, NK(mid_keys), b_mid, GS_ROW_SUM},
     {"midmean", mid_keys, NK(mid_keys), b_mid, GS_ROW_MEAN},
     {"midmax", mid_keys, NK(mid_keys), b_mid, GS_ROW_MAX},
@@ -758,7 +1102,18 @@ static gs_status parse_value(gs_ctx *ctx, const op_def *od, const kv_def *kd, co
     if (!*v) return gs_err(ctx, GS_ERR_PARSE, "%s: key '%s' has no value in '%s'", od->name, kd->key, tok);
     char *end = NULL;
     errno = 0;
-    if (kd->type == KV_LAYOUT) {
+    if (kd->type == KV_ACT) {
+        gs_unary u;
+        if (!gs_unary_parse(v, &u)) {
+            char known[512];
+            size_t off = 0;
+            known[0] = 0;
+            for (int k = 1; k < GS_UN_COUNT && off < sizeof known; k++)
+                off += (size_t)snprintf(known + off, sizeof known - off, "%s%s", k > 1 ? " " : "", gs_unaries[k].name);
+            return gs_err(ctx, GS_ERR_PARSE, "%s: unknown function '%.40s' in act= (known: %s)", od->name, v, known);
+        }
+        out->ival[slot] = u;
+    } else if (kd->type == KV_LAYOUT) {
         if (!strcmp(v, "nchw")) out->ival[slot] = 0;
         else if (!strcmp(v, "nhwc")) out->ival[slot] = 1;
         else return gs_err(ctx, GS_ERR_PARSE, "%s: layout must be nchw or nhwc (got '%s')", od->name, v);
@@ -808,7 +1163,7 @@ gs_status gs_op_parse_into(gs_ctx *ctx, const char *spec, gs_op *op) {
     for (int i = 0; i < N_OP_DEFS; i++)
         if (!strcmp(tok, op_defs[i].name)) od = &op_defs[i];
     if (!od) {
-        char known[256] = "";
+        char known[512] = "";
         size_t off = 0;
         for (int i = 0; i < N_OP_DEFS && off < sizeof known; i++)
             off += (size_t)snprintf(known + off, sizeof known - off, "%s%s", i ? " " : "", op_defs[i].name);
@@ -1025,7 +1380,8 @@ _Static_assert(sizeof(gs_op) == GS_FSZ(gs_op, kind) + GS_FSZ(gs_op, naxes) + GS_
                                     GS_FSZ(gs_op, epi) + GS_FSZ(gs_op, transA) + GS_FSZ(gs_op, transB) +
                                     GS_FSZ(gs_op, spec) + GS_FSZ(gs_op, has_bias) + GS_FSZ(gs_op, clip) +
                                     GS_FSZ(gs_op, dtype_in) + GS_FSZ(gs_op, dtype_out) + GS_FSZ(gs_op, math) +
-                                    GS_FSZ(gs_op, reserved_) + GS_FSZ(gs_op, clip_lo) + GS_FSZ(gs_op, clip_hi),
+                                    GS_FSZ(gs_op, unary) + GS_FSZ(gs_op, reserved_) + GS_FSZ(gs_op, unary_p) +
+                                    GS_FSZ(gs_op, clip_lo) + GS_FSZ(gs_op, clip_hi),
                "gs_op has padding or a field this sum lacks");
 #undef GS_FSZ
 

@@ -26,6 +26,7 @@ int gs_epi_steps(const gs_op *op, gs_epi_step *steps) {
     steps[n++] = (gs_epi_step){GS_EPI_SCALE, -1};
     if (op->epi.beta != 0.0f) steps[n++] = (gs_epi_step){GS_EPI_ADD_OLD, -1};
     if (op->has_bias && op->epi.bias_axis >= 0) steps[n++] = (gs_epi_step){GS_EPI_ADD_BIAS, op->epi.bias_axis};
+    if (op->unary) steps[n++] = (gs_epi_step){GS_EPI_UNARY, -1};
     if (op->epi.relu) steps[n++] = (gs_epi_step){GS_EPI_RELU, -1};
     if (op->clip & GS_CLIP_LO) steps[n++] = (gs_epi_step){GS_EPI_CLIP_LO, -1};
     if (op->clip & GS_CLIP_HI) steps[n++] = (gs_epi_step){GS_EPI_CLIP_HI, -1};
@@ -43,6 +44,52 @@ bool gs_epi_has(const gs_op *op, gs_epi_kind k, int *axis) {
     return false;
 }
 
+double gs_unary_eval(gs_unary u, double p, double y) {
+    switch (u) {
+    case GS_UN_NONE: return y;
+    case GS_UN_NEG: return -y;
+    case GS_UN_ABS: return fabs(y);
+    case GS_UN_EXP: return exp(y);
+    case GS_UN_LOG: return log(y);
+    case GS_UN_SQRT: return sqrt(y);
+    case GS_UN_RSQRT: return 1.0 / sqrt(y + p);
+    case GS_UN_RECIP: return 1.0 / y;
+    case GS_UN_TANH: return tanh(y);
+    case GS_UN_SIGMOID: return 1.0 / (1.0 + exp(-y));
+    case GS_UN_ERF: return erf(y);
+    case GS_UN_SOFTPLUS: return (y > 0 ? y : 0.0) + log1p(exp(-fabs(y)));
+    case GS_UN_SOFTSIGN: return y / (1.0 + fabs(y));
+    case GS_UN_FLOOR: return floor(y);
+    case GS_UN_CEIL: return ceil(y);
+    case GS_UN_ROUND: return nearbyint(y); /* the default rounding mode: half to even */
+    case GS_UN_SIGN: return y > 0 ? 1.0 : y < 0 ? -1.0 : y; /* 0 and NaN as they are */
+    case GS_UN_SIN: return sin(y);
+    case GS_UN_COS: return cos(y);
+    case GS_UN_TAN: return tan(y);
+    case GS_UN_ASIN: return asin(y);
+    case GS_UN_ACOS: return acos(y);
+    case GS_UN_ATAN: return atan(y);
+    case GS_UN_SINH: return sinh(y);
+    case GS_UN_COSH: return cosh(y);
+    case GS_UN_ASINH: return asinh(y);
+    case GS_UN_ACOSH: return acosh(y);
+    case GS_UN_ATANH: return atanh(y);
+    case GS_UN_GELU: return 0.5 * y * (1.0 + erf(y * 0.70710678118654752440));
+    case GS_UN_GELU_TANH: return 0.5 * y * (1.0 + tanh(0.79788456080286535588 * (y + 0.044715 * y * y * y)));
+    case GS_UN_LEAKYRELU: return y < 0 ? p * y : y;
+    case GS_UN_ELU: return y < 0 ? p * (exp(y) - 1.0) : y;
+    case GS_UN_CELU: return (y > 0 ? y : 0.0) + fmin(0.0, p * (exp(y / p) - 1.0));
+    case GS_UN_THRESHOLDED_RELU: return y > p ? y : isnan(y) ? y : 0.0;
+    case GS_UN_HARDSIGMOID: return isnan(y) ? y : fmax(0.0, fmin(1.0, y + p));
+    case GS_UN_HARDSWISH: return isnan(y) ? y : y * fmax(0.0, fmin(1.0, y / 6.0 + 0.5));
+    case GS_UN_MISH: return y * tanh((y > 0 ? y : 0.0) + log1p(exp(-fabs(y))));
+    case GS_UN_SWISH: return y / (1.0 + exp(-p * y));
+    case GS_UN_LOGP: return log(y + p);
+    case GS_UN_COUNT: break;
+    }
+    return y;
+}
+
 /* The steps applied to acc at point pt (old: the output's previous value). */
 static double epi_eval(const gs_op *op, const float *bias, const int64_t *pt, double acc, double old, int64_t valid) {
     gs_epi_step st[GS_EPI_MAX_STEPS];
@@ -56,6 +103,7 @@ static double epi_eval(const gs_op *op, const float *bias, const int64_t *pt, do
             break;
         case GS_EPI_ADD_OLD: y += (double)op->epi.beta * old; break;
         case GS_EPI_ADD_BIAS: y += (double)bias[pt[st[i].axis]]; break;
+        case GS_EPI_UNARY: y = gs_unary_eval((gs_unary)op->unary, (double)op->unary_p, y); break;
         case GS_EPI_RELU:
             if (y < 0) y = 0; /* NaN < 0 is false: relu(NaN) = NaN */
             break;
@@ -81,7 +129,25 @@ double gs_op_reference_point(const gs_op *op, const float *const *ins, const flo
     int64_t valid = 0; /* reduce points whose input-0 read is in bounds (count_valid) */
     for (int i = 0; i < nrd; i++) pt[rd[i]] = 0;
     for (;;) {
-        if (op->combine == GS_COMBINE_ADD) {
+        if (gs_combine_eltwise(op->combine)) { /* element-wise: no padding, no reduce axis */
+            double v[GS_MAX_TENSORS] = {0};
+            for (int t = 0; t < op->ninputs; t++) {
+                int64_t o = gs_tensor_offset(&op->tensors[t], pt, op->naxes);
+                v[t] = o < 0 ? 0.0 : (double)ins[t][o];
+            }
+            double a = v[0], b = v[1], r = a;
+            switch (op->combine) {
+            case GS_COMBINE_SUB: r = a - b; break;
+            case GS_COMBINE_DIV: r = a / b; break;
+            case GS_COMBINE_POW: r = pow(a, b); break;
+            case GS_COMBINE_PRELU: r = a < 0 ? a * b : a; break;
+            default: /* max/min over the inputs; a NaN input wins (ir.h's NaN rule) */
+                for (int t = 1; t < op->ninputs; t++)
+                    if (isnan(v[t]) || (!isnan(r) && (op->combine == GS_COMBINE_MAXE ? v[t] > r : v[t] < r))) r = v[t];
+                break;
+            }
+            acc += r;
+        } else if (op->combine == GS_COMBINE_ADD) {
             for (int t = 0; t < op->ninputs; t++) {
                 int64_t o = gs_tensor_offset(&op->tensors[t], pt, op->naxes);
                 acc += o < 0 ? 0.0 : (double)ins[t][o];

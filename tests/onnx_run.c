@@ -479,10 +479,9 @@ static int run_test(runner *R, const char *dir, outcome *o) {
             if (nd.nbindings == 1 && nd.bindings[0].constant) {
                 const float *c;
                 int64_t n;
-                if (gs_model_constant(ctx, m, nd.bindings[0].tensor, &c, &n) != GS_OK) {
-                    set(o, ST_FAIL, "%s: constant: %s", nd.name, gs_ctx_errmsg(ctx));
-                    goto done;
-                }
+                /* a constant without fp32 data (an INT64 axes list) parameterises the
+                 * import only; a kernel that binds it fails at launch ("no constant") */
+                if (gs_model_constant(ctx, m, nd.bindings[0].tensor, &c, &n) != GS_OK) continue;
                 put(&st, nd.bindings[0].tensor, (float *)c, n, 1);
             } else if (nd.nbindings == 2) {
                 ten *t = find(&st, nd.bindings[0].tensor);

@@ -395,25 +395,31 @@ Test(onnx, external_data_equals_inline) {
 /* misc.onnx: average pooling with ONNX's count_include_pad=0, MatMul over a
  * [2,seq,16] batch, Add of equal shapes, Mul by a vector, the reductions with
  * their axes as an input (ReduceSum, opset 13) and as an attribute
- * (ReduceMean), a Reshape view, Gemm with a whole [M,N] C, and a Softmax
- * that is listed as unsupported. */
+ * (ReduceMean), a Reshape view, Gemm with a whole [M,N] C, a Softmax
+ * replaced at load by its five nodes (max subtracted, exp, sum, divide) and
+ * a Selu that is listed as unsupported. */
 Test(onnx, misc_maps_and_lists_the_rest) {
     gs_ctx *ctx = gs_ctx_create();
     gs_model *m = load_data(ctx, "onnx/misc.onnx");
     cr_assert_eq(gs_model_bind_dim(ctx, m, "seq", 3), GS_OK);
     cr_assert_eq(gs_model_import(ctx, m), GS_OK, "%s", gs_ctx_errmsg(ctx));
-    static const char *want[9] = {
+    cr_assert_eq(gs_model_num_nodes(m), 14, "9 nodes, the Softmax as 5");
+    static const char *want[13] = {
         "avgpool2d N=1 C=2 H=5 W=5 F=3 stride=2 pad=1 layout=nchw count_include_pad=0",
         "gemm M=6 N=8 K=16",
         "add M=6 N=8",
         "mul M=6 N=8 bcast=1",
         "rowsum M=6 K=8",
         "rowmean M=6 K=8",
-        NULL,
+        "rowmax M=6 K=8",
+        "subc A=1 C=6 B=8",
+        "unary M=6 N=8 act=exp",
+        "rowsum M=6 K=8",
+        "divc A=1 C=6 B=8",
         NULL,
         "gemm M=6 N=4 K=8 alpha=0.5 beta=2",
     };
-    for (int i = 0; i < 9; i++) {
+    for (int i = 0; i < 13; i++) {
         gs_model_node nd;
         node(ctx, m, i, &nd);
         if (want[i]) {
@@ -422,12 +428,21 @@ Test(onnx, misc_maps_and_lists_the_rest) {
         }
     }
     gs_model_node nd;
-    node(ctx, m, 6, &nd);
-    cr_expect(nd.kind == GS_MODEL_UNSUPPORTED && nd.reason && strstr(nd.reason, "Softmax"), "softmax: %d %s", nd.kind,
+    node(ctx, m, 13, &nd);
+    cr_expect(nd.kind == GS_MODEL_UNSUPPORTED && nd.reason && strstr(nd.reason, "Selu"), "selu: %d %s", nd.kind,
               nd.reason ? nd.reason : "");
-    node(ctx, m, 7, &nd);
+    /* the softmax's nodes: named after it, the last writes its output */
+    node(ctx, m, 6, &nd);
+    cr_expect_str_eq(nd.name, "softmax/Softmax.max");
+    expect_binding(&nd, 1, "Y", "sm/Softmax.max", 0);
+    node(ctx, m, 10, &nd);
+    cr_expect_str_eq(nd.name, "softmax/Softmax.div");
+    expect_binding(&nd, 0, "X", "sm/Softmax.exp", 0);
+    expect_binding(&nd, 1, "Y", "sm/Softmax.sum", 0);
+    expect_binding(&nd, 2, "Z", "sm", 0);
+    node(ctx, m, 11, &nd);
     cr_expect_eq(nd.kind, GS_MODEL_VIEW, "reshape");
-    node(ctx, m, 8, &nd);
+    node(ctx, m, 12, &nd);
     cr_expect_str_eq(nd.out_init ? nd.out_init : "", "g.c", "the gemm's output starts as C");
     expect_binding(&nd, 0, "A", "flat", 0);
     node(ctx, m, 3, &nd);
@@ -798,7 +813,7 @@ Test(onnx, chain_runs_on_opencl_through_its_bindings, .timeout = 300) {
 /* The light models of the onnx wheel make their weights with ConstantOfShape
  * and add residuals with Sum: W = ConstantOfShape([3,2,3,3], value 0.5),
  * c = Conv(x, W), y = Sum(c, c). The conv takes W as a constant of 0.5s and
- * the Sum becomes an add; a Sum of three is listed. */
+ * the Sum becomes an add; a Sum of three of one shape is one add (inputs=3). */
 Test(onnx, constant_of_shape_and_sum) {
     static const int64_t xd[4] = {1, 2, 5, 5}, wshape[4] = {3, 2, 3, 3}, one[1] = {1};
     pbw m = {.n = 0}, g = {.n = 0}, sh = {.n = 0}, cos = {.n = 0}, val = {.n = 0}, vt = {.n = 0}, conv = {.n = 0},
@@ -863,9 +878,79 @@ Test(onnx, constant_of_shape_and_sum) {
     node(ctx, md, 2, &nd);
     cr_assert_eq(nd.kind, GS_MODEL_KERNEL, "sum: %s", nd.reason ? nd.reason : "");
     expect_spec(ctx, nd.op, "add M=3 N=9", "sum");
+    node(ctx, md, 3, &nd); /* three inputs of one shape: one kernel */
+    cr_assert_eq(nd.kind, GS_MODEL_KERNEL, "sum3: %s", nd.reason ? nd.reason : "");
+    expect_spec(ctx, nd.op, "add M=3 N=9 inputs=3", "sum3");
+    expect_binding(&nd, 2, "W", "y", 0);
+    gs_model_destroy(md);
+    gs_ctx_destroy(ctx);
+}
+
+/* A node op_type(in0[, in1]) -> out into graph g, with one float attribute
+ * (name NULL: none). */
+static void w_node(pbw *g, const char *op_type, const char *in0, const char *in1, const char *out, const char *fattr,
+                   float fval) {
+    pbw nd = {.n = 0};
+    w_str(&nd, 1, in0);
+    if (in1) w_str(&nd, 1, in1);
+    w_str(&nd, 2, out);
+    w_str(&nd, 3, out); /* named after its output */
+    w_str(&nd, 4, op_type);
+    if (fattr) {
+        pbw a = {.n = 0};
+        w_str(&a, 1, fattr);
+        w_tag(&a, 2, 5); /* f: fixed32 */
+        w_fixed(&a, f32_bits(fval), 4);
+        w_int(&a, 20, 1); /* FLOAT */
+        w_msg(&nd, 5, &a);
+    }
+    w_msg(g, 1, &nd);
+}
+
+/* Element-wise functions after a MatMul fuse into its epilogue before a Relu
+ * (h = MatMul(x, w), s = Sigmoid(h), y = Relu(s): one gemm with act=sigmoid
+ * relu=1); a LeakyRelu keeps its alpha; a HardSigmoid, whose slope scales its
+ * input before the bias a gemm would add, stays a unary kernel of its own. */
+Test(onnx, unary_functions_fuse_after_matmul) {
+    static const int64_t xd[2] = {2, 8}, wd[2] = {8, 4}, yd[2] = {2, 4};
+    pbw m = {.n = 0}, g = {.n = 0}, op = {.n = 0};
+    w_node(&g, "MatMul", "x", "w", "h", NULL, 0);
+    w_node(&g, "Sigmoid", "h", NULL, "s", NULL, 0);
+    w_node(&g, "Relu", "s", NULL, "y", NULL, 0);
+    w_node(&g, "MatMul", "x", "w", "h2", NULL, 0);
+    w_node(&g, "LeakyRelu", "h2", NULL, "l", "alpha", 0.25f);
+    w_node(&g, "MatMul", "x", "w", "h3", NULL, 0);
+    w_node(&g, "HardSigmoid", "h3", NULL, "z", "alpha", 0.5f);
+    w_value(&g, 11, "x", xd, 2);
+    w_value(&g, 11, "w", wd, 2);
+    w_value(&g, 12, "y", yd, 2);
+    w_value(&g, 12, "l", yd, 2);
+    w_value(&g, 12, "z", yd, 2);
+    w_int(&m, 1, 7);
+    w_int(&op, 2, 13);
+    w_msg(&m, 8, &op);
+    w_msg(&m, 7, &g);
+    gs_ctx *ctx = gs_ctx_create();
+    gs_model *md = NULL;
+    cr_assert_eq(gs_model_load_buffer(ctx, m.b, m.n, NULL, &md), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_model_import(ctx, md), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_model_node nd;
+    node(ctx, md, 0, &nd);
+    cr_assert_eq(nd.kind, GS_MODEL_KERNEL, "matmul: %s", nd.reason ? nd.reason : "");
+    expect_spec(ctx, nd.op, "gemm M=2 N=4 K=8 act=sigmoid relu=1", "matmul+sigmoid+relu");
+    expect_binding(&nd, 2, "C", "y", 0);
+    for (int i = 1; i <= 2; i++) {
+        node(ctx, md, i, &nd);
+        cr_expect(nd.kind == GS_MODEL_FUSED && nd.fused_into == 0, "node %d: kind %d into %d", i, nd.kind,
+                  nd.fused_into);
+    }
     node(ctx, md, 3, &nd);
-    cr_expect(nd.kind == GS_MODEL_UNSUPPORTED && nd.reason && strstr(nd.reason, "Sum of 3 inputs"), "sum3: %s",
-              nd.reason ? nd.reason : "");
+    expect_spec(ctx, nd.op, "gemm M=2 N=4 K=8 act=leakyrelu act_p=0.25", "matmul+leakyrelu");
+    node(ctx, md, 5, &nd);
+    expect_spec(ctx, nd.op, "gemm M=2 N=4 K=8", "matmul before a hardsigmoid");
+    node(ctx, md, 6, &nd);
+    cr_assert_eq(nd.kind, GS_MODEL_KERNEL, "hardsigmoid: %s", nd.reason ? nd.reason : "");
+    expect_spec(ctx, nd.op, "unary M=2 N=4 act=hardsigmoid act_p=0.5 alpha=0.5", "hardsigmoid");
     gs_model_destroy(md);
     gs_ctx_destroy(ctx);
 }

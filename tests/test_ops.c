@@ -144,7 +144,9 @@ static void ops_sweep(const char *file, int part, int nparts, int min_cases) {
             gs_diff d;
             s = gs_verify(ctx, cl, hw, op, &r->cand[k], c->seed, &d);
             kernels++;
-            bool ok = s == GS_OK && d.nonfinite == 0 && d.normwise <= GS_VERIFY_TOL && d.reference &&
+            /* f16/bf16 outputs: verify's tolerance, which adds the type's unit roundoff */
+            bool ok = s == GS_OK && d.nonfinite == 0 && d.normwise <= (gs_op_typed(op) ? d.tol : GS_VERIFY_TOL) &&
+                      d.reference &&
                       !strcmp(d.reference, "interpreter");
             if (!ok) failed++;
             cr_expect(ok,
@@ -760,11 +762,13 @@ static void ops_check_hand(gs_ctx *ctx, gs_device *cl, const ops_hand *h) {
     int64_t on = gs_tensor_elems(gs_op_out(&op));
     cr_assert_eq(on, h->nwant, "%s: output has %lld elements, the hand computation %d", h->spec, (long long)on,
                  h->nwant);
-    const float *ins[2] = {h->in0, h->in1};
+    /* an operator of three inputs (inputs=3) takes its third from the bias slot */
+    const float *ins[3] = {h->in0, h->in1, op.ninputs > 2 ? h->bias : NULL};
+    const float *hbias = op.ninputs > 2 ? NULL : h->bias;
     float y[64];
     cr_assert(on <= 64);
     for (int i = 0; i < on; i++) y[i] = 12345.0f; /* beta = 0: must be overwritten */
-    cr_assert_eq(gs_op_reference(ctx, &op, ins, h->bias, y), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_op_reference(ctx, &op, ins, hbias, y), GS_OK, "%s", gs_ctx_errmsg(ctx));
     for (int i = 0; i < on; i++)
         cr_expect(fabsf(y[i] - h->want[i]) <= 1e-6f * fmaxf(1.0f, fabsf(h->want[i])),
                   "%s: interpreter output[%d] = %.9g, hand-computed %.9g", h->spec, i, y[i], h->want[i]);
@@ -778,7 +782,7 @@ static void ops_check_hand(gs_ctx *ctx, gs_device *cl, const ops_hand *h) {
     const int top = h->top > 0 ? h->top : 1;
     for (int k = 0; k < top && k < r->n; k++) {
         for (int i = 0; i < on; i++) y[i] = 12345.0f;
-        gs_status s = ops_run_cl(ctx, cl, &op, &r->cand[k], ins, h->bias, y);
+        gs_status s = ops_run_cl(ctx, cl, &op, &r->cand[k], ins, hbias, y);
         cr_expect_eq(s, GS_OK, "%s cand %d: %s", h->spec, k, gs_ctx_errmsg(ctx));
         for (int i = 0; i < on && s == GS_OK; i++)
             cr_expect(fabsf(y[i] - h->want[i]) <= 1e-5f * fmaxf(1.0f, fabsf(h->want[i])),
@@ -1129,5 +1133,213 @@ Test(ops, clip_epilogue_interpreter_and_opencl, .timeout = 600) {
                        "a NaN bound");
     gs_hw_destroy(hw);
     gs_device_close(cl);
+    gs_ctx_destroy(ctx);
+}
+
+/* ---- unary functions, sub/div and the middle broadcast -------------------------- */
+/* Every unary function (gs_unary) by hand: the expected values from Python's
+ * math module in double (an implementation independent of gs_unary_eval and
+ * of the printers' helper), on inputs in each function's domain; the
+ * interpreter and the top kernel on PoCL must give them. */
+static const float OPS_XA[6] = {-2.5f, -1.0f, -0.25f, 0.0f, 0.5f, 1.75f}, OPS_XP[6] = {0.05f, 0.25f, 0.5f, 0.75f, 0.9f, 0.99f}, OPS_XG[6] = {1.0f, 1.5f, 2.0f, 3.0f, 5.0f, 10.0f}, OPS_XR[6] = {-2.5f, -1.5f, -0.5f, 0.5f, 1.5f, 2.6f};
+static const float OPS_U_NEG[6] = {2.5f, 1.0f, 0.25f, -0.0f, -0.5f, -1.75f};
+static const float OPS_U_ABS[6] = {2.5f, 1.0f, 0.25f, 0.0f, 0.5f, 1.75f};
+static const float OPS_U_EXP[6] = {0.0820849986f, 0.367879441f, 0.778800783f, 1.0f, 1.64872127f, 5.75460268f};
+static const float OPS_U_LOG[6] = {-2.99573227f, -1.38629436f, -0.693147181f, -0.287682072f, -0.105360516f, -0.0100503359f};
+static const float OPS_U_SQRT[6] = {0.223606798f, 0.5f, 0.707106781f, 0.866025404f, 0.948683298f, 0.994987437f};
+static const float OPS_U_RSQRT[6] = {2.39045722f, 1.63299316f, 1.26491106f, 1.06904497f, 0.987729597f, 0.947027448f};
+static const float OPS_U_RECIPROCAL[6] = {20.0f, 4.0f, 2.0f, 1.33333333f, 1.11111111f, 1.01010101f};
+static const float OPS_U_TANH[6] = {-0.986614298f, -0.761594156f, -0.244918662f, 0.0f, 0.462117157f, 0.941375538f};
+static const float OPS_U_SIGMOID[6] = {0.07585818f, 0.268941421f, 0.437823499f, 0.5f, 0.622459331f, 0.851952802f};
+static const float OPS_U_ERF[6] = {-0.999593048f, -0.842700793f, -0.27632639f, 0.0f, 0.520499878f, 0.986671671f};
+static const float OPS_U_SOFTPLUS[6] = {0.0788897343f, 0.313261688f, 0.57593942f, 0.693147181f, 0.974076984f, 1.91022415f};
+static const float OPS_U_SOFTSIGN[6] = {-0.714285714f, -0.5f, -0.2f, 0.0f, 0.333333333f, 0.636363636f};
+static const float OPS_U_FLOOR[6] = {-3.0f, -1.0f, -1.0f, 0.0f, 0.0f, 1.0f};
+static const float OPS_U_CEIL[6] = {-2.0f, -1.0f, 0.0f, 0.0f, 1.0f, 2.0f};
+static const float OPS_U_ROUND[6] = {-2.0f, -2.0f, 0.0f, 0.0f, 2.0f, 3.0f};
+static const float OPS_U_SIGN[6] = {-1.0f, -1.0f, -1.0f, 0.0f, 1.0f, 1.0f};
+static const float OPS_U_SIN[6] = {-0.598472144f, -0.841470985f, -0.247403959f, 0.0f, 0.479425539f, 0.983985947f};
+static const float OPS_U_COS[6] = {-0.801143616f, 0.540302306f, 0.968912422f, 1.0f, 0.877582562f, -0.178246056f};
+static const float OPS_U_TAN[6] = {0.747022297f, -1.55740772f, -0.255341921f, 0.0f, 0.54630249f, -5.52037992f};
+static const float OPS_U_ASIN[6] = {0.0500208568f, 0.252680255f, 0.523598776f, 0.848062079f, 1.11976951f, 1.42925685f};
+static const float OPS_U_ACOS[6] = {1.52077547f, 1.31811607f, 1.04719755f, 0.722734248f, 0.451026812f, 0.141539473f};
+static const float OPS_U_ATAN[6] = {-1.19028995f, -0.785398163f, -0.244978663f, 0.0f, 0.463647609f, 1.05165021f};
+static const float OPS_U_SINH[6] = {-6.05020448f, -1.17520119f, -0.252612317f, 0.0f, 0.521095305f, 2.79041437f};
+static const float OPS_U_COSH[6] = {6.13228948f, 1.54308063f, 1.0314131f, 1.0f, 1.12762597f, 2.96418831f};
+static const float OPS_U_ASINH[6] = {-1.64723115f, -0.881373587f, -0.247466462f, 0.0f, 0.481211825f, 1.32589777f};
+static const float OPS_U_ACOSH[6] = {0.0f, 0.96242365f, 1.3169579f, 1.76274717f, 2.29243167f, 2.99322285f};
+static const float OPS_U_ATANH[6] = {0.0500417293f, 0.255412812f, 0.549306144f, 0.972955075f, 1.47221949f, 2.64665241f};
+static const float OPS_U_GELU[6] = {-0.0155241633f, -0.158655254f, -0.100323419f, 0.0f, 0.345731231f, 1.67989648f};
+static const float OPS_U_GELU_TANH[6] = {-0.0150842661f, -0.158808009f, -0.100324649f, 0.0f, 0.34571401f, 1.67979538f};
+static const float OPS_U_LEAKYRELU[6] = {-0.25f, -0.1f, -0.025f, 0.0f, 0.5f, 1.75f};
+static const float OPS_U_ELU[6] = {-0.458957501f, -0.316060279f, -0.110599608f, 0.0f, 0.5f, 1.75f};
+static const float OPS_U_CELU[6] = {-1.42699041f, -0.786938681f, -0.235006195f, 0.0f, 0.5f, 1.75f};
+static const float OPS_U_THRESHOLDEDRELU[6] = {0.0f, 0.0f, 0.0f, 0.0f, 0.5f, 1.75f};
+static const float OPS_U_HARDSIGMOID[6] = {0.0f, 0.3f, 0.45f, 0.5f, 0.6f, 0.85f};
+static const float OPS_U_HARDSWISH[6] = {-0.208333333f, -0.333333333f, -0.114583333f, 0.0f, 0.291666667f, 1.38541667f};
+static const float OPS_U_MISH[6] = {-0.196816204f, -0.303401461f, -0.129926964f, 0.0f, 0.375245211f, 1.67493242f};
+static const float OPS_U_SWISH[6] = {-0.0574434248f, -0.182425524f, -0.10183335f, 0.0f, 0.33958935f, 1.63179329f};
+static const float OPS_U_LOGP[6] = {-1.78976147f, -1.00239343f, -0.482886255f, -0.142716302f, 0.0168571171f, 0.101653654f};
+Test(ops, hand_computed_unary_functions, .timeout = 600) {
+    const ops_hand cases[] = {
+        {"unary M=2 N=3 act=neg", OPS_XA, NULL, NULL, OPS_U_NEG, 6, 1},
+        {"unary M=2 N=3 act=abs", OPS_XA, NULL, NULL, OPS_U_ABS, 6, 1},
+        {"unary M=2 N=3 act=exp", OPS_XA, NULL, NULL, OPS_U_EXP, 6, 1},
+        {"unary M=2 N=3 act=log", OPS_XP, NULL, NULL, OPS_U_LOG, 6, 1},
+        {"unary M=2 N=3 act=sqrt", OPS_XP, NULL, NULL, OPS_U_SQRT, 6, 1},
+        {"unary M=2 N=3 act=rsqrt act_p=0.125", OPS_XP, NULL, NULL, OPS_U_RSQRT, 6, 1},
+        {"unary M=2 N=3 act=reciprocal", OPS_XP, NULL, NULL, OPS_U_RECIPROCAL, 6, 1},
+        {"unary M=2 N=3 act=tanh", OPS_XA, NULL, NULL, OPS_U_TANH, 6, 1},
+        {"unary M=2 N=3 act=sigmoid", OPS_XA, NULL, NULL, OPS_U_SIGMOID, 6, 1},
+        {"unary M=2 N=3 act=erf", OPS_XA, NULL, NULL, OPS_U_ERF, 6, 1},
+        {"unary M=2 N=3 act=softplus", OPS_XA, NULL, NULL, OPS_U_SOFTPLUS, 6, 1},
+        {"unary M=2 N=3 act=softsign", OPS_XA, NULL, NULL, OPS_U_SOFTSIGN, 6, 1},
+        {"unary M=2 N=3 act=floor", OPS_XA, NULL, NULL, OPS_U_FLOOR, 6, 1},
+        {"unary M=2 N=3 act=ceil", OPS_XA, NULL, NULL, OPS_U_CEIL, 6, 1},
+        {"unary M=2 N=3 act=round", OPS_XR, NULL, NULL, OPS_U_ROUND, 6, 1},
+        {"unary M=2 N=3 act=sign", OPS_XA, NULL, NULL, OPS_U_SIGN, 6, 1},
+        {"unary M=2 N=3 act=sin", OPS_XA, NULL, NULL, OPS_U_SIN, 6, 1},
+        {"unary M=2 N=3 act=cos", OPS_XA, NULL, NULL, OPS_U_COS, 6, 1},
+        {"unary M=2 N=3 act=tan", OPS_XA, NULL, NULL, OPS_U_TAN, 6, 1},
+        {"unary M=2 N=3 act=asin", OPS_XP, NULL, NULL, OPS_U_ASIN, 6, 1},
+        {"unary M=2 N=3 act=acos", OPS_XP, NULL, NULL, OPS_U_ACOS, 6, 1},
+        {"unary M=2 N=3 act=atan", OPS_XA, NULL, NULL, OPS_U_ATAN, 6, 1},
+        {"unary M=2 N=3 act=sinh", OPS_XA, NULL, NULL, OPS_U_SINH, 6, 1},
+        {"unary M=2 N=3 act=cosh", OPS_XA, NULL, NULL, OPS_U_COSH, 6, 1},
+        {"unary M=2 N=3 act=asinh", OPS_XA, NULL, NULL, OPS_U_ASINH, 6, 1},
+        {"unary M=2 N=3 act=acosh", OPS_XG, NULL, NULL, OPS_U_ACOSH, 6, 1},
+        {"unary M=2 N=3 act=atanh", OPS_XP, NULL, NULL, OPS_U_ATANH, 6, 1},
+        {"unary M=2 N=3 act=gelu", OPS_XA, NULL, NULL, OPS_U_GELU, 6, 1},
+        {"unary M=2 N=3 act=gelu_tanh", OPS_XA, NULL, NULL, OPS_U_GELU_TANH, 6, 1},
+        {"unary M=2 N=3 act=leakyrelu act_p=0.1", OPS_XA, NULL, NULL, OPS_U_LEAKYRELU, 6, 1},
+        {"unary M=2 N=3 act=elu act_p=0.5", OPS_XA, NULL, NULL, OPS_U_ELU, 6, 1},
+        {"unary M=2 N=3 act=celu act_p=2", OPS_XA, NULL, NULL, OPS_U_CELU, 6, 1},
+        {"unary M=2 N=3 act=thresholdedrelu act_p=0.4", OPS_XA, NULL, NULL, OPS_U_THRESHOLDEDRELU, 6, 1},
+        {"unary M=2 N=3 act=hardsigmoid act_p=0.5 alpha=0.2", OPS_XA, NULL, NULL, OPS_U_HARDSIGMOID, 6, 1},
+        {"unary M=2 N=3 act=hardswish", OPS_XA, NULL, NULL, OPS_U_HARDSWISH, 6, 1},
+        {"unary M=2 N=3 act=mish", OPS_XA, NULL, NULL, OPS_U_MISH, 6, 1},
+        {"unary M=2 N=3 act=swish act_p=1.5", OPS_XA, NULL, NULL, OPS_U_SWISH, 6, 1},
+        {"unary M=2 N=3 act=logp act_p=0.117", OPS_XP, NULL, NULL, OPS_U_LOGP, 6, 1},
+    };
+    cr_assert_eq(sizeof cases / sizeof cases[0], GS_UN_COUNT - 1, "a unary function without a hand case");
+    ops_check_hand_cases(cases, sizeof cases / sizeof cases[0]);
+}
+
+/* Sub and div, over a row vector, a per-channel vector and Y[A,B] broadcast over the middle
+ * of X[A,R,B]: X = [[1,-2,3],[-4,-5,-6]]. */
+Test(ops, hand_computed_sub_div_broadcasts, .timeout = 300) {
+    static const float x6[6] = {1, -2, 3, -4, -5, -6}, y3[3] = {10, 20, 30}, y2[2] = {2, -4}, y6[6] = {1, 2, 4, 8, 16, 32};
+    static const float subb[6] = {-9, -22, -27, -14, -25, -36}, divb[6] = {0.1f, -0.1f, 0.1f, -0.4f, -0.25f, -0.2f};
+    static const float subc[6] = {-1, -4, 1, 0, -1, -2}, divc[6] = {0.5f, -1, 1.5f, 1, 1.25f, 1.5f};
+    static const float sub6[6] = {0, -4, -1, -12, -21, -38}, div6[6] = {1, -1, 0.75f, -0.5f, -0.3125f, -0.1875f};
+    /* X as [A=1, R=2, B=3] over Y[1,3] = y3 */
+    static const float addm[6] = {11, 18, 33, 6, 15, 24}, mulm[6] = {10, -40, 90, -40, -100, -180};
+    const ops_hand cases[] = {
+        {"sub M=2 N=3 bcast=1", x6, y3, NULL, subb, 6, 2}, {"div M=2 N=3 bcast=1", x6, y3, NULL, divb, 6, 1},
+        {"subc A=1 C=2 B=3", x6, y2, NULL, subc, 6, 1},    {"divc A=1 C=2 B=3", x6, y2, NULL, divc, 6, 1},
+        {"sub M=2 N=3", x6, y6, NULL, sub6, 6, 1},         {"div M=3 N=2", x6, y6, NULL, div6, 6, 1},
+        {"subm A=1 R=2 B=3", x6, y3, NULL, subb, 6, 1},    {"divm A=1 R=2 B=3", x6, y3, NULL, divb, 6, 1},
+        {"addm A=1 R=2 B=3", x6, y3, NULL, addm, 6, 1},    {"mulm A=1 R=2 B=3", x6, y3, NULL, mulm, 6, 1},
+        {"subm A=2 R=1 B=3", x6, y6, NULL, sub6, 6, 1},    {"subm A=2 R=3 B=1", x6, y2, NULL, subc, 6, 1},
+    };
+    ops_check_hand_cases(cases, sizeof cases / sizeof cases[0]);
+}
+
+/* place: X[A,R,B] into rows at..at+R-1 of Z[A,T,B]; the other rows keep the output's old
+ * values (12345 in ops_check_hand): X = [[1,-2,3],[-4,-5,-6]] as [1,2,3] into [1,4,3] at 1,
+ * and as [2,1,3] into [2,3,3] at 2. */
+Test(ops, hand_computed_place, .timeout = 300) {
+    static const float x6[6] = {1, -2, 3, -4, -5, -6};
+    static const float mid[12] = {12345, 12345, 12345, 1, -2, 3, -4, -5, -6, 12345, 12345, 12345};
+    static const float last[18] = {12345, 12345, 12345, 12345, 12345, 12345, 1, -2, 3,
+                                   12345, 12345, 12345, 12345, 12345, 12345, -4, -5, -6};
+    const ops_hand cases[] = {
+        {"place A=1 R=2 B=3 T=4 at=1", x6, NULL, NULL, mid, 12, 2},
+        {"place A=2 R=1 B=3 T=3 at=2", x6, NULL, NULL, last, 18, 1},
+    };
+    ops_check_hand_cases(cases, sizeof cases / sizeof cases[0]);
+}
+
+/* n-ary max/min/sum/mean, pow and prelu by hand. X = [[1,-2,3],[-4,-5,-6]], Y, W as below;
+ * NaN in one input wins max and min. */
+Test(ops, hand_computed_nary_pow_prelu, .timeout = 300) {
+    static const float x6[6] = {1, -2, 3, -4, -5, -6}, y6[6] = {2, -3, 1, 0, -5.5f, 7}, w6[6] = {-1, 4, 2, -3, -4, 8};
+    static const float mx3[6] = {2, 4, 3, 0, -4, 8}, mn3[6] = {-1, -3, 1, -4, -5.5f, -6}, mx2[6] = {2, -2, 3, 0, -5, 7};
+    static const float sum3[6] = {2, -1, 6, -7, -14.5f, 9}, mean3[6] = {2.f / 3, -1.f / 3, 2, -7.f / 3, -14.5f / 3, 3};
+    static const float b6[6] = {0.5f, 2, 1.5f, 3, 0.25f, 4}, e6[6] = {2, 0.5f, -1, 3, 2, -0.5f};
+    static const float pw[6] = {0.25f, 1.41421356f, 0.666666667f, 27, 0.0625f, 0.5f};
+    static const float e3[3] = {2, 0.5f, -1}, pwb[6] = {0.25f, 1.41421356f, 0.666666667f, 9, 0.5f, 0.25f};
+    static const float sl3[3] = {0.5f, 0.25f, 2}, prb[6] = {1, -0.5f, 3, -2, -1.25f, -12};
+    static const float sl2[2] = {0.1f, 3}, prc[6] = {1, -0.2f, 3, -12, -15, -18};
+    const ops_hand cases[] = {
+        {"max M=2 N=3 inputs=3", x6, y6, w6, mx3, 6, 2}, /* the third input rides in the bias slot */
+        {"min M=2 N=3 inputs=3", x6, y6, w6, mn3, 6, 1},
+        {"max M=2 N=3", x6, y6, NULL, mx2, 6, 1},
+        {"add M=2 N=3 inputs=3", x6, y6, w6, sum3, 6, 1},
+        {"mean M=2 N=3 inputs=3", x6, y6, w6, mean3, 6, 1},
+        {"pow M=2 N=3", b6, e6, NULL, pw, 6, 1},
+        {"pow M=2 N=3 bcast=1", b6, e3, NULL, pwb, 6, 1},
+        {"prelu M=2 N=3 bcast=1", x6, sl3, NULL, prb, 6, 1},
+        {"preluc A=1 C=2 B=3", x6, sl2, NULL, prc, 6, 1},
+        {"prelum A=1 R=2 B=3", x6, sl3, NULL, prb, 6, 1},
+    };
+    ops_check_hand_cases(cases, sizeof cases / sizeof cases[0]);
+}
+
+/* transpose: X = [[1,-2,3],[-4,-5,-6]] as [2,3] -> [3,2]; as [1,2,3] with perm (2,0,1) -> [3,1,2]
+ * (the same values); as [2,3,1] with perm (1,2,0) -> [3,1,2]. */
+Test(ops, hand_computed_transpose, .timeout = 300) {
+    static const float x6[6] = {1, -2, 3, -4, -5, -6}, t6[6] = {1, -4, -2, -5, 3, -6};
+    const ops_hand cases[] = {
+        {"transpose d0=2 d1=3 p0=1 p1=0", x6, NULL, NULL, t6, 6, 2},
+        {"transpose d0=1 d1=2 d2=3 p0=2 p1=0 p2=1", x6, NULL, NULL, t6, 6, 1},
+        {"transpose d0=2 d1=3 d2=1 p0=1 p1=2 p2=0", x6, NULL, NULL, t6, 6, 1},
+        {"transpose d0=6 p0=0", x6, NULL, NULL, x6, 6, 1},
+    };
+    ops_check_hand_cases(cases, sizeof cases / sizeof cases[0]);
+}
+
+/* chansq (LRN's sum): X = [[1,2],[3,4],[5,6]] as [N=1, C=3, X=2], the window c-1..c+1 (size
+ * 3) and c-1..c+2 (size 4, ONNX's larger upper half), times alpha. */
+Test(ops, hand_computed_chansq, .timeout = 300) {
+    static const float x6[6] = {1, 2, 3, 4, 5, 6};
+    static const float s3[6] = {10, 20, 35, 56, 34, 52}, s4[6] = {17.5f, 28, 17.5f, 28, 17, 26};
+    const ops_hand cases[] = {
+        {"chansq N=1 C=3 X=2 size=3", x6, x6, NULL, s3, 6, 2},
+        {"chansq N=1 C=3 X=2 size=4 alpha=0.5", x6, x6, NULL, s4, 6, 1},
+    };
+    ops_check_hand_cases(cases, sizeof cases / sizeof cases[0]);
+}
+
+Test(ops, unary_sweep, .timeout = 600) { ops_sweep("ops_unary.txt", 0, 1, 20); }
+
+/* act= and the binary forms refuse what they cannot do, with the reason. */
+Test(ops, unary_and_sub_div_errors) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_op op;
+    gs_test_expect_err(ctx, gs_op_parse_into(ctx, "unary M=4 N=4 act=silu", &op), GS_ERR_PARSE,
+                       "unknown function 'silu' in act=", "an unknown function");
+    gs_test_expect_err(ctx, gs_op_parse_into(ctx, "unary M=4 N=4", &op), GS_ERR_PARSE, "missing required key 'act'",
+                       "no function");
+    gs_test_expect_err(ctx, gs_op_parse_into(ctx, "gemm M=4 N=4 K=4 act=exp act_p=2", &op), GS_ERR_PARSE,
+                       "takes no act_p", "a parameter for a function without one");
+    gs_test_expect_err(ctx, gs_op_parse_into(ctx, "conv2d N=1 C=2 H=4 W=4 K=2 R=1 S=1 act_p=2", &op), GS_ERR_PARSE,
+                       "act_p without act", "a parameter alone");
+    gs_test_expect_err(ctx, gs_op_parse_into(ctx, "unary M=4 N=4 act=celu act_p=0", &op), GS_ERR_INVALID_ARG,
+                       "not a valid parameter of celu", "celu divides by its alpha");
+    cr_assert_eq(gs_op_parse_into(ctx, "gemm M=4 N=4 K=4 bias=1 act=leakyrelu act_p=0.2 relu=1", &op), GS_OK, "%s",
+                 gs_ctx_errmsg(ctx));
+    gs_epi_step st[GS_EPI_MAX_STEPS];
+    int n = gs_epi_steps(&op, st);
+    cr_assert(n == 4 && st[2].kind == GS_EPI_UNARY && st[3].kind == GS_EPI_RELU,
+              "the unary step comes after the bias and before relu (%d steps)", n);
+    gs_op back;
+    cr_assert_eq(gs_op_parse_into(ctx, op.spec, &back), GS_OK, "%s: %s", op.spec, gs_ctx_errmsg(ctx));
+    cr_assert(back.unary == GS_UN_LEAKYRELU && back.unary_p == 0.2f, "%s reads back", op.spec);
+    /* a sub combine with one input is refused by validation */
+    cr_assert_eq(gs_op_parse_into(ctx, "rowsum M=4 K=4", &op), GS_OK);
+    op.combine = GS_COMBINE_SUB;
+    gs_test_expect_err(ctx, gs_op_validate(ctx, &op), GS_ERR_INVALID_ARG, "sub/div/pow/prelu combine takes exactly two inputs",
+                       "sub with one input");
     gs_ctx_destroy(ctx);
 }

@@ -561,6 +561,7 @@ static gs_status read_model(rd *r, const uint8_t *buf, size_t n) {
 }
 
 /* The graph inputs' symbolic dims, each name once. */
+static gs_status expand_composites(rd *r);
 static gs_status collect_dims(gs_ctx *ctx, gs_model *m) {
     int cap = 0;
     for (int i = 0; i < m->ninputs; i++) cap += m->inputs[i].ndim;
@@ -644,12 +645,213 @@ static gs_status load_buffer(gs_ctx *ctx, const void *data, size_t n, const char
     }
     rd r = {ctx, m, data, what};
     gs_status s = n ? read_model(&r, data, n) : gs_err(ctx, GS_ERR_PARSE, "%s: empty file: not an ONNX model", what);
+    if (s == GS_OK) s = expand_composites(&r);
     if (s == GS_OK) s = collect_dims(ctx, m);
     if (s != GS_OK) {
         gs_model_destroy(m);
         return s;
     }
     *out = m;
+    return GS_OK;
+}
+
+/* ---- composite operators as their decompositions ------------------------------
+ * Softmax, LogSoftmax and LayerNormalization are replaced at load, in place,
+ * by the nodes that compute them along their axes (each a kernel: row or
+ * middle reductions, element-wise steps with broadcasting), as ONNX's own
+ * function bodies do. The reductions run in f32 with the maximum subtracted
+ * first (softmax) and the mean subtracted before the variance (layer norm).
+ * The new nodes are named "<node>/<Op>.<step>"; their intermediate tensors
+ * "<output>/<Op>.<step>". The model's node list is the expanded one. */
+typedef struct xb { /* the nodes being built */
+    rd *r;
+    onode *v;
+    int n, cap;
+} xb;
+static const char *xstr(rd *r, const char *fmt, const char *a, const char *b) {
+    char tmp[600];
+    snprintf(tmp, sizeof tmp, fmt, a, b);
+    return str_dup(r, (const uint8_t *)tmp, strlen(tmp));
+}
+/* A node op_type(ins) -> out with attrs (copied); NULL when out of memory. */
+static onode *xnode(xb *x, const onode *src, const char *op_type, const char *step, const char *in0, const char *in1,
+                    const char *out, const oattr *attrs, int nattr) {
+    if (x->n == x->cap) {
+        int c = x->cap ? 2 * x->cap : 64;
+        onode *nv = realloc(x->v, (size_t)c * sizeof *nv);
+        if (!nv) return NULL;
+        x->v = nv;
+        x->cap = c;
+    }
+    onode *n = &x->v[x->n];
+    memset(n, 0, sizeof *n);
+    n->name = xstr(x->r, "%s/%s", *src->name ? src->name : src->out[0], step);
+    n->op_type = op_type;
+    n->domain = "";
+    n->in = gs_arena_alloc(&x->r->m->arena, 2 * sizeof *n->in);
+    n->out = gs_arena_alloc(&x->r->m->arena, sizeof *n->out);
+    n->attr = gs_arena_alloc(&x->r->m->arena, (size_t)(nattr ? nattr : 1) * sizeof *n->attr);
+    if (!n->name || !n->in || !n->out || !n->attr || !out) return NULL;
+    n->in[0] = in0;
+    n->in[1] = in1;
+    n->nin = in1 ? 2 : 1;
+    n->out[0] = out;
+    n->nout = 1;
+    if (nattr) memcpy(n->attr, attrs, (size_t)nattr * sizeof *attrs);
+    n->nattr = nattr;
+    x->n++;
+    return n;
+}
+static int64_t node_attr_i(const onode *n, const char *name, int64_t def) {
+    for (int k = 0; k < n->nattr; k++)
+        if (!strcmp(n->attr[k].name, name)) return n->attr[k].i;
+    return def;
+}
+static float node_attr_f(const onode *n, const char *name, float def) {
+    for (int k = 0; k < n->nattr; k++)
+        if (!strcmp(n->attr[k].name, name)) return n->attr[k].f;
+    return def;
+}
+/* Node n's decomposition appended to x; 0, or -1 when out of memory. */
+static int expand_node(xb *x, const onode *n, int64_t opset) {
+    rd *r = x->r;
+    int ln = !strcmp(n->op_type, "LayerNormalization"), logsm = !strcmp(n->op_type, "LogSoftmax");
+    const char *pfx = ln ? "LayerNormalization" : n->op_type, *out = n->out[0];
+    char step[64];
+#define XT(s) xstr(r, "%s/%s", out, (snprintf(step, sizeof step, "%s.%s", pfx, s), step))
+#define XS(s) (snprintf(step, sizeof step, "%s.%s", pfx, s), step)
+    /* the reduced axes: Softmax from opset 13 one axis (default -1); before
+     * it, and LayerNormalization always, every axis from 'axis' on (the
+     * import resolves that attribute, gensor_axes_from, at the known rank) */
+    int64_t axis = node_attr_i(n, "axis", ln || opset >= 13 ? -1 : 1);
+    int64_t *ax = gs_arena_alloc(&r->m->arena, sizeof *ax);
+    if (!ax) return -1;
+    *ax = axis;
+    oattr red = {0};
+    if (!ln && opset >= 13) red = (oattr){.name = "axes", .type = AT_INTS, .ints = ax, .nints = 1};
+    else red = (oattr){.name = "gensor_axes_from", .type = AT_INT, .i = axis};
+    if (!ln) {
+        const char *mx = XT("max"), *d = XT("shifted"), *e = XT("exp"), *sum = XT("sum");
+        if (!xnode(x, n, "ReduceMax", XS("max"), n->in[0], NULL, mx, &red, 1) ||
+            !xnode(x, n, "Sub", XS("shift"), n->in[0], mx, d, NULL, 0) ||
+            !xnode(x, n, "Exp", XS("exp"), d, NULL, e, NULL, 0) ||
+            !xnode(x, n, "ReduceSum", XS("sum"), e, NULL, sum, &red, 1))
+            return -1;
+        if (!logsm) return xnode(x, n, "Div", XS("div"), e, sum, out, NULL, 0) ? 0 : -1;
+        const char *lg = XT("logsum");
+        if (!xnode(x, n, "Log", XS("log"), sum, NULL, lg, NULL, 0) ||
+            !xnode(x, n, "Sub", XS("sub"), d, lg, out, NULL, 0))
+            return -1;
+        return 0;
+    }
+    /* LayerNormalization(X, Scale, B) -> Y, Mean, InvStdDev */
+    const char *mean = n->nout > 1 && *n->out[1] ? n->out[1] : XT("mean");
+    const char *inv = n->nout > 2 && *n->out[2] ? n->out[2] : XT("invstddev");
+    const char *d = XT("centered"), *d2 = XT("squared"), *var = XT("var"), *nrm = XT("normalized");
+    int bias = n->nin > 2 && *n->in[2];
+    const char *scaled = bias ? XT("scaled") : out;
+    oattr eps = {.name = "epsilon", .type = AT_FLOAT, .f = node_attr_f(n, "epsilon", 1e-5f)};
+    if (!xnode(x, n, "ReduceMean", XS("mean"), n->in[0], NULL, mean, &red, 1) ||
+        !xnode(x, n, "Sub", XS("center"), n->in[0], mean, d, NULL, 0) ||
+        !xnode(x, n, "Mul", XS("square"), d, d, d2, NULL, 0) ||
+        !xnode(x, n, "ReduceMean", XS("var"), d2, NULL, var, &red, 1) ||
+        !xnode(x, n, "LayerNormalization.InvStdDev", XS("invstddev"), var, NULL, inv, &eps, 1) ||
+        !xnode(x, n, "Mul", XS("normalize"), d, inv, nrm, NULL, 0))
+        return -1;
+    if (n->nin < 2 || !*n->in[1]) return 0; /* no Scale: left to the import's reason (input 1 missing) */
+    if (!xnode(x, n, "Mul", XS("scale"), nrm, n->in[1], scaled, NULL, 0)) return -1;
+    if (bias && !xnode(x, n, "Add", XS("bias"), scaled, n->in[2], out, NULL, 0)) return -1;
+    return 0;
+#undef XT
+#undef XS
+}
+/* Concat of n inputs: n nodes "Concat.Part", part k copying input k into its
+ * slice of the output (a `place` kernel); each reads every input (the slice's
+ * offset and the output's extent come from their shapes), and part k > 0
+ * starts from part k-1's output (out_init), the last one writing the
+ * Concat's output. */
+static int expand_concat(xb *x, const onode *n) {
+    rd *r = x->r;
+    for (int k = 0; k < n->nin; k++) {
+        char step[40];
+        snprintf(step, sizeof step, "Concat.%d", k);
+        const char *out = k == n->nin - 1 ? n->out[0] : xstr(r, "%s/%s", n->out[0], step);
+        onode *p = xnode(x, n, "Concat.Part", step, n->in[0], NULL, out, NULL, 0);
+        if (!p) return -1;
+        p->in = gs_arena_alloc(&r->m->arena, (size_t)n->nin * sizeof *p->in);
+        p->attr = gs_arena_alloc(&r->m->arena, 2 * sizeof *p->attr);
+        if (!p->in || !p->attr) return -1;
+        memcpy(p->in, n->in, (size_t)n->nin * sizeof *p->in);
+        p->nin = n->nin;
+        p->attr[0] = (oattr){.name = "axis", .type = AT_INT, .i = node_attr_i(n, "axis", 0)};
+        p->attr[1] = (oattr){.name = "gensor_part", .type = AT_INT, .i = k};
+        p->nattr = 2;
+    }
+    return 0;
+}
+/* LRN (across channels): s = alpha/size * the channel window's sum of squares
+ * (chansq), t = log(bias + s), p = exp(-beta t), y = x * p: four nodes
+ * "<node>/LRN.sum", ".log", ".pow", ".mul". */
+static int expand_lrn(xb *x, const onode *n) {
+    rd *r = x->r;
+    const char *out = n->out[0];
+    const char *s = xstr(r, "%s/%s", out, "LRN.sum"), *t = xstr(r, "%s/%s", out, "LRN.log"),
+               *p = xstr(r, "%s/%s", out, "LRN.pow");
+    oattr a1[2] = {{.name = "size", .type = AT_INT, .i = node_attr_i(n, "size", 0)},
+                   {.name = "alpha", .type = AT_FLOAT, .f = node_attr_f(n, "alpha", 1e-4f)}};
+    oattr a2 = {.name = "bias", .type = AT_FLOAT, .f = node_attr_f(n, "bias", 1.0f)};
+    oattr a3 = {.name = "beta", .type = AT_FLOAT, .f = node_attr_f(n, "beta", 0.75f)};
+    if (!xnode(x, n, "LRN.Sum", "LRN.sum", n->in[0], NULL, s, a1, 2) ||
+        !xnode(x, n, "LRN.Log", "LRN.log", s, NULL, t, &a2, 1) ||
+        !xnode(x, n, "LRN.Pow", "LRN.pow", t, NULL, p, &a3, 1) ||
+        !xnode(x, n, "Mul", "LRN.mul", n->in[0], p, out, NULL, 0))
+        return -1;
+    return 0;
+}
+static int expandable(const onode *n) {
+    if (*n->domain && strcmp(n->domain, "ai.onnx")) return 0;
+    if (n->nin < 1 || n->nout < 1 || !*n->in[0] || !*n->out[0]) return 0;
+    if (!strcmp(n->op_type, "Concat")) {
+        for (int k = 0; k < n->nin; k++)
+            if (!*n->in[k]) return 0;
+        for (int k = 0; k < n->nattr; k++)
+            if (!strcmp(n->attr[k].name, "axis")) return 1;
+        return 0; /* axis is required: left to the import's reason */
+    }
+    return !strcmp(n->op_type, "Softmax") || !strcmp(n->op_type, "LogSoftmax") ||
+           !strcmp(n->op_type, "LayerNormalization") || !strcmp(n->op_type, "LRN");
+}
+static gs_status expand_composites(rd *r) {
+    gs_model *m = r->m;
+    int any = 0;
+    for (int i = 0; i < m->nnodes; i++) any |= expandable(&m->nodes[i]);
+    if (!any) return GS_OK;
+    xb x = {r, NULL, 0, 0};
+    for (int i = 0; i < m->nnodes; i++) {
+        const onode *n = &m->nodes[i];
+        int rc = 0;
+        if (expandable(n))
+            rc = !strcmp(n->op_type, "Concat") ? expand_concat(&x, n)
+                 : !strcmp(n->op_type, "LRN")  ? expand_lrn(&x, n)
+                                               : expand_node(&x, n, m->opset);
+        else if (xnode(&x, n, n->op_type, "", NULL, NULL, "", NULL, 0)) x.v[x.n - 1] = *n; /* as it is */
+        else rc = -1;
+        if (rc < 0 || x.n > GS_ONNX_MAX_NODES) {
+            free(x.v);
+            return rc < 0 ? gs_err(r->ctx, GS_ERR_NOMEM, "out of memory")
+                          : gs_err(r->ctx, GS_ERR_UNSUPPORTED, "%s: more than %d nodes once Softmax and "
+                                   "LayerNormalization are expanded", r->path, GS_ONNX_MAX_NODES);
+        }
+    }
+    onode *nv = gs_arena_alloc(&m->arena, (size_t)x.n * sizeof *nv);
+    if (!nv) {
+        free(x.v);
+        return gs_err(r->ctx, GS_ERR_NOMEM, "out of memory");
+    }
+    memcpy(nv, x.v, (size_t)x.n * sizeof *nv);
+    free(x.v);
+    m->nodes = nv;
+    m->nnodes = x.n;
     return GS_OK;
 }
 
@@ -694,7 +896,7 @@ typedef struct imp {
     gs_model *m;
     int i;         /* the node being imported */
     const onode *n;
-    int fused[2], nfused; /* the nodes fused into it so far (a batch norm, a Relu) */
+    int fused[4], nfused; /* the nodes fused into it so far (a batch norm, a unary, a Relu, a Clip) */
 } imp;
 
 static uint64_t name_hash(const char *s) { return gs_fnv1a64(s, strlen(s)); }
@@ -847,7 +1049,7 @@ static int sole_consumer(imp *c, const char *name, const char *want) {
 /* Mark node j fused into node i; its outputs take shape and type of the tensor fused. */
 static void mark_fused(imp *c, int j, const tinfo *like) {
     gs_model_node *o = &c->m->out[j];
-    if (o->kind != GS_MODEL_FUSED && c->nfused < 2) c->fused[c->nfused++] = j;
+    if (o->kind != GS_MODEL_FUSED && c->nfused < 4) c->fused[c->nfused++] = j;
     o->kind = GS_MODEL_FUSED;
     o->fused_into = c->i;
     o->reason = NULL;
@@ -986,17 +1188,101 @@ static int clip_bounds(imp *c, const onode *n, int *flags, float *lo, float *hi,
     return 0;
 }
 
-/* The activations alone reading tensor name, fused in order: a Relu, then a
- * Clip with constant bounds (ReLU6). Their spec keys go into sfx (" relu=0"
- * at least); *final becomes the last fused node's output. */
+/* ONNX's element-wise functions of one input and their gensor unary
+ * (gs_unary): the attribute that is its parameter, with ONNX's default.
+ * HardSigmoid's alpha scales the input first (the unary op's alpha=);
+ * Gelu's approximate attribute picks the erf or the tanh form. */
+typedef struct un_def {
+    const char *op_type;
+    gs_unary u;
+    const char *p_attr; /* NULL: no parameter */
+    float p_def;
+} un_def;
+static const un_def un_defs[] = {
+    {"Neg", GS_UN_NEG, NULL, 0},           {"Abs", GS_UN_ABS, NULL, 0},
+    {"Exp", GS_UN_EXP, NULL, 0},           {"Log", GS_UN_LOG, NULL, 0},
+    {"Sqrt", GS_UN_SQRT, NULL, 0},         {"Reciprocal", GS_UN_RECIP, NULL, 0},
+    {"Tanh", GS_UN_TANH, NULL, 0},         {"Sigmoid", GS_UN_SIGMOID, NULL, 0},
+    {"Erf", GS_UN_ERF, NULL, 0},           {"Softplus", GS_UN_SOFTPLUS, NULL, 0},
+    {"Softsign", GS_UN_SOFTSIGN, NULL, 0}, {"Floor", GS_UN_FLOOR, NULL, 0},
+    {"Ceil", GS_UN_CEIL, NULL, 0},         {"Round", GS_UN_ROUND, NULL, 0},
+    {"Sign", GS_UN_SIGN, NULL, 0},         {"Sin", GS_UN_SIN, NULL, 0},
+    {"Cos", GS_UN_COS, NULL, 0},           {"Tan", GS_UN_TAN, NULL, 0},
+    {"Asin", GS_UN_ASIN, NULL, 0},         {"Acos", GS_UN_ACOS, NULL, 0},
+    {"Atan", GS_UN_ATAN, NULL, 0},         {"Sinh", GS_UN_SINH, NULL, 0},
+    {"Cosh", GS_UN_COSH, NULL, 0},         {"Asinh", GS_UN_ASINH, NULL, 0},
+    {"Acosh", GS_UN_ACOSH, NULL, 0},       {"Atanh", GS_UN_ATANH, NULL, 0},
+    {"Gelu", GS_UN_GELU, NULL, 0},         {"LeakyRelu", GS_UN_LEAKYRELU, "alpha", 0.01f},
+    {"Elu", GS_UN_ELU, "alpha", 1.0f},     {"Celu", GS_UN_CELU, "alpha", 1.0f},
+    {"ThresholdedRelu", GS_UN_THRESHOLDED_RELU, "alpha", 1.0f},
+    {"HardSigmoid", GS_UN_HARDSIGMOID, "beta", 0.5f},
+    {"HardSwish", GS_UN_HARDSWISH, NULL, 0}, {"Mish", GS_UN_MISH, NULL, 0},
+    {"Swish", GS_UN_SWISH, "alpha", 1.0f},
+    /* a step of LayerNormalization's decomposition (expand_node): 1/sqrt(var + epsilon) */
+    {"LayerNormalization.InvStdDev", GS_UN_RSQRT, "epsilon", 1e-5f},
+    /* LRN's steps (expand_lrn): log(bias + s), then exp(-beta t) */
+    {"LRN.Log", GS_UN_LOGP, "bias", 1.0f}, {"LRN.Pow", GS_UN_EXP, NULL, 0},
+};
+static const un_def *un_find(const char *op_type) {
+    for (size_t k = 0; k < sizeof un_defs / sizeof un_defs[0]; k++)
+        if (!strcmp(un_defs[k].op_type, op_type)) return &un_defs[k];
+    return NULL;
+}
+/* Node n's function as spec keys (" act=NAME act_p=P") into buf; *alpha
+ * gets HardSigmoid's input scale (1 for the others). -1 with why[] when an
+ * attribute has no gensor form. */
+static int un_keys(const onode *n, const un_def *d, char *buf, size_t nbuf, float *alpha, char *why, size_t nwhy) {
+    gs_unary u = d->u;
+    *alpha = 1.0f;
+    if (u == GS_UN_GELU) {
+        const oattr *a = attr(n, "approximate");
+        const char *ap = a && a->s ? a->s : "none";
+        if (!strcmp(ap, "tanh")) u = GS_UN_GELU_TANH;
+        else if (strcmp(ap, "none")) {
+            snprintf(why, nwhy, "Gelu: approximate='%s' (none or tanh here)", ap);
+            return -1;
+        }
+    }
+    if (u == GS_UN_HARDSIGMOID) *alpha = attr_f(n, "alpha", 0.2f);
+    if (!strcmp(n->op_type, "LRN.Pow")) *alpha = -attr_f(n, "beta", 0.75f); /* exp(-beta t) */
+    float p = d->p_attr ? attr_f(n, d->p_attr, d->p_def) : 0.0f;
+    if (!isfinite(p) || !isfinite(*alpha) || (u == GS_UN_CELU && p == 0.0f)) {
+        snprintf(why, nwhy, "%s: attribute %s=%g is not usable", n->op_type, d->p_attr ? d->p_attr : "alpha",
+                 (double)(isfinite(p) ? *alpha : p));
+        return -1;
+    }
+    size_t l = (size_t)snprintf(buf, nbuf, " act=%s", gs_unaries[u].name);
+    if (gs_unaries[u].has_p && l < nbuf) snprintf(buf + l, nbuf - l, " act_p=%.9g", (double)p);
+    return 0;
+}
+
+/* The activations alone reading tensor name, fused in order: an element-wise
+ * function (un_defs; not HardSigmoid, whose input scale would apply before
+ * the bias), a Relu, then a Clip with constant bounds (ReLU6). Their spec
+ * keys go into sfx (" relu=0" at least); *final becomes the last fused
+ * node's output. */
 static void fuse_act(imp *c, const char **final, const tinfo *like, char *sfx, size_t nsfx) {
+    char un[80] = "";
+    tinfo *ft = tab(c->m, *final, 0);
+    if (ft && ft->uses == 1 && ft->consumer > c->i) {
+        const onode *fn = &c->m->nodes[ft->consumer];
+        const un_def *d = un_find(fn->op_type);
+        float a;
+        char why[160];
+        if (d && d->u != GS_UN_HARDSIGMOID && sole_consumer(c, *final, fn->op_type) == ft->consumer &&
+            un_keys(fn, d, un, sizeof un, &a, why, sizeof why) == 0) {
+            mark_fused(c, ft->consumer, like);
+            *final = fn->out[0];
+        } else
+            un[0] = 0;
+    }
     int relu = 0, j = sole_consumer(c, *final, "Relu");
     if (j >= 0) {
         mark_fused(c, j, like);
         *final = c->m->nodes[j].out[0];
         relu = 1;
     }
-    size_t l = (size_t)snprintf(sfx, nsfx, " relu=%d", relu);
+    size_t l = (size_t)snprintf(sfx, nsfx, "%s relu=%d", un, relu);
     int flags;
     float lo, hi;
     char why[200];
@@ -1105,7 +1391,7 @@ static void imp_conv(imp *c) {
     tinfo like = {.ndim = 4, .dtype = DT_FLOAT};
     memcpy(like.dims, O->shape, 4 * sizeof(int64_t));
     if (folded >= 0) mark_fused(c, folded, &like); /* the batch norm's output takes the conv's shape */
-    char act[96];
+    char act[200];
     fuse_act(c, &final, &like, act, sizeof act);
     size_t l = strlen(spec);
     snprintf(spec + l, sizeof spec - l, "%s", act);
@@ -1160,7 +1446,7 @@ static void imp_gemm(imp *c) {
     const char *final = n->out[0];
     int64_t od[2] = {M, N};
     tinfo like = {.ndim = 2, .dtype = DT_FLOAT, .dims = {M, N}};
-    char act[96], spec[300];
+    char act[200], spec[300];
     fuse_act(c, &final, &like, act, sizeof act);
     snprintf(spec, sizeof spec, "gemm M=%lld N=%lld K=%lld transA=%d transB=%d alpha=%.9g beta=%.9g bias=%d%s",
              (long long)M, (long long)N, (long long)K, tA, tB, (double)alpha, (double)ebeta, bias != NULL, act);
@@ -1186,7 +1472,7 @@ static void imp_matmul(imp *c) {
         int64_t M = prod(A->dims, 0, ra - 1);
         tinfo like = {.ndim = ra, .dtype = DT_FLOAT};
         memcpy(like.dims, od, sizeof od);
-        char act[96];
+        char act[200];
         fuse_act(c, &final, &like, act, sizeof act);
         snprintf(spec, sizeof spec, "gemm M=%lld N=%lld K=%lld%s", (long long)M, (long long)N, (long long)K, act);
     } else if (ra == rb && !memcmp(A->dims, B->dims, (size_t)(ra - 2) * sizeof(int64_t))) {
@@ -1283,6 +1569,26 @@ static void imp_relu(imp *c) {
     kernel(c, spec, tens, 2, NULL);
 }
 
+/* An element-wise function of one input (un_defs) of its own. */
+static void imp_unary(imp *c) {
+    tinfo *X = in_t(c, 0, 0, GS_ONNX_MAX_RANK);
+    if (!X) return;
+    const un_def *d = un_find(c->n->op_type);
+    char keys[80], why[160];
+    float alpha;
+    if (!d || un_keys(c->n, d, keys, sizeof keys, &alpha, why, sizeof why) < 0) {
+        unsup(c, "%s", d ? why : "internal: no unary");
+        return;
+    }
+    int64_t M, N;
+    rows_cols(X, &M, &N);
+    char spec[200];
+    snprintf(spec, sizeof spec, "unary M=%lld N=%lld%s alpha=%.9g", (long long)M, (long long)N, keys, (double)alpha);
+    set_out(c, 0, X->ndim, X->dims, DT_FLOAT, NULL);
+    const char *tens[2] = {X->name, c->n->out[0]};
+    kernel(c, spec, tens, 2, NULL);
+}
+
 /* A Clip of its own: the elementwise clip over the tensor's rows. */
 static void imp_clip(imp *c) {
     tinfo *X = in_t(c, 0, 0, GS_ONNX_MAX_RANK);
@@ -1305,24 +1611,64 @@ static void imp_clip(imp *c) {
     kernel(c, spec, tens, 2, NULL);
 }
 
+static void view(imp *c, const tinfo *X, int ndim, const int64_t *dims);
 static void imp_binary(imp *c) {
-    if (c->n->nin != 2) { /* Sum is variadic; two inputs are an Add */
-        unsup(c, "%s of %d inputs (two here)", c->n->op_type, c->n->nin);
+    const char *ot = c->n->op_type;
+    int variadic = !strcmp(ot, "Sum") || !strcmp(ot, "Max") || !strcmp(ot, "Min") || !strcmp(ot, "Mean");
+    if (variadic && c->n->nin == 1) { /* one input: itself */
+        tinfo *X = in_t(c, 0, 0, GS_ONNX_MAX_RANK);
+        if (X) view(c, X, X->ndim, X->dims);
+        return;
+    }
+    const char *opn = !strcmp(ot, "Mul") ? "mul" : !strcmp(ot, "Sub") ? "sub" : !strcmp(ot, "Div") ? "div"
+                      : !strcmp(ot, "Max") ? "max" : !strcmp(ot, "Min") ? "min" : !strcmp(ot, "Pow") ? "pow"
+                      : !strcmp(ot, "PRelu") ? "prelu" : !strcmp(ot, "Mean") ? "mean" : "add";
+    if (c->n->nin == 3 && variadic) { /* three inputs of one shape */
+        tinfo *T[3];
+        for (int k = 0; k < 3; k++)
+            if (!(T[k] = in_t(c, k, 0, GS_ONNX_MAX_RANK))) return;
+        for (int k = 1; k < 3; k++)
+            if (T[k]->ndim != T[0]->ndim || memcmp(T[k]->dims, T[0]->dims, (size_t)T[0]->ndim * sizeof(int64_t))) {
+                unsup(c, "%s of 3 inputs of different shapes (broadcasting takes two here)", ot);
+                return;
+            }
+        int64_t M, N;
+        rows_cols(T[0], &M, &N);
+        char spec[100];
+        snprintf(spec, sizeof spec, "%s M=%lld N=%lld inputs=3", opn, (long long)M, (long long)N);
+        set_out(c, 0, T[0]->ndim, T[0]->dims, DT_FLOAT, NULL);
+        const char *tens[4] = {T[0]->name, T[1]->name, T[2]->name, c->n->out[0]};
+        kernel(c, spec, tens, 4, NULL);
+        return;
+    }
+    if (c->n->nin != 2) {
+        unsup(c, "%s of %d inputs (%s here)", ot, c->n->nin, variadic ? "1 to 3" : "two");
         return;
     }
     tinfo *X = in_t(c, 0, 0, GS_ONNX_MAX_RANK), *Y = X ? in_t(c, 1, 0, GS_ONNX_MAX_RANK) : NULL;
     if (!Y) return;
-    const char *opn = strcmp(c->n->op_type, "Mul") ? "add" : "mul";
+    /* X op Y: the broadcast side must be Y */
+    int ordered = !strcmp(ot, "Sub") || !strcmp(ot, "Div") || !strcmp(ot, "Pow") || !strcmp(ot, "PRelu");
     char spec[100];
     int64_t M, N;
     if (X->ndim == Y->ndim && !memcmp(X->dims, Y->dims, (size_t)X->ndim * sizeof(int64_t))) {
         rows_cols(X, &M, &N);
         snprintf(spec, sizeof spec, "%s M=%lld N=%lld", opn, (long long)M, (long long)N);
+    } else if (!strcmp(ot, "Mean")) {
+        unsup(c, "Mean of inputs of different shapes (broadcasting is not mapped for Mean)");
+        return;
     } else {
         /* one side broadcast over the other: its dims other than 1, aligned from
          * the right, are one run [lo, hi] of the other's (a vector over the last
          * dim: bcast=1; over a middle run, e.g. NCHW's [C,1,1]: addc/mulc) */
         if (prod(X->dims, 0, X->ndim) < prod(Y->dims, 0, Y->ndim)) {
+            if (ordered) {
+                char sx[128], sy[128];
+                shape_text(X, sx, sizeof sx);
+                shape_text(Y, sy, sizeof sy);
+                unsup(c, "%s of %s and %s: the first operand broadcasts (only the second does here)", ot, sx, sy);
+                return;
+            }
             tinfo *t = X;
             X = Y;
             Y = t;
@@ -1335,7 +1681,27 @@ static void imp_binary(imp *c) {
             if (xd < lo) lo = xd;
             hi = xd;
         }
-        for (int d = lo; ok && d <= hi; d++) ok = Y->dims[d - (X->ndim - Y->ndim)] == X->dims[d];
+        int run = ok;
+        for (int d = lo; run && d <= hi; d++) run = d - (X->ndim - Y->ndim) >= 0 && Y->dims[d - (X->ndim - Y->ndim)] == X->dims[d];
+        /* else Y of X's rank with X's dims before and after a run of 1s (a
+         * reduction over middle axes kept with keepdims): X as [A, R, B], Y as [A, B] */
+        int p = 0, q = 0;
+        if (ok && !run && Y->ndim == X->ndim) {
+            while (p < X->ndim && Y->dims[p] == X->dims[p]) p++;
+            q = p;
+            while (q < X->ndim && Y->dims[q] == 1) q++;
+            int tail = q > p;
+            for (int d = q; tail && d < X->ndim; d++) tail = Y->dims[d] == X->dims[d];
+            if (tail) {
+                snprintf(spec, sizeof spec, "%sm A=%lld R=%lld B=%lld", opn, (long long)prod(X->dims, 0, p),
+                         (long long)prod(X->dims, p, q), (long long)prod(X->dims, q, X->ndim));
+                set_out(c, 0, X->ndim, X->dims, DT_FLOAT, NULL);
+                const char *tens[3] = {X->name, Y->name, c->n->out[0]};
+                kernel(c, spec, tens, 3, NULL);
+                return;
+            }
+        }
+        ok = run;
         if (!ok) {
             char sx[128], sy[128];
             shape_text(X, sx, sizeof sx);
@@ -1365,8 +1731,18 @@ static void imp_reduce(imp *c) {
     if (!X) return;
     const int64_t *axes = NULL;
     int naxes = 0;
-    const oattr *a = attr(n, "axes");
-    if (a) {
+    const oattr *a = attr(n, "axes"), *from = attr(n, "gensor_axes_from");
+    int64_t fromv[GS_ONNX_MAX_RANK];
+    if (from) { /* every axis from this one on (a Softmax or LayerNormalization step) */
+        int64_t f = from->i < 0 ? from->i + X->ndim : from->i;
+        if (f < 0 || f >= X->ndim) {
+            unsup(c, "%s: axis %lld of a rank-%d tensor", n->op_type, (long long)from->i, X->ndim);
+            return;
+        }
+        for (int64_t k = f; k < X->ndim; k++) fromv[k - f] = k;
+        axes = fromv;
+        naxes = (int)(X->ndim - f);
+    } else if (a) {
         axes = a->ints;
         naxes = a->nints;
     } else if (n->nin > 1 && *n->in[1]) {
@@ -1491,6 +1867,53 @@ static void imp_view(imp *c) {
             return;
         }
         view(c, X, nd, d);
+    } else if (!strcmp(n->op_type, "Unsqueeze") || !strcmp(n->op_type, "Squeeze")) {
+        /* the axes: an attribute before opset 13, an optional constant input after */
+        const oattr *a = attr(n, "axes");
+        const int64_t *axes = a ? a->ints : NULL;
+        int na = a ? a->nints : 0, sq = n->op_type[0] == 'S';
+        if (!a && n->nin > 1 && *n->in[1]) {
+            tinfo *t = tab(c->m, n->in[1], 0);
+            if (!t || !t->c || !t->c->i) {
+                unsup(c, "%s's axes '%s' are not a constant integer tensor", n->op_type, n->in[1]);
+                return;
+            }
+            axes = t->c->i;
+            na = (int)t->c->n;
+        }
+        int rank = sq ? X->ndim : X->ndim + na, mark[GS_ONNX_MAX_RANK] = {0};
+        if ((!sq && !na) || rank > GS_ONNX_MAX_RANK || na > GS_ONNX_MAX_RANK) {
+            unsup(c, "%s to rank %d (axes %d; 0..%d here)", n->op_type, rank, na, GS_ONNX_MAX_RANK);
+            return;
+        }
+        for (int k = 0; k < na; k++) {
+            int64_t v = axes[k] < 0 ? axes[k] + rank : axes[k];
+            if (v < 0 || v >= rank || mark[v] || (sq && X->dims[v] != 1)) {
+                unsup(c, "%s: axis %lld of rank %d is out of range, repeated or not 1", n->op_type, (long long)axes[k],
+                      rank);
+                return;
+            }
+            mark[v] = 1;
+        }
+        int nd = 0;
+        for (int k = 0, j = 0; k < rank; k++) {
+            if (sq) {
+                if (!(na ? mark[k] : X->dims[k] == 1)) d[nd++] = X->dims[k];
+            } else
+                d[nd++] = mark[k] ? 1 : X->dims[j++];
+        }
+        view(c, X, nd, d);
+    } else if (!strcmp(n->op_type, "Cast") || !strcmp(n->op_type, "CastLike")) {
+        /* fp32 to fp32 is the tensor itself; conversions are not kernels here */
+        int to = (int)attr_i(n, "to", 0);
+        tinfo *L = n->op_type[4] == 'L' && n->nin > 1 ? tab(c->m, n->in[1], 0) : NULL;
+        if (L) to = L->dtype;
+        if (X->dtype != DT_FLOAT || to != DT_FLOAT) {
+            unsup(c, "%s from %s to %s (only FLOAT to FLOAT, a view, here)", n->op_type, dtype_name(X->dtype),
+                  dtype_name(to));
+            return;
+        }
+        view(c, X, X->ndim, X->dims);
     } else { /* Identity, Dropout at inference */
         if (n->nout > 1 && *n->out[1] && tab(c->m, n->out[1], 0) && tab(c->m, n->out[1], 0)->uses) {
             unsup(c, "Dropout's mask output is read");
@@ -1502,8 +1925,43 @@ static void imp_view(imp *c) {
 
 static void imp_constant(imp *c) {
     const oattr *v = attr(c->n, "value");
+    const oattr *vf = attr(c->n, "value_float"), *vi = attr(c->n, "value_int"), *vis = attr(c->n, "value_ints");
+    if ((!v || !v->t) && (vf || vi || vis)) { /* the scalar and integer-list forms */
+        otensor *t = gs_arena_alloc(&c->m->iarena, sizeof *t);
+        int64_t n = vis ? vis->nints : 1;
+        if (!t) {
+            unsup(c, "out of memory");
+            return;
+        }
+        memset(t, 0, sizeof *t);
+        t->name = c->n->out[0];
+        t->ndim = vis ? 1 : 0;
+        t->dims[0] = n;
+        t->n = n;
+        if (vf) {
+            t->dtype = DT_FLOAT;
+            t->f = gs_arena_alloc(&c->m->iarena, sizeof *t->f);
+            if (t->f) t->f[0] = vf->f;
+        } else {
+            t->dtype = DT_INT64;
+            t->i = gs_arena_alloc(&c->m->iarena, (size_t)(n ? n : 1) * sizeof *t->i);
+            for (int64_t k = 0; t->i && k < n; k++) t->i[k] = vis ? vis->ints[k] : vi->i;
+        }
+        if (!t->f && !t->i) {
+            unsup(c, "out of memory");
+            return;
+        }
+        oattr *fake = gs_arena_alloc(&c->m->iarena, sizeof *fake);
+        if (!fake) {
+            unsup(c, "out of memory");
+            return;
+        }
+        *fake = (oattr){.name = "value", .type = AT_TENSOR, .t = t};
+        v = fake;
+    }
     if (!v || !v->t) {
-        unsup(c, "Constant without a tensor 'value' (sparse and scalar-list forms are not read)");
+        unsup(c, "Constant without a tensor 'value', 'value_float', 'value_int' or 'value_ints' (sparse, float-list "
+                 "and string forms are not read)");
         return;
     }
     set_out(c, 0, v->t->ndim, v->t->dims, v->t->dtype, v->t);
@@ -1621,6 +2079,117 @@ static void imp_bn(imp *c) {
     kernel(c, spec, tens, 4, NULL);
 }
 
+/* Transpose: a copy with the dims permuted (perm, default reversed); dims of
+ * extent 1 are dropped first, so a rank above 6 may still fit. */
+static void imp_transpose(imp *c) {
+    const onode *n = c->n;
+    tinfo *X = in_t(c, 0, 1, GS_ONNX_MAX_RANK);
+    if (!X) return;
+    int64_t perm[GS_ONNX_MAX_RANK];
+    const oattr *pa = attr(n, "perm");
+    if (pa && pa->nints != X->ndim) {
+        unsup(c, "Transpose: perm has %d values for rank %d", pa->nints, X->ndim);
+        return;
+    }
+    int seen[GS_ONNX_MAX_RANK] = {0};
+    for (int j = 0; j < X->ndim; j++) {
+        perm[j] = pa ? pa->ints[j] : X->ndim - 1 - j;
+        if (perm[j] < 0 || perm[j] >= X->ndim || seen[perm[j]]++) {
+            unsup(c, "Transpose: perm is not a permutation of 0..%d", X->ndim - 1);
+            return;
+        }
+    }
+    /* keep the dims other than 1 (in X's order), renumbered */
+    int nk = 0, newidx[GS_ONNX_MAX_RANK];
+    int64_t kd[GS_ONNX_MAX_RANK], od[GS_ONNX_MAX_RANK];
+    for (int i = 0; i < X->ndim; i++) {
+        newidx[i] = X->dims[i] == 1 ? -1 : nk;
+        if (X->dims[i] != 1) kd[nk++] = X->dims[i];
+    }
+    char spec[300];
+    size_t l = (size_t)snprintf(spec, sizeof spec, "transpose");
+    if (nk == 0) {
+        l += (size_t)snprintf(spec + l, sizeof spec - l, " d0=1 p0=0");
+    } else if (nk > 6) {
+        unsup(c, "Transpose of %d dims other than 1 (6 here)", nk);
+        return;
+    } else {
+        for (int j = 0; j < nk; j++) l += (size_t)snprintf(spec + l, sizeof spec - l, " d%d=%lld", j, (long long)kd[j]);
+        for (int j = 0, q = 0; j < X->ndim; j++)
+            if (newidx[perm[j]] >= 0) l += (size_t)snprintf(spec + l, sizeof spec - l, " p%d=%d", q++, newidx[perm[j]]);
+    }
+    for (int j = 0; j < X->ndim; j++) od[j] = X->dims[perm[j]];
+    set_out(c, 0, X->ndim, od, DT_FLOAT, NULL);
+    const char *tens[2] = {X->name, n->out[0]};
+    kernel(c, spec, tens, 2, NULL);
+}
+
+/* LRN's sum of squares over the channel window (expand_lrn), scaled by alpha/size. */
+static void imp_lrn_sum(imp *c) {
+    tinfo *X = in_t(c, 0, 3, GS_ONNX_MAX_RANK);
+    if (!X) return;
+    int64_t size = attr_i(c->n, "size", 0);
+    float alpha = attr_f(c->n, "alpha", 1e-4f);
+    if (size < 1 || size > ONNX_DIM_MAX || !isfinite(alpha)) {
+        unsup(c, "LRN: size=%lld, alpha=%g", (long long)size, (double)alpha);
+        return;
+    }
+    char spec[200];
+    snprintf(spec, sizeof spec, "chansq N=%lld C=%lld X=%lld size=%lld alpha=%.9g", (long long)X->dims[0],
+             (long long)X->dims[1], (long long)prod(X->dims, 2, X->ndim), (long long)size, (double)(alpha / (float)size));
+    set_out(c, 0, X->ndim, X->dims, DT_FLOAT, NULL);
+    const char *tens[3] = {X->name, X->name, c->n->out[0]};
+    kernel(c, spec, tens, 3, NULL);
+}
+
+/* One input of a Concat (expand_concat) into its slice of the output. */
+static void imp_concat_part(imp *c) {
+    const onode *n = c->n;
+    int k = (int)attr_i(n, "gensor_part", -1);
+    if (k < 0 || k >= n->nin) {
+        unsup(c, "Concat.Part without its part number");
+        return;
+    }
+    tinfo *X[64];
+    if (n->nin > 64) {
+        unsup(c, "Concat of %d inputs (64 here)", n->nin);
+        return;
+    }
+    for (int j = 0; j < n->nin; j++)
+        if (!(X[j] = in_t(c, j, 1, GS_ONNX_MAX_RANK))) return;
+    int rank = X[0]->ndim;
+    int64_t ax = attr_i(n, "axis", 0);
+    if (ax < 0) ax += rank;
+    if (ax < 0 || ax >= rank) {
+        unsup(c, "Concat: axis %lld of rank %d", (long long)attr_i(n, "axis", 0), rank);
+        return;
+    }
+    int64_t T = 0, at = 0;
+    for (int j = 0; j < n->nin; j++) {
+        int same = X[j]->ndim == rank;
+        for (int d = 0; same && d < rank; d++) same = d == ax || X[j]->dims[d] == X[0]->dims[d];
+        if (!same) {
+            char s0[128], sj[128];
+            shape_text(X[0], s0, sizeof s0);
+            shape_text(X[j], sj, sizeof sj);
+            unsup(c, "Concat of %s and %s along axis %lld: the other dims differ", s0, sj, (long long)ax);
+            return;
+        }
+        if (j < k) at += X[j]->dims[ax];
+        T += X[j]->dims[ax];
+    }
+    int64_t od[GS_ONNX_MAX_RANK];
+    memcpy(od, X[0]->dims, sizeof od);
+    od[ax] = T;
+    char spec[160];
+    snprintf(spec, sizeof spec, "place A=%lld R=%lld B=%lld T=%lld at=%lld", (long long)prod(X[k]->dims, 0, (int)ax),
+             (long long)X[k]->dims[ax], (long long)prod(X[k]->dims, (int)ax + 1, rank), (long long)T, (long long)at);
+    set_out(c, 0, rank, od, DT_FLOAT, NULL);
+    const char *tens[2] = {X[k]->name, n->out[0]};
+    /* part k > 0 starts from the previous part's output (the slices before it) */
+    kernel(c, spec, tens, 2, k > 0 ? c->m->nodes[c->i - 1].out[0] : NULL);
+}
+
 typedef struct imp_def {
     const char *op_type;
     void (*fn)(imp *);
@@ -1629,10 +2198,15 @@ static const imp_def imp_defs[] = {
     {"Conv", imp_conv},         {"Gemm", imp_gemm},        {"MatMul", imp_matmul},
     {"MaxPool", imp_pool},      {"AveragePool", imp_pool}, {"GlobalMaxPool", imp_pool},
     {"GlobalAveragePool", imp_pool}, {"Relu", imp_relu},   {"Clip", imp_clip},        {"Add", imp_binary},
-    {"Mul", imp_binary},        {"Sum", imp_binary},       {"ReduceSum", imp_reduce}, {"ReduceMean", imp_reduce},
+    {"Mul", imp_binary},        {"Sum", imp_binary},       {"Sub", imp_binary},       {"Div", imp_binary},
+    {"Max", imp_binary},        {"Min", imp_binary},       {"Mean", imp_binary},      {"Pow", imp_binary},
+    {"PRelu", imp_binary},
+    {"ReduceSum", imp_reduce},  {"ReduceMean", imp_reduce},
     {"ReduceMax", imp_reduce},  {"ReduceMin", imp_reduce},  {"Flatten", imp_view},     {"Reshape", imp_view},
-    {"Identity", imp_view},     {"Dropout", imp_view},     {"Constant", imp_constant},
-    {"BatchNormalization", imp_bn}, {"ConstantOfShape", imp_const_shape},
+    {"Identity", imp_view},     {"Dropout", imp_view},     {"Unsqueeze", imp_view},   {"Squeeze", imp_view},
+    {"Cast", imp_view},         {"CastLike", imp_view},    {"Transpose", imp_transpose},     {"Constant", imp_constant},
+    {"BatchNormalization", imp_bn}, {"ConstantOfShape", imp_const_shape}, {"Concat.Part", imp_concat_part},
+    {"LRN.Sum", imp_lrn_sum},
 };
 
 /* A graph input's shape with its symbolic dims bound. */
@@ -1715,6 +2289,7 @@ gs_status gs_model_import(gs_ctx *ctx, gs_model *m) {
         for (size_t k = 0; k < sizeof imp_defs / sizeof imp_defs[0] && (!*dom || !strcmp(dom, "ai.onnx")); k++)
             if (!strcmp(imp_defs[k].op_type, c.n->op_type)) d = &imp_defs[k];
         if (d) d->fn(&c);
+        else if ((!*dom || !strcmp(dom, "ai.onnx")) && un_find(c.n->op_type)) imp_unary(&c);
         else if (*dom && strcmp(dom, "ai.onnx")) unsup(&c, "operator %s of domain '%s' (only the ONNX domain)", c.n->op_type, dom);
         else unsup(&c, "operator %s is not mapped to gensor yet", *c.n->op_type ? c.n->op_type : "(empty)");
         if (o->kind == GS_MODEL_UNSUPPORTED) {

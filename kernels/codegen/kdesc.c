@@ -18,9 +18,10 @@ void gs_kdesc_make(const gs_op *op, const gs_plan *p, const gs_etir *e, gs_diale
     k->etir = *e;
     k->etir.level = 0;
     if (p) k->plan = *p;
-    if (op->combine == GS_COMBINE_MAX || op->epi.relu || op->clip) k->flags |= GS_KDESC_MAXN;
+    if (op->combine == GS_COMBINE_MAX || op->combine == GS_COMBINE_MAXE || op->epi.relu || op->clip)
+        k->flags |= GS_KDESC_MAXN;
     if (op->epi.count_valid) k->flags |= GS_KDESC_COUNT_VALID;
-    if (op->combine == GS_COMBINE_MIN) k->flags |= GS_KDESC_MINN;
+    if (op->combine == GS_COMBINE_MIN || op->combine == GS_COMBINE_MINE) k->flags |= GS_KDESC_MINN;
 }
 
 /* "non-zero"/"0" and "on"/"off" of a value */

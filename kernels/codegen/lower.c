@@ -245,6 +245,46 @@ static void print_tf32_macros(gs_sb *sb, gs_dialect d, int arch) {
 }
 
 /* The conversion macros of one kernel's types (f32: the identity). */
+/* The unary epilogue step's function (gs_unary) as the f32 helper gs_unary(y),
+ * printed after the preamble only in kernels that have one: its body per
+ * function, '$' standing for the dialect's float suffix of a math function
+ * ("" in OpenCL, whose builtins are overloaded; "f" in CUDA) and P for the
+ * parameter (a literal). NaN in, NaN out, for every function. */
+static const char *const unary_body[GS_UN_COUNT] = {
+    [GS_UN_NONE] = "y", [GS_UN_NEG] = "-y", [GS_UN_ABS] = "fabs$(y)", [GS_UN_EXP] = "exp$(y)",
+    [GS_UN_LOG] = "log$(y)", [GS_UN_SQRT] = "sqrt$(y)", [GS_UN_RSQRT] = "1.0f / sqrt$(y + P)",
+    [GS_UN_RECIP] = "1.0f / y", [GS_UN_TANH] = "tanh$(y)", [GS_UN_SIGMOID] = "1.0f / (1.0f + exp$(-y))",
+    [GS_UN_ERF] = "erf$(y)", [GS_UN_SOFTPLUS] = "fmax$(y, 0.0f) + log1p$(exp$(-fabs$(y)))",
+    [GS_UN_SOFTSIGN] = "y / (1.0f + fabs$(y))", [GS_UN_FLOOR] = "floor$(y)", [GS_UN_CEIL] = "ceil$(y)",
+    [GS_UN_ROUND] = "rint$(y)", [GS_UN_SIGN] = "y > 0.0f ? 1.0f : y < 0.0f ? -1.0f : y",
+    [GS_UN_SIN] = "sin$(y)", [GS_UN_COS] = "cos$(y)", [GS_UN_TAN] = "tan$(y)", [GS_UN_ASIN] = "asin$(y)",
+    [GS_UN_ACOS] = "acos$(y)", [GS_UN_ATAN] = "atan$(y)", [GS_UN_SINH] = "sinh$(y)", [GS_UN_COSH] = "cosh$(y)",
+    [GS_UN_ASINH] = "asinh$(y)", [GS_UN_ACOSH] = "acosh$(y)", [GS_UN_ATANH] = "atanh$(y)",
+    [GS_UN_GELU] = "0.5f * y * (1.0f + erf$(y * 0.707106781f))",
+    [GS_UN_GELU_TANH] = "0.5f * y * (1.0f + tanh$(0.797884561f * (y + 0.044715f * y * y * y)))",
+    [GS_UN_LEAKYRELU] = "y < 0.0f ? P * y : y", [GS_UN_ELU] = "y < 0.0f ? P * expm1$(y) : y",
+    [GS_UN_CELU] = "fmax$(y, 0.0f) + fmin$(0.0f, P * expm1$(y / P))",
+    [GS_UN_THRESHOLDED_RELU] = "y > P ? y : 0.0f", [GS_UN_HARDSIGMOID] = "fmin$(1.0f, fmax$(0.0f, y + P))",
+    [GS_UN_HARDSWISH] = "y * fmin$(1.0f, fmax$(0.0f, y * 0.166666667f + 0.5f))",
+    [GS_UN_MISH] = "y * tanh$(fmax$(y, 0.0f) + log1p$(exp$(-fabs$(y))))",
+    [GS_UN_SWISH] = "y / (1.0f + exp$(-P * y))", [GS_UN_LOGP] = "log$(y + P)",
+};
+static void print_unary_fn(gs_sb *sb, const gs_op *op, gs_dialect d) {
+    if (!op->unary || op->unary >= GS_UN_COUNT) return;
+    gs_sb_puts(sb, d == GS_DIALECT_CUDA ? "__device__ __forceinline__ float gs_unary(float y) {"
+                                        : "static inline float gs_unary(float y) {");
+    gs_sb_puts(sb, " if (y != y) return y; return ");
+    for (const char *c = unary_body[op->unary]; *c; c++) {
+        if (*c == '$') {
+            if (d == GS_DIALECT_CUDA) gs_sb_puts(sb, "f");
+        } else if (*c == 'P')
+            gs_sb_printf(sb, "(%.9ef)", (double)op->unary_p);
+        else
+            gs_sb_printf(sb, "%c", *c);
+    }
+    gs_sb_puts(sb, "; }\n");
+}
+
 static void print_type_macros(gs_sb *sb, const gs_op *op) {
     static const char *to_f[] = {"(x)", "gs_h2f(x)", "gs_b2f(x)"}, *from_f[] = {"(y)", "gs_f2h(y)", "gs_f2b(y)"};
     gs_sb_printf(sb, "#define GS_IN_F(x) %s\n#define GS_OUT_F(x) %s\n#define GS_F_OUT(y) %s\n", to_f[op->dtype_in % 3],
@@ -1138,10 +1178,31 @@ static void print_accumulate(printer *m) {
     char *aidx = frag_index(m, -1, NULL, -1);
     gs_sb rhs;
     gs_sb_init(&rhs);
+    const bool fn2 = op->combine == GS_COMBINE_MAXE || op->combine == GS_COMBINE_MINE || op->combine == GS_COMBINE_POW;
     for (int t = 0; t < m->ni; t++) {
         char *fi = frag_index(m, t, NULL, -1);
-        gs_sb_printf(&rhs, "%s%s%d%s[%s]", t ? (op->combine == GS_COMBINE_ADD ? " + " : " * ") : "", m->fname, t,
-                     m->fslot, fi ? fi : "0");
+        const char *bin = op->combine == GS_COMBINE_ADD   ? " + "
+                          : op->combine == GS_COMBINE_SUB ? " - "
+                          : op->combine == GS_COMBINE_DIV ? " / "
+                          : fn2                           ? ", "
+                                                          : " * ";
+        char v[96];
+        snprintf(v, sizeof v, "%s%d%s[%s]", m->fname, t, m->fslot, fi ? fi : "0");
+        if (fn2 && t > 0) { /* f(f(in0, in1), in2): max, min (NaN kept), pow */
+            char *prev = gs_sb_take(&rhs);
+            gs_sb_init(&rhs);
+            const char *f = op->combine == GS_COMBINE_MAXE ? "gs_maxn"
+                            : op->combine == GS_COMBINE_MINE ? "gs_minn"
+                            : m->dialect == GS_DIALECT_CUDA ? "powf" : "pow";
+            gs_sb_printf(&rhs, "%s(%s%s%s)", f, prev ? prev : "0", bin, v);
+            free(prev);
+        } else if (op->combine == GS_COMBINE_PRELU && t > 0) {
+            char *prev = gs_sb_take(&rhs);
+            gs_sb_init(&rhs);
+            gs_sb_printf(&rhs, "(%s < 0.0f ? %s * %s : %s)", prev ? prev : "0", prev ? prev : "0", v, prev ? prev : "0");
+            free(prev);
+        } else
+            gs_sb_printf(&rhs, "%s%s", t ? bin : "", v);
         free(fi);
     }
     char *r = gs_sb_take(&rhs);
@@ -1958,6 +2019,7 @@ static void print_store_one(printer *m, const char *aidx, const char *oi) {
             if (is16(m->op->dtype_in)) line(m, "y += GS_IN_F(bias[x%d]);", st[i].axis);
             else line(m, "y += bias[x%d];", st[i].axis);
             break;
+        case GS_EPI_UNARY: line(m, "y = gs_unary(y);"); break;
         case GS_EPI_RELU: line(m, "y = gs_maxn(y, 0.0f);"); break;
         case GS_EPI_CLIP_LO: line(m, "y = gs_maxn(y, %.9ef);", (double)m->op->clip_lo); break;
         case GS_EPI_CLIP_HI: line(m, "y = -gs_maxn(-y, %.9ef);", -(double)m->op->clip_hi); break; /* min, NaN kept */
@@ -2000,12 +2062,14 @@ static void print_epi_expr(printer *m, gs_sb *ex, int k) {
             gs_sb_printf(ex, " + %s", cvt(c, sizeof c, "GS_IN_F", is16(m->op->dtype_in), o));
             break;
         }
+        case GS_EPI_UNARY:
         case GS_EPI_RELU:
         case GS_EPI_CLIP_LO:
         case GS_EPI_CLIP_HI: { /* min(y, hi) as -max(-y, -hi): gs_maxn keeps NaN */
             char *in = gs_sb_take(ex);
             gs_sb_init(ex);
-            if (st[i].kind == GS_EPI_RELU) gs_sb_printf(ex, "gs_maxn(%s, 0.0f)", in ? in : "0");
+            if (st[i].kind == GS_EPI_UNARY) gs_sb_printf(ex, "gs_unary(%s)", in ? in : "0");
+            else if (st[i].kind == GS_EPI_RELU) gs_sb_printf(ex, "gs_maxn(%s, 0.0f)", in ? in : "0");
             else if (st[i].kind == GS_EPI_CLIP_LO) gs_sb_printf(ex, "gs_maxn(%s, %.9ef)", in ? in : "0", (double)m->op->clip_lo);
             else gs_sb_printf(ex, "-gs_maxn(-(%s), %.9ef)", in ? in : "0", -(double)m->op->clip_hi);
             free(in);
@@ -2369,6 +2433,7 @@ gs_status gs_lower_emit_plan(gs_ctx *ctx, const gs_op *op, const gs_etir *e, con
     gs_sb_puts(&m->sb, m->sp->preamble);
     if (out->desc.flags & GS_KDESC_MAXN) gs_sb_puts(&m->sb, m->sp->maxn);
     if (out->desc.flags & GS_KDESC_MINN) gs_sb_puts(&m->sb, m->sp->minn);
+    print_unary_fn(&m->sb, op, d);
     if (m->typed) {
         gs_sb_puts(&m->sb, type_preamble[d]);
         print_type_macros(&m->sb, op);

@@ -9,8 +9,9 @@ chain.onnx      conv(bias) + BatchNormalization + Relu + MaxPool + Flatten + Gem
 chain_ext.onnx  the same graph with every initializer in chain_ext.bin (external data).
 misc.onnx       opset 13: AveragePool (pads, count_include_pad default 0), MatMul [2,seq,16]x[16,8],
                 Add of equal shapes, Mul by a [8] vector, ReduceSum over the last axis (axes input),
-                ReduceMean (axes attribute), Softmax (not mapped), Reshape (a view), Gemm with a [M,N] C
-                (so seq must be bound to 3: Reshape gives [2*seq, 8] and C is [6, 4]).
+                ReduceMean (axes attribute), Softmax (expanded at load into 5 nodes), Reshape (a view), Gemm
+                with a [M,N] C (so seq must be bound to 3: Reshape gives [2*seq, 8] and C is [6, 4]), and a
+                Selu of the softmax (not mapped: two parameters).
 act.onnx        opset 13, activations fused into the kernel before them: Clip(x, -0.5, 0.5) alone, a 1x1
                 Conv(bias) + Clip(0, 6) (ReLU6), a 3x3 Conv + Relu + Clip(max 0.5 only), Flatten, Gemm(transB,
                 bias) + Clip(min -1 only); input [batch,4,6,6]. tests/data/onnx/act_ort holds ONNX Runtime's
@@ -79,12 +80,14 @@ def misc():
         helper.make_node("Softmax", ["mul"], ["sm"], name="softmax", axis=-1),
         helper.make_node("Reshape", ["mul", "shape"], ["flat"], name="reshape"),
         helper.make_node("Gemm", ["flat", "g.w", "g.c"], ["gy"], name="gemm", alpha=0.5, beta=2.0),
+        helper.make_node("Selu", ["sm"], ["se"], name="selu"),
     ]
     inputs = [helper.make_tensor_value_info("img", TensorProto.FLOAT, [1, 2, 5, 5]),
               helper.make_tensor_value_info("t", TensorProto.FLOAT, [2, "seq", 16]),
               helper.make_tensor_value_info("u", TensorProto.FLOAT, [2, "seq", 8])]
     outputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in
-               [("ap", [1, 2, 3, 3]), ("rs", [2, "seq"]), ("rm", [2, "seq", 1]), ("sm", [2, "seq", 8]), ("gy", [6, 4])]]
+               [("ap", [1, 2, 3, 3]), ("rs", [2, "seq"]), ("rm", [2, "seq", 1]), ("sm", [2, "seq", 8]), ("gy", [6, 4]),
+                ("se", [2, "seq", 8])]]
     g = helper.make_graph(nodes, "misc", inputs, outputs, [mw, vec, axes, shape, gw, gc])
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="gensor-tests")
 
