@@ -366,8 +366,8 @@ compare: all
 	@sh experiments/compare.sh $(BUILD)/gensor $(BUILD)/compare
 
 # gensor's constructors against Kernel Tuner's strategies on the OpenCL device
-# (experiments/compare_tuners.py); QUICK=1: three small operators, budgets 10
-# and 25. Kernel Tuner, pyopencl and numpy go into build/venv-tuners only.
+# (experiments/compare_tuners.py); QUICK=1: a smoke run (minutes): three small operators,
+# budget 5, --refine 3, PoCL without optimisation. Kernel Tuner, pyopencl and numpy go into build/venv-tuners only.
 TUNERS_VENV := build/venv-tuners
 TUNERS_REQ  := experiments/requirements-tuners.txt
 tuners-venv: $(TUNERS_VENV)/.tuners
