@@ -11,12 +11,16 @@ start=$(date +%s)
 "$@"
 rc=$?
 end=$(date +%s)
-# times: the shell's own user/sys, then its children's (the stage)
-cpu=$(times | awk 'NR == 2 {
+# times: the shell's own user/sys, then its children's (the stage); into a
+# file, as in a pipe or $(...) it would run in a subshell without children
+tf=$(mktemp)
+times >"$tf"
+cpu=$(awk 'NR == 2 {
     n = split($0, f, " ")
     t = 0
     for (i = 1; i <= n; i++) { split(f[i], ms, "m"); sub("s", "", ms[2]); t += ms[1] * 60 + ms[2] }
-    printf "%.0f", t }')
+    printf "%.0f", t }' "$tf")
+rm -f "$tf"
 word=passed
 [ "$rc" -eq 0 ] || word="FAILED (exit $rc)"
 echo "== make test ${label%%:*}: $word in $((end - start)) s wall, ${cpu} s CPU (user+sys)"
