@@ -24,7 +24,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all deps install uninstall check-install check-tsan deps-aarch64 cross-aarch64 cross-build check-aarch64 deps-fuzz fuzz-build fuzz-targets fuzz fuzz-merge fuzz-short demo test test-plain check-asan check-suites calibrate bench bench-construct clean check-gpu compare \
+.PHONY: all deps install uninstall check-install check-tsan deps-aarch64 cross-aarch64 cross-build check-aarch64 deps-fuzz fuzz-build fuzz-targets fuzz fuzz-merge fuzz-short demo test test-plain test-unit test-scripts test-builds test-build-plain test-build-tsan test-build-fuzz test-build-asan check-cl-opt check-asan check-asan-unit check-suites calibrate bench bench-construct clean check-gpu compare \
         sass-tools check-sass check-nvrtc-mma mma-sweep bench-gpu compare-tuners tuners-venv onnx-venv onnx-conformance onnx-corpus onnx-ort-venv onnx-ort-check
 
 all: $(BUILD)/libgensor.a $(BUILD)/libgensor.so $(BUILD)/gensor
@@ -92,8 +92,7 @@ check-aarch64: cross-aarch64
 # ---- threads: tests/tsan_threads.c under ThreadSanitizer (in make test) -----
 TSAN_BUILD := build-tsan
 check-tsan:
-	@$(MAKE) --no-print-directory BUILD=$(TSAN_BUILD) OPT=-O1 EXTRA_CFLAGS="-fsanitize=thread" \
-	  LDFLAGS="-fsanitize=thread" $(TSAN_BUILD)/tsan_threads
+	@$(MAKE) --no-print-directory $(TSAN_FLAGS) $(TSAN_BUILD)/tsan_threads
 	TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=tests/tsan.supp" ./$(TSAN_BUILD)/tsan_threads
 $(BUILD)/tsan_threads: tests/tsan_threads.c $(BUILD)/libgensor.a
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libgensor.a $(LDFLAGS) $(LDLIBS) -lpthread
@@ -117,8 +116,7 @@ deps-fuzz:
 	@$(call apt_install,deps-fuzz,$(FUZZ_PKGS))
 
 fuzz-build: deps deps-fuzz
-	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=clang OPT=-O1 \
-	  EXTRA_CFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" fuzz-targets
+	@$(MAKE) --no-print-directory test-build-fuzz
 fuzz-targets: $(FUZZ_TARGETS:%=$(BUILD)/fuzz_%)
 
 # the suite target calls gs_cli_suite, so it links the CLI (main.c with its main renamed)
@@ -266,32 +264,67 @@ demo: deps
 	./$(BUILD)/gensor verify --hw rtx4090 --top 2 'gemm M=257 N=127 K=31 transA=1 alpha=1.5 beta=0.5'
 
 # ---- tests ------------------------------------------------------------------
-# Plain build first, the install test, the threads under TSan (check-tsan), a
-# short pass of every fuzz target (fuzz-short), then the same tests under
-# ASan/UBSan (check-asan). Each stage prints a line with its expected length
-# on a first run (cold builds and PoCL kernel cache) on 2 idle cores: the CPU
-# time each stage took, measured on a loaded 2-core machine (load 5-15), over
-# 2. A busy machine takes longer; later runs reuse the builds and PoCL's
-# kernel cache (~/.cache/pocl) and are shorter.
+# make test: every build first, in parallel (test-builds: the plain build and
+# the TSan, fuzz and ASan/UBSan builds), then the unit tests (every
+# tests/test_*.c: a new suite runs in stages 2 and 6 without wiring), the
+# scripts, TSan, a short fuzz pass, and the unit tests and cli_errors under
+# ASan/UBSan. tests/stage.sh prints each stage's banner with its expected
+# length on a first run (cold builds and PoCL kernel cache) on 2 idle cores,
+# then its wall and CPU time (user+sys): on a busy machine the CPU time over 2
+# is what the stage costs. Later runs reuse the builds and PoCL's kernel cache
+# (~/.cache/pocl) and are shorter.
+#
+# The unit tests build their OpenCL kernels with PoCL's optimiser off
+# (TEST_CL_FLAGS, passed as POCL_EXTRA_BUILD_FLAGS): the kernels' semantics are
+# the same and PoCL builds them ~30x faster (an optimised build of a kernel with
+# a large register tile takes ~30 s of CPU). The optimised builds keep their
+# quick form in make test: the scripts of stage 3 (the ONNX node tests, the
+# ONNX chain, cli_errors' verify and the API demo) run every kernel through
+# PoCL's optimiser, and opencl/cold_build_writes_no_warnings builds a large
+# gemm with it. make check-cl-opt runs all the unit tests with the optimiser
+# (what make test's unit stage did before). PoCL's cache keys include the
+# flags, so an unoptimised build is never served to an optimised one.
+TEST_JOBS     ?= 2
+TEST_CL_FLAGS ?= -cl-opt-disable
+ASAN_FLAGS    := BUILD=build-asan OPT=-O1 LDFLAGS="-fsanitize=address,undefined" \
+                 EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
+TSAN_FLAGS    := BUILD=$(TSAN_BUILD) OPT=-O1 EXTRA_CFLAGS="-fsanitize=thread" LDFLAGS="-fsanitize=thread"
+STAGE          = sh tests/stage.sh
 test: deps
-	@echo "make test: 6 stages, about 20 min in all on a first run on 2 idle cores; 1 and 5 are the long ones"
-	@echo; echo "== make test 1/6: build, unit tests (gensor_tests on the OpenCL device), api and bench-gpu checks: about 10 min (PoCL compiles every kernel once)"
-	@$(MAKE) --no-print-directory test-plain
-	@echo; echo "== make test 2/6: install test (tests/install_test.sh): about 10 s"
-	@sh tests/install_test.sh $(BUILD)
-	@echo; echo "== make test 3/6: threads under ThreadSanitizer (check-tsan, its own build): about 1 min"
-	@$(MAKE) --no-print-directory check-tsan
-	@echo; echo "== make test 4/6: every fuzz target for $(FUZZ_SHORT) s (fuzz-short, its own clang build): about 1-2 min"
-	@$(MAKE) --no-print-directory fuzz-short
-	@echo; echo "== make test 5/6: unit tests and cli_errors under ASan/UBSan (check-asan, its own build): about 5-10 min"
-	@$(MAKE) --no-print-directory check-asan
-	@echo; echo "== make test 6/6: bad input to the CLI (tests/cli_errors.sh): about 10 s"
-	@sh tests/cli_errors.sh $(BUILD)/gensor
-	@echo; echo "make test: all 6 stages passed"
+	@echo "make test: 7 stages, about 12 min in all on a first run on 2 idle cores; 2 and 6 are the long ones"
+	@$(STAGE) "1/7: every build (plain, TSan, fuzz, ASan/UBSan; make -j$(TEST_JOBS) test-builds): about 3 min" \
+	  $(MAKE) --no-print-directory -j$(TEST_JOBS) test-builds
+	@$(STAGE) "2/7: unit tests (gensor_tests on the OpenCL device, PoCL unoptimised): about 4 min" \
+	  $(MAKE) --no-print-directory test-unit
+	@$(STAGE) "3/7: ONNX, bench-gpu, calibrate, API, tuner, install and CLI checks (PoCL optimised): about 1.5 min" \
+	  $(MAKE) --no-print-directory test-scripts
+	@$(STAGE) "4/7: threads under ThreadSanitizer (check-tsan): about 20 s" \
+	  $(MAKE) --no-print-directory check-tsan
+	@$(STAGE) "5/7: every fuzz target for $(FUZZ_SHORT) s (fuzz-short): about 40 s" \
+	  $(MAKE) --no-print-directory fuzz-short
+	@$(STAGE) "6/7: unit tests under ASan/UBSan (check-asan): about 3 min" \
+	  $(MAKE) --no-print-directory check-asan-unit
+	@$(STAGE) "7/7: bad input to the CLI under ASan/UBSan (tests/cli_errors.sh build-asan/gensor): about 20 s" \
+	  sh tests/cli_errors.sh build-asan/gensor
+	@echo; echo "make test: all 7 stages passed"
 
-test-plain: $(BUILD)/gensor_tests $(BUILD)/gensor $(BUILD)/bench_gpu $(BUILD)/libgensor.so $(BUILD)/calibrate \
-            $(BUILD)/onnx_run
-	GS_GENSOR_BIN=$(BUILD)/gensor ./$(BUILD)/gensor_tests --jobs 2
+# test-builds: one make per build directory, run side by side under -j
+test-builds: test-build-plain test-build-tsan test-build-fuzz test-build-asan
+test-build-plain:
+	@$(MAKE) --no-print-directory $(BUILD)/gensor_tests $(BUILD)/gensor $(BUILD)/bench_gpu $(BUILD)/libgensor.so \
+	  $(BUILD)/calibrate $(BUILD)/onnx_run $(BUILD)/gensor.1
+test-build-tsan:
+	@$(MAKE) --no-print-directory $(TSAN_FLAGS) $(TSAN_BUILD)/tsan_threads
+test-build-fuzz: deps-fuzz
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=clang OPT=-O1 \
+	  EXTRA_CFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" fuzz-targets
+test-build-asan:
+	@$(MAKE) --no-print-directory $(ASAN_FLAGS) build-asan/gensor_tests build-asan/gensor
+
+test-unit: test-build-plain
+	GS_GENSOR_BIN=$(BUILD)/gensor POCL_EXTRA_BUILD_FLAGS="$(TEST_CL_FLAGS)" ./$(BUILD)/gensor_tests --jobs $(TEST_JOBS)
+
+test-scripts: test-build-plain
 	@sh tests/onnx_nodes.sh $(BUILD)
 	@sh tests/onnx_manifest.sh $(BUILD)
 	@sh tests/bench_gpu_dry.sh $(BUILD)
@@ -299,13 +332,20 @@ test-plain: $(BUILD)/gensor_tests $(BUILD)/gensor $(BUILD)/bench_gpu $(BUILD)/li
 	@sh tests/calibrate_holdout.sh $(BUILD)
 	@sh tests/api_check.sh $(BUILD)
 	@python3 tests/tuner_args_check.py $(BUILD)/gensor
+	@sh tests/install_test.sh $(BUILD)
+	@sh tests/cli_errors.sh $(BUILD)/gensor
 
-check-asan:
-	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 \
-	  EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
-	  LDFLAGS="-fsanitize=address,undefined" build-asan/gensor_tests build-asan/gensor
-	ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 GS_ASAN=1 \
-	  GS_GENSOR_BIN=build-asan/gensor ./build-asan/gensor_tests --jobs 2
+# the plain build's unit tests and scripts (make test's stages 2 and 3)
+test-plain: test-unit test-scripts
+
+# every unit test with PoCL's optimiser on (not in make test: ~10 min more on a cold PoCL cache)
+check-cl-opt: test-build-plain
+	GS_GENSOR_BIN=$(BUILD)/gensor ./$(BUILD)/gensor_tests --jobs $(TEST_JOBS)
+
+check-asan-unit: test-build-asan
+	ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 GS_ASAN=1 GS_GENSOR_BIN=build-asan/gensor \
+	  POCL_EXTRA_BUILD_FLAGS="$(TEST_CL_FLAGS)" ./build-asan/gensor_tests --jobs $(TEST_JOBS)
+check-asan: check-asan-unit
 	@sh tests/cli_errors.sh build-asan/gensor
 
 $(BUILD)/onnx_run: tests/onnx_run.c $(BUILD)/libgensor.a
@@ -377,8 +417,8 @@ compare: all
 	@sh experiments/compare.sh $(BUILD)/gensor $(BUILD)/compare
 
 # gensor's constructors against Kernel Tuner's strategies on the OpenCL device
-# (experiments/compare_tuners.py); QUICK=1: three small operators, budgets 10
-# and 25. Kernel Tuner, pyopencl and numpy go into build/venv-tuners only.
+# (experiments/compare_tuners.py); QUICK=1: a smoke run (minutes): three small operators,
+# budget 5, --refine 3, PoCL without optimisation. Kernel Tuner, pyopencl and numpy go into build/venv-tuners only.
 TUNERS_VENV := build/venv-tuners
 TUNERS_REQ  := experiments/requirements-tuners.txt
 tuners-venv: $(TUNERS_VENV)/.tuners

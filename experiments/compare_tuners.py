@@ -45,12 +45,20 @@ import tuner_args  # noqa: E402  (standard library only; make test checks it)
 
 SCRIPT_DIR = os.path.dirname(os.path.abspath(__file__))
 
+# --quick is a smoke run of the whole harness (minutes): small operators of each class,
+# one budget, --refine 3 only, and PoCL building without optimisation (QUICK_CL_FLAGS:
+# a kernel of a large register tile takes ~30 s of CPU to build optimised on PoCL, ~1 s
+# without), so its kernel times are of unoptimised builds, not a comparison.
 QUICK_OPS = [
+    "gemm M=128 N=128 K=128",
+    "conv2d N=1 C=16 H=14 W=14 K=16 R=3 S=3 pad=1",
+    "gemv M=512 N=512",
+]
+QUICK_CL_FLAGS = "-cl-opt-disable"
+FULL_OPS = [
     "gemm M=256 N=256 K=256",
     "conv2d N=1 C=32 H=28 W=28 K=32 R=3 S=3 pad=1",
     "gemv M=1024 N=1024",
-]
-FULL_OPS = QUICK_OPS + [
     "gemm M=512 N=512 K=512",
     "conv2d N=1 C=64 H=28 W=28 K=64 R=3 S=3 pad=1",
     "gemv M=4096 N=4096",
@@ -285,7 +293,7 @@ def main():
     ap.add_argument("--sample", type=int, default=None)
     a = ap.parse_args()
     ops = QUICK_OPS if a.quick else FULL_OPS
-    budgets = [int(b) for b in (a.budgets or ("10,25" if a.quick else "25,100")).split(",")]
+    budgets = [int(b) for b in (a.budgets or ("5" if a.quick else "25,100")).split(",")]
     sample = a.sample or (4096 if a.quick else 20000)
     os.makedirs(a.out, exist_ok=True)
     a.out = os.path.abspath(a.out)
@@ -296,13 +304,19 @@ def main():
     # no PoCL kernel cache: a kernel built once (by gensor or by a strategy) would build
     # faster for whoever comes next, which would skew the times to solution
     os.environ["POCL_KERNEL_CACHE"] = "0"
+    if a.quick:  # set before PoCL loads; gensor --refine's processes inherit it
+        os.environ["POCL_EXTRA_BUILD_FLAGS"] = QUICK_CL_FLAGS
     import pyopencl as cl
 
     dev = cl.get_platforms()[0].get_devices()[0]
     is_cpu = bool(dev.type & cl.device_type.CPU)
-    device = "opencl:%s(%s)" % (dev.name.strip().replace(" ", "-"), "CPU" if is_cpu else "GPU")
+    device = "opencl:%s(%s%s)" % (dev.name.strip().replace(" ", "-"), "CPU" if is_cpu else "GPU",
+                                  "," + QUICK_CL_FLAGS if a.quick else "")
     log("device %s; gensor profile %s%s" % (device, a.hw,
         " -- a CPU: these timings say nothing about GPU speed" if is_cpu else ""))
+    if a.quick:
+        log("--quick: a smoke run of the harness; PoCL builds with %s (unoptimised kernels), budget %s, "
+            "--refine 3 only" % (QUICK_CL_FLAGS, ",".join(map(str, budgets))))
 
     rows = []
     t_all = time.perf_counter()
@@ -322,6 +336,9 @@ def main():
             # Roller's way: the tree construction's top 10, measured
             ("gensor-tree-refine", 10, ["--strategy", "tree", "--backend", "opencl", "--refine", "10"]),
         ]
+        if a.quick:  # --refine 3 only: each refined candidate is a build
+            gens = [(m, k, e) for m, k, e in gens if k <= 3] + [
+                ("gensor-tree-refine", 3, ["--strategy", "tree", "--backend", "opencl", "--refine", "3"])]
         for method, k, extra in gens:
             cfg, wall, d = g.construct(spec, (["--top", "1"] if not k and "--top" not in extra else []) + extra)
             picks.append((method, k, wall, k, cfg))
