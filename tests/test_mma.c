@@ -258,13 +258,16 @@ Test(mma, plan_fields_and_arch_check) {
     cr_assert(p.in[0].ldsm == 4 && !p.in[0].ldsm_trans, "A ldsm %d%s", p.in[0].ldsm, p.in[0].ldsm_trans ? "t" : "");
     cr_assert(p.in[1].ldsm == 2 && p.in[1].ldsm_trans, "B ldsm %d%s", p.in[1].ldsm, p.in[1].ldsm_trans ? "t" : "");
     cr_assert(p.in[0].read_wf > 0 && p.in[1].read_wf > 0);
-    /* two k-steps of 16 a tile, two stages: fragments double-buffered, peeled */
-    cr_assert(p.out_vec == 1 && p.frag_pipe && p.peel, "ov %d fragpipe %d peel %d", p.out_vec, p.frag_pipe, p.peel);
+    /* two k-steps of 16 a tile, two stages: fragments double-buffered, peeled; n is the output's
+     * innermost axis: the C pairs stored as 2-vectors */
+    cr_assert(p.out_vec == 2 && p.out_axis == 1 && p.frag_pipe && p.peel, "ov %d fragpipe %d peel %d", p.out_vec,
+              p.frag_pipe, p.peel);
     /* registers: 4 accumulators, A 4 and B 2 fragment registers */
     cr_assert(p.regs_bound >= 4 + 4 + 2, "regs %d", p.regs_bound);
     /* TT: A's rows along m, B's along k */
     cr_assert_eq(cfg(ctx, &ht, MMA_CFG ",mma=1", &e), GS_OK);
     gs_plan_make(a100, &ht, &e, NULL, &p);
+    cr_assert_eq(p.out_vec, 2);
     cr_assert(p.in[0].ldsm == 4 && p.in[0].ldsm_trans && p.in[1].ldsm == 2 && !p.in[1].ldsm_trans);
     /* the swizzle: an involution keeping each 16-byte vector whole and in its row */
     gs_plan_input sw = p.in[0];

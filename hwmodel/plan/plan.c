@@ -1150,6 +1150,18 @@ void gs_plan_make_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, const
     gs_plan_finish_memo(hw, op, e, memo, p);
 }
 
+/* Whether the row's C elements pair up as (0, 1), (2, 3), ...: the same row
+ * and neighbouring columns (n), each pair starting at an even column, so a
+ * pair is one 2-vector of the output where n is its innermost axis. */
+static bool mma_c_pairs(const gs_mma_row *r) {
+    if (!r || r->c.elems % 2) return false;
+    for (int i = 0; i < r->c.elems; i += 2)
+        if (r->c.row_off[i] != r->c.row_off[i + 1] || r->c.col_off[i + 1] != r->c.col_off[i] + 1 ||
+            r->c.col_off[i] % 2 || r->c.ct % 2 || r->c.cg % 2)
+            return false;
+    return true;
+}
+
 void gs_plan_finish_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_wf_memo *memo, gs_plan *p) {
     for (int t = 0; t < op->ninputs; t++)
         if (p->in[t].staged && p->mma) choose_pad_mma(hw, op, e, p, t);
@@ -1160,13 +1172,22 @@ void gs_plan_finish_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_
     int oa = unit_axis(&ot->idx[ot->ndim - 1], op->naxes);
     p->out_axis = -1;
     p->out_vec = 1;
-    if (oa >= 0 && !p->opts.scalar && !p->opts.predicated && !p->mma) { /* mma: scalar stores (for now) */
+    if (oa >= 0 && !p->opts.scalar && !p->opts.predicated && !p->mma) { /* mma: its pairs, below */
         int w = vec_dividing(vec_max(gs_dtype_row(op->dtype_out)->bytes), e->tile[oa].thread / e->V[oa],
                              ot->idx[ot->ndim - 1].offset, 0);
         if (w > 1) {
             p->out_axis = (int8_t)oa;
             p->out_vec = (uint8_t)w;
         }
+    }
+    /* mma: the C layout's register pairs (c0, c1), (c2, c3) are neighbours
+     * along n (mma_c_pairs reads that from the row), so a single n axis that is the output's innermost unit axis
+     * stores them as 2-vectors (at an even offset) */
+    int mm, mn, mk;
+    if (p->mma && mma_c_pairs(gs_mma_get(p->mma)) && oa >= 0 && !p->opts.scalar && !p->opts.predicated && gs_mma_axes(op, &mm, &mn, &mk) && oa == mn &&
+        ot->idx[ot->ndim - 1].offset % 2 == 0) {
+        p->out_axis = (int8_t)oa;
+        p->out_vec = 2;
     }
     /* (a bias of another width than the output's is read as scalars) */
     p->bias_vec = op->has_bias && op->epi.bias_axis >= 0 && op->epi.bias_axis == p->out_axis &&

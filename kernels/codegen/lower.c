@@ -316,6 +316,7 @@ typedef struct printer {
     /* mma (plan.mma): the instruction row and the role of each axis (m, n, k, batch) */
     const gs_mma_row *mr;
     int8_t role[GS_MAX_AXES];
+    const char *mma_acc; /* the epilogue's vector store: the pair's first accumulator index */
 } printer;
 
 static void line(printer *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -2044,8 +2045,9 @@ static void print_epi_expr(printer *m, gs_sb *ex, int k) {
                 print_count_scale(m, m->p->out_axis, k, sc);
             }
             snprintf(add, sizeof add, "%d", k);
-            char *aidx = frag_index(m, -1, add, m->p->out_axis);
-            gs_sb_printf(ex, "%s * acc[%s]", sc, aidx ? aidx : "0");
+            char *aidx = m->mma_acc ? NULL : frag_index(m, -1, add, m->p->out_axis);
+            if (m->mma_acc) gs_sb_printf(ex, "%s * acc[%s + %d]", sc, m->mma_acc, k); /* the pair's k-th */
+            else gs_sb_printf(ex, "%s * acc[%s]", sc, aidx ? aidx : "0");
             free(aidx);
             break;
         }
@@ -2136,6 +2138,8 @@ static void print_ws_put(printer *m, const char *aidx) {
     else line(m, "part[(%s)ks * WN + wi] = acc[%s];", m->idx_t, aidx);
 }
 
+static void print_store_vec(printer *m, int w);
+
 /* mma: the loops over a thread's accumulators, each mapped to its output
  * point by the row's C layout (tile mi, ni of the warp, register c), then
  * the epilogue (or split-K's put) per point in range. */
@@ -2165,9 +2169,40 @@ static void print_epilogue_loops_mma(printer *m, epi_mode mode) {
             gs_sb_printf(&cond, "%sx%d < E%d", cond.len ? " && " : "", a, a);
         }
         char *cs = gs_sb_take(&cond);
+        snprintf(aidx, sizeof aidx, "(mi * %d + ni) * 4 + %d", NT, c);
+        if (mode == EPI_OUT && m->p->out_vec == 2) { /* the pair (c, c + 1), neighbours along n */
+            const int oa = m->p->out_axis;
+            open_(m, "if (alo && %s && x%d + 1 < E%d)", cs ? cs : "1", oa, oa);
+            print_out_index(m);
+            m->mma_acc = aidx;
+            print_store_vec(m, 2);
+            m->mma_acc = NULL;
+            m->indent--;
+            line(m, "} else {"); /* an edge or unaligned rows: two predicated scalars */
+            m->indent++;
+            for (int h = 0; h < 2; h++) {
+                snprintf(aidx, sizeof aidx, "(mi * %d + ni) * 4 + %d", NT, c + h);
+                open_block(m);
+                if (h) {
+                    line(m, "const int xt_ = x%d + 1;", oa);
+                    open_block(m);
+                    line(m, "const int x%d = xt_;", oa);
+                }
+                open_(m, "if (%s)", cs ? cs : "1");
+                print_out_index(m);
+                print_store_one(m, aidx, "oi");
+                close_(m);
+                if (h) close_(m);
+                close_(m);
+            }
+            close_(m);
+            free(cs);
+            close_(m);
+            c++; /* the pair's second */
+            continue;
+        }
         open_(m, "if (%s)", cs ? cs : "1");
         free(cs);
-        snprintf(aidx, sizeof aidx, "(mi * %d + ni) * 4 + %d", NT, c);
         if (mode != EPI_OUT) {
             print_dense_index(m);
             print_ws_put(m, aidx);
@@ -2228,6 +2263,19 @@ static void print_epilogue_loops(printer *m, bool vec, bool predicated, epi_mode
         print_store_one(m, aidx ? aidx : "0", "oi");
         free(aidx);
     } else {
+        print_store_vec(m, w);
+    }
+    close_(m);
+    for (; open > 0; open--) close_(m);
+}
+
+/* A w-wide vector of outputs at oi (x<a> in scope): old values and bias
+ * read as vectors where the plan says, the epilogue per component, one
+ * vector store. */
+static void print_store_vec(printer *m, int w) {
+    const gs_op *op = m->op;
+    const gs_plan *p = m->p;
+    {
         char ld[CW];
         int bias_axis = -1;
         const int dto = op->dtype_out, dti = op->dtype_in;
@@ -2255,8 +2303,6 @@ static void print_epilogue_loops(printer *m, bool vec, bool predicated, epi_mode
         snprintf(st, sizeof st, "%s%d(out + oi, y)", stm(dto), w);
         line(m, "%s;", st);
     }
-    close_(m);
-    for (; open > 0; open--) close_(m);
 }
 
 /* The group's combine: every lane ends with the whole reduction. */
