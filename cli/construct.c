@@ -758,9 +758,8 @@ static int run_candidates(cli_run *u) {
     if (!r) s = gs_err(ctx, GS_ERR_NOMEM, "out of memory");
     if (s == GS_OK) s = gs_etir_parse_config(ctx, u->op, o->config, &r->cand[0]);
     if (s == GS_OK) gs_cli_plan_apply(&o->plan, &r->cand[0]);
-    if (s == GS_OK && !gs_hw_check(u->hw, u->op, &r->cand[0]))
-        s = gs_err(ctx, GS_ERR_INVALID_ARG, "config %s exceeds %s's limits (shared memory, threads, registers or grid size)",
-                   o->config, u->hw->name);
+    const char *why = s == GS_OK ? gs_hw_check_why(u->hw, u->op, &r->cand[0]) : NULL;
+    if (why) s = gs_err(ctx, GS_ERR_INVALID_ARG, "config %s is rejected on %s: %s", o->config, u->hw->name, why);
     if (s != GS_OK) return run_fail(u, s);
     r->op = *u->op;
     r->hw = *u->hw;
@@ -1061,7 +1060,8 @@ static int estimate_one(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const gs_
         s = gs_err(ctx, s, "%s:%d: %s", file, lineno, msg);
     }
     if (s != GS_OK) return gs_cli_fail(ctx, s);
-    bool fits = gs_hw_check(hw, op, &e);
+    const char *why = gs_hw_check_why(hw, op, &e); /* NULL: it fits */
+    bool fits = !why;
     gs_estimate est;
     gs_estimate_etir(hw, op, &e, 0, &est);
     if (json) {
@@ -1072,13 +1072,16 @@ static int estimate_one(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const gs_
                                              "occupancy", est.occupancy, "blocks_per_sm", est.blocks_per_sm, "waves",
                                              est.waves, "grid", (json_int_t)est.blocks, "block", (json_int_t)est.threads,
                                              "regs_estimate", est.regs_per_thread, "smem_bytes", (json_int_t)est.smem_bytes);
+        if (j && why) json_object_set_new(j, "why", json_string(why));
         /* jansson refuses inf and NaN: never a silently shorter list */
         if (json_array_append_new(arr, j))
             return gs_cli_fail_run(ctx, gs_err(ctx, GS_ERR_UNSUPPORTED, "config %s: an estimate is not finite", cfg));
     } else {
+        char verdict[160];
+        snprintf(verdict, sizeof verdict, fits ? "fits" : "EXCEEDS-LIMITS (%s)", why);
         printf("%s  %s  predicted %.4f ms (%.2f TFLOP/s)  bound %s  | compute %.4f dram %.4f l2 %.4f smem %.4f sync %.4f launch %.4f ms"
                "  | occupancy %.2f (%d blocks/SM) waves %.0f grid %lld block %lld regs~%d smem %lld B\n",
-               cfg, fits ? "fits" : "EXCEEDS-LIMITS", est.time_s * 1e3, gs_op_flops(op) / est.time_s / 1e12, est.bound,
+               cfg, verdict, est.time_s * 1e3, gs_op_flops(op) / est.time_s / 1e12, est.bound,
                est.t_compute * 1e3, est.t_dram * 1e3, est.t_l2 * 1e3, est.t_smem * 1e3, est.t_sync * 1e3,
                est.t_launch * 1e3, est.occupancy, est.blocks_per_sm, est.waves, (long long)est.blocks,
                (long long)est.threads, est.regs_per_thread, (long long)est.smem_bytes);

@@ -72,9 +72,8 @@ gs_status gs_construct_config(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, con
     gs_result *r = calloc(1, sizeof *r);
     if (!r) return gs_err(ctx, GS_ERR_NOMEM, "out of memory");
     s = gs_etir_parse_config(ctx, op, cfg, &r->cand[0]);
-    if (s == GS_OK && !gs_hw_check(hw, op, &r->cand[0]))
-        s = gs_err(ctx, GS_ERR_INVALID_ARG,
-                   "config %s exceeds %s's limits (shared memory, threads, registers or grid size)", cfg, hw->name);
+    const char *why = s == GS_OK ? gs_hw_check_why(hw, op, &r->cand[0]) : NULL;
+    if (why) s = gs_err(ctx, GS_ERR_INVALID_ARG, "config %s is rejected on %s: %s", cfg, hw->name, why);
     if (s != GS_OK) {
         free(r);
         return s;

@@ -96,17 +96,27 @@ static bool index_fits_all(const gs_op *op, gs_wf_memo *memo) {
  * accumulators, the raster's axis and the level-2 thread bound). Most states
  * the walk and the polish reject fail one of these, so they are tried
  * before the plan is made. */
-static bool check_cheap(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_wf_memo *memo) {
-    if (!gs_etir_wellformed(op, e)) return false;
-    if (e->mma && !gs_mma_arch_ok(e->mma, hw->sm)) return false; /* the instruction's arch (ir/mma.h) */
-    if (!gs_hw_splitk_ok(hw, op, e)) return false;
-    if (!index_fits_all(op, memo) && !index_fits_int32(op, e)) return false;
+#define REJECT(why_) \
+    do { \
+        if (why) *why = (why_); \
+        return false; \
+    } while (0)
+
+static bool check_cheap(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_wf_memo *memo, const char **why) {
+    if (!gs_etir_wellformed(op, e)) REJECT("the state is not well formed (tiles, lanes, split or mma against the operator)");
+    if (e->mma && !gs_mma_arch_ok(e->mma, hw->sm)) /* the instruction's arch (ir/mma.h) */
+        REJECT("the profile's arch has no such mma instruction");
+    if (!gs_hw_splitk_ok(hw, op, e))
+        REJECT("split-K needs at most two blocks per SM without it and a workspace within the L2");
+    if (!index_fits_all(op, memo) && !index_fits_int32(op, e)) REJECT("an index would overflow 32 bits");
     if (e->level == 2) {
         /* block tile must admit some thread tile within both limits */
         int64_t elems = 1;
         for (int a = 0; a < op->naxes; a++)
             if (op->axes[a].kind == GS_AXIS_SPATIAL) elems *= e->tile[a].block;
-        return elems <= (int64_t)hw->max_threads_per_block * GS_MAX_ACC;
+        if (elems > (int64_t)hw->max_threads_per_block * GS_MAX_ACC)
+            REJECT("the block tile has more outputs than the thread limit times the accumulator limit");
+        return true;
     }
     if (e->raster > 0) {
         /* a group no taller than the blocks along the swizzled axis (a
@@ -116,24 +126,25 @@ static bool check_cheap(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_w
         int rx = -1, seen = 0;
         for (int a = op->naxes - 1; a >= 0 && rx < 0; a--)
             if (op->axes[a].kind == GS_AXIS_SPATIAL && ++seen == 2) rx = a;
-        if (rx < 0) return false;
+        if (rx < 0) REJECT("the raster needs two spatial axes");
         int64_t nbx = (op->axes[rx].extent + e->tile[rx].block - 1) / e->tile[rx].block;
-        if ((1LL << (e->raster - 1)) >= nbx) return false;
+        if ((1LL << (e->raster - 1)) >= nbx) REJECT("the raster's group is as tall as the grid or taller");
     }
     int64_t threads = gs_etir_threads(op, e);
-    if (threads < 1 || threads > hw->max_threads_per_block) return false;
-    if (gs_etir_blocks(op, e) > GS_MAX_GRID) return false;
-    if (gs_etir_acc_regs(op, e) > GS_MAX_ACC) return false;
+    if (threads < 1 || threads > hw->max_threads_per_block) REJECT("too many threads per block");
+    if (gs_etir_blocks(op, e) > GS_MAX_GRID) REJECT("too many blocks for the grid");
+    if (gs_etir_acc_regs(op, e) > GS_MAX_ACC) REJECT("too many accumulators per thread");
     return true;
 }
 
-bool gs_hw_check_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_wf_memo *memo, gs_plan *p) {
-    if (!check_cheap(hw, op, e, memo)) return false;
+static bool check_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_wf_memo *memo, gs_plan *p,
+                       const char **why) {
+    if (!check_cheap(hw, op, e, memo, why)) return false;
     gs_plan_shape_memo(hw, op, e, NULL, memo, p);
     /* shared memory: above the 48 KiB static limit the kernel opts in to
      * dynamic shared memory, up to the per-block opt-in maximum */
     int64_t smem_cap = hw->smem_per_block_optin > hw->smem_per_block ? hw->smem_per_block_optin : hw->smem_per_block;
-    if (p->smem_bytes + p->scratch_bytes > smem_cap) return false;
+    if (p->smem_bytes + p->scratch_bytes > smem_cap) REJECT("too much shared memory per block");
     if (e->level == 2) return true;
     /* a pipeline needs something to pipeline: a staged input and a reduce
      * loop; more than one tile in flight needs asynchronous copies (a
@@ -148,16 +159,28 @@ bool gs_hw_check_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_wf_
                 red = true;
                 tiles *= (op->axes[a].extent + e->tile[a].block - 1) / e->tile[a].block;
             }
-        if (!red || p->smem_bytes == 0 || tiles < e->stages) return false;
-        if (e->stages > 2 && !p->any_async) return false;
+        if (!red || p->smem_bytes == 0) REJECT("stages > 1 needs a staged input and a reduce loop");
+        if (tiles < e->stages) REJECT("stages exceeds the reduce loop's tiles (a block tile of a reduce axis too large)");
+        if (e->stages > 2 && !p->any_async) REJECT("stages > 2 needs an asynchronous copy");
     }
-    if (p->regs_bound > hw->max_regs_per_thread) return false;
+    if (p->regs_bound > hw->max_regs_per_thread) REJECT("too many registers per thread");
     /* one block must fit an SM: registers are allocated per warp, in each
      * scheduler's quarter of the register file */
     int64_t warps = (gs_etir_threads(op, e) + hw->warp_size - 1) / hw->warp_size;
-    if (gs_hw_warps_by_regs(hw, p->regs_bound) < warps) return false;
-    if (p->smem_bytes + p->scratch_bytes > hw->smem_per_sm) return false;
+    if (gs_hw_warps_by_regs(hw, p->regs_bound) < warps) REJECT("the block's registers do not fit an SM");
+    if (p->smem_bytes + p->scratch_bytes > hw->smem_per_sm) REJECT("the block's shared memory does not fit an SM");
     return true;
+}
+#undef REJECT
+
+bool gs_hw_check_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_wf_memo *memo, gs_plan *p) {
+    return check_plan(hw, op, e, memo, p, NULL);
+}
+
+const char *gs_hw_check_why(const gs_hw *hw, const gs_op *op, const gs_etir *e) {
+    gs_plan p;
+    const char *why = NULL;
+    return check_plan(hw, op, e, NULL, &p, &why) ? NULL : why;
 }
 
 bool gs_hw_check(const gs_hw *hw, const gs_op *op, const gs_etir *e) {

@@ -25,6 +25,9 @@ bool gs_hw_check(const gs_hw *hw, const gs_op *op, const gs_etir *e);
  * with gs_plan_finish_memo to get gs_plan_make's plan); when false, *p is
  * unspecified. */
 bool gs_hw_check_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_wf_memo *memo, gs_plan *p);
+/* Why e fails gs_hw_check, in words (a static string), or NULL when it
+ * passes: for the messages that reject a user's configuration. */
+const char *gs_hw_check_why(const gs_hw *hw, const gs_op *op, const gs_etir *e);
 /* Split-K's own rule (part of gs_hw_check, cheap): no split, or tiles that
  * make at most 2 * num_sms blocks and an ordered workspace within the L2. A
  * split that fails it fails for every larger split of the same tiles. */
