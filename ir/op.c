@@ -256,19 +256,13 @@ static gs_status window_out(gs_ctx *ctx, const char *opn, const char *dim, int64
     return GS_OK;
 }
 
-gs_status gs_op_build_window(gs_ctx *ctx, gs_op *op, const gs_window *w) {
-    memset(op, 0, sizeof *op);
-    static const char *names[] = {"conv2d", "dwconv2d", "avgpool2d", "maxpool2d"};
-    const char *opn = names[w->kind];
-    int64_t P = 0, Q = 0;
-    gs_status s = window_out(ctx, opn, "H", w->H, w->R, w->sh, w->dh, w->pt, w->pb, &P);
-    if (s == GS_OK) s = window_out(ctx, opn, "W", w->W, w->S, w->sw, w->dw, w->pl, w->pr, &Q);
-    if (s != GS_OK) return s;
-    bool nhwc = w->nhwc, conv = w->kind == GS_WIN_CONV, pool = w->kind >= GS_WIN_AVGPOOL;
+/* The window's rules beyond its extents: pooling padding, count_include_pad,
+ * groups (conv2d only, dividing C and K). */
+static gs_status window_rules(gs_ctx *ctx, const gs_window *w, const char *opn) {
     /* pooling padding: at most half the dilated window on each side (PyTorch's
      * rule; ONNX Runtime's is looser), so a window reaches at most halfway
      * into the padding */
-    if (pool) {
+    if (w->kind >= GS_WIN_AVGPOOL) {
         int64_t spanh = w->dh * (w->R - 1) + 1, spanw = w->dw * (w->S - 1) + 1;
         int64_t ph = w->pt > w->pb ? w->pt : w->pb, pw = w->pl > w->pr ? w->pl : w->pr;
         if (2 * ph > spanh || 2 * pw > spanw) {
@@ -281,11 +275,26 @@ gs_status gs_op_build_window(gs_ctx *ctx, gs_op *op, const gs_window *w) {
     }
     if (w->exclude_pad && w->kind != GS_WIN_AVGPOOL)
         return gs_err(ctx, GS_ERR_INVALID_ARG, "%s: count_include_pad applies to average pooling only", opn);
-    if (w->groups > 1 && !conv) return gs_err(ctx, GS_ERR_INVALID_ARG, "%s: groups applies to conv2d only", opn);
-    const int64_t G = conv && w->groups > 1 ? w->groups : 1;
-    if (w->groups < 0 || (G > 1 && (w->C % G || w->K % G)))
+    if (w->groups > 1 && w->kind != GS_WIN_CONV)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "%s: groups applies to conv2d only", opn);
+    if (w->groups < 0 || (w->groups > 1 && (w->C % w->groups || w->K % w->groups)))
         return gs_err(ctx, GS_ERR_INVALID_ARG, "%s: groups=%lld must divide both C=%lld and K=%lld", opn,
                       (long long)w->groups, (long long)w->C, (long long)w->K);
+    return GS_OK;
+}
+
+gs_status gs_op_build_window(gs_ctx *ctx, gs_op *op, const gs_window *w) {
+    memset(op, 0, sizeof *op);
+    static const char *names[] = {"conv2d", "dwconv2d", "avgpool2d", "maxpool2d"};
+    const char *opn = names[w->kind];
+    int64_t P = 0, Q = 0;
+    gs_status s = window_out(ctx, opn, "H", w->H, w->R, w->sh, w->dh, w->pt, w->pb, &P);
+    if (s == GS_OK) s = window_out(ctx, opn, "W", w->W, w->S, w->sw, w->dw, w->pl, w->pr, &Q);
+    if (s != GS_OK) return s;
+    bool nhwc = w->nhwc, conv = w->kind == GS_WIN_CONV, pool = w->kind >= GS_WIN_AVGPOOL;
+    s = window_rules(ctx, w, opn);
+    if (s != GS_OK) return s;
+    const int64_t G = conv && w->groups > 1 ? w->groups : 1;
     /* axes: the output's innermost dim last, so threads coalesce on it */
     enum { n = 0 };
     int c_or_k, p, q, g = -1; /* g: the group axis of a grouped conv, before k */
