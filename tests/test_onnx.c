@@ -992,9 +992,9 @@ Test(onnx, grouped_convs_import_as_one_kernel_each) {
 }
 
 /* Conv(x, w) -> out with group (an INT attribute) into graph g. */
-static void w_gconv(pbw *g, const char *w, const char *out, int64_t group) {
+static void w_gconv(pbw *g, const char *x, const char *w, const char *out, int64_t group) {
     pbw nd = {.n = 0}, a = {.n = 0};
-    w_str(&nd, 1, "x");
+    w_str(&nd, 1, x);
     w_str(&nd, 1, w);
     w_str(&nd, 2, out);
     w_str(&nd, 3, out);
@@ -1008,10 +1008,10 @@ static void w_gconv(pbw *g, const char *w, const char *out, int64_t group) {
 
 /* A Conv's group against the weight's shape: group 2 of C = 6 with [4,3,3,3]
  * is conv2d groups=2, group = C = K the depthwise conv, group = C with K = 2C
- * a grouped conv; a group that does not divide C or K, a weight whose input
+ * a grouped conv, group 1 with C = K = 1 the plain conv2d; a group that does not divide C or K, a weight whose input
  * channels are not C/group and a group of 0 are each listed with the reason. */
 Test(onnx, grouped_conv_shapes_and_their_reasons) {
-    static const int64_t xd[4] = {1, 6, 5, 5};
+    static const int64_t xd[4] = {1, 6, 5, 5}, x1d[4] = {1, 1, 5, 5};
     static const struct {
         int64_t wd[4], group;
         const char *spec, *reason; /* a kernel's spec, or the reason's text */
@@ -1020,6 +1020,7 @@ Test(onnx, grouped_conv_shapes_and_their_reasons) {
         {{6, 1, 3, 3}, 6, "dwconv2d N=1 C=6 H=5 W=5 R=3 S=3", NULL},
         {{12, 1, 3, 3}, 6, "conv2d N=1 C=6 H=5 W=5 K=12 R=3 S=3 groups=6", NULL},
         {{6, 6, 3, 3}, 1, "conv2d N=1 C=6 H=5 W=5 K=6 R=3 S=3", NULL},
+        {{1, 1, 3, 3}, 1, "conv2d N=1 C=1 H=5 W=5 K=1 R=3 S=3", NULL}, /* on x1 [1,1,5,5]: not depthwise */
         {{4, 3, 3, 3}, 4, NULL, "group=4 must divide both the input channels C=6 and the weight's output channels K=4"},
         {{5, 3, 3, 3}, 2, NULL, "group=2 must divide both the input channels C=6 and the weight's output channels K=5"},
         {{6, 2, 3, 3}, 2, NULL, "weight [6,2,3,3] has 2 input channels per group; group=2 of C=6 needs 3"},
@@ -1033,9 +1034,10 @@ Test(onnx, grouped_conv_shapes_and_their_reasons) {
         char w[8], o[8];
         snprintf(w, sizeof w, "w%d", i);
         snprintf(o, sizeof o, "y%d", i);
-        w_gconv(&g, w, o, cases[i].group);
+        w_gconv(&g, cases[i].wd[1] == 1 && cases[i].group == 1 ? "x1" : "x", w, o, cases[i].group);
     }
     w_value(&g, 11, "x", xd, 4);
+    w_value(&g, 11, "x1", x1d, 4);
     for (int i = 0; i < n; i++) {
         char w[8];
         snprintf(w, sizeof w, "w%d", i);

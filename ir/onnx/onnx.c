@@ -1336,7 +1336,8 @@ static void imp_conv(imp *c) {
               (long long)C, (long long)(C / g));
         return;
     }
-    const char *kind = g == C && K == C ? "dwconv2d" : "conv2d";
+    const bool dw = g > 1 && g == C && K == C; /* group 1 is conv2d even when C = K = 1 */
+    const char *kind = dw ? "dwconv2d" : "conv2d";
     if (B && B->dims[0] != K) {
         unsup(c, "bias has %lld values for %lld output channels", (long long)B->dims[0], (long long)K);
         return;
@@ -1381,7 +1382,7 @@ static void imp_conv(imp *c) {
     /* the output shape, from the builder's own window rule */
     char spec[512], kpart[64] = "";
     if (g == 1) snprintf(kpart, sizeof kpart, " K=%lld", (long long)K);
-    else if (strcmp(kind, "dwconv2d")) snprintf(kpart, sizeof kpart, " K=%lld groups=%lld", (long long)K, (long long)g);
+    else if (!dw) snprintf(kpart, sizeof kpart, " K=%lld groups=%lld", (long long)K, (long long)g);
     snprintf(spec, sizeof spec,
              "%s N=%lld C=%lld H=%lld W=%lld%s R=%lld S=%lld strideh=%lld stridew=%lld pad_top=%lld "
              "pad_bottom=%lld pad_left=%lld pad_right=%lld dilh=%lld dilw=%lld layout=nchw bias=%d",
