@@ -411,7 +411,7 @@ static json_t *launch_json(const gs_op *op, const gs_kernel_src *ks) {
     json_object_set_new(j, "block", json_integer(ks->block));
     json_object_set_new(j, "args", args);
     json_object_set_new(j, "tensor_shapes", shapes); /* the inputs, then the output */
-    json_object_set_new(j, "bias_elems", json_integer(ks->desc.op.has_bias ? op->axes[op->epi.bias_axis].extent : 0));
+    json_object_set_new(j, "bias_elems", json_integer(gs_op_bias_elems(&ks->desc.op)));
     json_object_set_new(j, "int_args", ints);
     json_object_set_new(j, "alpha", json_real(op->epi.alpha));
     json_object_set_new(j, "beta", json_real(op->epi.beta));

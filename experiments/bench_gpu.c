@@ -298,7 +298,7 @@ static void list_specs(const bench *B) {
             printf("%s%s=", t ? " " : "", T->name);
             for (int d = 0; d < T->ndim; d++) printf("%s%lld", d ? "x" : "", (long long)T->shape[d]);
         }
-        if (op->has_bias) printf(" bias=%lld", (long long)op->axes[op->epi.bias_axis].extent);
+        if (op->has_bias) printf(" bias=%lld", (long long)gs_op_bias_elems(op));
         printf("\n");
     }
 }
@@ -386,7 +386,7 @@ static bool host_make(const gs_op *op, uint64_t seed, double cap_bytes, host_dat
     int ni = op->ninputs;
     double bytes = 0;
     for (int t = 0; t <= ni; t++) h->n[t] = gs_tensor_elems(&op->tensors[t]);
-    h->nbias = op->has_bias ? op->axes[op->epi.bias_axis].extent : 0;
+    h->nbias = gs_op_bias_elems(op);
     for (int t = 0; t < ni; t++) bytes += 4.0 * (double)h->n[t];
     bytes += 4.0 * (double)h->nbias + 3 * 4.0 * (double)h->n[ni]; /* out0, y, and a reference */
     if (bytes > cap_bytes) {

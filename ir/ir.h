@@ -180,7 +180,10 @@ struct gs_op {
     uint8_t dtype_out;                 /* gs_dtype of the output */
     uint8_t math;                      /* gs_math: GS_MATH_TF32 rounds a product's inputs to TF32 */
     uint8_t unary;                     /* gs_unary: the epilogue's unary step (GS_UN_NONE: none) */
-    uint8_t reserved_[2];              /* zero: no padding (see gs_op_key) */
+    uint8_t bias_group;                /* 0: the bias is read at bias[x_b], b = epi.bias_axis; else
+                                          1 + a spatial axis g, and it is read at bias[x_g * E_b + x_b]
+                                          (a grouped conv's channel k of group g: gs_op_bias_elems) */
+    uint8_t reserved_[1];              /* zero: no padding (see gs_op_key) */
     float unary_p;                     /* the unary function's parameter (0 when it has none);
                                           a literal of the kernel, like the clip bounds */
     float clip_lo, clip_hi;            /* finite, lo <= hi when both; 0 when unused */
@@ -217,7 +220,8 @@ typedef enum gs_epi_kind {
 } gs_epi_kind;
 typedef struct gs_epi_step {
     gs_epi_kind kind;
-    int axis; /* GS_EPI_ADD_BIAS: the axis whose value indexes the bias */
+    int axis;  /* GS_EPI_ADD_BIAS: the axis whose value indexes the bias */
+    int group; /* GS_EPI_ADD_BIAS: -1, or the group axis g: the index is x_g * E_axis + x_axis */
 } gs_epi_step;
 #define GS_EPI_MAX_STEPS 7
 /* op's epilogue steps into steps[GS_EPI_MAX_STEPS]; returns their count
@@ -228,6 +232,9 @@ int gs_epi_steps(const gs_op *op, gs_epi_step *steps);
 bool gs_epi_has(const gs_op *op, gs_epi_kind k, int *axis);
 /* Elements of a tensor (product of its shape). */
 int64_t gs_tensor_elems(const gs_tensor *t);
+/* Elements of op's bias vector: the bias axis' extent, times the group
+ * axis' (bias_group) when there is one; 0 without a bias. */
+int64_t gs_op_bias_elems(const gs_op *op);
 /* Output points of an operator: the product of its spatial extents. */
 int64_t gs_op_out_points(const gs_op *op);
 /* Check an operator's structure: extents > 0, products fit int64 and the
@@ -481,7 +488,13 @@ gs_status gs_op_build_gemv(gs_ctx *ctx, gs_op *op, int64_t M, int64_t N, int tra
 /* Sliding-window operators: conv2d, depthwise conv2d, avg/max pool2d.
  * Output extent P = (H + pad_top + pad_bottom - dil*(R-1) - 1)/stride + 1.
  * Filters: conv2d [K,C,R,S] (nchw) or [K,R,S,C] (nhwc); dwconv2d [C,R,S]
- * (nchw) or [R,S,C] (nhwc). Average pooling counts padded cells. */
+ * (nchw) or [R,S,C] (nhwc). Average pooling counts padded cells.
+ * A grouped conv2d (groups G > 1, dividing C and K) has filters [K,C/G,R,S]
+ * (nchw) or [K,R,S,C/G] (nhwc): output channel g*K/G + k reads input
+ * channels g*C/G .. (g+1)*C/G - 1. It is one loop nest with a spatial axis
+ * g of extent G before k (axes n g k p q c r s, or n p q g k c r s for
+ * nhwc; c of extent C/G, k of K/G), the channel dims affine in g and k (c),
+ * and the bias read at g*K/G + k (gs_op.bias_group). */
 typedef enum gs_window_kind { GS_WIN_CONV = 0, GS_WIN_DWCONV, GS_WIN_AVGPOOL, GS_WIN_MAXPOOL } gs_window_kind;
 typedef struct gs_window {
     gs_window_kind kind;
@@ -489,6 +502,7 @@ typedef struct gs_window {
     int64_t sh, sw, pt, pb, pl, pr, dh, dw;
     int nhwc, bias, relu;
     int exclude_pad; /* average pooling only: count_include_pad=0 */
+    int64_t groups;  /* conv2d only: 0 or 1 ungrouped, else the group count G */
 } gs_window;
 gs_status gs_op_build_window(gs_ctx *ctx, gs_op *op, const gs_window *w);
 /* A 1x1 convolution with stride 1 and no padding as the matrix product it

@@ -27,6 +27,12 @@ int64_t gs_tensor_elems(const gs_tensor *t) {
     return n;
 }
 
+int64_t gs_op_bias_elems(const gs_op *op) {
+    if (!op->has_bias || op->epi.bias_axis < 0) return 0;
+    int64_t n = op->axes[op->epi.bias_axis].extent;
+    return op->bias_group ? n * op->axes[op->bias_group - 1].extent : n;
+}
+
 gs_status gs_op_validate(gs_ctx *ctx, const gs_op *op) {
     if (op->naxes < 1 || op->naxes > GS_MAX_AXES)
         return gs_err(ctx, GS_ERR_INVALID_ARG, "operator has %d axes (1..%d allowed)", op->naxes, GS_MAX_AXES);
@@ -94,6 +100,13 @@ gs_status gs_op_validate(gs_ctx *ctx, const gs_op *op) {
                           b, op->naxes - 1, (int)op->has_bias);
         if (op->axes[b].kind != GS_AXIS_SPATIAL)
             return gs_err(ctx, GS_ERR_INVALID_ARG, "bias axis %s is a reduce axis; a bias indexes the output", op->axes[b].name);
+    }
+    if (op->bias_group) {
+        int g = op->bias_group - 1;
+        if (!op->has_bias || op->epi.bias_axis < 0 || g >= op->naxes || g == op->epi.bias_axis ||
+            op->axes[g].kind != GS_AXIS_SPATIAL)
+            return gs_err(ctx, GS_ERR_INVALID_ARG, "bias group axis %d is invalid: a spatial axis other than the bias "
+                          "axis, with a bias", g);
     }
     /* counting the in-bounds reduce points per output is a product over the
      * reduce axes only when each of input 0's dims uses at most one of them
@@ -243,19 +256,13 @@ static gs_status window_out(gs_ctx *ctx, const char *opn, const char *dim, int64
     return GS_OK;
 }
 
-gs_status gs_op_build_window(gs_ctx *ctx, gs_op *op, const gs_window *w) {
-    memset(op, 0, sizeof *op);
-    static const char *names[] = {"conv2d", "dwconv2d", "avgpool2d", "maxpool2d"};
-    const char *opn = names[w->kind];
-    int64_t P = 0, Q = 0;
-    gs_status s = window_out(ctx, opn, "H", w->H, w->R, w->sh, w->dh, w->pt, w->pb, &P);
-    if (s == GS_OK) s = window_out(ctx, opn, "W", w->W, w->S, w->sw, w->dw, w->pl, w->pr, &Q);
-    if (s != GS_OK) return s;
-    bool nhwc = w->nhwc, conv = w->kind == GS_WIN_CONV, pool = w->kind >= GS_WIN_AVGPOOL;
+/* The window's rules beyond its extents: pooling padding, count_include_pad,
+ * groups (conv2d only, dividing C and K). */
+static gs_status window_rules(gs_ctx *ctx, const gs_window *w, const char *opn) {
     /* pooling padding: at most half the dilated window on each side (PyTorch's
      * rule; ONNX Runtime's is looser), so a window reaches at most halfway
      * into the padding */
-    if (pool) {
+    if (w->kind >= GS_WIN_AVGPOOL) {
         int64_t spanh = w->dh * (w->R - 1) + 1, spanw = w->dw * (w->S - 1) + 1;
         int64_t ph = w->pt > w->pb ? w->pt : w->pb, pw = w->pl > w->pr ? w->pl : w->pr;
         if (2 * ph > spanh || 2 * pw > spanw) {
@@ -268,21 +275,48 @@ gs_status gs_op_build_window(gs_ctx *ctx, gs_op *op, const gs_window *w) {
     }
     if (w->exclude_pad && w->kind != GS_WIN_AVGPOOL)
         return gs_err(ctx, GS_ERR_INVALID_ARG, "%s: count_include_pad applies to average pooling only", opn);
+    if (w->groups > 1 && w->kind != GS_WIN_CONV)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "%s: groups applies to conv2d only", opn);
+    if (w->groups < 0 || (w->groups > 1 && (w->C % w->groups || w->K % w->groups)))
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "%s: groups=%lld must divide both C=%lld and K=%lld", opn,
+                      (long long)w->groups, (long long)w->C, (long long)w->K);
+    return GS_OK;
+}
+
+gs_status gs_op_build_window(gs_ctx *ctx, gs_op *op, const gs_window *w) {
+    memset(op, 0, sizeof *op);
+    static const char *names[] = {"conv2d", "dwconv2d", "avgpool2d", "maxpool2d"};
+    const char *opn = names[w->kind];
+    int64_t P = 0, Q = 0;
+    gs_status s = window_out(ctx, opn, "H", w->H, w->R, w->sh, w->dh, w->pt, w->pb, &P);
+    if (s == GS_OK) s = window_out(ctx, opn, "W", w->W, w->S, w->sw, w->dw, w->pl, w->pr, &Q);
+    if (s != GS_OK) return s;
+    bool nhwc = w->nhwc, conv = w->kind == GS_WIN_CONV, pool = w->kind >= GS_WIN_AVGPOOL;
+    s = window_rules(ctx, w, opn);
+    if (s != GS_OK) return s;
+    const int64_t G = conv && w->groups > 1 ? w->groups : 1;
     /* axes: the output's innermost dim last, so threads coalesce on it */
     enum { n = 0 };
-    int c_or_k, p, q;
+    int c_or_k, p, q, g = -1; /* g: the group axis of a grouped conv, before k */
     int a = 0;
     set_axis(op, a++, "n", w->N, GS_AXIS_SPATIAL);
     if (nhwc) {
-        p = a++; q = a++; c_or_k = a++;
+        p = a++;
+        q = a++;
+        if (G > 1) g = a++;
+        c_or_k = a++;
     } else {
-        c_or_k = a++; p = a++; q = a++;
+        if (G > 1) g = a++;
+        c_or_k = a++;
+        p = a++;
+        q = a++;
     }
-    set_axis(op, c_or_k, conv ? "k" : "c", conv ? w->K : w->C, GS_AXIS_SPATIAL);
+    if (g >= 0) set_axis(op, g, "g", G, GS_AXIS_SPATIAL);
+    set_axis(op, c_or_k, conv ? "k" : "c", conv ? w->K / G : w->C, GS_AXIS_SPATIAL);
     set_axis(op, p, "p", P, GS_AXIS_SPATIAL);
     set_axis(op, q, "q", Q, GS_AXIS_SPATIAL);
     int c = -1;
-    if (conv) { c = a; set_axis(op, a++, "c", w->C, GS_AXIS_REDUCE); }
+    if (conv) { c = a; set_axis(op, a++, "c", w->C / G, GS_AXIS_REDUCE); }
     int r = a, sx = a + 1;
     set_axis(op, a++, "r", w->R, GS_AXIS_REDUCE);
     set_axis(op, a++, "s", w->S, GS_AXIS_REDUCE);
@@ -303,12 +337,14 @@ gs_status gs_op_build_window(gs_ctx *ctx, gs_op *op, const gs_window *w) {
         I->shape[2] = w->H; I->idx[2] = hrow;
         I->shape[3] = w->W; I->idx[3] = wcol;
     }
+    if (g >= 0) I->idx[nhwc ? 3 : 1].coeff[g] = w->C / G; /* input channel g*C/G + c */
     op->ninputs = 1;
     if (!pool) {
         gs_tensor *F = &op->tensors[1];
         set_tensor(F, "F", conv ? 4 : 3);
-        if (conv && !nhwc) { set_dim(F, 0, w->K, c_or_k); set_dim(F, 1, w->C, c); set_dim(F, 2, w->R, r); set_dim(F, 3, w->S, sx); }
-        if (conv && nhwc)  { set_dim(F, 0, w->K, c_or_k); set_dim(F, 1, w->R, r); set_dim(F, 2, w->S, sx); set_dim(F, 3, w->C, c); }
+        if (conv && !nhwc) { set_dim(F, 0, w->K, c_or_k); set_dim(F, 1, w->C / G, c); set_dim(F, 2, w->R, r); set_dim(F, 3, w->S, sx); }
+        if (conv && nhwc)  { set_dim(F, 0, w->K, c_or_k); set_dim(F, 1, w->R, r); set_dim(F, 2, w->S, sx); set_dim(F, 3, w->C / G, c); }
+        if (g >= 0) F->idx[0].coeff[g] = w->K / G; /* filter g*K/G + k */
         if (!conv && !nhwc) { set_dim(F, 0, w->C, c_or_k); set_dim(F, 1, w->R, r); set_dim(F, 2, w->S, sx); }
         if (!conv && nhwc)  { set_dim(F, 0, w->R, r); set_dim(F, 1, w->S, sx); set_dim(F, 2, w->C, c_or_k); }
         op->ninputs = 2;
@@ -318,6 +354,7 @@ gs_status gs_op_build_window(gs_ctx *ctx, gs_op *op, const gs_window *w) {
     set_dim(O, 0, w->N, n);
     if (nhwc) { set_dim(O, 1, P, p); set_dim(O, 2, Q, q); set_dim(O, 3, conv ? w->K : w->C, c_or_k); }
     else      { set_dim(O, 1, conv ? w->K : w->C, c_or_k); set_dim(O, 2, P, p); set_dim(O, 3, Q, q); }
+    if (g >= 0) O->idx[nhwc ? 3 : 1].coeff[g] = w->K / G; /* output channel g*K/G + k */
     op->combine = w->kind == GS_WIN_MAXPOOL ? GS_COMBINE_MAX : w->kind == GS_WIN_AVGPOOL ? GS_COMBINE_SUM : GS_COMBINE_MAC;
     /* average pooling counts padded cells (count_include_pad=1): a fixed
      * 1/(R*S); with exclude_pad each window divides by its in-bounds cells */
@@ -326,14 +363,17 @@ gs_status gs_op_build_window(gs_ctx *ctx, gs_op *op, const gs_window *w) {
     if (w->bias && !pool) {
         op->has_bias = true;
         op->epi.bias_axis = c_or_k;
+        if (g >= 0) op->bias_group = (uint8_t)(g + 1); /* bias[g*K/G + k] */
     }
-    char head[160];
+    char head[200], grp[40] = "";
+    if (G > 1) snprintf(grp, sizeof grp, " groups=%lld", (long long)G);
     if (pool)
         snprintf(head, sizeof head, "%s N=%lld C=%lld H=%lld W=%lld R=%lld S=%lld", opn, (long long)w->N,
                  (long long)w->C, (long long)w->H, (long long)w->W, (long long)w->R, (long long)w->S);
     else if (conv)
-        snprintf(head, sizeof head, "%s N=%lld C=%lld H=%lld W=%lld K=%lld R=%lld S=%lld", opn, (long long)w->N,
-                 (long long)w->C, (long long)w->H, (long long)w->W, (long long)w->K, (long long)w->R, (long long)w->S);
+        snprintf(head, sizeof head, "%s N=%lld C=%lld H=%lld W=%lld K=%lld R=%lld S=%lld%s", opn, (long long)w->N,
+                 (long long)w->C, (long long)w->H, (long long)w->W, (long long)w->K, (long long)w->R, (long long)w->S,
+                 grp);
     else
         snprintf(head, sizeof head, "%s N=%lld C=%lld H=%lld W=%lld R=%lld S=%lld", opn, (long long)w->N,
                  (long long)w->C, (long long)w->H, (long long)w->W, (long long)w->R, (long long)w->S);
@@ -819,6 +859,7 @@ static gs_status b_window(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_val
     w.H = kvi(kv, "H");
     w.W = kvi(kv, "W");
     w.K = w.kind == GS_WIN_CONV ? kvi(kv, "K") : w.C;
+    w.groups = w.kind == GS_WIN_CONV ? kvi(kv, "groups") : 0;
     bool pool = w.kind >= GS_WIN_AVGPOOL;
     gs_status s = GS_OK;
     if (pool) {
@@ -1002,7 +1043,7 @@ static const kv_def gemv_keys[] = {
     {"pad_top", KV_NONNEG, false, 0}, {"pad_bottom", KV_NONNEG, false, 0}, {"pad_left", KV_NONNEG, false, 0},    \
     {"pad_right", KV_NONNEG, false, 0}, {"layout", KV_LAYOUT, false, 0}
 static const kv_def conv_keys[] = {
-    WINDOW_COMMON, {"K", KV_INT, true, 0}, {"R", KV_INT, true, 0}, {"S", KV_INT, true, 0},
+    WINDOW_COMMON, {"K", KV_INT, true, 0}, {"R", KV_INT, true, 0}, {"S", KV_INT, true, 0}, {"groups", KV_INT, false, 1},
     {"dilation", KV_INT, false, 1}, {"dilh", KV_INT, false, 1}, {"dilw", KV_INT, false, 1},
     {"bias", KV_BOOL, false, 0}, {"relu", KV_BOOL, false, 0}, CLIP_KEYS,
 };
@@ -1344,7 +1385,7 @@ int gs_op_num_buffers(const gs_op *op) {
 
 int64_t gs_op_buffer_elems(const gs_op *op, int i) {
     if (i < 0 || i >= gs_op_num_buffers(op)) return 0;
-    return i <= op->ninputs ? gs_tensor_elems(&op->tensors[i]) : op->axes[op->epi.bias_axis].extent;
+    return i <= op->ninputs ? gs_tensor_elems(&op->tensors[i]) : gs_op_bias_elems(op);
 }
 
 const char *gs_op_buffer_name(const gs_op *op, int i) {
@@ -1380,7 +1421,8 @@ _Static_assert(sizeof(gs_op) == GS_FSZ(gs_op, kind) + GS_FSZ(gs_op, naxes) + GS_
                                     GS_FSZ(gs_op, epi) + GS_FSZ(gs_op, transA) + GS_FSZ(gs_op, transB) +
                                     GS_FSZ(gs_op, spec) + GS_FSZ(gs_op, has_bias) + GS_FSZ(gs_op, clip) +
                                     GS_FSZ(gs_op, dtype_in) + GS_FSZ(gs_op, dtype_out) + GS_FSZ(gs_op, math) +
-                                    GS_FSZ(gs_op, unary) + GS_FSZ(gs_op, reserved_) + GS_FSZ(gs_op, unary_p) +
+                                    GS_FSZ(gs_op, unary) + GS_FSZ(gs_op, bias_group) + GS_FSZ(gs_op, reserved_) +
+                                    GS_FSZ(gs_op, unary_p) +
                                     GS_FSZ(gs_op, clip_lo) + GS_FSZ(gs_op, clip_hi),
                "gs_op has padding or a field this sum lacks");
 #undef GS_FSZ
@@ -1401,5 +1443,6 @@ void gs_op_key(const gs_op *op, gs_op *key) {
     if (!op->has_bias || op->epi.bias_axis < 0) {
         key->has_bias = false;
         key->epi.bias_axis = -1;
+        key->bias_group = 0;
     }
 }

@@ -23,13 +23,14 @@ int64_t gs_tensor_offset(const gs_tensor *t, const int64_t *pt, int naxes) {
 /* ---- the epilogue as steps --------------------------------------------------------- */
 int gs_epi_steps(const gs_op *op, gs_epi_step *steps) {
     int n = 0;
-    steps[n++] = (gs_epi_step){GS_EPI_SCALE, -1};
-    if (op->epi.beta != 0.0f) steps[n++] = (gs_epi_step){GS_EPI_ADD_OLD, -1};
-    if (op->has_bias && op->epi.bias_axis >= 0) steps[n++] = (gs_epi_step){GS_EPI_ADD_BIAS, op->epi.bias_axis};
-    if (op->unary) steps[n++] = (gs_epi_step){GS_EPI_UNARY, -1};
-    if (op->epi.relu) steps[n++] = (gs_epi_step){GS_EPI_RELU, -1};
-    if (op->clip & GS_CLIP_LO) steps[n++] = (gs_epi_step){GS_EPI_CLIP_LO, -1};
-    if (op->clip & GS_CLIP_HI) steps[n++] = (gs_epi_step){GS_EPI_CLIP_HI, -1};
+    steps[n++] = (gs_epi_step){GS_EPI_SCALE, -1, -1};
+    if (op->epi.beta != 0.0f) steps[n++] = (gs_epi_step){GS_EPI_ADD_OLD, -1, -1};
+    if (op->has_bias && op->epi.bias_axis >= 0)
+        steps[n++] = (gs_epi_step){GS_EPI_ADD_BIAS, op->epi.bias_axis, op->bias_group ? op->bias_group - 1 : -1};
+    if (op->unary) steps[n++] = (gs_epi_step){GS_EPI_UNARY, -1, -1};
+    if (op->epi.relu) steps[n++] = (gs_epi_step){GS_EPI_RELU, -1, -1};
+    if (op->clip & GS_CLIP_LO) steps[n++] = (gs_epi_step){GS_EPI_CLIP_LO, -1, -1};
+    if (op->clip & GS_CLIP_HI) steps[n++] = (gs_epi_step){GS_EPI_CLIP_HI, -1, -1};
     return n;
 }
 
@@ -102,7 +103,12 @@ static double epi_eval(const gs_op *op, const float *bias, const int64_t *pt, do
             if (op->epi.count_valid) y /= (double)(valid > 0 ? valid : 1);
             break;
         case GS_EPI_ADD_OLD: y += (double)op->epi.beta * old; break;
-        case GS_EPI_ADD_BIAS: y += (double)bias[pt[st[i].axis]]; break;
+        case GS_EPI_ADD_BIAS: {
+            int64_t b = pt[st[i].axis];
+            if (st[i].group >= 0) b += pt[st[i].group] * op->axes[st[i].axis].extent; /* a group's channel */
+            y += (double)bias[b];
+            break;
+        }
         case GS_EPI_UNARY: y = gs_unary_eval((gs_unary)op->unary, (double)op->unary_p, y); break;
         case GS_EPI_RELU:
             if (y < 0) y = 0; /* NaN < 0 is false: relu(NaN) = NaN */

@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/onnx_manifest.sh BUILD — `gensor import --construct` and the manifest
-# runner (build/onnx_run --manifest) on tests/data/onnx/chain.onnx, act.onnx and chan.onnx at batch 2:
+# runner (build/onnx_run --manifest) on tests/data/onnx/chain.onnx, act.onnx, chan.onnx and group.onnx at batch 2:
 # every kernel output against ONNX Runtime's values for the same input
 # (tests/data/onnx/chain_ort, written by experiments/onnx_ort_check.py with
 # onnxruntime 1.31.1). Then a reference off by 5 % in one element and a
@@ -38,6 +38,15 @@ grep -q "4 kernels run (0 failed), 4 outputs compared" "$T/act.run" || fail "act
 "$B/onnx_run" --manifest "$T/chan" tests/data/onnx/chan_ort > "$T/chan.run" 2>&1 || { cat "$T/chan.run"; fail "chan.onnx's run"; }
 cat "$T/chan.run"
 grep -q "4 kernels run (0 failed), 4 outputs compared" "$T/chan.run" || fail "chan.onnx: want 4 kernels run and compared"
+
+# group.onnx: grouped convs (conv2d groups=3 with a folded batch norm and Relu, groups=9 with two
+# outputs per channel and ReLU6, groups=2 1x1), one kernel each
+"$B/gensor" import tests/data/onnx/group.onnx --dim batch=2 --hw rtx3090 --construct "$T/group" 2> "$T/group.log" ||
+  { cat "$T/group.log"; fail "import --construct group.onnx"; }
+grep -q "unsupported: node" "$T/group.log" && { cat "$T/group.log"; fail "group.onnx: a node is unsupported"; }
+"$B/onnx_run" --manifest "$T/group" tests/data/onnx/group_ort > "$T/group.run" 2>&1 || { cat "$T/group.run"; fail "group.onnx's run"; }
+cat "$T/group.run"
+grep -q "3 kernels run (0 failed), 3 outputs compared" "$T/group.run" || fail "group.onnx: want 3 kernels run and compared"
 
 # a reference off by 5 % + 0.1 in its last element (the graph output y)
 cp -r tests/data/onnx/chain_ort "$T/bad"

@@ -954,3 +954,115 @@ Test(onnx, unary_functions_fuse_after_matmul) {
     gs_model_destroy(md);
     gs_ctx_destroy(ctx);
 }
+
+/* group.onnx at batch 2: each grouped Conv is one conv2d groups=G kernel; the
+ * batch norm after the first folds into its weights and bias (the bias read
+ * per group's channel), Relu and Clip(0, 6) fuse into the epilogues; group = C
+ * with two outputs per channel is a grouped conv (not a depthwise one, which
+ * needs K = C). Its run against ONNX Runtime is tests/onnx_manifest.sh. */
+Test(onnx, grouped_convs_import_as_one_kernel_each) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_model *m = load_data(ctx, "onnx/group.onnx");
+    cr_assert_eq(gs_model_bind_dim(ctx, m, "batch", 2), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_model_import(ctx, m), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_model_num_nodes(m), 6);
+    gs_model_node nd;
+    node(ctx, m, 0, &nd);
+    cr_assert_eq(nd.kind, GS_MODEL_KERNEL, "gconv3: %s", nd.reason ? nd.reason : "");
+    expect_spec(ctx, nd.op, "conv2d N=2 C=6 H=9 W=8 K=9 R=3 S=3 groups=3 stride=2 pad=1 bias=1 relu=1", "gconv3");
+    expect_binding(&nd, 1, "F", "w1+n1", 1);
+    expect_binding(&nd, 2, "O", "r1", 0);
+    expect_binding(&nd, 3, "bias", "b1+n1:bias", 1);
+    cr_expect_eq(gs_op_buffer_elems(nd.op, 3), 9, "gconv3: the bias has K = 9 elements");
+    for (int i = 1; i <= 2; i++) {
+        gs_model_node f;
+        node(ctx, m, i, &f);
+        cr_expect(f.kind == GS_MODEL_FUSED && f.fused_into == 0, "node %d: kind %d into %d", i, f.kind, f.fused_into);
+    }
+    node(ctx, m, 3, &nd);
+    cr_assert_eq(nd.kind, GS_MODEL_KERNEL, "gconv9: %s", nd.reason ? nd.reason : "");
+    expect_spec(ctx, nd.op, "conv2d N=2 C=9 H=5 W=4 K=18 R=3 S=3 groups=9 dilation=2 pad=2 bias=1 clip_lo=0 clip_hi=6",
+                "gconv9");
+    node(ctx, m, 5, &nd);
+    cr_assert_eq(nd.kind, GS_MODEL_KERNEL, "gconv2: %s", nd.reason ? nd.reason : "");
+    expect_spec(ctx, nd.op, "conv2d N=2 C=18 H=5 W=4 K=8 R=1 S=1 groups=2", "gconv2");
+    expect_binding(&nd, 2, "O", "y", 0);
+    gs_model_destroy(m);
+    gs_ctx_destroy(ctx);
+}
+
+/* Conv(x, w) -> out with group (an INT attribute) into graph g. */
+static void w_gconv(pbw *g, const char *x, const char *w, const char *out, int64_t group) {
+    pbw nd = {.n = 0}, a = {.n = 0};
+    w_str(&nd, 1, x);
+    w_str(&nd, 1, w);
+    w_str(&nd, 2, out);
+    w_str(&nd, 3, out);
+    w_str(&nd, 4, "Conv");
+    w_str(&a, 1, "group");
+    w_int(&a, 3, group);
+    w_int(&a, 20, 2); /* INT */
+    w_msg(&nd, 5, &a);
+    w_msg(g, 1, &nd);
+}
+
+/* A Conv's group against the weight's shape: group 2 of C = 6 with [4,3,3,3]
+ * is conv2d groups=2, group = C = K the depthwise conv, group = C with K = 2C
+ * a grouped conv, group 1 with C = K = 1 the plain conv2d; a group that does not divide C or K, a weight whose input
+ * channels are not C/group and a group of 0 are each listed with the reason. */
+Test(onnx, grouped_conv_shapes_and_their_reasons) {
+    static const int64_t xd[4] = {1, 6, 5, 5}, x1d[4] = {1, 1, 5, 5};
+    static const struct {
+        int64_t wd[4], group;
+        const char *spec, *reason; /* a kernel's spec, or the reason's text */
+    } cases[] = {
+        {{4, 3, 3, 3}, 2, "conv2d N=1 C=6 H=5 W=5 K=4 R=3 S=3 groups=2", NULL},
+        {{6, 1, 3, 3}, 6, "dwconv2d N=1 C=6 H=5 W=5 R=3 S=3", NULL},
+        {{12, 1, 3, 3}, 6, "conv2d N=1 C=6 H=5 W=5 K=12 R=3 S=3 groups=6", NULL},
+        {{6, 6, 3, 3}, 1, "conv2d N=1 C=6 H=5 W=5 K=6 R=3 S=3", NULL},
+        {{1, 1, 3, 3}, 1, "conv2d N=1 C=1 H=5 W=5 K=1 R=3 S=3", NULL}, /* on x1 [1,1,5,5]: not depthwise */
+        {{4, 3, 3, 3}, 4, NULL, "group=4 must divide both the input channels C=6 and the weight's output channels K=4"},
+        {{5, 3, 3, 3}, 2, NULL, "group=2 must divide both the input channels C=6 and the weight's output channels K=5"},
+        {{6, 2, 3, 3}, 2, NULL, "weight [6,2,3,3] has 2 input channels per group; group=2 of C=6 needs 3"},
+        {{6, 6, 3, 3}, 2, NULL, "weight [6,6,3,3] has 6 input channels per group; group=2 of C=6 needs 3"},
+        {{6, 6, 3, 3}, 0, NULL, "group=0 must divide"},
+        {{6, 6, 3, 3}, 12, NULL, "group=12 must divide"},
+    };
+    const int n = (int)(sizeof cases / sizeof cases[0]);
+    pbw m = {.n = 0}, g = {.n = 0}, op = {.n = 0};
+    for (int i = 0; i < n; i++) {
+        char w[8], o[8];
+        snprintf(w, sizeof w, "w%d", i);
+        snprintf(o, sizeof o, "y%d", i);
+        w_gconv(&g, cases[i].wd[1] == 1 && cases[i].group == 1 ? "x1" : "x", w, o, cases[i].group);
+    }
+    w_value(&g, 11, "x", xd, 4);
+    w_value(&g, 11, "x1", x1d, 4);
+    for (int i = 0; i < n; i++) {
+        char w[8];
+        snprintf(w, sizeof w, "w%d", i);
+        w_value(&g, 11, w, cases[i].wd, 4);
+    }
+    w_int(&m, 1, 7);
+    w_int(&op, 2, 13);
+    w_msg(&m, 8, &op);
+    w_msg(&m, 7, &g);
+    gs_ctx *ctx = gs_ctx_create();
+    gs_model *md = NULL;
+    cr_assert_eq(gs_model_load_buffer(ctx, m.b, m.n, NULL, &md), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_model_import(ctx, md), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    for (int i = 0; i < n; i++) {
+        gs_model_node nd;
+        node(ctx, md, i, &nd);
+        if (cases[i].spec) {
+            cr_expect_eq(nd.kind, GS_MODEL_KERNEL, "case %d: %s", i, nd.reason ? nd.reason : "");
+            if (nd.kind == GS_MODEL_KERNEL) expect_spec(ctx, nd.op, cases[i].spec, cases[i].spec);
+        } else {
+            cr_expect_eq(nd.kind, GS_MODEL_UNSUPPORTED, "case %d: kind %d", i, nd.kind);
+            cr_expect(nd.reason && strstr(nd.reason, cases[i].reason), "case %d: reason '%s', want '%s'", i,
+                      nd.reason ? nd.reason : "(none)", cases[i].reason);
+        }
+    }
+    gs_model_destroy(md);
+    gs_ctx_destroy(ctx);
+}

@@ -97,7 +97,7 @@ static gs_status ops_run_cl(gs_ctx *ctx, gs_device *cl, const gs_op *op, const g
         s = gs_buffer_create(ctx, cl, (size_t)gs_tensor_elems(&op->tensors[t]) * 4, ins[t], &buf[t]);
     if (s == GS_OK) s = gs_buffer_create(ctx, cl, (size_t)on * 4, out, &buf[op->ninputs]);
     if (s == GS_OK && ks.desc.op.has_bias)
-        s = gs_buffer_create(ctx, cl, (size_t)op->axes[op->epi.bias_axis].extent * 4, bias, &buf[op->ninputs + 1]);
+        s = gs_buffer_create(ctx, cl, (size_t)gs_op_bias_elems(op) * 4, bias, &buf[op->ninputs + 1]);
     if (s == GS_OK && ks.ws_bytes) s = gs_buffer_create(ctx, cl, (size_t)ks.ws_bytes, NULL, &wsbuf); /* split-K */
     if (s == GS_OK) s = gs_dev_prog_launch(ctx, &prog, op, buf, nbuf, wsbuf, (size_t)ks.grid, (size_t)ks.block, NULL);
     if (s == GS_OK) s = gs_buffer_read(ctx, buf[op->ninputs], out, (size_t)on * 4);
@@ -188,7 +188,7 @@ static const char *ops_op_diff(const gs_op *a, const gs_op *b) {
     }
     if (a->combine != b->combine) return "combine";
     if (a->epi.alpha != b->epi.alpha || a->epi.beta != b->epi.beta || a->epi.bias_axis != b->epi.bias_axis ||
-        a->epi.relu != b->epi.relu || a->has_bias != b->has_bias)
+        a->epi.relu != b->epi.relu || a->has_bias != b->has_bias || a->bias_group != b->bias_group)
         return "epilogue";
     if (a->transA != b->transA || a->transB != b->transB) return "transposes";
     if (strcmp(a->spec, b->spec)) return "canonical spec";
@@ -198,12 +198,12 @@ static const char *ops_op_diff(const gs_op *a, const gs_op *b) {
 /* Every sweep spec's canonical form (gs_op_spec) parses back to the same
  * operator: what the tools print can be fed back to them. */
 Test(ops, sweep_specs_canonical_round_trip) {
-    static const char *files[] = {"ops_conv.txt",   "ops_dwconv.txt",  "ops_pool.txt",         "ops_gemv_bgemm.txt",
-                                  "ops_reduce.txt", "ops_eltwise.txt", "ops_gemm_epilogue.txt"};
+    static const char *files[] = {"ops_conv.txt",   "ops_dwconv.txt",  "ops_pool.txt",          "ops_gemv_bgemm.txt",
+                                  "ops_reduce.txt", "ops_eltwise.txt", "ops_gemm_epilogue.txt", "ops_gconv.txt"};
     static gs_test_sweep_case cases[OPS_MAX_CASES];
     gs_ctx *ctx = gs_ctx_create();
     int total = 0;
-    for (int f = 0; f < 7; f++) {
+    for (int f = 0; f < 8; f++) {
         int n = gs_test_read_sweep(files[f], cases, OPS_MAX_CASES);
         for (int i = 0; i < n; i++) {
             gs_op a, b;
@@ -227,6 +227,7 @@ Test(ops, conv_sweep_2of3, .timeout = 600) { ops_sweep("ops_conv.txt", 1, 3, 24)
 Test(ops, conv_sweep_3of3, .timeout = 600) { ops_sweep("ops_conv.txt", 2, 3, 24); }
 Test(ops, dwconv_sweep_1of2, .timeout = 600) { ops_sweep("ops_dwconv.txt", 0, 2, 16); }
 Test(ops, dwconv_sweep_2of2, .timeout = 600) { ops_sweep("ops_dwconv.txt", 1, 2, 16); }
+Test(ops, gconv_sweep, .timeout = 600) { ops_sweep("ops_gconv.txt", 0, 1, 14); }
 Test(ops, pool_sweep, .timeout = 600) { ops_sweep("ops_pool.txt", 0, 1, 16); }
 Test(ops, gemv_bgemm_sweep_1of2, .timeout = 600) { ops_sweep("ops_gemv_bgemm.txt", 0, 2, 20); }
 Test(ops, gemv_bgemm_sweep_2of2, .timeout = 600) { ops_sweep("ops_gemv_bgemm.txt", 1, 2, 20); }
@@ -806,6 +807,82 @@ static void ops_check_hand_cases(const ops_hand *cases, size_t n) {
 /* X = [[1,2,3],[4,5,6],[7,8,9]] (1x1x3x3), F = [[1,2],[3,4]] (1x1x2x2). */
 static const float OPS_X9[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
 static const float OPS_F4[4] = {1, 2, 3, 4};
+
+/* Copy n channels from channel at of src [outer][chans][inner] into dst
+ * [outer][n][inner] (gather), or back (scatter). */
+static void ops_chan_copy(float *big, float *part, int64_t outer, int64_t chans, int64_t inner, int64_t at, int64_t n,
+                          bool gather) {
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t c = 0; c < n; c++)
+            for (int64_t i = 0; i < inner; i++) {
+                float *b = &big[(o * chans + at + c) * inner + i], *p = &part[(o * n + c) * inner + i];
+                if (gather) *p = *b;
+                else *b = *p;
+            }
+}
+
+/* A grouped conv (conv2d groups=G) in the reference interpreter equals its G
+ * ungrouped convs: group g computes output channels g*K/G.. from input
+ * channels g*C/G.., filter rows g*K/G.. and the bias slice. The ungrouped conv
+ * is the one the other sweeps and the hand-computed cases pin, so this checks
+ * the grouped builder's affine maps and the grouped bias index (bias_group)
+ * independently; the PoCL kernels are checked against the same interpreter
+ * by gconv_sweep. Shapes: groups 2 to 4, channels per group 1 and odd,
+ * stride, asymmetric padding, dilation, nhwc, bias with relu and with clip. */
+Test(ops, grouped_conv_is_its_groups, .timeout = 120) {
+    static const struct {
+        const char *grouped, *part; /* the grouped conv, and one group of it ungrouped */
+        int64_t G;
+    } cases[] = {
+        {"conv2d N=2 C=6 H=7 W=5 K=9 R=3 S=2 groups=3 stride=2 pad_top=1 pad_left=1 dilh=2 bias=1 relu=1",
+         "conv2d N=2 C=2 H=7 W=5 K=3 R=3 S=2 stride=2 pad_top=1 pad_left=1 dilh=2 bias=1 relu=1", 3},
+        {"conv2d N=1 C=4 H=5 W=6 K=8 R=3 S=3 groups=4 pad=1 layout=nhwc bias=1",
+         "conv2d N=1 C=1 H=5 W=6 K=2 R=3 S=3 pad=1 layout=nhwc bias=1", 4},
+        {"conv2d N=2 C=10 H=6 W=6 K=4 R=1 S=1 groups=2 bias=1 clip_lo=-0.2 clip_hi=0.3",
+         "conv2d N=2 C=5 H=6 W=6 K=2 R=1 S=1 bias=1 clip_lo=-0.2 clip_hi=0.3", 2},
+        {"conv2d N=1 C=3 H=9 W=4 K=3 R=2 S=3 groups=3 strideh=3 padw=2 dilw=2 layout=nhwc",
+         "conv2d N=1 C=1 H=9 W=4 K=1 R=2 S=3 strideh=3 padw=2 dilw=2 layout=nhwc", 3},
+    };
+    gs_ctx *ctx = gs_ctx_create();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gs_op g, p;
+        cr_assert_eq(gs_op_parse_into(ctx, cases[i].grouped, &g), GS_OK, "%s: %s", cases[i].grouped, gs_ctx_errmsg(ctx));
+        cr_assert_eq(gs_op_parse_into(ctx, cases[i].part, &p), GS_OK, "%s: %s", cases[i].part, gs_ctx_errmsg(ctx));
+        const bool nhwc = strstr(cases[i].grouped, "nhwc") != NULL;
+        const gs_tensor *X = &g.tensors[0], *F = &g.tensors[1], *O = gs_op_out(&g);
+        const int64_t G = cases[i].G, N = X->shape[0], C = X->shape[nhwc ? 3 : 1], K = F->shape[0];
+        const int64_t HW = nhwc ? X->shape[1] * X->shape[2] : X->shape[2] * X->shape[3];
+        const int64_t PQ = nhwc ? O->shape[1] * O->shape[2] : O->shape[2] * O->shape[3];
+        const int64_t Cg = C / G, Kg = K / G, frow = gs_tensor_elems(F) / K;
+        cr_expect_eq(g.bias_group != 0, g.has_bias, "%s: bias_group %d", cases[i].grouped, g.bias_group);
+        cr_expect_eq(gs_op_bias_elems(&g), g.has_bias ? K : 0, "%s: %lld bias elements", cases[i].grouped,
+                     (long long)gs_op_bias_elems(&g));
+        float *x = malloc((size_t)gs_tensor_elems(X) * 4), *f = malloc((size_t)gs_tensor_elems(F) * 4);
+        float *bias = malloc((size_t)K * 4), *y = calloc((size_t)gs_tensor_elems(O), 4);
+        float *want = calloc((size_t)gs_tensor_elems(O), 4), *xp = malloc((size_t)gs_tensor_elems(&p.tensors[0]) * 4);
+        float *yp = calloc((size_t)gs_tensor_elems(gs_op_out(&p)), 4);
+        ops_fill(x, gs_tensor_elems(X), 3 + i);
+        ops_fill(f, gs_tensor_elems(F), 5 + i);
+        ops_fill(bias, K, 7 + i);
+        const float *ins[2] = {x, f};
+        cr_assert_eq(gs_op_reference(ctx, &g, ins, g.has_bias ? bias : NULL, y), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        for (int64_t grp = 0; grp < G; grp++) {
+            /* nchw: [N][C][HW]; nhwc: [N*HW][C]; the filter [K][rest] either way */
+            ops_chan_copy(x, xp, nhwc ? N * HW : N, C, nhwc ? 1 : HW, grp * Cg, Cg, true);
+            const float *pins[2] = {xp, f + grp * Kg * frow};
+            memset(yp, 0, (size_t)gs_tensor_elems(gs_op_out(&p)) * 4);
+            cr_assert_eq(gs_op_reference(ctx, &p, pins, p.has_bias ? bias + grp * Kg : NULL, yp), GS_OK, "%s",
+                         gs_ctx_errmsg(ctx));
+            ops_chan_copy(want, yp, nhwc ? N * PQ : N, K, nhwc ? 1 : PQ, grp * Kg, Kg, false);
+        }
+        int64_t bad = 0;
+        for (int64_t e = 0; e < gs_tensor_elems(O); e++) bad += fabsf(y[e] - want[e]) > 1e-6f * (1 + fabsf(want[e]));
+        cr_expect_eq(bad, 0, "%s: %lld of %lld outputs differ from its %lld groups' convs", cases[i].grouped,
+                     (long long)bad, (long long)gs_tensor_elems(O), (long long)G);
+        free(x), free(f), free(bias), free(y), free(want), free(xp), free(yp);
+    }
+    gs_ctx_destroy(ctx);
+}
 
 Test(ops, hand_computed_conv, .timeout = 300) {
     /* valid: out[i][j] = X[i][j] + 2 X[i][j+1] + 3 X[i+1][j] + 4 X[i+1][j+1] */

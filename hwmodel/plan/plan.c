@@ -1194,8 +1194,8 @@ void gs_plan_finish_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_
         p->out_axis = (int8_t)oa;
         p->out_vec = 2;
     }
-    /* (a bias of another width than the output's is read as scalars) */
-    p->bias_vec = op->has_bias && op->epi.bias_axis >= 0 && op->epi.bias_axis == p->out_axis &&
+    /* (a bias of another width than the output's, or a grouped one, is read as scalars) */
+    p->bias_vec = op->has_bias && op->epi.bias_axis >= 0 && !op->bias_group && op->epi.bias_axis == p->out_axis &&
                           op->dtype_in == op->dtype_out ? p->out_vec : 1;
     /* Launch bounds: as many blocks per SM as the register bound, threads,
      * shared memory and the block limit allow, so that ptxas keeps to the
@@ -1302,7 +1302,7 @@ int gs_plan_launch_args(const gs_op *op, const gs_etir *e, const gs_plan *p, gs_
     int bias_axis;
     if (gs_epi_has(op, GS_EPI_ADD_BIAS, &bias_axis) && (a = add_arg(args, &n, cap, GS_ARG_BIAS, -1, -1))) {
         snprintf(a->name, sizeof a->name, "bias");
-        buffer_size_typed(a, op->axes[bias_axis].extent, op->dtype_in);
+        buffer_size_typed(a, gs_op_bias_elems(op), op->dtype_in);
     }
     for (int x = 0; x < op->naxes; x++)
         if ((a = add_arg(args, &n, cap, GS_ARG_EXTENT, x, -1))) {

@@ -1323,15 +1323,21 @@ static void imp_conv(imp *c) {
     if (!positive(c, "strides", st, 2) || !positive(c, "dilations", dl, 2)) return;
     int64_t in2[2] = {H, Wd}, k2[2] = {R, S};
     if (window_pads(c, in2, k2, st, dl, pads) < 0) return;
-    const char *kind;
-    if (g == 1 && W->dims[1] == C) kind = "conv2d";
-    else if (g == C && K == C && W->dims[1] == 1) kind = "dwconv2d";
-    else {
-        unsup(c, "grouped conv (group=%lld, C=%lld, K=%lld, weight [%lld,%lld,%lld,%lld]): only group 1 or depthwise "
-                 "(group = C = K) are in the IR", (long long)g, (long long)C, (long long)K, (long long)W->dims[0],
-              (long long)W->dims[1], (long long)R, (long long)S);
+    /* group g: output channels g*K/G.. read input channels g*C/G.. (conv2d groups=G); group = C = K is
+     * the depthwise conv */
+    if (g < 1 || g > C || C % g || K % g) {
+        unsup(c, "group=%lld must divide both the input channels C=%lld and the weight's output channels K=%lld",
+              (long long)g, (long long)C, (long long)K);
         return;
     }
+    if (W->dims[1] != C / g) {
+        unsup(c, "weight [%lld,%lld,%lld,%lld] has %lld input channels per group; group=%lld of C=%lld needs %lld",
+              (long long)K, (long long)W->dims[1], (long long)R, (long long)S, (long long)W->dims[1], (long long)g,
+              (long long)C, (long long)(C / g));
+        return;
+    }
+    const bool dw = g > 1 && g == C && K == C; /* group 1 is conv2d even when C = K = 1 */
+    const char *kind = dw ? "dwconv2d" : "conv2d";
     if (B && B->dims[0] != K) {
         unsup(c, "bias has %lld values for %lld output channels", (long long)B->dims[0], (long long)K);
         return;
@@ -1374,8 +1380,9 @@ static void imp_conv(imp *c) {
         }
     }
     /* the output shape, from the builder's own window rule */
-    char spec[512], kpart[40] = "";
+    char spec[512], kpart[64] = "";
     if (g == 1) snprintf(kpart, sizeof kpart, " K=%lld", (long long)K);
+    else if (!dw) snprintf(kpart, sizeof kpart, " K=%lld groups=%lld", (long long)K, (long long)g);
     snprintf(spec, sizeof spec,
              "%s N=%lld C=%lld H=%lld W=%lld%s R=%lld S=%lld strideh=%lld stridew=%lld pad_top=%lld "
              "pad_bottom=%lld pad_left=%lld pad_right=%lld dilh=%lld dilw=%lld layout=nchw bias=%d",

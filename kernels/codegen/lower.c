@@ -1995,6 +1995,13 @@ static void print_count_scale(printer *m, int vaxis, int vk, const char *name) {
     line(m, "const float %s = alpha / (float)(%s_n > 0 ? %s_n : 1);", name, name, name);
 }
 
+/* The bias element of an ADD_BIAS step: x<axis>, or within group x<g>
+ * (a grouped conv: x<g> * E<axis> + x<axis>). */
+static void bias_index(char *buf, size_t n, const gs_epi_step *st) {
+    if (st->group >= 0) snprintf(buf, n, "x%d * E%d + x%d", st->group, st->axis, st->axis);
+    else snprintf(buf, n, "x%d", st->axis);
+}
+
 /* One output point: the epilogue's steps (gs_epi_steps) on acc[aidx] (NULL:
  * on v), stored to out[oi]. */
 static void print_store_one(printer *m, const char *aidx, const char *oi) {
@@ -2016,10 +2023,13 @@ static void print_store_one(printer *m, const char *aidx, const char *oi) {
             if (is16(m->op->dtype_out)) line(m, "y += beta * GS_OUT_F(out[%s]);", oi);
             else line(m, "y += beta * out[%s];", oi);
             break;
-        case GS_EPI_ADD_BIAS:
-            if (is16(m->op->dtype_in)) line(m, "y += GS_IN_F(bias[x%d]);", st[i].axis);
-            else line(m, "y += bias[x%d];", st[i].axis);
+        case GS_EPI_ADD_BIAS: {
+            char bi[48];
+            bias_index(bi, sizeof bi, &st[i]);
+            if (is16(m->op->dtype_in)) line(m, "y += GS_IN_F(bias[%s]);", bi);
+            else line(m, "y += bias[%s];", bi);
             break;
+        }
         case GS_EPI_UNARY: line(m, "y = gs_unary(y);"); break;
         case GS_EPI_RELU: line(m, "y = gs_maxn(y, 0.0f);"); break;
         case GS_EPI_CLIP_LO: line(m, "y = gs_maxn(y, %.9ef);", (double)m->op->clip_lo); break;
@@ -2058,9 +2068,13 @@ static void print_epi_expr(printer *m, gs_sb *ex, int k) {
             break;
         }
         case GS_EPI_ADD_BIAS: {
-            char o[32], c[48];
+            char o[64], c[96];
             if (m->p->bias_vec > 1) snprintf(o, sizeof o, "bv.%s", scomp(k, m->op->dtype_in));
-            else snprintf(o, sizeof o, "bias[x%d]", st[i].axis);
+            else {
+                char bi[48];
+                bias_index(bi, sizeof bi, &st[i]);
+                snprintf(o, sizeof o, "bias[%s]", bi);
+            }
             gs_sb_printf(ex, " + %s", cvt(c, sizeof c, "GS_IN_F", is16(m->op->dtype_in), o));
             break;
         }

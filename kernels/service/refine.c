@@ -125,7 +125,7 @@ static gs_status host_make(gs_ctx *ctx, const gs_op *op, host_data *h) {
     memset(h, 0, sizeof *h);
     int64_t total = 0;
     for (int t = 0; t <= op->ninputs; t++) total += gs_tensor_elems(&op->tensors[t]);
-    if (op->has_bias) total += op->axes[op->epi.bias_axis].extent;
+    total += gs_op_bias_elems(op);
     if (total * 4 > GS_VERIFY_MAX_BYTES)
         return gs_err(ctx, GS_ERR_UNSUPPORTED, "refine: %s needs %.1f GiB of buffers (limit %.0f GiB)", op->spec,
                       total * 4.0 / (1 << 30), GS_VERIFY_MAX_BYTES / (double)(1 << 30));
@@ -141,7 +141,7 @@ static gs_status host_make(gs_ctx *ctx, const gs_op *op, host_data *h) {
         gs_pcg32_fill_uniform(&rng, h->t[t], h->n[t]);
     }
     if (op->has_bias) {
-        h->nbias = op->axes[op->epi.bias_axis].extent;
+        h->nbias = gs_op_bias_elems(op);
         h->bias = malloc((size_t)h->nbias * sizeof(float));
         if (!h->bias) {
             host_free(h);

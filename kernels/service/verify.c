@@ -180,7 +180,7 @@ gs_status gs_verify_plan(gs_ctx *ctx, gs_device *dev, const gs_op *op, const gs_
     if (!dev || !plan || !op || !e) return gs_err(ctx, GS_ERR_INVALID_ARG, "verify: NULL argument");
     int64_t total = 0;
     for (int t = 0; t <= op->ninputs; t++) total += gs_tensor_elems(&op->tensors[t]);
-    if (op->has_bias) total += op->axes[op->epi.bias_axis].extent;
+    total += gs_op_bias_elems(op);
     if (total * 4 * 2 > GS_VERIFY_MAX_BYTES)
         return gs_err(ctx, GS_ERR_UNSUPPORTED, "verify: %s needs %.1f GiB on the host (limit %.0f GiB)", op->spec,
                       total * 8.0 / (1 << 30), GS_VERIFY_MAX_BYTES / (double)(1 << 30));
@@ -212,7 +212,7 @@ gs_status gs_verify_plan(gs_ctx *ctx, gs_device *dev, const gs_op *op, const gs_
             host[t][i] = gs_dtype_round(gs_op_tensor_dtype(op, t), host[t][i]);
     }
     if (op->has_bias) {
-        int64_t n = op->axes[op->epi.bias_axis].extent;
+        int64_t n = gs_op_bias_elems(op);
         bias = malloc((size_t)n * sizeof(float));
         if (!bias) { s = gs_err(ctx, GS_ERR_NOMEM, "verify: out of memory"); goto done; }
         gs_pcg32_fill_uniform(&rng, bias, n);
@@ -244,7 +244,7 @@ gs_status gs_verify_plan(gs_ctx *ctx, gs_device *dev, const gs_op *op, const gs_
         if (s != GS_OK) goto done;
     }
     if (ks.desc.op.has_bias) {
-        s = gs_typed_buffer_create(ctx, dev, (gs_dtype)op->dtype_in, bias, op->axes[op->epi.bias_axis].extent, &buf[nbuf++]);
+        s = gs_typed_buffer_create(ctx, dev, (gs_dtype)op->dtype_in, bias, gs_op_bias_elems(op), &buf[nbuf++]);
         if (s != GS_OK) goto done;
     }
     if (ks.ws_bytes) {

@@ -19,8 +19,13 @@ act.onnx        opset 13, activations fused into the kernel before them: Clip(x,
 chan.onnx       opset 13, per-channel broadcasts over NCHW [batch,3,4,5]: Add of a [3,1,1] vector, Mul by a
                 [1,3,1,1] one, a BatchNormalization not after a conv (the per-channel affine), Add of a
                 scalar; tests/data/onnx/chan_ort holds ONNX Runtime's values at batch 2.
+group.onnx      opset 13, grouped convs over [batch,6,9,8] (each one conv2d groups=G kernel): group 3 (2 input
+                and 3 output channels per group) 3x3 stride 2 with bias, a BatchNormalization folded into it
+                and Relu; group 9 on 9 channels with 2 outputs each (the depth multiplier: 1 input channel
+                per group) 3x3 dilation 2 with bias and Clip(0, 6); group 2 1x1 (9 and 4 per group, odd) no
+                bias. tests/data/onnx/group_ort holds ONNX Runtime's values at batch 2.
 The values are a fixed seed's, so the files are reproducible.
-    gen_models.py OUT [NAME ...]   only the named models (chain, misc, act, chan)
+    gen_models.py OUT [NAME ...]   only the named models (chain, misc, act, chan, group)
 """
 import os
 import sys
@@ -132,10 +137,30 @@ def chan():
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="gensor-tests")
 
 
+def group():
+    r = np.random.default_rng(8)
+    c = lambda name, a: numpy_helper.from_array(np.asarray(a, dtype=np.float32), name)
+    inits = [c("w1", r.standard_normal((9, 2, 3, 3)) * 0.4), c("b1", r.standard_normal(9)),
+             c("bn.s", r.random(9) + 0.5), c("bn.b", r.standard_normal(9)), c("bn.m", r.standard_normal(9)),
+             c("bn.v", r.random(9) + 0.5), c("w2", r.standard_normal((18, 1, 3, 3)) * 0.5),
+             c("b2", r.standard_normal(18)), c("zero", 0.0), c("six", 6.0), c("w3", r.standard_normal((8, 9, 1, 1)) * 0.3)]
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="gconv3", group=3, strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node("BatchNormalization", ["c1", "bn.s", "bn.b", "bn.m", "bn.v"], ["n1"], name="bn", epsilon=1e-3),
+        helper.make_node("Relu", ["n1"], ["r1"], name="relu"),
+        helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], name="gconv9", group=9, dilations=[2, 2], pads=[2, 2, 2, 2]),
+        helper.make_node("Clip", ["c2", "zero", "six"], ["r2"], name="relu6"),
+        helper.make_node("Conv", ["r2", "w3"], ["y"], name="gconv2", group=2),
+    ]
+    g = helper.make_graph(nodes, "group", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 6, 9, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 8, 5, 4])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="gensor-tests")
+
+
 only = set(sys.argv[2:])
 if only:
     for name in only:
-        mo = {"chain": chain, "misc": misc, "act": act, "chan": chan}[name]()
+        mo = {"chain": chain, "misc": misc, "act": act, "chan": chan, "group": group}[name]()
         onnx.checker.check_model(mo)
         onnx.save_model(mo, os.path.join(out, name + ".onnx"))
     sys.exit(0)
@@ -151,3 +176,4 @@ onnx.checker.check_model(mm)
 onnx.save_model(mm, os.path.join(out, "misc.onnx"))
 onnx.save_model(act(), os.path.join(out, "act.onnx"))
 onnx.save_model(chan(), os.path.join(out, "chan.onnx"))
+onnx.save_model(group(), os.path.join(out, "group.onnx"))
