@@ -645,28 +645,34 @@ gs_status gs_op_build_nary(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int n, int64
                   n);
 }
 
+/* The binary over a three-axis X[a, mid, b] (Z the same), Y still to be
+ * placed by the caller: the shared half of the `chan` and `midb` builders. */
+static void binary3(gs_op *op, const char *mid, int64_t A, int64_t M, int64_t B, gs_eltwise kind) {
+    op->naxes = 3;
+    set_axis(op, 0, "a", A, GS_AXIS_SPATIAL);
+    set_axis(op, 1, mid, M, GS_AXIS_SPATIAL);
+    set_axis(op, 2, "b", B, GS_AXIS_SPATIAL);
+    op->ninputs = 2;
+    const char *names[] = {"X", "Z"};
+    for (int i = 0; i < 2; i++) {
+        gs_tensor *T = &op->tensors[i * 2];
+        set_tensor(T, names[i], 3);
+        set_dim(T, 0, A, 0);
+        set_dim(T, 1, M, 1);
+        set_dim(T, 2, B, 2);
+    }
+    op->combine = binary_combine(kind);
+}
+
 gs_status gs_op_build_chan(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t A, int64_t C, int64_t B, int bias) {
     memset(op, 0, sizeof *op);
     if (!binary_kind(kind))
         return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_op_build_chan: a binary kind (got %d)", (int)kind);
-    enum { a = 0, c = 1, b = 2 };
-    op->naxes = 3;
-    set_axis(op, a, "a", A, GS_AXIS_SPATIAL);
-    set_axis(op, c, "c", C, GS_AXIS_SPATIAL);
-    set_axis(op, b, "b", B, GS_AXIS_SPATIAL);
-    op->ninputs = 2;
-    gs_tensor *X = &op->tensors[0], *Y = &op->tensors[1], *Z = &op->tensors[2];
-    set_tensor(X, "X", 3);
-    set_dim(X, 0, A, a);
-    set_dim(X, 1, C, c);
-    set_dim(X, 2, B, b);
+    enum { c = 1 };
+    binary3(op, "c", A, C, B, kind);
+    gs_tensor *Y = &op->tensors[1];
     set_tensor(Y, "Y", 1);
     set_dim(Y, 0, C, c);
-    set_tensor(Z, "Z", 3);
-    set_dim(Z, 0, A, a);
-    set_dim(Z, 1, C, c);
-    set_dim(Z, 2, B, b);
-    op->combine = binary_combine(kind);
     op->epi = (gs_epilogue){1.0f, 0.0f, bias ? c : -1, 0, 0};
     op->has_bias = bias != 0;
     return finish(ctx, op, GS_OPK_CUSTOM, "%sc A=%lld C=%lld B=%lld%s", binary_name(kind), (long long)A, (long long)C,
@@ -677,25 +683,12 @@ gs_status gs_op_build_midb(gs_ctx *ctx, gs_op *op, gs_eltwise kind, int64_t A, i
     memset(op, 0, sizeof *op);
     if (!binary_kind(kind))
         return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_op_build_midb: a binary kind (got %d)", (int)kind);
-    enum { a = 0, r = 1, b = 2 };
-    op->naxes = 3;
-    set_axis(op, a, "a", A, GS_AXIS_SPATIAL);
-    set_axis(op, r, "r", R, GS_AXIS_SPATIAL);
-    set_axis(op, b, "b", B, GS_AXIS_SPATIAL);
-    op->ninputs = 2;
-    gs_tensor *X = &op->tensors[0], *Y = &op->tensors[1], *Z = &op->tensors[2];
-    set_tensor(X, "X", 3);
-    set_dim(X, 0, A, a);
-    set_dim(X, 1, R, r);
-    set_dim(X, 2, B, b);
+    enum { a = 0, b = 2 };
+    binary3(op, "r", A, R, B, kind);
+    gs_tensor *Y = &op->tensors[1];
     set_tensor(Y, "Y", 2);
     set_dim(Y, 0, A, a);
     set_dim(Y, 1, B, b);
-    set_tensor(Z, "Z", 3);
-    set_dim(Z, 0, A, a);
-    set_dim(Z, 1, R, r);
-    set_dim(Z, 2, B, b);
-    op->combine = binary_combine(kind);
     op->epi = (gs_epilogue){1.0f, 0.0f, -1, 0, 0};
     return finish(ctx, op, GS_OPK_CUSTOM, "%sm A=%lld R=%lld B=%lld", binary_name(kind), (long long)A, (long long)R,
                   (long long)B);
