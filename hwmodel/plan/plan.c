@@ -552,7 +552,21 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p) {
             if (spatial(op, a) && gs_tensor_uses_axis(&op->tensors[t], a)) f *= e->tile[a].thread;
         if (p->mma) {
             f = mma_frag_regs(p, t); /* packed 32-bit fragment registers */
-            regs += p->frag_pipe ? 2 * f : f; /* double-buffered fragments: two sets */
+            if (!p->in[t].ldsm) {
+                /* element reads are plain shared loads, which ptxas hoists
+                 * across the unrolled k-steps of a tile (ldmatrix and mma
+                 * are volatile asm and keep their order): a set per k-step.
+                 * tf32 bgemm 128x64x32 with 128x16 warp tiles: bound 238,
+                 * ptxas 255 and 408 bytes spilled on h100 */
+                const gs_mma_row *r = gs_mma_get(p->mma);
+                int64_t kt = 1;
+                for (int a = 0; a < op->naxes; a++)
+                    if (!spatial(op, a)) kt *= e->tile[a].block;
+                int64_t steps = (kt + r->k - 1) / r->k;
+                regs += f * (steps > 2 ? steps : p->frag_pipe ? 2 : 1);
+            } else {
+                regs += p->frag_pipe ? 2 * f : f; /* double-buffered fragments: two sets */
+            }
         } else {
             bool dies = outer >= 0 && gs_tensor_uses_axis(&op->tensors[t], outer);
             regs += p->frag_pipe && !dies ? 2 * f : f; /* the second set, where the first stays live */
