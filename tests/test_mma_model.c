@@ -153,3 +153,74 @@ Test(mma_model, estimate_reads_the_mma_plan) {
     gs_op_destroy(op);
     gs_ctx_destroy(ctx);
 }
+
+/* The register bound of a 16-bit mma plan counts one cp.async unit in
+ * flight per input, not the copy batch (a unit's cp.async consumes its
+ * address at once; the edge path fills one unit's vector at a time), half a
+ * register per unit and GS_PLAN_MMA_REGS_SLACK, from 128 accumulators a
+ * thread. Counting the batches (and each 16-bit edge element
+ * of them) put CUTLASS's large sm_80 tile over 255 registers: 128x256
+ * blocks with 64x64 warp tiles (tm 8, tn 16) were bounded at 356 (bk 64, 3
+ * stages) and 290 (bk 32, 4 stages), so the walk never reached them;
+ * NVRTC's ptxas compiles them for sm_90 in 254 and 232 registers with 0
+ * spills. */
+Test(mma_model, register_bound_admits_large_warp_tiles) {
+    gs_ctx *ctx = gs_ctx_create();
+    const gs_hw *hw = gs_hw_find_builtin("h100");
+    const char *dts[] = {"f16", "bf16"};
+    const char *cfgs[] = {"bm=128,bn=256,bk=64,tm=8,tn=16,stages=3,raster=8,mma=%d",
+                          "bm=128,bn=256,bk=32,tm=8,tn=16,stages=4,raster=8,mma=%d"};
+    for (int d = 0; d < 2; d++) {
+        char spec[80];
+        snprintf(spec, sizeof spec, "gemm M=4096 N=4096 K=4096 dtype=%s", dts[d]);
+        gs_op *op = NULL;
+        cr_assert_eq(gs_op_parse(ctx, spec, &op), GS_OK);
+        for (int c = 0; c < 2; c++) {
+            char cfg[96];
+            snprintf(cfg, sizeof cfg, cfgs[c], d + 1); /* rows 1 f16, 2 bf16 m16n8k16 */
+            gs_etir e;
+            cr_assert_eq(gs_etir_parse_config(ctx, op, cfg, &e), GS_OK, "%s", gs_ctx_errmsg(ctx));
+            gs_plan p;
+            gs_plan_make(hw, op, &e, NULL, &p);
+            cr_assert_eq(p.mma, d + 1);
+            cr_assert(p.regs_bound <= hw->max_regs_per_thread, "%s %s: bound %d", spec, cfg, p.regs_bound);
+            cr_assert(gs_hw_check(hw, op, &e), "%s %s: %s", spec, cfg, gs_hw_check_why(hw, op, &e));
+            /* the second fragment set of a 64x64 warp tile would not fit:
+             * ptxas spills 16 bytes with it */
+            cr_assert_eq(p.frag_pipe, 0, "%s %s", spec, cfg);
+        }
+        gs_op_destroy(op);
+    }
+    gs_ctx_destroy(ctx);
+}
+
+/* The output of an mma plan is stored from the row's C layout: a warp's
+ * f16x2 store covers 8 rows of 8 elements (lane g, t at row g, cols 2t and
+ * 2t+1), 8 sectors of which 16 bytes each are written; a tf32 gemm's float2
+ * store fills its 8 sectors. t_l2 is the input tiles plus those sectors.
+ * Priced from the FFMA thread tiles (tm x tn runs per thread) the f16
+ * store counted 16 sectors, twice the C layout's. */
+Test(mma_model, epilogue_sectors_follow_the_c_layout) {
+    gs_ctx *ctx = gs_ctx_create();
+    const gs_hw *hw = gs_hw_find_builtin("h100");
+    const char *specs[] = {"gemm M=4096 N=4096 K=4096 dtype=f16", "gemm M=4096 N=4096 K=4096 math=tf32"};
+    const char *cfgs[] = {"bm=128,bn=128,bk=64,tm=8,tn=8,stages=4,raster=8,mma=1",
+                          "bm=128,bn=128,bk=32,tm=8,tn=8,stages=4,raster=8,mma=3"};
+    const double eb[] = {2, 4};
+    for (int i = 0; i < 2; i++) {
+        gs_op *op = NULL;
+        cr_assert_eq(gs_op_parse(ctx, specs[i], &op), GS_OK);
+        gs_etir e;
+        cr_assert_eq(gs_etir_parse_config(ctx, op, cfgs[i], &e), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_assert(gs_hw_check(hw, op, &e), "%s", gs_hw_check_why(hw, op, &e));
+        gs_estimate est;
+        gs_estimate_etir(hw, op, &e, 0, &est);
+        double bk = i ? 32 : 64, tiles = 4096 / bk, blocks = 32.0 * 32.0;
+        double in = blocks * tiles * (128 * bk + bk * 128) * eb[i];
+        double out = 4096.0 * 4096.0 * eb[i] * (i ? 1 : 2); /* f16: 16 of 32 bytes a sector */
+        double want = (in + out) / (hw->l2_gbs * 1e9);
+        cr_assert(fabs(est.t_l2 - want) < 1e-4 * want, "%s: t_l2 %.6g s, want %.6g", specs[i], est.t_l2, want);
+        gs_op_destroy(op);
+    }
+    gs_ctx_destroy(ctx);
+}

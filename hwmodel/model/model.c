@@ -341,6 +341,28 @@ static double global_wavefronts(const gs_hw *hw, const gs_op *op, const gs_etir 
         thr[nax] = gs_etir_threads_axis(e, a);
         th[nax++] = 0;
     }
+    /* the output of an mma plan leaves from the accumulators in the row's C
+     * layout (ir/mma.h), not the FFMA thread tiles: lane (g, t) holds its
+     * element 0 at row rg*g + rt*t, col cg*g + ct*t of the m x n
+     * instruction tile (m16n8: row g, col 2t, so a warp store covers 8 rows
+     * of 8 elements). With one m and one n axis (gemm, bgemm, the 1x1 conv
+     * as a matmul) those are the axes' strides; a conv's flattened m keeps
+     * the thread decomposition above. */
+    int am, an, ak;
+    const gs_mma_row *row = p->mma ? gs_mma_get(p->mma) : NULL;
+    if (row && t == op->ninputs && gs_mma_axes(op, &am, &an, &ak)) {
+        int64_t sm = 0, sn = 0;
+        for (int j = 0; j < ts->ndim; j++) {
+            sm += ts->idx[j].coeff[am] * rs[j];
+            sn += ts->idx[j].coeff[an] * rs[j];
+        }
+        step[0] = row->c.rt * sm + row->c.ct * sn; /* t, the fastest lane digit */
+        thr[0] = 4;
+        step[1] = row->c.rg * sm + row->c.cg * sn; /* g */
+        thr[1] = 8;
+        th[0] = th[1] = 0;
+        nax = 2;
+    }
     int lanes = (int)(p->threads < hw->warp_size ? p->threads : hw->warp_size);
     if (lanes > 64) lanes = 64;
     /* elements per sector and per 128-byte line, by the tensor's type */

@@ -13,6 +13,16 @@
  * indices, loop counters, pointers, extents (fitted as an upper bound of
  * ptxas' count over the NVRTC test sweeps, which the tests assert). */
 #define GS_PLAN_REGS_BASE 52
+/* An mma plan whose copies count one unit in flight (regs_bound) adds a
+ * little for what ptxas keeps beyond its terms (the unrolled k-steps'
+ * ldmatrix addresses): with it, gemm f16 on sm_90 128x128x64 with 4 warps of
+ * 64x64 (8 + 8 units per thread) counts 256 and is refused; ptxas spills 216
+ * bytes there. 128x256x64 with 8 such warps (4 + 8 units) counts 254, ptxas
+ * 254 at 0 spills. */
+#define GS_PLAN_MMA_REGS_SLACK 2
+/* The accumulators per thread from which an mma plan's copies count one unit
+ * in flight (a 64x64 or 128x32 warp tile of f32 accumulators) */
+#define GS_PLAN_MMA_RELAX_ACC 128
 /* Most copy units per thread whose offsets are kept in registers when they
  * are not evenly spaced; beyond, they are recomputed (registers for
  * instructions). */
@@ -527,9 +537,14 @@ static int64_t mma_frag_regs(const gs_plan *p, int t) {
 /* Registers the fragment pipeline leaves under the per-thread limit. */
 #define GS_FRAG_PIPE_REGS_SLACK 8
 
+static void mma_ldsm_mode(const gs_op *op, gs_plan_input *pi, int t, const gs_mma_row *r);
+
 static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p) {
     int64_t acc = gs_etir_acc_regs(op, e);
-    int64_t regs = acc + GS_PLAN_REGS_BASE + 2 * op->naxes;
+    int64_t regs = acc + GS_PLAN_REGS_BASE + 2 * op->naxes, slack = 0;
+    /* an mma tile of many accumulators on an ldmatrix row: its copies count
+     * one unit in flight (below) */
+    bool relax = p->mma && acc >= GS_PLAN_MMA_RELAX_ACC && gs_mma_get(p->mma)->ldsm;
     /* a group's combine: ptxas issues a step's shuffles for all
      * accumulators before their adds, a temporary each (a100, acc 128, g8:
      * 255 registers and spills) */
@@ -552,7 +567,9 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p) {
             if (spatial(op, a) && gs_tensor_uses_axis(&op->tensors[t], a)) f *= e->tile[a].thread;
         if (p->mma) {
             f = mma_frag_regs(p, t); /* packed 32-bit fragment registers */
-            if (!p->in[t].ldsm) {
+            gs_plan_input li = p->in[t]; /* ldmatrix is chosen later (finish): ask now */
+            mma_ldsm_mode(op, &li, t, gs_mma_get(p->mma));
+            if (!li.ldsm) {
                 /* element reads are plain shared loads, which ptxas hoists
                  * across the unrolled k-steps of a tile (ldmatrix and mma
                  * are volatile asm and keep their order): a set per k-step.
@@ -565,6 +582,11 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p) {
                 int64_t steps = (kt + r->k - 1) / r->k;
                 regs += f * (steps > 2 ? steps : p->frag_pipe ? 2 : 1);
             } else {
+                /* a relaxed count takes a k8 row's fragments of two k-steps:
+                 * ptxas loads the unrolled loop's next step beside the current
+                 * one (h100 f16 gemms with a bias on m16n8k8, 128x32 warp
+                 * tiles: counted 252 with one step's, 12 bytes of spills) */
+                if (relax && gs_mma_get(p->mma)->k < 16) f *= 16 / gs_mma_get(p->mma)->k;
                 regs += p->frag_pipe ? 2 * f : f; /* double-buffered fragments: two sets */
             }
         } else {
@@ -582,12 +604,39 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p) {
         /* the prefetch registers of a register pipeline, and the units of
          * one batch in flight */
         if (p->stages > 1 && pi->copy_mode == GS_COPY_REG) regs += (int64_t)pi->units_per_thread * pi->copy_vec;
-        regs += (int64_t)pi->copy_batch * unit_regs(op, t, pi);
+        /* mma with cp.async and an ldmatrix row (16-bit): a unit's cp.async
+         * consumes its address at once, and the edge path fills and stores
+         * one unit's vector at a time, so beside the accumulators and
+         * fragments ptxas keeps one unit in flight, not the batch, and half
+         * a register per unit of the tile (its addresses, which ptxas keeps
+         * across tiles while registers allow). Fitted to ptxas on sm_90,
+         * gemm 4096^3 f16 with 64x64 warp tiles: 128x256x64 (4 + 8 units per
+         * thread) 254 registers and 0 spills, counted 254, where counting
+         * the batches gave 356; 128x128x64 with 4 warps (8 + 8 units) 216
+         * bytes of spills, counted 256. A row read element by element
+         * (tf32) keeps the batch: its loads and conversions hold more
+         * (128x128x32 tf32, 64x64 warp tiles: 72 bytes of spills at 255).
+         * So do tiles of fewer than GS_PLAN_MMA_RELAX_ACC accumulators,
+         * where ptxas keeps the units' registers rather than recompute them
+         * (a100 bgemm 32x64x64, 32x32 warp tiles, 4 + 8 units: counted 160,
+         * 16 bytes of spills under the 204 registers five blocks leave). */
+        int64_t flight = relax && pi->copy_mode == GS_COPY_ASYNC ? 1 : pi->copy_batch;
+        if (flight < pi->copy_batch) {
+            slack = GS_PLAN_MMA_REGS_SLACK;
+            regs += (pi->units_per_thread + 1) / 2;
+        }
+        regs += flight * unit_regs(op, t, pi);
         /* 16-bit inputs: the edge path's predicated loads hold an element a
          * 32-bit register each while a batch is in flight (a100 bf16 rowmax,
          * 8 units of 8 halves: 96 registers and a spill uncounted) */
-        if (op->dtype_in != GS_DTYPE_F32 && pi->staged) regs += (int64_t)pi->copy_batch * pi->copy_vec;
+        if (op->dtype_in != GS_DTYPE_F32 && pi->staged) regs += flight * pi->copy_vec;
     }
+    regs += slack;
+    /* ... and its epilogue's bias values, one per element of the thread
+     * tile along the bias axis, live beside the accumulators (h100 f16 and
+     * bf16 gemms with a bias, 64x64 warp tiles, counted 246-254 without
+     * them: 12 bytes of spills each) */
+    if (slack && op->has_bias && op->epi.bias_axis >= 0) regs += e->tile[op->epi.bias_axis].thread;
     return (int)(regs > 100000 ? 100000 : regs);
 }
 
