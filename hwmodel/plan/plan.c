@@ -592,6 +592,10 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p) {
         } else {
             bool dies = outer >= 0 && gs_tensor_uses_axis(&op->tensors[t], outer);
             regs += p->frag_pipe && !dies ? 2 * f : f; /* the second set, where the first stays live */
+            /* TF32 on the FFMA core: each fragment element is rounded as it
+             * is read (cvt + mask), a temporary beside the f32 value (a100
+             * conv2d 3x3 NCHW tf32, 8x8 thread tiles: 8 bytes spilled at 255) */
+            if (op->math == GS_MATH_TF32) regs += f;
         }
         const gs_plan_input *pi = &p->in[t];
         /* 16-bit inputs: a vector read's packed words live beside the
