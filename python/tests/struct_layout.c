@@ -1,12 +1,12 @@
 /* Prints the size and field offsets of the gensor.h structures the Python
  * package declares with ctypes (python/gensor/_lib.py), one line per
- * structure: "NAME SIZE FIELD=OFFSET ..."; test_gensor.py compares them. */
+ * structure: "NAME SIZE FIELD=OFFSET:SIZE ..."; test_gensor.py compares them. */
 #include <stddef.h>
 #include <stdio.h>
 
 #include "gensor.h"
 
-#define F(T, f) printf(" %s=%zu", #f, offsetof(T, f))
+#define F(T, f) printf(" %s=%zu:%zu", #f, offsetof(T, f), sizeof(((T *)0)->f))
 
 int main(void) {
     printf("gs_construct_opts %zu", sizeof(gs_construct_opts));

@@ -68,8 +68,10 @@ class Basics(unittest.TestCase):
             self.assertEqual(int(size), gensor._lib.ctypes.sizeof(cls), name)
             c_fields = dict(f.split("=") for f in fields)
             self.assertEqual(sorted(c_fields), sorted(f for f, _ in cls._fields_), name)
-            for f, off in c_fields.items():
-                self.assertEqual(int(off), getattr(cls, f).offset, "%s.%s" % (name, f))
+            for f, where in c_fields.items():
+                off, size = where.split(":")
+                self.assertEqual((int(off), int(size)), (getattr(cls, f).offset, getattr(cls, f).size),
+                                 "%s.%s: (offset, size) in C and in ctypes" % (name, f))
         self.assertEqual(seen, set(gensor._lib.STRUCTS))
 
     def test_bad_input_raises_with_the_c_message(self):
