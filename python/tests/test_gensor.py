@@ -7,7 +7,9 @@ import gc
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
+import threading
 import unittest
 
 import numpy as np
@@ -50,6 +52,46 @@ class Basics(unittest.TestCase):
         self.assertEqual(custom.name, "rtx3090+custom")
         with self.assertRaisesRegex(gensor.JsonError, "unknown key .sms."):
             gensor.Hw.parse('{"base": "rtx3090", "sms": 40}')
+
+    def test_library_search_order(self):
+        """$GENSOR_LIB alone when set (a wrong path fails, naming it); else a bundled copy first."""
+        lib = gensor.library_path()
+        pkg = os.path.dirname(gensor.__file__)
+        code = "import gensor; print(gensor.library_path())"
+        env = {k: v for k, v in os.environ.items() if k not in ("GENSOR_LIB", "LD_LIBRARY_PATH")}
+        with tempfile.TemporaryDirectory() as d:
+            bad = os.path.join(d, "nowhere", "libgensor.so")
+            p = subprocess.run([sys.executable, "-c", code], env=dict(env, GENSOR_LIB=bad, PYTHONPATH=d),
+                               capture_output=True, text=True)
+            self.assertNotEqual(p.returncode, 0)
+            self.assertIn("LibraryNotFound", p.stderr)
+            self.assertIn("$GENSOR_LIB " + bad, p.stderr)
+            shutil.copytree(pkg, os.path.join(d, "gensor"), ignore=shutil.ignore_patterns("__pycache__"))
+            bundled = os.path.join(d, "gensor", "libgensor.so")
+            shutil.copy(lib, bundled)
+            p = subprocess.run([sys.executable, "-c", code + "; print(gensor.hw_list()[0])"],
+                               env=dict(env, PYTHONPATH=d), capture_output=True, text=True, cwd=d)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(p.stdout.split(), [bundled, "h100"])
+
+    def test_each_thread_keeps_its_own_error(self):
+        msgs = {}
+
+        def fail(spec):
+            try:
+                gensor.Op(spec)
+            except gensor.GensorError as e:
+                msgs[spec] = e.detail
+
+        specs = ["gemm M=4 N=4 K=%d" % -i for i in range(1, 9)]
+        threads = [threading.Thread(target=fail, args=(sp,)) for sp in specs]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        self.assertEqual(sorted(msgs), sorted(specs))
+        for sp, m in msgs.items():
+            self.assertIn(sp.split()[-1] + " must be", m)
 
     def test_struct_layouts_match_the_c_compiler(self):
         cc = shutil.which(os.environ.get("CC", "cc"))
