@@ -81,8 +81,31 @@ class ModelNode(ctypes.Structure):
                 ("bindings", POINTER(ModelBinding))]
 
 
+class DispatchOpts(ctypes.Structure):
+    _fields_ = [("dialect", c_int), ("arch", c_int), ("cache_dir", c_char_p), ("construct", ConstructOpts),
+                ("warm_start", c_int), ("warm_chains", c_int), ("reuse_tol", c_double), ("compile", c_int)]
+
+
+class KernelHandle(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char * 48), ("key", c_uint64), ("grid", c_int64), ("block", c_int64),
+                ("smem_bytes", c_int64), ("nint", c_int), ("int_args", ctypes.c_int32 * 48), ("alpha", c_float),
+                ("beta", c_float), ("has_bias", c_int), ("hit", c_int), ("disk_hit", c_int), ("new_shape", c_int),
+                ("constructed", c_int), ("warm", c_int), ("memo", c_int), ("predicted_s", c_double),
+                ("construct_s", c_double), ("compile_s", c_double), ("dispatch_s", c_double),
+                ("binary_kind", c_char_p), ("binary", c_void_p), ("binary_len", c_size_t), ("program", c_void_p),
+                ("config", ctypes.c_char * 200), ("workspace_bytes", c_int64)]
+
+
+class DispatchStats(ctypes.Structure):
+    _fields_ = [(f, c_int64) for f in ("dispatches", "shapes", "constructions", "compiles", "hits", "disk_hits",
+                                       "kernels", "warm_kept", "memo_hits", "tie_reused", "cache_corrupt",
+                                       "cache_write_errors")] + \
+               [(f, c_double) for f in ("construct_ms", "construct_cpu_ms", "compile_ms", "dispatch_ms")]
+
+
 STRUCTS = {"gs_construct_opts": ConstructOpts, "gs_launch_arg": LaunchArg, "gs_kernel_stats": KernelStats,
-           "gs_model_binding": ModelBinding, "gs_model_node": ModelNode}
+           "gs_model_binding": ModelBinding, "gs_model_node": ModelNode, "gs_dispatch_opts": DispatchOpts,
+           "gs_kernel_handle": KernelHandle, "gs_dispatch_stats": DispatchStats}
 
 LAUNCH_MAX_ARGS = 48  # GS_LAUNCH_MAX_ARGS
 
@@ -166,6 +189,14 @@ _SIGS = {
     "gs_model_num_nodes": (c_int, [P]),
     "gs_model_node_get": (c_int, [P, P, c_int, POINTER(ModelNode)]),
     "gs_model_constant": (c_int, [P, P, c_char_p, POINTER(POINTER(c_float)), POINTER(c_int64)]),
+    # the dispatcher
+    "gs_dispatch_opts_default": (None, [POINTER(DispatchOpts)]),
+    "gs_dispatcher_create": (c_int, [P, P, POINTER(DispatchOpts), PP]),
+    "gs_dispatcher_destroy": (None, [P]),
+    "gs_dispatcher_attach": (c_int, [P, P, P]),
+    "gs_dispatch": (c_int, [P, P, P, POINTER(KernelHandle)]),
+    "gs_dispatch_run": (c_int, [P, P, P, POINTER(KernelHandle), PP, c_int, POINTER(c_double)]),
+    "gs_dispatch_stats_get": (None, [P, POINTER(DispatchStats)]),
 }
 
 

@@ -456,60 +456,76 @@ class Kernel(_Owner):
         op = self.result.op if op is None else _as_op(op)
         if not isinstance(device, Device):
             raise TypeError("gensor: Kernel.run's first argument is a gensor.Device, got %s" % type(device).__name__)
-        infos = op.buffers
         shapes = self.result.buffer_shapes if op.spec == self.result.op.spec else None
-        if len(arrays) != len(infos):
-            raise ValueError("gensor: %s takes %d arrays (%s), got %d" % (
-                op.spec, len(infos), ", ".join(i.name for i in infos), len(arrays)))
-        hosts = []
-        for info, a in zip(infos, arrays):
-            what = "argument %d (%s, the %s)" % (info.index + 1, info.name, info.role)
-            if not isinstance(a, np.ndarray):
-                raise TypeError("gensor: %s must be a numpy array, got %s" % (what, type(a).__name__))
-            if info.numpy_dtype is None:
-                raise ValueError("gensor: %s has element type %s, which this package cannot map" % (what, info.dtype))
-            if a.dtype != info.numpy_dtype:
-                raise ValueError("gensor: %s has dtype %s; %s's buffer %s is %s (numpy %s)" % (
-                    what, a.dtype, op.spec, info.name, info.dtype, info.numpy_dtype))
-            if a.size != info.elems:
-                raise ValueError("gensor: %s has %d elements (shape %s); %s's buffer %s has %d" % (
-                    what, a.size, a.shape, op.spec, info.name, info.elems))
-            shape = shapes[info.index] if shapes else None
-            if shape and a.ndim > 1 and a.shape != shape:
-                raise ValueError("gensor: %s has shape %s; %s's buffer %s has shape %s (or pass it flat)" % (
-                    what, a.shape, op.spec, info.name, shape))
-            if info.role == "output" and not a.flags.writeable:
-                raise ValueError("gensor: %s is read-only; the kernel writes it" % what)
-            hosts.append(np.ascontiguousarray(a))
+        infos, hosts = _check_arrays(op, arrays, shapes)
         dev = device._handle()
         if self._device is not None and self._device is not device:
             raise ValueError("gensor: kernel %s is loaded on device %s; create a kernel per device" % (
                 self.name, self._device.name))
-        L, c = lib(), ctx()
-        bufs = (c_void_p * len(hosts))()
-        try:
-            for i, hst in enumerate(hosts):
-                h = c_void_p()
-                check(L.gs_buffer_create(c, dev, hst.nbytes, hst.ctypes.data, byref(h)))
-                bufs[i] = h.value
+
+        def launch(c, bufs, el):
             if self._device is None:
                 self._device = device
                 device._use(self)
-            el = c_double()
-            check(L.gs_kernel_run(c, dev, self._handle(), op._handle(), bufs, len(hosts), byref(el)))
-            out = [i.index for i in infos if i.role == "output"][0]
-            hst = hosts[out]
-            check(L.gs_buffer_read(c, bufs[out], hst.ctypes.data, hst.nbytes))
-            if hst is not arrays[out]:
-                arrays[out][...] = hst.reshape(arrays[out].shape)
-            return el.value
-        finally:
-            for h in bufs:
-                if h:
-                    L.gs_buffer_destroy(h)
+            return lib().gs_kernel_run(c, dev, self._handle(), op._handle(), bufs, len(hosts), el)
+
+        return _launch(dev, infos, hosts, arrays, launch)
 
     def __repr__(self):
         return "<gensor.Kernel %s (%s)>" % (self.name if self._h else "<closed>", self.dialect)
+
+
+def _check_arrays(op, arrays, shapes):
+    """op's buffers and a C-contiguous host array per buffer, after checking each array against its buffer."""
+    infos = op.buffers
+    if len(arrays) != len(infos):
+        raise ValueError("gensor: %s takes %d arrays (%s), got %d" % (
+            op.spec, len(infos), ", ".join(i.name for i in infos), len(arrays)))
+    hosts = []
+    for info, a in zip(infos, arrays):
+        what = "argument %d (%s, the %s)" % (info.index + 1, info.name, info.role)
+        if not isinstance(a, np.ndarray):
+            raise TypeError("gensor: %s must be a numpy array, got %s" % (what, type(a).__name__))
+        if info.numpy_dtype is None:
+            raise ValueError("gensor: %s has element type %s, which this package cannot map" % (what, info.dtype))
+        if a.dtype != info.numpy_dtype:
+            raise ValueError("gensor: %s has dtype %s; %s's buffer %s is %s (numpy %s)" % (
+                what, a.dtype, op.spec, info.name, info.dtype, info.numpy_dtype))
+        if a.size != info.elems:
+            raise ValueError("gensor: %s has %d elements (shape %s); %s's buffer %s has %d" % (
+                what, a.size, a.shape, op.spec, info.name, info.elems))
+        shape = shapes[info.index] if shapes else None
+        if shape and a.ndim > 1 and a.shape != shape:
+            raise ValueError("gensor: %s has shape %s; %s's buffer %s has shape %s (or pass it flat)" % (
+                what, a.shape, op.spec, info.name, shape))
+        if info.role == "output" and not a.flags.writeable:
+            raise ValueError("gensor: %s is read-only; the kernel writes it" % what)
+        hosts.append(np.ascontiguousarray(a))
+    return infos, hosts
+
+
+def _launch(dev, infos, hosts, arrays, launch):
+    """Device buffers from hosts, launch(ctx, buffers, &elapsed), the output read back into its array;
+    the kernel time in seconds."""
+    L, c = lib(), ctx()
+    bufs = (c_void_p * len(hosts))()
+    try:
+        for i, hst in enumerate(hosts):
+            h = c_void_p()
+            check(L.gs_buffer_create(c, dev, hst.nbytes, hst.ctypes.data, byref(h)))
+            bufs[i] = h.value
+        el = c_double()
+        check(launch(c, bufs, byref(el)))
+        out = [i.index for i in infos if i.role == "output"][0]
+        hst = hosts[out]
+        check(L.gs_buffer_read(c, bufs[out], hst.ctypes.data, hst.nbytes))
+        if hst is not arrays[out]:
+            arrays[out][...] = hst.reshape(arrays[out].shape)
+        return el.value
+    finally:
+        for h in bufs:
+            if h:
+                L.gs_buffer_destroy(h)
 
 
 class Device(_Owner):
@@ -561,6 +577,112 @@ class Device(_Owner):
 
     def __repr__(self):
         return "<gensor.Device %s %s>" % (self.backend, "<closed>" if self._closing else self.name)
+
+
+WARM_STARTS = {"off": 0, "construct": 1, "reuse": 2, "memo": 3}
+_HANDLE_FIELDS = ("name", "key", "grid", "block", "smem_bytes", "alpha", "beta", "has_bias", "hit", "disk_hit",
+                  "new_shape", "constructed", "warm", "memo", "predicted_s", "construct_s", "compile_s",
+                  "dispatch_s", "binary_kind", "config", "workspace_bytes")
+
+
+class Dispatch:
+    """What Dispatcher.dispatch gives for one operator: the kernel's name, key, launch, config, the
+    integer arguments, whether it was compiled already (hit), constructed, served by the memo, and
+    the times; binary is the artifact (cubin, or source) as bytes. Valid while its dispatcher lives."""
+
+    def __init__(self, raw, op, dispatcher):
+        self._raw, self.op, self._dispatcher = raw, op, dispatcher
+        for f in _HANDLE_FIELDS:
+            v = getattr(raw, f)
+            setattr(self, f, s(v) if isinstance(v, bytes) else bool(v) if f in (
+                "has_bias", "hit", "disk_hit", "new_shape", "constructed", "warm", "memo") else v)
+        self.int_args = list(raw.int_args[:raw.nint])
+        self.binary = ctypes.string_at(raw.binary, raw.binary_len) if raw.binary else None
+
+    def __repr__(self):
+        return "<gensor.Dispatch %s %s: %s%s>" % (self.name, self.op.spec, self.config, " (hit)" if self.hit else "")
+
+
+class Dispatcher(_Owner):
+    """Kernels for shapes seen at run time (gs_dispatcher): one construction per new shape, one compile
+    per new kernel descriptor, a kernel cache in memory and optionally on disk.
+
+    Dispatcher(hw="h100", device=None, dialect=None, arch=0, cache_dir=None, warm_start="memo",
+    warm_chains=None, reuse_tol=None, compile=True, **construct_opts). With a device, kernels are
+    built on it and run() launches them; dialect defaults to the device's ("cuda" without one).
+    cache_dir None: $GS_CACHE_DIR if set; "": memory only."""
+
+    _free = "gs_dispatcher_destroy"
+
+    def __init__(self, hw="h100", device=None, dialect=None, arch=0, cache_dir=None, warm_start="memo",
+                 warm_chains=None, reuse_tol=None, compile=True, **construct_opts):
+        L = lib()
+        self.hw = hw if isinstance(hw, Hw) else Hw(hw)
+        if device is not None and not isinstance(device, Device):
+            raise TypeError("gensor: device must be a gensor.Device, got %s" % type(device).__name__)
+        if dialect is None:
+            dialect = device.backend if device is not None else "cuda"
+        o = _lib.DispatchOpts()
+        L.gs_dispatch_opts_default(byref(o))
+        o.dialect = _name(DIALECTS, dialect, "dialect")
+        o.arch = int(arch)
+        self._cache_dir = None if cache_dir is None else b(cache_dir)
+        o.cache_dir = self._cache_dir
+        o.construct = _construct_opts(construct_opts)
+        o.warm_start = _name(WARM_STARTS, warm_start, "warm_start")
+        if warm_chains is not None:
+            o.warm_chains = int(warm_chains)
+        if reuse_tol is not None:
+            o.reuse_tol = float(reuse_tol)
+        o.compile = 1 if compile else 0
+        self.dialect, self.device = dialect, None
+        h = c_void_p()
+        check(L.gs_dispatcher_create(ctx(), self.hw._handle(), byref(o), byref(h)))
+        self._h = h.value
+        if device is not None:
+            check(L.gs_dispatcher_attach(ctx(), self._h, device._handle()))
+            self.device = device
+            device._use(self)
+
+    def close(self):
+        super().close()
+        dev, self.device = self.device, None
+        if dev is not None:
+            dev._release(self)
+
+    def dispatch(self, op):
+        """The kernel for op's shape (constructed and compiled only when new)."""
+        op = _as_op(op)
+        raw = _lib.KernelHandle()
+        check(lib().gs_dispatch(ctx(), self._handle(), op._handle(), byref(raw)))
+        return Dispatch(raw, op, self)
+
+    def run(self, op, *arrays, dispatch=None):
+        """Dispatch op (or take dispatch, a Dispatch of this dispatcher for op) and launch it on the
+        attached device with the arrays, as Kernel.run takes them (element counts checked). Returns
+        (kernel seconds, the Dispatch)."""
+        op = _as_op(op) if dispatch is None else dispatch.op
+        if self.device is None:
+            raise ValueError("gensor: the dispatcher has no device: Dispatcher(hw, device=gensor.Device.open(...))")
+        if dispatch is not None and dispatch._dispatcher is not self:
+            raise ValueError("gensor: that Dispatch belongs to another dispatcher")
+        infos, hosts = _check_arrays(op, arrays, None)
+        dev = self.device._handle()
+        d = dispatch or self.dispatch(op)
+        t = _launch(dev, infos, hosts, arrays, lambda c, bufs, el: lib().gs_dispatch_run(
+            c, self._handle(), op._handle(), byref(d._raw), bufs, len(hosts), el))
+        return t, d
+
+    @property
+    def stats(self):
+        """The counters so far (dispatches, shapes, constructions, compiles, hits, memo_hits, ... and
+        the times in ms) as a dict."""
+        st = _lib.DispatchStats()
+        lib().gs_dispatch_stats_get(self._handle(), byref(st))
+        return {f: getattr(st, f) for f, _ in st._fields_}
+
+    def __repr__(self):
+        return "<gensor.Dispatcher %s %s>" % (self.hw.name, self.dialect)
 
 
 Binding = collections.namedtuple("Binding", "buffer tensor constant output")
@@ -745,5 +867,5 @@ def from_bf16(w):
     return (np.asarray(w, dtype=np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32)
 
 
-__all__ = ["Op", "Hw", "Result", "Candidate", "Kernel", "Device", "Model", "Node", "Binding", "BufferInfo",
+__all__ = ["Op", "Hw", "Result", "Candidate", "Kernel", "Device", "Dispatcher", "Dispatch", "Model", "Node", "Binding", "BufferInfo",
            "KernelStats", "construct", "hw_list", "import_onnx", "to_bf16", "from_bf16"]

@@ -29,6 +29,26 @@ int main(void) {
     F(gs_model_node, name); F(gs_model_node, op_type); F(gs_model_node, kind); F(gs_model_node, op);
     F(gs_model_node, fused_into); F(gs_model_node, reason); F(gs_model_node, out_init);
     F(gs_model_node, nbindings); F(gs_model_node, bindings);
+    printf("\ngs_dispatch_opts %zu", sizeof(gs_dispatch_opts));
+    F(gs_dispatch_opts, dialect); F(gs_dispatch_opts, arch); F(gs_dispatch_opts, cache_dir);
+    F(gs_dispatch_opts, construct); F(gs_dispatch_opts, warm_start); F(gs_dispatch_opts, warm_chains);
+    F(gs_dispatch_opts, reuse_tol); F(gs_dispatch_opts, compile);
+    printf("\ngs_kernel_handle %zu", sizeof(gs_kernel_handle));
+    F(gs_kernel_handle, name); F(gs_kernel_handle, key); F(gs_kernel_handle, grid); F(gs_kernel_handle, block);
+    F(gs_kernel_handle, smem_bytes); F(gs_kernel_handle, nint); F(gs_kernel_handle, int_args);
+    F(gs_kernel_handle, alpha); F(gs_kernel_handle, beta); F(gs_kernel_handle, has_bias); F(gs_kernel_handle, hit);
+    F(gs_kernel_handle, disk_hit); F(gs_kernel_handle, new_shape); F(gs_kernel_handle, constructed);
+    F(gs_kernel_handle, warm); F(gs_kernel_handle, memo); F(gs_kernel_handle, predicted_s);
+    F(gs_kernel_handle, construct_s); F(gs_kernel_handle, compile_s); F(gs_kernel_handle, dispatch_s);
+    F(gs_kernel_handle, binary_kind); F(gs_kernel_handle, binary); F(gs_kernel_handle, binary_len);
+    F(gs_kernel_handle, program); F(gs_kernel_handle, config); F(gs_kernel_handle, workspace_bytes);
+    printf("\ngs_dispatch_stats %zu", sizeof(gs_dispatch_stats));
+    F(gs_dispatch_stats, dispatches); F(gs_dispatch_stats, shapes); F(gs_dispatch_stats, constructions);
+    F(gs_dispatch_stats, compiles); F(gs_dispatch_stats, hits); F(gs_dispatch_stats, disk_hits);
+    F(gs_dispatch_stats, kernels); F(gs_dispatch_stats, warm_kept); F(gs_dispatch_stats, memo_hits);
+    F(gs_dispatch_stats, tie_reused); F(gs_dispatch_stats, cache_corrupt); F(gs_dispatch_stats, cache_write_errors);
+    F(gs_dispatch_stats, construct_ms); F(gs_dispatch_stats, construct_cpu_ms); F(gs_dispatch_stats, compile_ms);
+    F(gs_dispatch_stats, dispatch_ms);
     printf("\n");
     return 0;
 }

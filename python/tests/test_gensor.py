@@ -288,6 +288,43 @@ class Run(unittest.TestCase):
         if r.form != op.spec:  # the matmul form: shapes are not the conv's, only counts are checked
             self.assertIsNone(r.buffer_shapes)
 
+    def test_dispatcher_runs_new_shapes_and_reuses_kernels(self):
+        dev = gensor.Device.open("opencl") if device(self) else None
+        d = gensor.Dispatcher("h100", device=dev, cache_dir="")
+        self.assertEqual(d.dialect, "opencl")
+        g = rng(8)
+        keys = []
+        for M in (5, 7, 5, 100):
+            A, B = g.standard_normal((M, 33), dtype=np.float32), g.standard_normal((33, 20), dtype=np.float32)
+            C = np.zeros((M, 20), np.float32)
+            t, h = d.run("gemm M=%d N=20 K=33" % M, A, B, C)
+            np.testing.assert_allclose(C, A @ B, rtol=1e-4, atol=1e-4)
+            self.assertEqual(h.int_args[:3], [M, 20, 33])
+            self.assertEqual(h.binary_kind, "opencl-source")
+            self.assertIn(b"__kernel", h.binary)
+            keys.append(h.key)
+        self.assertEqual(keys[0], keys[2])  # the same shape again: the same kernel
+        st = d.stats
+        self.assertEqual((st["dispatches"], st["shapes"]), (4, 3))
+        self.assertEqual(st["hits"] + st["compiles"], 4)
+        self.assertEqual(st["kernels"], len(set(keys)))
+        with self.assertRaisesRegex(ValueError, r"takes 3 arrays"):
+            d.run("gemm M=5 N=20 K=33", np.zeros(5 * 33, np.float32))
+        dev.close()
+        self.assertIsNotNone(dev._h)  # the dispatcher's kernels are built on it
+        d.close()
+        self.assertIsNone(dev._h)
+        # no device: construct and (compile=False) no compile; run is refused
+        with gensor.Dispatcher("h100", cache_dir="", compile=False) as nd:
+            h = nd.dispatch("gemm M=64 N=64 K=64")
+            self.assertIsNone(h.binary)
+            self.assertGreater(h.predicted_s, 0)
+            self.assertIn("bm=", h.config)
+            with self.assertRaisesRegex(ValueError, "no device"):
+                nd.run("gemm M=64 N=64 K=64", *(np.zeros(64 * 64, np.float32),) * 3)
+        with self.assertRaisesRegex(ValueError, "unknown warm_start 'hot'"):
+            gensor.Dispatcher("h100", warm_start="hot")
+
     def test_device_close_waits_for_its_kernels(self):
         dev = gensor.Device.open("opencl") if device(self) else None
         r = gensor.construct("gemm M=4 N=4 K=4", hw="h100")
