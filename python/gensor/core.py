@@ -78,8 +78,9 @@ class Op(_Owner):
 
     def __init__(self, spec):
         L, h = lib(), c_void_p()
+        self._model = self._gen = None
         check(L.gs_op_parse(ctx(), b(spec), byref(h)))
-        self._h, self._model, self._gen = h.value, None, None
+        self._h = h.value
 
     @classmethod
     def _borrow(cls, handle, model):
@@ -617,6 +618,7 @@ class Dispatcher(_Owner):
     def __init__(self, hw="h100", device=None, dialect=None, arch=0, cache_dir=None, warm_start="memo",
                  warm_chains=None, reuse_tol=None, compile=True, **construct_opts):
         L = lib()
+        self.device = None
         self.hw = hw if isinstance(hw, Hw) else Hw(hw)
         if device is not None and not isinstance(device, Device):
             raise TypeError("gensor: device must be a gensor.Device, got %s" % type(device).__name__)
@@ -635,7 +637,7 @@ class Dispatcher(_Owner):
         if reuse_tol is not None:
             o.reuse_tol = float(reuse_tol)
         o.compile = 1 if compile else 0
-        self.dialect, self.device = dialect, None
+        self.dialect = dialect
         h = c_void_p()
         check(L.gs_dispatcher_create(ctx(), self.hw._handle(), byref(o), byref(h)))
         self._h = h.value

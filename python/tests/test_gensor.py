@@ -325,6 +325,24 @@ class Run(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "unknown warm_start 'hot'"):
             gensor.Dispatcher("h100", warm_start="hot")
 
+    def test_refine_and_the_device_profile(self):
+        dev = device(self)
+        r = gensor.construct("gemm M=64 N=48 K=40", hw="rtx3090", top_k=3)
+        pick, medians = r.refine(dev, k=3, budget_ms=20)
+        self.assertEqual(len(medians), len(r))
+        self.assertEqual(medians[pick], min(medians))
+        hw = gensor.Hw.query(dev, "rtx3090")
+        self.assertEqual(hw.sm, 86)
+
+    def test_a_missing_cuda_device_is_named(self):
+        try:
+            gensor.Device.open("cuda").close()
+            self.skipTest("a CUDA device is present")
+        except gensor.CudaMissingError as e:
+            self.assertIn("no CUDA device: measurement-free mode", str(e))
+        with self.assertRaisesRegex(ValueError, "unknown backend 'vulkan'"):
+            gensor.Device.open("vulkan")
+
     def test_device_close_waits_for_its_kernels(self):
         dev = gensor.Device.open("opencl") if device(self) else None
         r = gensor.construct("gemm M=4 N=4 K=4", hw="h100")
