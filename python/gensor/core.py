@@ -1,12 +1,12 @@
-"""The classes over the C handles: Op, Hw, Result, Candidate, Kernel, Device, Model.
+"""The classes over the C handles: Op, Hw, Result, Candidate, Kernel, Device, Dispatcher, Model.
 
 Each object owns its handle and frees it in close() (also called by `with`
 and by the garbage collector).  Objects that the C library hands out as
 owned by another (a model's operators) keep that owner alive and refuse use
-once it has re-imported.  A kernel that ran on a device keeps the device
-alive: gs_device_close needs the kernels loaded on it freed first, so
-Device.close() only marks the device closed while such a kernel lives, and
-the C device is closed when the last one goes.
+once it has re-imported.  A kernel that ran on a device (or a dispatcher
+attached to one) keeps the device alive: gs_device_close needs the kernels
+loaded on it freed first, so Device.close() only marks the device closed
+while such a kernel lives, and the C device is closed when the last one goes.
 """
 import collections
 import ctypes
@@ -24,8 +24,6 @@ DTYPE_CODES = {v: k for k, v in DTYPES.items()}
 NUMPY_DTYPES = {"f32": np.dtype(np.float32), "f16": np.dtype(np.float16), "bf16": np.dtype(np.uint16)}
 DIALECTS = {"cuda": 0, "opencl": 1}
 BACKENDS = {"opencl": 0, "cuda": 1}
-POLICIES = ("paper", "balanced", "model")
-STRATEGIES = ("markov", "tree", "exhaustive", "random")
 CONV_FORMS = {"direct": 0, "auto": 1}
 NODE_KINDS = {0: "kernel", 1: "fused", 2: "view", 3: "unsupported"}
 ARG_ROLES = {0: "input", 1: "output", 2: "bias", 3: "extent", 4: "shape", 5: "alpha", 6: "beta", 7: "workspace"}
@@ -404,6 +402,9 @@ class Kernel(_Owner):
 
     def __init__(self, handle, result, dialect):
         self._h, self.result, self.dialect, self._device = handle, result, dialect, None
+        # what run() needs of the result, read now: the C kernel holds its own copy of the operator,
+        # so the kernel runs after the result is closed
+        self.op, self._shapes = result.op, result.buffer_shapes
 
     def close(self):
         h, self._h = self._h, None
@@ -454,10 +455,10 @@ class Kernel(_Owner):
         words) and element count. For the constructed operator a multi-dimensional array must have
         its buffer's shape (Result.buffer_shapes; a flat 1-D array is taken too); for another shape
         of the operator only the count is checked. A non-contiguous array is copied."""
-        op = self.result.op if op is None else _as_op(op)
+        op = self.op if op is None else _as_op(op)
         if not isinstance(device, Device):
             raise TypeError("gensor: Kernel.run's first argument is a gensor.Device, got %s" % type(device).__name__)
-        shapes = self.result.buffer_shapes if op.spec == self.result.op.spec else None
+        shapes = self._shapes if op is self.op or op.spec == self.op.spec else None
         infos, hosts = _check_arrays(op, arrays, shapes)
         dev = device._handle()
         if self._device is not None and self._device is not device:
