@@ -16,7 +16,7 @@ import numpy as np
 
 from . import _lib
 from ._lib import byref, c_double, c_int, c_int64, c_void_p, lib, ctx, s, b
-from .errors import check
+from .errors import GensorError, UnsupportedError, check
 
 DTYPES = {0: "f32", 1: "f16", 2: "bf16"}
 DTYPE_CODES = {v: k for k, v in DTYPES.items()}
@@ -793,20 +793,27 @@ class Model(_Owner):
         check(lib().gs_model_constant(ctx(), self._handle(), b(name), byref(p), byref(n)))
         return np.ctypeslib.as_array(p, shape=(n.value,)).copy() if n.value else np.zeros(0, np.float32)
 
-    def run(self, device, inputs, hw="h100", dialect="opencl", **opts):
+    def run(self, device, inputs, hw="h100", dialect="opencl", unsupported="raise", **opts):
         """Run every kernel node on device, in file order, fed by the bindings: inputs (a dict of the
         graph inputs' arrays), the model's constants, and the tensors earlier nodes wrote; views pass
         their buffer on. Each kernel is constructed for hw (keyword options as gensor.construct) and
         its top candidate run. Returns a dict of every tensor computed, as float32 arrays (shaped when
         the kernel's operator knows its output's shape, else flat). An unsupported node raises
-        UnsupportedError naming it and the reason."""
-        from .errors import UnsupportedError
+        UnsupportedError naming it and the reason, or with unsupported="skip" is passed over (its
+        outputs stay missing: a node that reads one raises ValueError)."""
+        if unsupported not in ("raise", "skip"):
+            raise ValueError("gensor: unsupported must be 'raise' or 'skip', got %r" % (unsupported,))
         hw = hw if isinstance(hw, Hw) else Hw(hw)
         vals = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in inputs.items()}
 
         def get(tensor, constant, who):
             if constant:
                 return self.constant(tensor)
+            if tensor not in vals and nd.out_init == tensor:  # the initial output may be a constant (a Gemm's C)
+                try:
+                    return self.constant(tensor)
+                except GensorError:
+                    pass
             if tensor not in vals:
                 raise ValueError("gensor: %s reads tensor %r, which is neither an input given nor written "
                                  "before (inputs: %s)" % (who, tensor, ", ".join(inputs) or "none"))
@@ -815,6 +822,8 @@ class Model(_Owner):
         for nd in self.nodes:
             who = "node %d (%s, %s)" % (nd.index, nd.name, nd.op_type)
             if nd.kind == "unsupported":
+                if unsupported == "skip":
+                    continue
                 raise UnsupportedError(-19, "%s: %s" % (who, nd.reason), "unsupported")
             if nd.kind == "view":
                 if len(nd.bindings) == 2:

@@ -411,6 +411,26 @@ class Onnx(unittest.TestCase):
         y = np.maximum(y @ c["fc.w"].reshape(10, 128).T + c["fc.b"], 0)
         np.testing.assert_allclose(vals["y"].reshape(2, 10), y, rtol=1e-4, atol=1e-4)
 
+    def test_misc_runs_past_its_unsupported_node_against_numpy(self):
+        """misc.onnx: MatMul, Add, Mul by a vector, the reductions, the expanded Softmax, a Reshape view
+        and a Gemm whose C (out_init) is a constant, each kernel fed by the one before."""
+        dev = device(self)
+        m = gensor.import_onnx(os.path.join(DATA, "misc.onnx"), seq=3)
+        g = rng(9)
+        img = g.standard_normal((1, 2, 5, 5), dtype=np.float32)
+        t = g.standard_normal((2, 3, 16), dtype=np.float32)
+        u = g.standard_normal((6, 8), dtype=np.float32)
+        with self.assertRaisesRegex(gensor.UnsupportedError, r"node 13 \(selu, Selu\): operator Selu"):
+            m.run(dev, {"img": img, "t": t, "u": u}, hw="h100")
+        v = m.run(dev, {"img": img, "t": t, "u": u}, hw="h100", unsupported="skip")
+        mm = t.reshape(6, 16).astype(np.float64) @ m.constant("mm.w").reshape(16, 8)
+        mul = (mm + u) * m.constant("vec")
+        e = np.exp(mul - mul.max(axis=1, keepdims=True))
+        gy = 0.5 * mul @ m.constant("g.w").reshape(8, 4) + 2 * m.constant("g.c").reshape(6, 4)
+        for name, want in (("mul", mul), ("rs", mul.sum(1)), ("rm", mul.mean(1)),
+                           ("sm", e / e.sum(1, keepdims=True)), ("gy", gy)):
+            np.testing.assert_allclose(v[name].reshape(want.shape), want, rtol=1e-4, atol=1e-4, err_msg=name)
+
     def test_run_names_a_missing_input(self):
         dev = device(self)
         m = gensor.import_onnx(os.path.join(DATA, "misc.onnx"), seq=3)
