@@ -462,8 +462,8 @@ class Kernel(_Owner):
         infos, hosts = _check_arrays(op, arrays, shapes)
         dev = device._handle()
         if self._device is not None and self._device is not device:
-            raise ValueError("gensor: kernel %s is loaded on device %s; create a kernel per device" % (
-                self.name, self._device.name))
+            raise ValueError("gensor: kernel %s is loaded on another device (%r); create a kernel per device" % (
+                self.name, self._device))
 
         def launch(c, bufs, el):
             if self._device is None:

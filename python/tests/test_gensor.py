@@ -353,6 +353,10 @@ class Run(unittest.TestCase):
         self.assertIsNotNone(dev._h)  # the C device waits for the kernel loaded on it
         with self.assertRaisesRegex(ValueError, "Device is closed"):
             k.run(dev, np.ones((4, 4), np.float32), np.ones((4, 4), np.float32), np.zeros((4, 4), np.float32))
+        with self.assertRaisesRegex(ValueError, "loaded on another device"):
+            other = gensor.Device.open("opencl")
+            k.run(other, np.ones((4, 4), np.float32), np.ones((4, 4), np.float32), np.zeros((4, 4), np.float32))
+        other.close()
         k.close()
         self.assertIsNone(dev._h)
         # the garbage collector frees a kernel and then its device, in that order
