@@ -491,7 +491,7 @@ $(PY_VENV)/.gensor: $(PY_VENV)/.numpy $(PY_PKG)
 	  || { echo "python-venv: pip install ./python failed" >&2; exit 1; }
 	@touch $@
 check-python: $(BUILD)/libgensor.so python-venv
-	@cd python/tests && GENSOR_LIB=$(abspath $(BUILD)/libgensor.so) ../../$(PY_VENV)/bin/python -m unittest test_gensor
+	@cd python/tests && GENSOR_LIB=$(abspath $(BUILD)/libgensor.so) $(abspath $(PY_VENV))/bin/python -m unittest test_gensor
 
 clean:
 	rm -rf build build-dev build-asan $(A64_BUILD) $(FUZZ_BUILD) $(TSAN_BUILD)
