@@ -25,7 +25,8 @@ CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 
 .PHONY: all deps install uninstall check-install check-tsan deps-aarch64 cross-aarch64 cross-build check-aarch64 deps-fuzz fuzz-build fuzz-targets fuzz fuzz-merge fuzz-short demo test test-plain test-unit test-scripts test-builds test-build-plain test-build-tsan test-build-fuzz test-build-asan check-cl-opt check-asan check-asan-unit check-suites calibrate bench bench-construct clean check-gpu compare \
-        sass-tools check-sass check-nvrtc-mma mma-sweep bench-gpu compare-tuners tuners-venv onnx-venv onnx-conformance onnx-corpus onnx-ort-venv onnx-ort-check
+        sass-tools check-sass check-nvrtc-mma mma-sweep bench-gpu compare-tuners tuners-venv onnx-venv onnx-conformance onnx-corpus onnx-ort-venv onnx-ort-check \
+        python-venv check-python
 
 all: $(BUILD)/libgensor.a $(BUILD)/libgensor.so $(BUILD)/gensor
 
@@ -296,7 +297,7 @@ test: deps
 	  $(MAKE) --no-print-directory -j$(TEST_JOBS) test-builds
 	@$(STAGE) "2/7: unit tests (gensor_tests on the OpenCL device, PoCL unoptimised): about 4 min" \
 	  $(MAKE) --no-print-directory test-unit
-	@$(STAGE) "3/7: ONNX, bench-gpu, calibrate, API, tuner, install and CLI checks (PoCL optimised): about 1.5 min" \
+	@$(STAGE) "3/7: ONNX, bench-gpu, calibrate, API, tuner, install, CLI and Python checks (PoCL optimised): about 1.5 min" \
 	  $(MAKE) --no-print-directory test-scripts
 	@$(STAGE) "4/7: threads under ThreadSanitizer (check-tsan): about 20 s" \
 	  $(MAKE) --no-print-directory check-tsan
@@ -334,6 +335,9 @@ test-scripts: test-build-plain
 	@python3 tests/tuner_args_check.py $(BUILD)/gensor
 	@sh tests/install_test.sh $(BUILD)
 	@sh tests/cli_errors.sh $(BUILD)/gensor
+	@if $(MAKE) --no-print-directory python-venv; then $(MAKE) --no-print-directory check-python; \
+	elif [ "$$GS_REQUIRE_PYTHON" = 1 ]; then exit 1; \
+	else echo "check-python: SKIPPED: no $(PY_VENV) (pip could not install numpy or ./python; GS_REQUIRE_PYTHON=1 fails here)"; fi
 
 # the plain build's unit tests and scripts (make test's stages 2 and 3)
 test-plain: test-unit test-scripts
@@ -468,6 +472,26 @@ onnx-corpus: onnx-venv
 	@grep ' pass$$' tests/onnx/node_status.txt > $(BUILD)/onnx-pass.txt
 	@rm -rf tests/data/onnx_nodes
 	@$(ONNX_VENV)/bin/python tests/onnx/gen_nodes.py tests/data/onnx_nodes --only $(BUILD)/onnx-pass.txt
+
+# The Python package (python/, ctypes over libgensor.so; docs/PYTHON.md): numpy into
+# build/venv-python (created once), then `pip install ./python` there whenever the package
+# changed, then python/tests against $(BUILD)/libgensor.so (GENSOR_LIB) on the OpenCL device.
+# make test runs it in its scripts stage (a few seconds once the venv exists); there, a venv
+# that cannot be made (no network to PyPI) is reported as SKIPPED unless GS_REQUIRE_PYTHON=1.
+PY_VENV := $(BUILD)/venv-python
+PY_REQ  := python/requirements-check.txt
+PY_PKG  := python/pyproject.toml python/README.md $(wildcard python/gensor/*.py)
+python-venv: $(PY_VENV)/.gensor
+$(PY_VENV)/.numpy: $(PY_REQ)
+	@$(call venv_pip,python-venv,$(PY_VENV),$(PY_REQ))
+	@touch $@
+$(PY_VENV)/.gensor: $(PY_VENV)/.numpy $(PY_PKG)
+	@echo "python-venv: pip install ./python into $(PY_VENV)"
+	@$(PY_VENV)/bin/pip install --disable-pip-version-check --no-cache-dir -q ./python \
+	  || { echo "python-venv: pip install ./python failed" >&2; exit 1; }
+	@touch $@
+check-python: $(BUILD)/libgensor.so python-venv
+	@cd python/tests && GENSOR_LIB=$(abspath $(BUILD)/libgensor.so) $(abspath $(PY_VENV))/bin/python -m unittest test_gensor
 
 clean:
 	rm -rf build build-dev build-asan $(A64_BUILD) $(FUZZ_BUILD) $(TSAN_BUILD)
