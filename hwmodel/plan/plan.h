@@ -186,6 +186,7 @@ typedef struct gs_plan {
 #define GS_WF_MEMO_SLOTS 16384 /* indexed by a key's top 16 bits: at most 65536 */
 /* Staged inputs' layouts remembered by gs_plan_shape_memo (a power of two). */
 #define GS_WF_MEMO_LAYOUTS 1024
+#define GS_WF_MEMO_MMA 256 /* a power of two */
 typedef struct gs_wf_memo {
     uint64_t key[GS_WF_MEMO_SLOTS];
     double val[GS_WF_MEMO_SLOTS];
@@ -195,6 +196,11 @@ typedef struct gs_wf_memo {
     uint64_t layout_key[GS_WF_MEMO_LAYOUTS];
     int64_t layout_pad[GS_WF_MEMO_LAYOUTS];
     gs_plan_input layout[GS_WF_MEMO_LAYOUTS];
+    /* an mma plan's staged input after its shared layout choice (ldmatrix
+     * mode, padding or swizzle, wavefronts), by everything the choice reads
+     * (direct-mapped; choose_pad_mma) */
+    uint64_t mma_key[GS_WF_MEMO_MMA];
+    gs_plan_input mma_in[GS_WF_MEMO_MMA];
     /* 1 when the operator's state with every block tile at its maximum fits
      * int32 indexing (so every well-formed state does: the check skips the
      * test), -1 when not, 0 not yet known */
