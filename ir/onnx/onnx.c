@@ -2106,12 +2106,15 @@ static void imp_transpose(imp *c) {
             return;
         }
     }
-    /* keep the dims other than 1 (in X's order), renumbered */
-    int nk = 0, newidx[GS_ONNX_MAX_RANK];
+    /* every dim while the rank fits the operator's 6, so that the kernel's
+     * structure does not depend on which symbolic dims are bound to 1 (one
+     * constructed at batch 1 runs at batch 3); past 6, the dims other than 1
+     * (in X's order), renumbered */
+    int nk = 0, newidx[GS_ONNX_MAX_RANK], keep_ones = X->ndim <= 6;
     int64_t kd[GS_ONNX_MAX_RANK], od[GS_ONNX_MAX_RANK];
     for (int i = 0; i < X->ndim; i++) {
-        newidx[i] = X->dims[i] == 1 ? -1 : nk;
-        if (X->dims[i] != 1) kd[nk++] = X->dims[i];
+        newidx[i] = X->dims[i] == 1 && !keep_ones ? -1 : nk;
+        if (X->dims[i] != 1 || keep_ones) kd[nk++] = X->dims[i];
     }
     char spec[300];
     size_t l = (size_t)snprintf(spec, sizeof spec, "transpose");
