@@ -1073,7 +1073,11 @@ Test(onnx, grouped_conv_shapes_and_their_reasons) {
  * a device: "no device" means the kernel would run it). gpt2.onnx at batch 1
  * then 3 pins the Transpose that keeps its dims of 1 (it dropped them, so the
  * batch-1 kernels were 3-D transposes and the batch-3 ones 4-D); bert.onnx at
- * seq 8 then 13 is the run of tests/onnx_manifest.sh without a device. */
+ * batch 1 then 3 the padding mask [batch,1,1,seq] (a 1 of the mask against a 1
+ * of the scores: the same symbolic dim in the probe import, so a match, not a
+ * broadcast); seq 1 then 9 Softmax's shift and division (the reduced operand's
+ * form whatever the reduced extent); bert.onnx at seq 8 then 13 is the run of
+ * tests/onnx_manifest.sh without a device. */
 static void blocks_rebind(const char *file, const char *d1, int64_t v1, const char *d2, int64_t v2, const char *rd,
                           int64_t rv) {
     gs_ctx *ctx = gs_ctx_create();
@@ -1122,6 +1126,10 @@ static void blocks_rebind(const char *file, const char *d1, int64_t v1, const ch
 
 Test(onnx, transformer_blocks_run_at_other_dims, .timeout = 300) {
     blocks_rebind("onnx/gpt2.onnx", "batch", 1, "seq", 8, "batch", 3);
+    blocks_rebind("onnx/bert.onnx", "batch", 1, "seq", 8, "batch", 3);
+    blocks_rebind("onnx/bert.onnx", "batch", 2, "seq", 1, "seq", 9);
+    blocks_rebind("onnx/gpt2.onnx", "batch", 2, "seq", 1, "seq", 9);
+    blocks_rebind("onnx/gpt2.onnx", "batch", 2, "seq", 8, "seq", 1);
     blocks_rebind("onnx/gpt2.onnx", "batch", 2, "seq", 8, "seq", 13);
     blocks_rebind("onnx/bert.onnx", "batch", 2, "seq", 8, "seq", 13);
 }
