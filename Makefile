@@ -459,8 +459,11 @@ onnx-conformance: deps $(BUILD)/onnx_run onnx-venv
 # through `gensor import --construct`, its manifest run by build/onnx_run on
 # the OpenCL device, every kernel output compared with ONNX Runtime's
 # (experiments/onnx_ort_check.sh; light_resnet50 takes ~5 min on PoCL cold).
+# @dim=N,... runs the kernels constructed at the dims before it at these: the
+# BERT and GPT-2 blocks (experiments/onnx_blocks.py) built for seq 8 run at 13.
 ONNX_ORT_REQ    := experiments/requirements-onnx-ort.txt
-ONNX_ORT_MODELS ?= light_squeezenet light_resnet50
+ONNX_ORT_MODELS ?= light_squeezenet light_resnet50 tests/data/onnx/bert.onnx:batch=2,seq=8@seq=13 \
+                   tests/data/onnx/gpt2.onnx:batch=2,seq=8@seq=13
 onnx-ort-venv: $(ONNX_VENV)/.ort
 $(ONNX_VENV)/.ort: $(ONNX_ORT_REQ)
 	@$(call venv_pip,onnx-ort-venv,$(ONNX_VENV),$(ONNX_ORT_REQ))

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """ONNX Runtime (CPU) as the oracle for an imported model: random inputs
 (seeded, normal) for MODEL with its symbolic dims bound, and the value of
-every float tensor of the graph as ONNX Runtime computes it (each node output
+every float tensor of the graph as ONNX Runtime computes it (an input
+whose doc_string is "gensor-mask: causal|padding" gets that attention mask) (each node output
 is made a graph output), written as TensorProto files:
 
     OUT/inputs/NAME.pb     the graph inputs (no initializer behind them)
@@ -25,6 +26,23 @@ import onnxruntime as ort
 from onnx import numpy_helper
 
 DTYPES = {onnx.TensorProto.FLOAT: np.float32}
+
+
+def mask(doc, shape):
+    """An additive attention mask for an input whose doc_string is "gensor-mask: KIND"
+    (experiments/onnx_blocks.py): causal, [..., seq, seq], -10000 above the diagonal; padding,
+    [batch, 1, 1, seq], row b's last b positions -10000 (row 0 keeps all)."""
+    kind = doc.split(":", 1)[1].strip()
+    m = np.zeros(shape, np.float32)
+    if kind == "causal" and len(shape) >= 2 and shape[-1] == shape[-2]:
+        m[...] = np.triu(np.full(shape[-2:], -10000.0, np.float32), 1)
+    elif kind == "padding" and len(shape) >= 2:
+        for b in range(shape[0]):
+            if b:
+                m[b, ..., max(shape[-1] - b, 1):] = -10000.0
+    else:
+        raise SystemExit(f"onnx_ort_check: mask '{kind}' of shape {shape}: want causal [..,S,S] or padding [B,..,S]")
+    return m
 
 
 def main():
@@ -60,7 +78,8 @@ def main():
                 shape.append(int(dims[d.dim_param]))
             else:
                 raise SystemExit(f"onnx_ort_check: bind dim '{d.dim_param}' of input {v.name} with --dim")
-        feeds[v.name] = rng.standard_normal(shape).astype(np.float32)
+        feeds[v.name] = mask(v.doc_string, shape) if v.doc_string.startswith("gensor-mask:") else \
+            rng.standard_normal(shape).astype(np.float32)
     have = {o.name for o in m.graph.output}
     for n in m.graph.node:
         for o in n.output:

@@ -1,6 +1,7 @@
 #!/bin/sh
 # tests/onnx_manifest.sh BUILD — `gensor import --construct` and the manifest
-# runner (build/onnx_run --manifest) on tests/data/onnx/chain.onnx, act.onnx, chan.onnx and group.onnx at batch 2:
+# runner (build/onnx_run --manifest) on tests/data/onnx/chain.onnx, act.onnx, chan.onnx and group.onnx at batch 2,
+# bert.onnx and gpt2.onnx constructed at seq 8 and run at seq 13:
 # every kernel output against ONNX Runtime's values for the same input
 # (tests/data/onnx/chain_ort, written by experiments/onnx_ort_check.py with
 # onnxruntime 1.31.1). Then a reference off by 5 % in one element and a
@@ -47,6 +48,27 @@ grep -q "unsupported: node" "$T/group.log" && { cat "$T/group.log"; fail "group.
 "$B/onnx_run" --manifest "$T/group" tests/data/onnx/group_ort > "$T/group.run" 2>&1 || { cat "$T/group.run"; fail "group.onnx's run"; }
 cat "$T/group.run"
 grep -q "3 kernels run (0 failed), 3 outputs compared" "$T/group.run" || fail "group.onnx: want 3 kernels run and compared"
+
+# bert.onnx and gpt2.onnx (experiments/onnx_blocks.py: a BERT-style encoder layer and a GPT-2-style
+# block, symbolic batch and seq): every kernel constructed at batch 2, seq 8, then launched at seq 13
+# (onnx_run --dim seq=13: the model imported again, each seq=8 kernel run on its node's seq=13
+# operator) against ONNX Runtime's values at batch 2, seq 13 (tests/data/onnx/{bert,gpt2}_ort).
+# The same data without --dim must fail: the kernels' own shapes are not seq 13's.
+for blk in bert:48:30 gpt2:51:33; do
+  m=${blk%%:*}; nk=$(echo "$blk" | cut -d: -f2); nc=${blk##*:}
+  "$B/gensor" import "tests/data/onnx/$m.onnx" --dim batch=2 --dim seq=8 --hw rtx3090 --construct "$T/$m" 2> "$T/$m.log" ||
+    { cat "$T/$m.log"; fail "import --construct $m.onnx"; }
+  grep -q "0 unsupported" "$T/$m.log" || { cat "$T/$m.log"; fail "$m.onnx: a node is unsupported"; }
+  grep -q '"seq": 8' "$T/$m/manifest.json" || fail "$m.onnx: the manifest is not for seq 8"
+  "$B/onnx_run" --dim seq=13 --manifest "$T/$m" "tests/data/onnx/${m}_ort" > "$T/$m.run" 2>&1 ||
+    { cat "$T/$m.run"; fail "$m.onnx's run at seq 13"; }
+  cat "$T/$m.run"
+  grep -q "at seq=13: $nk kernels run (0 failed), $nc outputs compared" "$T/$m.run" ||
+    fail "$m.onnx: want $nk kernels run and $nc outputs compared at seq 13"
+  if "$B/onnx_run" --manifest "$T/$m" "tests/data/onnx/${m}_ort" > "$T/$m.same" 2>&1; then
+    cat "$T/$m.same"; fail "$m.onnx: the seq 8 kernels passed on seq 13 data at their own shapes"
+  fi
+done
 
 # a reference off by 5 % + 0.1 in its last element (the graph output y)
 cp -r tests/data/onnx/chain_ort "$T/bad"

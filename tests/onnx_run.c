@@ -549,7 +549,18 @@ done:
  * manifest's bindings, the constants read from weights.bin. A tensor that no
  * node before has written (one an unsupported node makes) is taken from
  * DATA/expected ("fed"); every kernel output with a reference is compared:
- * |got - want| <= rtol |want| + atol max|want|. */
+ * |got - want| <= rtol |want| + atol max|want|.
+ *
+ * With --dim NAME=N (a symbolic dim of the manifest's "dims" bound to another
+ * size, e.g. seq=13 for a manifest constructed at seq=8), the model (the
+ * manifest's "model", or --model PATH) is imported again at the manifest's
+ * dims with these changed, and each kernel the manifest names, rebuilt for
+ * the manifest's spec as above, is launched on the operator the model's node
+ * of the same index and name has at the new dims (gs_kernel_run takes another
+ * shape of the kernel's operator: its extents are arguments), its buffers
+ * sized for that shape. A node whose kind, name or bindings differ at the new
+ * dims, a constant whose size changes with them, or an operator that is not a
+ * shape of the kernel's fails the run with the reason. */
 typedef struct wts {
     json_t *index;
     float *data;
@@ -634,7 +645,83 @@ static int compare_ref(const char *name, const ten *t, const ten *w, double rtol
     return ok;
 }
 
-static int run_manifest(runner *R, const char *mdir, const char *data, double rtol, double atol) {
+/* The model of a manifest imported again at its dims with the rebinds applied
+ * (rebind[i] "NAME=N"); NULL (and a message on stderr) on failure. */
+static gs_model *manifest_rebind(runner *R, json_t *man, const char *model, char **rebind, int nrebind) {
+    const char *path = model ? model : json_string_value(json_object_get(man, "model"));
+    json_t *dims = json_object_get(man, "dims");
+    gs_model *m = NULL;
+    if (!path) return fprintf(stderr, "onnx_run: the manifest names no model (give --model PATH)\n"), NULL;
+    if (gs_model_load(R->ctx, path, &m) != GS_OK) {
+        fprintf(stderr, "onnx_run: %s\n", gs_ctx_errmsg(R->ctx));
+        return NULL;
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach(dims, k, v) {
+        if (gs_model_bind_dim(R->ctx, m, k, json_integer_value(v)) != GS_OK) goto bad;
+    }
+    for (int i = 0; i < nrebind; i++) {
+        char name[128];
+        const char *eq = strchr(rebind[i], '=');
+        char *end = NULL;
+        long long n = eq ? strtoll(eq + 1, &end, 10) : 0;
+        if (!eq || eq == rebind[i] || (size_t)(eq - rebind[i]) >= sizeof name || !end || *end || eq[1] == 0) {
+            fprintf(stderr, "onnx_run: --dim %s: want NAME=N\n", rebind[i]);
+            gs_model_destroy(m);
+            return NULL;
+        }
+        snprintf(name, sizeof name, "%.*s", (int)(eq - rebind[i]), rebind[i]);
+        if (!json_object_get(dims, name)) {
+            fprintf(stderr, "onnx_run: --dim %s: the manifest's kernels were constructed with no dim '%s'\n",
+                    rebind[i], name);
+            gs_model_destroy(m);
+            return NULL;
+        }
+        if (gs_model_bind_dim(R->ctx, m, name, n) != GS_OK) goto bad;
+    }
+    if (gs_model_import(R->ctx, m) == GS_OK) return m;
+bad:
+    fprintf(stderr, "onnx_run: %s: %s\n", path, gs_ctx_errmsg(R->ctx));
+    gs_model_destroy(m);
+    return NULL;
+}
+
+/* The operator manifest node nd (index i, bindings bj) runs on in the rebound
+ * model m: its node i, checked to be the same kernel node with the same
+ * bindings and constants of the sizes weights.bin holds; NULL with o set. */
+static const gs_op *rebound_op(const gs_model *m, json_t *nd, json_t *bj, const wts *w, outcome *o) {
+    const char *name = json_string_value(json_object_get(nd, "name"));
+    json_int_t i = json_integer_value(json_object_get(nd, "node"));
+    gs_model_node mn;
+    if (i < 0 || i >= gs_model_num_nodes(m) || gs_model_node_get(NULL, m, (int)i, &mn) != GS_OK ||
+        mn.kind != GS_MODEL_KERNEL || strcmp(mn.name, name))
+        return set(o, ST_FAIL, "%s: node %lld of the model at the new dims is not this kernel node", name, (long long)i),
+               NULL;
+    if (mn.nbindings != (int)json_array_size(bj))
+        return set(o, ST_FAIL, "%s: %d bindings at the new dims, %d in the manifest", name, mn.nbindings,
+                   (int)json_array_size(bj)),
+               NULL;
+    for (int j = 0; j < mn.nbindings; j++) {
+        json_t *x = json_array_get(bj, (size_t)j);
+        const char *t = json_string_value(json_object_get(x, "tensor")) ?: "";
+        if (strcmp(mn.bindings[j].tensor, t))
+            return set(o, ST_FAIL, "%s: buffer %d binds '%s' at the new dims, '%s' in the manifest", name, j,
+                       mn.bindings[j].tensor, t),
+                   NULL;
+        int64_t have = 0;
+        if (mn.bindings[j].constant && weights_constant((void *)w, t, &have) &&
+            have != gs_op_buffer_elems(mn.op, j))
+            return set(o, ST_FAIL, "%s: the constant '%s' has %lld elements in weights.bin and %lld at the new dims "
+                       "(a constant that depends on the dims)", name, t, (long long)have,
+                       (long long)gs_op_buffer_elems(mn.op, j)),
+                   NULL;
+    }
+    return mn.op;
+}
+
+static int run_manifest(runner *R, const char *mdir, const char *data, double rtol, double atol, const char *model,
+                        char **rebind, int nrebind) {
     char p[4096];
     snprintf(p, sizeof p, "%s/manifest.json", mdir);
     json_error_t je;
@@ -653,6 +740,12 @@ static int run_manifest(runner *R, const char *mdir, const char *data, double rt
     if (!wb && json_object_size(w.index)) return fprintf(stderr, "onnx_run: cannot read %s\n", p), 2;
     w.data = (float *)wb;
     w.n = (int64_t)(wn / 4);
+    gs_model *rm = NULL;
+    if (nrebind && !(rm = manifest_rebind(R, man, model, rebind, nrebind))) {
+        free(wb);
+        json_decref(man);
+        return 2;
+    }
     store st = {0}, ref = {0};
     snprintf(p, sizeof p, "%s/inputs", data);
     int nin = load_dir(p, &st);
@@ -700,8 +793,10 @@ static int run_manifest(runner *R, const char *mdir, const char *data, double rt
                     fed++;
                 }
             }
-            gs_result *r = manifest_result(R, name, op, json_object_get(nd, "kernel"), &o);
-            if (!r || !launch(R, name, op, r, b, nb, json_string_value(json_object_get(nd, "out_init")), &st,
+            /* the kernel of the manifest's shape; launched on the rebound one */
+            const gs_op *run_op = rm ? rebound_op(rm, nd, bj, &w, &o) : op;
+            gs_result *r = run_op ? manifest_result(R, name, op, json_object_get(nd, "kernel"), &o) : NULL;
+            if (!r || !launch(R, name, run_op, r, b, nb, json_string_value(json_object_get(nd, "out_init")), &st,
                               weights_constant, &w, &o)) {
                 printf("  %s\n", o.why);
                 failed++;
@@ -720,9 +815,13 @@ static int run_manifest(runner *R, const char *mdir, const char *data, double rt
             gs_op_destroy(op);
         }
     }
-    printf("onnx_run: %s: %d kernels run (%d failed), %d outputs compared with %d references: %d outside rtol %g + "
+    char at[256] = "";
+    for (int i = 0, l = 0; rm && i < nrebind && l < (int)sizeof at; i++)
+        l += snprintf(at + l, sizeof at - (size_t)l, "%s%s", i ? "," : " at ", rebind[i]);
+    printf("onnx_run: %s%s: %d kernels run (%d failed), %d outputs compared with %d references: %d outside rtol %g + "
            "atol %g max|want| (worst |d|/max|want| %.3g); %d inputs, %d tensors fed from the references\n",
-           mdir, kernels, failed, compared, nref, bad, rtol, atol, worst, nin, fed);
+           mdir, at, kernels, failed, compared, nref, bad, rtol, atol, worst, nin, fed);
+    gs_model_destroy(rm);
     store_free(&st);
     store_free(&ref);
     free(wb);
@@ -806,7 +905,9 @@ static void collect(const char *arg, char ***list, int *n, int *cap) {
 }
 
 int main(int argc, char **argv) {
-    const char *hwname = "rtx3090", *status = NULL, *write = NULL, *mdir = NULL, *mdata = NULL;
+    const char *hwname = "rtx3090", *status = NULL, *write = NULL, *mdir = NULL, *mdata = NULL, *model = NULL;
+    char *rebind[16];
+    int nrebind = 0;
     double rtol = 1e-3, atol = 1e-4;
     int verbose = 0, a = 1;
     for (; a < argc && argv[a][0] == '-'; a++) {
@@ -815,11 +916,14 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[a], "--write-status") && a + 1 < argc) write = argv[++a];
         else if (!strcmp(argv[a], "-v")) verbose = 1;
         else if (!strcmp(argv[a], "--manifest") && a + 2 < argc) mdir = argv[++a], mdata = argv[++a];
+        else if (!strcmp(argv[a], "--dim") && a + 1 < argc && nrebind < 16) rebind[nrebind++] = argv[++a];
+        else if (!strcmp(argv[a], "--model") && a + 1 < argc) model = argv[++a];
         else if (!strcmp(argv[a], "--rtol") && a + 1 < argc) rtol = atof(argv[++a]);
         else if (!strcmp(argv[a], "--atol") && a + 1 < argc) atol = atof(argv[++a]);
         else {
             fprintf(stderr, "usage: onnx_run [--hw NAME] [--status FILE] [--write-status FILE] [-v] DIR...\n"
-                            "       onnx_run [--hw NAME] [--rtol R] [--atol A] --manifest MDIR DATA\n");
+                            "       onnx_run [--hw NAME] [--rtol R] [--atol A] [--dim NAME=N ...] [--model PATH] "
+                            "--manifest MDIR DATA\n");
             return 2;
         }
     }
@@ -845,7 +949,7 @@ int main(int argc, char **argv) {
         return ds == GS_ERR_OPENCL_MISSING ? 77 : 2;
     }
     if (mdir) {
-        int rc = run_manifest(&R, mdir, mdata, rtol, atol);
+        int rc = run_manifest(&R, mdir, mdata, rtol, atol, model, rebind, nrebind);
         gs_device_close(R.dev);
         gs_hw_destroy(R.hw);
         gs_ctx_destroy(R.ctx);

@@ -1066,3 +1066,70 @@ Test(onnx, grouped_conv_shapes_and_their_reasons) {
     gs_model_destroy(md);
     gs_ctx_destroy(ctx);
 }
+
+/* The transformer blocks of experiments/onnx_blocks.py: every kernel node
+ * constructed at one binding of batch and seq is a shape of the same node's
+ * operator at another (gs_kernel_run checks the structure before it asks for
+ * a device: "no device" means the kernel would run it). gpt2.onnx at batch 1
+ * then 3 pins the Transpose that keeps its dims of 1 (it dropped them, so the
+ * batch-1 kernels were 3-D transposes and the batch-3 ones 4-D); bert.onnx at
+ * batch 1 then 3 the padding mask [batch,1,1,seq] (a 1 of the mask against a 1
+ * of the scores: the same symbolic dim in the probe import, so a match, not a
+ * broadcast); seq 1 then 9 Softmax's shift and division (the reduced operand's
+ * form whatever the reduced extent); bert.onnx at seq 8 then 13 is the run of
+ * tests/onnx_manifest.sh without a device. */
+static void blocks_rebind(const char *file, const char *d1, int64_t v1, const char *d2, int64_t v2, const char *rd,
+                          int64_t rv) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_hw *hw = NULL;
+    cr_assert_eq(gs_hw_load(ctx, "rtx3090", &hw), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_model *a = load_data(ctx, file), *b = load_data(ctx, file);
+    cr_assert_eq(gs_model_bind_dim(ctx, a, d1, v1), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_model_bind_dim(ctx, a, d2, v2), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_model_bind_dim(ctx, b, d1, v1), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_model_bind_dim(ctx, b, d2, v2), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_model_bind_dim(ctx, b, rd, rv), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_model_import(ctx, a), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_model_import(ctx, b), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_model_num_nodes(a), gs_model_num_nodes(b));
+    gs_construct_opts co;
+    gs_construct_opts_default(&co);
+    co.top_k = 1;
+    int kernels = 0;
+    for (int i = 0; i < gs_model_num_nodes(a); i++) {
+        gs_model_node na, nb;
+        node(ctx, a, i, &na);
+        node(ctx, b, i, &nb);
+        cr_assert_str_eq(na.name, nb.name);
+        cr_assert_neq(na.kind, GS_MODEL_UNSUPPORTED, "%s: %s", file, na.reason ? na.reason : "");
+        cr_assert_eq(na.kind, nb.kind, "%s: node %s", file, na.name);
+        if (na.kind != GS_MODEL_KERNEL) continue;
+        gs_result *r = NULL;
+        gs_kernel *k = NULL;
+        cr_assert_eq(gs_construct(ctx, na.op, hw, &co, &r), GS_OK, "%s: %s", gs_op_spec(na.op), gs_ctx_errmsg(ctx));
+        cr_assert_eq(gs_kernel_create(ctx, r, 0, GS_DIALECT_OPENCL, 0, &k), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_expect_neq(strcmp(gs_op_spec(na.op), gs_op_spec(nb.op)), 0, "%s: %s at both bindings", na.name,
+                      gs_op_spec(na.op));
+        cr_expect_eq(gs_kernel_run(ctx, NULL, k, nb.op, NULL, 0, NULL), GS_ERR_INVALID_ARG);
+        cr_expect(strstr(gs_ctx_errmsg(ctx), "no device") != NULL, "%s: the kernel of %s cannot run at %s=%lld: %s",
+                  na.name, gs_op_spec(na.op), rd, (long long)rv, gs_ctx_errmsg(ctx));
+        kernels++;
+        gs_kernel_destroy(k);
+        gs_result_destroy(r);
+    }
+    cr_expect_gt(kernels, 40, "%s: %d kernel nodes", file, kernels);
+    gs_model_destroy(a);
+    gs_model_destroy(b);
+    gs_hw_destroy(hw);
+    gs_ctx_destroy(ctx);
+}
+
+Test(onnx, transformer_blocks_run_at_other_dims, .timeout = 300) {
+    blocks_rebind("onnx/gpt2.onnx", "batch", 1, "seq", 8, "batch", 3);
+    blocks_rebind("onnx/bert.onnx", "batch", 1, "seq", 8, "batch", 3);
+    blocks_rebind("onnx/bert.onnx", "batch", 2, "seq", 1, "seq", 9);
+    blocks_rebind("onnx/gpt2.onnx", "batch", 2, "seq", 1, "seq", 9);
+    blocks_rebind("onnx/gpt2.onnx", "batch", 2, "seq", 8, "seq", 1);
+    blocks_rebind("onnx/gpt2.onnx", "batch", 2, "seq", 8, "seq", 13);
+    blocks_rebind("onnx/bert.onnx", "batch", 2, "seq", 8, "seq", 13);
+}

@@ -88,7 +88,14 @@ struct gs_model {
     tinfo **tab;        /* open addressing by name */
     size_t tabcap;
     int64_t filled;     /* elements of ConstantOfShape data made by this import */
+    /* the probe: when a symbolic dim is bound to 1, the shapes of an import with
+     * those dims at GS_ONNX_PROBE_DIM (NULL otherwise, or when it failed). A 1
+     * that is such a dim then tells itself from a literal 1 (imp_binary) */
+    gs_arena parena;
+    tinfo **ptab;
+    size_t ptabcap;
 };
+#define GS_ONNX_PROBE_DIM 7
 
 /* ---- reading ---------------------------------------------------------------- */
 typedef struct rd {
@@ -727,20 +734,23 @@ static int expand_node(xb *x, const onode *n, int64_t opset) {
     int64_t *ax = gs_arena_alloc(&r->m->arena, sizeof *ax);
     if (!ax) return -1;
     *ax = axis;
-    oattr red = {0};
+    oattr red = {0}, bred = {0};
     if (!ln && opset >= 13) red = (oattr){.name = "axes", .type = AT_INTS, .ints = ax, .nints = 1};
     else red = (oattr){.name = "gensor_axes_from", .type = AT_INT, .i = axis};
+    /* on the steps that combine X with its reduction: the reduced axes, so that
+     * the broadcast's class does not depend on them being 1 (imp_binary) */
+    bred = (oattr){.name = !ln && opset >= 13 ? "gensor_reduced_axis" : "gensor_reduced_from", .type = AT_INT, .i = axis};
     if (!ln) {
         const char *mx = XT("max"), *d = XT("shifted"), *e = XT("exp"), *sum = XT("sum");
         if (!xnode(x, n, "ReduceMax", XS("max"), n->in[0], NULL, mx, &red, 1) ||
-            !xnode(x, n, "Sub", XS("shift"), n->in[0], mx, d, NULL, 0) ||
+            !xnode(x, n, "Sub", XS("shift"), n->in[0], mx, d, &bred, 1) ||
             !xnode(x, n, "Exp", XS("exp"), d, NULL, e, NULL, 0) ||
             !xnode(x, n, "ReduceSum", XS("sum"), e, NULL, sum, &red, 1))
             return -1;
-        if (!logsm) return xnode(x, n, "Div", XS("div"), e, sum, out, NULL, 0) ? 0 : -1;
+        if (!logsm) return xnode(x, n, "Div", XS("div"), e, sum, out, &bred, 1) ? 0 : -1;
         const char *lg = XT("logsum");
         if (!xnode(x, n, "Log", XS("log"), sum, NULL, lg, NULL, 0) ||
-            !xnode(x, n, "Sub", XS("sub"), d, lg, out, NULL, 0))
+            !xnode(x, n, "Sub", XS("sub"), d, lg, out, &bred, 1))
             return -1;
         return 0;
     }
@@ -752,11 +762,11 @@ static int expand_node(xb *x, const onode *n, int64_t opset) {
     const char *scaled = bias ? XT("scaled") : out;
     oattr eps = {.name = "epsilon", .type = AT_FLOAT, .f = node_attr_f(n, "epsilon", 1e-5f)};
     if (!xnode(x, n, "ReduceMean", XS("mean"), n->in[0], NULL, mean, &red, 1) ||
-        !xnode(x, n, "Sub", XS("center"), n->in[0], mean, d, NULL, 0) ||
+        !xnode(x, n, "Sub", XS("center"), n->in[0], mean, d, &bred, 1) ||
         !xnode(x, n, "Mul", XS("square"), d, d, d2, NULL, 0) ||
         !xnode(x, n, "ReduceMean", XS("var"), d2, NULL, var, &red, 1) ||
         !xnode(x, n, "LayerNormalization.InvStdDev", XS("invstddev"), var, NULL, inv, &eps, 1) ||
-        !xnode(x, n, "Mul", XS("normalize"), d, inv, nrm, NULL, 0))
+        !xnode(x, n, "Mul", XS("normalize"), d, inv, nrm, &bred, 1))
         return -1;
     if (n->nin < 2 || !*n->in[1]) return 0; /* no Scale: left to the import's reason (input 1 missing) */
     if (!xnode(x, n, "Mul", XS("scale"), nrm, n->in[1], scaled, NULL, 0)) return -1;
@@ -857,6 +867,7 @@ static gs_status expand_composites(rd *r) {
 
 void gs_model_destroy(gs_model *m) {
     if (!m) return;
+    gs_arena_free(&m->parena);
     gs_arena_free(&m->iarena);
     gs_arena_free(&m->arena);
     free(m);
@@ -902,6 +913,15 @@ typedef struct imp {
 static uint64_t name_hash(const char *s) { return gs_fnv1a64(s, strlen(s)); }
 
 /* The table entry of a tensor name, made (unknown shape) when make is set. */
+/* t's shape in the probe import (its rank the same), or NULL. */
+static const tinfo *probe_t(const gs_model *m, const tinfo *t) {
+    if (!m->ptab || !t) return NULL;
+    size_t mask = m->ptabcap - 1, h = (size_t)name_hash(t->name) & mask;
+    for (; m->ptab[h]; h = (h + 1) & mask)
+        if (!strcmp(m->ptab[h]->name, t->name)) return m->ptab[h]->ndim == t->ndim ? m->ptab[h] : NULL;
+    return NULL;
+}
+
 static tinfo *tab(gs_model *m, const char *name, int make) {
     if (!name || !*name) return NULL;
     size_t mask = m->tabcap - 1, h = (size_t)name_hash(name) & mask;
@@ -1658,7 +1678,38 @@ static void imp_binary(imp *c) {
     int ordered = !strcmp(ot, "Sub") || !strcmp(ot, "Div") || !strcmp(ot, "Pow") || !strcmp(ot, "PRelu");
     char spec[100];
     int64_t M, N;
-    if (X->ndim == Y->ndim && !memcmp(X->dims, Y->dims, (size_t)X->ndim * sizeof(int64_t))) {
+    /* a Softmax or LayerNormalization step, Y being X reduced over [f, g): the
+     * form Y has when those extents are not 1, so that a symbolic dim bound to 1
+     * there (seq 1) keeps the kernel's class */
+    const oattr *ra = attr(c->n, "gensor_reduced_axis"), *rf = attr(c->n, "gensor_reduced_from");
+    if ((ra || rf) && Y->ndim == X->ndim) {
+        int64_t f = (ra ? ra : rf)->i;
+        if (f < 0) f += X->ndim;
+        int64_t g = ra ? f + 1 : X->ndim;
+        int fits = f >= 0 && f < X->ndim && !(f == 0 && g == X->ndim);
+        for (int d = 0; fits && d < X->ndim; d++) fits = d >= f && d < g ? Y->dims[d] == 1 : Y->dims[d] == X->dims[d];
+        if (fits) {
+            if (g == X->ndim)
+                snprintf(spec, sizeof spec, "%sc A=1 C=%lld B=%lld", opn, (long long)prod(X->dims, 0, (int)f),
+                         (long long)prod(X->dims, (int)f, X->ndim));
+            else if (f == 0)
+                snprintf(spec, sizeof spec, "%s M=%lld N=%lld bcast=1", opn, (long long)prod(X->dims, 0, (int)g),
+                         (long long)prod(X->dims, (int)g, X->ndim));
+            else
+                snprintf(spec, sizeof spec, "%sm A=%lld R=%lld B=%lld", opn, (long long)prod(X->dims, 0, (int)f),
+                         (long long)prod(X->dims, (int)f, (int)g), (long long)prod(X->dims, (int)g, X->ndim));
+            set_out(c, 0, X->ndim, X->dims, DT_FLOAT, NULL);
+            const char *tens[3] = {X->name, Y->name, c->n->out[0]};
+            kernel(c, spec, tens, 3, NULL);
+            return;
+        }
+    }
+    /* the probe's shapes (a symbolic dim bound to 1 at another size): X and Y
+     * of one shape only when they are there too; a 1 of Y against a 1 of X is a
+     * match when both are the same symbolic dim there, else a broadcast */
+    const tinfo *pX = probe_t(c->m, X), *pY = pX ? probe_t(c->m, Y) : NULL;
+    if (X->ndim == Y->ndim && !memcmp(X->dims, Y->dims, (size_t)X->ndim * sizeof(int64_t)) &&
+        (!pY || !memcmp(pX->dims, pY->dims, (size_t)X->ndim * sizeof(int64_t)))) {
         rows_cols(X, &M, &N);
         snprintf(spec, sizeof spec, "%s M=%lld N=%lld", opn, (long long)M, (long long)N);
     } else if (!strcmp(ot, "Mean")) {
@@ -1668,7 +1719,9 @@ static void imp_binary(imp *c) {
         /* one side broadcast over the other: its dims other than 1, aligned from
          * the right, are one run [lo, hi] of the other's (a vector over the last
          * dim: bcast=1; over a middle run, e.g. NCHW's [C,1,1]: addc/mulc) */
-        if (prod(X->dims, 0, X->ndim) < prod(Y->dims, 0, Y->ndim)) {
+        if (prod(X->dims, 0, X->ndim) < prod(Y->dims, 0, Y->ndim) ||
+            (pY && prod(X->dims, 0, X->ndim) == prod(Y->dims, 0, Y->ndim) &&
+             prod(pX->dims, 0, X->ndim) < prod(pY->dims, 0, Y->ndim))) {
             if (ordered) {
                 char sx[128], sy[128];
                 shape_text(X, sx, sizeof sx);
@@ -1677,13 +1730,17 @@ static void imp_binary(imp *c) {
                 return;
             }
             tinfo *t = X;
+            const tinfo *pt = pX;
             X = Y;
             Y = t;
+            pX = pY;
+            pY = pt;
         }
         int lo = X->ndim, hi = -1, ok = Y->ndim <= X->ndim;
         for (int d = 0; ok && d < Y->ndim; d++) {
             int xd = X->ndim - Y->ndim + d;
-            if (Y->dims[d] == 1) continue;
+            if (Y->dims[d] == 1 && !(X->dims[xd] == 1 && pY && pY->dims[d] != 1 && pY->dims[d] == pX->dims[xd]))
+                continue;
             ok = Y->dims[d] == X->dims[xd];
             if (xd < lo) lo = xd;
             hi = xd;
@@ -2106,12 +2163,15 @@ static void imp_transpose(imp *c) {
             return;
         }
     }
-    /* keep the dims other than 1 (in X's order), renumbered */
-    int nk = 0, newidx[GS_ONNX_MAX_RANK];
+    /* every dim while the rank fits the operator's 6, so that the kernel's
+     * structure does not depend on which symbolic dims are bound to 1 (one
+     * constructed at batch 1 runs at batch 3); past 6, the dims other than 1
+     * (in X's order), renumbered */
+    int nk = 0, newidx[GS_ONNX_MAX_RANK], keep_ones = X->ndim <= 6;
     int64_t kd[GS_ONNX_MAX_RANK], od[GS_ONNX_MAX_RANK];
     for (int i = 0; i < X->ndim; i++) {
-        newidx[i] = X->dims[i] == 1 ? -1 : nk;
-        if (X->dims[i] != 1) kd[nk++] = X->dims[i];
+        newidx[i] = X->dims[i] == 1 && !keep_ones ? -1 : nk;
+        if (X->dims[i] != 1 || keep_ones) kd[nk++] = X->dims[i];
     }
     char spec[300];
     size_t l = (size_t)snprintf(spec, sizeof spec, "transpose");
@@ -2238,8 +2298,35 @@ static gs_status bind_input(gs_ctx *ctx, gs_model *m, const ovalue *v, tinfo *t)
     return GS_OK;
 }
 
+static gs_status import_once(gs_ctx *ctx, gs_model *m);
 gs_status gs_model_import(gs_ctx *ctx, gs_model *m) {
     if (!m) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_model_import: NULL model");
+    gs_arena_free(&m->parena);
+    m->ptab = NULL;
+    m->ptabcap = 0;
+    int ones = 0;
+    for (int k = 0; k < m->ndims; k++) ones |= m->dim_val[k] == 1;
+    if (ones) { /* the probe first: the dims bound to 1 at GS_ONNX_PROBE_DIM */
+        gs_status s;
+        int64_t *saved = malloc((size_t)m->ndims * sizeof *saved);
+        if (!saved) return gs_err(ctx, GS_ERR_NOMEM, "out of memory importing the model");
+        for (int k = 0; k < m->ndims; k++) {
+            saved[k] = m->dim_val[k];
+            if (m->dim_val[k] == 1) m->dim_val[k] = GS_ONNX_PROBE_DIM;
+        }
+        s = import_once(NULL, m);
+        for (int k = 0; k < m->ndims; k++) m->dim_val[k] = saved[k];
+        free(saved);
+        if (s == GS_OK) { /* keep its shapes: the real import starts a fresh arena */
+            m->parena = m->iarena;
+            m->ptab = m->tab;
+            m->ptabcap = m->tabcap;
+            memset(&m->iarena, 0, sizeof m->iarena);
+        }
+    }
+    return import_once(ctx, m);
+}
+static gs_status import_once(gs_ctx *ctx, gs_model *m) {
     gs_arena_free(&m->iarena);
     gs_arena_init(&m->iarena, 1 << 16);
     m->imported = 0;
