@@ -1173,12 +1173,12 @@ static gs_status construct_form(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, c
     int64_t steps_per_chain = !(halvings < 100000) ? 100000 : (int64_t)halvings;
     int64_t cap = o.strategy == GS_STRATEGY_EXHAUSTIVE ? 16 : (int64_t)o.chains * (steps_per_chain + 2);
     /* one block holds the pools, the chains' pools and up to four workers'
-     * memos (about 1.1 MB and 0.76 MB each): a second block made glibc
+     * memos (about 1.1 MB and 0.84 MB each): a second block made glibc
      * return the top of its heap to the system at every free and fault it
      * in again at the next construction (13 000 page faults over the 51
      * operators of the paper suite, against 660) */
     gs_arena ar;
-    gs_arena_init(&ar, 4 << 20);
+    gs_arena_init(&ar, 5 << 20);
     pool p, kp;
     memo mm;
     /* p takes kp's states too before ranking */

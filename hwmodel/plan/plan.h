@@ -186,6 +186,8 @@ typedef struct gs_plan {
 #define GS_WF_MEMO_SLOTS 16384 /* indexed by a key's top 16 bits: at most 65536 */
 /* Staged inputs' layouts remembered by gs_plan_shape_memo (a power of two). */
 #define GS_WF_MEMO_LAYOUTS 1024
+/* Staged inputs' padding choices (choose_pad), direct-mapped (a power of two). */
+#define GS_WF_MEMO_PADS 4096
 typedef struct gs_wf_memo {
     uint64_t key[GS_WF_MEMO_SLOTS];
     double val[GS_WF_MEMO_SLOTS];
@@ -195,6 +197,10 @@ typedef struct gs_wf_memo {
     uint64_t layout_key[GS_WF_MEMO_LAYOUTS];
     int64_t layout_pad[GS_WF_MEMO_LAYOUTS];
     gs_plan_input layout[GS_WF_MEMO_LAYOUTS];
+    /* one staged input's padding and its wavefronts by everything the choice
+     * reads: one lookup, and out of the simulations' table (which overflowed) */
+    uint64_t pad_key[GS_WF_MEMO_PADS];
+    struct { int32_t pad; float read_wf, store_wf; } pad_val[GS_WF_MEMO_PADS];
     /* 1 when the operator's state with every block tile at its maximum fits
      * int32 indexing (so every well-formed state does: the check skips the
      * test), -1 when not, 0 not yet known */
