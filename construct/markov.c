@@ -121,6 +121,27 @@ int gs_actions_enumerate(const gs_op *op, const gs_etir *e, gs_action *acts, int
     return n;
 }
 
+/* A state's identity for the memos, the pools and the polish's path: two
+ * independent multiply-xor lanes over the state's words and a final mix (a
+ * third of gs_etir_hash's work, which names kernels and so stays as it is).
+ * 64-bit equality is taken as identity, as before. */
+static uint64_t state_key(const gs_etir *e) {
+    _Static_assert(sizeof(gs_etir) % 16 == 0, "state_key reads the state two words at a time");
+    uint64_t w[sizeof(gs_etir) / 8], a = 0x9e3779b97f4a7c15ull, b = 0xc2b2ae3d27d4eb4full;
+    memcpy(w, e, sizeof w);
+    for (size_t i = 0; i < sizeof w / sizeof w[0]; i += 2) {
+        a = (a ^ w[i]) * 0xff51afd7ed558ccdull;
+        b = (b ^ w[i + 1]) * 0xc4ceb9fe1a85ec53ull;
+        a ^= a >> 31;
+        b ^= b >> 29;
+    }
+    uint64_t h = a ^ (b << 23 | b >> 41);
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    return h;
+}
+
 /* Memo of predicted times by state hash: the walk revisits states often
  * (invTile undoes tile), and an estimate costs far more than a lookup. */
 typedef struct memo {
@@ -172,7 +193,7 @@ static bool complete_mma(const gs_hw *hw, const gs_op *op, const gs_etir *c, mem
             int64_t th = gs_etir_threads(op, &x);
             if (th < 32 || th > GS_COMPLETE_THREADS || !gs_mma_state_ok(op, &x, row)) continue;
             bool ok;
-            double tx = predicted_hash(hw, op, &x, m, &ok, m ? gs_etir_hash(&x) : 0);
+            double tx = predicted_hash(hw, op, &x, m, &ok, m ? state_key(&x) : 0);
             if (ok && tx < *t) {
                 *t = tx;
                 *out = x;
@@ -284,7 +305,7 @@ static double predicted_hash(const gs_hw *hw, const gs_op *op, const gs_etir *e,
 }
 
 static double predicted_ok(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *m, bool *ok) {
-    return predicted_hash(hw, op, e, m, ok, m ? gs_etir_hash(e) : 0);
+    return predicted_hash(hw, op, e, m, ok, m ? state_key(e) : 0);
 }
 
 static double predicted(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *m) {
@@ -384,7 +405,7 @@ static bool pool_init(pool *p, gs_arena *ar, int64_t cap) {
 
 /* Insert a complete state; false if already present or full. */
 static bool pool_add(pool *p, const gs_etir *e) {
-    uint64_t h = gs_etir_hash(e) | 1u;
+    uint64_t h = state_key(e) | 1u;
     int64_t i = (int64_t)(h & (uint64_t)(p->kcap - 1));
     while (p->keys[i]) {
         if (p->keys[i] == h) return false; /* 64-bit hash equality taken as identity */
@@ -872,12 +893,12 @@ static void polish_pass(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, i
     double tcur = predicted(hw, op, &cur, m), tbest = tcur;
     uint64_t seen[MAXIT + 1];
     int nseen = 0;
-    seen[nseen++] = gs_etir_hash(&cur);
+    seen[nseen++] = state_key(&cur);
     for (int iter = 0; iter < maxit; iter++) {
         int n = neighbours(op, &cur, nb, NB, trade), pick = -1;
         double tp = INFINITY;
         for (int i = 0; i < n; i++) {
-            uint64_t h = gs_etir_hash(&nb[i]);
+            uint64_t h = state_key(&nb[i]);
             bool visited = false;
             for (int j = 0; j < nseen && !visited; j++) visited = seen[j] == h;
             if (visited) continue;
@@ -892,7 +913,7 @@ static void polish_pass(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, i
         if (trade && iter == 0 && !(tp < tcur * (1 - 1e-9))) break;
         cur = nb[pick];
         tcur = tp;
-        seen[nseen++] = gs_etir_hash(&cur);
+        seen[nseen++] = state_key(&cur);
         if (tcur < tbest * (1 - 1e-9)) {
             tbest = tcur;
             *e = cur;
@@ -1173,12 +1194,12 @@ static gs_status construct_form(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, c
     int64_t steps_per_chain = !(halvings < 100000) ? 100000 : (int64_t)halvings;
     int64_t cap = o.strategy == GS_STRATEGY_EXHAUSTIVE ? 16 : (int64_t)o.chains * (steps_per_chain + 2);
     /* one block holds the pools, the chains' pools and up to four workers'
-     * memos (about 1.1 MB and 0.76 MB each): a second block made glibc
+     * memos (about 1.1 MB and 0.9 MB each): a second block made glibc
      * return the top of its heap to the system at every free and fault it
      * in again at the next construction (13 000 page faults over the 51
      * operators of the paper suite, against 660) */
     gs_arena ar;
-    gs_arena_init(&ar, 4 << 20);
+    gs_arena_init(&ar, 5 << 20);
     pool p, kp;
     memo mm;
     /* p takes kp's states too before ranking */

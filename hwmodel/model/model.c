@@ -392,7 +392,10 @@ static double global_wavefronts(const gs_hw *hw, const gs_op *op, const gs_etir 
         }
         key = gs_wf_key(kv, nk, 0x676c6f6f00000000ull ^ ((uint64_t)per_sector << 8) ^ (uint64_t)w ^
                                     (eb != 4 ? (uint64_t)eb << 24 : 0));
-        if (gs_wf_memo_get(memo, key, &lines_m) && gs_wf_memo_get(memo, key * 3 | 1, &secs_m)) {
+        double both;
+        if (gs_wf_memo_get(memo, key, &both)) { /* lines * 512 + sectors: both at most 256 */
+            lines_m = floor(both / 512);
+            secs_m = both - lines_m * 512;
             if (sectors_out) *sectors_out = secs_m;
             return fmax(lines_m, secs_m / sectors_per_clk);
         }
@@ -419,8 +422,7 @@ static double global_wavefronts(const gs_hw *hw, const gs_op *op, const gs_etir 
             n++;
         }
     int distinct = gs_count_distinct(sec, n), lines = gs_count_distinct(line, n);
-    gs_wf_memo_put(memo, key, lines);
-    gs_wf_memo_put(memo, key * 3 | 1, distinct);
+    gs_wf_memo_put(memo, key, (double)lines * 512 + distinct); /* one entry: n <= 256 */
     if (sectors_out) *sectors_out = distinct;
     return fmax(lines, distinct / sectors_per_clk);
 }
@@ -438,7 +440,10 @@ static double in_range_fraction(int64_t lo, int64_t step, int64_t count, int64_t
         a = b;
         b = t;
     }
-    double kmin = fmax(0.0, ceil(a)), kmax = fmin((double)count - 1, floor(b));
+    /* fmax and fmin as comparisons (no libm calls; a NaN bound takes the
+     * other operand, as they do) */
+    double ca = ceil(a), fb = floor(b), last = (double)count - 1;
+    double kmin = ca > 0.0 ? ca : 0.0, kmax = fb < last ? fb : last;
     return kmax < kmin ? 0 : (kmax - kmin + 1) / (double)count;
 }
 

@@ -157,6 +157,7 @@ void gs_wf_memo_init(gs_wf_memo *m) {
     memset(m->key, 0, sizeof m->key);
     memset(m->layout_key, 0, sizeof m->layout_key);
     memset(m->mma_key, 0, sizeof m->mma_key);
+    memset(m->pad_key, 0, sizeof m->pad_key);
     m->index_fits_max = 0;
     m->uses_known = 0;
 }
@@ -1002,12 +1003,12 @@ static void choose_pad(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_pl
                 kv[nk++] = e->tile[a].thread / e->V[a];
             }
         key = gs_wf_key(kv, nk, 0x7061640000000000ull);
-        double bp, rw, sw;
-        if (gs_wf_memo_get(memo, key, &bp) && gs_wf_memo_get(memo, key * 3 | 1, &rw) && gs_wf_memo_get(memo, key * 5 | 1, &sw)) {
-            pi->pad = (int32_t)bp;
-            pi->read_wf = (float)rw;
-            pi->store_wf = (float)sw;
-            layout_strides(ts, pi->dims, pi->inner_dim, (int64_t)bp, pi->sstride);
+        unsigned slot = (unsigned)(key >> 40) & (GS_WF_MEMO_PADS - 1);
+        if (memo->pad_key[slot] == key) {
+            pi->pad = memo->pad_val[slot].pad;
+            pi->read_wf = memo->pad_val[slot].read_wf;
+            pi->store_wf = memo->pad_val[slot].store_wf;
+            layout_strides(ts, pi->dims, pi->inner_dim, pi->pad, pi->sstride);
             return;
         }
     }
@@ -1030,9 +1031,11 @@ static void choose_pad(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_pl
     pi->pad = (int32_t)best_pad;
     layout_strides(ts, pi->dims, pi->inner_dim, best_pad, pi->sstride);
     if (memo) {
-        gs_wf_memo_put(memo, key, (double)best_pad);
-        gs_wf_memo_put(memo, key * 3 | 1, pi->read_wf);
-        gs_wf_memo_put(memo, key * 5 | 1, pi->store_wf);
+        unsigned slot = (unsigned)(key >> 40) & (GS_WF_MEMO_PADS - 1);
+        memo->pad_key[slot] = key;
+        memo->pad_val[slot].pad = pi->pad;
+        memo->pad_val[slot].read_wf = pi->read_wf;
+        memo->pad_val[slot].store_wf = pi->store_wf;
     }
 }
 

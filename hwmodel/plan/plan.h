@@ -187,6 +187,8 @@ typedef struct gs_plan {
 /* Staged inputs' layouts remembered by gs_plan_shape_memo (a power of two). */
 #define GS_WF_MEMO_LAYOUTS 1024
 #define GS_WF_MEMO_MMA 256 /* a power of two */
+/* Staged inputs' padding choices (choose_pad), direct-mapped (a power of two). */
+#define GS_WF_MEMO_PADS 4096
 typedef struct gs_wf_memo {
     uint64_t key[GS_WF_MEMO_SLOTS];
     double val[GS_WF_MEMO_SLOTS];
@@ -201,6 +203,10 @@ typedef struct gs_wf_memo {
      * (direct-mapped; choose_pad_mma) */
     uint64_t mma_key[GS_WF_MEMO_MMA];
     gs_plan_input mma_in[GS_WF_MEMO_MMA];
+    /* one staged input's padding and its wavefronts by everything the choice
+     * reads: one lookup, and out of the simulations' table (which overflowed) */
+    uint64_t pad_key[GS_WF_MEMO_PADS];
+    struct { int32_t pad; float read_wf, store_wf; } pad_val[GS_WF_MEMO_PADS];
     /* 1 when the operator's state with every block tile at its maximum fits
      * int32 indexing (so every well-formed state does: the check skips the
      * test), -1 when not, 0 not yet known */
