@@ -1031,7 +1031,7 @@ Test(onnx, grouped_conv_shapes_and_their_reasons) {
     const int n = (int)(sizeof cases / sizeof cases[0]);
     pbw m = {.n = 0}, g = {.n = 0}, op = {.n = 0};
     for (int i = 0; i < n; i++) {
-        char w[8], o[8];
+        char w[16], o[16];
         snprintf(w, sizeof w, "w%d", i);
         snprintf(o, sizeof o, "y%d", i);
         w_gconv(&g, cases[i].wd[1] == 1 && cases[i].group == 1 ? "x1" : "x", w, o, cases[i].group);
@@ -1039,7 +1039,7 @@ Test(onnx, grouped_conv_shapes_and_their_reasons) {
     w_value(&g, 11, "x", xd, 4);
     w_value(&g, 11, "x1", x1d, 4);
     for (int i = 0; i < n; i++) {
-        char w[8];
+        char w[16];
         snprintf(w, sizeof w, "w%d", i);
         w_value(&g, 11, w, cases[i].wd, 4);
     }
