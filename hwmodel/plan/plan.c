@@ -552,7 +552,8 @@ static int64_t mma_frag_regs(const gs_plan *p, int t) {
     return t == 0 ? (int64_t)r->a.regs * (p->warp_m / r->m) : (int64_t)r->b.regs * (p->warp_n / r->n);
 }
 
-/* Registers the fragment pipeline leaves under the per-thread limit. */
+/* Registers the fragment pipeline leaves under the per-thread limit where
+ * the bound misses some (plan_common_memo). */
 #define GS_FRAG_PIPE_REGS_SLACK 8
 
 static void mma_ldsm_mode(const gs_op *op, gs_plan_input *pi, int t, const gs_mma_row *r);
@@ -925,17 +926,22 @@ static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e,
     p->smem_dynamic = p->smem_bytes + p->scratch_bytes > hw->smem_per_block;
     p->regs_bound = regs_bound(op, e, p);
     if (p->frag_pipe) {
-        /* the second fragment set must stay a register allocation unit (8)
-         * under the thread's register limit (the bound is an estimate: conv
-         * picks at bounds 250 and 253 spilled 8 and 60 bytes at ptxas's 255
-         * on rtx3090 and v100) and cost no block per SM (the model prices occupancy above
+        /* the second fragment set must stay within the thread's register
+         * limit, for an operator of several reduce axes (a convolution) a
+         * register allocation unit (8) under it: its per-axis reduce
+         * counters and halo tests are not in the bound (conv picks at bounds
+         * 250 and 253 spilled 8 and 60 bytes at ptxas's 255 on rtx3090 and
+         * v100, where gemm 8192^3's pick compiles in 232 under a bound of
+         * 255), and cost no block per SM (the model prices occupancy above
          * the shorter latency window), whatever the count a little under the
          * bound that ptxas and the model take (a register allocation unit,
          * 8, of slack): else the plain pipeline */
         gs_plan q = *p;
         q.frag_pipe = 0;
         int plain = regs_bound(op, e, &q);
-        bool lose = p->regs_bound + GS_FRAG_PIPE_REGS_SLACK > hw->max_regs_per_thread;
+        int reduce_axes = 0;
+        for (int a = 0; a < op->naxes; a++) reduce_axes += !spatial(op, a);
+        bool lose = p->regs_bound + (reduce_axes > 1 ? GS_FRAG_PIPE_REGS_SLACK : 0) > hw->max_regs_per_thread;
         for (int d = 0; d < 8 && !lose; d++)
             lose = gs_plan_blocks_per_sm(hw, p, p->regs_bound - d) < gs_plan_blocks_per_sm(hw, p, plain - d);
         if (lose) {
