@@ -42,6 +42,21 @@ static void w_bytes(pbw *w, int num, const void *p, size_t n) {
 }
 static void w_str(pbw *w, int num, const char *s) { w_bytes(w, num, s, strlen(s)); }
 static void w_msg(pbw *w, int num, const pbw *sub) { w_bytes(w, num, sub->b, sub->n); }
+
+/* The model of graph g (ir_version 7, the default domain at opset), loaded
+ * from its bytes and imported. */
+static gs_model *import_graph(gs_ctx *ctx, const pbw *g, int opset) {
+    static pbw m, op;
+    m.n = op.n = 0;
+    w_int(&m, 1, 7);
+    w_int(&op, 2, opset);
+    w_msg(&m, 8, &op);
+    w_msg(&m, 7, g);
+    gs_model *md = NULL;
+    cr_assert_eq(gs_model_load_buffer(ctx, m.b, m.n, NULL, &md), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_model_import(ctx, md), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    return md;
+}
 static void w_fixed(pbw *w, uint64_t v, int bytes) {
     for (int i = 0; i < bytes; i++) {
         cr_assert(w->n < sizeof w->b);
@@ -816,8 +831,8 @@ Test(onnx, chain_runs_on_opencl_through_its_bindings, .timeout = 300) {
  * the Sum becomes an add; a Sum of three of one shape is one add (inputs=3). */
 Test(onnx, constant_of_shape_and_sum) {
     static const int64_t xd[4] = {1, 2, 5, 5}, wshape[4] = {3, 2, 3, 3}, one[1] = {1};
-    pbw m = {.n = 0}, g = {.n = 0}, sh = {.n = 0}, cos = {.n = 0}, val = {.n = 0}, vt = {.n = 0}, conv = {.n = 0},
-        sum = {.n = 0}, sum3 = {.n = 0}, op = {.n = 0};
+    pbw g = {.n = 0}, sh = {.n = 0}, cos = {.n = 0}, val = {.n = 0}, vt = {.n = 0}, conv = {.n = 0},
+        sum = {.n = 0}, sum3 = {.n = 0};
     /* the shape: dims [4], INT64, a name, int64_data packed */
     static const int64_t four[1] = {4};
     w_ints(&sh, 1, four, 1, 0);
@@ -855,14 +870,8 @@ Test(onnx, constant_of_shape_and_sum) {
     w_str(&sum3, 4, "Sum");
     w_msg(&g, 1, &sum3);
     w_value(&g, 11, "x", xd, 4);
-    w_int(&m, 1, 7);
-    w_int(&op, 2, 9);
-    w_msg(&m, 8, &op);
-    w_msg(&m, 7, &g);
     gs_ctx *ctx = gs_ctx_create();
-    gs_model *md = NULL;
-    cr_assert_eq(gs_model_load_buffer(ctx, m.b, m.n, NULL, &md), GS_OK, "%s", gs_ctx_errmsg(ctx));
-    cr_assert_eq(gs_model_import(ctx, md), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_model *md = import_graph(ctx, &g, 9);
     gs_model_node nd;
     node(ctx, md, 0, &nd);
     cr_expect_eq(nd.kind, GS_MODEL_VIEW, "ConstantOfShape: %d %s", nd.kind, nd.reason ? nd.reason : "");
@@ -913,7 +922,7 @@ static void w_node(pbw *g, const char *op_type, const char *in0, const char *in1
  * input before the bias a gemm would add, stays a unary kernel of its own. */
 Test(onnx, unary_functions_fuse_after_matmul) {
     static const int64_t xd[2] = {2, 8}, wd[2] = {8, 4}, yd[2] = {2, 4};
-    pbw m = {.n = 0}, g = {.n = 0}, op = {.n = 0};
+    pbw g = {.n = 0};
     w_node(&g, "MatMul", "x", "w", "h", NULL, 0);
     w_node(&g, "Sigmoid", "h", NULL, "s", NULL, 0);
     w_node(&g, "Relu", "s", NULL, "y", NULL, 0);
@@ -926,14 +935,8 @@ Test(onnx, unary_functions_fuse_after_matmul) {
     w_value(&g, 12, "y", yd, 2);
     w_value(&g, 12, "l", yd, 2);
     w_value(&g, 12, "z", yd, 2);
-    w_int(&m, 1, 7);
-    w_int(&op, 2, 13);
-    w_msg(&m, 8, &op);
-    w_msg(&m, 7, &g);
     gs_ctx *ctx = gs_ctx_create();
-    gs_model *md = NULL;
-    cr_assert_eq(gs_model_load_buffer(ctx, m.b, m.n, NULL, &md), GS_OK, "%s", gs_ctx_errmsg(ctx));
-    cr_assert_eq(gs_model_import(ctx, md), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_model *md = import_graph(ctx, &g, 13);
     gs_model_node nd;
     node(ctx, md, 0, &nd);
     cr_assert_eq(nd.kind, GS_MODEL_KERNEL, "matmul: %s", nd.reason ? nd.reason : "");
@@ -1029,7 +1032,7 @@ Test(onnx, grouped_conv_shapes_and_their_reasons) {
         {{6, 6, 3, 3}, 12, NULL, "group=12 must divide"},
     };
     const int n = (int)(sizeof cases / sizeof cases[0]);
-    pbw m = {.n = 0}, g = {.n = 0}, op = {.n = 0};
+    pbw g = {.n = 0};
     for (int i = 0; i < n; i++) {
         char w[16], o[16];
         snprintf(w, sizeof w, "w%d", i);
@@ -1043,14 +1046,8 @@ Test(onnx, grouped_conv_shapes_and_their_reasons) {
         snprintf(w, sizeof w, "w%d", i);
         w_value(&g, 11, w, cases[i].wd, 4);
     }
-    w_int(&m, 1, 7);
-    w_int(&op, 2, 13);
-    w_msg(&m, 8, &op);
-    w_msg(&m, 7, &g);
     gs_ctx *ctx = gs_ctx_create();
-    gs_model *md = NULL;
-    cr_assert_eq(gs_model_load_buffer(ctx, m.b, m.n, NULL, &md), GS_OK, "%s", gs_ctx_errmsg(ctx));
-    cr_assert_eq(gs_model_import(ctx, md), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_model *md = import_graph(ctx, &g, 13);
     for (int i = 0; i < n; i++) {
         gs_model_node nd;
         node(ctx, md, i, &nd);
