@@ -157,6 +157,7 @@ void gs_wf_memo_init(gs_wf_memo *m) {
     memset(m->key, 0, sizeof m->key);
     memset(m->layout_key, 0, sizeof m->layout_key);
     memset(m->mma_key, 0, sizeof m->mma_key);
+    memset(m->mma_rd_key, 0, sizeof m->mma_rd_key);
     memset(m->pad_key, 0, sizeof m->pad_key);
     m->index_fits_max = 0;
     m->uses_known = 0;
@@ -1046,40 +1047,62 @@ static void choose_pad(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_pl
 }
 
 /* ---- tensor cores -------------------------------------------------------------------
- * The local coordinates of the point at flattened row x (of t's own role: m
- * for A, n for B) and flattened k index kk: each role's axes split their
- * flattened index over their block tiles, the last axis fastest. */
-static void mma_locals(const gs_op *op, const gs_etir *e, const int8_t *role, int t, int64_t x, int64_t kk,
-                       int64_t *loc) {
-    const int xr = t == 0 ? GS_MMA_ROLE_M : GS_MMA_ROLE_N;
-    for (int a = op->naxes - 1; a >= 0; a--) {
-        loc[a] = 0;
-        if (role[a] == xr) {
-            loc[a] = x % e->tile[a].block;
-            x /= e->tile[a].block;
-        } else if (role[a] == GS_MMA_ROLE_K) {
-            loc[a] = kk % e->tile[a].block;
-            kk /= e->tile[a].block;
-        }
-    }
-}
-
-/* The shared-memory element offset of staged input t at local coordinates
- * loc[axis] (the im2col view's dims, or the tensor's; the constant shift of
- * a negative reach left out). */
-static int64_t mma_smem_off(const gs_op *op, const gs_plan_input *pi, int t, const int64_t *loc) {
-    int64_t o = 0;
+ * A fragment element's shared-memory offset (the im2col view's dims, or the
+ * tensor's; the constant shift of a negative reach left out) is linear in
+ * the local coordinates, so it is the sum of one weight per axis times the
+ * axis' coordinate (mma_weights). The coordinates of row x (of t's own role:
+ * m for A, n for B) and of k index kk come from splitting each flattened
+ * index over its role's block tiles, the last axis fastest; the two roles
+ * use disjoint axes, so the offset is the row's part plus the k index's
+ * (mma_offs). */
+static void mma_weights(const gs_op *op, const gs_plan_input *pi, int t, int64_t *w) {
+    for (int a = 0; a < op->naxes; a++) w[a] = 0;
     if (pi->im2col) {
-        for (int k = 0; k < pi->view_ndim; k++) o += loc[pi->view_axis[k]] * pi->sstride[k];
-        return o;
+        for (int k = 0; k < pi->view_ndim; k++) w[pi->view_axis[k]] += pi->sstride[k];
+        return;
     }
     const gs_tensor *ts = &op->tensors[t];
-    for (int j = 0; j < ts->ndim; j++) {
-        int64_t x = 0;
-        for (int a = 0; a < op->naxes; a++) x += ts->idx[j].coeff[a] * loc[a];
-        o += x * pi->sstride[j];
-    }
+    for (int j = 0; j < ts->ndim; j++)
+        for (int a = 0; a < op->naxes; a++) w[a] += ts->idx[j].coeff[a] * pi->sstride[j];
+}
+
+/* The offset part of flattened index x split over the axes of role want. */
+static int64_t mma_role_off(const gs_op *op, const gs_etir *e, const int8_t *role, int want, int64_t x,
+                            const int64_t *w) {
+    int64_t o = 0;
+    for (int a = op->naxes - 1; a >= 0; a--)
+        if (role[a] == want) {
+            o += x % e->tile[a].block * w[a];
+            x /= e->tile[a].block;
+        }
     return o;
+}
+
+/* The offsets of row x and k index kk, each part computed once per index
+ * below MMA_OFFS (rows and k indices of one instruction tile are small). */
+enum { MMA_OFFS = 64 };
+typedef struct mma_offs {
+    const gs_op *op;
+    const gs_etir *e;
+    const int8_t *role;
+    int xr;
+    int64_t w[GS_MAX_AXES];
+    int64_t part[2][MMA_OFFS];
+    uint8_t have[2][MMA_OFFS];
+} mma_offs;
+
+static int64_t mma_offs_part(mma_offs *m, int i, int64_t x) {
+    const int want = i == 0 ? m->xr : GS_MMA_ROLE_K;
+    if (x < 0 || x >= MMA_OFFS) return mma_role_off(m->op, m->e, m->role, want, x, m->w);
+    if (!m->have[i][x]) {
+        m->part[i][x] = mma_role_off(m->op, m->e, m->role, want, x, m->w);
+        m->have[i][x] = 1;
+    }
+    return m->part[i][x];
+}
+
+static int64_t mma_offs_at(mma_offs *m, int64_t x, int64_t kk) {
+    return mma_offs_part(m, 0, x) + mma_offs_part(m, 1, kk);
 }
 
 /* The XOR swizzle of a staged input's smem element offset o (pi->swizzle =
@@ -1116,6 +1139,7 @@ static void mma_ldsm_mode(const gs_op *op, gs_plan_input *pi, int t, const gs_mm
     pi->ldsm_trans = ax != k;
 }
 
+
 /* Wavefronts of one instruction tile's fragment of input t at the warp's
  * origin: the ldmatrix's lanes (8 a matrix, 16 bytes each: the bank
  * simulator serves them in 8-lane phases) or one element read per register
@@ -1126,7 +1150,14 @@ static double mma_read_wf(const gs_hw *hw, const gs_op *op, const gs_etir *e, co
     const gs_plan_input *pi = &p->in[t];
     const gs_mma_frag *f = t == 0 ? &r->a : &r->b;
     const int eb = in_bytes(op);
-    int64_t addr[32], loc[GS_MAX_AXES];
+    int64_t addr[32];
+    mma_offs mo;
+    mo.op = op;
+    mo.e = e;
+    mo.role = role;
+    mo.xr = t == 0 ? GS_MMA_ROLE_M : GS_MMA_ROLE_N;
+    memset(mo.have, 0, sizeof mo.have);
+    mma_weights(op, pi, t, mo.w);
     if (pi->ldsm) {
         const int lanes = 8 * pi->ldsm;
         for (int l = 0; l < lanes; l++) {
@@ -1135,8 +1166,7 @@ static double mma_read_wf(const gs_hw *hw, const gs_op *op, const gs_etir *e, co
              * step along t's axis (each runs along k), with .trans along k */
             int64_t x = (t == 0 ? org[0] : org[1]) + (pi->ldsm_trans ? 0 : l & 7);
             int64_t kk = (t == 0 ? org[1] : org[0]) + (pi->ldsm_trans ? l & 7 : 0);
-            mma_locals(op, e, role, t, x, kk, loc);
-            addr[l] = gs_plan_swizzle(pi, eb, mma_smem_off(op, pi, t, loc)) * eb / 4;
+            addr[l] = gs_plan_swizzle(pi, eb, mma_offs_at(&mo, x, kk)) * eb / 4;
         }
         /* ldmatrix serves 8 lanes (one 8x8 matrix, 16 bytes a lane) a phase
          * whatever the count; gs_smem_wavefronts_of forms phases of lanes/4
@@ -1151,12 +1181,46 @@ static double mma_read_wf(const gs_hw *hw, const gs_op *op, const gs_etir *e, co
         for (int l = 0; l < 32; l++) {
             int row, col;
             gs_mma_elem(f, l, i, &row, &col);
-            mma_locals(op, e, role, t, t == 0 ? row : col, t == 0 ? col : row, loc);
-            addr[l] = gs_plan_swizzle(pi, eb, mma_smem_off(op, pi, t, loc)) * eb / 4;
+            addr[l] = gs_plan_swizzle(pi, eb, mma_offs_at(&mo, t == 0 ? row : col, t == 0 ? col : row)) * eb / 4;
         }
         wf += smem_wf_memo(memo, hw->smem_banks, addr, 32, 1);
     }
     return wf;
+}
+
+/* mma_read_wf through memo: its key is everything mma_read_wf reads
+ * besides the operator and the profile (one memo serves one of each): the
+ * operand and row, the ldmatrix mode, the swizzle and the pitch it folds by,
+ * the im2col view's axes, the shared strides the offsets sum, and the block
+ * tiles the fragment's coordinates split over. */
+static double mma_read_wf_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan *p,
+                               const int8_t *role, int t, gs_wf_memo *memo) {
+    if (!memo) return mma_read_wf(hw, op, e, p, role, t, memo);
+    const gs_plan_input *pi = &p->in[t];
+    const int n = pi->im2col ? pi->view_ndim : op->tensors[t].ndim;
+    uint64_t h = 0x84222325cbf29ce4ull;
+#define MIX(v) (h = (h ^ (uint64_t)(v)) * 0x100000001b3ull)
+    MIX(t);
+    MIX(p->mma);
+    MIX(pi->ldsm);
+    MIX(pi->ldsm_trans);
+    MIX(pi->swizzle);
+    MIX(pi->swizzle ? pi->dims[pi->inner_dim] + pi->pad : 0);
+    MIX(pi->im2col);
+    MIX(n);
+    for (int k = 0; k < n; k++) {
+        MIX(pi->sstride[k]);
+        MIX(pi->im2col ? pi->view_axis[k] : 0);
+    }
+    for (int a = 0; a < op->naxes; a++) MIX(e->tile[a].block);
+#undef MIX
+    h = (h ^ h >> 31) | 1;
+    const size_t slot = (size_t)(h >> 40) & (GS_WF_MEMO_MMA_READS - 1);
+    if (memo->mma_rd_key[slot] == h) return memo->mma_rd_val[slot];
+    const double rw = mma_read_wf(hw, op, e, p, role, t, memo);
+    memo->mma_rd_key[slot] = h;
+    memo->mma_rd_val[slot] = rw;
+    return rw;
 }
 
 /* Wavefronts of one copy unit's shared stores per warp under a swizzle
@@ -1258,7 +1322,7 @@ static void choose_pad_mma_compute(const gs_hw *hw, const gs_op *op, const gs_et
         pi->pad = (int32_t)pad;
         pi->swizzle = (uint8_t)swz;
         layout_strides(ts, pi->dims, pi->inner_dim, pad, pi->sstride);
-        double rw = mma_read_wf(hw, op, e, p, role, t, memo);
+        double rw = mma_read_wf_memo(hw, op, e, p, role, t, memo);
         double sw = swz ? mma_store_wf_swz(op, t, pi, p->threads, hw->smem_banks, memo)
                         : store_wavefronts(op, t, pi, p->threads, hw->smem_banks, hw->warp_size, memo);
         double cost = reads * rw + pi->units_per_thread * sw;

@@ -187,6 +187,8 @@ typedef struct gs_plan {
 /* Staged inputs' layouts remembered by gs_plan_shape_memo (a power of two). */
 #define GS_WF_MEMO_LAYOUTS 1024
 #define GS_WF_MEMO_MMA 256 /* a power of two */
+/* mma fragment reads' wavefronts (mma_read_wf), direct-mapped (a power of two). */
+#define GS_WF_MEMO_MMA_READS 1024
 /* Staged inputs' padding choices (choose_pad), direct-mapped (a power of two). */
 #define GS_WF_MEMO_PADS 4096
 typedef struct gs_wf_memo {
@@ -203,6 +205,13 @@ typedef struct gs_wf_memo {
      * (direct-mapped; choose_pad_mma) */
     uint64_t mma_key[GS_WF_MEMO_MMA];
     gs_plan_input mma_in[GS_WF_MEMO_MMA];
+    /* one candidate layout's fragment-read wavefronts (mma_read_wf) by
+     * everything they read: the row, the operand, the ldmatrix mode, the
+     * swizzle and pitch, the shared strides and the block tiles; not the warp
+     * tile or the threads, so the warp tiles of one block tile (complete_mma)
+     * and the polish's moves that keep it share one simulation */
+    uint64_t mma_rd_key[GS_WF_MEMO_MMA_READS];
+    double mma_rd_val[GS_WF_MEMO_MMA_READS];
     /* one staged input's padding and its wavefronts by everything the choice
      * reads: one lookup, and out of the simulations' table (which overflowed) */
     uint64_t pad_key[GS_WF_MEMO_PADS];
