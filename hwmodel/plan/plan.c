@@ -1255,56 +1255,68 @@ static double mma_store_wf_swz(const gs_op *op, int t, const gs_plan_input *pi, 
  * and the stage buffer whole rows), whichever costs fewest wavefronts per
  * reduce tile (the fragment reads of the warp's instruction tiles and the
  * copy's stores; a tie keeps the earlier: plain, then padded); the ldmatrix
- * mode first (it reads the layout's orientation, not its pitch). No memo:
- * the choice depends on the row. */
-/* Key of choose_pad_mma's inputs besides the operator and the profile (one
- * memo serves one of each): the input's layout as planned so far (its bytes:
- * plans start zeroed), the row, warp tile and threads, and the tiles. */
-static uint64_t mma_pad_key(const gs_op *op, const gs_etir *e, const gs_plan *p, int t) {
-    uint64_t h = 0xcbf29ce484222325ull;
-    const unsigned char *b = (const unsigned char *)&p->in[t];
-    for (size_t i = 0; i < sizeof p->in[t]; i++) h = (h ^ b[i]) * 0x100000001b3ull;
-    const int64_t more[] = {t, p->mma, p->warp_m, p->warp_n, p->threads};
-    for (size_t i = 0; i < sizeof more / sizeof more[0]; i++) h = (h ^ (uint64_t)more[i]) * 0x100000001b3ull;
-    for (int a = 0; a < op->naxes; a++) {
-        h = (h ^ (uint64_t)e->tile[a].block) * 0x100000001b3ull;
-        h = (h ^ (uint64_t)e->tile[a].thread) * 0x100000001b3ull;
-    }
-    return h | 1;
+ * mode first (it reads the layout's orientation, not its pitch).
+ * The wavefronts of each candidate (mma_pad_cands) read neither the warp
+ * tile nor the thread count beyond the store's lanes, so the candidates are
+ * simulated once per input layout and block tile and the warp tiles of one
+ * block tile (complete_mma) only weigh them (mma_pad_apply). */
+enum { MMA_PAD_CANDS = 5 };
+
+/* candidate c: (pad, swizzle) = (0, 0), (vec, 0) where reserved, (0, 1..3) */
+static bool mma_pad_cand(const gs_plan_input *pi, const gs_tensor *ts, int64_t vec, int c, int64_t *pad, int *swz) {
+    *pad = c == 1 ? vec : 0;
+    *swz = c >= 2 ? c - 1 : 0;
+    const int64_t pitch = pi->dims[pi->inner_dim] + *pad;
+    return !(*pad > pi->pad || (*swz && (ts->ndim < 2 || pitch % (vec << *swz) || pi->stage_elems % pitch)));
 }
 
-static void choose_pad_mma_compute(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_plan *p, int t,
-                                   gs_wf_memo *memo);
-
-/* The choice below, remembered in memo (it ran the bank simulator over up to
- * five layouts, most of an mma state's price): gemm M=2048 N=768 K=768 f16 on
- * h100, 72 % of the construction's instructions before. */
-static void choose_pad_mma(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_plan *p, int t, gs_wf_memo *memo) {
-    if (!memo) {
-        choose_pad_mma_compute(hw, op, e, p, t, NULL);
-        return;
+/* Each candidate's wavefronts into pc (valid: bit c), and the ldmatrix mode
+ * (pi->ldsm, ldsm_trans: set here, as the reads were simulated with it);
+ * pi's layout is left as it was. */
+static void mma_pad_cands(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_plan *p, int t, gs_wf_memo *memo,
+                          gs_mma_pad_cands *pc) {
+    gs_plan_input *pi = &p->in[t];
+    const gs_plan_input keep = *pi;
+    int8_t role[GS_MAX_AXES];
+    gs_mma_roles(op, role);
+    mma_ldsm_mode(op, pi, t, gs_mma_get(p->mma));
+    gs_tensor view;
+    const gs_tensor *ts = gs_plan_box_tensor(op, pi, t, &view);
+    const int64_t vec = vec_max(in_bytes(op));
+    pc->valid = 0;
+    pc->ldsm = pi->ldsm;
+    pc->ldsm_trans = pi->ldsm_trans;
+    for (int c = 0; c < MMA_PAD_CANDS; c++) {
+        int64_t pad;
+        int swz;
+        pc->rw[c] = pc->sw[c] = 0;
+        if (!mma_pad_cand(&keep, ts, vec, c, &pad, &swz)) continue;
+        pi->pad = (int32_t)pad;
+        pi->swizzle = (uint8_t)swz;
+        layout_strides(ts, pi->dims, pi->inner_dim, pad, pi->sstride);
+        pc->rw[c] = mma_read_wf_memo(hw, op, e, p, role, t, memo);
+        pc->sw[c] = swz ? mma_store_wf_swz(op, t, pi, p->threads, hw->smem_banks, memo)
+                        : store_wavefronts(op, t, pi, p->threads, hw->smem_banks, hw->warp_size, memo);
+        pc->valid |= (uint8_t)(1u << c);
     }
-    const uint64_t key = mma_pad_key(op, e, p, t);
-    const size_t slot = (size_t)(key >> 40) & (GS_WF_MEMO_MMA - 1);
-    if (memo->mma_key[slot] == key) {
-        p->in[t] = memo->mma_in[slot];
-        return;
-    }
-    choose_pad_mma_compute(hw, op, e, p, t, memo);
-    memo->mma_key[slot] = key;
-    memo->mma_in[slot] = p->in[t];
+    const uint8_t ldsm = pi->ldsm, trans = pi->ldsm_trans;
+    *pi = keep;
+    pi->ldsm = ldsm;
+    pi->ldsm_trans = trans;
 }
 
-static void choose_pad_mma_compute(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_plan *p, int t,
-                                   gs_wf_memo *memo) {
+/* The cheapest candidate of pc for p's warp tile: pi's ldmatrix mode,
+ * padding, swizzle, strides and wavefronts. */
+static void mma_pad_apply(const gs_op *op, const gs_etir *e, gs_plan *p, int t, const gs_mma_pad_cands *pc) {
     gs_plan_input *pi = &p->in[t];
     const gs_mma_row *r = gs_mma_get(p->mma);
     int8_t role[GS_MAX_AXES];
     gs_mma_roles(op, role);
-    mma_ldsm_mode(op, pi, t, r);
+    pi->ldsm = pc->ldsm;
+    pi->ldsm_trans = pc->ldsm_trans;
     gs_tensor view;
     const gs_tensor *ts = gs_plan_box_tensor(op, pi, t, &view);
-    const int64_t reserve = pi->pad, vec = vec_max(in_bytes(op));
+    const int64_t vec = vec_max(in_bytes(op));
     int64_t bk = 1;
     for (int a = 0; a < op->naxes; a++)
         if (role[a] == GS_MMA_ROLE_K) bk *= e->tile[a].block;
@@ -1313,25 +1325,17 @@ static void choose_pad_mma_compute(const gs_hw *hw, const gs_op *op, const gs_et
     double best = -1;
     int64_t best_pad = 0;
     int best_swz = 0;
-    /* candidates: (pad, swizzle) = (0, 0), (vec, 0) where reserved, (0, 1..3) */
-    for (int c = 0; c < 5; c++) {
-        const int64_t pad = c == 1 ? vec : 0;
-        const int swz = c >= 2 ? c - 1 : 0;
-        const int64_t pitch = pi->dims[pi->inner_dim] + pad;
-        if (pad > reserve || (swz && (ts->ndim < 2 || pitch % (vec << swz) || pi->stage_elems % pitch))) continue;
-        pi->pad = (int32_t)pad;
-        pi->swizzle = (uint8_t)swz;
-        layout_strides(ts, pi->dims, pi->inner_dim, pad, pi->sstride);
-        double rw = mma_read_wf_memo(hw, op, e, p, role, t, memo);
-        double sw = swz ? mma_store_wf_swz(op, t, pi, p->threads, hw->smem_banks, memo)
-                        : store_wavefronts(op, t, pi, p->threads, hw->smem_banks, hw->warp_size, memo);
-        double cost = reads * rw + pi->units_per_thread * sw;
+    for (int c = 0; c < MMA_PAD_CANDS; c++) {
+        int64_t pad;
+        int swz;
+        if (!(pc->valid >> c & 1) || !mma_pad_cand(pi, ts, vec, c, &pad, &swz)) continue;
+        double cost = reads * pc->rw[c] + pi->units_per_thread * pc->sw[c];
         if (best < 0 || cost < best) {
             best = cost;
             best_pad = pad;
             best_swz = swz;
-            pi->read_wf = (float)rw;
-            pi->store_wf = (float)sw;
+            pi->read_wf = (float)pc->rw[c];
+            pi->store_wf = (float)pc->sw[c];
         }
     }
     pi->pad = (int32_t)best_pad;
@@ -1340,6 +1344,50 @@ static void choose_pad_mma_compute(const gs_hw *hw, const gs_op *op, const gs_et
     /* ldmatrix rows start on 16 bytes: every outer stride a multiple of 8 */
     for (int j = 0; j < ts->ndim && pi->ldsm; j++)
         if (j != pi->inner_dim && pi->sstride[j] % 8) pi->ldsm = pi->ldsm_trans = 0;
+}
+
+/* Key of mma_pad_cands' inputs besides the operator and the profile (one
+ * memo serves one of each): the input's layout as planned so far (its
+ * bytes, plans start zeroed) less the fields the thread count sets for the
+ * copy loop (units per thread, batch, unit stepping), which the simulation
+ * does not read; the store's lanes (the thread count up to 64: a warp's, or
+ * fewer); the row; the block tiles. */
+static uint64_t mma_pad_key(const gs_op *op, const gs_etir *e, const gs_plan *p, int t) {
+    gs_plan_input in;
+    memcpy(&in, &p->in[t], sizeof in);
+    in.units_per_thread = 0;
+    in.copy_batch = 0;
+    in.unit_dim = 0;
+    in.unit_linear = 0;
+    in.unit_rows = 0;
+    in.unit_recompute = 0;
+    uint64_t h = 0xcbf29ce484222325ull;
+    const unsigned char *b = (const unsigned char *)&in;
+    for (size_t i = 0; i < sizeof in; i++) h = (h ^ b[i]) * 0x100000001b3ull;
+    const int64_t more[] = {t, p->mma, p->threads < 64 ? p->threads : 64};
+    for (size_t i = 0; i < sizeof more / sizeof more[0]; i++) h = (h ^ (uint64_t)more[i]) * 0x100000001b3ull;
+    for (int a = 0; a < op->naxes; a++) h = (h ^ (uint64_t)e->tile[a].block) * 0x100000001b3ull;
+    return h | 1;
+}
+
+/* The choice, its candidates' simulations remembered in memo (the bank
+ * simulator over up to five layouts was most of an mma state's price: gemm
+ * M=2048 N=768 K=768 f16 on h100, 72 % of the construction's instructions
+ * before the first memo). */
+static void choose_pad_mma(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_plan *p, int t, gs_wf_memo *memo) {
+    gs_mma_pad_cands pc;
+    if (!memo) {
+        mma_pad_cands(hw, op, e, p, t, NULL, &pc);
+        mma_pad_apply(op, e, p, t, &pc);
+        return;
+    }
+    const uint64_t key = mma_pad_key(op, e, p, t);
+    const size_t slot = (size_t)(key >> 40) & (GS_WF_MEMO_MMA - 1);
+    if (memo->mma_key[slot] != key) {
+        mma_pad_cands(hw, op, e, p, t, memo, &memo->mma_cands[slot]);
+        memo->mma_key[slot] = key;
+    }
+    mma_pad_apply(op, e, p, t, &memo->mma_cands[slot]);
 }
 
 void gs_plan_make(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts, gs_plan *p) {

@@ -186,11 +186,19 @@ typedef struct gs_plan {
 #define GS_WF_MEMO_SLOTS 16384 /* indexed by a key's top 16 bits: at most 65536 */
 /* Staged inputs' layouts remembered by gs_plan_shape_memo (a power of two). */
 #define GS_WF_MEMO_LAYOUTS 1024
-#define GS_WF_MEMO_MMA 256 /* a power of two */
+/* mma inputs' candidate layouts (choose_pad_mma), direct-mapped (a power of two). */
+#define GS_WF_MEMO_MMA 512
 /* mma fragment reads' wavefronts (mma_read_wf), direct-mapped (a power of two). */
 #define GS_WF_MEMO_MMA_READS 1024
 /* Staged inputs' padding choices (choose_pad), direct-mapped (a power of two). */
 #define GS_WF_MEMO_PADS 4096
+/* The wavefronts of an mma input's candidate layouts (choose_pad_mma): the
+ * fragment reads (rw) and the copy's stores (sw) of each, valid ones by bit,
+ * and the ldmatrix mode they were simulated with. */
+typedef struct gs_mma_pad_cands {
+    double rw[5], sw[5];
+    uint8_t valid, ldsm, ldsm_trans;
+} gs_mma_pad_cands;
 typedef struct gs_wf_memo {
     uint64_t key[GS_WF_MEMO_SLOTS];
     double val[GS_WF_MEMO_SLOTS];
@@ -200,11 +208,12 @@ typedef struct gs_wf_memo {
     uint64_t layout_key[GS_WF_MEMO_LAYOUTS];
     int64_t layout_pad[GS_WF_MEMO_LAYOUTS];
     gs_plan_input layout[GS_WF_MEMO_LAYOUTS];
-    /* an mma plan's staged input after its shared layout choice (ldmatrix
-     * mode, padding or swizzle, wavefronts), by everything the choice reads
-     * (direct-mapped; choose_pad_mma) */
+    /* an mma plan's staged input's candidate layouts, simulated (ldmatrix
+     * mode, each padding or swizzle's wavefronts), by everything the
+     * simulations read: not the warp tile, which only weighs them
+     * (choose_pad_mma) */
     uint64_t mma_key[GS_WF_MEMO_MMA];
-    gs_plan_input mma_in[GS_WF_MEMO_MMA];
+    gs_mma_pad_cands mma_cands[GS_WF_MEMO_MMA];
     /* one candidate layout's fragment-read wavefronts (mma_read_wf) by
      * everything they read: the row, the operand, the ldmatrix mode, the
      * swizzle and pitch, the shared strides and the block tiles; not the warp
