@@ -1192,7 +1192,7 @@ static double mma_read_wf(const gs_hw *hw, const gs_op *op, const gs_etir *e, co
  * besides the operator and the profile (one memo serves one of each): the
  * operand and row, the ldmatrix mode, the swizzle and the pitch it folds by,
  * the im2col view's axes, the shared strides the offsets sum, and the block
- * tiles the fragment's coordinates split over. */
+ * tiles the fragment's coordinates split over (t's own role's and k's). */
 static double mma_read_wf_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan *p,
                                const int8_t *role, int t, gs_wf_memo *memo) {
     if (!memo) return mma_read_wf(hw, op, e, p, role, t, memo);
@@ -1212,7 +1212,9 @@ static double mma_read_wf_memo(const gs_hw *hw, const gs_op *op, const gs_etir *
         MIX(pi->sstride[k]);
         MIX(pi->im2col ? pi->view_axis[k] : 0);
     }
-    for (int a = 0; a < op->naxes; a++) MIX(e->tile[a].block);
+    const int xr = t == 0 ? GS_MMA_ROLE_M : GS_MMA_ROLE_N;
+    for (int a = 0; a < op->naxes; a++)
+        if (role[a] == xr || role[a] == GS_MMA_ROLE_K) MIX(e->tile[a].block);
 #undef MIX
     h = (h ^ h >> 31) | 1;
     const size_t slot = (size_t)(h >> 40) & (GS_WF_MEMO_MMA_READS - 1);
@@ -1273,12 +1275,10 @@ static bool mma_pad_cand(const gs_plan_input *pi, const gs_tensor *ts, int64_t v
 /* Each candidate's wavefronts into pc (valid: bit c), and the ldmatrix mode
  * (pi->ldsm, ldsm_trans: set here, as the reads were simulated with it);
  * pi's layout is left as it was. */
-static void mma_pad_cands(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_plan *p, int t, gs_wf_memo *memo,
-                          gs_mma_pad_cands *pc) {
+static void mma_pad_cands(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_plan *p, int t, const int8_t *role,
+                          gs_wf_memo *memo, gs_mma_pad_cands *pc) {
     gs_plan_input *pi = &p->in[t];
     const gs_plan_input keep = *pi;
-    int8_t role[GS_MAX_AXES];
-    gs_mma_roles(op, role);
     mma_ldsm_mode(op, pi, t, gs_mma_get(p->mma));
     gs_tensor view;
     const gs_tensor *ts = gs_plan_box_tensor(op, pi, t, &view);
@@ -1307,11 +1307,10 @@ static void mma_pad_cands(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs
 
 /* The cheapest candidate of pc for p's warp tile: pi's ldmatrix mode,
  * padding, swizzle, strides and wavefronts. */
-static void mma_pad_apply(const gs_op *op, const gs_etir *e, gs_plan *p, int t, const gs_mma_pad_cands *pc) {
+static void mma_pad_apply(const gs_op *op, const gs_etir *e, gs_plan *p, int t, const int8_t *role,
+                          const gs_mma_pad_cands *pc) {
     gs_plan_input *pi = &p->in[t];
     const gs_mma_row *r = gs_mma_get(p->mma);
-    int8_t role[GS_MAX_AXES];
-    gs_mma_roles(op, role);
     pi->ldsm = pc->ldsm;
     pi->ldsm_trans = pc->ldsm_trans;
     gs_tensor view;
@@ -1351,8 +1350,10 @@ static void mma_pad_apply(const gs_op *op, const gs_etir *e, gs_plan *p, int t, 
  * bytes, plans start zeroed) less the fields the thread count sets for the
  * copy loop (units per thread, batch, unit stepping), which the simulation
  * does not read; the store's lanes (the thread count up to 64: a warp's, or
- * fewer); the row; the block tiles. */
-static uint64_t mma_pad_key(const gs_op *op, const gs_etir *e, const gs_plan *p, int t) {
+ * fewer); the row; the block tiles of t's own role and of k (the fragment's
+ * coordinates; the other axes reach the layout only through the box). */
+static uint64_t mma_pad_key(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, const int8_t *role) {
+    _Static_assert(sizeof(gs_plan_input) % 8 == 0, "mma_pad_key reads the input a word at a time");
     gs_plan_input in;
     memcpy(&in, &p->in[t], sizeof in);
     in.units_per_thread = 0;
@@ -1361,12 +1362,21 @@ static uint64_t mma_pad_key(const gs_op *op, const gs_etir *e, const gs_plan *p,
     in.unit_linear = 0;
     in.unit_rows = 0;
     in.unit_recompute = 0;
-    uint64_t h = 0xcbf29ce484222325ull;
-    const unsigned char *b = (const unsigned char *)&in;
-    for (size_t i = 0; i < sizeof in; i++) h = (h ^ b[i]) * 0x100000001b3ull;
-    const int64_t more[] = {t, p->mma, p->threads < 64 ? p->threads : 64};
-    for (size_t i = 0; i < sizeof more / sizeof more[0]; i++) h = (h ^ (uint64_t)more[i]) * 0x100000001b3ull;
-    for (int a = 0; a < op->naxes; a++) h = (h ^ (uint64_t)e->tile[a].block) * 0x100000001b3ull;
+    uint64_t w[sizeof in / 8], h = 0x9e3779b97f4a7c15ull;
+    memcpy(w, &in, sizeof w);
+    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) {
+        h = (h ^ w[i]) * 0xff51afd7ed558ccdull;
+        h ^= h >> 31;
+    }
+    const int xr = t == 0 ? GS_MMA_ROLE_M : GS_MMA_ROLE_N;
+    h = (h ^ ((uint64_t)t << 32 | (uint64_t)p->mma << 8 | (uint64_t)(p->threads < 64 ? p->threads : 64))) *
+        0xc4ceb9fe1a85ec53ull;
+    for (int a = 0; a < op->naxes; a++)
+        if (role[a] == xr || role[a] == GS_MMA_ROLE_K) {
+            h = (h ^ ((uint64_t)a << 56 ^ (uint64_t)e->tile[a].block)) * 0xff51afd7ed558ccdull;
+            h ^= h >> 29;
+        }
+    h ^= h >> 33;
     return h | 1;
 }
 
@@ -1376,18 +1386,20 @@ static uint64_t mma_pad_key(const gs_op *op, const gs_etir *e, const gs_plan *p,
  * before the first memo). */
 static void choose_pad_mma(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_plan *p, int t, gs_wf_memo *memo) {
     gs_mma_pad_cands pc;
+    int8_t role[GS_MAX_AXES];
+    gs_mma_roles(op, role);
     if (!memo) {
-        mma_pad_cands(hw, op, e, p, t, NULL, &pc);
-        mma_pad_apply(op, e, p, t, &pc);
+        mma_pad_cands(hw, op, e, p, t, role, NULL, &pc);
+        mma_pad_apply(op, e, p, t, role, &pc);
         return;
     }
-    const uint64_t key = mma_pad_key(op, e, p, t);
+    const uint64_t key = mma_pad_key(op, e, p, t, role);
     const size_t slot = (size_t)(key >> 40) & (GS_WF_MEMO_MMA - 1);
     if (memo->mma_key[slot] != key) {
-        mma_pad_cands(hw, op, e, p, t, memo, &memo->mma_cands[slot]);
+        mma_pad_cands(hw, op, e, p, t, role, memo, &memo->mma_cands[slot]);
         memo->mma_key[slot] = key;
     }
-    mma_pad_apply(op, e, p, t, &memo->mma_cands[slot]);
+    mma_pad_apply(op, e, p, t, role, &memo->mma_cands[slot]);
 }
 
 void gs_plan_make(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts, gs_plan *p) {
