@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 TestSuite(mma_model);
@@ -222,5 +223,94 @@ Test(mma_model, epilogue_sectors_follow_the_c_layout) {
         cr_assert(fabs(est.t_l2 - want) < 1e-4 * want, "%s: t_l2 %.6g s, want %.6g", specs[i], est.t_l2, want);
         gs_op_destroy(op);
     }
+    gs_ctx_destroy(ctx);
+}
+
+/* An mma input's layout choice (choose_pad_mma) is remembered by a key that
+ * leaves out the warp tile, the thread tiles and the copy loop's per-thread
+ * fields (their candidates' wavefronts are simulated once per layout and
+ * block tile, and each warp tile only weighs them), and both it and the
+ * fragment-read memo leave out the block tiles of the other operand's axes.
+ * So every plan made through one memo shared by the warp tiles of many
+ * block tiles must equal the plan made without a memo: gemm (with A
+ * transposed), batched gemm, and convolutions in both layouts (several m and
+ * k axes, the im2col tile), on sm_90, sm_86 (ldmatrix) and sm_75 (k = 8). */
+Test(mma_model, layout_memo_exact, .timeout = 120) {
+    const char *specs[] = {
+        "gemm M=512 N=384 K=256 dtype=f16",
+        "gemm M=256 N=256 K=512 transA=1 dtype=bf16",
+        "bgemm B=8 M=128 N=64 K=128 transB=1 dtype=f16",
+        "conv2d N=2 C=32 H=14 W=14 K=64 R=3 S=3 pad=1 layout=nhwc dtype=f16",
+        "conv2d N=2 C=32 H=14 W=14 K=64 R=3 S=3 pad=1 layout=nchw dtype=bf16",
+    };
+    const char *hws[] = {"h100", "rtx3090", "t4"};
+    gs_ctx *ctx = gs_ctx_create();
+    gs_wf_memo *memo = malloc(sizeof *memo);
+    cr_assert(memo);
+    int64_t total = 0;
+    for (size_t s = 0; s < sizeof specs / sizeof specs[0]; s++)
+        for (size_t h = 0; h < sizeof hws / sizeof hws[0]; h++) {
+            const gs_hw *hw = gs_hw_find_builtin(hws[h]);
+            gs_op *op = NULL;
+            cr_assert_eq(gs_op_parse(ctx, specs[s], &op), GS_OK, "%s: %s", specs[s], gs_ctx_errmsg(ctx));
+            int row = gs_mma_pick(hw->sm, op);
+            int8_t role[GS_MAX_AXES];
+            if (!row || !gs_mma_roles(op, role)) { /* bf16 on sm_75: no row */
+                gs_op_destroy(op);
+                continue;
+            }
+            /* the last (fastest) axis of each role carries its tile */
+            int last[GS_MMA_ROLE_BATCH + 1] = {-1, -1, -1, -1, -1};
+            for (int a = 0; a < op->naxes; a++) last[role[a]] = a;
+            gs_wf_memo_init(memo);
+            int64_t n = 0;
+            const int bms[] = {16, 32, 64, 128}, bns[] = {16, 32, 64}, bks[] = {16, 32, 64};
+            for (int ib = 0; ib < 4 * 3 * 3 * 2; ib++)
+                for (int tm = 2; tm <= 16; tm *= 2)
+                    for (int tn = 2; tn <= 16; tn *= 2)
+                        for (int st = 1; st <= 3; st++) {
+                            gs_etir e;
+                            gs_etir_init(op, &e);
+                            e.level = 0;
+                            e.mma = (uint8_t)row;
+                            gs_knob_set(&e, GS_KNOB_STAGES, st);
+                            for (int a = 0; a < op->naxes; a++) {
+                                int64_t b = 1, x = 1;
+                                while (x < op->axes[a].extent) x *= 2; /* the largest block tile */
+                                if (a == last[GS_MMA_ROLE_M]) b = bms[ib % 4];
+                                else if (a == last[GS_MMA_ROLE_N]) b = bns[ib / 4 % 3];
+                                else if (a == last[GS_MMA_ROLE_K]) b = bks[ib / 12 % 3];
+                                else if (ib / 36 && role[a] != GS_MMA_ROLE_BATCH) b = 2; /* the other m, k axes */
+                                e.tile[a].block = (int32_t)(b < x ? b : x);
+                            }
+                            e.tile[last[GS_MMA_ROLE_M]].thread = tm;
+                            e.tile[last[GS_MMA_ROLE_N]].thread = tn;
+                            if (!gs_etir_wellformed(op, &e) || !gs_mma_state_ok(op, &e, row)) continue;
+                            gs_plan with, without;
+                            char desc[256];
+                            gs_etir_format(op, &e, desc, sizeof desc);
+                            gs_plan_make_memo(hw, op, &e, NULL, memo, &with);
+                            gs_plan_make(hw, op, &e, NULL, &without);
+                            cr_assert_eq(with.mma, row);
+                            for (int t = 0; t < op->ninputs; t++)
+                                cr_assert(!memcmp(&with.in[t], &without.in[t], sizeof with.in[t]),
+                                          "%s on %s, %s, input %d: the memo's layout (pad %d swizzle %d ldsm %d, "
+                                          "read %g store %g) is not the plan's (pad %d swizzle %d ldsm %d, read %g "
+                                          "store %g)",
+                                          specs[s], hw->name, desc, t, with.in[t].pad,
+                                          with.in[t].swizzle, with.in[t].ldsm, with.in[t].read_wf, with.in[t].store_wf,
+                                          without.in[t].pad, without.in[t].swizzle, without.in[t].ldsm,
+                                          without.in[t].read_wf, without.in[t].store_wf);
+                            cr_assert(!memcmp(&with, &without, sizeof with), "%s on %s, %s: plans differ", specs[s],
+                                      hw->name, desc);
+                            n++;
+                        }
+            cr_log_info("%s on %s: %lld mma plans through one memo", specs[s], hw->name, (long long)n);
+            cr_assert(n >= 100, "%s on %s: only %lld mma states planned", specs[s], hw->name, (long long)n);
+            total += n;
+            gs_op_destroy(op);
+        }
+    cr_assert(total >= 1000);
+    free(memo);
     gs_ctx_destroy(ctx);
 }
