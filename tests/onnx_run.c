@@ -552,6 +552,7 @@ static int run_test(runner *R, const char *dir, outcome *o) {
             if (!run_kernel(R, m, &nd, &st, o)) goto done;
         }
     }
+    double worst_all = 0; /* max over the outputs of max|d| / max|want| */
     for (int i = nin; i < ntp; i++) {
         const tproto *w = &io[i];
         ten *t = find(&st, w->name);
@@ -564,11 +565,13 @@ static int run_test(runner *R, const char *dir, outcome *o) {
             goto done;
         }
         int64_t bad = 0, first = -1;
-        double worst = 0;
+        double worst = 0, dmax = 0, big = 0;
         for (int64_t e = 0; e < w->n; e++) {
             double got = t->data[e], want = w->data[e];
+            if (isfinite(want)) big = fmax(big, fabs(want));
             if ((isnan(want) && isnan(got)) || got == want) continue; /* equal infinities too, as numpy's */
             double d = fabs(got - want);
+            if (d > dmax) dmax = d;
             if (!(d <= atol + rtol * fabs(want))) { /* NaN on one side only fails */
                 if (first < 0) first = e;
                 bad++;
@@ -581,8 +584,9 @@ static int run_test(runner *R, const char *dir, outcome *o) {
                 (double)w->data[first], worst);
             goto done;
         }
+        worst_all = fmax(worst_all, big > 0 ? dmax / big : dmax);
     }
-    set(o, ST_PASS, "%d outputs within rtol %g atol %g", nout, rtol, atol);
+    set(o, ST_PASS, "%d outputs within rtol %g atol %g (worst |d|/max|want| %.3g)", nout, rtol, atol, worst_all);
 done:
     store_free(&st);
     for (int i = 0; i < ntp; i++) free(io[i].data);

@@ -1013,7 +1013,8 @@ static int attr_ints(const onode *n, const char *name, int want, int64_t def, in
 static const char *dtype_name(int t) {
     static const char *names[] = {"UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32", "INT64",
                                   "STRING", "BOOL", "FLOAT16", "DOUBLE", "UINT32", "UINT64", "COMPLEX64",
-                                  "COMPLEX128", "BFLOAT16"};
+                                  "COMPLEX128", "BFLOAT16", "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
+                                  "FLOAT8E5M2FNUZ", "UINT4", "INT4", "FLOAT4E2M1", "FLOAT8E8M0", "UINT2", "INT2"};
     return t >= 0 && t < (int)(sizeof names / sizeof names[0]) ? names[t] : "an unknown type";
 }
 
