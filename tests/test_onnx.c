@@ -1168,7 +1168,8 @@ static void w_cast(pbw *g, const char *in, const char *out, int elem) {
  * dtype=f16; of bf16: dtype=bf16); a Cast between the floating types is a
  * conversion kernel (clip without bounds, in one type and out another), of a
  * constant a constant of the rounded values, to an integer type unsupported;
- * a MatMul of an f16 and a bf16 tensor is refused, naming both. Old code
+ * a MatMul of an f16 and a bf16 tensor, and an Add of an f16 and an f32 one,
+ * are refused, naming both. Old code
  * refused every half tensor ("gensor kernels are fp32"). */
 Test(onnx, half_tensors_read_exactly_and_type_the_kernels) {
     static const int64_t xd[2] = {2, 8}, wd[2] = {8, 4}, yd[2] = {2, 4};
@@ -1206,6 +1207,7 @@ Test(onnx, half_tensors_read_exactly_and_type_the_kernels) {
     w_cast(&g, "wi", "wf", 1);                       /* 4: a constant converted */
     w_cast(&g, "x", "xi", 6);                        /* 5: to INT32 */
     w_cast(&g, "xf", "xh", 10);                      /* 6: f32 -> f16 kernel */
+    w_node(&g, "Add", "x", "xf", "mix", NULL, 0);    /* 7: f16 + f32, element-wise */
     w_value_typed(&g, 11, "x", 10, xd, 2);
     w_value_typed(&g, 11, "xb", 16, xd, 2);
     w_value_typed(&g, 11, "xf", 1, xd, 2);
@@ -1264,6 +1266,10 @@ Test(onnx, half_tensors_read_exactly_and_type_the_kernels) {
     node(ctx, md, 6, &nd);
     cr_assert_eq(nd.kind, GS_MODEL_KERNEL, "cast f32 -> f16: %s", nd.reason ? nd.reason : "");
     expect_spec(ctx, nd.op, "clip M=2 N=8 dtype=f32 out_dtype=f16", "cast f32 -> f16");
+    node(ctx, md, 7, &nd);
+    cr_assert_eq(nd.kind, GS_MODEL_UNSUPPORTED);
+    cr_expect(strstr(nd.reason, "mixed element types: input 'x' is FLOAT16 and input 'xf' is FLOAT"), "reason: %s",
+              nd.reason);
     gs_model_destroy(md);
     gs_ctx_destroy(ctx);
 }
