@@ -461,9 +461,12 @@ onnx-conformance: deps $(BUILD)/onnx_run onnx-venv
 # (experiments/onnx_ort_check.sh; light_resnet50 takes ~5 min on PoCL cold).
 # @dim=N,... runs the kernels constructed at the dims before it at these: the
 # BERT and GPT-2 blocks (experiments/onnx_blocks.py) built for seq 8 run at 13.
+# %f16 or %bf16: the model converted to that type (FLOAT casts at its edges),
+# against ONNX Runtime on its FLOAT twin at 16 u (BERT and GPT-2 in f16).
 ONNX_ORT_REQ    := experiments/requirements-onnx-ort.txt
 ONNX_ORT_MODELS ?= light_squeezenet light_resnet50 tests/data/onnx/bert.onnx:batch=2,seq=8@seq=13 \
-                   tests/data/onnx/gpt2.onnx:batch=2,seq=8@seq=13
+                   tests/data/onnx/gpt2.onnx:batch=2,seq=8@seq=13 tests/data/onnx/bert.onnx:batch=2,seq=8%f16 \
+                   tests/data/onnx/gpt2.onnx:batch=2,seq=8%f16
 onnx-ort-venv: $(ONNX_VENV)/.ort
 $(ONNX_VENV)/.ort: $(ONNX_ORT_REQ)
 	@$(call venv_pip,onnx-ort-venv,$(ONNX_VENV),$(ONNX_ORT_REQ))

@@ -29,11 +29,13 @@ static const char import_help[] =
     "--construct DIR constructs every distinct kernel for the profile (the default options, the\n"
     "1x1-conv form chosen as `construct` does) and writes into DIR: model.json (the list),\n"
     "kernels/NAME.cl and NAME.cu (each kernel's top candidate), weights.bin (every constant a node\n"
-    "reads, float32 little-endian) and manifest.json: per node in graph order its kind (kernel,\n"
-    "view, constant, fused, unsupported with the reason), and for a kernel its spec, form, config,\n"
-    "kernel name and sources, launch (grid, block, shared bytes) and buffer bindings (buffer,\n"
-    "tensor, elements, constant or output, the output's initial tensor); the constants' offsets\n"
-    "in weights.bin. experiments/onnx_run.c runs a model from it.\n";
+    "reads, float32 little-endian: a FLOAT16 or BFLOAT16 constant's exact values) and\n"
+    "manifest.json: per node in graph order its kind (kernel, view, constant, fused, unsupported\n"
+    "with the reason), and for a kernel its spec, form, config, kernel name and sources, launch\n"
+    "(grid, block, shared bytes) and buffer bindings (buffer, tensor, elements, dtype: the\n"
+    "buffer's element type f32, f16 or bf16, constant or output, the output's initial tensor);\n"
+    "the constants' offsets in weights.bin and their types. A runner converts each constant to\n"
+    "its buffer's type (round to nearest even). tests/onnx_run.c runs a model from it.\n";
 
 #define IMPORT_MAX_DIMS 32
 
@@ -156,21 +158,26 @@ typedef struct cbuild {
     const char *dir;
     FILE *wf;          /* weights.bin */
     int64_t woff;      /* bytes written to it */
-    json_t *constants; /* name -> {offset, elems} */
+    json_t *constants; /* name -> {offset, elems, dtype} */
     json_t *kernels;   /* spec -> the kernel's object (constructed once per spec) */
     int constructed;
 } cbuild;
 
-/* The constant name into weights.bin, once. */
+/* The constant name into weights.bin, once: float32 (a FLOAT16 or BFLOAT16
+ * constant's values are exact floats; its "dtype" says which, and a runner
+ * converts it to the kernel buffer's type with gs_dtype_convert). */
 static gs_status add_constant(cbuild *b, const char *name) {
     if (json_object_get(b->constants, name)) return GS_OK;
     const float *data;
     int64_t n;
+    gs_dtype dt = GS_DTYPE_F32;
     gs_status s = gs_model_constant(b->ctx, b->m, name, &data, &n);
+    if (s == GS_OK) s = gs_model_tensor_dtype(b->ctx, b->m, name, &dt);
     if (s != GS_OK) return s;
     if (n > 0 && fwrite(data, sizeof *data, (size_t)n, b->wf) != (size_t)n)
         return gs_err(b->ctx, GS_ERR_IO, "cannot write %s/weights.bin: %s", b->dir, strerror(errno));
-    json_object_set_new(b->constants, name, json_pack("{s:I, s:I}", "offset", (json_int_t)b->woff, "elems", (json_int_t)n));
+    json_object_set_new(b->constants, name, json_pack("{s:I, s:I, s:s}", "offset", (json_int_t)b->woff, "elems",
+                                                      (json_int_t)n, "dtype", gs_dtype_name(dt)));
     b->woff += n * (int64_t)sizeof *data;
     return GS_OK;
 }
@@ -230,9 +237,10 @@ static gs_status kernel_node(cbuild *b, const gs_model_node *nd, json_t *e) {
     json_object_set_new(e, "bindings", bs);
     for (int i = 0; i < nd->nbindings; i++) {
         const gs_model_binding *bd = &nd->bindings[i];
-        json_array_append_new(bs, json_pack("{s:s, s:s, s:I, s:b, s:b}", "buffer", bd->buffer, "tensor", bd->tensor,
-                                            "elems", (json_int_t)gs_op_buffer_elems(nd->op, i), "constant",
-                                            bd->constant, "output", bd->output));
+        json_array_append_new(bs, json_pack("{s:s, s:s, s:I, s:s, s:b, s:b}", "buffer", bd->buffer, "tensor",
+                                            bd->tensor, "elems", (json_int_t)gs_op_buffer_elems(nd->op, i), "dtype",
+                                            gs_dtype_name(gs_op_buffer_dtype(nd->op, i)), "constant", bd->constant,
+                                            "output", bd->output));
         if (bd->constant && (s = add_constant(b, bd->tensor)) != GS_OK) return s;
     }
     if (nd->out_init) {

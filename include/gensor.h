@@ -125,6 +125,12 @@ typedef enum gs_dtype {
  * bytes per element (0 out of range). [any thread] */
 const char *gs_dtype_name(gs_dtype t);
 int gs_dtype_bytes(gs_dtype t);
+/* n elements of type from at src into type to at dst (not overlapping):
+ * host buffers for a kernel and back. To a 16-bit type: round to nearest
+ * even (overflow to inf, NaN stays NaN), as the kernels' stores round; to
+ * f32: exact. bf16 and f16 travel as their 16-bit words. GS_ERR_INVALID_ARG
+ * for an unknown type or a NULL buffer. [any thread] */
+gs_status gs_dtype_convert(gs_ctx *ctx, gs_dtype from, const void *src, gs_dtype to, void *dst, int64_t n);
 /* Give op's inputs (and bias) the type in, its output the type out: the
  * spec text gains " dtype=in" (and " out_dtype=out" when they differ) unless
  * both are f32. GS_ERR_INVALID_ARG for an unknown type, GS_ERR_UNSUPPORTED
@@ -225,10 +231,22 @@ typedef struct gs_model_node {
 /* Node i of an imported model into *out (its pointers owned by m).
  * [any thread, after gs_model_import] */
 gs_status gs_model_node_get(gs_ctx *ctx, const gs_model *m, int i, gs_model_node *out);
-/* The fp32 data of a constant: an initializer, a Constant node's value or a
- * weight the import derived (a folded batch norm). *data owned by m.
- * [any thread, after gs_model_import] */
+/* The data of a floating constant as floats: an initializer, a Constant
+ * node's value or a weight the import derived (a folded batch norm). A
+ * FLOAT16 or BFLOAT16 constant's values are exact floats (every such value
+ * is one); gs_model_tensor_dtype gives its type, and a runner makes the
+ * kernel's buffer with gs_dtype_convert from f32 to gs_op_buffer_dtype
+ * (exact for such a constant; a derived weight of a half model is computed
+ * in f32 and rounds there once). *data owned by m. GS_ERR_UNSUPPORTED for
+ * an integer constant. [any thread, after gs_model_import] */
 gs_status gs_model_constant(gs_ctx *ctx, const gs_model *m, const char *name, const float **data, int64_t *n);
+/* The element type of a floating tensor of the imported model (a graph
+ * input or output, a constant, a node's output): FLOAT is f32, FLOAT16 f16,
+ * BFLOAT16 bf16. Each kernel reads and writes its tensors' type (its
+ * gs_op_buffer_dtype); a Cast between these types is a conversion kernel.
+ * GS_ERR_UNSUPPORTED for another type (INT64), GS_ERR_INVALID_ARG for a
+ * name the import gave no type. [any thread, after gs_model_import] */
+gs_status gs_model_tensor_dtype(gs_ctx *ctx, const gs_model *m, const char *name, gs_dtype *out);
 
 /* ---- hardware profiles ------------------------------------------------- */
 typedef struct gs_hw gs_hw;

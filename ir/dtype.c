@@ -109,3 +109,23 @@ void gs_dtype_unpack(gs_dtype t, const void *src, float *dst, int64_t n) {
     const uint16_t *s = src;
     for (int64_t i = 0; i < n; i++) dst[i] = t == GS_DTYPE_F16 ? gs_f16_to_f32(s[i]) : gs_bf16_to_f32(s[i]);
 }
+
+gs_status gs_dtype_convert(gs_ctx *ctx, gs_dtype from, const void *src, gs_dtype to, void *dst, int64_t n) {
+    if ((int)from < 0 || from >= GS_DTYPE_COUNT || (int)to < 0 || to >= GS_DTYPE_COUNT)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_dtype_convert: unknown type %d/%d (known: 0 f32, 1 f16, 2 bf16)",
+                      (int)from, (int)to);
+    if (n < 0 || (n > 0 && (!src || !dst)))
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_dtype_convert: %lld elements from %p to %p", (long long)n, src, dst);
+    if (from == GS_DTYPE_F32) gs_dtype_pack(to, src, dst, n);
+    else if (to == GS_DTYPE_F32) gs_dtype_unpack(from, src, dst, n);
+    else { /* between the 16-bit types: through f32, which holds either exactly */
+        const uint16_t *s = src;
+        uint16_t *d = dst;
+        for (int64_t i = 0; i < n; i++) {
+            float x;
+            gs_dtype_unpack(from, &s[i], &x, 1);
+            gs_dtype_pack(to, &x, &d[i], 1);
+        }
+    }
+    return GS_OK;
+}

@@ -70,6 +70,25 @@ for blk in bert:48:30 gpt2:51:33; do
   fi
 done
 
+# half models (tests/data/onnx_half, written by tests/data/onnx/gen_half.py): the manifest gives each
+# binding and constant its type (weights.bin holds floats, exact for half values) and the runner
+# makes each buffer in its kernel's type; the graph output against ONNX Runtime on the FLOAT twin
+# at the model's tolerance (4 u of the half type, tol.txt)
+for hm in net_f16 block_bf16; do
+  "$B/gensor" import "tests/data/onnx_half/$hm/model.onnx" --hw rtx3090 --construct "$T/$hm" 2> "$T/$hm.log" ||
+    { cat "$T/$hm.log"; fail "import --construct $hm"; }
+  t=${hm##*_}
+  grep -q "\"dtype\": \"$t\"" "$T/$hm/manifest.json" || fail "$hm: no binding of type $t in the manifest"
+  mkdir -p "$T/$hm.data/inputs" "$T/$hm.data/expected"
+  cp "tests/data/onnx_half/$hm/test_data_set_0/input_0.pb" "$T/$hm.data/inputs/x.pb"
+  cp "tests/data/onnx_half/$hm/test_data_set_0/output_0.pb" "$T/$hm.data/expected/y.pb"
+  rtol=$(cut -d' ' -f1 "tests/data/onnx_half/$hm/tol.txt")
+  "$B/onnx_run" --rtol "$rtol" --atol "$rtol" --manifest "$T/$hm" "$T/$hm.data" > "$T/$hm.run" 2>&1 ||
+    { cat "$T/$hm.run"; fail "$hm's run"; }
+  cat "$T/$hm.run"
+  grep -q "1 outputs compared with 1 references: 0 outside" "$T/$hm.run" || fail "$hm: want its output compared"
+done
+
 # a reference off by 5 % + 0.1 in its last element (the graph output y)
 cp -r tests/data/onnx/chain_ort "$T/bad"
 python3 - "$T/bad/expected" <<'PY'

@@ -7,7 +7,7 @@
 # passes the whole generated set. Before the run, two checks that the
 # harness can fail: a status file that expects one passing test to fail,
 # and a test whose expected output is off by 1e-2 in one element, must each
-# make it exit 1.
+# make it exit 1. Then the half-precision models of tests/data/onnx_half.
 set -eu
 B=${1:?usage: onnx_nodes.sh BUILD [DIR]}
 DIR=${2:-tests/data/onnx_nodes}
@@ -57,3 +57,10 @@ fi
 
 # 4. the run itself
 "$RUN" --status "$STATUS" "$DIR"
+
+# 5. the half-precision models (FLOAT16 and BFLOAT16: Conv+Relu+MaxPool+Gemm, MatMul+Add+Softmax+
+# LayerNormalization, casts at the edges) against ONNX Runtime on their FLOAT twins
+# (tests/data/onnx/gen_half.py), with the committed corpus only
+if [ "$DIR" = tests/data/onnx_nodes ]; then
+  "$RUN" --status tests/onnx/half_status.txt tests/data/onnx_half
+fi

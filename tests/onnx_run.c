@@ -12,7 +12,8 @@
  * DIR is a test directory or a directory of them. Each test ends as
  *   pass          every output within tolerance;
  *   unsupported   a node the import does not map, an input that is not
- *                 float32, data that are not tensors (the reason says which);
+ *                 FLOAT, FLOAT16 or BFLOAT16, data that are not tensors (the
+ *                 reason says which);
  *   fail          anything else: a wrong value, a refused model, a failed run.
  * With --status, each result is checked against the expected status file
  * (lines "name pass|unsupported|fail [reason]", # comments): a test whose
@@ -78,7 +79,7 @@ typedef struct tproto {
     int dtype;
     int ndim;
     int64_t dims[GS_ONNX_MAX_RANK];
-    float *data; /* float32 only */
+    float *data; /* FLOAT, FLOAT16 and BFLOAT16 (exact floats) only */
     int64_t n;
 } tproto;
 
@@ -98,7 +99,7 @@ static unsigned char *slurp(const char *path, size_t *n) {
     return b;
 }
 
-/* 0 read (data only for FLOAT), -1 malformed: why says what. */
+/* 0 read (data only for FLOAT, FLOAT16 and BFLOAT16), -1 malformed: why says what. */
 static int read_tproto(const char *path, tproto *t, char *why, size_t nwhy) {
     memset(t, 0, sizeof *t);
     size_t len;
@@ -112,8 +113,9 @@ static int read_tproto(const char *path, tproto *t, char *why, size_t nwhy) {
     gs_pb_field f;
     const uint8_t *raw = NULL;
     size_t raw_len = 0;
-    int64_t nf = 0, capf = 0;
+    int64_t nf = 0, capf = 0, nh = 0, caph = 0;
     float *fd = NULL;
+    uint16_t *hd = NULL; /* int32_data: a 16-bit type's words */
     int r, bad = 0;
     while (!bad && (r = gs_pb_next(&pb, &f)) == 1) {
         uint64_t v;
@@ -137,6 +139,17 @@ static int read_tproto(const char *path, tproto *t, char *why, size_t nwhy) {
                 fd[nf++] = gs_pb_f32(v);
             }
             if (r < 0) bad = 1;
+        } else if (f.num == 5) { /* int32_data */
+            memset(&it, 0, sizeof it);
+            while ((r = gs_pb_repeated(&f, GS_PB_VARINT, &it, &v)) == 1) {
+                if (nh == caph) {
+                    caph = caph ? 2 * caph : 64;
+                    hd = realloc(hd, (size_t)caph * sizeof *hd);
+                    if (!hd) abort();
+                }
+                hd[nh++] = (uint16_t)v; /* FLOAT16, BFLOAT16: the low 16 bits */
+            }
+            if (r < 0) bad = 1;
         } else if (f.num == 8 && f.wire == GS_PB_LEN) {
             snprintf(t->name, sizeof t->name, "%.*s", (int)(f.len < 255 ? f.len : 255), (const char *)f.data);
         } else if (f.num == 9 && f.wire == GS_PB_LEN) {
@@ -147,6 +160,7 @@ static int read_tproto(const char *path, tproto *t, char *why, size_t nwhy) {
     if (r < 0 || bad) {
         snprintf(why, nwhy, "%.300s: malformed TensorProto", path);
         free(fd);
+        free(hd);
         free(b);
         return -1;
     }
@@ -166,11 +180,31 @@ static int read_tproto(const char *path, tproto *t, char *why, size_t nwhy) {
         } else
             bad = 1;
         if (bad) snprintf(why, nwhy, "%.300s: %lld elements by its dims, data of another size", path, (long long)t->n);
+    } else if (t->dtype == 10 || t->dtype == 16) { /* FLOAT16, BFLOAT16: 2-byte raw or int32_data words */
+        gs_dtype ht = t->dtype == 10 ? GS_DTYPE_F16 : GS_DTYPE_BF16;
+        if (raw ? (int64_t)raw_len != 2 * t->n : nh != t->n) {
+            bad = 1;
+            snprintf(why, nwhy, "%.300s: %lld elements by its dims, data of another size", path, (long long)t->n);
+        } else {
+            t->data = malloc((size_t)(t->n ? t->n : 1) * sizeof(float));
+            if (!t->data) abort();
+            if (raw) { /* the words, aligned */
+                free(hd);
+                hd = malloc(raw_len ? raw_len : 2);
+                if (!hd) abort();
+                memcpy(hd, raw, raw_len); /* little-endian host assumed, as for FLOAT */
+            }
+            gs_dtype_convert(NULL, ht, hd, GS_DTYPE_F32, t->data, t->n); /* exact */
+        }
     }
     free(fd);
+    free(hd);
     free(b);
     return bad ? -1 : 0;
 }
+
+/* FLOAT, FLOAT16, BFLOAT16: what a kernel reads and writes. */
+static int float_type(int t) { return t == 1 || t == 10 || t == 16; }
 
 static const char *dtype_str(int t) {
     static const char *const n[] = {"UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32", "INT64",
@@ -220,13 +254,17 @@ typedef const float *(*const_fn)(void *u, const char *name, int64_t *n);
 
 /* Run candidate 0 of r on op with the buffers b[0..nb): inputs from the
  * store, constants from cf, the output (initialised from out_init when
- * given) put into the store. 1 done, 0 failed (o says why). */
+ * given) put into the store. The store holds floats; each buffer is made in
+ * its type (gs_op_buffer_dtype: f16 and bf16 rounded to nearest even by
+ * gs_dtype_convert, exact for a half model's own tensors) and the output
+ * read back as floats (exact). 1 done, 0 failed (o says why). */
 static int launch(runner *R, const char *who, const gs_op *op, const gs_result *r, const kbind *b, int nb,
                   const char *out_init, store *st, const_fn cf, void *cu, outcome *o) {
     gs_ctx *ctx = R->ctx;
     gs_kernel *k = NULL;
     gs_buffer *bufs[GS_MAX_TENSORS + 2] = {0};
     float *out = NULL;
+    void *typed = NULL; /* a buffer's host data in its type */
     int64_t on = 0;
     int oi = -1, ok = 0;
     if (nb > (int)(sizeof bufs / sizeof bufs[0])) {
@@ -277,7 +315,14 @@ static int launch(runner *R, const char *who, const gs_op *op, const gs_result *
                 gs_op_buffer_name(op, i), (long long)n);
             goto done;
         }
-        if (gs_buffer_create(ctx, R->dev, (size_t)(n ? n : 1) * sizeof(float), host, &bufs[i]) != GS_OK) {
+        gs_dtype bt = gs_op_buffer_dtype(op, i);
+        size_t bytes = (size_t)(n ? n : 1) * (size_t)gs_dtype_bytes(bt);
+        if (!(typed = malloc(bytes))) abort();
+        gs_dtype_convert(NULL, GS_DTYPE_F32, host, bt, typed, n);
+        gs_status bs = gs_buffer_create(ctx, R->dev, bytes, typed, &bufs[i]);
+        free(typed);
+        typed = NULL;
+        if (bs != GS_OK) {
             set(o, ST_FAIL, "%s: buffer: %s", who, gs_ctx_errmsg(ctx));
             goto done;
         }
@@ -286,17 +331,21 @@ static int launch(runner *R, const char *who, const gs_op *op, const gs_result *
         set(o, ST_FAIL, "%s: no output binding", who);
         goto done;
     }
+    gs_dtype ot = gs_op_buffer_dtype(op, oi);
+    if (!(typed = malloc((size_t)(on ? on : 1) * (size_t)gs_dtype_bytes(ot)))) abort();
     if (gs_kernel_run(ctx, R->dev, k, op, bufs, nb, NULL) != GS_OK ||
-        gs_buffer_read(ctx, bufs[oi], out, (size_t)on * sizeof(float)) != GS_OK) {
+        gs_buffer_read(ctx, bufs[oi], typed, (size_t)on * (size_t)gs_dtype_bytes(ot)) != GS_OK) {
         set(o, ST_FAIL, "%s: run %s: %s", who, gs_op_spec(op), gs_ctx_errmsg(ctx));
         goto done;
     }
+    gs_dtype_convert(NULL, ot, typed, GS_DTYPE_F32, out, on);
     put(st, b[oi].tensor, out, on, 0);
     out = NULL;
     R->kernels++;
     ok = 1;
 done:
     free(out);
+    free(typed);
     for (int i = 0; i < nb; i++) gs_buffer_destroy(bufs[i]);
     gs_kernel_destroy(k);
     return ok;
@@ -423,8 +472,8 @@ static int run_test(runner *R, const char *dir, outcome *o) {
                 set(o, ST_FAIL, "%s", why);
                 goto done;
             }
-            if (!role && (io[ntp].dtype == 7 || io[ntp].dtype == 6 || (io[ntp].dtype == 1 && io[ntp].ndim == 0)))
-                /* INT64, INT32 and float scalars (Clip's bounds): frozen */
+            if (!role && (io[ntp].dtype == 7 || io[ntp].dtype == 6 || (float_type(io[ntp].dtype) && io[ntp].ndim == 0)))
+                /* INT64, INT32 and floating scalars (Clip's bounds): frozen */
                 fz[nfz] = slurp(p, &fzn[nfz]), nfz++;
             ntp++;
             role ? nout++ : nin++;
@@ -461,15 +510,17 @@ static int run_test(runner *R, const char *dir, outcome *o) {
     }
     for (int i = 0; i < nin; i++) {
         if (io[i].dtype == 7 || io[i].dtype == 6) continue; /* frozen into the model */
-        if (io[i].dtype != 1) {
-            set(o, ST_UNSUP, "input '%s' is %s (the kernels take float32)", io[i].name, dtype_str(io[i].dtype));
+        if (!float_type(io[i].dtype)) {
+            set(o, ST_UNSUP, "input '%s' is %s (the kernels take FLOAT, FLOAT16 and BFLOAT16)", io[i].name,
+                dtype_str(io[i].dtype));
             goto done;
         }
         put(&st, io[i].name, io[i].data, io[i].n, 1);
     }
     for (int i = nin; i < ntp; i++)
-        if (io[i].dtype != 1) {
-            set(o, ST_UNSUP, "output '%s' is %s (the kernels write float32)", io[i].name, dtype_str(io[i].dtype));
+        if (!float_type(io[i].dtype)) {
+            set(o, ST_UNSUP, "output '%s' is %s (the kernels write FLOAT, FLOAT16 and BFLOAT16)", io[i].name,
+                dtype_str(io[i].dtype));
             goto done;
         }
     for (int i = 0; i < gs_model_num_nodes(m); i++) {
@@ -501,6 +552,7 @@ static int run_test(runner *R, const char *dir, outcome *o) {
             if (!run_kernel(R, m, &nd, &st, o)) goto done;
         }
     }
+    double worst_all = 0; /* max over the outputs of max|d| / max|want| */
     for (int i = nin; i < ntp; i++) {
         const tproto *w = &io[i];
         ten *t = find(&st, w->name);
@@ -513,11 +565,13 @@ static int run_test(runner *R, const char *dir, outcome *o) {
             goto done;
         }
         int64_t bad = 0, first = -1;
-        double worst = 0;
+        double worst = 0, dmax = 0, big = 0;
         for (int64_t e = 0; e < w->n; e++) {
             double got = t->data[e], want = w->data[e];
-            if (isnan(want) && isnan(got)) continue;
+            if (isfinite(want)) big = fmax(big, fabs(want));
+            if ((isnan(want) && isnan(got)) || got == want) continue; /* equal infinities too, as numpy's */
             double d = fabs(got - want);
+            if (d > dmax) dmax = d;
             if (!(d <= atol + rtol * fabs(want))) { /* NaN on one side only fails */
                 if (first < 0) first = e;
                 bad++;
@@ -530,8 +584,9 @@ static int run_test(runner *R, const char *dir, outcome *o) {
                 (double)w->data[first], worst);
             goto done;
         }
+        worst_all = fmax(worst_all, big > 0 ? dmax / big : dmax);
     }
-    set(o, ST_PASS, "%d outputs within rtol %g atol %g", nout, rtol, atol);
+    set(o, ST_PASS, "%d outputs within rtol %g atol %g (worst |d|/max|want| %.3g)", nout, rtol, atol, worst_all);
 done:
     store_free(&st);
     for (int i = 0; i < ntp; i++) free(io[i].data);
@@ -587,7 +642,7 @@ static int load_dir(const char *dir, store *st) {
         if (l < 4 || strcmp(e->d_name + l - 3, ".pb")) continue;
         snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
         tproto t;
-        if (read_tproto(p, &t, why, sizeof why) || t.dtype != 1) {
+        if (read_tproto(p, &t, why, sizeof why) || !float_type(t.dtype)) {
             free(t.data);
             continue;
         }

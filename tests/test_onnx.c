@@ -1130,3 +1130,167 @@ Test(onnx, transformer_blocks_run_at_other_dims, .timeout = 300) {
     blocks_rebind("onnx/gpt2.onnx", "batch", 2, "seq", 8, "seq", 13);
     blocks_rebind("onnx/bert.onnx", "batch", 2, "seq", 8, "seq", 13);
 }
+
+/* ---- half-precision models -------------------------------------------------------- */
+/* ValueInfoProto name: a tensor of element type elem (1 FLOAT, 10 FLOAT16,
+ * 16 BFLOAT16) and fixed dims. */
+static void w_value_typed(pbw *g, int num, const char *name, int elem, const int64_t *dims, int nd) {
+    pbw shape = {.n = 0}, tt = {.n = 0}, ty = {.n = 0}, v = {.n = 0};
+    for (int d = 0; d < nd; d++) {
+        pbw dim = {.n = 0};
+        w_int(&dim, 1, dims[d]);
+        w_msg(&shape, 1, &dim);
+    }
+    w_int(&tt, 1, elem);
+    w_msg(&tt, 2, &shape);
+    w_msg(&ty, 1, &tt);
+    w_str(&v, 1, name);
+    w_msg(&v, 2, &ty);
+    w_msg(g, num, &v);
+}
+/* Cast(in) -> out, to = elem. */
+static void w_cast(pbw *g, const char *in, const char *out, int elem) {
+    pbw nd = {.n = 0}, a = {.n = 0};
+    w_str(&nd, 1, in);
+    w_str(&nd, 2, out);
+    w_str(&nd, 3, out);
+    w_str(&nd, 4, "Cast");
+    w_str(&a, 1, "to");
+    w_int(&a, 3, elem);
+    w_int(&a, 20, 2); /* INT */
+    w_msg(&nd, 5, &a);
+    w_msg(g, 1, &nd);
+}
+
+/* FLOAT16 and BFLOAT16 tensors as onnx.proto stores them (raw_data two bytes
+ * each, or int32_data: one varint per element holding its 16 bits) are read
+ * exactly; each kernel takes its tensors' type (MatMul of f16 tensors: gemm
+ * dtype=f16; of bf16: dtype=bf16); a Cast between the floating types is a
+ * conversion kernel (clip without bounds, in one type and out another), of a
+ * constant a constant of the rounded values, to an integer type unsupported;
+ * a MatMul of an f16 and a bf16 tensor, and an Add of an f16 and an f32 one,
+ * are refused, naming both. Old code
+ * refused every half tensor ("gensor kernels are fp32"). */
+Test(onnx, half_tensors_read_exactly_and_type_the_kernels) {
+    static const int64_t xd[2] = {2, 8}, wd[2] = {8, 4}, yd[2] = {2, 4};
+    /* words: 1, -2.5, the smallest subnormal, the largest finite, -0, 1/3 rounded, and more */
+    uint16_t h[32], bw[32];
+    for (int i = 0; i < 32; i++) {
+        static const uint16_t sp[6] = {0x3c00, 0xc100, 0x0001, 0x7bff, 0x8000, 0x3555};
+        h[i] = i < 6 ? sp[i] : (uint16_t)(0x3000 + 97 * i);
+        bw[i] = i < 3 ? (uint16_t[3]){0x3f80, 0x0001, 0xff7f}[i] : (uint16_t)(0x3e00 + 131 * i);
+    }
+    pbw g = {.n = 0}, w = {.n = 0}, wb = {.n = 0}, raw = {.n = 0}, i32 = {.n = 0}, i32b = {.n = 0};
+    w_ints(&w, 1, wd, 2, 1);
+    w_int(&w, 2, 10); /* FLOAT16 */
+    w_str(&w, 8, "w");
+    for (int i = 0; i < 32; i++) w_fixed(&raw, h[i], 2);
+    w_msg(&w, 9, &raw);
+    w_msg(&g, 5, &w);
+    pbw wi = {.n = 0}; /* the same values through int32_data (packed) */
+    w_ints(&wi, 1, wd, 2, 1);
+    w_int(&wi, 2, 10);
+    w_str(&wi, 8, "wi");
+    for (int i = 0; i < 32; i++) w_varint(&i32, h[i]);
+    w_msg(&wi, 5, &i32);
+    w_msg(&g, 5, &wi);
+    w_ints(&wb, 1, wd, 2, 1);
+    w_int(&wb, 2, 16); /* BFLOAT16 */
+    w_str(&wb, 8, "wb");
+    for (int i = 0; i < 32; i++) w_varint(&i32b, bw[i]);
+    w_msg(&wb, 5, &i32b);
+    w_msg(&g, 5, &wb);
+    w_node(&g, "MatMul", "x", "w", "h", NULL, 0);   /* 0: f16 */
+    w_cast(&g, "h", "y", 1);                         /* 1: f16 -> f32 kernel */
+    w_node(&g, "MatMul", "xb", "wb", "hb", NULL, 0); /* 2: bf16 */
+    w_node(&g, "MatMul", "x", "wb", "bad", NULL, 0); /* 3: f16 x bf16 */
+    w_cast(&g, "wi", "wf", 1);                       /* 4: a constant converted */
+    w_cast(&g, "x", "xi", 6);                        /* 5: to INT32 */
+    w_cast(&g, "xf", "xh", 10);                      /* 6: f32 -> f16 kernel */
+    w_node(&g, "Add", "x", "xf", "mix", NULL, 0);    /* 7: f16 + f32, element-wise */
+    w_value_typed(&g, 11, "x", 10, xd, 2);
+    w_value_typed(&g, 11, "xb", 16, xd, 2);
+    w_value_typed(&g, 11, "xf", 1, xd, 2);
+    w_value_typed(&g, 12, "y", 1, yd, 2);
+    gs_ctx *ctx = gs_ctx_create();
+    gs_model *md = import_graph(ctx, &g, 13);
+    const float *c;
+    int64_t n;
+    gs_dtype t;
+    cr_assert_eq(gs_model_constant(ctx, md, "w", &c, &n), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(n, 32);
+    for (int i = 0; i < 32; i++) {
+        float want = gs_f16_to_f32(h[i]);
+        cr_expect(memcmp(&c[i], &want, 4) == 0, "w[%d] = %a, want %a (0x%04x)", i, (double)c[i], (double)want, h[i]);
+    }
+    cr_expect_eq(c[2], 0x1p-24f, "the smallest f16 subnormal");
+    cr_expect_eq(c[3], 65504.0f, "the largest f16");
+    cr_expect(signbit(c[4]) && c[4] == 0.0f, "-0");
+    cr_assert_eq(gs_model_constant(ctx, md, "wi", &c, &n), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    for (int i = 0; i < 32; i++) cr_expect_eq(gs_f32_to_f16(c[i]), h[i], "wi[%d] (int32_data)", i);
+    cr_assert_eq(gs_model_constant(ctx, md, "wb", &c, &n), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    for (int i = 0; i < 32; i++) cr_expect_eq(gs_f32_to_bf16(c[i]), bw[i], "wb[%d] (bf16 int32_data)", i);
+    cr_expect_eq(c[2], -0x1.fep127f, "the largest negative bf16");
+    static const char *const names[] = {"x", "w", "h", "y", "xb", "hb", "wf", "xh"};
+    static const gs_dtype want_t[] = {GS_DTYPE_F16, GS_DTYPE_F16, GS_DTYPE_F16, GS_DTYPE_F32,
+                                      GS_DTYPE_BF16, GS_DTYPE_BF16, GS_DTYPE_F32, GS_DTYPE_F16};
+    for (int i = 0; i < 8; i++) {
+        cr_expect_eq(gs_model_tensor_dtype(ctx, md, names[i], &t), GS_OK, "%s: %s", names[i], gs_ctx_errmsg(ctx));
+        cr_expect_eq(t, want_t[i], "%s: type %s, want %s", names[i], gs_dtype_name(t), gs_dtype_name(want_t[i]));
+    }
+    cr_expect_eq(gs_model_tensor_dtype(ctx, md, "nope", &t), GS_ERR_INVALID_ARG);
+    gs_model_node nd;
+    node(ctx, md, 0, &nd);
+    cr_assert_eq(nd.kind, GS_MODEL_KERNEL, "f16 matmul: %s", nd.reason ? nd.reason : "");
+    expect_spec(ctx, nd.op, "gemm M=2 N=4 K=8 dtype=f16", "f16 matmul");
+    cr_expect_eq(gs_op_buffer_dtype(nd.op, 1), GS_DTYPE_F16);
+    node(ctx, md, 1, &nd);
+    cr_assert_eq(nd.kind, GS_MODEL_KERNEL, "cast f16 -> f32: %s", nd.reason ? nd.reason : "");
+    expect_spec(ctx, nd.op, "clip M=2 N=4 dtype=f16 out_dtype=f32", "cast f16 -> f32");
+    expect_binding(&nd, 0, "X", "h", 0);
+    expect_binding(&nd, 1, "Z", "y", 0);
+    node(ctx, md, 2, &nd);
+    cr_assert_eq(nd.kind, GS_MODEL_KERNEL, "bf16 matmul: %s", nd.reason ? nd.reason : "");
+    expect_spec(ctx, nd.op, "gemm M=2 N=4 K=8 dtype=bf16", "bf16 matmul");
+    node(ctx, md, 3, &nd);
+    cr_assert_eq(nd.kind, GS_MODEL_UNSUPPORTED);
+    cr_expect(strstr(nd.reason, "mixed element types") && strstr(nd.reason, "FLOAT16") && strstr(nd.reason, "BFLOAT16"),
+              "reason: %s", nd.reason);
+    node(ctx, md, 4, &nd);
+    cr_expect_eq(nd.kind, GS_MODEL_VIEW, "cast of a constant: %d %s", nd.kind, nd.reason ? nd.reason : "");
+    cr_assert_eq(gs_model_constant(ctx, md, "wf", &c, &n), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    for (int i = 0; i < 32; i++) cr_expect_eq(c[i], gs_f16_to_f32(h[i]), "wf[%d]", i);
+    node(ctx, md, 5, &nd);
+    cr_assert_eq(nd.kind, GS_MODEL_UNSUPPORTED);
+    cr_expect(strstr(nd.reason, "to INT32"), "reason: %s", nd.reason);
+    node(ctx, md, 6, &nd);
+    cr_assert_eq(nd.kind, GS_MODEL_KERNEL, "cast f32 -> f16: %s", nd.reason ? nd.reason : "");
+    expect_spec(ctx, nd.op, "clip M=2 N=8 dtype=f32 out_dtype=f16", "cast f32 -> f16");
+    node(ctx, md, 7, &nd);
+    cr_assert_eq(nd.kind, GS_MODEL_UNSUPPORTED);
+    cr_expect(strstr(nd.reason, "mixed element types: input 'x' is FLOAT16 and input 'xf' is FLOAT"), "reason: %s",
+              nd.reason);
+    gs_model_destroy(md);
+    gs_ctx_destroy(ctx);
+}
+
+/* gs_dtype_convert: to the 16-bit types rounded to nearest even (ties to the
+ * even word), overflow to inf; back exact; between f16 and bf16 through f32;
+ * bad types and NULL buffers refused. */
+Test(onnx, dtype_convert_rounds_to_nearest_even) {
+    gs_ctx *ctx = gs_ctx_create();
+    float x[5] = {1.0f + 0x1p-11f, 1.0f + 3 * 0x1p-11f, 70000.0f, -0x1p-25f, 1.0f + 0x1p-8f}, y[5];
+    uint16_t hw[5], bw[5];
+    cr_assert_eq(gs_dtype_convert(ctx, GS_DTYPE_F32, x, GS_DTYPE_F16, hw, 5), GS_OK);
+    cr_expect_eq(hw[0], 0x3c00, "a tie goes to the even word: 0x%04x", hw[0]);
+    cr_expect_eq(hw[1], 0x3c02, "a tie goes to the even word: 0x%04x", hw[1]);
+    cr_expect_eq(hw[2], 0x7c00, "overflow is inf: 0x%04x", hw[2]);
+    cr_expect_eq(hw[3], 0x8000, "half the smallest subnormal ties to -0: 0x%04x", hw[3]);
+    cr_assert_eq(gs_dtype_convert(ctx, GS_DTYPE_F16, hw, GS_DTYPE_BF16, bw, 5), GS_OK);
+    cr_expect_eq(bw[4], 0x3f80, "1 + 2^-8 via f16 (exact there) ties to 1 in bf16: 0x%04x", bw[4]);
+    cr_assert_eq(gs_dtype_convert(ctx, GS_DTYPE_BF16, bw, GS_DTYPE_F32, y, 5), GS_OK);
+    cr_expect_eq(y[4], 1.0f);
+    cr_expect_eq(gs_dtype_convert(ctx, (gs_dtype)7, x, GS_DTYPE_F16, hw, 5), GS_ERR_INVALID_ARG);
+    cr_expect_eq(gs_dtype_convert(ctx, GS_DTYPE_F32, NULL, GS_DTYPE_F16, hw, 5), GS_ERR_INVALID_ARG);
+    gs_ctx_destroy(ctx);
+}

@@ -20,7 +20,10 @@
 
 /* ---- what the file holds ------------------------------------------------- */
 #define ONNX_DIM_MAX 2147483647LL /* a bound dim, as the spec parser bounds extents */
-enum { DT_FLOAT = 1, DT_INT32 = 6, DT_INT64 = 7, DT_DOUBLE = 11 };
+enum { DT_FLOAT = 1, DT_INT32 = 6, DT_INT64 = 7, DT_FLOAT16 = 10, DT_DOUBLE = 11, DT_BFLOAT16 = 16 };
+/* The floating types a kernel takes: FLOAT, FLOAT16 and BFLOAT16 (gs_dtype f32, f16, bf16). */
+static int dt_float(int t) { return t == DT_FLOAT || t == DT_FLOAT16 || t == DT_BFLOAT16; }
+static gs_dtype dt_gs(int t) { return t == DT_FLOAT16 ? GS_DTYPE_F16 : t == DT_BFLOAT16 ? GS_DTYPE_BF16 : GS_DTYPE_F32; }
 enum { AT_FLOAT = 1, AT_INT = 2, AT_STRING = 3, AT_TENSOR = 4, AT_FLOATS = 6, AT_INTS = 7 };
 
 typedef struct otensor {
@@ -28,7 +31,8 @@ typedef struct otensor {
     int dtype, ndim;
     int64_t dims[GS_ONNX_MAX_RANK];
     int64_t n;     /* elements */
-    float *f;      /* FLOAT or DOUBLE data as floats (NULL: another type) */
+    float *f;      /* FLOAT, FLOAT16, BFLOAT16 or DOUBLE data as floats (NULL: another type); the
+                      16-bit types exactly (each of their values is a float) */
     int64_t *i;    /* INT32 or INT64 data (NULL: another type) */
 } otensor;
 
@@ -287,7 +291,10 @@ static gs_status read_tensor(rd *r, gs_pb *pb, otensor *t) {
             t->n *= v;
         }
     }
-    size_t esz = t->dtype == DT_FLOAT || t->dtype == DT_INT32 ? 4 : t->dtype == DT_INT64 || t->dtype == DT_DOUBLE ? 8 : 0;
+    int half = t->dtype == DT_FLOAT16 || t->dtype == DT_BFLOAT16;
+    size_t esz = t->dtype == DT_FLOAT || t->dtype == DT_INT32 ? 4 : t->dtype == DT_INT64 || t->dtype == DT_DOUBLE ? 8
+                 : half                                       ? 2
+                                                              : 0;
     uint8_t *ext = NULL;
     if (s == GS_OK && external && esz) {
         s = read_external(r, t, loc, off_s, len_s, esz, &ext);
@@ -297,19 +304,23 @@ static gs_status read_tensor(rd *r, gs_pb *pb, otensor *t) {
     }
     if (s == GS_OK && esz) {
         /* exactly one source: raw bytes or the typed field, with n elements */
-        size_t typed = t->dtype == DT_FLOAT || t->dtype == DT_DOUBLE ? fd.n : id.n;
+        size_t typed = t->dtype == DT_FLOAT || t->dtype == DT_DOUBLE ? fd.n : id.n; /* half: int32_data */
         if (has_raw && raw_len != (size_t)t->n * esz)
             s = gs_err(r->ctx, GS_ERR_PARSE, "%s: tensor '%s': raw_data has %zu bytes, its shape needs %lld", r->path,
                        t->name, raw_len, (long long)t->n * (long long)esz);
         else if (!has_raw && typed != (size_t)t->n)
             s = gs_err(r->ctx, GS_ERR_PARSE, "%s: tensor '%s': %zu data elements, its shape needs %lld", r->path, t->name,
                        typed, (long long)t->n);
-        else if (t->dtype == DT_FLOAT || t->dtype == DT_DOUBLE) {
+        else if (t->dtype == DT_FLOAT || t->dtype == DT_DOUBLE || half) {
             t->f = gs_arena_alloc(&r->m->arena, (size_t)(t->n ? t->n : 1) * sizeof *t->f);
             if (!t->f) s = gs_err(r->ctx, GS_ERR_NOMEM, "out of memory");
             for (int64_t i = 0; s == GS_OK && i < t->n; i++) {
-                uint64_t b = has_raw ? raw_at(raw, esz, i) : fd.v[i];
-                t->f[i] = t->dtype == DT_FLOAT ? gs_pb_f32(b) : (float)gs_pb_f64(b);
+                /* the 16-bit types: raw_data 2 bytes each, or int32_data's low 16 bits (onnx.proto) */
+                uint64_t b = has_raw ? raw_at(raw, esz, i) : half ? id.v[i] : fd.v[i];
+                t->f[i] = t->dtype == DT_FLOAT      ? gs_pb_f32(b)
+                          : t->dtype == DT_FLOAT16  ? gs_f16_to_f32((uint16_t)b)
+                          : t->dtype == DT_BFLOAT16 ? gs_bf16_to_f32((uint16_t)b)
+                                                    : (float)gs_pb_f64(b);
             }
         } else {
             t->i = gs_arena_alloc(&r->m->arena, (size_t)(t->n ? t->n : 1) * sizeof *t->i);
@@ -908,6 +919,8 @@ typedef struct imp {
     int i;         /* the node being imported */
     const onode *n;
     int fused[4], nfused; /* the nodes fused into it so far (a batch norm, a unary, a Relu, a Clip) */
+    int ft;               /* the floating type of its inputs (DT_FLOAT, DT_FLOAT16, DT_BFLOAT16): its
+                             kernel's operand and output type, and the type of what it makes */
 } imp;
 
 static uint64_t name_hash(const char *s) { return gs_fnv1a64(s, strlen(s)); }
@@ -1000,7 +1013,8 @@ static int attr_ints(const onode *n, const char *name, int want, int64_t def, in
 static const char *dtype_name(int t) {
     static const char *names[] = {"UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32", "INT64",
                                   "STRING", "BOOL", "FLOAT16", "DOUBLE", "UINT32", "UINT64", "COMPLEX64",
-                                  "COMPLEX128", "BFLOAT16"};
+                                  "COMPLEX128", "BFLOAT16", "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
+                                  "FLOAT8E5M2FNUZ", "UINT4", "INT4", "FLOAT4E2M1", "FLOAT8E8M0", "UINT2", "INT2"};
     return t >= 0 && t < (int)(sizeof names / sizeof names[0]) ? names[t] : "an unknown type";
 }
 
@@ -1010,15 +1024,15 @@ static void shape_text(const tinfo *t, char *buf, size_t n) {
     if (o < n) snprintf(buf + o, n - o, "]");
 }
 
-/* Input k of the node with a known fp32 shape of rank lo..hi, or NULL after
- * marking the node unsupported with the reason. */
+/* Input k of the node with a known floating shape of rank lo..hi, or NULL
+ * after marking the node unsupported with the reason. */
 static tinfo *in_t(imp *c, int k, int lo, int hi) {
     const char *nm = k < c->n->nin ? c->n->in[k] : NULL;
     tinfo *t = tab(c->m, nm, 0);
     if (!nm || !*nm) unsup(c, "input %d is missing", k);
     else if (!t || t->ndim < 0) unsup(c, "input '%s' has no known shape (from an unsupported node)", nm);
-    else if (t->dtype != DT_FLOAT && !(t->c && t->c->f)) /* a DOUBLE constant was read as fp32 */
-        unsup(c, "input '%s' is %s; gensor kernels are fp32", nm, dtype_name(t->dtype));
+    else if (!dt_float(t->dtype) && !(t->c && t->c->f)) /* a DOUBLE constant was read as fp32 */
+        unsup(c, "input '%s' is %s; gensor kernels take FLOAT, FLOAT16 and BFLOAT16", nm, dtype_name(t->dtype));
     else if (t->ndim < lo || t->ndim > hi) {
         char sh[128];
         shape_text(t, sh, sizeof sh);
@@ -1043,14 +1057,15 @@ static int64_t prod(const int64_t *d, int a, int b) {
     return p;
 }
 
-/* Output k of node i gets a shape. */
+/* Output k of node i gets a shape. A floating output (DT_FLOAT) has the
+ * node's floating type: a kernel writes its operands' type. */
 static void set_out(imp *c, int k, int ndim, const int64_t *dims, int dtype, const otensor *cst) {
     if (k >= c->n->nout) return;
     tinfo *t = tab(c->m, c->n->out[k], 0);
     if (!t) return;
     t->ndim = ndim;
     for (int d = 0; d < ndim; d++) t->dims[d] = dims[d];
-    t->dtype = dtype;
+    t->dtype = dtype == DT_FLOAT ? c->ft : dtype;
     t->c = cst;
     t->producer = c->i;
 }
@@ -1079,38 +1094,49 @@ static void mark_fused(imp *c, int j, const tinfo *like) {
         if (t) {
             t->ndim = like->ndim;
             memcpy(t->dims, like->dims, sizeof t->dims);
-            t->dtype = like->dtype;
+            t->dtype = like->dtype == DT_FLOAT ? c->ft : like->dtype;
             t->producer = c->i;
         }
     }
 }
 
-/* A constant the import made (a folded weight), registered by name. */
+/* A constant the import made (a folded weight), registered by name: of the
+ * node's floating type (its float data computed in f32; a runner rounds it
+ * to a half type once, as it packs the kernel's buffer). */
 static otensor *derive(imp *c, const char *name, int64_t n) {
     otensor *t = gs_arena_alloc(&c->m->iarena, sizeof *t);
     float *f = gs_arena_alloc(&c->m->iarena, (size_t)(n ? n : 1) * sizeof *f);
     tinfo *ti = tab(c->m, name, 1);
     if (!t || !f || !ti) return NULL;
     t->name = ti->name;
-    t->dtype = DT_FLOAT;
+    t->dtype = c->ft;
     t->ndim = 1;
     t->dims[0] = n;
     t->n = n;
     t->f = f;
     ti->ndim = 1;
     ti->dims[0] = n;
-    ti->dtype = DT_FLOAT;
+    ti->dtype = c->ft;
     ti->c = t;
     ti->producer = c->i;
     return t;
 }
 
-/* The node is one kernel: its spec parsed into the model's op, and the
- * tensors bound to the op's buffers in order (inputs, output, bias). */
+/* The node is one kernel: its spec parsed into the model's op, its operands
+ * and output of the node's floating type (gs_op_set_dtype), and the tensors
+ * bound to the op's buffers in order (inputs, output, bias). */
+static void kernel_typed(imp *c, const char *spec, const char *const *tensors, int ntensors, const char *out_init,
+                         int in_dt, int out_dt);
 static void kernel(imp *c, const char *spec, const char *const *tensors, int ntensors, const char *out_init) {
+    kernel_typed(c, spec, tensors, ntensors, out_init, c->ft, c->ft);
+}
+static void kernel_typed(imp *c, const char *spec, const char *const *tensors, int ntensors, const char *out_init,
+                         int in_dt, int out_dt) {
     gs_model *m = c->m;
     gs_op *op = &m->ops[c->i];
     gs_status s = gs_op_parse_into(c->ctx, spec, op);
+    if (s == GS_OK && (in_dt != DT_FLOAT || out_dt != DT_FLOAT))
+        s = gs_op_set_dtype(c->ctx, op, dt_gs(in_dt), dt_gs(out_dt));
     if (s != GS_OK) {
         unsup(c, "%s (spec '%s')", gs_ctx_errmsg(c->ctx), spec);
         return;
@@ -1967,17 +1993,6 @@ static void imp_view(imp *c) {
                 d[nd++] = mark[k] ? 1 : X->dims[j++];
         }
         view(c, X, nd, d);
-    } else if (!strcmp(n->op_type, "Cast") || !strcmp(n->op_type, "CastLike")) {
-        /* fp32 to fp32 is the tensor itself; conversions are not kernels here */
-        int to = (int)attr_i(n, "to", 0);
-        tinfo *L = n->op_type[4] == 'L' && n->nin > 1 ? tab(c->m, n->in[1], 0) : NULL;
-        if (L) to = L->dtype;
-        if (X->dtype != DT_FLOAT || to != DT_FLOAT) {
-            unsup(c, "%s from %s to %s (only FLOAT to FLOAT, a view, here)", n->op_type, dtype_name(X->dtype),
-                  dtype_name(to));
-            return;
-        }
-        view(c, X, X->ndim, X->dims);
     } else { /* Identity, Dropout at inference */
         if (n->nout > 1 && *n->out[1] && tab(c->m, n->out[1], 0) && tab(c->m, n->out[1], 0)->uses) {
             unsup(c, "Dropout's mask output is read");
@@ -1985,6 +2000,72 @@ static void imp_view(imp *c) {
         }
         view(c, X, X->ndim, X->dims);
     }
+}
+
+/* Cast and CastLike between the floating types (FLOAT, FLOAT16, BFLOAT16):
+ * to its own type a view; of a constant a constant (its values rounded to
+ * the new type, to nearest even); else a conversion kernel: clip without
+ * bounds (a copy) reading the source type and writing the target type,
+ * rounding once to nearest even as every kernel's store does. Other types
+ * are unsupported with the reason. */
+static void imp_cast(imp *c) {
+    const onode *n = c->n;
+    tinfo *X = any_in(c, 0);
+    if (!X) return;
+    int to = (int)attr_i(n, "to", 0), from = X->dtype;
+    if (n->op_type[4] == 'L') {
+        tinfo *L = n->nin > 1 ? tab(c->m, n->in[1], 0) : NULL;
+        if (!L || L->ndim < 0) {
+            unsup(c, "CastLike's target_type input has no known type");
+            return;
+        }
+        to = L->dtype;
+    }
+    if (X->c && X->c->f && from == DT_DOUBLE) from = DT_FLOAT; /* a DOUBLE constant was read as fp32 */
+    if (!dt_float(from) || !dt_float(to)) {
+        unsup(c, "%s from %s to %s (between FLOAT, FLOAT16 and BFLOAT16 only: the kernels' types)", n->op_type,
+              dtype_name(X->dtype), dtype_name(to));
+        return;
+    }
+    c->ft = to; /* what the node makes */
+    if (from == to) {
+        view(c, X, X->ndim, X->dims);
+        return;
+    }
+    if (X->c) { /* a constant: converted here */
+        otensor *t = gs_arena_alloc(&c->m->iarena, sizeof *t);
+        float *f = t ? gs_arena_alloc(&c->m->iarena, (size_t)(X->c->n ? X->c->n : 1) * sizeof *f) : NULL;
+        if (!f) {
+            unsup(c, "out of memory");
+            return;
+        }
+        *t = *X->c;
+        t->name = n->out[0];
+        t->dtype = to;
+        t->f = f;
+        t->i = NULL;
+        for (int64_t k = 0; k < t->n; k++) f[k] = gs_dtype_round(dt_gs(to), X->c->f[k]);
+        set_out(c, 0, X->ndim, X->dims, to, t);
+        gs_model_node *o = &c->m->out[c->i];
+        o->kind = GS_MODEL_VIEW;
+        o->reason = isprintf(c->m, "a constant: '%s' converted from %s to %s (no kernel)", X->name, dtype_name(from),
+                             dtype_name(to));
+        gs_model_binding *b = gs_arena_alloc(&c->m->iarena, sizeof *b);
+        tinfo *y = tab(c->m, n->out[0], 0);
+        if (!b || !y) return;
+        b[0] = (gs_model_binding){"out", y->name, 1, 1};
+        o->nbindings = 1;
+        o->bindings = b;
+        return;
+    }
+    if (!(X = in_t(c, 0, 0, GS_ONNX_MAX_RANK))) return;
+    int64_t M, N;
+    rows_cols(X, &M, &N);
+    char spec[100];
+    snprintf(spec, sizeof spec, "clip M=%lld N=%lld", (long long)M, (long long)N);
+    set_out(c, 0, X->ndim, X->dims, to, NULL);
+    const char *tens[2] = {X->name, n->out[0]};
+    kernel_typed(c, spec, tens, 2, NULL, from, to);
 }
 
 static void imp_constant(imp *c) {
@@ -2069,7 +2150,7 @@ static void imp_const_shape(imp *c) {
     }
     int dtype = v ? v->t->dtype : DT_FLOAT;
     otensor *t = NULL;
-    if ((dtype == DT_FLOAT || dtype == DT_DOUBLE) && cnt <= GS_ONNX_FILL_MAX - c->m->filled) {
+    if ((dt_float(dtype) || dtype == DT_DOUBLE) && cnt <= GS_ONNX_FILL_MAX - c->m->filled) {
         t = gs_arena_alloc(&c->m->iarena, sizeof *t);
         float *f = t ? gs_arena_alloc(&c->m->iarena, (size_t)cnt * sizeof *f) : NULL;
         if (!f) {
@@ -2079,7 +2160,7 @@ static void imp_const_shape(imp *c) {
         float x = v ? v->t->f[0] : 0.0f;
         for (int64_t k = 0; k < cnt; k++) f[k] = x;
         t->name = n->nout ? n->out[0] : "";
-        t->dtype = DT_FLOAT;
+        t->dtype = dtype == DT_DOUBLE ? DT_FLOAT : dtype;
         t->ndim = nd;
         memcpy(t->dims, d, (size_t)nd * sizeof *d);
         t->n = cnt;
@@ -2271,7 +2352,7 @@ static const imp_def imp_defs[] = {
     {"ReduceSum", imp_reduce},  {"ReduceMean", imp_reduce},
     {"ReduceMax", imp_reduce},  {"ReduceMin", imp_reduce},  {"Flatten", imp_view},     {"Reshape", imp_view},
     {"Identity", imp_view},     {"Dropout", imp_view},     {"Unsqueeze", imp_view},   {"Squeeze", imp_view},
-    {"Cast", imp_view},         {"CastLike", imp_view},    {"Transpose", imp_transpose},     {"Constant", imp_constant},
+    {"Cast", imp_cast},         {"CastLike", imp_cast},    {"Transpose", imp_transpose},     {"Constant", imp_constant},
     {"BatchNormalization", imp_bn}, {"ConstantOfShape", imp_const_shape}, {"Concat.Part", imp_concat_part},
     {"LRN.Sum", imp_lrn_sum},
 };
@@ -2296,6 +2377,28 @@ static gs_status bind_input(gs_ctx *ctx, gs_model *m, const ovalue *v, tinfo *t)
     t->ndim = v->ndim;
     t->dtype = v->elem;
     return GS_OK;
+}
+
+/* c->ft: the floating type the node's floating inputs share (FLOAT when
+ * none has one). Inputs of two floating types are refused, since a kernel
+ * takes one operand type: -1 with the node unsupported. Cast and CastLike
+ * convert, so their inputs may differ. */
+static int node_float_type(imp *c) {
+    const onode *n = c->n;
+    int cast = !strcmp(n->op_type, "Cast") || !strcmp(n->op_type, "CastLike"), first = -1;
+    for (int k = 0; k < n->nin && !cast; k++) {
+        const tinfo *t = tab(c->m, n->in[k], 0);
+        if (!t || t->ndim < 0 || !dt_float(t->dtype)) continue;
+        if (first < 0) {
+            first = k;
+            c->ft = t->dtype;
+        } else if (t->dtype != c->ft) {
+            unsup(c, "mixed element types: input '%s' is %s and input '%s' is %s (a kernel takes one operand type: "
+                     "Cast one of them)", n->in[first], dtype_name(c->ft), n->in[k], dtype_name(t->dtype));
+            return -1;
+        }
+    }
+    return 0;
 }
 
 static gs_status import_once(gs_ctx *ctx, gs_model *m);
@@ -2377,11 +2480,12 @@ static gs_status import_once(gs_ctx *ctx, gs_model *m) {
     for (int i = 0; i < m->nnodes; i++) {
         gs_model_node *o = &m->out[i];
         if (o->kind == GS_MODEL_FUSED) continue;
-        imp c = {ctx, m, i, &m->nodes[i], {0, 0}, 0};
+        imp c = {ctx, m, i, &m->nodes[i], {0, 0}, 0, DT_FLOAT};
         const char *dom = c.n->domain;
         const imp_def *d = NULL;
         for (size_t k = 0; k < sizeof imp_defs / sizeof imp_defs[0] && (!*dom || !strcmp(dom, "ai.onnx")); k++)
             if (!strcmp(imp_defs[k].op_type, c.n->op_type)) d = &imp_defs[k];
+        if (node_float_type(&c) < 0) continue; /* mixed types: unsupported with the reason */
         if (d) d->fn(&c);
         else if ((!*dom || !strcmp(dom, "ai.onnx")) && un_find(c.n->op_type)) imp_unary(&c);
         else if (*dom && strcmp(dom, "ai.onnx")) unsup(&c, "operator %s of domain '%s' (only the ONNX domain)", c.n->op_type, dom);
@@ -2419,8 +2523,23 @@ gs_status gs_model_constant(gs_ctx *ctx, const gs_model *m, const char *name, co
     if (!m->imported) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_model_constant: import the model first (gs_model_import)");
     tinfo *t = tab((gs_model *)m, name, 0);
     if (!t || !t->c) return gs_err(ctx, GS_ERR_INVALID_ARG, "'%s' is not a constant of the model", name);
-    if (!t->c->f) return gs_err(ctx, GS_ERR_UNSUPPORTED, "constant '%s' is %s, not fp32", name, dtype_name(t->c->dtype));
+    if (!t->c->f)
+        return gs_err(ctx, GS_ERR_UNSUPPORTED, "constant '%s' is %s, not a floating type", name, dtype_name(t->c->dtype));
     *data = t->c->f;
     *n = t->c->n;
+    return GS_OK;
+}
+
+gs_status gs_model_tensor_dtype(gs_ctx *ctx, const gs_model *m, const char *name, gs_dtype *out) {
+    if (!m || !name || !out) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_model_tensor_dtype: NULL argument");
+    *out = GS_DTYPE_F32;
+    if (!m->imported) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_model_tensor_dtype: import the model first (gs_model_import)");
+    tinfo *t = tab((gs_model *)m, name, 0);
+    if (!t || t->ndim < 0) return gs_err(ctx, GS_ERR_INVALID_ARG, "'%s' is not a tensor of the model with a known type", name);
+    if (t->c && t->c->f && t->dtype == DT_DOUBLE) return GS_OK; /* read as fp32 */
+    if (!dt_float(t->dtype))
+        return gs_err(ctx, GS_ERR_UNSUPPORTED, "tensor '%s' is %s, not FLOAT, FLOAT16 or BFLOAT16", name,
+                      dtype_name(t->dtype));
+    *out = dt_gs(t->dtype);
     return GS_OK;
 }

@@ -14,7 +14,7 @@ message is gs_ctx_errmsg's.  docs/PYTHON.md has the rest.
 """
 from ._lib import LibraryNotFound
 from .core import (Binding, BufferInfo, Candidate, Device, Dispatch, Dispatcher, Hw, Kernel, KernelStats, Model,
-                   Node, Op, Result, construct, from_bf16, hw_list, import_onnx, to_bf16)
+                   Node, Op, Result, construct, convert, from_bf16, hw_list, import_onnx, to_bf16)
 from .errors import *  # noqa: F401,F403 (the exception classes)
 from .errors import GensorError, BY_STATUS
 

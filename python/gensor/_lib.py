@@ -130,6 +130,7 @@ _SIGS = {
     "gs_op_buffer_bytes": (c_int64, [P, c_int]),
     "gs_op_buffer_name": (c_char_p, [P, c_int]),
     "gs_dtype_name": (c_char_p, [c_int]),
+    "gs_dtype_convert": (c_int, [P, c_int, P, c_int, P, c_int64]),
     # profiles
     "gs_hw_load": (c_int, [P, c_char_p, PP]),
     "gs_hw_parse": (c_int, [P, c_char_p, PP]),
@@ -189,6 +190,7 @@ _SIGS = {
     "gs_model_num_nodes": (c_int, [P]),
     "gs_model_node_get": (c_int, [P, P, c_int, POINTER(ModelNode)]),
     "gs_model_constant": (c_int, [P, P, c_char_p, POINTER(POINTER(c_float)), POINTER(c_int64)]),
+    "gs_model_tensor_dtype": (c_int, [P, P, c_char_p, POINTER(c_int)]),
     # the dispatcher
     "gs_dispatch_opts_default": (None, [POINTER(DispatchOpts)]),
     "gs_dispatcher_create": (c_int, [P, P, POINTER(DispatchOpts), PP]),

@@ -787,24 +787,41 @@ class Model(_Owner):
         return [(n.name, n.op_type, n.reason) for n in self.nodes if n.kind == "unsupported"]
 
     def constant(self, name):
-        """A constant's fp32 data (an initializer, or a weight the import derived), as a new numpy array."""
+        """A constant's data as float32 (an initializer, or a weight the import derived), as a new numpy
+        array; a FLOAT16 or BFLOAT16 constant's values exactly (dtype(name) gives its type)."""
         self.nodes  # imported
         p, n = ctypes.POINTER(ctypes.c_float)(), c_int64()
         check(lib().gs_model_constant(ctx(), self._handle(), b(name), byref(p), byref(n)))
         return np.ctypeslib.as_array(p, shape=(n.value,)).copy() if n.value else np.zeros(0, np.float32)
 
+    def dtype(self, name):
+        """The element type of a floating tensor of the model ("f32", "f16" or "bf16"): a graph input or
+        output, a constant, a node's output."""
+        self.nodes  # imported
+        t = c_int()
+        check(lib().gs_model_tensor_dtype(ctx(), self._handle(), b(name), byref(t)))
+        return DTYPES[t.value]
+
     def run(self, device, inputs, hw="h100", dialect="opencl", unsupported="raise", **opts):
         """Run every kernel node on device, in file order, fed by the bindings: inputs (a dict of the
         graph inputs' arrays), the model's constants, and the tensors earlier nodes wrote; views pass
         their buffer on. Each kernel is constructed for hw (keyword options as gensor.construct) and
-        its top candidate run. Returns a dict of every tensor computed, as float32 arrays (shaped when
-        the kernel's operator knows its output's shape, else flat). An unsupported node raises
+        its top candidate run. Each kernel's buffers are made in its type (op.buffers' dtype: a half
+        model's inputs and weights converted with round to nearest even, exact for half values; an
+        input may be given as float32, float16 or bf16 words as uint16 when the model's input is
+        bf16). Returns a dict of every tensor computed, as float32 arrays holding the kernels'
+        values exactly (shaped when the kernel's operator knows its output's shape, else flat). An unsupported node raises
         UnsupportedError naming it and the reason, or with unsupported="skip" is passed over (its
         outputs stay missing: a node that reads one raises ValueError)."""
         if unsupported not in ("raise", "skip"):
             raise ValueError("gensor: unsupported must be 'raise' or 'skip', got %r" % (unsupported,))
         hw = hw if isinstance(hw, Hw) else Hw(hw)
-        vals = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in inputs.items()}
+        vals = {}
+        for k, v in inputs.items():
+            v = np.asarray(v)
+            if v.dtype == np.uint16:  # bf16 words
+                v = from_bf16(v)
+            vals[k] = np.ascontiguousarray(v, dtype=np.float32)
 
         def get(tensor, constant, who):
             if constant:
@@ -842,13 +859,14 @@ class Model(_Owner):
                              else np.zeros(info.elems, np.float32))
                         if shapes and shapes[info.index]:
                             a = a.reshape(shapes[info.index])
+                        a = convert(a, info.dtype)
                         out = (bd.tensor, a)
                     else:
-                        a = get(bd.tensor, bd.constant, who)
+                        a = convert(get(bd.tensor, bd.constant, who), info.dtype)
                     arrays.append(a.reshape(-1) if a.ndim > 1 and not (shapes and a.shape == shapes[info.index])
                                   else a)
                 k.run(device, *arrays)
-                vals[out[0]] = out[1]
+                vals[out[0]] = convert(out[1], "f32")
         return vals
 
     def __repr__(self):
@@ -866,18 +884,30 @@ def import_onnx(path, dims=None, **more_dims):
         raise
 
 
+def convert(a, dtype):
+    """Array a (float32, float16, or uint16 taken as bf16 words) as a new array of element type dtype
+    ("f32", "f16", "bf16": float32, float16, uint16 bf16 words) of the same shape, through the
+    library's type table (gs_dtype_convert): to a 16-bit type rounded to nearest even, as the
+    kernels round; to f32 exact."""
+    src = np.ascontiguousarray(a)
+    frm = {np.dtype(np.float32): "f32", np.dtype(np.float16): "f16", np.dtype(np.uint16): "bf16"}.get(src.dtype)
+    if frm is None:
+        src, frm = np.ascontiguousarray(a, dtype=np.float32), "f32"
+    to = _name(DTYPE_CODES, dtype, "dtype")
+    dst = np.empty(src.shape, NUMPY_DTYPES[dtype])
+    check(lib().gs_dtype_convert(ctx(), DTYPE_CODES[frm], src.ctypes.data, to, dst.ctypes.data, src.size))
+    return dst
+
+
 def to_bf16(x):
     """float32 values as bf16 words (uint16), rounded to nearest even as the kernels round."""
-    u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
-    r = ((u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16)).astype(np.uint16)
-    nan = (u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
-    return np.where(nan, ((u >> np.uint32(16)) | np.uint32(0x40)).astype(np.uint16), r)
+    return convert(np.asarray(x, dtype=np.float32), "bf16")
 
 
 def from_bf16(w):
     """bf16 words (uint16) as float32."""
-    return (np.asarray(w, dtype=np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32)
+    return convert(np.asarray(w, dtype=np.uint16), "f32")
 
 
 __all__ = ["Op", "Hw", "Result", "Candidate", "Kernel", "Device", "Dispatcher", "Dispatch", "Model", "Node", "Binding", "BufferInfo",
-           "KernelStats", "construct", "hw_list", "import_onnx", "to_bf16", "from_bf16"]
+           "KernelStats", "construct", "hw_list", "import_onnx", "convert", "to_bf16", "from_bf16"]

@@ -435,6 +435,28 @@ class Onnx(unittest.TestCase):
                            ("sm", e / e.sum(1, keepdims=True)), ("gy", gy)):
             np.testing.assert_allclose(v[name].reshape(want.shape), want, rtol=1e-4, atol=1e-4, err_msg=name)
 
+    def test_half_models_run_in_their_types(self):
+        """tests/data/onnx_half/edges_{f16,bf16}: a FLOAT input cast to the half type, MatMul + Add +
+        Relu in it, cast back: the kernels take the tensors' types, the casts are conversion kernels,
+        the weights are exact half values, and the output matches numpy on the rounded values."""
+        dev = device(self)
+        g = rng(18)
+        for t, unit in (("f16", 2.0 ** -11), ("bf16", 2.0 ** -8)):
+            m = gensor.import_onnx(os.path.join(ROOT, "tests", "data", "onnx_half", "edges_" + t, "model.onnx"))
+            self.assertEqual([m.dtype(n) for n in ("x", "xh", "w", "r", "y")], ["f32", t, t, t, "f32"])
+            ks = [n for n in m.nodes if n.kind == "kernel"]
+            self.assertEqual([n.op_type for n in ks], ["Cast", "MatMul", "Add", "Relu", "Cast"])
+            self.assertEqual([b.dtype for b in ks[0].op.buffers], ["f32", t])
+            self.assertEqual({b.dtype for n in ks[1:4] for b in n.op.buffers}, {t})
+            self.assertEqual([b.dtype for b in ks[4].op.buffers], [t, "f32"])
+            w = m.constant("w").astype(np.float64)
+            np.testing.assert_array_equal(gensor.convert(gensor.convert(m.constant("w"), t), "f32"), w)
+            x = g.standard_normal((4, 12)).astype(np.float32)
+            y = m.run(dev, {"x": x}, hw="rtx3090")["y"].reshape(4, 8)
+            xh = gensor.convert(gensor.convert(x, t), "f32").astype(np.float64)
+            want = np.maximum(xh @ w.reshape(12, 8) + m.constant("b"), 0)
+            np.testing.assert_allclose(y, want, rtol=4 * unit, atol=4 * unit * np.abs(want).max(), err_msg=t)
+
     def test_run_names_a_missing_input(self):
         dev = device(self)
         m = gensor.import_onnx(os.path.join(DATA, "misc.onnx"), seq=3)
