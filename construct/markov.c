@@ -142,8 +142,6 @@ static uint64_t state_key(const gs_etir *e) {
     return h;
 }
 
-/* Memo of predicted times by state hash: the walk revisits states often
- * (invTile undoes tile), and an estimate costs far more than a lookup. */
 /* The floor of a polish neighbour (gs_estimate_floor_plan), kept so that
  * the next moves, which meet most neighbours again, pass over it without
  * its plan (best_neighbour). */
@@ -153,6 +151,8 @@ typedef struct floor_entry {
 } floor_entry;
 enum { FLOOR_SLOTS = 4096 }; /* a power of two */
 
+/* Memo of predicted times by state hash: the walk revisits states often
+ * (invTile undoes tile), and an estimate costs far more than a lookup. */
 typedef struct memo {
     uint64_t *key;
     double *val;
