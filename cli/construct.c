@@ -848,6 +848,8 @@ static int run_print_json(cli_run *u) {
     if (u->user_spec[0]) json_object_set_new(root, "form", json_string(u->op->spec));
     json_object_set_new(root, "capped", json_boolean(r->capped));
     json_object_set_new(root, "states_estimated", json_integer(r->evaluated));
+    json_object_set_new(root, "states_pruned", json_integer(r->pruned));
+    if (r->floor_audit) json_object_set_new(root, "floor_violations", json_integer(r->floor_violations));
     json_t *arr = json_array();
     for (int i = 0; i < r->n; i++)
         json_array_append_new(arr, candidate_json(r, i, u->have_nv && (o->nvrtc || i == u->pick) ? &u->nv[i] : NULL));

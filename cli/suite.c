@@ -35,6 +35,8 @@ typedef struct row {
     const char *bound;
     int regs, spills;  /* -1 when not compiled */
     bool capped;       /* exhaustive: the state cap or the time budget cut it short */
+    int64_t estimated, pruned, violations; /* states priced, polish neighbours skipped; floors above prices */
+    bool audit;        /* GS_AUDIT_FLOOR: violations counted */
 } row;
 
 /* One CSV field, always quoted, with embedded quotes doubled (RFC 4180): names
@@ -180,6 +182,10 @@ static void suite_row(gs_ctx *ctx, gs_kcache *kc, const gs_hw *hw, const gs_cons
         w->gbs = bytes_moved(&op) / w->pred_s / 1e9;
         w->construct_ms = r->construct_s * 1e3;
         w->capped = r->capped;
+        w->estimated = r->evaluated;
+        w->pruned = r->pruned;
+        w->audit = r->floor_audit;
+        w->violations = r->floor_violations;
     }
     gs_result_destroy(r);
 }
@@ -200,6 +206,10 @@ static bool suite_print_json(const char *path, const gs_hw *hw, const row *rows,
         if (w->status == GS_OK && w->regs >= 0)
             json_object_update_new(j, json_pack("{s:i, s:i}", "registers", w->regs, "spill_bytes", w->spills));
         if (w->capped) json_object_set_new(j, "capped", json_true());
+        if (w->status == GS_OK)
+            json_object_update_new(j, json_pack("{s:I, s:I}", "states_estimated", (json_int_t)w->estimated,
+                                                "states_pruned", (json_int_t)w->pruned));
+        if (w->status == GS_OK && w->audit) json_object_set_new(j, "floor_violations", json_integer(w->violations));
         json_array_append_new(arr, j);
     }
     /* a row jansson could not encode (inf, NaN) must not vanish silently */

@@ -142,6 +142,15 @@ static uint64_t state_key(const gs_etir *e) {
     return h;
 }
 
+/* The floor of a polish neighbour (gs_estimate_floor_plan), kept so that
+ * the next moves, which meet most neighbours again, pass over it without
+ * its plan (best_neighbour). */
+typedef struct floor_entry {
+    uint64_t key;
+    double floor;
+} floor_entry;
+enum { FLOOR_SLOTS = 4096 }; /* a power of two */
+
 /* Memo of predicted times by state hash: the walk revisits states often
  * (invTile undoes tile), and an estimate costs far more than a lookup. */
 typedef struct memo {
@@ -149,6 +158,7 @@ typedef struct memo {
     double *val;
     int64_t cap;   /* power of two */
     gs_wf_memo *wf; /* access-pattern simulations shared by the estimates */
+    floor_entry *floors; /* direct-mapped by key (the polish's) */
 } memo;
 
 static bool memo_init(memo *m, gs_arena *ar, int64_t cap) {
@@ -156,7 +166,8 @@ static bool memo_init(memo *m, gs_arena *ar, int64_t cap) {
     m->key = gs_arena_alloc(ar, (size_t)cap * sizeof *m->key);
     m->val = gs_arena_alloc(ar, (size_t)cap * sizeof *m->val);
     m->wf = gs_arena_alloc(ar, sizeof *m->wf); /* zeroed: an empty memo */
-    return m->key && m->val && m->wf;
+    m->floors = gs_arena_alloc(ar, FLOOR_SLOTS * sizeof *m->floors);
+    return m->key && m->val && m->wf && m->floors;
 }
 
 static double predicted_hash(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *m, bool *ok, uint64_t eh);
@@ -258,19 +269,32 @@ static bool enter_best(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo 
     return any;
 }
 
+/* The memo's entry for key eh: true and *v its value (the time, or -1 for
+ * a failed state) when it has one; else false and *slot the free slot its
+ * probe run ends at (-1 when none). */
+static bool memo_find(const memo *m, uint64_t eh, double *v, int64_t *slot) {
+    uint64_t h = eh | 1u;
+    int64_t s = (int64_t)(h & (uint64_t)(m->cap - 1));
+    for (int probe = 0; probe < 8; probe++, s = (s + 1) & (m->cap - 1)) {
+        if (m->key[s] == h) {
+            *v = m->val[s];
+            return true;
+        }
+        if (!m->key[s]) break;
+    }
+    *slot = m->key[s] ? -1 : s;
+    return false;
+}
+
 static double predicted_hash(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *m, bool *ok, uint64_t eh) {
     uint64_t h = 0;
     int64_t slot = -1;
     if (m) {
+        double v;
         h = eh | 1u;
-        slot = (int64_t)(h & (uint64_t)(m->cap - 1));
-        for (int probe = 0; probe < 8; probe++, slot = (slot + 1) & (m->cap - 1)) {
-            if (m->key[slot] == h) {
-                double v = m->val[slot];
-                if (ok) *ok = !(v < 0);
-                return v < 0 ? INFINITY : v;
-            }
-            if (!m->key[slot]) break;
+        if (memo_find(m, eh, &v, &slot)) {
+            if (ok) *ok = !(v < 0);
+            return v < 0 ? INFINITY : v;
         }
     }
     double t = INFINITY;
@@ -297,7 +321,7 @@ static double predicted_hash(const gs_hw *hw, const gs_op *op, const gs_etir *e,
         }
     }
     if (ok) *ok = done;
-    if (m && !m->key[slot]) {
+    if (m && slot >= 0 && !m->key[slot]) {
         m->key[slot] = h;
         m->val[slot] = done ? t : -1;
     }
@@ -877,6 +901,117 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap, 
     return n;
 }
 
+/* What the polishes of a construction did: the neighbours priced (or found
+ * in the memo), those skipped by their floor, and with the audit (below)
+ * the floors found above a price. */
+typedef struct polish_count {
+    int64_t evals, pruned, violations;
+} polish_count;
+
+/* The most neighbours a state has (neighbours below). */
+enum { POLISH_NB = GS_MAX_AXES * (12 + 3 * GS_MAX_AXES) + 2 * GS_KNOB_COUNT + 4 + 4 * GS_MAX_AXES };
+
+/* Whether a neighbour (list index i) whose price is at least f can be
+ * passed over: above the move's limit lim, above the best price tp met, or
+ * equal to it behind the pick (the list's first least price wins). */
+static bool beyond(double f, double lim, double tp, int pick, int i) {
+    return f > lim || f > tp || (f == tp && pick >= 0 && i > pick);
+}
+
+/* A neighbour's price as predicted_hash gives it (not in the memo: eh its
+ * key), in gs_estimate_checked's three steps (the check and its plan's
+ * shape, the plan's finish, the estimate) and with the same memo entry;
+ * unless the floor of the shaped plan shows it beyond the best: then false,
+ * the floor kept in the memo's floors and no price. audit: priced all the
+ * same, *cut set, *floor the floor (0 when not computed). */
+static bool price_unless_beyond(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *m, uint64_t eh, double lim,
+                                double tp, int pick, int i, bool audit, bool *cut, double *floor, double *t) {
+    double v;
+    int64_t slot;
+    *cut = false;
+    *floor = 0;
+    if (memo_find(m, eh, &v, &slot)) { /* a duplicate neighbour priced just before */
+        *t = v < 0 ? INFINITY : v;
+        return true;
+    }
+    gs_etir c = *e;
+    c.level = 0;
+    gs_plan p;
+    bool ok = gs_hw_check_plan(hw, op, &c, m->wf, &p);
+    *t = INFINITY;
+    if (ok) {
+        *floor = gs_estimate_floor_plan(hw, op, &c, &p, audit ? INFINITY : tp < lim ? tp : lim);
+        *cut = beyond(*floor, lim, tp, pick, i);
+        if (*cut && !audit) {
+            m->floors[(eh >> 7) & (FLOOR_SLOTS - 1)] = (floor_entry){eh, *floor};
+            return false;
+        }
+        gs_estimate est;
+        gs_plan_finish_memo(hw, op, &c, m->wf, &p);
+        gs_estimate_plan(hw, op, &c, &p, 0, NULL, m->wf, &est);
+        *t = est.time_s;
+    }
+    if (slot >= 0 && !m->key[slot]) {
+        m->key[slot] = eh | 1u;
+        m->val[slot] = ok ? *t : -1;
+    }
+    return true;
+}
+
+/* The best neighbour's price tp and index *pick among n (hk: their keys, 0
+ * for the visited), as a scan of the list in order would find them (the
+ * first of the least prices), pricing fewer: memo hits first, then the rest
+ * in order, each passed over when its floor (kept from an earlier move, or
+ * its plan's) is beyond the best met. The move's limit lim is tcur within
+ * its slack: a neighbour above it is never taken, so passing over it changes
+ * no move. audit: price the passed over too and count the floors above
+ * their prices. */
+static double best_neighbour(const gs_hw *hw, const gs_op *op, const gs_etir *nb, int n, const uint64_t *hk,
+                             memo *m, double lim, bool audit, polish_count *pc, int *pick) {
+    int wait[POLISH_NB], nw = 0;
+    double tp = INFINITY;
+    *pick = -1;
+    for (int i = 0; i < n; i++) {
+        double v;
+        int64_t slot;
+        if (!hk[i]) continue; /* visited */
+        pc->evals++;
+        if (!memo_find(m, hk[i], &v, &slot)) {
+            wait[nw++] = i;
+            continue;
+        }
+        v = v < 0 ? INFINITY : v;
+        if (v < tp) {
+            tp = v;
+            *pick = i;
+        }
+    }
+    for (int k = 0; k < nw; k++) {
+        int i = wait[k];
+        double t, f = 0;
+        const floor_entry *fe = &m->floors[(hk[i] >> 7) & (FLOOR_SLOTS - 1)];
+        bool cut = fe->key == hk[i] && beyond(fe->floor, lim, tp, *pick, i);
+        if (cut && !audit) {
+            pc->pruned++;
+            continue;
+        }
+        if (nb[i].level == 2 || cut) {
+            t = predicted_hash(hw, op, &nb[i], m, NULL, hk[i]); /* INFINITY when over a limit */
+            if (fe->key == hk[i]) f = fe->floor;
+        } else if (!price_unless_beyond(hw, op, &nb[i], m, hk[i], lim, tp, *pick, i, audit, &cut, &f, &t)) {
+            pc->pruned++;
+            continue;
+        }
+        pc->pruned += cut;
+        if (audit && f > t) pc->violations++;
+        if (t < tp || (t == tp && *pick >= 0 && i < *pick)) {
+            tp = t;
+            *pick = i;
+        }
+    }
+    return tp;
+}
+
 /* Steepest descent that may also cross plateaus: it moves to the best
  * unvisited neighbour while that is no worse than the current state (within
  * 0.2 %: ties
@@ -885,31 +1020,27 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap, 
  * (at most 32) moves. With trade, the neighbours include the trade of
  * lanes for split-K blocks, and the pass stops at once unless its first
  * move is a strict improvement. */
-static void polish_pass(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, int max_moves, int64_t *evals,
-                        bool trade) {
-    enum { MAXIT = 32, NB = GS_MAX_AXES * (12 + 3 * GS_MAX_AXES) + 2 * GS_KNOB_COUNT + 4 + 4 * GS_MAX_AXES };
+static void polish_pass(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, int max_moves, polish_count *pc,
+                        bool trade, bool audit) {
+    enum { MAXIT = 32, NB = POLISH_NB };
     int maxit = max_moves < MAXIT ? max_moves : MAXIT;
     gs_etir cur = *e, nb[NB];
+    uint64_t hk[NB];
     double tcur = predicted(hw, op, &cur, m), tbest = tcur;
     uint64_t seen[MAXIT + 1];
     int nseen = 0;
     seen[nseen++] = state_key(&cur);
     for (int iter = 0; iter < maxit; iter++) {
-        int n = neighbours(op, &cur, nb, NB, trade), pick = -1;
-        double tp = INFINITY;
+        int n = neighbours(op, &cur, nb, NB, trade), pick;
         for (int i = 0; i < n; i++) {
             uint64_t h = state_key(&nb[i]);
             bool visited = false;
             for (int j = 0; j < nseen && !visited; j++) visited = seen[j] == h;
-            if (visited) continue;
-            double t = predicted_hash(hw, op, &nb[i], m, NULL, h); /* INFINITY when over a limit */
-            (*evals)++;
-            if (t < tp) {
-                tp = t;
-                pick = i;
-            }
+            hk[i] = visited ? 0 : h | 1u; /* (0: visited; the memo keys h | 1 too) */
         }
-        if (pick < 0 || !(tp <= tcur * (1 + 2e-3))) break; /* 0.2 % slack on plateaus */
+        double lim = tcur * (1 + 2e-3);
+        double tp = best_neighbour(hw, op, nb, n, hk, m, lim, audit, pc, &pick);
+        if (pick < 0 || !(tp <= lim)) break; /* 0.2 % slack on plateaus */
         if (trade && iter == 0 && !(tp < tcur * (1 - 1e-9))) break;
         cur = nb[pick];
         tcur = tp;
@@ -928,9 +1059,9 @@ static void polish_pass(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, i
  * first pass's moves changed its path and lost elsewhere (rtx3090's gemm
  * M=128 N=768 K=3072 transB=1 went from 1.18x to 1.34x the exhaustive
  * optimum). */
-static void polish(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, int max_moves, int64_t *evals) {
-    polish_pass(hw, op, e, m, max_moves, evals, false);
-    if (GS_POLISH_TRADE) polish_pass(hw, op, e, m, max_moves, evals, true);
+static void polish(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, int max_moves, polish_count *pc, bool audit) {
+    polish_pass(hw, op, e, m, max_moves, pc, false, audit);
+    if (GS_POLISH_TRADE) polish_pass(hw, op, e, m, max_moves, pc, true, audit);
 }
 
 /* gs_polish: polish() on its own, the n states sharing one memo (construct.h). */
@@ -938,17 +1069,17 @@ int64_t gs_polish(const gs_hw *hw, const gs_op *op, gs_etir *e, int n, int max_m
     gs_arena ar;
     gs_arena_init(&ar, 1 << 18);
     memo mm;
-    int64_t evals = 0;
+    polish_count pc = {0, 0, 0};
     if (!memo_init(&mm, &ar, 1 << 12)) {
         gs_arena_free(&ar);
         return -1;
     }
     for (int i = 0; i < n; i++) {
-        polish(hw, op, &e[i], &mm, max_moves, &evals);
+        polish(hw, op, &e[i], &mm, max_moves, &pc, false);
         if (time_s) time_s[i] = predicted(hw, op, &e[i], &mm);
     }
     gs_arena_free(&ar);
-    return evals;
+    return pc.evals;
 }
 
 /* ---- ranking and the public entry point ------------------------------------------------ */
@@ -1062,7 +1193,8 @@ typedef struct jobs {
     pool *cp;        /* walk: each chain's pool (its knobbed pool behind ->knobbed) */
     int64_t *steps;  /* walk: each chain's steps */
     gs_etir *seeds;  /* polish: each job's seed, polished in place */
-    int64_t *evals;  /* polish: each job's neighbours priced */
+    polish_count *counts; /* polish: each job's neighbours priced and skipped */
+    bool audit;      /* polish: price the skipped too, checking their floors */
 } jobs;
 
 typedef struct worker {
@@ -1076,7 +1208,7 @@ static void *work(void *arg) {
     memo *m = &j->memos[w->id];
     for (int k; (k = atomic_fetch_add(&j->next, 1)) < j->n;) {
         if (j->seeds) {
-            polish(j->hw, j->op, &j->seeds[k], m, 32, &j->evals[k]);
+            polish(j->hw, j->op, &j->seeds[k], m, 32, &j->counts[k], j->audit);
         } else {
             gs_pcg32 rng;
             gs_pcg32_seed(&rng, j->o->seed, (uint64_t)k); /* one stream per chain */
@@ -1156,16 +1288,19 @@ static bool walk_on_workers(const gs_hw *hw, const gs_op *op, const gs_construct
  * take none away) polished on the workers, each local optimum added to the
  * pool its seed came from. */
 static void polish_on_workers(const gs_hw *hw, const gs_op *op, const gs_construct_opts *o, pool *p, pool *kp,
-                              memo *memos, int nw, int64_t *evaluated) {
+                              memo *memos, int nw, gs_result *r) {
     gs_etir seeds[6];
-    int64_t evals[6] = {0};
+    polish_count counts[6] = {{0, 0, 0}};
     int ns = polish_seeds(hw, op, p, &memos[0], 3, seeds);
     int nk = polish_seeds(hw, op, kp, &memos[0], GS_KNOBBED_POLISH, seeds + ns);
-    jobs j = {.hw = hw, .op = op, .o = o, .n = ns + nk, .memos = memos, .seeds = seeds, .evals = evals};
+    jobs j = {.hw = hw, .op = op, .o = o, .n = ns + nk, .memos = memos, .seeds = seeds, .counts = counts,
+              .audit = r->floor_audit};
     run_jobs(&j, nw);
     for (int i = 0; i < ns + nk; i++) {
         pool_add(i < ns ? p : kp, &seeds[i]);
-        *evaluated += evals[i];
+        r->evaluated += counts[i].evals;
+        r->pruned += counts[i].pruned;
+        r->floor_violations += counts[i].violations;
     }
 }
 
@@ -1188,6 +1323,8 @@ static gs_status construct_form(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, c
     r->op = *op;
     r->hw = *hw;
     r->opts = o;
+    const char *audit = getenv("GS_AUDIT_FLOOR");
+    r->floor_audit = audit && *audit && strcmp(audit, "0") != 0;
 
     /* halvings from t_start to the threshold, in logs so no ratio overflows */
     double halvings = ceil(log2(o.t_start) - log2(o.t_threshold)) + 1;
@@ -1223,7 +1360,7 @@ static gs_status construct_form(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, c
         /* the walk's own best states polished as they always were, then the
          * best knobbed completions (their own seeds, so they add optima and
          * take none away), and all of them ranked together */
-        polish_on_workers(hw, op, &o, &p, &kp, memos, nw, &r->evaluated);
+        polish_on_workers(hw, op, &o, &p, &kp, memos, nw, r);
         for (int64_t i = 0; i < kp.n; i++) pool_add(&p, &kp.items[i]);
     }
     /* rank: insertion into a sorted top-k by predicted time (stable for ties),

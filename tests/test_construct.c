@@ -1046,3 +1046,108 @@ Test(construct, shortcuts_price_what_the_plan_prices, .timeout = 120) {
     }
     gs_ctx_destroy(ctx);
 }
+
+/* ---- the polish's floor (issue 19, construction time round 5) ------------------------
+ * The polish passes over a neighbour whose floor (gs_estimate_floor_plan:
+ * the estimate of its shaped plan without what finishing the plan adds) is
+ * beyond the best price met. With GS_AUDIT_FLOOR set it prices those too:
+ * the floors must lie under every price, and the result must be the one
+ * the skipping polish gives. */
+static const char *const floor_specs[] = {
+    "gemm M=4096 N=4096 K=4096",
+    "gemm M=128 N=768 K=3072 transB=1",
+    "gemm M=65536 N=1024 K=4",
+    "gemv M=16384 N=1000",
+    "conv2d N=128 C=256 H=30 W=30 K=256 R=3 S=3 stride=2 pad=0 layout=nchw",
+    "conv2d N=32 C=128 H=28 W=28 K=128 R=3 S=3 pad=1 layout=nhwc bias=1 relu=1",
+    "conv2d N=128 C=576 H=14 W=14 K=96 R=1 S=1 layout=nchw bias=1 relu=0",
+    "dwconv2d N=128 C=96 H=112 W=112 R=3 S=3 stride=2 pad=1 layout=nchw bias=1 relu=1",
+    "bgemm B=12 M=1024 N=1024 K=64 transB=1 alpha=0.125",
+    "rowsum M=16384 K=128",
+    "avgpool2d N=128 C=617 H=21 W=21 F=3 stride=2 pad=0 layout=nchw",
+};
+
+Test(construct, polish_floor_under_every_price_and_skips_change_nothing, .timeout = 300) {
+    static const char *const hws[] = {"h100", "a100", "rtx4090", "rtx3090", "orin-nano", "v100", "t4"};
+    gs_construct_opts o = opts_default();
+    o.threads = 1;
+    int64_t pruned = 0, estimated = 0;
+    for (size_t s = 0; s < sizeof floor_specs / sizeof *floor_specs; s++) {
+        gs_ctx *ctx = gs_ctx_create();
+        gs_op *op = NULL;
+        cr_assert_eq(gs_op_parse(ctx, floor_specs[s], &op), GS_OK, "%s: %s", floor_specs[s], gs_ctx_errmsg(ctx));
+        for (size_t h = 0; h < sizeof hws / sizeof *hws; h++) {
+            const gs_hw *hw = hw_named(hws[h]);
+            o.conv_form = GS_FORM_DIRECT; /* (auto keeps one form's counts only) */
+            unsetenv("GS_AUDIT_FLOOR");
+            gs_result *skip = run(op, hw, &o);
+            setenv("GS_AUDIT_FLOOR", "1", 1);
+            gs_result *all = run(op, hw, &o);
+            unsetenv("GS_AUDIT_FLOOR");
+            char what[300];
+            snprintf(what, sizeof what, "%s on %s: skipping vs pricing all", floor_specs[s], hws[h]);
+            assert_same_result(skip, all, what);
+            cr_assert(!skip->floor_audit && all->floor_audit, "%s: the audit flag", what);
+            cr_assert_eq(all->floor_violations, 0, "%s: %lld floors above their prices", what,
+                         (long long)all->floor_violations);
+            cr_assert_eq(skip->evaluated, all->evaluated, "%s: neighbours met", what);
+            pruned += skip->pruned;
+            estimated += skip->evaluated;
+            gs_result_destroy(skip);
+            gs_result_destroy(all);
+        }
+        gs_op_destroy(op);
+        gs_ctx_destroy(ctx);
+    }
+    /* the floor is no bare 0: it skips a good share of the polish's neighbours */
+    cr_assert_gt(pruned, estimated / 10, "%lld skipped of %lld", (long long)pruned, (long long)estimated);
+}
+
+/* Over every state of the configuration space (as the exhaustive strategy
+ * ranks it) on a gemm and two convs: the floor of the shaped plan is under
+ * the estimate, and close to it for most (the model leaves out only the
+ * padding's and the global accesses' simulations and their effects). */
+typedef struct floor_walk {
+    const gs_hw *hw;
+    const gs_op *op;
+    int64_t n, close, over;
+    char worst[200];
+} floor_walk;
+
+static bool floor_visit(const gs_etir *e, void *user) {
+    floor_walk *w = user;
+    gs_plan p;
+    gs_estimate est;
+    cr_assert(gs_hw_check_plan(w->hw, w->op, e, NULL, &p));
+    double f = gs_estimate_floor_plan(w->hw, w->op, e, &p, INFINITY);
+    cr_assert(gs_estimate_checked(w->hw, w->op, e, NULL, &est));
+    if (f > est.time_s && !w->over++) gs_etir_format_config(w->op, e, w->worst, sizeof w->worst);
+    w->close += f >= 0.7 * est.time_s;
+    w->n++;
+    return true;
+}
+
+Test(construct, floor_under_the_estimate_over_the_space, .timeout = 300) {
+    static const char *const specs[] = {
+        "gemm M=1000 N=1000 K=1000",
+        "conv2d N=8 C=64 H=28 W=28 K=64 R=3 S=3 pad=1 layout=nchw bias=1 relu=1",
+        "conv2d N=8 C=64 H=30 W=30 K=64 R=3 S=3 stride=2 layout=nhwc",
+    };
+    static const char *const hws[] = {"h100", "t4"};
+    for (size_t s = 0; s < sizeof specs / sizeof *specs; s++)
+        for (size_t h = 0; h < sizeof hws / sizeof *hws; h++) {
+            gs_ctx *ctx = gs_ctx_create();
+            gs_op *op = NULL;
+            cr_assert_eq(gs_op_parse(ctx, specs[s], &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+            floor_walk w = {hw_named(hws[h]), op, 0, 0, 0, ""};
+            bool stopped;
+            gs_space_enumerate(w.hw, op, 20000, 0, floor_visit, &w, &stopped);
+            cr_assert_gt(w.n, 100, "%s on %s: %lld states", specs[s], hws[h], (long long)w.n);
+            cr_assert_eq(w.over, 0, "%s on %s: %lld floors above the estimate (first: %s)", specs[s], hws[h],
+                         (long long)w.over, w.worst);
+            cr_assert_gt(w.close, w.n / 2, "%s on %s: only %lld of %lld floors within 0.7 of the estimate", specs[s],
+                         hws[h], (long long)w.close, (long long)w.n);
+            gs_op_destroy(op);
+            gs_ctx_destroy(ctx);
+        }
+}

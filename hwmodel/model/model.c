@@ -608,7 +608,19 @@ typedef struct {
      * warp, and per k-step of the row (the warp's busy time between two
      * fragment loads) */
     double tensor_k, tensor_step;
+    /* gs_estimate_floor_plan: the global accesses' wavefronts and sectors
+     * taken as 0 (they only add to t_smem and the output's L2 bytes) */
+    bool floor;
 } est_ctx;
+
+/* global_wavefronts for the estimate: 0 (and no sectors) for the floor */
+static double est_gwf(const est_ctx *c, int t, int w, double *sectors_out) {
+    if (c->floor) {
+        if (sectors_out) *sectors_out = 0;
+        return 0;
+    }
+    return global_wavefronts(c->hw, c->op, c->e, c->p, t, w, c->mp->l1_sectors_per_clk, sectors_out, c->memo);
+}
 
 /* Prices registers and occupancy: the register count, spills, blocks per SM,
  * waves and the warps each SM keeps resident. */
@@ -729,9 +741,8 @@ static void est_operands(est_ctx *c) {
             lds_wave += f / pi->frag_vec * pi->read_wf;
         } else {
             int wf = pi->direct ? pi->frag_vec : 1;
-            double gw1 = global_wavefronts(c->hw, op, c->e, p, t, 1, mp->l1_sectors_per_clk, NULL, c->memo);
-            double gwv =
-                wf > 1 ? global_wavefronts(c->hw, op, c->e, p, t, wf, mp->l1_sectors_per_clk, NULL, c->memo) : gw1;
+            double gw1 = est_gwf(c, t, 1, NULL);
+            double gwv = wf > 1 ? est_gwf(c, t, wf, NULL) : gw1;
             ldg_fast += pi->direct ? f / wf : f * (1 + mp->unstaged_pred);
             l1_fast += pi->direct ? f / wf * gwv : f * gw1;
             ldg_slow += f * (1 + mp->unstaged_pred);
@@ -817,7 +828,6 @@ static void est_copies(est_ctx *c) {
 static void est_epilogue(est_ctx *c) {
     const gs_op *op = c->op;
     const gs_plan *p = c->p;
-    const gs_model_params *mp = c->mp;
     const double acc = c->acc, R = c->R, S = c->S;
     /* vector stores without predicates in interior blocks, predicated
      * scalars elsewhere; each warp store touches the lines and sectors its
@@ -825,10 +835,8 @@ static void est_epilogue(est_ctx *c) {
      * scattered stores cost sectors, not bytes) */
     double epi_fast = p->fast_path ? c->f_inb : 0;
     double sec1 = 0, secv = 0;
-    double lw1 = global_wavefronts(c->hw, op, c->e, p, op->ninputs, 1, mp->l1_sectors_per_clk, &sec1, c->memo);
-    double lwv = p->out_vec > 1 ? global_wavefronts(c->hw, op, c->e, p, op->ninputs, p->out_vec,
-                                                    mp->l1_sectors_per_clk, &secv, c->memo)
-                                : lw1;
+    double lw1 = est_gwf(c, op->ninputs, 1, &sec1);
+    double lwv = p->out_vec > 1 ? est_gwf(c, op->ninputs, p->out_vec, &secv) : lw1;
     if (p->out_vec <= 1) secv = sec1;
     double rw = op->epi.beta != 0 ? 2 : 1; /* beta reads the output too */
     double epi_instr = acc * (epi_fast * (2.0 + 1.0 / p->out_vec) + (1 - epi_fast) * 8.0);
@@ -943,7 +951,8 @@ static void est_traffic(est_ctx *c, gs_estimate *o) {
         l2_in + out_l2 + ws_l2 + 4.0 * (double)o->blocks * (double)c->nt * c->iters_pad * 2.0 * c->spilled * 0.5;
     double dram_in = in_bytes;
     if (in_bytes > 0.5 * (double)hw->l2_bytes) {
-        double wave = wave_unique_bytes(op, e, p, fmin(c->slots, (double)o->blocks));
+        /* (the floor: no wave's footprint, the compulsory bytes at least) */
+        double wave = c->floor ? 0 : wave_unique_bytes(op, e, p, fmin(c->slots, (double)o->blocks));
         dram_in = fmin(l2_in, fmax(in_bytes, o->waves * wave));
     }
     c->l2_in = l2_in;
@@ -1088,4 +1097,64 @@ void gs_estimate_etir_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, i
 
 void gs_estimate_etir(const gs_hw *hw, const gs_op *op, const gs_etir *e, int regs_override, gs_estimate *o) {
     gs_estimate_etir_memo(hw, op, e, regs_override, NULL, o);
+}
+
+/* ---- a floor under the estimate ----------------------------------------------------
+ * A lower bound on a state's estimate from its shaped plan: what
+ * gs_hw_check_plan leaves (the shape: threads, vectors, copy modes, shared
+ * memory, the register bound), before gs_plan_finish_memo chooses the
+ * padding by simulating the banks (about a third of a state's price) and
+ * the estimate simulates the global accesses (a tenth). The polish
+ * (construct/markov.c) passes over a neighbour whose floor is above the
+ * best price it has met. It is the estimate's own steps with each number
+ * finish and the simulations give at its cheapest:
+ *  - no shared-memory wavefronts (read_wf, store_wf) and no global ones
+ *    (est_gwf), which only add to t_smem (and the output's sectors, which
+ *    only raise its L2 bytes above its size);
+ *  - the widest output vector: the fewest epilogue instructions;
+ *  - no wave footprint: DRAM reads at least the compulsory bytes (or the
+ *    L2's, when fewer);
+ *  - every load at an L2 hit's latency (no DRAM share);
+ *  - the launch bounds as finish sets them, from the shape's register
+ *    bound, shared memory and threads: the occupancy is the estimate's.
+ * Each term of the estimate grows with each of these (the pipes' and the
+ * latency's p-norms grow with every term), so the floor is under it; the
+ * factor 1 - 1e-9 covers the rounding of a p-norm whose largest term
+ * changed. The core's pipes come first: when the larger of t_compute and
+ * t_smem (plus the launch) is above cut, that is the floor returned. mma
+ * plans (whose fragment reads finish lays out): 0. GS_AUDIT_FLOOR
+ * (tests/test_construct.c) checks the floor against the price of every
+ * state the polish meets. */
+double gs_estimate_floor_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan *shape, double cut) {
+    if (shape->mma) return 0;
+    gs_plan p = *shape;
+    for (int t = 0; t < op->ninputs; t++) p.in[t].read_wf = p.in[t].store_wf = 0;
+    p.out_vec = (uint8_t)(16 / gs_dtype_row(op->dtype_out)->bytes);
+    int64_t mb = gs_plan_blocks_per_sm(hw, &p, p.regs_bound);
+    p.min_blocks = p.opts.min_blocks1 || mb < 1 ? 1 : (int32_t)mb;
+    gs_model_params mp;
+    gs_model_params_default(&mp);
+    gs_estimate o;
+    memset(&o, 0, sizeof o);
+    est_ctx c = {.hw = hw, .op = op, .e = e, .p = &p, .mp = &mp, .floor = true};
+    c.clk = hw->clock_mhz * 1e6;
+    c.nt = p.threads;
+    c.warps = (c.nt + hw->warp_size - 1) / hw->warp_size;
+    o.blocks = gs_etir_blocks(op, e);
+    est_occupancy(&c, 0, &o);
+    est_reduce_loop(&c);
+    est_operands(&c);
+    est_copies(&c);
+    est_epilogue(&c);
+    est_core(&c, &o);
+    /* the largest of the core's pipes is under the estimate already: past
+     * cut, it is the floor (the traffic and the latency chain not needed) */
+    double core = (fmax(o.t_compute, o.t_smem) + hw->launch_overhead_us * 1e-6) * (1 - 1e-9);
+    if (core > cut) return core;
+    est_traffic(&c, &o);
+    c.l2_in = 1; /* no DRAM share: a load's latency at its least */
+    c.dram_in = 0;
+    est_latency(&c, &o);
+    est_total(&c, &o);
+    return o.time_s * (1 - 1e-9);
 }

@@ -89,6 +89,11 @@ void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const 
  * e fails gs_hw_check, else true and *out is gs_estimate_etir_memo's (no
  * register override). */
 bool gs_estimate_checked(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_wf_memo *memo, gs_estimate *out);
+/* A lower bound on the estimate of e from its shaped plan (gs_hw_check_plan's,
+ * before gs_plan_finish_memo): the polish passes over the neighbours it
+ * cannot pick by it (model.c says what it leaves out). A partial bound
+ * above cut may be returned early. */
+double gs_estimate_floor_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan *shape, double cut);
 /* ---- tensor cores (issue 20; docs/MODEL.md, "The price of an mma plan") ----
  * Clocks one warp-wide mma.sync of m x n x k holds the tensor pipe of its SM
  * partition (an SM has four): 2mnk / (rate / 4) / mma_sync_efficiency, rate
