@@ -78,7 +78,8 @@ bool gs_space_draw(const gs_hw *hw, const gs_op *op, gs_pcg32 *rng, gs_etir *out
  * a local optimum of the analytic estimate: the steepest descent
  * gs_construct gives its best walk states (each tile, thread tile and
  * vthread count doubled or halved, factors moved between axes, stages,
- * raster, reduce and K splits one step), at most max_moves (<= 32) moves.
+ * raster, reduce and K splits one step; at a local optimum, each of those
+ * with the reduce tile halved too), at most max_moves (<= 32) moves.
  * e[i] gets the best state met and time_s[i] (time_s may be NULL) its
  * predicted time. The n descents share one memo of estimates. Returns the
  * estimates made, -1 when out of memory (e unchanged). Uses no shared

@@ -1012,6 +1012,54 @@ static double best_neighbour(const gs_hw *hw, const gs_op *op, const gs_etir *nb
     return tp;
 }
 
+/* The polish's escape from a local optimum (on; 0 turns it off): every
+ * neighbour composed with the reduce tile halved, on each reduce axis. The
+ * reduce tile is the state's resource valve: halving it frees shared memory
+ * and the copy's registers, so a bigger spatial tile, a longer thread tile
+ * or more split-K blocks that fail the check or lose alone can pay with it.
+ * Such pairs lie two moves from the polish's optima, each half worse or
+ * over a limit alone (issue 22 item 7): h100's gemm M=16384 N=1024 K=32 stopped at
+ * m:64/8 k:16, whose m:128/16 k:8 is 9 % faster (alone, m:128/16 exceeds the
+ * registers and k:8 is 8 % slower); v100's gemm M=128 N=768 K=3072 stopped
+ * at k:32 g4 sk2, whose k:16 g2 sk4 is 12 % faster. Priced only where the
+ * pass would stop, so a descent's path is unchanged up to its optimum. */
+#ifndef GS_POLISH_ESCAPE
+#define GS_POLISH_ESCAPE 1
+#endif
+
+/* The best unvisited compound of the escape from the n neighbours nb of a
+ * local optimum into *out and its time *t; false when none passes the
+ * check. */
+static bool escape(const gs_hw *hw, const gs_op *op, const gs_etir *nb, int n, const uint64_t *seen, int nseen,
+                   memo *m, int64_t *evals, gs_etir *out, double *t) {
+    gs_etir best, x[1];
+    double tb = INFINITY;
+    for (int d = 0; d < op->naxes; d++) {
+        if (op->axes[d].kind == GS_AXIS_SPATIAL) continue;
+        for (int i = 0; i < n; i++) {
+            if (nb[i].tile[d].block < 2) continue;
+            int nx = 0;
+            gs_etir y = nb[i];
+            y.tile[d].block /= 2;
+            if (!push_clamped(op, y, x, &nx, 1)) continue;
+            uint64_t h = state_key(&x[0]);
+            bool visited = false;
+            for (int j = 0; j < nseen && !visited; j++) visited = seen[j] == h;
+            if (visited) continue;
+            double ti = predicted_hash(hw, op, &x[0], m, NULL, h);
+            (*evals)++;
+            if (ti < tb) {
+                tb = ti;
+                best = x[0];
+            }
+        }
+    }
+    if (!isfinite(tb)) return false;
+    *out = best;
+    *t = tb;
+    return true;
+}
+
 /* Steepest descent that may also cross plateaus: it moves to the best
  * unvisited neighbour while that is no worse than the current state (within
  * 0.2 %: ties
@@ -1019,7 +1067,9 @@ static double best_neighbour(const gs_hw *hw, const gs_op *op, const gs_etir *nb
  * best state met, and stops at a strict local optimum or after max_moves
  * (at most 32) moves. With trade, the neighbours include the trade of
  * lanes for split-K blocks, and the pass stops at once unless its first
- * move is a strict improvement. */
+ * move is a strict improvement. Where it would stop, it first tries the
+ * escape (GS_POLISH_ESCAPE), and goes on from the escape's best compound
+ * when that is a strict improvement. */
 static void polish_pass(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, int max_moves, polish_count *pc,
                         bool trade, bool audit) {
     enum { MAXIT = 32, NB = POLISH_NB };
@@ -1040,8 +1090,14 @@ static void polish_pass(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, i
         }
         double lim = tcur * (1 + 2e-3);
         double tp = best_neighbour(hw, op, nb, n, hk, m, lim, audit, pc, &pick);
-        if (pick < 0 || !(tp <= lim)) break; /* 0.2 % slack on plateaus */
-        if (trade && iter == 0 && !(tp < tcur * (1 - 1e-9))) break;
+        bool stuck = pick < 0 || !(tp <= lim); /* 0.2 % slack on plateaus */
+        if (!stuck && trade && iter == 0 && !(tp < tcur * (1 - 1e-9))) stuck = true;
+        if (stuck) {
+            if (!GS_POLISH_ESCAPE || !escape(hw, op, nb, n, seen, nseen, m, &pc->evals, &nb[0], &tp) ||
+                !(tp < tcur * (1 - 1e-9)))
+                break;
+            pick = 0;
+        }
         cur = nb[pick];
         tcur = tp;
         seen[nseen++] = state_key(&cur);
