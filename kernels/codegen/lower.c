@@ -912,6 +912,16 @@ static void print_view_coords(printer *m, int t, int k) {
 
 /* The copy of staged input t's box for the reduce tile whose origins or<a>
  * are in scope, into buffer buf. */
+/* Whether the fast copy of staged input t walks one pointer over its units
+ * (src += gst<t> after each, an IMAD.WIDE) instead of adding each unit's
+ * 32-bit offset go<t> + i * gst<t> to the tile's base (a 32-bit add, a sign
+ * extension and a 64-bit scaled add: four instructions a unit in the SASS).
+ * Taken for operators of several reduce axes (convolutions), whose copies are
+ * redone at every small (c, r, s) tile: there the per-unit address was a
+ * third of the steady iteration's non-FFMA work. Needs the linear unit
+ * offsets. */
+static bool copy_ptr_step(const printer *m, int t) { return m->nred > 1 && m->p->in[t].unit_linear; }
+
 /* The fast path of a copy, the lo<j> of the box in scope: the box lies
  * inside the tensor and the rows are aligned, so each unit is one vector
  * load (or cp.async) from its precomputed offset, without predicates. */
@@ -923,14 +933,22 @@ static void print_copy_fast(printer *m, int t, const char *buf, copy_kind kind) 
      * origin's point, from which its units' offsets count) */
     for (int j = 0; j < nd; j++) gs_sb_printf(&base, "%s(%s)lo%d * gs%d_%d", j ? " + " : "", m->idx_t, j, t, j);
     char *bs = gs_sb_take(&base);
+    const bool step = copy_ptr_step(m, t);
     line(m, "%s src = in%d + (%s);", m->in_ptr, t, bs ? bs : "0");
     free(bs);
+    if (step) line(m, "src += go%d;", t);
     int us = open_units(m, t);
     char ld[CW + 16], ptr[CW];
-    print_unit_offsets(m, t, true);
-    snprintf(ptr, sizeof ptr, "src + gu");
+    if (step) { /* su only: the global address is src, stepped below */
+        line(m, "const int su = so%d + i * %lld;", t,
+             (long long)m->p->in[t].unit_rows * (long long)m->p->in[t].sstride[m->p->in[t].unit_dim]);
+        snprintf(ptr, sizeof ptr, "src");
+    } else {
+        print_unit_offsets(m, t, true);
+        snprintf(ptr, sizeof ptr, "src + gu");
+    }
     if (cv > 1) snprintf(ld, sizeof ld, "%s%d(%s)", ldm(m->op->dtype_in), cv, ptr);
-    else snprintf(ld, sizeof ld, "src[gu]");
+    else snprintf(ld, sizeof ld, step ? "*src" : "src[gu]");
     if (kind == COPY_PREFETCH) {
         line(m, "pf%d[i] = %s;", t, ld);
     } else if (kind == COPY_ISSUE) {
@@ -942,6 +960,7 @@ static void print_copy_fast(printer *m, int t, const char *buf, copy_kind kind) 
         line(m, "const %s v = %s;", svtype(m, cv, m->op->dtype_in), ld);
         print_store_unit(m, t, buf, "v");
     }
+    if (step) line(m, "src += gst%d;", t);
     close_units(m, us);
 }
 
