@@ -110,6 +110,10 @@ typedef struct gs_plan_input {
     uint8_t unit_linear;  /* a thread's units are evenly spaced (unit i = unit 0 + i * unit_rows
                              along unit_dim): two offsets in registers instead of two per unit */
     int32_t unit_rows;    /* unit_linear: the step, in elements of unit_dim */
+    uint8_t unit_sep;     /* not linear, many units, several reduce axes (a conv): the digits of
+                             unit tid + i*threads are tid's plus those of i*threads, never
+                             carrying, so unit i's offsets are unit 0's (two registers) plus
+                             compile-time digits of i (gs_plan_unit_sep) */
     uint8_t unit_recompute; /* not linear and many units: each unit's offsets are recomputed
                                from its index where used (no per-unit registers) */
     int32_t units_per_thread; /* copy units a thread moves per tile (rounded up) */
