@@ -655,7 +655,10 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p) {
         if (!pi->staged) continue;
         /* the units' global and shared offsets: two, two per unit, or none
          * (recomputed where used) */
-        regs += pi->unit_linear || pi->unit_sep ? 3 : pi->unit_recompute ? 4 : 2 * pi->units_per_thread;
+        /* (separable units: ptxas keeps each unit's folded global offset, a
+         * loop invariant, in a register of its own) */
+        regs += pi->unit_linear ? 3 : pi->unit_sep ? 3 + pi->units_per_thread
+                                  : pi->unit_recompute ? 4 : 2 * pi->units_per_thread;
         /* the prefetch registers of a register pipeline, and the units of
          * one batch in flight */
         if (p->stages > 1 && pi->copy_mode == GS_COPY_REG) regs += (int64_t)pi->units_per_thread * pi->copy_vec;
@@ -705,6 +708,10 @@ static int32_t copy_batch(const gs_op *op, int t, const gs_plan *p, const gs_pla
     int32_t upt = pi->units_per_thread, b;
     if (p->stages > 1 && pi->copy_mode == GS_COPY_REG) return upt;
     if (!pi->unit_linear && !pi->unit_sep && !pi->unit_recompute) return upt; /* <= GS_PLAN_UNIT_ARRAY_MAX */
+    /* separable cp.async units: one batch, so that i is an unrolled constant
+     * and each unit's digits fold (a rolled batch loop divides i at run time);
+     * a cp.async unit holds no value registers while in flight */
+    if (pi->unit_sep && pi->copy_mode == GS_COPY_ASYNC) return upt;
     if (p->opts.predicated) b = GS_PLAN_SERIAL_UNROLL;
     else b = GS_PLAN_COPY_BATCH_REGS / unit_regs(op, t, pi);
     if (b < 1) b = 1;
