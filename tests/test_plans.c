@@ -910,7 +910,7 @@ Test(plans, conv_separable_units, .timeout = 600) {
         {"conv2d N=2 C=1 H=17 W=13 K=8 R=3 S=3 pad=1",
          "bn=2,bk=8,bp=8,bq=8,bc=1,br=1,bs=1,tn=1,tk=2,tp=4,tq=8,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=2"},
         {"conv2d N=2 C=8 H=17 W=13 K=8 R=3 S=3 pad=1 groups=2",
-         "bn=2,bg=1,bk=4,bp=8,bq=8,bc=4,br=1,bs=1,tn=1,tg=1,tk=2,tp=4,tq=4,vn=1,vg=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=2"},
+         "bn=2,bg=1,bk=4,bp=8,bq=8,bc=4,br=1,bs=1,tn=1,tg=1,tk=2,tp=2,tq=4,vn=1,vg=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=2"},
         /* one stage: a register copy of 16 units in rolled batches (i at run time) */
         {"conv2d N=3 C=13 H=11 W=7 K=10 R=3 S=3 pad=1",
          "bn=4,bk=16,bp=4,bq=4,bc=8,br=1,bs=1,tn=2,tk=4,tp=1,tq=4,vn=2,vk=1,vp=1,vq=1,si=1,sf=1,stages=1"},

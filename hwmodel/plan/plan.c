@@ -952,8 +952,8 @@ static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e,
         int64_t upt = (pi->units + nt - 1) / (nt > 0 ? nt : 1);
         pi->units_per_thread = (int32_t)(upt > INT32_MAX ? INT32_MAX : upt);
         plan_unit_step(op, t, pi, nt);
-        pi->unit_sep = !pi->unit_linear && pi->units_per_thread > GS_PLAN_UNIT_ARRAY_MAX && nred_of(op) > 1 &&
-                       unit_separable(op, t, pi, nt);
+        pi->unit_sep = !pi->unit_linear && pi->units_per_thread > GS_PLAN_UNIT_ARRAY_MAX &&
+                       pi->units_per_thread <= GS_PLAN_UNIT_SEP_MAX && nred_of(op) > 1 && unit_separable(op, t, pi, nt);
         pi->unit_recompute = !pi->unit_linear && !pi->unit_sep && pi->units_per_thread > GS_PLAN_UNIT_ARRAY_MAX;
         pi->copy_batch = copy_batch(op, t, p, pi);
         if (pi->copy_mode == GS_COPY_ASYNC) p->any_async = 1;

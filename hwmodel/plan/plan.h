@@ -41,6 +41,9 @@
 #define GS_PLAN_FRAG_PIPE_TRIP 16
 /* Units a thread keeps per-unit offsets for in registers (more: recomputed). */
 #define GS_PLAN_UNIT_ARRAY_MAX 4
+/* The most separable units per thread (plan.unit_sep; a register each, where
+ * ptxas keeps its folded offset); more are recomputed. */
+#define GS_PLAN_UNIT_SEP_MAX 16
 
 /* How a staged input's tile reaches shared memory on the fast path. */
 typedef enum gs_copy_mode {
