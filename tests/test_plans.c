@@ -888,3 +888,63 @@ Test(plans, fragment_pipeline_awkward, .timeout = 900) {
     gs_device_close(cl);
     gs_ctx_destroy(ctx);
 }
+
+/* Separable copy units (plan.unit_sep): a conv's staged input with many
+ * non-linear units per thread takes unit 0's offsets plus the digits of
+ * i * threads instead of recomputing each unit's offsets by division at every
+ * tile. Awkward shapes and paths: C not a multiple of the channel tile, C=1,
+ * prime H and W, stride and dilation (the im2col tile), NHWC and NCHW,
+ * groups, cp.async and register copies, batched register copies (a rolled
+ * loop over i, one stage), edge tiles, the plain and the fragment-pipelined
+ * loops. */
+Test(plans, conv_separable_units, .timeout = 600) {
+    static const struct {
+        const char *spec, *cfg;
+    } cases[] = {
+        {"conv2d N=3 C=13 H=11 W=7 K=10 R=3 S=3 pad=1",
+         "bn=4,bk=16,bp=4,bq=4,bc=8,br=1,bs=1,tn=2,tk=4,tp=1,tq=4,vn=2,vk=1,vp=1,vq=1,si=1,sf=1,stages=2"},
+        {"conv2d N=2 C=5 H=13 W=11 K=6 R=3 S=3 stride=2 dilation=2 pad=2",
+         "bn=2,bk=8,bp=4,bq=4,bc=4,br=1,bs=1,tn=1,tk=4,tp=1,tq=4,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=3"},
+        {"conv2d N=2 C=12 H=17 W=19 K=8 R=3 S=3 pad=1 layout=nhwc",
+         "bn=2,bp=8,bq=8,bk=8,bc=1,br=1,bs=1,tn=2,tp=2,tq=4,tk=4,vn=1,vp=1,vq=1,vk=1,si=1,sf=1,stages=2"},
+        {"conv2d N=2 C=1 H=17 W=13 K=8 R=3 S=3 pad=1",
+         "bn=2,bk=8,bp=8,bq=8,bc=1,br=1,bs=1,tn=1,tk=2,tp=4,tq=8,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=2"},
+        {"conv2d N=2 C=8 H=17 W=13 K=8 R=3 S=3 pad=1 groups=2",
+         "bn=2,bg=1,bk=4,bp=8,bq=8,bc=4,br=1,bs=1,tn=1,tg=1,tk=2,tp=2,tq=4,vn=1,vg=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=2"},
+        /* one stage: a register copy of 16 units in rolled batches (i at run time) */
+        {"conv2d N=3 C=13 H=11 W=7 K=10 R=3 S=3 pad=1",
+         "bn=4,bk=16,bp=4,bq=4,bc=8,br=1,bs=1,tn=2,tk=4,tp=1,tq=4,vn=2,vk=1,vp=1,vq=1,si=1,sf=1,stages=1"},
+    };
+    gs_ctx *ctx = gs_ctx_create();
+    gs_device *cl = open_cl(ctx);
+    gs_hw *hw = NULL;
+    cr_assert_eq(gs_hw_load(ctx, "a100", &hw), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    paths c = {0};
+    int ran = 0, sep = 0, batched = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gs_op *op = NULL;
+        gs_etir e;
+        cr_assert_eq(gs_op_parse(ctx, cases[i].spec, &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_assert_eq(gs_etir_parse_config(ctx, op, cases[i].cfg, &e), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        for (int v = 0; v < 2; v++) {
+            gs_plan_opts o = {0};
+            o.no_async = (uint8_t)v;
+            gs_plan p;
+            gs_plan_make(hw, op, &e, &o, &p);
+            bool any = false;
+            for (int t = 0; t < op->ninputs; t++) {
+                any |= p.in[t].unit_sep && !p.in[t].unit_recompute;
+                batched += p.in[t].unit_sep && p.in[t].copy_batch < p.in[t].units_per_thread;
+            }
+            sep += any;
+            ran += run_variant(ctx, cl, hw, op, &e, &o, 11 + i, "separable units", &c);
+        }
+        gs_op_destroy(op);
+    }
+    cr_expect_eq(ran, 12, "variants run: %d", ran);
+    cr_expect_geq(sep, 10, "variants with separable units: %d", sep);
+    cr_expect_geq(batched, 1, "separable copies in rolled batches: %d", batched);
+    gs_hw_destroy(hw);
+    gs_device_close(cl);
+    gs_ctx_destroy(ctx);
+}

@@ -787,6 +787,24 @@ static void est_operands_mma(est_ctx *c) {
         (ks.mma + ks.loads + ks.cvt + c->mp->k_overhead_fast) * per + c->ldg_fast;
 }
 
+/* Index work of one fast copy unit beyond copy_unit_fast, as the printer
+ * emits it for operators of several reduce axes (convolutions; gemms keep
+ * the calibrated constant alone), whose copies run at every small (c, r, s)
+ * tile: a pointer walk or separable offsets cost nothing more; a per-unit
+ * offset array adds the 32-bit add, sign extension and scaled 64-bit add
+ * (3); recomputed offsets divide the unit index once per box dim (4 each);
+ * a register copy's prefetch register is zeroed besides (1), for the edge
+ * path that shares it. Measured on the 3x3 conv picks' steady SASS (h100,
+ * a100). */
+static double conv_unit_index(int box_ndim, int nred, const gs_plan *p, const gs_plan_input *pi) {
+    if (nred <= 1 || p->mma) return 0;
+    double x = 0;
+    if (pi->unit_recompute) x += 4.0 * box_ndim;
+    else if (!pi->unit_linear && !pi->unit_sep) x += 3;
+    if (pi->copy_mode == GS_COPY_REG && p->stages > 1) x += 1;
+    return x;
+}
+
 /* Prices one reduce tile per warp: the copies of the staged inputs, the
  * loop's own instructions and its barriers. */
 static void est_copies(est_ctx *c) {
@@ -802,7 +820,7 @@ static void est_copies(est_ctx *c) {
         if (!pi->staged) continue;
         double ff = p->fast_path ? fast_copy_fraction(op, c->e, pi, t) : 0;
         double stores = pi->copy_mode == GS_COPY_ASYNC ? 0 : (double)pi->copy_vec / pi->store_vec;
-        double fast = mp->copy_unit_fast + stores;
+        double fast = mp->copy_unit_fast + stores + conv_unit_index(pi->im2col ? pi->view_ndim : op->tensors[t].ndim, c->nred, p, pi);
         double edge = pi->copy_vec * (mp->copy_elem_edge + 2.0 * op->tensors[t].ndim) + 2.0 * op->tensors[t].ndim;
         double upt = pi->units_per_thread;
         copy_instr += upt * (ff * fast + (1 - ff) * edge) + 6 + 3 * op->tensors[t].ndim;
@@ -820,7 +838,12 @@ static void est_copies(est_ctx *c) {
     }
     c->copy_wave = copy_wave;
     c->barriers = p->stages > 1 ? 1 : (p->smem_bytes ? 2 : 0);
-    c->tile_instr = copy_instr + 8 + 4 * (c->nred > 1 ? c->nred : 0);
+    /* several reduce axes: the tile's origins from counters; with a pipeline
+     * two counter sets (copied and computed tile), each axis an increment, a
+     * compare, a select and its origin, and the full-tile check (measured on
+     * the 3x3 conv picks' SASS: about 8 per axis, not 4) */
+    double per_axis = c->nred > 1 && !p->mma && p->stages > 1 && p->smem_bytes > 0 ? 8 : 4;
+    c->tile_instr = copy_instr + 8 + per_axis * (c->nred > 1 ? c->nred : 0);
 }
 
 /* Prices the epilogue per warp: the output's stores, the reduce group's

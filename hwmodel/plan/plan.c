@@ -507,6 +507,38 @@ static void plan_unit_step(const gs_op *op, int t, gs_plan_input *pi, int64_t nt
     }
 }
 
+static int nred_of(const gs_op *op) {
+    int n = 0;
+    for (int a = 0; a < op->naxes; a++) n += !spatial(op, a);
+    return n;
+}
+
+/* Whether adding i*nt to a thread index tid < nt never carries between the
+ * unit numbering's digits (fastest first: the copy dim's units per row, then
+ * the other box dims from the innermost out). It does not when, for some
+ * digit k, nt is a multiple of the digits below it (P) and digit k's extent
+ * a multiple of nt/P: tid fills the lower digits and stays below nt/P in
+ * digit k, while i*nt is 0 in the lower digits and a multiple of nt/P in
+ * digit k. Then unit i's box coordinates are tid's plus i*nt's, and its
+ * offsets unit 0's plus those of i*nt alone, which an unrolled loop folds. */
+static bool unit_separable(const gs_op *op, int t, const gs_plan_input *pi, int64_t nt) {
+    gs_tensor view;
+    const gs_tensor *ts = gs_plan_box_tensor(op, pi, t, &view);
+    int64_t P = pi->dims[pi->copy_dim] / pi->copy_vec, d = P;
+    if (P <= 0 || nt <= 0) return false;
+    P = 1;
+    for (int j = ts->ndim; j >= 0; j--) { /* j == ndim: the copy dim's digit */
+        if (j < ts->ndim) {
+            if (j == pi->copy_dim) continue;
+            d = pi->dims[j];
+        }
+        if (P > nt || d <= 0) return false;
+        if (nt % P == 0 && d % (nt / P) == 0) return true;
+        P *= d;
+    }
+    return false;
+}
+
 /* An unstaged input is read straight from global memory in the reduce loop.
  * When each of its dims is one axis with unit step, no offset and that
  * axis' extent as its shape (a gemm operand, a gemv vector, an eltwise
@@ -537,7 +569,7 @@ static void plan_unstaged(const gs_op *op, const gs_etir *e, const gs_plan_opts 
  * non-linear unit its coordinates for the edge path's predicates. */
 static int unit_regs(const gs_op *op, int t, const gs_plan_input *pi) {
     int v = pi->copy_mode == GS_COPY_ASYNC ? 0 : (pi->copy_vec * in_bytes(op) + 3) / 4; /* 32-bit registers */
-    return v + 3 + (pi->unit_linear ? 0 : op->tensors[t].ndim);
+    return v + 3 + (pi->unit_linear || pi->unit_sep ? 0 : op->tensors[t].ndim);
 }
 
 /* Registers per thread the plan is sized for: accumulators, fragments, the
@@ -624,7 +656,10 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p) {
         if (!pi->staged) continue;
         /* the units' global and shared offsets: two, two per unit, or none
          * (recomputed where used) */
-        regs += pi->unit_linear ? 3 : pi->unit_recompute ? 4 : 2 * pi->units_per_thread;
+        /* (separable units: ptxas keeps each unit's folded global offset, a
+         * loop invariant, in a register of its own) */
+        regs += pi->unit_linear ? 3 : pi->unit_sep ? 3 + pi->units_per_thread
+                                  : pi->unit_recompute ? 4 : 2 * pi->units_per_thread;
         /* the prefetch registers of a register pipeline, and the units of
          * one batch in flight */
         if (p->stages > 1 && pi->copy_mode == GS_COPY_REG) regs += (int64_t)pi->units_per_thread * pi->copy_vec;
@@ -673,7 +708,11 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p) {
 static int32_t copy_batch(const gs_op *op, int t, const gs_plan *p, const gs_plan_input *pi) {
     int32_t upt = pi->units_per_thread, b;
     if (p->stages > 1 && pi->copy_mode == GS_COPY_REG) return upt;
-    if (!pi->unit_linear && !pi->unit_recompute) return upt; /* <= GS_PLAN_UNIT_ARRAY_MAX */
+    if (!pi->unit_linear && !pi->unit_sep && !pi->unit_recompute) return upt; /* <= GS_PLAN_UNIT_ARRAY_MAX */
+    /* separable cp.async units: one batch, so that i is an unrolled constant
+     * and each unit's digits fold (a rolled batch loop divides i at run time);
+     * a cp.async unit holds no value registers while in flight */
+    if (pi->unit_sep && pi->copy_mode == GS_COPY_ASYNC) return upt;
     if (p->opts.predicated) b = GS_PLAN_SERIAL_UNROLL;
     else b = GS_PLAN_COPY_BATCH_REGS / unit_regs(op, t, pi);
     if (b < 1) b = 1;
@@ -914,7 +953,9 @@ static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e,
         int64_t upt = (pi->units + nt - 1) / (nt > 0 ? nt : 1);
         pi->units_per_thread = (int32_t)(upt > INT32_MAX ? INT32_MAX : upt);
         plan_unit_step(op, t, pi, nt);
-        pi->unit_recompute = !pi->unit_linear && pi->units_per_thread > GS_PLAN_UNIT_ARRAY_MAX;
+        pi->unit_sep = !pi->unit_linear && pi->units_per_thread > GS_PLAN_UNIT_ARRAY_MAX &&
+                       pi->units_per_thread <= GS_PLAN_UNIT_SEP_MAX && nred_of(op) > 1 && unit_separable(op, t, pi, nt);
+        pi->unit_recompute = !pi->unit_linear && !pi->unit_sep && pi->units_per_thread > GS_PLAN_UNIT_ARRAY_MAX;
         pi->copy_batch = copy_batch(op, t, p, pi);
         if (pi->copy_mode == GS_COPY_ASYNC) p->any_async = 1;
         int64_t b = sat_mul(sat_mul(pi->stage_elems, p->stages), in_bytes(op));
@@ -1471,9 +1512,10 @@ void gs_plan_format(const gs_op *op, const gs_plan *p, char *buf, size_t n) {
                                     pi->direct ? " direct" : "", pi->frag_vec);
             continue;
         }
-        off += (size_t)snprintf(buf + off, n - off, "%s%s:%s%s v%d%s pad%d fv%d", off ? " " : "", op->tensors[t].name,
+        off += (size_t)snprintf(buf + off, n - off, "%s%s:%s%s v%d%s pad%d fv%d%s", off ? " " : "", op->tensors[t].name,
                                 pi->im2col ? "im2col " : "", pi->copy_mode == GS_COPY_ASYNC ? "async" : "reg", pi->copy_vec,
-                                pi->inner_dim != pi->copy_dim ? " T" : "", (int)pi->pad, pi->frag_vec);
+                                pi->inner_dim != pi->copy_dim ? " T" : "", (int)pi->pad, pi->frag_vec,
+                                pi->unit_sep ? " sep" : "");
     }
     if (off < n)
         off += (size_t)snprintf(buf + off, n - off, " | st%d%s ov%d lb(%d,%d)%s", p->stages,

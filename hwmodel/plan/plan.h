@@ -41,6 +41,9 @@
 #define GS_PLAN_FRAG_PIPE_TRIP 16
 /* Units a thread keeps per-unit offsets for in registers (more: recomputed). */
 #define GS_PLAN_UNIT_ARRAY_MAX 4
+/* The most separable units per thread (plan.unit_sep; a register each, where
+ * ptxas keeps its folded offset); more are recomputed. */
+#define GS_PLAN_UNIT_SEP_MAX 16
 
 /* How a staged input's tile reaches shared memory on the fast path. */
 typedef enum gs_copy_mode {
@@ -110,6 +113,10 @@ typedef struct gs_plan_input {
     uint8_t unit_linear;  /* a thread's units are evenly spaced (unit i = unit 0 + i * unit_rows
                              along unit_dim): two offsets in registers instead of two per unit */
     int32_t unit_rows;    /* unit_linear: the step, in elements of unit_dim */
+    uint8_t unit_sep;     /* not linear, many units, several reduce axes (a conv): the digits of
+                             unit tid + i*threads are tid's plus those of i*threads, never
+                             carrying, so unit i's offsets are unit 0's (two registers) plus
+                             compile-time digits of i (gs_plan_unit_sep) */
     uint8_t unit_recompute; /* not linear and many units: each unit's offsets are recomputed
                                from its index where used (no per-unit registers) */
     int32_t units_per_thread; /* copy units a thread moves per tile (rounded up) */

@@ -623,12 +623,12 @@ static int box_ndim(const printer *m, int t) {
  * from the tile's base; NULL: not wanted) and sl (shared), computed from the
  * unit's index in a block of their own: units are numbered row-major with
  * copy_vec elements along the copy dim innermost. */
-static void print_unit_decompose(printer *m, int t, const char *gl, const char *sl) {
+static void print_unit_decompose_at(printer *m, int t, const char *u0, const char *gl, const char *sl) {
     const gs_plan_input *pi = &m->p->in[t];
     const char *gsn = box_gstride(pi);
     int64_t per_row = pi->dims[pi->copy_dim] / pi->copy_vec;
     open_block(m);
-    line(m, "int u = tid + i * %d;", (int)m->p->threads);
+    line(m, "int u = %s;", u0);
     line(m, "int c = (u %% %lld) * %d; u /= %lld;", (long long)per_row, pi->copy_vec, (long long)per_row);
     if (gl) line(m, "%s g = (%s)c * %s%d_%d;", m->idx_t, m->idx_t, gsn, t, pi->copy_dim);
     line(m, "int s = c * %lld;", (long long)pi->sstride[pi->copy_dim]);
@@ -643,10 +643,27 @@ static void print_unit_decompose(printer *m, int t, const char *gl, const char *
     close_(m);
 }
 
+static void print_unit_decompose(printer *m, int t, const char *gl, const char *sl) {
+    char u0[48];
+    snprintf(u0, sizeof u0, "tid + i * %d", (int)m->p->threads);
+    print_unit_decompose_at(m, t, u0, gl, sl);
+}
+
 /* Inside a unit loop: `gu` (when want_g) and `su`, the offsets of unit i. */
 static void print_unit_offsets(printer *m, int t, bool want_g) {
     const gs_plan_input *pi = &m->p->in[t];
-    if (pi->unit_recompute) {
+    if (pi->unit_sep) {
+        /* unit 0's offsets plus those of unit number i * threads alone (no
+         * carry between the two: plan.unit_sep); i is an unrolled constant,
+         * so gd is a sum of strides times constants and sd a constant.
+         * (The fast path reads src + gd, src already at unit 0.) */
+        if (want_g) line(m, "%s gd;", m->idx_t);
+        line(m, "int sd;");
+        char u0[32];
+        snprintf(u0, sizeof u0, "i * %d", (int)m->p->threads);
+        print_unit_decompose_at(m, t, u0, want_g ? "gd" : NULL, "sd");
+        line(m, "const int su = so%d + sd;", t);
+    } else if (pi->unit_recompute) {
         if (want_g) line(m, "%s gu;", m->idx_t);
         line(m, "int su;");
         print_unit_decompose(m, t, want_g ? "gu" : NULL, "su");
@@ -718,12 +735,13 @@ static void print_staging_setup(printer *m) {
         line(m, "/* %s: %s%s, %lld units of %d per tile, %d per thread */", ts->name, pi->im2col ? "im2col tile" : "box",
              box, (long long)pi->units, pi->copy_vec, pi->units_per_thread);
         if (!pi->unit_recompute) {
-            bool lin = pi->unit_linear;
+            bool lin = pi->unit_linear || pi->unit_sep;
             if (lin) {
-                /* unit i = unit 0 + i rows of unit_dim: two offsets and a step */
+                /* unit i = unit 0 + i rows of unit_dim: two offsets and a step
+                 * (unit_sep: unit 0's offsets, the rest per unit from i) */
                 if (p->fast_path) line(m, "%s go%d;", m->idx_t, t);
                 line(m, "int so%d;", t);
-                if (p->fast_path)
+                if (p->fast_path && pi->unit_linear)
                     line(m, "const %s gst%d = %d * %s%d_%d;", m->idx_t, t, (int)pi->unit_rows, box_gstride(pi), t,
                          pi->unit_dim);
                 open_block(m);
@@ -809,6 +827,17 @@ static void print_counters_step(printer *m, const char *c) {
         prev = a;
     }
     for (; open > 0; open--) close_(m);
+}
+
+/* Advance both counter sets a tile. With two stages the tile computed next
+ * is the one copied this iteration, so ci takes cn's values (a move per axis)
+ * before cn steps, instead of stepping ci's own carry chain too. */
+static void print_counters_advance(printer *m) {
+    if (m->p->stages == 2)
+        for (int a = 0; a < m->na; a++)
+            if (!spatial(m->op, a)) line(m, "ci%d = cn%d;", a, a);
+    if (m->p->stages != 2) print_counters_step(m, "ci");
+    print_counters_step(m, "cn");
 }
 
 /* "sm<t>[buffer * stage_elems + off]" (malloc'd; NULL on OOM). */
@@ -912,6 +941,19 @@ static void print_view_coords(printer *m, int t, int k) {
 
 /* The copy of staged input t's box for the reduce tile whose origins or<a>
  * are in scope, into buffer buf. */
+/* Whether the fast copy of staged input t walks one pointer over its units
+ * (src += gst<t> after each, an IMAD.WIDE) instead of adding each unit's
+ * 32-bit offset go<t> + i * gst<t> to the tile's base (a 32-bit add, a sign
+ * extension and a 64-bit scaled add: four instructions a unit in the SASS).
+ * Taken for operators of several reduce axes (convolutions), whose copies are
+ * redone at every small (c, r, s) tile: there the per-unit address was a
+ * third of the steady iteration's non-FFMA work. Needs linear unit offsets
+ * (stepped) or separable ones (plan.unit_sep: src moves to unit 0 once, each
+ * unit reads src + gd, gd folded from i). */
+static bool copy_ptr_step(const printer *m, int t) {
+    return m->nred > 1 && (m->p->in[t].unit_linear || m->p->in[t].unit_sep);
+}
+
 /* The fast path of a copy, the lo<j> of the box in scope: the box lies
  * inside the tensor and the rows are aligned, so each unit is one vector
  * load (or cp.async) from its precomputed offset, without predicates. */
@@ -923,14 +965,26 @@ static void print_copy_fast(printer *m, int t, const char *buf, copy_kind kind) 
      * origin's point, from which its units' offsets count) */
     for (int j = 0; j < nd; j++) gs_sb_printf(&base, "%s(%s)lo%d * gs%d_%d", j ? " + " : "", m->idx_t, j, t, j);
     char *bs = gs_sb_take(&base);
+    const bool step = copy_ptr_step(m, t);
     line(m, "%s src = in%d + (%s);", m->in_ptr, t, bs ? bs : "0");
     free(bs);
+    if (step) line(m, "src += go%d;", t);
     int us = open_units(m, t);
     char ld[CW + 16], ptr[CW];
-    print_unit_offsets(m, t, true);
-    snprintf(ptr, sizeof ptr, "src + gu");
+    const bool sep = m->p->in[t].unit_sep;
+    if (sep) { /* src + gd: gd from i's digits (print_unit_offsets) */
+        print_unit_offsets(m, t, true);
+        snprintf(ptr, sizeof ptr, "src + gd");
+    } else if (step) { /* su only: the global address is src, stepped below */
+        line(m, "const int su = so%d + i * %lld;", t,
+             (long long)m->p->in[t].unit_rows * (long long)m->p->in[t].sstride[m->p->in[t].unit_dim]);
+        snprintf(ptr, sizeof ptr, "src");
+    } else {
+        print_unit_offsets(m, t, true);
+        snprintf(ptr, sizeof ptr, "src + gu");
+    }
     if (cv > 1) snprintf(ld, sizeof ld, "%s%d(%s)", ldm(m->op->dtype_in), cv, ptr);
-    else snprintf(ld, sizeof ld, "src[gu]");
+    else snprintf(ld, sizeof ld, sep ? "src[gd]" : step ? "*src" : "src[gu]");
     if (kind == COPY_PREFETCH) {
         line(m, "pf%d[i] = %s;", t, ld);
     } else if (kind == COPY_ISSUE) {
@@ -942,6 +996,7 @@ static void print_copy_fast(printer *m, int t, const char *buf, copy_kind kind) 
         line(m, "const %s v = %s;", svtype(m, cv, m->op->dtype_in), ld);
         print_store_unit(m, t, buf, "v");
     }
+    if (step && !sep) line(m, "src += gst%d;", t);
     close_units(m, us);
 }
 
@@ -1871,10 +1926,7 @@ static void print_main_loop_fragpipe(printer *m, const math_core *core) {
     print_tile_turn(m, core, any_reg, false);
     close_(m);
     line(m, "wb = wb + 1 == %d ? 0 : wb + 1;", S);
-    if (tile_counters(m)) {
-        print_counters_step(m, "ci");
-        print_counters_step(m, "cn");
-    }
+    if (tile_counters(m)) print_counters_advance(m);
     close_(m); /* it */
 }
 
@@ -1952,10 +2004,7 @@ static void print_main_loop(printer *m) {
     }
     line(m, "rb = rb + 1 == %d ? 0 : rb + 1;", S);
     line(m, "wb = wb + 1 == %d ? 0 : wb + 1;", S);
-    if (ctr) {
-        print_counters_step(m, "ci");
-        print_counters_step(m, "cn");
-    }
+    if (ctr) print_counters_advance(m);
     close_(m);
 }
 
