@@ -328,8 +328,19 @@ static double predicted_hash(const gs_hw *hw, const gs_op *op, const gs_etir *e,
     return t;
 }
 
+/* A state's key in the memo: a level-1 state is priced as its completion
+ * (the same tiles at level 0: predicted_hash), so both share the entry of
+ * the level-0 state; the walk's transitions, its pools' completions, the
+ * polish's seeds and neighbours and the ranking meet one price. */
+static uint64_t memo_key(const gs_etir *e) {
+    if (e->level != 1) return state_key(e);
+    gs_etir c = *e;
+    c.level = 0;
+    return state_key(&c);
+}
+
 static double predicted_ok(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *m, bool *ok) {
-    return predicted_hash(hw, op, e, m, ok, m ? state_key(e) : 0);
+    return predicted_hash(hw, op, e, m, ok, m ? memo_key(e) : 0);
 }
 
 static double predicted(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *m) {
@@ -457,7 +468,18 @@ static void pool_add_completed(pool *p, const gs_hw *hw, const gs_op *op, const 
         if (gs_etir_apply(op, e, (gs_action){GS_ACT_CACHE, -1, 0}, lim, &c0) && complete_mma(hw, op, &c0, mm, &k, &t))
             pool_add(p, &k);
     }
-    if (!gs_complete(hw, op, e, &c)) return;
+    /* gs_complete, its check read from the memo: the completion passes the
+     * check exactly when it has a price (predicted_hash), which the walk has
+     * mostly met already and the ranking needs anyway */
+    c = *e;
+    if (e->level == 2) {
+        int lim = hw->max_threads_per_block < GS_COMPLETE_THREADS ? hw->max_threads_per_block : GS_COMPLETE_THREADS;
+        if (!gs_etir_apply(op, e, (gs_action){GS_ACT_CACHE, -1, 0}, lim, &c)) return;
+    }
+    c.level = 0;
+    bool ok;
+    predicted_ok(hw, op, &c, mm, &ok);
+    if (!ok) return;
     pool_add(p, &c);
     if (p->knobbed && e->level == 2 && complete_knobbed(hw, op, &c, &k)) pool_add(p->knobbed, &k);
 }
