@@ -1050,34 +1050,37 @@ static double best_neighbour(const gs_hw *hw, const gs_op *op, const gs_etir *nb
 #endif
 
 /* The best unvisited compound of the escape from the n neighbours nb of a
- * local optimum into *out and its time *t; false when none passes the
- * check. */
+ * local optimum into *out and its time *t, when it is below lim (tcur less
+ * the strict improvement the pass asks of an escape); false when none is.
+ * The compounds of each reduce axis in turn go through best_neighbour with
+ * the limit min(lim, the best of the axes before), so each is passed over
+ * when its floor shows it cannot be the escape taken: the first of the least
+ * prices, as a scan pricing each one would find it. cand holds n states. */
 static bool escape(const gs_hw *hw, const gs_op *op, const gs_etir *nb, int n, const uint64_t *seen, int nseen,
-                   memo *m, int64_t *evals, gs_etir *out, double *t) {
-    gs_etir best, x[1];
+                   memo *m, double lim, bool audit, polish_count *pc, gs_etir *cand, uint64_t *hk, gs_etir *out,
+                   double *t) {
     double tb = INFINITY;
     for (int d = 0; d < op->naxes; d++) {
         if (op->axes[d].kind == GS_AXIS_SPATIAL) continue;
+        int nx = 0;
         for (int i = 0; i < n; i++) {
             if (nb[i].tile[d].block < 2) continue;
-            int nx = 0;
             gs_etir y = nb[i];
             y.tile[d].block /= 2;
-            if (!push_clamped(op, y, x, &nx, 1)) continue;
-            uint64_t h = state_key(&x[0]);
+            if (!push_clamped(op, y, cand, &nx, n)) continue;
+            uint64_t h = state_key(&cand[nx - 1]);
             bool visited = false;
             for (int j = 0; j < nseen && !visited; j++) visited = seen[j] == h;
-            if (visited) continue;
-            double ti = predicted_hash(hw, op, &x[0], m, NULL, h);
-            (*evals)++;
-            if (ti < tb) {
-                tb = ti;
-                best = x[0];
-            }
+            hk[nx - 1] = visited ? 0 : h | 1u;
+        }
+        int pick;
+        double tp = best_neighbour(hw, op, cand, nx, hk, m, tb < lim ? tb : lim, audit, pc, &pick);
+        if (pick >= 0 && tp < tb) { /* an earlier axis wins a tie */
+            tb = tp;
+            *out = cand[pick];
         }
     }
-    if (!isfinite(tb)) return false;
-    *out = best;
+    if (!(tb < lim)) return false;
     *t = tb;
     return true;
 }
@@ -1096,8 +1099,8 @@ static void polish_pass(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, i
                         bool trade, bool audit) {
     enum { MAXIT = 32, NB = POLISH_NB };
     int maxit = max_moves < MAXIT ? max_moves : MAXIT;
-    gs_etir cur = *e, nb[NB];
-    uint64_t hk[NB];
+    gs_etir cur = *e, nb[NB], cand[NB]; /* cand: the escape's compounds */
+    uint64_t hk[NB], ck[NB];
     double tcur = predicted(hw, op, &cur, m), tbest = tcur;
     uint64_t seen[MAXIT + 1];
     int nseen = 0;
@@ -1114,13 +1117,13 @@ static void polish_pass(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, i
         double tp = best_neighbour(hw, op, nb, n, hk, m, lim, audit, pc, &pick);
         bool stuck = pick < 0 || !(tp <= lim); /* 0.2 % slack on plateaus */
         if (!stuck && trade && iter == 0 && !(tp < tcur * (1 - 1e-9))) stuck = true;
+        gs_etir esc;
         if (stuck) {
-            if (!GS_POLISH_ESCAPE || !escape(hw, op, nb, n, seen, nseen, m, &pc->evals, &nb[0], &tp) ||
-                !(tp < tcur * (1 - 1e-9)))
+            if (!GS_POLISH_ESCAPE ||
+                !escape(hw, op, nb, n, seen, nseen, m, tcur * (1 - 1e-9), audit, pc, cand, ck, &esc, &tp))
                 break;
-            pick = 0;
         }
-        cur = nb[pick];
+        cur = stuck ? esc : nb[pick];
         tcur = tp;
         seen[nseen++] = state_key(&cur);
         if (tcur < tbest * (1 - 1e-9)) {
