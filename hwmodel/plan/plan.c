@@ -591,9 +591,12 @@ static int64_t mma_frag_regs(const gs_plan *p, int t) {
 
 static void mma_ldsm_mode(const gs_op *op, gs_plan_input *pi, int t, const gs_mma_row *r);
 
-static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p) {
+/* *plain (when given): the bound of the same plan without fragment double
+ * buffering (p->frag_pipe 0), counted in the same pass: the second
+ * fragment sets are the only terms that read it (pipe). */
+static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p, int *plain) {
     int64_t acc = gs_etir_acc_regs(op, e);
-    int64_t regs = acc + GS_PLAN_REGS_BASE + 2 * op->naxes, slack = 0;
+    int64_t regs = acc + GS_PLAN_REGS_BASE + 2 * op->naxes, slack = 0, pipe = 0;
     /* an mma tile of many accumulators on an ldmatrix row: its copies count
      * one unit in flight (below) */
     bool relax = p->mma && acc >= GS_PLAN_MMA_RELAX_ACC && gs_mma_get(p->mma)->ldsm;
@@ -632,18 +635,21 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p) {
                 for (int a = 0; a < op->naxes; a++)
                     if (!spatial(op, a)) kt *= e->tile[a].block;
                 int64_t steps = (kt + r->k - 1) / r->k;
-                regs += f * (steps > 2 ? steps : p->frag_pipe ? 2 : 1);
+                regs += f * (steps > 2 ? steps : 1);
+                if (steps <= 2 && p->frag_pipe) pipe += f;
             } else {
                 /* a relaxed count takes a k8 row's fragments of two k-steps:
                  * ptxas loads the unrolled loop's next step beside the current
                  * one (h100 f16 gemms with a bias on m16n8k8, 128x32 warp
                  * tiles: counted 252 with one step's, 12 bytes of spills) */
                 if (relax && gs_mma_get(p->mma)->k < 16) f *= 16 / gs_mma_get(p->mma)->k;
-                regs += p->frag_pipe ? 2 * f : f; /* double-buffered fragments: two sets */
+                regs += f;
+                if (p->frag_pipe) pipe += f; /* double-buffered fragments: two sets */
             }
         } else {
             bool dies = outer >= 0 && gs_tensor_uses_axis(&op->tensors[t], outer);
-            regs += p->frag_pipe && !dies ? 2 * f : f; /* the second set, where the first stays live */
+            regs += f;
+            if (p->frag_pipe && !dies) pipe += f; /* the second set, where the first stays live */
             /* TF32 on the FFMA core: each fragment element is rounded as it
              * is read (cvt + mask), a temporary beside the f32 value (a100
              * conv2d 3x3 NCHW tf32, 8x8 thread tiles: 8 bytes spilled at 255) */
@@ -696,6 +702,8 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p) {
      * bf16 gemms with a bias, 64x64 warp tiles, counted 246-254 without
      * them: 12 bytes of spills each) */
     if (slack && op->has_bias && op->epi.bias_axis >= 0) regs += e->tile[op->epi.bias_axis].thread;
+    if (plain) *plain = (int)(regs > 100000 ? 100000 : regs);
+    regs += pipe;
     return (int)(regs > 100000 ? 100000 : regs);
 }
 
@@ -737,18 +745,26 @@ int gs_hw_regs_cap(const gs_hw *hw, int64_t warps_per_sm) {
     return (int)(cap < 8 ? 8 : cap);
 }
 
-int64_t gs_plan_blocks_per_sm(const gs_hw *hw, const gs_plan *p, int regs) {
-    int64_t warps = (p->threads + hw->warp_size - 1) / hw->warp_size;
+/* gs_plan_blocks_per_sm's limits that do not read the registers (the
+ * block, thread and shared-memory limits); *warps the block's warps (the
+ * plan allows no block when below 1). */
+static int64_t blocks_but_regs(const gs_hw *hw, const gs_plan *p, int64_t *warps) {
+    *warps = (p->threads + hw->warp_size - 1) / hw->warp_size;
     int64_t mb = hw->max_blocks_per_sm;
-    if (warps < 1) return 0;
-    int64_t by_reg = gs_hw_warps_by_regs(hw, regs) / warps;
-    int64_t by_thr = hw->max_threads_per_sm / (warps * hw->warp_size);
+    if (*warps < 1) return 0;
+    int64_t by_thr = hw->max_threads_per_sm / (*warps * hw->warp_size);
     int64_t sm = p->smem_bytes + p->scratch_bytes;
     int64_t by_smem = sm ? hw->smem_per_sm / (sm + GS_PLAN_SMEM_RESERVED) : mb;
-    if (by_reg < mb) mb = by_reg;
     if (by_thr < mb) mb = by_thr;
     if (by_smem < mb) mb = by_smem;
     return mb;
+}
+
+int64_t gs_plan_blocks_per_sm(const gs_hw *hw, const gs_plan *p, int regs) {
+    int64_t warps, mb = blocks_but_regs(hw, p, &warps);
+    if (warps < 1) return 0;
+    int64_t by_reg = gs_hw_warps_by_regs(hw, regs) / warps;
+    return by_reg < mb ? by_reg : mb;
 }
 
 /* The box of a staged input with a window dim: *pi holds its tensor box
@@ -966,7 +982,8 @@ static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e,
     p->scratch_bytes = (int32_t)((scratch + 15) / 16 * 16);
     /* static shared memory is limited as a whole, scratch included */
     p->smem_dynamic = p->smem_bytes + p->scratch_bytes > hw->smem_per_block;
-    p->regs_bound = regs_bound(op, e, p);
+    int plain;
+    p->regs_bound = regs_bound(op, e, p, &plain);
     if (p->frag_pipe) {
         /* the second fragment set must stay within the thread's register
          * limit, for an operator of several reduce axes (a convolution) a
@@ -978,14 +995,16 @@ static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e,
          * the shorter latency window), whatever the count a little under the
          * bound that ptxas and the model take (a register allocation unit,
          * 8, of slack): else the plain pipeline */
-        gs_plan q = *p;
-        q.frag_pipe = 0;
-        int plain = regs_bound(op, e, &q);
         int reduce_axes = 0;
         for (int a = 0; a < op->naxes; a++) reduce_axes += !spatial(op, a);
         bool lose = p->regs_bound + (reduce_axes > 1 ? GS_FRAG_PIPE_REGS_SLACK : 0) > hw->max_regs_per_thread;
-        for (int d = 0; d < 8 && !lose; d++)
-            lose = gs_plan_blocks_per_sm(hw, p, p->regs_bound - d) < gs_plan_blocks_per_sm(hw, p, plain - d);
+        /* (gs_plan_blocks_per_sm at each count: its other limits once) */
+        int64_t warps, mb = blocks_but_regs(hw, p, &warps);
+        for (int d = 0; d < 8 && !lose && warps >= 1; d++) {
+            int64_t with = gs_hw_warps_by_regs(hw, p->regs_bound - d) / warps,
+                    without = gs_hw_warps_by_regs(hw, plain - d) / warps;
+            lose = (with < mb ? with : mb) < (without < mb ? without : mb);
+        }
         if (lose) {
             p->frag_pipe = 0;
             p->regs_bound = plain;
