@@ -459,15 +459,16 @@ static double fast_copy_fraction(const gs_op *op, const gs_etir *e, const gs_pla
         const gs_affine *x = &ts->idx[j];
         int amax = -1;
         int64_t cmax = 0, lo = x->offset;
-        for (int a = 0; a < op->naxes; a++) {
-            int64_t c = x->coeff[a] < 0 ? -x->coeff[a] : x->coeff[a];
+        for (int a = 0; a < op->naxes; a++) { /* one pass: most coefficients are 0 */
+            int64_t k = x->coeff[a];
+            if (!k) continue;
+            if (k < 0) lo += k * (e->tile[a].block - 1);
+            int64_t c = k < 0 ? -k : k;
             if (c > cmax) {
                 cmax = c;
                 amax = a;
             }
         }
-        for (int a = 0; a < op->naxes; a++)
-            if (x->coeff[a] < 0) lo += x->coeff[a] * (e->tile[a].block - 1);
         if (amax < 0) continue;
         int64_t T = e->tile[amax].block, E = op->axes[amax].extent;
         f *= in_range_fraction(lo, x->coeff[amax] * T, (E + T - 1) / T, pi->halo[j], ts->shape[j]);
