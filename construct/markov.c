@@ -159,6 +159,7 @@ typedef struct memo {
     int64_t cap;   /* power of two */
     gs_wf_memo *wf; /* access-pattern simulations shared by the estimates */
     floor_entry *floors; /* direct-mapped by key (the polish's) */
+    bool apart; /* the audit (GS_AUDIT_FLOOR): no shared entries (memo_key), completions checked apart */
 } memo;
 
 static bool memo_init(memo *m, gs_arena *ar, int64_t cap) {
@@ -167,6 +168,7 @@ static bool memo_init(memo *m, gs_arena *ar, int64_t cap) {
     m->val = gs_arena_alloc(ar, (size_t)cap * sizeof *m->val);
     m->wf = gs_arena_alloc(ar, sizeof *m->wf); /* zeroed: an empty memo */
     m->floors = gs_arena_alloc(ar, FLOOR_SLOTS * sizeof *m->floors);
+    m->apart = false;
     return m->key && m->val && m->wf && m->floors;
 }
 
@@ -328,19 +330,20 @@ static double predicted_hash(const gs_hw *hw, const gs_op *op, const gs_etir *e,
     return t;
 }
 
-/* A state's key in the memo: a level-1 state is priced as its completion
- * (the same tiles at level 0: predicted_hash), so both share the entry of
- * the level-0 state; the walk's transitions, its pools' completions, the
- * polish's seeds and neighbours and the ranking meet one price. */
-static uint64_t memo_key(const gs_etir *e) {
-    if (e->level != 1) return state_key(e);
+/* A state's key in m: a level-1 state is priced as its completion (the
+ * same tiles at level 0: predicted_hash), so both share the entry of the
+ * level-0 state; the walk's transitions, its pools' completions, the
+ * polish's seeds and neighbours and the ranking meet one price. (Apart
+ * for the audit, which checks that the sharing changes no result.) */
+static uint64_t memo_key(const memo *m, const gs_etir *e) {
+    if (e->level != 1 || m->apart) return state_key(e);
     gs_etir c = *e;
     c.level = 0;
     return state_key(&c);
 }
 
 static double predicted_ok(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *m, bool *ok) {
-    return predicted_hash(hw, op, e, m, ok, m ? memo_key(e) : 0);
+    return predicted_hash(hw, op, e, m, ok, m ? memo_key(m, e) : 0);
 }
 
 static double predicted(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *m) {
@@ -472,13 +475,15 @@ static void pool_add_completed(pool *p, const gs_hw *hw, const gs_op *op, const 
      * check exactly when it has a price (predicted_hash), which the walk has
      * mostly met already and the ranking needs anyway */
     c = *e;
-    if (e->level == 2) {
+    bool ok = false;
+    if (mm->apart) {
+        ok = gs_complete(hw, op, e, &c);
+    } else {
         int lim = hw->max_threads_per_block < GS_COMPLETE_THREADS ? hw->max_threads_per_block : GS_COMPLETE_THREADS;
-        if (!gs_etir_apply(op, e, (gs_action){GS_ACT_CACHE, -1, 0}, lim, &c)) return;
+        if (e->level == 2 && !gs_etir_apply(op, e, (gs_action){GS_ACT_CACHE, -1, 0}, lim, &c)) return;
+        c.level = 0;
+        predicted_ok(hw, op, &c, mm, &ok);
     }
-    c.level = 0;
-    bool ok;
-    predicted_ok(hw, op, &c, mm, &ok);
     if (!ok) return;
     pool_add(p, &c);
     if (p->knobbed && e->level == 2 && complete_knobbed(hw, op, &c, &k)) pool_add(p->knobbed, &k);
@@ -1335,7 +1340,7 @@ static void run_jobs(jobs *j, int nw) {
 static int memos_init(memo *memos, int nw, gs_arena *ar, const memo *mm) {
     memos[0] = *mm;
     int n = 1;
-    while (n < nw && memo_init(&memos[n], ar, mm->cap)) n++;
+    while (n < nw && memo_init(&memos[n], ar, mm->cap)) memos[n++].apart = mm->apart;
     return n;
 }
 
@@ -1429,6 +1434,7 @@ static gs_status construct_form(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, c
         return gs_err(ctx, GS_ERR_NOMEM, "out of memory allocating %s", oom);
     }
     if (o.strategy == GS_STRATEGY_MARKOV) p.knobbed = &kp;
+    mm.apart = r->floor_audit;
     memo memos[GS_MAX_THREADS];
     int nw = o.strategy == GS_STRATEGY_MARKOV ? memos_init(memos, workers_of(&o), &ar, &mm) : 1;
     if (!run_strategy(hw, op, &o, steps_per_chain, &ar, &p, &mm, memos, nw, r)) {
