@@ -151,6 +151,15 @@ typedef struct floor_entry {
 } floor_entry;
 enum { FLOOR_SLOTS = 4096 }; /* a power of two */
 
+/* The memory check of a walk's transition into a level-2 state (benefit_ex):
+ * the chains meet the same block tiles again and again, and the check
+ * shapes the state's plan each time; direct-mapped by state_key. */
+typedef struct check_entry {
+    uint64_t key; /* state_key | 1; 0: empty */
+    bool ok;
+} check_entry;
+enum { CHECK_SLOTS = 2048 }; /* a power of two */
+
 /* Memo of predicted times by state hash: the walk revisits states often
  * (invTile undoes tile), and an estimate costs far more than a lookup. */
 typedef struct memo {
@@ -159,6 +168,7 @@ typedef struct memo {
     int64_t cap;   /* power of two */
     gs_wf_memo *wf; /* access-pattern simulations shared by the estimates */
     floor_entry *floors; /* direct-mapped by key (the polish's) */
+    check_entry *checks; /* direct-mapped by key (the walk's level-2 transitions) */
     bool apart; /* the audit (GS_AUDIT_FLOOR): no shared entries (memo_key), completions checked apart */
 } memo;
 
@@ -168,8 +178,9 @@ static bool memo_init(memo *m, gs_arena *ar, int64_t cap) {
     m->val = gs_arena_alloc(ar, (size_t)cap * sizeof *m->val);
     m->wf = gs_arena_alloc(ar, sizeof *m->wf); /* zeroed: an empty memo */
     m->floors = gs_arena_alloc(ar, FLOOR_SLOTS * sizeof *m->floors);
+    m->checks = gs_arena_alloc(ar, CHECK_SLOTS * sizeof *m->checks);
     m->apart = false;
-    return m->key && m->val && m->wf && m->floors;
+    return m->key && m->val && m->wf && m->floors && m->checks;
 }
 
 static double predicted_hash(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *m, bool *ok, uint64_t eh);
@@ -373,9 +384,17 @@ static double benefit_ex(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_
         if (!isfinite(t_cur)) return 1.0;
         return pow(t_cur / t1, GS_MODEL_SHARPNESS);
     }
-    /* the memory check: a state over any capacity has probability 0 */
+    /* the memory check: a state over any capacity has probability 0 (its
+     * result remembered: a check is a fact of the state) */
     gs_plan plan;
-    if (!gs_hw_check_plan(hw, op, next, m ? m->wf : NULL, &plan)) return 0;
+    if (m && !m->apart) {
+        uint64_t k = state_key(next) | 1u;
+        check_entry *ce = &m->checks[(k >> 7) & (CHECK_SLOTS - 1)];
+        if (ce->key != k) *ce = (check_entry){k, gs_hw_check_plan(hw, op, next, m->wf, &plan)};
+        if (!ce->ok) return 0;
+    } else if (!gs_hw_check_plan(hw, op, next, m ? m->wf : NULL, &plan)) {
+        return 0;
+    }
     if (pol == GS_POLICY_MODEL) {
         /* Model policy: every benefit is a predicted speedup t(e)/t(e'),
          * raised to GS_MODEL_SHARPNESS to sharpen the roulette. Caching does
