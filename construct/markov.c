@@ -1140,15 +1140,22 @@ static void polish_pass(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, i
  * first pass's moves changed its path and lost elsewhere (rtx3090's gemm
  * M=128 N=768 K=3072 transB=1 went from 1.18x to 1.34x the exhaustive
  * optimum). */
+#ifndef GS_POLISH_ROUNDS
+#define GS_POLISH_ROUNDS 3
+#endif
 static void polish(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, int max_moves, polish_count *pc, bool audit) {
     polish_pass(hw, op, e, m, max_moves, pc, false, audit);
-    if (!GS_POLISH_TRADE) return;
-    uint64_t before = state_key(e);
-    polish_pass(hw, op, e, m, max_moves, pc, true, audit);
-    /* where the trade moved, a plain pass from its optimum: the trade pass
-     * wanders its wider plateaus (v100's gemm M=128 N=768 K=3072 transB=1:
-     * its m:32 k:16 sk4 is 1.12x the optimum, which a plain pass reaches) */
-    if (state_key(e) != before) polish_pass(hw, op, e, m, max_moves, pc, false, audit);
+    /* where the trade moved, both passes again from its optimum (at most
+     * GS_POLISH_ROUNDS rounds): a trade pass stops on its wider plateaus
+     * (v100's gemm M=128 N=768 K=3072 transB=1 from its m:16 k:32 g4 trap:
+     * m:32 k:16 sk4 after one round, 1.12x the optimum, which a second
+     * round reaches) */
+    for (int r = 0; GS_POLISH_TRADE && r < GS_POLISH_ROUNDS; r++) {
+        uint64_t before = state_key(e);
+        polish_pass(hw, op, e, m, max_moves, pc, true, audit);
+        if (state_key(e) == before || r + 1 == GS_POLISH_ROUNDS) break;
+        polish_pass(hw, op, e, m, max_moves, pc, false, audit);
+    }
 }
 
 /* gs_polish: polish() on its own, the n states sharing one memo (construct.h). */
