@@ -824,6 +824,17 @@ static void run_random(const gs_hw *hw, const gs_op *op, gs_pcg32 *rng, pool *p,
 #define GS_POLISH_TRADE 1
 #endif
 
+/* The raster group lowered until it is shorter than the grid's rows along
+ * the swizzled axis (the check's rule), after a move that shrank them. */
+static void clamp_raster(const gs_op *op, gs_etir *x) {
+    int rx = -1, seen = 0;
+    for (int a = op->naxes - 1; a >= 0 && rx < 0; a--)
+        if (op->axes[a].kind == GS_AXIS_SPATIAL && ++seen == 2) rx = a;
+    if (rx < 0 || x->tile[rx].block < 1) return;
+    int64_t nbx = (op->axes[rx].extent + x->tile[rx].block - 1) / x->tile[rx].block;
+    while (x->raster > 0 && (1LL << (x->raster - 1)) >= nbx) x->raster--;
+}
+
 static bool push_clamped(const gs_op *op, gs_etir x, gs_etir *out, int *n, int cap) {
     /* keep the inner tiles inside the outer ones after a move */
     for (int d = 0; d < op->naxes; d++) {
@@ -901,6 +912,20 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap, 
                     gs_knob_set(&x, k, v);
                     gs_knob_set(&x, GS_KNOB_SPLITK, sv);
                     push_clamped(op, x, out, &n, cap);
+                    /* ... with a spatial block tile scaled against the
+                     * split (its threads with it): the threads and the grid
+                     * kept, the raster group clamped to the new grid. Split-K
+                     * takes at most two blocks per SM without it, so a small
+                     * block tile reaches the split only this way (v100's gemm
+                     * M=128 N=768 K=3072 transB=1 stopped at m:16 k:32 g4,
+                     * 1.33x the optimum, whose m:32 g2 sk2 polishes to it) */
+                    for (int d = 0; d < op->naxes; d++) {
+                        if (op->axes[d].kind != GS_AXIS_SPATIAL) continue;
+                        gs_etir y = x;
+                        y.tile[d].block = scale2(y.tile[d].block, -dir);
+                        clamp_raster(op, &y);
+                        push_clamped(op, y, out, &n, cap);
+                    }
                 }
             }
             /* the lanes and their reduce tile together: each lane's share of
@@ -955,7 +980,7 @@ typedef struct polish_count {
 } polish_count;
 
 /* The most neighbours a state has (neighbours below). */
-enum { POLISH_NB = GS_MAX_AXES * (12 + 3 * GS_MAX_AXES) + 2 * GS_KNOB_COUNT + 4 + 4 * GS_MAX_AXES };
+enum { POLISH_NB = GS_MAX_AXES * (12 + 3 * GS_MAX_AXES) + 2 * GS_KNOB_COUNT + 4 + 6 * GS_MAX_AXES };
 
 /* Whether a neighbour (list index i) whose price is at least f can be
  * passed over: above the move's limit lim, above the best price tp met, or
@@ -1164,9 +1189,22 @@ static void polish_pass(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, i
  * first pass's moves changed its path and lost elsewhere (rtx3090's gemm
  * M=128 N=768 K=3072 transB=1 went from 1.18x to 1.34x the exhaustive
  * optimum). */
+#ifndef GS_POLISH_ROUNDS
+#define GS_POLISH_ROUNDS 3
+#endif
 static void polish(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, int max_moves, polish_count *pc, bool audit) {
     polish_pass(hw, op, e, m, max_moves, pc, false, audit);
-    if (GS_POLISH_TRADE) polish_pass(hw, op, e, m, max_moves, pc, true, audit);
+    /* where the trade moved, both passes again from its optimum (at most
+     * GS_POLISH_ROUNDS rounds): a trade pass stops on its wider plateaus
+     * (v100's gemm M=128 N=768 K=3072 transB=1 from its m:16 k:32 g4 trap:
+     * m:32 k:16 sk4 after one round, 1.12x the optimum, which a second
+     * round reaches) */
+    for (int r = 0; GS_POLISH_TRADE && r < GS_POLISH_ROUNDS; r++) {
+        uint64_t before = state_key(e);
+        polish_pass(hw, op, e, m, max_moves, pc, true, audit);
+        if (state_key(e) == before || r + 1 == GS_POLISH_ROUNDS) break;
+        polish_pass(hw, op, e, m, max_moves, pc, false, audit);
+    }
 }
 
 /* gs_polish: polish() on its own, the n states sharing one memo (construct.h). */
