@@ -268,6 +268,12 @@ check_msg 2 "malformed ONNX model at byte" "import a truncated model" import --d
 check_msg 2 "malformed ONNX model" "import a text file" import "$tmp/text.onnx"
 check_msg 2 "empty file" "import an empty file" import "$tmp/empty.onnx"
 check_msg 2 "cannot open" "import a missing file" import "$tmp/none.onnx"
+# a FLOAT16 initializer whose int32_data holds 70000 (more than a 16-bit word),
+# and a BFLOAT16 one with both raw_data and int32_data: malformed, not truncated
+printf '\010\007\072\016\052\014\010\001\020\012\102\001\167\052\003\360\242\004' >"$tmp/wide16.onnx"
+printf '\010\007\072\021\052\017\010\001\020\020\102\001\167\052\002\200\177\112\002\200\077' >"$tmp/two16.onnx"
+check_msg 2 "tensor 'w': int32_data[0] is 70000, not a 16-bit FLOAT16 word" "import a FLOAT16 word above 0xffff" import "$tmp/wide16.onnx"
+check_msg 2 "tensor 'w' has both raw_data and 1 typed data elements" "import a BFLOAT16 tensor with two sources" import "$tmp/two16.onnx"
 check_msg 2 "not a regular file" "import a directory" import "$tmp/adir"
 check_msg 2 "dim 'batch' (input 'x' dim 0) is not bound" "import with batch unbound" import "$onnx_dir/chain.onnx"
 check_msg 2 "no symbolic dim 'seq' (its dims: batch)" "import with an unknown dim" import --dim seq=3 "$onnx_dir/chain.onnx"
