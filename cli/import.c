@@ -341,7 +341,13 @@ static int import_run(gs_ctx *ctx, const void *opts) {
              unsupported);
     if (!ops) rc = gs_cli_fail_run(ctx, gs_err(ctx, GS_ERR_NOMEM, "out of memory"));
     else if (!kernels) {
-        gs_cli_error_line("gensor: error: ", "no node of the model maps to a gensor kernel (see the reasons above)");
+        char why[160];
+        int nn = gs_model_num_nodes(m);
+        if (!nn) snprintf(why, sizeof why, "the model has no nodes: no kernel");
+        else snprintf(why, sizeof why, "the model's %d node%s only view%s tensors (a Reshape, a Cast to the type it has): no kernel",
+                      nn, nn > 1 ? "s" : "", nn > 1 ? "" : "s");
+        gs_cli_error_line("gensor: error: ", unsupported ? "no node of the model maps to a gensor kernel (see the reasons above)"
+                                                         : why);
         json_decref(ops);
         rc = 1;
     } else {

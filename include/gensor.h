@@ -129,7 +129,8 @@ int gs_dtype_bytes(gs_dtype t);
  * host buffers for a kernel and back. To a 16-bit type: round to nearest
  * even (overflow to inf, NaN stays NaN), as the kernels' stores round; to
  * f32: exact. bf16 and f16 travel as their 16-bit words. GS_ERR_INVALID_ARG
- * for an unknown type or a NULL buffer. [any thread] */
+ * for an unknown type, a NULL buffer (n > 0), or n below 0 or beyond what a
+ * buffer can hold (n * 4 bytes past PTRDIFF_MAX). [any thread] */
 gs_status gs_dtype_convert(gs_ctx *ctx, gs_dtype from, const void *src, gs_dtype to, void *dst, int64_t n);
 /* Give op's inputs (and bias) the type in, its output the type out: the
  * spec text gains " dtype=in" (and " out_dtype=out" when they differ) unless

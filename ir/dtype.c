@@ -5,6 +5,8 @@
 #include "ir/ir.h"
 
 #include <math.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 const gs_dtype_info gs_dtypes[GS_DTYPE_COUNT] = {
@@ -116,6 +118,9 @@ gs_status gs_dtype_convert(gs_ctx *ctx, gs_dtype from, const void *src, gs_dtype
                       (int)from, (int)to);
     if (n < 0 || (n > 0 && (!src || !dst)))
         return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_dtype_convert: %lld elements from %p to %p", (long long)n, src, dst);
+    if (n > PTRDIFF_MAX / 4) /* its bytes would not fit an address (memcpy's size wrapped: 2^62 + 1 floats copied 4 bytes) */
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_dtype_convert: %lld elements are more than a buffer can hold",
+                      (long long)n);
     if (from == GS_DTYPE_F32) gs_dtype_pack(to, src, dst, n);
     else if (to == GS_DTYPE_F32) gs_dtype_unpack(from, src, dst, n);
     else { /* between the 16-bit types: through f32, which holds either exactly */

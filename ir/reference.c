@@ -131,7 +131,8 @@ double gs_op_reference_point(const gs_op *op, const float *const *ins, const flo
     int rd[GS_MAX_AXES], nrd = 0;
     for (int a = 0; a < op->naxes; a++)
         if (op->axes[a].kind == GS_AXIS_REDUCE) rd[nrd++] = a;
-    double acc = op->combine == GS_COMBINE_MAX ? -INFINITY : op->combine == GS_COMBINE_MIN ? INFINITY : 0.0;
+    /* a sum from -0 (acc + v is v for every v, -0 too) without reduce axes, as the kernels start */
+    double acc = op->combine == GS_COMBINE_MAX ? -INFINITY : op->combine == GS_COMBINE_MIN ? INFINITY : nrd ? 0.0 : -0.0;
     int64_t valid = 0; /* reduce points whose input-0 read is in bounds (count_valid) */
     for (int i = 0; i < nrd; i++) pt[rd[i]] = 0;
     for (;;) {

@@ -268,6 +268,18 @@ check_msg 2 "malformed ONNX model at byte" "import a truncated model" import --d
 check_msg 2 "malformed ONNX model" "import a text file" import "$tmp/text.onnx"
 check_msg 2 "empty file" "import an empty file" import "$tmp/empty.onnx"
 check_msg 2 "cannot open" "import a missing file" import "$tmp/none.onnx"
+# a FLOAT16 initializer whose int32_data holds 70000 (more than a 16-bit word),
+# and a BFLOAT16 one with both raw_data and int32_data: malformed, not truncated
+printf '\010\007\072\016\052\014\010\001\020\012\102\001\167\052\003\360\242\004' >"$tmp/wide16.onnx"
+printf '\010\007\072\021\052\017\010\001\020\020\102\001\167\052\002\200\177\112\002\200\077' >"$tmp/two16.onnx"
+check_msg 2 "tensor 'w': int32_data[0] is 70000, not a 16-bit FLOAT16 word" "import a FLOAT16 word above 0xffff" import "$tmp/wide16.onnx"
+check_msg 2 "tensor 'w' has both raw_data and 1 typed data elements" "import a BFLOAT16 tensor with two sources" import "$tmp/two16.onnx"
+# a model whose only node is a Cast to the type its input has (a view), and one
+# with no nodes: no kernel, and no reasons to see above
+printf '\010\010\102\002\020\021\072\111\012\032\012\001\170\022\001\171\032\001\171\042\004\103\141\163\164\052\011\012\002\164\157\030\012\240\001\002\022\001\147\132\023\012\001\170\022\016\012\014\010\012\022\010\012\002\010\002\012\002\010\002\142\023\012\001\171\022\016\012\014\010\012\022\010\012\002\010\002\012\002\010\002' >"$tmp/castsame.onnx"
+printf '\010\007\072\003\022\001\147' >"$tmp/nonodes.onnx"
+check_msg 1 "the model's 1 node only views tensors (a Reshape, a Cast to the type it has): no kernel" "import a FLOAT16 Cast to FLOAT16 alone" import "$tmp/castsame.onnx"
+check_msg 1 "the model has no nodes: no kernel" "import a graph without nodes" import "$tmp/nonodes.onnx"
 check_msg 2 "not a regular file" "import a directory" import "$tmp/adir"
 check_msg 2 "dim 'batch' (input 'x' dim 0) is not bound" "import with batch unbound" import "$onnx_dir/chain.onnx"
 check_msg 2 "no symbolic dim 'seq' (its dims: batch)" "import with an unknown dim" import --dim seq=3 "$onnx_dir/chain.onnx"

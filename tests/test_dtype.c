@@ -7,6 +7,8 @@
 #include <criterion/criterion.h>
 #include <float.h>
 #include <math.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 TestSuite(dtype);
@@ -181,6 +183,33 @@ Test(dtype, bad_types_are_refused) {
     cr_assert_str_eq(op.spec, "relu M=3 N=4 dtype=bf16 out_dtype=f32");
     op.dtype_in = 7;
     cr_assert_eq(gs_op_validate(ctx, &op), GS_ERR_INVALID_ARG);
+    gs_ctx_destroy(ctx);
+}
+
+/* gs_dtype_convert's counts: 0 with NULL buffers is nothing to do; a
+ * negative count, a NULL buffer and a count whose bytes pass the address
+ * space are refused without touching the buffers. Old code took 2^62 + 1
+ * floats: memcpy's size wrapped to 4 bytes and it returned GS_OK (to f16 it
+ * ran past the buffers). Between equal 16-bit types the words are kept. */
+Test(dtype, convert_refuses_counts_past_memory) {
+    gs_ctx *ctx = gs_ctx_create();
+    float x[2] = {1.0f, 2.0f}, y[2] = {0};
+    uint16_t h[2] = {0x3c00, 0x8001}, g[2] = {0};
+    const int64_t huge[] = {((int64_t)1 << 62) + 1, INT64_MAX, PTRDIFF_MAX / 4 + 1};
+    for (size_t i = 0; i < sizeof huge / sizeof huge[0]; i++)
+        for (int to = 0; to < GS_DTYPE_COUNT; to++) {
+            gs_status s = gs_dtype_convert(ctx, GS_DTYPE_F32, x, (gs_dtype)to, y, huge[i]);
+            cr_expect(s == GS_ERR_INVALID_ARG && strstr(gs_ctx_errmsg(ctx), "more than a buffer can hold"),
+                      "f32 -> %s of %lld: %s '%s'", gs_dtype_name((gs_dtype)to), (long long)huge[i], gs_status_str(s),
+                      gs_ctx_errmsg(ctx));
+            cr_expect(y[0] == 0.0f && y[1] == 0.0f, "the destination was written");
+        }
+    cr_expect_eq(gs_dtype_convert(ctx, GS_DTYPE_F16, NULL, GS_DTYPE_BF16, NULL, 0), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_expect_eq(gs_dtype_convert(ctx, GS_DTYPE_F16, h, GS_DTYPE_BF16, g, -1), GS_ERR_INVALID_ARG);
+    cr_expect_eq(gs_dtype_convert(ctx, GS_DTYPE_F16, h, GS_DTYPE_BF16, NULL, 1), GS_ERR_INVALID_ARG);
+    cr_expect_eq(gs_dtype_convert(ctx, GS_DTYPE_F16, h, (gs_dtype)-1, g, 1), GS_ERR_INVALID_ARG);
+    cr_assert_eq(gs_dtype_convert(ctx, GS_DTYPE_F16, h, GS_DTYPE_F16, g, 2), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_expect(g[0] == 0x3c00 && g[1] == 0x8001, "f16 -> f16: %04x %04x", g[0], g[1]);
     gs_ctx_destroy(ctx);
 }
 

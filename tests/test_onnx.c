@@ -1274,6 +1274,68 @@ Test(onnx, half_tensors_read_exactly_and_type_the_kernels) {
     gs_ctx_destroy(ctx);
 }
 
+/* A half tensor's int32_data holds one 16-bit word an element: a value
+ * beyond 0xffff (70000, a bf16 word with bit 16 set) or a negative int32
+ * (a sign-extended varint) is a malformed file, refused naming the element
+ * and its type; so is a tensor with both raw_data and typed elements (onnx's
+ * checker wants one). The data of each wrong length, and each source alone,
+ * as before. Old code kept the low 16 bits (70000 read as 0x1170, -1 as NaN)
+ * and took raw_data over the typed elements. */
+Test(onnx, half_int32_data_out_of_range_is_refused) {
+    static const struct {
+        const char *what;
+        int elem, form; /* form 0: int32_data (v), 1: raw_data of nraw bytes, 2: both */
+        int64_t v;
+        size_t nraw;
+        const char *needle; /* NULL: imported */
+    } cases[] = {
+        {"f16 70000", 10, 0, 70000, 0, "tensor 'w': int32_data[2] is 70000, not a 16-bit FLOAT16 word"},
+        {"f16 -1", 10, 0, -1, 0, "tensor 'w': int32_data[2] is -1, not a 16-bit FLOAT16 word"},
+        {"bf16 0x13f80", 16, 0, 0x13f80, 0, "tensor 'w': int32_data[2] is 81792, not a 16-bit BFLOAT16 word"},
+        {"f16 0xffff", 10, 0, 0xffff, 0, NULL},
+        {"bf16 raw and int32_data", 16, 2, 0x3f80, 8, "tensor 'w' has both raw_data and 4 typed data elements"},
+        {"f16 raw odd", 10, 1, 0, 7, "tensor 'w': raw_data has 7 bytes, its shape needs 8"},
+        {"f16 raw long", 10, 1, 0, 10, "tensor 'w': raw_data has 10 bytes, its shape needs 8"},
+        {"f16 raw", 10, 1, 0, 8, NULL},
+    };
+    gs_ctx *ctx = gs_ctx_create();
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        static const int64_t wd[2] = {2, 2};
+        pbw g = {.n = 0}, w = {.n = 0}, d = {.n = 0}, raw = {.n = 0}, m = {.n = 0}, op = {.n = 0};
+        w_ints(&w, 1, wd, 2, 1);
+        w_int(&w, 2, cases[c].elem);
+        w_str(&w, 8, "w");
+        if (cases[c].form != 1) {
+            for (int i = 0; i < 4; i++) w_varint(&d, (uint64_t)(i == 2 ? cases[c].v : 0x3c00));
+            w_msg(&w, 5, &d);
+        }
+        if (cases[c].form != 0) {
+            for (size_t i = 0; i < cases[c].nraw; i++) w_fixed(&raw, i & 1 ? 0x3c : 0, 1);
+            w_msg(&w, 9, &raw);
+        }
+        w_msg(&g, 5, &w);
+        w_int(&m, 1, 7);
+        w_int(&op, 2, 13);
+        w_msg(&m, 8, &op);
+        w_msg(&m, 7, &g);
+        gs_model *md = NULL;
+        gs_status s = gs_model_load_buffer(ctx, m.b, m.n, NULL, &md);
+        if (!cases[c].needle) {
+            cr_expect_eq(s, GS_OK, "%s: %s", cases[c].what, gs_ctx_errmsg(ctx));
+            const float *f;
+            int64_t n;
+            if (s == GS_OK && gs_model_import(ctx, md) == GS_OK && gs_model_constant(ctx, md, "w", &f, &n) == GS_OK)
+                cr_expect(n == 4 && (cases[c].form ? f[1] == 1.0f : isnan(f[2]) && f[0] == 1.0f), "%s: %g %g", cases[c].what,
+                          (double)f[1], (double)f[2]);
+            else cr_expect_fail("%s: %s", cases[c].what, gs_ctx_errmsg(ctx));
+        } else
+            cr_expect(s == GS_ERR_PARSE && md == NULL && strstr(gs_ctx_errmsg(ctx), cases[c].needle),
+                      "%s: %s '%s', want '%s'", cases[c].what, gs_status_str(s), gs_ctx_errmsg(ctx), cases[c].needle);
+        gs_model_destroy(md);
+    }
+    gs_ctx_destroy(ctx);
+}
+
 /* gs_dtype_convert: to the 16-bit types rounded to nearest even (ties to the
  * even word), overflow to inf; back exact; between f16 and bf16 through f32;
  * bad types and NULL buffers refused. */

@@ -8,6 +8,7 @@
  * im2col, the 1x1 convolution as a matrix product, epilogues with bias and
  * relu, and a plan made for aligned rows run on misaligned ones. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -531,5 +532,69 @@ Test(types, nvrtc_compiles_typed, .timeout = 600) {
             gs_op_destroy(op);
         }
     cr_expect_eq(ok, 27, "compiled: %d of 27", ok);
+    gs_ctx_destroy(ctx);
+}
+
+/* Casts (clip without bounds from one type to another) and an element-wise
+ * add on the special values, run on PoCL and compared word for word with
+ * the host conversion: -0 and a negative f32 denormal stay negative zeros,
+ * NaN stays NaN, infinities and overflow (65520 and up in f16) as the
+ * conversion rounds, f16 subnormals kept. Old code started the accumulator
+ * of an operator without reduce axes at +0, and +0 + -0 is +0: a Cast or an
+ * Add of -0 gave +0. */
+Test(types, casts_keep_special_values, .timeout = 300) {
+    static const float v[24] = {NAN, -NAN, INFINITY, -INFINITY, -0.0f, 0.0f, 65519.0f, 65520.0f,
+                                -65520.0f, 1e6f, 0x1p-24f, 0x1p-25f, 0x3p-26f, 1e-40f, -1e-45f, 1.0f + 0x1p-11f,
+                                1.0f + 0x3p-11f, 3.4e38f, -0x1p-14f, -2.5f, 0x1.fep127f, 1.0f + 0x1p-8f, -1e-30f, 7.0f};
+    static const char *const specs[] = {
+        "clip M=1 N=24 dtype=f32 out_dtype=f16",  "clip M=1 N=24 dtype=f32 out_dtype=bf16",
+        "clip M=1 N=24 dtype=f16 out_dtype=f32",  "clip M=1 N=24 dtype=bf16 out_dtype=f32",
+        "clip M=1 N=24 dtype=f16 out_dtype=bf16", "clip M=1 N=24 dtype=bf16 out_dtype=f16",
+        "add M=1 N=24 dtype=f16",                 "add M=3 N=8",
+    };
+    gs_ctx *ctx = gs_ctx_create();
+    gs_device *cl = open_cl(ctx);
+    gs_dispatch_opts o;
+    gs_dispatch_opts_default(&o);
+    o.dialect = GS_DIALECT_OPENCL;
+    o.cache_dir = "";
+    gs_dispatcher *d = NULL;
+    cr_assert_eq(gs_dispatcher_create(ctx, gs_hw_find_builtin("h100"), &o, &d), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_dispatcher_attach(ctx, d, cl), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        gs_op *op = NULL;
+        cr_assert_eq(gs_op_parse(ctx, specs[i], &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        gs_kernel_handle h;
+        cr_assert_eq(gs_dispatch(ctx, d, op, &h), GS_OK, "%s: %s", specs[i], gs_ctx_errmsg(ctx));
+        int nb = gs_op_num_buffers(op), oi = op->ninputs;
+        gs_dtype ti = gs_op_buffer_dtype(op, 0), to = gs_op_buffer_dtype(op, oi);
+        gs_buffer *b[3] = {0};
+        float zero[24] = {0}, x[24];
+        for (int k = 0; k < 24; k++) x[k] = gs_dtype_round(ti, v[k]); /* the input as its type holds it */
+        for (int k = 0; k < nb; k++)
+            cr_assert_eq(gs_typed_buffer_create(ctx, cl, gs_op_buffer_dtype(op, k), k == oi ? zero : x, 24, &b[k]), GS_OK,
+                         "%s", gs_ctx_errmsg(ctx));
+        cr_assert_eq(gs_dispatch_run(ctx, d, op, &h, b, nb, NULL), GS_OK, "%s: %s", specs[i], gs_ctx_errmsg(ctx));
+        uint32_t got[24] = {0}, want[24] = {0};
+        float sum[24];
+        cr_assert_eq(gs_buffer_read(ctx, b[oi], got, (size_t)gs_op_buffer_bytes(op, oi)), GS_OK);
+        for (int k = 0; k < 24; k++) sum[k] = oi == 2 ? x[k] + x[k] : x[k];
+        gs_dtype_pack(to, sum, want, 24);
+        int bytes = gs_dtype_bytes(to);
+        for (int k = 0; k < 24; k++) {
+            uint32_t g = 0, w = 0;
+            memcpy(&g, (const char *)got + k * bytes, (size_t)bytes);
+            memcpy(&w, (const char *)want + k * bytes, (size_t)bytes);
+            float gf, wf;
+            gs_dtype_unpack(to, &g, &gf, 1);
+            gs_dtype_unpack(to, &w, &wf, 1);
+            cr_expect(g == w || (isnan(gf) && isnan(wf)), "%s: element %d (%a): 0x%x, want 0x%x", specs[i], k, (double)v[k],
+                      g, w);
+        }
+        for (int k = 0; k < nb; k++) gs_buffer_destroy(b[k]);
+        gs_op_destroy(op);
+    }
+    gs_dispatcher_destroy(d);
+    gs_device_close(cl);
     gs_ctx_destroy(ctx);
 }

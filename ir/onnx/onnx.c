@@ -234,6 +234,14 @@ static uint64_t raw_at(const uint8_t *p, size_t esz, int64_t i) {
     return v;
 }
 
+/* The first element of a half tensor's int32_data outside 0..0xffff (its
+ * 16 bits are the word; a negative int32 is a sign-extended varint), or -1. */
+static int64_t wide_word(const vec *id) {
+    for (size_t i = 0; i < id->n; i++)
+        if (id->v[i] > 0xffffu) return (int64_t)i;
+    return -1;
+}
+
 /* TensorProto: dims 1, data_type 2, segment 3, float_data 4, int32_data 5,
  * int64_data 7, name 8, raw_data 9, double_data 10, external_data 13
  * (StringStringEntryProto: key 1, value 2), data_location 14. */
@@ -292,6 +300,7 @@ static gs_status read_tensor(rd *r, gs_pb *pb, otensor *t) {
         }
     }
     int half = t->dtype == DT_FLOAT16 || t->dtype == DT_BFLOAT16;
+    int64_t i16;
     size_t esz = t->dtype == DT_FLOAT || t->dtype == DT_INT32 ? 4 : t->dtype == DT_INT64 || t->dtype == DT_DOUBLE ? 8
                  : half                                       ? 2
                                                               : 0;
@@ -305,12 +314,18 @@ static gs_status read_tensor(rd *r, gs_pb *pb, otensor *t) {
     if (s == GS_OK && esz) {
         /* exactly one source: raw bytes or the typed field, with n elements */
         size_t typed = t->dtype == DT_FLOAT || t->dtype == DT_DOUBLE ? fd.n : id.n; /* half: int32_data */
-        if (has_raw && raw_len != (size_t)t->n * esz)
+        if (has_raw && typed)
+            s = gs_err(r->ctx, GS_ERR_PARSE, "%s: tensor '%s' has both raw_data and %zu typed data elements (one of them)",
+                       r->path, t->name, typed);
+        else if (has_raw && raw_len != (size_t)t->n * esz)
             s = gs_err(r->ctx, GS_ERR_PARSE, "%s: tensor '%s': raw_data has %zu bytes, its shape needs %lld", r->path,
                        t->name, raw_len, (long long)t->n * (long long)esz);
         else if (!has_raw && typed != (size_t)t->n)
             s = gs_err(r->ctx, GS_ERR_PARSE, "%s: tensor '%s': %zu data elements, its shape needs %lld", r->path, t->name,
                        typed, (long long)t->n);
+        else if (half && !has_raw && (i16 = wide_word(&id)) >= 0)
+            s = gs_err(r->ctx, GS_ERR_PARSE, "%s: tensor '%s': int32_data[%lld] is %lld, not a 16-bit %s word", r->path,
+                       t->name, (long long)i16, (long long)id.v[i16], t->dtype == DT_FLOAT16 ? "FLOAT16" : "BFLOAT16");
         else if (t->dtype == DT_FLOAT || t->dtype == DT_DOUBLE || half) {
             t->f = gs_arena_alloc(&r->m->arena, (size_t)(t->n ? t->n : 1) * sizeof *t->f);
             if (!t->f) s = gs_err(r->ctx, GS_ERR_NOMEM, "out of memory");

@@ -2566,7 +2566,9 @@ gs_status gs_lower_emit_plan(gs_ctx *ctx, const gs_op *op, const gs_etir *e, con
     line(m, "(void)beta;");
     line(m, "float acc[%lld];", (long long)acc_n);
     line(m, "#pragma unroll");
-    line(m, "for (int i = 0; i < %lld; i++) acc[i] = %s;", (long long)acc_n, identity(m));
+    /* no reduce axis: acc + v is v itself only from -0 (a -0 input stays -0) */
+    line(m, "for (int i = 0; i < %lld; i++) acc[i] = %s;", (long long)acc_n,
+         m->nred == 0 && !strcmp(identity(m), "0.0f") ? "-0.0f" : identity(m));
     print_staging_setup(m);
     print_main_loop(m);
     print_group_combine(m);

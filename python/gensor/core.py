@@ -809,18 +809,20 @@ class Model(_Owner):
         its top candidate run. Each kernel's buffers are made in its type (op.buffers' dtype: a half
         model's inputs and weights converted with round to nearest even, exact for half values; an
         input may be given as float32, float16 or bf16 words as uint16 when the model's input is
-        bf16). Returns a dict of every tensor computed, as float32 arrays holding the kernels'
+        bf16; a float64 one rounds once, to the type of each kernel that reads it). Returns a dict of every tensor computed, as float32 arrays holding the kernels'
         values exactly (shaped when the kernel's operator knows its output's shape, else flat). An unsupported node raises
         UnsupportedError naming it and the reason, or with unsupported="skip" is passed over (its
         outputs stay missing: a node that reads one raises ValueError)."""
         if unsupported not in ("raise", "skip"):
             raise ValueError("gensor: unsupported must be 'raise' or 'skip', got %r" % (unsupported,))
         hw = hw if isinstance(hw, Hw) else Hw(hw)
-        vals = {}
+        vals, given = {}, {}
         for k, v in inputs.items():
             v = np.asarray(v)
             if v.dtype == np.uint16:  # bf16 words
                 v = from_bf16(v)
+            elif v.dtype not in (np.float32, np.float16):
+                given[k] = v  # float64 and the like: a half kernel's buffer rounds from these, once
             vals[k] = np.ascontiguousarray(v, dtype=np.float32)
 
         def get(tensor, constant, who):
@@ -862,7 +864,8 @@ class Model(_Owner):
                         a = convert(a, info.dtype)
                         out = (bd.tensor, a)
                     else:
-                        a = convert(get(bd.tensor, bd.constant, who), info.dtype)
+                        src = given.get(bd.tensor) if not bd.constant else None
+                        a = convert(get(bd.tensor, bd.constant, who) if src is None else src, info.dtype)
                     arrays.append(a.reshape(-1) if a.ndim > 1 and not (shapes and a.shape == shapes[info.index])
                                   else a)
                 k.run(device, *arrays)
@@ -884,15 +887,32 @@ def import_onnx(path, dims=None, **more_dims):
         raise
 
 
+def _f32_round_odd(a):
+    """Real values (float64, ints) as float32 rounded to odd: the float32 toward zero, its last bit
+    set when it is inexact. Rounded once more to a type of at most 22 bits (f16, bf16), that is the
+    value rounded from a directly: a float32 rounded to nearest first would round twice (1 + 2^-11 +
+    2^-30 to 1 + 2^-11, a tie, then to 1 in f16; 65519.99 to 65520, then to inf)."""
+    x = np.asarray(a, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        y = np.ascontiguousarray(x, dtype=np.float32)
+        inexact = (y != x) & ~np.isnan(x)
+        y = np.where(inexact & (np.abs(y) > np.abs(x)), np.nextafter(y, np.float32(0)), y).astype(np.float32)
+    bits = np.ascontiguousarray(y).view(np.uint32)
+    return np.where(inexact, bits | np.uint32(1), bits).astype(np.uint32).view(np.float32)
+
+
 def convert(a, dtype):
     """Array a (float32, float16, or uint16 taken as bf16 words) as a new array of element type dtype
     ("f32", "f16", "bf16": float32, float16, uint16 bf16 words) of the same shape, through the
     library's type table (gs_dtype_convert): to a 16-bit type rounded to nearest even, as the
-    kernels round; to f32 exact."""
+    kernels round; to f32 exact. Other real arrays (float64, a list) round once too: to f32 to
+    nearest even, to a 16-bit type from their own values (not through a rounded float32)."""
     src = np.ascontiguousarray(a)
     frm = {np.dtype(np.float32): "f32", np.dtype(np.float16): "f16", np.dtype(np.uint16): "bf16"}.get(src.dtype)
     if frm is None:
-        src, frm = np.ascontiguousarray(a, dtype=np.float32), "f32"
+        to16 = isinstance(dtype, str) and dtype in ("f16", "bf16")
+        src = _f32_round_odd(src) if to16 else np.ascontiguousarray(a, dtype=np.float32)
+        frm = "f32"
     to = _name(DTYPE_CODES, dtype, "dtype")
     dst = np.empty(src.shape, NUMPY_DTYPES[dtype])
     check(lib().gs_dtype_convert(ctx(), DTYPE_CODES[frm], src.ctypes.data, to, dst.ctypes.data, src.size))

@@ -180,6 +180,37 @@ class Basics(unittest.TestCase):
         np.testing.assert_array_equal(gensor.from_bf16(w), [1.0, 1.0, 1 + 2 ** -6, -2.5, np.inf, np.inf])
         self.assertTrue(np.isnan(gensor.from_bf16(gensor.to_bf16(np.float32("nan")))))
 
+    def test_float64_rounds_once(self):
+        """float64 values round to f16 and bf16 once, from their own values: numpy's float16 cast
+        (correctly rounded) for f16, the nearer bf16 word for bf16 (a tie to the even one). Old code
+        rounded to float32 first: 1 + 2^-11 + 2^-30 became 1 in f16, 65519.99 inf, 1 + 2^-8 +
+        2^-35 1 in bf16."""
+        x = np.array([1 + 2 ** -11 + 2 ** -30, -(1 + 2 ** -11 + 2 ** -40), 65519.99999999, 65520.0, 1e300,
+                      2 ** -25 + 2 ** -60, -2 ** -25, 1e-50, 3.0, np.inf, -np.inf])
+        np.testing.assert_array_equal(gensor.convert(x, "f16").view(np.uint16), x.astype(np.float16).view(np.uint16))
+        self.assertTrue(np.isnan(gensor.convert(np.array([np.nan]), "f16")[0]))
+        g = rng(64)
+        for t in ("f16", "bf16"):
+            bits = 11 if t == "f16" else 8
+            # values a hair off the ties of the 16-bit type, and the ties themselves
+            m = g.integers(1 << (bits - 1), 1 << bits, 2000).astype(np.float64)
+            e = g.integers(-12, 12, 2000).astype(np.float64)
+            off = g.choice([-2.0 ** -40, 0.0, 2.0 ** -40], 2000)
+            v = np.ldexp(m + 0.5 + off, (e - bits + 1).astype(int)) * g.choice([-1.0, 1.0], 2000)
+            w = gensor.convert(v, t)
+            if t == "f16":
+                np.testing.assert_array_equal(w.view(np.uint16), v.astype(np.float16).view(np.uint16))
+                continue
+            # bf16: the word's value is one of the two nearest, the nearer (ties: an even word)
+            fl = gensor.from_bf16(w).astype(np.float64)
+            ulp = np.ldexp(1.0, (np.frexp(np.abs(v))[1] - 8))
+            self.assertTrue(np.all(np.abs(fl - v) <= ulp / 2), "bf16 not the nearest")
+            ties = np.abs(fl - v) == ulp / 2
+            self.assertTrue(np.all(w[ties] % 2 == 0), "bf16 ties not even")
+        self.assertEqual(int(gensor.convert([1 + 2 ** -8 + 2 ** -35], "bf16")[0]), 0x3F81)
+        self.assertEqual(int(gensor.convert([1 + 2 ** -8], "bf16")[0]), 0x3F80)
+        np.testing.assert_array_equal(gensor.convert([0.1, 2.5], "f32"), np.array([0.1, 2.5], np.float32))
+
 
 class Run(unittest.TestCase):
     def test_gemm_awkward_shapes_against_numpy(self):
@@ -456,6 +487,25 @@ class Onnx(unittest.TestCase):
             xh = gensor.convert(gensor.convert(x, t), "f32").astype(np.float64)
             want = np.maximum(xh @ w.reshape(12, 8) + m.constant("b"), 0)
             np.testing.assert_allclose(y, want, rtol=4 * unit, atol=4 * unit * np.abs(want).max(), err_msg=t)
+
+    def test_float64_input_of_a_half_model_rounds_once(self):
+        """A float64 input of a FLOAT16 graph input (block_f16's x) enters the first kernel rounded
+        once, as numpy's float16 cast rounds: the run equals the run on x.astype(float16) bit for
+        bit. Old code rounded it to float32 first (values a hair above an f16 tie fell to the even
+        neighbour)."""
+        dev = device(self)
+        m = gensor.import_onnx(os.path.join(ROOT, "tests", "data", "onnx_half", "block_f16", "model.onnx"))
+        self.assertEqual(m.dtype("x"), "f16")
+        ks = [n for n in m.nodes if n.kind == "kernel"]
+        shape = ks[0].op.buffers[[b.tensor for b in ks[0].bindings].index("x")].elems
+        g = rng(65)
+        mant = g.integers(1024, 2048, shape).astype(np.float64) + 0.5 + 2.0 ** -30
+        x = np.ldexp(mant * g.choice([-1.0, 1.0], shape), -10)  # 1 + odd halves of an f16 ulp, a hair above
+        self.assertTrue(np.any(x.astype(np.float32).astype(np.float16) != x.astype(np.float16)))
+        y64 = m.run(dev, {"x": x}, hw="rtx3090")
+        y16 = m.run(dev, {"x": x.astype(np.float16)}, hw="rtx3090")
+        out = [b.tensor for b in ks[-1].bindings if b.output][0]
+        np.testing.assert_array_equal(y64[out], y16[out])
 
     def test_run_names_a_missing_input(self):
         dev = device(self)
