@@ -1808,6 +1808,76 @@ static void print_full_tile(printer *m, const math_core *core, bool any_reg, boo
     close_(m); /* kk */
 }
 
+/* The steady loop of an operator of several reduce axes (plan.peel on a
+ * convolution's window): the tiles run in counter order, the last reduce
+ * axis fastest, so the full tiles are a prefix when every reduce axis but
+ * the first (slowest) divides by its tile, checked at run time. A copy's
+ * fast-path check then holds for every full tile when it holds at the
+ * lowest reduce origins (all 0) and at the highest full ones ((E/T - 1) * T
+ * each): each dim is non-decreasing in every reduce origin (plan.peel needs
+ * coefficients >= 0). Inside, the copies take their fast path from the
+ * counters cn, without a check, and the counters step as in the general
+ * loop that takes over after it (the last stages-1 tiles, a partial c
+ * tile, the blocks whose window crosses the padding). */
+static void print_steady_loop_window(printer *m, const math_core *core, bool any_reg) {
+    const gs_plan *p = m->p;
+    const int S = p->stages;
+    int first = -1;
+    for (int a = 0; a < m->na; a++)
+        if (!spatial(m->op, a) && first < 0) first = a;
+    open_block(m);
+    line(m, "int steady = 1;");
+    for (int a = 0; a < m->na; a++)
+        if (!spatial(m->op, a) && a != first) line(m, "steady = steady && E%d %% %d == 0;", a, m->e->tile[a].block);
+    char lo[GS_MAX_AXES][CW], hi[GS_MAX_AXES][CW];
+    for (int a = 0; a < m->na; a++) {
+        if (spatial(m->op, a)) {
+            snprintf(lo[a], CW, "ob%d", a);
+            snprintf(hi[a], CW, "ob%d", a);
+        } else {
+            snprintf(lo[a], CW, "0");
+            snprintf(hi[a], CW, "(E%d / %d - 1) * %d", a, m->e->tile[a].block, m->e->tile[a].block);
+        }
+    }
+    for (int t = 0; t < m->ni; t++) {
+        const gs_tensor *ts = &m->op->tensors[t];
+        const gs_plan_input *pi = &p->in[t];
+        open_(m, "/* copy %s: every full tile's check, at the lowest and highest reduce origins */", ts->name);
+        gs_sb c;
+        gs_sb_init(&c);
+        gs_sb_puts(&c, pi->copy_vec > 1 ? "al" : "1");
+        if (pi->copy_vec > 1) gs_sb_printf(&c, "%d", t);
+        for (int j = 0; j < ts->ndim; j++) {
+            char b0[1024], b1[1024];
+            const long long nr = (long long)neg_reach(m->op, m->e, &ts->idx[j]);
+            affine_text(&ts->idx[j], m->na, lo, b0, sizeof b0);
+            affine_text(&ts->idx[j], m->na, hi, b1, sizeof b1);
+            line(m, "const int lo%d = %s + %lld, hi%d = %s + %lld;", j, b0, nr, j, b1, nr);
+            gs_sb_printf(&c, " && lo%d >= 0 && hi%d + %lld <= S%d_%d", j, j, (long long)pi->halo[j], t, j);
+        }
+        char *cs = gs_sb_take(&c);
+        line(m, "steady = steady && (%s);", cs ? cs : "0");
+        free(cs);
+        close_(m);
+    }
+    gs_sb nf;
+    gs_sb_init(&nf);
+    gs_sb_printf(&nf, "E%d / %d", first, m->e->tile[first].block);
+    for (int a = 0; a < m->na; a++)
+        if (!spatial(m->op, a) && a != first) gs_sb_printf(&nf, " * nk%d", a);
+    char *nfs = gs_sb_take(&nf);
+    line(m, "int nfull = %s;", nfs ? nfs : "0");
+    free(nfs);
+    line(m, "if (nfull > ntile) nfull = ntile;");
+    line(m, "const int nsteady = steady ? nfull - %d : 0;", S - 1);
+    open_(m, "for (; it < nsteady; it++)");
+    print_full_tile(m, core, any_reg, true);
+    line(m, "wb = wb + 1 == %d ? 0 : wb + 1;", S);
+    print_counters_advance(m);
+    close_(m);
+    close_(m);
+}
+
 /* The steady loop (plan.peel): the leading full tiles whose next copy is a
  * full tile too, run while every staged box of the block passes the fast
  * path's check on its spatial dims (the same for every tile) and its reduce
@@ -1815,6 +1885,10 @@ static void print_full_tile(printer *m, const math_core *core, bool any_reg, boo
 static void print_steady_loop(printer *m, const math_core *core, bool any_reg) {
     const gs_plan *p = m->p;
     const int S = p->stages;
+    if (m->nred > 1) {
+        print_steady_loop_window(m, core, any_reg);
+        return;
+    }
     int k = -1;
     for (int a = 0; a < m->na; a++)
         if (!spatial(m->op, a)) k = a;
@@ -1899,13 +1973,13 @@ static void print_main_loop_fragpipe(printer *m, const math_core *core) {
     line(m, "%s;", m->sp->sync);
     print_step_load(m, core, "0", "rb", "0");
     line(m, "int it = 0;");
-    if (p->peel) print_steady_loop(m, core, any_reg);
-    if (tile_counters(m)) {
+    if (tile_counters(m)) { /* before the steady loop (plan.peel), which steps them too */
         print_counters_init(m, "ci", "0");
         char snx[8];
         snprintf(snx, sizeof snx, "%d", S - 1);
         print_counters_init(m, "cn", snx);
     }
+    if (p->peel) print_steady_loop(m, core, any_reg);
     open_(m, "for (; it < ntile; it++)");
     line(m, "const int nx = it + %d;", S - 1);
     if (tile_counters(m)) print_counter_origins(m, "ci");
