@@ -1279,6 +1279,24 @@ static void print_compute_body(printer *m, const char *buf, bool bounded, bool f
     int open = 0, last_red = -1;
     for (int a = 0; a < m->na; a++)
         if (!spatial(m->op, a)) last_red = a;
+    /* a partly unrolled full tile (plan.k_unroll) of several reduce axes: the
+     * unroll goes to the innermost loops that run more than once, inner
+     * first, k_unroll k-steps in all (a conv tile c:32 r:1 s:1 ran its 32
+     * k-steps rolled one at a time when the unroll sat on the trip-1 s
+     * loop); one reduce axis keeps it on its loop */
+    int unr[GS_MAX_AXES];
+    for (int a = 0, left = m->p->k_unroll; a < m->na; a++) unr[a] = a == last_red ? left : 1;
+    if (m->nred > 1 && m->p->k_unroll > 0) {
+        int left = m->p->k_unroll;
+        for (int a = m->na - 1; a >= 0; a--) {
+            if (spatial(m->op, a)) continue;
+            const int Teff = m->e->tile[a].block / (a == last_red ? m->p->lanes : 1);
+            unr[a] = 1;
+            if (left <= 1 || Teff <= 1) continue;
+            unr[a] = left;
+            left = Teff >= left ? 1 : left / Teff;
+        }
+    }
     for (int a = 0; a < m->na; a++) {
         if (spatial(m->op, a)) continue;
         int T = m->e->tile[a].block, R = a == last_red ? m->p->lanes : 1;
@@ -1289,7 +1307,7 @@ static void print_compute_body(printer *m, const char *buf, bool bounded, bool f
             else open_(m, "for (int kr%d = 0; kr%d < kl%d; kr%d++)", a, a, a, a);
         } else {
             if (m->p->k_unroll == 0) line(m, "#pragma unroll");
-            else line(m, "#pragma unroll %d", a == last_red ? m->p->k_unroll : 1);
+            else line(m, "#pragma unroll %d", unr[a]);
             if (R > 1) {
                 /* lane l takes l, l + R, ...: neighbouring lanes, neighbouring elements */
                 open_(m, "for (int kq%d = 0; kq%d < %d; kq%d++)", a, a, T / R, a);
