@@ -313,6 +313,7 @@ typedef struct printer {
      * ("[(kk + 1) & 1]"), with frag_decl off */
     const char *fname, *fslot;
     bool frag_nodecl;
+    bool walk_ptr; /* in a conv's steady loop: a fast copy's tile base is sp<t>, stepped with the counters */
     /* mma (plan.mma): the instruction row and the role of each axis (m, n, k, batch) */
     const gs_mma_row *mr;
     int8_t role[GS_MAX_AXES];
@@ -966,7 +967,8 @@ static void print_copy_fast(printer *m, int t, const char *buf, copy_kind kind) 
     for (int j = 0; j < nd; j++) gs_sb_printf(&base, "%s(%s)lo%d * gs%d_%d", j ? " + " : "", m->idx_t, j, t, j);
     char *bs = gs_sb_take(&base);
     const bool step = copy_ptr_step(m, t);
-    line(m, "%s src = in%d + (%s);", m->in_ptr, t, bs ? bs : "0");
+    if (m->walk_ptr) line(m, "%s src = sp%d;", m->in_ptr, t);
+    else line(m, "%s src = in%d + (%s);", m->in_ptr, t, bs ? bs : "0");
     free(bs);
     if (step) line(m, "src += go%d;", t);
     int us = open_units(m, t);
@@ -1888,10 +1890,61 @@ static void print_steady_loop_window(printer *m, const math_core *core, bool any
     free(nfs);
     line(m, "if (nfull > ntile) nfull = ntile;");
     line(m, "const int nsteady = steady ? nfull - %d : 0;", S - 1);
+    /* each copy's tile base at the counters cn, and its step along each
+     * reduce axis (a tile's origin times the axis' element stride in the
+     * tensor): the copies add nothing but their unit offsets */
+    for (int t = 0; t < m->ni; t++) {
+        const gs_tensor *ts = &m->op->tensors[t];
+        line(m, "%s sp%d;", m->in_ptr, t);
+        open_block(m);
+        print_counter_origins(m, "cn");
+        print_box_origin(m, t);
+        gs_sb base;
+        gs_sb_init(&base);
+        for (int j = 0; j < ts->ndim; j++) gs_sb_printf(&base, "%s(%s)lo%d * gs%d_%d", j ? " + " : "", m->idx_t, j, t, j);
+        char *bs = gs_sb_take(&base);
+        line(m, "sp%d = in%d + (%s);", t, t, bs ? bs : "0");
+        free(bs);
+        close_(m);
+        for (int a = 0; a < m->na; a++) {
+            if (spatial(m->op, a)) continue;
+            gs_sb d;
+            gs_sb_init(&d);
+            int any = 0;
+            for (int j = 0; j < ts->ndim; j++) {
+                const long long c = (long long)ts->idx[j].coeff[a];
+                if (!c) continue;
+                gs_sb_printf(&d, "%s%lld * gs%d_%d", any++ ? " + " : "", c, t, j);
+            }
+            char *ds = gs_sb_take(&d);
+            line(m, "const int dp%d_%d = %d * (%s);", t, a, m->e->tile[a].block, any && ds ? ds : "0");
+            free(ds);
+        }
+    }
     open_(m, "for (; it < nsteady; it++)");
+    m->walk_ptr = true;
     print_full_tile(m, core, any_reg, true);
+    m->walk_ptr = false;
     line(m, "wb = wb + 1 == %d ? 0 : wb + 1;", S);
-    print_counters_advance(m);
+    /* the counters as print_counters_advance, cn's steps moving the bases */
+    if (p->stages == 2)
+        for (int a = 0; a < m->na; a++)
+            if (!spatial(m->op, a)) line(m, "ci%d = cn%d;", a, a);
+    if (p->stages != 2) print_counters_step(m, "ci");
+    int open = 0, prev = -1;
+    for (int a = m->na - 1; a >= 0; a--) {
+        if (spatial(m->op, a)) continue;
+        if (prev >= 0) {
+            open_(m, "if (cn%d == nk%d)", prev, prev);
+            open++;
+            line(m, "cn%d = 0;", prev);
+            for (int t = 0; t < m->ni; t++) line(m, "sp%d -= nk%d * dp%d_%d;", t, prev, t, prev);
+        }
+        line(m, "cn%d++;", a);
+        for (int t = 0; t < m->ni; t++) line(m, "sp%d += dp%d_%d;", t, t, a);
+        prev = a;
+    }
+    for (; open > 0; open--) close_(m);
     close_(m);
     close_(m);
 }
