@@ -1839,6 +1839,33 @@ static void print_full_tile(printer *m, const math_core *core, bool any_reg, boo
  * counters cn, without a check, and the counters step as in the general
  * loop that takes over after it (the last stages-1 tiles, a partial c
  * tile, the blocks whose window crosses the padding). */
+/* One full tile of a conv's steady loop: unchecked copies from the walked
+ * bases sp<t>, then the counters as print_counters_advance, cn's steps
+ * moving the bases (less nk * dp on a wrap). */
+static void print_steady_tile_window(printer *m, const math_core *core, bool any_reg) {
+    m->walk_ptr = true;
+    print_full_tile(m, core, any_reg, true);
+    m->walk_ptr = false;
+    if (m->p->stages == 2)
+        for (int a = 0; a < m->na; a++)
+            if (!spatial(m->op, a)) line(m, "ci%d = cn%d;", a, a);
+    if (m->p->stages != 2) print_counters_step(m, "ci");
+    int open = 0, prev = -1;
+    for (int a = m->na - 1; a >= 0; a--) {
+        if (spatial(m->op, a)) continue;
+        if (prev >= 0) {
+            open_(m, "if (cn%d == nk%d)", prev, prev);
+            open++;
+            line(m, "cn%d = 0;", prev);
+            for (int t = 0; t < m->ni; t++) line(m, "sp%d -= nk%d * dp%d_%d;", t, prev, t, prev);
+        }
+        line(m, "cn%d++;", a);
+        for (int t = 0; t < m->ni; t++) line(m, "sp%d += dp%d_%d;", t, t, a);
+        prev = a;
+    }
+    for (; open > 0; open--) close_(m);
+}
+
 static void print_steady_loop_window(printer *m, const math_core *core, bool any_reg) {
     const gs_plan *p = m->p;
     const int S = p->stages;
@@ -1921,30 +1948,24 @@ static void print_steady_loop_window(printer *m, const math_core *core, bool any
             free(ds);
         }
     }
-    open_(m, "for (; it < nsteady; it++)");
-    m->walk_ptr = true;
-    print_full_tile(m, core, any_reg, true);
-    m->walk_ptr = false;
-    line(m, "wb = wb + 1 == %d ? 0 : wb + 1;", S);
-    /* the counters as print_counters_advance, cn's steps moving the bases */
-    if (p->stages == 2)
-        for (int a = 0; a < m->na; a++)
-            if (!spatial(m->op, a)) line(m, "ci%d = cn%d;", a, a);
-    if (p->stages != 2) print_counters_step(m, "ci");
-    int open = 0, prev = -1;
-    for (int a = m->na - 1; a >= 0; a--) {
-        if (spatial(m->op, a)) continue;
-        if (prev >= 0) {
-            open_(m, "if (cn%d == nk%d)", prev, prev);
-            open++;
-            line(m, "cn%d = 0;", prev);
-            for (int t = 0; t < m->ni; t++) line(m, "sp%d -= nk%d * dp%d_%d;", t, prev, t, prev);
+    if (S == 2) {
+        /* two tiles a pass, each with its buffers as constants (the loop
+         * starts at tile 0: rb 0, wb 1 at every even tile), so that the
+         * fragment and store addresses need no multiply by rb; an odd last
+         * tile runs in the loop below */
+        open_(m, "for (; it + 1 < nsteady; it += 2)");
+        for (int h = 0; h < 2; h++) {
+            open_block(m);
+            line(m, "int rb = %d, wb = %d;", h, 1 - h);
+            print_steady_tile_window(m, core, any_reg);
+            line(m, "(void)rb, (void)wb;");
+            close_(m);
         }
-        line(m, "cn%d++;", a);
-        for (int t = 0; t < m->ni; t++) line(m, "sp%d += dp%d_%d;", t, t, a);
-        prev = a;
+        close_(m);
     }
-    for (; open > 0; open--) close_(m);
+    open_(m, "for (; it < nsteady; it++)");
+    print_steady_tile_window(m, core, any_reg);
+    line(m, "wb = wb + 1 == %d ? 0 : wb + 1;", S);
     close_(m);
     close_(m);
 }
