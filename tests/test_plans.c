@@ -889,6 +889,120 @@ Test(plans, fragment_pipeline_awkward, .timeout = 900) {
     gs_ctx_destroy(ctx);
 }
 
+/* A convolution's peeled steady loop (plan.peel on several reduce axes): the
+ * full tiles of a block whose window lies inside the input run with
+ * unchecked copies from the tile counters; the blocks at the padding, a
+ * partial channel tile and the last stages-1 tiles take the general loop.
+ * Every case has interior blocks and border blocks (H and W several block
+ * tiles wide), so both loops run: strides 1 and 2, dilation, padding, C not
+ * a multiple of the channel tile, C=1, prime H and W, groups, NCHW and NHWC,
+ * f16, cp.async and register copies; the tensor box, not im2col's (which
+ * the steady loop leaves to the general loop). */
+Test(plans, conv_steady_loop, .timeout = 900) {
+    static const struct {
+        const char *hw, *spec, *cfg;
+    } cases[] = {
+        {"h100", "conv2d N=2 C=13 H=17 W=19 K=8 R=3 S=3 pad=1",
+         "bn=2,bk=8,bp=4,bq=4,bc=4,br=1,bs=1,tn=1,tk=4,tp=1,tq=4,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=2"},
+        {"a100", "conv2d N=2 C=12 H=23 W=19 K=8 R=3 S=3 stride=2 dilation=2 pad=2 layout=nhwc",
+         "bn=2,bp=2,bq=2,bk=8,bc=8,br=1,bs=1,tn=1,tp=1,tq=2,tk=4,vn=1,vp=1,vq=1,vk=1,si=1,sf=1,stages=2"},
+        {"h100", "conv2d N=3 C=1 H=13 W=11 K=8 R=2 S=2 pad=1",
+         "bn=1,bk=8,bp=4,bq=4,bc=1,br=2,bs=1,tn=1,tk=4,tp=1,tq=4,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=2"},
+        {"h100", "conv2d N=2 C=8 H=17 W=13 K=8 R=3 S=3 pad=1 groups=2",
+         "bn=2,bg=1,bk=4,bp=4,bq=4,bc=4,br=1,bs=1,tn=1,tg=1,tk=2,tp=2,tq=2,vn=1,vg=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=3"},
+        {"a100", "conv2d N=2 C=10 H=11 W=13 K=8 R=3 S=3 stride=2 pad=1 dtype=f16",
+         "bn=2,bk=8,bp=2,bq=4,bc=2,br=1,bs=1,tn=1,tk=4,tp=1,tq=2,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=2"},
+    };
+    gs_ctx *ctx = gs_ctx_create();
+    gs_device *cl = open_cl(ctx);
+    paths c = {0};
+    int ran = 0, peeled = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gs_op *op = NULL;
+        gs_hw *hw = NULL;
+        gs_etir e;
+        cr_assert_eq(gs_op_parse(ctx, cases[i].spec, &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_assert_eq(gs_hw_load(ctx, cases[i].hw, &hw), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_assert_eq(gs_etir_parse_config(ctx, op, cases[i].cfg, &e), GS_OK, "%s: %s", cases[i].spec,
+                     gs_ctx_errmsg(ctx));
+        cr_assert(gs_hw_check(hw, op, &e), "%s %s: %s", cases[i].spec, cases[i].cfg, gs_hw_check_why(hw, op, &e));
+        for (int v = 0; v < 2; v++) {
+            gs_plan_opts o = {0};
+            o.no_async = (uint8_t)v;
+            o.im2col = GS_IM2COL_OFF;
+            gs_plan p;
+            gs_plan_make(hw, op, &e, &o, &p);
+            cr_expect(p.peel, "%s %s no_async %d: not peeled (frag_pipe %d)", cases[i].spec, cases[i].cfg, v,
+                      p.frag_pipe);
+            peeled += p.peel;
+            ran += run_variant(ctx, cl, hw, op, &e, &o, 31 + i, "conv steady loop", &c);
+        }
+        gs_hw_destroy(hw);
+        gs_op_destroy(op);
+    }
+    cr_expect_eq(ran, 10, "variants run: %d", ran);
+    cr_expect_eq(peeled, 10, "peeled steady loops: %d", peeled);
+    cr_expect_geq(c.tail_tiles, 4, "partial reduce tiles ran: %d", c.tail_tiles);
+    gs_device_close(cl);
+    gs_ctx_destroy(ctx);
+}
+
+/* A partly unrolled full tile of several reduce axes (plan.k_unroll): the
+ * unroll sits on the innermost loops that run more than once, k_unroll
+ * k-steps in all, not on a trip-1 last axis (c:32 r:1 s:1 ran its 32 k-steps
+ * rolled, one a loop pass). The emitted loops are checked, and each kernel
+ * verified on PoCL: C not a multiple of the channel tile, stride 2, NCHW
+ * and NHWC, a tile split over c and s. */
+Test(plans, conv_k_unroll_inner, .timeout = 600) {
+    static const struct {
+        const char *spec, *cfg, *loop, *pragma;
+    } cases[] = {
+        {"conv2d N=2 C=45 H=9 W=7 K=16 R=3 S=3 pad=1",
+         "bn=1,bk=16,bp=2,bq=8,bc=32,br=1,bs=1,tn=1,tk=2,tp=1,tq=2,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=2",
+         "for (int kr4 = 0; kr4 < 32; kr4++)", "#pragma unroll 16"},
+        {"conv2d N=2 C=40 H=9 W=11 K=8 R=3 S=3 stride=2 pad=1 layout=nhwc",
+         "bn=2,bp=2,bq=2,bk=8,bc=16,br=1,bs=2,tn=1,tp=1,tq=2,tk=4,vn=1,vp=1,vq=1,vk=1,si=1,sf=1,stages=2",
+         "for (int kr4 = 0; kr4 < 16; kr4++)", "#pragma unroll 8"},
+    };
+    gs_ctx *ctx = gs_ctx_create();
+    gs_device *cl = open_cl(ctx);
+    gs_hw *hw = NULL;
+    cr_assert_eq(gs_hw_load(ctx, "h100", &hw), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    paths c = {0};
+    int ran = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gs_op *op = NULL;
+        gs_etir e;
+        cr_assert_eq(gs_op_parse(ctx, cases[i].spec, &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_assert_eq(gs_etir_parse_config(ctx, op, cases[i].cfg, &e), GS_OK, "%s: %s", cases[i].spec,
+                     gs_ctx_errmsg(ctx));
+        gs_plan p;
+        gs_plan_make(hw, op, &e, NULL, &p);
+        cr_assert_gt(p.k_unroll, 0, "%s: k_unroll %d (frag_pipe %d)", cases[i].spec, p.k_unroll, p.frag_pipe);
+        gs_kernel_src ks;
+        cr_assert_eq(gs_lower_emit_plan(ctx, op, &e, &p, GS_DIALECT_CUDA, hw->sm, &ks), GS_OK, "%s",
+                     gs_ctx_errmsg(ctx));
+        /* the full tile's loop (constant trip) and the pragma on the line before it */
+        const char *loop = strstr(ks.src, cases[i].loop);
+        cr_assert(loop, "%s: no loop %s", cases[i].spec, cases[i].loop);
+        const char *eol = loop;
+        while (eol > ks.src && eol[-1] != '\n') eol--;
+        const char *bol = eol > ks.src ? eol - 1 : eol;
+        while (bol > ks.src && bol[-1] != '\n') bol--;
+        while (*bol == ' ') bol++;
+        cr_expect(!strncmp(bol, cases[i].pragma, strlen(cases[i].pragma)) && bol[strlen(cases[i].pragma)] == '\n',
+                  "%s: %s has %.*s before it, not %s", cases[i].spec, cases[i].loop, (int)(eol - bol), bol,
+                  cases[i].pragma);
+        gs_kernel_src_free(&ks);
+        ran += run_variant(ctx, cl, hw, op, &e, &OPTS[0], 41 + i, "k unroll", &c);
+        gs_op_destroy(op);
+    }
+    cr_expect_eq(ran, 2, "variants run: %d", ran);
+    gs_hw_destroy(hw);
+    gs_device_close(cl);
+    gs_ctx_destroy(ctx);
+}
+
 /* Separable copy units (plan.unit_sep): a conv's staged input with many
  * non-linear units per thread takes unit 0's offsets plus the digits of
  * i * threads instead of recomputing each unit's offsets by division at every

@@ -852,19 +852,39 @@ static uint8_t frag_pipe_of(const gs_op *op, const gs_etir *e, const gs_plan *p)
     return 1;
 }
 
+/* Peeling of an operator of several reduce axes (a convolution's c, r, s):
+ * the full tiles of a block whose window lies inside the input run without
+ * checks. Needs every staged box copied from its tensor (no im2col view),
+ * no split-K, and every dim non-decreasing in each reduce axis (coefficients
+ * >= 0: a stride and a dilation), so that the copies' fast-path check holds
+ * for every full tile once it holds at the lowest and highest reduce
+ * origins. */
+static uint8_t peel_window_of(const gs_op *op, const gs_plan *p) {
+    if (p->split_axis >= 0 || p->splitk > 1 || p->mma) return 0;
+    for (int t = 0; t < op->ninputs; t++) {
+        const gs_plan_input *pi = &p->in[t];
+        if (!pi->staged || pi->im2col) return 0;
+        for (int j = 0; j < op->tensors[t].ndim; j++)
+            for (int a = 0; a < op->naxes; a++)
+                if (!spatial(op, a) && op->tensors[t].idx[j].coeff[a] < 0) return 0;
+    }
+    return 1;
+}
+
 /* Peeling (plan.peel): each staged box is gemm-like along the single
  * reduce axis k, every dim indexed by spatial axes only or by k alone with
  * unit coefficient and no offset, so "tile it is full" makes the k part of
  * a copy's fast-path check true and the rest does not change with it. */
 static uint8_t peel_of(const gs_op *op, const gs_plan *p) {
     if (!p->frag_pipe) return 0;
-    int k = -1;
+    int k = -1, nred = 0;
     for (int a = 0; a < op->naxes; a++) {
         if (spatial(op, a)) continue;
-        if (k >= 0) return 0;
         k = a;
+        nred++;
     }
     if (k < 0) return 0;
+    if (nred > 1) return peel_window_of(op, p);
     for (int t = 0; t < op->ninputs; t++) {
         const gs_plan_input *pi = &p->in[t];
         if (!pi->staged || pi->im2col) return 0;

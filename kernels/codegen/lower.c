@@ -313,6 +313,7 @@ typedef struct printer {
      * ("[(kk + 1) & 1]"), with frag_decl off */
     const char *fname, *fslot;
     bool frag_nodecl;
+    bool walk_ptr; /* in a conv's steady loop: a fast copy's tile base is sp<t>, stepped with the counters */
     /* mma (plan.mma): the instruction row and the role of each axis (m, n, k, batch) */
     const gs_mma_row *mr;
     int8_t role[GS_MAX_AXES];
@@ -966,7 +967,8 @@ static void print_copy_fast(printer *m, int t, const char *buf, copy_kind kind) 
     for (int j = 0; j < nd; j++) gs_sb_printf(&base, "%s(%s)lo%d * gs%d_%d", j ? " + " : "", m->idx_t, j, t, j);
     char *bs = gs_sb_take(&base);
     const bool step = copy_ptr_step(m, t);
-    line(m, "%s src = in%d + (%s);", m->in_ptr, t, bs ? bs : "0");
+    if (m->walk_ptr) line(m, "%s src = sp%d;", m->in_ptr, t);
+    else line(m, "%s src = in%d + (%s);", m->in_ptr, t, bs ? bs : "0");
     free(bs);
     if (step) line(m, "src += go%d;", t);
     int us = open_units(m, t);
@@ -1279,6 +1281,24 @@ static void print_compute_body(printer *m, const char *buf, bool bounded, bool f
     int open = 0, last_red = -1;
     for (int a = 0; a < m->na; a++)
         if (!spatial(m->op, a)) last_red = a;
+    /* a partly unrolled full tile (plan.k_unroll) of several reduce axes: the
+     * unroll goes to the innermost loops that run more than once, inner
+     * first, k_unroll k-steps in all (a conv tile c:32 r:1 s:1 ran its 32
+     * k-steps rolled one at a time when the unroll sat on the trip-1 s
+     * loop); one reduce axis keeps it on its loop */
+    int unr[GS_MAX_AXES];
+    for (int a = 0, left = m->p->k_unroll; a < m->na; a++) unr[a] = a == last_red ? left : 1;
+    if (m->nred > 1 && m->p->k_unroll > 0) {
+        int left = m->p->k_unroll;
+        for (int a = m->na - 1; a >= 0; a--) {
+            if (spatial(m->op, a)) continue;
+            const int Teff = m->e->tile[a].block / (a == last_red ? m->p->lanes : 1);
+            unr[a] = 1;
+            if (left <= 1 || Teff <= 1) continue;
+            unr[a] = left;
+            left = Teff >= left ? 1 : left / Teff;
+        }
+    }
     for (int a = 0; a < m->na; a++) {
         if (spatial(m->op, a)) continue;
         int T = m->e->tile[a].block, R = a == last_red ? m->p->lanes : 1;
@@ -1289,7 +1309,7 @@ static void print_compute_body(printer *m, const char *buf, bool bounded, bool f
             else open_(m, "for (int kr%d = 0; kr%d < kl%d; kr%d++)", a, a, a, a);
         } else {
             if (m->p->k_unroll == 0) line(m, "#pragma unroll");
-            else line(m, "#pragma unroll %d", a == last_red ? m->p->k_unroll : 1);
+            else line(m, "#pragma unroll %d", unr[a]);
             if (R > 1) {
                 /* lane l takes l, l + R, ...: neighbouring lanes, neighbouring elements */
                 open_(m, "for (int kq%d = 0; kq%d < %d; kq%d++)", a, a, T / R, a);
@@ -1808,6 +1828,148 @@ static void print_full_tile(printer *m, const math_core *core, bool any_reg, boo
     close_(m); /* kk */
 }
 
+/* The steady loop of an operator of several reduce axes (plan.peel on a
+ * convolution's window): the tiles run in counter order, the last reduce
+ * axis fastest, so the full tiles are a prefix when every reduce axis but
+ * the first (slowest) divides by its tile, checked at run time. A copy's
+ * fast-path check then holds for every full tile when it holds at the
+ * lowest reduce origins (all 0) and at the highest full ones ((E/T - 1) * T
+ * each): each dim is non-decreasing in every reduce origin (plan.peel needs
+ * coefficients >= 0). Inside, the copies take their fast path from the
+ * counters cn, without a check, and the counters step as in the general
+ * loop that takes over after it (the last stages-1 tiles, a partial c
+ * tile, the blocks whose window crosses the padding). */
+/* One full tile of a conv's steady loop: unchecked copies from the walked
+ * bases sp<t>, then the counters as print_counters_advance, cn's steps
+ * moving the bases (less nk * dp on a wrap). */
+static void print_steady_tile_window(printer *m, const math_core *core, bool any_reg) {
+    m->walk_ptr = true;
+    print_full_tile(m, core, any_reg, true);
+    m->walk_ptr = false;
+    if (m->p->stages == 2)
+        for (int a = 0; a < m->na; a++)
+            if (!spatial(m->op, a)) line(m, "ci%d = cn%d;", a, a);
+    if (m->p->stages != 2) print_counters_step(m, "ci");
+    int open = 0, prev = -1;
+    for (int a = m->na - 1; a >= 0; a--) {
+        if (spatial(m->op, a)) continue;
+        if (prev >= 0) {
+            open_(m, "if (cn%d == nk%d)", prev, prev);
+            open++;
+            line(m, "cn%d = 0;", prev);
+            for (int t = 0; t < m->ni; t++) line(m, "sp%d -= nk%d * dp%d_%d;", t, prev, t, prev);
+        }
+        line(m, "cn%d++;", a);
+        for (int t = 0; t < m->ni; t++) line(m, "sp%d += dp%d_%d;", t, t, a);
+        prev = a;
+    }
+    for (; open > 0; open--) close_(m);
+}
+
+static void print_steady_loop_window(printer *m, const math_core *core, bool any_reg) {
+    const gs_plan *p = m->p;
+    const int S = p->stages;
+    int first = -1;
+    for (int a = 0; a < m->na; a++)
+        if (!spatial(m->op, a) && first < 0) first = a;
+    open_block(m);
+    line(m, "int steady = 1;");
+    for (int a = 0; a < m->na; a++)
+        if (!spatial(m->op, a) && a != first) line(m, "steady = steady && E%d %% %d == 0;", a, m->e->tile[a].block);
+    char lo[GS_MAX_AXES][CW], hi[GS_MAX_AXES][CW];
+    for (int a = 0; a < m->na; a++) {
+        if (spatial(m->op, a)) {
+            snprintf(lo[a], CW, "ob%d", a);
+            snprintf(hi[a], CW, "ob%d", a);
+        } else {
+            snprintf(lo[a], CW, "0");
+            snprintf(hi[a], CW, "(E%d / %d - 1) * %d", a, m->e->tile[a].block, m->e->tile[a].block);
+        }
+    }
+    for (int t = 0; t < m->ni; t++) {
+        const gs_tensor *ts = &m->op->tensors[t];
+        const gs_plan_input *pi = &p->in[t];
+        open_(m, "/* copy %s: every full tile's check, at the lowest and highest reduce origins */", ts->name);
+        gs_sb c;
+        gs_sb_init(&c);
+        gs_sb_puts(&c, pi->copy_vec > 1 ? "al" : "1");
+        if (pi->copy_vec > 1) gs_sb_printf(&c, "%d", t);
+        for (int j = 0; j < ts->ndim; j++) {
+            char b0[1024], b1[1024];
+            const long long nr = (long long)neg_reach(m->op, m->e, &ts->idx[j]);
+            affine_text(&ts->idx[j], m->na, lo, b0, sizeof b0);
+            affine_text(&ts->idx[j], m->na, hi, b1, sizeof b1);
+            line(m, "const int lo%d = %s + %lld, hi%d = %s + %lld;", j, b0, nr, j, b1, nr);
+            gs_sb_printf(&c, " && lo%d >= 0 && hi%d + %lld <= S%d_%d", j, j, (long long)pi->halo[j], t, j);
+        }
+        char *cs = gs_sb_take(&c);
+        line(m, "steady = steady && (%s);", cs ? cs : "0");
+        free(cs);
+        close_(m);
+    }
+    gs_sb nf;
+    gs_sb_init(&nf);
+    gs_sb_printf(&nf, "E%d / %d", first, m->e->tile[first].block);
+    for (int a = 0; a < m->na; a++)
+        if (!spatial(m->op, a) && a != first) gs_sb_printf(&nf, " * nk%d", a);
+    char *nfs = gs_sb_take(&nf);
+    line(m, "int nfull = %s;", nfs ? nfs : "0");
+    free(nfs);
+    line(m, "if (nfull > ntile) nfull = ntile;");
+    line(m, "const int nsteady = steady ? nfull - %d : 0;", S - 1);
+    /* each copy's tile base at the counters cn, and its step along each
+     * reduce axis (a tile's origin times the axis' element stride in the
+     * tensor): the copies add nothing but their unit offsets */
+    for (int t = 0; t < m->ni; t++) {
+        const gs_tensor *ts = &m->op->tensors[t];
+        line(m, "%s sp%d;", m->in_ptr, t);
+        open_block(m);
+        print_counter_origins(m, "cn");
+        print_box_origin(m, t);
+        gs_sb base;
+        gs_sb_init(&base);
+        for (int j = 0; j < ts->ndim; j++) gs_sb_printf(&base, "%s(%s)lo%d * gs%d_%d", j ? " + " : "", m->idx_t, j, t, j);
+        char *bs = gs_sb_take(&base);
+        line(m, "sp%d = in%d + (%s);", t, t, bs ? bs : "0");
+        free(bs);
+        close_(m);
+        for (int a = 0; a < m->na; a++) {
+            if (spatial(m->op, a)) continue;
+            gs_sb d;
+            gs_sb_init(&d);
+            int any = 0;
+            for (int j = 0; j < ts->ndim; j++) {
+                const long long c = (long long)ts->idx[j].coeff[a];
+                if (!c) continue;
+                gs_sb_printf(&d, "%s%lld * gs%d_%d", any++ ? " + " : "", c, t, j);
+            }
+            char *ds = gs_sb_take(&d);
+            line(m, "const int dp%d_%d = %d * (%s);", t, a, m->e->tile[a].block, any && ds ? ds : "0");
+            free(ds);
+        }
+    }
+    if (S == 2) {
+        /* two tiles a pass, each with its buffers as constants (the loop
+         * starts at tile 0: rb 0, wb 1 at every even tile), so that the
+         * fragment and store addresses need no multiply by rb; an odd last
+         * tile runs in the loop below */
+        open_(m, "for (; it + 1 < nsteady; it += 2)");
+        for (int h = 0; h < 2; h++) {
+            open_block(m);
+            line(m, "int rb = %d, wb = %d;", h, 1 - h);
+            print_steady_tile_window(m, core, any_reg);
+            line(m, "(void)rb, (void)wb;");
+            close_(m);
+        }
+        close_(m);
+    }
+    open_(m, "for (; it < nsteady; it++)");
+    print_steady_tile_window(m, core, any_reg);
+    line(m, "wb = wb + 1 == %d ? 0 : wb + 1;", S);
+    close_(m);
+    close_(m);
+}
+
 /* The steady loop (plan.peel): the leading full tiles whose next copy is a
  * full tile too, run while every staged box of the block passes the fast
  * path's check on its spatial dims (the same for every tile) and its reduce
@@ -1815,6 +1977,10 @@ static void print_full_tile(printer *m, const math_core *core, bool any_reg, boo
 static void print_steady_loop(printer *m, const math_core *core, bool any_reg) {
     const gs_plan *p = m->p;
     const int S = p->stages;
+    if (m->nred > 1) {
+        print_steady_loop_window(m, core, any_reg);
+        return;
+    }
     int k = -1;
     for (int a = 0; a < m->na; a++)
         if (!spatial(m->op, a)) k = a;
@@ -1899,13 +2065,13 @@ static void print_main_loop_fragpipe(printer *m, const math_core *core) {
     line(m, "%s;", m->sp->sync);
     print_step_load(m, core, "0", "rb", "0");
     line(m, "int it = 0;");
-    if (p->peel) print_steady_loop(m, core, any_reg);
-    if (tile_counters(m)) {
+    if (tile_counters(m)) { /* before the steady loop (plan.peel), which steps them too */
         print_counters_init(m, "ci", "0");
         char snx[8];
         snprintf(snx, sizeof snx, "%d", S - 1);
         print_counters_init(m, "cn", snx);
     }
+    if (p->peel) print_steady_loop(m, core, any_reg);
     open_(m, "for (; it < ntile; it++)");
     line(m, "const int nx = it + %d;", S - 1);
     if (tile_counters(m)) print_counter_origins(m, "ci");
