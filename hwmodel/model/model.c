@@ -841,7 +841,7 @@ static double steady_window_fraction(const gs_op *op, const gs_etir *e, const gs
             int amax = -1;
             int64_t cmax = 0, lo = x->offset, len = pi->halo[j];
             for (int a = 0; a < op->naxes; a++) {
-                if (!op->axes[a].kind == GS_AXIS_SPATIAL) {
+                if (op->axes[a].kind != GS_AXIS_SPATIAL) {
                     len += x->coeff[a] * reach[a];
                     continue;
                 }
