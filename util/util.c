@@ -142,6 +142,12 @@ void gs_arena_init(gs_arena *a, size_t block_size) {
 }
 
 void *gs_arena_alloc(gs_arena *a, size_t size) {
+    void *p = gs_arena_alloc_raw(a, size);
+    if (p) memset(p, 0, size);
+    return p;
+}
+
+void *gs_arena_alloc_raw(gs_arena *a, size_t size) {
     if (size > SIZE_MAX / 2) return NULL; /* no rounding or header overflow */
     size = (size + 15u) & ~(size_t)15u;
     gs_arena_block *b = a->head;
@@ -156,7 +162,6 @@ void *gs_arena_alloc(gs_arena *a, size_t size) {
     }
     void *p = b->data + b->used;
     b->used += size;
-    memset(p, 0, size);
     return p;
 }
 

@@ -50,6 +50,9 @@ typedef struct gs_arena {
 } gs_arena;
 void gs_arena_init(gs_arena *a, size_t block_size);
 void *gs_arena_alloc(gs_arena *a, size_t size); /* 16-byte aligned, zeroed; NULL on OOM */
+/* The same, not zeroed: for tables whose slots are written before they are read
+ * (a memo's values behind its keys, a pool's items behind its count). */
+void *gs_arena_alloc_raw(gs_arena *a, size_t size);
 void gs_arena_free(gs_arena *a);
 
 /* ---- hashing: 64-bit FNV-1a, the one implementation -------------------- */
