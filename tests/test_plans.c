@@ -947,6 +947,63 @@ Test(plans, conv_steady_loop, .timeout = 900) {
     gs_ctx_destroy(ctx);
 }
 
+/* The steady loop of a convolution steps only the copied tile's counters
+ * cn: the computed tile's ci are set from the tile index once after it
+ * (they stepped every steady tile: a move per reduce axis at two stages, a
+ * carry chain at three). Emitted text, CUDA and OpenCL, at two and three
+ * stages with cp.async and register copies; conv_steady_loop runs these
+ * shapes on PoCL. */
+Test(plans, conv_steady_counters) {
+    static const struct {
+        const char *hw, *spec, *cfg;
+    } cases[] = {
+        {"h100", "conv2d N=2 C=13 H=17 W=19 K=8 R=3 S=3 pad=1",
+         "bn=2,bk=8,bp=4,bq=4,bc=4,br=1,bs=1,tn=1,tk=4,tp=1,tq=4,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=2"},
+        {"h100", "conv2d N=2 C=8 H=17 W=13 K=8 R=3 S=3 pad=1 groups=2",
+         "bn=2,bg=1,bk=4,bp=4,bq=4,bc=4,br=1,bs=1,tn=1,tg=1,tk=2,tp=2,tq=2,vn=1,vg=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=3"},
+    };
+    gs_ctx *ctx = gs_ctx_create();
+    int checked = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gs_op *op = NULL;
+        gs_hw *hw = NULL;
+        gs_etir e;
+        cr_assert_eq(gs_op_parse(ctx, cases[i].spec, &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_assert_eq(gs_hw_load(ctx, cases[i].hw, &hw), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_assert_eq(gs_etir_parse_config(ctx, op, cases[i].cfg, &e), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        for (int v = 0; v < 4; v++) {
+            gs_plan_opts o = {0};
+            o.no_async = (uint8_t)(v & 1);
+            o.im2col = GS_IM2COL_OFF;
+            gs_plan p;
+            gs_plan_make(hw, op, &e, &o, &p);
+            cr_assert(p.peel, "%s no_async %d: not peeled", cases[i].spec, v & 1);
+            gs_kernel_src ks;
+            cr_assert_eq(gs_lower_emit_plan(ctx, op, &e, &p, v < 2 ? GS_DIALECT_CUDA : GS_DIALECT_OPENCL, hw->sm, &ks),
+                         GS_OK, "%s", gs_ctx_errmsg(ctx));
+            const char *b = strstr(ks.src, "const int nsteady"), *end = b ? strstr(b, "for (; it < ntile; it++)") : NULL;
+            cr_assert(b && end, "%s: no steady loop before the general loop", cases[i].spec);
+            int sets = 0;
+            for (const char *q = b; q < end; q++) {
+                if (q[0] != 'c' || q[1] != 'i' || q[2] < '0' || q[2] > '9') continue;
+                if (q[-1] == '_' || (q[-1] >= 'a' && q[-1] <= 'z') || (q[-1] >= '0' && q[-1] <= '9')) continue;
+                const char *t = q + 2;
+                while (*t >= '0' && *t <= '9') t++;
+                cr_expect(!strncmp(t, " = cirem % nk", 13), "%s stages %d: the steady loop touches %.*s: %.40s",
+                          cases[i].spec, p.stages, (int)(t - q), q, q);
+                sets++;
+            }
+            cr_expect_eq(sets, 3, "%s stages %d: %d counters set after the steady loop", cases[i].spec, p.stages, sets);
+            gs_kernel_src_free(&ks);
+            checked++;
+        }
+        gs_hw_destroy(hw);
+        gs_op_destroy(op);
+    }
+    cr_expect_eq(checked, 8);
+    gs_ctx_destroy(ctx);
+}
+
 /* A partly unrolled full tile of several reduce axes (plan.k_unroll): the
  * unroll sits on the innermost loops that run more than once, k_unroll
  * k-steps in all, not on a trip-1 last axis (c:32 r:1 s:1 ran its 32 k-steps

@@ -1840,16 +1840,13 @@ static void print_full_tile(printer *m, const math_core *core, bool any_reg, boo
  * loop that takes over after it (the last stages-1 tiles, a partial c
  * tile, the blocks whose window crosses the padding). */
 /* One full tile of a conv's steady loop: unchecked copies from the walked
- * bases sp<t>, then the counters as print_counters_advance, cn's steps
- * moving the bases (less nk * dp on a wrap). */
+ * bases sp<t>, then the copied tile's counters cn step, moving the bases
+ * (less nk * dp on a wrap). The computed tile's counters ci are not used
+ * inside: they are set from `it` once after the loop. */
 static void print_steady_tile_window(printer *m, const math_core *core, bool any_reg) {
     m->walk_ptr = true;
     print_full_tile(m, core, any_reg, true);
     m->walk_ptr = false;
-    if (m->p->stages == 2)
-        for (int a = 0; a < m->na; a++)
-            if (!spatial(m->op, a)) line(m, "ci%d = cn%d;", a, a);
-    if (m->p->stages != 2) print_counters_step(m, "ci");
     int open = 0, prev = -1;
     for (int a = m->na - 1; a >= 0; a--) {
         if (spatial(m->op, a)) continue;
@@ -1865,6 +1862,13 @@ static void print_steady_tile_window(printer *m, const math_core *core, bool any
     }
     for (; open > 0; open--) close_(m);
 }
+
+/* The most stages whose steady loop runs a pass of one tile per stage,
+ * each with its buffers as constants. Three measured worse: the a100 nchw
+ * 3x3 pick (st3, lb(64,6), 166 registers) went from 0.683 to 0.613 steady
+ * FFMA share, ptxas recomputing each constant-buffer fragment address
+ * (271 int/addr a pass of three tiles against 43 a tile). */
+#define GS_STEADY_PASS_STAGES 2
 
 static void print_steady_loop_window(printer *m, const math_core *core, bool any_reg) {
     const gs_plan *p = m->p;
@@ -1948,15 +1952,16 @@ static void print_steady_loop_window(printer *m, const math_core *core, bool any
             free(ds);
         }
     }
-    if (S == 2) {
-        /* two tiles a pass, each with its buffers as constants (the loop
-         * starts at tile 0: rb 0, wb 1 at every even tile), so that the
-         * fragment and store addresses need no multiply by rb; an odd last
-         * tile runs in the loop below */
-        open_(m, "for (; it + 1 < nsteady; it += 2)");
-        for (int h = 0; h < 2; h++) {
+    if (S <= GS_STEADY_PASS_STAGES) {
+        /* S tiles a pass, each with its buffers as constants (the loop
+         * starts at tile 0: rb 0, wb S-1; tile h of a pass reads buffer h
+         * and writes h + S-1 mod S), so that the fragment and store
+         * addresses need no multiply by rb or wb and nothing rotates them;
+         * the last tiles short of a pass run in the loop below */
+        open_(m, "for (; it + %d < nsteady; it += %d)", S - 1, S);
+        for (int h = 0; h < S; h++) {
             open_block(m);
-            line(m, "int rb = %d, wb = %d;", h, 1 - h);
+            line(m, "int rb = %d, wb = %d;", h, (h + S - 1) % S);
             print_steady_tile_window(m, core, any_reg);
             line(m, "(void)rb, (void)wb;");
             close_(m);
@@ -1966,6 +1971,12 @@ static void print_steady_loop_window(printer *m, const math_core *core, bool any
     open_(m, "for (; it < nsteady; it++)");
     print_steady_tile_window(m, core, any_reg);
     line(m, "wb = wb + 1 == %d ? 0 : wb + 1;", S);
+    close_(m);
+    /* the general loop goes on at tile it: its counters from the index */
+    open_(m, "if (nsteady > 0)");
+    line(m, "int cirem = it;");
+    for (int a = m->na - 1; a >= 0; a--)
+        if (!spatial(m->op, a)) line(m, "ci%d = cirem %% nk%d; cirem /= nk%d;", a, a, a);
     close_(m);
     close_(m);
 }
