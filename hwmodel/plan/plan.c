@@ -875,9 +875,9 @@ static uint8_t peel_window_of(const gs_op *op, const gs_plan *p) {
  * reduce axis k, every dim indexed by spatial axes only or by k alone with
  * unit coefficient and no offset, so "tile it is full" makes the k part of
  * a copy's fast-path check true and the rest does not change with it. With
- * one reduce axis the plain pipeline (no frag_pipe; the FFMA core) peels
- * too: its steady loop's copies walk one pointer per input, as the
- * fragment-pipelined one's. */
+ * one reduce axis a product of two inputs (gemm, bgemm, gemv) peels in the
+ * plain pipeline too (no frag_pipe; the FFMA core): its steady loop's
+ * copies walk one pointer per input, as the fragment-pipelined one's. */
 static uint8_t peel_of(const gs_op *op, const gs_plan *p) {
     int k = -1, nred = 0;
     for (int a = 0; a < op->naxes; a++) {
@@ -886,7 +886,9 @@ static uint8_t peel_of(const gs_op *op, const gs_plan *p) {
         nred++;
     }
     if (k < 0) return 0;
-    if (!p->frag_pipe && (nred > 1 || p->mma || p->stages < 2 || !p->fast_path || p->smem_bytes <= 0)) return 0;
+    if (!p->frag_pipe && (nred > 1 || p->mma || p->stages < 2 || !p->fast_path || p->smem_bytes <= 0 ||
+                          op->ninputs < 2 || op->combine != GS_COMBINE_MAC))
+        return 0;
     if (nred > 1) return peel_window_of(op, p);
     for (int t = 0; t < op->ninputs; t++) {
         const gs_plan_input *pi = &p->in[t];

@@ -2265,9 +2265,13 @@ static void print_main_loop(printer *m) {
     }
     bool any_reg = false;
     for (int t = 0; t < m->ni; t++) any_reg |= p->in[t].staged && p->in[t].copy_mode == GS_COPY_REG;
-    line(m, "int it = 0;");
-    if (p->peel && m->nred == 1) print_steady_loop_plain(m, any_reg);
-    open_(m, "for (; it < ntile; it++)");
+    if (p->peel && m->nred == 1) { /* (other kernels keep their text) */
+        line(m, "int it = 0;");
+        print_steady_loop_plain(m, any_reg);
+        open_(m, "for (; it < ntile; it++)");
+    } else {
+        open_(m, "for (int it = 0; it < ntile; it++)");
+    }
     if (async) line(m, "GS_CP_WAIT(%d);", S - 2);
     line(m, "%s;", m->sp->sync);
     line(m, "const int nx = it + %d;", S - 1);
