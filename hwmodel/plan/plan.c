@@ -1566,6 +1566,7 @@ void gs_plan_format(const gs_op *op, const gs_plan *p, char *buf, size_t n) {
                                 p->fast_path ? " fast" : " predicated", p->out_vec, (int)p->threads,
                                 (int)p->min_blocks, p->smem_dynamic ? " dyn-smem" : "");
     if (off < n && p->frag_pipe) off += (size_t)snprintf(buf + off, n - off, " fragpipe%s", p->peel ? " peel" : "");
+    else if (off < n && p->peel) off += (size_t)snprintf(buf + off, n - off, " peel"); /* the plain pipeline's */
     if (off < n && p->mma) {
         off += (size_t)snprintf(buf + off, n - off, " mma %s w%dx%d", gs_mma_get(p->mma)->name, p->warp_m, p->warp_n);
         for (int t = 0; t < op->ninputs && off < n; t++) {

@@ -972,11 +972,11 @@ static void print_copy_fast(printer *m, int t, const char *buf, copy_kind kind) 
     else line(m, "%s src = in%d + (%s);", m->in_ptr, t, bs ? bs : "0");
     free(bs);
     if (step) line(m, "src += go%d;", t);
-    /* a gemm's walked cp.async: the destination's stage buffer and unit 0
-     * once, sd<t>, and unit i at a constant from it (the shared addresses
-     * were an IADD3 and an IMAD a unit: ptxas converts each to the shared
-     * window separately) */
-    const bool sdst = kind == COPY_ISSUE && m->walk_ptr && m->nred == 1 && !m->p->in[t].swizzle;
+    /* a gemm's walked cp.async of linear units: the destination's stage
+     * buffer and unit 0 once, sd<t>, and unit i at a constant from it (the
+     * shared addresses were an IADD3 and an IMAD a unit: ptxas converts
+     * each to the shared window separately) */
+    const bool sdst = kind == COPY_ISSUE && m->walk_ptr && m->nred == 1 && m->p->in[t].unit_linear && !m->p->in[t].swizzle;
     if (sdst) {
         char so[16];
         snprintf(so, sizeof so, "so%d", t);
