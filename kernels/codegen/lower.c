@@ -314,7 +314,8 @@ typedef struct printer {
     const char *fname, *fslot;
     bool frag_nodecl;
     bool walk_ptr; /* in a steady loop (plan.peel): a fast copy's tile base is sp<t>, stepped a tile at a
-                      time (a conv's: with the counters), and its units walk from it (copy_ptr_step) */
+                      time (a conv's: with the counters, its units walking from it, copy_ptr_step; a
+                      gemm's units at their offsets from it, a cp.async's destinations from sd<t>) */
     /* mma (plan.mma): the instruction row and the role of each axis (m, n, k, batch) */
     const gs_mma_row *mr;
     int8_t role[GS_MAX_AXES];
