@@ -914,7 +914,8 @@ Test(construct, polish_trade_keeps_the_grid) {
  * exhaustive`, priced here (the enumeration itself takes 5-15 s each). */
 Test(construct, walk_within_110_percent_on_bench_gemms, .timeout = 120) {
     static const char *cases[][3] = {
-        {"gemm M=16384 N=1024 K=32", "h100", "bm=128,bn=128,bk=8,tm=8,tn=16,vm=1,vn=4,sa=1,sb=1,stages=4"},
+        /* (stages 2 since the plain pipeline's steady loop is priced, gemm19p: 4 before) */
+        {"gemm M=16384 N=1024 K=32", "h100", "bm=128,bn=128,bk=8,tm=8,tn=16,vm=1,vn=4,sa=1,sb=1,stages=2"},
         {"gemm M=128 N=768 K=3072 transB=1", "h100", "bm=64,bn=64,bk=16,tm=8,tn=8,vm=1,vn=2,sa=1,sb=1,stages=2,split=16"},
         {"gemm M=128 N=768 K=3072 transB=1", "v100", "bm=32,bn=64,bk=8,tm=4,tn=8,vm=1,vn=2,sa=1,sb=1,stages=2,split=8"},
     };

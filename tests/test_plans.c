@@ -889,6 +889,97 @@ Test(plans, fragment_pipeline_awkward, .timeout = 900) {
     gs_ctx_destroy(ctx);
 }
 
+/* The plain pipeline's peeled steady loop for gemm-like operators (plan.peel
+ * without frag_pipe, forced here by no_frag_pipe): interior blocks run their
+ * full tiles with unchecked copies that walk one base pointer per input
+ * (sp<t>, stepped a k-tile at a time; cp.async destinations from one shared
+ * pointer a copy), the edge blocks, a partial last k tile and the last
+ * stages-1 tiles the general loop. Awkward shapes: all four transposes, a
+ * batched product, prime and unit extents, tiles that do not divide, split-K,
+ * reduce lanes, stages 2 to 4, f16 and bf16, each with cp.async and with
+ * register copies; then a plan made for aligned rows run on misaligned ones
+ * (the steady check fails at run time, every tile takes the scalar path).
+ * Fails on a plan that does not peel the plain pipeline, and (checked by
+ * hand) with the bases' step removed. */
+Test(plans, gemm_steady_walk, .timeout = 900) {
+    static const struct {
+        const char *hw, *spec, *cfg;
+    } cases[] = {
+        {"a100", "gemm M=67 N=44 K=196", "bm=32,bn=32,bk=16,tm=4,tn=4,vm=1,vn=1,sa=1,sb=1,stages=3"},
+        {"a100", "gemm M=40 N=36 K=132 transA=1", "bm=16,bn=32,bk=8,tm=2,tn=4,vm=1,vn=1,sa=1,sb=1,stages=2"},
+        {"h100", "gemm M=44 N=37 K=100 transB=1", "bm=32,bn=16,bk=8,tm=4,tn=2,vm=1,vn=1,sa=1,sb=1,stages=2"},
+        {"a100", "gemm M=36 N=52 K=88 transA=1 transB=1", "bm=16,bn=16,bk=8,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,stages=3"},
+        {"h100", "bgemm B=3 M=19 N=40 K=72", "bb=1,bm=16,bn=32,bk=8,tb=1,tm=4,tn=4,vb=1,vm=1,vn=1,sa=1,sb=1,stages=4"},
+        {"a100", "gemm M=37 N=29 K=97", "bm=16,bn=16,bk=8,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,stages=2"},
+        {"a100", "gemm M=1 N=64 K=67", "bm=1,bn=64,bk=8,tm=1,tn=2,vm=1,vn=1,sa=1,sb=1,stages=3"},
+        {"a100", "gemm M=48 N=1 K=64", "bm=32,bn=1,bk=8,tm=2,tn=1,vm=1,vn=1,sa=1,sb=1,stages=2"},
+        {"h100", "gemm M=16 N=17 K=3", "bm=16,bn=16,bk=1,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,stages=2"},
+        {"h100", "gemm M=33 N=20 K=300", "bm=16,bn=16,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,stages=2,split=3"},
+        {"a100", "gemm M=37 N=32 K=204", "bm=16,bn=16,bk=32,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,stages=3,group=2"},
+        {"a100", "gemm M=64 N=48 K=136 dtype=f16", "bm=32,bn=16,bk=8,tm=4,tn=2,vm=1,vn=1,sa=1,sb=1,stages=4"},
+        {"h100", "gemm M=40 N=64 K=88 transA=1 dtype=bf16", "bm=16,bn=32,bk=8,tm=2,tn=4,vm=1,vn=1,sa=1,sb=1,stages=2"},
+    };
+    gs_ctx *ctx = gs_ctx_create();
+    gs_device *cl = open_cl(ctx);
+    paths c = {0};
+    int ran = 0, peeled = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gs_op *op = NULL;
+        gs_hw *hw = NULL;
+        gs_etir e;
+        cr_assert_eq(gs_op_parse(ctx, cases[i].spec, &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_assert_eq(gs_hw_load(ctx, cases[i].hw, &hw), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_assert_eq(gs_etir_parse_config(ctx, op, cases[i].cfg, &e), GS_OK, "%s: %s", cases[i].spec,
+                     gs_ctx_errmsg(ctx));
+        cr_assert(gs_hw_check(hw, op, &e), "%s %s: %s", cases[i].spec, cases[i].cfg, gs_hw_check_why(hw, op, &e));
+        for (int v = 0; v < 2; v++) {
+            gs_plan_opts o = {0};
+            o.no_async = (uint8_t)v;
+            o.no_frag_pipe = 1;
+            gs_plan p;
+            gs_plan_make(hw, op, &e, &o, &p);
+            cr_expect(p.peel && !p.frag_pipe, "%s %s no_async %d: not the plain pipeline's steady loop (peel %d)",
+                      cases[i].spec, cases[i].cfg, v, p.peel);
+            peeled += p.peel && !p.frag_pipe;
+            ran += run_variant(ctx, cl, hw, op, &e, &o, 53 + i, "gemm steady loop", &c);
+        }
+        gs_hw_destroy(hw);
+        gs_op_destroy(op);
+    }
+    cr_expect_eq(ran, 26, "variants run: %d", ran);
+    cr_expect_eq(peeled, 26, "plain steady loops: %d", peeled);
+    cr_expect_geq(c.tail_tiles, 14, "partial reduce tiles ran: %d", c.tail_tiles);
+    cr_expect_geq(c.async_ring, 10, "cp.async pipelines: %d", c.async_ring);
+    cr_expect_geq(c.transposed, 6, "transposing copies: %d", c.transposed);
+    /* a plan for aligned rows, run on misaligned ones: the steady check
+     * fails at run time and the general loop's scalar path takes every tile */
+    const gs_hw *h100 = gs_hw_find_builtin("h100");
+    gs_op *a = NULL, *b = NULL;
+    cr_assert_eq(gs_op_parse(ctx, "gemm M=64 N=64 K=64", &a), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_op_parse(ctx, "gemm M=61 N=62 K=61", &b), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_etir e;
+    cr_assert_eq(gs_etir_parse_config(ctx, a, "bm=32,bn=32,bk=16,tm=4,tn=4,vm=1,vn=1,sa=1,sb=1,stages=3", &e), GS_OK,
+                 "%s", gs_ctx_errmsg(ctx));
+    for (int v = 0; v < 2; v++) {
+        gs_plan_opts o = {0};
+        o.no_async = (uint8_t)v;
+        o.no_frag_pipe = 1;
+        gs_plan p;
+        gs_plan_make(h100, a, &e, &o, &p);
+        cr_expect(p.peel && p.in[0].copy_vec > 1 && p.in[1].copy_vec > 1, "the aligned plan: peel %d, vectors %d %d",
+                  p.peel, p.in[0].copy_vec, p.in[1].copy_vec);
+        gs_diff d;
+        cr_expect_eq(gs_verify_plan(ctx, cl, b, &e, &p, 97, &d), GS_OK, "aligned plan on misaligned rows: %s",
+                     gs_ctx_errmsg(ctx));
+        cr_expect_eq(gs_verify_plan(ctx, cl, a, &e, &p, 97, &d), GS_OK, "aligned plan on itself: %s",
+                     gs_ctx_errmsg(ctx));
+    }
+    gs_op_destroy(a);
+    gs_op_destroy(b);
+    gs_device_close(cl);
+    gs_ctx_destroy(ctx);
+}
+
 /* A convolution's peeled steady loop (plan.peel on several reduce axes): the
  * full tiles of a block whose window lies inside the input run with
  * unchecked copies from the tile counters; the blocks at the padding, a

@@ -874,9 +874,11 @@ static uint8_t peel_window_of(const gs_op *op, const gs_plan *p) {
 /* Peeling (plan.peel): each staged box is gemm-like along the single
  * reduce axis k, every dim indexed by spatial axes only or by k alone with
  * unit coefficient and no offset, so "tile it is full" makes the k part of
- * a copy's fast-path check true and the rest does not change with it. */
+ * a copy's fast-path check true and the rest does not change with it. With
+ * one reduce axis a product of two inputs (gemm, bgemm, gemv) peels in the
+ * plain pipeline too (no frag_pipe; the FFMA core): its steady loop's
+ * copies walk one pointer per input, as the fragment-pipelined one's. */
 static uint8_t peel_of(const gs_op *op, const gs_plan *p) {
-    if (!p->frag_pipe) return 0;
     int k = -1, nred = 0;
     for (int a = 0; a < op->naxes; a++) {
         if (spatial(op, a)) continue;
@@ -884,6 +886,9 @@ static uint8_t peel_of(const gs_op *op, const gs_plan *p) {
         nred++;
     }
     if (k < 0) return 0;
+    if (!p->frag_pipe && (nred > 1 || p->mma || p->stages < 2 || !p->fast_path || p->smem_bytes <= 0 ||
+                          op->ninputs < 2 || op->combine != GS_COMBINE_MAC))
+        return 0;
     if (nred > 1) return peel_window_of(op, p);
     for (int t = 0; t < op->ninputs; t++) {
         const gs_plan_input *pi = &p->in[t];
@@ -1561,6 +1566,7 @@ void gs_plan_format(const gs_op *op, const gs_plan *p, char *buf, size_t n) {
                                 p->fast_path ? " fast" : " predicated", p->out_vec, (int)p->threads,
                                 (int)p->min_blocks, p->smem_dynamic ? " dyn-smem" : "");
     if (off < n && p->frag_pipe) off += (size_t)snprintf(buf + off, n - off, " fragpipe%s", p->peel ? " peel" : "");
+    else if (off < n && p->peel) off += (size_t)snprintf(buf + off, n - off, " peel"); /* the plain pipeline's */
     if (off < n && p->mma) {
         off += (size_t)snprintf(buf + off, n - off, " mma %s w%dx%d", gs_mma_get(p->mma)->name, p->warp_m, p->warp_n);
         for (int t = 0; t < op->ninputs && off < n; t++) {

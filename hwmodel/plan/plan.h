@@ -164,11 +164,15 @@ typedef struct gs_plan {
                              of k-steps per thread and tile (reduce lanes take turns along
                              the last reduce axis), at most GS_PLAN_FRAG_PIPE_TRIP (unrolled
                              fully: k_unroll 0), the fast path */
-    uint8_t peel;         /* frag_pipe with one reduce axis whose staged boxes run along it with
-                             unit step (gemm-like, no window): the full tiles whose next copy is
-                             a full tile run in a steady loop of their own, entered when every
-                             copy's block-invariant fast-path check holds, with no edge code;
-                             the other tiles (the last stages-1 and a partial one) after it */
+    uint8_t peel;         /* one reduce axis whose staged boxes run along it with unit step
+                             (gemm-like, no window), in the fragment-pipelined or (FFMA, fast
+                             path) the plain pipeline: the full tiles whose next copy is a full
+                             tile run in a steady loop of their own, entered when every copy's
+                             block-invariant fast-path check holds, with no edge code, each copy
+                             walking one pointer per input (sp<t>, stepped a k-tile at a time,
+                             and a unit at a time within the tile); the other tiles (the last
+                             stages-1 and a partial one) after it. A conv (several reduce axes,
+                             frag_pipe): its window's steady loop */
     uint8_t splitk;       /* split-K blocks per output tile (from the ETIR; 1: none) */
     uint8_t split_mode;   /* gs_split_mode */
     int8_t split_axis;    /* the reduce axis split-K divides; -1 */

@@ -313,7 +313,9 @@ typedef struct printer {
      * ("[(kk + 1) & 1]"), with frag_decl off */
     const char *fname, *fslot;
     bool frag_nodecl;
-    bool walk_ptr; /* in a conv's steady loop: a fast copy's tile base is sp<t>, stepped with the counters */
+    bool walk_ptr; /* in a steady loop (plan.peel): a fast copy's tile base is sp<t>, stepped a tile at a
+                      time (a conv's: with the counters, its units walking from it, copy_ptr_step; a
+                      gemm's units at their offsets from it, a cp.async's destinations from sd<t>) */
     /* mma (plan.mma): the instruction row and the role of each axis (m, n, k, batch) */
     const gs_mma_row *mr;
     int8_t role[GS_MAX_AXES];
@@ -971,6 +973,18 @@ static void print_copy_fast(printer *m, int t, const char *buf, copy_kind kind) 
     else line(m, "%s src = in%d + (%s);", m->in_ptr, t, bs ? bs : "0");
     free(bs);
     if (step) line(m, "src += go%d;", t);
+    /* a gemm's walked cp.async of linear units: the destination's stage
+     * buffer and unit 0 once, sd<t>, and unit i at a constant from it (the
+     * shared addresses were an IADD3 and an IMAD a unit: ptxas converts
+     * each to the shared window separately) */
+    const bool sdst = kind == COPY_ISSUE && m->walk_ptr && m->nred == 1 && m->p->in[t].unit_linear && !m->p->in[t].swizzle;
+    if (sdst) {
+        char so[16];
+        snprintf(so, sizeof so, "so%d", t);
+        char *ref = smem_ref(m, t, buf, so);
+        line(m, "%s%s *sd%d = &%s;", m->dialect == GS_DIALECT_OPENCL ? "__local " : "", svtype(m, 1, m->op->dtype_in), t, ref ? ref : "");
+        free(ref);
+    }
     int us = open_units(m, t);
     char ld[CW + 16], ptr[CW];
     const bool sep = m->p->in[t].unit_sep;
@@ -989,6 +1003,9 @@ static void print_copy_fast(printer *m, int t, const char *buf, copy_kind kind) 
     else snprintf(ld, sizeof ld, sep ? "src[gd]" : step ? "*src" : "src[gu]");
     if (kind == COPY_PREFETCH) {
         line(m, "pf%d[i] = %s;", t, ld);
+    } else if (sdst) {
+        line(m, "GS_CP_ASYNC%s%d(&sd%d[i * %lld], %s);", is16(m->op->dtype_in) ? "H" : "", ebytes(m->op->dtype_in) * cv, t,
+             (long long)m->p->in[t].unit_rows * (long long)m->p->in[t].sstride[m->p->in[t].unit_dim], ptr);
     } else if (kind == COPY_ISSUE) {
         char *ref = smem_ref(m, t, buf, "su");
         line(m, "GS_CP_ASYNC%s%d(&%s, %s);", is16(m->op->dtype_in) ? "H" : "", ebytes(m->op->dtype_in) * cv,
@@ -1981,22 +1998,74 @@ static void print_steady_loop_window(printer *m, const math_core *core, bool any
     close_(m);
 }
 
-/* The steady loop (plan.peel): the leading full tiles whose next copy is a
- * full tile too, run while every staged box of the block passes the fast
- * path's check on its spatial dims (the same for every tile) and its reduce
- * dim holds the reduce extent; nothing in it checks an edge. */
-static void print_steady_loop(printer *m, const math_core *core, bool any_reg) {
-    const gs_plan *p = m->p;
-    const int S = p->stages;
-    if (m->nred > 1) {
-        print_steady_loop_window(m, core, any_reg);
-        return;
+/* The walked bases of a gemm-like steady loop (one reduce axis k): sp<t>,
+ * staged input t's box at tile `tile` (the copy stages-1 ahead of the
+ * loop's first), and dp<t>, its step a k-tile (the tile times k's element
+ * stride in the tensor); the copies then add only their unit offsets. */
+static void print_walk_bases(printer *m, int k, const char *tile) {
+    for (int t = 0; t < m->ni; t++) {
+        const gs_tensor *ts = &m->op->tensors[t];
+        if (!m->p->in[t].staged) continue;
+        line(m, "%s sp%d;", m->in_ptr, t);
+        open_block(m);
+        print_tile_origins(m, tile);
+        print_box_origin(m, t);
+        gs_sb base, d;
+        gs_sb_init(&base);
+        gs_sb_init(&d);
+        int any = 0;
+        for (int j = 0; j < ts->ndim; j++) {
+            gs_sb_printf(&base, "%s(%s)lo%d * gs%d_%d", j ? " + " : "", m->idx_t, j, t, j);
+            const long long c = (long long)ts->idx[j].coeff[k];
+            if (c) gs_sb_printf(&d, "%s%lld * gs%d_%d", any++ ? " + " : "", c, t, j);
+        }
+        char *bs = gs_sb_take(&base), *ds = gs_sb_take(&d);
+        line(m, "sp%d = in%d + (%s);", t, t, bs ? bs : "0");
+        close_(m);
+        line(m, "const int dp%d = %d * (%s);", t, m->e->tile[k].block, any && ds ? ds : "0");
+        free(bs);
+        free(ds);
     }
-    int k = -1;
-    for (int a = 0; a < m->na; a++)
-        if (!spatial(m->op, a)) k = a;
-    const int T = m->e->tile[k].block;
+}
+
+static void print_walk_step(printer *m) {
+    for (int t = 0; t < m->ni; t++)
+        if (m->p->in[t].staged) line(m, "sp%d += dp%d;", t, t);
+}
+
+/* One tile of the plain pipeline's steady loop (plan.peel without
+ * frag_pipe): the wait and the barrier, the unchecked copies of the tile
+ * stages-1 ahead from the walked bases, the full tile's compute, the
+ * register path's stores, the bases' step. rb and wb in scope. */
+static void print_plain_steady_tile(printer *m, bool any_reg, const char *tile) {
+    const gs_plan *p = m->p;
+    if (p->any_async) line(m, "GS_CP_WAIT(%d);", p->stages - 2);
+    line(m, "%s;", m->sp->sync);
+    m->walk_ptr = true;
+    for (int t = 0; t < m->ni; t++) {
+        if (!p->in[t].staged) continue;
+        open_(m, "/* copy %s (fast, walked) */", m->op->tensors[t].name);
+        print_copy_fast(m, t, "wb", p->in[t].copy_mode == GS_COPY_ASYNC ? COPY_ISSUE : COPY_PREFETCH);
+        close_(m);
+    }
+    m->walk_ptr = false;
+    if (p->any_async) line(m, "GS_CP_COMMIT();");
     open_block(m);
+    print_tile_origins(m, tile);
+    print_compute_body(m, "rb", false, true);
+    close_(m);
+    if (any_reg) print_store_prefetched(m, "wb");
+    print_walk_step(m);
+}
+
+/* The block's steady check of a gemm-like operator (one reduce axis k):
+ * every staged box passes the fast path's check on its spatial dims (the
+ * same for every tile) and its reduce dim holds the reduce extent; then
+ * nsteady, the tiles of the steady loop: the full ones less the last
+ * stages-1 (whose next copy is not a full tile). */
+static void print_steady_check(printer *m, int k) {
+    const gs_plan *p = m->p;
+    const int T = m->e->tile[k].block, S = p->stages;
     line(m, "int steady = 1;");
     char origin[GS_MAX_AXES][CW];
     for (int a = 0; a < m->na; a++) snprintf(origin[a], CW, spatial(m->op, a) ? "ob%d" : "or%d", a);
@@ -2028,9 +2097,59 @@ static void print_steady_loop(printer *m, const math_core *core, bool any_reg) {
     else line(m, "int nfull = E%d / %d;", k, T);
     line(m, "if (nfull > ntile) nfull = ntile;");
     line(m, "const int nsteady = steady ? nfull - %d : 0;", S - 1);
+}
+
+static int reduce_axis(const printer *m) {
+    int k = -1;
+    for (int a = 0; a < m->na; a++)
+        if (!spatial(m->op, a)) k = a;
+    return k;
+}
+
+/* The steady loop (plan.peel): the leading full tiles whose next copy is a
+ * full tile too, run while every staged box of the block passes the fast
+ * path's check; nothing in it checks an edge, and its copies walk the
+ * bases sp<t> (print_walk_bases), entered at tile 0. */
+static void print_steady_loop(printer *m, const math_core *core, bool any_reg) {
+    const gs_plan *p = m->p;
+    const int S = p->stages;
+    if (m->nred > 1) {
+        print_steady_loop_window(m, core, any_reg);
+        return;
+    }
+    const int k = reduce_axis(m);
+    open_block(m);
+    print_steady_check(m, k);
+    char first[8];
+    snprintf(first, sizeof first, "%d", S - 1);
+    print_walk_bases(m, k, first);
     open_(m, "for (; it < nsteady; it++)");
     line(m, "const int nx = it + %d;", S - 1);
+    m->walk_ptr = true;
     print_full_tile(m, core, any_reg, true);
+    m->walk_ptr = false;
+    print_walk_step(m);
+    line(m, "wb = wb + 1 == %d ? 0 : wb + 1;", S);
+    close_(m);
+    close_(m);
+}
+
+/* The plain pipeline's steady loop (plan.peel, one reduce axis, no
+ * frag_pipe), entered at tile 0, one tile a pass, rotating rb and wb as
+ * the general loop after it does. (Passes of `stages` tiles with constant
+ * buffers, as a conv's two-tile pass, were tried on the a100 gemm 4096^3
+ * pick: ptxas then recomputed every fragment address, 118 int/addr
+ * instructions a tile against 49, at 229 registers.) */
+static void print_steady_loop_plain(printer *m, bool any_reg) {
+    const int S = m->p->stages, k = reduce_axis(m);
+    open_block(m);
+    print_steady_check(m, k);
+    char first[8];
+    snprintf(first, sizeof first, "%d", S - 1);
+    print_walk_bases(m, k, first);
+    open_(m, "for (; it < nsteady; it++)");
+    print_plain_steady_tile(m, any_reg, "it");
+    line(m, "rb = rb + 1 == %d ? 0 : rb + 1;", S);
     line(m, "wb = wb + 1 == %d ? 0 : wb + 1;", S);
     close_(m);
     close_(m);
@@ -2156,7 +2275,15 @@ static void print_main_loop(printer *m) {
         print_counters_init(m, "ci", "0");
         print_counters_init(m, "cn", snx);
     }
-    open_(m, "for (int it = 0; it < ntile; it++)");
+    bool any_reg = false;
+    for (int t = 0; t < m->ni; t++) any_reg |= p->in[t].staged && p->in[t].copy_mode == GS_COPY_REG;
+    if (p->peel && m->nred == 1) { /* (other kernels keep their text) */
+        line(m, "int it = 0;");
+        print_steady_loop_plain(m, any_reg);
+        open_(m, "for (; it < ntile; it++)");
+    } else {
+        open_(m, "for (int it = 0; it < ntile; it++)");
+    }
     if (async) line(m, "GS_CP_WAIT(%d);", S - 2);
     line(m, "%s;", m->sp->sync);
     line(m, "const int nx = it + %d;", S - 1);
@@ -2172,8 +2299,6 @@ static void print_main_loop(printer *m) {
     else print_tile_origins(m, "it");
     print_compute(m, "rb");
     close_(m);
-    bool any_reg = false;
-    for (int t = 0; t < m->ni; t++) any_reg |= p->in[t].staged && p->in[t].copy_mode == GS_COPY_REG;
     if (any_reg) {
         open_(m, "if (nx < ntile)");
         print_store_prefetched(m, "wb");
