@@ -2106,6 +2106,17 @@ static int reduce_axis(const printer *m) {
     return k;
 }
 
+/* The entry of a one-reduce-axis steady loop: the block's check, the copy
+ * bases sp<t> at tile stages-1, and the loop head over the steady tiles. */
+static void open_steady_loop(printer *m, int k) {
+    open_block(m);
+    print_steady_check(m, k);
+    char first[8];
+    snprintf(first, sizeof first, "%d", m->p->stages - 1);
+    print_walk_bases(m, k, first);
+    open_(m, "for (; it < nsteady; it++)");
+}
+
 /* The steady loop (plan.peel): the leading full tiles whose next copy is a
  * full tile too, run while every staged box of the block passes the fast
  * path's check; nothing in it checks an edge, and its copies walk the
@@ -2118,12 +2129,7 @@ static void print_steady_loop(printer *m, const math_core *core, bool any_reg) {
         return;
     }
     const int k = reduce_axis(m);
-    open_block(m);
-    print_steady_check(m, k);
-    char first[8];
-    snprintf(first, sizeof first, "%d", S - 1);
-    print_walk_bases(m, k, first);
-    open_(m, "for (; it < nsteady; it++)");
+    open_steady_loop(m, k);
     line(m, "const int nx = it + %d;", S - 1);
     m->walk_ptr = true;
     print_full_tile(m, core, any_reg, true);
@@ -2142,12 +2148,7 @@ static void print_steady_loop(printer *m, const math_core *core, bool any_reg) {
  * instructions a tile against 49, at 229 registers.) */
 static void print_steady_loop_plain(printer *m, bool any_reg) {
     const int S = m->p->stages, k = reduce_axis(m);
-    open_block(m);
-    print_steady_check(m, k);
-    char first[8];
-    snprintf(first, sizeof first, "%d", S - 1);
-    print_walk_bases(m, k, first);
-    open_(m, "for (; it < nsteady; it++)");
+    open_steady_loop(m, k);
     print_plain_steady_tile(m, any_reg, "it");
     line(m, "rb = rb + 1 == %d ? 0 : rb + 1;", S);
     line(m, "wb = wb + 1 == %d ? 0 : wb + 1;", S);
