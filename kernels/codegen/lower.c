@@ -42,6 +42,9 @@ typedef struct dialect_spelling {
      * prints "N warning(s) generated." on the caller's stderr at every cold
      * build, so OpenCL kernels carry no pragma there ("": no line) */
     const char *unroll_bounded;
+    /* the address space of a pointer into shared memory: CUDA's generic
+     * pointers need none, OpenCL 1.2's need __local */
+    const char *smem_q;
     /* Vector loads and stores, shared arrays and asynchronous copies are
      * macros defined here, so the kernel bodies of the two dialects are the
      * same text: GS_LD2/4(p), GS_ST2/4(p, v), GS_SMEM (a 16-byte aligned
@@ -78,6 +81,7 @@ static const dialect_spelling spellings[] = {
         .ws_ptr = "float*",
         .ws_int_ptr = "int*",
         .unroll_bounded = "#pragma unroll 4",
+        .smem_q = "",
         .preamble =
             "#define GS_LD2(p) (*(const float2*)(p))\n"
             "#define GS_LD4(p) (*(const float4*)(p))\n"
@@ -130,6 +134,7 @@ static const dialect_spelling spellings[] = {
         .ws_ptr = "__global float*",
         .ws_int_ptr = "__global int*",
         .unroll_bounded = "",
+        .smem_q = "__local ",
         .neg_inf = "(-INFINITY)",
         .preamble =
             "#define GS_LD2(p) vload2(0, p)\n"
@@ -982,7 +987,7 @@ static void print_copy_fast(printer *m, int t, const char *buf, copy_kind kind) 
         char so[16];
         snprintf(so, sizeof so, "so%d", t);
         char *ref = smem_ref(m, t, buf, so);
-        line(m, "%s%s *sd%d = &%s;", m->dialect == GS_DIALECT_OPENCL ? "__local " : "", svtype(m, 1, m->op->dtype_in), t, ref ? ref : "");
+        line(m, "%s%s *sd%d = &%s;", m->sp->smem_q, svtype(m, 1, m->op->dtype_in), t, ref ? ref : "");
         free(ref);
     }
     int us = open_units(m, t);
