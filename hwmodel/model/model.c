@@ -893,7 +893,7 @@ static void est_copies(est_ctx *c) {
     /* A unit is copy_vec elements; on the fast path one vector load (or
      * cp.async) and its stores, on the edge path a predicated load and store
      * per element. */
-    double copy_instr = 0, copy_wave = 0;
+    double copy_instr = 0, copy_wave = 0, copy_fixed = 0;
     for (int t = 0; t < op->ninputs; t++) {
         const gs_plan_input *pi = &p->in[t];
         if (!pi->staged) continue;
@@ -903,6 +903,7 @@ static void est_copies(est_ctx *c) {
         double edge = pi->copy_vec * (mp->copy_elem_edge + 2.0 * op->tensors[t].ndim) + 2.0 * op->tensors[t].ndim;
         double upt = pi->units_per_thread;
         copy_instr += upt * (ff * fast + (1 - ff) * edge) + 6 + 3 * op->tensors[t].ndim;
+        copy_fixed += 6 + 3.0 * op->tensors[t].ndim; /* what a steady loop's tile skips */
         /* global loads through L1 (coalesced: copy_vec wavefronts a unit) and
          * the shared stores */
         /* (an mma plan counts a unit's global wavefronts by its bytes: 32
@@ -923,28 +924,18 @@ static void est_copies(est_ctx *c) {
      * the 3x3 conv picks' SASS: about 8 per axis, not 4) */
     double per_axis = c->nred > 1 && !p->mma && p->stages > 1 && p->smem_bytes > 0 ? 8 : 4;
     c->tile_instr = copy_instr + 8 + per_axis * (c->nred > 1 ? c->nred : 0);
-    /* a conv's peeled steady loop: its tiles skip each copy's whole fixed
-     * cost (the fast-path check, its branch, the tile base: the base is a
-     * pointer stepped with the counters) and the loop's full-tile check (4 a
-     * reduce axis); measured on the 3x3 conv picks' steady SASS (h100 nhwc
-     * 159 -> 101 non-FFMA a tile, of which this prices 48) */
-    if (c->nred > 1 && p->peel) {
-        double saved = 4.0 * c->nred;
-        for (int t = 0; t < op->ninputs; t++)
-            if (p->in[t].staged) saved += 6 + 3.0 * op->tensors[t].ndim;
-        c->tile_instr -= steady_window_fraction(op, c->e, p) * saved;
-    }
-    /* a gemm's peeled steady loop (plain or fragment-pipelined): the same
-     * saving, its copies walking one pointer each (the tile base, the
-     * fast-path check and its branch, the next-tile test) and no full-tile
-     * check; measured on the a100 gemm 4096^3 pick's steady SASS (plain
-     * pipeline: 168 -> 140 non-FFMA a tile, of which this prices 28) */
-    if (c->nred == 1 && p->peel && !p->mma && !p->frag_pipe) {
-        double saved = 4.0;
-        for (int t = 0; t < op->ninputs; t++)
-            if (p->in[t].staged) saved += 6 + 3.0 * op->tensors[t].ndim;
-        c->tile_instr -= steady_gemm_fraction(op, c->e, p) * saved;
-    }
+    /* a peeled steady loop: its tiles skip each copy's whole fixed cost
+     * (copy_fixed: the fast-path check, its branch, the tile base, which is
+     * a pointer stepped with the counters) and the full-tile check, 4 a
+     * reduce axis. A conv's (several reduce axes) measured on the 3x3 conv
+     * picks' steady SASS (h100 nhwc 159 -> 101 non-FFMA a tile, of which
+     * this prices 48); a gemm's plain pipeline (one axis; the
+     * fragment-pipelined loop stays unpriced) on the a100 gemm 4096^3
+     * pick's (168 -> 140, of which this prices 28) */
+    if (c->nred > 1 && p->peel)
+        c->tile_instr -= steady_window_fraction(op, c->e, p) * (4.0 * c->nred + copy_fixed);
+    if (c->nred == 1 && p->peel && !p->mma && !p->frag_pipe)
+        c->tile_instr -= steady_gemm_fraction(op, c->e, p) * (4.0 + copy_fixed);
 }
 
 /* Prices the epilogue per warp: the output's stores, the reduce group's
