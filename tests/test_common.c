@@ -18,6 +18,8 @@ bool gs_test_env_true(const char *name) {
     return v && *v && strcmp(v, "0") != 0;
 }
 
+bool gs_test_case_runs(long i, int every) { return !getenv("GS_ASAN") || every <= 1 || i % every == 0; }
+
 void gs_test_data_path(char *buf, size_t n, const char *name) {
     snprintf(buf, n, "tests/data/%s", name);
     if (access(buf, R_OK) == 0) return;

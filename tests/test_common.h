@@ -14,6 +14,14 @@
 /* True when the environment variable is set, non-empty and not "0". */
 bool gs_test_env_true(const char *name);
 
+/* Whether case i of a sweep runs. make test's sanitizer stage sets GS_ASAN and
+ * runs every unit test again on the ASan/UBSan build, after the plain stage
+ * ran every case. A sweep whose cases cost mostly NVRTC's compile (not
+ * instrumented) or a whole walk, each case running the code its neighbours
+ * ran, keeps one case in `every` there (i % every == 0, so case 0 always
+ * runs); in the plain stage every case runs. */
+bool gs_test_case_runs(long i, int every);
+
 /* tests/data/<name>, relative to the working directory (the repository root
  * under `make test`) or, failing that, to this source file's directory. */
 void gs_test_data_path(char *buf, size_t n, const char *name);

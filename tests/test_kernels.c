@@ -296,9 +296,11 @@ static void nvrtc_sweep(int parity) {
     gs_test_need_nvrtc(ctx, "the NVRTC sweep");
     gs_test_lines specs;
     gs_test_lines_read("gemm_nvrtc.txt", &specs);
-    int compiled = 0, nspecs = specs.n;
+    int compiled = 0, nspecs = 0;
     const int top = getenv("GS_ASAN") ? 1 : 3; /* the sanitizer build re-checks the top candidate only */
     for (int li = 0; li < specs.n; li++) {
+        if (!gs_test_case_runs(li, 3)) continue; /* and a third of the lines */
+        nspecs++;
         const char *line = specs.text[li];
         gs_op op;
         cr_assert_eq(gs_op_parse_into(ctx, line, &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
@@ -345,10 +347,10 @@ static void nvrtc_sweep(int parity) {
             gs_result_destroy(r);
         }
     }
-    gs_test_lines_free(&specs);
     const int nprof = (gs_hw_builtin_count() - parity + 1) / 2;
-    cr_assert(nspecs >= 10 && compiled >= nspecs * nprof, "compiled %d kernels for %d specs on %d profiles", compiled,
-              nspecs, nprof);
+    cr_assert(specs.n >= 10 && nspecs >= specs.n / 3 && compiled >= nspecs * nprof,
+              "compiled %d kernels for %d of %d specs on %d profiles", compiled, nspecs, specs.n, nprof);
+    gs_test_lines_free(&specs);
     gs_ctx_destroy(ctx);
 }
 Test(kernels, nvrtc_sweep_even_profiles, .timeout = 900) { nvrtc_sweep(0); }

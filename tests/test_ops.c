@@ -379,6 +379,7 @@ Test(ops, conv3d_custom_ir_construct_emit_compile_verify, .timeout = 600) {
         cr_expect(err <= 1e-6, "conv3d %d: interpreter vs naive loops: normwise %.3g", i, err);
 
         for (int h = 0; h < 2; h++) {
+            if (!gs_test_case_runs(2 * i + h, 3)) continue; /* the sanitizer pass: shape 0 on h100, 1 on t4 */
             gs_hw *hw = NULL;
             cr_assert_eq(gs_hw_load(ctx, hws[h], &hw), GS_OK);
             gs_construct_opts o;
