@@ -1086,14 +1086,28 @@ static void choose_pad(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_pl
                    (int64_t)pi->frag_vec << 32 | (int64_t)p->opts.scalar << 40 | (int64_t)e->lanes_log2 << 48;
         kv[nk++] = reserve;
         kv[nk++] = pi->units;
-        kv[nk++] = p->threads;
+        /* the threads as the simulations see them (a warp's lanes) and as
+         * the weighing does (units per thread), not their count */
+        int64_t lanes = p->threads < hw->warp_size ? p->threads : hw->warp_size;
+        if (lanes > 64) lanes = 64;
+        kv[nk++] = lanes | (int64_t)pi->units_per_thread << 8;
         kv[nk++] = (int64_t)hw->smem_banks << 32 | hw->warp_size;
         kv[nk++] = (int64_t)reads_per_tile;
-        for (int a = 0; a < op->naxes; a++)
-            if (spatial(op, a)) {
-                kv[nk++] = gs_etir_threads_axis(e, a);
-                kv[nk++] = e->tile[a].thread / e->V[a];
-            }
+        /* the fragment odometer's digits (frag_odometer, od_trim): the
+         * spatial axes that move within a warp, fastest first, each with
+         * its thread count and, where the box reads it, its run T1/V (an
+         * axis the box does not read steps the address by 0) */
+        int64_t span = e->lanes_log2 && gs_etir_lanes_axis(op) >= 0 ? (int64_t)1 << e->lanes_log2 : 1;
+        if (span >= lanes) span = lanes;
+        for (int a = op->naxes - 1; a >= 0 && span < lanes; a--) {
+            int64_t base = spatial(op, a) ? gs_etir_threads_axis(e, a) : 1;
+            if (base <= 1) continue;
+            kv[nk++] = (int64_t)(a + 1) << 48 | base;
+            bool reads = false;
+            for (int j = 0; j < ts->ndim; j++) reads |= ts->idx[j].coeff[a] != 0;
+            if (reads) kv[nk++] = e->tile[a].thread / e->V[a];
+            span = base >= lanes ? lanes : span * base;
+        }
         key = gs_wf_key(kv, nk, 0x7061640000000000ull);
         unsigned slot = (unsigned)(key >> 40) & (GS_WF_MEMO_PADS - 1);
         if (memo->pad_key[slot] == key) {
