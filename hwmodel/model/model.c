@@ -283,23 +283,25 @@ void gs_model_params_default(gs_model_params *p) {
 
 static double clampd(double x, double lo, double hi) { return x < lo ? lo : x > hi ? hi : x; }
 
-/* x^k, by multiplication when k is a small whole number (the estimate's
- * hot path calls this a few times per state). */
-static double powk(double x, double k) {
-    if (k == floor(k) && k >= 1 && k <= 16) {
-        double r = 1;
-        for (int i = 0; i < (int)k; i++) r *= x;
-        return r;
-    }
-    return pow(x, k);
-}
-
-/* (sum x_i^k)^(1/k), scaled by the largest term so nothing overflows. */
+/* (sum x_i^k)^(1/k), scaled by the largest term so nothing overflows; x^k
+ * by multiplication when k is a small whole number (the estimate's hot
+ * path calls this a few times per state), k's test once per call. The
+ * largest by comparison: a NaN term is passed over, as fmax does. */
 static double pnorm(const double *x, int n, double k) {
     double mx = 0, s = 0;
-    for (int i = 0; i < n; i++) mx = fmax(mx, x[i]);
+    for (int i = 0; i < n; i++)
+        if (x[i] > mx) mx = x[i];
     if (!(mx > 0)) return 0;
-    for (int i = 0; i < n; i++) s += powk(x[i] / mx, k);
+    if (k == floor(k) && k >= 1 && k <= 16) {
+        const int ik = (int)k;
+        for (int i = 0; i < n; i++) {
+            double r = 1, y = x[i] / mx;
+            for (int j = 0; j < ik; j++) r *= y;
+            s += r;
+        }
+    } else {
+        for (int i = 0; i < n; i++) s += pow(x[i] / mx, k);
+    }
     return s <= 1 + 1e-12 ? mx : mx * pow(s, 1.0 / k);
 }
 
@@ -474,6 +476,30 @@ static double fast_copy_fraction(const gs_op *op, const gs_etir *e, const gs_pla
         int64_t T = e->tile[amax].block, E = op->axes[amax].extent;
         f *= in_range_fraction(lo, x->coeff[amax] * T, (E + T - 1) / T, pi->halo[j], ts->shape[j]);
     }
+    return f;
+}
+
+/* fast_copy_fraction through memo (NULL: none), keyed by what it reads:
+ * the tensor box (halo) and the block tiles of the axes t uses (its dims'
+ * coefficients, the axes' extents and the tensor's shape are the
+ * operator's, whose memo it is). */
+static double fast_copy_fraction_memo(gs_wf_memo *memo, const gs_op *op, const gs_etir *e, const gs_plan_input *pi,
+                                      int t, int skip) {
+    if (!memo) return fast_copy_fraction(op, e, pi, t, skip);
+    const gs_tensor *ts = &op->tensors[t];
+    int64_t kv[1 + GS_MAX_DIMS + GS_MAX_AXES];
+    int nk = 0;
+    kv[nk++] = t | (int64_t)(skip + 1) << 8 | (int64_t)ts->ndim << 16;
+    for (int j = 0; j < ts->ndim; j++) kv[nk++] = pi->halo[j];
+    const uint8_t uses = gs_wf_memo_uses(memo, op, t);
+    for (int a = 0; a < op->naxes; a++)
+        if (uses >> a & 1) kv[nk++] = e->tile[a].block;
+    const uint64_t key = gs_wf_key(kv, nk, 0x6661737400000000ull);
+    const unsigned slot = (unsigned)(key >> 40) & (GS_WF_MEMO_FAST - 1);
+    if (memo->fast_key[slot] == key) return memo->fast_val[slot];
+    const double f = fast_copy_fraction(op, e, pi, t, skip);
+    memo->fast_key[slot] = key;
+    memo->fast_val[slot] = f;
     return f;
 }
 
@@ -897,7 +923,7 @@ static void est_copies(est_ctx *c) {
     for (int t = 0; t < op->ninputs; t++) {
         const gs_plan_input *pi = &p->in[t];
         if (!pi->staged) continue;
-        double ff = p->fast_path ? fast_copy_fraction(op, c->e, pi, t, -1) : 0;
+        double ff = p->fast_path ? fast_copy_fraction_memo(c->memo, op, c->e, pi, t, -1) : 0;
         double stores = pi->copy_mode == GS_COPY_ASYNC ? 0 : (double)pi->copy_vec / pi->store_vec;
         double fast = mp->copy_unit_fast + stores + conv_unit_index(pi->im2col ? pi->view_ndim : op->tensors[t].ndim, c->nred, p, pi);
         double edge = pi->copy_vec * (mp->copy_elem_edge + 2.0 * op->tensors[t].ndim) + 2.0 * op->tensors[t].ndim;

@@ -159,8 +159,10 @@ void gs_wf_memo_init(gs_wf_memo *m) {
     memset(m->mma_key, 0, sizeof m->mma_key);
     memset(m->mma_rd_key, 0, sizeof m->mma_rd_key);
     memset(m->pad_key, 0, sizeof m->pad_key);
+    memset(m->fast_key, 0, sizeof m->fast_key);
     m->index_fits_max = 0;
     m->uses_known = 0;
+    m->i2c_known = 0;
 }
 
 uint64_t gs_wf_key(const int64_t *addr, int lanes, uint64_t tag) {
@@ -337,11 +339,12 @@ static double smem_wf_od(gs_wf_memo *memo, int banks, const lane_odometer *od, i
     return v;
 }
 
-/* The odometer of a warp-wide fragment read of input t (gs_plan_frag_lanes). */
-static void frag_odometer(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, int warp, lane_odometer *od) {
+/* The odometer of a warp-wide fragment read of input t (gs_plan_frag_lanes);
+ * ts is its box tensor (gs_plan_box_tensor when staged, the tensor when
+ * not), which the caller builds once for all its calls. */
+static void frag_odometer(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, const gs_tensor *ts, int warp,
+                          lane_odometer *od) {
     const gs_plan_input *pi = &p->in[t];
-    gs_tensor view;
-    const gs_tensor *ts = pi->staged ? gs_plan_box_tensor(op, pi, t, &view) : &op->tensors[t];
     od->n = 0;
     od->origin = 0;
     int ga = gs_etir_lanes_axis(op);
@@ -366,7 +369,9 @@ static void frag_odometer(const gs_op *op, const gs_etir *e, const gs_plan *p, i
 
 int gs_plan_frag_lanes(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, int warp, int64_t *addr) {
     lane_odometer od;
-    frag_odometer(op, e, p, t, warp, &od);
+    gs_tensor view;
+    const gs_plan_input *pi = &p->in[t];
+    frag_odometer(op, e, p, t, pi->staged ? gs_plan_box_tensor(op, pi, t, &view) : &op->tensors[t], warp, &od);
     od_addrs(&od, addr);
     return od.lanes;
 }
@@ -375,11 +380,9 @@ int gs_plan_frag_lanes(const gs_op *op, const gs_etir *e, const gs_plan *p, int 
  * (units are numbered row-major over the tensor dims, copy_vec elements per
  * unit along copy_dim). A unit contiguous in shared memory is one store of
  * store_vec words; a transposed one is copy_vec scalar stores. */
-static double store_wavefronts(const gs_op *op, int t, const gs_plan_input *pi, int64_t threads, int banks, int warp,
-                               gs_wf_memo *memo) {
+static double store_wavefronts(const gs_op *op, const gs_tensor *ts, const gs_plan_input *pi, int64_t threads, int banks,
+                               int warp, gs_wf_memo *memo) { /* ts: pi's box tensor */
     const int eb = in_bytes(op);
-    gs_tensor view;
-    const gs_tensor *ts = gs_plan_box_tensor(op, pi, t, &view);
     int lanes = (int)(threads < warp ? threads : warp);
     if (lanes > 64) lanes = 64;
     if (lanes > pi->units) lanes = (int)pi->units;
@@ -476,9 +479,7 @@ static void plan_input_shape(const gs_hw *hw, const gs_op *op, const gs_etir *e,
  * sits R/(those extents) rows further along that outermost dim than unit
  * 0: the offsets are linear in i. (Along any inner dim the index would
  * wrap into the next one.) */
-static void plan_unit_step(const gs_op *op, int t, gs_plan_input *pi, int64_t nt) {
-    gs_tensor view;
-    const gs_tensor *ts = gs_plan_box_tensor(op, pi, t, &view);
+static void plan_unit_step(const gs_tensor *ts, gs_plan_input *pi, int64_t nt) { /* ts: pi's box tensor */
     pi->unit_linear = 0;
     pi->unit_dim = -1;
     int64_t per_row = pi->dims[pi->copy_dim] / pi->copy_vec;
@@ -521,9 +522,7 @@ static int nred_of(const gs_op *op) {
  * digit k, while i*nt is 0 in the lower digits and a multiple of nt/P in
  * digit k. Then unit i's box coordinates are tid's plus i*nt's, and its
  * offsets unit 0's plus those of i*nt alone, which an unrolled loop folds. */
-static bool unit_separable(const gs_op *op, int t, const gs_plan_input *pi, int64_t nt) {
-    gs_tensor view;
-    const gs_tensor *ts = gs_plan_box_tensor(op, pi, t, &view);
+static bool unit_separable(const gs_tensor *ts, const gs_plan_input *pi, int64_t nt) { /* ts: pi's box tensor */
     int64_t P = pi->dims[pi->copy_dim] / pi->copy_vec, d = P;
     if (P <= 0 || nt <= 0) return false;
     P = 1;
@@ -773,10 +772,21 @@ int64_t gs_plan_blocks_per_sm(const gs_hw *hw, const gs_plan *p, int regs) {
  * its halo; both laid out with their padding). The options force either. A
  * tie keeps the tensor box: its rows are longer. */
 static void choose_box(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *o, int t,
-                       gs_plan_input *pi, int64_t *pad) {
+                       gs_plan_input *pi, int64_t *pad, gs_wf_memo *memo) {
     int8_t axes[GS_MAX_DIMS];
-    memset(axes, -1, sizeof axes); /* the plan's bytes are hashed: no undefined ones */
-    int n = im2col_axes(op, t, axes);
+    int n;
+    if (memo && memo->i2c_known >> t & 1) { /* the operator's: once per memo */
+        n = memo->i2c_n[t];
+        memcpy(axes, memo->i2c_axes[t], sizeof axes);
+    } else {
+        memset(axes, -1, sizeof axes); /* the plan's bytes are hashed: no undefined ones */
+        n = im2col_axes(op, t, axes);
+        if (memo) {
+            memo->i2c_n[t] = (int8_t)n;
+            memcpy(memo->i2c_axes[t], axes, sizeof axes);
+            memo->i2c_known |= (uint8_t)(1u << t);
+        }
+    }
     if (n <= 0 || o->im2col == GS_IM2COL_OFF) return;
     gs_plan_input tile;
     memset(&tile, 0, sizeof tile);
@@ -796,7 +806,7 @@ static void choose_box(const gs_hw *hw, const gs_op *op, const gs_etir *e, const
  * vectors) and whether the state pipelines (the copy mode); the operator,
  * the profile and the default options are the memo's own. */
 _Static_assert(GS_MAX_AXES <= 8 && GS_MAX_TENSORS <= 8, "gs_wf_memo.uses holds a byte of axes per tensor");
-static uint64_t layout_key(const gs_op *op, const gs_etir *e, int t, gs_wf_memo *memo) {
+uint8_t gs_wf_memo_uses(gs_wf_memo *memo, const gs_op *op, int t) {
     if (!(memo->uses_known & (1u << t))) { /* the axes t uses, as bits, once per memo */
         uint8_t m = 0;
         for (int a = 0; a < op->naxes; a++)
@@ -804,6 +814,11 @@ static uint64_t layout_key(const gs_op *op, const gs_etir *e, int t, gs_wf_memo 
         memo->uses[t] = m;
         memo->uses_known |= (uint8_t)(1u << t);
     }
+    return memo->uses[t];
+}
+
+static uint64_t layout_key(const gs_op *op, const gs_etir *e, int t, gs_wf_memo *memo) {
+    gs_wf_memo_uses(memo, op, t);
     int64_t kv[2 * GS_MAX_AXES + 2];
     int nk = 0;
     kv[nk++] = t | (int64_t)(e->stages > 1) << 8;
@@ -982,7 +997,7 @@ static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e,
             pad = memo->layout_pad[slot];
         } else {
             plan_input_shape(hw, op, e, &p->opts, t, pi, &pad);
-            choose_box(hw, op, e, &p->opts, t, pi, &pad);
+            choose_box(hw, op, e, &p->opts, t, pi, &pad, memo);
             for (int j = 0; j < op->tensors[t].ndim; j++) /* the tensor box, for the fast path's check */
                 pi->halo[j] = pi->im2col ? box_dim(op, e, &op->tensors[t], j) : pi->dims[j];
             if (lk) {
@@ -993,9 +1008,11 @@ static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e,
         }
         int64_t upt = (pi->units + nt - 1) / (nt > 0 ? nt : 1);
         pi->units_per_thread = (int32_t)(upt > INT32_MAX ? INT32_MAX : upt);
-        plan_unit_step(op, t, pi, nt);
+        gs_tensor view; /* the box tensor, built once for both */
+        const gs_tensor *ts = gs_plan_box_tensor(op, pi, t, &view);
+        plan_unit_step(ts, pi, nt);
         pi->unit_sep = !pi->unit_linear && pi->units_per_thread > GS_PLAN_UNIT_ARRAY_MAX &&
-                       pi->units_per_thread <= GS_PLAN_UNIT_SEP_MAX && nred_of(op) > 1 && unit_separable(op, t, pi, nt);
+                       pi->units_per_thread <= GS_PLAN_UNIT_SEP_MAX && nred_of(op) > 1 && unit_separable(ts, pi, nt);
         pi->unit_recompute = !pi->unit_linear && !pi->unit_sep && pi->units_per_thread > GS_PLAN_UNIT_ARRAY_MAX;
         pi->copy_batch = copy_batch(op, t, p, pi);
         if (pi->copy_mode == GS_COPY_ASYNC) p->any_async = 1;
@@ -1122,9 +1139,9 @@ static void choose_pad(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_pl
         if (p->opts.scalar) pad = (ts->ndim > 1 && pi->dims[pi->inner_dim] > 1 && pi->dims[pi->inner_dim] % 2 == 0);
         layout_strides(ts, pi->dims, pi->inner_dim, pad, pi->sstride);
         lane_odometer od;
-        frag_odometer(op, e, p, t, hw->warp_size, &od);
+        frag_odometer(op, e, p, t, ts, hw->warp_size, &od);
         double rw = smem_wf_od(memo, hw->smem_banks, &od, pi->frag_vec, in_bytes(op));
-        double sw = store_wavefronts(op, t, pi, p->threads, hw->smem_banks, hw->warp_size, memo);
+        double sw = store_wavefronts(op, ts, pi, p->threads, hw->smem_banks, hw->warp_size, memo);
         double cost = reads_per_tile * rw + pi->units_per_thread * sw;
         if (best < 0 || cost < best) {
             best = cost;
@@ -1395,7 +1412,7 @@ static void mma_pad_cands(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs
         layout_strides(ts, pi->dims, pi->inner_dim, pad, pi->sstride);
         pc->rw[c] = mma_read_wf_memo(hw, op, e, p, role, t, memo);
         pc->sw[c] = swz ? mma_store_wf_swz(op, t, pi, p->threads, hw->smem_banks, memo)
-                        : store_wavefronts(op, t, pi, p->threads, hw->smem_banks, hw->warp_size, memo);
+                        : store_wavefronts(op, ts, pi, p->threads, hw->smem_banks, hw->warp_size, memo);
         pc->valid |= (uint8_t)(1u << c);
     }
     const uint8_t ldsm = pi->ldsm, trans = pi->ldsm_trans;

@@ -203,6 +203,9 @@ typedef struct gs_plan {
 #define GS_WF_MEMO_MMA_READS 1024
 /* Staged inputs' padding choices (choose_pad), direct-mapped (a power of two). */
 #define GS_WF_MEMO_PADS 4096
+/* Staged inputs' fast-path copy fractions (the model's fast_copy_fraction),
+ * direct-mapped (a power of two). */
+#define GS_WF_MEMO_FAST 1024
 /* The wavefronts of an mma input's candidate layouts (choose_pad_mma): the
  * fragment reads (rw) and the copy's stores (sw) of each, valid ones by bit,
  * and the ldmatrix mode they were simulated with. */
@@ -236,6 +239,11 @@ typedef struct gs_wf_memo {
      * reads: one lookup, and out of the simulations' table (which overflowed) */
     uint64_t pad_key[GS_WF_MEMO_PADS];
     struct { int32_t pad; float read_wf, store_wf; } pad_val[GS_WF_MEMO_PADS];
+    /* one staged input's share of copies on the fast path (the estimate's
+     * est_copies), by everything it reads: the input's tensor box (halo)
+     * and the block tiles of the axes the tensor uses */
+    uint64_t fast_key[GS_WF_MEMO_FAST];
+    double fast_val[GS_WF_MEMO_FAST];
     /* 1 when the operator's state with every block tile at its maximum fits
      * int32 indexing (so every well-formed state does: the check skips the
      * test), -1 when not, 0 not yet known */
@@ -243,11 +251,16 @@ typedef struct gs_wf_memo {
     /* the axes each tensor uses (bit a: axis a), for the layout keys; bit t
      * of uses_known says whether uses[t] is set */
     uint8_t uses[GS_MAX_TENSORS], uses_known;
+    /* each input's im2col view axes (choose_box), known by bit t */
+    int8_t i2c_n[GS_MAX_TENSORS], i2c_axes[GS_MAX_TENSORS][GS_MAX_DIMS];
+    uint8_t i2c_known;
 } gs_wf_memo;
 void gs_wf_memo_init(gs_wf_memo *m);
 /* Key of an access pattern: the lane addresses and a tag with the
  * simulation's other inputs. */
 uint64_t gs_wf_key(const int64_t *addr, int lanes, uint64_t tag);
+/* The axes tensor t of op uses (bit a: axis a), computed once per memo. */
+uint8_t gs_wf_memo_uses(gs_wf_memo *m, const gs_op *op, int t);
 /* Look a key up (true and *val on a hit) / remember a value. */
 bool gs_wf_memo_get(const gs_wf_memo *m, uint64_t key, double *val);
 void gs_wf_memo_put(gs_wf_memo *m, uint64_t key, double val);
