@@ -1277,6 +1277,11 @@ void gs_estimate_etir(const gs_hw *hw, const gs_op *op, const gs_etir *e, int re
  * (tests/test_construct.c) checks the floor against the price of every
  * state the polish meets. */
 double gs_estimate_floor_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan *shape, double cut) {
+    return gs_estimate_floor_plan_memo(hw, op, e, shape, NULL, cut);
+}
+
+double gs_estimate_floor_plan_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan *shape,
+                                   gs_wf_memo *memo, double cut) {
     if (shape->mma) return 0;
     gs_plan p = *shape;
     for (int t = 0; t < op->ninputs; t++) p.in[t].read_wf = p.in[t].store_wf = 0;
@@ -1287,7 +1292,7 @@ double gs_estimate_floor_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e
     gs_model_params_default(&mp);
     gs_estimate o;
     memset(&o, 0, sizeof o);
-    est_ctx c = {.hw = hw, .op = op, .e = e, .p = &p, .mp = &mp, .floor = true};
+    est_ctx c = {.hw = hw, .op = op, .e = e, .p = &p, .mp = &mp, .memo = memo, .floor = true};
     c.clk = hw->clock_mhz * 1e6;
     c.nt = p.threads;
     c.warps = (c.nt + hw->warp_size - 1) / hw->warp_size;
