@@ -326,20 +326,27 @@ static double global_wavefronts(const gs_hw *hw, const gs_op *op, const gs_etir 
     int64_t rs[GS_MAX_DIMS], step[GS_MAX_AXES + 1], thr[GS_MAX_AXES + 1], th[GS_MAX_AXES + 1], addr[64];
     rs[ts->ndim - 1] = 1;
     for (int j = ts->ndim - 2; j >= 0; j--) rs[j] = (int64_t)((uint64_t)rs[j + 1] * (uint64_t)ts->shape[j + 1]);
+    /* the address step along each axis: the operator's, so once per memo */
+    uint64_t gst_own[GS_MAX_AXES];
+    uint64_t *gst = memo ? memo->gstep[t] : gst_own;
+    if (!memo || !(memo->gstep_known >> t & 1)) {
+        for (int a = 0; a < op->naxes; a++) {
+            uint64_t st = 0;
+            for (int j = 0; j < ts->ndim; j++) st += (uint64_t)ts->idx[j].coeff[a] * (uint64_t)rs[j];
+            gst[a] = st;
+        }
+        if (memo) memo->gstep_known |= (uint8_t)(1u << t);
+    }
     int nax = 0;
     int ga = gs_etir_lanes_axis(op);
     if (e->lanes_log2 && ga >= 0 && t < op->ninputs) { /* a group's lanes: the fastest thread index */
-        uint64_t st = 0;
-        for (int j = 0; j < ts->ndim; j++) st += (uint64_t)ts->idx[j].coeff[ga] * (uint64_t)rs[j];
-        step[nax] = (int64_t)st;
+        step[nax] = (int64_t)gst[ga];
         thr[nax] = (int64_t)1 << e->lanes_log2;
         th[nax++] = 0;
     }
     for (int a = op->naxes - 1; a >= 0; a--) {
         if (op->axes[a].kind != GS_AXIS_SPATIAL) continue;
-        uint64_t st = 0;
-        for (int j = 0; j < ts->ndim; j++) st += (uint64_t)ts->idx[j].coeff[a] * (uint64_t)rs[j];
-        step[nax] = (int64_t)(st * (uint64_t)(e->tile[a].thread / e->V[a]));
+        step[nax] = (int64_t)(gst[a] * (uint64_t)(e->tile[a].thread / e->V[a]));
         thr[nax] = gs_etir_threads_axis(e, a);
         th[nax++] = 0;
     }
@@ -535,6 +542,29 @@ static double tile_l2_elems(const gs_op *op, const gs_etir *e, const gs_plan *p,
     return fmin(fp, v * fmin(im2col_gather(op, pi, t), 8));
 }
 
+/* tile_l2_elems through memo (NULL: none), keyed by what it reads: the
+ * input's box kind (staged, im2col and its copy dim) and the block tiles
+ * of the axes the tensor uses (box is the block tiles within the extents;
+ * the im2col view's axes are among those the tensor uses). */
+static double tile_l2_elems_memo(gs_wf_memo *memo, const gs_op *op, const gs_etir *e, const gs_plan *p, int t,
+                                 const int64_t *box) {
+    if (!memo) return tile_l2_elems(op, e, p, t, box);
+    const gs_plan_input *pi = &p->in[t];
+    int64_t kv[1 + GS_MAX_AXES];
+    int nk = 0;
+    kv[nk++] = t | (int64_t)pi->staged << 8 | (int64_t)pi->im2col << 9 | (int64_t)pi->copy_dim << 16;
+    const uint8_t uses = gs_wf_memo_uses(memo, op, t);
+    for (int a = 0; a < op->naxes; a++)
+        if (uses >> a & 1) kv[nk++] = e->tile[a].block;
+    const uint64_t key = gs_wf_key(kv, nk, 0x6c32000000000000ull);
+    const unsigned slot = (unsigned)(key >> 40) & (GS_WF_MEMO_L2 - 1);
+    if (memo->l2_key[slot] == key) return memo->l2_val[slot];
+    const double v = tile_l2_elems(op, e, p, t, box);
+    memo->l2_key[slot] = key;
+    memo->l2_val[slot] = v;
+    return v;
+}
+
 /* Unique input bytes one wave of concurrently resident blocks reads: the
  * footprint of the box the wave covers. Blocks run in launch order, the last
  * spatial axis fastest; with a raster group G the wave covers G rows of the
@@ -683,7 +713,51 @@ static void est_occupancy(est_ctx *c, int regs_override, gs_estimate *o) {
 /* Prices the reduce loop's trip counts: tiles, and iterations on the fast
  * (full tile, unrolled, unpredicated) and bounded bodies, after split-K and
  * the reduce group. */
+static void est_reduce_loop_counts(est_ctx *c);
 static void est_reduce_loop(est_ctx *c) {
+    gs_wf_memo *memo = c->memo;
+    const gs_op *op = c->op;
+    const gs_etir *e = c->e;
+    const gs_plan *p = c->p;
+    c->acc = (double)gs_etir_acc_regs(op, e);
+    if (!memo) {
+        est_reduce_loop_counts(c);
+        return;
+    }
+    /* through the memo, keyed by what the counts read: every block tile,
+     * the split, the lanes, the fast path and whether an input is read
+     * directly */
+    bool direct = false;
+    for (int t = 0; t < op->ninputs; t++) direct |= !p->in[t].staged && p->in[t].direct;
+    int64_t kv[1 + GS_MAX_AXES];
+    int nk = 0;
+    kv[nk++] = (int64_t)p->splitk | (int64_t)(p->split_axis + 1) << 32 | (int64_t)p->lanes << 40 |
+               (int64_t)p->fast_path << 56 | (int64_t)direct << 57;
+    for (int a = 0; a < op->naxes; a++) kv[nk++] = e->tile[a].block;
+    const uint64_t key = gs_wf_key(kv, nk, 0x6c6f6f7000000000ull);
+    const unsigned slot = (unsigned)(key >> 40) & (GS_WF_MEMO_LOOPS - 1);
+    gs_loop_counts *v = &memo->loop_val[slot];
+    if (memo->loop_key[slot] != key) {
+        est_reduce_loop_counts(c);
+        memo->loop_key[slot] = key;
+        *v = (gs_loop_counts){.S = c->S, .R = c->R, .tiles = c->tiles, .iters_pad = c->iters_pad,
+                              .iters_real = c->iters_real, .iters_fast = c->iters_fast, .iters_slow = c->iters_slow,
+                              .f_inb = c->f_inb, .nred = c->nred};
+        return;
+    }
+    c->nred = v->nred;
+    c->S = v->S;
+    c->R = v->R;
+    c->tiles = v->tiles;
+    c->iters_pad = v->iters_pad;
+    c->iters_real = v->iters_real;
+    c->iters_fast = v->iters_fast;
+    c->iters_slow = v->iters_slow;
+    c->f_inb = v->f_inb;
+}
+
+/* est_reduce_loop's trip counts, computed. */
+static void est_reduce_loop_counts(est_ctx *c) {
     const gs_op *op = c->op;
     const gs_etir *e = c->e;
     const gs_plan *p = c->p;
@@ -748,7 +822,6 @@ static void est_reduce_loop(est_ctx *c) {
     c->iters_fast = iters_fast;
     c->iters_slow = iters_slow;
     c->f_inb = f_inb;
-    c->acc = (double)gs_etir_acc_regs(op, e);
 }
 
 /* Prices one reduce index per warp: FMAs, operand loads (shared fragments,
@@ -1095,7 +1168,7 @@ static void est_traffic(est_ctx *c, gs_estimate *o) {
         int64_t box[GS_MAX_AXES];
         gs_etir_box(op, e, 2, box);
         double be = 0;
-        for (int t = 0; t < op->ninputs; t++) be += elem_bytes(op, t) * tile_l2_elems(op, e, p, t, box);
+        for (int t = 0; t < op->ninputs; t++) be += elem_bytes(op, t) * tile_l2_elems_memo(c->memo, op, e, p, t, box);
         l2_in = (double)o->blocks * tiles * be;
     }
     double l2_bytes =

@@ -160,6 +160,9 @@ void gs_wf_memo_init(gs_wf_memo *m) {
     memset(m->mma_rd_key, 0, sizeof m->mma_rd_key);
     memset(m->pad_key, 0, sizeof m->pad_key);
     memset(m->fast_key, 0, sizeof m->fast_key);
+    memset(m->l2_key, 0, sizeof m->l2_key);
+    memset(m->loop_key, 0, sizeof m->loop_key);
+    m->gstep_known = 0;
     m->index_fits_max = 0;
     m->uses_known = 0;
     m->i2c_known = 0;

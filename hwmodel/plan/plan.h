@@ -204,8 +204,16 @@ typedef struct gs_plan {
 /* Staged inputs' padding choices (choose_pad), direct-mapped (a power of two). */
 #define GS_WF_MEMO_PADS 4096
 /* Staged inputs' fast-path copy fractions (the model's fast_copy_fraction),
- * direct-mapped (a power of two). */
+ * inputs' L2 bytes per tile (tile_l2_elems) and the reduce loop's trip
+ * counts (est_reduce_loop), direct-mapped (powers of two). */
 #define GS_WF_MEMO_FAST 1024
+#define GS_WF_MEMO_L2 1024
+#define GS_WF_MEMO_LOOPS 1024
+/* The estimate's reduce-loop trip counts (model.c's est_reduce_loop). */
+typedef struct gs_loop_counts {
+    double S, R, tiles, iters_pad, iters_real, iters_fast, iters_slow, f_inb;
+    int nred;
+} gs_loop_counts;
 /* The wavefronts of an mma input's candidate layouts (choose_pad_mma): the
  * fragment reads (rw) and the copy's stores (sw) of each, valid ones by bit,
  * and the ldmatrix mode they were simulated with. */
@@ -244,6 +252,20 @@ typedef struct gs_wf_memo {
      * and the block tiles of the axes the tensor uses */
     uint64_t fast_key[GS_WF_MEMO_FAST];
     double fast_val[GS_WF_MEMO_FAST];
+    /* one input's L2 elements per (block, reduce tile) (tile_l2_elems), by
+     * its box kind (staged, im2col, copy dim) and the block tiles of the
+     * axes the tensor uses */
+    uint64_t l2_key[GS_WF_MEMO_L2];
+    double l2_val[GS_WF_MEMO_L2];
+    /* the reduce loop's trip counts (est_reduce_loop), by every block tile,
+     * the split, the lanes and the fast path's kind */
+    uint64_t loop_key[GS_WF_MEMO_LOOPS];
+    gs_loop_counts loop_val[GS_WF_MEMO_LOOPS];
+    /* tensor t's address step along each axis in global memory (sum over
+     * its dims of coefficient x row stride; global_wavefronts), known by
+     * bit t */
+    uint64_t gstep[GS_MAX_TENSORS][GS_MAX_AXES];
+    uint8_t gstep_known;
     /* 1 when the operator's state with every block tile at its maximum fits
      * int32 indexing (so every well-formed state does: the check skips the
      * test), -1 when not, 0 not yet known */
