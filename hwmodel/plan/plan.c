@@ -803,11 +803,6 @@ static void choose_box(const gs_hw *hw, const gs_op *op, const gs_etir *e, const
     *pad = tpad;
 }
 
-/* The key of staged input t's layout decisions (plan_input_shape, then
- * choose_box, then the halo) in state e: they read the block tiles of the
- * axes t uses, the per-chunk run T1/V of its spatial axes (fragment
- * vectors) and whether the state pipelines (the copy mode); the operator,
- * the profile and the default options are the memo's own. */
 _Static_assert(GS_MAX_AXES <= 8 && GS_MAX_TENSORS <= 8, "gs_wf_memo.uses holds a byte of axes per tensor");
 uint8_t gs_wf_memo_uses(gs_wf_memo *memo, const gs_op *op, int t) {
     if (!(memo->uses_known & (1u << t))) { /* the axes t uses, as bits, once per memo */
@@ -820,6 +815,11 @@ uint8_t gs_wf_memo_uses(gs_wf_memo *memo, const gs_op *op, int t) {
     return memo->uses[t];
 }
 
+/* The key of staged input t's layout decisions (plan_input_shape, then
+ * choose_box, then the halo) in state e: they read the block tiles of the
+ * axes t uses, the per-chunk run T1/V of its spatial axes (fragment
+ * vectors) and whether the state pipelines (the copy mode); the operator,
+ * the profile and the default options are the memo's own. */
 static uint64_t layout_key(const gs_op *op, const gs_etir *e, int t, gs_wf_memo *memo) {
     gs_wf_memo_uses(memo, op, t);
     int64_t kv[2 * GS_MAX_AXES + 2];
