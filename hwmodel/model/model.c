@@ -359,7 +359,7 @@ static double global_wavefronts(const gs_hw *hw, const gs_op *op, const gs_etir 
      * the thread decomposition above. */
     int am, an, ak;
     const gs_mma_row *row = p->mma ? gs_mma_get(p->mma) : NULL;
-    if (row && t == op->ninputs && gs_mma_axes(op, &am, &an, &ak)) {
+    if (row && t == op->ninputs && gs_wf_memo_mma_axes(memo, op, &am, &an, &ak)) {
         int64_t sm = 0, sn = 0;
         for (int j = 0; j < ts->ndim; j++) {
             sm += ts->idx[j].coeff[am] * rs[j];

@@ -166,6 +166,30 @@ void gs_wf_memo_init(gs_wf_memo *m) {
     m->index_fits_max = 0;
     m->uses_known = 0;
     m->i2c_known = 0;
+    m->mma_known = 0;
+}
+
+static void memo_mma_fill(gs_wf_memo *m, const gs_op *op) {
+    if (m->mma_known) return;
+    bool roles = gs_mma_roles(op, m->mma_role);
+    bool axes = gs_mma_axes(op, &m->mma_axis[0], &m->mma_axis[1], &m->mma_axis[2]);
+    m->mma_known = (uint8_t)(1u | (roles ? 2u : 0u) | (axes ? 4u : 0u));
+}
+
+bool gs_wf_memo_mma_roles(gs_wf_memo *m, const gs_op *op, int8_t *role) {
+    if (!m) return gs_mma_roles(op, role);
+    memo_mma_fill(m, op);
+    memcpy(role, m->mma_role, sizeof m->mma_role);
+    return m->mma_known & 2u;
+}
+
+bool gs_wf_memo_mma_axes(gs_wf_memo *m, const gs_op *op, int *am, int *an, int *ak) {
+    if (!m) return gs_mma_axes(op, am, an, ak);
+    memo_mma_fill(m, op);
+    *am = m->mma_axis[0];
+    *an = m->mma_axis[1];
+    *ak = m->mma_axis[2];
+    return m->mma_known & 4u;
 }
 
 uint64_t gs_wf_key(const int64_t *addr, int lanes, uint64_t tag) {
@@ -591,12 +615,12 @@ static int64_t mma_frag_regs(const gs_plan *p, int t) {
  * the bound misses some (plan_common_memo). */
 #define GS_FRAG_PIPE_REGS_SLACK 8
 
-static void mma_ldsm_mode(const gs_op *op, gs_plan_input *pi, int t, const gs_mma_row *r);
+static void mma_ldsm_mode(const gs_op *op, gs_plan_input *pi, int t, const gs_mma_row *r, gs_wf_memo *memo);
 
 /* *plain (when given): the bound of the same plan without fragment double
  * buffering (p->frag_pipe 0), counted in the same pass: the second
  * fragment sets are the only terms that read it (pipe). */
-static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p, int *plain) {
+static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p, int *plain, gs_wf_memo *memo) {
     int64_t acc = gs_etir_acc_regs(op, e);
     int64_t regs = acc + GS_PLAN_REGS_BASE + 2 * op->naxes, slack = 0, pipe = 0;
     /* an mma tile of many accumulators on an ldmatrix row: its copies count
@@ -625,7 +649,7 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p, int *
         if (p->mma) {
             f = mma_frag_regs(p, t); /* packed 32-bit fragment registers */
             gs_plan_input li = p->in[t]; /* ldmatrix is chosen later (finish): ask now */
-            mma_ldsm_mode(op, &li, t, gs_mma_get(p->mma));
+            mma_ldsm_mode(op, &li, t, gs_mma_get(p->mma), memo);
             if (!li.ldsm) {
                 /* element reads are plain shared loads, which ptxas hoists
                  * across the unrolled k-steps of a tile (ldmatrix and mma
@@ -843,7 +867,7 @@ static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e,
  * Its loads are placed a k-step ahead by the printer; a tile of more than
  * GS_PLAN_FRAG_PIPE_TRIP steps keeps the partly unrolled plain loop (32
  * fully unrolled steps spilled under tight launch bounds). */
-static uint8_t frag_pipe_of(const gs_op *op, const gs_etir *e, const gs_plan *p) {
+static uint8_t frag_pipe_of(const gs_op *op, const gs_etir *e, const gs_plan *p, gs_wf_memo *memo) {
     /* a product of two inputs (gemm, bgemm, gemv, conv): the FFMA main loop;
      * a pooling or row reduction reads one fragment and is bound elsewhere */
     if (op->ninputs < 2 || op->combine != GS_COMBINE_MAC) return 0;
@@ -851,7 +875,7 @@ static uint8_t frag_pipe_of(const gs_op *op, const gs_etir *e, const gs_plan *p)
     if (p->mma) { /* the mma core: a k-step is the row's k over the flattened reduce tile */
         int8_t role[GS_MAX_AXES];
         int64_t bk = 1;
-        gs_mma_roles(op, role);
+        gs_wf_memo_mma_roles(memo, op, role);
         for (int a = 0; a < op->naxes; a++)
             if (role[a] == GS_MMA_ROLE_K) bk *= e->tile[a].block;
         int64_t steps = bk / gs_mma_get(p->mma)->k;
@@ -966,7 +990,7 @@ static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e,
                   op->combine != GS_COMBINE_MIN;
     p->split_mode = p->splitk <= 1 ? GS_SPLIT_NONE : atomic ? GS_SPLIT_ATOMIC : GS_SPLIT_ORDERED;
     int8_t role[GS_MAX_AXES];
-    if (e->mma && gs_mma_get(e->mma) && gs_mma_roles(op, role)) {
+    if (e->mma && gs_mma_get(e->mma) && gs_wf_memo_mma_roles(memo, op, role)) {
         /* a warp's lanes are 8 x 4 threads (m x n) of TM x TN outputs each,
          * TM the product of the m axes' thread tiles (TN: n's) */
         int64_t tm = 1, tn = 1;
@@ -1022,13 +1046,13 @@ static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e,
         int64_t b = sat_mul(sat_mul(pi->stage_elems, p->stages), in_bytes(op));
         p->smem_bytes = p->smem_bytes + b > GS_STAGE_SAT ? GS_STAGE_SAT : p->smem_bytes + b;
     }
-    p->frag_pipe = frag_pipe_of(op, e, p);
+    p->frag_pipe = frag_pipe_of(op, e, p, memo);
     int64_t scratch = (p->split_mode != GS_SPLIT_NONE ? 4 : 0) + (p->lanes_wide ? p->threads / GS_LANES_WARP * 4 : 0);
     p->scratch_bytes = (int32_t)((scratch + 15) / 16 * 16);
     /* static shared memory is limited as a whole, scratch included */
     p->smem_dynamic = p->smem_bytes + p->scratch_bytes > hw->smem_per_block;
     int plain;
-    p->regs_bound = regs_bound(op, e, p, &plain);
+    p->regs_bound = regs_bound(op, e, p, &plain, memo);
     if (p->frag_pipe) {
         /* the second fragment set must stay within the thread's register
          * limit, for an operator of several reduce axes (a convolution) a
@@ -1241,10 +1265,10 @@ int64_t gs_plan_swizzle(const gs_plan_input *pi, int eb, int64_t o) {
  * (no .trans) or along t's axis xa (.trans) with unit step and whole
  * 8-element rows. The 16-byte alignment of every row start also needs the
  * pad (0 or 8 elements) chosen below. */
-static void mma_ldsm_mode(const gs_op *op, gs_plan_input *pi, int t, const gs_mma_row *r) {
+static void mma_ldsm_mode(const gs_op *op, gs_plan_input *pi, int t, const gs_mma_row *r, gs_wf_memo *memo) {
     pi->ldsm = pi->ldsm_trans = 0;
     int m, n, k;
-    if (!r->ldsm || pi->im2col || !gs_mma_axes(op, &m, &n, &k)) return;
+    if (!r->ldsm || pi->im2col || !gs_wf_memo_mma_axes(memo, op, &m, &n, &k)) return;
     const int xa = t == 0 ? m : n;
     const gs_tensor *ts = &op->tensors[t];
     for (int j = 0; j < ts->ndim; j++) {
@@ -1398,7 +1422,7 @@ static void mma_pad_cands(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs
                           gs_wf_memo *memo, gs_mma_pad_cands *pc) {
     gs_plan_input *pi = &p->in[t];
     const gs_plan_input keep = *pi;
-    mma_ldsm_mode(op, pi, t, gs_mma_get(p->mma));
+    mma_ldsm_mode(op, pi, t, gs_mma_get(p->mma), memo);
     gs_tensor view;
     const gs_tensor *ts = gs_plan_box_tensor(op, pi, t, &view);
     const int64_t vec = vec_max(in_bytes(op));
@@ -1506,7 +1530,7 @@ static uint64_t mma_pad_key(const gs_op *op, const gs_etir *e, const gs_plan *p,
 static void choose_pad_mma(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_plan *p, int t, gs_wf_memo *memo) {
     gs_mma_pad_cands pc;
     int8_t role[GS_MAX_AXES];
-    gs_mma_roles(op, role);
+    gs_wf_memo_mma_roles(memo, op, role);
     if (!memo) {
         mma_pad_cands(hw, op, e, p, t, role, NULL, &pc);
         mma_pad_apply(op, e, p, t, role, &pc);
@@ -1565,7 +1589,7 @@ void gs_plan_finish_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_
      * along n (mma_c_pairs reads that from the row), so a single n axis that is the output's innermost unit axis
      * stores them as 2-vectors (at an even offset) */
     int mm, mn, mk;
-    if (p->mma && mma_c_pairs(gs_mma_get(p->mma)) && oa >= 0 && !p->opts.scalar && !p->opts.predicated && gs_mma_axes(op, &mm, &mn, &mk) && oa == mn &&
+    if (p->mma && mma_c_pairs(gs_mma_get(p->mma)) && oa >= 0 && !p->opts.scalar && !p->opts.predicated && gs_wf_memo_mma_axes(memo, op, &mm, &mn, &mk) && oa == mn &&
         ot->idx[ot->ndim - 1].offset % 2 == 0) {
         p->out_axis = (int8_t)oa;
         p->out_vec = 2;

@@ -266,6 +266,12 @@ typedef struct gs_wf_memo {
      * bit t */
     uint64_t gstep[GS_MAX_TENSORS][GS_MAX_AXES];
     uint8_t gstep_known;
+    /* the operator's gs_mma_roles and gs_mma_axes, as they return them:
+     * mma_known bit 0 set once known, bit 1 the roles' result, bit 2 the
+     * axes' */
+    int8_t mma_role[GS_MAX_AXES];
+    int mma_axis[3];
+    uint8_t mma_known;
     /* 1 when the operator's state with every block tile at its maximum fits
      * int32 indexing (so every well-formed state does: the check skips the
      * test), -1 when not, 0 not yet known */
@@ -283,6 +289,9 @@ void gs_wf_memo_init(gs_wf_memo *m);
 uint64_t gs_wf_key(const int64_t *addr, int lanes, uint64_t tag);
 /* The axes tensor t of op uses (bit a: axis a), computed once per memo. */
 uint8_t gs_wf_memo_uses(gs_wf_memo *m, const gs_op *op, int t);
+/* gs_mma_roles and gs_mma_axes of op, once per memo (m NULL: computed). */
+bool gs_wf_memo_mma_roles(gs_wf_memo *m, const gs_op *op, int8_t *role);
+bool gs_wf_memo_mma_axes(gs_wf_memo *m, const gs_op *op, int *am, int *an, int *ak);
 /* Look a key up (true and *val on a hit) / remember a value. */
 bool gs_wf_memo_get(const gs_wf_memo *m, uint64_t key, double *val);
 void gs_wf_memo_put(gs_wf_memo *m, uint64_t key, double val);
