@@ -1014,7 +1014,7 @@ static bool price_unless_beyond(const gs_hw *hw, const gs_op *op, const gs_etir 
     bool ok = gs_hw_check_plan(hw, op, &c, m->wf, &p);
     *t = INFINITY;
     if (ok) {
-        *floor = gs_estimate_floor_plan(hw, op, &c, &p, audit ? INFINITY : tp < lim ? tp : lim);
+        *floor = gs_estimate_floor_plan_memo(hw, op, &c, &p, m->wf, audit ? INFINITY : tp < lim ? tp : lim);
         *cut = beyond(*floor, lim, tp, pick, i);
         if (*cut && !audit) {
             m->floors[(eh >> 7) & (FLOOR_SLOTS - 1)] = (floor_entry){eh, *floor};

@@ -1085,7 +1085,8 @@ Test(construct, plan_opts_cli, .timeout = 120) {
 /* The shortcuts construction takes must price exactly what gs_plan_make and
  * gs_estimate_etir price: the check's plan (gs_hw_check_plan) and the
  * layout memo give gs_plan_shape's bytes, a memo-made plan gs_plan_make's,
- * and gs_estimate_checked the same time as the check then the estimate, on
+ * the floor through the memo the plain floor, and gs_estimate_checked the
+ * same time as the check then the estimate, on
  * random states of a gemm, an NHWC conv (im2col tiles) and a strided NCHW
  * one, sharing one memo over all of them as a construction does. */
 Test(construct, shortcuts_price_what_the_plan_prices, .timeout = 120) {
@@ -1137,6 +1138,12 @@ Test(construct, shortcuts_price_what_the_plan_prices, .timeout = 120) {
                 gs_plan_shape(hw, &op, &e, NULL, &b);
                 cr_assert(!memcmp(&a, &b, sizeof a), "%s on %s, state %d: the memo's plan shape differs", specs[s],
                           hws[h], i);
+                /* the polish's floor through the memo (its fast-path
+                 * fractions, L2 elements and trip counts) is the plain one */
+                double fm = gs_estimate_floor_plan_memo(hw, &op, &e, &a, memo, INFINITY),
+                       fp = gs_estimate_floor_plan(hw, &op, &e, &b, INFINITY);
+                cr_assert_eq(fm, fp, "%s on %s, state %d: the memo's floor %.9g s against %.9g s", specs[s], hws[h], i,
+                             fm, fp);
                 gs_plan_finish_memo(hw, &op, &e, memo, &a);
                 gs_plan_make(hw, &op, &e, NULL, &b);
                 cr_assert(!memcmp(&a, &b, sizeof a), "%s on %s, state %d: shape + finish is not gs_plan_make",

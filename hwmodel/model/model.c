@@ -283,23 +283,25 @@ void gs_model_params_default(gs_model_params *p) {
 
 static double clampd(double x, double lo, double hi) { return x < lo ? lo : x > hi ? hi : x; }
 
-/* x^k, by multiplication when k is a small whole number (the estimate's
- * hot path calls this a few times per state). */
-static double powk(double x, double k) {
-    if (k == floor(k) && k >= 1 && k <= 16) {
-        double r = 1;
-        for (int i = 0; i < (int)k; i++) r *= x;
-        return r;
-    }
-    return pow(x, k);
-}
-
-/* (sum x_i^k)^(1/k), scaled by the largest term so nothing overflows. */
+/* (sum x_i^k)^(1/k), scaled by the largest term so nothing overflows; x^k
+ * by multiplication when k is a small whole number (the estimate's hot
+ * path calls this a few times per state), k's test once per call. The
+ * largest by comparison: a NaN term is passed over, as fmax does. */
 static double pnorm(const double *x, int n, double k) {
     double mx = 0, s = 0;
-    for (int i = 0; i < n; i++) mx = fmax(mx, x[i]);
+    for (int i = 0; i < n; i++)
+        if (x[i] > mx) mx = x[i];
     if (!(mx > 0)) return 0;
-    for (int i = 0; i < n; i++) s += powk(x[i] / mx, k);
+    if (k == floor(k) && k >= 1 && k <= 16) {
+        const int ik = (int)k;
+        for (int i = 0; i < n; i++) {
+            double r = 1, y = x[i] / mx;
+            for (int j = 0; j < ik; j++) r *= y;
+            s += r;
+        }
+    } else {
+        for (int i = 0; i < n; i++) s += pow(x[i] / mx, k);
+    }
     return s <= 1 + 1e-12 ? mx : mx * pow(s, 1.0 / k);
 }
 
@@ -324,20 +326,27 @@ static double global_wavefronts(const gs_hw *hw, const gs_op *op, const gs_etir 
     int64_t rs[GS_MAX_DIMS], step[GS_MAX_AXES + 1], thr[GS_MAX_AXES + 1], th[GS_MAX_AXES + 1], addr[64];
     rs[ts->ndim - 1] = 1;
     for (int j = ts->ndim - 2; j >= 0; j--) rs[j] = (int64_t)((uint64_t)rs[j + 1] * (uint64_t)ts->shape[j + 1]);
+    /* the address step along each axis: the operator's, so once per memo */
+    uint64_t gst_own[GS_MAX_AXES];
+    uint64_t *gst = memo ? memo->gstep[t] : gst_own;
+    if (!memo || !(memo->gstep_known >> t & 1)) {
+        for (int a = 0; a < op->naxes; a++) {
+            uint64_t st = 0;
+            for (int j = 0; j < ts->ndim; j++) st += (uint64_t)ts->idx[j].coeff[a] * (uint64_t)rs[j];
+            gst[a] = st;
+        }
+        if (memo) memo->gstep_known |= (uint8_t)(1u << t);
+    }
     int nax = 0;
     int ga = gs_etir_lanes_axis(op);
     if (e->lanes_log2 && ga >= 0 && t < op->ninputs) { /* a group's lanes: the fastest thread index */
-        uint64_t st = 0;
-        for (int j = 0; j < ts->ndim; j++) st += (uint64_t)ts->idx[j].coeff[ga] * (uint64_t)rs[j];
-        step[nax] = (int64_t)st;
+        step[nax] = (int64_t)gst[ga];
         thr[nax] = (int64_t)1 << e->lanes_log2;
         th[nax++] = 0;
     }
     for (int a = op->naxes - 1; a >= 0; a--) {
         if (op->axes[a].kind != GS_AXIS_SPATIAL) continue;
-        uint64_t st = 0;
-        for (int j = 0; j < ts->ndim; j++) st += (uint64_t)ts->idx[j].coeff[a] * (uint64_t)rs[j];
-        step[nax] = (int64_t)(st * (uint64_t)(e->tile[a].thread / e->V[a]));
+        step[nax] = (int64_t)(gst[a] * (uint64_t)(e->tile[a].thread / e->V[a]));
         thr[nax] = gs_etir_threads_axis(e, a);
         th[nax++] = 0;
     }
@@ -350,7 +359,7 @@ static double global_wavefronts(const gs_hw *hw, const gs_op *op, const gs_etir 
      * the thread decomposition above. */
     int am, an, ak;
     const gs_mma_row *row = p->mma ? gs_mma_get(p->mma) : NULL;
-    if (row && t == op->ninputs && gs_mma_axes(op, &am, &an, &ak)) {
+    if (row && t == op->ninputs && gs_wf_memo_mma_axes(memo, op, &am, &an, &ak)) {
         int64_t sm = 0, sn = 0;
         for (int j = 0; j < ts->ndim; j++) {
             sm += ts->idx[j].coeff[am] * rs[j];
@@ -477,6 +486,30 @@ static double fast_copy_fraction(const gs_op *op, const gs_etir *e, const gs_pla
     return f;
 }
 
+/* fast_copy_fraction through memo (NULL: none), keyed by what it reads:
+ * the tensor box (halo) and the block tiles of the axes t uses (its dims'
+ * coefficients, the axes' extents and the tensor's shape are the
+ * operator's, whose memo it is). */
+static double fast_copy_fraction_memo(gs_wf_memo *memo, const gs_op *op, const gs_etir *e, const gs_plan_input *pi,
+                                      int t, int skip) {
+    if (!memo) return fast_copy_fraction(op, e, pi, t, skip);
+    const gs_tensor *ts = &op->tensors[t];
+    int64_t kv[1 + GS_MAX_DIMS + GS_MAX_AXES];
+    int nk = 0;
+    kv[nk++] = t | (int64_t)(skip + 1) << 8 | (int64_t)ts->ndim << 16;
+    for (int j = 0; j < ts->ndim; j++) kv[nk++] = pi->halo[j];
+    const uint8_t uses = gs_wf_memo_uses(memo, op, t);
+    for (int a = 0; a < op->naxes; a++)
+        if (uses >> a & 1) kv[nk++] = e->tile[a].block;
+    const uint64_t key = gs_wf_key(kv, nk, 0x6661737400000000ull);
+    const unsigned slot = (unsigned)(key >> 40) & (GS_WF_MEMO_FAST - 1);
+    if (memo->fast_key[slot] == key) return memo->fast_val[slot];
+    const double f = fast_copy_fraction(op, e, pi, t, skip);
+    memo->fast_key[slot] = key;
+    memo->fast_val[slot] = f;
+    return f;
+}
+
 /* An im2col tile's gather: the global distance, in elements, between
  * neighbouring elements of its copy dim (1: contiguous, as NHWC's channels;
  * a stride along NCHW's rows). A warp's scalar loads then touch that many
@@ -507,6 +540,29 @@ static double tile_l2_elems(const gs_op *op, const gs_etir *e, const gs_plan *p,
         v *= (double)(e->tile[a].block < op->axes[a].extent ? e->tile[a].block : op->axes[a].extent);
     }
     return fmin(fp, v * fmin(im2col_gather(op, pi, t), 8));
+}
+
+/* tile_l2_elems through memo (NULL: none), keyed by what it reads: the
+ * input's box kind (staged, im2col and its copy dim) and the block tiles
+ * of the axes the tensor uses (box is the block tiles within the extents;
+ * the im2col view's axes are among those the tensor uses). */
+static double tile_l2_elems_memo(gs_wf_memo *memo, const gs_op *op, const gs_etir *e, const gs_plan *p, int t,
+                                 const int64_t *box) {
+    if (!memo) return tile_l2_elems(op, e, p, t, box);
+    const gs_plan_input *pi = &p->in[t];
+    int64_t kv[1 + GS_MAX_AXES];
+    int nk = 0;
+    kv[nk++] = t | (int64_t)pi->staged << 8 | (int64_t)pi->im2col << 9 | (int64_t)pi->copy_dim << 16;
+    const uint8_t uses = gs_wf_memo_uses(memo, op, t);
+    for (int a = 0; a < op->naxes; a++)
+        if (uses >> a & 1) kv[nk++] = e->tile[a].block;
+    const uint64_t key = gs_wf_key(kv, nk, 0x6c32000000000000ull);
+    const unsigned slot = (unsigned)(key >> 40) & (GS_WF_MEMO_L2 - 1);
+    if (memo->l2_key[slot] == key) return memo->l2_val[slot];
+    const double v = tile_l2_elems(op, e, p, t, box);
+    memo->l2_key[slot] = key;
+    memo->l2_val[slot] = v;
+    return v;
 }
 
 /* Unique input bytes one wave of concurrently resident blocks reads: the
@@ -657,7 +713,51 @@ static void est_occupancy(est_ctx *c, int regs_override, gs_estimate *o) {
 /* Prices the reduce loop's trip counts: tiles, and iterations on the fast
  * (full tile, unrolled, unpredicated) and bounded bodies, after split-K and
  * the reduce group. */
+static void est_reduce_loop_counts(est_ctx *c);
 static void est_reduce_loop(est_ctx *c) {
+    gs_wf_memo *memo = c->memo;
+    const gs_op *op = c->op;
+    const gs_etir *e = c->e;
+    const gs_plan *p = c->p;
+    c->acc = (double)gs_etir_acc_regs(op, e);
+    if (!memo) {
+        est_reduce_loop_counts(c);
+        return;
+    }
+    /* through the memo, keyed by what the counts read: every block tile,
+     * the split, the lanes, the fast path and whether an input is read
+     * directly */
+    bool direct = false;
+    for (int t = 0; t < op->ninputs; t++) direct |= !p->in[t].staged && p->in[t].direct;
+    int64_t kv[1 + GS_MAX_AXES];
+    int nk = 0;
+    kv[nk++] = (int64_t)p->splitk | (int64_t)(p->split_axis + 1) << 32 | (int64_t)p->lanes << 40 |
+               (int64_t)p->fast_path << 56 | (int64_t)direct << 57;
+    for (int a = 0; a < op->naxes; a++) kv[nk++] = e->tile[a].block;
+    const uint64_t key = gs_wf_key(kv, nk, 0x6c6f6f7000000000ull);
+    const unsigned slot = (unsigned)(key >> 40) & (GS_WF_MEMO_LOOPS - 1);
+    gs_loop_counts *v = &memo->loop_val[slot];
+    if (memo->loop_key[slot] != key) {
+        est_reduce_loop_counts(c);
+        memo->loop_key[slot] = key;
+        *v = (gs_loop_counts){.S = c->S, .R = c->R, .tiles = c->tiles, .iters_pad = c->iters_pad,
+                              .iters_real = c->iters_real, .iters_fast = c->iters_fast, .iters_slow = c->iters_slow,
+                              .f_inb = c->f_inb, .nred = c->nred};
+        return;
+    }
+    c->nred = v->nred;
+    c->S = v->S;
+    c->R = v->R;
+    c->tiles = v->tiles;
+    c->iters_pad = v->iters_pad;
+    c->iters_real = v->iters_real;
+    c->iters_fast = v->iters_fast;
+    c->iters_slow = v->iters_slow;
+    c->f_inb = v->f_inb;
+}
+
+/* est_reduce_loop's trip counts, computed. */
+static void est_reduce_loop_counts(est_ctx *c) {
     const gs_op *op = c->op;
     const gs_etir *e = c->e;
     const gs_plan *p = c->p;
@@ -722,7 +822,6 @@ static void est_reduce_loop(est_ctx *c) {
     c->iters_fast = iters_fast;
     c->iters_slow = iters_slow;
     c->f_inb = f_inb;
-    c->acc = (double)gs_etir_acc_regs(op, e);
 }
 
 /* Prices one reduce index per warp: FMAs, operand loads (shared fragments,
@@ -897,7 +996,7 @@ static void est_copies(est_ctx *c) {
     for (int t = 0; t < op->ninputs; t++) {
         const gs_plan_input *pi = &p->in[t];
         if (!pi->staged) continue;
-        double ff = p->fast_path ? fast_copy_fraction(op, c->e, pi, t, -1) : 0;
+        double ff = p->fast_path ? fast_copy_fraction_memo(c->memo, op, c->e, pi, t, -1) : 0;
         double stores = pi->copy_mode == GS_COPY_ASYNC ? 0 : (double)pi->copy_vec / pi->store_vec;
         double fast = mp->copy_unit_fast + stores + conv_unit_index(pi->im2col ? pi->view_ndim : op->tensors[t].ndim, c->nred, p, pi);
         double edge = pi->copy_vec * (mp->copy_elem_edge + 2.0 * op->tensors[t].ndim) + 2.0 * op->tensors[t].ndim;
@@ -1069,7 +1168,7 @@ static void est_traffic(est_ctx *c, gs_estimate *o) {
         int64_t box[GS_MAX_AXES];
         gs_etir_box(op, e, 2, box);
         double be = 0;
-        for (int t = 0; t < op->ninputs; t++) be += elem_bytes(op, t) * tile_l2_elems(op, e, p, t, box);
+        for (int t = 0; t < op->ninputs; t++) be += elem_bytes(op, t) * tile_l2_elems_memo(c->memo, op, e, p, t, box);
         l2_in = (double)o->blocks * tiles * be;
     }
     double l2_bytes =
@@ -1251,6 +1350,11 @@ void gs_estimate_etir(const gs_hw *hw, const gs_op *op, const gs_etir *e, int re
  * (tests/test_construct.c) checks the floor against the price of every
  * state the polish meets. */
 double gs_estimate_floor_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan *shape, double cut) {
+    return gs_estimate_floor_plan_memo(hw, op, e, shape, NULL, cut);
+}
+
+double gs_estimate_floor_plan_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan *shape,
+                                   gs_wf_memo *memo, double cut) {
     if (shape->mma) return 0;
     gs_plan p = *shape;
     for (int t = 0; t < op->ninputs; t++) p.in[t].read_wf = p.in[t].store_wf = 0;
@@ -1261,7 +1365,7 @@ double gs_estimate_floor_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e
     gs_model_params_default(&mp);
     gs_estimate o;
     memset(&o, 0, sizeof o);
-    est_ctx c = {.hw = hw, .op = op, .e = e, .p = &p, .mp = &mp, .floor = true};
+    est_ctx c = {.hw = hw, .op = op, .e = e, .p = &p, .mp = &mp, .memo = memo, .floor = true};
     c.clk = hw->clock_mhz * 1e6;
     c.nt = p.threads;
     c.warps = (c.nt + hw->warp_size - 1) / hw->warp_size;

@@ -94,6 +94,10 @@ bool gs_estimate_checked(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_
  * cannot pick by it (model.c says what it leaves out). A partial bound
  * above cut may be returned early. */
 double gs_estimate_floor_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan *shape, double cut);
+/* The same floor, its memoisable steps through memo (NULL: none; the value
+ * is the same either way). */
+double gs_estimate_floor_plan_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan *shape,
+                                   gs_wf_memo *memo, double cut);
 /* ---- tensor cores (issue 20; docs/MODEL.md, "The price of an mma plan") ----
  * Clocks one warp-wide mma.sync of m x n x k holds the tensor pipe of its SM
  * partition (an SM has four): 2mnk / (rate / 4) / mma_sync_efficiency, rate

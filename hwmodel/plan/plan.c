@@ -159,8 +159,37 @@ void gs_wf_memo_init(gs_wf_memo *m) {
     memset(m->mma_key, 0, sizeof m->mma_key);
     memset(m->mma_rd_key, 0, sizeof m->mma_rd_key);
     memset(m->pad_key, 0, sizeof m->pad_key);
+    memset(m->fast_key, 0, sizeof m->fast_key);
+    memset(m->l2_key, 0, sizeof m->l2_key);
+    memset(m->loop_key, 0, sizeof m->loop_key);
+    m->gstep_known = 0;
     m->index_fits_max = 0;
     m->uses_known = 0;
+    m->i2c_known = 0;
+    m->mma_known = 0;
+}
+
+static void memo_mma_fill(gs_wf_memo *m, const gs_op *op) {
+    if (m->mma_known) return;
+    bool roles = gs_mma_roles(op, m->mma_role);
+    bool axes = gs_mma_axes(op, &m->mma_axis[0], &m->mma_axis[1], &m->mma_axis[2]);
+    m->mma_known = (uint8_t)(1u | (roles ? 2u : 0u) | (axes ? 4u : 0u));
+}
+
+bool gs_wf_memo_mma_roles(gs_wf_memo *m, const gs_op *op, int8_t *role) {
+    if (!m) return gs_mma_roles(op, role);
+    memo_mma_fill(m, op);
+    memcpy(role, m->mma_role, sizeof m->mma_role);
+    return m->mma_known & 2u;
+}
+
+bool gs_wf_memo_mma_axes(gs_wf_memo *m, const gs_op *op, int *am, int *an, int *ak) {
+    if (!m) return gs_mma_axes(op, am, an, ak);
+    memo_mma_fill(m, op);
+    *am = m->mma_axis[0];
+    *an = m->mma_axis[1];
+    *ak = m->mma_axis[2];
+    return m->mma_known & 4u;
 }
 
 uint64_t gs_wf_key(const int64_t *addr, int lanes, uint64_t tag) {
@@ -337,11 +366,12 @@ static double smem_wf_od(gs_wf_memo *memo, int banks, const lane_odometer *od, i
     return v;
 }
 
-/* The odometer of a warp-wide fragment read of input t (gs_plan_frag_lanes). */
-static void frag_odometer(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, int warp, lane_odometer *od) {
+/* The odometer of a warp-wide fragment read of input t (gs_plan_frag_lanes);
+ * ts is its box tensor (gs_plan_box_tensor when staged, the tensor when
+ * not), which the caller builds once for all its calls. */
+static void frag_odometer(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, const gs_tensor *ts, int warp,
+                          lane_odometer *od) {
     const gs_plan_input *pi = &p->in[t];
-    gs_tensor view;
-    const gs_tensor *ts = pi->staged ? gs_plan_box_tensor(op, pi, t, &view) : &op->tensors[t];
     od->n = 0;
     od->origin = 0;
     int ga = gs_etir_lanes_axis(op);
@@ -366,7 +396,9 @@ static void frag_odometer(const gs_op *op, const gs_etir *e, const gs_plan *p, i
 
 int gs_plan_frag_lanes(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, int warp, int64_t *addr) {
     lane_odometer od;
-    frag_odometer(op, e, p, t, warp, &od);
+    gs_tensor view;
+    const gs_plan_input *pi = &p->in[t];
+    frag_odometer(op, e, p, t, pi->staged ? gs_plan_box_tensor(op, pi, t, &view) : &op->tensors[t], warp, &od);
     od_addrs(&od, addr);
     return od.lanes;
 }
@@ -375,11 +407,9 @@ int gs_plan_frag_lanes(const gs_op *op, const gs_etir *e, const gs_plan *p, int 
  * (units are numbered row-major over the tensor dims, copy_vec elements per
  * unit along copy_dim). A unit contiguous in shared memory is one store of
  * store_vec words; a transposed one is copy_vec scalar stores. */
-static double store_wavefronts(const gs_op *op, int t, const gs_plan_input *pi, int64_t threads, int banks, int warp,
-                               gs_wf_memo *memo) {
+static double store_wavefronts(const gs_op *op, const gs_tensor *ts, const gs_plan_input *pi, int64_t threads, int banks,
+                               int warp, gs_wf_memo *memo) { /* ts: pi's box tensor */
     const int eb = in_bytes(op);
-    gs_tensor view;
-    const gs_tensor *ts = gs_plan_box_tensor(op, pi, t, &view);
     int lanes = (int)(threads < warp ? threads : warp);
     if (lanes > 64) lanes = 64;
     if (lanes > pi->units) lanes = (int)pi->units;
@@ -476,9 +506,7 @@ static void plan_input_shape(const gs_hw *hw, const gs_op *op, const gs_etir *e,
  * sits R/(those extents) rows further along that outermost dim than unit
  * 0: the offsets are linear in i. (Along any inner dim the index would
  * wrap into the next one.) */
-static void plan_unit_step(const gs_op *op, int t, gs_plan_input *pi, int64_t nt) {
-    gs_tensor view;
-    const gs_tensor *ts = gs_plan_box_tensor(op, pi, t, &view);
+static void plan_unit_step(const gs_tensor *ts, gs_plan_input *pi, int64_t nt) { /* ts: pi's box tensor */
     pi->unit_linear = 0;
     pi->unit_dim = -1;
     int64_t per_row = pi->dims[pi->copy_dim] / pi->copy_vec;
@@ -521,9 +549,7 @@ static int nred_of(const gs_op *op) {
  * digit k, while i*nt is 0 in the lower digits and a multiple of nt/P in
  * digit k. Then unit i's box coordinates are tid's plus i*nt's, and its
  * offsets unit 0's plus those of i*nt alone, which an unrolled loop folds. */
-static bool unit_separable(const gs_op *op, int t, const gs_plan_input *pi, int64_t nt) {
-    gs_tensor view;
-    const gs_tensor *ts = gs_plan_box_tensor(op, pi, t, &view);
+static bool unit_separable(const gs_tensor *ts, const gs_plan_input *pi, int64_t nt) { /* ts: pi's box tensor */
     int64_t P = pi->dims[pi->copy_dim] / pi->copy_vec, d = P;
     if (P <= 0 || nt <= 0) return false;
     P = 1;
@@ -589,12 +615,12 @@ static int64_t mma_frag_regs(const gs_plan *p, int t) {
  * the bound misses some (plan_common_memo). */
 #define GS_FRAG_PIPE_REGS_SLACK 8
 
-static void mma_ldsm_mode(const gs_op *op, gs_plan_input *pi, int t, const gs_mma_row *r);
+static void mma_ldsm_mode(const gs_op *op, gs_plan_input *pi, int t, const gs_mma_row *r, gs_wf_memo *memo);
 
 /* *plain (when given): the bound of the same plan without fragment double
  * buffering (p->frag_pipe 0), counted in the same pass: the second
  * fragment sets are the only terms that read it (pipe). */
-static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p, int *plain) {
+static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p, int *plain, gs_wf_memo *memo) {
     int64_t acc = gs_etir_acc_regs(op, e);
     int64_t regs = acc + GS_PLAN_REGS_BASE + 2 * op->naxes, slack = 0, pipe = 0;
     /* an mma tile of many accumulators on an ldmatrix row: its copies count
@@ -623,7 +649,7 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p, int *
         if (p->mma) {
             f = mma_frag_regs(p, t); /* packed 32-bit fragment registers */
             gs_plan_input li = p->in[t]; /* ldmatrix is chosen later (finish): ask now */
-            mma_ldsm_mode(op, &li, t, gs_mma_get(p->mma));
+            mma_ldsm_mode(op, &li, t, gs_mma_get(p->mma), memo);
             if (!li.ldsm) {
                 /* element reads are plain shared loads, which ptxas hoists
                  * across the unrolled k-steps of a tile (ldmatrix and mma
@@ -773,10 +799,21 @@ int64_t gs_plan_blocks_per_sm(const gs_hw *hw, const gs_plan *p, int regs) {
  * its halo; both laid out with their padding). The options force either. A
  * tie keeps the tensor box: its rows are longer. */
 static void choose_box(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *o, int t,
-                       gs_plan_input *pi, int64_t *pad) {
+                       gs_plan_input *pi, int64_t *pad, gs_wf_memo *memo) {
     int8_t axes[GS_MAX_DIMS];
-    memset(axes, -1, sizeof axes); /* the plan's bytes are hashed: no undefined ones */
-    int n = im2col_axes(op, t, axes);
+    int n;
+    if (memo && memo->i2c_known >> t & 1) { /* the operator's: once per memo */
+        n = memo->i2c_n[t];
+        memcpy(axes, memo->i2c_axes[t], sizeof axes);
+    } else {
+        memset(axes, -1, sizeof axes); /* the plan's bytes are hashed: no undefined ones */
+        n = im2col_axes(op, t, axes);
+        if (memo) {
+            memo->i2c_n[t] = (int8_t)n;
+            memcpy(memo->i2c_axes[t], axes, sizeof axes);
+            memo->i2c_known |= (uint8_t)(1u << t);
+        }
+    }
     if (n <= 0 || o->im2col == GS_IM2COL_OFF) return;
     gs_plan_input tile;
     memset(&tile, 0, sizeof tile);
@@ -790,13 +827,8 @@ static void choose_box(const gs_hw *hw, const gs_op *op, const gs_etir *e, const
     *pad = tpad;
 }
 
-/* The key of staged input t's layout decisions (plan_input_shape, then
- * choose_box, then the halo) in state e: they read the block tiles of the
- * axes t uses, the per-chunk run T1/V of its spatial axes (fragment
- * vectors) and whether the state pipelines (the copy mode); the operator,
- * the profile and the default options are the memo's own. */
 _Static_assert(GS_MAX_AXES <= 8 && GS_MAX_TENSORS <= 8, "gs_wf_memo.uses holds a byte of axes per tensor");
-static uint64_t layout_key(const gs_op *op, const gs_etir *e, int t, gs_wf_memo *memo) {
+uint8_t gs_wf_memo_uses(gs_wf_memo *memo, const gs_op *op, int t) {
     if (!(memo->uses_known & (1u << t))) { /* the axes t uses, as bits, once per memo */
         uint8_t m = 0;
         for (int a = 0; a < op->naxes; a++)
@@ -804,6 +836,16 @@ static uint64_t layout_key(const gs_op *op, const gs_etir *e, int t, gs_wf_memo 
         memo->uses[t] = m;
         memo->uses_known |= (uint8_t)(1u << t);
     }
+    return memo->uses[t];
+}
+
+/* The key of staged input t's layout decisions (plan_input_shape, then
+ * choose_box, then the halo) in state e: they read the block tiles of the
+ * axes t uses, the per-chunk run T1/V of its spatial axes (fragment
+ * vectors) and whether the state pipelines (the copy mode); the operator,
+ * the profile and the default options are the memo's own. */
+static uint64_t layout_key(const gs_op *op, const gs_etir *e, int t, gs_wf_memo *memo) {
+    gs_wf_memo_uses(memo, op, t);
     int64_t kv[2 * GS_MAX_AXES + 2];
     int nk = 0;
     kv[nk++] = t | (int64_t)(e->stages > 1) << 8;
@@ -825,7 +867,7 @@ static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e,
  * Its loads are placed a k-step ahead by the printer; a tile of more than
  * GS_PLAN_FRAG_PIPE_TRIP steps keeps the partly unrolled plain loop (32
  * fully unrolled steps spilled under tight launch bounds). */
-static uint8_t frag_pipe_of(const gs_op *op, const gs_etir *e, const gs_plan *p) {
+static uint8_t frag_pipe_of(const gs_op *op, const gs_etir *e, const gs_plan *p, gs_wf_memo *memo) {
     /* a product of two inputs (gemm, bgemm, gemv, conv): the FFMA main loop;
      * a pooling or row reduction reads one fragment and is bound elsewhere */
     if (op->ninputs < 2 || op->combine != GS_COMBINE_MAC) return 0;
@@ -833,7 +875,7 @@ static uint8_t frag_pipe_of(const gs_op *op, const gs_etir *e, const gs_plan *p)
     if (p->mma) { /* the mma core: a k-step is the row's k over the flattened reduce tile */
         int8_t role[GS_MAX_AXES];
         int64_t bk = 1;
-        gs_mma_roles(op, role);
+        gs_wf_memo_mma_roles(memo, op, role);
         for (int a = 0; a < op->naxes; a++)
             if (role[a] == GS_MMA_ROLE_K) bk *= e->tile[a].block;
         int64_t steps = bk / gs_mma_get(p->mma)->k;
@@ -948,7 +990,7 @@ static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e,
                   op->combine != GS_COMBINE_MIN;
     p->split_mode = p->splitk <= 1 ? GS_SPLIT_NONE : atomic ? GS_SPLIT_ATOMIC : GS_SPLIT_ORDERED;
     int8_t role[GS_MAX_AXES];
-    if (e->mma && gs_mma_get(e->mma) && gs_mma_roles(op, role)) {
+    if (e->mma && gs_mma_get(e->mma) && gs_wf_memo_mma_roles(memo, op, role)) {
         /* a warp's lanes are 8 x 4 threads (m x n) of TM x TN outputs each,
          * TM the product of the m axes' thread tiles (TN: n's) */
         int64_t tm = 1, tn = 1;
@@ -982,7 +1024,7 @@ static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e,
             pad = memo->layout_pad[slot];
         } else {
             plan_input_shape(hw, op, e, &p->opts, t, pi, &pad);
-            choose_box(hw, op, e, &p->opts, t, pi, &pad);
+            choose_box(hw, op, e, &p->opts, t, pi, &pad, memo);
             for (int j = 0; j < op->tensors[t].ndim; j++) /* the tensor box, for the fast path's check */
                 pi->halo[j] = pi->im2col ? box_dim(op, e, &op->tensors[t], j) : pi->dims[j];
             if (lk) {
@@ -993,22 +1035,24 @@ static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e,
         }
         int64_t upt = (pi->units + nt - 1) / (nt > 0 ? nt : 1);
         pi->units_per_thread = (int32_t)(upt > INT32_MAX ? INT32_MAX : upt);
-        plan_unit_step(op, t, pi, nt);
+        gs_tensor view; /* the box tensor, built once for both */
+        const gs_tensor *ts = gs_plan_box_tensor(op, pi, t, &view);
+        plan_unit_step(ts, pi, nt);
         pi->unit_sep = !pi->unit_linear && pi->units_per_thread > GS_PLAN_UNIT_ARRAY_MAX &&
-                       pi->units_per_thread <= GS_PLAN_UNIT_SEP_MAX && nred_of(op) > 1 && unit_separable(op, t, pi, nt);
+                       pi->units_per_thread <= GS_PLAN_UNIT_SEP_MAX && nred_of(op) > 1 && unit_separable(ts, pi, nt);
         pi->unit_recompute = !pi->unit_linear && !pi->unit_sep && pi->units_per_thread > GS_PLAN_UNIT_ARRAY_MAX;
         pi->copy_batch = copy_batch(op, t, p, pi);
         if (pi->copy_mode == GS_COPY_ASYNC) p->any_async = 1;
         int64_t b = sat_mul(sat_mul(pi->stage_elems, p->stages), in_bytes(op));
         p->smem_bytes = p->smem_bytes + b > GS_STAGE_SAT ? GS_STAGE_SAT : p->smem_bytes + b;
     }
-    p->frag_pipe = frag_pipe_of(op, e, p);
+    p->frag_pipe = frag_pipe_of(op, e, p, memo);
     int64_t scratch = (p->split_mode != GS_SPLIT_NONE ? 4 : 0) + (p->lanes_wide ? p->threads / GS_LANES_WARP * 4 : 0);
     p->scratch_bytes = (int32_t)((scratch + 15) / 16 * 16);
     /* static shared memory is limited as a whole, scratch included */
     p->smem_dynamic = p->smem_bytes + p->scratch_bytes > hw->smem_per_block;
     int plain;
-    p->regs_bound = regs_bound(op, e, p, &plain);
+    p->regs_bound = regs_bound(op, e, p, &plain, memo);
     if (p->frag_pipe) {
         /* the second fragment set must stay within the thread's register
          * limit, for an operator of several reduce axes (a convolution) a
@@ -1086,14 +1130,28 @@ static void choose_pad(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_pl
                    (int64_t)pi->frag_vec << 32 | (int64_t)p->opts.scalar << 40 | (int64_t)e->lanes_log2 << 48;
         kv[nk++] = reserve;
         kv[nk++] = pi->units;
-        kv[nk++] = p->threads;
+        /* the threads as the simulations see them (a warp's lanes) and as
+         * the weighing does (units per thread), not their count */
+        int64_t lanes = p->threads < hw->warp_size ? p->threads : hw->warp_size;
+        if (lanes > 64) lanes = 64;
+        kv[nk++] = lanes | (int64_t)pi->units_per_thread << 8;
         kv[nk++] = (int64_t)hw->smem_banks << 32 | hw->warp_size;
         kv[nk++] = (int64_t)reads_per_tile;
-        for (int a = 0; a < op->naxes; a++)
-            if (spatial(op, a)) {
-                kv[nk++] = gs_etir_threads_axis(e, a);
-                kv[nk++] = e->tile[a].thread / e->V[a];
-            }
+        /* the fragment odometer's digits (frag_odometer, od_trim): the
+         * spatial axes that move within a warp, fastest first, each with
+         * its thread count and, where the box reads it, its run T1/V (an
+         * axis the box does not read steps the address by 0) */
+        int64_t span = e->lanes_log2 && gs_etir_lanes_axis(op) >= 0 ? (int64_t)1 << e->lanes_log2 : 1;
+        if (span >= lanes) span = lanes;
+        for (int a = op->naxes - 1; a >= 0 && span < lanes; a--) {
+            int64_t base = spatial(op, a) ? gs_etir_threads_axis(e, a) : 1;
+            if (base <= 1) continue;
+            kv[nk++] = (int64_t)(a + 1) << 48 | base;
+            bool reads = false;
+            for (int j = 0; j < ts->ndim; j++) reads |= ts->idx[j].coeff[a] != 0;
+            if (reads) kv[nk++] = e->tile[a].thread / e->V[a];
+            span = base >= lanes ? lanes : span * base;
+        }
         key = gs_wf_key(kv, nk, 0x7061640000000000ull);
         unsigned slot = (unsigned)(key >> 40) & (GS_WF_MEMO_PADS - 1);
         if (memo->pad_key[slot] == key) {
@@ -1108,9 +1166,9 @@ static void choose_pad(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_pl
         if (p->opts.scalar) pad = (ts->ndim > 1 && pi->dims[pi->inner_dim] > 1 && pi->dims[pi->inner_dim] % 2 == 0);
         layout_strides(ts, pi->dims, pi->inner_dim, pad, pi->sstride);
         lane_odometer od;
-        frag_odometer(op, e, p, t, hw->warp_size, &od);
+        frag_odometer(op, e, p, t, ts, hw->warp_size, &od);
         double rw = smem_wf_od(memo, hw->smem_banks, &od, pi->frag_vec, in_bytes(op));
-        double sw = store_wavefronts(op, t, pi, p->threads, hw->smem_banks, hw->warp_size, memo);
+        double sw = store_wavefronts(op, ts, pi, p->threads, hw->smem_banks, hw->warp_size, memo);
         double cost = reads_per_tile * rw + pi->units_per_thread * sw;
         if (best < 0 || cost < best) {
             best = cost;
@@ -1207,10 +1265,10 @@ int64_t gs_plan_swizzle(const gs_plan_input *pi, int eb, int64_t o) {
  * (no .trans) or along t's axis xa (.trans) with unit step and whole
  * 8-element rows. The 16-byte alignment of every row start also needs the
  * pad (0 or 8 elements) chosen below. */
-static void mma_ldsm_mode(const gs_op *op, gs_plan_input *pi, int t, const gs_mma_row *r) {
+static void mma_ldsm_mode(const gs_op *op, gs_plan_input *pi, int t, const gs_mma_row *r, gs_wf_memo *memo) {
     pi->ldsm = pi->ldsm_trans = 0;
     int m, n, k;
-    if (!r->ldsm || pi->im2col || !gs_mma_axes(op, &m, &n, &k)) return;
+    if (!r->ldsm || pi->im2col || !gs_wf_memo_mma_axes(memo, op, &m, &n, &k)) return;
     const int xa = t == 0 ? m : n;
     const gs_tensor *ts = &op->tensors[t];
     for (int j = 0; j < ts->ndim; j++) {
@@ -1364,7 +1422,7 @@ static void mma_pad_cands(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs
                           gs_wf_memo *memo, gs_mma_pad_cands *pc) {
     gs_plan_input *pi = &p->in[t];
     const gs_plan_input keep = *pi;
-    mma_ldsm_mode(op, pi, t, gs_mma_get(p->mma));
+    mma_ldsm_mode(op, pi, t, gs_mma_get(p->mma), memo);
     gs_tensor view;
     const gs_tensor *ts = gs_plan_box_tensor(op, pi, t, &view);
     const int64_t vec = vec_max(in_bytes(op));
@@ -1381,7 +1439,7 @@ static void mma_pad_cands(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs
         layout_strides(ts, pi->dims, pi->inner_dim, pad, pi->sstride);
         pc->rw[c] = mma_read_wf_memo(hw, op, e, p, role, t, memo);
         pc->sw[c] = swz ? mma_store_wf_swz(op, t, pi, p->threads, hw->smem_banks, memo)
-                        : store_wavefronts(op, t, pi, p->threads, hw->smem_banks, hw->warp_size, memo);
+                        : store_wavefronts(op, ts, pi, p->threads, hw->smem_banks, hw->warp_size, memo);
         pc->valid |= (uint8_t)(1u << c);
     }
     const uint8_t ldsm = pi->ldsm, trans = pi->ldsm_trans;
@@ -1472,7 +1530,7 @@ static uint64_t mma_pad_key(const gs_op *op, const gs_etir *e, const gs_plan *p,
 static void choose_pad_mma(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_plan *p, int t, gs_wf_memo *memo) {
     gs_mma_pad_cands pc;
     int8_t role[GS_MAX_AXES];
-    gs_mma_roles(op, role);
+    gs_wf_memo_mma_roles(memo, op, role);
     if (!memo) {
         mma_pad_cands(hw, op, e, p, t, role, NULL, &pc);
         mma_pad_apply(op, e, p, t, role, &pc);
@@ -1531,7 +1589,7 @@ void gs_plan_finish_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_
      * along n (mma_c_pairs reads that from the row), so a single n axis that is the output's innermost unit axis
      * stores them as 2-vectors (at an even offset) */
     int mm, mn, mk;
-    if (p->mma && mma_c_pairs(gs_mma_get(p->mma)) && oa >= 0 && !p->opts.scalar && !p->opts.predicated && gs_mma_axes(op, &mm, &mn, &mk) && oa == mn &&
+    if (p->mma && mma_c_pairs(gs_mma_get(p->mma)) && oa >= 0 && !p->opts.scalar && !p->opts.predicated && gs_wf_memo_mma_axes(memo, op, &mm, &mn, &mk) && oa == mn &&
         ot->idx[ot->ndim - 1].offset % 2 == 0) {
         p->out_axis = (int8_t)oa;
         p->out_vec = 2;

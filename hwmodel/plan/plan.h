@@ -203,6 +203,17 @@ typedef struct gs_plan {
 #define GS_WF_MEMO_MMA_READS 1024
 /* Staged inputs' padding choices (choose_pad), direct-mapped (a power of two). */
 #define GS_WF_MEMO_PADS 4096
+/* Staged inputs' fast-path copy fractions (the model's fast_copy_fraction),
+ * inputs' L2 bytes per tile (tile_l2_elems) and the reduce loop's trip
+ * counts (est_reduce_loop), direct-mapped (powers of two). */
+#define GS_WF_MEMO_FAST 1024
+#define GS_WF_MEMO_L2 1024
+#define GS_WF_MEMO_LOOPS 1024
+/* The estimate's reduce-loop trip counts (model.c's est_reduce_loop). */
+typedef struct gs_loop_counts {
+    double S, R, tiles, iters_pad, iters_real, iters_fast, iters_slow, f_inb;
+    int nred;
+} gs_loop_counts;
 /* The wavefronts of an mma input's candidate layouts (choose_pad_mma): the
  * fragment reads (rw) and the copy's stores (sw) of each, valid ones by bit,
  * and the ldmatrix mode they were simulated with. */
@@ -236,6 +247,31 @@ typedef struct gs_wf_memo {
      * reads: one lookup, and out of the simulations' table (which overflowed) */
     uint64_t pad_key[GS_WF_MEMO_PADS];
     struct { int32_t pad; float read_wf, store_wf; } pad_val[GS_WF_MEMO_PADS];
+    /* one staged input's share of copies on the fast path (the estimate's
+     * est_copies), by everything it reads: the input's tensor box (halo)
+     * and the block tiles of the axes the tensor uses */
+    uint64_t fast_key[GS_WF_MEMO_FAST];
+    double fast_val[GS_WF_MEMO_FAST];
+    /* one input's L2 elements per (block, reduce tile) (tile_l2_elems), by
+     * its box kind (staged, im2col, copy dim) and the block tiles of the
+     * axes the tensor uses */
+    uint64_t l2_key[GS_WF_MEMO_L2];
+    double l2_val[GS_WF_MEMO_L2];
+    /* the reduce loop's trip counts (est_reduce_loop), by every block tile,
+     * the split, the lanes and the fast path's kind */
+    uint64_t loop_key[GS_WF_MEMO_LOOPS];
+    gs_loop_counts loop_val[GS_WF_MEMO_LOOPS];
+    /* tensor t's address step along each axis in global memory (sum over
+     * its dims of coefficient x row stride; global_wavefronts), known by
+     * bit t */
+    uint64_t gstep[GS_MAX_TENSORS][GS_MAX_AXES];
+    uint8_t gstep_known;
+    /* the operator's gs_mma_roles and gs_mma_axes, as they return them:
+     * mma_known bit 0 set once known, bit 1 the roles' result, bit 2 the
+     * axes' */
+    int8_t mma_role[GS_MAX_AXES];
+    int mma_axis[3];
+    uint8_t mma_known;
     /* 1 when the operator's state with every block tile at its maximum fits
      * int32 indexing (so every well-formed state does: the check skips the
      * test), -1 when not, 0 not yet known */
@@ -243,11 +279,19 @@ typedef struct gs_wf_memo {
     /* the axes each tensor uses (bit a: axis a), for the layout keys; bit t
      * of uses_known says whether uses[t] is set */
     uint8_t uses[GS_MAX_TENSORS], uses_known;
+    /* each input's im2col view axes (choose_box), known by bit t */
+    int8_t i2c_n[GS_MAX_TENSORS], i2c_axes[GS_MAX_TENSORS][GS_MAX_DIMS];
+    uint8_t i2c_known;
 } gs_wf_memo;
 void gs_wf_memo_init(gs_wf_memo *m);
 /* Key of an access pattern: the lane addresses and a tag with the
  * simulation's other inputs. */
 uint64_t gs_wf_key(const int64_t *addr, int lanes, uint64_t tag);
+/* The axes tensor t of op uses (bit a: axis a), computed once per memo. */
+uint8_t gs_wf_memo_uses(gs_wf_memo *m, const gs_op *op, int t);
+/* gs_mma_roles and gs_mma_axes of op, once per memo (m NULL: computed). */
+bool gs_wf_memo_mma_roles(gs_wf_memo *m, const gs_op *op, int8_t *role);
+bool gs_wf_memo_mma_axes(gs_wf_memo *m, const gs_op *op, int *am, int *an, int *ak);
 /* Look a key up (true and *val on a hit) / remember a value. */
 bool gs_wf_memo_get(const gs_wf_memo *m, uint64_t key, double *val);
 void gs_wf_memo_put(gs_wf_memo *m, uint64_t key, double val);
