@@ -1613,6 +1613,7 @@ void gs_plan_format(const gs_op *op, const gs_plan *p, char *buf, size_t n) {
                                 pi->im2col ? "im2col " : "", pi->copy_mode == GS_COPY_ASYNC ? "async" : "reg", pi->copy_vec,
                                 pi->inner_dim != pi->copy_dim ? " T" : "", (int)pi->pad, pi->frag_vec,
                                 pi->unit_sep ? " sep" : "");
+        if (pi->store_group > 1 && off < n) off += (size_t)snprintf(buf + off, n - off, " sg%d", pi->store_group);
     }
     if (off < n)
         off += (size_t)snprintf(buf + off, n - off, " | st%d%s ov%d lb(%d,%d)%s", p->stages,

@@ -1140,6 +1140,10 @@ static void print_store_walked(printer *m, int t, const char *buf) {
     free(ref);
     line(m, "#pragma unroll");
     open_(m, "for (int i = 0; i < %d; i += %d)", pi->units_per_thread, g);
+    /* (units that do not fill the last round: as open_units; a grouped
+     * copy's always do) */
+    if (pi->units != (int64_t)pi->units_per_thread * m->p->threads)
+        line(m, "if (tid + i * %d >= %lld) break;", (int)m->p->threads, (long long)pi->units);
     for (int k = 0; k < pi->copy_vec; k++) {
         char off[96];
         if (g > 1) snprintf(off, sizeof off, "(i / %d) * %lld + %lld", g, rs, (long long)(k * pi->sstride[pi->copy_dim]));
