@@ -1095,6 +1095,84 @@ Test(plans, conv_steady_counters) {
     gs_ctx_destroy(ctx);
 }
 
+/* A convolution's transposing register copies of scalar units
+ * (plan.store_group): a thread's G units are consecutive rows of the
+ * smem-innermost dim, stored as one G-wide vector through the walked
+ * pointer sw<t>; the prologue and the edge path store them one by one at the
+ * same places. NCHW (both inputs scalar and transposed) with the h100
+ * pick's tile on awkward shapes: N and K not multiples of the block tile, C
+ * not a multiple of the channel tile, C=1, prime H and W, stride 2 with
+ * dilation, groups, f16; register copies with and without cp.async allowed,
+ * verified on PoCL: the fragment pipeline's steady and general loops (the
+ * first case's interior blocks take the steady loop) and the plain
+ * pipeline's loop (where the fragment pipeline would cost a block per SM).
+ * The kernels must hold the grouped stores (fails without plan.store_group). */
+Test(plans, conv_store_group, .timeout = 900) {
+    static const struct {
+        const char *hw, *spec, *cfg;
+        int peels; /* variants (of the two) in the fragment pipeline's steady loop, the rest in the
+                      plain pipeline's loop */
+    } cases[] = {
+        {"h100", "conv2d N=33 C=13 H=7 W=11 K=70 R=3 S=3 pad=1",
+         "bn=32,bk=64,bp=1,bq=2,bc=8,br=1,bs=1,tn=4,tk=8,tp=1,tq=2,vn=1,vk=2,vp=1,vq=1,si=1,sf=1,stages=2", 2},
+        {"h100", "conv2d N=33 C=12 H=13 W=9 K=64 R=3 S=3 stride=2 dilation=2 pad=2",
+         "bn=32,bk=64,bp=1,bq=2,bc=8,br=1,bs=1,tn=4,tk=8,tp=1,tq=2,vn=1,vk=2,vp=1,vq=1,si=1,sf=1,stages=2", 0},
+        {"a100", "conv2d N=34 C=10 H=11 W=13 K=64 R=3 S=3 stride=2 pad=1 dtype=f16",
+         "bn=32,bk=32,bp=1,bq=2,bc=8,br=1,bs=1,tn=4,tk=4,tp=1,tq=2,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=2", 0},
+        {"h100", "conv2d N=32 C=1 H=5 W=7 K=64 R=3 S=3 pad=1",
+         "bn=32,bk=64,bp=1,bq=2,bc=1,br=2,bs=2,tn=4,tk=8,tp=1,tq=2,vn=1,vk=2,vp=1,vq=1,si=1,sf=1,stages=2", 2},
+        {"h100", "conv2d N=32 C=16 H=7 W=5 K=64 R=3 S=3 pad=1 groups=2",
+         "bn=32,bg=1,bk=32,bp=1,bq=2,bc=8,br=1,bs=1,tn=4,tg=1,tk=4,tp=1,tq=2,vn=1,vg=1,vk=1,vp=1,vq=1,si=1,sf=1,"
+         "stages=2", 1},
+    };
+    gs_ctx *ctx = gs_ctx_create();
+    gs_device *cl = open_cl(ctx);
+    paths c = {0};
+    int ran = 0, grouped = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gs_op *op = NULL;
+        gs_hw *hw = NULL;
+        gs_etir e;
+        cr_assert_eq(gs_op_parse(ctx, cases[i].spec, &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_assert_eq(gs_hw_load(ctx, cases[i].hw, &hw), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_assert_eq(gs_etir_parse_config(ctx, op, cases[i].cfg, &e), GS_OK, "%s: %s", cases[i].spec,
+                     gs_ctx_errmsg(ctx));
+        cr_assert(gs_hw_check(hw, op, &e), "%s %s: %s", cases[i].spec, cases[i].cfg, gs_hw_check_why(hw, op, &e));
+        int peels = 0;
+        for (int v = 0; v < 2; v++) {
+            gs_plan_opts o = {0};
+            o.no_async = (uint8_t)v;
+            o.im2col = GS_IM2COL_OFF;
+            gs_plan p;
+            gs_plan_make(hw, op, &e, &o, &p);
+            peels += p.peel;
+            int g = 0;
+            for (int t = 0; t < op->ninputs; t++)
+                if (p.in[t].store_group > 1) g++;
+            cr_expect(g > 0, "%s no_async %d: no grouped copy", cases[i].spec, v);
+            for (int d = 0; d < 2 && g; d++) {
+                gs_kernel_src ks;
+                cr_assert_eq(gs_lower_emit_plan(ctx, op, &e, &p, d ? GS_DIALECT_OPENCL : GS_DIALECT_CUDA, hw->sm, &ks),
+                             GS_OK, "%s", gs_ctx_errmsg(ctx));
+                const char *st = op->dtype_in == GS_DTYPE_F32 ? "GS_ST4(&sw" : "GS_STH4(&sw";
+                cr_expect(strstr(ks.src, st), "%s: no grouped store %s in the %s kernel", cases[i].spec, st,
+                          d ? "OpenCL" : "CUDA");
+                gs_kernel_src_free(&ks);
+            }
+            grouped += g > 0;
+            ran += run_variant(ctx, cl, hw, op, &e, &o, 71 + i, "conv store group", &c);
+        }
+        cr_expect_eq(peels, cases[i].peels, "%s: %d variants peeled", cases[i].spec, peels);
+        gs_hw_destroy(hw);
+        gs_op_destroy(op);
+    }
+    cr_expect_eq(ran, 10, "variants run: %d", ran);
+    cr_expect_eq(grouped, 10, "grouped plans: %d", grouped);
+    cr_expect_geq(c.tail_tiles, 4, "partial reduce tiles ran: %d", c.tail_tiles);
+    gs_device_close(cl);
+    gs_ctx_destroy(ctx);
+}
+
 /* A partly unrolled full tile of several reduce axes (plan.k_unroll): the
  * unroll sits on the innermost loops that run more than once, k_unroll
  * k-steps in all, not on a trip-1 last axis (c:32 r:1 s:1 ran its 32 k-steps

@@ -997,7 +997,10 @@ static void est_copies(est_ctx *c) {
         const gs_plan_input *pi = &p->in[t];
         if (!pi->staged) continue;
         double ff = p->fast_path ? fast_copy_fraction_memo(c->memo, op, c->e, pi, t, -1) : 0;
-        double stores = pi->copy_mode == GS_COPY_ASYNC ? 0 : (double)pi->copy_vec / pi->store_vec;
+        /* (a grouped transposing copy, plan.store_group: copy_vec G-wide
+         * stores a group of G units) */
+        double stores = pi->copy_mode == GS_COPY_ASYNC ? 0
+                        : (double)pi->copy_vec / (pi->store_group > 1 ? pi->store_group : pi->store_vec);
         double fast = mp->copy_unit_fast + stores + conv_unit_index(pi->im2col ? pi->view_ndim : op->tensors[t].ndim, c->nred, p, pi);
         double edge = pi->copy_vec * (mp->copy_elem_edge + 2.0 * op->tensors[t].ndim) + 2.0 * op->tensors[t].ndim;
         double upt = pi->units_per_thread;

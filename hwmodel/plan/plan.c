@@ -424,6 +424,22 @@ static double store_wavefronts(const gs_op *op, const gs_tensor *ts, const gs_pl
     for (int j = ts->ndim - 1; j >= 0; j--)
         if (j != pi->copy_dim) od_digit(&od, pi->sstride[j], pi->dims[j]);
     od_trim(&od);
+    if (pi->store_group > 1) { /* lane l moves group l: G-wide stores, per unit */
+        const int g = pi->store_group;
+        od.n = 0;
+        od.lanes = (int)(pi->units / g < lanes ? pi->units / g : lanes);
+        od_digit(&od, pi->copy_vec * pi->sstride[pi->copy_dim], pi->dims[pi->copy_dim] / pi->copy_vec);
+        for (int j = ts->ndim - 1; j >= 0; j--)
+            if (j == pi->inner_dim) od_digit(&od, g * pi->sstride[j], pi->dims[j] / g);
+            else if (j != pi->copy_dim) od_digit(&od, pi->sstride[j], pi->dims[j]);
+        od_trim(&od);
+        double total = 0;
+        for (int k = 0; k < pi->copy_vec; k++) {
+            od.origin = k * pi->sstride[pi->copy_dim];
+            total += smem_wf_od(memo, banks, &od, g, eb);
+        }
+        return total / g;
+    }
     if (pi->store_vec == pi->copy_vec) return smem_wf_od(memo, banks, &od, pi->store_vec, eb);
     double total = 0;
     for (int k = 0; k < pi->copy_vec; k++) {
@@ -539,6 +555,42 @@ static int nred_of(const gs_op *op) {
     int n = 0;
     for (int a = 0; a < op->naxes; a++) n += !spatial(op, a);
     return n;
+}
+
+/* A transposing register copy of a convolution (several reduce axes) stores
+ * each unit's copy_vec elements to copy_vec rows of shared memory, one
+ * scalar store each: on the 3x3 conv picks a third of the steady loop's
+ * non-FFMA work. When a thread moves G scalar units (2 or 4) that are
+ * consecutive rows of the smem-innermost dim, they are one G-wide store. plan.store_group numbers them so: the groups as the units would be
+ * with inner_dim's extent divided by G (they must step linearly, and every
+ * thread moves the same whole groups), the row in the group slowest. The
+ * padding reserved must keep rows G-aligned (0 or a vector, not an odd
+ * pitch). Only the prefetched stores of a pipeline are grouped (the
+ * prologue's and the edge path's stay scalar at the same addresses). */
+static void plan_store_group(const gs_op *op, const gs_tensor *ts, const gs_etir *e, const gs_plan *p, gs_plan_input *pi,
+                             int64_t nt) { /* ts: pi's box tensor */
+    pi->store_group = 0;
+    if (nred_of(op) <= 1 || e->mma || p->opts.scalar || !p->fast_path || p->stages < 2) return;
+    if (pi->copy_mode != GS_COPY_REG || pi->im2col || pi->swizzle || pi->inner_dim == pi->copy_dim) return;
+    /* scalar units only: a wider unit's G loads fill G register quads and
+     * its stores read the transposed quads, so ptxas moves 3/4 of the values
+     * (h100 nhwc 3x3 pick, copy_vec 4: 12 STS saved a group, 12 MOV added) */
+    if (pi->copy_vec != 1) return;
+    if (nt <= 0 || pi->units != (int64_t)pi->units_per_thread * nt) return;
+    for (int g = 4; g >= 2; g /= 2) {
+        if (pi->units_per_thread % g || pi->dims[pi->inner_dim] % g || pi->pad % g) continue;
+        gs_plan_input r = *pi;
+        r.dims[r.inner_dim] /= g;
+        r.units /= g;
+        r.units_per_thread /= g;
+        plan_unit_step(ts, &r, nt);
+        if (!r.unit_linear) continue;
+        pi->store_group = (uint8_t)g;
+        pi->unit_linear = 1;
+        pi->unit_dim = r.unit_dim;
+        pi->unit_rows = r.unit_rows * (r.unit_dim == pi->inner_dim ? g : 1);
+        return;
+    }
 }
 
 /* Whether adding i*nt to a thread index tid < nt never carries between the
@@ -1035,9 +1087,10 @@ static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e,
         }
         int64_t upt = (pi->units + nt - 1) / (nt > 0 ? nt : 1);
         pi->units_per_thread = (int32_t)(upt > INT32_MAX ? INT32_MAX : upt);
-        gs_tensor view; /* the box tensor, built once for both */
+        gs_tensor view; /* the box tensor, built once for all three */
         const gs_tensor *ts = gs_plan_box_tensor(op, pi, t, &view);
-        plan_unit_step(ts, pi, nt);
+        plan_store_group(op, ts, e, p, pi, nt);
+        if (!pi->store_group) plan_unit_step(ts, pi, nt);
         pi->unit_sep = !pi->unit_linear && pi->units_per_thread > GS_PLAN_UNIT_ARRAY_MAX &&
                        pi->units_per_thread <= GS_PLAN_UNIT_SEP_MAX && nred_of(op) > 1 && unit_separable(ts, pi, nt);
         pi->unit_recompute = !pi->unit_linear && !pi->unit_sep && pi->units_per_thread > GS_PLAN_UNIT_ARRAY_MAX;
@@ -1127,7 +1180,8 @@ static void choose_pad(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_pl
         kv[nk++] = ts->ndim;
         for (int j = 0; j < ts->ndim && j < GS_MAX_DIMS; j++) kv[nk++] = pi->dims[j];
         kv[nk++] = pi->inner_dim | pi->copy_dim << 8 | pi->copy_vec << 16 | pi->store_vec << 24 |
-                   (int64_t)pi->frag_vec << 32 | (int64_t)p->opts.scalar << 40 | (int64_t)e->lanes_log2 << 48;
+                   (int64_t)pi->frag_vec << 32 | (int64_t)p->opts.scalar << 40 | (int64_t)e->lanes_log2 << 48 |
+                   (int64_t)pi->store_group << 56;
         kv[nk++] = reserve;
         kv[nk++] = pi->units;
         /* the threads as the simulations see them (a warp's lanes) and as
@@ -1618,6 +1672,7 @@ void gs_plan_format(const gs_op *op, const gs_plan *p, char *buf, size_t n) {
                                 pi->im2col ? "im2col " : "", pi->copy_mode == GS_COPY_ASYNC ? "async" : "reg", pi->copy_vec,
                                 pi->inner_dim != pi->copy_dim ? " T" : "", (int)pi->pad, pi->frag_vec,
                                 pi->unit_sep ? " sep" : "");
+        if (pi->store_group > 1 && off < n) off += (size_t)snprintf(buf + off, n - off, " sg%d", pi->store_group);
     }
     if (off < n)
         off += (size_t)snprintf(buf + off, n - off, " | st%d%s ov%d lb(%d,%d)%s", p->stages,

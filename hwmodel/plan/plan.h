@@ -112,6 +112,13 @@ typedef struct gs_plan_input {
     int8_t unit_dim;      /* unit_linear: the dim a thread's successive units step along */
     uint8_t unit_linear;  /* a thread's units are evenly spaced (unit i = unit 0 + i * unit_rows
                              along unit_dim): two offsets in registers instead of two per unit */
+    uint8_t store_group;  /* 0: none; G (2, 4): a transposing register copy whose thread moves
+                             its units in groups of G consecutive rows of inner_dim (unit i is
+                             row i % G of group i / G; the groups number as the units would with
+                             inner_dim's extent divided by G, linearly: unit_rows counts real
+                             rows), so each element of the G prefetched units is one G-wide
+                             shared store instead of G scalar ones (was padding: a plan without
+                             it hashes as before) */
     int32_t unit_rows;    /* unit_linear: the step, in elements of unit_dim */
     uint8_t unit_sep;     /* not linear, many units, several reduce axes (a conv): the digits of
                              unit tid + i*threads are tid's plus those of i*threads, never

@@ -642,7 +642,12 @@ static void print_unit_decompose_at(printer *m, int t, const char *u0, const cha
     line(m, "int s = c * %lld;", (long long)pi->sstride[pi->copy_dim]);
     for (int j = box_ndim(m, t) - 1; j >= 0; j--) {
         if (j == pi->copy_dim) continue;
-        line(m, "c = u %% %lld; u /= %lld;", (long long)pi->dims[j], (long long)pi->dims[j]);
+        if (pi->store_group > 1 && j == pi->inner_dim) { /* the group's first row (plan.store_group) */
+            const long long gx = (long long)(pi->dims[j] / pi->store_group);
+            line(m, "c = (u %% %lld) * %d; u /= %lld;", gx, pi->store_group, gx);
+        } else {
+            line(m, "c = u %% %lld; u /= %lld;", (long long)pi->dims[j], (long long)pi->dims[j]);
+        }
         if (gl) line(m, "g += (%s)c * %s%d_%d;", m->idx_t, gsn, t, j);
         line(m, "s += c * %lld;", (long long)pi->sstride[j]);
     }
@@ -675,6 +680,11 @@ static void print_unit_offsets(printer *m, int t, bool want_g) {
         if (want_g) line(m, "%s gu;", m->idx_t);
         line(m, "int su;");
         print_unit_decompose(m, t, want_g ? "gu" : NULL, "su");
+    } else if (pi->store_group > 1) { /* group i / G, its row i % G */
+        const int g = pi->store_group;
+        if (want_g) line(m, "const %s gu = go%d + (i / %d) * gst%d + (i %% %d) * gs%d_%d;", m->idx_t, t, g, t, g, t, pi->inner_dim);
+        line(m, "const int su = so%d + (i / %d) * %lld + (i %% %d) * %lld;", t, g,
+             (long long)pi->unit_rows * (long long)pi->sstride[pi->unit_dim], g, (long long)pi->sstride[pi->inner_dim]);
     } else if (pi->unit_linear) {
         if (want_g) line(m, "const %s gu = go%d + i * gst%d;", m->idx_t, t, t);
         line(m, "const int su = so%d + i * %lld;", t, (long long)pi->unit_rows * (long long)pi->sstride[pi->unit_dim]);
@@ -996,6 +1006,12 @@ static void print_copy_fast(printer *m, int t, const char *buf, copy_kind kind) 
     if (sep) { /* src + gd: gd from i's digits (print_unit_offsets) */
         print_unit_offsets(m, t, true);
         snprintf(ptr, sizeof ptr, "src + gd");
+    } else if (step && m->p->in[t].store_group > 1) { /* src at the group; its rows from it */
+        const gs_plan_input *pi = &m->p->in[t];
+        line(m, "const int su = so%d + (i / %d) * %lld + (i %% %d) * %lld;", t, pi->store_group,
+             (long long)pi->unit_rows * (long long)pi->sstride[pi->unit_dim], pi->store_group,
+             (long long)pi->sstride[pi->inner_dim]);
+        snprintf(ptr, sizeof ptr, "src + (i %% %d) * gs%d_%d", pi->store_group, t, pi->inner_dim);
     } else if (step) { /* su only: the global address is src, stepped below */
         line(m, "const int su = so%d + i * %lld;", t,
              (long long)m->p->in[t].unit_rows * (long long)m->p->in[t].sstride[m->p->in[t].unit_dim]);
@@ -1005,6 +1021,7 @@ static void print_copy_fast(printer *m, int t, const char *buf, copy_kind kind) 
         snprintf(ptr, sizeof ptr, "src + gu");
     }
     if (cv > 1) snprintf(ld, sizeof ld, "%s%d(%s)", ldm(m->op->dtype_in), cv, ptr);
+    else if (step && m->p->in[t].store_group > 1) snprintf(ld, sizeof ld, "*(%s)", ptr);
     else snprintf(ld, sizeof ld, sep ? "src[gd]" : step ? "*src" : "src[gu]");
     if (kind == COPY_PREFETCH) {
         line(m, "pf%d[i] = %s;", t, ld);
@@ -1020,7 +1037,9 @@ static void print_copy_fast(printer *m, int t, const char *buf, copy_kind kind) 
         line(m, "const %s v = %s;", svtype(m, cv, m->op->dtype_in), ld);
         print_store_unit(m, t, buf, "v");
     }
-    if (step && !sep) line(m, "src += gst%d;", t);
+    if (step && !sep && m->p->in[t].store_group > 1)
+        line(m, "if (i %% %d == %d) src += gst%d;", m->p->in[t].store_group, m->p->in[t].store_group - 1, t);
+    else if (step && !sep) line(m, "src += gst%d;", t);
     close_units(m, us);
 }
 
@@ -1061,12 +1080,17 @@ static void print_copy(printer *m, int t, const char *buf, copy_kind kind) {
     }
     /* edge path: identity-filled, predicated scalar loads */
     int eus = open_units(m, t);
-    line(m, "int u = tid + i * %d;", (int)m->p->threads);
+    const int sg = pi->store_group;
+    if (sg > 1) line(m, "int u = tid + (i / %d) * %d;", sg, (int)m->p->threads);
+    else line(m, "int u = tid + i * %d;", (int)m->p->threads);
     int64_t per_row = pi->dims[pi->copy_dim] / cv;
     line(m, "const int c%d = (u %% %lld) * %d; u /= %lld;", pi->copy_dim, (long long)per_row, cv, (long long)per_row);
     for (int j = nb - 1; j >= 0; j--) {
         if (j == pi->copy_dim) continue;
-        line(m, "const int c%d = u %% %lld; u /= %lld;", j, (long long)pi->dims[j], (long long)pi->dims[j]);
+        if (sg > 1 && j == pi->inner_dim) /* row i % G of the group (plan.store_group) */
+            line(m, "const int c%d = (u %% %lld) * %d + i %% %d; u /= %lld;", j, (long long)(pi->dims[j] / sg), sg, sg,
+                 (long long)(pi->dims[j] / sg));
+        else line(m, "const int c%d = u %% %lld; u /= %lld;", j, (long long)pi->dims[j], (long long)pi->dims[j]);
     }
     line(m, "(void)u;");
     print_unit_offsets(m, t, false);
@@ -1090,10 +1114,70 @@ static void print_copy(printer *m, int t, const char *buf, copy_kind kind) {
     close_(m); /* copy scope */
 }
 
+/* The prefetched stores of a convolution's linear units (several reduce
+ * axes: the register copies of every small (c, r, s) tile) through one
+ * pointer at unit 0 of the stage buffer, sw<t>, each unit's elements at
+ * compile-time offsets from it: written as sm<t>[buf * stage + su + k], the
+ * stores of the two-tile pass's first tile (buffer 1) took an IADD3 and a
+ * LEA each in the 3x3 conv picks' SASS (32 of the h100 nhwc pick's 56
+ * int/addr). A grouped copy (plan.store_group G, scalar units): element k
+ * of a group's G units, consecutive rows of the smem-innermost dim, is one
+ * G-wide store. */
+static bool store_walked(const printer *m, int t) {
+    const gs_plan_input *pi = &m->p->in[t];
+    return m->nred > 1 && pi->unit_linear && !pi->swizzle && m->p->stages > 1;
+}
+
+static void print_store_walked(printer *m, int t, const char *buf) {
+    const gs_plan_input *pi = &m->p->in[t];
+    const int g = pi->store_group > 1 ? pi->store_group : 1, dt = m->op->dtype_in;
+    const long long rs = (long long)pi->unit_rows * (long long)pi->sstride[pi->unit_dim];
+    open_block(m);
+    char so[16];
+    snprintf(so, sizeof so, "so%d", t);
+    char *ref = smem_ref(m, t, buf, so);
+    line(m, "%s%s *sw%d = &%s;", m->sp->smem_q, svtype(m, 1, dt), t, ref ? ref : "");
+    free(ref);
+    line(m, "#pragma unroll");
+    open_(m, "for (int i = 0; i < %d; i += %d)", pi->units_per_thread, g);
+    /* (units that do not fill the last round: as open_units; a grouped
+     * copy's always do) */
+    if (pi->units != (int64_t)pi->units_per_thread * m->p->threads)
+        line(m, "if (tid + i * %d >= %lld) break;", (int)m->p->threads, (long long)pi->units);
+    for (int k = 0; k < pi->copy_vec; k++) {
+        char off[96];
+        if (g > 1) snprintf(off, sizeof off, "(i / %d) * %lld + %lld", g, rs, (long long)(k * pi->sstride[pi->copy_dim]));
+        else snprintf(off, sizeof off, "i * %lld + %lld", rs, (long long)(k * pi->sstride[pi->copy_dim]));
+        if (g == 1 && pi->store_vec > 1) {
+            line(m, "%s%d(&sw%d[%s], pf%d[i]);", stm(dt), pi->store_vec, t, off, t);
+            break;
+        }
+        if (g == 1) {
+            if (pi->copy_vec == 1) line(m, "sw%d[%s] = pf%d[i];", t, off, t);
+            else line(m, "sw%d[%s] = pf%d[i].%s;", t, off, t, scomp(k, dt));
+            continue;
+        }
+        open_block(m);
+        line(m, "%s w;", svtype(m, g, dt));
+        for (int j = 0; j < g; j++) {
+            if (pi->copy_vec == 1) line(m, "w.%s = pf%d[i + %d];", scomp(j, dt), t, j);
+            else line(m, "w.%s = pf%d[i + %d].%s;", scomp(j, dt), t, j, scomp(k, dt));
+        }
+        line(m, "%s%d(&sw%d[%s], w);", stm(dt), g, t, off);
+        close_(m);
+    }
+    close_(m);
+    close_(m);
+}
+
 static void print_store_prefetched(printer *m, const char *buf) {
     for (int t = 0; t < m->ni; t++) {
         const gs_plan_input *pi = &m->p->in[t];
         if (!pi->staged || pi->copy_mode != GS_COPY_REG) continue;
+        if (store_walked(m, t)) {
+            print_store_walked(m, t, buf);
+            continue;
+        }
         int us = open_units(m, t);
         print_unit_offsets(m, t, false);
         char v[32];
