@@ -132,21 +132,30 @@ int gs_actions_enumerate(const gs_op *op, const gs_etir *e, gs_action *acts, int
     return n;
 }
 
-/* A state's identity for the memos, the pools and the polish's path: two
- * independent multiply-xor lanes over the state's words and a final mix (a
- * third of gs_etir_hash's work, which names kernels and so stays as it is).
- * 64-bit equality is taken as identity, as before. */
+/* A state's identity for the memos, the pools and the polish's path: the
+ * state's words two at a time folded by a 64x64 -> 128-bit multiply (each
+ * pair xored with its own constant and the running key, the product's two
+ * halves xored), then a final mix (a sixth of gs_etir_hash's work, which
+ * names kernels and so stays as it is). A factor is 0 only when a word
+ * equals its constant or the running key: 2^-64 per pair, like any other
+ * 64-bit collision. 64-bit equality is taken as identity, as before. */
 static uint64_t state_key(const gs_etir *e) {
     _Static_assert(sizeof(gs_etir) % 16 == 0, "state_key reads the state two words at a time");
-    uint64_t w[sizeof(gs_etir) / 8], a = 0x9e3779b97f4a7c15ull, b = 0xc2b2ae3d27d4eb4full;
-    memcpy(w, e, sizeof w);
-    for (size_t i = 0; i < sizeof w / sizeof w[0]; i += 2) {
-        a = (a ^ w[i]) * 0xff51afd7ed558ccdull;
-        b = (b ^ w[i + 1]) * 0xc4ceb9fe1a85ec53ull;
-        a ^= a >> 31;
-        b ^= b >> 29;
+    const unsigned char *b = (const unsigned char *)e;
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i < sizeof(gs_etir) / 8; i += 2) {
+        uint64_t w[2]; /* (its loads: no copy of the whole state) */
+        memcpy(w, b + 8 * i, sizeof w);
+#ifdef __SIZEOF_INT128__
+        __extension__ unsigned __int128 p =
+            (unsigned __int128)(w[0] ^ 0xa0761d6478bd642full) * (w[1] ^ 0xe7037ed1a0b428dbull ^ h);
+        h = (uint64_t)p ^ (uint64_t)(p >> 64);
+#else /* no 128-bit product: two multiply-xor steps */
+        h = (h ^ w[0]) * 0xff51afd7ed558ccdull;
+        h = (h ^ (h >> 31) ^ w[1]) * 0xc4ceb9fe1a85ec53ull;
+        h ^= h >> 29;
+#endif
     }
-    uint64_t h = a ^ (b << 23 | b >> 41);
     h ^= h >> 33;
     h *= 0xff51afd7ed558ccdull;
     h ^= h >> 33;
