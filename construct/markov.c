@@ -44,12 +44,13 @@ static double sharpen(double r) {
 #define GS_MAX_THREADS 64
 /* With the default threads (0), a construction's helpers start only when
  * the work left in a phase (the walk's chains, the polishes), projected
- * from the CPU time of the jobs the calling thread has done alone, is at
- * least this many seconds: on a small operator a second worker costs more than it saves
- * (its memo, the thread, the merge, the states it prices again, and on
- * two cores the calling thread slowed by it). The environment's
- * GS_HELP_AFTER_MS, when set, replaces it (0: the helpers start after the
- * first job; tests/test_construct.c). */
+ * from the mean CPU time of the jobs the calling thread has done alone (at
+ * least two: the first chain, on a cold memo, costs 2-4 times the next),
+ * is at least this many seconds: on a small operator a second worker costs
+ * more than it saves (its memo, the thread, the merge, the states it prices
+ * again, and on two cores the calling thread slowed by it). The
+ * environment's GS_HELP_AFTER_MS, when set, replaces it (0: the helpers
+ * start after the second job; tests/test_construct.c). */
 #ifndef GS_HELP_AFTER_S
 #define GS_HELP_AFTER_S 3e-3
 #endif
@@ -1476,8 +1477,8 @@ static double thread_cpu_s(void) {
 /* Run the jobs on the crew, the calling thread the first. Its helpers start
  * at once unless the crew is adaptive and none has run yet: then the
  * calling thread takes the jobs alone while the work left, projected from
- * the CPU time of the jobs it has done, is under after_s. Each job writes only its
- * own slot and the memos hold exact prices, so which worker runs which job,
+ * the mean CPU time of the jobs it has done (two at least), is under
+ * after_s. Each job writes only its own slot and the memos hold exact prices, so which worker runs which job,
  * and how many run, changes only the time. */
 static void run_jobs(jobs *j, crew *c) {
     pthread_t th[GS_MAX_THREADS];
@@ -1488,7 +1489,7 @@ static void run_jobs(jobs *j, crew *c) {
     atomic_store(&j->next, 0);
     j->memos = c->memos;
     for (int done = 0;; done++) {
-        if (nw > 1 && !started && (!wait || (done > 0 && (thread_cpu_s() - t0) / done * (j->n - done) >= c->after_s))) {
+        if (nw > 1 && !started && (!wait || (done >= 2 && (thread_cpu_s() - t0) / done * (j->n - done) >= c->after_s))) {
             started = start_helpers(j, c, nw, th, wk);
             c->helped |= started > 0;
             if (started + 1 > c->most) c->most = started + 1;
