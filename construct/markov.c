@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Model-policy constants, chosen on the gemm sweep in experiments/ (beta in
@@ -26,6 +27,14 @@
 #define GS_MODEL_SHARPNESS 4.0
 #define GS_MODEL_CACHE_WEIGHT 0.3
 
+/* A speedup raised to GS_MODEL_SHARPNESS: two squarings, not pow (4 % of a
+ * small operator's construction: the walk weighs every action this way). */
+static double sharpen(double r) {
+    _Static_assert((int)GS_MODEL_SHARPNESS == 4, "sharpen squares twice");
+    double r2 = r * r;
+    return r2 * r2;
+}
+
 /* Completions a level-2 state is priced by (GS_COMPLETE_THREADS threads,
  * then half as many each try; predicted_hash). */
 #ifndef GS_COMPLETE_TRIES
@@ -33,6 +42,18 @@
 #endif
 /* The most workers a construction runs on (gs_construct_opts.threads). */
 #define GS_MAX_THREADS 64
+/* With the default threads (0), a construction's helpers start only when
+ * the work left in a phase (the walk's chains, the polishes), projected
+ * from the mean CPU time of the jobs the calling thread has done alone (at
+ * least two: the first chain, on a cold memo, costs 2-4 times the next),
+ * is at least this many seconds: on a small operator a second worker costs
+ * more than it saves (its memo, the thread, the merge, the states it prices
+ * again, and on two cores the calling thread slowed by it). The
+ * environment's GS_HELP_AFTER_MS, when set, replaces it (0: the helpers
+ * start after the second job; tests/test_construct.c). */
+#ifndef GS_HELP_AFTER_S
+#define GS_HELP_AFTER_S 3e-3
+#endif
 
 void gs_construct_opts_default(gs_construct_opts *o) {
     memset(o, 0, sizeof *o);
@@ -66,7 +87,7 @@ bool gs_complete(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_etir *ou
  * plain completion gives a long reduce tile one thread and a small grid
  * one block per tile, so the walk priced those tiles as hopeless at level 2
  * and never reached them (rowsum M=1 K=2^24: k:8192 g512 sk16). True when
- * some knob moved and the state passes the check. */
+ * some knob moved (the caller checks the state). */
 static bool complete_knobbed(const gs_hw *hw, const gs_op *op, const gs_etir *c, gs_etir *out) {
     *out = *c;
     int s = 1;
@@ -77,8 +98,7 @@ static bool complete_knobbed(const gs_hw *hw, const gs_op *op, const gs_etir *c,
     while (gs_etir_threads(op, out) * (2 << lg) <= GS_COMPLETE_THREADS && gs_knob_ok(op, out, GS_KNOB_LANES, lg + 1))
         lg++;
     gs_knob_set(out, GS_KNOB_LANES, lg);
-    if (out->splitk == 1 && lg == 0) return false;
-    return gs_hw_check(hw, op, out);
+    return out->splitk > 1 || lg > 0;
 }
 
 int gs_actions_enumerate(const gs_op *op, const gs_etir *e, gs_action *acts, int cap) {
@@ -121,21 +141,30 @@ int gs_actions_enumerate(const gs_op *op, const gs_etir *e, gs_action *acts, int
     return n;
 }
 
-/* A state's identity for the memos, the pools and the polish's path: two
- * independent multiply-xor lanes over the state's words and a final mix (a
- * third of gs_etir_hash's work, which names kernels and so stays as it is).
- * 64-bit equality is taken as identity, as before. */
+/* A state's identity for the memos, the pools and the polish's path: the
+ * state's words two at a time folded by a 64x64 -> 128-bit multiply (each
+ * pair xored with its own constant and the running key, the product's two
+ * halves xored), then a final mix (a sixth of gs_etir_hash's work, which
+ * names kernels and so stays as it is). A factor is 0 only when a word
+ * equals its constant or the running key: 2^-64 per pair, like any other
+ * 64-bit collision. 64-bit equality is taken as identity, as before. */
 static uint64_t state_key(const gs_etir *e) {
     _Static_assert(sizeof(gs_etir) % 16 == 0, "state_key reads the state two words at a time");
-    uint64_t w[sizeof(gs_etir) / 8], a = 0x9e3779b97f4a7c15ull, b = 0xc2b2ae3d27d4eb4full;
-    memcpy(w, e, sizeof w);
-    for (size_t i = 0; i < sizeof w / sizeof w[0]; i += 2) {
-        a = (a ^ w[i]) * 0xff51afd7ed558ccdull;
-        b = (b ^ w[i + 1]) * 0xc4ceb9fe1a85ec53ull;
-        a ^= a >> 31;
-        b ^= b >> 29;
+    const unsigned char *b = (const unsigned char *)e;
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i < sizeof(gs_etir) / 8; i += 2) {
+        uint64_t w[2]; /* (its loads: no copy of the whole state) */
+        memcpy(w, b + 8 * i, sizeof w);
+#ifdef __SIZEOF_INT128__
+        __extension__ unsigned __int128 p =
+            (unsigned __int128)(w[0] ^ 0xa0761d6478bd642full) * (w[1] ^ 0xe7037ed1a0b428dbull ^ h);
+        h = (uint64_t)p ^ (uint64_t)(p >> 64);
+#else /* no 128-bit product: two multiply-xor steps */
+        h = (h ^ w[0]) * 0xff51afd7ed558ccdull;
+        h = (h ^ (h >> 31) ^ w[1]) * 0xc4ceb9fe1a85ec53ull;
+        h ^= h >> 29;
+#endif
     }
-    uint64_t h = a ^ (b << 23 | b >> 41);
     h ^= h >> 33;
     h *= 0xff51afd7ed558ccdull;
     h ^= h >> 33;
@@ -184,6 +213,26 @@ static bool memo_init(memo *m, gs_arena *ar, int64_t cap) {
     m->checks = gs_arena_alloc(ar, CHECK_SLOTS * sizeof *m->checks);
     m->apart = false;
     return m->key && m->val && m->wf && m->floors && m->checks;
+}
+
+/* m a copy of src, every table (prices, simulations, floors, checks: all
+ * exact facts of states), from the arena: a helper that starts late knows
+ * what the calling thread has priced. */
+static bool memo_clone(memo *m, gs_arena *ar, const memo *src) {
+    size_t n = (size_t)src->cap;
+    *m = *src;
+    m->key = gs_arena_alloc_raw(ar, n * sizeof *m->key);
+    m->val = gs_arena_alloc_raw(ar, n * sizeof *m->val);
+    m->wf = gs_arena_alloc_raw(ar, sizeof *m->wf);
+    m->floors = gs_arena_alloc_raw(ar, FLOOR_SLOTS * sizeof *m->floors);
+    m->checks = gs_arena_alloc_raw(ar, CHECK_SLOTS * sizeof *m->checks);
+    if (!m->key || !m->val || !m->wf || !m->floors || !m->checks) return false;
+    memcpy(m->key, src->key, n * sizeof *m->key);
+    memcpy(m->val, src->val, n * sizeof *m->val);
+    *m->wf = *src->wf;
+    memcpy(m->floors, src->floors, FLOOR_SLOTS * sizeof *m->floors);
+    memcpy(m->checks, src->checks, CHECK_SLOTS * sizeof *m->checks);
+    return true;
 }
 
 static double predicted_hash(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *m, bool *ok, uint64_t eh);
@@ -385,7 +434,7 @@ static double benefit_ex(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_
         if (!ok) return 0;
         if (!isfinite(t1)) return 1e-3;
         if (!isfinite(t_cur)) return 1.0;
-        return pow(t_cur / t1, GS_MODEL_SHARPNESS);
+        return sharpen(t_cur / t1);
     }
     /* the memory check: a state over any capacity has probability 0 (its
      * result remembered: a check is a fact of the state) */
@@ -409,7 +458,7 @@ static double benefit_ex(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_
         if (!isfinite(t1)) return 1e-3; /* legal but not yet completable: keep it reachable */
         if (!isfinite(t0)) return 1.0;
         double r = t0 / t1;
-        return pow(r, GS_MODEL_SHARPNESS);
+        return sharpen(r);
     }
     switch (a.kind) {
     case GS_ACT_STAGES:
@@ -508,7 +557,11 @@ static void pool_add_completed(pool *p, const gs_hw *hw, const gs_op *op, const 
     }
     if (!ok) return;
     pool_add(p, &c);
-    if (p->knobbed && e->level == 2 && complete_knobbed(hw, op, &c, &k)) pool_add(p->knobbed, &k);
+    /* the knobbed completion's check read from its price too: the ranking
+     * and the knobbed seeds price every state of that pool anyway */
+    if (p->knobbed && e->level == 2 && complete_knobbed(hw, op, &c, &k) &&
+        (mm->apart ? gs_hw_check(hw, op, &k) : (predicted_ok(hw, op, &k, mm, &ok), ok)))
+        pool_add(p->knobbed, &k);
 }
 
 /* ---- one Markov chain (Algorithm 1 with Algorithm 2 inside) ------------------------- */
@@ -1250,17 +1303,18 @@ static gs_status check_opts(gs_ctx *ctx, const gs_construct_opts *opts, gs_const
     return GS_OK;
 }
 
+typedef struct crew crew;
 static bool walk_on_workers(const gs_hw *hw, const gs_op *op, const gs_construct_opts *o, int64_t steps_per_chain,
-                            gs_arena *ar, pool *p, memo *memos, int nw, gs_result *r);
+                            gs_arena *ar, pool *p, crew *cw, gs_result *r);
 
 /* Fill the pool (or, for the exhaustive strategy, r's ranking directly) with
  * the strategy's states; false for a strategy this build does not have. */
 static bool run_strategy(const gs_hw *hw, const gs_op *op, const gs_construct_opts *o, int64_t steps_per_chain,
-                         gs_arena *ar, pool *p, memo *mm, memo *memos, int nw, gs_result *r) {
+                         gs_arena *ar, pool *p, memo *mm, crew *cw, gs_result *r) {
     gs_pcg32 rng;
     switch (o->strategy) {
     case GS_STRATEGY_MARKOV:
-        if (walk_on_workers(hw, op, o, steps_per_chain, ar, p, memos, nw, r)) return true;
+        if (walk_on_workers(hw, op, o, steps_per_chain, ar, p, cw, r)) return true;
         for (int c = 0; c < o->chains; c++) { /* no memory for the chains' pools: one after another */
             gs_pcg32_seed(&rng, o->seed, (uint64_t)c); /* one stream per chain */
             r->steps += run_chain(hw, op, o, &rng, p, mm); /* p->knobbed gets the knobbed completions */
@@ -1329,6 +1383,21 @@ static int polish_seeds(const gs_hw *hw, const gs_op *op, const pool *p, memo *m
  * times; the chains' pools are then appended in chain order, as one thread
  * would have added them. So the result depends neither on the number of
  * workers nor on which worker ran which job: only the time does. */
+/* The workers of a construction: their memos (the first is the
+ * construction's own; the others made from the arena when their helpers
+ * first start, on the calling thread, while no helper runs), how many may
+ * run, and whether they start only when the work is worth them. */
+typedef struct crew {
+    memo memos[GS_MAX_THREADS];
+    int ready;     /* memos made */
+    int max;       /* the most workers (workers_of) */
+    bool adaptive; /* threads 0: helpers only for the work worth them */
+    double after_s; /* ... the work left, in CPU seconds, that is (GS_HELP_AFTER_S) */
+    bool helped;   /* helpers ran in an earlier phase: the next starts them at once */
+    int most;      /* the most workers that ran at once */
+    gs_arena *ar;
+} crew;
+
 typedef struct jobs {
     const gs_hw *hw;
     const gs_op *op;
@@ -1348,19 +1417,20 @@ typedef struct worker {
     int id;
 } worker;
 
+static void run_job(jobs *j, memo *m, int k) {
+    if (j->seeds) {
+        polish(j->hw, j->op, &j->seeds[k], m, 32, &j->counts[k], j->audit);
+    } else {
+        gs_pcg32 rng;
+        gs_pcg32_seed(&rng, j->o->seed, (uint64_t)k); /* one stream per chain */
+        j->steps[k] = run_chain(j->hw, j->op, j->o, &rng, &j->cp[k], m);
+    }
+}
+
 static void *work(void *arg) {
     const worker *w = arg;
     jobs *j = w->j;
-    memo *m = &j->memos[w->id];
-    for (int k; (k = atomic_fetch_add(&j->next, 1)) < j->n;) {
-        if (j->seeds) {
-            polish(j->hw, j->op, &j->seeds[k], m, 32, &j->counts[k], j->audit);
-        } else {
-            gs_pcg32 rng;
-            gs_pcg32_seed(&rng, j->o->seed, (uint64_t)k); /* one stream per chain */
-            j->steps[k] = run_chain(j->hw, j->op, j->o, &rng, &j->cp[k], m);
-        }
-    }
+    for (int k; (k = atomic_fetch_add(&j->next, 1)) < j->n;) run_job(j, &j->memos[w->id], k);
     return NULL;
 }
 
@@ -1375,39 +1445,68 @@ static int workers_of(const gs_construct_opts *o) {
     return n < 1 ? 1 : n > GS_MAX_THREADS ? GS_MAX_THREADS : n;
 }
 
-/* Run the jobs on nw workers, the calling thread the first (when a thread
- * cannot be started, the ones that did take what is left). */
-static void run_jobs(jobs *j, int nw) {
-    pthread_t th[GS_MAX_THREADS];
-    worker wk[GS_MAX_THREADS];
+/* Start the helpers of up to nw workers (the calling thread is the first),
+ * making their memos first: a new memo starts as a copy of the first
+ * (memo_clone), and one kept from an earlier phase takes the prices it
+ * lacks, so a helper prices again little of what the first has. The
+ * helpers started (fewer when memory for a memo is short or a thread
+ * cannot be started). */
+static int start_helpers(jobs *j, crew *c, int nw, pthread_t *th, worker *wk) {
     int started = 0;
-    atomic_store(&j->next, 0);
-    if (nw > j->n) nw = j->n;
     for (int i = 1; i < nw; i++) {
+        if (i == c->ready) {
+            if (!memo_clone(&c->memos[i], c->ar, &c->memos[0])) break;
+            c->ready++;
+        } else {
+            memo_merge(&c->memos[i], &c->memos[0]);
+        }
         wk[i] = (worker){j, i};
         if (pthread_create(&th[i], NULL, work, &wk[i]) != 0) break;
         started = i;
     }
-    wk[0] = (worker){j, 0};
-    work(&wk[0]);
-    for (int i = 1; i <= started; i++) pthread_join(th[i], NULL);
-    for (int i = 1; i <= started; i++) memo_merge(&j->memos[0], &j->memos[i]);
+    return started;
 }
 
-/* The workers' memos: the first is mm itself, the others new (from the
- * arena, before any thread starts), kept from the walk to the polish; the
- * number of workers, fewer when memory for a memo is short. */
-static int memos_init(memo *memos, int nw, gs_arena *ar, const memo *mm) {
-    memos[0] = *mm;
-    int n = 1;
-    while (n < nw && memo_init(&memos[n], ar, mm->cap)) memos[n++].apart = mm->apart;
-    return n;
+/* The calling thread's CPU time in seconds (the work it has done, which a
+ * loaded machine inflates less than the wall clock); 0 where there is none. */
+static double thread_cpu_s(void) {
+    struct timespec ts;
+    return clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0 ? (double)ts.tv_sec + ts.tv_nsec * 1e-9 : 0;
+}
+
+/* Run the jobs on the crew, the calling thread the first. Its helpers start
+ * at once unless the crew is adaptive and none has run yet: then the
+ * calling thread takes the jobs alone while the work left, projected from
+ * the mean CPU time of the jobs it has done (two at least), is under
+ * after_s. Each job writes only its own slot and the memos hold exact prices, so which worker runs which job,
+ * and how many run, changes only the time. */
+static void run_jobs(jobs *j, crew *c) {
+    pthread_t th[GS_MAX_THREADS];
+    worker wk[GS_MAX_THREADS];
+    int started = 0, nw = c->max < j->n ? c->max : j->n;
+    bool wait = c->adaptive && !c->helped;
+    double t0 = wait ? thread_cpu_s() : 0;
+    atomic_store(&j->next, 0);
+    j->memos = c->memos;
+    for (int done = 0;; done++) {
+        if (nw > 1 && !started && (!wait || (done >= 2 && (thread_cpu_s() - t0) / done * (j->n - done) >= c->after_s))) {
+            started = start_helpers(j, c, nw, th, wk);
+            c->helped |= started > 0;
+            if (started + 1 > c->most) c->most = started + 1;
+            nw = 1; /* tried */
+        }
+        int k = atomic_fetch_add(&j->next, 1);
+        if (k >= j->n) break;
+        run_job(j, &c->memos[0], k);
+    }
+    for (int i = 1; i <= started; i++) pthread_join(th[i], NULL);
+    for (int i = 1; i <= started; i++) memo_merge(&c->memos[0], &c->memos[i]);
 }
 
 /* The walk: every chain on the workers, each into its own pools, then the
  * pools appended in chain order to p (and p->knobbed). */
 static bool walk_on_workers(const gs_hw *hw, const gs_op *op, const gs_construct_opts *o, int64_t steps_per_chain,
-                            gs_arena *ar, pool *p, memo *memos, int nw, gs_result *r) {
+                            gs_arena *ar, pool *p, crew *cw, gs_result *r) {
     int nc = o->chains;
     pool *cp = gs_arena_alloc(ar, (size_t)nc * 2 * sizeof *cp);
     int64_t *steps = gs_arena_alloc(ar, (size_t)nc * sizeof *steps);
@@ -1418,8 +1517,8 @@ static bool walk_on_workers(const gs_hw *hw, const gs_op *op, const gs_construct
         cp[c].knobbed = p->knobbed ? &cp[nc + c] : NULL;
         steps[c] = 0;
     }
-    jobs j = {.hw = hw, .op = op, .o = o, .n = nc, .memos = memos, .cp = cp, .steps = steps};
-    run_jobs(&j, nw);
+    jobs j = {.hw = hw, .op = op, .o = o, .n = nc, .cp = cp, .steps = steps};
+    run_jobs(&j, cw);
     for (int c = 0; c < nc; c++) {
         r->steps += steps[c];
         for (int64_t i = 0; i < cp[c].n; i++) pool_add(p, &cp[c].items[i]);
@@ -1434,14 +1533,13 @@ static bool walk_on_workers(const gs_hw *hw, const gs_op *op, const gs_construct
  * take none away) polished on the workers, each local optimum added to the
  * pool its seed came from. */
 static void polish_on_workers(const gs_hw *hw, const gs_op *op, const gs_construct_opts *o, pool *p, pool *kp,
-                              memo *memos, int nw, gs_result *r) {
+                              crew *cw, gs_result *r) {
     gs_etir seeds[6];
     polish_count counts[6] = {{0, 0, 0}};
-    int ns = polish_seeds(hw, op, p, &memos[0], 3, seeds);
-    int nk = polish_seeds(hw, op, kp, &memos[0], GS_KNOBBED_POLISH, seeds + ns);
-    jobs j = {.hw = hw, .op = op, .o = o, .n = ns + nk, .memos = memos, .seeds = seeds, .counts = counts,
-              .audit = r->floor_audit};
-    run_jobs(&j, nw);
+    int ns = polish_seeds(hw, op, p, &cw->memos[0], 3, seeds);
+    int nk = polish_seeds(hw, op, kp, &cw->memos[0], GS_KNOBBED_POLISH, seeds + ns);
+    jobs j = {.hw = hw, .op = op, .o = o, .n = ns + nk, .seeds = seeds, .counts = counts, .audit = r->floor_audit};
+    run_jobs(&j, cw);
     for (int i = 0; i < ns + nk; i++) {
         pool_add(i < ns ? p : kp, &seeds[i]);
         r->evaluated += counts[i].evals;
@@ -1459,9 +1557,10 @@ static gs_status no_candidate(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, con
                   o->strategy == GS_STRATEGY_MARKOV && o->policy != GS_POLICY_MODEL ? "; try --policy model" : "");
 }
 
-/* Construct one form of an operator (checked arguments). */
+/* Construct one form of an operator (checked arguments); adaptive: the
+ * helpers start only for the work worth them (run_jobs). */
 static gs_status construct_form(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const gs_construct_opts *opts,
-                                gs_result **out) {
+                                bool adaptive, gs_result **out) {
     const gs_construct_opts o = *opts;
     double t_begin = gs_now_s();
     gs_result *r = calloc(1, sizeof *r);
@@ -1495,19 +1594,22 @@ static gs_status construct_form(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, c
     }
     if (o.strategy == GS_STRATEGY_MARKOV) p.knobbed = &kp;
     mm.apart = r->floor_audit;
-    memo memos[GS_MAX_THREADS];
-    int nw = o.strategy == GS_STRATEGY_MARKOV ? memos_init(memos, workers_of(&o), &ar, &mm) : 1;
-    if (!run_strategy(hw, op, &o, steps_per_chain, &ar, &p, &mm, memos, nw, r)) {
+    const char *after = getenv("GS_HELP_AFTER_MS");
+    crew cw = {.ready = 1, .max = o.strategy == GS_STRATEGY_MARKOV ? workers_of(&o) : 1, .adaptive = adaptive,
+               .after_s = after && *after ? strtod(after, NULL) * 1e-3 : GS_HELP_AFTER_S, .most = 1, .ar = &ar};
+    cw.memos[0] = mm;
+    if (!run_strategy(hw, op, &o, steps_per_chain, &ar, &p, &mm, &cw, r)) {
         gs_arena_free(&ar);
         free(r);
         return gs_err(ctx, GS_ERR_UNSUPPORTED, "strategy %d is not available in this build", (int)o.strategy);
     }
+    r->workers = cw.most;
     if (o.strategy != GS_STRATEGY_EXHAUSTIVE) r->pooled = p.n + kp.n; /* exhaustive set it to the states ranked */
     if (o.strategy == GS_STRATEGY_MARKOV && p.n > 0) {
         /* the walk's own best states polished as they always were, then the
          * best knobbed completions (their own seeds, so they add optima and
          * take none away), and all of them ranked together */
-        polish_on_workers(hw, op, &o, &p, &kp, memos, nw, r);
+        polish_on_workers(hw, op, &o, &p, &kp, &cw, r);
         for (int64_t i = 0; i < kp.n; i++) pool_add(&p, &kp.items[i]);
     }
     /* rank: insertion into a sorted top-k by predicted time (stable for ties),
@@ -1555,13 +1657,14 @@ typedef struct form_job {
     const gs_op *op;
     const gs_hw *hw;
     gs_construct_opts o;
+    bool adaptive;
     gs_result *r;
     gs_status s;
 } form_job;
 
 static void *form_work(void *arg) {
     form_job *f = arg;
-    f->s = construct_form(NULL, f->op, f->hw, &f->o, &f->r);
+    f->s = construct_form(NULL, f->op, f->hw, &f->o, f->adaptive, &f->r);
     return NULL;
 }
 
@@ -1583,7 +1686,7 @@ gs_status gs_construct(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const gs_c
     gs_op mm;
     bool two = o.conv_form == GS_FORM_AUTO && op->kind == GS_OPK_CONV2D && gs_op_conv1x1_as_matmul(NULL, op, &mm) == GS_OK;
     double t_begin = gs_now_s();
-    form_job alt = {&mm, hw, o, NULL, GS_ERR_INVALID_ARG};
+    form_job alt = {&mm, hw, o, o.threads == 0, NULL, GS_ERR_INVALID_ARG};
     pthread_t th;
     bool on_thread = false;
     int nw = workers_of(&o), asked = o.threads;
@@ -1592,7 +1695,7 @@ gs_status gs_construct(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const gs_c
         o.threads = nw - nw / 2;
         on_thread = pthread_create(&th, NULL, form_work, &alt) == 0;
     }
-    s = construct_form(ctx, op, hw, &o, out);
+    s = construct_form(ctx, op, hw, &o, asked == 0, out);
     if (two && !on_thread && s == GS_OK) form_work(&alt);
     if (on_thread) pthread_join(th, NULL);
     if (s != GS_OK || !two || alt.s != GS_OK) { /* the nest stands (or failed) alone */

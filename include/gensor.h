@@ -328,9 +328,11 @@ typedef struct gs_construct_opts {
                             but NOT deterministic (the order of the adds varies from run to
                             run). 0 (default): a fixed-order sum, bitwise reproducible */
     int threads;         /* workers for the walk's chains, the polishes and a 1x1 conv's two
-                            forms (the calling thread is one): 0 (default) = the online CPUs,
-                            at most 4; 1 = the calling thread only; at most 64. The result is
-                            the same for every value, only the time changes */
+                            forms (the calling thread is one): 0 (default) = up to the online
+                            CPUs, at most 4, the helpers started only when the work left in a
+                            phase is worth them (docs/CONSTRUCTION.md, "Workers"); 1 = the
+                            calling thread only; N = N workers at once; at most 64. The result
+                            is the same for every value, only the time changes */
     int reserved;        /* 0 (keeps the struct free of padding: the dispatcher hashes it whole) */
 } gs_construct_opts;
 

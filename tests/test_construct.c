@@ -182,6 +182,48 @@ Test(construct, threads_same_result, .timeout = 120) {
     gs_ctx_destroy(ctx);
 }
 
+/* The default threads (0) start the helpers only for the work worth them
+ * (GS_HELP_AFTER_MS): started late, after the calling thread's second job
+ * of a phase, with copies of its memo (memo_clone), or never, the result and
+ * the states priced are one thread's. */
+Test(construct, helpers_started_late_same_result, .timeout = 120) {
+    static const char *cases[][2] = {{"gemm M=1024 N=768 K=512", "rtx3090"},
+                                     {"rowsum M=4 K=1048576", "h100"},
+                                     {"conv2d N=1 C=512 H=28 W=28 K=128 R=1 S=1 layout=nchw", "t4"}};
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    gs_ctx *ctx = gs_ctx_create();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gs_op *op = NULL;
+        cr_assert_eq(gs_op_parse(ctx, cases[i][0], &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        gs_construct_opts o = opts_default();
+        o.top_k = 8;
+        o.conv_form = GS_FORM_AUTO;
+        o.threads = 1;
+        gs_result *a = run(op, hw_named(cases[i][1]), &o);
+        cr_assert_eq(a->workers, 1, "%s: one thread asked, %d ran", cases[i][0], a->workers);
+        o.threads = 0;
+        static const char *after[] = {"0", "1e9"};
+        for (size_t k = 0; k < sizeof after / sizeof after[0]; k++) {
+            setenv("GS_HELP_AFTER_MS", after[k], 1);
+            gs_result *b = run(op, hw_named(cases[i][1]), &o);
+            unsetenv("GS_HELP_AFTER_MS");
+            char what[160];
+            snprintf(what, sizeof what, "%s on %s, helpers after %s ms against 1 thread", cases[i][0], cases[i][1], after[k]);
+            assert_same_result(a, b, what);
+            cr_assert_eq(a->evaluated, b->evaluated, "%s: states priced", what);
+            cr_assert_eq(b->opts.threads, 0, "%s: the result keeps the threads asked for", what);
+            /* the online CPUs up to 4 (a 1x1 conv's two forms share them) */
+            int nw = cpus < 1 ? 1 : cpus > 4 ? 4 : (int)cpus, most = k == 1 ? 1 : i == 2 ? nw - nw / 2 : nw;
+            if (i == 2) cr_assert(b->workers >= 1 && b->workers <= most, "%s: %d workers ran", what, b->workers);
+            else cr_assert_eq(b->workers, most, "%s: %d workers ran (%d expected)", what, b->workers, most);
+            gs_result_destroy(b);
+        }
+        gs_result_destroy(a);
+        gs_op_destroy(op);
+    }
+    gs_ctx_destroy(ctx);
+}
+
 /* A different seed changes the walk: the count of walk steps (a sum over 16
  * chains of the step at which each chain cached into level 0) differs for
  * these two seeds. Verified for this case; not a general claim. */
