@@ -928,7 +928,7 @@ Test(plans, gemm_steady_walk, .timeout = 900) {
     gs_ctx *ctx = gs_ctx_create();
     gs_device *cl = open_cl(ctx);
     paths c = {0};
-    int ran = 0, peeled = 0, turned = 0, early = 0;
+    int ran = 0, peeled = 0, turned = 0, early = 0, serpentine = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         gs_op *op = NULL;
         gs_hw *hw = NULL;
@@ -950,7 +950,9 @@ Test(plans, gemm_steady_walk, .timeout = 900) {
             /* the steady loop turns before the last k-step (plan.cross_turn):
              * after its barrier the next tile's first fragments (set 0) are
              * loaded, then the last k-step's set 1 is multiplied */
-            const int64_t ts = e.tile[2].block / p.lanes;
+            int ka = op->naxes - 1; /* the reduce axis k: the last one of a gemm and a bgemm */
+            cr_assert_neq(op->axes[ka].kind, GS_AXIS_SPATIAL);
+            const int64_t ts = e.tile[ka].block / p.lanes;
             cr_expect_eq(!!p.cross_turn, ts >= 2, "%s %s: cross_turn %d with %lld k-steps a thread", cases[i].spec,
                          cases[i].cfg, p.cross_turn, (long long)ts);
             early += p.cross_turn == GS_CROSS_TURN_COPY_EARLY;
@@ -968,6 +970,16 @@ Test(plans, gemm_steady_walk, .timeout = 900) {
                 cr_expect(ok, "%s %s: the steady loop does not turn before its last k-step", cases[i].spec,
                           cases[i].cfg);
                 turned += ok;
+                /* the multiply's inner axis (n) runs serpentine over m's rows */
+                const int mi = ka - 2, ni = ka - 1; /* m and n */
+                if (e.tile[mi].thread > 1 && e.tile[ni].thread > 1) {
+                    char zz[96];
+                    snprintf(zz, sizeof zz, "const int r%d = r%d & 1 ? %d - z%d : z%d;", ni, mi,
+                             (int)e.tile[ni].thread - 1, ni, ni);
+                    cr_expect(strstr(lo ? lo : ks.src, zz) != NULL, "%s %s: no serpentine FFMA order", cases[i].spec,
+                              cases[i].cfg);
+                    serpentine++;
+                }
                 gs_kernel_src_free(&ks);
             }
             ran += run_variant(ctx, cl, hw, op, &e, &o, 53 + i, "gemm steady loop", &c);
@@ -979,6 +991,7 @@ Test(plans, gemm_steady_walk, .timeout = 900) {
     cr_expect_eq(peeled, 32, "plain steady loops: %d", peeled);
     cr_expect_eq(turned, 30, "steady loops turned before the last k-step: %d", turned); /* (not bk=1) */
     cr_expect_eq(early, 2, "copies after the second k-step's loads: %d", early);
+    cr_expect_geq(serpentine, 20, "serpentine multiplies checked: %d", serpentine);
     cr_expect_geq(c.tail_tiles, 14, "partial reduce tiles ran: %d", c.tail_tiles);
     cr_expect_geq(c.async_ring, 10, "cp.async pipelines: %d", c.async_ring);
     cr_expect_geq(c.transposed, 6, "transposing copies: %d", c.transposed);

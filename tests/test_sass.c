@@ -173,11 +173,11 @@ static const char *steady_listing =
     L("00b0", "LDS.128 R8, [R27]")                    /* steady */
     L("00c0", "LDS.64 R12, [R28+0x10]")               /* steady */
     L("00d0", "IMAD R2, R2, 0x2, RZ")                 /* steady */
-    L("00e0", "FFMA R0, R8, R12, R0")                 /* steady: R8 two slots after its LDS */
+    L("00e0", "FFMA R0, R8, R12.reuse, R0")           /* steady: R8 two slots after its LDS */
     L("00f0", "FFMA R1, R13, R11, R1")                /* steady */
     L("0100", "BRA 0x170")                            /* steady: over the else */
     L("0110", "LDS R14, [R29]")                       /* cold: the bounded loop */
-    L("0120", "FFMA R0, R14, R14, R0")                /* cold */
+    L("0120", "FFMA R0, R14.reuse, R14.reuse, R0")    /* cold */
     L("0130", "FFMA R1, R14, R14, R1")                /* cold */
     L("0140", "FFMA R3, R14, R14, R3")                /* cold: more FFMA than the full tile's */
     L("0150", "NOP")                                  /* cold */
@@ -219,6 +219,8 @@ Test(sass, steady_state_path) {
     cr_expect_eq(st->lds_min_slots, 2);
     cr_expect_eq(st->lds_near, 2);
     cr_expect(st->lds_mean_slots > 2.49 && st->lds_mean_slots < 2.51, "mean %g", st->lds_mean_slots);
+    /* the steady FFMA's one .reuse operand (the cold loop's two are off the path) */
+    cr_expect_eq(st->ffma_reuse, 1, "reuse %lld", (long long)st->ffma_reuse);
     gs_ctx_destroy(ctx);
 }
 

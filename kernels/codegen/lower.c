@@ -1246,13 +1246,29 @@ static void print_fragments(printer *m, const char *buf, bool fastreads) {
     }
 }
 
+/* The multiply's loops over the thread tile, spatial axes in order. A
+ * reduction of a product of two inputs (combine mac: FFMA; not an
+ * elementwise mul) runs its innermost looping axis
+ * serpentine: backwards on odd passes of the looping axis outside it, so
+ * the FFMA that starts a row reuses the operand of the one before it (the
+ * register reuse cache's .reuse flags), as consecutive FFMAs within a row
+ * do. */
 static void print_accumulate(printer *m) {
     const gs_op *op = m->op;
-    int open = 0;
+    int open = 0, inner = -1, outer = -1;
+    for (int a = 0; a < m->na; a++)
+        if (spatial(op, a) && m->e->tile[a].thread > 1) outer = inner, inner = a;
+    const bool zigzag = op->combine == GS_COMBINE_MAC && m->ni >= 2 && m->nred > 0 && outer >= 0;
     for (int a = 0; a < m->na; a++) {
         if (!spatial(op, a)) continue;
         line(m, "#pragma unroll");
-        open_(m, "for (int r%d = 0; r%d < %d; r%d++)", a, a, m->e->tile[a].thread, a);
+        if (zigzag && a == inner) {
+            const int T = m->e->tile[a].thread;
+            open_(m, "for (int z%d = 0; z%d < %d; z%d++)", a, a, T, a);
+            line(m, "const int r%d = r%d & 1 ? %d - z%d : z%d;", a, outer, T - 1, a, a);
+        } else {
+            open_(m, "for (int r%d = 0; r%d < %d; r%d++)", a, a, m->e->tile[a].thread, a);
+        }
         open++;
     }
     char *aidx = frag_index(m, -1, NULL, -1);

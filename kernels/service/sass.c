@@ -278,6 +278,7 @@ typedef struct sass_ins {
     int16_t dst, ndst;          /* first general register written and how many (0: none) */
     int16_t src[SASS_MAX_SRC];  /* general registers read (RZ and beyond SASS_MAX_SRC dropped) */
     int nsrc;
+    int reuse;       /* operands flagged .reuse (the register reuse cache) */
 } sass_ins;
 
 typedef struct sass_label {
@@ -498,6 +499,7 @@ static void parse_instruction(sass_parse *ps, long long addr, const char *p) {
         in->gbytes = global_bytes(op);
         in->sbytes = store_bytes(op) ? store_bytes(op) : in->gbytes * (op[3] == 'S'); /* LDGSTS: both */
         parse_operands(in, op, ops, n);
+        for (const char *r = strstr(ops, ".reuse"); r; r = strstr(r + 6, ".reuse")) in->reuse++;
     }
     bool is_bra = !strncmp(op, "BRA", 3) && (op[3] == '\0' || op[3] == '.');
     if (!never && !guarded && (is_bra || !strcmp(op, "EXIT") || !strcmp(op, "RET") || !strncmp(op, "RET.", 4)))
@@ -712,6 +714,7 @@ static bool steady_state(const sass_parse *ps, size_t lo, size_t hi, gs_sass_ste
             st->intops += in->intop;
             st->gbytes += in->gbytes;
             st->ffma_inner += in->cls == GS_SASS_FFMA && inner[i];
+            if (in->cls == GS_SASS_FFMA) st->ffma_reuse += in->reuse;
         }
         lds_distances(ps, path, np, st);
         if (getenv("GS_SASS_PATH")) for (size_t q = 0; q < np; q++) fprintf(stderr, "PATH %llx\n", (long long)ps->ins[path[q]].addr);
