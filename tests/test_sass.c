@@ -224,6 +224,42 @@ Test(sass, steady_state_path) {
     gs_ctx_destroy(ctx);
 }
 
+/* A partly unrolled full tile (its k-loop an inner loop, one FFMA outside
+ * it) against the last tile's bounded compute, whose remainder code holds
+ * more FFMA outside inner loops: the printer's PMTRIG mark on the bounded
+ * branch keeps it off the steady path. */
+static const char *marked_listing =
+    L("0000", "BAR.SYNC.DEFER_BLOCKING 0x0")          /* steady */
+    L("0010", "@P3 BRA 0x70")                         /* steady: a full tile */
+    L("0020", "LDS.128 R8, [R27]")                    /* steady: the k-loop */
+    L("0030", "FFMA R0, R8, R9, R0")                  /* steady */
+    L("0040", "@P4 BRA 0x20")                         /* steady: the k-loop's back edge */
+    L("0050", "FFMA R1, R10, R11, R1")                /* steady: the remainder step */
+    L("0060", "BRA 0xc0")                             /* steady: over the else */
+    L("0070", "PMTRIG 0x1")                           /* cold: the bounded compute's mark */
+    L("0080", "LDS R14, [R29]")                       /* cold */
+    L("0090", "FFMA R0, R14, R14, R0")                /* cold */
+    L("00a0", "FFMA R1, R14, R14, R1")                /* cold */
+    L("00b0", "FFMA R2, R14, R14, R2")                /* cold */
+    L("00c0", "IADD3 R21, R21, 0x1, RZ")              /* steady */
+    L("00d0", "@P5 BRA 0x0")                          /* steady: the main loop's back edge */
+    L("00e0", "EXIT");
+
+Test(sass, steady_state_skips_marked_cold) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_sass_summary sm;
+    cr_assert_eq(gs_sass_parse(ctx, marked_listing, &sm), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    const gs_sass_steady *st = &sm.steady;
+    cr_assert(st->found);
+    /* 0x00-0x10, 0x20-0x40 (the inner loop once), 0x50-0x60, 0xc0-0xd0 */
+    cr_expect_eq(st->count[GS_SASS_FFMA], 2, "FFMA %lld", (long long)st->count[GS_SASS_FFMA]);
+    cr_expect_eq(st->ffma_inner, 1);
+    cr_expect_eq(st->count[GS_SASS_LDS128], 1);
+    cr_expect_eq(st->count[GS_SASS_LDS], 0, "the marked bounded compute is cold");
+    cr_expect_eq(st->count[GS_SASS_TOTAL], 9, "total %lld", (long long)st->count[GS_SASS_TOTAL]);
+    gs_ctx_destroy(ctx);
+}
+
 /* The register a shared load fills is read by an FFMA in the next iteration
  * (a fragment loaded a k-step ahead): the distance wraps around the loop. A
  * load whose register is overwritten before any FFMA reads it feeds none,

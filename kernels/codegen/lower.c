@@ -42,6 +42,10 @@ typedef struct dialect_spelling {
      * prints "N warning(s) generated." on the caller's stderr at every cold
      * build, so OpenCL kernels carry no pragma there ("": no line) */
     const char *unroll_bounded;
+    /* the first line of the last tile's bounded compute (cold code): in
+     * CUDA a pmevent, which the SASS listing shows as PMTRIG, so --sass's
+     * steady path leaves that branch out exactly (sass.c); OpenCL none */
+    const char *cold;
     /* the address space of a pointer into shared memory: CUDA's generic
      * pointers need none, OpenCL 1.2's need __local */
     const char *smem_q;
@@ -81,6 +85,7 @@ static const dialect_spelling spellings[] = {
         .ws_ptr = "float*",
         .ws_int_ptr = "int*",
         .unroll_bounded = "#pragma unroll 4",
+        .cold = "asm volatile(\"pmevent 0;\");",
         .smem_q = "",
         .preamble =
             "#define GS_LD2(p) (*(const float2*)(p))\n"
@@ -134,6 +139,7 @@ static const dialect_spelling spellings[] = {
         .ws_ptr = "__global float*",
         .ws_int_ptr = "__global int*",
         .unroll_bounded = "",
+        .cold = "",
         .smem_q = "__local ",
         .neg_inf = "(-INFINITY)",
         .preamble =
@@ -1247,18 +1253,20 @@ static void print_fragments(printer *m, const char *buf, bool fastreads) {
 }
 
 /* The multiply's loops over the thread tile, spatial axes in order. A
- * reduction of a product of two inputs (combine mac: FFMA; not an
- * elementwise mul) runs its innermost looping axis
- * serpentine: backwards on odd passes of the looping axis outside it, so
- * the FFMA that starts a row reuses the operand of the one before it (the
- * register reuse cache's .reuse flags), as consecutive FFMAs within a row
- * do. */
+ * product of two inputs over one reduce axis (combine mac: gemm, bgemm,
+ * gemv, 1x1 convs as matmul; not an elementwise mul, and convolutions keep
+ * their order) runs its innermost looping axis serpentine: backwards on
+ * odd passes of the looping axis outside it, so the FFMA that starts a row
+ * reuses the operand of the one before it (the register reuse cache's
+ * .reuse flags), as consecutive FFMAs within a row do. (On the 3x3 conv
+ * picks it moved h100 NHWC's nearest load 18 -> 6 slots, share 0.849 ->
+ * 0.846; left to the conv paths.) */
 static void print_accumulate(printer *m) {
     const gs_op *op = m->op;
     int open = 0, inner = -1, outer = -1;
     for (int a = 0; a < m->na; a++)
         if (spatial(op, a) && m->e->tile[a].thread > 1) outer = inner, inner = a;
-    const bool zigzag = op->combine == GS_COMBINE_MAC && m->ni >= 2 && m->nred > 0 && outer >= 0;
+    const bool zigzag = op->combine == GS_COMBINE_MAC && m->ni >= 2 && m->nred == 1 && outer >= 0;
     for (int a = 0; a < m->na; a++) {
         if (!spatial(op, a)) continue;
         line(m, "#pragma unroll");
@@ -1337,6 +1345,7 @@ static void print_compute_body(printer *m, const char *buf, bool bounded, bool f
             left = Teff >= left ? 1 : left / Teff;
         }
     }
+    if (bounded && m->nred > 0 && *m->sp->cold) line(m, "%s", m->sp->cold);
     for (int a = 0; a < m->na; a++) {
         if (spatial(m->op, a)) continue;
         int T = m->e->tile[a].block, R = a == last_red ? m->p->lanes : 1;
