@@ -615,6 +615,7 @@ static json_t *sass_json(const gs_sass_summary *sm, const char *kernel, int arch
                                                                : 0.0));
         json_object_set_new(sj, "lds_mean_slots", json_real(st->lds_mean_slots));
         json_object_set_new(sj, "near_slots", json_integer(GS_SASS_NEAR_SLOTS));
+        json_object_set_new(sj, "ffma_reuse", json_integer(st->ffma_reuse));
         json_object_set_new(j, "steady", sj);
     } else json_object_set_new(j, "steady", json_null());
     if (listing) json_object_set_new(j, "listing", json_string(listing));
@@ -654,6 +655,9 @@ static void print_sass(const gs_sass_summary *sm, const char *kernel, int arch, 
                (long long)st->lds_fed, (long long)st->lds_min_slots, st->lds_mean_slots, (long long)st->lds_near,
                GS_SASS_NEAR_SLOTS);
     else printf("sass      steady LDS->FFMA: no shared load feeds an FFMA\n");
+    if (c[GS_SASS_FFMA])
+        printf("sass      steady FFMA operand reuse: %lld .reuse flags, %.2f per FFMA\n", (long long)st->ffma_reuse,
+               (double)st->ffma_reuse / (double)c[GS_SASS_FFMA]);
     printf("sass      spills LDL %lld STL %lld (whole kernel)\n", (long long)sm->all[GS_SASS_LDL],
            (long long)sm->all[GS_SASS_STL]);
 }

@@ -149,6 +149,9 @@ Test(kernels, dialects_differ_only_in_spelling) {
     for (const char *q = x; (q = strstr(q, "#pragma unroll 4\n")); q++) n4++;
     cr_assert_gt(n4, 0, "the plan has no bounded reduce loop");
     drop_lines(x, "#pragma unroll 4");
+    /* the cold mark on the bounded compute (--sass): a pmevent in CUDA, none in OpenCL */
+    cr_assert(strstr(x, "asm volatile(\"pmevent 0;\");") != NULL, "no cold mark on the bounded compute");
+    drop_lines(x, "asm volatile(\"pmevent 0;\");");
     char cu0[96], cl0[96];
     snprintf(cu0, sizeof cu0, "extern \"C\" __global__ void __launch_bounds__(%d, %d)", (int)p->threads,
              (int)p->min_blocks);

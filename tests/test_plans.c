@@ -918,11 +918,17 @@ Test(plans, gemm_steady_walk, .timeout = 900) {
         {"a100", "gemm M=37 N=32 K=204", "bm=16,bn=16,bk=32,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,stages=3,group=2"},
         {"a100", "gemm M=64 N=48 K=136 dtype=f16", "bm=32,bn=16,bk=8,tm=4,tn=2,vm=1,vn=1,sa=1,sb=1,stages=4"},
         {"h100", "gemm M=40 N=64 K=88 transA=1 dtype=bf16", "bm=16,bn=32,bk=8,tm=2,tn=4,vm=1,vn=1,sa=1,sb=1,stages=2"},
+        /* 64 k-steps partly unrolled (k_unroll): the steady loop's pairs */
+        {"a100", "gemm M=37 N=40 K=300", "bm=16,bn=16,bk=64,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,stages=2"},
+        {"h100", "gemm M=20 N=36 K=333 transB=1", "bm=16,bn=32,bk=32,tm=2,tn=4,vm=1,vn=1,sa=1,sb=1,stages=2"},
+        /* the h100 gemm 4096^3 pick's tiles: the copies after the second
+         * k-step's loads (the registers leave no room at the turn) */
+        {"h100", "gemm M=200 N=256 K=76", "bm=128,bn=128,bk=8,tm=8,tn=16,vm=2,vn=4,sa=1,sb=1,stages=3"},
     };
     gs_ctx *ctx = gs_ctx_create();
     gs_device *cl = open_cl(ctx);
     paths c = {0};
-    int ran = 0, peeled = 0;
+    int ran = 0, peeled = 0, turned = 0, early = 0, serpentine = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         gs_op *op = NULL;
         gs_hw *hw = NULL;
@@ -941,13 +947,51 @@ Test(plans, gemm_steady_walk, .timeout = 900) {
             cr_expect(p.peel && !p.frag_pipe, "%s %s no_async %d: not the plain pipeline's steady loop (peel %d)",
                       cases[i].spec, cases[i].cfg, v, p.peel);
             peeled += p.peel && !p.frag_pipe;
+            /* the steady loop turns before the last k-step (plan.cross_turn):
+             * after its barrier the next tile's first fragments (set 0) are
+             * loaded, then the last k-step's set 1 is multiplied */
+            int ka = op->naxes - 1; /* the reduce axis k: the last one of a gemm and a bgemm */
+            cr_assert_neq(op->axes[ka].kind, GS_AXIS_SPATIAL);
+            const int64_t ts = e.tile[ka].block / p.lanes;
+            cr_expect_eq(!!p.cross_turn, ts >= 2, "%s %s: cross_turn %d with %lld k-steps a thread", cases[i].spec,
+                         cases[i].cfg, p.cross_turn, (long long)ts);
+            early += p.cross_turn == GS_CROSS_TURN_COPY_EARLY;
+            if (p.cross_turn) {
+                gs_kernel_src ks;
+                cr_assert_eq(gs_lower_emit_plan(ctx, op, &e, &p, GS_DIALECT_OPENCL, hw->sm, &ks), GS_OK, "%s",
+                             gs_ctx_errmsg(ctx));
+                const char *lo = strstr(ks.src, "for (; it < nsteady; it++)");
+                const char *hi = lo ? strstr(lo, "for (; it < ntile; it++)") : NULL;
+                const char *bar = lo ? strstr(lo, "barrier(") : NULL;
+                const char *ld0 = bar ? strstr(bar, "fr0[0][") : NULL;
+                const char *ld1 = bar ? strstr(bar, "fr1[0][") : NULL;
+                const char *mul = ld0 ? strstr(ld0, "+= fr0[1][") : NULL;
+                bool ok = lo && hi && bar && ld0 && ld1 && mul && bar < hi && ld1 < mul && mul < hi;
+                cr_expect(ok, "%s %s: the steady loop does not turn before its last k-step", cases[i].spec,
+                          cases[i].cfg);
+                turned += ok;
+                /* the multiply's inner axis (n) runs serpentine over m's rows */
+                const int mi = ka - 2, ni = ka - 1; /* m and n */
+                if (e.tile[mi].thread > 1 && e.tile[ni].thread > 1) {
+                    char zz[96];
+                    snprintf(zz, sizeof zz, "const int r%d = r%d & 1 ? %d - z%d : z%d;", ni, mi,
+                             (int)e.tile[ni].thread - 1, ni, ni);
+                    cr_expect(strstr(lo ? lo : ks.src, zz) != NULL, "%s %s: no serpentine FFMA order", cases[i].spec,
+                              cases[i].cfg);
+                    serpentine++;
+                }
+                gs_kernel_src_free(&ks);
+            }
             ran += run_variant(ctx, cl, hw, op, &e, &o, 53 + i, "gemm steady loop", &c);
         }
         gs_hw_destroy(hw);
         gs_op_destroy(op);
     }
-    cr_expect_eq(ran, 26, "variants run: %d", ran);
-    cr_expect_eq(peeled, 26, "plain steady loops: %d", peeled);
+    cr_expect_eq(ran, 32, "variants run: %d", ran);
+    cr_expect_eq(peeled, 32, "plain steady loops: %d", peeled);
+    cr_expect_eq(turned, 30, "steady loops turned before the last k-step: %d", turned); /* (not bk=1) */
+    cr_expect_eq(early, 2, "copies after the second k-step's loads: %d", early);
+    cr_expect_geq(serpentine, 20, "serpentine multiplies checked: %d", serpentine);
     cr_expect_geq(c.tail_tiles, 14, "partial reduce tiles ran: %d", c.tail_tiles);
     cr_expect_geq(c.async_ring, 10, "cp.async pipelines: %d", c.async_ring);
     cr_expect_geq(c.transposed, 6, "transposing copies: %d", c.transposed);

@@ -173,11 +173,11 @@ static const char *steady_listing =
     L("00b0", "LDS.128 R8, [R27]")                    /* steady */
     L("00c0", "LDS.64 R12, [R28+0x10]")               /* steady */
     L("00d0", "IMAD R2, R2, 0x2, RZ")                 /* steady */
-    L("00e0", "FFMA R0, R8, R12, R0")                 /* steady: R8 two slots after its LDS */
+    L("00e0", "FFMA R0, R8, R12.reuse, R0")           /* steady: R8 two slots after its LDS */
     L("00f0", "FFMA R1, R13, R11, R1")                /* steady */
     L("0100", "BRA 0x170")                            /* steady: over the else */
     L("0110", "LDS R14, [R29]")                       /* cold: the bounded loop */
-    L("0120", "FFMA R0, R14, R14, R0")                /* cold */
+    L("0120", "FFMA R0, R14.reuse, R14.reuse, R0")    /* cold */
     L("0130", "FFMA R1, R14, R14, R1")                /* cold */
     L("0140", "FFMA R3, R14, R14, R3")                /* cold: more FFMA than the full tile's */
     L("0150", "NOP")                                  /* cold */
@@ -219,6 +219,44 @@ Test(sass, steady_state_path) {
     cr_expect_eq(st->lds_min_slots, 2);
     cr_expect_eq(st->lds_near, 2);
     cr_expect(st->lds_mean_slots > 2.49 && st->lds_mean_slots < 2.51, "mean %g", st->lds_mean_slots);
+    /* the steady FFMA's one .reuse operand (the cold loop's two are off the path) */
+    cr_expect_eq(st->ffma_reuse, 1, "reuse %lld", (long long)st->ffma_reuse);
+    gs_ctx_destroy(ctx);
+}
+
+/* A partly unrolled full tile (its k-loop an inner loop, one FFMA outside
+ * it) against the last tile's bounded compute, whose remainder code holds
+ * more FFMA outside inner loops: the printer's PMTRIG mark on the bounded
+ * branch keeps it off the steady path. */
+static const char *marked_listing =
+    L("0000", "BAR.SYNC.DEFER_BLOCKING 0x0")          /* steady */
+    L("0010", "@P3 BRA 0x70")                         /* steady: a full tile */
+    L("0020", "LDS.128 R8, [R27]")                    /* steady: the k-loop */
+    L("0030", "FFMA R0, R8, R9, R0")                  /* steady */
+    L("0040", "@P4 BRA 0x20")                         /* steady: the k-loop's back edge */
+    L("0050", "FFMA R1, R10, R11, R1")                /* steady: the remainder step */
+    L("0060", "BRA 0xc0")                             /* steady: over the else */
+    L("0070", "PMTRIG 0x1")                           /* cold: the bounded compute's mark */
+    L("0080", "LDS R14, [R29]")                       /* cold */
+    L("0090", "FFMA R0, R14, R14, R0")                /* cold */
+    L("00a0", "FFMA R1, R14, R14, R1")                /* cold */
+    L("00b0", "FFMA R2, R14, R14, R2")                /* cold */
+    L("00c0", "IADD3 R21, R21, 0x1, RZ")              /* steady */
+    L("00d0", "@P5 BRA 0x0")                          /* steady: the main loop's back edge */
+    L("00e0", "EXIT");
+
+Test(sass, steady_state_skips_marked_cold) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_sass_summary sm;
+    cr_assert_eq(gs_sass_parse(ctx, marked_listing, &sm), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    const gs_sass_steady *st = &sm.steady;
+    cr_assert(st->found);
+    /* 0x00-0x10, 0x20-0x40 (the inner loop once), 0x50-0x60, 0xc0-0xd0 */
+    cr_expect_eq(st->count[GS_SASS_FFMA], 2, "FFMA %lld", (long long)st->count[GS_SASS_FFMA]);
+    cr_expect_eq(st->ffma_inner, 1);
+    cr_expect_eq(st->count[GS_SASS_LDS128], 1);
+    cr_expect_eq(st->count[GS_SASS_LDS], 0, "the marked bounded compute is cold");
+    cr_expect_eq(st->count[GS_SASS_TOTAL], 9, "total %lld", (long long)st->count[GS_SASS_TOTAL]);
     gs_ctx_destroy(ctx);
 }
 

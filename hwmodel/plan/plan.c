@@ -998,6 +998,39 @@ static uint8_t peel_of(const gs_op *op, const gs_plan *p) {
     return 1;
 }
 
+/* The plain steady loop's turn before the last k-step (plan.cross_turn):
+ * the plain pipeline's peeled loop of one reduce axis on the FFMA core,
+ * with a first and a last k-step apart (two or more a thread and tile). At
+ * e6ace09 its first k-step's shared loads came right after the barrier,
+ * 6-9 issue slots before their FFMAs (--sass on the gemm 4096^3 and 8192^3
+ * picks, h100 and a100). The copies go to the turn where two more fragment
+ * sets fit beside the plan's registers (the plain bound, less a reduce
+ * group's combine temporaries, which the main loop does not hold): ptxas
+ * then hoists each k-step's loads about two k-steps ahead. On the h100
+ * 128x128x8 8x16 pick (bound 240) that took 255 registers and spilled; its
+ * copies come after the second k-step's loads (230 registers, loads 25
+ * slots ahead or more), where the a100 picks' came 16 slots ahead, against
+ * 22 and 44 at the turn. */
+static uint8_t cross_turn_of(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan *p) {
+    if (!p->peel || p->frag_pipe || p->mma) return 0;
+    int k = -1, nred = 0;
+    for (int a = 0; a < op->naxes; a++)
+        if (!spatial(op, a)) k = a, nred++;
+    /* (tiles are powers of two: two k-steps or more are an even count) */
+    if (nred != 1 || p->lanes < 1 || e->tile[k].block % p->lanes || e->tile[k].block / p->lanes < 2 ||
+        e->tile[k].block / p->lanes % 2)
+        return 0;
+    int64_t set = 0;
+    for (int t = 0; t < op->ninputs; t++) {
+        int64_t f = 1;
+        for (int a = 0; a < op->naxes; a++)
+            if (spatial(op, a) && gs_tensor_uses_axis(&op->tensors[t], a)) f *= e->tile[a].thread;
+        set += f;
+    }
+    int64_t regs = p->regs_bound + 2 * set - (p->lanes > 1 ? gs_etir_acc_regs(op, e) : 0);
+    return regs <= hw->max_regs_per_thread ? GS_CROSS_TURN_COPY_AT_TURN : GS_CROSS_TURN_COPY_EARLY;
+}
+
 /* Unroll the reduce loop fully while it is short and its body small;
  * a longer loop is unrolled by GS_PLAN_K_UNROLL (ptxas hoists the shared
  * loads of a fully unrolled long loop far ahead, at a register each),
@@ -1134,6 +1167,7 @@ static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e,
     }
     p->k_unroll = k_unroll_of(op, e, p);
     p->peel = peel_of(op, p);
+    p->cross_turn = cross_turn_of(hw, op, e, p);
 }
 
 void gs_plan_shape(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts, gs_plan *p) {
@@ -1679,7 +1713,9 @@ void gs_plan_format(const gs_op *op, const gs_plan *p, char *buf, size_t n) {
                                 p->fast_path ? " fast" : " predicated", p->out_vec, (int)p->threads,
                                 (int)p->min_blocks, p->smem_dynamic ? " dyn-smem" : "");
     if (off < n && p->frag_pipe) off += (size_t)snprintf(buf + off, n - off, " fragpipe%s", p->peel ? " peel" : "");
-    else if (off < n && p->peel) off += (size_t)snprintf(buf + off, n - off, " peel"); /* the plain pipeline's */
+    else if (off < n && p->peel) /* the plain pipeline's */
+        off += (size_t)snprintf(buf + off, n - off, " peel%s", p->cross_turn == GS_CROSS_TURN_COPY_AT_TURN ? " xturn"
+                                                         : p->cross_turn ? " xturn early" : "");
     if (off < n && p->mma) {
         off += (size_t)snprintf(buf + off, n - off, " mma %s w%dx%d", gs_mma_get(p->mma)->name, p->warp_m, p->warp_n);
         for (int t = 0; t < op->ninputs && off < n; t++) {

@@ -39,6 +39,9 @@
 #define GS_PLAN_K_UNROLL 16
 /* the longest tile, in k-steps, the fragment-pipelined loop unrolls fully */
 #define GS_PLAN_FRAG_PIPE_TRIP 16
+/* plan.cross_turn's values (0: none) */
+#define GS_CROSS_TURN_COPY_EARLY 1
+#define GS_CROSS_TURN_COPY_AT_TURN 2
 /* Units a thread keeps per-unit offsets for in registers (more: recomputed). */
 #define GS_PLAN_UNIT_ARRAY_MAX 4
 /* The most separable units per thread (plan.unit_sep; a register each, where
@@ -191,6 +194,19 @@ typedef struct gs_plan {
     int64_t smem_bytes;   /* all stage buffers of all staged inputs */
     int32_t scratch_bytes; /* static shared scratch beside them (CUDA): split-K's flag, a wide
                               group's per-warp results; 16-byte granular */
+    uint8_t cross_turn;   /* (in what was padding: a plan without it hashes as before) the plain
+                             pipeline's steady loop (peel, one reduce axis, FFMA, no frag_pipe,
+                             two k-steps or more a thread and tile) turns each tile before its
+                             last k-step's multiply: the last step's fragments are loaded, then
+                             the register path's stores, the wait, the barrier and the next
+                             read buffer, and the next tile's first fragments are loaded from
+                             it before the last multiply, so every k-step's fragments are read
+                             a k-step ahead, across the barrier too (frag_pipe's loop turns so
+                             already, for every k-step). GS_CROSS_TURN_COPY_AT_TURN: the copies
+                             of the tile `stages` ahead are issued at the turn, after every
+                             shared load of the tile; GS_CROSS_TURN_COPY_EARLY: those of the
+                             tile stages-1 ahead after the second k-step's loads (ptxas then
+                             hoists the loads less far: fewer registers) */
     gs_plan_input in[GS_MAX_TENSORS];
     gs_plan_opts opts;
 } gs_plan;

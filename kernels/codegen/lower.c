@@ -42,6 +42,10 @@ typedef struct dialect_spelling {
      * prints "N warning(s) generated." on the caller's stderr at every cold
      * build, so OpenCL kernels carry no pragma there ("": no line) */
     const char *unroll_bounded;
+    /* the first line of the last tile's bounded compute (cold code): in
+     * CUDA a pmevent, which the SASS listing shows as PMTRIG, so --sass's
+     * steady path leaves that branch out exactly (sass.c); OpenCL none */
+    const char *cold;
     /* the address space of a pointer into shared memory: CUDA's generic
      * pointers need none, OpenCL 1.2's need __local */
     const char *smem_q;
@@ -81,6 +85,7 @@ static const dialect_spelling spellings[] = {
         .ws_ptr = "float*",
         .ws_int_ptr = "int*",
         .unroll_bounded = "#pragma unroll 4",
+        .cold = "asm volatile(\"pmevent 0;\");",
         .smem_q = "",
         .preamble =
             "#define GS_LD2(p) (*(const float2*)(p))\n"
@@ -134,6 +139,7 @@ static const dialect_spelling spellings[] = {
         .ws_ptr = "__global float*",
         .ws_int_ptr = "__global int*",
         .unroll_bounded = "",
+        .cold = "",
         .smem_q = "__local ",
         .neg_inf = "(-INFINITY)",
         .preamble =
@@ -1330,13 +1336,31 @@ static void print_fragments(printer *m, const char *buf, bool fastreads) {
     }
 }
 
+/* The multiply's loops over the thread tile, spatial axes in order. A
+ * product of two inputs over one reduce axis (combine mac: gemm, bgemm,
+ * gemv, 1x1 convs as matmul; not an elementwise mul, and convolutions keep
+ * their order) runs its innermost looping axis serpentine: backwards on
+ * odd passes of the looping axis outside it, so the FFMA that starts a row
+ * reuses the operand of the one before it (the register reuse cache's
+ * .reuse flags), as consecutive FFMAs within a row do. (On the 3x3 conv
+ * picks it moved h100 NHWC's nearest load 18 -> 6 slots, share 0.849 ->
+ * 0.846; left to the conv paths.) */
 static void print_accumulate(printer *m) {
     const gs_op *op = m->op;
-    int open = 0;
+    int open = 0, inner = -1, outer = -1;
+    for (int a = 0; a < m->na; a++)
+        if (spatial(op, a) && m->e->tile[a].thread > 1) outer = inner, inner = a;
+    const bool zigzag = op->combine == GS_COMBINE_MAC && m->ni >= 2 && m->nred == 1 && outer >= 0;
     for (int a = 0; a < m->na; a++) {
         if (!spatial(op, a)) continue;
         line(m, "#pragma unroll");
-        open_(m, "for (int r%d = 0; r%d < %d; r%d++)", a, a, m->e->tile[a].thread, a);
+        if (zigzag && a == inner) {
+            const int T = m->e->tile[a].thread;
+            open_(m, "for (int z%d = 0; z%d < %d; z%d++)", a, a, T, a);
+            line(m, "const int r%d = r%d & 1 ? %d - z%d : z%d;", a, outer, T - 1, a, a);
+        } else {
+            open_(m, "for (int r%d = 0; r%d < %d; r%d++)", a, a, m->e->tile[a].thread, a);
+        }
         open++;
     }
     char *aidx = frag_index(m, -1, NULL, -1);
@@ -1405,6 +1429,7 @@ static void print_compute_body(printer *m, const char *buf, bool bounded, bool f
             left = Teff >= left ? 1 : left / Teff;
         }
     }
+    if (bounded && m->nred > 0 && *m->sp->cold) line(m, "%s", m->sp->cold);
     for (int a = 0; a < m->na; a++) {
         if (spatial(m->op, a)) continue;
         int T = m->e->tile[a].block, R = a == last_red ? m->p->lanes : 1;
@@ -2234,13 +2259,122 @@ static void print_steady_loop(printer *m, const math_core *core, bool any_reg) {
  * the general loop after it does. (Passes of `stages` tiles with constant
  * buffers, as a conv's two-tile pass, were tried on the a100 gemm 4096^3
  * pick: ptxas then recomputed every fragment address, 118 int/addr
- * instructions a tile against 49, at 229 registers.) */
+ * instructions a tile against 49, at 229 registers.) With plan.cross_turn:
+ * print_steady_loop_cross. */
+static void print_steady_loop_cross(printer *m, bool any_reg);
+
 static void print_steady_loop_plain(printer *m, bool any_reg) {
     const int S = m->p->stages, k = reduce_axis(m);
+    if (m->p->cross_turn) {
+        print_steady_loop_cross(m, any_reg);
+        return;
+    }
     open_steady_loop(m, k);
     print_plain_steady_tile(m, any_reg, "it");
     line(m, "rb = rb + 1 == %d ? 0 : rb + 1;", S);
     line(m, "wb = wb + 1 == %d ? 0 : wb + 1;", S);
+    close_(m);
+    close_(m);
+}
+
+/* The walked copies of the steady loop's next tile into wb (rotated first
+ * when asked), then the bases' step. */
+static void print_cross_copies(printer *m, bool rotate) {
+    const gs_plan *p = m->p;
+    if (rotate) line(m, "wb = wb + 1 == %d ? 0 : wb + 1;", p->stages);
+    m->walk_ptr = true;
+    for (int t = 0; t < m->ni; t++) {
+        if (!p->in[t].staged) continue;
+        open_(m, "/* copy %s (fast, walked) */", m->op->tensors[t].name);
+        print_copy_fast(m, t, "wb", p->in[t].copy_mode == GS_COPY_ASYNC ? COPY_ISSUE : COPY_PREFETCH);
+        close_(m);
+    }
+    m->walk_ptr = false;
+    if (p->any_async) line(m, "GS_CP_COMMIT();");
+    print_walk_step(m);
+}
+
+/* The plain steady loop turned before each tile's last k-step
+ * (plan.cross_turn), with two fragment sets fr<t>[2][n] as frag_pipe's:
+ * each k-step loads the next one's fragments into the other set while it
+ * multiplies, and the last one's multiply comes after the turn (the
+ * register path's stores, the wait, the barrier, the next read buffer) and
+ * the next tile's first fragments, so every fragment is loaded a k-step
+ * ahead, across the barrier too. Entered once the block's first tile is
+ * waited for and its first fragments are loaded; the last turn waits for
+ * and loads the tile the general loop takes next, which waits, syncs and
+ * loads it again. The copies (walked, as the plain steady tile's) go at the
+ * turn or after the second k-step's loads (plan.cross_turn's value). */
+static void print_steady_loop_cross(printer *m, bool any_reg) {
+    const gs_plan *p = m->p;
+    const int S = p->stages, k = reduce_axis(m);
+    const int64_t TT = tile_ksteps(m); /* even (plan) */
+    /* the copies at the turn, or after the second k-step's loads */
+    const bool at_turn = p->cross_turn == GS_CROSS_TURN_COPY_AT_TURN;
+    open_block(m);
+    print_steady_check(m, k);
+    char first[8];
+    snprintf(first, sizeof first, "%d", S - 1);
+    print_walk_bases(m, k, first);
+    ffma_core.declare(m);
+    open_(m, "if (nsteady > 0)");
+    if (p->any_async) line(m, "GS_CP_WAIT(%d);", S - 2);
+    line(m, "%s;", m->sp->sync);
+    print_step_load(m, &ffma_core, "0", "rb", "0");
+    if (at_turn) print_cross_copies(m, false); /* the tile stages-1, into wb */
+    close_(m);
+    open_(m, "for (; it < nsteady; it++)");
+    if (p->k_unroll == 0) {
+        /* fully unrolled: step kk loads step kk+1's fragments into the other
+         * set, as frag_pipe's loop (this spelling, not the pairs' below:
+         * ptxas scheduled the h100 gemm 4096^3 pick's loads 25 slots ahead
+         * from it, 5 from the pairs) */
+        line(m, "#pragma unroll");
+        open_(m, "for (int kk = 0; kk < %lld; kk++)", (long long)(TT - 1));
+        print_step_load(m, &ffma_core, "kk + 1", "rb", "(kk + 1) & 1");
+        if (!at_turn) {
+            open_(m, "if (kk == 0)");
+            print_cross_copies(m, false);
+            close_(m);
+        }
+        ffma_core.multiply(m, "kk & 1");
+        close_(m);
+    } else {
+        /* partly unrolled (plan.k_unroll): the k-steps in pairs, each
+         * loading the next one's fragments into the other set, k_unroll/2
+         * pairs a pass, so the loads stay a k-step ahead across the loop's
+         * back edge too */
+        print_step_load(m, &ffma_core, "1", "rb", "1");
+        if (!at_turn) print_cross_copies(m, false);
+        ffma_core.multiply(m, "0");
+        if (TT > 2) { /* set 1 holds step 2kp-1 */
+            if (p->k_unroll <= 2) line(m, "#pragma unroll");
+            else line(m, "#pragma unroll %d", p->k_unroll / 2);
+            open_(m, "for (int kp = 1; kp < %lld; kp++)", (long long)(TT / 2));
+            print_step_load(m, &ffma_core, "2 * kp", "rb", "0");
+            ffma_core.multiply(m, "1");
+            print_step_load(m, &ffma_core, "2 * kp + 1", "rb", "1");
+            ffma_core.multiply(m, "0");
+            close_(m);
+        }
+    }
+    /* the turn. With the copies here, those of the tile `stages` ahead go
+     * into the buffer this tile was read from (every thread's reads of it
+     * came before the barrier), a k-step earlier than at the next tile's
+     * start and after every shared load of this tile in program order
+     * (ptxas keeps a shared load after a shared store it cannot tell apart:
+     * a cp.async issued early in the tile holds the later k-steps' loads
+     * back behind it) */
+    if (any_reg) print_store_prefetched(m, "wb");
+    if (p->any_async) line(m, "GS_CP_WAIT(%d);", S - 2);
+    line(m, "%s;", m->sp->sync);
+    line(m, "rb = rb + 1 == %d ? 0 : rb + 1;", S);
+    print_step_load(m, &ffma_core, "0", "rb", "0");
+    /* wb: the buffer of the tile stages ahead (this one's); at the loop's
+     * end, that of the tile stages-1 ahead, as the general loop takes it */
+    if (at_turn) print_cross_copies(m, true);
+    ffma_core.multiply(m, "1");
+    if (!at_turn) line(m, "wb = wb + 1 == %d ? 0 : wb + 1;", S);
     close_(m);
     close_(m);
 }

@@ -278,6 +278,9 @@ typedef struct sass_ins {
     int16_t dst, ndst;          /* first general register written and how many (0: none) */
     int16_t src[SASS_MAX_SRC];  /* general registers read (RZ and beyond SASS_MAX_SRC dropped) */
     int nsrc;
+    int reuse;       /* operands flagged .reuse (the register reuse cache) */
+    bool cold;       /* PMTRIG: the printer's mark of cold code (lower.c: the last tile's
+                        bounded compute) */
 } sass_ins;
 
 typedef struct sass_label {
@@ -498,6 +501,8 @@ static void parse_instruction(sass_parse *ps, long long addr, const char *p) {
         in->gbytes = global_bytes(op);
         in->sbytes = store_bytes(op) ? store_bytes(op) : in->gbytes * (op[3] == 'S'); /* LDGSTS: both */
         parse_operands(in, op, ops, n);
+        for (const char *r = strstr(ops, ".reuse"); r; r = strstr(r + 6, ".reuse")) in->reuse++;
+        in->cold = !strncmp(op, "PMTRIG", 6);
     }
     bool is_bra = !strncmp(op, "BRA", 3) && (op[3] == '\0' || op[3] == '.');
     if (!never && !guarded && (is_bra || !strcmp(op, "EXIT") || !strcmp(op, "RET") || !strncmp(op, "RET.", 4)))
@@ -555,10 +560,14 @@ static void count_range(const sass_parse *ps, size_t from, size_t to, int64_t *c
  * (loaded from global memory plus stored to shared memory, where cp.async
  * counts as both: the next tile's copies are issued, not skipped), then
  * the fewest instructions (a copy's vector fast path, not its predicated
- * scalar one). */
+ * scalar one). A block holding PMTRIG, the printer's mark on the last
+ * tile's bounded compute (lower.c's cold spelling), is never on it: that
+ * branch's remainder code can hold more FFMA outside inner loops than a
+ * partly unrolled full tile's. */
 typedef struct path_score {
     int64_t ffma, ffma_inner, bytes, total;
     bool set;
+    bool cold; /* (a block's own) it holds the printer's cold mark */
 } path_score;
 
 static bool score_better(const path_score *a, const path_score *b) {
@@ -666,6 +675,7 @@ static bool steady_state(const sass_parse *ps, size_t lo, size_t hi, gs_sass_ste
         const sass_ins *in = &ps->ins[lo + i];
         if (lead[i]) first[blk[i]] = i;
         path_score *o = &own[blk[i]];
+        if (in->cold) o->cold = true;
         if (in->cls == -2) continue;
         o->ffma += in->cls == GS_SASS_FFMA && !inner[i];
         o->ffma_inner += in->cls == GS_SASS_FFMA && inner[i];
@@ -684,8 +694,9 @@ static bool steady_state(const sass_parse *ps, size_t lo, size_t hi, gs_sass_ste
         if (!in->uncond && b + 1 < nb) succ[ns++] = b + 1;
         if (tgt[last] >= 0) succ[ns++] = blk[(size_t)tgt[last] - lo];
         for (int k = 0; k < ns; k++) {
+            if (own[succ[k]].cold) continue; /* marked cold by the printer: never steady */
             path_score c = {sc[b].ffma + own[succ[k]].ffma, sc[b].ffma_inner + own[succ[k]].ffma_inner,
-                            sc[b].bytes + own[succ[k]].bytes, sc[b].total + own[succ[k]].total, true};
+                            sc[b].bytes + own[succ[k]].bytes, sc[b].total + own[succ[k]].total, true, false};
             if (score_better(&c, &sc[succ[k]])) sc[succ[k]] = c, prev[succ[k]] = b;
         }
     }
@@ -712,6 +723,7 @@ static bool steady_state(const sass_parse *ps, size_t lo, size_t hi, gs_sass_ste
             st->intops += in->intop;
             st->gbytes += in->gbytes;
             st->ffma_inner += in->cls == GS_SASS_FFMA && inner[i];
+            if (in->cls == GS_SASS_FFMA) st->ffma_reuse += in->reuse;
         }
         lds_distances(ps, path, np, st);
         if (getenv("GS_SASS_PATH")) for (size_t q = 0; q < np; q++) fprintf(stderr, "PATH %llx\n", (long long)ps->ins[path[q]].addr);

@@ -74,6 +74,8 @@ typedef struct gs_sass_steady {
     int64_t lds_near;               /* of those, the ones fewer than GS_SASS_NEAR_SLOTS slots ahead */
     int64_t lds_min_slots;          /* the smallest distance; -1 when no load feeds an FFMA */
     double lds_mean_slots;          /* the mean distance */
+    int64_t ffma_reuse;             /* FFMA operands on the path flagged .reuse (read from the
+                                       register reuse cache: the operand of the FFMA before) */
 } gs_sass_steady;
 
 typedef struct gs_sass_summary {
