@@ -1082,6 +1082,39 @@ Test(construct, plan_opts_cli, .timeout = 120) {
     gs_ctx_destroy(ctx);
 }
 
+/* The estimate's global-access memo keys an access by its lanes, its width
+ * w and its sector granule: once they were xored into overlapping bits, so 4
+ * lanes of 2-element runs and 2 lanes of 4-element runs shared one key, and
+ * the second state priced with the first one's sectors (t_l2 and t_smem off
+ * by 0.4 %). These two NCHW conv states on a100 meet that pair in this order
+ * (the first's group of 2 lanes, the second's 4-wide output runs); the
+ * second's price through the shared memo must be its price without one. */
+Test(construct, memo_keeps_lanes_and_width_apart) {
+    const char *spec = "conv2d N=4 C=3 H=29 W=31 K=24 R=5 S=5 stride=3 pad=2";
+    const char *cfgs[] = {
+        "bn=1,bk=1,bp=4,bq=2,bc=1,br=1,bs=2,tn=1,tk=1,tp=2,tq=2,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=3,raster=2,group=2",
+        "bn=1,bk=1,bp=4,bq=4,bc=1,br=8,bs=2,tn=1,tk=1,tp=2,tq=4,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=4,raster=2"};
+    gs_ctx *ctx = gs_ctx_create();
+    gs_op op;
+    cr_assert_eq(gs_op_parse_into(ctx, spec, &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    const gs_hw *hw = hw_named("a100");
+    gs_wf_memo *memo = calloc(1, sizeof *memo);
+    cr_assert_not_null(memo);
+    gs_wf_memo_init(memo);
+    for (int i = 0; i < 2; i++) {
+        gs_etir e;
+        cr_assert_eq(gs_etir_parse_config(ctx, &op, cfgs[i], &e), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_assert(gs_hw_check(hw, &op, &e), "%s: %s", cfgs[i], gs_hw_check_why(hw, &op, &e));
+        gs_estimate x, y;
+        cr_assert(gs_estimate_checked(hw, &op, &e, memo, &x));
+        gs_estimate_etir(hw, &op, &e, 0, &y);
+        cr_assert_eq(x.t_l2, y.t_l2, "state %d: L2 time %.9g s through the memo, %.9g s without", i, x.t_l2, y.t_l2);
+        cr_assert_eq(x.time_s, y.time_s, "state %d: %.9g s through the memo, %.9g s without", i, x.time_s, y.time_s);
+    }
+    free(memo);
+    gs_ctx_destroy(ctx);
+}
+
 /* The shortcuts construction takes must price exactly what gs_plan_make and
  * gs_estimate_etir price: the check's plan (gs_hw_check_plan) and the
  * layout memo give gs_plan_shape's bytes, a memo-made plan gs_plan_make's,
