@@ -1124,6 +1124,94 @@ Test(construct, plan_opts_cli, .timeout = 120) {
     gs_ctx_destroy(ctx);
 }
 
+/* The estimate's global-access memo keys an access by its lanes, its width
+ * w and its sector granule: once they were xored into overlapping bits, so 4
+ * lanes of 2-element runs and 2 lanes of 4-element runs shared one key, and
+ * the second state priced with the first one's sectors (t_l2 and t_smem off
+ * by 0.4 %). These two NCHW conv states on a100 meet that pair in this order
+ * (the first's group of 2 lanes, the second's 4-wide output runs); the
+ * second's price through the shared memo must be its price without one. */
+Test(construct, memo_keeps_lanes_and_width_apart) {
+    const char *spec = "conv2d N=4 C=3 H=29 W=31 K=24 R=5 S=5 stride=3 pad=2";
+    const char *cfgs[] = {
+        "bn=1,bk=1,bp=4,bq=2,bc=1,br=1,bs=2,tn=1,tk=1,tp=2,tq=2,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=3,raster=2,group=2",
+        "bn=1,bk=1,bp=4,bq=4,bc=1,br=8,bs=2,tn=1,tk=1,tp=2,tq=4,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=4,raster=2"};
+    gs_ctx *ctx = gs_ctx_create();
+    gs_op op;
+    cr_assert_eq(gs_op_parse_into(ctx, spec, &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    const gs_hw *hw = hw_named("a100");
+    gs_wf_memo *memo = calloc(1, sizeof *memo);
+    cr_assert_not_null(memo);
+    gs_wf_memo_init(memo);
+    for (int i = 0; i < 2; i++) {
+        gs_etir e;
+        cr_assert_eq(gs_etir_parse_config(ctx, &op, cfgs[i], &e), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_assert(gs_hw_check(hw, &op, &e), "%s: %s", cfgs[i], gs_hw_check_why(hw, &op, &e));
+        gs_estimate x, y;
+        cr_assert(gs_estimate_checked(hw, &op, &e, memo, &x));
+        gs_estimate_etir(hw, &op, &e, 0, &y);
+        cr_assert_eq(x.t_l2, y.t_l2, "state %d: L2 time %.9g s through the memo, %.9g s without", i, x.t_l2, y.t_l2);
+        cr_assert_eq(x.time_s, y.time_s, "state %d: %.9g s through the memo, %.9g s without", i, x.time_s, y.time_s);
+    }
+    free(memo);
+    gs_ctx_destroy(ctx);
+}
+
+/* Every memo of a state's price (the padding choice, fast-path fractions,
+ * L2 elements, trip counts, address steps, global and shared wavefronts)
+ * keyed by what it reads: one memo shared over drawn states of convs (C 1,
+ * 2, 3, 5, stride 3, dilation, groups, depthwise, 1x1, NHWC, f16, bf16),
+ * gemms (transposed f16, tf32) and a gemv on five profiles gives each state
+ * its price without a memo. (The seed meets the lanes/width collision
+ * above: it fails on that key.) */
+Test(construct, memo_prices_drawn_states_as_without) {
+    const char *specs[] = {
+        "conv2d N=8 C=1 H=13 W=17 K=32 R=3 S=3 pad=1",
+        "conv2d N=8 C=2 H=11 W=13 K=16 R=3 S=3 stride=2 pad=1",
+        "conv2d N=4 C=3 H=29 W=31 K=24 R=5 S=5 stride=3 pad=2",
+        "conv2d N=6 C=5 H=17 W=19 K=40 R=3 S=3 dilation=2 pad=2",
+        "conv2d N=5 C=12 H=13 W=11 K=64 R=3 S=3 stride=2 dilation=2 pad=2 dtype=f16",
+        "conv2d N=5 C=12 H=13 W=11 K=64 R=3 S=3 stride=2 pad=1 dtype=bf16",
+        "conv2d N=4 C=16 H=7 W=5 K=64 R=3 S=3 pad=1 groups=4",
+        "conv2d N=8 C=32 H=14 W=14 K=32 R=3 S=3 pad=1 groups=32",
+        "conv2d N=8 C=64 H=7 W=7 K=64 R=1 S=1",
+        "conv2d N=4 C=7 H=23 W=23 K=9 R=7 S=7 stride=2 pad=3 layout=nhwc",
+        "gemm M=100 N=60 K=200 transA=1 dtype=f16",
+        "gemm M=256 N=256 K=256 math=tf32",
+        "gemm M=1 N=4096 K=4096",
+    };
+    const char *hws[] = {"h100", "t4", "a100", "rtx4090", "orin-nano"};
+    gs_ctx *ctx = gs_ctx_create();
+    int priced = 0;
+    for (int s = 0; s < (int)(sizeof specs / sizeof specs[0]); s++)
+        for (int h = 0; h < 5; h++) {
+            gs_op op;
+            cr_assert_eq(gs_op_parse_into(ctx, specs[s], &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+            const gs_hw *hw = hw_named(hws[h]);
+            gs_wf_memo *memo = calloc(1, sizeof *memo);
+            cr_assert_not_null(memo);
+            gs_wf_memo_init(memo);
+            gs_pcg32 rng;
+            gs_pcg32_seed(&rng, 99, (uint64_t)(s * 5 + h));
+            for (int i = 0; i < 300; i++) {
+                gs_etir e;
+                if (!gs_space_draw(hw, &op, &rng, &e)) continue;
+                gs_estimate x, y;
+                cr_assert(gs_estimate_checked(hw, &op, &e, memo, &x), "%s on %s, state %d: refused", specs[s],
+                          hws[h], i);
+                gs_estimate_etir(hw, &op, &e, 0, &y);
+                char cfg[512];
+                gs_etir_format_config(&op, &e, cfg, sizeof cfg);
+                cr_assert_eq(x.time_s, y.time_s, "%s on %s, %s: %.9g s through the memo, %.9g s without", specs[s],
+                             hws[h], cfg, x.time_s, y.time_s);
+                priced++;
+            }
+            free(memo);
+        }
+    cr_assert_geq(priced, 3000, "only %d states priced", priced);
+    gs_ctx_destroy(ctx);
+}
+
 /* The shortcuts construction takes must price exactly what gs_plan_make and
  * gs_estimate_etir price: the check's plan (gs_hw_check_plan) and the
  * layout memo give gs_plan_shape's bytes, a memo-made plan gs_plan_make's,

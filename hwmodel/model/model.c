@@ -391,16 +391,19 @@ static double global_wavefronts(const gs_hw *hw, const gs_op *op, const gs_etir 
         }
     nax = nd;
     if (memo) {
-        /* keyed by the odometer the addresses follow from (a hit builds none) */
+        /* keyed by the odometer the addresses follow from (a hit builds none)
+         * and the access' width and granules, each in its own bits of one
+         * word: xored into the tag, w cancelled the lanes' bits of kv[0]
+         * (4 lanes of 2 elements and 2 lanes of 4 shared one key) */
         int64_t kv[2 * (GS_MAX_AXES + 1) + 1];
         int nk = 0;
-        kv[nk++] = lanes | (int64_t)nax << 8;
+        kv[nk++] = lanes | (int64_t)nax << 8 | (int64_t)(w & 0xffff) << 16 | (int64_t)(per_sector & 0xffff) << 32 |
+                   (int64_t)eb << 48;
         for (int i = 0; i < nax; i++) {
             kv[nk++] = step[i];
             kv[nk++] = thr[i];
         }
-        key = gs_wf_key(kv, nk, 0x676c6f6f00000000ull ^ ((uint64_t)per_sector << 8) ^ (uint64_t)w ^
-                                    (eb != 4 ? (uint64_t)eb << 24 : 0));
+        key = gs_wf_key(kv, nk, 0x676c6f6f00000000ull);
         double both;
         if (gs_wf_memo_get(memo, key, &both)) { /* lines * 512 + sectors: both at most 256 */
             lines_m = floor(both / 512);
