@@ -966,6 +966,15 @@ Test(plans, gemm_steady_walk, .timeout = 900) {
                 const char *ld0 = bar ? strstr(bar, "fr0[0][") : NULL;
                 const char *ld1 = bar ? strstr(bar, "fr1[0][") : NULL;
                 const char *mul = ld0 ? strstr(ld0, "+= fr0[1][") : NULL;
+                /* the steady loop stops while the tile its copies reach is full: with
+                 * the copies at the turn that is `stages` ahead, not stages-1 (it read
+                 * up to a tile past the last full one, which the sanitizer stage caught
+                 * as a read past A's buffer on gemm M=37 N=40 K=300, bk=64) */
+                char ns[64];
+                snprintf(ns, sizeof ns, "const int nsteady = steady ? nfull - %d : 0;",
+                         p.cross_turn == GS_CROSS_TURN_COPY_AT_TURN ? p.stages : p.stages - 1);
+                cr_expect(strstr(ks.src, ns) != NULL, "%s %s: the steady loop's copies pass its last full tile",
+                          cases[i].spec, cases[i].cfg);
                 bool ok = lo && hi && bar && ld0 && ld1 && mul && bar < hi && ld1 < mul && mul < hi;
                 cr_expect(ok, "%s %s: the steady loop does not turn before its last k-step", cases[i].spec,
                           cases[i].cfg);

@@ -979,7 +979,7 @@ static double steady_gemm_fraction(const gs_op *op, const gs_etir *e, const gs_p
     const double split = p->splitk > 1 ? p->splitk : 1;
     const double ntile = (double)((E + T - 1) / T) / split, nfull = (double)(E / T) / split;
     if (ntile <= 0) return 0;
-    double f = (nfull - (p->stages - 1)) / ntile;
+    double f = (nfull - gs_plan_steady_ahead(p)) / ntile;
     if (f <= 0) return 0;
     for (int t = 0; t < op->ninputs; t++)
         if (p->in[t].staged) f *= fast_copy_fraction(op, e, &p->in[t], t, k);

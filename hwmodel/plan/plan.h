@@ -211,6 +211,16 @@ typedef struct gs_plan {
     gs_plan_opts opts;
 } gs_plan;
 
+/* How many tiles ahead of the one it computes a one-reduce-axis steady loop
+ * (plan.peel) copies: stages-1, or stages when its copies go at the cross
+ * turn (GS_CROSS_TURN_COPY_AT_TURN). The loop runs while that tile is a
+ * full one (its copies are unchecked), so it runs nfull - ahead tiles of a
+ * block's nfull full ones; the printer and the model's steady fraction both
+ * read it. */
+static inline int gs_plan_steady_ahead(const gs_plan *p) {
+    return p->stages - 1 + (p->cross_turn == GS_CROSS_TURN_COPY_AT_TURN);
+}
+
 /* A memo of access-pattern simulations (bank conflicts, sectors), owned by
  * the caller and shared by the plans and estimates of one construction:
  * neighbouring states repeat most of their lane address patterns. Results

@@ -2179,7 +2179,7 @@ static void print_plain_steady_tile(printer *m, bool any_reg, const char *tile) 
  * stages-1 (whose next copy is not a full tile). */
 static void print_steady_check(printer *m, int k) {
     const gs_plan *p = m->p;
-    const int T = m->e->tile[k].block, S = p->stages;
+    const int T = m->e->tile[k].block;
     line(m, "int steady = 1;");
     char origin[GS_MAX_AXES][CW];
     for (int a = 0; a < m->na; a++) snprintf(origin[a], CW, spatial(m->op, a) ? "ob%d" : "or%d", a);
@@ -2210,7 +2210,7 @@ static void print_steady_check(printer *m, int k) {
     if (k == p->split_axis) line(m, "int nfull = E%d / %d - k0;", k, T);
     else line(m, "int nfull = E%d / %d;", k, T);
     line(m, "if (nfull > ntile) nfull = ntile;");
-    line(m, "const int nsteady = steady ? nfull - %d : 0;", S - 1);
+    line(m, "const int nsteady = steady ? nfull - %d : 0;", gs_plan_steady_ahead(p));
 }
 
 static int reduce_axis(const printer *m) {
