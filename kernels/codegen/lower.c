@@ -2047,7 +2047,8 @@ static void print_full_tile_cross(printer *m, const math_core *core, bool any_re
  * bases sp<t>, then the copied tile's counters cn step, moving the bases
  * (less nk * dp on a wrap). The computed tile's counters ci are not used
  * inside: they are set from `it` once after the loop. With plan.cross_turn
- * the copies and the step come at the turn (print_full_tile_cross). */
+ * the copies and the step follow the tile's last multiply
+ * (print_full_tile_cross). */
 static void print_steady_tile_window(printer *m, const math_core *core, bool any_reg, const char *guard) {
     if (m->p->cross_turn) {
         print_full_tile_cross(m, core, any_reg, guard);
