@@ -2221,14 +2221,11 @@ static void print_walk_step(printer *m) {
         if (m->p->in[t].staged) line(m, "sp%d += dp%d;", t, t);
 }
 
-/* One tile of the plain pipeline's steady loop (plan.peel without
- * frag_pipe): the wait and the barrier, the unchecked copies of the tile
- * stages-1 ahead from the walked bases, the full tile's compute, the
- * register path's stores, the bases' step. rb and wb in scope. */
-static void print_plain_steady_tile(printer *m, bool any_reg, const char *tile) {
+/* A one-reduce-axis steady loop's copies of its next tile into wb: each
+ * staged input's unchecked copy from its walked base sp<t>, then the commit
+ * of the cp.async ones. */
+static void print_walked_copies(printer *m) {
     const gs_plan *p = m->p;
-    if (p->any_async) line(m, "GS_CP_WAIT(%d);", p->stages - 2);
-    line(m, "%s;", m->sp->sync);
     m->walk_ptr = true;
     for (int t = 0; t < m->ni; t++) {
         if (!p->in[t].staged) continue;
@@ -2238,6 +2235,17 @@ static void print_plain_steady_tile(printer *m, bool any_reg, const char *tile) 
     }
     m->walk_ptr = false;
     if (p->any_async) line(m, "GS_CP_COMMIT();");
+}
+
+/* One tile of the plain pipeline's steady loop (plan.peel without
+ * frag_pipe): the wait and the barrier, the unchecked copies of the tile
+ * stages-1 ahead from the walked bases, the full tile's compute, the
+ * register path's stores, the bases' step. rb and wb in scope. */
+static void print_plain_steady_tile(printer *m, bool any_reg, const char *tile) {
+    const gs_plan *p = m->p;
+    if (p->any_async) line(m, "GS_CP_WAIT(%d);", p->stages - 2);
+    line(m, "%s;", m->sp->sync);
+    print_walked_copies(m);
     open_block(m);
     print_tile_origins(m, tile);
     print_compute_body(m, "rb", false, true);
@@ -2356,15 +2364,7 @@ static void print_steady_loop_plain(printer *m, bool any_reg) {
 static void print_cross_copies(printer *m, bool rotate) {
     const gs_plan *p = m->p;
     if (rotate) line(m, "wb = wb + 1 == %d ? 0 : wb + 1;", p->stages);
-    m->walk_ptr = true;
-    for (int t = 0; t < m->ni; t++) {
-        if (!p->in[t].staged) continue;
-        open_(m, "/* copy %s (fast, walked) */", m->op->tensors[t].name);
-        print_copy_fast(m, t, "wb", p->in[t].copy_mode == GS_COPY_ASYNC ? COPY_ISSUE : COPY_PREFETCH);
-        close_(m);
-    }
-    m->walk_ptr = false;
-    if (p->any_async) line(m, "GS_CP_COMMIT();");
+    print_walked_copies(m);
     print_walk_step(m);
 }
 
