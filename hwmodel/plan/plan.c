@@ -1012,18 +1012,10 @@ static uint8_t peel_of(const gs_op *op, const gs_plan *p) {
  * slots ahead or more), where the a100 picks' came 16 slots ahead, against
  * 22 and 44 at the turn. */
 static uint8_t cross_turn_of(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan *p) {
-    if (!p->peel || p->mma) return 0;
+    if (!p->peel || p->frag_pipe || p->mma) return 0;
     int k = -1, nred = 0;
     for (int a = 0; a < op->naxes; a++)
         if (!spatial(op, a)) k = a, nred++;
-    /* A convolution's steady loop (frag_pipe over several reduce axes)
-     * turns before the last k-step already; its copies of the tile stages-1
-     * ahead, issued after the first k-step's multiply, go to the turn
-     * instead (the tile `stages` ahead): ptxas placed the next k-steps'
-     * shared loads after those global loads, which waited for their
-     * registers to free, 4 slots before their FFMAs (--sass, h100 NHWC
-     * 3x3 pick at 00213b5). */
-    if (p->frag_pipe) return nred > 1 ? GS_CROSS_TURN_COPY_AT_TURN : 0;
     /* (tiles are powers of two: two k-steps or more are an even count) */
     if (nred != 1 || p->lanes < 1 || e->tile[k].block % p->lanes || e->tile[k].block / p->lanes < 2 ||
         e->tile[k].block / p->lanes % 2)
@@ -1720,8 +1712,7 @@ void gs_plan_format(const gs_op *op, const gs_plan *p, char *buf, size_t n) {
         off += (size_t)snprintf(buf + off, n - off, " | st%d%s ov%d lb(%d,%d)%s", p->stages,
                                 p->fast_path ? " fast" : " predicated", p->out_vec, (int)p->threads,
                                 (int)p->min_blocks, p->smem_dynamic ? " dyn-smem" : "");
-    if (off < n && p->frag_pipe)
-        off += (size_t)snprintf(buf + off, n - off, " fragpipe%s%s", p->peel ? " peel" : "", p->cross_turn ? " xturn" : "");
+    if (off < n && p->frag_pipe) off += (size_t)snprintf(buf + off, n - off, " fragpipe%s", p->peel ? " peel" : "");
     else if (off < n && p->peel) /* the plain pipeline's */
         off += (size_t)snprintf(buf + off, n - off, " peel%s", p->cross_turn == GS_CROSS_TURN_COPY_AT_TURN ? " xturn"
                                                          : p->cross_turn ? " xturn early" : "");

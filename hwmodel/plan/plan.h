@@ -206,12 +206,7 @@ typedef struct gs_plan {
                              of the tile `stages` ahead are issued at the turn, after every
                              shared load of the tile; GS_CROSS_TURN_COPY_EARLY: those of the
                              tile stages-1 ahead after the second k-step's loads (ptxas then
-                             hoists the loads less far: fewer registers). On a conv's
-                             frag_pipe steady loop (several reduce axes) always
-                             GS_CROSS_TURN_COPY_AT_TURN: each tile turns before its
-                             second-last k-step's multiply, the next tile's first fragments
-                             in a third set, the copies of the tile `stages` ahead after the
-                             tile's last multiply (lower.c print_full_tile_cross) */
+                             hoists the loads less far: fewer registers) */
     gs_plan_input in[GS_MAX_TENSORS];
     gs_plan_opts opts;
 } gs_plan;
