@@ -1028,7 +1028,14 @@ static uint8_t cross_turn_of(const gs_hw *hw, const gs_op *op, const gs_etir *e,
         set += f;
     }
     int64_t regs = p->regs_bound + 2 * set - (p->lanes > 1 ? gs_etir_acc_regs(op, e) : 0);
-    return regs <= hw->max_regs_per_thread ? GS_CROSS_TURN_COPY_AT_TURN : GS_CROSS_TURN_COPY_EARLY;
+    /* and as much again for ptxas' hoisting, within the register blocks per
+     * SM of the plan's bound (its launch bounds hold ptxas to them): against
+     * the 255 of a thread alone, gemm M=2048 N=1536 K=512 on a100 (bound 129,
+     * lb(64,6)) and gemm M=128 N=512 K=512 on orin-nano (157, lb(128,3))
+     * turned with their copies and spilled (make check-suites) */
+    const bool fits = regs + 2 * set <= hw->max_regs_per_thread &&
+                      gs_plan_blocks_per_sm(hw, p, (int)(regs + 2 * set)) >= gs_plan_blocks_per_sm(hw, p, p->regs_bound);
+    return fits ? GS_CROSS_TURN_COPY_AT_TURN : GS_CROSS_TURN_COPY_EARLY;
 }
 
 /* Unroll the reduce loop fully while it is short and its body small;
