@@ -489,6 +489,16 @@ static double fast_copy_fraction(const gs_op *op, const gs_etir *e, const gs_pla
     return f;
 }
 
+/* Append to a memo key kv[0..nk) the block tiles of the axes tensor t uses
+ * (what a per-input step that reads only block tiles depends on); the new
+ * length. */
+static int key_used_tiles(gs_wf_memo *memo, const gs_op *op, const gs_etir *e, int t, int64_t *kv, int nk) {
+    const uint8_t uses = gs_wf_memo_uses(memo, op, t);
+    for (int a = 0; a < op->naxes; a++)
+        if (uses >> a & 1) kv[nk++] = e->tile[a].block;
+    return nk;
+}
+
 /* fast_copy_fraction through memo (NULL: none), keyed by what it reads:
  * the tensor box (halo) and the block tiles of the axes t uses (its dims'
  * coefficients, the axes' extents and the tensor's shape are the
@@ -501,16 +511,14 @@ static double fast_copy_fraction_memo(gs_wf_memo *memo, const gs_op *op, const g
     int nk = 0;
     kv[nk++] = t | (int64_t)(skip + 1) << 8 | (int64_t)ts->ndim << 16;
     for (int j = 0; j < ts->ndim; j++) kv[nk++] = pi->halo[j];
-    const uint8_t uses = gs_wf_memo_uses(memo, op, t);
-    for (int a = 0; a < op->naxes; a++)
-        if (uses >> a & 1) kv[nk++] = e->tile[a].block;
+    nk = key_used_tiles(memo, op, e, t, kv, nk);
     const uint64_t key = gs_wf_key(kv, nk, 0x6661737400000000ull);
     const unsigned slot = (unsigned)(key >> 40) & (GS_WF_MEMO_FAST - 1);
-    if (memo->fast_key[slot] == key) return memo->fast_val[slot];
-    const double f = fast_copy_fraction(op, e, pi, t, skip);
-    memo->fast_key[slot] = key;
-    memo->fast_val[slot] = f;
-    return f;
+    if (memo->fast_key[slot] != key) {
+        memo->fast_key[slot] = key;
+        memo->fast_val[slot] = fast_copy_fraction(op, e, pi, t, skip);
+    }
+    return memo->fast_val[slot];
 }
 
 /* An im2col tile's gather: the global distance, in elements, between
@@ -556,16 +564,14 @@ static double tile_l2_elems_memo(gs_wf_memo *memo, const gs_op *op, const gs_eti
     int64_t kv[1 + GS_MAX_AXES];
     int nk = 0;
     kv[nk++] = t | (int64_t)pi->staged << 8 | (int64_t)pi->im2col << 9 | (int64_t)pi->copy_dim << 16;
-    const uint8_t uses = gs_wf_memo_uses(memo, op, t);
-    for (int a = 0; a < op->naxes; a++)
-        if (uses >> a & 1) kv[nk++] = e->tile[a].block;
+    nk = key_used_tiles(memo, op, e, t, kv, nk);
     const uint64_t key = gs_wf_key(kv, nk, 0x6c32000000000000ull);
     const unsigned slot = (unsigned)(key >> 40) & (GS_WF_MEMO_L2 - 1);
-    if (memo->l2_key[slot] == key) return memo->l2_val[slot];
-    const double v = tile_l2_elems(op, e, p, t, box);
-    memo->l2_key[slot] = key;
-    memo->l2_val[slot] = v;
-    return v;
+    if (memo->l2_key[slot] != key) {
+        memo->l2_key[slot] = key;
+        memo->l2_val[slot] = tile_l2_elems(op, e, p, t, box);
+    }
+    return memo->l2_val[slot];
 }
 
 /* Unique input bytes one wave of concurrently resident blocks reads: the
