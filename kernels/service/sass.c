@@ -726,7 +726,6 @@ static bool steady_state(const sass_parse *ps, size_t lo, size_t hi, gs_sass_ste
             if (in->cls == GS_SASS_FFMA) st->ffma_reuse += in->reuse;
         }
         lds_distances(ps, path, np, st);
-        if (getenv("GS_SASS_PATH")) for (size_t q = 0; q < np; q++) fprintf(stderr, "PATH %llx\n", (long long)ps->ins[path[q]].addr);
         st->found = found = true;
         st->begin = ps->ins[lo].addr;
         st->end = ps->ins[hi].addr;
