@@ -27,6 +27,13 @@ struct gs_result {
     int workers;               /* the most workers that ran at once (the calling thread one) */
 };
 
+/* Whether a construction's helpers (default threads) may start early, after
+ * the calling thread's second job, rather than once the work left is worth
+ * GS_HELP_AFTER_S: when the machine has a core to spare beside the calling
+ * thread. load1 is the 1-minute load average (negative: unknown), online the
+ * CPUs online, allowed those this process may run on. */
+bool gs_help_early(double load1, int online, int allowed);
+
 /* Thread count a level-2 state is completed with for ranking. */
 #define GS_COMPLETE_THREADS 256
 

@@ -224,6 +224,26 @@ Test(construct, helpers_started_late_same_result, .timeout = 120) {
     gs_ctx_destroy(ctx);
 }
 
+/* The default threads' helpers start early only when the machine has a core
+ * to spare beside the calling thread: more than half a core idle by the 1-minute load
+ * average (which counts this process's own running thread), two CPUs online
+ * and two allowed; an unknown load or CPU count spares none. */
+Test(construct, helpers_start_early_on_an_idle_core) {
+    cr_assert(gs_help_early(0.0, 2, 2), "idle 2-core machine");
+    cr_assert(gs_help_early(1.0, 2, 2), "2 cores, this process's own run loading one");
+    cr_assert(gs_help_early(1.49, 2, 2), "2 cores, half a core idle");
+    cr_assert(!gs_help_early(1.5, 2, 2), "2 cores, less than half a core idle");
+    cr_assert(!gs_help_early(2.1, 2, 2), "2 cores, two runs at once");
+    cr_assert(!gs_help_early(15.0, 2, 2), "2 cores, load 15");
+    cr_assert(gs_help_early(5.0, 6, 6), "6 cores (orin), load 5");
+    cr_assert(!gs_help_early(5.6, 6, 6), "6 cores, load 5.6");
+    cr_assert(!gs_help_early(0.0, 1, 1), "one CPU");
+    cr_assert(!gs_help_early(0.0, 16, 1), "an affinity of one CPU on an idle 16-core machine");
+    cr_assert(gs_help_early(0.0, 16, 2), "an affinity of two CPUs on an idle machine");
+    cr_assert(!gs_help_early(-1.0, 16, 16), "no load average");
+    cr_assert(!gs_help_early(0.0, 0, 0), "no CPU count");
+}
+
 /* A different seed changes the walk: the count of walk steps (a sum over 16
  * chains of the step at which each chain cached into level 0) differs for
  * these two seeds. Verified for this case; not a general claim. */
