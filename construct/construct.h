@@ -24,7 +24,7 @@ struct gs_result {
     bool floor_audit;          /* GS_AUDIT_FLOOR set: the skipped were priced too, and */
     int64_t floor_violations;  /* ... this many floors lay above their prices (0) */
     bool capped;               /* exhaustive: enumeration hit its cap */
-    int workers;               /* the most workers that ran at once (the calling thread one) */
+    int workers;               /* the most workers that ran at once (the calling thread one; a 1x1 conv: in either form) */
 };
 
 /* Whether a construction's helpers (default threads) may start early, after
