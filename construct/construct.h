@@ -30,9 +30,10 @@ struct gs_result {
 /* Whether a construction's helpers (default threads) may start early, after
  * the calling thread's second job, rather than once the work left is worth
  * GS_HELP_AFTER_S: when the machine has a core to spare beside the calling
- * thread. load1 is the 1-minute load average (negative: unknown), online the
- * CPUs online, allowed those this process may run on. */
-bool gs_help_early(double load1, int online, int allowed);
+ * thread (more than half a core idle). others is the cores that other
+ * processes keep busy (negative: unknown), online the CPUs online, allowed
+ * those this process may run on. */
+bool gs_help_early(double others, int online, int allowed);
 
 /* Thread count a level-2 state is completed with for ranking. */
 #define GS_COMPLETE_THREADS 256

@@ -61,7 +61,7 @@ static double sharpen(double r) {
  * machine 0.92x the wall time of the 2-5 ms operators; the 3 ms rule was
  * chosen on a loaded one, where a helper only slows the calling thread).
  * The machine is looked at again after this many seconds. */
-#define GS_HELP_LOOK_S 1.0
+#define GS_HELP_LOOK_S 0.25
 
 void gs_construct_opts_default(gs_construct_opts *o) {
     memset(o, 0, sizeof *o);
@@ -1477,12 +1477,9 @@ static int start_helpers(jobs *j, crew *c, int nw, pthread_t *th, worker *wk) {
     return started;
 }
 
-bool gs_help_early(double load1, int online, int allowed) {
-    /* the load average counts the runnable threads of the whole machine,
-     * this process's own among them when it has been running (a suite, a
-     * service, a script of runs): so more than half a core left idle beside it is a
-     * core to spare; unknown figures spare none */
-    return load1 >= 0 && online >= 2 && allowed >= 2 && online - load1 > 0.5;
+bool gs_help_early(double others, int online, int allowed) {
+    /* a core for the calling thread, and more than half of another idle */
+    return others >= 0 && online >= 2 && allowed >= 2 && online - others > 1.5;
 }
 
 /* The CPUs this process may run on: its affinity set where the system has
@@ -1495,22 +1492,58 @@ static int cpus_allowed(long online) {
     return online < 1 ? 0 : online > 1 << 20 ? 1 << 20 : (int)online;
 }
 
-/* Whether the helpers may start early now (gs_help_early), looked at once
- * per GS_HELP_LOOK_S per process: the answer and the time it was looked at,
- * in milliseconds, in one atomic word, so that constructions on several
- * threads share it without a lock (two that look at once both store an
- * answer of their own: either stands). */
+/* The machine's busy CPU seconds so far (Linux /proc/stat: user, nice,
+ * system, irq, softirq, steal), or -1 where there is no such file. */
+static double machine_busy_s(void) {
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f) return -1;
+    unsigned long long v[8] = {0};
+    int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+    fclose(f);
+    long hz = sysconf(_SC_CLK_TCK);
+    if (n < 4 || hz <= 0) return -1;
+    return (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / (double)hz;
+}
+
+/* This process's CPU seconds so far (all its threads). */
+static double process_cpu_s(void) {
+    struct timespec ts;
+    return clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0 ? (double)ts.tv_sec + ts.tv_nsec * 1e-9 : 0;
+}
+
+/* Whether the helpers may start early now (gs_help_early). The cores the
+ * other processes keep busy are the machine's busy time less this
+ * process's own over the time since the last look (at least GS_HELP_LOOK_S
+ * before a new look): its own threads (helpers, a 1x1 conv's second form)
+ * are not counted against it, so starting them does not turn the answer.
+ * At a process's first look, or without /proc/stat, the 1-minute load
+ * average less one (the calling thread's, counted in it when the process,
+ * or the run of processes it belongs to, has been running). Shared by the
+ * process's threads under a lock (a look costs about 20 us). */
 static bool help_early_now(void) {
-    static atomic_llong seen; /* (ms << 1) | early; 0: never looked */
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static bool looked, early;
+    static double wall0, busy0, own0;
     double now = gs_now_s();
-    long long ms = (long long)(now * 1e3) + 1, w = atomic_load_explicit(&seen, memory_order_relaxed);
-    if (w != 0 && ms - (w >> 1) < (long long)(GS_HELP_LOOK_S * 1e3)) return w & 1;
-    double load[1];
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
-    bool early = gs_help_early(getloadavg(load, 1) == 1 ? load[0] : -1, online < 1 ? 0 : online > 1 << 20 ? 1 << 20 : (int)online,
-                               cpus_allowed(online));
-    atomic_store_explicit(&seen, (ms << 1) | early, memory_order_relaxed);
-    return early;
+    pthread_mutex_lock(&lock);
+    if (!looked || now - wall0 >= GS_HELP_LOOK_S) {
+        long online = sysconf(_SC_NPROCESSORS_ONLN);
+        double busy = machine_busy_s(), own = process_cpu_s(), others = -1, load[1];
+        if (looked && busy >= 0 && busy0 >= 0) {
+            others = (busy - busy0 - (own - own0)) / (now - wall0);
+            others = others < 0 ? 0 : others;
+        } else if (getloadavg(load, 1) == 1) {
+            others = load[0] > 1 ? load[0] - 1 : 0;
+        }
+        early = gs_help_early(others, online < 1 ? 0 : online > 1 << 20 ? 1 << 20 : (int)online, cpus_allowed(online));
+        looked = true;
+        wall0 = now;
+        busy0 = busy;
+        own0 = own;
+    }
+    bool e = early;
+    pthread_mutex_unlock(&lock);
+    return e;
 }
 
 /* The calling thread's CPU time in seconds (the work it has done, which a

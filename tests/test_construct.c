@@ -258,22 +258,21 @@ Test(construct, conv_forms_hand_over_their_workers, .timeout = 120) {
 }
 
 /* The default threads' helpers start early only when the machine has a core
- * to spare beside the calling thread: more than half a core idle by the 1-minute load
- * average (which counts this process's own running thread), two CPUs online
- * and two allowed; an unknown load or CPU count spares none. */
+ * to spare beside the calling thread: more than half a core idle once the
+ * other processes' busy cores are counted, with two CPUs online and two
+ * allowed; an unknown figure spares none. */
 Test(construct, helpers_start_early_on_an_idle_core) {
     cr_assert(gs_help_early(0.0, 2, 2), "idle 2-core machine");
-    cr_assert(gs_help_early(1.0, 2, 2), "2 cores, this process's own run loading one");
-    cr_assert(gs_help_early(1.49, 2, 2), "2 cores, half a core idle");
-    cr_assert(!gs_help_early(1.5, 2, 2), "2 cores, less than half a core idle");
-    cr_assert(!gs_help_early(2.1, 2, 2), "2 cores, two runs at once");
-    cr_assert(!gs_help_early(15.0, 2, 2), "2 cores, load 15");
-    cr_assert(gs_help_early(5.0, 6, 6), "6 cores (orin), load 5");
-    cr_assert(!gs_help_early(5.6, 6, 6), "6 cores, load 5.6");
+    cr_assert(gs_help_early(0.49, 2, 2), "2 cores, another process on half a core");
+    cr_assert(!gs_help_early(0.5, 2, 2), "2 cores, half a core idle beside the calling thread");
+    cr_assert(!gs_help_early(1.0, 2, 2), "2 cores, another run at once");
+    cr_assert(!gs_help_early(14.0, 2, 2), "2 cores, load 15");
+    cr_assert(gs_help_early(4.0, 6, 6), "6 cores (orin), 4 busy");
+    cr_assert(!gs_help_early(4.6, 6, 6), "6 cores, 4.6 busy");
     cr_assert(!gs_help_early(0.0, 1, 1), "one CPU");
     cr_assert(!gs_help_early(0.0, 16, 1), "an affinity of one CPU on an idle 16-core machine");
     cr_assert(gs_help_early(0.0, 16, 2), "an affinity of two CPUs on an idle machine");
-    cr_assert(!gs_help_early(-1.0, 16, 16), "no load average");
+    cr_assert(!gs_help_early(-1.0, 16, 16), "no figure of the machine's load");
     cr_assert(!gs_help_early(0.0, 0, 0), "no CPU count");
 }
 
