@@ -1403,8 +1403,6 @@ typedef struct crew {
     double after_s; /* ... the work left, in CPU seconds, that is (GS_HELP_AFTER_S) */
     bool helped;   /* helpers ran in an earlier phase: the next starts them at once */
     int most;      /* the most workers that ran at once */
-    atomic_int *spare; /* a 1x1 conv's forms: the workers the form done first left (NULL: none) */
-    int taken;         /* ... of which this crew took (in max) */
     gs_arena *ar;
 } crew;
 
@@ -1564,29 +1562,11 @@ static void run_jobs(jobs *j, crew *c) {
     worker wk[GS_MAX_THREADS];
     int started = 0, nw = c->max < j->n ? c->max : j->n;
     bool wait = c->adaptive && !c->helped;
-    double t0 = thread_cpu_s();
+    double t0 = wait ? thread_cpu_s() : 0;
     atomic_store(&j->next, 0);
     j->memos = c->memos;
     for (int done = 0;; done++) {
-        if (!started && c->spare && done + 1 < j->n) {
-            /* the sibling form is done: take its workers for the jobs left */
-            int s = atomic_load(c->spare), take = 0;
-            while (s > 0 &&
-                   !atomic_compare_exchange_weak(c->spare, &s, s - (take = s < GS_MAX_THREADS - c->max ? s : GS_MAX_THREADS - c->max)))
-                ;
-            if (s > 0 && take > 0) {
-                c->max += take;
-                c->taken += take;
-                nw = c->max < j->n ? c->max : j->n;
-            }
-        }
-        /* workers taken from the sibling form start only for the work worth
-         * them on any machine (GS_HELP_AFTER_S at least): the jobs left are
-         * the form's last, and a helper's memo and thread cost what a small
-         * operator's last jobs take */
-        double need = c->taken ? (c->after_s > GS_HELP_AFTER_S ? c->after_s : GS_HELP_AFTER_S) : c->after_s;
-        bool worth = (!wait && !c->taken) || (done >= 2 && (thread_cpu_s() - t0) / done * (j->n - done) >= need);
-        if (nw > 1 && !started && worth) {
+        if (nw > 1 && !started && (!wait || (done >= 2 && (thread_cpu_s() - t0) / done * (j->n - done) >= c->after_s))) {
             started = start_helpers(j, c, nw, th, wk);
             c->helped |= started > 0;
             if (started + 1 > c->most) c->most = started + 1;
@@ -1655,11 +1635,9 @@ static gs_status no_candidate(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, con
 }
 
 /* Construct one form of an operator (checked arguments); adaptive: the
- * helpers start only for the work worth them (run_jobs); spare: the workers
- * the sibling form of a 1x1 conv leaves when it is done, which this one may
- * take for its jobs left (NULL: none). */
+ * helpers start only for the work worth them (run_jobs). */
 static gs_status construct_form(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const gs_construct_opts *opts,
-                                bool adaptive, atomic_int *spare, gs_result **out) {
+                                bool adaptive, gs_result **out) {
     const gs_construct_opts o = *opts;
     double t_begin = gs_now_s();
     gs_result *r = calloc(1, sizeof *r);
@@ -1694,15 +1672,13 @@ static gs_status construct_form(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, c
     if (o.strategy == GS_STRATEGY_MARKOV) p.knobbed = &kp;
     mm.apart = r->floor_audit;
     const char *after = getenv("GS_HELP_AFTER_MS");
-    bool set = after && *after, markov = o.strategy == GS_STRATEGY_MARKOV;
-    /* the default threads: a core to spare starts the helpers early, and
-     * only then does a 1x1 conv's form take its sibling's workers (on a
-     * loaded machine a worker freed is no core freed: at load 6-7 the 1x1
-     * convs under 25 ms took 1.19x the time) */
-    bool early = markov && adaptive && !set && help_early_now();
-    crew cw = {.ready = 1, .max = markov ? workers_of(&o) : 1, .adaptive = adaptive,
-               .after_s = set ? strtod(after, NULL) * 1e-3 : early ? 0 : GS_HELP_AFTER_S, .most = 1,
-               .spare = markov && (!adaptive || set || early) ? spare : NULL, .ar = &ar};
+    int max = o.strategy == GS_STRATEGY_MARKOV ? workers_of(&o) : 1;
+    /* the default threads: a core to spare starts the helpers early */
+    crew cw = {.ready = 1, .max = max, .adaptive = adaptive,
+               .after_s = after && *after                       ? strtod(after, NULL) * 1e-3
+                          : adaptive && max > 1 && help_early_now() ? 0
+                                                                    : GS_HELP_AFTER_S,
+               .most = 1, .ar = &ar};
     cw.memos[0] = mm;
     if (!run_strategy(hw, op, &o, steps_per_chain, &ar, &p, &mm, &cw, r)) {
         gs_arena_free(&ar);
@@ -1764,15 +1740,13 @@ typedef struct form_job {
     const gs_hw *hw;
     gs_construct_opts o;
     bool adaptive;
-    atomic_int *spare; /* both forms' (construct_form) */
     gs_result *r;
     gs_status s;
 } form_job;
 
 static void *form_work(void *arg) {
     form_job *f = arg;
-    f->s = construct_form(NULL, f->op, f->hw, &f->o, f->adaptive, f->spare, &f->r);
-    if (f->spare) atomic_fetch_add(f->spare, f->o.threads); /* done: the other form may take its workers */
+    f->s = construct_form(NULL, f->op, f->hw, &f->o, f->adaptive, &f->r);
     return NULL;
 }
 
@@ -1794,20 +1768,16 @@ gs_status gs_construct(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const gs_c
     gs_op mm;
     bool two = o.conv_form == GS_FORM_AUTO && op->kind == GS_OPK_CONV2D && gs_op_conv1x1_as_matmul(NULL, op, &mm) == GS_OK;
     double t_begin = gs_now_s();
-    atomic_int spare = 0; /* the workers of the form done first, for the other (run_jobs) */
-    form_job alt = {&mm, hw, o, o.threads == 0, NULL, NULL, GS_ERR_INVALID_ARG};
+    form_job alt = {&mm, hw, o, o.threads == 0, NULL, GS_ERR_INVALID_ARG};
     pthread_t th;
     bool on_thread = false;
     int nw = workers_of(&o), asked = o.threads;
     if (two && nw > 1) {
         alt.o.threads = nw / 2;
         o.threads = nw - nw / 2;
-        alt.spare = &spare;
         on_thread = pthread_create(&th, NULL, form_work, &alt) == 0;
-        if (!on_thread) alt.spare = NULL;
     }
-    s = construct_form(ctx, op, hw, &o, asked == 0, on_thread ? &spare : NULL, out);
-    if (on_thread) atomic_fetch_add(&spare, o.threads);
+    s = construct_form(ctx, op, hw, &o, asked == 0, out);
     if (two && !on_thread && s == GS_OK) form_work(&alt);
     if (on_thread) pthread_join(th, NULL);
     if (s != GS_OK || !two || alt.s != GS_OK) { /* the nest stands (or failed) alone */
