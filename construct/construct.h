@@ -24,8 +24,16 @@ struct gs_result {
     bool floor_audit;          /* GS_AUDIT_FLOOR set: the skipped were priced too, and */
     int64_t floor_violations;  /* ... this many floors lay above their prices (0) */
     bool capped;               /* exhaustive: enumeration hit its cap */
-    int workers;               /* the most workers that ran at once (the calling thread one) */
+    int workers;               /* the most workers that ran at once (the calling thread one; a 1x1 conv: in either form) */
 };
+
+/* Whether a construction's helpers (default threads) may start early, after
+ * the calling thread's second job, rather than once the work left is worth
+ * GS_HELP_AFTER_S: when the machine has a core to spare beside the calling
+ * thread (more than half a core idle). others is the cores that other
+ * processes keep busy (negative: unknown), online the CPUs online, allowed
+ * those this process may run on. */
+bool gs_help_early(double others, int online, int allowed);
 
 /* Thread count a level-2 state is completed with for ranking. */
 #define GS_COMPLETE_THREADS 256

@@ -10,10 +10,12 @@
  *   ones failing the memory check, multiply cache by 3/(1+exp(-(ln5/10)(t-10))),
  *   normalise, and pick by roulette with PCG32.
  */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT (glibc) */
 #include "construct/construct.h"
 
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +56,12 @@ static double sharpen(double r) {
 #ifndef GS_HELP_AFTER_S
 #define GS_HELP_AFTER_S 3e-3
 #endif
+/* ... unless the machine has a core to spare (gs_help_early): then they
+ * start after the second job, as with GS_HELP_AFTER_MS=0 (on a quiet 2-core
+ * machine 0.92x the wall time of the 2-5 ms operators; the 3 ms rule was
+ * chosen on a loaded one, where a helper only slows the calling thread).
+ * The machine is looked at again after this many seconds. */
+#define GS_HELP_LOOK_S 0.25
 
 void gs_construct_opts_default(gs_construct_opts *o) {
     memset(o, 0, sizeof *o);
@@ -1467,6 +1475,75 @@ static int start_helpers(jobs *j, crew *c, int nw, pthread_t *th, worker *wk) {
     return started;
 }
 
+bool gs_help_early(double others, int online, int allowed) {
+    /* a core for the calling thread, and more than half of another idle */
+    return others >= 0 && online >= 2 && allowed >= 2 && online - others > 1.5;
+}
+
+/* The CPUs this process may run on: its affinity set where the system has
+ * one, else the online CPUs; 0 when unknown. */
+static int cpus_allowed(long online) {
+#if defined(__linux__) && defined(CPU_COUNT)
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+#endif
+    return online < 1 ? 0 : online > 1 << 20 ? 1 << 20 : (int)online;
+}
+
+/* The machine's busy CPU seconds so far (Linux /proc/stat: user, nice,
+ * system, irq, softirq, steal), or -1 where there is no such file. */
+static double machine_busy_s(void) {
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f) return -1;
+    unsigned long long v[8] = {0};
+    int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+    fclose(f);
+    long hz = sysconf(_SC_CLK_TCK);
+    if (n < 4 || hz <= 0) return -1;
+    return (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / (double)hz;
+}
+
+/* This process's CPU seconds so far (all its threads). */
+static double process_cpu_s(void) {
+    struct timespec ts;
+    return clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0 ? (double)ts.tv_sec + ts.tv_nsec * 1e-9 : 0;
+}
+
+/* Whether the helpers may start early now (gs_help_early). The cores the
+ * other processes keep busy are the machine's busy time less this
+ * process's own over the time since the last look (at least GS_HELP_LOOK_S
+ * before a new look): its own threads (helpers, a 1x1 conv's second form)
+ * are not counted against it, so starting them does not turn the answer.
+ * At a process's first look, or without /proc/stat, the 1-minute load
+ * average less one (the calling thread's, counted in it when the process,
+ * or the run of processes it belongs to, has been running). Shared by the
+ * process's threads under a lock (a look costs about 20 us). */
+static bool help_early_now(void) {
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static bool looked, early;
+    static double wall0, busy0, own0;
+    double now = gs_now_s();
+    pthread_mutex_lock(&lock);
+    if (!looked || now - wall0 >= GS_HELP_LOOK_S) {
+        long online = sysconf(_SC_NPROCESSORS_ONLN);
+        double busy = machine_busy_s(), own = process_cpu_s(), others = -1, load[1];
+        if (looked && busy >= 0 && busy0 >= 0) {
+            others = (busy - busy0 - (own - own0)) / (now - wall0);
+            others = others < 0 ? 0 : others;
+        } else if (getloadavg(load, 1) == 1) {
+            others = load[0] > 1 ? load[0] - 1 : 0;
+        }
+        early = gs_help_early(others, online < 1 ? 0 : online > 1 << 20 ? 1 << 20 : (int)online, cpus_allowed(online));
+        looked = true;
+        wall0 = now;
+        busy0 = busy;
+        own0 = own;
+    }
+    bool e = early;
+    pthread_mutex_unlock(&lock);
+    return e;
+}
+
 /* The calling thread's CPU time in seconds (the work it has done, which a
  * loaded machine inflates less than the wall clock); 0 where there is none. */
 static double thread_cpu_s(void) {
@@ -1595,15 +1672,19 @@ static gs_status construct_form(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, c
     if (o.strategy == GS_STRATEGY_MARKOV) p.knobbed = &kp;
     mm.apart = r->floor_audit;
     const char *after = getenv("GS_HELP_AFTER_MS");
-    crew cw = {.ready = 1, .max = o.strategy == GS_STRATEGY_MARKOV ? workers_of(&o) : 1, .adaptive = adaptive,
-               .after_s = after && *after ? strtod(after, NULL) * 1e-3 : GS_HELP_AFTER_S, .most = 1, .ar = &ar};
+    int max = o.strategy == GS_STRATEGY_MARKOV ? workers_of(&o) : 1;
+    /* the default threads: a core to spare starts the helpers early */
+    crew cw = {.ready = 1, .max = max, .adaptive = adaptive,
+               .after_s = after && *after                       ? strtod(after, NULL) * 1e-3
+                          : adaptive && max > 1 && help_early_now() ? 0
+                                                                    : GS_HELP_AFTER_S,
+               .most = 1, .ar = &ar};
     cw.memos[0] = mm;
     if (!run_strategy(hw, op, &o, steps_per_chain, &ar, &p, &mm, &cw, r)) {
         gs_arena_free(&ar);
         free(r);
         return gs_err(ctx, GS_ERR_UNSUPPORTED, "strategy %d is not available in this build", (int)o.strategy);
     }
-    r->workers = cw.most;
     if (o.strategy != GS_STRATEGY_EXHAUSTIVE) r->pooled = p.n + kp.n; /* exhaustive set it to the states ranked */
     if (o.strategy == GS_STRATEGY_MARKOV && p.n > 0) {
         /* the walk's own best states polished as they always were, then the
@@ -1612,6 +1693,7 @@ static gs_status construct_form(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, c
         polish_on_workers(hw, op, &o, &p, &kp, &cw, r);
         for (int64_t i = 0; i < kp.n; i++) pool_add(&p, &kp.items[i]);
     }
+    r->workers = cw.most; /* the walk's and the polish's */
     /* rank: insertion into a sorted top-k by predicted time (stable for ties),
      * by the memo's times (the walk and the polish priced most of the pool;
      * a state failing the check is priced as it is), then the top-k's full
@@ -1704,6 +1786,7 @@ gs_status gs_construct(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const gs_c
     }
     gs_result **lose = alt.r->est[0].time_s < (*out)->est[0].time_s ? out : &alt.r;
     double both = on_thread ? gs_now_s() - t_begin : (*out)->construct_s + alt.r->construct_s;
+    int most = alt.r->workers > (*out)->workers ? alt.r->workers : (*out)->workers; /* of either form */
     if (lose == out) {
         gs_result_destroy(*out);
         *out = alt.r;
@@ -1711,6 +1794,7 @@ gs_status gs_construct(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const gs_c
         gs_result_destroy(alt.r);
     }
     (*out)->construct_s = both;
+    (*out)->workers = most;
     (*out)->opts.threads = asked;
     return GS_OK;
 }

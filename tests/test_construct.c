@@ -224,6 +224,25 @@ Test(construct, helpers_started_late_same_result, .timeout = 120) {
     gs_ctx_destroy(ctx);
 }
 
+/* The default threads' helpers start early only when the machine has a core
+ * to spare beside the calling thread: more than half a core idle once the
+ * other processes' busy cores are counted, with two CPUs online and two
+ * allowed; an unknown figure spares none. */
+Test(construct, helpers_start_early_on_an_idle_core) {
+    cr_assert(gs_help_early(0.0, 2, 2), "idle 2-core machine");
+    cr_assert(gs_help_early(0.49, 2, 2), "2 cores, another process on half a core");
+    cr_assert(!gs_help_early(0.5, 2, 2), "2 cores, half a core idle beside the calling thread");
+    cr_assert(!gs_help_early(1.0, 2, 2), "2 cores, another run at once");
+    cr_assert(!gs_help_early(14.0, 2, 2), "2 cores, load 15");
+    cr_assert(gs_help_early(4.0, 6, 6), "6 cores (orin), 4 busy");
+    cr_assert(!gs_help_early(4.6, 6, 6), "6 cores, 4.6 busy");
+    cr_assert(!gs_help_early(0.0, 1, 1), "one CPU");
+    cr_assert(!gs_help_early(0.0, 16, 1), "an affinity of one CPU on an idle 16-core machine");
+    cr_assert(gs_help_early(0.0, 16, 2), "an affinity of two CPUs on an idle machine");
+    cr_assert(!gs_help_early(-1.0, 16, 16), "no figure of the machine's load");
+    cr_assert(!gs_help_early(0.0, 0, 0), "no CPU count");
+}
+
 /* A different seed changes the walk: the count of walk steps (a sum over 16
  * chains of the step at which each chain cached into level 0) differs for
  * these two seeds. Verified for this case; not a general claim. */

@@ -31,6 +31,7 @@ static const char *const specs[] = {
     "gemv M=4096 N=1024",
     "rowmax M=256 K=1000",
     "dwconv2d N=1 C=32 H=56 W=56 R=3 S=3 stride=2 pad=1",
+    "conv2d N=1 C=64 H=14 W=14 K=64 R=1 S=1", /* two forms at once, each with its own helpers */
 };
 enum { NSPECS = (int)(sizeof specs / sizeof specs[0]) };
 /* the last is in the first one's size class: the default dispatcher may serve it from its memo */
