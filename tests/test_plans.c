@@ -1062,7 +1062,7 @@ Test(plans, conv_steady_loop, .timeout = 900) {
     gs_ctx *ctx = gs_ctx_create();
     gs_device *cl = open_cl(ctx);
     paths c = {0};
-    int ran = 0, peeled = 0;
+    int ran = 0, peeled = 0, turned = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         gs_op *op = NULL;
         gs_hw *hw = NULL;
@@ -1081,6 +1081,27 @@ Test(plans, conv_steady_loop, .timeout = 900) {
             cr_expect(p.peel, "%s %s no_async %d: not peeled (frag_pipe %d)", cases[i].spec, cases[i].cfg, v,
                       p.frag_pipe);
             peeled += p.peel;
+            /* the steady loop turns before its second-last k-step's multiply
+             * (plan.cross_turn): after the barrier the next tile's first
+             * fragments go to set 2, the last two k-steps multiply after
+             * them, and set 2 moves to set 0 at the tile's end */
+            cr_expect(p.cross_turn, "%s %s no_async %d: no cross_turn", cases[i].spec, cases[i].cfg, v);
+            if (p.cross_turn) {
+                gs_kernel_src ks;
+                cr_assert_eq(gs_lower_emit_plan(ctx, op, &e, &p, GS_DIALECT_OPENCL, hw->sm, &ks), GS_OK, "%s",
+                             gs_ctx_errmsg(ctx));
+                const char *lo = strstr(ks.src, "for (; it < nsteady; it++)");
+                const char *hi = lo ? strstr(lo, "for (; it < ntile; it++)") : NULL;
+                const char *bar = lo ? strstr(lo, "barrier(") : NULL;
+                const char *ld = bar ? strstr(bar, "fr0[2][") : NULL;
+                const char *mul = ld ? strstr(ld, "+= fr0[kk & 1][") : NULL;
+                const char *mv = mul ? strstr(mul, "fr0[0][i] = fr0[2][i];") : NULL;
+                bool ok = lo && hi && bar && ld && mul && mv && mv < hi;
+                cr_expect(ok, "%s %s no_async %d: the steady loop does not turn a k-step early", cases[i].spec,
+                          cases[i].cfg, v);
+                turned += ok;
+                gs_kernel_src_free(&ks);
+            }
             ran += run_variant(ctx, cl, hw, op, &e, &o, 31 + i, "conv steady loop", &c);
         }
         gs_hw_destroy(hw);
@@ -1088,6 +1109,7 @@ Test(plans, conv_steady_loop, .timeout = 900) {
     }
     cr_expect_eq(ran, 10, "variants run: %d", ran);
     cr_expect_eq(peeled, 10, "peeled steady loops: %d", peeled);
+    cr_expect_eq(turned, 10, "steady loops turned a k-step early: %d", turned);
     cr_expect_geq(c.tail_tiles, 4, "partial reduce tiles ran: %d", c.tail_tiles);
     gs_device_close(cl);
     gs_ctx_destroy(ctx);
