@@ -1052,20 +1052,30 @@ Test(plans, conv_steady_loop, .timeout = 900) {
         int turn; /* bit v: the loop turns a k-step early (plan.cross_turn) at no_async v */
     } cases[] = {
         {"h100", "conv2d N=2 C=13 H=17 W=19 K=8 R=3 S=3 pad=1",
-         "bn=2,bk=8,bp=4,bq=4,bc=4,br=1,bs=1,tn=1,tk=4,tp=1,tq=4,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=2", 3},
+         "bn=2,bk=8,bp=4,bq=4,bc=4,br=1,bs=1,tn=1,tk=4,tp=1,tq=4,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=2", 1},
         {"a100", "conv2d N=2 C=12 H=23 W=19 K=8 R=3 S=3 stride=2 dilation=2 pad=2 layout=nhwc",
          "bn=2,bp=2,bq=2,bk=8,bc=8,br=1,bs=1,tn=1,tp=1,tq=2,tk=4,vn=1,vp=1,vq=1,vk=1,si=1,sf=1,stages=2", 3},
         {"h100", "conv2d N=3 C=1 H=13 W=11 K=8 R=2 S=2 pad=1",
-         "bn=1,bk=8,bp=4,bq=4,bc=1,br=2,bs=1,tn=1,tk=4,tp=1,tq=4,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=2", 1},
+         "bn=1,bk=8,bp=4,bq=4,bc=1,br=2,bs=1,tn=1,tk=4,tp=1,tq=4,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=2", 0},
+        {"h100", "conv2d N=3 C=1 H=13 W=11 K=8 R=2 S=2 pad=1",
+         "bn=2,bk=8,bp=4,bq=4,bc=1,br=2,bs=1,tn=1,tk=4,tp=1,tq=2,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=2", 3},
         {"h100", "conv2d N=2 C=8 H=17 W=13 K=8 R=3 S=3 pad=1 groups=2",
          "bn=2,bg=1,bk=4,bp=4,bq=4,bc=4,br=1,bs=1,tn=1,tg=1,tk=2,tp=2,tq=2,vn=1,vg=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=3", 2},
         {"a100", "conv2d N=2 C=10 H=11 W=13 K=8 R=3 S=3 stride=2 pad=1 dtype=f16",
-         "bn=2,bk=8,bp=2,bq=4,bc=2,br=1,bs=1,tn=1,tk=4,tp=1,tq=2,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=2", 3},
+         "bn=2,bk=8,bp=2,bq=4,bc=2,br=1,bs=1,tn=1,tk=4,tp=1,tq=2,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=2", 0},
+        {"a100", "conv2d N=2 C=10 H=11 W=13 K=8 R=3 S=3 stride=2 pad=1 dtype=f16",
+         "bn=2,bk=8,bp=2,bq=4,bc=2,br=1,bs=1,tn=1,tk=2,tp=1,tq=1,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=2", 3},
         /* the tiles of the a100 conv2d N=128 C=256 H=30 W=30 K=256 3x3 stride 2
          * NCHW pick (n:64/4 k:64/8/v2 c:8 st2), which ptxas spilled turned: its
          * third fragment set (4 + 8) takes the bound from 164 to 176, 3 blocks
          * per SM to 2, so it keeps the loop that turns at the last k-step */
         {"a100", "conv2d N=64 C=20 H=9 W=9 K=64 R=3 S=3 stride=2",
+         "bn=64,bk=64,bp=1,bq=1,bc=8,br=1,bs=1,tn=4,tk=8,tp=1,tq=1,vn=1,vk=2,vp=1,vq=1,si=1,sf=1,stages=2", 0},
+        /* the t4 conv2d N=128 C=320 H=7 W=7 K=1280 1x1 NHWC pick's tiles, which
+         * spilled turned with the third set alone counted (bound 146 + 12
+         * under lb(128,3)'s 168; ptxas took 168 and spilled): the set ptxas'
+         * hoisting adds (178) would cost a block per SM */
+        {"t4", "conv2d N=64 C=20 H=5 W=5 K=64 R=1 S=1 layout=nhwc bias=1 relu=1",
          "bn=64,bk=64,bp=1,bq=1,bc=8,br=1,bs=1,tn=4,tk=8,tp=1,tq=1,vn=1,vk=2,vp=1,vq=1,si=1,sf=1,stages=2", 0},
     };
     gs_ctx *ctx = gs_ctx_create();
@@ -1110,13 +1120,17 @@ Test(plans, conv_steady_loop, .timeout = 900) {
             const int64_t mb = gs_plan_blocks_per_sm(hw, &p, p.regs_bound);
             cr_expect_eq(mb, p.min_blocks, "%s %s no_async %d: blocks per SM %lld, launch bounds %d", cases[i].spec,
                          cases[i].cfg, v, (long long)mb, (int)p.min_blocks);
-            if (p.cross_turn)
-                cr_expect_geq(mb, gs_plan_blocks_per_sm(hw, &p, (int)(p.regs_bound - set)),
-                              "%s %s no_async %d: the turn lost blocks per SM", cases[i].spec, cases[i].cfg, v);
-            else
-                cr_expect_lt(gs_plan_blocks_per_sm(hw, &p, (int)(p.regs_bound + set)), mb,
-                             "%s %s no_async %d: not turned though its third set fits", cases[i].spec, cases[i].cfg,
-                             v);
+            /* the bound without the third set, and whether that set and one
+             * more (ptxas' hoisting) keep its blocks per SM, at the bound
+             * and at the 7 counts under it */
+            const int64_t b0 = p.regs_bound - (p.cross_turn ? set : 0);
+            bool fits = b0 + 2 * set <= hw->max_regs_per_thread && b0 + set + 8 <= hw->max_regs_per_thread &&
+                        gs_plan_blocks_per_sm(hw, &p, (int)(b0 + 2 * set)) >= gs_plan_blocks_per_sm(hw, &p, (int)b0);
+            for (int d = 0; d < 8; d++)
+                fits = fits && gs_plan_blocks_per_sm(hw, &p, (int)(b0 + set - d)) >=
+                                   gs_plan_blocks_per_sm(hw, &p, (int)(b0 - d));
+            cr_expect_eq(fits, p.cross_turn != 0, "%s %s no_async %d: the third set fits %d, cross_turn %d",
+                         cases[i].spec, cases[i].cfg, v, fits, p.cross_turn);
             gs_kernel_src ks;
             cr_assert_eq(gs_lower_emit_plan(ctx, op, &e, &p, GS_DIALECT_OPENCL, hw->sm, &ks), GS_OK, "%s",
                          gs_ctx_errmsg(ctx));
@@ -1144,10 +1158,10 @@ Test(plans, conv_steady_loop, .timeout = 900) {
         gs_hw_destroy(hw);
         gs_op_destroy(op);
     }
-    cr_expect_eq(ran, 12, "variants run: %d", ran);
-    cr_expect_eq(peeled, 12, "peeled steady loops: %d", peeled);
+    cr_expect_eq(ran, 18, "variants run: %d", ran);
+    cr_expect_eq(peeled, 18, "peeled steady loops: %d", peeled);
     cr_expect_eq(turned, 8, "steady loops turned a k-step early: %d", turned);
-    cr_expect_eq(kept, 4, "steady loops kept (registers): %d", kept);
+    cr_expect_eq(kept, 10, "steady loops kept (registers): %d", kept);
     cr_expect_geq(c.tail_tiles, 4, "partial reduce tiles ran: %d", c.tail_tiles);
     gs_device_close(cl);
     gs_ctx_destroy(ctx);

@@ -1023,7 +1023,20 @@ static int64_t frag_set_regs(const gs_op *op, const gs_etir *e) {
  * set, make check-suites found spills on a100 conv2d N=128 C=256 H=30 W=30
  * K=256 3x3 stride 2 NCHW (n:64/4 k:64/8/v2 c:8 st2 r2). */
 static bool conv_turn_fits(const gs_hw *hw, const gs_plan *p, int64_t set) {
-    if (p->regs_bound + set + GS_FRAG_PIPE_REGS_SLACK > hw->max_regs_per_thread) return false;
+    /* and a set more for ptxas' hoisting of the next loads: with the third
+     * set alone, make check-suites found 12 bytes spilled on t4 conv2d
+     * N=128 C=320 H=7 W=7 K=1280 1x1 NHWC (n:64/4 k:64/8/v2 c:8, lb(128,3):
+     * bound 146 + 12 under the cap of 168; ptxas 138 registers without the
+     * turn, 168 and spills with it). Two more, as the gemm turn's copies at
+     * the turn take (cross_turn_of), would leave none of the four 3x3 picks
+     * turned (h100 NHWC bound 215, a100 NCHW 220: ptxas 209 and 188 with
+     * the turn) */
+    const int64_t hoist = set;
+    if (p->regs_bound + set + hoist > hw->max_regs_per_thread ||
+        p->regs_bound + set + GS_FRAG_PIPE_REGS_SLACK > hw->max_regs_per_thread)
+        return false;
+    if (gs_plan_blocks_per_sm(hw, p, (int)(p->regs_bound + set + hoist)) < gs_plan_blocks_per_sm(hw, p, p->regs_bound))
+        return false;
     /* at the bound and at each count a little under it that ptxas and the
      * model take (a register allocation unit, as frag_pipe's check): the
      * model's occupancy, and so its estimate, is that of the loop without
