@@ -208,8 +208,9 @@ typedef struct gs_plan {
                              tile stages-1 ahead after the second k-step's loads (ptxas then
                              hoists the loads less far: fewer registers). On a conv's
                              frag_pipe steady loop (several reduce axes) GS_CROSS_TURN_COPY_AT_TURN
-                             where a third fragment set keeps the plan's register blocks per SM
-                             (regs_bound then counts it), else 0: each tile turns before its
+                             where a third fragment set (and one more for ptxas' hoisting) keeps
+                             the plan's register blocks per SM (regs_bound then counts the
+                             third), else 0: each tile turns before its
                              second-last k-step's multiply, the next tile's first fragments
                              in a third set, the copies of the tile `stages` ahead after the
                              tile's last multiply (lower.c print_full_tile_cross) */
