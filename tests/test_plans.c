@@ -1043,26 +1043,45 @@ Test(plans, gemm_steady_walk, .timeout = 900) {
  * tiles wide), so both loops run: strides 1 and 2, dilation, padding, C not
  * a multiple of the channel tile, C=1, prime H and W, groups, NCHW and NHWC,
  * f16, cp.async and register copies; the tensor box, not im2col's (which
- * the steady loop leaves to the general loop). */
+ * the steady loop leaves to the general loop). The loop turns a k-step
+ * early (plan.cross_turn, a third fragment set) only where that set keeps
+ * the plan's register blocks per SM: both loops run, on awkward shapes. */
 Test(plans, conv_steady_loop, .timeout = 900) {
     static const struct {
         const char *hw, *spec, *cfg;
+        int turn; /* bit v: the loop turns a k-step early (plan.cross_turn) at no_async v */
     } cases[] = {
         {"h100", "conv2d N=2 C=13 H=17 W=19 K=8 R=3 S=3 pad=1",
-         "bn=2,bk=8,bp=4,bq=4,bc=4,br=1,bs=1,tn=1,tk=4,tp=1,tq=4,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=2"},
+         "bn=2,bk=8,bp=4,bq=4,bc=4,br=1,bs=1,tn=1,tk=4,tp=1,tq=4,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=2", 1},
         {"a100", "conv2d N=2 C=12 H=23 W=19 K=8 R=3 S=3 stride=2 dilation=2 pad=2 layout=nhwc",
-         "bn=2,bp=2,bq=2,bk=8,bc=8,br=1,bs=1,tn=1,tp=1,tq=2,tk=4,vn=1,vp=1,vq=1,vk=1,si=1,sf=1,stages=2"},
+         "bn=2,bp=2,bq=2,bk=8,bc=8,br=1,bs=1,tn=1,tp=1,tq=2,tk=4,vn=1,vp=1,vq=1,vk=1,si=1,sf=1,stages=2", 3},
         {"h100", "conv2d N=3 C=1 H=13 W=11 K=8 R=2 S=2 pad=1",
-         "bn=1,bk=8,bp=4,bq=4,bc=1,br=2,bs=1,tn=1,tk=4,tp=1,tq=4,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=2"},
+         "bn=1,bk=8,bp=4,bq=4,bc=1,br=2,bs=1,tn=1,tk=4,tp=1,tq=4,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=2", 0},
+        {"h100", "conv2d N=3 C=1 H=13 W=11 K=8 R=2 S=2 pad=1",
+         "bn=2,bk=8,bp=4,bq=4,bc=1,br=2,bs=1,tn=1,tk=4,tp=1,tq=2,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=2", 3},
         {"h100", "conv2d N=2 C=8 H=17 W=13 K=8 R=3 S=3 pad=1 groups=2",
-         "bn=2,bg=1,bk=4,bp=4,bq=4,bc=4,br=1,bs=1,tn=1,tg=1,tk=2,tp=2,tq=2,vn=1,vg=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=3"},
+         "bn=2,bg=1,bk=4,bp=4,bq=4,bc=4,br=1,bs=1,tn=1,tg=1,tk=2,tp=2,tq=2,vn=1,vg=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=3", 2},
         {"a100", "conv2d N=2 C=10 H=11 W=13 K=8 R=3 S=3 stride=2 pad=1 dtype=f16",
-         "bn=2,bk=8,bp=2,bq=4,bc=2,br=1,bs=1,tn=1,tk=4,tp=1,tq=2,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=2"},
+         "bn=2,bk=8,bp=2,bq=4,bc=2,br=1,bs=1,tn=1,tk=4,tp=1,tq=2,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=2", 0},
+        {"a100", "conv2d N=2 C=10 H=11 W=13 K=8 R=3 S=3 stride=2 pad=1 dtype=f16",
+         "bn=2,bk=8,bp=2,bq=4,bc=2,br=1,bs=1,tn=1,tk=2,tp=1,tq=1,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=2", 3},
+        /* the tiles of the a100 conv2d N=128 C=256 H=30 W=30 K=256 3x3 stride 2
+         * NCHW pick (n:64/4 k:64/8/v2 c:8 st2), which ptxas spilled turned: its
+         * third fragment set (4 + 8) takes the bound from 164 to 176, 3 blocks
+         * per SM to 2, so it keeps the loop that turns at the last k-step */
+        {"a100", "conv2d N=64 C=20 H=9 W=9 K=64 R=3 S=3 stride=2",
+         "bn=64,bk=64,bp=1,bq=1,bc=8,br=1,bs=1,tn=4,tk=8,tp=1,tq=1,vn=1,vk=2,vp=1,vq=1,si=1,sf=1,stages=2", 0},
+        /* the t4 conv2d N=128 C=320 H=7 W=7 K=1280 1x1 NHWC pick's tiles, which
+         * spilled turned with the third set alone counted (bound 146 + 12
+         * under lb(128,3)'s 168; ptxas took 168 and spilled): the set ptxas'
+         * hoisting adds (178) would cost a block per SM */
+        {"t4", "conv2d N=64 C=20 H=5 W=5 K=64 R=1 S=1 layout=nhwc bias=1 relu=1",
+         "bn=64,bk=64,bp=1,bq=1,bc=8,br=1,bs=1,tn=4,tk=8,tp=1,tq=1,vn=1,vk=2,vp=1,vq=1,si=1,sf=1,stages=2", 0},
     };
     gs_ctx *ctx = gs_ctx_create();
     gs_device *cl = open_cl(ctx);
     paths c = {0};
-    int ran = 0, peeled = 0;
+    int ran = 0, peeled = 0, turned = 0, kept = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         gs_op *op = NULL;
         gs_hw *hw = NULL;
@@ -1081,13 +1100,68 @@ Test(plans, conv_steady_loop, .timeout = 900) {
             cr_expect(p.peel, "%s %s no_async %d: not peeled (frag_pipe %d)", cases[i].spec, cases[i].cfg, v,
                       p.frag_pipe);
             peeled += p.peel;
+            /* the steady loop turns before its second-last k-step's multiply
+             * (plan.cross_turn): after the barrier the next tile's first
+             * fragments go to set 2, the last two k-steps multiply after
+             * them, and set 2 moves to set 0 at the tile's end */
+            /* (where it does not, today's loop: two sets, no third) */
+            cr_expect_eq(p.cross_turn != 0, cases[i].turn >> v & 1, "%s %s no_async %d: cross_turn %d", cases[i].spec,
+                         cases[i].cfg, v, p.cross_turn);
+            /* the turn only where the third set (each input's thread tile)
+             * keeps the register blocks per SM, and the bound counts it */
+            int64_t set = 0;
+            for (int t = 0; t < op->ninputs; t++) {
+                int64_t f = 1;
+                for (int a = 0; a < op->naxes; a++)
+                    if (op->axes[a].kind == GS_AXIS_SPATIAL && gs_tensor_uses_axis(&op->tensors[t], a))
+                        f *= e.tile[a].thread;
+                set += f;
+            }
+            const int64_t mb = gs_plan_blocks_per_sm(hw, &p, p.regs_bound);
+            cr_expect_eq(mb, p.min_blocks, "%s %s no_async %d: blocks per SM %lld, launch bounds %d", cases[i].spec,
+                         cases[i].cfg, v, (long long)mb, (int)p.min_blocks);
+            /* the bound without the third set, and whether that set and one
+             * more (ptxas' hoisting) keep its blocks per SM, at the bound
+             * and at the 7 counts under it */
+            const int64_t b0 = p.regs_bound - (p.cross_turn ? set : 0);
+            bool fits = b0 + 2 * set <= hw->max_regs_per_thread && b0 + set + 8 <= hw->max_regs_per_thread &&
+                        gs_plan_blocks_per_sm(hw, &p, (int)(b0 + 2 * set)) >= gs_plan_blocks_per_sm(hw, &p, (int)b0);
+            for (int d = 0; d < 8; d++)
+                fits = fits && gs_plan_blocks_per_sm(hw, &p, (int)(b0 + set - d)) >=
+                                   gs_plan_blocks_per_sm(hw, &p, (int)(b0 - d));
+            cr_expect_eq(fits, p.cross_turn != 0, "%s %s no_async %d: the third set fits %d, cross_turn %d",
+                         cases[i].spec, cases[i].cfg, v, fits, p.cross_turn);
+            gs_kernel_src ks;
+            cr_assert_eq(gs_lower_emit_plan(ctx, op, &e, &p, GS_DIALECT_OPENCL, hw->sm, &ks), GS_OK, "%s",
+                         gs_ctx_errmsg(ctx));
+            const char *lo = strstr(ks.src, "for (; it < nsteady; it++)");
+            const char *hi = lo ? strstr(lo, "for (; it < ntile; it++)") : NULL;
+            if (p.cross_turn) {
+                const char *bar = lo ? strstr(lo, "barrier(") : NULL;
+                const char *ld = bar ? strstr(bar, "fr0[2][") : NULL;
+                const char *mul = ld ? strstr(ld, "+= fr0[kk & 1][") : NULL;
+                const char *mv = mul ? strstr(mul, "fr0[0][i] = fr0[2][i];") : NULL;
+                bool ok = lo && hi && bar && ld && mul && mv && mv < hi;
+                cr_expect(ok, "%s %s no_async %d: the steady loop does not turn a k-step early", cases[i].spec,
+                          cases[i].cfg, v);
+                turned += ok;
+            } else {
+                const char *decl = strstr(ks.src, "float fr0[2][");
+                bool ok = lo && hi && decl && !strstr(decl + strlen("float fr0[2]["), "fr0[2][");
+                cr_expect(ok, "%s %s no_async %d: a third fragment set without the turn", cases[i].spec,
+                          cases[i].cfg, v);
+                kept += ok;
+            }
+            gs_kernel_src_free(&ks);
             ran += run_variant(ctx, cl, hw, op, &e, &o, 31 + i, "conv steady loop", &c);
         }
         gs_hw_destroy(hw);
         gs_op_destroy(op);
     }
-    cr_expect_eq(ran, 10, "variants run: %d", ran);
-    cr_expect_eq(peeled, 10, "peeled steady loops: %d", peeled);
+    cr_expect_eq(ran, 18, "variants run: %d", ran);
+    cr_expect_eq(peeled, 18, "peeled steady loops: %d", peeled);
+    cr_expect_eq(turned, 8, "steady loops turned a k-step early: %d", turned);
+    cr_expect_eq(kept, 10, "steady loops kept (registers): %d", kept);
     cr_expect_geq(c.tail_tiles, 4, "partial reduce tiles ran: %d", c.tail_tiles);
     gs_device_close(cl);
     gs_ctx_destroy(ctx);

@@ -998,6 +998,57 @@ static uint8_t peel_of(const gs_op *op, const gs_plan *p) {
     return 1;
 }
 
+/* One set of a thread's fragments on the FFMA core: each input's thread
+ * tile over the spatial axes it uses. */
+static int64_t frag_set_regs(const gs_op *op, const gs_etir *e) {
+    int64_t set = 0;
+    for (int t = 0; t < op->ninputs; t++) {
+        int64_t f = 1;
+        for (int a = 0; a < op->naxes; a++)
+            if (spatial(op, a) && gs_tensor_uses_axis(&op->tensors[t], a)) f *= e->tile[a].thread;
+        set += f;
+    }
+    return set;
+}
+
+/* A conv steady loop's early turn (plan.cross_turn on frag_pipe): at
+ * 00213b5 its copies of the tile stages-1 ahead, issued after the first
+ * k-step's multiply, put the next k-steps' shared loads behind those global
+ * loads, which waited for their registers to free, 4 slots before their
+ * FFMAs (--sass, h100 NHWC 3x3 pick); turned a k-step early the next tile's
+ * first fragments go to a third set, which the bound counts
+ * (plan_common_memo): taken only where it fits under the per-thread limit
+ * with frag_pipe's slack and keeps the plan's register blocks per SM (its
+ * launch bounds hold ptxas to them). Against the bound without the third
+ * set, make check-suites found spills on a100 conv2d N=128 C=256 H=30 W=30
+ * K=256 3x3 stride 2 NCHW (n:64/4 k:64/8/v2 c:8 st2 r2). */
+static bool conv_turn_fits(const gs_hw *hw, const gs_plan *p, int64_t set) {
+    /* and a set more for ptxas' hoisting of the next loads: with the third
+     * set alone, make check-suites found 12 bytes spilled on t4 conv2d
+     * N=128 C=320 H=7 W=7 K=1280 1x1 NHWC (n:64/4 k:64/8/v2 c:8, lb(128,3):
+     * bound 146 + 12 under the cap of 168; ptxas 138 registers without the
+     * turn, 168 and spills with it). Two more, as the gemm turn's copies at
+     * the turn take (cross_turn_of), would leave none of the four 3x3 picks
+     * turned (h100 NHWC bound 215, a100 NCHW 220: ptxas 209 and 188 with
+     * the turn) */
+    const int64_t hoist = set;
+    if (p->regs_bound + set + hoist > hw->max_regs_per_thread ||
+        p->regs_bound + set + GS_FRAG_PIPE_REGS_SLACK > hw->max_regs_per_thread)
+        return false;
+    if (gs_plan_blocks_per_sm(hw, p, (int)(p->regs_bound + set + hoist)) < gs_plan_blocks_per_sm(hw, p, p->regs_bound))
+        return false;
+    /* at the bound and at each count a little under it that ptxas and the
+     * model take (a register allocation unit, as frag_pipe's check): the
+     * model's occupancy, and so its estimate, is that of the loop without
+     * the turn (checked at the bound alone, the t4 dwconv2d C=576 stride-2
+     * walk found a pick 3 % slower, 7.07 -> 7.29 us) */
+    for (int d = 0; d < 8; d++)
+        if (gs_plan_blocks_per_sm(hw, p, (int)(p->regs_bound + set - d)) <
+            gs_plan_blocks_per_sm(hw, p, p->regs_bound - d))
+            return false;
+    return true;
+}
+
 /* The plain steady loop's turn before the last k-step (plan.cross_turn):
  * the plain pipeline's peeled loop of one reduce axis on the FFMA core,
  * with a first and a last k-step apart (two or more a thread and tile). At
@@ -1012,21 +1063,20 @@ static uint8_t peel_of(const gs_op *op, const gs_plan *p) {
  * slots ahead or more), where the a100 picks' came 16 slots ahead, against
  * 22 and 44 at the turn. */
 static uint8_t cross_turn_of(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan *p) {
-    if (!p->peel || p->frag_pipe || p->mma) return 0;
+    if (!p->peel || p->mma) return 0;
     int k = -1, nred = 0;
     for (int a = 0; a < op->naxes; a++)
         if (!spatial(op, a)) k = a, nred++;
+    const int64_t set = frag_set_regs(op, e);
+    /* A convolution's steady loop (frag_pipe over several reduce axes)
+     * turns before the last k-step already; it turns a k-step earlier, the
+     * next tile's first fragments into a third set, its copies after the
+     * tile's last multiply (conv_turn_fits) */
+    if (p->frag_pipe) return nred > 1 && conv_turn_fits(hw, p, set) ? GS_CROSS_TURN_COPY_AT_TURN : 0;
     /* (tiles are powers of two: two k-steps or more are an even count) */
     if (nred != 1 || p->lanes < 1 || e->tile[k].block % p->lanes || e->tile[k].block / p->lanes < 2 ||
         e->tile[k].block / p->lanes % 2)
         return 0;
-    int64_t set = 0;
-    for (int t = 0; t < op->ninputs; t++) {
-        int64_t f = 1;
-        for (int a = 0; a < op->naxes; a++)
-            if (spatial(op, a) && gs_tensor_uses_axis(&op->tensors[t], a)) f *= e->tile[a].thread;
-        set += f;
-    }
     int64_t regs = p->regs_bound + 2 * set - (p->lanes > 1 ? gs_etir_acc_regs(op, e) : 0);
     /* and as much again for ptxas' hoisting, within the register blocks per
      * SM of the plan's bound (its launch bounds hold ptxas to them): against
@@ -1175,6 +1225,8 @@ static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e,
     p->k_unroll = k_unroll_of(op, e, p);
     p->peel = peel_of(op, p);
     p->cross_turn = cross_turn_of(hw, op, e, p);
+    /* a conv steady loop's early turn: its third fragment set */
+    if (p->frag_pipe && p->cross_turn) p->regs_bound += (int32_t)frag_set_regs(op, e);
 }
 
 void gs_plan_shape(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts, gs_plan *p) {
@@ -1719,7 +1771,8 @@ void gs_plan_format(const gs_op *op, const gs_plan *p, char *buf, size_t n) {
         off += (size_t)snprintf(buf + off, n - off, " | st%d%s ov%d lb(%d,%d)%s", p->stages,
                                 p->fast_path ? " fast" : " predicated", p->out_vec, (int)p->threads,
                                 (int)p->min_blocks, p->smem_dynamic ? " dyn-smem" : "");
-    if (off < n && p->frag_pipe) off += (size_t)snprintf(buf + off, n - off, " fragpipe%s", p->peel ? " peel" : "");
+    if (off < n && p->frag_pipe)
+        off += (size_t)snprintf(buf + off, n - off, " fragpipe%s%s", p->peel ? " peel" : "", p->cross_turn ? " xturn" : "");
     else if (off < n && p->peel) /* the plain pipeline's */
         off += (size_t)snprintf(buf + off, n - off, " peel%s", p->cross_turn == GS_CROSS_TURN_COPY_AT_TURN ? " xturn"
                                                          : p->cross_turn ? " xturn early" : "");

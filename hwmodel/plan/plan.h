@@ -206,7 +206,14 @@ typedef struct gs_plan {
                              of the tile `stages` ahead are issued at the turn, after every
                              shared load of the tile; GS_CROSS_TURN_COPY_EARLY: those of the
                              tile stages-1 ahead after the second k-step's loads (ptxas then
-                             hoists the loads less far: fewer registers) */
+                             hoists the loads less far: fewer registers). On a conv's
+                             frag_pipe steady loop (several reduce axes) GS_CROSS_TURN_COPY_AT_TURN
+                             where a third fragment set (and one more for ptxas' hoisting) keeps
+                             the plan's register blocks per SM (regs_bound then counts the
+                             third), else 0: each tile turns before its
+                             second-last k-step's multiply, the next tile's first fragments
+                             in a third set, the copies of the tile `stages` ahead after the
+                             tile's last multiply (lower.c print_full_tile_cross) */
     gs_plan_input in[GS_MAX_TENSORS];
     gs_plan_opts opts;
 } gs_plan;
@@ -216,9 +223,10 @@ typedef struct gs_plan {
  * turn (GS_CROSS_TURN_COPY_AT_TURN). The loop runs while that tile is a
  * full one (its copies are unchecked), so it runs nfull - ahead tiles of a
  * block's nfull full ones; the printer and the model's steady fraction both
- * read it. */
+ * read it. (A conv's turned loop, frag_pipe, copies the tile `stages` ahead
+ * too but skips them on its last tile: it runs nfull - (stages-1).) */
 static inline int gs_plan_steady_ahead(const gs_plan *p) {
-    return p->stages - 1 + (p->cross_turn == GS_CROSS_TURN_COPY_AT_TURN);
+    return p->stages - 1 + (p->cross_turn == GS_CROSS_TURN_COPY_AT_TURN && !p->frag_pipe);
 }
 
 /* A memo of access-pattern simulations (bank conflicts, sectors), owned by

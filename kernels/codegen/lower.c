@@ -1535,7 +1535,9 @@ static void ffma_declare(printer *m) {
         int64_t fn = 1;
         for (int a = 0; a < m->na; a++)
             if (spatial(m->op, a) && gs_tensor_uses_axis(&m->op->tensors[t], a)) fn *= m->e->tile[a].thread;
-        line(m, "float fr%d[2][%lld];", t, (long long)fn);
+        /* a conv steady loop's turn (plan.cross_turn) loads the next
+         * tile's first fragments into a third set */
+        line(m, "float fr%d[%d][%lld];", t, m->p->frag_pipe && m->p->cross_turn ? 3 : 2, (long long)fn);
     }
 }
 
@@ -1976,14 +1978,9 @@ static void print_full_tile(printer *m, const math_core *core, bool any_reg, boo
  * counters cn, without a check, and the counters step as in the general
  * loop that takes over after it (the last stages-1 tiles, a partial c
  * tile, the blocks whose window crosses the padding). */
-/* One full tile of a conv's steady loop: unchecked copies from the walked
- * bases sp<t>, then the copied tile's counters cn step, moving the bases
- * (less nk * dp on a wrap). The computed tile's counters ci are not used
- * inside: they are set from `it` once after the loop. */
-static void print_steady_tile_window(printer *m, const math_core *core, bool any_reg) {
-    m->walk_ptr = true;
-    print_full_tile(m, core, any_reg, true);
-    m->walk_ptr = false;
+/* The copied tile's counters cn step, moving the walked bases sp<t> (less
+ * nk * dp on a wrap). */
+static void print_window_step(printer *m) {
     int open = 0, prev = -1;
     for (int a = m->na - 1; a >= 0; a--) {
         if (spatial(m->op, a)) continue;
@@ -1998,6 +1995,75 @@ static void print_steady_tile_window(printer *m, const math_core *core, bool any
         prev = a;
     }
     for (; open > 0; open--) close_(m);
+}
+
+/* The copies of the tile cn (walked, unchecked) into wb, then the step of
+ * cn and the bases. */
+static void print_window_copies(printer *m) {
+    m->walk_ptr = true;
+    print_next_copies(m, true);
+    m->walk_ptr = false;
+    print_window_step(m);
+}
+
+/* A full tile of a conv's steady loop turned a k-step early
+ * (plan.cross_turn): after the second-last k-step's loads (the tile's last
+ * shared loads) come the register path's stores, the wait, the barrier, the
+ * next read buffer (wb rotated too) and the next tile's first fragments,
+ * into a third set fr<t>[2]; the last two k-steps' multiplies follow, then
+ * the copies of the tile `stages` ahead into the buffer this tile was read
+ * from (none where `guard`, text or NULL, says this is the loop's last
+ * tile: its next copy is the general loop's) and set 2 moves to set 0.
+ * --sass on the four 3x3 picks (h100/a100, NHWC/NCHW): frag_pipe's turn at
+ * the last k-step left ptxas one k-step of FFMAs to hoist above the barrier
+ * and the copies after the first k-step put the next loads behind the
+ * global loads (4-16 slots); the copies at the turn, or a turn two or
+ * three k-steps early, measured worse on one pick or another. */
+static void print_full_tile_cross(printer *m, const math_core *core, bool any_reg, const char *guard) {
+    const int64_t T = tile_ksteps(m), turn = T >= 2 ? T - 2 : 0;
+    line(m, "#pragma unroll");
+    open_(m, "for (int kk = 0; kk < %lld; kk++)", (long long)T);
+    if (T > 1) {
+        open_(m, "if (kk < %lld)", (long long)(T - 1));
+        print_step_load(m, core, "kk + 1", "rb", "(kk + 1) & 1");
+        close_(m);
+    }
+    open_(m, "if (kk == %lld)", (long long)turn);
+    if (any_reg) print_store_prefetched(m, "wb");
+    if (m->p->any_async) line(m, "GS_CP_WAIT(%d);", m->p->stages - 2);
+    line(m, "%s;", m->sp->sync);
+    line(m, "rb = rb + 1 == %d ? 0 : rb + 1;", m->p->stages);
+    print_step_load(m, core, "0", "rb", "2");
+    line(m, "wb = wb + 1 == %d ? 0 : wb + 1;", m->p->stages);
+    close_(m);
+    core->multiply(m, "kk & 1");
+    close_(m); /* kk */
+    if (guard) open_(m, "if (%s)", guard);
+    print_window_copies(m);
+    if (guard) close_(m);
+    for (int t = 0; t < m->ni; t++) {
+        line(m, "#pragma unroll");
+        open_(m, "for (int i = 0; i < (int)(sizeof fr%d[0] / sizeof fr%d[0][0]); i++)", t, t);
+        line(m, "fr%d[0][i] = fr%d[2][i];", t, t);
+        close_(m);
+    }
+}
+
+/* One full tile of a conv's steady loop: unchecked copies from the walked
+ * bases sp<t>, then the copied tile's counters cn step, moving the bases
+ * (less nk * dp on a wrap). The computed tile's counters ci are not used
+ * inside: they are set from `it` once after the loop. With plan.cross_turn
+ * the copies and the step follow the tile's last multiply
+ * (print_full_tile_cross). */
+static void print_steady_tile_window(printer *m, const math_core *core, bool any_reg, const char *guard) {
+    if (m->p->cross_turn) {
+        print_full_tile_cross(m, core, any_reg, guard);
+        return;
+    }
+    m->walk_ptr = true;
+    print_full_tile(m, core, any_reg, true);
+    m->walk_ptr = false;
+    print_window_step(m);
 }
 
 /* The most stages whose steady loop runs a pass of one tile per stage,
@@ -2089,6 +2155,11 @@ static void print_steady_loop_window(printer *m, const math_core *core, bool any
             free(ds);
         }
     }
+    if (p->cross_turn) { /* the copies of the loop's first tile, before it */
+        open_(m, "if (nsteady > 0)");
+        print_window_copies(m);
+        close_(m);
+    }
     if (S <= GS_STEADY_PASS_STAGES) {
         /* S tiles a pass, each with its buffers as constants (the loop
          * starts at tile 0: rb 0, wb S-1; tile h of a pass reads buffer h
@@ -2099,15 +2170,18 @@ static void print_steady_loop_window(printer *m, const math_core *core, bool any
         for (int h = 0; h < S; h++) {
             open_block(m);
             line(m, "int rb = %d, wb = %d;", h, (h + S - 1) % S);
-            print_steady_tile_window(m, core, any_reg);
+            /* (tile it + h; the pass' last may be the loop's last) */
+            char guard[32];
+            snprintf(guard, sizeof guard, "it + %d < nsteady", S);
+            print_steady_tile_window(m, core, any_reg, h == S - 1 ? guard : NULL);
             line(m, "(void)rb, (void)wb;");
             close_(m);
         }
         close_(m);
     }
     open_(m, "for (; it < nsteady; it++)");
-    print_steady_tile_window(m, core, any_reg);
-    line(m, "wb = wb + 1 == %d ? 0 : wb + 1;", S);
+    print_steady_tile_window(m, core, any_reg, "it + 1 < nsteady");
+    if (!p->cross_turn) line(m, "wb = wb + 1 == %d ? 0 : wb + 1;", S);
     close_(m);
     /* the general loop goes on at tile it: its counters from the index */
     open_(m, "if (nsteady > 0)");
