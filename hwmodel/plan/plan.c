@@ -1011,6 +1011,13 @@ static int64_t frag_set_regs(const gs_op *op, const gs_etir *e) {
     return set;
 }
 
+/* gs_plan_blocks_per_sm at regs registers, given its other limits
+ * (blocks_but_regs: mb blocks of warps >= 1 warps) */
+static int64_t blocks_at(const gs_hw *hw, int64_t mb, int64_t warps, int64_t regs) {
+    int64_t b = gs_hw_warps_by_regs(hw, (int)regs) / warps;
+    return b < mb ? b : mb;
+}
+
 /* A conv steady loop's early turn (plan.cross_turn on frag_pipe): at
  * 00213b5 its copies of the tile stages-1 ahead, issued after the first
  * k-step's multiply, put the next k-steps' shared loads behind those global
@@ -1035,17 +1042,17 @@ static bool conv_turn_fits(const gs_hw *hw, const gs_plan *p, int64_t set) {
     if (p->regs_bound + set + hoist > hw->max_regs_per_thread ||
         p->regs_bound + set + GS_FRAG_PIPE_REGS_SLACK > hw->max_regs_per_thread)
         return false;
-    if (gs_plan_blocks_per_sm(hw, p, (int)(p->regs_bound + set + hoist)) < gs_plan_blocks_per_sm(hw, p, p->regs_bound))
-        return false;
+    /* (gs_plan_blocks_per_sm at each count: its other limits once) */
+    int64_t warps, mb = blocks_but_regs(hw, p, &warps);
+    if (warps < 1) return true; /* no block at any count */
+    if (blocks_at(hw, mb, warps, p->regs_bound + set + hoist) < blocks_at(hw, mb, warps, p->regs_bound)) return false;
     /* at the bound and at each count a little under it that ptxas and the
      * model take (a register allocation unit, as frag_pipe's check): the
      * model's occupancy, and so its estimate, is that of the loop without
      * the turn (checked at the bound alone, the t4 dwconv2d C=576 stride-2
      * walk found a pick 3 % slower, 7.07 -> 7.29 us) */
     for (int d = 0; d < 8; d++)
-        if (gs_plan_blocks_per_sm(hw, p, (int)(p->regs_bound + set - d)) <
-            gs_plan_blocks_per_sm(hw, p, p->regs_bound - d))
-            return false;
+        if (blocks_at(hw, mb, warps, p->regs_bound + set - d) < blocks_at(hw, mb, warps, p->regs_bound - d)) return false;
     return true;
 }
 
@@ -1062,17 +1069,25 @@ static bool conv_turn_fits(const gs_hw *hw, const gs_plan *p, int64_t set) {
  * copies come after the second k-step's loads (230 registers, loads 25
  * slots ahead or more), where the a100 picks' came 16 slots ahead, against
  * 22 and 44 at the turn. */
-static uint8_t cross_turn_of(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan *p) {
+/* *third: the registers of a conv loop's third fragment set where it turns
+ * (0 otherwise) */
+static uint8_t cross_turn_of(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan *p, int64_t *third) {
+    *third = 0;
     if (!p->peel || p->mma) return 0;
     int k = -1, nred = 0;
     for (int a = 0; a < op->naxes; a++)
         if (!spatial(op, a)) k = a, nred++;
+    if (p->frag_pipe && nred <= 1) return 0;
     const int64_t set = frag_set_regs(op, e);
     /* A convolution's steady loop (frag_pipe over several reduce axes)
      * turns before the last k-step already; it turns a k-step earlier, the
      * next tile's first fragments into a third set, its copies after the
      * tile's last multiply (conv_turn_fits) */
-    if (p->frag_pipe) return nred > 1 && conv_turn_fits(hw, p, set) ? GS_CROSS_TURN_COPY_AT_TURN : 0;
+    if (p->frag_pipe) {
+        if (!conv_turn_fits(hw, p, set)) return 0;
+        *third = set;
+        return GS_CROSS_TURN_COPY_AT_TURN;
+    }
     /* (tiles are powers of two: two k-steps or more are an even count) */
     if (nred != 1 || p->lanes < 1 || e->tile[k].block % p->lanes || e->tile[k].block / p->lanes < 2 ||
         e->tile[k].block / p->lanes % 2)
@@ -1224,9 +1239,9 @@ static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e,
     }
     p->k_unroll = k_unroll_of(op, e, p);
     p->peel = peel_of(op, p);
-    p->cross_turn = cross_turn_of(hw, op, e, p);
-    /* a conv steady loop's early turn: its third fragment set */
-    if (p->frag_pipe && p->cross_turn) p->regs_bound += (int32_t)frag_set_regs(op, e);
+    int64_t third;
+    p->cross_turn = cross_turn_of(hw, op, e, p, &third);
+    p->regs_bound += (int32_t)third; /* a conv steady loop's early turn: its third fragment set */
 }
 
 void gs_plan_shape(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *opts, gs_plan *p) {
