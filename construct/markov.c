@@ -1482,12 +1482,12 @@ bool gs_help_early(double others, int online, int allowed) {
 
 /* The CPUs this process may run on: its affinity set where the system has
  * one, else the online CPUs; 0 when unknown. */
-static int cpus_allowed(long online) {
+static int cpus_allowed(int online) {
 #if defined(__linux__) && defined(CPU_COUNT)
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
 #endif
-    return online < 1 ? 0 : online > 1 << 20 ? 1 << 20 : (int)online;
+    return online;
 }
 
 /* The machine's busy CPU seconds so far (Linux /proc/stat: user, nice,
@@ -1525,7 +1525,8 @@ static bool help_early_now(void) {
     double now = gs_now_s();
     pthread_mutex_lock(&lock);
     if (!looked || now - wall0 >= GS_HELP_LOOK_S) {
-        long online = sysconf(_SC_NPROCESSORS_ONLN);
+        const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        const int online = cpus < 1 ? 0 : cpus > 1 << 20 ? 1 << 20 : (int)cpus;
         double busy = machine_busy_s(), own = process_cpu_s(), others = -1, load[1];
         if (looked && busy >= 0 && busy0 >= 0) {
             others = (busy - busy0 - (own - own0)) / (now - wall0);
@@ -1533,7 +1534,7 @@ static bool help_early_now(void) {
         } else if (getloadavg(load, 1) == 1) {
             others = load[0] > 1 ? load[0] - 1 : 0;
         }
-        early = gs_help_early(others, online < 1 ? 0 : online > 1 << 20 ? 1 << 20 : (int)online, cpus_allowed(online));
+        early = gs_help_early(others, online, cpus_allowed(online));
         looked = true;
         wall0 = now;
         busy0 = busy;

@@ -695,9 +695,7 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p, int *
     for (int a = 0; a < op->naxes && outer < 0; a++)
         if (spatial(op, a) && e->tile[a].thread > 1) outer = a;
     for (int t = 0; t < op->ninputs; t++) {
-        int64_t f = 1;
-        for (int a = 0; a < op->naxes; a++)
-            if (spatial(op, a) && gs_tensor_uses_axis(&op->tensors[t], a)) f *= e->tile[a].thread;
+        int64_t f = gs_plan_frag_elems(op, e, t);
         if (p->mma) {
             f = mma_frag_regs(p, t); /* packed 32-bit fragment registers */
             gs_plan_input li = p->in[t]; /* ldmatrix is chosen later (finish): ask now */
@@ -1002,12 +1000,7 @@ static uint8_t peel_of(const gs_op *op, const gs_plan *p) {
  * tile over the spatial axes it uses. */
 static int64_t frag_set_regs(const gs_op *op, const gs_etir *e) {
     int64_t set = 0;
-    for (int t = 0; t < op->ninputs; t++) {
-        int64_t f = 1;
-        for (int a = 0; a < op->naxes; a++)
-            if (spatial(op, a) && gs_tensor_uses_axis(&op->tensors[t], a)) f *= e->tile[a].thread;
-        set += f;
-    }
+    for (int t = 0; t < op->ninputs; t++) set += gs_plan_frag_elems(op, e, t);
     return set;
 }
 
@@ -1077,14 +1070,13 @@ static uint8_t cross_turn_of(const gs_hw *hw, const gs_op *op, const gs_etir *e,
     int k = -1, nred = 0;
     for (int a = 0; a < op->naxes; a++)
         if (!spatial(op, a)) k = a, nred++;
-    if (p->frag_pipe && nred <= 1) return 0;
-    const int64_t set = frag_set_regs(op, e);
     /* A convolution's steady loop (frag_pipe over several reduce axes)
      * turns before the last k-step already; it turns a k-step earlier, the
      * next tile's first fragments into a third set, its copies after the
      * tile's last multiply (conv_turn_fits) */
     if (p->frag_pipe) {
-        if (!conv_turn_fits(hw, p, set)) return 0;
+        const int64_t set = nred > 1 ? frag_set_regs(op, e) : 0;
+        if (nred <= 1 || !conv_turn_fits(hw, p, set)) return 0;
         *third = set;
         return GS_CROSS_TURN_COPY_AT_TURN;
     }
@@ -1092,6 +1084,7 @@ static uint8_t cross_turn_of(const gs_hw *hw, const gs_op *op, const gs_etir *e,
     if (nred != 1 || p->lanes < 1 || e->tile[k].block % p->lanes || e->tile[k].block / p->lanes < 2 ||
         e->tile[k].block / p->lanes % 2)
         return 0;
+    const int64_t set = frag_set_regs(op, e);
     int64_t regs = p->regs_bound + 2 * set - (p->lanes > 1 ? gs_etir_acc_regs(op, e) : 0);
     /* and as much again for ptxas' hoisting, within the register blocks per
      * SM of the plan's bound (its launch bounds hold ptxas to them): against

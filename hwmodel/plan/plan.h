@@ -218,6 +218,16 @@ typedef struct gs_plan {
     gs_plan_opts opts;
 } gs_plan;
 
+/* One set of input t's fragments on the FFMA core: its thread tile over
+ * the spatial axes it uses (the plan's register bound, the conv turn's third
+ * set and the printers' fragment arrays read this one count). */
+static inline int64_t gs_plan_frag_elems(const gs_op *op, const gs_etir *e, int t) {
+    int64_t f = 1;
+    for (int a = 0; a < op->naxes; a++)
+        if (op->axes[a].kind == GS_AXIS_SPATIAL && gs_tensor_uses_axis(&op->tensors[t], a)) f *= e->tile[a].thread;
+    return f;
+}
+
 /* How many tiles ahead of the one it computes a one-reduce-axis steady loop
  * (plan.peel) copies: stages-1, or stages when its copies go at the cross
  * turn (GS_CROSS_TURN_COPY_AT_TURN). The loop runs while that tile is a

@@ -1268,9 +1268,7 @@ static void print_fragments(printer *m, const char *buf, bool fastreads) {
     for (int t = 0; t < m->ni; t++) {
         const gs_tensor *ts = &op->tensors[t];
         const gs_plan_input *pi = &m->p->in[t];
-        int64_t fn = 1;
-        for (int a = 0; a < m->na; a++)
-            if (spatial(op, a) && gs_tensor_uses_axis(ts, a)) fn *= m->e->tile[a].thread;
+        const int64_t fn = gs_plan_frag_elems(op, m->e, t);
         if (!m->frag_nodecl) line(m, "float %s%d[%lld];", m->fname, t, (long long)fn);
         bool direct = !pi->staged && pi->direct && fastreads;
         int open = 0, fa = (pi->staged || direct) && pi->frag_vec > 1 ? pi->frag_axis : -1;
@@ -1532,9 +1530,7 @@ typedef struct math_core {
 /* FFMA core: each input's register tile twice, fr<t>[2][n]. */
 static void ffma_declare(printer *m) {
     for (int t = 0; t < m->ni; t++) {
-        int64_t fn = 1;
-        for (int a = 0; a < m->na; a++)
-            if (spatial(m->op, a) && gs_tensor_uses_axis(&m->op->tensors[t], a)) fn *= m->e->tile[a].thread;
+        const int64_t fn = gs_plan_frag_elems(m->op, m->e, t);
         /* a conv steady loop's turn (plan.cross_turn) loads the next
          * tile's first fragments into a third set */
         line(m, "float fr%d[%d][%lld];", t, m->p->frag_pipe && m->p->cross_turn ? 3 : 2, (long long)fn);
