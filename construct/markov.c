@@ -899,9 +899,21 @@ static void clamp_raster(const gs_op *op, gs_etir *x) {
     while (x->raster > 0 && (1LL << (x->raster - 1)) >= nbx) x->raster--;
 }
 
-static bool push_clamped(const gs_op *op, gs_etir x, gs_etir *out, int *n, int cap) {
-    /* keep the inner tiles inside the outer ones after a move */
-    for (int d = 0; d < op->naxes; d++) {
+/* Whether every axis of e holds 1 <= V <= thread <= block (what
+ * push_clamped keeps). */
+static bool clamped(const gs_op *op, const gs_etir *e) {
+    for (int d = 0; d < op->naxes; d++)
+        if (e->V[d] < 1 || e->V[d] > e->tile[d].thread || e->tile[d].thread > e->tile[d].block) return false;
+    return true;
+}
+
+/* x, a move of a clamped state (clamped(): the polish's states and every
+ * state pushed here) on the axes of moved (bit d: axis d) only, into
+ * out[*n] with the inner tiles kept inside the outer ones; the other axes
+ * hold already. */
+static bool push_clamped(gs_etir x, unsigned moved, gs_etir *out, int *n, int cap) {
+    for (unsigned m = moved; m; m &= m - 1) {
+        const int d = __builtin_ctz(m);
         if (x.tile[d].block < 1 || x.tile[d].thread < 1 || x.V[d] < 1) return false;
         if (x.tile[d].thread > x.tile[d].block) x.tile[d].thread = x.tile[d].block;
         if (x.V[d] > x.tile[d].thread) x.V[d] = x.tile[d].thread;
@@ -923,6 +935,9 @@ static int32_t scale2(int32_t x, int k) {
 
 static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap, bool trade) {
     int n = 0;
+    /* every axis checked and clamped when e itself is not clamped (a state
+     * handed to gs_polish) */
+    const unsigned all = clamped(op, e) ? 0 : (1u << op->naxes) - 1;
     /* single-axis moves: (block, thread, vthread) factor exponents */
     /* exponents of two: (block, thread, vthread); +-2 jumps cross the plateaus
      * that thread-count and occupancy steps put in the estimate */
@@ -937,7 +952,7 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap, 
             x.tile[d].block = scale2(x.tile[d].block, moves[m][0]);
             x.tile[d].thread = scale2(x.tile[d].thread, moves[m][1]);
             x.V[d] = scale2(x.V[d], moves[m][2]);
-            push_clamped(op, x, out, &n, cap);
+            push_clamped(x, all | 1u << d, out, &n, cap);
         }
     }
     /* the knobs: one step down and one up of each walked row (a stage, a
@@ -956,7 +971,7 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap, 
             if (v < r->lo || v > r->hi) continue;
             gs_etir x = *e;
             gs_knob_set(&x, k, v);
-            push_clamped(op, x, out, &n, cap);
+            push_clamped(x, all, out, &n, cap);
             if (k == GS_KNOB_SPLITK) /* split-K's blocks for spatial blocks: the grid and the threads kept */
                 for (int d = 0; d < op->naxes; d++) {
                     if (op->axes[d].kind != GS_AXIS_SPATIAL) continue;
@@ -964,7 +979,7 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap, 
                     gs_knob_set(&x, k, v);
                     x.tile[d].block = scale2(x.tile[d].block, dir);
                     x.tile[d].thread = scale2(x.tile[d].thread, dir);
-                    push_clamped(op, x, out, &n, cap);
+                    push_clamped(x, all | 1u << d, out, &n, cap);
                 }
             if (k != GS_KNOB_LANES) continue;
             /* lanes for split-K blocks: the reduce's parallelism kept, moved
@@ -975,7 +990,7 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap, 
                     x = *e;
                     gs_knob_set(&x, k, v);
                     gs_knob_set(&x, GS_KNOB_SPLITK, sv);
-                    push_clamped(op, x, out, &n, cap);
+                    push_clamped(x, all, out, &n, cap);
                     /* ... with a spatial block tile scaled against the
                      * split (its threads with it): the threads and the grid
                      * kept, the raster group clamped to the new grid. Split-K
@@ -988,7 +1003,7 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap, 
                         gs_etir y = x;
                         y.tile[d].block = scale2(y.tile[d].block, -dir);
                         clamp_raster(op, &y);
-                        push_clamped(op, y, out, &n, cap);
+                        push_clamped(y, all | 1u << d, out, &n, cap);
                     }
                 }
             }
@@ -1002,7 +1017,7 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap, 
                 x = *e;
                 gs_knob_set(&x, k, v);
                 x.tile[ga].block = scale2(x.tile[ga].block, dir);
-                push_clamped(op, x, out, &n, cap);
+                push_clamped(x, all | 1u << ga, out, &n, cap);
             }
             /* lanes for spatial threads: the thread count kept */
             for (int d = 0; d < op->naxes; d++) {
@@ -1010,7 +1025,7 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap, 
                 x = *e;
                 gs_knob_set(&x, k, v);
                 x.tile[d].thread = scale2(x.tile[d].thread, dir);
-                push_clamped(op, x, out, &n, cap);
+                push_clamped(x, all | 1u << d, out, &n, cap);
             }
         }
     /* two-axis exchanges: shift a factor of two from one axis to another at
@@ -1021,16 +1036,16 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap, 
             gs_etir x = *e;
             x.tile[d1].block = scale2(x.tile[d1].block, 1);
             x.tile[d2].block /= 2;
-            push_clamped(op, x, out, &n, cap);
+            push_clamped(x, all | 1u << d1 | 1u << d2, out, &n, cap);
             if (op->axes[d1].kind == GS_AXIS_SPATIAL && op->axes[d2].kind == GS_AXIS_SPATIAL) {
                 x = *e;
                 x.tile[d1].thread = scale2(x.tile[d1].thread, 1);
                 x.tile[d2].thread /= 2;
-                push_clamped(op, x, out, &n, cap);
+                push_clamped(x, all | 1u << d1 | 1u << d2, out, &n, cap);
                 /* ... with the doubled tile in twice the vthreads (the same
                  * per-chunk run: alone, each half of the move can be worse) */
                 x.V[d1] = scale2(x.V[d1], 1);
-                push_clamped(op, x, out, &n, cap);
+                push_clamped(x, all | 1u << d1 | 1u << d2, out, &n, cap);
             }
         }
     return n;
@@ -1180,7 +1195,7 @@ static bool escape(const gs_hw *hw, const gs_op *op, const gs_etir *nb, int n, c
             if (nb[i].tile[d].block < 2) continue;
             gs_etir y = nb[i];
             y.tile[d].block /= 2;
-            if (!push_clamped(op, y, cand, &nx, n)) continue;
+            if (!push_clamped(y, 1u << d, cand, &nx, n)) continue; /* nb[i] is clamped */
             uint64_t h = state_key(&cand[nx - 1]);
             bool visited = false;
             for (int j = 0; j < nseen && !visited; j++) visited = seen[j] == h;
@@ -1216,14 +1231,22 @@ static void polish_pass(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, i
     uint64_t hk[NB], ck[NB];
     double tcur = predicted(hw, op, &cur, m), tbest = tcur;
     uint64_t seen[MAXIT + 1];
+    /* the seen keys' top bytes as bits: a neighbour whose bit is clear was
+     * not visited, and only one whose bit is set is looked for in seen
+     * (most of a move's 100-250 neighbours are new) */
+    uint64_t seen_bits[4] = {0, 0, 0, 0};
+#define SEEN_BIT(h_) (seen_bits[(h_) >> 62] >> ((h_) >> 56 & 63) & 1)
+#define SEEN_ADD(h_) (seen_bits[(h_) >> 62] |= 1ull << ((h_) >> 56 & 63))
     int nseen = 0;
     seen[nseen++] = state_key(&cur);
+    SEEN_ADD(seen[0]);
     for (int iter = 0; iter < maxit; iter++) {
         int n = neighbours(op, &cur, nb, NB, trade), pick;
         for (int i = 0; i < n; i++) {
             uint64_t h = state_key(&nb[i]);
             bool visited = false;
-            for (int j = 0; j < nseen && !visited; j++) visited = seen[j] == h;
+            if (SEEN_BIT(h))
+                for (int j = 0; j < nseen && !visited; j++) visited = seen[j] == h;
             hk[i] = visited ? 0 : h | 1u; /* (0: visited; the memo keys h | 1 too) */
         }
         double lim = tcur * (1 + 2e-3);
@@ -1239,11 +1262,14 @@ static void polish_pass(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, i
         cur = stuck ? esc : nb[pick];
         tcur = tp;
         seen[nseen++] = state_key(&cur);
+        SEEN_ADD(seen[nseen - 1]);
         if (tcur < tbest * (1 - 1e-9)) {
             tbest = tcur;
             *e = cur;
         }
     }
+#undef SEEN_BIT
+#undef SEEN_ADD
 }
 
 /* The polish: a pass without the trade, then (GS_POLISH_TRADE) one with

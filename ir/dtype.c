@@ -15,10 +15,6 @@ const gs_dtype_info gs_dtypes[GS_DTYPE_COUNT] = {
     [GS_DTYPE_BF16] = {"bf16", 2, "unsigned short", "ushort", 0x0000u, 0xff80u, 7, GS_DTYPE_F32},
 };
 
-const gs_dtype_info *gs_dtype_row(int t) {
-    return t >= 0 && t < GS_DTYPE_COUNT ? &gs_dtypes[t] : &gs_dtypes[GS_DTYPE_F32];
-}
-
 const char *gs_dtype_name(gs_dtype t) { return (int)t >= 0 && t < GS_DTYPE_COUNT ? gs_dtypes[t].name : "?"; }
 int gs_dtype_bytes(gs_dtype t) { return (int)t >= 0 && t < GS_DTYPE_COUNT ? gs_dtypes[t].bytes : 0; }
 

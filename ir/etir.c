@@ -24,9 +24,9 @@ static bool lanes_legal(const gs_op *op, const gs_etir *e, int lg) {
 
 static bool splitk_legal(const gs_op *op, const gs_etir *e, int s) {
     if (s <= 1) return true;
-    gs_etir x = *e; /* no more split blocks than tiles (a run may still be empty: ceil) */
-    x.splitk = (uint8_t)s;
-    return gs_etir_splitk_axis(op) >= 0 && gs_etir_splitk_tiles(op, &x, NULL) >= s;
+    /* no more split blocks than tiles (a run may still be empty: ceil); the
+     * tiles do not depend on the split */
+    return gs_etir_splitk_axis(op) >= 0 && gs_etir_splitk_tiles(op, e, NULL) >= s;
 }
 
 /* the tensor-core row: its types, axes and tiles (ir/mma.h) */
@@ -171,21 +171,23 @@ int64_t gs_etir_acc_regs(const gs_op *op, const gs_etir *e) {
 
 static bool is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
-/* With mma, the m, n and k block tiles may exceed their extents' next power
- * of two: a warp's whole instruction tiles (16 x 8, k 8 or 16) must fit
- * however small the extent (the copies zero-fill what lies outside). */
-static bool mma_axis(const gs_op *op, const gs_etir *e, int d) {
-    int8_t role[GS_MAX_AXES];
-    return e->mma && gs_mma_roles(op, role) && role[d] != GS_MMA_ROLE_BATCH;
-}
-
 bool gs_etir_wellformed(const gs_op *op, const gs_etir *e) {
     if (e->level < 0 || e->level > 2) return false;
+    /* With mma, the m, n and k block tiles may exceed their extents' next
+     * power of two: a warp's whole instruction tiles (16 x 8, k 8 or 16)
+     * must fit however small the extent (the copies zero-fill what lies
+     * outside). The roles are asked of the operator once, and only then. */
+    int8_t role[GS_MAX_AXES];
+    int roles = -1; /* -1: not yet asked; 0: no roles; 1: role[] holds them */
     for (int d = 0; d < op->naxes; d++) {
         int32_t t2 = e->tile[d].block, t1 = e->tile[d].thread, v = e->V[d];
         /* powers of two: t1 <= t2 is t1 dividing t2, v <= t1 v dividing t1 */
-        if (!is_pow2(t2) || !is_pow2(t1) || !is_pow2(v)) return false;
-        if ((t2 > next_pow2(op->axes[d].extent) && !mma_axis(op, e, d)) || t1 > t2 || v > t1) return false;
+        if (t2 < 1 || t1 < 1 || v < 1 || ((t2 & (t2 - 1)) | (t1 & (t1 - 1)) | (v & (v - 1))) || t1 > t2 || v > t1)
+            return false;
+        if (t2 > next_pow2(op->axes[d].extent)) {
+            if (roles < 0) roles = e->mma && gs_mma_roles(op, role);
+            if (!roles || role[d] == GS_MMA_ROLE_BATCH) return false;
+        }
         if (op->axes[d].kind == GS_AXIS_REDUCE && (t1 != 1 || v != 1)) return false;
     }
     for (int t = 0; t < op->ninputs; t++)

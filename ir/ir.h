@@ -36,8 +36,11 @@ typedef struct gs_dtype_info {
     gs_dtype acc;          /* the accumulator type (f32 for all) */
 } gs_dtype_info;
 extern const gs_dtype_info gs_dtypes[GS_DTYPE_COUNT];
-/* The row of t (f32's for an out-of-range t). */
-const gs_dtype_info *gs_dtype_row(int t);
+/* The row of t (f32's for an out-of-range t). Inline: the plan and the
+ * model size bytes through it for every state a construction prices. */
+static inline const gs_dtype_info *gs_dtype_row(int t) {
+    return t >= 0 && t < GS_DTYPE_COUNT ? &gs_dtypes[t] : &gs_dtypes[GS_DTYPE_F32];
+}
 /* Parse a spec name; false when unknown. */
 bool gs_dtype_parse(const char *name, gs_dtype *t);
 /* Unit roundoff of t: 2^-(mant_bits+1). */

@@ -292,7 +292,13 @@ static double pnorm(const double *x, int n, double k) {
     for (int i = 0; i < n; i++)
         if (x[i] > mx) mx = x[i];
     if (!(mx > 0)) return 0;
-    if (k == floor(k) && k >= 1 && k <= 16) {
+    if (k == 4 || k == 6) { /* the defaults (gs_model_params_default), the loop below unrolled: the
+                               same products in the same order, so the same doubles */
+        for (int i = 0; i < n; i++) {
+            const double y = x[i] / mx, y4 = y * y * y * y;
+            s += k == 4 ? y4 : y4 * y * y;
+        }
+    } else if (k == floor(k) && k >= 1 && k <= 16) {
         const int ik = (int)k;
         for (int i = 0; i < n; i++) {
             double r = 1, y = x[i] / mx;
@@ -307,8 +313,15 @@ static double pnorm(const double *x, int n, double k) {
 
 /* Fragment elements of input t per thread and reduce index: the product of
  * T1 over the spatial axes t depends on. */
-static double frag_elems(const gs_op *op, const gs_etir *e, int t) {
+static double frag_elems(const gs_op *op, const gs_etir *e, int t, gs_wf_memo *memo) {
     double n = 1;
+    if (memo) { /* the axes t uses, once per memo */
+        for (unsigned m = gs_wf_memo_uses(memo, op, t); m; m &= m - 1) {
+            const int a = __builtin_ctz(m);
+            if (op->axes[a].kind == GS_AXIS_SPATIAL) n *= e->tile[a].thread;
+        }
+        return n;
+    }
     for (int a = 0; a < op->naxes; a++)
         if (op->axes[a].kind == GS_AXIS_SPATIAL && gs_tensor_uses_axis(&op->tensors[t], a)) n *= e->tile[a].thread;
     return n;
@@ -493,9 +506,7 @@ static double fast_copy_fraction(const gs_op *op, const gs_etir *e, const gs_pla
  * (what a per-input step that reads only block tiles depends on); the new
  * length. */
 static int key_used_tiles(gs_wf_memo *memo, const gs_op *op, const gs_etir *e, int t, int64_t *kv, int nk) {
-    const uint8_t uses = gs_wf_memo_uses(memo, op, t);
-    for (int a = 0; a < op->naxes; a++)
-        if (uses >> a & 1) kv[nk++] = e->tile[a].block;
+    for (unsigned m = gs_wf_memo_uses(memo, op, t); m; m &= m - 1) kv[nk++] = e->tile[__builtin_ctz(m)].block;
     return nk;
 }
 
@@ -844,7 +855,7 @@ static void est_operands(est_ctx *c) {
     const bool converts = op->dtype_in != GS_DTYPE_F32 || op->math != GS_MATH_F32;
     for (int t = 0; t < op->ninputs; t++) {
         const gs_plan_input *pi = &p->in[t];
-        double f = frag_elems(op, c->e, t);
+        double f = frag_elems(op, c->e, t, c->memo);
         if (converts) lds_instr += f;
         if (pi->staged) {
             lds_instr += f / pi->frag_vec;

@@ -192,14 +192,29 @@ bool gs_wf_memo_mma_axes(gs_wf_memo *m, const gs_op *op, int *am, int *an, int *
     return m->mma_known & 4u;
 }
 
+/* Two words folded into h at once by a 64 x 64 -> 128-bit product (as
+ * construct/markov.c's state_key): about half the instructions of a
+ * multiply-xor step per word, and a shorter dependency chain. */
+static inline uint64_t wf_fold(uint64_t h, uint64_t a, uint64_t b) {
+#ifdef __SIZEOF_INT128__
+    __extension__ unsigned __int128 p = (unsigned __int128)(a ^ 0xa0761d6478bd642full) * (b ^ 0xe7037ed1a0b428dbull ^ h);
+    return (uint64_t)p ^ (uint64_t)(p >> 64);
+#else
+    h = (h ^ a) * 0xff51afd7ed558ccdull;
+    h = (h ^ (h >> 31) ^ b) * 0xc4ceb9fe1a85ec53ull;
+    return h ^ (h >> 29);
+#endif
+}
+
 uint64_t gs_wf_key(const int64_t *addr, int lanes, uint64_t tag) {
     uint64_t h = 0xcbf29ce484222325ull ^ tag;
-    for (int i = 0; i < lanes; i++) {
-        h ^= (uint64_t)addr[i];
-        h *= 0x100000001b3ull;
-        h ^= h >> 29;
-    }
+    int i = 0;
+    for (; i + 1 < lanes; i += 2) h = wf_fold(h, (uint64_t)addr[i], (uint64_t)addr[i + 1]);
+    if (i < lanes) h = wf_fold(h, (uint64_t)addr[i], 0x8ebc6af09c88c6e3ull);
     h ^= (uint64_t)lanes * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 33; /* the slots index by the top bits */
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
     return h | 1; /* 0 marks an empty slot */
 }
 
@@ -253,6 +268,9 @@ double gs_smem_wavefronts_of(int banks, const int64_t *addr, int lanes, int w) {
     if (w < 1) w = 1;
     if (w > 8) w = 8;
     int per_phase = lanes / w > 0 ? lanes / w : 1;
+    /* a power-of-two bank count (every profile's 32): the bank is the word's
+     * low bits, as floor_mod gives them, without its two divisions */
+    const int64_t bmask = (banks & (banks - 1)) == 0 ? banks - 1 : -1;
     double total = 0;
     for (int p0 = 0; p0 < lanes; p0 += per_phase) {
         /* distinct words of the phase (equal words broadcast), counted per bank */
@@ -265,7 +283,7 @@ double gs_smem_wavefronts_of(int banks, const int64_t *addr, int lanes, int w) {
             for (int k = 0; k < w; k++) {
                 int64_t word = (int64_t)((uint64_t)addr[l] + (uint64_t)k);
                 if (!set_insert(key, used, 7, word)) continue;
-                int b = (int)floor_mod(word, banks);
+                int b = (int)(bmask >= 0 ? word & bmask : floor_mod(word, banks));
                 if (++count[b] > worst) worst = count[b];
             }
         total += worst;
@@ -551,10 +569,40 @@ static void plan_unit_step(const gs_tensor *ts, gs_plan_input *pi, int64_t nt) {
     }
 }
 
-static int nred_of(const gs_op *op) {
-    int n = 0;
-    for (int a = 0; a < op->naxes; a++) n += !spatial(op, a);
-    return n;
+/* What the plan's decisions read of a state again and again, computed once
+ * per plan (plan_facts_of): the reduce axes, their tiles' product, the
+ * accumulators and each input's FFMA fragment elements. */
+typedef struct plan_facts {
+    int nred;                     /* reduce axes */
+    int k;                        /* the last reduce axis; -1: none */
+    int64_t trip;                 /* the product of the reduce axes' block tiles */
+    int64_t acc;                  /* accumulators per thread (gs_etir_acc_regs) */
+    int64_t frag[GS_MAX_TENSORS]; /* gs_plan_frag_elems of each input */
+} plan_facts;
+
+static uint8_t uses_of(const gs_op *op, int t, gs_wf_memo *memo);
+
+static void plan_facts_of(const gs_op *op, const gs_etir *e, gs_wf_memo *memo, plan_facts *f) {
+    uint8_t sp = 0;
+    f->nred = 0;
+    f->k = -1;
+    f->trip = 1;
+    f->acc = 1;
+    for (int a = 0; a < op->naxes; a++) {
+        if (spatial(op, a)) {
+            sp |= (uint8_t)(1u << a);
+            f->acc *= e->tile[a].thread;
+        } else {
+            f->nred++;
+            f->k = a;
+            f->trip *= e->tile[a].block;
+        }
+    }
+    for (int t = 0; t < op->ninputs; t++) {
+        int64_t n = 1;
+        for (unsigned m = uses_of(op, t, memo) & sp; m; m &= m - 1) n *= e->tile[__builtin_ctz(m)].thread;
+        f->frag[t] = n;
+    }
 }
 
 /* A transposing register copy of a convolution (several reduce axes) stores
@@ -567,10 +615,10 @@ static int nred_of(const gs_op *op) {
  * padding reserved must keep rows G-aligned (0 or a vector, not an odd
  * pitch). Only the prefetched stores of a pipeline are grouped (the
  * prologue's and the edge path's stay scalar at the same addresses). */
-static void plan_store_group(const gs_op *op, const gs_tensor *ts, const gs_etir *e, const gs_plan *p, gs_plan_input *pi,
-                             int64_t nt) { /* ts: pi's box tensor */
+static void plan_store_group(const gs_tensor *ts, const gs_etir *e, const gs_plan *p, const plan_facts *f,
+                             gs_plan_input *pi, int64_t nt) { /* ts: pi's box tensor */
     pi->store_group = 0;
-    if (nred_of(op) <= 1 || e->mma || p->opts.scalar || !p->fast_path || p->stages < 2) return;
+    if (f->nred <= 1 || e->mma || p->opts.scalar || !p->fast_path || p->stages < 2) return;
     if (pi->copy_mode != GS_COPY_REG || pi->im2col || pi->swizzle || pi->inner_dim == pi->copy_dim) return;
     /* scalar units only: a wider unit's G loads fill G register quads and
      * its stores read the transposed quads, so ptxas moves 3/4 of the values
@@ -672,8 +720,9 @@ static void mma_ldsm_mode(const gs_op *op, gs_plan_input *pi, int t, const gs_mm
 /* *plain (when given): the bound of the same plan without fragment double
  * buffering (p->frag_pipe 0), counted in the same pass: the second
  * fragment sets are the only terms that read it (pipe). */
-static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p, int *plain, gs_wf_memo *memo) {
-    int64_t acc = gs_etir_acc_regs(op, e);
+static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p, const plan_facts *pf, int *plain,
+                      gs_wf_memo *memo) {
+    int64_t acc = pf->acc;
     int64_t regs = acc + GS_PLAN_REGS_BASE + 2 * op->naxes, slack = 0, pipe = 0;
     /* an mma tile of many accumulators on an ldmatrix row: its copies count
      * one unit in flight (below) */
@@ -695,7 +744,7 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p, int *
     for (int a = 0; a < op->naxes && outer < 0; a++)
         if (spatial(op, a) && e->tile[a].thread > 1) outer = a;
     for (int t = 0; t < op->ninputs; t++) {
-        int64_t f = gs_plan_frag_elems(op, e, t);
+        int64_t f = pf->frag[t];
         if (p->mma) {
             f = mma_frag_regs(p, t); /* packed 32-bit fragment registers */
             gs_plan_input li = p->in[t]; /* ldmatrix is chosen later (finish): ask now */
@@ -878,15 +927,22 @@ static void choose_box(const gs_hw *hw, const gs_op *op, const gs_etir *e, const
 }
 
 _Static_assert(GS_MAX_AXES <= 8 && GS_MAX_TENSORS <= 8, "gs_wf_memo.uses holds a byte of axes per tensor");
-uint8_t gs_wf_memo_uses(gs_wf_memo *memo, const gs_op *op, int t) {
-    if (!(memo->uses_known & (1u << t))) { /* the axes t uses, as bits, once per memo */
-        uint8_t m = 0;
-        for (int a = 0; a < op->naxes; a++)
-            if (gs_tensor_uses_axis(&op->tensors[t], a)) m |= (uint8_t)(1u << a);
-        memo->uses[t] = m;
-        memo->uses_known |= (uint8_t)(1u << t);
-    }
-    return memo->uses[t];
+uint8_t gs_wf_memo_uses_fill(gs_wf_memo *memo, const gs_op *op, int t) {
+    uint8_t m = 0; /* the axes t uses, as bits, once per memo */
+    for (int a = 0; a < op->naxes; a++)
+        if (gs_tensor_uses_axis(&op->tensors[t], a)) m |= (uint8_t)(1u << a);
+    memo->uses[t] = m;
+    memo->uses_known |= (uint8_t)(1u << t);
+    return m;
+}
+
+/* The axes input t uses as bits, through the memo when there is one. */
+static uint8_t uses_of(const gs_op *op, int t, gs_wf_memo *memo) {
+    if (memo) return gs_wf_memo_uses(memo, op, t);
+    uint8_t m = 0;
+    for (int a = 0; a < op->naxes; a++)
+        if (gs_tensor_uses_axis(&op->tensors[t], a)) m |= (uint8_t)(1u << a);
+    return m;
 }
 
 /* The key of staged input t's layout decisions (plan_input_shape, then
@@ -895,12 +951,11 @@ uint8_t gs_wf_memo_uses(gs_wf_memo *memo, const gs_op *op, int t) {
  * vectors) and whether the state pipelines (the copy mode); the operator,
  * the profile and the default options are the memo's own. */
 static uint64_t layout_key(const gs_op *op, const gs_etir *e, int t, gs_wf_memo *memo) {
-    gs_wf_memo_uses(memo, op, t);
     int64_t kv[2 * GS_MAX_AXES + 2];
     int nk = 0;
     kv[nk++] = t | (int64_t)(e->stages > 1) << 8;
-    for (int a = 0; a < op->naxes; a++) {
-        if (!(memo->uses[t] >> a & 1)) continue;
+    for (unsigned m = gs_wf_memo_uses(memo, op, t); m; m &= m - 1) { /* the axes t uses, in order */
+        const int a = __builtin_ctz(m);
         kv[nk++] = (int64_t)a << 40 | e->tile[a].block;
         if (spatial(op, a)) kv[nk++] = e->tile[a].thread / e->V[a];
     }
@@ -917,7 +972,8 @@ static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e,
  * Its loads are placed a k-step ahead by the printer; a tile of more than
  * GS_PLAN_FRAG_PIPE_TRIP steps keeps the partly unrolled plain loop (32
  * fully unrolled steps spilled under tight launch bounds). */
-static uint8_t frag_pipe_of(const gs_op *op, const gs_etir *e, const gs_plan *p, gs_wf_memo *memo) {
+static uint8_t frag_pipe_of(const gs_op *op, const gs_etir *e, const gs_plan *p, const plan_facts *f,
+                            gs_wf_memo *memo) {
     /* a product of two inputs (gemm, bgemm, gemv, conv): the FFMA main loop;
      * a pooling or row reduction reads one fragment and is bound elsewhere */
     if (op->ninputs < 2 || op->combine != GS_COMBINE_MAC) return 0;
@@ -931,10 +987,8 @@ static uint8_t frag_pipe_of(const gs_op *op, const gs_etir *e, const gs_plan *p,
         int64_t steps = bk / gs_mma_get(p->mma)->k;
         return steps >= 2 && steps % 2 == 0 && steps <= GS_PLAN_FRAG_PIPE_TRIP;
     }
-    int64_t body = gs_etir_acc_regs(op, e) + 8, trip = 1;
-    int last = -1;
-    for (int a = 0; a < op->naxes; a++)
-        if (!spatial(op, a)) trip *= e->tile[a].block, last = a;
+    int64_t body = f->acc + 8, trip = f->trip;
+    const int last = f->k;
     /* reduce lanes split the last reduce axis: a thread's k-steps are 1/lanes of them */
     if (p->lanes > 1 && (last < 0 || e->tile[last].block % p->lanes)) return 0;
     trip /= p->lanes;
@@ -970,13 +1024,8 @@ static uint8_t peel_window_of(const gs_op *op, const gs_plan *p) {
  * one reduce axis a product of two inputs (gemm, bgemm, gemv) peels in the
  * plain pipeline too (no frag_pipe; the FFMA core): its steady loop's
  * copies walk one pointer per input, as the fragment-pipelined one's. */
-static uint8_t peel_of(const gs_op *op, const gs_plan *p) {
-    int k = -1, nred = 0;
-    for (int a = 0; a < op->naxes; a++) {
-        if (spatial(op, a)) continue;
-        k = a;
-        nred++;
-    }
+static uint8_t peel_of(const gs_op *op, const gs_plan *p, const plan_facts *f) {
+    const int k = f->k, nred = f->nred;
     if (k < 0) return 0;
     if (!p->frag_pipe && (nred > 1 || p->mma || p->stages < 2 || !p->fast_path || p->smem_bytes <= 0 ||
                           op->ninputs < 2 || op->combine != GS_COMBINE_MAC))
@@ -998,9 +1047,9 @@ static uint8_t peel_of(const gs_op *op, const gs_plan *p) {
 
 /* One set of a thread's fragments on the FFMA core: each input's thread
  * tile over the spatial axes it uses. */
-static int64_t frag_set_regs(const gs_op *op, const gs_etir *e) {
+static int64_t frag_set_regs(const gs_op *op, const plan_facts *f) {
     int64_t set = 0;
-    for (int t = 0; t < op->ninputs; t++) set += gs_plan_frag_elems(op, e, t);
+    for (int t = 0; t < op->ninputs; t++) set += f->frag[t];
     return set;
 }
 
@@ -1064,18 +1113,17 @@ static bool conv_turn_fits(const gs_hw *hw, const gs_plan *p, int64_t set) {
  * 22 and 44 at the turn. */
 /* *third: the registers of a conv loop's third fragment set where it turns
  * (0 otherwise) */
-static uint8_t cross_turn_of(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan *p, int64_t *third) {
+static uint8_t cross_turn_of(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan *p,
+                             const plan_facts *f, int64_t *third) {
     *third = 0;
     if (!p->peel || p->mma) return 0;
-    int k = -1, nred = 0;
-    for (int a = 0; a < op->naxes; a++)
-        if (!spatial(op, a)) k = a, nred++;
+    const int k = f->k, nred = f->nred;
     /* A convolution's steady loop (frag_pipe over several reduce axes)
      * turns before the last k-step already; it turns a k-step earlier, the
      * next tile's first fragments into a third set, its copies after the
      * tile's last multiply (conv_turn_fits) */
     if (p->frag_pipe) {
-        const int64_t set = nred > 1 ? frag_set_regs(op, e) : 0;
+        const int64_t set = nred > 1 ? frag_set_regs(op, f) : 0;
         if (nred <= 1 || !conv_turn_fits(hw, p, set)) return 0;
         *third = set;
         return GS_CROSS_TURN_COPY_AT_TURN;
@@ -1084,8 +1132,8 @@ static uint8_t cross_turn_of(const gs_hw *hw, const gs_op *op, const gs_etir *e,
     if (nred != 1 || p->lanes < 1 || e->tile[k].block % p->lanes || e->tile[k].block / p->lanes < 2 ||
         e->tile[k].block / p->lanes % 2)
         return 0;
-    const int64_t set = frag_set_regs(op, e);
-    int64_t regs = p->regs_bound + 2 * set - (p->lanes > 1 ? gs_etir_acc_regs(op, e) : 0);
+    const int64_t set = frag_set_regs(op, f);
+    int64_t regs = p->regs_bound + 2 * set - (p->lanes > 1 ? f->acc : 0);
     /* and as much again for ptxas' hoisting, within the register blocks per
      * SM of the plan's bound (its launch bounds hold ptxas to them): against
      * the 255 of a thread alone, gemm M=2048 N=1536 K=512 on a100 (bound 129,
@@ -1101,11 +1149,9 @@ static uint8_t cross_turn_of(const gs_hw *hw, const gs_op *op, const gs_etir *e,
  * loads of a fully unrolled long loop far ahead, at a register each),
  * and beyond about 4k instructions by 4 (instruction cache). With
  * fragment double buffering: fully. */
-static uint8_t k_unroll_of(const gs_op *op, const gs_etir *e, const gs_plan *p) {
+static uint8_t k_unroll_of(const gs_plan *p, const plan_facts *f) {
     if (p->frag_pipe) return 0;
-    int64_t body = gs_etir_acc_regs(op, e) + 8, trip = 1;
-    for (int a = 0; a < op->naxes; a++)
-        if (!spatial(op, a)) trip *= e->tile[a].block;
+    const int64_t body = f->acc + 8, trip = f->trip;
     return (uint8_t)(trip * body > 4096 ? 4 : trip > GS_PLAN_K_UNROLL ? GS_PLAN_K_UNROLL : 0);
 }
 
@@ -1152,6 +1198,8 @@ static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e,
         p->warp_m = (uint16_t)(8 * tm > UINT16_MAX ? UINT16_MAX : 8 * tm);
         p->warp_n = (uint16_t)(4 * tn > UINT16_MAX ? UINT16_MAX : 4 * tn);
     }
+    plan_facts pf;
+    plan_facts_of(op, e, memo, &pf);
     p->raster_x = p->raster_y = -1;
     for (int a = op->naxes - 1; a >= 0; a--) { /* the last two spatial axes */
         if (!spatial(op, a)) continue;
@@ -1187,23 +1235,23 @@ static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e,
         pi->units_per_thread = (int32_t)(upt > INT32_MAX ? INT32_MAX : upt);
         gs_tensor view; /* the box tensor, built once for all three */
         const gs_tensor *ts = gs_plan_box_tensor(op, pi, t, &view);
-        plan_store_group(op, ts, e, p, pi, nt);
+        plan_store_group(ts, e, p, &pf, pi, nt);
         if (!pi->store_group) plan_unit_step(ts, pi, nt);
         pi->unit_sep = !pi->unit_linear && pi->units_per_thread > GS_PLAN_UNIT_ARRAY_MAX &&
-                       pi->units_per_thread <= GS_PLAN_UNIT_SEP_MAX && nred_of(op) > 1 && unit_separable(ts, pi, nt);
+                       pi->units_per_thread <= GS_PLAN_UNIT_SEP_MAX && pf.nred > 1 && unit_separable(ts, pi, nt);
         pi->unit_recompute = !pi->unit_linear && !pi->unit_sep && pi->units_per_thread > GS_PLAN_UNIT_ARRAY_MAX;
         pi->copy_batch = copy_batch(op, t, p, pi);
         if (pi->copy_mode == GS_COPY_ASYNC) p->any_async = 1;
         int64_t b = sat_mul(sat_mul(pi->stage_elems, p->stages), in_bytes(op));
         p->smem_bytes = p->smem_bytes + b > GS_STAGE_SAT ? GS_STAGE_SAT : p->smem_bytes + b;
     }
-    p->frag_pipe = frag_pipe_of(op, e, p, memo);
+    p->frag_pipe = frag_pipe_of(op, e, p, &pf, memo);
     int64_t scratch = (p->split_mode != GS_SPLIT_NONE ? 4 : 0) + (p->lanes_wide ? p->threads / GS_LANES_WARP * 4 : 0);
     p->scratch_bytes = (int32_t)((scratch + 15) / 16 * 16);
     /* static shared memory is limited as a whole, scratch included */
     p->smem_dynamic = p->smem_bytes + p->scratch_bytes > hw->smem_per_block;
     int plain;
-    p->regs_bound = regs_bound(op, e, p, &plain, memo);
+    p->regs_bound = regs_bound(op, e, p, &pf, &plain, memo);
     if (p->frag_pipe) {
         /* the second fragment set must stay within the thread's register
          * limit, for an operator of several reduce axes (a convolution) a
@@ -1215,9 +1263,7 @@ static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e,
          * the shorter latency window), whatever the count a little under the
          * bound that ptxas and the model take (a register allocation unit,
          * 8, of slack): else the plain pipeline */
-        int reduce_axes = 0;
-        for (int a = 0; a < op->naxes; a++) reduce_axes += !spatial(op, a);
-        bool lose = p->regs_bound + (reduce_axes > 1 ? GS_FRAG_PIPE_REGS_SLACK : 0) > hw->max_regs_per_thread;
+        bool lose = p->regs_bound + (pf.nred > 1 ? GS_FRAG_PIPE_REGS_SLACK : 0) > hw->max_regs_per_thread;
         /* (gs_plan_blocks_per_sm at each count: its other limits once) */
         int64_t warps, mb = blocks_but_regs(hw, p, &warps);
         for (int d = 0; d < 8 && !lose && warps >= 1; d++) {
@@ -1230,10 +1276,10 @@ static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e,
             p->regs_bound = plain;
         }
     }
-    p->k_unroll = k_unroll_of(op, e, p);
-    p->peel = peel_of(op, p);
+    p->k_unroll = k_unroll_of(p, &pf);
+    p->peel = peel_of(op, p, &pf);
     int64_t third;
-    p->cross_turn = cross_turn_of(hw, op, e, p, &third);
+    p->cross_turn = cross_turn_of(hw, op, e, p, &pf, &third);
     p->regs_bound += (int32_t)third; /* a conv steady loop's early turn: its third fragment set */
 }
 
