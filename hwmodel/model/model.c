@@ -166,7 +166,7 @@ static bool check_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_wf
     if (p->regs_bound > hw->max_regs_per_thread) REJECT("too many registers per thread");
     /* one block must fit an SM: registers are allocated per warp, in each
      * scheduler's quarter of the register file */
-    int64_t warps = (gs_etir_threads(op, e) + hw->warp_size - 1) / hw->warp_size;
+    int64_t warps = ((int64_t)p->threads + hw->warp_size - 1) / hw->warp_size; /* (the threads passed above) */
     if (gs_hw_warps_by_regs(hw, p->regs_bound) < warps) REJECT("the block's registers do not fit an SM");
     if (p->smem_bytes + p->scratch_bytes > hw->smem_per_sm) REJECT("the block's shared memory does not fit an SM");
     return true;
