@@ -948,12 +948,13 @@ static uint8_t uses_of(const gs_op *op, int t, gs_wf_memo *memo) {
 /* The key of staged input t's layout decisions (plan_input_shape, then
  * choose_box, then the halo) in state e: they read the block tiles of the
  * axes t uses, the per-chunk run T1/V of its spatial axes (fragment
- * vectors) and whether the state pipelines (the copy mode); the operator,
- * the profile and the default options are the memo's own. */
+ * vectors), whether the state pipelines (the copy mode) and whether it runs
+ * on the tensor cores (no fragment vectors: no transposed layout); the
+ * operator, the profile and the default options are the memo's own. */
 static uint64_t layout_key(const gs_op *op, const gs_etir *e, int t, gs_wf_memo *memo) {
     int64_t kv[2 * GS_MAX_AXES + 2];
     int nk = 0;
-    kv[nk++] = t | (int64_t)(e->stages > 1) << 8;
+    kv[nk++] = t | (int64_t)(e->stages > 1) << 8 | (int64_t)(e->mma != 0) << 9; /* (an mma layout never transposes) */
     for (unsigned m = gs_wf_memo_uses(memo, op, t); m; m &= m - 1) { /* the axes t uses, in order */
         const int a = __builtin_ctz(m);
         kv[nk++] = (int64_t)a << 40 | e->tile[a].block;
@@ -1215,7 +1216,7 @@ static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e,
         }
         int64_t pad;
         /* the layout through the memo, for the default options only */
-        uint64_t lk = memo && !o && !p->mma ? layout_key(op, e, t, memo) : 0;
+        uint64_t lk = memo && !o ? layout_key(op, e, t, memo) : 0;
         unsigned slot = (unsigned)(lk >> 40) & (GS_WF_MEMO_LAYOUTS - 1);
         if (lk && memo->layout_key[slot] == lk) {
             *pi = memo->layout[slot];
