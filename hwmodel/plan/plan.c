@@ -6,6 +6,7 @@
  * a few profile numbers; no rule names an operator or an architecture. */
 #include "hwmodel/plan/plan.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -164,6 +165,7 @@ void gs_wf_memo_init(gs_wf_memo *m) {
     memset(m->loop_key, 0, sizeof m->loop_key);
     m->gstep_known = 0;
     m->index_fits_max = 0;
+    m->reduce_coeff_neg = 0;
     m->uses_known = 0;
     m->i2c_known = 0;
     m->mma_known = 0;
@@ -573,6 +575,7 @@ static void plan_unit_step(const gs_tensor *ts, gs_plan_input *pi, int64_t nt) {
  * per plan (plan_facts_of): the reduce axes, their tiles' product, the
  * accumulators and each input's FFMA fragment elements. */
 typedef struct plan_facts {
+    bool red_neg;                 /* some input's index has a negative coefficient on a reduce axis */
     int nred;                     /* reduce axes */
     int k;                        /* the last reduce axis; -1: none */
     int64_t trip;                 /* the product of the reduce axes' block tiles */
@@ -582,8 +585,22 @@ typedef struct plan_facts {
 
 static uint8_t uses_of(const gs_op *op, int t, gs_wf_memo *memo);
 
+/* Whether some input's index has a negative coefficient on a reduce axis
+ * (the operator's: once per memo). */
+static bool reduce_coeff_neg(const gs_op *op, gs_wf_memo *memo) {
+    if (memo && memo->reduce_coeff_neg) return memo->reduce_coeff_neg > 0;
+    bool neg = false;
+    for (int t = 0; t < op->ninputs && !neg; t++)
+        for (int j = 0; j < op->tensors[t].ndim; j++)
+            for (int a = 0; a < op->naxes; a++)
+                if (!spatial(op, a) && op->tensors[t].idx[j].coeff[a] < 0) neg = true;
+    if (memo) memo->reduce_coeff_neg = neg ? 1 : -1;
+    return neg;
+}
+
 static void plan_facts_of(const gs_op *op, const gs_etir *e, gs_wf_memo *memo, plan_facts *f) {
     uint8_t sp = 0;
+    f->red_neg = reduce_coeff_neg(op, memo);
     f->nred = 0;
     f->k = -1;
     f->trip = 1;
@@ -1006,15 +1023,10 @@ static uint8_t frag_pipe_of(const gs_op *op, const gs_etir *e, const gs_plan *p,
  * >= 0: a stride and a dilation), so that the copies' fast-path check holds
  * for every full tile once it holds at the lowest and highest reduce
  * origins. */
-static uint8_t peel_window_of(const gs_op *op, const gs_plan *p) {
-    if (p->split_axis >= 0 || p->splitk > 1 || p->mma) return 0;
-    for (int t = 0; t < op->ninputs; t++) {
-        const gs_plan_input *pi = &p->in[t];
-        if (!pi->staged || pi->im2col) return 0;
-        for (int j = 0; j < op->tensors[t].ndim; j++)
-            for (int a = 0; a < op->naxes; a++)
-                if (!spatial(op, a) && op->tensors[t].idx[j].coeff[a] < 0) return 0;
-    }
+static uint8_t peel_window_of(const gs_op *op, const gs_plan *p, const plan_facts *f) {
+    if (p->split_axis >= 0 || p->splitk > 1 || p->mma || f->red_neg) return 0;
+    for (int t = 0; t < op->ninputs; t++)
+        if (!p->in[t].staged || p->in[t].im2col) return 0;
     return 1;
 }
 
@@ -1031,7 +1043,7 @@ static uint8_t peel_of(const gs_op *op, const gs_plan *p, const plan_facts *f) {
     if (!p->frag_pipe && (nred > 1 || p->mma || p->stages < 2 || !p->fast_path || p->smem_bytes <= 0 ||
                           op->ninputs < 2 || op->combine != GS_COMBINE_MAC))
         return 0;
-    if (nred > 1) return peel_window_of(op, p);
+    if (nred > 1) return peel_window_of(op, p, f);
     for (int t = 0; t < op->ninputs; t++) {
         const gs_plan_input *pi = &p->in[t];
         if (!pi->staged || pi->im2col) return 0;
@@ -1162,7 +1174,10 @@ static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, cons
 
 static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *o,
                              gs_wf_memo *memo, gs_plan *p) {
-    memset(p, 0, sizeof *p);
+    /* every byte zero (the plan is hashed), the inputs' each by its own path
+     * below: a layout from the memo overwrites its input whole */
+    memset(p, 0, offsetof(gs_plan, in));
+    memset(&p->in[op->ninputs], 0, sizeof *p - offsetof(gs_plan, in) - (size_t)op->ninputs * sizeof p->in[0]);
     if (o) p->opts = *o;
     /* the state's plan options (the user's: config keys, CLI) on top */
     p->opts.scalar |= e->plan_scalar;
@@ -1209,8 +1224,9 @@ static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e,
     }
     for (int t = 0; t < op->ninputs; t++) {
         gs_plan_input *pi = &p->in[t];
-        pi->frag_axis = -1;
         if (!e->staged[t]) {
+            memset(pi, 0, sizeof *pi);
+            pi->frag_axis = -1;
             plan_unstaged(op, e, &p->opts, t, pi);
             continue;
         }
@@ -1222,6 +1238,8 @@ static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e,
             *pi = memo->layout[slot];
             pad = memo->layout_pad[slot];
         } else {
+            memset(pi, 0, sizeof *pi);
+            pi->frag_axis = -1;
             plan_input_shape(hw, op, e, &p->opts, t, pi, &pad);
             choose_box(hw, op, e, &p->opts, t, pi, &pad, memo);
             for (int j = 0; j < op->tensors[t].ndim; j++) /* the tensor box, for the fast path's check */

@@ -327,6 +327,10 @@ typedef struct gs_wf_memo {
      * int32 indexing (so every well-formed state does: the check skips the
      * test), -1 when not, 0 not yet known */
     int8_t index_fits_max;
+    /* 1 when some input's index has a negative coefficient on a reduce axis
+     * (the window's steady loop cannot peel: plan.peel), -1 when none, 0
+     * not yet known */
+    int8_t reduce_coeff_neg;
     /* the axes each tensor uses (bit a: axis a), for the layout keys; bit t
      * of uses_known says whether uses[t] is set */
     uint8_t uses[GS_MAX_TENSORS], uses_known;
