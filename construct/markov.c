@@ -201,16 +201,27 @@ typedef struct check_entry {
 enum { CHECK_SLOTS = 2048 }; /* a power of two */
 
 /* Memo of predicted times by state hash: the walk revisits states often
- * (invTile undoes tile), and an estimate costs far more than a lookup. */
+ * (invTile undoes tile), and an estimate costs far more than a lookup. The
+ * prices (key, val) are one table shared by the workers of a form
+ * (memo_find, memo_put: lock-free); the other tables are each worker's own. */
 typedef struct memo {
-    uint64_t *key;
-    double *val;
+    _Atomic uint64_t *key; /* state_key | 1 (odd); 0: empty; MEMO_FILLING: its value being written */
+    double *val;           /* written once, before its key is published */
     int64_t cap;   /* power of two */
     gs_wf_memo *wf; /* access-pattern simulations shared by the estimates */
     floor_entry *floors; /* direct-mapped by key (the polish's) */
     check_entry *checks; /* direct-mapped by key (the walk's level-2 transitions) */
     bool apart; /* the audit (GS_AUDIT_FLOOR): no shared entries (memo_key), completions checked apart */
 } memo;
+
+/* The slots a price's probe run looks at from its home slot. */
+enum { MEMO_PROBES = 8 };
+/* A slot claimed by a worker that is writing its value: even, so never a key. */
+#define MEMO_FILLING ((uint64_t)2)
+/* The keys are zeroed as plain memory (the arena's), read as atomics: one
+ * representation, no lock. */
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2 && sizeof(_Atomic uint64_t) == sizeof(uint64_t),
+               "the price table's keys are lock-free 64-bit atomics");
 
 static bool memo_init(memo *m, gs_arena *ar, int64_t cap) {
     m->cap = cap;
@@ -226,24 +237,58 @@ static bool memo_init(memo *m, gs_arena *ar, int64_t cap) {
     return m->key && m->val && m->wf && m->floors && m->checks;
 }
 
-/* m a copy of src, every table (prices, simulations, floors, checks: all
- * exact facts of states), from the arena: a helper that starts late knows
- * what the calling thread has priced. */
+/* m a helper's memo: src's price table itself (shared), and copies of its
+ * simulations, floors and checks (each worker's own: exact facts of
+ * states, so a helper that starts late knows what the calling thread has
+ * met), from the arena. Made on the calling thread while no helper runs. */
 static bool memo_clone(memo *m, gs_arena *ar, const memo *src) {
-    size_t n = (size_t)src->cap;
     *m = *src;
-    m->key = gs_arena_alloc_raw(ar, n * sizeof *m->key);
-    m->val = gs_arena_alloc_raw(ar, n * sizeof *m->val);
     m->wf = gs_arena_alloc_raw(ar, sizeof *m->wf);
     m->floors = gs_arena_alloc_raw(ar, FLOOR_SLOTS * sizeof *m->floors);
     m->checks = gs_arena_alloc_raw(ar, CHECK_SLOTS * sizeof *m->checks);
-    if (!m->key || !m->val || !m->wf || !m->floors || !m->checks) return false;
-    memcpy(m->key, src->key, n * sizeof *m->key);
-    memcpy(m->val, src->val, n * sizeof *m->val);
+    if (!m->wf || !m->floors || !m->checks) return false;
     *m->wf = *src->wf;
     memcpy(m->floors, src->floors, FLOOR_SLOTS * sizeof *m->floors);
     memcpy(m->checks, src->checks, CHECK_SLOTS * sizeof *m->checks);
     return true;
+}
+
+/* The price of key eh in m's table: true and *v its value (the time, or -1
+ * for a failed state) when published. A slot another worker is filling
+ * reads as a miss: the caller prices the state itself (a price is an exact
+ * fact of the state, so who computes it changes no result). The acquire
+ * load of the key orders the value's read after the write it publishes. */
+static bool memo_find(const memo *m, uint64_t eh, double *v) {
+    uint64_t h = eh | 1u;
+    int64_t s = (int64_t)(h & (uint64_t)(m->cap - 1));
+    for (int probe = 0; probe < MEMO_PROBES; probe++, s = (s + 1) & (m->cap - 1)) {
+        uint64_t k = atomic_load_explicit(&m->key[s], memory_order_acquire);
+        if (k == h) {
+            *v = m->val[s];
+            return true;
+        }
+        if (!k) break;
+    }
+    return false;
+}
+
+/* Put key eh's price v into m's table: the first empty slot of its probe
+ * run claimed by a CAS (0 -> MEMO_FILLING), the value written, the key
+ * published by a release store. Nothing when the key is there already (a
+ * worker priced it at the same time: the same value) or the run is full. */
+static void memo_put(memo *m, uint64_t eh, double v) {
+    uint64_t h = eh | 1u;
+    int64_t s = (int64_t)(h & (uint64_t)(m->cap - 1));
+    for (int probe = 0; probe < MEMO_PROBES; probe++, s = (s + 1) & (m->cap - 1)) {
+        uint64_t k = atomic_load_explicit(&m->key[s], memory_order_relaxed);
+        if (!k && atomic_compare_exchange_strong_explicit(&m->key[s], &k, MEMO_FILLING, memory_order_relaxed,
+                                                          memory_order_relaxed)) {
+            m->val[s] = v;
+            atomic_store_explicit(&m->key[s], h, memory_order_release);
+            return;
+        }
+        if (k == h) return; /* (k: the slot's key, or what a lost CAS found there) */
+    }
 }
 
 static double predicted_hash(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *m, bool *ok, uint64_t eh);
@@ -289,26 +334,6 @@ static bool complete_mma(const gs_hw *hw, const gs_op *op, const gs_etir *c, mem
     return isfinite(*t);
 }
 
-/* Copy src's entries that dst lacks into dst (as far as its probe runs
- * allow): the memos of the workers meet again before the ranking. An entry
- * is a state's exact predicted time, so which memo holds it changes no
- * result, only how often a state is priced again. */
-static void memo_merge(memo *dst, const memo *src) {
-    for (int64_t i = 0; i < src->cap; i++) {
-        uint64_t h = src->key[i];
-        if (!h) continue;
-        int64_t slot = (int64_t)(h & (uint64_t)(dst->cap - 1));
-        for (int probe = 0; probe < 8; probe++, slot = (slot + 1) & (dst->cap - 1)) {
-            if (dst->key[slot] == h) break;
-            if (!dst->key[slot]) {
-                dst->key[slot] = h;
-                dst->val[slot] = src->val[i];
-                break;
-            }
-        }
-    }
-}
-
 /* Predicted time of a (possibly partial) state, for the model policy:
  * INFINITY when its completion fails the check (*ok false, when given). The
  * completion is gs_complete's, checked and estimated with one plan
@@ -345,30 +370,10 @@ static bool enter_best(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo 
     return any;
 }
 
-/* The memo's entry for key eh: true and *v its value (the time, or -1 for
- * a failed state) when it has one; else false and *slot the free slot its
- * probe run ends at (-1 when none). */
-static bool memo_find(const memo *m, uint64_t eh, double *v, int64_t *slot) {
-    uint64_t h = eh | 1u;
-    int64_t s = (int64_t)(h & (uint64_t)(m->cap - 1));
-    for (int probe = 0; probe < 8; probe++, s = (s + 1) & (m->cap - 1)) {
-        if (m->key[s] == h) {
-            *v = m->val[s];
-            return true;
-        }
-        if (!m->key[s]) break;
-    }
-    *slot = m->key[s] ? -1 : s;
-    return false;
-}
-
 static double predicted_hash(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *m, bool *ok, uint64_t eh) {
-    uint64_t h = 0;
-    int64_t slot = -1;
     if (m) {
         double v;
-        h = eh | 1u;
-        if (memo_find(m, eh, &v, &slot)) {
+        if (memo_find(m, eh, &v)) {
             if (ok) *ok = !(v < 0);
             return v < 0 ? INFINITY : v;
         }
@@ -397,10 +402,7 @@ static double predicted_hash(const gs_hw *hw, const gs_op *op, const gs_etir *e,
         }
     }
     if (ok) *ok = done;
-    if (m && slot >= 0 && !m->key[slot]) {
-        m->key[slot] = h;
-        m->val[slot] = done ? t : -1;
-    }
+    if (m) memo_put(m, eh, done ? t : -1);
     return t;
 }
 
@@ -1080,10 +1082,9 @@ static bool beyond(double f, double lim, double tp, int pick, int i) {
 static bool price_unless_beyond(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *m, uint64_t eh, double lim,
                                 double tp, int pick, int i, bool audit, bool *cut, double *floor, double *t) {
     double v;
-    int64_t slot;
     *cut = false;
     *floor = 0;
-    if (memo_find(m, eh, &v, &slot)) { /* a duplicate neighbour priced just before */
+    if (memo_find(m, eh, &v)) { /* a duplicate neighbour priced just before */
         *t = v < 0 ? INFINITY : v;
         return true;
     }
@@ -1104,10 +1105,7 @@ static bool price_unless_beyond(const gs_hw *hw, const gs_op *op, const gs_etir 
         gs_estimate_plan(hw, op, &c, &p, 0, NULL, m->wf, &est);
         *t = est.time_s;
     }
-    if (slot >= 0 && !m->key[slot]) {
-        m->key[slot] = eh | 1u;
-        m->val[slot] = ok ? *t : -1;
-    }
+    memo_put(m, eh, ok ? *t : -1);
     return true;
 }
 
@@ -1126,10 +1124,9 @@ static double best_neighbour(const gs_hw *hw, const gs_op *op, const gs_etir *nb
     *pick = -1;
     for (int i = 0; i < n; i++) {
         double v;
-        int64_t slot;
         if (!hk[i]) continue; /* visited */
         pc->evals++;
-        if (!memo_find(m, hk[i], &v, &slot)) {
+        if (!memo_find(m, hk[i], &v)) {
             wait[nw++] = i;
             continue;
         }
@@ -1415,15 +1412,17 @@ static int polish_seeds(const gs_hw *hw, const gs_op *op, const pool *p, memo *m
 /* ---- workers: the walk's chains and the polishes on threads ---------------------------
  * The chains, and then the polish seeds, are jobs that up to opts.threads
  * workers (the calling thread is one) take in turn. A job writes only its
- * own slot (a chain its own pools, a polish its own seed), and each worker
- * prices states through its own memo, whose entries are exact predicted
- * times; the chains' pools are then appended in chain order, as one thread
- * would have added them. So the result depends neither on the number of
- * workers nor on which worker ran which job: only the time does. */
+ * own slot (a chain its own pools, a polish its own seed), and the workers
+ * price states through one shared table of exact predicted times (each with
+ * its own simulations, floors and checks, also exact facts of states); the
+ * chains' pools are then appended in chain order, as one thread would have
+ * added them. So the result depends neither on the number of workers nor on
+ * which worker ran which job: only the time does. */
 /* The workers of a construction: their memos (the first is the
- * construction's own; the others made from the arena when their helpers
- * first start, on the calling thread, while no helper runs), how many may
- * run, and whether they start only when the work is worth them. */
+ * construction's own; the others, sharing its prices, made from the arena
+ * when their helpers first start, on the calling thread, while no helper
+ * runs), how many may run, and whether they start only when the work is
+ * worth them. */
 typedef struct crew {
     memo memos[GS_MAX_THREADS];
     int ready;     /* memos made */
@@ -1483,19 +1482,16 @@ static int workers_of(const gs_construct_opts *o) {
 }
 
 /* Start the helpers of up to nw workers (the calling thread is the first),
- * making their memos first: a new memo starts as a copy of the first
- * (memo_clone), and one kept from an earlier phase takes the prices it
- * lacks, so a helper prices again little of what the first has. The
- * helpers started (fewer when memory for a memo is short or a thread
- * cannot be started). */
+ * making their memos first: a new memo shares the first's prices and starts
+ * with copies of its other tables (memo_clone); one kept from an earlier
+ * phase is used as it is. The helpers started (fewer when memory for a memo
+ * is short or a thread cannot be started). */
 static int start_helpers(jobs *j, crew *c, int nw, pthread_t *th, worker *wk) {
     int started = 0;
     for (int i = 1; i < nw; i++) {
         if (i == c->ready) {
             if (!memo_clone(&c->memos[i], c->ar, &c->memos[0])) break;
             c->ready++;
-        } else {
-            memo_merge(&c->memos[i], &c->memos[0]);
         }
         wk[i] = (worker){j, i};
         if (pthread_create(&th[i], NULL, work, &wk[i]) != 0) break;
@@ -1607,7 +1603,6 @@ static void run_jobs(jobs *j, crew *c) {
         run_job(j, &c->memos[0], k);
     }
     for (int i = 1; i <= started; i++) pthread_join(th[i], NULL);
-    for (int i = 1; i <= started; i++) memo_merge(&c->memos[0], &c->memos[i]);
 }
 
 /* The walk: every chain on the workers, each into its own pools, then the

@@ -184,8 +184,8 @@ Test(construct, threads_same_result, .timeout = 120) {
 
 /* The default threads (0) start the helpers only for the work worth them
  * (GS_HELP_AFTER_MS): started late, after the calling thread's second job
- * of a phase, with copies of its memo (memo_clone), or never, the result and
- * the states priced are one thread's. */
+ * of a phase, sharing its prices and with copies of its other tables
+ * (memo_clone), or never, the result and the states priced are one thread's. */
 Test(construct, helpers_started_late_same_result, .timeout = 120) {
     static const char *cases[][2] = {{"gemm M=1024 N=768 K=512", "rtx3090"},
                                      {"rowsum M=4 K=1048576", "h100"},

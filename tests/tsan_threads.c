@@ -8,7 +8,9 @@
  *
  * 8 threads start together. Each has its own context and dispatcher; all
  * share one profile, the operators and one disk cache directory. Each
- * constructs every operator (markov, and tree for one) and dispatches four
+ * constructs every operator (markov, and tree for one; the first again on 4
+ * workers from its first job, which share one price table and must agree
+ * with the default threads' result) and dispatches four
  * gemm shapes twice in each of two dispatchers, the default one (the
  * shape-class memo) and one with GS_WARM_OFF (CUDA dialect: NVRTC, loaded
  * lazily by whichever thread comes first, or the CUDA source where NVRTC is
@@ -39,9 +41,13 @@ static const char *const shapes[] = {"gemm M=128 N=128 K=64", "gemm M=200 N=96 K
                                      "gemm M=100 N=120 K=64"};
 enum { NSHAPES = (int)(sizeof shapes / sizeof shapes[0]) };
 
+/* constructions: every spec with the default threads, the first with the
+ * tree strategy, and the first on 4 workers from its first job (their one
+ * price table filled at once) */
+enum { NCONS = NSPECS + 2 };
 typedef struct {
-    char desc[NSPECS + 1][160];
-    double pred[NSPECS + 1];
+    char desc[NCONS][160];
+    double pred[NCONS];
     uint64_t key[2][NSHAPES]; /* [0]: the default dispatcher, [1]: GS_WARM_OFF */
     char config[2][NSHAPES][200];
 } outcome;
@@ -98,15 +104,16 @@ static int work(outcome *o) {
     gs_construct_opts_default(&co);
     co.top_k = 3;
     int rc = 0;
-    for (int i = 0; i <= NSPECS && !rc; i++) {
+    for (int i = 0; i < NCONS && !rc; i++) {
         gs_construct_opts c = co;
         if (i == NSPECS) c.strategy = GS_STRATEGY_TREE;
+        if (i == NSPECS + 1) c.threads = 4;
         gs_result *r = NULL;
-        rc = gs_construct(ctx, ops[i % NSPECS], hw, &c, &r);
+        rc = gs_construct(ctx, ops[i < NSPECS ? i : 0], hw, &c, &r);
         if (!rc) {
             snprintf(o->desc[i], sizeof o->desc[i], "%s", gs_result_describe(r, 0));
             o->pred[i] = gs_result_predicted_s(r, 0);
-        } else fail("construct: %s: %s", specs[i % NSPECS], gs_ctx_errmsg(ctx));
+        } else fail("construct: %s: %s", specs[i < NSPECS ? i : 0], gs_ctx_errmsg(ctx));
         gs_result_destroy(r);
     }
     for (int mode = 0; mode < 2 && !rc; mode++) rc = dispatch_all(ctx, mode, o);
@@ -122,9 +129,11 @@ static void *thread_main(void *arg) {
 
 /* Compare a thread's outcome with the main thread's. */
 static void compare(const outcome *o) {
-    for (int i = 0; i <= NSPECS; i++)
+    for (int i = 0; i < NCONS; i++)
         if (strcmp(o->desc[i], want.desc[i]) || o->pred[i] != want.pred[i])
             fail("construct differs from the main thread's: %s vs %s", o->desc[i], want.desc[i]);
+    if (strcmp(o->desc[NSPECS + 1], o->desc[0]) || o->pred[NSPECS + 1] != o->pred[0])
+        fail("construct on 4 workers differs from the default threads': %s vs %s", o->desc[NSPECS + 1], o->desc[0]);
     for (int m = 0; m < 2; m++)
         for (int i = 0; i < NSHAPES; i++)
             if (o->key[m][i] != want.key[m][i] || strcmp(o->config[m][i], want.config[m][i]))
@@ -165,8 +174,8 @@ int main(void) {
     for (int i = 0; i < NSHAPES; i++) gs_op_destroy(shape_ops[i]);
     gs_hw_destroy(hw);
     gs_ctx_destroy(ctx);
-    int checks = NTHREADS * (NSPECS + 1 + 2 * NSHAPES);
+    int checks = NTHREADS * (NCONS + 1 + 2 * NSHAPES);
     printf("tsan_threads: %d threads x (%d constructions + %d dispatches), results against the main thread's: "
-           "%d passed, %d failed\n", NTHREADS, NSPECS + 1, 4 * NSHAPES, checks - failures, failures);
+           "%d passed, %d failed\n", NTHREADS, NCONS, 4 * NSHAPES, checks - failures, failures);
     return failures ? 1 : 0;
 }
