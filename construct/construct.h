@@ -25,6 +25,8 @@ struct gs_result {
     int64_t floor_violations;  /* ... this many floors lay above their prices (0) */
     bool capped;               /* exhaustive: enumeration hit its cap */
     int workers;               /* the most workers that ran at once (the calling thread one; a 1x1 conv: in either form) */
+    int64_t prices_cap;        /* the slots of the prices' table at the end (grown before the polish where the walk
+                                  filled much of it; a 1x1 conv: the kept form's) */
 };
 
 /* Whether a construction's helpers (default threads) may start early, after

@@ -186,10 +186,11 @@ typedef struct floor_entry {
     uint64_t key;
     double floor;
 } floor_entry;
-/* a power of two; 4096 evicted floors the polish of the largest convs met
- * again (rtx3090 conv2d N=1 C=3 224^2 K=64 7x7 s2: 1.6 % fewer instructions
- * at 8192, the median operators unchanged) */
-enum { FLOOR_SLOTS = 8192 };
+/* a power of two; where the prices' table grows (memo_grow) each worker's
+ * floors grow to FLOOR_SLOTS_BIG: 4096 evicted floors the polish of the
+ * largest convs met again (rtx3090 conv2d N=1 C=3 224^2 K=64 7x7 s2: 1.6 %
+ * fewer instructions at 8192) */
+enum { FLOOR_SLOTS = 4096, FLOOR_SLOTS_BIG = 16384 };
 
 /* The memory check of a walk's transition into a level-2 state (benefit_ex):
  * the chains meet the same block tiles again and again, and the check
@@ -210,12 +211,22 @@ typedef struct memo {
     int64_t cap;   /* power of two */
     gs_wf_memo *wf; /* access-pattern simulations shared by the estimates */
     floor_entry *floors; /* direct-mapped by key (the polish's) */
+    int64_t nfloors;     /* its slots, a power of two */
     check_entry *checks; /* direct-mapped by key (the walk's level-2 transitions) */
     bool apart; /* the audit (GS_AUDIT_FLOOR): no shared entries (memo_key), completions checked apart */
 } memo;
 
 /* The slots a price's probe run looks at from its home slot. */
 enum { MEMO_PROBES = 8 };
+/* The prices' table: MEMO_CAP slots, grown to MEMO_CAP_BIG before the
+ * polish where the walk filled more than 1/MEMO_GROW_AT of it (memo_grow).
+ * The polish prices 2-4 times the walk's states, and at 2^14 the largest
+ * convs filled the table to 88 %: 3 526 prices found no free slot in their
+ * probe run and were priced again when met again (rtx3090 conv2d N=1 C=3
+ * 224^2 K=64 7x7 s2: 5 % of its instructions). 2^15 slots from the start
+ * took the small operators 1.04-1.11x the wall time (their zeroing and
+ * cache footprint); a walk that fills a fifth is a large operator's. */
+enum { MEMO_CAP = 1 << 14, MEMO_CAP_BIG = 1 << 16, MEMO_GROW_AT = 5 };
 /* A slot claimed by a worker that is writing its value: even, so never a key. */
 #define MEMO_FILLING ((uint64_t)2)
 /* The keys are zeroed as plain memory (the arena's), read as atomics: one
@@ -231,6 +242,7 @@ static bool memo_init(memo *m, gs_arena *ar, int64_t cap) {
     m->val = gs_arena_alloc_raw(ar, (size_t)cap * sizeof *m->val);
     m->wf = gs_arena_alloc_raw(ar, sizeof *m->wf);
     if (m->wf) gs_wf_memo_init(m->wf); /* its keys: an empty memo */
+    m->nfloors = FLOOR_SLOTS;
     m->floors = gs_arena_alloc(ar, FLOOR_SLOTS * sizeof *m->floors);
     m->checks = gs_arena_alloc(ar, CHECK_SLOTS * sizeof *m->checks);
     m->apart = false;
@@ -244,11 +256,11 @@ static bool memo_init(memo *m, gs_arena *ar, int64_t cap) {
 static bool memo_clone(memo *m, gs_arena *ar, const memo *src) {
     *m = *src;
     m->wf = gs_arena_alloc_raw(ar, sizeof *m->wf);
-    m->floors = gs_arena_alloc_raw(ar, FLOOR_SLOTS * sizeof *m->floors);
+    m->floors = gs_arena_alloc_raw(ar, (size_t)src->nfloors * sizeof *m->floors);
     m->checks = gs_arena_alloc_raw(ar, CHECK_SLOTS * sizeof *m->checks);
     if (!m->wf || !m->floors || !m->checks) return false;
     *m->wf = *src->wf;
-    memcpy(m->floors, src->floors, FLOOR_SLOTS * sizeof *m->floors);
+    memcpy(m->floors, src->floors, (size_t)src->nfloors * sizeof *m->floors);
     memcpy(m->checks, src->checks, CHECK_SLOTS * sizeof *m->checks);
     return true;
 }
@@ -1097,7 +1109,7 @@ static bool price_unless_beyond(const gs_hw *hw, const gs_op *op, const gs_etir 
         *floor = gs_estimate_floor_plan_memo(hw, op, &c, &p, m->wf, audit ? INFINITY : tp < lim ? tp : lim);
         *cut = beyond(*floor, lim, tp, pick, i);
         if (*cut && !audit) {
-            m->floors[(eh >> 7) & (FLOOR_SLOTS - 1)] = (floor_entry){eh, *floor};
+            m->floors[(eh >> 7) & (m->nfloors - 1)] = (floor_entry){eh, *floor};
             return false;
         }
         gs_estimate est;
@@ -1139,7 +1151,7 @@ static double best_neighbour(const gs_hw *hw, const gs_op *op, const gs_etir *nb
     for (int k = 0; k < nw; k++) {
         int i = wait[k];
         double t, f = 0;
-        const floor_entry *fe = &m->floors[(hk[i] >> 7) & (FLOOR_SLOTS - 1)];
+        const floor_entry *fe = &m->floors[(hk[i] >> 7) & (m->nfloors - 1)];
         bool cut = fe->key == hk[i] && beyond(fe->floor, lim, tp, *pick, i);
         if (cut && !audit) {
             pc->pruned++;
@@ -1605,6 +1617,39 @@ static void run_jobs(jobs *j, crew *c) {
     for (int i = 1; i <= started; i++) pthread_join(th[i], NULL);
 }
 
+/* Between the walk and the polish (no helper runs): where the walk filled
+ * more than 1/MEMO_GROW_AT of the prices' table, its prices move to one of
+ * MEMO_CAP_BIG slots, which every worker's memo and *mm then share, and
+ * each worker's floors (the polish's: empty so far) get FLOOR_SLOTS_BIG
+ * slots. Which table holds a price or a floor changes no result; without
+ * the arena's memory the tables stay as they are. */
+static void memo_grow(crew *c, memo *mm) {
+    if (mm->cap >= MEMO_CAP_BIG) return;
+    int64_t used = 0;
+    for (int64_t i = 0; i < mm->cap; i++) used += (atomic_load_explicit(&mm->key[i], memory_order_relaxed) & 1) != 0;
+    if (used * MEMO_GROW_AT <= mm->cap) return;
+    memo big = *mm;
+    big.cap = MEMO_CAP_BIG;
+    big.key = gs_arena_alloc(c->ar, (size_t)big.cap * sizeof *big.key);
+    big.val = gs_arena_alloc_raw(c->ar, (size_t)big.cap * sizeof *big.val);
+    if (!big.key || !big.val) return;
+    for (int64_t i = 0; i < mm->cap; i++) {
+        uint64_t k = atomic_load_explicit(&mm->key[i], memory_order_relaxed);
+        if (k & 1) memo_put(&big, k, mm->val[i]);
+    }
+    for (int i = 0; i < c->ready; i++) {
+        c->memos[i].key = big.key;
+        c->memos[i].val = big.val;
+        c->memos[i].cap = big.cap;
+        floor_entry *f = gs_arena_alloc(c->ar, FLOOR_SLOTS_BIG * sizeof *f);
+        if (f) {
+            c->memos[i].floors = f;
+            c->memos[i].nfloors = FLOOR_SLOTS_BIG;
+        }
+    }
+    *mm = c->memos[0]; /* (the first worker's memo is the construction's) */
+}
+
 /* The walk: every chain on the workers, each into its own pools, then the
  * pools appended in chain order to p (and p->knobbed). */
 static bool walk_on_workers(const gs_hw *hw, const gs_op *op, const gs_construct_opts *o, int64_t steps_per_chain,
@@ -1686,12 +1731,10 @@ static gs_status construct_form(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, c
     gs_arena_init(&ar, 5 << 20);
     pool p, kp;
     memo mm;
-    /* p takes kp's states too before ranking; the memo holds 2^15 prices:
-     * at 2^14 the largest convs filled it to 88 % and 3 526 prices found no
-     * slot within their probe run (rtx3090 conv2d N=1 C=3 224^2 K=64 7x7
-     * s2), each priced again when met again (5 % of its instructions) */
+    /* p takes kp's states too before ranking; the prices' table grows
+     * before the polish where the walk filled much of it (memo_grow) */
     const char *oom = !pool_init(&p, &ar, 2 * cap) || !pool_init(&kp, &ar, cap) ? "the candidate pool"
-                      : !memo_init(&mm, &ar, 1 << 15) ? "the walk's memo" : NULL;
+                      : !memo_init(&mm, &ar, MEMO_CAP) ? "the walk's memo" : NULL;
     if (oom) {
         gs_arena_free(&ar);
         free(r);
@@ -1715,6 +1758,7 @@ static gs_status construct_form(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, c
     }
     if (o.strategy != GS_STRATEGY_EXHAUSTIVE) r->pooled = p.n + kp.n; /* exhaustive set it to the states ranked */
     if (o.strategy == GS_STRATEGY_MARKOV && p.n > 0) {
+        memo_grow(&cw, &mm);
         /* the walk's own best states polished as they always were, then the
          * best knobbed completions (their own seeds, so they add optima and
          * take none away), and all of them ranked together */
@@ -1722,6 +1766,7 @@ static gs_status construct_form(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, c
         for (int64_t i = 0; i < kp.n; i++) pool_add(&p, &kp.items[i]);
     }
     r->workers = cw.most; /* the walk's and the polish's */
+    r->prices_cap = mm.cap;
     /* rank: insertion into a sorted top-k by predicted time (stable for ties),
      * by the memo's times (the walk and the polish priced most of the pool;
      * a state failing the check is priced as it is), then the top-k's full

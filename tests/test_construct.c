@@ -182,6 +182,42 @@ Test(construct, threads_same_result, .timeout = 120) {
     gs_ctx_destroy(ctx);
 }
 
+/* The prices' table grows before the polish where the walk filled more
+ * than a fifth of it (memo_grow: a large conv; 2^14 slots filled to 88 %
+ * lost prices), the workers then sharing the grown table; a small operator
+ * keeps its table. Growing changes no result: the grown construction's on 1,
+ * 2 and 4 workers are one thread's. */
+Test(construct, prices_table_grows_for_large_operators, .timeout = 300) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_op *small = NULL, *large = NULL;
+    cr_assert_eq(gs_op_parse(ctx, "gemm M=1024 N=768 K=512", &small), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_op_parse(ctx, "conv2d N=1 C=3 H=224 W=224 K=64 R=7 S=7 stride=2 pad=3 layout=nchw bias=1 relu=1",
+                             &large),
+                 GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_construct_opts o = opts_default();
+    o.threads = 1;
+    gs_result *s = run(small, hw_named("rtx3090"), &o);
+    cr_assert_eq(s->prices_cap, 1 << 14, "the small gemm's table grew to %lld slots", (long long)s->prices_cap);
+    gs_result *a = run(large, hw_named("rtx3090"), &o);
+    cr_assert_eq(a->prices_cap, 1 << 16, "the 7x7 conv's table has %lld slots, not grown", (long long)a->prices_cap);
+    static const int threads[] = {2, 4};
+    for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
+        o.threads = threads[k];
+        gs_result *b = run(large, hw_named("rtx3090"), &o);
+        char what[96];
+        snprintf(what, sizeof what, "the 7x7 conv on rtx3090, %d threads against 1", threads[k]);
+        assert_same_result(a, b, what);
+        cr_assert_eq(a->evaluated, b->evaluated, "%s: states priced", what);
+        cr_assert_eq(b->prices_cap, 1 << 16, "%s: the table", what);
+        gs_result_destroy(b);
+    }
+    gs_result_destroy(a);
+    gs_result_destroy(s);
+    gs_op_destroy(large);
+    gs_op_destroy(small);
+    gs_ctx_destroy(ctx);
+}
+
 /* The default threads (0) start the helpers only for the work worth them
  * (GS_HELP_AFTER_MS): started late, after the calling thread's second job
  * of a phase, sharing its prices and with copies of its other tables

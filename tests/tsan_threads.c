@@ -15,7 +15,9 @@
  * shape-class memo) and one with GS_WARM_OFF (CUDA dialect: NVRTC, loaded
  * lazily by whichever thread comes first, or the CUDA source where NVRTC is
  * missing), and every thread's results must equal the ones the main thread
- * computes afterwards.
+ * computes afterwards. Then the main thread constructs a large conv, whose
+ * price table grows before the polish, on 4 workers and on one: the same
+ * result.
  * A data race makes TSan report and the process exit 66. */
 #include "include/gensor.h"
 
@@ -140,6 +142,36 @@ static void compare(const outcome *o) {
                 fail("dispatch differs from the main thread's: %s vs %s", o->config[m][i], want.config[m][i]);
 }
 
+/* A large conv, whose prices' table grows before the polish (construct/
+ * markov.c, memo_grow), on 4 workers from the first job against one: the
+ * polish's workers share the grown table. The checks made. */
+static int grown_table_same_result(gs_ctx *ctx) {
+    gs_hw *big_hw = NULL;
+    gs_op *op = NULL;
+    if (gs_hw_load(ctx, "rtx3090", &big_hw) != GS_OK ||
+        gs_op_parse(ctx, "conv2d N=1 C=3 H=224 W=224 K=64 R=7 S=7 stride=2 pad=3 layout=nchw bias=1 relu=1", &op) != GS_OK) {
+        fail("grown table: setup: %s%s", gs_ctx_errmsg(ctx), "");
+        gs_hw_destroy(big_hw);
+        return 1;
+    }
+    gs_construct_opts c;
+    gs_construct_opts_default(&c);
+    c.top_k = 3;
+    gs_result *r[2] = {NULL, NULL};
+    for (int i = 0; i < 2; i++) {
+        c.threads = i ? 4 : 1;
+        if (gs_construct(ctx, op, big_hw, &c, &r[i]) != GS_OK) fail("grown table: construct: %s%s", gs_ctx_errmsg(ctx), "");
+    }
+    if (r[0] && r[1] &&
+        (strcmp(gs_result_describe(r[0], 0), gs_result_describe(r[1], 0)) ||
+         gs_result_predicted_s(r[0], 0) != gs_result_predicted_s(r[1], 0)))
+        fail("grown table: 4 workers differ from one: %s vs %s", gs_result_describe(r[1], 0), gs_result_describe(r[0], 0));
+    for (int i = 0; i < 2; i++) gs_result_destroy(r[i]);
+    gs_op_destroy(op);
+    gs_hw_destroy(big_hw);
+    return 1;
+}
+
 int main(void) {
     gs_ctx *ctx = gs_ctx_create();
     gs_status s = gs_hw_load(ctx, "orin-nano", &hw);
@@ -165,6 +197,7 @@ int main(void) {
     snprintf(cache_dir, sizeof cache_dir, "/tmp/gs_tsan_cache.%d.main", (int)getpid());
     if (work(&want)) return 1;
     for (int i = 0; i < NTHREADS; i++) compare(&got[i]);
+    int grown = grown_table_same_result(ctx);
     snprintf(cache_dir, sizeof cache_dir, "/tmp/gs_tsan_cache.%d", (int)getpid());
 
     char cmd[512];
@@ -174,7 +207,7 @@ int main(void) {
     for (int i = 0; i < NSHAPES; i++) gs_op_destroy(shape_ops[i]);
     gs_hw_destroy(hw);
     gs_ctx_destroy(ctx);
-    int checks = NTHREADS * (NCONS + 1 + 2 * NSHAPES);
+    int checks = NTHREADS * (NCONS + 1 + 2 * NSHAPES) + grown;
     printf("tsan_threads: %d threads x (%d constructions + %d dispatches), results against the main thread's: "
            "%d passed, %d failed\n", NTHREADS, NCONS, 4 * NSHAPES, checks - failures, failures);
     return failures ? 1 : 0;
