@@ -181,10 +181,14 @@ static uint64_t state_key(const gs_etir *e) {
 
 /* The floor of a polish neighbour (gs_estimate_floor_plan), kept so that
  * the next moves, which meet most neighbours again, pass over it without
- * its plan (best_neighbour). */
+ * its plan (best_neighbour). One table per form, shared by its workers
+ * (floor_find, floor_put): each entry a seqlock, its sequence odd while a
+ * writer holds it, so a reader never pairs a key with another state's
+ * floor. */
 typedef struct floor_entry {
-    uint64_t key;
-    double floor;
+    _Atomic uint64_t seq;  /* even: stable; odd: being written; +2 a write */
+    _Atomic uint64_t key;  /* the state's key (odd); 0: empty */
+    _Atomic uint64_t bits; /* the floor, a double's bits */
 } floor_entry;
 /* a power of two; where the prices' table grows (memo_grow) each worker's
  * floors grow to FLOOR_SLOTS_BIG: 4096 evicted floors the polish of the
@@ -210,7 +214,7 @@ typedef struct memo {
     double *val;           /* written once, before its key is published */
     int64_t cap;   /* power of two */
     gs_wf_memo *wf; /* access-pattern simulations shared by the estimates */
-    floor_entry *floors; /* direct-mapped by key (the polish's) */
+    floor_entry *floors; /* direct-mapped by key (the polish's), shared by the form's workers */
     int64_t nfloors;     /* its slots, a power of two */
     check_entry *checks; /* direct-mapped by key (the walk's level-2 transitions) */
     bool apart; /* the audit (GS_AUDIT_FLOOR): no shared entries (memo_key), completions checked apart */
@@ -249,20 +253,48 @@ static bool memo_init(memo *m, gs_arena *ar, int64_t cap) {
     return m->key && m->val && m->wf && m->floors && m->checks;
 }
 
-/* m a helper's memo: src's price table itself (shared), and copies of its
- * simulations, floors and checks (each worker's own: exact facts of
+/* m a helper's memo: src's price and floor tables themselves (shared), and
+ * copies of its simulations and checks (each worker's own: exact facts of
  * states, so a helper that starts late knows what the calling thread has
  * met), from the arena. Made on the calling thread while no helper runs. */
 static bool memo_clone(memo *m, gs_arena *ar, const memo *src) {
     *m = *src;
     m->wf = gs_arena_alloc_raw(ar, sizeof *m->wf);
-    m->floors = gs_arena_alloc_raw(ar, (size_t)src->nfloors * sizeof *m->floors);
     m->checks = gs_arena_alloc_raw(ar, CHECK_SLOTS * sizeof *m->checks);
-    if (!m->wf || !m->floors || !m->checks) return false;
+    if (!m->wf || !m->checks) return false;
     *m->wf = *src->wf;
-    memcpy(m->floors, src->floors, (size_t)src->nfloors * sizeof *m->floors);
     memcpy(m->checks, src->checks, CHECK_SLOTS * sizeof *m->checks);
     return true;
+}
+
+/* The kept floor of key eh (odd): true and *f when its slot holds it. A
+ * seqlock's read: the sequence, the key and the floor, the sequence again.
+ * A writer's key and floor are release stores after its claim of the
+ * sequence, so a reader that loads either (acquire) then loads a sequence
+ * past the claim: a write during the read makes it a miss. */
+static bool floor_find(const memo *m, uint64_t eh, double *f) {
+    floor_entry *fe = &m->floors[(eh >> 7) & (uint64_t)(m->nfloors - 1)];
+    const uint64_t s = atomic_load_explicit(&fe->seq, memory_order_acquire);
+    if (s & 1 || atomic_load_explicit(&fe->key, memory_order_acquire) != eh) return false;
+    const uint64_t b = atomic_load_explicit(&fe->bits, memory_order_acquire);
+    if (atomic_load_explicit(&fe->seq, memory_order_relaxed) != s) return false;
+    memcpy(f, &b, sizeof *f);
+    return true;
+}
+
+/* Keep floor f of key eh (odd) in its slot: the sequence claimed by a CAS
+ * (nothing kept when another worker holds it: a kept floor only spares a
+ * plan), the key and the floor written, the sequence released. */
+static void floor_put(memo *m, uint64_t eh, double f) {
+    floor_entry *fe = &m->floors[(eh >> 7) & (uint64_t)(m->nfloors - 1)];
+    uint64_t s = atomic_load_explicit(&fe->seq, memory_order_relaxed), b;
+    if (s & 1 ||
+        !atomic_compare_exchange_strong_explicit(&fe->seq, &s, s + 1, memory_order_relaxed, memory_order_relaxed))
+        return;
+    memcpy(&b, &f, sizeof b);
+    atomic_store_explicit(&fe->key, eh, memory_order_release);
+    atomic_store_explicit(&fe->bits, b, memory_order_release);
+    atomic_store_explicit(&fe->seq, s + 2, memory_order_release);
 }
 
 /* The price of key eh in m's table: true and *v its value (the time, or -1
@@ -1109,7 +1141,7 @@ static bool price_unless_beyond(const gs_hw *hw, const gs_op *op, const gs_etir 
         *floor = gs_estimate_floor_plan_memo(hw, op, &c, &p, m->wf, audit ? INFINITY : tp < lim ? tp : lim);
         *cut = beyond(*floor, lim, tp, pick, i);
         if (*cut && !audit) {
-            m->floors[(eh >> 7) & (m->nfloors - 1)] = (floor_entry){eh, *floor};
+            floor_put(m, eh, *floor);
             return false;
         }
         gs_estimate est;
@@ -1150,16 +1182,16 @@ static double best_neighbour(const gs_hw *hw, const gs_op *op, const gs_etir *nb
     }
     for (int k = 0; k < nw; k++) {
         int i = wait[k];
-        double t, f = 0;
-        const floor_entry *fe = &m->floors[(hk[i] >> 7) & (m->nfloors - 1)];
-        bool cut = fe->key == hk[i] && beyond(fe->floor, lim, tp, *pick, i);
+        double t, f = 0, kept;
+        const bool has = floor_find(m, hk[i], &kept);
+        bool cut = has && beyond(kept, lim, tp, *pick, i);
         if (cut && !audit) {
             pc->pruned++;
             continue;
         }
         if (nb[i].level == 2 || cut) {
             t = predicted_hash(hw, op, &nb[i], m, NULL, hk[i]); /* INFINITY when over a limit */
-            if (fe->key == hk[i]) f = fe->floor;
+            if (has) f = kept;
         } else if (!price_unless_beyond(hw, op, &nb[i], m, hk[i], lim, tp, *pick, i, audit, &cut, &f, &t)) {
             pc->pruned++;
             continue;
@@ -1620,8 +1652,8 @@ static void run_jobs(jobs *j, crew *c) {
 /* Between the walk and the polish (no helper runs): where the walk filled
  * more than 1/MEMO_GROW_AT of the prices' table, its prices move to one of
  * MEMO_CAP_BIG slots, which every worker's memo and *mm then share, and
- * each worker's floors (the polish's: empty so far) get FLOOR_SLOTS_BIG
- * slots. Which table holds a price or a floor changes no result; without
+ * the floors (the polish's: empty so far) a table of FLOOR_SLOTS_BIG
+ * slots, shared as well. Which table holds a price or a floor changes no result; without
  * the arena's memory the tables stay as they are. */
 static void memo_grow(crew *c, memo *mm) {
     if (mm->cap >= MEMO_CAP_BIG) return;
@@ -1637,11 +1669,11 @@ static void memo_grow(crew *c, memo *mm) {
         uint64_t k = atomic_load_explicit(&mm->key[i], memory_order_relaxed);
         if (k & 1) memo_put(&big, k, mm->val[i]);
     }
+    floor_entry *f = gs_arena_alloc(c->ar, FLOOR_SLOTS_BIG * sizeof *f);
     for (int i = 0; i < c->ready; i++) {
         c->memos[i].key = big.key;
         c->memos[i].val = big.val;
         c->memos[i].cap = big.cap;
-        floor_entry *f = gs_arena_alloc(c->ar, FLOOR_SLOTS_BIG * sizeof *f);
         if (f) {
             c->memos[i].floors = f;
             c->memos[i].nfloors = FLOOR_SLOTS_BIG;

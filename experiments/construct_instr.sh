@@ -7,8 +7,11 @@
 #
 #   sh experiments/construct_instr.sh [BIN] [THREADS]     BIN build/gensor, THREADS 1
 #
-# With THREADS > 1 the count is every worker's (the work, not the wall time). The list
-# (PROFILE|SPEC per line) can be replaced with GS_CI_OPS=FILE. Needs valgrind.
+# With THREADS other than 1 the count is every worker's (the work, not the wall time):
+# valgrind runs the threads interleaved (--fair-sched=yes) and counts the helpers' start
+# routines too (work, and form_work: a 1x1 conv's second form), which toggling
+# gs_construct alone misses. The list (PROFILE|SPEC per line) can be replaced with
+# GS_CI_OPS=FILE. Needs valgrind.
 set -u
 BIN=${1:-build/gensor}
 THREADS=${2:-1}
@@ -35,10 +38,13 @@ rtx3090|gemm M=1024 N=768 K=768 bias=1 dtype=f16
 EOF
 fi
 total=0
+# (with one thread form_work runs inside gs_construct, where a toggle would stop the count)
+tog="--toggle-collect=gs_construct"
+[ "$THREADS" != 1 ] && tog="$tog --toggle-collect=work --toggle-collect=form_work --fair-sched=yes"
 printf "%14s  %-9s %s\n" instructions profile operator
 while IFS='|' read -r hw spec; do
     [ -n "$hw" ] || continue
-    valgrind --tool=callgrind --callgrind-out-file="$tmp/cg" --toggle-collect=gs_construct \
+    valgrind --tool=callgrind --callgrind-out-file="$tmp/cg" $tog \
         "$BIN" construct "$spec" --hw "$hw" --threads "$THREADS" --emit json >/dev/null 2>"$tmp/err" ||
         { echo "construct_instr: $hw $spec failed:" >&2; tail -3 "$tmp/err" >&2; exit 1; }
     n=$(awk '/I *refs:/ { gsub(",", "", $NF); print $NF; exit }' "$tmp/err")
