@@ -1168,6 +1168,69 @@ static uint8_t k_unroll_of(const gs_plan *p, const plan_facts *f) {
     return (uint8_t)(trip * body > 4096 ? 4 : trip > GS_PLAN_K_UNROLL ? GS_PLAN_K_UNROLL : 0);
 }
 
+/* Staged input t's part of plan_common_memo (nt threads): its layout (through
+ * the memo, for the default options only: o NULL), then what the threads do
+ * with it (units per thread, store group, unit step, separable units, copy
+ * batch) and its shared memory. */
+static void plan_staged_input(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *o,
+                              gs_wf_memo *memo, const plan_facts *pf, int t, int64_t nt, gs_plan *p) {
+    gs_plan_input *pi = &p->in[t];
+    int64_t pad;
+    uint64_t lk = memo && !o ? layout_key(op, e, t, memo) : 0;
+    unsigned slot = (unsigned)(lk >> 40) & (GS_WF_MEMO_LAYOUTS - 1);
+    if (lk && memo->layout_key[slot] == lk) {
+        *pi = memo->layout[slot]; /* (every byte: the plan is hashed) */
+        pad = memo->layout_pad[slot];
+    } else {
+        memset(pi, 0, sizeof *pi);
+        pi->frag_axis = -1;
+        plan_input_shape(hw, op, e, &p->opts, t, pi, &pad);
+        choose_box(hw, op, e, &p->opts, t, pi, &pad, memo);
+        for (int j = 0; j < op->tensors[t].ndim; j++) /* the tensor box, for the fast path's check */
+            pi->halo[j] = pi->im2col ? box_dim(op, e, &op->tensors[t], j) : pi->dims[j];
+        if (lk) {
+            memo->layout_key[slot] = lk;
+            memo->layout_pad[slot] = pad;
+            memo->layout[slot] = *pi;
+        }
+    }
+    int64_t upt = (pi->units + nt - 1) / (nt > 0 ? nt : 1);
+    pi->units_per_thread = (int32_t)(upt > INT32_MAX ? INT32_MAX : upt);
+    gs_tensor view; /* the box tensor, built once for all three */
+    const gs_tensor *ts = gs_plan_box_tensor(op, pi, t, &view);
+    plan_store_group(ts, e, p, pf, pi, nt);
+    if (!pi->store_group) plan_unit_step(ts, pi, nt);
+    pi->unit_sep = !pi->unit_linear && pi->units_per_thread > GS_PLAN_UNIT_ARRAY_MAX &&
+                   pi->units_per_thread <= GS_PLAN_UNIT_SEP_MAX && pf->nred > 1 && unit_separable(ts, pi, nt);
+    pi->unit_recompute = !pi->unit_linear && !pi->unit_sep && pi->units_per_thread > GS_PLAN_UNIT_ARRAY_MAX;
+    pi->copy_batch = copy_batch(op, t, p, pi);
+    if (pi->copy_mode == GS_COPY_ASYNC) p->any_async = 1;
+    int64_t b = sat_mul(sat_mul(pi->stage_elems, p->stages), in_bytes(op));
+    p->smem_bytes = p->smem_bytes + b > GS_STAGE_SAT ? GS_STAGE_SAT : p->smem_bytes + b;
+}
+
+/* Whether fragment double buffering costs the plan: the second fragment
+ * set must stay within the thread's register limit, for an operator of
+ * several reduce axes (a convolution) a register allocation unit (8) under
+ * it: its per-axis reduce counters and halo tests are not in the bound (conv
+ * picks at bounds 250 and 253 spilled 8 and 60 bytes at ptxas's 255 on
+ * rtx3090 and v100, where gemm 8192^3's pick compiles in 232 under a bound
+ * of 255), and cost no block per SM (the model prices occupancy above the
+ * shorter latency window), whatever the count a little under the bound that
+ * ptxas and the model take (a register allocation unit, 8, of slack); plain
+ * is the bound without it. */
+static bool frag_pipe_loses(const gs_hw *hw, const gs_plan *p, const plan_facts *pf, int plain) {
+    bool lose = p->regs_bound + (pf->nred > 1 ? GS_FRAG_PIPE_REGS_SLACK : 0) > hw->max_regs_per_thread;
+    /* (gs_plan_blocks_per_sm at each count: its other limits once) */
+    int64_t warps, mb = blocks_but_regs(hw, p, &warps);
+    for (int d = 0; d < 8 && !lose && warps >= 1; d++) {
+        int64_t with = gs_hw_warps_by_regs(hw, p->regs_bound - d) / warps,
+                without = gs_hw_warps_by_regs(hw, plain - d) / warps;
+        lose = (with < mb ? with : mb) < (without < mb ? without : mb);
+    }
+    return lose;
+}
+
 static void plan_common(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *o, gs_plan *p) {
     plan_common_memo(hw, op, e, o, NULL, p);
 }
@@ -1230,39 +1293,7 @@ static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e,
             plan_unstaged(op, e, &p->opts, t, pi);
             continue;
         }
-        int64_t pad;
-        /* the layout through the memo, for the default options only */
-        uint64_t lk = memo && !o ? layout_key(op, e, t, memo) : 0;
-        unsigned slot = (unsigned)(lk >> 40) & (GS_WF_MEMO_LAYOUTS - 1);
-        if (lk && memo->layout_key[slot] == lk) {
-            *pi = memo->layout[slot];
-            pad = memo->layout_pad[slot];
-        } else {
-            memset(pi, 0, sizeof *pi);
-            pi->frag_axis = -1;
-            plan_input_shape(hw, op, e, &p->opts, t, pi, &pad);
-            choose_box(hw, op, e, &p->opts, t, pi, &pad, memo);
-            for (int j = 0; j < op->tensors[t].ndim; j++) /* the tensor box, for the fast path's check */
-                pi->halo[j] = pi->im2col ? box_dim(op, e, &op->tensors[t], j) : pi->dims[j];
-            if (lk) {
-                memo->layout_key[slot] = lk;
-                memo->layout_pad[slot] = pad;
-                memo->layout[slot] = *pi;
-            }
-        }
-        int64_t upt = (pi->units + nt - 1) / (nt > 0 ? nt : 1);
-        pi->units_per_thread = (int32_t)(upt > INT32_MAX ? INT32_MAX : upt);
-        gs_tensor view; /* the box tensor, built once for all three */
-        const gs_tensor *ts = gs_plan_box_tensor(op, pi, t, &view);
-        plan_store_group(ts, e, p, &pf, pi, nt);
-        if (!pi->store_group) plan_unit_step(ts, pi, nt);
-        pi->unit_sep = !pi->unit_linear && pi->units_per_thread > GS_PLAN_UNIT_ARRAY_MAX &&
-                       pi->units_per_thread <= GS_PLAN_UNIT_SEP_MAX && pf.nred > 1 && unit_separable(ts, pi, nt);
-        pi->unit_recompute = !pi->unit_linear && !pi->unit_sep && pi->units_per_thread > GS_PLAN_UNIT_ARRAY_MAX;
-        pi->copy_batch = copy_batch(op, t, p, pi);
-        if (pi->copy_mode == GS_COPY_ASYNC) p->any_async = 1;
-        int64_t b = sat_mul(sat_mul(pi->stage_elems, p->stages), in_bytes(op));
-        p->smem_bytes = p->smem_bytes + b > GS_STAGE_SAT ? GS_STAGE_SAT : p->smem_bytes + b;
+        plan_staged_input(hw, op, e, o, memo, &pf, t, nt, p);
     }
     p->frag_pipe = frag_pipe_of(op, e, p, &pf, memo);
     int64_t scratch = (p->split_mode != GS_SPLIT_NONE ? 4 : 0) + (p->lanes_wide ? p->threads / GS_LANES_WARP * 4 : 0);
@@ -1271,29 +1302,9 @@ static void plan_common_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e,
     p->smem_dynamic = p->smem_bytes + p->scratch_bytes > hw->smem_per_block;
     int plain;
     p->regs_bound = regs_bound(op, e, p, &pf, &plain, memo);
-    if (p->frag_pipe) {
-        /* the second fragment set must stay within the thread's register
-         * limit, for an operator of several reduce axes (a convolution) a
-         * register allocation unit (8) under it: its per-axis reduce
-         * counters and halo tests are not in the bound (conv picks at bounds
-         * 250 and 253 spilled 8 and 60 bytes at ptxas's 255 on rtx3090 and
-         * v100, where gemm 8192^3's pick compiles in 232 under a bound of
-         * 255), and cost no block per SM (the model prices occupancy above
-         * the shorter latency window), whatever the count a little under the
-         * bound that ptxas and the model take (a register allocation unit,
-         * 8, of slack): else the plain pipeline */
-        bool lose = p->regs_bound + (pf.nred > 1 ? GS_FRAG_PIPE_REGS_SLACK : 0) > hw->max_regs_per_thread;
-        /* (gs_plan_blocks_per_sm at each count: its other limits once) */
-        int64_t warps, mb = blocks_but_regs(hw, p, &warps);
-        for (int d = 0; d < 8 && !lose && warps >= 1; d++) {
-            int64_t with = gs_hw_warps_by_regs(hw, p->regs_bound - d) / warps,
-                    without = gs_hw_warps_by_regs(hw, plain - d) / warps;
-            lose = (with < mb ? with : mb) < (without < mb ? without : mb);
-        }
-        if (lose) {
-            p->frag_pipe = 0;
-            p->regs_bound = plain;
-        }
+    if (p->frag_pipe && frag_pipe_loses(hw, p, &pf, plain)) {
+        p->frag_pipe = 0;
+        p->regs_bound = plain;
     }
     p->k_unroll = k_unroll_of(p, &pf);
     p->peel = peel_of(op, p, &pf);
