@@ -1159,6 +1159,48 @@ static void est_core(const est_ctx *c, gs_estimate *o) {
     o->t_smem = c->blocks_sm * block_wave / clk;
 }
 
+/* The operator's input bytes (every input's elements) and output bytes
+ * (twice with beta: it reads the output too), once per memo (NULL: each
+ * time). */
+static void op_bytes(gs_wf_memo *memo, const gs_op *op, double *in, double *out) {
+    if (memo && memo->bytes_known) {
+        *in = memo->in_bytes;
+        *out = memo->out_bytes;
+        return;
+    }
+    *out = elem_bytes(op, op->ninputs) * (double)gs_tensor_elems(gs_op_out(op)) * (op->epi.beta != 0 ? 2 : 1);
+    *in = 0;
+    for (int t = 0; t < op->ninputs; t++) *in += elem_bytes(op, t) * (double)gs_tensor_elems(&op->tensors[t]);
+    if (memo) {
+        memo->in_bytes = *in;
+        memo->out_bytes = *out;
+        memo->bytes_known = 1;
+    }
+}
+
+/* wave_unique_bytes through memo (NULL: none), keyed by what it reads: the
+ * wave's blocks, the raster group and the spatial axes' block tiles (the
+ * raster's axes, the extents and the tensors are the operator's). */
+static double wave_unique_bytes_memo(gs_wf_memo *memo, const gs_op *op, const gs_etir *e, const gs_plan *p,
+                                     double slots) {
+    if (!memo) return wave_unique_bytes(op, e, p, slots);
+    int64_t kv[2 + GS_MAX_AXES];
+    int nk = 0;
+    uint64_t sb;
+    memcpy(&sb, &slots, sizeof sb);
+    kv[nk++] = (int64_t)sb;
+    kv[nk++] = p->raster;
+    for (int a = 0; a < op->naxes; a++)
+        if (op->axes[a].kind == GS_AXIS_SPATIAL) kv[nk++] = e->tile[a].block;
+    const uint64_t key = gs_wf_key(kv, nk, 0x7761766500000000ull);
+    const unsigned slot = (unsigned)(key >> 40) & (GS_WF_MEMO_WAVES - 1);
+    if (memo->wave_key[slot] != key) {
+        memo->wave_key[slot] = key;
+        memo->wave_val[slot] = wave_unique_bytes(op, e, p, slots);
+    }
+    return memo->wave_val[slot];
+}
+
 /* Prices global traffic: the bytes L2 and DRAM see (inputs, output, split-K's
  * workspace, spills) and their times t_l2 and t_dram. */
 static void est_traffic(est_ctx *c, gs_estimate *o) {
@@ -1171,8 +1213,8 @@ static void est_traffic(est_ctx *c, gs_estimate *o) {
      * the block's working set) and the output. DRAM sees each wave's unique
      * footprint once (rows and columns shared within a wave hit L2), or only
      * the compulsory bytes when all inputs fit in half the L2. */
-    double in_bytes = 0,
-           out_bytes = elem_bytes(op, op->ninputs) * (double)gs_tensor_elems(gs_op_out(op)) * (op->epi.beta != 0 ? 2 : 1);
+    double in_bytes, out_bytes;
+    op_bytes(c->memo, op, &in_bytes, &out_bytes);
     double out_l2 = fmax(out_bytes, (double)o->blocks / S * c->warps * c->epi_sectors * hw->transaction_bytes);
     /* split-K's workspace: S partial slices written and read back once
      * (ordered), or S atomic adds into one slice and one read (each atomic a
@@ -1185,7 +1227,6 @@ static void est_traffic(est_ctx *c, gs_estimate *o) {
         double ws = (double)gs_plan_workspace_bytes(op, e, p);
         if (ws > 0.5 * (double)hw->l2_bytes) ws_dram = ws_l2;
     }
-    for (int t = 0; t < op->ninputs; t++) in_bytes += elem_bytes(op, t) * (double)gs_tensor_elems(&op->tensors[t]);
     double l2_in = 0;
     {
         int64_t box[GS_MAX_AXES];
@@ -1199,7 +1240,7 @@ static void est_traffic(est_ctx *c, gs_estimate *o) {
     double dram_in = in_bytes;
     if (in_bytes > 0.5 * (double)hw->l2_bytes) {
         /* (the floor: no wave's footprint, the compulsory bytes at least) */
-        double wave = c->floor ? 0 : wave_unique_bytes(op, e, p, fmin(c->slots, (double)o->blocks));
+        double wave = c->floor ? 0 : wave_unique_bytes_memo(c->memo, op, e, p, fmin(c->slots, (double)o->blocks));
         dram_in = fmin(l2_in, fmax(in_bytes, o->waves * wave));
     }
     c->l2_in = l2_in;

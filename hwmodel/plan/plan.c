@@ -163,6 +163,8 @@ void gs_wf_memo_init(gs_wf_memo *m) {
     memset(m->fast_key, 0, sizeof m->fast_key);
     memset(m->l2_key, 0, sizeof m->l2_key);
     memset(m->loop_key, 0, sizeof m->loop_key);
+    memset(m->wave_key, 0, sizeof m->wave_key);
+    m->bytes_known = 0;
     m->gstep_known = 0;
     m->index_fits_max = 0;
     m->reduce_coeff_neg = 0;

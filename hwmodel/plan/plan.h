@@ -260,6 +260,9 @@ static inline int gs_plan_steady_ahead(const gs_plan *p) {
 #define GS_WF_MEMO_FAST 1024
 #define GS_WF_MEMO_L2 1024
 #define GS_WF_MEMO_LOOPS 1024
+/* A wave's unique input bytes (the model's wave_unique_bytes), direct-mapped
+ * (a power of two). */
+#define GS_WF_MEMO_WAVES 512
 /* The estimate's reduce-loop trip counts (model.c's est_reduce_loop). */
 typedef struct gs_loop_counts {
     double S, R, tiles, iters_pad, iters_real, iters_fast, iters_slow, f_inb;
@@ -312,6 +315,14 @@ typedef struct gs_wf_memo {
      * the split, the lanes and the fast path's kind */
     uint64_t loop_key[GS_WF_MEMO_LOOPS];
     gs_loop_counts loop_val[GS_WF_MEMO_LOOPS];
+    /* a wave's unique input bytes (wave_unique_bytes), by the spatial block
+     * tiles, the raster group and the wave's blocks */
+    uint64_t wave_key[GS_WF_MEMO_WAVES];
+    double wave_val[GS_WF_MEMO_WAVES];
+    /* the operator's input and output bytes (est_traffic), known when
+     * bytes_known */
+    double in_bytes, out_bytes;
+    uint8_t bytes_known;
     /* tensor t's address step along each axis in global memory (sum over
      * its dims of coefficient x row stride; global_wavefronts), known by
      * bit t */
