@@ -1680,6 +1680,129 @@ static void imp_clip(imp *c) {
 }
 
 static void view(imp *c, const tinfo *X, int ndim, const int64_t *dims);
+
+/* The kernel of a binary (or 3-input) elementwise step: spec over X's shape. */
+static void binary_kernel(imp *c, const char *spec, const tinfo *X, const char *const *tens, int ntens) {
+    set_out(c, 0, X->ndim, X->dims, DT_FLOAT, NULL);
+    kernel(c, spec, tens, ntens, NULL);
+}
+
+/* Sum, Max, Min or Mean of three inputs of one shape (opn the kernel's). */
+static void binary_three(imp *c, const char *ot, const char *opn) {
+    tinfo *T[3];
+    for (int k = 0; k < 3; k++)
+        if (!(T[k] = in_t(c, k, 0, GS_ONNX_MAX_RANK))) return;
+    for (int k = 1; k < 3; k++)
+        if (T[k]->ndim != T[0]->ndim || memcmp(T[k]->dims, T[0]->dims, (size_t)T[0]->ndim * sizeof(int64_t))) {
+            unsup(c, "%s of 3 inputs of different shapes (broadcasting takes two here)", ot);
+            return;
+        }
+    int64_t M, N;
+    rows_cols(T[0], &M, &N);
+    char spec[100];
+    snprintf(spec, sizeof spec, "%s M=%lld N=%lld inputs=3", opn, (long long)M, (long long)N);
+    const char *tens[4] = {T[0]->name, T[1]->name, T[2]->name, c->n->out[0]};
+    binary_kernel(c, spec, T[0], tens, 4);
+}
+
+/* A Softmax or LayerNormalization step, Y being X reduced over [f, g): the
+ * form Y has when those extents are not 1, so that a symbolic dim bound to 1
+ * there (seq 1) keeps the kernel's class. True when it emitted the step. */
+static bool binary_reduced(imp *c, const tinfo *X, const tinfo *Y, const char *opn) {
+    const oattr *ra = attr(c->n, "gensor_reduced_axis"), *rf = attr(c->n, "gensor_reduced_from");
+    if (!(ra || rf) || Y->ndim != X->ndim) return false;
+    int64_t f = (ra ? ra : rf)->i;
+    if (f < 0) f += X->ndim;
+    int64_t g = ra ? f + 1 : X->ndim;
+    int fits = f >= 0 && f < X->ndim && !(f == 0 && g == X->ndim);
+    for (int d = 0; fits && d < X->ndim; d++) fits = d >= f && d < g ? Y->dims[d] == 1 : Y->dims[d] == X->dims[d];
+    if (!fits) return false;
+    char spec[100];
+    if (g == X->ndim)
+        snprintf(spec, sizeof spec, "%sc A=1 C=%lld B=%lld", opn, (long long)prod(X->dims, 0, (int)f),
+                 (long long)prod(X->dims, (int)f, X->ndim));
+    else if (f == 0)
+        snprintf(spec, sizeof spec, "%s M=%lld N=%lld bcast=1", opn, (long long)prod(X->dims, 0, (int)g),
+                 (long long)prod(X->dims, (int)g, X->ndim));
+    else
+        snprintf(spec, sizeof spec, "%sm A=%lld R=%lld B=%lld", opn, (long long)prod(X->dims, 0, (int)f),
+                 (long long)prod(X->dims, (int)f, (int)g), (long long)prod(X->dims, (int)g, X->ndim));
+    const char *tens[3] = {X->name, Y->name, c->n->out[0]};
+    binary_kernel(c, spec, X, tens, 3);
+    return true;
+}
+
+/* One side broadcast over the other (*X the larger after a swap, *Y the
+ * broadcast one, pX and pY their probe shapes): its dims other than 1,
+ * aligned from the right, are one run [lo, hi] of the other's (a vector over
+ * the last dim: bcast=1; over a middle run, e.g. NCHW's [C,1,1]:
+ * addc/mulc), or Y has X's rank with X's dims before and after a run of 1s
+ * (a reduction over middle axes kept with keepdims: X as [A, R, B], Y as
+ * [A, B], emitted here). Returns 1 with the kernel's spec, 0 when it emitted
+ * the step itself, -1 when the node is unsupported (said). */
+static int binary_broadcast(imp *c, tinfo **X, tinfo **Y, const tinfo *pX, const tinfo *pY, const char *opn,
+                            int ordered, char *spec, size_t n) {
+    const char *ot = c->n->op_type;
+    if (prod((*X)->dims, 0, (*X)->ndim) < prod((*Y)->dims, 0, (*Y)->ndim) ||
+        (pY && prod((*X)->dims, 0, (*X)->ndim) == prod((*Y)->dims, 0, (*Y)->ndim) &&
+         prod(pX->dims, 0, (*X)->ndim) < prod(pY->dims, 0, (*Y)->ndim))) {
+        if (ordered) {
+            char sx[128], sy[128];
+            shape_text(*X, sx, sizeof sx);
+            shape_text(*Y, sy, sizeof sy);
+            unsup(c, "%s of %s and %s: the first operand broadcasts (only the second does here)", ot, sx, sy);
+            return -1;
+        }
+        tinfo *t = *X;
+        const tinfo *pt = pX;
+        *X = *Y;
+        *Y = t;
+        pX = pY;
+        pY = pt;
+    }
+    const tinfo *x = *X, *y = *Y;
+    int lo = x->ndim, hi = -1, ok = y->ndim <= x->ndim;
+    for (int d = 0; ok && d < y->ndim; d++) {
+        int xd = x->ndim - y->ndim + d;
+        if (y->dims[d] == 1 && !(x->dims[xd] == 1 && pY && pY->dims[d] != 1 && pY->dims[d] == pX->dims[xd])) continue;
+        ok = y->dims[d] == x->dims[xd];
+        if (xd < lo) lo = xd;
+        hi = xd;
+    }
+    int run = ok;
+    for (int d = lo; run && d <= hi; d++) run = d - (x->ndim - y->ndim) >= 0 && y->dims[d - (x->ndim - y->ndim)] == x->dims[d];
+    int p = 0, q = 0;
+    if (ok && !run && y->ndim == x->ndim) {
+        while (p < x->ndim && y->dims[p] == x->dims[p]) p++;
+        q = p;
+        while (q < x->ndim && y->dims[q] == 1) q++;
+        int tail = q > p;
+        for (int d = q; tail && d < x->ndim; d++) tail = y->dims[d] == x->dims[d];
+        if (tail) {
+            snprintf(spec, n, "%sm A=%lld R=%lld B=%lld", opn, (long long)prod(x->dims, 0, p),
+                     (long long)prod(x->dims, p, q), (long long)prod(x->dims, q, x->ndim));
+            const char *tens[3] = {x->name, y->name, c->n->out[0]};
+            binary_kernel(c, spec, x, tens, 3);
+            return 0;
+        }
+    }
+    if (!run) {
+        char sx[128], sy[128];
+        shape_text(x, sx, sizeof sx);
+        shape_text(y, sy, sizeof sy);
+        unsup(c, "%s of %s and %s broadcasts other than one vector over a run of dims", ot, sx, sy);
+        return -1;
+    }
+    if (hi < 0) lo = hi = x->ndim; /* a scalar: one channel */
+    int64_t A = prod(x->dims, 0, lo), C = prod(x->dims, lo, hi + 1 < x->ndim ? hi + 1 : x->ndim),
+            B = hi + 1 < x->ndim ? prod(x->dims, hi + 1, x->ndim) : 1;
+    if (hi >= 0 && hi == x->ndim - 1 && lo <= hi)
+        snprintf(spec, n, "%s M=%lld N=%lld bcast=1", opn, (long long)A, (long long)C);
+    else
+        snprintf(spec, n, "%sc A=%lld C=%lld B=%lld", opn, (long long)(A ? A : 1), (long long)C, (long long)B);
+    return 1;
+}
+
 static void imp_binary(imp *c) {
     const char *ot = c->n->op_type;
     int variadic = !strcmp(ot, "Sum") || !strcmp(ot, "Max") || !strcmp(ot, "Min") || !strcmp(ot, "Mean");
@@ -1692,21 +1815,7 @@ static void imp_binary(imp *c) {
                       : !strcmp(ot, "Max") ? "max" : !strcmp(ot, "Min") ? "min" : !strcmp(ot, "Pow") ? "pow"
                       : !strcmp(ot, "PRelu") ? "prelu" : !strcmp(ot, "Mean") ? "mean" : "add";
     if (c->n->nin == 3 && variadic) { /* three inputs of one shape */
-        tinfo *T[3];
-        for (int k = 0; k < 3; k++)
-            if (!(T[k] = in_t(c, k, 0, GS_ONNX_MAX_RANK))) return;
-        for (int k = 1; k < 3; k++)
-            if (T[k]->ndim != T[0]->ndim || memcmp(T[k]->dims, T[0]->dims, (size_t)T[0]->ndim * sizeof(int64_t))) {
-                unsup(c, "%s of 3 inputs of different shapes (broadcasting takes two here)", ot);
-                return;
-            }
-        int64_t M, N;
-        rows_cols(T[0], &M, &N);
-        char spec[100];
-        snprintf(spec, sizeof spec, "%s M=%lld N=%lld inputs=3", opn, (long long)M, (long long)N);
-        set_out(c, 0, T[0]->ndim, T[0]->dims, DT_FLOAT, NULL);
-        const char *tens[4] = {T[0]->name, T[1]->name, T[2]->name, c->n->out[0]};
-        kernel(c, spec, tens, 4, NULL);
+        binary_three(c, ot, opn);
         return;
     }
     if (c->n->nin != 2) {
@@ -1717,115 +1826,25 @@ static void imp_binary(imp *c) {
     if (!Y) return;
     /* X op Y: the broadcast side must be Y */
     int ordered = !strcmp(ot, "Sub") || !strcmp(ot, "Div") || !strcmp(ot, "Pow") || !strcmp(ot, "PRelu");
-    char spec[100];
-    int64_t M, N;
-    /* a Softmax or LayerNormalization step, Y being X reduced over [f, g): the
-     * form Y has when those extents are not 1, so that a symbolic dim bound to 1
-     * there (seq 1) keeps the kernel's class */
-    const oattr *ra = attr(c->n, "gensor_reduced_axis"), *rf = attr(c->n, "gensor_reduced_from");
-    if ((ra || rf) && Y->ndim == X->ndim) {
-        int64_t f = (ra ? ra : rf)->i;
-        if (f < 0) f += X->ndim;
-        int64_t g = ra ? f + 1 : X->ndim;
-        int fits = f >= 0 && f < X->ndim && !(f == 0 && g == X->ndim);
-        for (int d = 0; fits && d < X->ndim; d++) fits = d >= f && d < g ? Y->dims[d] == 1 : Y->dims[d] == X->dims[d];
-        if (fits) {
-            if (g == X->ndim)
-                snprintf(spec, sizeof spec, "%sc A=1 C=%lld B=%lld", opn, (long long)prod(X->dims, 0, (int)f),
-                         (long long)prod(X->dims, (int)f, X->ndim));
-            else if (f == 0)
-                snprintf(spec, sizeof spec, "%s M=%lld N=%lld bcast=1", opn, (long long)prod(X->dims, 0, (int)g),
-                         (long long)prod(X->dims, (int)g, X->ndim));
-            else
-                snprintf(spec, sizeof spec, "%sm A=%lld R=%lld B=%lld", opn, (long long)prod(X->dims, 0, (int)f),
-                         (long long)prod(X->dims, (int)f, (int)g), (long long)prod(X->dims, (int)g, X->ndim));
-            set_out(c, 0, X->ndim, X->dims, DT_FLOAT, NULL);
-            const char *tens[3] = {X->name, Y->name, c->n->out[0]};
-            kernel(c, spec, tens, 3, NULL);
-            return;
-        }
-    }
+    if (binary_reduced(c, X, Y, opn)) return;
     /* the probe's shapes (a symbolic dim bound to 1 at another size): X and Y
      * of one shape only when they are there too; a 1 of Y against a 1 of X is a
      * match when both are the same symbolic dim there, else a broadcast */
     const tinfo *pX = probe_t(c->m, X), *pY = pX ? probe_t(c->m, Y) : NULL;
+    char spec[100];
     if (X->ndim == Y->ndim && !memcmp(X->dims, Y->dims, (size_t)X->ndim * sizeof(int64_t)) &&
         (!pY || !memcmp(pX->dims, pY->dims, (size_t)X->ndim * sizeof(int64_t)))) {
+        int64_t M, N;
         rows_cols(X, &M, &N);
         snprintf(spec, sizeof spec, "%s M=%lld N=%lld", opn, (long long)M, (long long)N);
     } else if (!strcmp(ot, "Mean")) {
         unsup(c, "Mean of inputs of different shapes (broadcasting is not mapped for Mean)");
         return;
-    } else {
-        /* one side broadcast over the other: its dims other than 1, aligned from
-         * the right, are one run [lo, hi] of the other's (a vector over the last
-         * dim: bcast=1; over a middle run, e.g. NCHW's [C,1,1]: addc/mulc) */
-        if (prod(X->dims, 0, X->ndim) < prod(Y->dims, 0, Y->ndim) ||
-            (pY && prod(X->dims, 0, X->ndim) == prod(Y->dims, 0, Y->ndim) &&
-             prod(pX->dims, 0, X->ndim) < prod(pY->dims, 0, Y->ndim))) {
-            if (ordered) {
-                char sx[128], sy[128];
-                shape_text(X, sx, sizeof sx);
-                shape_text(Y, sy, sizeof sy);
-                unsup(c, "%s of %s and %s: the first operand broadcasts (only the second does here)", ot, sx, sy);
-                return;
-            }
-            tinfo *t = X;
-            const tinfo *pt = pX;
-            X = Y;
-            Y = t;
-            pX = pY;
-            pY = pt;
-        }
-        int lo = X->ndim, hi = -1, ok = Y->ndim <= X->ndim;
-        for (int d = 0; ok && d < Y->ndim; d++) {
-            int xd = X->ndim - Y->ndim + d;
-            if (Y->dims[d] == 1 && !(X->dims[xd] == 1 && pY && pY->dims[d] != 1 && pY->dims[d] == pX->dims[xd]))
-                continue;
-            ok = Y->dims[d] == X->dims[xd];
-            if (xd < lo) lo = xd;
-            hi = xd;
-        }
-        int run = ok;
-        for (int d = lo; run && d <= hi; d++) run = d - (X->ndim - Y->ndim) >= 0 && Y->dims[d - (X->ndim - Y->ndim)] == X->dims[d];
-        /* else Y of X's rank with X's dims before and after a run of 1s (a
-         * reduction over middle axes kept with keepdims): X as [A, R, B], Y as [A, B] */
-        int p = 0, q = 0;
-        if (ok && !run && Y->ndim == X->ndim) {
-            while (p < X->ndim && Y->dims[p] == X->dims[p]) p++;
-            q = p;
-            while (q < X->ndim && Y->dims[q] == 1) q++;
-            int tail = q > p;
-            for (int d = q; tail && d < X->ndim; d++) tail = Y->dims[d] == X->dims[d];
-            if (tail) {
-                snprintf(spec, sizeof spec, "%sm A=%lld R=%lld B=%lld", opn, (long long)prod(X->dims, 0, p),
-                         (long long)prod(X->dims, p, q), (long long)prod(X->dims, q, X->ndim));
-                set_out(c, 0, X->ndim, X->dims, DT_FLOAT, NULL);
-                const char *tens[3] = {X->name, Y->name, c->n->out[0]};
-                kernel(c, spec, tens, 3, NULL);
-                return;
-            }
-        }
-        ok = run;
-        if (!ok) {
-            char sx[128], sy[128];
-            shape_text(X, sx, sizeof sx);
-            shape_text(Y, sy, sizeof sy);
-            unsup(c, "%s of %s and %s broadcasts other than one vector over a run of dims", c->n->op_type, sx, sy);
-            return;
-        }
-        if (hi < 0) lo = hi = X->ndim; /* a scalar: one channel */
-        int64_t A = prod(X->dims, 0, lo), C = prod(X->dims, lo, hi + 1 < X->ndim ? hi + 1 : X->ndim),
-                B = hi + 1 < X->ndim ? prod(X->dims, hi + 1, X->ndim) : 1;
-        if (hi >= 0 && hi == X->ndim - 1 && lo <= hi)
-            snprintf(spec, sizeof spec, "%s M=%lld N=%lld bcast=1", opn, (long long)A, (long long)C);
-        else
-            snprintf(spec, sizeof spec, "%sc A=%lld C=%lld B=%lld", opn, (long long)(A ? A : 1), (long long)C,
-                     (long long)B);
+    } else if (binary_broadcast(c, &X, &Y, pX, pY, opn, ordered, spec, sizeof spec) <= 0) {
+        return;
     }
-    set_out(c, 0, X->ndim, X->dims, DT_FLOAT, NULL);
     const char *tens[3] = {X->name, Y->name, c->n->out[0]};
-    kernel(c, spec, tens, 3, NULL);
+    binary_kernel(c, spec, X, tens, 3);
 }
 
 /* ReduceSum/Mean/Max over the last axis. The axes are an attribute up to
