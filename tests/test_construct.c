@@ -977,6 +977,55 @@ Test(construct, polish_escapes_by_halving_the_reduce_tile) {
     gs_ctx_destroy(ctx);
 }
 
+/* gs_polish's seeds share one memo, and a seed may carry the plan options
+ * (config keys scalar, noasync, im2col), which change its staged inputs'
+ * layouts: a seed after one of the same tiles without them is priced, and
+ * polished, as it is alone. The layout memo's key left the options out, so
+ * the second seed took the first's layouts: the f16 gemm's noasync seed was
+ * priced 28.3 us with the first's cp.async copies (alone: 37.1 us, and with
+ * 3 stages no price at all: over 2 stages needs cp.async), since round 10
+ * put the mma states' layouts in the memo; the f32 gemm's scalar seed 74.7
+ * us with the first's vectors (alone: 82.9 us), the conv's forced im2col
+ * tile 51.8 us with the first's tensor box (alone: 50.9 us). */
+Test(construct, polish_seeds_with_plan_options_keep_their_layouts) {
+    static const char *cases[][4] = {
+        {"gemm M=1024 N=768 K=768 dtype=f16", "rtx3090", "bm=64,bn=64,bk=32,tm=4,tn=8,vm=1,vn=1,sa=1,sb=1,stages=2,mma=1",
+         "noasync=1"},
+        {"gemm M=1024 N=768 K=768 dtype=f16", "rtx3090", "bm=64,bn=64,bk=32,tm=4,tn=8,vm=1,vn=1,sa=1,sb=1,stages=3,mma=1",
+         "noasync=1"},
+        {"gemm M=1024 N=768 K=768", "rtx3090", "bm=64,bn=64,bk=16,tm=8,tn=8,vm=1,vn=2,sa=1,sb=1,stages=2", "scalar=1"},
+        {"conv2d N=1 C=64 H=56 W=56 K=64 R=3 S=3 pad=1 layout=nhwc", "rtx3090",
+         "bn=1,bp=4,bq=8,bk=64,bc=8,br=1,bs=1,tn=1,tp=4,tq=2,tk=8,vn=1,vp=1,vq=2,vk=2,si=1,sf=1,stages=2", "im2col=1"},
+    };
+    gs_ctx *ctx = gs_ctx_create();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gs_op *op = NULL;
+        cr_assert_eq(gs_op_parse(ctx, cases[i][0], &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        const gs_hw *hw = hw_named(cases[i][1]);
+        char flagged[256];
+        snprintf(flagged, sizeof flagged, "%s,%s", cases[i][2], cases[i][3]);
+        gs_etir plain, with;
+        cr_assert_eq(gs_etir_parse_config(ctx, op, cases[i][2], &plain), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_assert_eq(gs_etir_parse_config(ctx, op, flagged, &with), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        for (int moves = 0; moves <= 32; moves += 32) {
+            gs_etir both[2] = {plain, with}, alone = with;
+            double tb[2], ta;
+            cr_assert_geq(gs_polish(hw, op, both, 2, moves, tb), 0);
+            cr_assert_geq(gs_polish(hw, op, &alone, 1, moves, &ta), 0);
+            char da[200], db[200];
+            gs_etir_format(op, &alone, da, sizeof da);
+            gs_etir_format(op, &both[1], db, sizeof db);
+            cr_assert(tb[1] == ta || (isinf(tb[1]) && isinf(ta)),
+                      "%s on %s, %s after the same tiles without it, %d moves: %.6g us, alone %.6g us", cases[i][0],
+                      cases[i][1], cases[i][3], moves, tb[1] * 1e6, ta * 1e6);
+            cr_assert_str_eq(db, da, "%s on %s, %s, %d moves: the polish reached another state", cases[i][0], cases[i][1],
+                             cases[i][3], moves);
+        }
+        gs_op_destroy(op);
+    }
+    gs_ctx_destroy(ctx);
+}
+
 /* The trade with a spatial block tile scaled against the split (issue 19
  * item 1): v100's gemm M=128 N=768 K=3072 transB=1 has a trap at m:16 k:32
  * g4 r8, where split-K is refused (over two blocks per SM without it) and

@@ -967,13 +967,16 @@ static uint8_t uses_of(const gs_op *op, int t, gs_wf_memo *memo) {
 /* The key of staged input t's layout decisions (plan_input_shape, then
  * choose_box, then the halo) in state e: they read the block tiles of the
  * axes t uses, the per-chunk run T1/V of its spatial axes (fragment
- * vectors), whether the state pipelines (the copy mode) and whether it runs
- * on the tensor cores (no fragment vectors: no transposed layout); the
- * operator, the profile and the default options are the memo's own. */
-static uint64_t layout_key(const gs_op *op, const gs_etir *e, int t, gs_wf_memo *memo) {
+ * vectors), whether the state pipelines (the copy mode), whether it runs
+ * on the tensor cores (no fragment vectors: no transposed layout) and the
+ * plan options po it reads (the state's own: scalar, noasync, im2col; all 0
+ * in a construction, so its keys are what they were); the operator and the
+ * profile are the memo's own. */
+static uint64_t layout_key(const gs_op *op, const gs_etir *e, const gs_plan_opts *po, int t, gs_wf_memo *memo) {
     int64_t kv[2 * GS_MAX_AXES + 2];
     int nk = 0;
-    kv[nk++] = t | (int64_t)(e->stages > 1) << 8 | (int64_t)(e->mma != 0) << 9; /* (an mma layout never transposes) */
+    kv[nk++] = t | (int64_t)(e->stages > 1) << 8 | (int64_t)(e->mma != 0) << 9 | /* (an mma layout never transposes) */
+               (int64_t)(po->scalar != 0) << 10 | (int64_t)(po->no_async != 0) << 11 | (int64_t)po->im2col << 12;
     for (unsigned m = gs_wf_memo_uses(memo, op, t); m; m &= m - 1) { /* the axes t uses, in order */
         const int a = __builtin_ctz(m);
         kv[nk++] = (int64_t)a << 40 | e->tile[a].block;
@@ -1171,14 +1174,15 @@ static uint8_t k_unroll_of(const gs_plan *p, const plan_facts *f) {
 }
 
 /* Staged input t's part of plan_common_memo (nt threads): its layout (through
- * the memo, for the default options only: o NULL), then what the threads do
+ * the memo, without the caller's options only: o NULL; the state's own are
+ * in the key), then what the threads do
  * with it (units per thread, store group, unit step, separable units, copy
  * batch) and its shared memory. */
 static void plan_staged_input(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan_opts *o,
                               gs_wf_memo *memo, const plan_facts *pf, int t, int64_t nt, gs_plan *p) {
     gs_plan_input *pi = &p->in[t];
     int64_t pad;
-    uint64_t lk = memo && !o ? layout_key(op, e, t, memo) : 0;
+    uint64_t lk = memo && !o ? layout_key(op, e, &p->opts, t, memo) : 0;
     unsigned slot = (unsigned)(lk >> 40) & (GS_WF_MEMO_LAYOUTS - 1);
     if (lk && memo->layout_key[slot] == lk) {
         *pi = memo->layout[slot]; /* (every byte: the plan is hashed) */
