@@ -609,6 +609,11 @@ static json_t *sass_json(const gs_sass_summary *sm, const char *kernel, int arch
                                sass_counts_json(st->count), "int_addr", (json_int_t)st->intops, "global_bytes",
                                (json_int_t)st->gbytes, "lds_fed", (json_int_t)st->lds_fed, "lds_near",
                                (json_int_t)st->lds_near, "lds_min_slots", (json_int_t)st->lds_min_slots);
+        json_t *near = json_array();
+        for (int64_t i = 0; i < st->lds_near && i < GS_SASS_NEAR_LIST; i++)
+            json_array_append_new(near, json_pack("{s:I, s:I, s:I}", "load", (json_int_t)st->near[i].load, "ffma",
+                                                  (json_int_t)st->near[i].ffma, "slots", (json_int_t)st->near[i].slots));
+        json_object_set_new(sj, "lds_near_at", near);
         json_object_set_new(sj, "ffma_share",
                             json_real(st->count[GS_SASS_TOTAL] ? (double)st->count[GS_SASS_FFMA] /
                                                                      (double)st->count[GS_SASS_TOTAL]
@@ -639,9 +644,11 @@ static void print_sass(const gs_sass_summary *sm, const char *kernel, int arch, 
     int64_t tot = c[GS_SASS_TOTAL], lds = c[GS_SASS_LDS128] + c[GS_SASS_LDS64] + c[GS_SASS_LDS],
             ldg = c[GS_SASS_LDG128] + c[GS_SASS_LDG] + c[GS_SASS_LDGSTS128] + c[GS_SASS_LDGSTS],
             sts = c[GS_SASS_STS128] + c[GS_SASS_STS];
-    printf("sass      steady state: %lld instructions on the full-tile path through the main loop (%lld basic blocks; "
+    const bool main_loop = sm->has_loop && st->begin == sm->loop_begin && st->end == sm->loop_end;
+    printf("sass      steady state: %lld instructions on the full-tile path through %s %#llx..%#llx (%lld basic blocks; "
            "cold code left out)\n",
-           (long long)tot, (long long)st->blocks);
+           (long long)tot, main_loop ? "the main loop" : "the steady loop", (unsigned long long)st->begin,
+           (unsigned long long)st->end, (long long)st->blocks);
     printf("sass      steady FFMA %lld (share %.3f)  LDS %lld  LDG/LDGSTS %lld (%lld B)  STS %lld  BAR %lld  "
            "int/addr %lld  other %lld\n",
            (long long)c[GS_SASS_FFMA], tot ? (double)c[GS_SASS_FFMA] / (double)tot : 0.0, (long long)lds,
@@ -655,6 +662,15 @@ static void print_sass(const gs_sass_summary *sm, const char *kernel, int arch, 
                (long long)st->lds_fed, (long long)st->lds_min_slots, st->lds_mean_slots, (long long)st->lds_near,
                GS_SASS_NEAR_SLOTS);
     else printf("sass      steady LDS->FFMA: no shared load feeds an FFMA\n");
+    if (st->lds_near) { /* where to look in --sass=full's listing */
+        printf("sass      steady near loads (LDS -> FFMA, slots):");
+        int64_t shown = st->lds_near < GS_SASS_NEAR_LIST ? st->lds_near : GS_SASS_NEAR_LIST;
+        for (int64_t i = 0; i < shown; i++)
+            printf("%s %#llx -> %#llx (%lld)", i ? "," : "", (unsigned long long)st->near[i].load,
+                   (unsigned long long)st->near[i].ffma, (long long)st->near[i].slots);
+        if (st->lds_near > shown) printf(", and %lld more", (long long)(st->lds_near - shown));
+        printf("\n");
+    }
     if (c[GS_SASS_FFMA])
         printf("sass      steady FFMA operand reuse: %lld .reuse flags, %.2f per FFMA\n", (long long)st->ffma_reuse,
                (double)st->ffma_reuse / (double)c[GS_SASS_FFMA]);

@@ -14,6 +14,8 @@
 # the f16 and bf16 gemv must load their matrix 8 halves at a time. The f16
 # gemm 4096^3 pick on every sm_80+ profile must run HMMA and LDSM and
 # LDGSTS.128 in its main loop, with no LDL/STL (tensor cores, issue 20).
+# The h100 NHWC 3x3 conv's --sass lists as many near loads as it counts
+# under 20 slots (up to 8), each well formed.
 #
 # Without cuobjdump (make sass-tools could not install it) or NVRTC the check
 # says SKIPPED with the reason and exits 1, or 0 when GS_SASS_OPTIONAL=1.
@@ -160,5 +162,21 @@ for hw in $MMA_PROFILES; do
     check "LDL in kernel" "$(figure LDL 3 "$tmp/out")" eq 0
     check "STL in kernel" "$(figure STL 3 "$tmp/out")" eq 0
 done
+# The steady state's near loads (--sass): the text lists as many as it
+# counts under 20 slots (the first 8), each with its FFMA and a distance
+# under 20, for the h100 NHWC 3x3 conv pick (a peeled steady loop, some near).
+spec='conv2d N=32 C=128 H=28 W=28 K=128 R=3 S=3 pad=1 layout=nhwc'
+if ! "$BIN" construct --hw h100 --sass "$spec" >"$tmp/out" 2>"$tmp/err"; then
+    echo "h100 '$spec': gensor construct --sass failed:"
+    sed 's/^/    /' "$tmp/err"
+    fail=$((fail + 1))
+else
+    echo "h100 '$spec':"
+    under=$(awk '$1 == "sass" && $2 == "steady" && $3 == "LDS->FFMA:" { for (i = 1; i < NF; i++) if ($(i + 1) == "under") print $i }' "$tmp/out")
+    listed=$(awk -F'slots\\): ' '/^sass +steady near loads/ { n = split($2, e, ", "); for (i = 1; i <= n; i++) if (e[i] ~ /^0x[0-9a-f]+ -> 0x[0-9a-f]+ \(([0-9]|1[0-9])\)$/) ok++ } END { print ok + 0 }' "$tmp/out")
+    [ -n "$under" ] || under='?'
+    [ "$under" = '?' ] || [ "$under" -le 8 ] || under=8
+    check "steady near loads listed" "$listed" eq "$under"
+fi
 echo "check-sass: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

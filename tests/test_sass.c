@@ -218,6 +218,13 @@ Test(sass, steady_state_path) {
     cr_expect_eq(st->lds_fed, 2);
     cr_expect_eq(st->lds_min_slots, 2);
     cr_expect_eq(st->lds_near, 2);
+    /* listed in path order, each with the FFMA that reads it */
+    cr_expect_eq(st->near[0].load, 0xb0);
+    cr_expect_eq(st->near[0].ffma, 0xe0);
+    cr_expect_eq(st->near[0].slots, 3);
+    cr_expect_eq(st->near[1].load, 0xc0);
+    cr_expect_eq(st->near[1].ffma, 0xe0);
+    cr_expect_eq(st->near[1].slots, 2);
     cr_expect(st->lds_mean_slots > 2.49 && st->lds_mean_slots < 2.51, "mean %g", st->lds_mean_slots);
     /* the steady FFMA's one .reuse operand (the cold loop's two are off the path) */
     cr_expect_eq(st->ffma_reuse, 1, "reuse %lld", (long long)st->ffma_reuse);
@@ -289,6 +296,12 @@ Test(sass, steady_state_distance_wraps) {
     cr_expect_eq(st->lds_fed, 2, "fed %lld", (long long)st->lds_fed);
     cr_expect_eq(st->lds_min_slots, 5);
     cr_expect_eq(st->lds_near, 2);
+    /* the wrapped distances name the next iteration's FFMA */
+    cr_expect_eq(st->near[0].load, 0x50);
+    cr_expect_eq(st->near[0].ffma, 0x0);
+    cr_expect_eq(st->near[1].load, 0x60);
+    cr_expect_eq(st->near[1].ffma, 0x10);
+    cr_expect_eq(st->near[1].slots, 5);
     cr_expect_eq(st->intops, 2);
     gs_ctx_destroy(ctx);
 

@@ -620,7 +620,11 @@ static void lds_distances(const sass_parse *ps, const size_t *p, size_t n, gs_sa
                 st->lds_fed++;
                 sum += (int64_t)d;
                 if (st->lds_min_slots < 0 || (int64_t)d < st->lds_min_slots) st->lds_min_slots = (int64_t)d;
-                if ((int64_t)d < GS_SASS_NEAR_SLOTS) st->lds_near++;
+                if ((int64_t)d < GS_SASS_NEAR_SLOTS) {
+                    if (st->lds_near < GS_SASS_NEAR_LIST)
+                        st->near[st->lds_near] = (gs_sass_near){ld->addr, q->addr, (int64_t)d};
+                    st->lds_near++;
+                }
                 break;
             }
             for (int k = 0; k < q->ndst; k++) {

@@ -61,6 +61,12 @@ const char *gs_sass_class_key(gs_sass_class c);
  * a load issued fewer than GS_SASS_NEAR_SLOTS slots before its use stalls
  * the warp unless other warps hide it. */
 #define GS_SASS_NEAR_SLOTS 20
+/* The near loads listed by address (the first this many along the path). */
+#define GS_SASS_NEAR_LIST 8
+typedef struct gs_sass_near {
+    int64_t load, ffma; /* byte offsets: the shared load and the first FFMA that reads it */
+    int64_t slots;      /* issue slots between them along the path */
+} gs_sass_near;
 typedef struct gs_sass_steady {
     bool found;
     int64_t begin, end;             /* byte offsets: the loop head and the backward BRA */
@@ -73,6 +79,8 @@ typedef struct gs_sass_steady {
     int64_t lds_fed;                /* shared loads on the path that feed an FFMA */
     int64_t lds_near;               /* of those, the ones fewer than GS_SASS_NEAR_SLOTS slots ahead */
     int64_t lds_min_slots;          /* the smallest distance; -1 when no load feeds an FFMA */
+    gs_sass_near near[GS_SASS_NEAR_LIST]; /* the near loads, in path order (the first
+                                       GS_SASS_NEAR_LIST of lds_near): where to look */
     double lds_mean_slots;          /* the mean distance */
     int64_t ffma_reuse;             /* FFMA operands on the path flagged .reuse (read from the
                                        register reuse cache: the operand of the FFMA before) */
