@@ -315,15 +315,10 @@ static double pnorm(const double *x, int n, double k) {
  * T1 over the spatial axes t depends on. */
 static double frag_elems(const gs_op *op, const gs_etir *e, int t, gs_wf_memo *memo) {
     double n = 1;
-    if (memo) { /* the axes t uses, once per memo */
-        for (unsigned m = gs_wf_memo_uses(memo, op, t); m; m &= m - 1) {
-            const int a = __builtin_ctz(m);
-            if (op->axes[a].kind == GS_AXIS_SPATIAL) n *= e->tile[a].thread;
-        }
-        return n;
+    for (unsigned m = gs_wf_uses(memo, op, t); m; m &= m - 1) { /* the axes t uses (once per memo) */
+        const int a = __builtin_ctz(m);
+        if (op->axes[a].kind == GS_AXIS_SPATIAL) n *= e->tile[a].thread;
     }
-    for (int a = 0; a < op->naxes; a++)
-        if (op->axes[a].kind == GS_AXIS_SPATIAL && gs_tensor_uses_axis(&op->tensors[t], a)) n *= e->tile[a].thread;
     return n;
 }
 

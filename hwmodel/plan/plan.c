@@ -585,8 +585,6 @@ typedef struct plan_facts {
     int64_t frag[GS_MAX_TENSORS]; /* gs_plan_frag_elems of each input */
 } plan_facts;
 
-static uint8_t uses_of(const gs_op *op, int t, gs_wf_memo *memo);
-
 /* Whether some input's index has a negative coefficient on a reduce axis
  * (the operator's: once per memo). */
 static bool reduce_coeff_neg(const gs_op *op, gs_wf_memo *memo) {
@@ -619,7 +617,7 @@ static void plan_facts_of(const gs_op *op, const gs_etir *e, gs_wf_memo *memo, p
     }
     for (int t = 0; t < op->ninputs; t++) {
         int64_t n = 1;
-        for (unsigned m = uses_of(op, t, memo) & sp; m; m &= m - 1) n *= e->tile[__builtin_ctz(m)].thread;
+        for (unsigned m = gs_wf_uses(memo, op, t) & sp; m; m &= m - 1) n *= e->tile[__builtin_ctz(m)].thread;
         f->frag[t] = n;
     }
 }
@@ -950,17 +948,10 @@ uint8_t gs_wf_memo_uses_fill(gs_wf_memo *memo, const gs_op *op, int t) {
     uint8_t m = 0; /* the axes t uses, as bits, once per memo */
     for (int a = 0; a < op->naxes; a++)
         if (gs_tensor_uses_axis(&op->tensors[t], a)) m |= (uint8_t)(1u << a);
-    memo->uses[t] = m;
-    memo->uses_known |= (uint8_t)(1u << t);
-    return m;
-}
-
-/* The axes input t uses as bits, through the memo when there is one. */
-static uint8_t uses_of(const gs_op *op, int t, gs_wf_memo *memo) {
-    if (memo) return gs_wf_memo_uses(memo, op, t);
-    uint8_t m = 0;
-    for (int a = 0; a < op->naxes; a++)
-        if (gs_tensor_uses_axis(&op->tensors[t], a)) m |= (uint8_t)(1u << a);
+    if (memo) {
+        memo->uses[t] = m;
+        memo->uses_known |= (uint8_t)(1u << t);
+    }
     return m;
 }
 

@@ -354,10 +354,14 @@ void gs_wf_memo_init(gs_wf_memo *m);
  * simulation's other inputs. */
 uint64_t gs_wf_key(const int64_t *addr, int lanes, uint64_t tag);
 /* The axes tensor t of op uses (bit a: axis a), computed once per memo
- * (gs_wf_memo_uses_fill the first time). */
+ * (gs_wf_memo_uses_fill the first time; with m NULL it only computes). */
 uint8_t gs_wf_memo_uses_fill(gs_wf_memo *m, const gs_op *op, int t);
 static inline uint8_t gs_wf_memo_uses(gs_wf_memo *m, const gs_op *op, int t) {
     return m->uses_known >> t & 1 ? m->uses[t] : gs_wf_memo_uses_fill(m, op, t);
+}
+/* The same where the memo may be NULL (computed each time). */
+static inline uint8_t gs_wf_uses(gs_wf_memo *m, const gs_op *op, int t) {
+    return m ? gs_wf_memo_uses(m, op, t) : gs_wf_memo_uses_fill(NULL, op, t);
 }
 /* gs_mma_roles and gs_mma_axes of op, once per memo (m NULL: computed). */
 bool gs_wf_memo_mma_roles(gs_wf_memo *m, const gs_op *op, int8_t *role);
