@@ -74,8 +74,20 @@ _Noreturn void gs_mc_skip(const char *fmt, ...);
 #define cr_assert_str_eq(a, b, ...) cr_assert(strcmp((a), (b)) == 0, __VA_ARGS__)
 #define cr_assert_str_neq(a, b, ...) cr_assert(strcmp((a), (b)) != 0, __VA_ARGS__)
 #define cr_assert_float_eq(a, b, eps, ...) cr_assert(fabs((double)(a) - (double)(b)) <= (eps), __VA_ARGS__)
+/* the expect family, each as its assert above (a test may use any of them:
+ * make test builds this runner natively, so a missing one fails there) */
+#define cr_expect_not(c, ...) cr_expect(!(c), __VA_ARGS__)
 #define cr_expect_eq(a, b, ...) cr_expect((a) == (b), __VA_ARGS__)
+#define cr_expect_neq(a, b, ...) cr_expect((a) != (b), __VA_ARGS__)
+#define cr_expect_lt(a, b, ...) cr_expect((a) < (b), __VA_ARGS__)
+#define cr_expect_leq(a, b, ...) cr_expect((a) <= (b), __VA_ARGS__)
+#define cr_expect_gt(a, b, ...) cr_expect((a) > (b), __VA_ARGS__)
+#define cr_expect_geq(a, b, ...) cr_expect((a) >= (b), __VA_ARGS__)
 #define cr_expect_null(p, ...) cr_expect((p) == NULL, __VA_ARGS__)
+#define cr_expect_not_null(p, ...) cr_expect((p) != NULL, __VA_ARGS__)
+#define cr_expect_str_eq(a, b, ...) cr_expect(strcmp((a), (b)) == 0, __VA_ARGS__)
+#define cr_expect_str_neq(a, b, ...) cr_expect(strcmp((a), (b)) != 0, __VA_ARGS__)
+#define cr_expect_float_eq(a, b, eps, ...) cr_expect(fabs((double)(a) - (double)(b)) <= (eps), __VA_ARGS__)
 #define cr_assert_fail(...) gs_mc_fail(__FILE__, __LINE__, "cr_assert_fail", "" __VA_ARGS__)
 #define cr_skip_test(...) gs_mc_skip("" __VA_ARGS__)
 
