@@ -71,7 +71,13 @@ venv_pip = $(call apt_install,$(1),python3-venv); \
 # tests/minicr/runner.c for why) instead of libcriterion.
 A64_BUILD  := build-aarch64
 A64_CC     := aarch64-linux-gnu-gcc
-A64_QEMU   := qemu-aarch64 -L /usr/aarch64-linux-gnu
+# qemu runs the binaries against the arm64 multiarch root (/lib/ld-linux-aarch64.so.1 and
+# /lib/aarch64-linux-gnu: libc6:arm64, installed with libgsl27:arm64), not with
+# -L /usr/aarch64-linux-gnu: that loader is the cross toolchain's glibc build while
+# ld.so.cache sends libc.so.6 to the multiarch one, and with the two builds mixed every
+# pthread_create hung (a four-line threaded program too), so each threaded test ran
+# into its 900 s timeout
+A64_QEMU   := qemu-aarch64 -L /
 A64_PKGS   := gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user libgsl27:arm64 \
               libgslcblas0:arm64 libjansson-dev:arm64 ocl-icd-opencl-dev:arm64
 A64_LDLIBS := -l:libgsl.so.27 -l:libgslcblas.so.0 -ljansson -lOpenCL -ldl -lm

@@ -20,7 +20,9 @@ struct gs_result {
     int64_t steps;             /* walk steps taken over all chains */
     int64_t pooled;            /* distinct complete states ranked */
     int64_t evaluated;         /* states estimated */
-    int64_t pruned;            /* polish neighbours skipped by their floor (gs_estimate_floor) */
+    int64_t pruned;            /* polish neighbours skipped by their floor (gs_estimate_floor); with several
+                                  workers it varies a little from run to run (whether a floor another worker
+                                  kept is there yet), the candidates do not */
     bool floor_audit;          /* GS_AUDIT_FLOOR set: the skipped were priced too, and */
     int64_t floor_violations;  /* ... this many floors lay above their prices (0) */
     bool capped;               /* exhaustive: enumeration hit its cap */
