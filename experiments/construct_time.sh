@@ -17,6 +17,11 @@
 # --diff lists every (profile, spec) whose pick (etir) changed, with its predicted time
 # before and after and the ratio, and counts the picks that got worse (ratio > 1 + 1e-9).
 #
+# The host's speed moves with its other tenants (by a quarter within an hour on the 2-vCPU
+# VM), so the summary also prints a reference taken before and after the runs: the sum of
+# construct_ms of the 51 operators of experiments/suites/paper.json on h100 on one worker
+# (the minimum of 3). Two tables compare fairly when their references are close; a
+# target can be stated against it.
 # Knobs: GS_CT_PROFILES [h100 a100 rtx4090 rtx3090 orin-nano v100 t4], GS_CT_REPS [3],
 #        GS_CT_FILES [experiments/suites/*.json experiments/models/*.json].
 set -u
@@ -45,6 +50,18 @@ command -v jq >/dev/null || { echo "construct_time: needs jq" >&2; exit 2; }
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
+# the host reference: the minimum over 3 runs of paper.json's summed construct_ms (h100, one worker)
+reference() {
+    best=
+    for i in 1 2 3; do
+        t=$("$BIN" suite experiments/suites/paper.json --hw h100 --threads 1 --format json 2>/dev/null |
+            jq '[.ops[].construct_ms // 0] | add')
+        case $t in '' | null) continue ;; esac
+        best=$(awk -v a="$t" -v b="${best:-$t}" 'BEGIN { print (a < b ? a : b) }')
+    done
+    echo "${best:-unknown}"
+}
+ref_before=$(reference)
 for hw in $PROFILES; do
     for rep in $(seq "$REPS"); do
         for f in $FILES; do
@@ -72,7 +89,9 @@ stats() { # label < times: n, median, p90, max
         i = int(0.9 * NR + 0.999999); if (i < 1) i = 1
         printf "%-10s %5d %10.3f %10.3f %10.3f\n", l, NR, m, a[i], a[NR] }'
 }
+ref_after=$(reference)
 echo "== construction time per operator, ms (min of $REPS runs; $(wc -l <"$OUT") (profile, spec) pairs; $OUT)"
+printf "host reference (paper.json on h100, one worker, summed construct_ms, min of 3): %s ms before, %s ms after\n" "$(printf %.0f "$ref_before" 2>/dev/null || echo "$ref_before")" "$(printf %.0f "$ref_after" 2>/dev/null || echo "$ref_after")"
 printf "%-10s %5s %10s %10s %10s\n" profile ops median p90 max
 for hw in $PROFILES; do awk -F'\t' -v h="$hw" '$1 == h { print $3 }' "$OUT" | stats "$hw"; done
 cut -f3 "$OUT" | stats all
