@@ -59,7 +59,7 @@ reference() {
         case $t in '' | null) continue ;; esac
         best=$(awk -v a="$t" -v b="${best:-$t}" 'BEGIN { print (a < b ? a : b) }')
     done
-    echo "${best:-unknown}"
+    if [ -n "$best" ]; then awk -v b="$best" 'BEGIN { printf "%.0f\n", b }'; else echo unknown; fi
 }
 ref_before=$(reference)
 for hw in $PROFILES; do
@@ -91,7 +91,7 @@ stats() { # label < times: n, median, p90, max
 }
 ref_after=$(reference)
 echo "== construction time per operator, ms (min of $REPS runs; $(wc -l <"$OUT") (profile, spec) pairs; $OUT)"
-printf "host reference (paper.json on h100, one worker, summed construct_ms, min of 3): %s ms before, %s ms after\n" "$(printf %.0f "$ref_before" 2>/dev/null || echo "$ref_before")" "$(printf %.0f "$ref_after" 2>/dev/null || echo "$ref_after")"
+echo "host reference (paper.json on h100, one worker, summed construct_ms, min of 3): $ref_before ms before, $ref_after ms after"
 printf "%-10s %5s %10s %10s %10s\n" profile ops median p90 max
 for hw in $PROFILES; do awk -F'\t' -v h="$hw" '$1 == h { print $3 }' "$OUT" | stats "$hw"; done
 cut -f3 "$OUT" | stats all
