@@ -28,7 +28,10 @@ struct gs_result {
     bool capped;               /* exhaustive: enumeration hit its cap */
     int workers;               /* the most workers that ran at once (the calling thread one; a 1x1 conv: in either form) */
     int64_t prices_cap;        /* the slots of the prices' table at the end (grown before the polish where the walk
-                                  filled much of it; a 1x1 conv: the kept form's) */
+                                  filled much of it; a 1x1 conv: the kept form's). With several workers a walk that
+                                  fills close to the threshold may grow it in one run and not in another (two workers
+                                  pricing one state at once can keep it twice; a full probe run drops a price): the
+                                  candidates do not change */
 };
 
 /* Whether a construction's helpers (default threads) may start early, after

@@ -256,7 +256,9 @@ static bool memo_init(memo *m, gs_arena *ar, int64_t cap) {
 /* m a helper's memo: src's price and floor tables themselves (shared), and
  * copies of its simulations and checks (each worker's own: exact facts of
  * states, so a helper that starts late knows what the calling thread has
- * met), from the arena. Made on the calling thread while no helper runs. */
+ * met), from the arena. Made on the calling thread, which owns src: helpers
+ * started before it may run, and read neither src's copies nor m, which
+ * reaches its thread through pthread_create. */
 static bool memo_clone(memo *m, gs_arena *ar, const memo *src) {
     *m = *src;
     m->wf = gs_arena_alloc_raw(ar, sizeof *m->wf);
@@ -1457,16 +1459,16 @@ static int polish_seeds(const gs_hw *hw, const gs_op *op, const pool *p, memo *m
  * The chains, and then the polish seeds, are jobs that up to opts.threads
  * workers (the calling thread is one) take in turn. A job writes only its
  * own slot (a chain its own pools, a polish its own seed), and the workers
- * price states through one shared table of exact predicted times (each with
- * its own simulations, floors and checks, also exact facts of states); the
+ * price states through one shared table of exact predicted times and one of
+ * the polish's floors (each with its own simulations and checks, also exact
+ * facts of states); the
  * chains' pools are then appended in chain order, as one thread would have
  * added them. So the result depends neither on the number of workers nor on
  * which worker ran which job: only the time does. */
 /* The workers of a construction: their memos (the first is the
- * construction's own; the others, sharing its prices, made from the arena
- * when their helpers first start, on the calling thread, while no helper
- * runs), how many may run, and whether they start only when the work is
- * worth them. */
+ * construction's own; the others, sharing its prices and floors, made from
+ * the arena on the calling thread when their helpers first start), how many
+ * may run, and whether they start only when the work is worth them. */
 typedef struct crew {
     memo memos[GS_MAX_THREADS];
     int ready;     /* memos made */
@@ -1654,7 +1656,11 @@ static void run_jobs(jobs *j, crew *c) {
  * MEMO_CAP_BIG slots, which every worker's memo and *mm then share, and
  * the floors (the polish's: empty so far) a table of FLOOR_SLOTS_BIG
  * slots, shared as well. Which table holds a price or a floor changes no result; without
- * the arena's memory the tables stay as they are. */
+ * the arena's memory the tables stay as they are. The slots filled are counted, and with
+ * several workers they may differ by a few from run to run (a state two workers priced at
+ * once is kept twice; a price finding its probe run full is dropped), so a walk that fills
+ * close to the threshold may grow the table in one run and not in another: the time and
+ * gs_result.prices_cap change, the candidates do not. */
 static void memo_grow(crew *c, memo *mm) {
     if (mm->cap >= MEMO_CAP_BIG) return;
     int64_t used = 0;
