@@ -30,7 +30,7 @@ CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 
 .PHONY: all deps install uninstall check-install check-tsan deps-aarch64 cross-aarch64 cross-build check-aarch64 deps-fuzz fuzz-build fuzz-targets fuzz fuzz-merge fuzz-short demo test test-plain test-unit test-scripts test-builds test-build-plain test-build-tsan test-build-fuzz test-build-asan check-cl-opt check-asan check-asan-unit check-suites calibrate bench bench-construct clean check-gpu compare \
-        sass-tools check-sass check-nvrtc-mma mma-sweep bench-gpu compare-tuners tuners-venv onnx-venv onnx-conformance onnx-corpus onnx-ort-venv onnx-ort-check \
+        device-kit sass-tools check-sass check-nvrtc-mma mma-sweep bench-gpu compare-tuners tuners-venv onnx-venv onnx-conformance onnx-corpus onnx-ort-venv onnx-ort-check \
         python-venv check-python
 
 all: $(BUILD)/libgensor.a $(BUILD)/libgensor.so $(BUILD)/gensor
@@ -425,6 +425,11 @@ bench: deps all $(BUILD)/calibrate $(BUILD)/dynamic $(BUILD)/plans_bench
 # time (experiments/construct_time.sh; GS_CT_REPS, GS_CT_PROFILES; --diff compares two runs)
 bench-construct: all
 	@sh experiments/construct_time.sh $(BUILD)/gensor $(BUILD)/construct_time.tsv
+
+# what a lent GPU machine needs to run the device checks in one call (experiments/device/:
+# kit.sh here, run.sh there; docs/OPERATIONS.md, "A lent GPU machine")
+device-kit:
+	@sh experiments/device/kit.sh
 
 check-gpu: all $(BUILD)/cublas_check $(BUILD)/bench_gpu
 	@sh experiments/check_gpu.sh $(BUILD)/gensor
