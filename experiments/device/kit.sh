@@ -52,7 +52,7 @@ done
 {
     echo "gensor device kit, $(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo ' (with uncommitted changes)')"
     echo "built on: $(uname -srm); $(ldd --version | head -1)"
-    (cd "$KIT" && ls -l bin lib | awk 'NF > 5 { print $5, $NF }')
+    (cd "$KIT" && find bin lib -type f -exec stat -c '%s %n' {} +)
 } >"$KIT/MANIFEST"
 cat "$KIT/MANIFEST"
 echo "kit: $(du -sh "$KIT" | cut -f1) in $KIT (the device tool carries at most 64 MiB with the tree)"

@@ -46,8 +46,8 @@ if [ "${1:-}" = --construct ]; then
         for r in 1 2 3 4 5 6 7; do # ABBA: on, off, off, on, ...
             for a in $([ $((r % 2)) = 1 ] && echo 1 0 || echo 0 1); do
                 s=$(date +%s.%N)
-                if [ $a = 0 ]; then ms=$(suite_ms "$KIT/bin/gensor_assist" 0 GS_NO_ASSIST=1); else ms=$(suite_ms "$KIT/bin/gensor_assist" 0); fi
-                printf 'gensor_assist\t0\t%s\t%s\t%s\n' $a "$ms" "$(since "$s")" >>"$TSV"
+                if [ "$a" = 0 ]; then ms=$(suite_ms "$KIT/bin/gensor_assist" 0 GS_NO_ASSIST=1); else ms=$(suite_ms "$KIT/bin/gensor_assist" 0); fi
+                printf 'gensor_assist\t0\t%s\t%s\t%s\n' "$a" "$ms" "$(since "$s")" >>"$TSV"
             done
         done
     fi
@@ -84,8 +84,8 @@ export LD_LIBRARY_PATH="$KIT/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib \
     $(python3 -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null); do
     [ -d "$d" ] || continue
-    for lib in $(find "$d" -maxdepth 4 \( -name 'libnvrtc.so*' -o -name 'libcublas.so*' \) 2>/dev/null); do
-        dir=$(dirname "$lib")
+    dirs=$(find "$d" -maxdepth 4 \( -name 'libnvrtc.so*' -o -name 'libcublas.so*' \) -exec dirname {} \; 2>/dev/null | sort -u)
+    for dir in $dirs; do
         case ":$LD_LIBRARY_PATH:" in *":$dir:"*) ;; *) LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$dir" ;; esac
     done
 done
@@ -123,4 +123,4 @@ cp "$SCRATCH/quick/summary.json" "$OUT/quick.json" 2>/dev/null
 step "construction time on $(nproc) CPUs (paper.json, h100)" 60 sh "$0" --construct "$OUT/construct.tsv"
 
 say ""
-say "device run done $(date -u +%H:%M:%S); files: $(cd "$OUT" && ls | tr '\n' ' ')"
+say "device run done $(date -u +%H:%M:%S); files: $(find "$OUT" -maxdepth 1 -type f -printf '%f ')"
