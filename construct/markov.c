@@ -205,6 +205,9 @@ typedef struct check_entry {
 } check_entry;
 enum { CHECK_SLOTS = 2048 }; /* a power of two */
 
+/* The most neighbours a state has (neighbours below). */
+enum { POLISH_NB = GS_MAX_AXES * (12 + 3 * GS_MAX_AXES) + 2 * GS_KNOB_COUNT + 4 + 6 * GS_MAX_AXES };
+
 /* Memo of predicted times by state hash: the walk revisits states often
  * (invTile undoes tile), and an estimate costs far more than a lookup. The
  * prices (key, val) are one table shared by the workers of a form
@@ -218,6 +221,11 @@ typedef struct memo {
     int64_t nfloors;     /* its slots, a power of two */
     check_entry *checks; /* direct-mapped by key (the walk's level-2 transitions) */
     bool apart; /* the audit (GS_AUDIT_FLOOR): no shared entries (memo_key), completions checked apart */
+    /* the polish's neighbours and the escape's compounds, 2 * POLISH_NB states
+     * (104 KB), each worker's own: on the stack they took a construction past
+     * a 128 KB thread stack (musl's default), which a caller's thread or a
+     * helper may have */
+    gs_etir *scratch;
 } memo;
 
 /* The slots a price's probe run looks at from its home slot. */
@@ -249,8 +257,9 @@ static bool memo_init(memo *m, gs_arena *ar, int64_t cap) {
     m->nfloors = FLOOR_SLOTS;
     m->floors = gs_arena_alloc(ar, FLOOR_SLOTS * sizeof *m->floors);
     m->checks = gs_arena_alloc(ar, CHECK_SLOTS * sizeof *m->checks);
+    m->scratch = gs_arena_alloc_raw(ar, 2 * POLISH_NB * sizeof *m->scratch);
     m->apart = false;
-    return m->key && m->val && m->wf && m->floors && m->checks;
+    return m->key && m->val && m->wf && m->floors && m->checks && m->scratch;
 }
 
 /* m a helper's memo: src's price and floor tables themselves (shared), and
@@ -263,7 +272,8 @@ static bool memo_clone(memo *m, gs_arena *ar, const memo *src) {
     *m = *src;
     m->wf = gs_arena_alloc_raw(ar, sizeof *m->wf);
     m->checks = gs_arena_alloc_raw(ar, CHECK_SLOTS * sizeof *m->checks);
-    if (!m->wf || !m->checks) return false;
+    m->scratch = gs_arena_alloc_raw(ar, 2 * POLISH_NB * sizeof *m->scratch); /* its own */
+    if (!m->wf || !m->checks || !m->scratch) return false;
     *m->wf = *src->wf;
     memcpy(m->checks, src->checks, CHECK_SLOTS * sizeof *m->checks);
     return true;
@@ -1109,9 +1119,6 @@ typedef struct polish_count {
     int64_t evals, pruned, violations;
 } polish_count;
 
-/* The most neighbours a state has (neighbours below). */
-enum { POLISH_NB = GS_MAX_AXES * (12 + 3 * GS_MAX_AXES) + 2 * GS_KNOB_COUNT + 4 + 6 * GS_MAX_AXES };
-
 /* Whether a neighbour (list index i) whose price is at least f can be
  * passed over: above the move's limit lim, above the best price tp met, or
  * equal to it behind the pick (the list's first least price wins). */
@@ -1273,7 +1280,7 @@ static void polish_pass(const gs_hw *hw, const gs_op *op, gs_etir *e, memo *m, i
                         bool trade, bool audit) {
     enum { MAXIT = 32, NB = POLISH_NB };
     int maxit = max_moves < MAXIT ? max_moves : MAXIT;
-    gs_etir cur = *e, nb[NB], cand[NB]; /* cand: the escape's compounds */
+    gs_etir cur = *e, *nb = m->scratch, *cand = m->scratch + NB; /* cand: the escape's compounds */
     uint64_t hk[NB], ck[NB];
     double tcur = predicted(hw, op, &cur, m), tbest = tcur;
     uint64_t seen[MAXIT + 1];
@@ -1761,12 +1768,12 @@ static gs_status construct_form(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, c
     int64_t steps_per_chain = !(halvings < 100000) ? 100000 : (int64_t)halvings;
     int64_t cap = o.strategy == GS_STRATEGY_EXHAUSTIVE ? 16 : (int64_t)o.chains * (steps_per_chain + 2);
     /* one block holds the pools, the chains' pools and up to four workers'
-     * memos (about 1.1 MB and 0.9 MB each): a second block made glibc
-     * return the top of its heap to the system at every free and fault it
-     * in again at the next construction (13 000 page faults over the 51
-     * operators of the paper suite, against 660) */
+     * memos (about 1.1 MB and 1.0 MB each, with their polish scratch): a
+     * second block made glibc return the top of its heap to the system at
+     * every free and fault it in again at the next construction (13 000 page
+     * faults over the 51 operators of the paper suite, against 660) */
     gs_arena ar;
-    gs_arena_init(&ar, 5 << 20);
+    gs_arena_init(&ar, 6 << 20);
     pool p, kp;
     memo mm;
     /* p takes kp's states too before ranking; the prices' table grows

@@ -12,6 +12,7 @@
 #include <criterion/criterion.h>
 #include <jansson.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,6 +178,58 @@ Test(construct, threads_same_result, .timeout = 120) {
             gs_result_destroy(b);
         }
         gs_result_destroy(a);
+        gs_op_destroy(op);
+    }
+    gs_ctx_destroy(ctx);
+}
+
+/* A construction runs on a caller's thread with a small stack: 112 KB, under
+ * musl's 128 KB default for a new thread (glibc gives 8 MB). The polish's
+ * neighbour arrays (104 KB) lived on the stack and took it past 144 KB; they
+ * are each worker's memo's now (about 80 KB was enough on x86-64). The result
+ * is the one of the calling thread's default stack. Under the sanitizers the
+ * frames are larger, so the stack is too. */
+typedef struct small_stack_job {
+    const gs_op *op;
+    const gs_hw *hw;
+    gs_construct_opts o;
+    gs_result *r;
+} small_stack_job;
+
+static void *construct_on_thread(void *arg) {
+    small_stack_job *j = arg;
+    gs_ctx *ctx = gs_ctx_create();
+    if (gs_construct(ctx, j->op, j->hw, &j->o, &j->r) != GS_OK) j->r = NULL;
+    gs_ctx_destroy(ctx);
+    return NULL;
+}
+
+Test(construct, runs_on_a_small_thread_stack, .timeout = 120) {
+    static const char *cases[][2] = {{"gemm M=1024 N=768 K=512", "rtx3090"},
+                                     {"conv2d N=1 C=512 H=28 W=28 K=128 R=1 S=1 layout=nchw", "t4"}};
+    const size_t stack = getenv("GS_ASAN") ? (size_t)1 << 20 : (size_t)112 << 10;
+    gs_ctx *ctx = gs_ctx_create();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gs_op *op = NULL;
+        cr_assert_eq(gs_op_parse(ctx, cases[i][0], &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        small_stack_job j = {op, hw_named(cases[i][1]), opts_default(), NULL};
+        j.o.top_k = 4;
+        j.o.threads = 1; /* the walk and the polish on that thread */
+        pthread_attr_t at;
+        pthread_t th;
+        cr_assert_eq(pthread_attr_init(&at), 0);
+        cr_assert_eq(pthread_attr_setstacksize(&at, stack), 0);
+        cr_assert_eq(pthread_create(&th, &at, construct_on_thread, &j), 0);
+        pthread_join(th, NULL);
+        pthread_attr_destroy(&at);
+        cr_assert_not_null(j.r, "%s on %s failed on a %zu KB stack", cases[i][0], cases[i][1], stack >> 10);
+        gs_result *a = run(op, j.hw, &j.o);
+        char what[160];
+        snprintf(what, sizeof what, "%s on %s, a %zu KB thread stack against the main thread's", cases[i][0],
+                 cases[i][1], stack >> 10);
+        assert_same_result(a, j.r, what);
+        gs_result_destroy(a);
+        gs_result_destroy(j.r);
         gs_op_destroy(op);
     }
     gs_ctx_destroy(ctx);
