@@ -343,8 +343,9 @@ void gs_construct_opts_default(gs_construct_opts *o);
 typedef struct gs_result gs_result;
 /* Construct kernels for op on hw (opts NULL: the defaults). The result
  * copies op and hw. Caller owns *out (gs_result_destroy). [any thread]; it
- * needs under 112 KB of the calling thread's stack (a test constructs on a
- * thread of 112 KB, under musl's 128 KB default; about 80 KB on x86-64),
+ * needs under 128 KB of the calling thread's stack (musl's default for a
+ * new thread; a test constructs on a thread of 112 KB on x86-64, 128 KB on
+ * aarch64, the least glibc allows there; about 80 KB on x86-64),
  * and its helpers (opts.threads) start with the system's default stack. */
 gs_status gs_construct(gs_ctx *ctx, const gs_op *op, const gs_hw *hw,
                        const gs_construct_opts *opts, gs_result **out);
