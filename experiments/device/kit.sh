@@ -28,7 +28,7 @@ mkdir -p "$KIT/bin" "$KIT/lib"
 cp build/gensor build/bench_gpu build/cublas_check "$KIT/bin/"
 
 if [ "${GS_KIT_ASSIST:-1}" = 1 ]; then
-    wt=$(mktemp -d /tmp/gs_kit.XXXXXX)
+    wt=$(mktemp -d)
     trap 'git -C "$ROOT" worktree remove --force "$wt" >/dev/null 2>&1 || rm -rf "$wt"' EXIT INT TERM
     git worktree add --detach "$wt" HEAD >/dev/null 2>&1 || { echo "kit: cannot make a worktree for the prototype" >&2; exit 1; }
     if git -C "$wt" apply "$ROOT/experiments/prototypes/polish_assist.patch"; then

@@ -59,7 +59,7 @@ OUT=${OUT:-$ROOT/build/device-out}
 mkdir -p "$OUT" || exit 1
 LOG=$OUT/device.log
 : >"$LOG"
-SCRATCH=$(mktemp -d /tmp/gs_device.XXXXXX) || exit 1
+SCRATCH=$(mktemp -d) || exit 1
 trap 'rm -rf "$SCRATCH"' EXIT INT TERM
 say() { printf '%s\n' "$*" | tee -a "$LOG"; }
 # step TITLE SECONDS COMMAND...: run it under a time limit, its output to the log
