@@ -114,7 +114,8 @@ $(BUILD)/tsan_threads: tests/tsan_threads.c $(BUILD)/libgensor.a
 # tests/fuzz/<t>/ plus a working corpus in build-fuzz/corpus/<t>/ (new inputs
 # go there; make fuzz-merge minimises both back into tests/fuzz/<t>/).
 # make fuzz-short (in make test): every committed input once, then
-# FUZZ_SHORT seconds of fuzzing per target. A crash leaves build-fuzz/crash-*.
+# FUZZ_SHORT seconds of fuzzing per target, TEST_JOBS targets at a time. A
+# crash leaves build-fuzz/crash-*.
 FUZZ_BUILD   := build-fuzz
 FUZZ_TARGETS := spec config profile suite etir cache onnx
 FUZZ_PKGS    := clang libclang-rt-14-dev
@@ -160,17 +161,23 @@ fuzz-merge: fuzz-build
 	    echo "fuzz-merge: an input of tests/fuzz/$$t fails (-merge=1 keeps crashing inputs): make fuzz-short"; exit 1; }; \
 	done
 
+# Each target is one libFuzzer run: its seed corpus tests/fuzz/<t> is loaded
+# first (every committed input runs once; a crash there, before libFuzzer's
+# INITED line, is a committed input failing), then FUZZ_SHORT seconds of
+# fuzzing. The targets run TEST_JOBS at a time, the longest (suite: its 540
+# inputs construct, about 20 s) first; -O prints each one's lines whole.
+FUZZ_SHORT_ORDER := suite $(filter-out suite,$(FUZZ_TARGETS))
 fuzz-short: fuzz-build
-	@fail=0; for t in $(FUZZ_TARGETS); do \
-	  $(call FUZZ_RUN,$$t) tests/fuzz/$$t/* >/dev/null 2>$(FUZZ_BUILD)/fuzz_$$t.log \
-	    || { fail=1; echo "fuzz_$$t: a committed input fails:"; tail -n 20 $(FUZZ_BUILD)/fuzz_$$t.log; }; \
-	  mkdir -p $(FUZZ_BUILD)/short/$$t; \
-	  $(call FUZZ_RUN,$$t) -max_total_time=$(FUZZ_SHORT) $(FUZZ_BUILD)/short/$$t tests/fuzz/$$t >/dev/null \
-	    2>$(FUZZ_BUILD)/fuzz_$$t.log || { fail=1; echo "fuzz_$$t: crashed:"; tail -n 20 $(FUZZ_BUILD)/fuzz_$$t.log; }; \
-	  [ $$fail = 1 ] && break; \
-	done; \
+	@$(MAKE) --no-print-directory -k -j$(TEST_JOBS) -Otarget $(FUZZ_SHORT_ORDER:%=fuzz-short-%); rc=$$?; \
 	n=$$(ls tests/fuzz/*/* | wc -l); \
-	if [ $$fail = 0 ]; then echo "fuzz-short: $(words $(FUZZ_TARGETS)) targets, $$n committed inputs and $(FUZZ_SHORT) s each: 0 crashes"; fi; exit $$fail
+	if [ $$rc = 0 ]; then echo "fuzz-short: $(words $(FUZZ_TARGETS)) targets, $$n committed inputs and $(FUZZ_SHORT) s each: 0 crashes"; fi; exit $$rc
+fuzz-short-%:
+	@mkdir -p $(FUZZ_BUILD)/short/$*
+	@$(call FUZZ_RUN,$*) -max_total_time=$(FUZZ_SHORT) $(FUZZ_BUILD)/short/$* tests/fuzz/$* >/dev/null \
+	  2>$(FUZZ_BUILD)/fuzz_$*.log || { \
+	  if grep -q INITED $(FUZZ_BUILD)/fuzz_$*.log; then echo "fuzz_$*: crashed while fuzzing:"; \
+	  else echo "fuzz_$*: a committed input of tests/fuzz/$* fails:"; fi; \
+	  tail -n 20 $(FUZZ_BUILD)/fuzz_$*.log; exit 1; }
 
 # ---- static SASS checks: cuobjdump from PyPI into build/venv ----------------
 # Nothing is installed system-wide but python3-venv (only when missing); the
@@ -349,19 +356,28 @@ test-build-asan:
 test-unit: test-build-plain
 	GS_GENSOR_BIN=$(BUILD)/gensor POCL_EXTRA_BUILD_FLAGS="$(TEST_CL_FLAGS)" ./$(BUILD)/gensor_tests --jobs $(TEST_JOBS)
 
+# The scripts are independent (each works in its own mktemp directory) and
+# nearly single-threaded, so they run TEST_JOBS at a time, the longest first
+# (onnx_nodes about 25 s, calibrate_holdout and bench_gpu_dry 12 s each);
+# -O prints each script's lines whole, -k runs them all when one fails.
+TEST_SCRIPTS := onnx-nodes calibrate-holdout bench-gpu-dry nvrtc-mma onnx-manifest cli-errors api-check \
+                install-test tuner-args
 test-scripts: test-build-plain
-	@sh tests/onnx_nodes.sh $(BUILD)
-	@sh tests/onnx_manifest.sh $(BUILD)
-	@sh tests/bench_gpu_dry.sh $(BUILD)
-	@sh tests/nvrtc_mma.sh $(BUILD)/gensor --quick
-	@sh tests/calibrate_holdout.sh $(BUILD)
-	@sh tests/api_check.sh $(BUILD)
-	@python3 tests/tuner_args_check.py $(BUILD)/gensor
-	@sh tests/install_test.sh $(BUILD)
-	@sh tests/cli_errors.sh $(BUILD)/gensor
+	@$(MAKE) --no-print-directory -k -j$(TEST_JOBS) -Otarget $(TEST_SCRIPTS:%=test-script-%)
 	@if $(MAKE) --no-print-directory python-venv; then $(MAKE) --no-print-directory check-python; \
 	elif [ "$$GS_REQUIRE_PYTHON" = 1 ]; then exit 1; \
 	else echo "check-python: SKIPPED: no $(PY_VENV) (pip could not install numpy or ./python; GS_REQUIRE_PYTHON=1 fails here)"; fi
+
+.PHONY: $(TEST_SCRIPTS:%=test-script-%)
+test-script-onnx-nodes:        ; @sh tests/onnx_nodes.sh $(BUILD)
+test-script-calibrate-holdout: ; @sh tests/calibrate_holdout.sh $(BUILD)
+test-script-bench-gpu-dry:     ; @sh tests/bench_gpu_dry.sh $(BUILD)
+test-script-nvrtc-mma:         ; @sh tests/nvrtc_mma.sh $(BUILD)/gensor --quick
+test-script-onnx-manifest:     ; @sh tests/onnx_manifest.sh $(BUILD)
+test-script-cli-errors:        ; @sh tests/cli_errors.sh $(BUILD)/gensor
+test-script-api-check:         ; @sh tests/api_check.sh $(BUILD)
+test-script-install-test:      ; @sh tests/install_test.sh $(BUILD)
+test-script-tuner-args:        ; @python3 tests/tuner_args_check.py $(BUILD)/gensor
 
 # the plain build's unit tests and scripts (make test's stages 2 and 3)
 test-plain: test-unit test-scripts
@@ -405,7 +421,10 @@ calibrate: $(BUILD)/calibrate
 mma-sweep: all
 	sh tests/mma_sweep.sh $(BUILD)/gensor
 
+# the full forms of make test's two compile sweeps: every distinct suite kernel
+# (about an hour of CPU) and the NVRTC sweep's top 3 on every profile
 check-suites: $(BUILD)/gensor_tests
+	GS_FULL_SUITES=1 ./$(BUILD)/gensor_tests --filter 'kernels/nvrtc_sweep_*' --jobs 2
 	GS_FULL_SUITES=1 ./$(BUILD)/gensor_tests --filter 'suites/*' --jobs 2
 
 # GS_BENCH_FULL=1 runs the full dynamic-shape workloads (~15 min) instead of --quick.

@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -252,6 +253,92 @@ Test(dispatch, disk_cache_serves_a_restart) {
     cr_assert_eq(st[1].disk_hits, st[0].kernels);
     cr_assert_eq(st[1].compiles, 0, "nothing compiled after the restart");
     cr_assert_eq(st[0].compiles, nvrtc ? st[0].kernels : 0);
+    gs_test_rm_flat(dir);
+    free(dir);
+    gs_hw_destroy(hw);
+    gs_ctx_destroy(ctx);
+}
+
+/* Dispatchers of several threads sharing a cache directory, each missing the
+ * same kernel at once, compile it once: the first takes the entry's lock
+ * file, the others wait and read it from the disk. No lock file is left. */
+enum { SHARED_NT = 4 };
+typedef struct {
+    const gs_hw *hw;
+    const char *dir;
+    pthread_barrier_t *go;
+    gs_status s;
+    char err[GS_MSG_MAX];
+    uint64_t key;
+    int disk_hit;
+    gs_dispatch_stats st;
+} shared_job;
+
+static void *shared_dispatch(void *arg) {
+    shared_job *j = arg;
+    gs_ctx *ctx = gs_ctx_create();
+    gs_dispatch_opts o;
+    gs_dispatch_opts_default(&o);
+    o.cache_dir = j->dir;
+    o.warm_start = GS_WARM_OFF;
+    gs_dispatcher *d = NULL;
+    gs_op *op = NULL;
+    j->s = gs_dispatcher_create(ctx, j->hw, &o, &d);
+    if (j->s == GS_OK) j->s = gs_op_parse(ctx, "gemm M=200 N=96 K=64", &op);
+    pthread_barrier_wait(j->go);
+    gs_kernel_handle h;
+    if (j->s == GS_OK) j->s = gs_dispatch(ctx, d, op, &h);
+    if (j->s == GS_OK) {
+        j->key = h.key;
+        j->disk_hit = h.disk_hit;
+        gs_dispatch_stats_get(d, &j->st);
+    }
+    snprintf(j->err, sizeof j->err, "%s", gs_ctx_errmsg(ctx));
+    gs_op_destroy(op);
+    gs_dispatcher_destroy(d);
+    gs_ctx_destroy(ctx);
+    return NULL;
+}
+
+Test(dispatch, shared_cache_dir_compiles_once) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_hw *hw = NULL;
+    cr_assert_eq(gs_hw_load(ctx, "a100", &hw), GS_OK);
+    bool nvrtc = gs_nvrtc_available(ctx);
+    char *dir = gs_test_tmpdir("dispatch-shared");
+    pthread_barrier_t go;
+    cr_assert_eq(pthread_barrier_init(&go, NULL, SHARED_NT), 0);
+    shared_job jobs[SHARED_NT];
+    pthread_t th[SHARED_NT];
+    for (int i = 0; i < SHARED_NT; i++) {
+        jobs[i] = (shared_job){.hw = hw, .dir = dir, .go = &go};
+        cr_assert_eq(pthread_create(&th[i], NULL, shared_dispatch, &jobs[i]), 0);
+    }
+    for (int i = 0; i < SHARED_NT; i++) pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&go);
+    int64_t compiles = 0, disk_hits = 0;
+    for (int i = 0; i < SHARED_NT; i++) {
+        cr_assert_eq(jobs[i].s, GS_OK, "thread %d: %s", i, jobs[i].err);
+        cr_assert_eq(jobs[i].key, jobs[0].key, "one shape, one kernel");
+        cr_assert_eq(jobs[i].st.kernels, 1);
+        cr_assert_eq(jobs[i].st.disk_hits, jobs[i].disk_hit);
+        compiles += jobs[i].st.compiles;
+        disk_hits += jobs[i].disk_hit;
+    }
+    cr_assert_eq(disk_hits, SHARED_NT - 1, "all but the first read it from the disk: %lld disk hits",
+                 (long long)disk_hits);
+    cr_assert_eq(compiles, nvrtc ? 1 : 0, "%lld compiles of one kernel by %d dispatchers", (long long)compiles,
+                 SHARED_NT);
+    DIR *dd = opendir(dir);
+    cr_assert_not_null(dd);
+    int entries = 0;
+    for (struct dirent *e; (e = readdir(dd));) {
+        if (e->d_name[0] == '.') continue;
+        cr_expect_null(strstr(e->d_name, ".lock"), "a lock file is left: %s", e->d_name);
+        entries++;
+    }
+    closedir(dd);
+    cr_assert_eq(entries, 1, "one entry in the directory, found %d files", entries);
     gs_test_rm_flat(dir);
     free(dir);
     gs_hw_destroy(hw);

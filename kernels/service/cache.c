@@ -35,8 +35,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 _Static_assert(sizeof GS_KCACHE_MAGIC - 1 == 4, "magic is 4 bytes");
@@ -433,6 +435,50 @@ gs_status gs_kcache_put(gs_ctx *ctx, gs_kcache *c, uint64_t key, gs_kbackend b, 
                   gs_ctx_msg_copy(ctx, why, sizeof why));
 }
 
+/* ---- single flight -------------------------------------------------------------------
+ * The lock file sits beside the entry and is removed by its holder after the
+ * put, before the unlock: a waiter on the removed file and a newcomer on a
+ * fresh one both look the entry up under their lock and find it. Where the
+ * put failed (an unwritable directory cannot hold the lock file either) or
+ * the wait ran out, two builders may compile one entry: the cost of no lock. */
+static bool lock_path(const gs_kcache *c, uint64_t key, gs_kbackend b, char *buf, size_t n) {
+    if (gs_kcache_path(c, key, b, buf, n) != GS_OK) return false;
+    size_t l = strlen(buf);
+    if (l + sizeof ".lock" > n) return false;
+    memcpy(buf + l, ".lock", sizeof ".lock");
+    return true;
+}
+
+int gs_kcache_lock(gs_kcache *c, uint64_t key, gs_kbackend b, double *waited_s) {
+    if (waited_s) *waited_s = 0;
+    char path[4096];
+    if (!c || !c->dir || (int)b < 0 || b >= GS_KB_COUNT_ || !lock_path(c, key, b, path, sizeof path)) return -1;
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0) return -1;
+    double t0 = gs_now_s(), pause = 1e-3;
+    for (;;) {
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0) break;
+        double waited = gs_now_s() - t0;
+        if ((errno != EWOULDBLOCK && errno != EINTR) || waited >= GS_KCACHE_LOCK_WAIT_S) {
+            close(fd);
+            fd = -1;
+            break;
+        }
+        struct timespec ts = {0, (long)(pause * 1e9)};
+        nanosleep(&ts, NULL);
+        if (pause < 16e-3) pause *= 2;
+    }
+    if (waited_s) *waited_s = gs_now_s() - t0;
+    return fd;
+}
+
+void gs_kcache_unlock(gs_kcache *c, uint64_t key, gs_kbackend b, int fd) {
+    if (fd < 0) return;
+    char path[4096];
+    if (c && lock_path(c, key, b, path, sizeof path)) (void)unlink(path);
+    close(fd); /* releases the flock */
+}
+
 /* ---- NVRTC compiles through the cache ------------------------------------------------
  * A GS_KB_NVRTC_OUT payload: three little-endian u64 lengths (PTX, cubin,
  * log), then those bytes. The cache's checksum guards the bytes; the lengths
@@ -478,17 +524,9 @@ static bool nvrtc_out_decode(const unsigned char *p, size_t len, bool want_cubin
     return true;
 }
 
-gs_status gs_nvrtc_compile_cached(gs_ctx *ctx, gs_kcache *c, const char *src, const char *name, int sm, bool want_ptx,
-                                  bool want_cubin, gs_nvrtc_out *out, bool *hit) {
-    if (hit) *hit = false;
-    if (!c || !src || !name || !out) return gs_nvrtc_compile(ctx, src, name, sm, want_ptx, want_cubin, out);
-    uint64_t key = nvrtc_key(src, name, sm, want_ptx, want_cubin);
-    const void *bytes;
-    size_t len;
-    if (gs_kcache_get(ctx, c, key, GS_KB_NVRTC_OUT, &bytes, &len) && nvrtc_out_decode(bytes, len, want_cubin, out)) {
-        if (hit) *hit = true;
-        return GS_OK;
-    }
+/* Compile and store a GS_KB_NVRTC_OUT payload (not stored: too large, or no memory). */
+static gs_status compile_and_put(gs_ctx *ctx, gs_kcache *c, uint64_t key, const char *src, const char *name, int sm,
+                                 bool want_ptx, bool want_cubin, gs_nvrtc_out *out) {
     gs_status s = gs_nvrtc_compile(ctx, src, name, sm, want_ptx, want_cubin, out);
     if (s != GS_OK) return s;
     size_t lp = out->ptx ? out->ptx_len : 0, lc = out->cubin ? out->cubin_len : 0;
@@ -506,4 +544,28 @@ gs_status gs_nvrtc_compile_cached(gs_ctx *ctx, gs_kcache *c, const char *src, co
     free(p);
     if (ps != GS_OK && ps != GS_ERR_IO) return ps;
     return GS_OK;
+}
+
+gs_status gs_nvrtc_compile_cached(gs_ctx *ctx, gs_kcache *c, const char *src, const char *name, int sm, bool want_ptx,
+                                  bool want_cubin, gs_nvrtc_out *out, bool *hit) {
+    if (hit) *hit = false;
+    if (!c || !src || !name || !out) return gs_nvrtc_compile(ctx, src, name, sm, want_ptx, want_cubin, out);
+    uint64_t key = nvrtc_key(src, name, sm, want_ptx, want_cubin);
+    const void *bytes;
+    size_t len;
+    if (gs_kcache_get(ctx, c, key, GS_KB_NVRTC_OUT, &bytes, &len) && nvrtc_out_decode(bytes, len, want_cubin, out)) {
+        if (hit) *hit = true;
+        return GS_OK;
+    }
+    /* a miss: build it once among the cache directory's users */
+    int lk = gs_kcache_lock(c, key, GS_KB_NVRTC_OUT, NULL);
+    if (lk >= 0 && gs_kcache_get(ctx, c, key, GS_KB_NVRTC_OUT, &bytes, &len) &&
+        nvrtc_out_decode(bytes, len, want_cubin, out)) {
+        gs_kcache_unlock(c, key, GS_KB_NVRTC_OUT, lk);
+        if (hit) *hit = true;
+        return GS_OK;
+    }
+    gs_status s = compile_and_put(ctx, c, key, src, name, sm, want_ptx, want_cubin, out);
+    gs_kcache_unlock(c, key, GS_KB_NVRTC_OUT, lk);
+    return s;
 }

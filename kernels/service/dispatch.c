@@ -664,7 +664,18 @@ static gs_status get_kernel(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, cons
     if (d->o.compile) {
         gs_kcache_stats before, after;
         gs_kcache_stats_get(d->cache, &before);
-        if (gs_kcache_get(ctx, d->cache, k.key, k.kind, &k.binary, &k.len)) {
+        bool found = gs_kcache_get(ctx, d->cache, k.key, k.kind, &k.binary, &k.len);
+        int lk = -1;
+        if (!found) {
+            /* a miss: dispatchers sharing the cache directory build it once;
+             * the others wait for it and read it from the disk */
+            double waited = 0;
+            lk = gs_kcache_lock(d->cache, k.key, k.kind, &waited);
+            *compile_s += waited;
+            found = lk >= 0 && gs_kcache_get(ctx, d->cache, k.key, k.kind, &k.binary, &k.len);
+        }
+        if (found) {
+            gs_kcache_unlock(d->cache, k.key, k.kind, lk);
             gs_kcache_stats_get(d->cache, &after);
             if (after.disk_hits > before.disk_hits) {
                 *disk_hit = 1;
@@ -684,6 +695,7 @@ static gs_status get_kernel(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, cons
                 d->st.compiles++;
                 d->st.compile_ms += dt * 1e3;
                 if (s != GS_OK) {
+                    gs_kcache_unlock(d->cache, k.key, k.kind, lk);
                     gs_nvrtc_out_free(&nv);
                     gs_kernel_src_free(&ks);
                     return s;
@@ -694,6 +706,7 @@ static gs_status get_kernel(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, cons
             /* An unwritable disk directory costs only the disk level: the
              * entry stays in memory and the failure is counted. */
             s = gs_kcache_put(ctx, d->cache, k.key, k.kind, bytes, len);
+            gs_kcache_unlock(d->cache, k.key, k.kind, lk);
             gs_nvrtc_out_free(&nv);
             if (s != GS_OK && s != GS_ERR_IO) {
                 gs_kernel_src_free(&ks);

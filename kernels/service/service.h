@@ -242,6 +242,19 @@ bool gs_kcache_get(gs_ctx *ctx, gs_kcache *c, uint64_t key, gs_kbackend b, const
  * is kept either way, so callers may go on. */
 gs_status gs_kcache_put(gs_ctx *ctx, gs_kcache *c, uint64_t key, gs_kbackend b, const void *bytes, size_t len);
 void gs_kcache_stats_get(gs_kcache *c, gs_kcache_stats *s);
+/* Single flight across the dispatchers, threads and processes that share a
+ * cache directory: the one that misses an entry first builds it while the
+ * others wait, then find it on disk. gs_kcache_lock takes <entry>.gsk.lock
+ * (an flock, released if its holder dies), waiting at most
+ * GS_KCACHE_LOCK_WAIT_S; it returns the lock's descriptor, or -1 without a
+ * directory, when the lock file cannot be made, or after the wait (the
+ * caller then builds the entry itself: the lock only saves work, the entries
+ * stay correct without it). The caller looks the entry up again under the
+ * lock, builds and puts it on a miss, then calls gs_kcache_unlock (fd -1:
+ * nothing to do). *waited_s: the time spent waiting. */
+#define GS_KCACHE_LOCK_WAIT_S 120.0
+int gs_kcache_lock(gs_kcache *c, uint64_t key, gs_kbackend b, double *waited_s);
+void gs_kcache_unlock(gs_kcache *c, uint64_t key, gs_kbackend b, int fd);
 /* The file name of an entry (GS_ERR_UNSUPPORTED when memory only). */
 gs_status gs_kcache_path(const gs_kcache *c, uint64_t key, gs_kbackend b, char *buf, size_t n);
 /* Encode an entry header (GS_KCACHE_HEADER_BYTES bytes) for a payload. */
