@@ -538,10 +538,11 @@ gs_status gs_refine(gs_ctx *ctx, gs_device *dev, const gs_result *r, int K, doub
  * default (GS_WARM_MEMO) so does a new shape near one seen before whose
  * kernel is compiled already.
  * Not thread-safe: one dispatcher per thread, or a lock around it;
- * dispatchers of several threads or processes may share cache_dir. There a
- * kernel is compiled once: the first dispatcher to miss it compiles under a
- * lock file beside the entry (<entry>.lock, an flock), and the others wait
- * for it (at most 120 s) and read it from the disk (disk_hit). */
+ * dispatchers of several threads or processes may share cache_dir. There
+ * NVRTC compiles a kernel once: the first dispatcher to miss it compiles
+ * under a lock file beside the entry (<key>.<backend>.gsk.lock, an flock; local
+ * file systems), and the others wait for it (at most 120 s) and read it from
+ * the disk (disk_hit). */
 typedef struct gs_dispatcher gs_dispatcher;
 
 typedef enum gs_warm_start {
@@ -619,8 +620,8 @@ typedef struct gs_kernel_handle {
     double predicted_s;       /* estimate of this kernel on this shape */
     double construct_s;       /* spent constructing in this call (the walk, and
                                  GS_WARM_MEMO's fits and polish) */
-    double compile_s;         /* spent compiling in this call (or waiting for another
-                                 dispatcher's compile of it in the shared cache_dir) */
+    double compile_s;         /* spent compiling and loading in this call, with any wait
+                                 for another dispatcher's compile in the shared cache_dir */
     double dispatch_s;        /* whole call */
     const char *binary_kind;  /* "cuda-cubin", "cuda-source", "opencl-source", ...; NULL
                                  when compile == 0 */

@@ -1,8 +1,9 @@
 /* test_cache.c — the kernel cache (kernels/service/cache.c): memory and disk round
  * trips, corrupt entries (truncated, garbage, wrong key, bad checksum) that
  * are detected, counted, deleted and rebuilt, an unwritable directory that
- * fails puts with GS_ERR_IO while gets and dispatch keep working, and two
- * processes filling one directory at once. */
+ * fails puts with GS_ERR_IO while gets and dispatch keep working, two
+ * processes filling one directory at once, and one builder of an entry
+ * while the others wait for it. */
 #include "tests/test_common.h"
 
 #include <criterion/criterion.h>
@@ -460,6 +461,123 @@ Test(cache, two_processes_fill_one_dir) {
     gs_kcache_stats_get(c, &s);
     cr_assert_eq(s.corrupt, 0);
     cr_assert_eq(s.disk_hits, 360);
+    gs_kcache_close(c);
+    gs_ctx_destroy(ctx);
+    gs_test_rm_flat(dir);
+    free(dir);
+}
+
+/* Single flight between two processes (gs_kcache_get_or_lock). The parent
+ * misses keys 1 and 2 and holds their locks; the child, asking for them,
+ * waits (a pipe says when it is about to ask). The parent puts key 1 and
+ * releases it: the child gets a disk hit after waiting. The parent releases
+ * key 2 without a put (its build failed) and at once asks for it again, as
+ * a newcomer beside the child, which waits on the removed lock file: exactly
+ * one of the two gets the lock (a miss) and builds, the other then finds the
+ * entry. One hit or miss is counted per call, and no lock file is left. */
+static void put_key(gs_ctx *ctx, gs_kcache *c, uint64_t k) {
+    char buf[4096];
+    size_t n = payload_for(k, buf, sizeof buf);
+    cr_assert_eq(gs_kcache_put(ctx, c, k, GS_KB_CUDA_CUBIN, buf, n), GS_OK);
+}
+
+static int child_waits(const char *dir, int to_parent) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_kcache *c = NULL;
+    if (gs_kcache_open(ctx, dir, &c) != GS_OK) return 10;
+    const void *b = NULL;
+    size_t l = 0;
+    int lk = -1;
+    double waited = 0;
+    char buf[4096];
+    size_t n = payload_for(1, buf, sizeof buf);
+    if (write(to_parent, "a", 1) != 1) return 11;
+    if (!gs_kcache_get_or_lock(ctx, c, 1, GS_KB_CUDA_CUBIN, &b, &l, &lk, &waited)) return 12;
+    if (lk != -1 || l != n || memcmp(b, buf, n) || waited < 0.05) return 13;
+    if (write(to_parent, "b", 1) != 1) return 14;
+    bool hit = gs_kcache_get_or_lock(ctx, c, 2, GS_KB_CUDA_CUBIN, &b, &l, &lk, &waited);
+    if (waited < 0.05 || hit == (lk >= 0)) return 15;
+    if (!hit) {
+        n = payload_for(2, buf, sizeof buf);
+        if (gs_kcache_put(ctx, c, 2, GS_KB_CUDA_CUBIN, buf, n) != GS_OK) return 16;
+        usleep(100 * 1000);
+        gs_kcache_unlock(c, 2, GS_KB_CUDA_CUBIN, lk);
+    }
+    if (write(to_parent, hit ? "H" : "L", 1) != 1) return 17;
+    gs_kcache_stats s;
+    gs_kcache_stats_get(c, &s);
+    if (s.hits != 1 + hit || s.disk_hits != 1 + hit || s.misses != !hit) return 18;
+    gs_kcache_close(c);
+    gs_ctx_destroy(ctx);
+    return 0;
+}
+
+Test(cache, one_builder_the_others_wait) {
+    char *dir = gs_test_tmpdir("cache-lock");
+    gs_ctx *ctx = gs_ctx_create();
+    gs_kcache *c = NULL;
+    cr_assert_eq(gs_kcache_open(ctx, dir, &c), GS_OK);
+    const void *b = NULL;
+    size_t l = 0;
+    int lk[3] = {-1, -1, -1};
+    for (uint64_t k = 1; k <= 2; k++) {
+        cr_assert_not(gs_kcache_get_or_lock(ctx, c, k, GS_KB_CUDA_CUBIN, &b, &l, &lk[k], NULL));
+        cr_assert_geq(lk[k], 0, "key %llu: the lock is taken", (unsigned long long)k);
+    }
+    cr_assert_eq(gs_test_count_files(dir, ".lock"), 2);
+    int pipefd[2];
+    cr_assert_eq(pipe(pipefd), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        /* the inherited descriptors share the parent's locks: a lock is
+         * released when every copy of its descriptor is closed */
+        close(lk[1]);
+        close(lk[2]);
+        close(pipefd[0]);
+        _exit(child_waits(dir, pipefd[1]));
+    }
+    close(pipefd[1]);
+    char said = 0;
+    cr_assert_eq(read(pipefd[0], &said, 1), 1);
+    cr_assert_eq(said, 'a');
+    usleep(500 * 1000); /* the child is waiting for key 1 */
+    put_key(ctx, c, 1);
+    gs_kcache_unlock(c, 1, GS_KB_CUDA_CUBIN, lk[1]);
+    cr_assert_eq(read(pipefd[0], &said, 1), 1);
+    cr_assert_eq(said, 'b');
+    usleep(500 * 1000); /* the child is waiting for key 2 */
+    gs_kcache_unlock(c, 2, GS_KB_CUDA_CUBIN, lk[2]); /* no put: the build failed */
+    double waited = 0;
+    bool hit = gs_kcache_get_or_lock(ctx, c, 2, GS_KB_CUDA_CUBIN, &b, &l, &lk[2], &waited);
+    cr_assert_eq(hit, lk[2] < 0, "a hit holds no lock, a miss holds it");
+    if (!hit) {
+        usleep(100 * 1000); /* the child moves to this lock file and waits */
+        put_key(ctx, c, 2);
+        gs_kcache_unlock(c, 2, GS_KB_CUDA_CUBIN, lk[2]);
+    }
+    cr_assert_eq(read(pipefd[0], &said, 1), 1);
+    close(pipefd[0]);
+    int st = 0;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child's checks failed at step %d",
+              WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    cr_assert(said == 'H' || said == 'L');
+    cr_assert_neq(hit, said == 'H', "one builder of key 2: the parent %s, the child %s", hit ? "hit" : "built",
+                  said == 'H' ? "hit" : "built");
+    gs_kcache_stats s;
+    gs_kcache_stats_get(c, &s);
+    cr_assert_eq(s.misses, 2 + !hit, "one miss per call");
+    cr_assert_eq(s.hits, hit);
+    gs_kcache_close(c);
+    cr_assert_eq(gs_test_count_files(dir, ".lock"), 0, "no lock file left");
+    cr_assert_eq(gs_test_count_files(dir, ".gsk"), 2);
+    /* without a directory there is nothing to lock */
+    cr_assert_eq(gs_kcache_open(ctx, "", &c), GS_OK);
+    cr_assert_not(gs_kcache_get_or_lock(ctx, c, 1, GS_KB_CUDA_CUBIN, &b, &l, &lk[0], NULL));
+    cr_assert_eq(lk[0], -1);
+    gs_kcache_unlock(c, 1, GS_KB_CUDA_CUBIN, lk[0]);
     gs_kcache_close(c);
     gs_ctx_destroy(ctx);
     gs_test_rm_flat(dir);

@@ -359,7 +359,10 @@ static void disk_delete_if_same(const char *path, const struct stat *seen) {
     if (stat(path, &now) == 0 && now.st_ino == seen->st_ino && now.st_dev == seen->st_dev) (void)unlink(path);
 }
 
-bool gs_kcache_get(gs_ctx *ctx, gs_kcache *c, uint64_t key, gs_kbackend b, const void **bytes, size_t *len) {
+/* gs_kcache_get; a miss is counted only with count_miss (single flight looks
+ * twice and counts one). */
+static bool kc_lookup(gs_ctx *ctx, gs_kcache *c, uint64_t key, gs_kbackend b, const void **bytes, size_t *len,
+                      bool count_miss) {
     if (bytes) *bytes = NULL;
     if (len) *len = 0;
     if (!c || (int)b < 0 || b >= GS_KB_COUNT_) return false;
@@ -396,9 +399,13 @@ bool gs_kcache_get(gs_ctx *ctx, gs_kcache *c, uint64_t key, gs_kbackend b, const
             gs_err(ctx, GS_OK, "kernel cache: corrupt entry %s (%s): deleted, it will be rebuilt", path, why);
         }
     }
-    if (!hit) c->st.misses++;
+    if (!hit && count_miss) c->st.misses++;
     pthread_mutex_unlock(&c->mu);
     return hit;
+}
+
+bool gs_kcache_get(gs_ctx *ctx, gs_kcache *c, uint64_t key, gs_kbackend b, const void **bytes, size_t *len) {
+    return kc_lookup(ctx, c, key, b, bytes, len, true);
 }
 
 gs_status gs_kcache_put(gs_ctx *ctx, gs_kcache *c, uint64_t key, gs_kbackend b, const void *bytes, size_t len) {
@@ -437,10 +444,17 @@ gs_status gs_kcache_put(gs_ctx *ctx, gs_kcache *c, uint64_t key, gs_kbackend b, 
 
 /* ---- single flight -------------------------------------------------------------------
  * The lock file sits beside the entry and is removed by its holder after the
- * put, before the unlock: a waiter on the removed file and a newcomer on a
- * fresh one both look the entry up under their lock and find it. Where the
- * put failed (an unwritable directory cannot hold the lock file either) or
- * the wait ran out, two builders may compile one entry: the cost of no lock. */
+ * put (or a failed build), before the unlock. Waiters on the removed file
+ * move to the current one (kc_lock), so one builder holds a key at a time:
+ * after a put the next finds the entry; after a failed build the next builds
+ * it. Where the lock file cannot be made (an unwritable directory cannot
+ * hold the entry either) or the wait runs out, a builder builds without the
+ * lock: the entries stay correct (atomic renames), only the work is
+ * repeated. A holder that dies releases the lock but leaves the file, which
+ * the key's next build takes and removes. flock excludes threads and
+ * processes on a local file system (on NFS it may not). The descriptor is
+ * close-on-exec; a child forked (without an exec) while a build holds it
+ * shares the lock until it closes its copy too. */
 static bool lock_path(const gs_kcache *c, uint64_t key, gs_kbackend b, char *buf, size_t n) {
     if (gs_kcache_path(c, key, b, buf, n) != GS_OK) return false;
     size_t l = strlen(buf);
@@ -449,27 +463,65 @@ static bool lock_path(const gs_kcache *c, uint64_t key, gs_kbackend b, char *buf
     return true;
 }
 
-int gs_kcache_lock(gs_kcache *c, uint64_t key, gs_kbackend b, double *waited_s) {
-    if (waited_s) *waited_s = 0;
+/* The entry's lock (see gs_kcache_get_or_lock): its descriptor, or -1. A
+ * lock counts only on the file now in the directory: a waiter that gets the
+ * lock of a file its holder has removed opens the current one (made afresh
+ * if need be) and locks again, so one builder holds the key at a time and
+ * only that builder removes the file by its name. */
+static int kc_lock(gs_kcache *c, uint64_t key, gs_kbackend b, double *waited_s) {
+    *waited_s = 0;
     char path[4096];
-    if (!c || !c->dir || (int)b < 0 || b >= GS_KB_COUNT_ || !lock_path(c, key, b, path, sizeof path)) return -1;
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-    if (fd < 0) return -1;
+    if (!c->dir || !lock_path(c, key, b, path, sizeof path)) return -1;
     double t0 = gs_now_s(), pause = 1e-3;
+    int fd = -1;
     for (;;) {
-        if (flock(fd, LOCK_EX | LOCK_NB) == 0) break;
-        double waited = gs_now_s() - t0;
-        if ((errno != EWOULDBLOCK && errno != EINTR) || waited >= GS_KCACHE_LOCK_WAIT_S) {
+        /* read-only: a lock file another user left is still lockable */
+        fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0666);
+        if (fd < 0) break;
+        int err = 0;
+        while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            err = errno;
+            if ((err != EWOULDBLOCK && err != EINTR) || gs_now_s() - t0 >= GS_KCACHE_LOCK_WAIT_S) break;
+            struct timespec ts = {0, (long)(pause * 1e9)};
+            nanosleep(&ts, NULL);
+            if (pause < 16e-3) pause *= 2;
+            err = 0;
+        }
+        if (err) {
             close(fd);
             fd = -1;
             break;
         }
-        struct timespec ts = {0, (long)(pause * 1e9)};
-        nanosleep(&ts, NULL);
-        if (pause < 16e-3) pause *= 2;
+        struct stat held, now;
+        if (fstat(fd, &held) == 0 && stat(path, &now) == 0 && held.st_ino == now.st_ino && held.st_dev == now.st_dev)
+            break;
+        close(fd); /* a removed file's lock: open the current one */
+        fd = -1;
+        if (gs_now_s() - t0 >= GS_KCACHE_LOCK_WAIT_S) break;
     }
-    if (waited_s) *waited_s = gs_now_s() - t0;
+    *waited_s = gs_now_s() - t0;
     return fd;
+}
+
+bool gs_kcache_get_or_lock(gs_ctx *ctx, gs_kcache *c, uint64_t key, gs_kbackend b, const void **bytes, size_t *len,
+                           int *lock, double *waited_s) {
+    *lock = -1;
+    if (waited_s) *waited_s = 0;
+    if (kc_lookup(ctx, c, key, b, bytes, len, false)) return true;
+    if (!c || (int)b < 0 || b >= GS_KB_COUNT_) return false;
+    double waited = 0;
+    int fd = kc_lock(c, key, b, &waited);
+    if (waited_s) *waited_s = waited;
+    /* under the lock, or after waiting for it in vain, the entry may be there now */
+    if ((fd >= 0 || waited > 0) && kc_lookup(ctx, c, key, b, bytes, len, false)) {
+        gs_kcache_unlock(c, key, b, fd);
+        return true;
+    }
+    pthread_mutex_lock(&c->mu);
+    c->st.misses++;
+    pthread_mutex_unlock(&c->mu);
+    *lock = fd;
+    return false;
 }
 
 void gs_kcache_unlock(gs_kcache *c, uint64_t key, gs_kbackend b, int fd) {
@@ -553,15 +605,9 @@ gs_status gs_nvrtc_compile_cached(gs_ctx *ctx, gs_kcache *c, const char *src, co
     uint64_t key = nvrtc_key(src, name, sm, want_ptx, want_cubin);
     const void *bytes;
     size_t len;
-    if (gs_kcache_get(ctx, c, key, GS_KB_NVRTC_OUT, &bytes, &len) && nvrtc_out_decode(bytes, len, want_cubin, out)) {
-        if (hit) *hit = true;
-        return GS_OK;
-    }
-    /* a miss: build it once among the cache directory's users */
-    int lk = gs_kcache_lock(c, key, GS_KB_NVRTC_OUT, NULL);
-    if (lk >= 0 && gs_kcache_get(ctx, c, key, GS_KB_NVRTC_OUT, &bytes, &len) &&
+    int lk = -1;
+    if (gs_kcache_get_or_lock(ctx, c, key, GS_KB_NVRTC_OUT, &bytes, &len, &lk, NULL) &&
         nvrtc_out_decode(bytes, len, want_cubin, out)) {
-        gs_kcache_unlock(c, key, GS_KB_NVRTC_OUT, lk);
         if (hit) *hit = true;
         return GS_OK;
     }

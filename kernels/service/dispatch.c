@@ -664,18 +664,13 @@ static gs_status get_kernel(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, cons
     if (d->o.compile) {
         gs_kcache_stats before, after;
         gs_kcache_stats_get(d->cache, &before);
-        bool found = gs_kcache_get(ctx, d->cache, k.key, k.kind, &k.binary, &k.len);
+        /* dispatchers sharing the cache directory build a kernel once; the
+         * others wait for it (counted as compile time) and read it from the disk */
         int lk = -1;
-        if (!found) {
-            /* a miss: dispatchers sharing the cache directory build it once;
-             * the others wait for it and read it from the disk */
-            double waited = 0;
-            lk = gs_kcache_lock(d->cache, k.key, k.kind, &waited);
-            *compile_s += waited;
-            found = lk >= 0 && gs_kcache_get(ctx, d->cache, k.key, k.kind, &k.binary, &k.len);
-        }
-        if (found) {
-            gs_kcache_unlock(d->cache, k.key, k.kind, lk);
+        double waited = 0;
+        bool cached = gs_kcache_get_or_lock(ctx, d->cache, k.key, k.kind, &k.binary, &k.len, &lk, &waited);
+        *compile_s += waited;
+        if (cached) {
             gs_kcache_stats_get(d->cache, &after);
             if (after.disk_hits > before.disk_hits) {
                 *disk_hit = 1;

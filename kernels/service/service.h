@@ -242,18 +242,22 @@ bool gs_kcache_get(gs_ctx *ctx, gs_kcache *c, uint64_t key, gs_kbackend b, const
  * is kept either way, so callers may go on. */
 gs_status gs_kcache_put(gs_ctx *ctx, gs_kcache *c, uint64_t key, gs_kbackend b, const void *bytes, size_t len);
 void gs_kcache_stats_get(gs_kcache *c, gs_kcache_stats *s);
-/* Single flight across the dispatchers, threads and processes that share a
- * cache directory: the one that misses an entry first builds it while the
- * others wait, then find it on disk. gs_kcache_lock takes <entry>.gsk.lock
- * (an flock, released if its holder dies), waiting at most
- * GS_KCACHE_LOCK_WAIT_S; it returns the lock's descriptor, or -1 without a
- * directory, when the lock file cannot be made, or after the wait (the
- * caller then builds the entry itself: the lock only saves work, the entries
- * stay correct without it). The caller looks the entry up again under the
- * lock, builds and puts it on a miss, then calls gs_kcache_unlock (fd -1:
- * nothing to do). *waited_s: the time spent waiting. */
+/* gs_kcache_get with single flight across the dispatchers, threads and
+ * processes that share a cache directory: the one that misses an entry
+ * first builds it while the others wait, then find it on disk. On a miss
+ * (in memory and on disk) it takes <key>.<backend>.gsk.lock (an flock, released if
+ * its holder dies), waiting at most GS_KCACHE_LOCK_WAIT_S, and looks again.
+ * True on a hit (as gs_kcache_get; no lock held). False on a miss, with
+ * *lock the lock's descriptor for the caller to release with
+ * gs_kcache_unlock once it has built and put the entry (or failed), or -1
+ * without a directory, when the lock file cannot be made, or after the wait
+ * (the caller then builds the entry itself: the lock only saves work, the
+ * entries stay correct without it). One hit or miss is counted either way.
+ * *waited_s (may be NULL): the time spent waiting for the lock. */
 #define GS_KCACHE_LOCK_WAIT_S 120.0
-int gs_kcache_lock(gs_kcache *c, uint64_t key, gs_kbackend b, double *waited_s);
+bool gs_kcache_get_or_lock(gs_ctx *ctx, gs_kcache *c, uint64_t key, gs_kbackend b, const void **bytes, size_t *len,
+                           int *lock, double *waited_s);
+/* Remove the lock file and release the lock (fd -1: nothing to do). */
 void gs_kcache_unlock(gs_kcache *c, uint64_t key, gs_kbackend b, int fd);
 /* The file name of an entry (GS_ERR_UNSUPPORTED when memory only). */
 gs_status gs_kcache_path(const gs_kcache *c, uint64_t key, gs_kbackend b, char *buf, size_t n);
