@@ -67,7 +67,7 @@ static void check_handle(const gs_op *op, const gs_kernel_handle *h) {
 
 /* Under GS_ASAN the sweep runs in the OpenCL dialect (no device: the source
  * is the artifact), so the sanitizer stage re-runs the dispatcher's logic
- * without the 29 NVRTC compiles (35 s, none of it instrumented) that the
+ * without the 22 NVRTC compiles (about 30 s, none of it instrumented) that the
  * plain stage has made. */
 Test(dispatch, bert_sequence_sweep_shares_kernels) {
     gs_ctx *ctx = gs_ctx_create();
@@ -109,7 +109,7 @@ Test(dispatch, bert_sequence_sweep_shares_kernels) {
     cr_assert_eq(st.kernels + st.hits, NT, "every dispatch is a hit or adds a kernel");
     /* v1 shared a quarter of the kernels; with stages, raster and the reduce
      * split in the state, fresh constructions (no warm start) of neighbouring
-     * shapes more often differ: 29 kernels for 32 shapes. The warm-start
+     * shapes more often differ: 22 kernels for 32 shapes. The warm-start
      * modes below are what a runtime uses to share more. */
     cr_assert_leq(st.kernels, NT - 2, "kernels are shared between shapes: %lld for %d shapes",
                   (long long)st.kernels, NT);
