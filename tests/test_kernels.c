@@ -295,8 +295,8 @@ Test(kernels, descriptor_covers_every_op_byte) {
  * spills and within the profile's limits. Two tests (the profiles of each
  * parity), so make test's two workers share the compiles. make test compiles
  * every spec's top candidate on every profile and its top 3 on one profile
- * (the spec's line number modulo the profile count), 108 compiles of about
- * 1 s; make check-suites (GS_FULL_SUITES=1) the top 3 everywhere, 252. */
+ * (the spec's line number modulo the profile count), 106 compiles of about
+ * 1 s; make check-suites (GS_FULL_SUITES=1) the top 3 everywhere (up to 252: a spec may have fewer candidates). */
 static void nvrtc_sweep(int parity) {
     gs_ctx *ctx = gs_ctx_create();
     gs_test_need_nvrtc(ctx, "the NVRTC sweep");
@@ -304,7 +304,7 @@ static void nvrtc_sweep(int parity) {
     gs_test_lines_read("gemm_nvrtc.txt", &specs);
     int compiled = 0, nspecs = 0;
     const bool asan = getenv("GS_ASAN") != NULL; /* the sanitizer build re-checks the top candidate only */
-    const bool full = !asan && getenv("GS_FULL_SUITES") != NULL;
+    const bool full = !asan && gs_test_env_true("GS_FULL_SUITES");
     for (int li = 0; li < specs.n; li++) {
         if (!gs_test_case_runs(li, 3)) continue; /* and a third of the lines */
         nspecs++;
@@ -354,6 +354,7 @@ static void nvrtc_sweep(int parity) {
             gs_result_destroy(r);
         }
     }
+    cr_log_info("profiles of parity %d: %d specs, %d kernels compiled", parity, nspecs, compiled);
     const int nprof = (gs_hw_builtin_count() - parity + 1) / 2;
     cr_assert(specs.n >= 10 && nspecs >= specs.n / 3 && compiled >= nspecs * nprof,
               "compiled %d kernels for %d of %d specs on %d profiles", compiled, nspecs, specs.n, nprof);

@@ -40,7 +40,7 @@ static void sweep_pairs(int parity) {
     int nseen = 0, constructed = 0, compiled = 0;
     /* the sanitizer build samples every 16th operator: the plain build covers all */
     int stride = getenv("GS_ASAN") ? 16 : 1, k = 0, pair = 0;
-    int compile_every = getenv("GS_FULL_SUITES") ? 1 : 32, distinct = 0;
+    int compile_every = gs_test_env_true("GS_FULL_SUITES") ? 1 : 32, distinct = 0;
     for (size_t f = 0; f < g.gl_pathc; f++) {
         json_error_t je;
         json_t *root = json_load_file(g.gl_pathv[f], 0, &je);
