@@ -43,17 +43,22 @@ static void w_bytes(pbw *w, int num, const void *p, size_t n) {
 static void w_str(pbw *w, int num, const char *s) { w_bytes(w, num, s, strlen(s)); }
 static void w_msg(pbw *w, int num, const pbw *sub) { w_bytes(w, num, sub->b, sub->n); }
 
-/* The model of graph g (ir_version 7, the default domain at opset), loaded
- * from its bytes and imported. */
-static gs_model *import_graph(gs_ctx *ctx, const pbw *g, int opset) {
+/* The model of graph g (ir_version 7, the default domain at opset) loaded
+ * from its bytes: the status, the model in *md. */
+static gs_status load_graph(gs_ctx *ctx, const pbw *g, int opset, gs_model **md) {
     static pbw m, op;
     m.n = op.n = 0;
     w_int(&m, 1, 7);
     w_int(&op, 2, opset);
     w_msg(&m, 8, &op);
     w_msg(&m, 7, g);
+    *md = NULL;
+    return gs_model_load_buffer(ctx, m.b, m.n, NULL, md);
+}
+/* The same, loaded and imported. */
+static gs_model *import_graph(gs_ctx *ctx, const pbw *g, int opset) {
     gs_model *md = NULL;
-    cr_assert_eq(gs_model_load_buffer(ctx, m.b, m.n, NULL, &md), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(load_graph(ctx, g, opset, &md), GS_OK, "%s", gs_ctx_errmsg(ctx));
     cr_assert_eq(gs_model_import(ctx, md), GS_OK, "%s", gs_ctx_errmsg(ctx));
     return md;
 }
@@ -955,6 +960,86 @@ Test(onnx, unary_functions_fuse_after_matmul) {
     cr_assert_eq(nd.kind, GS_MODEL_KERNEL, "hardsigmoid: %s", nd.reason ? nd.reason : "");
     expect_spec(ctx, nd.op, "unary M=2 N=4 act=hardsigmoid act_p=0.5 alpha=0.5", "hardsigmoid");
     gs_model_destroy(md);
+    gs_ctx_destroy(ctx);
+}
+
+/* Nodes out of topological order (ONNX asks for it; ONNX Runtime sorts them
+ * itself): y = Relu(h) listed before h = MatMul(x, w) imports as the sorted
+ * graph, the Relu fused into the gemm (it was refused: "no known shape (from
+ * an unsupported node)", its producer being later in the file); a node
+ * independent of the others keeps its place. */
+Test(onnx, nodes_out_of_order_import_sorted) {
+    static const int64_t xd[2] = {2, 8}, wd[2] = {8, 4}, yd[2] = {2, 4};
+    pbw g = {.n = 0};
+    w_node(&g, "Relu", "h", NULL, "y", NULL, 0);
+    w_node(&g, "Sigmoid", "x", NULL, "s", NULL, 0); /* independent: stays ahead of the MatMul */
+    w_node(&g, "MatMul", "x", "w", "h", NULL, 0);
+    w_node(&g, "Add", "y", "y", "z", NULL, 0);
+    w_value(&g, 11, "x", xd, 2);
+    w_value(&g, 11, "w", wd, 2);
+    w_value(&g, 12, "s", xd, 2);
+    w_value(&g, 12, "z", yd, 2);
+    gs_ctx *ctx = gs_ctx_create();
+    gs_model *md = import_graph(ctx, &g, 13);
+    cr_assert_eq(gs_model_num_nodes(md), 4);
+    gs_model_node nd;
+    static const char *const order[] = {"s", "h", "y", "z"};
+    for (int i = 0; i < 4; i++) {
+        node(ctx, md, i, &nd);
+        cr_expect_str_eq(nd.name, order[i], "node %d is '%s', want '%s'", i, nd.name, order[i]);
+    }
+    node(ctx, md, 1, &nd);
+    cr_assert_eq(nd.kind, GS_MODEL_KERNEL, "matmul: %s", nd.reason ? nd.reason : "");
+    expect_spec(ctx, nd.op, "gemm M=2 N=4 K=8 relu=1", "matmul+relu");
+    expect_binding(&nd, 2, "C", "y", 0);
+    node(ctx, md, 2, &nd);
+    cr_expect(nd.kind == GS_MODEL_FUSED && nd.fused_into == 1, "relu: kind %d into %d (%s)", nd.kind, nd.fused_into,
+              nd.reason ? nd.reason : "");
+    node(ctx, md, 3, &nd);
+    cr_assert_eq(nd.kind, GS_MODEL_KERNEL, "add: %s", nd.reason ? nd.reason : "");
+    expect_spec(ctx, nd.op, "add M=2 N=4", "add");
+    gs_model_destroy(md);
+    gs_ctx_destroy(ctx);
+}
+
+/* Graphs ONNX Runtime refuses are refused at load, naming the problem (they
+ * loaded, and the import made kernels of them): a cycle, a tensor two nodes
+ * write, a node output named as a graph input or an initializer. */
+Test(onnx, cycles_and_twice_defined_tensors_are_refused) {
+    static const int64_t xd[2] = {2, 3};
+    gs_ctx *ctx = gs_ctx_create();
+    gs_model *md;
+    pbw g = {.n = 0};
+    w_node(&g, "Add", "x", "b", "a", NULL, 0);
+    w_node(&g, "Relu", "a", NULL, "b", NULL, 0);
+    w_value(&g, 11, "x", xd, 2);
+    gs_test_expect_err(ctx, load_graph(ctx, &g, 13, &md), GS_ERR_PARSE,
+                       "a cycle: node 1 'b' (Relu) reads 'a', which depends on its own output", "cycle");
+    cr_expect_null(md);
+    g.n = 0;
+    w_node(&g, "Relu", "x", NULL, "s", NULL, 0);
+    w_node(&g, "Relu", "t", NULL, "t", NULL, 0); /* reads its own output */
+    w_value(&g, 11, "x", xd, 2);
+    gs_test_expect_err(ctx, load_graph(ctx, &g, 13, &md), GS_ERR_PARSE, "a cycle: node 1 't' (Relu) reads 't'", "a self-loop");
+    g.n = 0;
+    w_node(&g, "Relu", "x", NULL, "y", NULL, 0);
+    w_node(&g, "Sigmoid", "x", NULL, "y", NULL, 0);
+    w_node(&g, "Add", "y", "x", "z", NULL, 0);
+    w_value(&g, 11, "x", xd, 2);
+    gs_test_expect_err(ctx, load_graph(ctx, &g, 13, &md), GS_ERR_PARSE,
+                       "'y' is written by node 0 'y' (Relu) and node 1 'y' (Sigmoid)", "two writers");
+    g.n = 0;
+    w_node(&g, "Sigmoid", "x", NULL, "x", NULL, 0);
+    w_value(&g, 11, "x", xd, 2);
+    gs_test_expect_err(ctx, load_graph(ctx, &g, 13, &md), GS_ERR_PARSE,
+                       "node 0 'x' (Sigmoid) writes 'x', a graph input", "output named as an input");
+    g.n = 0;
+    float vals[54];
+    w_weight(&g, 0, 1, vals); /* the initializer "W" */
+    w_node(&g, "Relu", "x", NULL, "W", NULL, 0);
+    w_value(&g, 11, "x", xd, 2);
+    gs_test_expect_err(ctx, load_graph(ctx, &g, 13, &md), GS_ERR_PARSE,
+                       "node 0 'W' (Relu) writes 'W', an initializer", "output named as an initializer");
     gs_ctx_destroy(ctx);
 }
 

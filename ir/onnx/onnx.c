@@ -593,6 +593,168 @@ static gs_status read_model(rd *r, const uint8_t *buf, size_t n) {
     return s;
 }
 
+/* ---- the node order ---------------------------------------------------------
+ * ONNX asks for the nodes in topological order; ONNX Runtime sorts them
+ * itself, and so does the load, before the composites are expanded: a
+ * sorted graph keeps its order, else of the nodes whose inputs are ready the
+ * first in the file goes next (a min-heap of the ready nodes' indices). A name
+ * defined twice (by two node outputs, or a node output that is a graph input
+ * or an initializer) and a cycle are refused, as ONNX Runtime refuses them:
+ * the import would make kernels of them that read a tensor before it is
+ * written, or two kernels writing one tensor. */
+typedef struct defn {
+    const char *name;
+    int node; /* the node writing it; -1 a graph input, -2 an initializer */
+} defn;
+typedef struct defs {
+    defn *v;
+    size_t cap;
+} defs;
+static defn *def_slot(defs *d, const char *name) {
+    size_t mask = d->cap - 1, h = (size_t)gs_fnv1a64(name, strlen(name)) & mask;
+    while (d->v[h].name && strcmp(d->v[h].name, name)) h = (h + 1) & mask;
+    return &d->v[h];
+}
+/* The node writing name, or -1 (none: a graph input, an initializer, an
+ * empty or unknown name). */
+static int def_node(defs *d, const char *name) {
+    if (!*name) return -1;
+    defn *e = def_slot(d, name);
+    return e->name && e->node >= 0 ? e->node : -1;
+}
+/* Every name the graph defines into d (calloc'd; the caller frees d->v),
+ * or a parse error naming the one defined twice. */
+static gs_status def_table(rd *r, defs *d) {
+    const gs_model *m = r->m;
+    const onode *nd = m->nodes;
+    size_t names = (size_t)m->ninit + (size_t)m->ninputs + 1;
+    for (int i = 0; i < m->nnodes; i++) names += (size_t)nd[i].nout;
+    d->cap = 16;
+    while (d->cap < 2 * names) d->cap *= 2;
+    d->v = calloc(d->cap, sizeof *d->v);
+    if (!d->v) return gs_err(r->ctx, GS_ERR_NOMEM, "out of memory");
+    for (int k = 0; k < m->ninit + m->ninputs; k++) { /* an input with an initializer is one name */
+        const char *nm = k < m->ninit ? m->init[k].name : m->inputs[k - m->ninit].name;
+        defn *e = nm && *nm ? def_slot(d, nm) : NULL;
+        if (e && !e->name) *e = (defn){nm, k < m->ninit ? -2 : -1};
+    }
+    for (int i = 0; i < m->nnodes; i++)
+        for (int k = 0; k < nd[i].nout; k++) {
+            const char *nm = nd[i].out[k];
+            if (!*nm) continue;
+            defn *e = def_slot(d, nm);
+            if (!e->name) {
+                *e = (defn){nm, i};
+                continue;
+            }
+            if (e->node < 0)
+                return gs_err(r->ctx, GS_ERR_PARSE, "%s: invalid ONNX graph: node %d '%s' (%s) writes '%s', %s",
+                              r->path, i, nd[i].name, nd[i].op_type, nm,
+                              e->node == -1 ? "a graph input" : "an initializer");
+            return gs_err(r->ctx, GS_ERR_PARSE, "%s: invalid ONNX graph: '%s' is written by node %d '%s' (%s) and "
+                          "node %d '%s' (%s)", r->path, nm, e->node, nd[e->node].name, nd[e->node].op_type, i,
+                          nd[i].name, nd[i].op_type);
+        }
+    return GS_OK;
+}
+/* A cycle among the nodes the sort left (indeg > 0): from one of them, back
+ * along inputs written by others left, until the walk is on the cycle. */
+static gs_status cycle_err(rd *r, defs *d, const int *indeg) {
+    const onode *nd = r->m->nodes;
+    int v = 0, via = 0;
+    while (!indeg[v]) v++;
+    for (int step = 0; step <= r->m->nnodes; step++)
+        for (int k = 0; k < nd[v].nin; k++) {
+            int p = def_node(d, nd[v].in[k]);
+            if (p >= 0 && indeg[p]) {
+                v = p;
+                break;
+            }
+        }
+    for (int k = 0; k < nd[v].nin; k++) {
+        int p = def_node(d, nd[v].in[k]);
+        if (p >= 0 && indeg[p]) {
+            via = k;
+            break;
+        }
+    }
+    return gs_err(r->ctx, GS_ERR_PARSE, "%s: invalid ONNX graph: a cycle: node %d '%s' (%s) reads '%s', which depends "
+                  "on its own output", r->path, v, nd[v].name, nd[v].op_type, nd[v].in[via]);
+}
+static void heap_push(int *h, int *n, int v) {
+    int i = (*n)++;
+    for (; i > 0 && h[(i - 1) / 2] > v; i = (i - 1) / 2) h[i] = h[(i - 1) / 2];
+    h[i] = v;
+}
+static int heap_pop(int *h, int *n) {
+    int top = h[0], v = h[--*n], i = 0;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= *n) break;
+        if (c + 1 < *n && h[c + 1] < h[c]) c++;
+        if (h[c] >= v) break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (*n) h[i] = v;
+    return top;
+}
+static gs_status sort_nodes(rd *r) {
+    gs_model *m = r->m;
+    const onode *nd = m->nodes;
+    int nn = m->nnodes, sorted = 1, nh = 0, no = 0;
+    defs d = {NULL, 0};
+    gs_status s = def_table(r, &d);
+    /* the edges writer -> reader, one per input naming a node's output, grouped by writer */
+    int *indeg = calloc((size_t)nn + 1, sizeof *indeg), *start = calloc((size_t)nn + 2, sizeof *start);
+    int *succ = NULL, *heap = NULL, *order = NULL;
+    if (s == GS_OK && (!indeg || !start)) s = gs_err(r->ctx, GS_ERR_NOMEM, "out of memory");
+    for (int i = 0; s == GS_OK && i < nn; i++)
+        for (int k = 0; k < nd[i].nin; k++) {
+            int p = def_node(&d, nd[i].in[k]);
+            if (p < 0) continue;
+            sorted &= p < i;
+            indeg[i]++;
+            start[p + 2]++;
+        }
+    if (s == GS_OK && !sorted) {
+        for (int i = 0; i < nn; i++) start[i + 2] += start[i + 1];
+        succ = malloc((size_t)(start[nn + 1] ? start[nn + 1] : 1) * sizeof *succ);
+        heap = malloc((size_t)nn * sizeof *heap);
+        order = malloc((size_t)nn * sizeof *order);
+        if (!succ || !heap || !order) s = gs_err(r->ctx, GS_ERR_NOMEM, "out of memory");
+    }
+    if (s == GS_OK && !sorted) {
+        for (int i = 0; i < nn; i++) /* start[p + 1] counts p's edges placed so far, then ends at its end */
+            for (int k = 0; k < nd[i].nin; k++) {
+                int p = def_node(&d, nd[i].in[k]);
+                if (p >= 0) succ[start[p + 1]++] = i;
+            }
+        for (int i = 0; i < nn; i++)
+            if (!indeg[i]) heap_push(heap, &nh, i);
+        while (nh) {
+            int v = heap_pop(heap, &nh);
+            order[no++] = v;
+            for (int e = start[v]; e < start[v + 1]; e++)
+                if (!--indeg[succ[e]]) heap_push(heap, &nh, succ[e]);
+        }
+        onode *sv = no < nn ? NULL : gs_arena_alloc(&m->arena, (size_t)nn * sizeof *sv);
+        if (no < nn) s = cycle_err(r, &d, indeg);
+        else if (!sv) s = gs_err(r->ctx, GS_ERR_NOMEM, "out of memory");
+        else {
+            for (int i = 0; i < nn; i++) sv[i] = nd[order[i]];
+            m->nodes = sv;
+        }
+    }
+    free(d.v);
+    free(indeg);
+    free(start);
+    free(succ);
+    free(heap);
+    free(order);
+    return s;
+}
+
 /* The graph inputs' symbolic dims, each name once. */
 static gs_status expand_composites(rd *r);
 static gs_status collect_dims(gs_ctx *ctx, gs_model *m) {
@@ -678,6 +840,7 @@ static gs_status load_buffer(gs_ctx *ctx, const void *data, size_t n, const char
     }
     rd r = {ctx, m, data, what};
     gs_status s = n ? read_model(&r, data, n) : gs_err(ctx, GS_ERR_PARSE, "%s: empty file: not an ONNX model", what);
+    if (s == GS_OK) s = sort_nodes(&r);
     if (s == GS_OK) s = expand_composites(&r);
     if (s == GS_OK) s = collect_dims(ctx, m);
     if (s != GS_OK) {
