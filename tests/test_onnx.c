@@ -1002,6 +1002,32 @@ Test(onnx, nodes_out_of_order_import_sorted) {
     gs_ctx_destroy(ctx);
 }
 
+/* An input no graph input, initializer or node defines is named as such (the
+ * reason was "no known shape (from an unsupported node)", for a kernel node and
+ * "input 0 has no known shape" for a view); a node after an unsupported one is
+ * still told so. */
+Test(onnx, an_input_nothing_defines_is_named) {
+    static const int64_t xd[2] = {2, 3};
+    pbw g = {.n = 0};
+    w_node(&g, "Add", "x", "nowhere", "a", NULL, 0);
+    w_node(&g, "Relu", "a", NULL, "r", NULL, 0);
+    w_node(&g, "Identity", "ghost", NULL, "i", NULL, 0);
+    w_value(&g, 11, "x", xd, 2);
+    gs_ctx *ctx = gs_ctx_create();
+    gs_model *md = import_graph(ctx, &g, 13);
+    static const char *const want[] = {"input 'nowhere' is not a graph input, an initializer or a node's output",
+                                       "input 'a' has no known shape (from an unsupported node)",
+                                       "input 'ghost' is not a graph input, an initializer or a node's output"};
+    for (int i = 0; i < 3; i++) {
+        gs_model_node nd;
+        node(ctx, md, i, &nd);
+        cr_expect(nd.kind == GS_MODEL_UNSUPPORTED && nd.reason && strstr(nd.reason, want[i]),
+                  "node %d: kind %d, reason '%s', want '%s'", i, nd.kind, nd.reason ? nd.reason : "", want[i]);
+    }
+    gs_model_destroy(md);
+    gs_ctx_destroy(ctx);
+}
+
 /* Graphs ONNX Runtime refuses are refused at load, naming the problem (they
  * loaded, and the import made kernels of them): a cycle, a tensor two nodes
  * write, a node output named as a graph input or an initializer. */

@@ -1208,7 +1208,8 @@ static tinfo *in_t(imp *c, int k, int lo, int hi) {
     const char *nm = k < c->n->nin ? c->n->in[k] : NULL;
     tinfo *t = tab(c->m, nm, 0);
     if (!nm || !*nm) unsup(c, "input %d is missing", k);
-    else if (!t || t->ndim < 0) unsup(c, "input '%s' has no known shape (from an unsupported node)", nm);
+    else if (!t) unsup(c, "input '%s' is not a graph input, an initializer or a node's output", nm);
+    else if (t->ndim < 0) unsup(c, "input '%s' has no known shape (from an unsupported node)", nm);
     else if (!dt_float(t->dtype) && !(t->c && t->c->f)) /* a DOUBLE constant was read as fp32 */
         unsup(c, "input '%s' is %s; gensor kernels take FLOAT, FLOAT16 and BFLOAT16", nm, dtype_name(t->dtype));
     else if (t->ndim < lo || t->ndim > hi) {
@@ -2103,12 +2104,13 @@ static void view(imp *c, const tinfo *X, int ndim, const int64_t *dims) {
 }
 
 static tinfo *any_in(imp *c, int k) {
-    tinfo *t = tab(c->m, k < c->n->nin ? c->n->in[k] : NULL, 0);
-    if (!t || t->ndim < 0) {
-        unsup(c, "input %d has no known shape", k);
-        return NULL;
-    }
-    return t;
+    const char *nm = k < c->n->nin ? c->n->in[k] : NULL;
+    tinfo *t = tab(c->m, nm, 0);
+    if (!nm || !*nm) unsup(c, "input %d is missing", k);
+    else if (!t) unsup(c, "input '%s' is not a graph input, an initializer or a node's output", nm);
+    else if (t->ndim < 0) unsup(c, "input '%s' has no known shape (from an unsupported node)", nm);
+    else return t;
+    return NULL;
 }
 
 static void imp_view(imp *c) {
