@@ -1028,6 +1028,72 @@ Test(onnx, an_input_nothing_defines_is_named) {
     gs_ctx_destroy(ctx);
 }
 
+/* A node op_type(a, b) -> out with the attributes of the legacy broadcast
+ * (before opset 7): broadcast=1 and, when axis >= 0, axis. */
+static void w_legacy(pbw *g, const char *op_type, const char *a, const char *b, const char *out, int axis) {
+    pbw nd = {.n = 0}, at = {.n = 0};
+    w_str(&nd, 1, a);
+    w_str(&nd, 1, b);
+    w_str(&nd, 2, out);
+    w_str(&nd, 3, out);
+    w_str(&nd, 4, op_type);
+    w_str(&at, 1, "broadcast");
+    w_int(&at, 3, 1);
+    w_int(&at, 20, 2); /* INT */
+    w_msg(&nd, 5, &at);
+    if (axis >= 0) {
+        at.n = 0;
+        w_str(&at, 1, "axis");
+        w_int(&at, 3, axis);
+        w_int(&at, 20, 2);
+        w_msg(&nd, 5, &at);
+    }
+    w_msg(g, 1, &nd);
+}
+
+/* Before opset 7, Add/Sub/Mul/Div/Pow broadcast B from 'axis' on (B's dims are
+ * A's dims axis.. axis+rank(B)-1), not aligned from the right as numpy does:
+ * Add(x [2,4,3,4], b [4], broadcast=1, axis=1) adds b per channel (addc); it
+ * was imported as a vector over the last dim (add ... bcast=1), silently
+ * wrong since W = C here, and refused where they differ. Without axis, B is
+ * aligned from the right, as in numpy; a B that is not A's dims from axis is
+ * refused. */
+Test(onnx, legacy_broadcast_axis_before_opset_7) {
+    static const int64_t xd[4] = {2, 4, 3, 4}, bd[1] = {4}, cd[2] = {4, 3}, md[2] = {3, 4}, dd[2] = {2, 4};
+    pbw g = {.n = 0};
+    w_legacy(&g, "Add", "x", "b", "y1", 1);
+    w_legacy(&g, "Sub", "x", "c", "y2", 1);
+    w_legacy(&g, "Mul", "x", "m", "y3", -1); /* no axis: from the right */
+    w_legacy(&g, "Div", "x", "d", "y4", 0);
+    w_legacy(&g, "Pow", "x", "c", "y5", 2);
+    w_value(&g, 11, "x", xd, 4);
+    w_value(&g, 11, "b", bd, 1);
+    w_value(&g, 11, "c", cd, 2);
+    w_value(&g, 11, "m", md, 2);
+    w_value(&g, 11, "d", dd, 2);
+    gs_ctx *ctx = gs_ctx_create();
+    gs_model *md6 = import_graph(ctx, &g, 6);
+    static const char *const want[] = {"addc A=2 C=4 B=12", "subc A=2 C=12 B=4", "mul M=8 N=12 bcast=1",
+                                       "divc A=1 C=8 B=12"};
+    gs_model_node nd;
+    for (int i = 0; i < 4; i++) {
+        node(ctx, md6, i, &nd);
+        cr_assert_eq(nd.kind, GS_MODEL_KERNEL, "node %d: %s", i, nd.reason ? nd.reason : "");
+        expect_spec(ctx, nd.op, want[i], want[i]);
+    }
+    node(ctx, md6, 4, &nd); /* c [4,3] is not [2,4,3,4]'s dims from axis 2 */
+    cr_assert_eq(nd.kind, GS_MODEL_UNSUPPORTED);
+    cr_expect(nd.reason && strstr(nd.reason, "[4,3] is not the dims of [2,4,3,4] from axis=2"), "pow from axis 2: '%s'",
+              nd.reason ? nd.reason : "");
+    gs_model_destroy(md6);
+    /* from opset 7 the attributes are gone and broadcasting is numpy's */
+    gs_model *md7 = import_graph(ctx, &g, 7);
+    node(ctx, md7, 0, &nd);
+    expect_spec(ctx, nd.op, "add M=24 N=4 bcast=1", "add at opset 7");
+    gs_model_destroy(md7);
+    gs_ctx_destroy(ctx);
+}
+
 /* Graphs ONNX Runtime refuses are refused at load, naming the problem (they
  * loaded, and the import made kernels of them): a cycle, a tensor two nodes
  * write, a node output named as a graph input or an initializer. */

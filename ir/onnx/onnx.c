@@ -1967,6 +1967,38 @@ static int binary_broadcast(imp *c, tinfo **X, tinfo **Y, const tinfo *pX, const
     return 1;
 }
 
+/* Before opset 7, Add, Sub, Mul, Div and Pow broadcast B over A only with
+ * broadcast=1, and with an axis, from that axis on: B's dims are A's dims
+ * axis..axis+rank(B)-1 (a 1-element B any), not aligned from the right as
+ * numpy (and opset 7 on) does. *Y then becomes *yl: B with A's rank, its dims
+ * after those of 1 (the same buffer), which the broadcasts below take. 0, or
+ * -1 with the node unsupported. */
+static int legacy_axis(imp *c, const tinfo *X, tinfo **Y, tinfo *yl) {
+    const char *ot = c->n->op_type;
+    const oattr *ax = attr(c->n, "axis");
+    if (c->m->opset <= 0 || c->m->opset >= 7 || !ax || !attr_i(c->n, "broadcast", 0) ||
+        (strcmp(ot, "Add") && strcmp(ot, "Sub") && strcmp(ot, "Mul") && strcmp(ot, "Div") && strcmp(ot, "Pow")))
+        return 0;
+    const tinfo *y = *Y;
+    if (prod(y->dims, 0, y->ndim) == 1) return 0; /* a scalar broadcasts from anywhere */
+    int64_t a = ax->i < 0 ? ax->i + X->ndim : ax->i;
+    int fits = a >= 0 && a + y->ndim <= X->ndim;
+    for (int d = 0; fits && d < y->ndim; d++) fits = y->dims[d] == X->dims[a + d];
+    if (!fits) {
+        char sx[128], sy[128];
+        shape_text(X, sx, sizeof sx);
+        shape_text(y, sy, sizeof sy);
+        unsup(c, "%s (opset %lld, broadcast=1): B %s is not the dims of %s from axis=%lld", ot, (long long)c->m->opset,
+              sy, sx, (long long)ax->i);
+        return -1;
+    }
+    *yl = *y;
+    yl->ndim = X->ndim - (int)a;
+    for (int d = y->ndim; d < yl->ndim; d++) yl->dims[d] = 1;
+    *Y = yl;
+    return 0;
+}
+
 static void imp_binary(imp *c) {
     const char *ot = c->n->op_type;
     int variadic = !strcmp(ot, "Sum") || !strcmp(ot, "Max") || !strcmp(ot, "Min") || !strcmp(ot, "Mean");
@@ -1988,13 +2020,17 @@ static void imp_binary(imp *c) {
     }
     tinfo *X = in_t(c, 0, 0, GS_ONNX_MAX_RANK), *Y = X ? in_t(c, 1, 0, GS_ONNX_MAX_RANK) : NULL;
     if (!Y) return;
+    tinfo yl;
+    const tinfo *y0 = Y;
+    if (legacy_axis(c, X, &Y, &yl) < 0) return;
     /* X op Y: the broadcast side must be Y */
     int ordered = !strcmp(ot, "Sub") || !strcmp(ot, "Div") || !strcmp(ot, "Pow") || !strcmp(ot, "PRelu");
     if (binary_reduced(c, X, Y, opn)) return;
     /* the probe's shapes (a symbolic dim bound to 1 at another size): X and Y
      * of one shape only when they are there too; a 1 of Y against a 1 of X is a
-     * match when both are the same symbolic dim there, else a broadcast */
-    const tinfo *pX = probe_t(c->m, X), *pY = pX ? probe_t(c->m, Y) : NULL;
+     * match when both are the same symbolic dim there, else a broadcast (none
+     * for a legacy B, whose rank the probe does not have) */
+    const tinfo *pX = Y == y0 ? probe_t(c->m, X) : NULL, *pY = pX ? probe_t(c->m, Y) : NULL;
     char spec[100];
     if (X->ndim == Y->ndim && !memcmp(X->dims, Y->dims, (size_t)X->ndim * sizeof(int64_t)) &&
         (!pY || !memcmp(pX->dims, pY->dims, (size_t)X->ndim * sizeof(int64_t)))) {
