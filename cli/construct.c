@@ -700,7 +700,7 @@ typedef struct cli_run {
     char sass_tool[4096], kname[48];
     bool have_sass;
     gs_kcache *kc; /* --cache-dir / $GS_CACHE_DIR: NVRTC's output reused; NULL: none */
-    char user_spec[256]; /* the operator as given, when construction kept another form (u->op) */
+    char user_spec[GS_SPEC_LEN]; /* the operator as given, when construction kept another form (u->op) */
 } cli_run;
 
 static int run_fail(cli_run *u, gs_status s) { return gs_cli_fail(u->ctx, s); }

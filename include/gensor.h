@@ -92,7 +92,9 @@ const char *gs_ctx_errmsg(const gs_ctx *ctx);
 /* ---- operators --------------------------------------------------------- */
 typedef struct gs_op gs_op;
 /* Parse a text spec such as "gemm M=64 N=64 K=64 transA=1 alpha=2" (every
- * operator class: see docs/CLI.md, "Spec grammar"). Caller owns *out
+ * operator class: see docs/CLI.md, "Spec grammar"). A number's decimal point
+ * is '.' whatever LC_NUMERIC the program set (setlocale), in the specs read
+ * and written (gs_op_spec) and in kernel sources alike. Caller owns *out
  * (gs_op_destroy). [any thread] */
 gs_status gs_op_parse(gs_ctx *ctx, const char *spec, gs_op **out);
 /* Build C[M,N] = alpha*op(A)*op(B) + beta*C. Caller owns *out. [any thread] */

@@ -20,6 +20,12 @@
 #define GS_MAX_TENSORS 4 /* inputs + the output */
 #define GS_MAX_DIMS 6
 #define GS_NAME_LEN 12
+/* Bytes of an operator's canonical spec. The widest one, a conv2d with every
+ * key and 10-digit values, act=thresholdedrelu and -1.17549435e-38 for each
+ * float, is under 420 characters; 255 cut real ones (a grouped, dilated,
+ * padded NHWC conv with an activation, a clip and two element types lost its
+ * out_dtype= and parsed back as another operator). */
+#define GS_SPEC_LEN 512
 
 /* ---- element types -------------------------------------------------------
  * The type table: one row per gs_dtype, read by everything that sizes bytes
@@ -173,7 +179,7 @@ struct gs_op {
     gs_epilogue epi;
     /* gemm-specific knobs kept for the reference check and the spec */
     int transA, transB;
-    char spec[256];
+    char spec[GS_SPEC_LEN];
     bool has_bias;                     /* bias vector is an extra kernel arg */
     uint8_t clip;                      /* the epilogue's last steps (gs_epi_steps), after relu:
                                           GS_CLIP_LO: out = max(out, clip_lo); GS_CLIP_HI: out =

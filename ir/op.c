@@ -188,7 +188,7 @@ static gs_status finish(gs_ctx *ctx, gs_op *op, gs_op_kind kind, const char *fmt
     op->kind = kind;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(op->spec, sizeof op->spec, fmt, ap);
+    gs_vsnprintf_c(op->spec, sizeof op->spec, fmt, ap); /* '.' in any locale: the spec is read back */
     va_end(ap);
     return gs_op_validate(ctx, op);
 }
@@ -507,7 +507,7 @@ gs_status gs_op_set_unary(gs_ctx *ctx, gs_op *op, gs_unary u, float p) {
     size_t l = strlen(op->spec);
     l += (size_t)snprintf(op->spec + l, sizeof op->spec - l, " act=%s", gs_unaries[u].name);
     if (gs_unaries[u].has_p && l < sizeof op->spec)
-        snprintf(op->spec + l, sizeof op->spec - l, " act_p=%.9g", (double)p);
+        gs_snprintf_c(op->spec + l, sizeof op->spec - l, " act_p=%.9g", (double)p);
     return gs_op_validate(ctx, op);
 }
 
@@ -523,9 +523,9 @@ gs_status gs_op_set_clip(gs_ctx *ctx, gs_op *op, int flags, float lo, float hi) 
     op->clip_lo = flags & GS_CLIP_LO ? lo : 0.0f;
     op->clip_hi = flags & GS_CLIP_HI ? hi : 0.0f;
     size_t l = strlen(op->spec);
-    if (flags & GS_CLIP_LO) l += (size_t)snprintf(op->spec + l, sizeof op->spec - l, " clip_lo=%.9g", (double)lo);
+    if (flags & GS_CLIP_LO) l += (size_t)gs_snprintf_c(op->spec + l, sizeof op->spec - l, " clip_lo=%.9g", (double)lo);
     if ((flags & GS_CLIP_HI) && l < sizeof op->spec)
-        snprintf(op->spec + l, sizeof op->spec - l, " clip_hi=%.9g", (double)hi);
+        gs_snprintf_c(op->spec + l, sizeof op->spec - l, " clip_hi=%.9g", (double)hi);
     return gs_op_validate(ctx, op);
 }
 
@@ -907,7 +907,7 @@ static gs_status b_eltwise(gs_ctx *ctx, gs_op *op, const op_def *od, const kv_va
         op->epi.alpha = (float)kvf(kv, "alpha"); /* y = f(alpha * x) (HardSigmoid's slope) */
         if (op->epi.alpha != 1.0f) {
             size_t l = strlen(op->spec);
-            snprintf(op->spec + l, sizeof op->spec - l, " alpha=%.9g", (double)op->epi.alpha);
+            gs_snprintf_c(op->spec + l, sizeof op->spec - l, " alpha=%.9g", (double)op->epi.alpha);
         }
         s = spec_unary(ctx, op, kv);
     }
@@ -1152,7 +1152,7 @@ static gs_status parse_value(gs_ctx *ctx, const op_def *od, const kv_def *kd, co
         else if (!strcmp(v, "nhwc")) out->ival[slot] = 1;
         else return gs_err(ctx, GS_ERR_PARSE, "%s: layout must be nchw or nhwc (got '%s')", od->name, v);
     } else if (kd->type == KV_FLOAT) {
-        double x = strtod(v, &end);
+        double x = gs_strtod_c(v, &end); /* '.' whatever the caller's LC_NUMERIC */
         if (*end || errno == ERANGE || !isfinite(x))
             return gs_err(ctx, GS_ERR_PARSE, "%s: '%s' is not a finite number", od->name, tok);
         if (fabs(x) > FLT_MAX)

@@ -9,6 +9,8 @@
 #include "tests/test_common.h"
 
 #include <criterion/criterion.h>
+#include <ctype.h>
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +49,68 @@ Test(api, op_buffers_in_argument_order) {
     cr_assert_eq(gs_op_num_buffers(NULL), 0);
     cr_assert_eq(gs_op_flops(NULL), 0.0);
     gs_ctx_destroy(ctx);
+}
+
+/* A float literal written with a decimal comma ("2,5e-01"): in kernel
+ * source the comma operator, in a spec a number no C-locale reader takes. */
+static const char *comma_number(const char *s) {
+    for (const char *p = s; *p; p++)
+        if (*p == ',' && p > s && isdigit((unsigned char)p[-1]) && isdigit((unsigned char)p[1])) {
+            const char *q = p + 1;
+            while (isdigit((unsigned char)*q)) q++;
+            if (*q == 'e' || *q == 'f' || *q == ' ' || !*q) return p;
+        }
+    return NULL;
+}
+
+/* A program that called setlocale(LC_ALL, "") in a German locale (LC_NUMERIC
+ * de_DE: printf writes 0.5 as "0,5", strtod stops at '.') gets the same
+ * specs and kernels as any other: '.' in what it parses and in what it
+ * writes. Before, a spec's "alpha=0.5" was a parse error, the canonical spec
+ * said "alpha=0,5", and a clip bound came out as gs_maxn(y, 0,000000000e+00f)
+ * (three arguments) and a LeakyRelu slope as (2,500000000e-01f), which the
+ * comma operator reads as 5e-1. */
+Test(api, numbers_ignore_the_callers_locale) {
+    gs_test_comma_locale("the decimal-comma checks");
+    gs_ctx *ctx = gs_ctx_create();
+    gs_hw *hw = NULL;
+    cr_assert_eq(gs_hw_load(ctx, "rtx3090", &hw), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_op *g = NULL;
+    cr_assert_eq(gs_op_create_gemm(ctx, 8, 8, 8, 0, 0, 0.5f, 0.25f, &g), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_not_null(strstr(gs_op_spec(g), "alpha=0.5 beta=0.25"), "spec: %s", gs_op_spec(g));
+    gs_op_destroy(g);
+    static const char *const specs[] = {
+        "unary M=8 N=8 act=leakyrelu act_p=0.25 alpha=0.5",
+        "clip M=8 N=8 clip_lo=0.5 clip_hi=6",
+        "gemm M=8 N=8 K=8 alpha=0.5 beta=0.25 clip_lo=-1.5 clip_hi=6.25",
+    };
+    gs_construct_opts o;
+    gs_construct_opts_default(&o);
+    o.top_k = 1;
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        gs_op *op = NULL;
+        cr_assert_eq(gs_op_parse(ctx, specs[i], &op), GS_OK, "%s: %s", specs[i], gs_ctx_errmsg(ctx));
+        cr_assert_null(comma_number(gs_op_spec(op)), "%s: spec %s", specs[i], gs_op_spec(op));
+        gs_op *again = NULL; /* the canonical spec reads back */
+        cr_assert_eq(gs_op_parse(ctx, gs_op_spec(op), &again), GS_OK, "%s: %s", gs_op_spec(op), gs_ctx_errmsg(ctx));
+        cr_assert_str_eq(gs_op_spec(again), gs_op_spec(op));
+        gs_op_destroy(again);
+        gs_result *r = NULL;
+        cr_assert_eq(gs_construct(ctx, op, hw, &o, &r), GS_OK, "%s: %s", specs[i], gs_ctx_errmsg(ctx));
+        for (int d = 0; d < 2; d++) {
+            char *src = NULL;
+            cr_assert_eq(gs_kernel_emit(ctx, r, 0, (gs_dialect)d, &src), GS_OK, "%s", gs_ctx_errmsg(ctx));
+            const char *bad = comma_number(src);
+            cr_assert_null(bad, "%s (%s): a decimal comma in the source: '%.40s'", specs[i],
+                           d ? "OpenCL" : "CUDA", bad ? bad - 8 : "");
+            free(src);
+        }
+        gs_result_destroy(r);
+        gs_op_destroy(op);
+    }
+    gs_hw_destroy(hw);
+    gs_ctx_destroy(ctx);
+    setlocale(LC_NUMERIC, "C");
 }
 
 Test(api, hw_parse_from_text) {

@@ -270,6 +270,14 @@ static void dmg_version(const char *dir, const char *path, uint64_t key) {
     close(fd);
 }
 
+/* A FIFO under the entry's name: opening it for reading waited for a writer
+ * that never came, so the lookup hung (a dispatcher's gs_dispatch with it). */
+static void dmg_fifo(const char *dir, const char *path, uint64_t key) {
+    (void)dir, (void)key;
+    cr_assert_eq(unlink(path), 0);
+    cr_assert_eq(mkfifo(path, 0644), 0, "mkfifo %s: %s", path, strerror(errno));
+}
+
 Test(cache, truncated_payload_is_corrupt) { check_corrupt(dmg_truncate_payload, "truncated payload"); }
 Test(cache, truncated_header_is_corrupt) { check_corrupt(dmg_truncate_header, "truncated header"); }
 Test(cache, empty_file_is_corrupt) { check_corrupt(dmg_empty, "empty file"); }
@@ -278,6 +286,33 @@ Test(cache, bad_checksum_is_corrupt) { check_corrupt(dmg_checksum, "flipped payl
 Test(cache, wrong_key_is_corrupt) { check_corrupt(dmg_wrong_key, "entry of another key"); }
 Test(cache, wrong_backend_is_corrupt) { check_corrupt(dmg_wrong_backend, "entry of another backend"); }
 Test(cache, other_version_is_corrupt) { check_corrupt(dmg_version, "other format version"); }
+Test(cache, fifo_is_corrupt, .timeout = 20) { check_corrupt(dmg_fifo, "a FIFO"); }
+
+/* A FIFO under the lock file's name: the lock's open waited for a writer
+ * too. It is taken as any lock file is, and its holder removes it. */
+Test(cache, fifo_lock_file_does_not_block, .timeout = 20) {
+    char *dir = gs_test_tmpdir("cache-fifo");
+    gs_ctx *ctx = gs_ctx_create();
+    gs_kcache *c = NULL;
+    cr_assert_eq(gs_kcache_open(ctx, dir, &c), GS_OK);
+    char path[1024], lock[1100];
+    cr_assert_eq(gs_kcache_path(c, 5, GS_KB_CUDA_CUBIN, path, sizeof path), GS_OK);
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    cr_assert_eq(mkfifo(lock, 0644), 0, "mkfifo %s: %s", lock, strerror(errno));
+    const void *b = NULL;
+    size_t l = 0;
+    int lk = -1;
+    cr_assert_not(gs_kcache_get_or_lock(ctx, c, 5, GS_KB_CUDA_CUBIN, &b, &l, &lk, NULL));
+    cr_assert_geq(lk, 0, "the lock is taken");
+    cr_assert_eq(gs_kcache_put(ctx, c, 5, GS_KB_CUDA_CUBIN, "cubin", 5), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_kcache_unlock(c, 5, GS_KB_CUDA_CUBIN, lk);
+    cr_assert_eq(file_size(lock), -1, "the holder removes the lock file");
+    cr_assert_eq(file_size(path), GS_KCACHE_HEADER_BYTES + 5);
+    gs_kcache_close(c);
+    gs_test_rm_flat(dir);
+    free(dir);
+    gs_ctx_destroy(ctx);
+}
 
 /* A directory the cache cannot write. chmod 0555 does not stop root, so
  * when the chmod'ed directory is still writable (tests as root) the path

@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <sys/wait.h>
 #include <errno.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,6 +186,28 @@ void gs_test_need_nvrtc(gs_ctx *ctx, const char *what) {
     if (gs_test_env_true("GS_REQUIRE_NVRTC"))
         cr_assert_fail("GS_REQUIRE_NVRTC=1 but NVRTC is missing (%s): %s", what, gs_ctx_errmsg(ctx));
     cr_skip_test("NVRTC not available, %s not run: %s", what, gs_ctx_errmsg(ctx));
+}
+
+static bool comma_numeric(const char *name) {
+    return setlocale(LC_NUMERIC, name) && !strcmp(localeconv()->decimal_point, ",");
+}
+
+void gs_test_comma_locale(const char *what) {
+    static const char *const names[] = {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8", "fr_FR.utf8", "de_DE", "fr_FR"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (comma_numeric(names[i])) return;
+    char *dir = gs_test_tmpdir("locale"), cmd[1024];
+    snprintf(cmd, sizeof cmd, "localedef -i de_DE -f UTF-8 '%s/de_DE.UTF-8' >/dev/null 2>&1", dir);
+    int rc = system(cmd); /* 1 with warnings, the locale made all the same */
+    bool ok = setenv("LOCPATH", dir, 1) == 0 && comma_numeric("de_DE.UTF-8");
+    unsetenv("LOCPATH"); /* loaded: the files are not read again */
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    (void)!system(cmd);
+    free(dir);
+    if (!ok) {
+        setlocale(LC_NUMERIC, "C");
+        cr_skip_test("no locale with a decimal comma (none installed, localedef exit %d), %s not run", rc, what);
+    }
 }
 
 void gs_test_expect_err(gs_ctx *ctx, gs_status got, gs_status want, const char *needles, const char *what) {

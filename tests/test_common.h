@@ -76,6 +76,13 @@ gs_cl *gs_test_open_cl(gs_ctx *ctx);
  * GS_REQUIRE_NVRTC=1 (CI has the toolkit). */
 void gs_test_need_nvrtc(gs_ctx *ctx, const char *what);
 
+/* Set LC_NUMERIC to a locale whose decimal point is ',' (de_DE and its
+ * like): an installed one, else de_DE.UTF-8 built by localedef into a
+ * temporary directory that $LOCPATH names while setlocale loads it. The test
+ * is skipped with the reason when neither works. The caller restores
+ * setlocale(LC_NUMERIC, "C"). */
+void gs_test_comma_locale(const char *what);
+
 /* Expect status want and a message holding every '&&'-separated needle
  * (NULL or "" for none); what names the case in the failure. */
 void gs_test_expect_err(gs_ctx *ctx, gs_status got, gs_status want, const char *needles, const char *what);

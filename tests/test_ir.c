@@ -291,6 +291,37 @@ Test(ir, canonical_spec_round_trips_alpha_and_beta) {
     gs_ctx_destroy(ctx);
 }
 
+/* A canonical spec holds every key: a grouped, dilated, padded NHWC conv with
+ * an activation, a clip and two element types is 256 characters, and the
+ * widest (10-digit values, the longest names and floats) over 320. The spec
+ * used to be cut at 255: the first ended "out_dtype=f1" (no longer parsed),
+ * the second lost dtype= and out_dtype= and parsed back as an f32 operator. */
+Test(ir, long_canonical_specs_are_not_cut) {
+    static const char *const specs[] = {
+        "conv2d N=128 C=1024 H=1024 W=1024 K=1024 R=3 S=3 groups=32 strideh=2 stridew=1 pad_top=1 pad_bottom=2 "
+        "pad_left=1 pad_right=2 dilh=2 dilw=3 layout=nhwc bias=1 act=leakyrelu act_p=0.01 clip_lo=-0.1 clip_hi=6.2 "
+        "dtype=bf16 out_dtype=f16",
+        "conv2d N=1 C=1 H=1073741823 W=1 K=1 R=1073741823 S=1 strideh=1073741823 stridew=1073741823 "
+        "pad_top=1073741823 pad_bottom=1073741823 pad_left=1073741823 pad_right=1073741823 dilh=1 dilw=1 layout=nhwc "
+        "bias=1 relu=1 clip_lo=-1.17549435e-38 clip_hi=-1.17549435e-38 act=thresholdedrelu act_p=-1.17549435e-38 "
+        "dtype=bf16 out_dtype=f16",
+    };
+    gs_ctx *ctx = gs_ctx_create();
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        gs_op a, b;
+        cr_assert_eq(gs_op_parse_into(ctx, specs[i], &a), GS_OK, "%s: %s", specs[i], gs_ctx_errmsg(ctx));
+        cr_assert_not_null(strstr(a.spec, " dtype=bf16 out_dtype=f16"), "the spec was cut: %s", a.spec);
+        cr_assert_lt(strlen(a.spec), sizeof a.spec - 1, "%s", a.spec);
+        gs_status s = gs_op_parse_into(ctx, a.spec, &b);
+        cr_assert_eq(s, GS_OK, "canonical '%s' does not parse: %s", a.spec, gs_ctx_errmsg(ctx));
+        cr_assert_str_eq(a.spec, b.spec);
+        cr_assert_eq(b.dtype_in, GS_DTYPE_BF16, "%s", a.spec);
+        cr_assert_eq(b.dtype_out, GS_DTYPE_F16, "%s", a.spec);
+        cr_assert_eq(b.clip, a.clip, "%s", a.spec);
+    }
+    gs_ctx_destroy(ctx);
+}
+
 /* ---- validation and the gemm builder ------------------------------------------------------ */
 
 static void assert_dim(const gs_tensor *t, int d, int64_t shape, int axis, const char *what) {

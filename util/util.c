@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <locale.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +66,45 @@ const char *gs_ctx_msg_copy(const gs_ctx *ctx, char *buf, size_t n) {
     return buf;
 }
 
+/* ---- the C locale for numbers -------------------------------------------- */
+/* The calling thread's locale before it was switched to the C locale for
+ * numbers (*c: that locale, to free), or (locale_t)0 when it could not be
+ * (no memory: the thread's own locale stays). */
+static locale_t c_numeric_enter(locale_t *c) {
+    *c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    return *c ? uselocale(*c) : (locale_t)0;
+}
+
+static void c_numeric_leave(locale_t old, locale_t c) {
+    if (!c) return;
+    if (old) uselocale(old);
+    freelocale(c);
+}
+
+int gs_vsnprintf_c(char *buf, size_t n, const char *fmt, va_list ap) {
+    locale_t c, old = c_numeric_enter(&c);
+    int w = vsnprintf(buf, n, fmt, ap);
+    c_numeric_leave(old, c);
+    return w;
+}
+
+int gs_snprintf_c(char *buf, size_t n, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int w = gs_vsnprintf_c(buf, n, fmt, ap);
+    va_end(ap);
+    return w;
+}
+
+double gs_strtod_c(const char *s, char **end) {
+    locale_t c, old = c_numeric_enter(&c);
+    double x = strtod(s, end);
+    int e = errno; /* ERANGE survives the switch back */
+    c_numeric_leave(old, c);
+    errno = e;
+    return x;
+}
+
 /* ---- string builder: geometric growth, sticky OOM ------------------------ */
 void gs_sb_init(gs_sb *sb) { memset(sb, 0, sizeof *sb); }
 
@@ -88,13 +128,13 @@ void gs_sb_vprintf(gs_sb *sb, const char *fmt, va_list ap) {
     va_list ap2;
     va_copy(ap2, ap);
     char tmp[256];
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap2);
+    int n = gs_vsnprintf_c(tmp, sizeof tmp, fmt, ap2);
     va_end(ap2);
     if (n < 0 || !sb_reserve(sb, (size_t)n)) return;
     if ((size_t)n < sizeof tmp)
         memcpy(sb->buf + sb->len, tmp, (size_t)n + 1);
     else
-        vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+        gs_vsnprintf_c(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
     sb->len += (size_t)n;
 }
 

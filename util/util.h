@@ -35,12 +35,26 @@ typedef struct gs_sb {
     bool oom; /* sticky: an append failed; buf holds what fit */
 } gs_sb;
 void gs_sb_init(gs_sb *sb);
+/* The builder formats in the C locale (gs_vsnprintf_c): what it builds is
+ * kernel source, specs and reports. */
 void gs_sb_printf(gs_sb *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void gs_sb_vprintf(gs_sb *sb, const char *fmt, va_list ap);
 void gs_sb_puts(gs_sb *sb, const char *s);
 /* Hand the buffer to the caller (NULL if oom) and reset the builder. */
 char *gs_sb_take(gs_sb *sb);
 void gs_sb_free(gs_sb *sb);
+
+/* ---- numbers in text that a program reads: the C locale -----------------
+ * A spec, a kernel's source and the numbers read from a spec take '.' for the
+ * decimal point whatever LC_NUMERIC the embedding program set: after
+ * setlocale(LC_ALL, "") in a German locale, printf writes 0.5 as "0,5" (a
+ * spec no other process parses; in kernel source "(0,5f)" is the comma
+ * operator, 5) and strtod stops at "0.5"'s '.'. These switch the calling
+ * thread alone to the C locale for the call (uselocale), so other threads
+ * keep theirs. */
+int gs_snprintf_c(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int gs_vsnprintf_c(char *buf, size_t n, const char *fmt, va_list ap);
+double gs_strtod_c(const char *s, char **end);
 
 /* ---- arena: states of one construction are freed together -------------- */
 typedef struct gs_arena_block gs_arena_block;

@@ -1477,7 +1477,7 @@ static int un_keys(const onode *n, const un_def *d, char *buf, size_t nbuf, floa
         return -1;
     }
     size_t l = (size_t)snprintf(buf, nbuf, " act=%s", gs_unaries[u].name);
-    if (gs_unaries[u].has_p && l < nbuf) snprintf(buf + l, nbuf - l, " act_p=%.9g", (double)p);
+    if (gs_unaries[u].has_p && l < nbuf) gs_snprintf_c(buf + l, nbuf - l, " act_p=%.9g", (double)p);
     return 0;
 }
 
@@ -1516,8 +1516,8 @@ static void fuse_act(imp *c, const char **final, const tinfo *like, char *sfx, s
     if ((flags & GS_CLIP_LO) && (flags & GS_CLIP_HI) && lo > hi) return; /* left to imp_clip's reason */
     mark_fused(c, j, like);
     *final = c->m->nodes[j].out[0];
-    if ((flags & GS_CLIP_LO) && l < nsfx) l += (size_t)snprintf(sfx + l, nsfx - l, " clip_lo=%.9g", (double)lo);
-    if ((flags & GS_CLIP_HI) && l < nsfx) snprintf(sfx + l, nsfx - l, " clip_hi=%.9g", (double)hi);
+    if ((flags & GS_CLIP_LO) && l < nsfx) l += (size_t)gs_snprintf_c(sfx + l, nsfx - l, " clip_lo=%.9g", (double)lo);
+    if ((flags & GS_CLIP_HI) && l < nsfx) gs_snprintf_c(sfx + l, nsfx - l, " clip_hi=%.9g", (double)hi);
 }
 
 static int positive(imp *c, const char *what, const int64_t *v, int n) {
@@ -1680,7 +1680,7 @@ static void imp_gemm(imp *c) {
     tinfo like = {.ndim = 2, .dtype = DT_FLOAT, .dims = {M, N}};
     char act[200], spec[300];
     fuse_act(c, &final, &like, act, sizeof act);
-    snprintf(spec, sizeof spec, "gemm M=%lld N=%lld K=%lld transA=%d transB=%d alpha=%.9g beta=%.9g bias=%d%s",
+    gs_snprintf_c(spec, sizeof spec, "gemm M=%lld N=%lld K=%lld transA=%d transB=%d alpha=%.9g beta=%.9g bias=%d%s",
              (long long)M, (long long)N, (long long)K, tA, tB, (double)alpha, (double)ebeta, bias != NULL, act);
     set_out(c, 0, 2, od, DT_FLOAT, NULL);
     const char *tens[4] = {A->name, Bt->name, final, bias};
@@ -1815,7 +1815,7 @@ static void imp_unary(imp *c) {
     int64_t M, N;
     rows_cols(X, &M, &N);
     char spec[200];
-    snprintf(spec, sizeof spec, "unary M=%lld N=%lld%s alpha=%.9g", (long long)M, (long long)N, keys, (double)alpha);
+    gs_snprintf_c(spec, sizeof spec, "unary M=%lld N=%lld%s alpha=%.9g", (long long)M, (long long)N, keys, (double)alpha);
     set_out(c, 0, X->ndim, X->dims, DT_FLOAT, NULL);
     const char *tens[2] = {X->name, c->n->out[0]};
     kernel(c, spec, tens, 2, NULL);
@@ -1836,8 +1836,8 @@ static void imp_clip(imp *c) {
     rows_cols(X, &M, &N);
     char spec[160];
     size_t l = (size_t)snprintf(spec, sizeof spec, "clip M=%lld N=%lld", (long long)M, (long long)N);
-    if (flags & GS_CLIP_LO) l += (size_t)snprintf(spec + l, sizeof spec - l, " clip_lo=%.9g", (double)lo);
-    if (flags & GS_CLIP_HI) snprintf(spec + l, sizeof spec - l, " clip_hi=%.9g", (double)hi);
+    if (flags & GS_CLIP_LO) l += (size_t)gs_snprintf_c(spec + l, sizeof spec - l, " clip_lo=%.9g", (double)lo);
+    if (flags & GS_CLIP_HI) gs_snprintf_c(spec + l, sizeof spec - l, " clip_hi=%.9g", (double)hi);
     set_out(c, 0, X->ndim, X->dims, DT_FLOAT, NULL);
     const char *tens[2] = {X->name, c->n->out[0]};
     kernel(c, spec, tens, 2, NULL);
@@ -2518,7 +2518,7 @@ static void imp_lrn_sum(imp *c) {
         return;
     }
     char spec[200];
-    snprintf(spec, sizeof spec, "chansq N=%lld C=%lld X=%lld size=%lld alpha=%.9g", (long long)X->dims[0],
+    gs_snprintf_c(spec, sizeof spec, "chansq N=%lld C=%lld X=%lld size=%lld alpha=%.9g", (long long)X->dims[0],
              (long long)X->dims[1], (long long)prod(X->dims, 2, X->ndim), (long long)size, (double)(alpha / (float)size));
     set_out(c, 0, X->ndim, X->dims, DT_FLOAT, NULL);
     const char *tens[3] = {X->name, X->name, c->n->out[0]};

@@ -290,7 +290,9 @@ static disk_result disk_read(const char *path, uint64_t key, gs_kbackend b, unsi
                              char *why, size_t whyn, struct stat *seen) {
     *data = NULL;
     *len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO under the entry's name opens at once (and is found
+     * not to be a regular file) instead of waiting for a writer */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return DISK_MISS; /* absent (or unreadable: treated as absent) */
     disk_result res = DISK_CORRUPT;
     unsigned char h[GS_KCACHE_HEADER_BYTES];
@@ -475,8 +477,9 @@ static int kc_lock(gs_kcache *c, uint64_t key, gs_kbackend b, double *waited_s) 
     double t0 = gs_now_s(), pause = 1e-3;
     int fd = -1;
     for (;;) {
-        /* read-only: a lock file another user left is still lockable */
-        fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0666);
+        /* read-only: a lock file another user left is still lockable;
+         * O_NONBLOCK: a FIFO left under its name does not block the open */
+        fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0666);
         if (fd < 0) break;
         int err = 0;
         while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
