@@ -1157,6 +1157,9 @@ static gs_status parse_value(gs_ctx *ctx, const op_def *od, const kv_def *kd, co
             return gs_err(ctx, GS_ERR_PARSE, "%s: '%s' is not a finite number", od->name, tok);
         if (fabs(x) > FLT_MAX)
             return gs_err(ctx, GS_ERR_PARSE, "%s: '%s' does not fit a 32-bit float", od->name, tok);
+        if (x != 0 && (float)x == 0) /* below half the least subnormal: the kernel would see 0 */
+            return gs_err(ctx, GS_ERR_PARSE, "%s: '%s' is 0 as a 32-bit float (write 0, or a magnitude of at least 1e-45)",
+                          od->name, tok);
         out->val[slot] = x;
     } else {
         /* reject leading '+', spaces and hex: plain decimal only */
