@@ -48,6 +48,11 @@ bool gs_help_early(double others, int online, int allowed);
 /* Complete a state for ranking: a level-2 state enters level 1 with the
  * smallest thread tiles reaching <= GS_COMPLETE_THREADS threads; the result
  * has level 0. Returns false if the completed state fails the check. */
+/* The construction options' own check (gs_construct's first step): GS_OK, or
+ * GS_ERR_INVALID_ARG naming the field out of range; opts NULL is the
+ * defaults. The dispatcher runs it at creation, so a bad field fails there
+ * and not at its first gs_dispatch. */
+gs_status gs_construct_opts_check(gs_ctx *ctx, const gs_construct_opts *opts);
 bool gs_complete(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_etir *out);
 
 /* A policy's or strategy's name ("paper", "markov", ...; "?" out of range),

@@ -1390,6 +1390,11 @@ static gs_status check_opts(gs_ctx *ctx, const gs_construct_opts *opts, gs_const
     return GS_OK;
 }
 
+gs_status gs_construct_opts_check(gs_ctx *ctx, const gs_construct_opts *opts) {
+    gs_construct_opts o;
+    return check_opts(ctx, opts, &o);
+}
+
 typedef struct crew crew;
 static bool walk_on_workers(const gs_hw *hw, const gs_op *op, const gs_construct_opts *o, int64_t steps_per_chain,
                             gs_arena *ar, pool *p, crew *cw, gs_result *r);

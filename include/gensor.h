@@ -591,7 +591,9 @@ typedef struct gs_dispatch_opts {
 void gs_dispatch_opts_default(gs_dispatch_opts *o);
 
 /* Create a dispatcher for a profile (copied; opts NULL: the defaults).
- * Caller owns *out (gs_dispatcher_destroy). [any thread] */
+ * Every option, the construction's included, is checked here:
+ * GS_ERR_INVALID_ARG names the one out of range. Caller owns *out
+ * (gs_dispatcher_destroy). [any thread] */
 gs_status gs_dispatcher_create(gs_ctx *ctx, const gs_hw *hw, const gs_dispatch_opts *opts,
                                gs_dispatcher **out);
 /* Free a dispatcher, its kernels and its in-memory cache. [one thread] */

@@ -435,6 +435,29 @@ Test(dispatch, bad_arguments) {
     gs_dispatch_opts_default(&o);
     o.warm_start = (gs_warm_start)(GS_WARM_MEMO + 1);
     cr_assert_eq(gs_dispatcher_create(ctx, hw, &o, &d), GS_ERR_INVALID_ARG);
+    /* every construction option is checked at creation, not at the first
+     * gs_dispatch (which would fail each call of a runtime built on it) */
+    static const struct {
+        int field;
+        const char *needle;
+    } bad[] = {{0, "construct.chains must be 1..4096"}, {1, "construct.temperature"},
+               {2, "construct.threads must be 0..64"}, {3, "construct.unknown conv_form"},
+               {4, "construct.max_ms must be finite"}, {5, "construct.top_k must be 1..64"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        gs_dispatch_opts_default(&o);
+        switch (bad[i].field) {
+        case 0: o.construct.chains = 0; break;
+        case 1: o.construct.t_threshold = 2; break;
+        case 2: o.construct.threads = 65; break;
+        case 3: o.construct.conv_form = (gs_conv_form)99; break;
+        case 4: o.construct.max_ms = NAN; break;
+        default: o.construct.top_k = 0; break;
+        }
+        d = NULL;
+        gs_test_expect_err(ctx, gs_dispatcher_create(ctx, hw, &o, &d), GS_ERR_INVALID_ARG, bad[i].needle,
+                           "a bad construction option");
+        cr_assert_null(d);
+    }
     gs_dispatch_opts_default(&o);
     o.cache_dir = "";
     o.compile = 0;

@@ -250,8 +250,11 @@ gs_status gs_dispatcher_create(gs_ctx *ctx, const gs_hw *hw, const gs_dispatch_o
                       o.warm_chains);
     if (!isfinite(o.reuse_tol))
         return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_dispatcher_create: reuse_tol must be finite");
-    if (o.construct.top_k < 1 || o.construct.top_k > GS_MAX_TOP)
-        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_dispatcher_create: top_k must be 1..%d", GS_MAX_TOP);
+    /* every construction option, not at the first gs_dispatch */
+    char why[GS_MSG_MAX];
+    if (gs_construct_opts_check(ctx, &o.construct) != GS_OK)
+        return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_dispatcher_create: construct.%s",
+                      gs_ctx_msg_copy(ctx, why, sizeof why));
 
     gs_dispatcher *d = calloc(1, sizeof *d);
     if (!d) return gs_err(ctx, GS_ERR_NOMEM, "gs_dispatcher_create: out of memory");
