@@ -484,6 +484,48 @@ Test(types, mixed_types, .timeout = 900) {
     }
 }
 
+/* A bias of the inputs' type under an output of another type is read as
+ * scalars (the plan's bias_vec is 1) while the output is still stored as
+ * vectors: each component must add the bias at its own column. Configured
+ * states whose stores are vectors along the bias's axis (even rows): the
+ * FFMA core's 2- and 4-wide stores (gemm n, NHWC conv k) and the mma core's
+ * C pairs. Old code read bias[x] for every component of the vector at x. */
+Test(types, mixed_types_vector_store_bias, .timeout = 300) {
+    static const struct { const char *spec, *cfg; } cases[] = {
+        {"gemm M=45 N=28 K=71 bias=1 dtype=f16 out_dtype=bf16", "bm=32,bn=16,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1"},
+        {"gemm M=45 N=28 K=71 bias=1 beta=0.25 dtype=f32 out_dtype=f16",
+         "bm=32,bn=16,bk=16,tm=2,tn=4,vm=1,vn=1,sa=1,sb=1,stages=2"},
+        {"conv2d N=1 C=32 H=5 W=5 K=36 R=3 S=3 pad=1 layout=nhwc bias=1 relu=1 dtype=bf16 out_dtype=f32",
+         "bn=1,bp=4,bq=4,bk=16,bc=8,br=4,bs=4,tn=1,tp=1,tq=1,tk=4,vn=1,vp=1,vq=1,vk=1,si=1,sf=1"},
+        {"gemm M=45 N=28 K=71 bias=1 beta=0.25 dtype=f16 out_dtype=bf16",
+         "bm=32,bn=16,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1,stages=2"},
+        {"gemm M=37 N=20 K=40 bias=1 relu=1 dtype=bf16 out_dtype=f32",
+         "bm=32,bn=16,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=2"},
+    };
+    gs_ctx *ctx = gs_ctx_create();
+    gs_device *cl = open_cl(ctx);
+    const gs_hw *hw = gs_hw_find_builtin("a100");
+    tcount c = {0};
+    int vec = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gs_op *op = NULL;
+        cr_assert_eq(gs_op_parse(ctx, cases[i].spec, &op), GS_OK, "%s: %s", cases[i].spec, gs_ctx_errmsg(ctx));
+        gs_etir e;
+        cr_assert_eq(gs_etir_parse_config(ctx, op, cases[i].cfg, &e), GS_OK, "%s: %s", op->spec, gs_ctx_errmsg(ctx));
+        gs_plan p;
+        gs_plan_make(hw, op, &e, NULL, &p);
+        int bias_axis = -1;
+        gs_epi_has(op, GS_EPI_ADD_BIAS, &bias_axis);
+        vec += p.out_vec > 1 && p.bias_vec == 1 && p.out_axis == bias_axis;
+        cr_expect(run1(ctx, cl, hw, op, &e, &OPTS[0], 17 + i, &c), "%s | %s passes the check", op->spec, cases[i].cfg);
+        gs_op_destroy(op);
+    }
+    cr_expect_eq(c.kernels, 5, "kernels passed: %d", c.kernels);
+    cr_expect_eq(vec, 5, "vector stores with a scalar bias along them: %d", vec);
+    gs_device_close(cl);
+    gs_ctx_destroy(ctx);
+}
+
 /* The CUDA printer's typed kernels compile with NVRTC for T4 (sm_75: bf16
  * only as storage and shifts, f16 through cvt), A100 (sm_80) and H100
  * (sm_90), with no spills: each class in f16 and bf16, a mixed-type

@@ -2647,10 +2647,13 @@ static void print_count_scale(printer *m, int vaxis, int vk, const char *name) {
 }
 
 /* The bias element of an ADD_BIAS step: x<axis>, or within group x<g>
- * (a grouped conv: x<g> * E<axis> + x<axis>). */
-static void bias_index(char *buf, size_t n, const gs_epi_step *st) {
-    if (st->group >= 0) snprintf(buf, n, "x%d * E%d + x%d", st->group, st->axis, st->axis);
-    else snprintf(buf, n, "x%d", st->axis);
+ * (a grouped conv: x<g> * E<axis> + x<axis>); plus add, the point's offset
+ * from x<axis> (component add of a vector store along that axis, else 0). */
+static void bias_index(char *buf, size_t n, const gs_epi_step *st, int add) {
+    char plus[16] = "";
+    if (add) snprintf(plus, sizeof plus, " + %d", add);
+    if (st->group >= 0) snprintf(buf, n, "x%d * E%d + x%d%s", st->group, st->axis, st->axis, plus);
+    else snprintf(buf, n, "x%d%s", st->axis, plus);
 }
 
 /* One output point: the epilogue's steps (gs_epi_steps) on acc[aidx] (NULL:
@@ -2676,7 +2679,7 @@ static void print_store_one(printer *m, const char *aidx, const char *oi) {
             break;
         case GS_EPI_ADD_BIAS: {
             char bi[48];
-            bias_index(bi, sizeof bi, &st[i]);
+            bias_index(bi, sizeof bi, &st[i], 0);
             if (is16(m->op->dtype_in)) line(m, "y += GS_IN_F(bias[%s]);", bi);
             else line(m, "y += bias[%s];", bi);
             break;
@@ -2721,9 +2724,9 @@ static void print_epi_expr(printer *m, gs_sb *ex, int k) {
         case GS_EPI_ADD_BIAS: {
             char o[64], c[96];
             if (m->p->bias_vec > 1) snprintf(o, sizeof o, "bv.%s", scomp(k, m->op->dtype_in));
-            else {
+            else { /* a scalar read at component k's own point (k along the vector's axis) */
                 char bi[48];
-                bias_index(bi, sizeof bi, &st[i]);
+                bias_index(bi, sizeof bi, &st[i], st[i].axis == m->p->out_axis ? k : 0);
                 snprintf(o, sizeof o, "bias[%s]", bi);
             }
             gs_sb_printf(ex, " + %s", cvt(c, sizeof c, "GS_IN_F", is16(m->op->dtype_in), o));
