@@ -1202,15 +1202,25 @@ static void shape_text(const tinfo *t, char *buf, size_t n) {
     if (o < n) snprintf(buf + o, n - o, "]");
 }
 
-/* Input k of the node with a known floating shape of rank lo..hi, or NULL
- * after marking the node unsupported with the reason. */
-static tinfo *in_t(imp *c, int k, int lo, int hi) {
+/* Input k of the node with a known shape (any element type or rank), or NULL
+ * with the node unsupported, naming why. */
+static tinfo *any_in(imp *c, int k) {
     const char *nm = k < c->n->nin ? c->n->in[k] : NULL;
     tinfo *t = tab(c->m, nm, 0);
     if (!nm || !*nm) unsup(c, "input %d is missing", k);
     else if (!t) unsup(c, "input '%s' is not a graph input, an initializer or a node's output", nm);
     else if (t->ndim < 0) unsup(c, "input '%s' has no known shape (from an unsupported node)", nm);
-    else if (!dt_float(t->dtype) && !(t->c && t->c->f)) /* a DOUBLE constant was read as fp32 */
+    else return t;
+    return NULL;
+}
+
+/* any_in, of a floating type, rank lo..hi and dims the specs take; NULL
+ * after marking the node unsupported with the reason. */
+static tinfo *in_t(imp *c, int k, int lo, int hi) {
+    tinfo *t = any_in(c, k);
+    if (!t) return NULL;
+    const char *nm = c->n->in[k];
+    if (!dt_float(t->dtype) && !(t->c && t->c->f)) /* a DOUBLE constant was read as fp32 */
         unsup(c, "input '%s' is %s; gensor kernels take FLOAT, FLOAT16 and BFLOAT16", nm, dtype_name(t->dtype));
     else if (t->ndim < lo || t->ndim > hi) {
         char sh[128];
@@ -2137,16 +2147,6 @@ static void view(imp *c, const tinfo *X, int ndim, const int64_t *dims) {
     b[1] = (gs_model_binding){"out", y->name, X->c != NULL, 1};
     o->nbindings = 2;
     o->bindings = b;
-}
-
-static tinfo *any_in(imp *c, int k) {
-    const char *nm = k < c->n->nin ? c->n->in[k] : NULL;
-    tinfo *t = tab(c->m, nm, 0);
-    if (!nm || !*nm) unsup(c, "input %d is missing", k);
-    else if (!t) unsup(c, "input '%s' is not a graph input, an initializer or a node's output", nm);
-    else if (t->ndim < 0) unsup(c, "input '%s' has no known shape (from an unsupported node)", nm);
-    else return t;
-    return NULL;
 }
 
 static void imp_view(imp *c) {
