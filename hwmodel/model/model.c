@@ -812,6 +812,9 @@ static void est_reduce_loop_counts(est_ctx *c) {
     if (p->fast_path) iters_fast = (direct ? f_inb : 1.0) * full_tiles * tile_iters;
     if (iters_fast > iters_real) iters_fast = iters_real;
     double iters_slow = iters_real - iters_fast;
+    /* an mma plan computes every tile whole (its copies zero-fill the edges):
+     * a partial tile's k-steps run as a full one's, over iters_pad */
+    if (p->mma) iters_slow = iters_pad - iters_fast;
     if (nred == 0) {
         iters_fast = p->fast_path && (!direct || f_inb >= 1) ? 1 : 0;
         iters_slow = 1 - iters_fast;
