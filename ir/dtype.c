@@ -10,9 +10,9 @@
 #include <string.h>
 
 const gs_dtype_info gs_dtypes[GS_DTYPE_COUNT] = {
-    [GS_DTYPE_F32] = {"f32", 4, "float", "float", 0x00000000u, 0xff800000u, 23, GS_DTYPE_F32},
-    [GS_DTYPE_F16] = {"f16", 2, "unsigned short", "ushort", 0x0000u, 0xfc00u, 10, GS_DTYPE_F32},
-    [GS_DTYPE_BF16] = {"bf16", 2, "unsigned short", "ushort", 0x0000u, 0xff80u, 7, GS_DTYPE_F32},
+    [GS_DTYPE_F32] = {"f32", 4, "float", "float", 0x00000000u, 0xff800000u, 0x7f800000u, 23, GS_DTYPE_F32},
+    [GS_DTYPE_F16] = {"f16", 2, "unsigned short", "ushort", 0x0000u, 0xfc00u, 0x7c00u, 10, GS_DTYPE_F32},
+    [GS_DTYPE_BF16] = {"bf16", 2, "unsigned short", "ushort", 0x0000u, 0xff80u, 0x7f80u, 7, GS_DTYPE_F32},
 };
 
 const char *gs_dtype_name(gs_dtype t) { return (int)t >= 0 && t < GS_DTYPE_COUNT ? gs_dtypes[t].name : "?"; }

@@ -38,6 +38,7 @@ typedef struct gs_dtype_info {
     const char *opencl_t;  /* OpenCL storage spelling ("float", "ushort": no cl_khr_fp16 needed) */
     uint32_t zero_bits;    /* the storage bits of +0 */
     uint32_t neg_inf_bits; /* the storage bits of -inf (a max's identity) */
+    uint32_t pos_inf_bits; /* the storage bits of +inf (a min's identity) */
     int mant_bits;         /* explicit mantissa bits (23, 10, 7): unit roundoff 2^-(mant_bits+1) */
     gs_dtype acc;          /* the accumulator type (f32 for all) */
 } gs_dtype_info;

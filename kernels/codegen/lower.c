@@ -400,11 +400,13 @@ static const char *identity(const printer *m) {
     return m->op->combine == GS_COMBINE_MAX ? m->sp->neg_inf : m->op->combine == GS_COMBINE_MIN ? m->sp->pos_inf : "0.0f";
 }
 /* The same as the inputs' storage bits (a copy into shared memory), from
- * the type table's zero and -inf. */
+ * the type table's zero, -inf and +inf. */
 static const char *identity_raw(printer *m) {
     if (!is16(m->op->dtype_in)) return identity(m);
     const gs_dtype_info *r = gs_dtype_row(m->op->dtype_in);
-    snprintf(m->id_raw, sizeof m->id_raw, "0x%04x", (unsigned)(m->op->combine == GS_COMBINE_MAX ? r->neg_inf_bits : r->zero_bits));
+    const int c = m->op->combine;
+    snprintf(m->id_raw, sizeof m->id_raw, "0x%04x",
+             (unsigned)(c == GS_COMBINE_MAX ? r->neg_inf_bits : c == GS_COMBINE_MIN ? r->pos_inf_bits : r->zero_bits));
     return m->id_raw;
 }
 
