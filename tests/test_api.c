@@ -407,6 +407,89 @@ Test(api, kernel_runs_on_other_shapes) {
     gs_test_teardown(&f);
 }
 
+/* The output's buffer bound to another argument: refused where the kernel
+ * reads it at other points than it writes (a gemm's A, the bias, a
+ * broadcast operand), run in place for an element-wise operator's input of
+ * the output's shape, indexing and type, with the result out of place. */
+static gs_kernel *first_kernel(gs_test_fix *f, const char *hw, const char *spec) {
+    gs_test_setup(f, false, hw, spec, 2);
+    gs_kernel *k = NULL;
+    cr_assert_eq(gs_kernel_create(f->ctx, f->r, 0, GS_DIALECT_OPENCL, 0, &k), GS_OK, "%s", gs_ctx_errmsg(f->ctx));
+    return k;
+}
+
+Test(api, output_buffer_bound_to_an_input) {
+    gs_test_fix f;
+    gs_kernel *k = first_kernel(&f, "a100", "gemm M=16 N=16 K=16 beta=0.5 bias=1");
+    gs_device *dev = open_opencl(f.ctx);
+    gs_buffer *b[4];
+    for (int i = 0; i < 4; i++) cr_assert_eq(gs_buffer_create(f.ctx, dev, 16 * 16 * 4, NULL, &b[i]), GS_OK);
+    gs_buffer *a_out[4] = {b[2], b[1], b[2], b[3]}, *bias_out[4] = {b[0], b[1], b[2], b[2]};
+    gs_test_expect_err(f.ctx, gs_kernel_run(f.ctx, dev, k, f.op, a_out, 4, NULL), GS_ERR_INVALID_ARG,
+                       "buffer 0 (A) is the output's buffer", "A bound to C");
+    gs_test_expect_err(f.ctx, gs_kernel_run(f.ctx, dev, k, f.op, bias_out, 4, NULL), GS_ERR_INVALID_ARG,
+                       "buffer 3 (bias) is the output's buffer", "the bias bound to C");
+    gs_buffer *ok[4] = {b[0], b[0], b[2], b[3]}; /* A = B: both read only */
+    cr_assert_eq(gs_kernel_run(f.ctx, dev, k, f.op, ok, 4, NULL), GS_OK, "%s", gs_ctx_errmsg(f.ctx));
+    for (int i = 0; i < 4; i++) gs_buffer_destroy(b[i]);
+    gs_kernel_destroy(k);
+    gs_test_teardown(&f);
+
+    /* element-wise: in place against out of place, two shapes (one kernel) and its second candidate */
+    static const char *specs[] = {"add M=37 N=29 bcast=0", "add M=61 N=127 bcast=0"};
+    for (int cand = 0; cand < 2; cand++) {
+        gs_test_setup(&f, false, "rtx3090", specs[0], 2);
+        cr_assert_eq(gs_kernel_create(f.ctx, f.r, cand, GS_DIALECT_OPENCL, 0, &k), GS_OK, "%s", gs_ctx_errmsg(f.ctx));
+        for (int si = 0; si < 2; si++) {
+            gs_op *op = parse_op(f.ctx, specs[si]);
+            const int64_t n = gs_op_buffer_elems(op, 2);
+            float *x = malloc((size_t)n * 4), *y = malloc((size_t)n * 4), *want = malloc((size_t)n * 4),
+                  *got = malloc((size_t)n * 4);
+            gs_pcg32 g;
+            gs_pcg32_seed(&g, 7, (uint64_t)si);
+            gs_pcg32_fill_uniform(&g, x, n);
+            gs_pcg32_fill_uniform(&g, y, n);
+            gs_buffer *bx, *by, *bo;
+            cr_assert_eq(gs_buffer_create(f.ctx, dev, (size_t)n * 4, x, &bx), GS_OK);
+            cr_assert_eq(gs_buffer_create(f.ctx, dev, (size_t)n * 4, y, &by), GS_OK);
+            cr_assert_eq(gs_buffer_create(f.ctx, dev, (size_t)n * 4, NULL, &bo), GS_OK);
+            gs_buffer *apart[3] = {bx, by, bo}, *in0[3] = {bx, by, bx}, *in1[3] = {bx, by, by};
+            cr_assert_eq(gs_kernel_run(f.ctx, dev, k, op, apart, 3, NULL), GS_OK, "%s", gs_ctx_errmsg(f.ctx));
+            cr_assert_eq(gs_buffer_read(f.ctx, bo, want, (size_t)n * 4), GS_OK);
+            /* X += Y in place, then Y += X (X now the sum) */
+            cr_assert_eq(gs_kernel_run(f.ctx, dev, k, op, in0, 3, NULL), GS_OK, "%s", gs_ctx_errmsg(f.ctx));
+            cr_assert_eq(gs_buffer_read(f.ctx, bx, got, (size_t)n * 4), GS_OK);
+            cr_expect(!memcmp(got, want, (size_t)n * 4), "%s candidate %d: X += Y in place differs", specs[si], cand);
+            cr_assert_eq(gs_kernel_run(f.ctx, dev, k, op, in1, 3, NULL), GS_OK, "%s", gs_ctx_errmsg(f.ctx));
+            cr_assert_eq(gs_buffer_read(f.ctx, by, got, (size_t)n * 4), GS_OK);
+            int64_t bad = 0;
+            for (int64_t i = 0; i < n; i++) bad += got[i] != want[i] + y[i];
+            cr_expect_eq(bad, 0, "%s candidate %d: Y += X in place: %lld differ", specs[si], cand, (long long)bad);
+            gs_buffer_destroy(bx);
+            gs_buffer_destroy(by);
+            gs_buffer_destroy(bo);
+            free(x);
+            free(y);
+            free(want);
+            free(got);
+            gs_op_destroy(op);
+        }
+        gs_kernel_destroy(k);
+        gs_test_teardown(&f);
+    }
+    /* a broadcast operand ([N]) bound to the [M, N] output */
+    k = first_kernel(&f, "t4", "add M=8 N=8 bcast=1");
+    gs_buffer *v;
+    cr_assert_eq(gs_buffer_create(f.ctx, dev, 8 * 8 * 4, NULL, &v), GS_OK);
+    gs_buffer *vb[3] = {v, v, v};
+    gs_test_expect_err(f.ctx, gs_kernel_run(f.ctx, dev, k, f.op, vb, 3, NULL), GS_ERR_INVALID_ARG,
+                       "buffer 1 (Y) is the output's buffer", "the broadcast operand bound to the output");
+    gs_buffer_destroy(v);
+    gs_kernel_destroy(k);
+    gs_test_teardown(&f);
+    gs_device_close(dev);
+}
+
 /* A 1x1 conv constructed with GS_FORM_AUTO (the CLI's default) is kept as
  * its matmul form; the kernel runs the conv itself, at its own shape and at
  * other 1x1 shapes, NCHW and NHWC with bias and relu, and refuses a conv it

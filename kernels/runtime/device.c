@@ -171,6 +171,21 @@ void gs_dev_prog_free(gs_dev_prog *p) {
 /* True when op takes a bias buffer after its output. */
 static bool op_has_bias(const gs_op *op) { return op->has_bias && op->epi.bias_axis >= 0; }
 
+/* Whether buffer i may be the output's memory: an input of an element-wise
+ * operator (no reduce axis) indexed exactly as the output, of its type, so
+ * that each element is read by the thread (or, staged, the block, before its
+ * barrier) that writes it, at the same point: in place. */
+static bool may_alias_output(const gs_op *op, int i) {
+    if (i >= op->ninputs) return false; /* the bias */
+    for (int a = 0; a < op->naxes; a++)
+        if (op->axes[a].kind != GS_AXIS_SPATIAL) return false;
+    const gs_tensor *x = &op->tensors[i], *o = gs_op_out(op);
+    if (gs_op_tensor_dtype(op, i) != gs_op_tensor_dtype(op, op->ninputs) || x->ndim != o->ndim) return false;
+    for (int j = 0; j < x->ndim; j++)
+        if (x->shape[j] != o->shape[j] || memcmp(&x->idx[j], &o->idx[j], sizeof x->idx[j])) return false;
+    return true;
+}
+
 gs_status gs_dev_prog_launch(gs_ctx *ctx, const gs_dev_prog *p, const gs_op *op, gs_buffer *const *bufs, int nbufs,
                              gs_buffer *ws, size_t grid, size_t block, double *elapsed_s) {
     if (elapsed_s) *elapsed_s = 0;
@@ -190,6 +205,16 @@ gs_status gs_dev_prog_launch(gs_ctx *ctx, const gs_dev_prog *p, const gs_op *op,
                           gs_op_buffer_name(op, i), bufs[i]->bytes, op->spec, (long long)need);
         args[na++] = (gs_karg){.kind = GS_KARG_BUF, .buf = bufs[i]->h};
     }
+    /* the output's memory bound to another buffer: a kernel reading what
+     * other threads write, unless in place (may_alias_output) */
+    const int oi = op->ninputs;
+    for (int i = 0; i < nbufs; i++)
+        if (i != oi && (bufs[i] == bufs[oi] || bufs[i]->h == bufs[oi]->h) && !may_alias_output(op, i))
+            return gs_err(ctx, GS_ERR_INVALID_ARG,
+                          "launch: buffer %d (%s) is the output's buffer; %s reads it at other points than it "
+                          "writes (only an element-wise operator's input of the output's shape, indexing and type "
+                          "may be the output, in place)",
+                          i, gs_op_buffer_name(op, i), op->spec);
     na = gs_kernel_scalar_args(op, args, na);
     if (ws) {
         if (ws->dev != p->dev) return gs_err(ctx, GS_ERR_INVALID_ARG, "launch: the workspace lives on another device");
