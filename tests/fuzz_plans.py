@@ -54,6 +54,7 @@ Usage:
   python3 tests/fuzz_plans.py --top-frac 1.0 ...      (constructed top-K, all strategies)
   python3 tests/fuzz_plans.py --only gemm,bgemm,conv2d --types-frac 1 --mma-frac 0.8 ...
                                                       (mostly tensor-core configurations)
+  python3 tests/fuzz_plans.py --types-frac 1 --mma-frac 1 --groups-frac 1 --only conv2d ...
   python3 tests/fuzz_plans.py --types-frac 0 --groups-frac 0 ...   (f32 only, as before)
   python3 tests/fuzz_plans.py --pairs 6000            (kernel identity, no OpenCL)
   python3 tests/fuzz_plans.py --replay build/fuzz/results.jsonl   (re-run failures)
@@ -525,11 +526,15 @@ EXTENT_KEYS = {"M", "N", "K", "B", "C", "H", "W"}
 
 def grow_spec(r, spec):
     name, *kv = spec.split()
+    groups = [int(x.split("=", 1)[1]) for x in kv if x.startswith("groups=")]
     out = []
     for x in kv:
         k, v = x.split("=", 1)
         if k in EXTENT_KEYS and r.random() < 0.7:
-            v = str(int(v) + r.choice([0, 1, 2, 3, 4, 5, 8, 16, 17, 31, 64, 100]))
+            d = r.choice([0, 1, 2, 3, 4, 5, 8, 16, 17, 31, 64, 100])
+            if groups and k in ("C", "K"):
+                d *= groups[0]  # groups must divide C and K
+            v = str(int(v) + d)
         out.append(f"{k}={v}")
     return " ".join([name] + out)
 
@@ -563,7 +568,8 @@ def run_pairs(a, r):
             tkeys, tkind = draw_types(r, cls)
             spec = spec + " " + " ".join(tkeys)
             if cls in MMA_ROLES and r.random() < a.mma_frac:
-                row, hw = mma_row_for(r, tkind)
+                row, hw2 = mma_row_for(r, tkind)
+                hw = hw2 or hw
         cfg = gen_mma_config(r, cls, axes, row, hw, False) if row else gen_config(r, axes, inputs, False, hw)
         if cfg is None:
             continue
@@ -676,8 +682,9 @@ def main():
             u = 0.0  # typed operators see the constructed top-K twice as often (it may choose mma itself)
         row = None
         if tkind and cls in MMA_ROLES and r.random() < a.mma_frac:
-            row, hw = mma_row_for(r, tkind, r.random() >= a.adv_frac)
+            row, hw2 = mma_row_for(r, tkind, r.random() >= a.adv_frac)
             if row:
+                hw = hw2
                 kind = "mma"
                 u = a.top_frac + r.random() * (1 - a.top_frac)  # a configured case
         if row and not xshape:
