@@ -16,13 +16,32 @@ Every case draws a random operator of some class with awkward small extents
          emitted for and run on RUNSPEC, the same operator with grown, awkward
          extents: the run-time guards must keep the kernel correct.
 
+Element types and tensor cores: a share of the cases (--types-frac, 0.4) adds
+element types to the operator: dtype=f16|bf16 (every class takes them), an
+out_dtype that sometimes differs (the other half type, or f32), f32 inputs
+under a half output, or math=tf32 (gemm, bgemm, conv2d). A share of the typed
+gemm, bgemm and conv2d cases (--mma-frac, 0.5) run a tensor-core config
+`mma=N` (a row of ir/mma.c that takes the inputs' type) on a profile whose
+arch has the row, with tiles drawn to satisfy gs_mma_state_ok (warp tiles of
+whole 16x8 instruction tiles, lanes 8 x 4, no vthreads, batch thread tiles 1,
+the k block tile a multiple of the row's k, both inputs staged, no group);
+--adv-frac of them break one rule or take another profile (the check must
+reject it, exit 2). They run in cfg, opts (the fallback plans, also without
+fragment double buffering) and xshape mode. Typed cases verify the constructed
+top-K twice as often as f32 ones (the construction may choose mma itself).
+conv2d draws groups=G > 1 in a share (--groups-frac, 0.2): a group axis g,
+a batch under mma. mma cases get twice the timeout: PoCL compiles the exact
+per-lane emulation of the instructions slowly (10-50 s). The summary counts
+the cases per kind (f32, typed: FFMA, mma) and mode, and the candidates that
+passed on the tensor cores (configured, or chosen by a top-K).
+
 Outcome of a case:
   pass      exit 0 and PASS
   rejected  exit 2 with a one-line error (spec or config refused by the check)
   fail      exit 1 with FAIL (a mismatch against the reference)
   error     exit 1 without FAIL (a build / launch error of an emitted kernel)
   crash     killed by a signal, or an exit code other than 0, 1, 2
-  hang      over the timeout (60 s)
+  hang      over the timeout (60 s; 120 s for an mma case)
 
 Run `make` first; build/fuzz_opts is built from tests/fuzz_opts.c when missing
 or stale. PoCL caches compiled kernels (~/.cache/pocl), so a repeated kernel is
@@ -33,6 +52,10 @@ Usage:
                               [--timeout 60] [--cases N]
   python3 tests/fuzz_plans.py --xshape-frac 0.7 ...   (mostly plan-on-other-shape cases)
   python3 tests/fuzz_plans.py --top-frac 1.0 ...      (constructed top-K, all strategies)
+  python3 tests/fuzz_plans.py --only gemm,bgemm,conv2d --types-frac 1 --mma-frac 0.8 ...
+                                                      (mostly tensor-core configurations)
+  python3 tests/fuzz_plans.py --types-frac 1 --mma-frac 1 --groups-frac 1 --only conv2d ...
+  python3 tests/fuzz_plans.py --types-frac 0 --groups-frac 0 ...   (f32 only, as before)
   python3 tests/fuzz_plans.py --pairs 6000            (kernel identity, no OpenCL)
   python3 tests/fuzz_plans.py --replay build/fuzz/results.jsonl   (re-run failures)
 
@@ -149,6 +172,9 @@ def window(r, pool, maxwin=7):
     return keys, R, S, sh, sw, dh, dw, pt, pb, pl, pr
 
 
+GROUPS_FRAC = [0.0]  # conv2d: the share drawn with groups=G > 1 (a group axis g, a batch under mma)
+
+
 def op_window(r, name):
     pool = name in ("avgpool2d", "maxpool2d")
     for _ in range(1000):
@@ -156,6 +182,10 @@ def op_window(r, name):
         C = ext(r, 1, 70)
         H, W = ext(r, 1, 40), ext(r, 1, 40)
         K = ext(r, 1, 40)
+        G = 1
+        if name == "conv2d" and r.random() < GROUPS_FRAC[0]:
+            G = r.choice([2, 2, 3, 4, 8])
+            C, K = G * ext(r, 1, max(1, 70 // G)), G * ext(r, 1, max(1, 40 // G))
         keys, R, S, sh, sw, dh, dw, pt, pb, pl, pr = window(r, pool, 7 if not pool else 5)
         hp, wp = H + pt + pb - dh * (R - 1) - 1, W + pl + pr - dw * (S - 1) - 1
         if hp < 0 or wp < 0:
@@ -163,10 +193,10 @@ def op_window(r, name):
         P, Q = hp // sh + 1, wp // sw + 1
         nhwc = r.random() < 0.5
         if name == "conv2d":
-            m = N * K * P * Q * C * R * S
-            sp = [("n", N, "s")] + ([("p", P, "s"), ("q", Q, "s"), ("k", K, "s")] if nhwc
-                                    else [("k", K, "s"), ("p", P, "s"), ("q", Q, "s")])
-            axes = sp + [("c", C, "r"), ("r", R, "r"), ("s", S, "r")]
+            m = N * K * P * Q * (C // G) * R * S
+            gk = ([("g", G, "s")] if G > 1 else []) + [("k", K // G, "s")]
+            sp = [("n", N, "s")] + ([("p", P, "s"), ("q", Q, "s")] + gk if nhwc else gk + [("p", P, "s"), ("q", Q, "s")])
+            axes = sp + [("c", C // G, "r"), ("r", R, "r"), ("s", S, "r")]
             ins = ["i", "f"]
         else:
             m = N * C * P * Q * R * S
@@ -177,6 +207,7 @@ def op_window(r, name):
         if m > MAX_MACS:
             continue
         kv = [f"N={N}", f"C={C}", f"H={H}", f"W={W}"] + ([f"K={K}"] if name == "conv2d" else []) + keys
+        if G > 1: kv.append(f"groups={G}")
         kv.append("layout=" + ("nhwc" if nhwc else "nchw"))
         if not pool:
             if r.random() < 0.4: kv.append(f"bias={r.randint(0, 1)}")
@@ -305,6 +336,152 @@ def gen_config(r, axes, inputs, adversarial, hw=""):
     return None
 
 
+# ---- element types and tensor cores ------------------------------------------------
+# Every operator takes dtype= and out_dtype= (docs/CLI.md, "Spec grammar");
+# math=tf32 only gemm, bgemm and conv2d with f32 tensors. The tensor-core rows
+# (ir/mma.c): 1 m16n8k16.f16 and 2 .bf16 (sm_80 on), 3 m16n8k8.tf32 (sm_80 on),
+# 4 m16n8k8.f16 (sm_75 on); row: (input kind, k, min arch).
+
+ARCH = {"h100": 90, "a100": 80, "rtx4090": 89, "rtx3090": 86, "orin-nano": 87, "v100": 70, "t4": 75}
+MMA_ROWS = {1: ("f16", 16, 80), 2: ("bf16", 16, 80), 3: ("tf32", 8, 80), 4: ("f16", 8, 75)}
+TF32_CLASSES = {"gemm", "bgemm", "conv2d"}
+# The roles of the axes under mma (gs_mma_roles): M the axes of input 0 and the
+# output, N those of input 1 and the output, K the reduce axes, B batches.
+MMA_ROLES = {
+    "gemm": {"m": "M", "n": "N", "k": "K"},
+    "bgemm": {"b": "B", "m": "M", "n": "N", "k": "K"},
+    "conv2d": {"n": "M", "p": "M", "q": "M", "k": "N", "g": "B", "c": "K", "r": "K", "s": "K"},
+}
+
+
+def draw_types(r, cls):
+    """Element-type keys for a spec, and the kind of its product inputs
+    ('f16', 'bf16', 'tf32' or 'f32': f32 inputs under a typed output)."""
+    u = r.random()
+    if cls in TF32_CLASSES and u < 0.15:
+        return [r.choice(["math=tf32", "math=tf32", "math=tf32 dtype=f32"])], "tf32"
+    if u < 0.22:  # f32 inputs, a half output
+        return [f"out_dtype={r.choice(['f16', 'bf16'])}"], "f32"
+    dt = r.choice(["f16", "bf16"])
+    keys = [f"dtype={dt}"]
+    v = r.random()
+    if v < 0.25:
+        keys.append("out_dtype=f32")
+    elif v < 0.4:
+        keys.append("out_dtype=" + ("bf16" if dt == "f16" else "f16"))
+    elif v < 0.47:
+        keys.append(f"out_dtype={dt}")
+    return keys, dt
+
+
+def split_pow2(r, total, axes, caps=None):
+    """Split the power of two total over the named axes (a dict of powers of
+    two whose product is total), each at most caps[name] when given, where
+    it can; extents > 1 are preferred."""
+    out = {a: 1 for a, _ in axes}
+    lg = total.bit_length() - 1
+    for _ in range(lg):
+        cand = [(a, e) for a, e in axes if not caps or out[a] * 2 <= caps.get(a, 1 << 30)] or axes
+        w = [max(1.0, float(min(e, 64))) ** 0.7 for _, e in cand]
+        a = r.choices([c[0] for c in cand], w)[0]
+        out[a] *= 2
+    return out
+
+
+def gen_mma_config(r, cls, axes, row, hw, adversarial):
+    """A configuration with mma=row, drawn to satisfy gs_mma_state_ok: the
+    product of the m thread tiles (tm) and of the n ones (tn) even, the
+    threads along m (bm/tm) a multiple of 8 and along n (bn/tn) of 4, no
+    vthreads, batch thread tiles 1, the product of the k block tiles a
+    multiple of the row's k, both inputs staged, no group; threads <= 1024,
+    tm*tn <= 128. With adversarial set one rule is broken on purpose."""
+    roles = MMA_ROLES[cls]
+    by = {x: [(a, e) for a, e, _ in axes if roles[a] == x] for x in "MNKB"}
+    rk = MMA_ROWS[row][1]
+    for _ in range(200):
+        TM, TN = r.choice([2, 2, 4, 4, 8, 16]), r.choice([2, 2, 4, 4, 8, 16])
+        if TM * TN > 128:
+            continue
+        WM, WN = r.choice([8, 8, 16, 32]), r.choice([4, 4, 8, 16])
+        bb = {a: rpow2(r, npow2(e), skew=0.7) for a, e in by["B"]}
+        nb = 1
+        for v in bb.values():
+            nb *= v
+        if WM * WN * nb > 1024:
+            continue
+        tt = {**split_pow2(r, TM, by["M"]), **split_pow2(r, TN, by["N"])}
+        th = {**split_pow2(r, WM, by["M"]), **split_pow2(r, WN, by["N"])}
+        blk = {a: tt[a] * th[a] for a in tt}
+        blk.update(bb)
+        BK = rk << r.choice([0, 0, 0, 1, 1, 2])
+        # the unrolled instruction tiles per warp and block tile: PoCL's compile time grows with them
+        # (32 tiles: 50-140 s; tf32 gemm 128x32x16 with 16x4 thread tiles took 136 s)
+        if (TM // 2) * (TN // 2) * (BK // rk) > 16:
+            continue
+        # window axes: mostly within their extent's next power of two, sometimes past it
+        caps = {a: npow2(e) * (2 if r.random() < 0.15 else 1) for a, e in by["K"] if a in ("r", "s")}
+        blk.update(split_pow2(r, BK, by["K"], caps))
+        # the padded work of the launched tiles bounds PoCL's time
+        work = 1
+        for a, e, _ in axes:
+            work *= -(-e // blk[a]) * blk[a]
+        if work > 6 * MAX_MACS:
+            continue
+        kv = {}
+        for a, e, kind in axes:
+            kv["b" + a] = blk[a]
+            if kind == "s":
+                kv["t" + a] = tt.get(a, 1)
+                if r.random() < 0.3: kv["v" + a] = 1
+        names = ["a", "b"] if cls in ("gemm", "bgemm") else ["i", "f"]
+        for x in names:
+            kv["s" + x] = 1
+        reduce_ = [(a, e) for a, e, k in axes if k == "r"]
+        if r.random() < 0.5:
+            tiles = 1
+            for a, e in reduce_:
+                tiles *= -(-e // blk[a])
+            st = min(2 if r.random() < 0.75 else r.randint(3, 4), tiles, 2 if hw in NO_ASYNC else 4)
+            if st > 1: kv["stages"] = st
+        sp = [(a, e) for a, e, k in axes if k == "s"]
+        if len(sp) >= 2 and r.random() < 0.3:
+            xa, xe = sp[-2]
+            nbx = -(-xe // blk[xa])
+            ch = [g for g in (2, 4, 8, 16) if g // 2 < nbx]
+            if ch: kv["raster"] = r.choice(ch)
+        if r.random() < 0.12:  # split-K along the first reduce axis
+            a, e = reduce_[0]
+            tl = -(-e // blk[a])
+            if tl >= 2: kv["split"] = r.randint(2, min(tl, 8))
+        kv["mma"] = row
+        if adversarial:
+            w = r.choice(["todd", "vth", "unstaged", "group", "bk", "row", "bthread", "wm"])
+            m0 = by["M"][0][0]
+            if w == "todd": kv["t" + m0] = 1; kv["b" + m0] = max(1, blk[m0] // max(1, tt[m0]))
+            elif w == "vth": kv["v" + m0] = 2 if tt[m0] >= 2 else 1
+            elif w == "unstaged": kv["s" + r.choice(names)] = 0
+            elif w == "group": kv["group"] = 2
+            elif w == "bk": kv["b" + reduce_[-1][0]] = max(1, blk[reduce_[-1][0]] // (2 * (BK // rk)))
+            elif w == "row": kv["mma"] = r.choice([x for x in MMA_ROWS if x != row])
+            elif w == "bthread" and by["B"]: kv["t" + by["B"][0][0]] = 2; kv["b" + by["B"][0][0]] = max(2, blk[by["B"][0][0]])
+            elif w == "wm": kv["b" + m0] = max(1, blk[m0] // 2)
+        items = list(kv.items())
+        r.shuffle(items)
+        return ",".join(f"{k}={val}" for k, val in items)
+    return None
+
+
+def mma_row_for(r, kind, hw_ok=True):
+    """A row for inputs of kind and a profile whose arch has it (hw_ok), or
+    any profile; (None, None) when no row takes the kind."""
+    rows = [i for i, (k, _, _) in MMA_ROWS.items() if k == kind]
+    if not rows:
+        return None, None
+    row = r.choice(rows)
+    hws = [h for h in PROFILES if ARCH[h] >= MMA_ROWS[row][2]] if hw_ok else PROFILES
+    return row, r.choice(hws)
+
+
 # ---- running ---------------------------------------------------------------------
 
 def run_case(argv, timeout):
@@ -349,11 +526,15 @@ EXTENT_KEYS = {"M", "N", "K", "B", "C", "H", "W"}
 
 def grow_spec(r, spec):
     name, *kv = spec.split()
+    groups = [int(x.split("=", 1)[1]) for x in kv if x.startswith("groups=")]
     out = []
     for x in kv:
         k, v = x.split("=", 1)
         if k in EXTENT_KEYS and r.random() < 0.7:
-            v = str(int(v) + r.choice([0, 1, 2, 3, 4, 5, 8, 16, 17, 31, 64, 100]))
+            d = r.choice([0, 1, 2, 3, 4, 5, 8, 16, 17, 31, 64, 100])
+            if groups and k in ("C", "K"):
+                d *= groups[0]  # groups must divide C and K
+            v = str(int(v) + d)
         out.append(f"{k}={v}")
     return " ".join([name] + out)
 
@@ -382,7 +563,14 @@ def run_pairs(a, r):
         cls = r.choice(classes)
         spec, axes, inputs = CLASSES[cls][0](r)
         hw = r.choice(PROFILES)
-        cfg = gen_config(r, axes, inputs, False, hw)
+        row = None
+        if r.random() < a.types_frac:
+            tkeys, tkind = draw_types(r, cls)
+            spec = spec + " " + " ".join(tkeys)
+            if cls in MMA_ROLES and r.random() < a.mma_frac:
+                row, hw2 = mma_row_for(r, tkind)
+                hw = hw2 or hw
+        cfg = gen_mma_config(r, cls, axes, row, hw, False) if row else gen_config(r, axes, inputs, False, hw)
         if cfg is None:
             continue
         spec2 = grow_spec(r, spec)
@@ -423,11 +611,17 @@ def main():
     ap.add_argument("--top-frac", type=float, default=0.1, help="fraction of cases that verify the constructed top-K")
     ap.add_argument("--xshape-frac", type=float, default=0.0, help="fraction of cases in xshape mode")
     ap.add_argument("--adv-frac", type=float, default=0.08, help="fraction of configs allowed to break a rule")
+    ap.add_argument("--types-frac", type=float, default=0.4,
+                    help="fraction of cases whose operator draws element types (dtype, out_dtype, math=tf32)")
+    ap.add_argument("--mma-frac", type=float, default=0.5,
+                    help="fraction of the typed gemm, bgemm and conv2d cases run with a tensor-core config (mma=N)")
+    ap.add_argument("--groups-frac", type=float, default=0.2, help="fraction of conv2d drawn with groups > 1")
     ap.add_argument("--only", default="", help="comma-separated operator classes to draw from")
     ap.add_argument("--pairs", type=int, default=0, help="kernel-identity mode: N shape pairs, no OpenCL runs")
     ap.add_argument("--replay", default="", help="re-run the non-passing cases of a results.jsonl")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
+    GROUPS_FRAC[0] = a.groups_frac
 
     if a.replay:
         for line in open(a.replay):
@@ -461,6 +655,8 @@ def main():
     counts = {}
     rejects = {}
     per_class = {}
+    per_kind = {}
+    mma_pass = {}
     t_end = time.time() + a.minutes * 60
     n = 0
     print(f"fuzz_plans: seed {a.seed}, {a.minutes} min, out {a.out}", flush=True)
@@ -474,9 +670,38 @@ def main():
         seed = r.randint(1, 1000)
         u = r.random()
         cfg = None
-        if xshape:
+        kind = "f32"
+        tkind = None
+        if r.random() < a.types_frac:
+            tkeys, tkind = draw_types(r, cls)
+            spec = spec + " " + " ".join(tkeys)
+            kind = "typed"
+            if tkind == "f32":
+                tkind = None
+        if kind == "typed" and r.random() < a.top_frac:
+            u = 0.0  # typed operators see the constructed top-K twice as often (it may choose mma itself)
+        row = None
+        if tkind and cls in MMA_ROLES and r.random() < a.mma_frac:
+            row, hw2 = mma_row_for(r, tkind, r.random() >= a.adv_frac)
+            if row:
+                hw = hw2
+                kind = "mma"
+                u = a.top_frac + r.random() * (1 - a.top_frac)  # a configured case
+        if row and not xshape:
+            cfg = gen_mma_config(r, cls, axes, row, hw, r.random() < a.adv_frac)
+            if cfg is None:
+                continue
+            if have_opts and r.random() < a.opts_frac:
+                mode = "opts"
+                o = r.choice(["0000", "0000", "1000", "0100", "0010", "0001", "1111"])
+                o += "0" + r.choice("0012") + r.choice("0001")  # the seventh: no fragment double buffering
+                argv = [FUZZ_OPTS, hw, spec, cfg, o, str(seed)]
+            else:
+                mode = "cfg"
+                argv = [GENSOR, "verify", "--hw", hw, "--seed", str(seed), "--config", cfg, spec]
+        elif xshape:
             mode = "xshape"
-            cfg = gen_config(r, axes, inputs, False, hw)
+            cfg = gen_mma_config(r, cls, axes, row, hw, False) if row else gen_config(r, axes, inputs, False, hw)
             if cfg is None:
                 continue
             o = r.choice(["0000", "0000", "0000", "0100", "0010", "1000"]) + "0" + r.choice("0012")
@@ -500,13 +725,20 @@ def main():
             else:
                 mode = "cfg"
                 argv = [GENSOR, "verify", "--hw", hw, "--seed", str(seed), "--config", cfg, spec]
-        st, rc, out, err, dt = run_case(argv, a.timeout)
+        # PoCL compiles the exact per-lane mma emulation slowly (10-50 s)
+        st, rc, out, err, dt = run_case(argv, a.timeout * (2 if kind == "mma" else 1))
         n += 1
         counts[st] = counts.get(st, 0) + 1
         pc = per_class.setdefault(cls, {})
         pc[st] = pc.get(st, 0) + 1
-        rec = {"n": n, "class": cls, "mode": mode, "hw": hw, "spec": spec, "cfg": cfg, "seed": seed, "argv": argv,
-               "status": st, "rc": rc, "secs": round(dt, 2)}
+        pk = per_kind.setdefault(f"{kind}/{mode}", {})
+        pk[st] = pk.get(st, 0) + 1
+        # candidates that ran on the tensor cores and passed (a top-K may choose mma itself)
+        mma_ok = sum(1 for l in out.splitlines() if " PASS" in l and " mma" in l)
+        if mma_ok:
+            mma_pass[f"{kind}/{mode}"] = mma_pass.get(f"{kind}/{mode}", 0) + mma_ok
+        rec = {"n": n, "class": cls, "mode": mode, "kind": kind, "hw": hw, "spec": spec, "cfg": cfg, "seed": seed,
+               "argv": argv, "status": st, "rc": rc, "secs": round(dt, 2), "mma_pass": mma_ok}
         if st == "rejected":
             k = reject_kind(err)
             rejects[k] = rejects.get(k, 0) + 1
@@ -529,6 +761,11 @@ def main():
     print("rejections: " + ", ".join(f"{k} {v}" for k, v in sorted(rejects.items())))
     for c in sorted(per_class):
         print(f"  {c:10s} " + " ".join(f"{k}={v}" for k, v in sorted(per_class[c].items())))
+    print("per kind/mode (f32: no types; typed: dtype/out_dtype/math keys, FFMA; mma: a tensor-core config):")
+    for c in sorted(per_kind):
+        print(f"  {c:14s} " + " ".join(f"{k}={v}" for k, v in sorted(per_kind[c].items())))
+    print("candidates that passed on the tensor cores: " +
+          (", ".join(f"{k} {v}" for k, v in sorted(mma_pass.items())) or "none"))
     bad = sum(counts.get(k, 0) for k in ("fail", "error", "crash", "hang"))
     return 1 if bad else 0
 
