@@ -1753,6 +1753,12 @@ static void imp_gemm(imp *c) {
                 return;
             }
             if (cm == 1) { /* one element */
+                if (N > GS_ONNX_FILL_MAX - c->m->filled) {
+                    unsup(c, "Gemm: a bias of N=%lld values from C %s would pass the import's %lld elements of "
+                             "made constants", (long long)N, sh, (long long)GS_ONNX_FILL_MAX);
+                    return;
+                }
+                c->m->filled += N;
                 otensor *b2 = derive(c, isprintf(c->m, "%s*beta:%s", C->name, n->out[0]), N);
                 if (!b2) {
                     unsup(c, "out of memory");
@@ -1843,8 +1849,8 @@ static void imp_matmul(imp *c) {
         char act[200];
         fuse_act(c, &final, &like, act, sizeof act);
         if (bone)
-            snprintf(spec, sizeof spec, "gemm M=%lld N=%lld K=%lld%s", (long long)(P * M), (long long)N, (long long)K,
-                     act);
+            snprintf(spec, sizeof spec, "gemm M=%lld N=%lld K=%lld%s", (long long)prod(pa.dims, 0, ra - 1),
+                     (long long)N, (long long)K, act); /* A's batch is the output's: its rows */
         else { /* C[b,m] = sum_k B[b,k] A[m,k]: B's batches as the gemm's rows, A transposed */
             snprintf(spec, sizeof spec, "gemm M=%lld N=%lld K=%lld transB=1%s", (long long)P, (long long)M,
                      (long long)K, act);
