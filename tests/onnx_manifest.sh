@@ -1,6 +1,7 @@
 #!/bin/sh
 # tests/onnx_manifest.sh BUILD — `gensor import --construct` and the manifest
 # runner (build/onnx_run --manifest) on tests/data/onnx/chain.onnx, act.onnx, chan.onnx and group.onnx at batch 2,
+# bcast.onnx,
 # bert.onnx and gpt2.onnx constructed at seq 8 and run at seq 13:
 # every kernel output against ONNX Runtime's values for the same input
 # (tests/data/onnx/chain_ort, written by experiments/onnx_ort_check.py with
@@ -48,6 +49,16 @@ grep -q "unsupported: node" "$T/group.log" && { cat "$T/group.log"; fail "group.
 "$B/onnx_run" --manifest "$T/group" tests/data/onnx/group_ort > "$T/group.run" 2>&1 || { cat "$T/group.run"; fail "group.onnx's run"; }
 cat "$T/group.run"
 grep -q "3 kernels run (0 failed), 3 outputs compared" "$T/group.run" || fail "group.onnx: want 3 kernels run and compared"
+
+# bcast.onnx: Sub/Div/Pow whose first operand is a broadcasting constant (expanded; 1 / s is the
+# reciprocal unary), MatMul with 1-D operands and broadcast batches, Gemm with a scalar and an [M,1] C:
+# one kernel per node against ONNX Runtime (tests/data/onnx/bcast_ort)
+"$B/gensor" import tests/data/onnx/bcast.onnx --hw rtx3090 --construct "$T/bcast" 2> "$T/bcast.log" ||
+  { cat "$T/bcast.log"; fail "import --construct bcast.onnx"; }
+grep -q "0 unsupported" "$T/bcast.log" || { cat "$T/bcast.log"; fail "bcast.onnx: a node is unsupported"; }
+"$B/onnx_run" --manifest "$T/bcast" tests/data/onnx/bcast_ort > "$T/bcast.run" 2>&1 || { cat "$T/bcast.run"; fail "bcast.onnx's run"; }
+cat "$T/bcast.run"
+grep -q "11 kernels run (0 failed), 11 outputs compared" "$T/bcast.run" || fail "bcast.onnx: want 11 kernels run and compared"
 
 # bert.onnx and gpt2.onnx (experiments/onnx_blocks.py: a BERT-style encoder layer and a GPT-2-style
 # block, symbolic batch and seq): every kernel constructed at batch 2, seq 8, then launched at seq 13

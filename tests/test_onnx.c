@@ -1533,3 +1533,215 @@ Test(onnx, dtype_convert_rounds_to_nearest_even) {
     cr_expect_eq(gs_dtype_convert(ctx, GS_DTYPE_F32, NULL, GS_DTYPE_F16, hw, 5), GS_ERR_INVALID_ARG);
     gs_ctx_destroy(ctx);
 }
+
+/* ---- broadcasts the element-wise kernels do not take directly ------------------ */
+/* An initializer: float tensor name of dims (nd 0: a scalar), values v (raw_data). */
+static void w_init(pbw *g, const char *name, const int64_t *dims, int nd, const float *v) {
+    pbw t = {.n = 0}, p = {.n = 0};
+    int64_t n = 1;
+    for (int d = 0; d < nd; d++) n *= dims[d];
+    if (nd) w_ints(&t, 1, dims, nd, 1);
+    w_int(&t, 2, 1); /* FLOAT */
+    w_str(&t, 8, name);
+    for (int64_t i = 0; i < n; i++) w_fixed(&p, f32_bits(v[i]), 4);
+    w_msg(&t, 9, &p);
+    w_msg(g, 5, &t);
+}
+/* A node op_type(in0, in1, in2) -> out with one float attribute (name NULL: none). */
+static void w_node3(pbw *g, const char *op_type, const char *in0, const char *in1, const char *in2, const char *out,
+                    const char *fattr, float fval) {
+    pbw nd = {.n = 0};
+    w_str(&nd, 1, in0);
+    w_str(&nd, 1, in1);
+    w_str(&nd, 1, in2);
+    w_str(&nd, 2, out);
+    w_str(&nd, 3, out);
+    w_str(&nd, 4, op_type);
+    if (fattr) {
+        pbw a = {.n = 0};
+        w_str(&a, 1, fattr);
+        w_tag(&a, 2, 5);
+        w_fixed(&a, f32_bits(fval), 4);
+        w_int(&a, 20, 1);
+        w_msg(&nd, 5, &a);
+    }
+    w_msg(g, 1, &nd);
+}
+static void expect_reason(gs_ctx *ctx, const gs_model *m, int i, const char *part) {
+    gs_model_node nd;
+    node(ctx, m, i, &nd);
+    cr_expect_eq(nd.kind, GS_MODEL_UNSUPPORTED, "node %d (%s): kind %d, want unsupported", i, nd.name, nd.kind);
+    cr_expect(nd.reason && strstr(nd.reason, part), "node %d (%s): reason '%s', want '%s' in it", i, nd.name,
+              nd.reason ? nd.reason : "(none)", part);
+}
+static void expect_kernel(gs_ctx *ctx, const gs_model *m, int i, const char *spec, gs_model_node *nd) {
+    node(ctx, m, i, nd);
+    cr_assert_eq(nd->kind, GS_MODEL_KERNEL, "node %d (%s): %s", i, nd->name, nd->reason ? nd->reason : "");
+    expect_spec(ctx, nd->op, spec, nd->name);
+}
+
+/* Sub, Div and Pow whose FIRST operand broadcasts (1 - x, 1 / x, v / x, cb - x,
+ * 2 ^ x): the kernels broadcast their second operand only, so a constant first
+ * operand is expanded to the second's shape (the plain kernel of two equal
+ * shapes: the same rounding as x - c), and a Div of ones is the reciprocal
+ * unary (1.0f / y, the div kernel's division). A computed first operand, and
+ * one that does not broadcast to the second's shape, are refused naming both
+ * shapes. */
+Test(onnx, first_operand_broadcasts_when_a_constant) {
+    static const int64_t xd[3] = {2, 3, 4}, vd[1] = {4}, cbd[2] = {3, 1}, bd[1] = {3}, one1[1] = {1};
+    static const float onev[1] = {1.0f}, k[1] = {1.5f}, two[1] = {2.0f}, v[4] = {1, 2, 3, 4}, cb[3] = {10, 20, 30},
+                       bad[3] = {1, 2, 3};
+    pbw g = {.n = 0};
+    w_node(&g, "Sub", "k", "x", "y0", NULL, 0);
+    w_node(&g, "Div", "one", "x", "y1", NULL, 0);
+    w_node(&g, "Div", "v", "x", "y2", NULL, 0);
+    w_node(&g, "Sub", "cb", "x", "y3", NULL, 0);
+    w_node(&g, "Pow", "two", "x", "y4", NULL, 0);
+    w_node(&g, "Sub", "xin", "x", "y5", NULL, 0);
+    w_node(&g, "Sub", "bad", "x", "y6", NULL, 0);
+    w_node(&g, "Div", "x", "v", "y7", NULL, 0); /* the second operand broadcasts: as before */
+    w_init(&g, "k", NULL, 0, k);
+    w_init(&g, "one", one1, 1, onev);
+    w_init(&g, "v", vd, 1, v);
+    w_init(&g, "cb", cbd, 2, cb);
+    w_init(&g, "two", NULL, 0, two);
+    w_init(&g, "bad", bd, 1, bad);
+    w_value(&g, 11, "x", xd, 3);
+    w_value(&g, 11, "xin", vd, 1);
+    gs_ctx *ctx = gs_ctx_create();
+    gs_model *m = import_graph(ctx, &g, 13);
+    gs_model_node nd;
+    const float *f;
+    int64_t n;
+    expect_kernel(ctx, m, 0, "sub M=6 N=4", &nd);
+    expect_binding(&nd, 0, "X", "k@y0", 1);
+    expect_binding(&nd, 1, "Y", "x", 0);
+    cr_assert_eq(gs_model_constant(ctx, m, "k@y0", &f, &n), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(n, 24);
+    for (int i = 0; i < 24; i++) cr_expect_eq(f[i], 1.5f, "k@y0[%d] = %g", i, (double)f[i]);
+    expect_kernel(ctx, m, 1, "unary M=6 N=4 act=reciprocal", &nd);
+    expect_binding(&nd, 0, "X", "x", 0);
+    expect_kernel(ctx, m, 2, "div M=6 N=4", &nd);
+    expect_binding(&nd, 0, "X", "v@y2", 1);
+    cr_assert_eq(gs_model_constant(ctx, m, "v@y2", &f, &n), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(n, 24);
+    for (int i = 0; i < 24; i++) cr_expect_eq(f[i], v[i % 4], "v@y2[%d] = %g", i, (double)f[i]);
+    expect_kernel(ctx, m, 3, "sub M=6 N=4", &nd);
+    cr_assert_eq(gs_model_constant(ctx, m, "cb@y3", &f, &n), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(n, 24);
+    for (int i = 0; i < 24; i++) cr_expect_eq(f[i], cb[(i / 4) % 3], "cb@y3[%d] = %g", i, (double)f[i]);
+    expect_kernel(ctx, m, 4, "pow M=6 N=4", &nd);
+    expect_binding(&nd, 0, "X", "two@y4", 1);
+    expect_reason(ctx, m, 5, "Sub of [4] and [2,3,4]: the first operand broadcasts and is not a constant");
+    expect_reason(ctx, m, 6, "Sub of [3] and [2,3,4]: the first operand does not broadcast to the second's shape");
+    expect_kernel(ctx, m, 7, "div M=6 N=4 bcast=1", &nd);
+    expect_binding(&nd, 1, "Y", "v", 1);
+    gs_model_destroy(m);
+    gs_ctx_destroy(ctx);
+}
+
+/* MatMul by numpy's rules: a 1-D A is [1,K] and a 1-D B [K,1] (that 1 dropped
+ * from the output); batch dims broadcast. A B of batch 1 makes one gemm over
+ * A's rows; a shared A times a one-column batched B one gemm with the roles
+ * swapped (transB); a constant A of batch 1 over a batched B is expanded for a
+ * bgemm. A computed operand whose batch would have to be expanded, batches
+ * that broadcast both ways or not at all, and differing K are refused naming
+ * both shapes. */
+Test(onnx, matmul_1d_operands_and_broadcast_batches) {
+    static const int64_t a1d[1] = {4}, xd[3] = {2, 5, 4}, wd[2] = {4, 3}, w1d[3] = {1, 4, 3}, wad[3] = {1, 5, 4},
+                         x2d[3] = {2, 4, 3}, amd[2] = {5, 4}, xbd[3] = {2, 4, 1}, pd[4] = {3, 1, 5, 4},
+                         qd[4] = {1, 2, 4, 3}, w5d[2] = {5, 3}, sd[3] = {3, 5, 4};
+    static float wv[20], wav[20];
+    for (int i = 0; i < 20; i++) wv[i] = (float)i, wav[i] = (float)(100 + i);
+    pbw g = {.n = 0};
+    w_node(&g, "MatMul", "a1", "w", "y0", NULL, 0);
+    w_node(&g, "MatMul", "x", "a1", "y1", NULL, 0);
+    w_node(&g, "MatMul", "a1", "a1", "y2", NULL, 0);
+    w_node(&g, "MatMul", "x", "w1", "y3", NULL, 0);
+    w_node(&g, "MatMul", "wa", "x2", "y4", NULL, 0);
+    w_node(&g, "MatMul", "am", "xb", "y5", NULL, 0);
+    w_node(&g, "MatMul", "am", "x2", "y6", NULL, 0);
+    w_node(&g, "MatMul", "p", "q", "y7", NULL, 0);
+    w_node(&g, "MatMul", "a1", "w5", "y8", NULL, 0);
+    w_node(&g, "MatMul", "s", "x2", "y9", NULL, 0);
+    w_init(&g, "w", wd, 2, wv);
+    w_init(&g, "w1", w1d, 3, wv);
+    w_init(&g, "wa", wad, 3, wav);
+    w_init(&g, "w5", w5d, 2, wv);
+    w_value(&g, 11, "a1", a1d, 1);
+    w_value(&g, 11, "x", xd, 3);
+    w_value(&g, 11, "x2", x2d, 3);
+    w_value(&g, 11, "am", amd, 2);
+    w_value(&g, 11, "xb", xbd, 3);
+    w_value(&g, 11, "p", pd, 4);
+    w_value(&g, 11, "q", qd, 4);
+    w_value(&g, 11, "s", sd, 3);
+    gs_ctx *ctx = gs_ctx_create();
+    gs_model *m = import_graph(ctx, &g, 13);
+    gs_model_node nd;
+    expect_kernel(ctx, m, 0, "gemm M=1 N=3 K=4", &nd);
+    cr_expect_eq(gs_op_buffer_elems(nd.op, 2), 3, "[4] x [4,3] is [3]");
+    expect_kernel(ctx, m, 1, "gemm M=10 N=1 K=4", &nd);
+    expect_kernel(ctx, m, 2, "gemm M=1 N=1 K=4", &nd);
+    expect_kernel(ctx, m, 3, "gemm M=10 N=3 K=4", &nd);
+    expect_binding(&nd, 1, "B", "w1", 1);
+    expect_kernel(ctx, m, 4, "bgemm B=2 M=5 N=3 K=4", &nd);
+    expect_binding(&nd, 0, "A", "wa@y4", 1);
+    const float *f;
+    int64_t n;
+    cr_assert_eq(gs_model_constant(ctx, m, "wa@y4", &f, &n), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(n, 40);
+    for (int i = 0; i < 40; i++) cr_expect_eq(f[i], wav[i % 20], "wa@y4[%d] = %g", i, (double)f[i]);
+    expect_kernel(ctx, m, 5, "gemm M=2 N=5 K=4 transB=1", &nd);
+    expect_binding(&nd, 0, "A", "xb", 0);
+    expect_binding(&nd, 1, "B", "am", 0);
+    expect_reason(ctx, m, 6, "MatMul of [5,4] and [2,4,3] broadcasts batch dims over an operand that is not a constant");
+    expect_reason(ctx, m, 7, "MatMul of [3,1,5,4] and [1,2,4,3] broadcasts batch dims over both operands");
+    expect_reason(ctx, m, 8, "MatMul of [4] and [5,3]: A's K=4 and B's K=5 differ");
+    expect_reason(ctx, m, 9, "MatMul of [3,5,4] and [2,4,3]: the batch dims do not broadcast");
+    gs_model_destroy(m);
+    gs_ctx_destroy(ctx);
+}
+
+/* Gemm's C broadcasts unidirectionally to [M,N]: besides an [N] bias and a
+ * whole [M,N], a constant C of one element is a bias of N values beta * C,
+ * and a constant [M,1] is expanded to the whole [M,N] (beta scaling it in the
+ * kernel). A computed scalar C, and a C that does not broadcast, are refused
+ * naming the shapes. */
+Test(onnx, gemm_c_of_one_element_or_one_column) {
+    static const int64_t ad[2] = {3, 4}, bd[2] = {4, 2}, cmd[2] = {3, 1}, one[1] = {1}, c3d[1] = {3};
+    static const float bv[8] = {1, 2, 3, 4, 5, 6, 7, 8}, cs[1] = {0.5f}, cm[3] = {1, 2, 3};
+    pbw g = {.n = 0};
+    w_node3(&g, "Gemm", "a", "b", "cs", "y0", "beta", 2.0f);
+    w_node3(&g, "Gemm", "a", "b", "cm", "y1", "beta", 0.5f);
+    w_node3(&g, "Gemm", "a", "b", "cin", "y2", NULL, 0);
+    w_node3(&g, "Gemm", "a", "b", "c3", "y3", NULL, 0);
+    w_node3(&g, "Gemm", "a", "b", "c1", "y4", NULL, 0);
+    w_init(&g, "b", bd, 2, bv);
+    w_init(&g, "cs", NULL, 0, cs);
+    w_init(&g, "cm", cmd, 2, cm);
+    w_init(&g, "c3", c3d, 1, cm);
+    w_init(&g, "c1", one, 1, cs);
+    w_value(&g, 11, "a", ad, 2);
+    w_value(&g, 11, "cin", one, 1);
+    gs_ctx *ctx = gs_ctx_create();
+    gs_model *m = import_graph(ctx, &g, 13);
+    gs_model_node nd;
+    const float *f;
+    int64_t n;
+    expect_kernel(ctx, m, 0, "gemm M=3 N=2 K=4 bias=1", &nd);
+    cr_assert(nd.nbindings == 4);
+    cr_assert_eq(gs_model_constant(ctx, m, nd.bindings[3].tensor, &f, &n), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(n, 2);
+    cr_expect(f[0] == 1.0f && f[1] == 1.0f, "bias beta * C: %g %g", (double)f[0], (double)f[1]);
+    expect_kernel(ctx, m, 1, "gemm M=3 N=2 K=4 beta=0.5", &nd);
+    cr_assert_not_null(nd.out_init);
+    cr_assert_eq(gs_model_constant(ctx, m, nd.out_init, &f, &n), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(n, 6);
+    for (int i = 0; i < 6; i++) cr_expect_eq(f[i], cm[i / 2], "%s[%d] = %g", nd.out_init, i, (double)f[i]);
+    expect_reason(ctx, m, 2, "Gemm: C of shape [1] broadcasts to [3,2] and is not a constant");
+    expect_reason(ctx, m, 3, "Gemm: C of shape [3] does not broadcast to [3,2]");
+    expect_kernel(ctx, m, 4, "gemm M=3 N=2 K=4 bias=1", &nd);
+    gs_model_destroy(m);
+    gs_ctx_destroy(ctx);
+}

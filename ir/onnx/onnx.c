@@ -1311,6 +1311,63 @@ static otensor *derive(imp *c, const char *name, int64_t n) {
     return t;
 }
 
+/* Constants the import makes (ConstantOfShape's data, and the broadcasts
+ * expand_const writes out) stop at 2^26 elements in all, per import. */
+#define GS_ONNX_FILL_MAX (1LL << 26)
+
+/* Constant t broadcast to dims[0..nd) by numpy's rule (t's dims aligned from
+ * the right, each 1 or the target's): a constant the import makes, of the
+ * target's shape, named "<t>@<node output>". It lets a kernel whose operand
+ * must have the full shape (the first of sub/div/pow, a batch of bgemm, a
+ * gemm's C) read a constant that broadcasts, with no change to the
+ * arithmetic: each element is a copy. The caller checked that t broadcasts
+ * to dims. NULL with the node unsupported (what names the operand). */
+static tinfo *expand_const(imp *c, const tinfo *t, int nd, const int64_t *dims, const char *what) {
+    int64_t cnt = prod(dims, 0, nd);
+    if (cnt > GS_ONNX_FILL_MAX - c->m->filled) {
+        unsup(c, "%s: expanding the constant '%s' to %lld elements would pass the import's %lld elements of "
+                 "made constants", what, t->name, (long long)cnt, (long long)GS_ONNX_FILL_MAX);
+        return NULL;
+    }
+    otensor *e = derive(c, isprintf(c->m, "%s@%s", t->name, c->n->nout ? c->n->out[0] : ""), cnt);
+    tinfo *ti = e ? tab(c->m, e->name, 0) : NULL;
+    if (!ti) {
+        unsup(c, "%s: out of memory expanding the constant '%s'", what, t->name);
+        return NULL;
+    }
+    /* the source's stride per target dim: 0 where t has 1 (or no dim) */
+    int64_t st[GS_ONNX_MAX_RANK] = {0}, s = 1;
+    for (int d = nd - 1, k = t->ndim - 1; d >= 0 && k >= 0; d--, k--) {
+        st[d] = t->dims[k] == 1 ? 0 : s;
+        s *= t->dims[k];
+    }
+    int64_t idx[GS_ONNX_MAX_RANK] = {0}, src = 0;
+    for (int64_t i = 0; i < cnt; i++) {
+        e->f[i] = t->c->f[src];
+        for (int d = nd - 1; d >= 0; d--) { /* the next index, odometer-wise */
+            src += st[d];
+            if (++idx[d] < dims[d]) break;
+            src -= st[d] * dims[d];
+            idx[d] = 0;
+        }
+    }
+    c->m->filled += cnt;
+    e->ndim = ti->ndim = nd;
+    memcpy(e->dims, dims, (size_t)nd * sizeof *dims);
+    memcpy(ti->dims, dims, (size_t)nd * sizeof *dims);
+    return ti;
+}
+
+/* True when a's dims (aligned from the right) are each 1 or dims'. */
+static bool broadcasts_to(const tinfo *a, int nd, const int64_t *dims) {
+    if (a->ndim > nd) return false;
+    for (int k = 0; k < a->ndim; k++) {
+        int64_t x = a->dims[a->ndim - 1 - k];
+        if (x != 1 && x != dims[nd - 1 - k]) return false;
+    }
+    return true;
+}
+
 /* The node is one kernel: its spec parsed into the model's op, its operands
  * and output of the node's floating type (gs_op_set_dtype), and the tensors
  * bound to the op's buffers in order (inputs, output, bias). */
@@ -1678,11 +1735,43 @@ static void imp_gemm(imp *c) {
             init = C->name;
             ebeta = beta;
         } else {
+            /* C of one element ([], [1], [1,1]) or [M,1], broadcast to [M,N]
+             * (unidirectionally): a constant one is made the bias of N equal values
+             * (beta * C, as for a row vector) or, a column, expanded to a whole
+             * [M,N] (expand_const) */
             char sh[128];
             shape_text(C, sh, sizeof sh);
-            unsup(c, "Gemm: C of shape %s broadcasts to [%lld,%lld] in a way the IR lacks (a [N] bias or a whole "
-                     "[M,N] are)", sh, (long long)M, (long long)N);
-            return;
+            int64_t mn[2] = {M, N};
+            if (!broadcasts_to(C, 2, mn)) {
+                unsup(c, "Gemm: C of shape %s does not broadcast to [%lld,%lld]", sh, (long long)M, (long long)N);
+                return;
+            }
+            if (!C->c || !C->c->f) {
+                unsup(c, "Gemm: C of shape %s broadcasts to [%lld,%lld] and is not a constant (a computed C is an [N] "
+                         "bias or a whole [M,N] here; a constant one of any shape that broadcasts is expanded)", sh,
+                      (long long)M, (long long)N);
+                return;
+            }
+            if (cm == 1) { /* one element */
+                if (N > GS_ONNX_FILL_MAX - c->m->filled) {
+                    unsup(c, "Gemm: a bias of N=%lld values from C %s would pass the import's %lld elements of "
+                             "made constants", (long long)N, sh, (long long)GS_ONNX_FILL_MAX);
+                    return;
+                }
+                c->m->filled += N;
+                otensor *b2 = derive(c, isprintf(c->m, "%s*beta:%s", C->name, n->out[0]), N);
+                if (!b2) {
+                    unsup(c, "out of memory");
+                    return;
+                }
+                for (int64_t k = 0; k < N; k++) b2->f[k] = C->c->f[0] * beta;
+                bias = b2->name;
+            } else {
+                tinfo *e = expand_const(c, C, 2, mn, "Gemm");
+                if (!e) return;
+                init = e->name;
+                ebeta = beta;
+            }
         }
     }
     const char *final = n->out[0];
@@ -1697,38 +1786,100 @@ static void imp_gemm(imp *c) {
     kernel(c, spec, tens, bias ? 4 : 3, init);
 }
 
+/* MatMul by numpy's rules: a 1-D A is [1,K] and a 1-D B [K,1], that 1
+ * dropped from the output; the batch dims (all but the last two) broadcast.
+ * With B's batch all 1 (a [K,N] B: weights), the leading dims are rows of one
+ * gemm; with A's all 1 and N = 1, one gemm with the roles swapped (B's
+ * batches as rows, times A transposed: C[b,m] = B[b,:] . A[m,:]); with equal
+ * batches, bgemm. Otherwise the operand whose batch broadcasts must be a
+ * constant, expanded to the output's batch (expand_const) for a bgemm. No
+ * reshape: a 1-D operand's buffer is its promoted matrix. */
 static void imp_matmul(imp *c) {
-    tinfo *A = in_t(c, 0, 2, GS_ONNX_MAX_RANK), *B = A ? in_t(c, 1, 2, GS_ONNX_MAX_RANK) : NULL;
+    tinfo *A = in_t(c, 0, 1, GS_ONNX_MAX_RANK), *B = A ? in_t(c, 1, 1, GS_ONNX_MAX_RANK) : NULL;
     if (!B) return;
-    int ra = A->ndim, rb = B->ndim;
-    int64_t K = A->dims[ra - 1], Kb = B->dims[rb - 2], N = B->dims[rb - 1], od[GS_ONNX_MAX_RANK];
+    char sa[128], sb[128];
+    shape_text(A, sa, sizeof sa);
+    shape_text(B, sb, sizeof sb);
+    /* the promoted shapes: pa, pb of rank >= 2 */
+    tinfo pa = *A, pb = *B;
+    if (A->ndim == 1) pa.ndim = 2, pa.dims[0] = 1, pa.dims[1] = A->dims[0];
+    if (B->ndim == 1) pb.ndim = 2, pb.dims[0] = B->dims[0], pb.dims[1] = 1;
+    int ra = pa.ndim, rb = pb.ndim;
+    int64_t M = pa.dims[ra - 2], K = pa.dims[ra - 1], Kb = pb.dims[rb - 2], N = pb.dims[rb - 1];
     if (K != Kb) {
-        unsup(c, "MatMul: A's K=%lld and B's K=%lld differ", (long long)K, (long long)Kb);
+        unsup(c, "MatMul of %s and %s: A's K=%lld and B's K=%lld differ", sa, sb, (long long)K, (long long)Kb);
         return;
     }
-    memcpy(od, A->dims, sizeof od);
-    od[ra - 1] = N;
-    const char *final = c->n->out[0];
+    /* the batch dims, aligned from the right, 1 where an operand has none */
+    int nb = (ra > rb ? ra : rb) - 2;
+    int64_t ab[GS_ONNX_MAX_RANK], bb[GS_ONNX_MAX_RANK], ob[GS_ONNX_MAX_RANK];
+    bool aone = true, bone = true, aeq = true, beq = true;
+    for (int d = 0; d < nb; d++) {
+        int da = d - (nb - (ra - 2)), db = d - (nb - (rb - 2));
+        ab[d] = da >= 0 ? pa.dims[da] : 1;
+        bb[d] = db >= 0 ? pb.dims[db] : 1;
+        if (ab[d] != bb[d] && ab[d] != 1 && bb[d] != 1) {
+            unsup(c, "MatMul of %s and %s: the batch dims do not broadcast", sa, sb);
+            return;
+        }
+        ob[d] = ab[d] == 1 ? bb[d] : ab[d];
+    }
+    for (int d = 0; d < nb; d++) {
+        aone &= ab[d] == 1;
+        bone &= bb[d] == 1;
+        aeq &= ab[d] == ob[d];
+        beq &= bb[d] == ob[d];
+    }
+    /* the output: the batch, then M unless A was 1-D, N unless B was */
+    int64_t od[GS_ONNX_MAX_RANK];
+    int ro = nb;
+    memcpy(od, ob, (size_t)nb * sizeof *od);
+    if (A->ndim > 1) od[ro++] = M;
+    if (B->ndim > 1) od[ro++] = N;
+    if (ro > GS_ONNX_MAX_RANK) { /* a 1-D operand against a rank-8 one keeps rank 8: not reached */
+        unsup(c, "MatMul of %s and %s: the output has rank %d", sa, sb, ro);
+        return;
+    }
+    int64_t P = prod(ob, 0, nb);
+    const char *final = c->n->out[0], *t0 = A->name, *t1 = B->name;
     char spec[300];
-    if (rb == 2) { /* [..., M, K] x [K, N]: the leading dims are rows of one gemm */
-        int64_t M = prod(A->dims, 0, ra - 1);
-        tinfo like = {.ndim = ra, .dtype = DT_FLOAT};
+    if (bone || (aone && N == 1)) { /* one gemm; fused activations as for Gemm */
+        tinfo like = {.ndim = ro, .dtype = DT_FLOAT};
         memcpy(like.dims, od, sizeof od);
         char act[200];
         fuse_act(c, &final, &like, act, sizeof act);
-        snprintf(spec, sizeof spec, "gemm M=%lld N=%lld K=%lld%s", (long long)M, (long long)N, (long long)K, act);
-    } else if (ra == rb && !memcmp(A->dims, B->dims, (size_t)(ra - 2) * sizeof(int64_t))) {
-        snprintf(spec, sizeof spec, "bgemm B=%lld M=%lld N=%lld K=%lld", (long long)prod(A->dims, 0, ra - 2),
-                 (long long)A->dims[ra - 2], (long long)N, (long long)K);
+        if (bone)
+            snprintf(spec, sizeof spec, "gemm M=%lld N=%lld K=%lld%s", (long long)prod(pa.dims, 0, ra - 1),
+                     (long long)N, (long long)K, act); /* A's batch is the output's: its rows */
+        else { /* C[b,m] = sum_k B[b,k] A[m,k]: B's batches as the gemm's rows, A transposed */
+            snprintf(spec, sizeof spec, "gemm M=%lld N=%lld K=%lld transB=1%s", (long long)P, (long long)M,
+                     (long long)K, act);
+            t0 = B->name;
+            t1 = A->name;
+        }
     } else {
-        char sa[128], sb[128];
-        shape_text(A, sa, sizeof sa);
-        shape_text(B, sb, sizeof sb);
-        unsup(c, "MatMul of %s and %s broadcasts batch dims (the IR has gemm and equal-batch bgemm)", sa, sb);
-        return;
+        if (!(aeq && beq)) { /* the side whose batch broadcasts, if a constant, expanded */
+            tinfo *small = aeq ? B : A, *ps = aeq ? &pb : &pa;
+            if (!(aeq || beq) || !small->c || !small->c->f) {
+                unsup(c, "MatMul of %s and %s broadcasts batch dims over %s (a gemm shares a B of batch 1; bgemm "
+                         "takes equal batches; a constant operand is expanded to the other's batch)", sa, sb,
+                      !(aeq || beq) ? "both operands" : "an operand that is not a constant");
+                return;
+            }
+            int64_t td[GS_ONNX_MAX_RANK];
+            memcpy(td, ob, (size_t)nb * sizeof *td);
+            td[nb] = ps->dims[ps->ndim - 2];
+            td[nb + 1] = ps->dims[ps->ndim - 1];
+            tinfo *e = expand_const(c, ps, nb + 2, td, "MatMul");
+            if (!e) return;
+            if (aeq) t1 = e->name;
+            else t0 = e->name;
+        }
+        snprintf(spec, sizeof spec, "bgemm B=%lld M=%lld N=%lld K=%lld", (long long)P, (long long)M, (long long)N,
+                 (long long)K);
     }
-    set_out(c, 0, ra, od, DT_FLOAT, NULL);
-    const char *tens[3] = {A->name, B->name, final};
+    set_out(c, 0, ro, od, DT_FLOAT, NULL);
+    const char *tens[3] = {t0, t1, final};
     kernel(c, spec, tens, 3, NULL);
 }
 
@@ -1906,6 +2057,48 @@ static bool binary_reduced(imp *c, const tinfo *X, const tinfo *Y, const char *o
     return true;
 }
 
+/* Sub, Div, Pow or PRelu whose first operand *X broadcasts over the second,
+ * y (c - x, 1 / x, 2 ^ x): the element-wise kernels broadcast their second
+ * operand only, and no rewriting with them is exact for a computed first
+ * operand (-(x - c) is -0 where c - x is +0; c * (1 / x) rounds twice). A
+ * constant one is expanded to y's shape (expand_const), then the kernel is
+ * the plain one of two equal shapes, so its rounding is the same as for
+ * x - c. A Div of a constant of ones is `unary act=reciprocal` instead: its
+ * 1.0f / y is the div kernel's own division, with no constant to expand.
+ * As binary_broadcast returns. */
+static int first_broadcast(imp *c, tinfo **X, tinfo *y, const char *opn, char *spec, size_t n) {
+    const char *ot = c->n->op_type;
+    tinfo *x = *X;
+    char sx[128], sy[128];
+    shape_text(x, sx, sizeof sx);
+    shape_text(y, sy, sizeof sy);
+    if (!broadcasts_to(x, y->ndim, y->dims)) {
+        unsup(c, "%s of %s and %s: the first operand does not broadcast to the second's shape (and the second "
+                 "broadcasts only over the first)", ot, sx, sy);
+        return -1;
+    }
+    if (!x->c || !x->c->f) {
+        unsup(c, "%s of %s and %s: the first operand broadcasts and is not a constant (a constant one is expanded "
+                 "to the second's shape; the element-wise kernels broadcast their second operand only)", ot, sx, sy);
+        return -1;
+    }
+    int64_t M, N;
+    rows_cols(y, &M, &N);
+    int ones = !strcmp(ot, "Div");
+    for (int64_t k = 0; ones && k < x->c->n; k++) ones = x->c->f[k] == 1.0f;
+    if (ones) { /* 1 / y */
+        snprintf(spec, n, "unary M=%lld N=%lld act=%s", (long long)M, (long long)N, gs_unaries[GS_UN_RECIP].name);
+        const char *tens[2] = {y->name, c->n->out[0]};
+        binary_kernel(c, spec, y, tens, 2);
+        return 0;
+    }
+    tinfo *e = expand_const(c, x, y->ndim, y->dims, ot);
+    if (!e) return -1;
+    *X = e;
+    snprintf(spec, n, "%s M=%lld N=%lld", opn, (long long)M, (long long)N);
+    return 1;
+}
+
 /* One side broadcast over the other (*X the larger after a swap, *Y the
  * broadcast one, pX and pY their probe shapes): its dims other than 1,
  * aligned from the right, are one run [lo, hi] of the other's (a vector over
@@ -1920,13 +2113,7 @@ static int binary_broadcast(imp *c, tinfo **X, tinfo **Y, const tinfo *pX, const
     if (prod((*X)->dims, 0, (*X)->ndim) < prod((*Y)->dims, 0, (*Y)->ndim) ||
         (pY && prod((*X)->dims, 0, (*X)->ndim) == prod((*Y)->dims, 0, (*Y)->ndim) &&
          prod(pX->dims, 0, (*X)->ndim) < prod(pY->dims, 0, (*Y)->ndim))) {
-        if (ordered) {
-            char sx[128], sy[128];
-            shape_text(*X, sx, sizeof sx);
-            shape_text(*Y, sy, sizeof sy);
-            unsup(c, "%s of %s and %s: the first operand broadcasts (only the second does here)", ot, sx, sy);
-            return -1;
-        }
+        if (ordered) return first_broadcast(c, X, *Y, opn, spec, n);
         tinfo *t = *X;
         const tinfo *pt = pX;
         *X = *Y;
@@ -2359,8 +2546,8 @@ static void imp_constant(imp *c) {
 /* ConstantOfShape (the weights of the onnx wheel's light models): a constant
  * of the shape its constant input gives, every element the 'value'
  * attribute's (0 when absent). Its data is made while the import's total of
- * such elements stays under 2^26; beyond that it has a shape and no data. */
-#define GS_ONNX_FILL_MAX (1LL << 26)
+ * such elements stays under GS_ONNX_FILL_MAX (2^26, with the constants
+ * expand_const makes); beyond that it has a shape and no data. */
 static void imp_const_shape(imp *c) {
     const onode *n = c->n;
     tinfo *S = tab(c->m, n->nin ? n->in[0] : NULL, 0);

@@ -24,8 +24,13 @@ group.onnx      opset 13, grouped convs over [batch,6,9,8] (each one conv2d grou
                 and Relu; group 9 on 9 channels with 2 outputs each (the depth multiplier: 1 input channel
                 per group) 3x3 dilation 2 with bias and Clip(0, 6); group 2 1x1 (9 and 4 per group, odd) no
                 bias. tests/data/onnx/group_ort holds ONNX Runtime's values at batch 2.
+bcast.onnx      opset 13, the broadcasts numpy allows and the element-wise kernels do not take directly, over
+                x [2,3,4] and z [2,3,1]: Sub, Div and Pow whose first operand is a constant that broadcasts
+                (1 - x, 1 / s, v / s, 2 ^ x, cb[3,1] - x), MatMul with a 1-D B, a 1-D A, a constant A of batch 1
+                over a batched B, a shared A times a batched one-column B; Gemm with a scalar C (beta 2) and an
+                [M,1] C (beta 0.5). tests/data/onnx/bcast_ort holds ONNX Runtime's values.
 The values are a fixed seed's, so the files are reproducible.
-    gen_models.py OUT [NAME ...]   only the named models (chain, misc, act, chan, group)
+    gen_models.py OUT [NAME ...]   only the named models (chain, misc, act, chan, group, bcast)
 """
 import os
 import sys
@@ -157,10 +162,38 @@ def group():
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="gensor-tests")
 
 
+def bcast():
+    r = np.random.default_rng(9)
+    c = lambda name, a: numpy_helper.from_array(np.asarray(a, dtype=np.float32), name)
+    inits = [c("one", 1.0), c("two", 2.0), c("cv", r.random(4) + 0.5), c("cb", r.standard_normal((3, 1))),
+             c("w1", r.standard_normal(4)), c("wa", r.standard_normal((1, 5, 3))), c("wu", r.standard_normal((5, 3))),
+             c("v3", r.standard_normal(3)), c("gb", r.standard_normal((3, 2))), c("half", 0.5),
+             c("gc", r.standard_normal((2, 1)))]
+    nodes = [
+        helper.make_node("Sub", ["one", "x"], ["s1"], name="one_minus_x"),
+        helper.make_node("Div", ["one", "s1"], ["d1"], name="one_over"),
+        helper.make_node("Div", ["cv", "s1"], ["d2"], name="vec_over"),
+        helper.make_node("Pow", ["two", "x"], ["p1"], name="two_pow"),
+        helper.make_node("Sub", ["cb", "x"], ["s2"], name="col_minus_x"),
+        helper.make_node("MatMul", ["x", "w1"], ["mm1"], name="mm_1d_b"),
+        helper.make_node("MatMul", ["wa", "s2"], ["mm2"], name="mm_bcast_a"),
+        helper.make_node("MatMul", ["wu", "z"], ["mm3"], name="mm_shared_a_n1"),
+        helper.make_node("MatMul", ["v3", "z"], ["mm4"], name="mm_1d_a"),
+        helper.make_node("Gemm", ["mm1", "gb", "half"], ["g1"], name="gemm_scalar_c", beta=2.0),
+        helper.make_node("Gemm", ["mm1", "gb", "gc"], ["g2"], name="gemm_column_c", beta=0.5),
+    ]
+    shapes = {"s1": [2, 3, 4], "d1": [2, 3, 4], "d2": [2, 3, 4], "p1": [2, 3, 4], "s2": [2, 3, 4], "mm1": [2, 3],
+              "mm2": [2, 5, 4], "mm3": [2, 5, 1], "mm4": [2, 1], "g1": [2, 2], "g2": [2, 2]}
+    g = helper.make_graph(nodes, "bcast", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4]),
+                                           helper.make_tensor_value_info("z", TensorProto.FLOAT, [2, 3, 1])],
+                          [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in shapes.items()], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="gensor-tests")
+
+
 only = set(sys.argv[2:])
 if only:
     for name in only:
-        mo = {"chain": chain, "misc": misc, "act": act, "chan": chan, "group": group}[name]()
+        mo = {"chain": chain, "misc": misc, "act": act, "chan": chan, "group": group, "bcast": bcast}[name]()
         onnx.checker.check_model(mo)
         onnx.save_model(mo, os.path.join(out, name + ".onnx"))
     sys.exit(0)
@@ -177,3 +210,4 @@ onnx.save_model(mm, os.path.join(out, "misc.onnx"))
 onnx.save_model(act(), os.path.join(out, "act.onnx"))
 onnx.save_model(chan(), os.path.join(out, "chan.onnx"))
 onnx.save_model(group(), os.path.join(out, "group.onnx"))
+onnx.save_model(bcast(), os.path.join(out, "bcast.onnx"))
