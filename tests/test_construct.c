@@ -1318,6 +1318,44 @@ Test(construct, memo_keeps_lanes_and_width_apart) {
     gs_ctx_destroy(ctx);
 }
 
+/* The reduce loop's counts differ between an FFMA plan and an mma one of
+ * the same tiles (an mma plan computes a partial tile whole): once the memo
+ * kept them by the tiles alone, so whichever was priced first set the
+ * other's, the result depended on the order the walk met them (and so on
+ * --threads), the mma state got back the under-count and the FFMA one an
+ * over-count. Both orders through one memo must give each state its price
+ * without one. */
+Test(construct, memo_keeps_mma_and_ffma_loops_apart) {
+    const char *spec = "conv2d N=2 C=5 H=9 W=7 K=12 R=3 S=3 pad=1 dtype=f16 layout=nhwc";
+    const char *base = "bn=1,bp=8,bq=8,bk=16,bc=4,br=4,bs=4,tn=1,tp=2,tq=1,tk=2,vn=1,vp=1,vq=1,vk=1,si=1,sf=1,stages=2";
+    gs_ctx *ctx = gs_ctx_create();
+    gs_op op;
+    cr_assert_eq(gs_op_parse_into(ctx, spec, &op), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    const gs_hw *hw = hw_named("a100");
+    gs_etir st[2];
+    char cfg[256];
+    for (int i = 0; i < 2; i++) {
+        snprintf(cfg, sizeof cfg, "%s%s", base, i ? ",mma=1" : "");
+        cr_assert_eq(gs_etir_parse_config(ctx, &op, cfg, &st[i]), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_assert(gs_hw_check(hw, &op, &st[i]), "%s: %s", cfg, gs_hw_check_why(hw, &op, &st[i]));
+    }
+    for (int first = 0; first < 2; first++) {
+        gs_wf_memo *memo = calloc(1, sizeof *memo);
+        cr_assert_not_null(memo);
+        gs_wf_memo_init(memo);
+        for (int k = 0; k < 2; k++) {
+            const int i = k ? 1 - first : first;
+            gs_estimate x, y;
+            cr_assert(gs_estimate_checked(hw, &op, &st[i], memo, &x));
+            gs_estimate_etir(hw, &op, &st[i], 0, &y);
+            cr_assert_eq(x.time_s, y.time_s, "%s state after the %s one: %.9g s through the memo, %.9g s without",
+                         i ? "mma" : "FFMA", k ? (i ? "FFMA" : "mma") : "no", x.time_s, y.time_s);
+        }
+        free(memo);
+    }
+    gs_ctx_destroy(ctx);
+}
+
 /* Every memo of a state's price (the padding choice, fast-path fractions,
  * L2 elements, trip counts, address steps, global and shared wavefronts)
  * keyed by what it reads: one memo shared over drawn states of convs (C 1,

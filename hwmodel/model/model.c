@@ -740,14 +740,15 @@ static void est_reduce_loop(est_ctx *c) {
         return;
     }
     /* through the memo, keyed by what the counts read: every block tile,
-     * the split, the lanes, the fast path and whether an input is read
-     * directly */
+     * the split, the lanes, the fast path, whether an input is read
+     * directly, and whether the plan is an mma one (whose partial tiles
+     * count whole) */
     bool direct = false;
     for (int t = 0; t < op->ninputs; t++) direct |= !p->in[t].staged && p->in[t].direct;
     int64_t kv[1 + GS_MAX_AXES];
     int nk = 0;
     kv[nk++] = (int64_t)p->splitk | (int64_t)(p->split_axis + 1) << 32 | (int64_t)p->lanes << 40 |
-               (int64_t)p->fast_path << 56 | (int64_t)direct << 57;
+               (int64_t)p->fast_path << 56 | (int64_t)direct << 57 | (int64_t)(p->mma != 0) << 58;
     for (int a = 0; a < op->naxes; a++) kv[nk++] = e->tile[a].block;
     const uint64_t key = gs_wf_key(kv, nk, 0x6c6f6f7000000000ull);
     const unsigned slot = (unsigned)(key >> 40) & (GS_WF_MEMO_LOOPS - 1);
@@ -776,7 +777,8 @@ static void est_reduce_loop_counts(est_ctx *c) {
     const gs_op *op = c->op;
     const gs_etir *e = c->e;
     const gs_plan *p = c->p;
-    double tiles = 1, full_tiles = 1, iters_pad = 1, iters_real = 1, tile_iters = 1;
+    /* iters_whole: the indices of every tile counted whole (an mma plan's), 1/S of them per block */
+    double tiles = 1, full_tiles = 1, iters_pad = 1, iters_real = 1, tile_iters = 1, iters_whole = 1;
     int nred = 0;
     for (int a = 0; a < op->naxes; a++) {
         if (op->axes[a].kind != GS_AXIS_REDUCE) continue;
@@ -784,6 +786,7 @@ static void est_reduce_loop_counts(est_ctx *c) {
         tiles *= ceil(E / T);
         full_tiles *= floor(E / T);
         iters_pad *= ceil(E / T) * T;
+        iters_whole *= ceil(E / T) * T;
         iters_real *= E;
         tile_iters *= T;
         nred++;
@@ -799,6 +802,7 @@ static void est_reduce_loop_counts(est_ctx *c) {
         full_tiles *= fmin(per, floor(E / T) / S) / fmax(floor(E / T), 1);
         iters_pad *= per / all;
         iters_real /= S;
+        iters_whole /= S;
     }
     double f_inb = 1; /* blocks inside every extent */
     for (int a = 0; a < op->naxes; a++)
@@ -813,8 +817,8 @@ static void est_reduce_loop_counts(est_ctx *c) {
     if (iters_fast > iters_real) iters_fast = iters_real;
     double iters_slow = iters_real - iters_fast;
     /* an mma plan computes every tile whole (its copies zero-fill the edges):
-     * a partial tile's k-steps run as a full one's, over iters_pad */
-    if (p->mma) iters_slow = iters_pad - iters_fast;
+     * a partial tile's k-steps run as a full one's */
+    if (p->mma) iters_slow = iters_whole - iters_fast;
     if (nred == 0) {
         iters_fast = p->fast_path && (!direct || f_inb >= 1) ? 1 : 0;
         iters_slow = 1 - iters_fast;
@@ -933,8 +937,8 @@ static void est_operands_mma(est_ctx *c) {
             const double E = (double)op->axes[a].extent, T = c->e->tile[a].block;
             full *= floor(E / T) / ceil(E / T);
         }
-    if (mask > 0 && full < 1 && c->iters_slow > 0)
-        c->per_k_slow += mask * per * fmin((1 - full) * c->iters_pad / c->iters_slow, 1.0);
+    if (mask > 0 && full < 1 && c->iters_slow > 0) /* (an mma plan's iterations count its tiles whole) */
+        c->per_k_slow += mask * per * fmin((1 - full) * (c->iters_fast + c->iters_slow) / c->iters_slow, 1.0);
 }
 
 /* Index work of one fast copy unit beyond copy_unit_fast, as the printer

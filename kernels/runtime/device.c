@@ -180,6 +180,8 @@ static bool may_alias_output(const gs_op *op, int i) {
     for (int a = 0; a < op->naxes; a++)
         if (op->axes[a].kind != GS_AXIS_SPATIAL) return false;
     const gs_tensor *x = &op->tensors[i], *o = gs_op_out(op);
+    for (int a = 0; a < op->naxes; a++) /* each output element written once */
+        if (!gs_tensor_uses_axis(o, a)) return false;
     if (gs_op_tensor_dtype(op, i) != gs_op_tensor_dtype(op, op->ninputs) || x->ndim != o->ndim) return false;
     for (int j = 0; j < x->ndim; j++)
         if (x->shape[j] != o->shape[j] || memcmp(&x->idx[j], &o->idx[j], sizeof x->idx[j])) return false;
