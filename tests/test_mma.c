@@ -8,6 +8,8 @@
 #include "tests/test_common.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -394,6 +396,127 @@ Test(mma, pocl_emulation_awkward_shapes, .timeout = 600) {
     cr_expect(ldsm >= 10 && trans >= 4 && elem >= 4 && fragpipe >= 4 && peel >= 3 && swz >= 3 && pad >= 3,
               "paths: %d ldmatrix, %d .trans, %d element, %d fragpipe, %d peeled, %d swizzled, %d padded", ldsm, trans,
               elem, fragpipe, peel, swz, pad);
+    gs_device_close(cl);
+    gs_ctx_destroy(ctx);
+}
+
+/* ---- non-finite inputs past a partial reduce tile ---------------------------------
+ * A tile partial along r, s (a window) or the channels (a group) reads real
+ * input elements past the axis' extent, where the filter's copy reads zeros:
+ * 0 * Inf = NaN turned outputs that never touch a NaN or Inf input into NaN
+ * (plan.kmask now zeroes those k elements). Small integers, exact in every
+ * row's type and summed exactly in f32, with one NaN and one Inf (or -Inf)
+ * placed in the input; every output must equal the reference's bit for bit,
+ * NaN where it is NaN. */
+typedef struct nf_case {
+    const char *spec, *cfg;
+} nf_case;
+
+static const nf_case nf_cases[] = {
+    /* r tile 4 over R=5 and s tile 2 over S=5: the review's reproducer */
+    {"conv2d N=2 C=8 H=12 W=13 K=3 R=5 S=5 dtype=bf16",
+     "bn=1,bp=8,bq=8,bk=64,bc=2,br=4,bs=2,tn=1,tp=1,tq=8,tk=8,vn=1,vp=1,vq=1,vk=1,si=1,sf=1,mma=2"},
+    /* 3x3 in 4x4 tiles, NHWC, the fragment-pipelined loop's partial tiles */
+    {"conv2d N=2 C=5 H=9 W=7 K=12 R=3 S=3 pad=1 dtype=f16 layout=nhwc",
+     "bn=1,bp=8,bq=8,bk=16,bc=4,br=4,bs=4,tn=1,tp=2,tq=1,tk=2,vn=1,vp=1,vq=1,vk=1,si=1,sf=1,mma=1,stages=2"},
+    {"conv2d N=1 C=7 H=11 W=10 K=9 R=3 S=3 stride=2 pad=1 dtype=bf16",
+     "bn=1,bk=16,bp=8,bq=8,bc=8,br=2,bs=2,tn=1,tk=2,tp=2,tq=1,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,mma=2,stages=2"},
+    /* tf32: one element a register */
+    {"conv2d N=2 C=6 H=5 W=5 K=10 R=3 S=3 pad=1 math=tf32",
+     "bn=1,bk=16,bp=8,bq=8,bc=2,br=2,bs=2,tn=1,tk=2,tp=2,tq=1,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,mma=3"},
+    /* a channel tile of 16 over 9 channels a group: the next group's channels */
+    {"conv2d N=1 C=18 H=4 W=4 K=4 R=1 S=1 groups=2 dtype=f16",
+     "bn=1,bg=1,bk=8,bp=4,bq=4,bc=16,br=1,bs=1,tn=1,tg=1,tk=2,tp=1,tq=2,vn=1,vg=1,vk=1,vp=1,vq=1,si=1,sf=1,mma=1"},
+    /* a gemm's partial k tile reads past both tensors' edges: nothing masked */
+    {"gemm M=37 N=23 K=29 dtype=f16", "bm=64,bn=32,bk=16,tm=4,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1"},
+};
+
+/* Runs op's plan p on PoCL with inputs ins (f32 values, exact in their
+ * types) into y. */
+static void nf_run(gs_ctx *ctx, gs_device *cl, const gs_op *op, const gs_etir *e, const gs_plan *p,
+                   float *const *ins, float *y) {
+    gs_kernel_src ks;
+    cr_assert_eq(gs_lower_emit_plan(ctx, op, e, p, GS_DIALECT_OPENCL, 0, &ks), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_dev_prog prog;
+    cr_assert_eq(gs_dev_prog_load(ctx, cl, ks.src, ks.name, ks.smem_bytes, &prog), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_buffer *b[3] = {0};
+    for (int t = 0; t <= op->ninputs; t++)
+        cr_assert_eq(gs_typed_buffer_create(ctx, cl, gs_op_buffer_dtype(op, t), ins[t], gs_op_buffer_elems(op, t), &b[t]),
+                     GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_dev_prog_launch(ctx, &prog, op, b, 3, NULL, (size_t)ks.grid, (size_t)ks.block, NULL), GS_OK, "%s",
+                 gs_ctx_errmsg(ctx));
+    const int64_t on = gs_op_buffer_elems(op, 2);
+    const size_t ob = (size_t)gs_op_buffer_bytes(op, 2);
+    void *raw = malloc(ob);
+    cr_assert_eq(gs_buffer_read(ctx, b[2], raw, ob), GS_OK);
+    gs_dtype_unpack(gs_op_buffer_dtype(op, 2), raw, y, on);
+    free(raw);
+    for (int t = 0; t < 3; t++) gs_buffer_destroy(b[t]);
+    gs_dev_prog_free(&prog);
+    gs_kernel_src_free(&ks);
+}
+
+Test(mma, nonfinite_inputs_past_a_partial_reduce_tile, .timeout = 600) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_device *cl = gs_test_open_dev(ctx);
+    const gs_hw *hw = gs_hw_find_builtin("a100");
+    int masked = 0, runs = 0;
+    for (size_t ci = 0; ci < sizeof nf_cases / sizeof nf_cases[0]; ci++) {
+        const nf_case *c = &nf_cases[ci];
+        gs_op op = parse(ctx, c->spec);
+        gs_etir e;
+        cr_assert_eq(cfg(ctx, &op, c->cfg, &e), GS_OK, "%s | %s: %s", c->spec, c->cfg, gs_ctx_errmsg(ctx));
+        cr_assert(gs_hw_check(hw, &op, &e), "%s | %s fails a100's check", c->spec, c->cfg);
+        gs_plan p;
+        gs_plan_make(hw, &op, &e, NULL, &p);
+        cr_assert(p.mma == e.mma);
+        /* the plan's mask: the input of a conv (its window, or its group's channels), never the filter or a gemm */
+        const bool conv = op.kind == GS_OPK_CONV2D;
+        cr_expect_eq(p.in[0].kmask != 0, conv, "%s: input kmask %#x", c->spec, p.in[0].kmask);
+        cr_expect_eq(p.in[1].kmask, 0, "%s: filter / B kmask %#x", c->spec, p.in[1].kmask);
+        masked += p.in[0].kmask != 0;
+        const int64_t n0 = gs_op_buffer_elems(&op, 0), n1 = gs_op_buffer_elems(&op, 1), on = gs_op_buffer_elems(&op, 2);
+        float *x0 = malloc((size_t)n0 * sizeof(float)), *x1 = malloc((size_t)n1 * sizeof(float));
+        float *out0 = calloc((size_t)on, sizeof(float)), *y = malloc((size_t)on * sizeof(float));
+        float *ref = malloc((size_t)on * sizeof(float));
+        gs_pcg32 g;
+        gs_pcg32_seed(&g, 13, ci);
+        for (int64_t i = 0; i < n1; i++) x1[i] = (float)((int)gs_pcg32_bounded(&g, 3) - 1);
+        for (int place = 0; place < 3; place++) {
+            for (int64_t i = 0; i < n0; i++) x0[i] = (float)((int)gs_pcg32_bounded(&g, 5) - 2);
+            /* away from the first elements, so that windows past r or s reach them from other outputs */
+            const int64_t a = n0 / 3 + (int64_t)gs_pcg32_bounded(&g, (uint32_t)(n0 / 3)),
+                          b = (a + 1 + (int64_t)gs_pcg32_bounded(&g, (uint32_t)(n0 / 2))) % n0;
+            x0[a] = NAN;
+            x0[b] = place == 1 ? -INFINITY : INFINITY;
+            float *ins[3] = {x0, x1, out0};
+            nf_run(ctx, cl, &op, &e, &p, ins, y);
+            const float *rin[2] = {x0, x1};
+            cr_assert_eq(gs_op_reference(ctx, &op, rin, NULL, ref), GS_OK, "%s", gs_ctx_errmsg(ctx));
+            int64_t bad = 0, first = -1, nonfinite = 0;
+            for (int64_t i = 0; i < on; i++) {
+                const bool ok = isnan(ref[i]) ? isnan(y[i]) : y[i] == ref[i];
+                nonfinite += !isfinite(ref[i]);
+                if (!ok && first < 0) first = i;
+                bad += !ok;
+            }
+            cr_expect_eq(bad, 0, "%s | %s (NaN at %lld, %sInf at %lld): %lld of %lld outputs differ, the first at %lld "
+                         "(%g, reference %g)", c->spec, c->cfg, (long long)a, place == 1 ? "-" : "", (long long)b,
+                         (long long)bad, (long long)on, (long long)first, first >= 0 ? y[first] : 0.0,
+                         first >= 0 ? ref[first] : 0.0);
+            /* the placements reach some outputs and leave most finite */
+            cr_expect(nonfinite > 0 && nonfinite < on, "%s: %lld of %lld reference outputs non-finite", c->spec,
+                      (long long)nonfinite, (long long)on);
+            runs++;
+        }
+        free(x0);
+        free(x1);
+        free(out0);
+        free(y);
+        free(ref);
+    }
+    cr_expect_eq(masked, 5, "cases with a masked input");
+    cr_expect_eq(runs, 18);
     gs_device_close(cl);
     gs_ctx_destroy(ctx);
 }

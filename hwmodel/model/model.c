@@ -883,8 +883,9 @@ static void est_operands(est_ctx *c) {
  * indices is (warp_m/m)(warp_n/n) mma instructions on the tensor pipe, the
  * fragment loads of A's and B's instruction tiles (ldmatrix or element
  * reads) and their wavefronts (the plan's read_wf), and TF32's conversions;
- * every tile is whole (the copies zero-fill the edges), so the bounded body
- * costs what the fast one does. */
+ * every tile is whole (the copies zero-fill the edges, and est_reduce_loop
+ * counts a partial tile's indices as a full one's), so the bounded body
+ * costs what the fast one does, less the k masks below. */
 static void est_operands_mma(est_ctx *c) {
     const gs_op *op = c->op;
     const gs_plan *p = c->p;
@@ -901,6 +902,36 @@ static void est_operands_mma(est_ctx *c) {
     /* the k-step's loop overhead is the FFMA loop's per index, once per k-step */
     c->per_k_fast = c->per_k_slow =
         (ks.mma + ks.loads + ks.cvt + c->mp->k_overhead_fast) * per + c->ldg_fast;
+    /* plan.kmask: in a tile partial along a masked axis, each k-step zeroes
+     * the operand's elements past the extents (print_mma_kmask): per distinct
+     * k of a lane an add and a compare per masked axis and a select, an AND
+     * per register of each instruction tile, and the tile's guard. Charged
+     * to the slow iterations in the share of them such tiles hold. */
+    double mask = 0, full = 1;
+    uint8_t any = 0;
+    for (int t = 0; t < 2; t++) {
+        const unsigned km = p->in[t].kmask;
+        if (!km) continue;
+        const gs_mma_frag *f = t == 0 ? &r->a : &r->b;
+        int nax = 0, dk = 0;
+        for (int a = 0; a < op->naxes; a++) nax += (int)(km >> a & 1u);
+        for (int i = 0; i < f->elems; i++) { /* distinct k offsets of a lane's elements */
+            const int o = t == 0 ? f->col_off[i] : f->row_off[i];
+            bool seen = false;
+            for (int q = 0; q < i && !seen; q++) seen = (t == 0 ? f->col_off[q] : f->row_off[q]) == o;
+            dk += !seen;
+        }
+        const double tiles = t == 0 ? (double)p->warp_m / r->m : (double)p->warp_n / r->n;
+        mask += dk * (2.0 * nax + 1) + tiles * f->regs + 1;
+        any |= (uint8_t)km;
+    }
+    for (int a = 0; a < op->naxes; a++) /* the share of the (whole) tiles full along every masked axis */
+        if (any >> a & 1u) {
+            const double E = (double)op->axes[a].extent, T = c->e->tile[a].block;
+            full *= floor(E / T) / ceil(E / T);
+        }
+    if (mask > 0 && full < 1 && c->iters_slow > 0)
+        c->per_k_slow += mask * per * fmin((1 - full) * c->iters_pad / c->iters_slow, 1.0);
 }
 
 /* Index work of one fast copy unit beyond copy_unit_fast, as the printer

@@ -1164,6 +1164,35 @@ static uint8_t k_unroll_of(const gs_plan *p, const plan_facts *f) {
     return (uint8_t)(trip * body > 4096 ? 4 : trip > GS_PLAN_K_UNROLL ? GS_PLAN_K_UNROLL : 0);
 }
 
+/* plan.in[t].kmask of an mma plan: the reduce axes beyond whose extent
+ * input t's copy does not read zeros. Only a dim indexed by the axis alone,
+ * at unit step, no offset and the axis' extent as its shape, turns a
+ * coordinate past the extent into one past the tensor's edge (zero-filled):
+ * a window's r and s (h = p*stride + r*dil - pad) and a grouped conv's
+ * channels (g*C/G + c) reach real elements there. Structural: the extents
+ * are run-time arguments, so the mask is there for every shape whose tile
+ * along the axis is above one; the printer applies it where a tile is
+ * partial along such an axis. */
+static uint8_t mma_kmask(const gs_op *op, const gs_etir *e, const gs_plan *p, int t) {
+    if (!p->mma) return 0;
+    const gs_tensor *ts = &op->tensors[t];
+    uint8_t km = 0;
+    for (int a = 0; a < op->naxes; a++) {
+        /* (a tile of one is never partial) */
+        if (op->axes[a].kind != GS_AXIS_REDUCE || e->tile[a].block <= 1) continue;
+        bool fills = false;
+        for (int j = 0; j < ts->ndim && !fills; j++) {
+            const gs_affine *x = &ts->idx[j];
+            if (x->coeff[a] != 1 || x->offset || ts->shape[j] != op->axes[a].extent) continue;
+            fills = true;
+            for (int b = 0; b < op->naxes; b++)
+                if (b != a && x->coeff[b]) fills = false;
+        }
+        if (!fills) km = (uint8_t)(km | 1u << a);
+    }
+    return km;
+}
+
 /* Staged input t's part of plan_common_memo (nt threads): its layout (through
  * the memo, without the caller's options only: o NULL; the state's own are
  * in the key), then what the threads do
@@ -1191,6 +1220,7 @@ static void plan_staged_input(const gs_hw *hw, const gs_op *op, const gs_etir *e
             memo->layout[slot] = *pi;
         }
     }
+    pi->kmask = mma_kmask(op, e, p, t);
     int64_t upt = (pi->units + nt - 1) / (nt > 0 ? nt : 1);
     pi->units_per_thread = (int32_t)(upt > INT32_MAX ? INT32_MAX : upt);
     gs_tensor view; /* the box tensor, built once for all three */
@@ -1862,8 +1892,9 @@ void gs_plan_format(const gs_op *op, const gs_plan *p, char *buf, size_t n) {
         for (int t = 0; t < op->ninputs && off < n; t++) {
             char swz[16] = "";
             if (p->in[t].swizzle) snprintf(swz, sizeof swz, " swz%d", 1 << p->in[t].swizzle);
-            off += (size_t)snprintf(buf + off, n - off, " %s:%s%d%s%s", op->tensors[t].name,
-                                    p->in[t].ldsm ? "ldsm" : "lds", p->in[t].ldsm, p->in[t].ldsm_trans ? "t" : "", swz);
+            off += (size_t)snprintf(buf + off, n - off, " %s:%s%d%s%s%s", op->tensors[t].name,
+                                    p->in[t].ldsm ? "ldsm" : "lds", p->in[t].ldsm, p->in[t].ldsm_trans ? "t" : "", swz,
+                                    p->in[t].kmask ? " kmask" : "");
         }
     }
     if (off < n && p->raster) off += (size_t)snprintf(buf + off, n - off, " raster%d", 1 << p->raster);

@@ -110,6 +110,13 @@ typedef struct gs_plan_input {
     uint8_t ldsm_trans;   /* ldmatrix .trans: the smem rows run along m (A) or n (B), not k */
     uint8_t swizzle;      /* log2 of the XOR period, in 16-byte vectors, of the smem layout (0:
                              none; the padding, pad, is the fallback) */
+    uint8_t kmask;        /* mma (in what was padding: a plan without it hashes as before): bit a
+                             set for each reduce axis a whose copy does not zero-fill this
+                             operand beyond a's extent (a window's r and s, read as real input
+                             rows; a group's channels, read from the next group). In a tile
+                             partial along such an axis the compute zeroes the fragment elements
+                             whose k lies beyond it, so that the zero-filled other operand never
+                             multiplies a real Inf or NaN (0 * Inf = NaN) */
     int64_t halo[GS_MAX_DIMS]; /* the tensor box per tensor dim (dims, unless im2col): what the
                                   fast path's range check covers */
     int8_t unit_dim;      /* unit_linear: the dim a thread's successive units step along */

@@ -1822,13 +1822,69 @@ static void print_mma_multiply_all(printer *m) {
     close_(m);
 }
 
-/* One tile's multiply from buffer buf: every k-step of the row's k. */
+/* The k-step ks's fragments of operand t (0: A, 1: B) with plan.kmask:
+ * where the tile (origins or<a>) is partial along a masked axis, each
+ * element whose k coordinate lies beyond a masked axis' extent is zeroed
+ * (a 16-bit half, or the whole register of a one-element row), so that the
+ * zero-filled operand beside it never multiplies a real Inf or NaN: the
+ * copies read real elements there (a window's rows past r's extent, the
+ * next group's channels). One mask per register, the same for every
+ * instruction tile of the operand (k does not depend on m or n). */
+static void print_mma_kmask(printer *m, int t) {
+    const gs_mma_row *r = m->mr;
+    const unsigned km = m->p->in[t].kmask;
+    if (!km) return;
+    const gs_mma_frag *f = t == 0 ? &r->a : &r->b;
+    gs_sb g;
+    gs_sb_init(&g);
+    for (int a = 0, any = 0; a < m->na; a++)
+        if (km >> a & 1u) gs_sb_printf(&g, "%sor%d + %d > E%d", any++ ? " || " : "", a, m->e->tile[a].block, a);
+    char *gsx = gs_sb_take(&g);
+    open_(m, "if (%s) /* partial along an axis whose copy reads real elements past it: zero those k */",
+          gsx ? gsx : "0");
+    free(gsx);
+    char *prev[GS_MMA_MAX_ELEMS] = {0}; /* a register's mask text: A's pairs of m rows share theirs */
+    for (int j = 0; j < f->regs; j++) {
+        gs_sb mk;
+        gs_sb_init(&mk);
+        for (int h = 0; h < r->per_reg; h++) {
+            const int i = j * r->per_reg + h;
+            char co[64], kk[CW], local[GS_MAX_AXES][CW];
+            if (t == 0) mma_coord(co, sizeof co, f->cg, f->ct, f->col_off[i]); /* A: k is the column */
+            else mma_coord(co, sizeof co, f->rg, f->rt, f->row_off[i]);        /* B: k is the row */
+            snprintf(kk, sizeof kk, "(ks * %d + %s)", r->k, co);
+            mma_split(m, GS_MMA_ROLE_K, kk, false, local);
+            gs_sb_puts(&mk, h ? " | (" : "(");
+            for (int a = 0, any = 0; a < m->na; a++)
+                if (km >> a & 1u) gs_sb_printf(&mk, "%sor%d + %s < E%d", any++ ? " && " : "", a, local[a], a);
+            if (r->per_reg == 1) gs_sb_puts(&mk, " ? 0xffffffffu : 0u)");
+            else gs_sb_printf(&mk, " ? 0x%xu : 0u)", h ? 0xffff0000u : 0xffffu);
+        }
+        prev[j] = gs_sb_take(&mk);
+        int same = -1;
+        for (int q = 0; q < j && same < 0; q++)
+            if (prev[q] && prev[j] && !strcmp(prev[q], prev[j])) same = q;
+        if (same >= 0) line(m, "const unsigned int mk%d = mk%d;", j, same);
+        else line(m, "const unsigned int mk%d = %s;", j, prev[j] ? prev[j] : "0u");
+    }
+    for (int j = 0; j < f->regs; j++) free(prev[j]);
+    line(m, "#pragma unroll");
+    open_(m, "for (int xi = 0; xi < %d; xi++)", t == 0 ? m->p->warp_m / r->m : m->p->warp_n / r->n);
+    for (int j = 0; j < f->regs; j++) line(m, "%s%d%s[xi][%d] &= mk%d;", m->fname, t, m->fslot, j, j);
+    close_(m);
+    close_(m);
+}
+
+/* One tile's multiply from buffer buf: every k-step of the row's k. The
+ * only compute of a tile partial along a reduce axis (the fragment-pipelined
+ * loop's full tiles never are), so the k masks (plan.kmask) live here. */
 static void print_mma_compute(printer *m, const char *buf) {
     const gs_mma_row *r = m->mr;
     line(m, "#pragma unroll");
     open_(m, "for (int ks = 0; ks < %lld; ks++)", (long long)(mma_role_block(m, GS_MMA_ROLE_K) / r->k));
     line(m, "unsigned int f0[%d][%d], f1[%d][%d];", m->p->warp_m / r->m, r->a.regs, m->p->warp_n / r->n, r->b.regs);
     print_mma_load_all(m, buf);
+    for (int t = 0; t < 2; t++) print_mma_kmask(m, t);
     print_mma_multiply_all(m);
     close_(m);
 }
