@@ -201,6 +201,59 @@ gs_status gs_verify_plan(gs_ctx *ctx, gs_device *dev, const gs_op *op, const gs_
     return gs_verify_plan_ex(ctx, dev, op, e, plan, seed, NULL, d);
 }
 
+/* gs_verify_opts.nonfinite: after the finite draw, from another stream (the
+ * finite values stay those of the seed), n specials among the inputs, the
+ * bias and the old output that beta reads; with beta = 0 the old output,
+ * never read (gs_epi_steps has no ADD_OLD), is all NaN: a kernel that reads
+ * it turns NaN. */
+static void place_specials(const gs_op *op, float *const *host, float *bias, int64_t on, uint64_t seed, int64_t n) {
+    gs_pcg32 nrng;
+    gs_pcg32_seed(&nrng, seed, 0x6e6f6e66696eull);
+    float *bufs[GS_MAX_TENSORS + 1];
+    int64_t lens[GS_MAX_TENSORS + 1];
+    int nb = 0;
+    for (int t = 0; t < op->ninputs; t++) {
+        bufs[nb] = host[t];
+        lens[nb++] = gs_tensor_elems(&op->tensors[t]);
+    }
+    if (bias) {
+        bufs[nb] = bias;
+        lens[nb++] = gs_op_bias_elems(op);
+    }
+    if (op->epi.beta != 0.0f) {
+        bufs[nb] = host[op->ninputs];
+        lens[nb++] = on;
+    } else
+        for (int64_t i = 0; i < on; i++) host[op->ninputs][i] = NAN;
+    gs_place_nonfinite(&nrng, bufs, lens, nb, n);
+}
+
+/* The mismatch of a finished comparison, if any (y: the kernel's output). */
+static gs_status verify_verdict(gs_ctx *ctx, const gs_op *op, const float *y, const float *ref, int64_t on,
+                                const gs_diff *d) {
+    if (d->nonfinite) {
+        const int64_t w = d->class_where;
+        return gs_err(ctx, GS_ERR_MISMATCH,
+                      "verify: %s differs from %s: %lld of %lld outputs in another class (NaN, +inf, -inf, finite) "
+                      "than the reference's, the first at %lld (kernel %g, reference %g); normwise %.3g (tol %.0e) "
+                      "over the finite ones",
+                      op->spec, d->reference, (long long)d->nonfinite, (long long)on, (long long)w, (double)y[w],
+                      (double)ref[w], d->normwise, d->tol);
+    }
+    if (!(d->normwise <= d->tol))
+        return gs_err(ctx, GS_ERR_MISMATCH,
+                      "verify: %s differs from %s: normwise %.3g (tol %.0e), max abs %.3g at %lld (kernel %g, "
+                      "reference %g), 0 non-finite",
+                      op->spec, d->reference, d->normwise, d->tol, d->max_abs, (long long)d->where,
+                      (double)y[d->where], (double)ref[d->where]);
+    if (d->rounding)
+        return gs_err(ctx, GS_ERR_MISMATCH,
+                      "verify: %s: %lld of %lld outputs are more than half an ulp of %s from the reference (a wrong "
+                      "rounding)",
+                      op->spec, (long long)d->rounding, (long long)on, gs_dtype_name((gs_dtype)op->dtype_out));
+    return GS_OK;
+}
+
 gs_status gs_verify_plan_ex(gs_ctx *ctx, gs_device *dev, const gs_op *op, const gs_etir *e, const gs_plan *plan,
                             uint64_t seed, const gs_verify_opts *vo, gs_diff *d) {
     memset(d, 0, sizeof *d);
@@ -247,27 +300,7 @@ gs_status gs_verify_plan_ex(gs_ctx *ctx, gs_device *dev, const gs_op *op, const 
         gs_pcg32_fill_uniform(&rng, bias, n);
         for (int64_t i = 0; i < n; i++) bias[i] = gs_dtype_round((gs_dtype)op->dtype_in, bias[i]);
     }
-    if (nonfinite) { /* after the finite draw, from another stream: the finite values stay those of the seed */
-        gs_pcg32 nrng;
-        gs_pcg32_seed(&nrng, seed, 0x6e6f6e66696eull);
-        float *bufs[GS_MAX_TENSORS + 1];
-        int64_t lens[GS_MAX_TENSORS + 1];
-        int nb = 0;
-        for (int t = 0; t < op->ninputs; t++) {
-            bufs[nb] = host[t];
-            lens[nb++] = gs_tensor_elems(&op->tensors[t]);
-        }
-        if (bias) {
-            bufs[nb] = bias;
-            lens[nb++] = gs_op_bias_elems(op);
-        }
-        if (op->epi.beta != 0.0f) { /* the old contents that beta reads */
-            bufs[nb] = host[op->ninputs];
-            lens[nb++] = on;
-        } else /* never read (gs_epi_steps has no ADD_OLD): a kernel that reads them turns NaN */
-            for (int64_t i = 0; i < on; i++) host[op->ninputs][i] = NAN;
-        gs_place_nonfinite(&nrng, bufs, lens, nb, nonfinite);
-    }
+    if (nonfinite) place_specials(op, host, bias, on, seed, nonfinite);
     ref = malloc((size_t)on * sizeof(float));
     if (!ref) { s = gs_err(ctx, GS_ERR_NOMEM, "verify: out of memory"); goto done; }
     memcpy(ref, host[op->ninputs], (size_t)on * sizeof(float));
@@ -319,22 +352,7 @@ gs_status gs_verify_plan_ex(gs_ctx *ctx, gs_device *dev, const gs_op *op, const 
         f.dtype_out = GS_DTYPE_F32;
         gs_diff_round_check(host[op->ninputs], ref, on, (gs_dtype)op->dtype_out, gs_verify_tolerance(&f) * d->ref_max, d);
     }
-    if (d->nonfinite) {
-        const int64_t w = d->class_where;
-        s = gs_err(ctx, GS_ERR_MISMATCH,
-                   "verify: %s differs from %s: %lld of %lld outputs in another class (NaN, +inf, -inf, finite) than "
-                   "the reference's, the first at %lld (kernel %g, reference %g); normwise %.3g (tol %.0e) over the "
-                   "finite ones",
-                   op->spec, d->reference, (long long)d->nonfinite, (long long)on, (long long)w,
-                   (double)host[op->ninputs][w], (double)ref[w], d->normwise, d->tol);
-    } else if (!(d->normwise <= d->tol))
-        s = gs_err(ctx, GS_ERR_MISMATCH, "verify: %s differs from %s: normwise %.3g (tol %.0e), max abs %.3g at %lld (kernel %g, reference %g), 0 non-finite",
-                   op->spec, d->reference, d->normwise, d->tol, d->max_abs, (long long)d->where,
-                   (double)host[op->ninputs][d->where], (double)ref[d->where]);
-    else if (d->rounding)
-        s = gs_err(ctx, GS_ERR_MISMATCH,
-                   "verify: %s: %lld of %lld outputs are more than half an ulp of %s from the reference (a wrong rounding)",
-                   op->spec, (long long)d->rounding, (long long)on, gs_dtype_name((gs_dtype)op->dtype_out));
+    s = verify_verdict(ctx, op, host[op->ninputs], ref, on, d);
 done:
     for (int t = 0; t <= op->ninputs; t++) free(host[t]);
     for (int b = 0; b < nbuf; b++) gs_buffer_destroy(buf[b]);
