@@ -27,6 +27,7 @@ typedef struct cli_opts {
     bool emit_given;
     gs_cli_cmd cmd;      /* construct, verify or estimate: its name, help and options */
     bool verify;
+    int64_t nonfinite;   /* verify --nonfinite N: special values among the inputs (gs_verify_opts) */
     bool given[128];     /* options given (by their short code), checked against the command */
 } cli_opts;
 
@@ -103,6 +104,11 @@ static const char verify_help[] =
     PLAN_OPTS_HELP
     "  --config CFG         skip construction and verify this configuration, e.g.\n"
     "                       bm=128,bn=128,bk=32,tm=8,tn=8,vm=1,vn=2,sa=1,sb=1\n"
+    "  --nonfinite N        after drawing the finite inputs, put N values NaN, +inf or -inf (drawn by\n"
+    "                       the seed) at random positions of the inputs, the bias and (beta != 0) the\n"
+    "                       output's old contents; with beta = 0 the old contents are all NaN. Each\n"
+    "                       output's class (NaN, +inf, -inf, finite) must match the interpreter's,\n"
+    "                       the finite ones within the tolerance [0: finite inputs only]\n"
     "  --nvrtc              also compile each candidate with NVRTC and re-rank by ptxas' registers\n"
     "  --cache-dir DIR      keep NVRTC's output in the kernel cache DIR [$GS_CACHE_DIR; none]\n"
     "  --backend B          opencl | cuda: the device the kernels run on, and whose profile --hw auto\n"
@@ -146,6 +152,7 @@ static const struct option construct_lo[] = {
     {"split-atomic", no_argument, 0, 'Z'},
     {"form", required_argument, 0, 'P'},
     {"plan-opts", required_argument, 0, 'L'},
+    {"nonfinite", required_argument, 0, 'N'},
     GS_CLI_OPT_HELP,
     GS_CLI_OPT_END,
 };
@@ -220,6 +227,10 @@ static int parse_one_opt(int c, void *opts) {
         o->max_ms_set = true;
         break;
     case 'Z': o->co.split_atomic = 1; break;
+    case 'N':
+        if (gs_cli_int_opt(cmd, "nonfinite", optarg, 0, 1000000000, &v)) return 2;
+        o->nonfinite = v;
+        break;
     case 'L': return gs_cli_plan_opt(cmd, optarg, &o->plan) ? 2 : -1;
     case 'P':
         if (!strcmp(optarg, "auto")) o->co.conv_form = GS_FORM_AUTO;
@@ -241,11 +252,11 @@ static int check_opts(int argc, char **argv, cli_opts *o) {
         {'s', "--seed"}, {'k', "--top"}, {'c', "--chains"}, {'j', "--threads"}, {'p', "--policy"}, {'S', "--strategy"},
         {'e', "--emit"}, {'o', "--out"}, {'n', "--nvrtc"}, {'B', "--backend"}, {'R', "--refine"},
         {'M', "--refine-ms"}, {'F', "--configs"}, {'A', "--sass"}, {'X', "--max-ms"},
-        {'D', "--cache-dir"}, {'Z', "--split-atomic"}, {'P', "--form"},
+        {'D', "--cache-dir"}, {'Z', "--split-atomic"}, {'P', "--form"}, {'N', "--nonfinite"},
     };
     for (size_t i = 0; i < sizeof only / sizeof only[0]; i++) {
         char k = only[i].code;
-        bool ok = estimate ? k == 'F' : verify ? (k != 'F' && k != 'e' && k != 'o' && k != 'A') : k != 'F';
+        bool ok = estimate ? k == 'F' : verify ? (k != 'F' && k != 'e' && k != 'o' && k != 'A') : (k != 'F' && k != 'N');
         if (given[(int)k] && !ok)
             return gs_cli_usage_error(cmd, "%s is not an option of this command", only[i].name);
     }
@@ -546,10 +557,14 @@ static int do_verify(gs_ctx *ctx, const cli_opts *o, const gs_result *r, gs_devi
     int fails = 0, rc = 0;
     for (int i = 0; i < r->n; i++) {
         gs_diff d;
-        s = gs_verify(ctx, dev, &r->hw, &r->op, &r->cand[i], o->co.seed, &d);
+        const gs_verify_opts vo = {o->nonfinite};
+        s = gs_verify_ex(ctx, dev, &r->hw, &r->op, &r->cand[i], o->co.seed, &vo, &d);
         if (s == GS_OK || s == GS_ERR_MISMATCH) {
-            printf("  %d  %-44s %s  normwise %.2e  max abs %.2e  max rel %.2e  nmse %.2e  ref %s\n", i, r->desc[i],
+            printf("  %d  %-44s %s  normwise %.2e  max abs %.2e  max rel %.2e  nmse %.2e  ref %s", i, r->desc[i],
                    s == GS_OK ? "PASS" : "FAIL", d.normwise, d.max_abs, d.max_rel, d.nmse, d.reference);
+            if (o->nonfinite) printf("  non-finite %lld of %lld", (long long)d.ref_nonfinite,
+                                     (long long)gs_tensor_elems(gs_op_out(&r->op)));
+            printf("\n");
             if (s != GS_OK) {
                 fails++;
                 gs_cli_error_line("gensor: error: ", gs_ctx_errmsg(ctx));

@@ -79,7 +79,8 @@ double gs_unary_eval(gs_unary u, double p, double y) {
     case GS_UN_GELU_TANH: return 0.5 * y * (1.0 + tanh(0.79788456080286535588 * (y + 0.044715 * y * y * y)));
     case GS_UN_LEAKYRELU: return y < 0 ? p * y : y;
     case GS_UN_ELU: return y < 0 ? p * (exp(y) - 1.0) : y;
-    case GS_UN_CELU: return (y > 0 ? y : 0.0) + fmin(0.0, p * (exp(y / p) - 1.0));
+    case GS_UN_CELU: /* fmin drops a NaN: 0 + fmin(0, NaN) would be 0 */
+        return isnan(y) ? y : (y > 0 ? y : 0.0) + fmin(0.0, p * (exp(y / p) - 1.0));
     case GS_UN_THRESHOLDED_RELU: return y > p ? y : isnan(y) ? y : 0.0;
     case GS_UN_HARDSIGMOID: return isnan(y) ? y : fmax(0.0, fmin(1.0, y + p));
     case GS_UN_HARDSWISH: return isnan(y) ? y : y * fmax(0.0, fmin(1.0, y / 6.0 + 0.5));

@@ -248,6 +248,10 @@ check 2 "unknown --form" construct --form matmul 'gemm M=4 N=4 K=4'
 check 2 "estimate --form" estimate --hw t4 --config bm=4,bn=4,bk=4,sa=1,sb=1 --form auto 'gemm M=4 N=4 K=4'
 # --split-atomic is construct's and verify's, not estimate's; estimate has its own help
 check 2 "estimate --split-atomic" estimate --hw t4 --config bm=4,bn=4,bk=4,sa=1,sb=1 --split-atomic 'gemm M=4 N=4 K=4'
+# --nonfinite is verify's alone, a count >= 0
+check 2 "construct --nonfinite" construct --hw t4 --nonfinite 2 'gemm M=4 N=4 K=4'
+check 2 "estimate --nonfinite" estimate --hw t4 --config bm=4,bn=4,bk=4,sa=1,sb=1 --nonfinite 2 'gemm M=4 N=4 K=4'
+check_msg 2 "--nonfinite expects an integer" "verify --nonfinite -1" verify --hw t4 --nonfinite -1 'gemm M=4 N=4 K=4'
 check 2 "split_atomic config value 2" estimate --hw t4 --config bm=4,bn=4,bk=4,sa=1,sb=1,split=1,atomic=2 'gemm M=4 N=4 K=4'
 # ---- issue 19 item 8: the v1-style plan options (--plan-opts, config keys) ----------------
 check_msg 2 "bad --plan-opts 'vectors'" "--plan-opts unknown item" construct --hw t4 --plan-opts vectors 'gemm M=4 N=4 K=4'

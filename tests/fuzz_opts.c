@@ -2,7 +2,10 @@
  * on the OpenCL device under a fallback plan (gs_plan_opts), which the CLI
  * cannot select. Not part of `make test`.
  *
- *   fuzz_opts HW 'SPEC' 'CFG' OPTS [SEED ['RUNSPEC']]
+ *   fuzz_opts [--nonfinite N] HW 'SPEC' 'CFG' OPTS [SEED ['RUNSPEC']]
+ *
+ * --nonfinite N: N of the inputs are NaN or +-inf (gs_verify_opts, as
+ * `gensor verify --nonfinite N`).
  *
  * With RUNSPEC, the plan is made for SPEC and the kernel is emitted for and
  * run on RUNSPEC (same operator, other extents): the run-time guards must
@@ -25,9 +28,16 @@
 #include "kernels/service/service.h"
 
 int main(int argc, char **argv) {
+    gs_verify_opts vo = {0};
+    if (argc > 2 && !strcmp(argv[1], "--nonfinite")) {
+        vo.nonfinite = strtoll(argv[2], NULL, 10);
+        argv[2] = argv[0];
+        argv += 2;
+        argc -= 2;
+    }
     size_t nopt = argc >= 5 ? strlen(argv[4]) : 0;
     if (argc < 5 || nopt < 4 || nopt > 7) {
-        fprintf(stderr, "usage: fuzz_opts HW SPEC CFG OPTS(4 to 7 digits) [SEED]\n");
+        fprintf(stderr, "usage: fuzz_opts [--nonfinite N] HW SPEC CFG OPTS(4 to 7 digits) [SEED [RUNSPEC]]\n");
         return 2;
     }
     gs_ctx *ctx = gs_ctx_create();
@@ -80,7 +90,7 @@ int main(int argc, char **argv) {
     }
     uint64_t seed = argc > 5 ? strtoull(argv[5], NULL, 10) : 1;
     gs_diff d;
-    gs_status s = gs_verify_plan(ctx, cl, op, &e, &p, seed, &d);
+    gs_status s = gs_verify_plan_ex(ctx, cl, op, &e, &p, seed, &vo, &d);
     int rc = 0;
     if (s == GS_OK || s == GS_ERR_MISMATCH) {
         printf("  %s | plan %s | opts %s %s normwise %.2e max abs %.2e at %lld\n", desc, pl, argv[4],

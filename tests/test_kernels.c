@@ -4,6 +4,7 @@
  *      every profile's arch, 0 spills, within limits (tests/data/gemm_nvrtc.txt);
  *   3. the two dialects differ only in spelling. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +64,100 @@ Test(kernels, verify_detects_mismatch) {
     float nanv[2] = {1, __builtin_nanf("")}, r2[2] = {1, 1};
     gs_diff_compute(nanv, r2, 2, &d);
     cr_expect_eq(d.nonfinite, 1);
+    gs_device_close(cl);
+    gs_ctx_destroy(ctx);
+}
+
+/* Non-finite mode (gs_verify_opts.nonfinite): the class comparison of
+ * gs_diff_compute on its own -- a flipped class fails and names the first
+ * output, equal classes pass -- and then kernels of every operator family
+ * on inputs with NaN, +inf and -inf: each output's class must match the
+ * interpreter's, and the placements must reach some outputs and leave
+ * others finite (the check is not vacuous). */
+Test(kernels, verify_nonfinite_compares_classes) {
+    const float inf = __builtin_inff(), nan = __builtin_nanf("");
+    float ref[6] = {1, nan, inf, -inf, 2, nan};
+    float same[6] = {1.0000001f, nan, inf, -inf, 2, -nan};
+    gs_diff d;
+    gs_diff_compute(same, ref, 6, &d);
+    cr_expect_eq(d.nonfinite, 0);
+    cr_expect_eq(d.class_where, -1);
+    cr_expect_eq(d.ref_nonfinite, 4);
+    cr_expect(d.normwise <= GS_VERIFY_TOL && d.normwise > 0, "normwise %g over the finite outputs", d.normwise);
+    /* every flip of one output's class is caught, at its index */
+    const float other[4] = {0.5f, nan, inf, -inf};
+    int caught = 0, flips = 0;
+    for (int i = 0; i < 6; i++)
+        for (int k = 0; k < 4; k++) {
+            float y[6];
+            memcpy(y, same, sizeof y);
+            y[i] = other[k];
+            const bool flipped = (isnan(y[i]) != isnan(ref[i])) || (!isnan(ref[i]) && isfinite(y[i]) != isfinite(ref[i])) ||
+                                 (isinf(y[i]) && isinf(ref[i]) && y[i] != ref[i]);
+            gs_diff_compute(y, ref, 6, &d);
+            if (!flipped) continue;
+            flips++;
+            caught += d.nonfinite == 1 && d.class_where == i;
+        }
+    cr_expect_eq(flips, 18, "class flips tried");
+    cr_expect_eq(caught, flips);
+}
+
+Test(kernels, verify_nonfinite_every_family, .timeout = 600) {
+    static const struct {
+        const char *spec;
+        int64_t n;
+    } cases[] = {
+        {"gemm M=37 N=29 K=23", 3},                      /* beta = 0: the old output all NaN, never read */
+        {"gemm M=37 N=29 K=23 beta=0.5 bias=1 relu=1", 4}, /* the old output and the bias too */
+        {"gemm M=45 N=28 K=71 alpha=-2 dtype=f16", 3},
+        {"bgemm B=3 M=17 N=13 K=29 transB=1 beta=1", 3},
+        {"gemv M=41 N=67 transA=1", 2},
+        {"conv2d N=1 C=5 H=11 W=9 K=7 R=3 S=3 pad=1 bias=1 layout=nhwc", 3},
+        {"conv2d N=2 C=6 H=9 W=9 K=4 R=3 S=2 stride=2 pad=1 groups=2", 3},
+        {"dwconv2d N=1 C=5 H=10 W=7 R=3 S=3 pad=1", 3},
+        {"maxpool2d N=1 C=4 H=9 W=11 F=3 stride=2 pad=1", 4},
+        {"avgpool2d N=1 C=4 H=9 W=11 F=3 pad=1", 3},
+        {"avgpool2d N=1 C=4 H=9 W=11 F=3 pad=1 count_include_pad=0", 3},
+        {"rowmax M=19 K=300", 5},
+        {"rowsum M=19 K=300 dtype=bf16", 5},
+        {"add M=33 N=47 bcast=1", 20},
+        {"max M=33 N=47", 20},
+        {"relu M=33 N=47", 20},
+    };
+    gs_ctx *ctx = gs_ctx_create();
+    gs_device *cl = gs_test_open_dev(ctx);
+    int ran = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gs_test_fix f;
+        gs_test_setup_seed(&f, false, "a100", cases[i].spec, 1, 3);
+        const int64_t on = gs_tensor_elems(gs_op_out(f.op));
+        for (uint64_t seed = 1; seed <= 2; seed++) {
+            gs_diff d;
+            const gs_verify_opts vo = {cases[i].n};
+            gs_status s = gs_verify_ex(ctx, cl, f.hw, f.op, &f.r->cand[0], seed, &vo, &d);
+            cr_expect_eq(s, GS_OK, "%s (%s) seed %llu: %s", cases[i].spec, f.r->desc[0], (unsigned long long)seed,
+                         gs_ctx_errmsg(ctx));
+            cr_expect_str_eq(d.reference, "interpreter", "%s", cases[i].spec);
+            cr_expect(d.ref_nonfinite > 0 && d.ref_nonfinite < on, "%s seed %llu: %lld of %lld reference outputs non-finite",
+                      cases[i].spec, (unsigned long long)seed, (long long)d.ref_nonfinite, (long long)on);
+            ran++;
+        }
+        gs_test_teardown(&f);
+    }
+    cr_expect_eq(ran, 32);
+    /* the default options are the finite run: the same reference and result as gs_verify */
+    gs_test_fix f;
+    gs_test_setup_seed(&f, false, "a100", "gemm M=37 N=29 K=23", 1, 3);
+    gs_diff d0, d1;
+    const gs_verify_opts none = {0};
+    cr_expect_eq(gs_verify(ctx, cl, f.hw, f.op, &f.r->cand[0], 9, &d0), GS_OK);
+    cr_expect_eq(gs_verify_ex(ctx, cl, f.hw, f.op, &f.r->cand[0], 9, &none, &d1), GS_OK);
+    cr_expect_str_eq(d1.reference, "gsl_blas_sgemm");
+    cr_expect(d0.normwise == d1.normwise && d1.ref_nonfinite == 0);
+    const gs_verify_opts neg = {-1};
+    cr_expect_eq(gs_verify_ex(ctx, cl, f.hw, f.op, &f.r->cand[0], 9, &neg, &d1), GS_ERR_INVALID_ARG);
+    gs_test_teardown(&f);
     gs_device_close(cl);
     gs_ctx_destroy(ctx);
 }

@@ -521,6 +521,43 @@ Test(mma, nonfinite_inputs_past_a_partial_reduce_tile, .timeout = 600) {
     gs_ctx_destroy(ctx);
 }
 
+/* verify --nonfinite sees that defect: the review's reproducer (the first
+ * nf_case) passes gs_verify_plan_ex with NaN/Inf inputs under its plan, and
+ * fails it -- an output NaN where the reference is finite -- under the same
+ * plan without the mask (kmask cleared: the kernel before the fix). */
+Test(mma, verify_nonfinite_sees_the_unmasked_partial_tile, .timeout = 600) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_device *cl = gs_test_open_dev(ctx);
+    const gs_hw *hw = gs_hw_find_builtin("a100");
+    const nf_case *c = &nf_cases[0];
+    gs_op op = parse(ctx, c->spec);
+    gs_etir e;
+    cr_assert_eq(cfg(ctx, &op, c->cfg, &e), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_plan p, bare;
+    gs_plan_make(hw, &op, &e, NULL, &p);
+    cr_assert(p.in[0].kmask != 0);
+    bare = p;
+    bare.in[0].kmask = 0;
+    const gs_verify_opts vo = {6};
+    int caught = 0;
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        gs_diff d;
+        cr_expect_eq(gs_verify_plan_ex(ctx, cl, &op, &e, &p, seed, &vo, &d), GS_OK, "seed %llu: %s",
+                     (unsigned long long)seed, gs_ctx_errmsg(ctx));
+        cr_expect(d.ref_nonfinite > 0, "seed %llu: no non-finite reference output", (unsigned long long)seed);
+        gs_status s = gs_verify_plan_ex(ctx, cl, &op, &e, &bare, seed, &vo, &d);
+        if (s == GS_ERR_MISMATCH) {
+            caught++;
+            cr_expect(d.nonfinite > 0 && d.class_where >= 0);
+            cr_expect(strstr(gs_ctx_errmsg(ctx), "in another class") != NULL, "%s", gs_ctx_errmsg(ctx));
+        } else
+            cr_expect_eq(s, GS_OK, "%s", gs_ctx_errmsg(ctx));
+    }
+    cr_expect_eq(caught, 3, "the unmasked kernel failed %d of 3 seeds", caught);
+    gs_device_close(cl);
+    gs_ctx_destroy(ctx);
+}
+
 /* ---- NVRTC: the inline-PTX printer compiles, without spills ------------------------
  * Each row on its archs (f16, bf16, tf32 on sm_80/86/89/90; the m16n8k8 f16
  * row on sm_75 too), a 4096-cubed gemm (all four transposes on the row's

@@ -1389,6 +1389,36 @@ Test(ops, hand_computed_chansq, .timeout = 300) {
     ops_check_hand_cases(cases, sizeof cases / sizeof cases[0]);
 }
 
+/* NaN in, NaN out, for every unary function (the printers' gs_unary returns a
+ * NaN first): the interpreter's celu was 0 + fmin(0, NaN) = 0, so a NaN
+ * reaching the epilogue failed `verify --nonfinite` against a right kernel. */
+Test(ops, unary_nan_in_nan_out, .timeout = 300) {
+    for (int u = 1; u < GS_UN_COUNT; u++)
+        for (int k = 0; k < 3; k++) {
+            const double p = k == 0 ? 0.5 : k == 1 ? 2.0 : -1.5;
+            cr_expect(isnan(gs_unary_eval((gs_unary)u, p, NAN)), "unary %d (p %g) of NaN is %g", u, p,
+                      gs_unary_eval((gs_unary)u, p, NAN));
+        }
+    gs_ctx *ctx = gs_ctx_create();
+    gs_device *cl = ops_open_cl_optional(ctx, "the kernel half of unary_nan_in_nan_out");
+    if (cl) {
+        static const char *specs[] = {"unary M=9 N=37 act=celu act_p=0.5", "gemm M=21 N=19 K=13 act=celu act_p=2"};
+        for (int i = 0; i < 2; i++) {
+            gs_test_fix f;
+            gs_test_setup_seed(&f, false, "a100", specs[i], 1, 1);
+            for (uint64_t seed = 1; seed <= 3; seed++) {
+                gs_diff d;
+                const gs_verify_opts vo = {4};
+                cr_expect_eq(gs_verify_ex(ctx, cl, f.hw, f.op, &f.r->cand[0], seed, &vo, &d), GS_OK, "%s seed %llu: %s",
+                             specs[i], (unsigned long long)seed, gs_ctx_errmsg(ctx));
+            }
+            gs_test_teardown(&f);
+        }
+        gs_device_close(cl);
+    }
+    gs_ctx_destroy(ctx);
+}
+
 Test(ops, unary_sweep, .timeout = 600) { ops_sweep("ops_unary.txt", 0, 1, 20); }
 
 /* act= and the binary forms refuse what they cannot do, with the reason. */

@@ -135,6 +135,9 @@ typedef struct gs_diff {
     double tol;           /* the tolerance applied (gs_verify_tolerance) */
     int64_t rounding;     /* 16-bit outputs: elements farther from the unrounded reference than half
                              an ulp of the output type plus the f32 slack (gs_diff_round_check) */
+    int64_t class_where;  /* the first output whose class (NaN, +inf, -inf, finite) differs from the
+                             reference's, -1 when none (gs_diff_compute) */
+    int64_t ref_nonfinite;/* reference outputs that are NaN or infinite */
 } gs_diff;
 /* The rounding check of a 16-bit output type t: the kernel's value must be
  * the round-to-nearest-even of an f32 value within slack of the exact one,
@@ -178,7 +181,32 @@ gs_status gs_verify(gs_ctx *ctx, gs_device *dev, const gs_hw *hw, const gs_op *o
  * reused across shapes does). */
 gs_status gs_verify_plan(gs_ctx *ctx, gs_device *dev, const gs_op *op, const gs_etir *e, const gs_plan *plan,
                          uint64_t seed, gs_diff *d);
-/* Compare two arrays (y against ref). */
+/* Verification options (internal; gs_verify and gs_verify_plan take the
+ * defaults, all zero).
+ *   nonfinite  after the usual finite inputs are drawn (and rounded to their
+ *              types), N special values -- NaN, +inf or -inf, each a third
+ *              of the time -- replace elements at random positions of the
+ *              inputs, the bias and, when beta != 0, the output's old
+ *              contents, all drawn from the seed (another stream than the
+ *              inputs', which stay the same). With beta = 0 the old contents,
+ *              which the operator never reads, are all NaN instead. Every
+ *              output's class must match the reference's (computed by the
+ *              interpreter, never GSL, whose sgemm skips zero terms and so
+ *              0 x inf); the finite ones pass the usual tolerance. */
+typedef struct gs_verify_opts {
+    int64_t nonfinite;
+} gs_verify_opts;
+gs_status gs_verify_ex(gs_ctx *ctx, gs_device *dev, const gs_hw *hw, const gs_op *op, const gs_etir *e, uint64_t seed,
+                       const gs_verify_opts *vo, gs_diff *d);
+gs_status gs_verify_plan_ex(gs_ctx *ctx, gs_device *dev, const gs_op *op, const gs_etir *e, const gs_plan *plan,
+                            uint64_t seed, const gs_verify_opts *vo, gs_diff *d);
+/* Replace n elements of the buffers x[0..nb-1] (sizes len[]) by NaN, +inf
+ * or -inf at positions drawn from rng (gs_verify_plan_ex's nonfinite). */
+void gs_place_nonfinite(gs_pcg32 *rng, float *const *x, const int64_t *len, int nb, int64_t n);
+/* Compare two arrays (y against ref): normwise over the outputs whose
+ * reference is finite; an output counts in nonfinite when its class (NaN,
+ * +inf, -inf, finite) differs from the reference's (class_where: the
+ * first). */
 void gs_diff_compute(const float *y, const float *ref, int64_t n, gs_diff *d);
 /* The gemm reference through GSL: C = alpha*op(A)*op(B) + beta*C in single
  * precision (C holds the old output on entry; no bias, no relu). */

@@ -64,24 +64,28 @@ static gs_status typed_read(gs_ctx *ctx, gs_buffer *b, gs_dtype t, float *x, int
     return s;
 }
 
+/* An output's class: 0 finite, 1 NaN, 2 +inf, 3 -inf. */
+static int value_class(double v) { return isnan(v) ? 1 : isinf(v) ? (v > 0 ? 2 : 3) : 0; }
+
 void gs_diff_compute(const float *y, const float *ref, int64_t n, gs_diff *d) {
     const char *refname = d->reference;
     double ks = d->kernel_s;
     memset(d, 0, sizeof *d);
     d->reference = refname;
     d->kernel_s = ks;
+    d->class_where = -1;
     double num = 0, den = 0;
     for (int64_t i = 0; i < n; i++)
         if (isfinite(ref[i]) && fabs(ref[i]) > d->ref_max) d->ref_max = fabs(ref[i]);
     for (int64_t i = 0; i < n; i++) {
         double r = ref[i], v = y[i];
-        if (!isfinite(r)) {
-            /* -inf from an all-padding max window must match exactly */
-            if (!(v == r)) d->nonfinite++;
-            continue;
-        }
-        if (!isfinite(v)) {
-            d->nonfinite++;
+        if (!isfinite(r) || !isfinite(v)) {
+            /* the class must match: -inf from an all-padding max window, NaN and inf from non-finite inputs */
+            d->ref_nonfinite += !isfinite(r);
+            if (value_class(v) != value_class(r)) {
+                if (!d->nonfinite) d->class_where = i;
+                d->nonfinite++;
+            }
             continue;
         }
         double e = fabs(v - r);
@@ -95,6 +99,19 @@ void gs_diff_compute(const float *y, const float *ref, int64_t n, gs_diff *d) {
     }
     d->normwise = d->ref_max > 0 ? d->max_abs / d->ref_max : d->max_abs;
     d->nmse = den > 0 ? num / den : num;
+}
+
+void gs_place_nonfinite(gs_pcg32 *rng, float *const *x, const int64_t *len, int nb, int64_t n) {
+    uint64_t total = 0;
+    for (int b = 0; b < nb; b++) total += (uint64_t)len[b];
+    for (int64_t k = 0; total && k < n; k++) {
+        uint64_t hi = gs_pcg32_next(rng), lo = gs_pcg32_next(rng);
+        uint64_t at = ((hi << 32) | lo) % total;
+        uint32_t what = gs_pcg32_bounded(rng, 3);
+        int b = 0;
+        while (at >= (uint64_t)len[b]) at -= (uint64_t)len[b++];
+        x[b][at] = what == 0 ? NAN : what == 1 ? INFINITY : -INFINITY;
+    }
 }
 
 void gs_gemm_reference(const gs_op *op, const float *A, const float *B, float *C) {
@@ -145,12 +162,17 @@ static gs_status check_split_rerun(gs_ctx *ctx, gs_device *dev, const gs_dev_pro
 
 gs_status gs_verify(gs_ctx *ctx, gs_device *dev, const gs_hw *hw, const gs_op *op, const gs_etir *e, uint64_t seed,
                     gs_diff *d) {
+    return gs_verify_ex(ctx, dev, hw, op, e, seed, NULL, d);
+}
+
+gs_status gs_verify_ex(gs_ctx *ctx, gs_device *dev, const gs_hw *hw, const gs_op *op, const gs_etir *e, uint64_t seed,
+                       const gs_verify_opts *vo, gs_diff *d) {
     memset(d, 0, sizeof *d);
     if (!dev || !hw || !op || !e) return gs_err(ctx, GS_ERR_INVALID_ARG, "verify: NULL argument");
     if (!gs_etir_wellformed(op, e)) return gs_err(ctx, GS_ERR_INVALID_ARG, "verify: malformed ETIR state");
     gs_plan p;
     gs_plan_make(hw, op, e, NULL, &p);
-    return gs_verify_plan(ctx, dev, op, e, &p, seed, d);
+    return gs_verify_plan_ex(ctx, dev, op, e, &p, seed, vo, d);
 }
 
 /* Emit e under plan in the device's dialect and build (OpenCL) or compile
@@ -176,7 +198,67 @@ static gs_status verify_load(gs_ctx *ctx, gs_device *dev, const gs_op *op, const
 
 gs_status gs_verify_plan(gs_ctx *ctx, gs_device *dev, const gs_op *op, const gs_etir *e, const gs_plan *plan,
                          uint64_t seed, gs_diff *d) {
+    return gs_verify_plan_ex(ctx, dev, op, e, plan, seed, NULL, d);
+}
+
+/* gs_verify_opts.nonfinite: after the finite draw, from another stream (the
+ * finite values stay those of the seed), n specials among the inputs, the
+ * bias and the old output that beta reads; with beta = 0 the old output,
+ * never read (gs_epi_steps has no ADD_OLD), is all NaN: a kernel that reads
+ * it turns NaN. */
+static void place_specials(const gs_op *op, float *const *host, float *bias, int64_t on, uint64_t seed, int64_t n) {
+    gs_pcg32 nrng;
+    gs_pcg32_seed(&nrng, seed, 0x6e6f6e66696eull);
+    float *bufs[GS_MAX_TENSORS + 1];
+    int64_t lens[GS_MAX_TENSORS + 1];
+    int nb = 0;
+    for (int t = 0; t < op->ninputs; t++) {
+        bufs[nb] = host[t];
+        lens[nb++] = gs_tensor_elems(&op->tensors[t]);
+    }
+    if (bias) {
+        bufs[nb] = bias;
+        lens[nb++] = gs_op_bias_elems(op);
+    }
+    if (op->epi.beta != 0.0f) {
+        bufs[nb] = host[op->ninputs];
+        lens[nb++] = on;
+    } else
+        for (int64_t i = 0; i < on; i++) host[op->ninputs][i] = NAN;
+    gs_place_nonfinite(&nrng, bufs, lens, nb, n);
+}
+
+/* The mismatch of a finished comparison, if any (y: the kernel's output). */
+static gs_status verify_verdict(gs_ctx *ctx, const gs_op *op, const float *y, const float *ref, int64_t on,
+                                const gs_diff *d) {
+    if (d->nonfinite) {
+        const int64_t w = d->class_where;
+        return gs_err(ctx, GS_ERR_MISMATCH,
+                      "verify: %s differs from %s: %lld of %lld outputs in another class (NaN, +inf, -inf, finite) "
+                      "than the reference's, the first at %lld (kernel %g, reference %g); normwise %.3g (tol %.0e) "
+                      "over the finite ones",
+                      op->spec, d->reference, (long long)d->nonfinite, (long long)on, (long long)w, (double)y[w],
+                      (double)ref[w], d->normwise, d->tol);
+    }
+    if (!(d->normwise <= d->tol))
+        return gs_err(ctx, GS_ERR_MISMATCH,
+                      "verify: %s differs from %s: normwise %.3g (tol %.0e), max abs %.3g at %lld (kernel %g, "
+                      "reference %g), 0 non-finite",
+                      op->spec, d->reference, d->normwise, d->tol, d->max_abs, (long long)d->where,
+                      (double)y[d->where], (double)ref[d->where]);
+    if (d->rounding)
+        return gs_err(ctx, GS_ERR_MISMATCH,
+                      "verify: %s: %lld of %lld outputs are more than half an ulp of %s from the reference (a wrong "
+                      "rounding)",
+                      op->spec, (long long)d->rounding, (long long)on, gs_dtype_name((gs_dtype)op->dtype_out));
+    return GS_OK;
+}
+
+gs_status gs_verify_plan_ex(gs_ctx *ctx, gs_device *dev, const gs_op *op, const gs_etir *e, const gs_plan *plan,
+                            uint64_t seed, const gs_verify_opts *vo, gs_diff *d) {
     memset(d, 0, sizeof *d);
+    const int64_t nonfinite = vo ? vo->nonfinite : 0;
+    if (nonfinite < 0) return gs_err(ctx, GS_ERR_INVALID_ARG, "verify: negative number of non-finite inputs");
     if (!dev || !plan || !op || !e) return gs_err(ctx, GS_ERR_INVALID_ARG, "verify: NULL argument");
     int64_t total = 0;
     for (int t = 0; t <= op->ninputs; t++) total += gs_tensor_elems(&op->tensors[t]);
@@ -218,13 +300,15 @@ gs_status gs_verify_plan(gs_ctx *ctx, gs_device *dev, const gs_op *op, const gs_
         gs_pcg32_fill_uniform(&rng, bias, n);
         for (int64_t i = 0; i < n; i++) bias[i] = gs_dtype_round((gs_dtype)op->dtype_in, bias[i]);
     }
+    if (nonfinite) place_specials(op, host, bias, on, seed, nonfinite);
     ref = malloc((size_t)on * sizeof(float));
     if (!ref) { s = gs_err(ctx, GS_ERR_NOMEM, "verify: out of memory"); goto done; }
     memcpy(ref, host[op->ninputs], (size_t)on * sizeof(float));
     orig = malloc((size_t)on * sizeof(float));
     if (!orig) { s = gs_err(ctx, GS_ERR_NOMEM, "verify: out of memory"); goto done; }
     memcpy(orig, host[op->ninputs], (size_t)on * sizeof(float));
-    if (op->kind == GS_OPK_GEMM && !op->has_bias && !op->epi.relu && !gs_op_typed(op) && !op->math) {
+    /* GSL's sgemm skips a zero term (0 x inf): the interpreter's IEEE products under nonfinite */
+    if (op->kind == GS_OPK_GEMM && !op->has_bias && !op->epi.relu && !gs_op_typed(op) && !op->math && !nonfinite) {
         gs_gemm_reference(op, host[0], host[1], ref);
         d->reference = "gsl_blas_sgemm";
     } else {
@@ -268,14 +352,7 @@ gs_status gs_verify_plan(gs_ctx *ctx, gs_device *dev, const gs_op *op, const gs_
         f.dtype_out = GS_DTYPE_F32;
         gs_diff_round_check(host[op->ninputs], ref, on, (gs_dtype)op->dtype_out, gs_verify_tolerance(&f) * d->ref_max, d);
     }
-    if (d->nonfinite || !(d->normwise <= d->tol))
-        s = gs_err(ctx, GS_ERR_MISMATCH, "verify: %s differs from %s: normwise %.3g (tol %.0e), max abs %.3g at %lld, %lld non-finite",
-                   op->spec, d->reference, d->normwise, d->tol, d->max_abs, (long long)d->where,
-                   (long long)d->nonfinite);
-    else if (d->rounding)
-        s = gs_err(ctx, GS_ERR_MISMATCH,
-                   "verify: %s: %lld of %lld outputs are more than half an ulp of %s from the reference (a wrong rounding)",
-                   op->spec, (long long)d->rounding, (long long)on, gs_dtype_name((gs_dtype)op->dtype_out));
+    s = verify_verdict(ctx, op, host[op->ninputs], ref, on, d);
 done:
     for (int t = 0; t <= op->ninputs; t++) free(host[t]);
     for (int b = 0; b < nbuf; b++) gs_buffer_destroy(buf[b]);
