@@ -173,6 +173,18 @@ static gs_status cfg(gs_ctx *ctx, const gs_op *op, const char *c, gs_etir *e) {
 
 #define MMA_CFG "bm=64,bn=32,bk=32,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1"
 
+/* spec's operator at config, asserted to pass hw's check, and its plan,
+ * asserted to take the state's row. */
+static gs_plan case_plan(gs_ctx *ctx, const gs_hw *hw, const char *spec, const char *config, gs_op *op, gs_etir *e) {
+    *op = parse(ctx, spec);
+    cr_assert_eq(cfg(ctx, op, config, e), GS_OK, "%s | %s: %s", spec, config, gs_ctx_errmsg(ctx));
+    cr_assert(gs_hw_check(hw, op, e), "%s | %s fails %s's check", spec, config, hw->name);
+    gs_plan p;
+    gs_plan_make(hw, op, e, NULL, &p);
+    cr_assert(p.mma == e->mma);
+    return p;
+}
+
 Test(mma, knob_config_and_legality) {
     gs_ctx *ctx = gs_ctx_create();
     gs_op h = parse(ctx, "gemm M=100 N=50 K=33 dtype=f16"), f = parse(ctx, "gemm M=100 N=50 K=33");
@@ -354,13 +366,9 @@ Test(mma, pocl_emulation_awkward_shapes, .timeout = 600) {
     int ldsm = 0, trans = 0, elem = 0, fragpipe = 0, peel = 0, swz = 0, pad = 0;
     for (size_t i = 0; i < sizeof mma_cases / sizeof mma_cases[0]; i++) {
         const mma_case *c = &mma_cases[i];
-        gs_op op = parse(ctx, c->spec);
+        gs_op op;
         gs_etir e;
-        cr_assert_eq(cfg(ctx, &op, c->cfg, &e), GS_OK, "%s | %s: %s", c->spec, c->cfg, gs_ctx_errmsg(ctx));
-        cr_assert(gs_hw_check(hw, &op, &e), "%s | %s fails a100's check", c->spec, c->cfg);
-        gs_plan p;
-        gs_plan_make(hw, &op, &e, NULL, &p);
-        cr_assert(p.mma == e.mma);
+        gs_plan p = case_plan(ctx, hw, c->spec, c->cfg, &op, &e);
         fragpipe += p.frag_pipe;
         peel += p.peel;
         for (int t = 0; t < 2; t++) {
@@ -463,13 +471,9 @@ Test(mma, nonfinite_inputs_past_a_partial_reduce_tile, .timeout = 600) {
     int masked = 0, runs = 0;
     for (size_t ci = 0; ci < sizeof nf_cases / sizeof nf_cases[0]; ci++) {
         const nf_case *c = &nf_cases[ci];
-        gs_op op = parse(ctx, c->spec);
+        gs_op op;
         gs_etir e;
-        cr_assert_eq(cfg(ctx, &op, c->cfg, &e), GS_OK, "%s | %s: %s", c->spec, c->cfg, gs_ctx_errmsg(ctx));
-        cr_assert(gs_hw_check(hw, &op, &e), "%s | %s fails a100's check", c->spec, c->cfg);
-        gs_plan p;
-        gs_plan_make(hw, &op, &e, NULL, &p);
-        cr_assert(p.mma == e.mma);
+        gs_plan p = case_plan(ctx, hw, c->spec, c->cfg, &op, &e);
         /* the plan's mask: the input of a conv (its window, or its group's channels), never the filter or a gemm */
         const bool conv = op.kind == GS_OPK_CONV2D;
         cr_expect_eq(p.in[0].kmask != 0, conv, "%s: input kmask %#x", c->spec, p.in[0].kmask);
@@ -530,11 +534,9 @@ Test(mma, verify_nonfinite_sees_the_unmasked_partial_tile, .timeout = 600) {
     gs_device *cl = gs_test_open_dev(ctx);
     const gs_hw *hw = gs_hw_find_builtin("a100");
     const nf_case *c = &nf_cases[0];
-    gs_op op = parse(ctx, c->spec);
+    gs_op op;
     gs_etir e;
-    cr_assert_eq(cfg(ctx, &op, c->cfg, &e), GS_OK, "%s", gs_ctx_errmsg(ctx));
-    gs_plan p, bare;
-    gs_plan_make(hw, &op, &e, NULL, &p);
+    gs_plan p = case_plan(ctx, hw, c->spec, c->cfg, &op, &e), bare;
     cr_assert(p.in[0].kmask != 0);
     bare = p;
     bare.in[0].kmask = 0;
