@@ -50,6 +50,18 @@ void gs_mma_elem(const gs_mma_frag *f, int lane, int i, int *row, int *col) {
     *col = f->cg * g + f->ct * t + f->col_off[i];
 }
 
+int gs_mma_elem_k(const gs_mma_frag *f, int t, int i) { return t == 0 ? f->col_off[i] : f->row_off[i]; }
+
+int gs_mma_distinct_k(const gs_mma_frag *f, int t) {
+    int dk = 0;
+    for (int i = 0; i < f->elems; i++) {
+        bool seen = false;
+        for (int q = 0; q < i && !seen; q++) seen = gs_mma_elem_k(f, t, q) == gs_mma_elem_k(f, t, i);
+        dk += !seen;
+    }
+    return dk;
+}
+
 static bool is_spatial(const gs_op *op, int a) { return op->axes[a].kind == GS_AXIS_SPATIAL; }
 
 bool gs_mma_roles(const gs_op *op, int8_t *role) {

@@ -52,6 +52,11 @@ int gs_mma_count(void);
 const gs_mma_row *gs_mma_get(int idx);
 /* Row and col of element i of lane (0..31) in fragment f. */
 void gs_mma_elem(const gs_mma_frag *f, int lane, int i, int *row, int *col);
+/* The k offset of element i of operand t's fragment (t 0: A, whose k is its
+ * col; 1: B, whose k is its row), and the number of distinct ones a lane
+ * holds (A of m16n8k16: 4, its rows g and g+8 sharing each). */
+int gs_mma_elem_k(const gs_mma_frag *f, int t, int i);
+int gs_mma_distinct_k(const gs_mma_frag *f, int t);
 /* The role of each axis under mma (implicit GEMM): the reduce axes are k;
  * a spatial axis used by input 0 and the output but not input 1 is one of
  * m's; one used by input 1 and the output but not input 0 one of n's; one

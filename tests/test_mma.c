@@ -610,3 +610,23 @@ Test(mma, nvrtc_compiles_every_row_without_spills, .timeout = 600) {
     cr_expect_eq(compiled, ran, "kernels compiled: %d of %d", compiled, ran);
     gs_ctx_destroy(ctx);
 }
+
+/* The distinct k offsets of a lane's elements (the k masks' count, the
+ * model's price of them): A and B of the k16 rows hold 2t, 2t+1, 2t+8,
+ * 2t+9; tf32's t and t+4; m16n8k8 f16's 2t and 2t+1. */
+Test(mma, distinct_k_of_a_lane) {
+    static const struct {
+        const char *row;
+        int a, b;
+    } want[] = {{"m16n8k16.f16", 4, 4}, {"m16n8k16.bf16", 4, 4}, {"m16n8k8.tf32", 2, 2}, {"m16n8k8.f16", 2, 2}};
+    int seen = 0;
+    for (int idx = 1; idx <= gs_mma_count(); idx++)
+        for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
+            const gs_mma_row *r = gs_mma_get(idx);
+            if (strcmp(r->name, want[w].row)) continue;
+            cr_expect_eq(gs_mma_distinct_k(&r->a, 0), want[w].a, "%s A", r->name);
+            cr_expect_eq(gs_mma_distinct_k(&r->b, 1), want[w].b, "%s B", r->name);
+            seen++;
+        }
+    cr_expect_eq(seen, 4, "rows named");
+}

@@ -920,14 +920,9 @@ static void est_operands_mma(est_ctx *c) {
         const unsigned km = p->in[t].kmask;
         if (!km) continue;
         const gs_mma_frag *f = t == 0 ? &r->a : &r->b;
-        int nax = 0, dk = 0;
+        int nax = 0;
         for (int a = 0; a < op->naxes; a++) nax += (int)(km >> a & 1u);
-        for (int i = 0; i < f->elems; i++) { /* distinct k offsets of a lane's elements */
-            const int o = t == 0 ? f->col_off[i] : f->row_off[i];
-            bool seen = false;
-            for (int q = 0; q < i && !seen; q++) seen = (t == 0 ? f->col_off[q] : f->row_off[q]) == o;
-            dk += !seen;
-        }
+        const int dk = gs_mma_distinct_k(f, t);
         const double tiles = t == 0 ? (double)p->warp_m / r->m : (double)p->warp_n / r->n;
         mask += dk * (2.0 * nax + 1) + tiles * f->regs + 1;
         any |= (uint8_t)km;

@@ -1462,13 +1462,14 @@ static void print_compute_body(printer *m, const char *buf, bool bounded, bool f
     for (; open > 0; open--) close_(m);
 }
 
-/* Appends to c "the tile at or<a> is whole along every reduce axis"
- * (or<a> + block <= E<a>, joined by &&); false when there is no reduce axis
- * (nothing appended). */
-static bool print_full_tile_cond(printer *m, gs_sb *c) {
+/* Appends to c "the tile at or<a> is whole along every reduce axis of
+ * mask (bit a)" (or<a> + block <= E<a>, joined by &&); false when there is
+ * none (nothing appended). GS_ALL_AXES: every reduce axis. */
+#define GS_ALL_AXES 0xffffffffu
+static bool print_full_tile_cond(printer *m, gs_sb *c, unsigned mask) {
     bool any = false;
     for (int a = 0; a < m->na; a++) {
-        if (spatial(m->op, a)) continue;
+        if (spatial(m->op, a) || !(mask >> a & 1u)) continue;
         gs_sb_printf(c, "%sor%d + %d <= E%d", any ? " && " : "", a, m->e->tile[a].block, a);
         any = true;
     }
@@ -1491,7 +1492,7 @@ static void print_compute(printer *m, const char *buf) {
     }
     gs_sb c;
     gs_sb_init(&c);
-    bool any = print_full_tile_cond(m, &c);
+    bool any = print_full_tile_cond(m, &c, GS_ALL_AXES);
     bool direct = false;
     for (int t = 0; t < m->ni; t++) {
         const gs_plan_input *pi = &m->p->in[t];
@@ -1839,11 +1840,10 @@ static void print_mma_kmask(printer *m, int t) {
     const gs_mma_frag *f = t == 0 ? &r->a : &r->b;
     gs_sb g;
     gs_sb_init(&g);
-    for (int a = 0, any = 0; a < m->na; a++)
-        if (km >> a & 1u) gs_sb_printf(&g, "%sor%d + %d > E%d", any++ ? " || " : "", a, m->e->tile[a].block, a);
+    print_full_tile_cond(m, &g, km);
     char *gsx = gs_sb_take(&g);
-    open_(m, "if (%s) /* partial along an axis whose copy reads real elements past it: zero those k */",
-          gsx ? gsx : "0");
+    open_(m, "if (!(%s)) /* partial along an axis whose copy reads real elements past it: zero those k */",
+          gsx ? gsx : "1");
     free(gsx);
     char *prev[GS_MMA_MAX_ELEMS] = {0}; /* a register's mask text: A's pairs of m rows share theirs */
     for (int j = 0; j < f->regs; j++) {
@@ -1852,8 +1852,8 @@ static void print_mma_kmask(printer *m, int t) {
         for (int h = 0; h < r->per_reg; h++) {
             const int i = j * r->per_reg + h;
             char co[64], kk[CW], local[GS_MAX_AXES][CW];
-            if (t == 0) mma_coord(co, sizeof co, f->cg, f->ct, f->col_off[i]); /* A: k is the column */
-            else mma_coord(co, sizeof co, f->rg, f->rt, f->row_off[i]);        /* B: k is the row */
+            /* A's k is its column, B's its row */
+            mma_coord(co, sizeof co, t == 0 ? f->cg : f->rg, t == 0 ? f->ct : f->rt, gs_mma_elem_k(f, t, i));
             snprintf(kk, sizeof kk, "(ks * %d + %s)", r->k, co);
             mma_split(m, GS_MMA_ROLE_K, kk, false, local);
             gs_sb_puts(&mk, h ? " | (" : "(");
@@ -2566,7 +2566,7 @@ static void print_main_loop_fragpipe(printer *m, const math_core *core) {
     else print_tile_origins(m, "it");
     gs_sb c;
     gs_sb_init(&c);
-    print_full_tile_cond(m, &c);
+    print_full_tile_cond(m, &c, GS_ALL_AXES);
     char *cs = gs_sb_take(&c);
     open_(m, "if (%s)", cs ? cs : "1");
     free(cs);

@@ -200,9 +200,6 @@ gs_status gs_verify_ex(gs_ctx *ctx, gs_device *dev, const gs_hw *hw, const gs_op
                        const gs_verify_opts *vo, gs_diff *d);
 gs_status gs_verify_plan_ex(gs_ctx *ctx, gs_device *dev, const gs_op *op, const gs_etir *e, const gs_plan *plan,
                             uint64_t seed, const gs_verify_opts *vo, gs_diff *d);
-/* Replace n elements of the buffers x[0..nb-1] (sizes len[]) by NaN, +inf
- * or -inf at positions drawn from rng (gs_verify_plan_ex's nonfinite). */
-void gs_place_nonfinite(gs_pcg32 *rng, float *const *x, const int64_t *len, int nb, int64_t n);
 /* Compare two arrays (y against ref): normwise over the outputs whose
  * reference is finite; an output counts in nonfinite when its class (NaN,
  * +inf, -inf, finite) differs from the reference's (class_where: the

@@ -101,7 +101,9 @@ void gs_diff_compute(const float *y, const float *ref, int64_t n, gs_diff *d) {
     d->nmse = den > 0 ? num / den : num;
 }
 
-void gs_place_nonfinite(gs_pcg32 *rng, float *const *x, const int64_t *len, int nb, int64_t n) {
+/* Replace n elements of the buffers x[0..nb-1] (sizes len[]) by NaN, +inf
+ * or -inf at positions drawn from rng. */
+static void place_nonfinite(gs_pcg32 *rng, float *const *x, const int64_t *len, int nb, int64_t n) {
     uint64_t total = 0;
     for (int b = 0; b < nb; b++) total += (uint64_t)len[b];
     for (int64_t k = 0; total && k < n; k++) {
@@ -225,7 +227,7 @@ static void place_specials(const gs_op *op, float *const *host, float *bias, int
         lens[nb++] = on;
     } else
         for (int64_t i = 0; i < on; i++) host[op->ninputs][i] = NAN;
-    gs_place_nonfinite(&nrng, bufs, lens, nb, n);
+    place_nonfinite(&nrng, bufs, lens, nb, n);
 }
 
 /* The mismatch of a finished comparison, if any (y: the kernel's output). */
