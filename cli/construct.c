@@ -69,8 +69,8 @@ static const char construct_help[] =
     "                       real register counts, and show registers/spills\n"
     "  --sass[=full]        construct: compile the emitted candidate to a cubin for the profile's arch and\n"
     "                       count its SASS with cuobjdump (make sass-tools), whole kernel, main loop and\n"
-    "                       its steady-state iteration (FFMA share, LDS->FFMA distances, spills);\n"
-    "                       =full (or --emit sass) also prints the listing\n"
+    "                       its steady-state iteration (FFMA or HMMA share, shared load->FFMA/HMMA\n"
+    "                       distances, spills); =full (or --emit sass) also prints the listing\n"
     "  --config CFG         skip construction and use this configuration, e.g.\n"
     "                       bm=128,bn=128,bk=32,tm=8,tn=8,vm=1,vn=2,sa=1,sb=1 (gensor help config)\n"
     "  --format text|json   output format of the table [text]\n"
@@ -602,6 +602,15 @@ static void exe_root(char *buf, size_t cap) {
     if (!*buf) snprintf(buf, cap, "/");
 }
 
+/* Issue slots the tensor pipe allows per HMMA of the steady path: the
+ * model's clocks for one m16n8k instruction on one SM partition (the
+ * profile's tensor rate for the operator's types, at its mma.sync
+ * efficiency); 0 without HMMA. */
+static double hmma_clocks(const gs_sass_steady *st, const gs_hw *hw, const gs_op *op) {
+    if (!st->mma_k || !hw || !op) return 0.0;
+    return gs_model_mma_clocks(hw, (gs_dtype)op->dtype_in, (gs_math)op->math, 16, 8, st->mma_k);
+}
+
 static json_t *sass_counts_json(const int64_t *c) {
     json_t *j = json_object();
     for (int k = 0; k < GS_SASS_NCLASS; k++) json_object_set_new(j, gs_sass_class_key(k), json_integer(c[k]));
@@ -609,7 +618,7 @@ static json_t *sass_counts_json(const int64_t *c) {
 }
 
 static json_t *sass_json(const gs_sass_summary *sm, const char *kernel, int arch, const char *tool,
-                         const char *listing) {
+                         const char *listing, const gs_hw *hw, const gs_op *op) {
     json_t *j = json_pack("{s:s, s:i, s:s, s:I, s:o}", "kernel", kernel, "arch", arch, "tool", tool,
                           "backward_branches", (json_int_t)sm->loops, "all", sass_counts_json(sm->all));
     if (sm->has_loop)
@@ -626,8 +635,9 @@ static json_t *sass_json(const gs_sass_summary *sm, const char *kernel, int arch
                                (json_int_t)st->lds_near, "lds_min_slots", (json_int_t)st->lds_min_slots);
         json_t *near = json_array();
         for (int64_t i = 0; i < st->lds_near && i < GS_SASS_NEAR_LIST; i++)
-            json_array_append_new(near, json_pack("{s:I, s:I, s:I}", "load", (json_int_t)st->near[i].load, "ffma",
-                                                  (json_int_t)st->near[i].ffma, "slots", (json_int_t)st->near[i].slots));
+            json_array_append_new(near, json_pack("{s:I, s:I, s:I, s:I}", "load", (json_int_t)st->near[i].load, "ffma",
+                                                  (json_int_t)st->near[i].ffma, "slots", (json_int_t)st->near[i].slots,
+                                                  "math_between", (json_int_t)st->near[i].math));
         json_object_set_new(sj, "lds_near_at", near);
         json_object_set_new(sj, "ffma_share",
                             json_real(st->count[GS_SASS_TOTAL] ? (double)st->count[GS_SASS_FFMA] /
@@ -636,13 +646,22 @@ static json_t *sass_json(const gs_sass_summary *sm, const char *kernel, int arch
         json_object_set_new(sj, "lds_mean_slots", json_real(st->lds_mean_slots));
         json_object_set_new(sj, "near_slots", json_integer(GS_SASS_NEAR_SLOTS));
         json_object_set_new(sj, "ffma_reuse", json_integer(st->ffma_reuse));
+        const int64_t hmma = st->count[GS_SASS_HMMA];
+        if (hmma) {
+            json_object_set_new(sj, "mma_k", json_integer(st->mma_k));
+            json_object_set_new(sj, "hmma_share", json_real((double)hmma / (double)st->count[GS_SASS_TOTAL]));
+            json_object_set_new(sj, "issue_per_hmma", json_real((double)st->count[GS_SASS_TOTAL] / (double)hmma));
+            const double clk = hmma_clocks(st, hw, op);
+            json_object_set_new(sj, "tensor_clocks_per_hmma", clk > 0 ? json_real(clk) : json_null());
+        }
         json_object_set_new(j, "steady", sj);
     } else json_object_set_new(j, "steady", json_null());
     if (listing) json_object_set_new(j, "listing", json_string(listing));
     return j;
 }
 
-static void print_sass(const gs_sass_summary *sm, const char *kernel, int arch, const char *tool) {
+static void print_sass(const gs_sass_summary *sm, const char *kernel, int arch, const char *tool, const gs_hw *hw,
+                       const gs_op *op) {
     printf("sass      %s for sm_%d (cuobjdump: %s)\n", kernel, arch, tool);
     if (sm->has_loop)
         printf("sass      main loop 0x%04llx..0x%04llx: %lld instructions, the body of a backward BRA (%lld in the kernel)\n",
@@ -672,17 +691,38 @@ static void print_sass(const gs_sass_summary *sm, const char *kernel, int arch, 
     if (st->ffma_inner)
         printf("sass      steady %lld of the FFMA lie in an inner loop, counted once (a partly unrolled k-loop)\n",
                (long long)st->ffma_inner);
+    const int64_t hmma = c[GS_SASS_HMMA];
+    const char *math = hmma ? "HMMA" : "FFMA", *ld = hmma ? "LDSM/LDS" : "LDS";
+    if (hmma) {
+        /* the tensor core's steady figures: how many issue slots each HMMA
+         * takes against the clocks the tensor pipe needs for it */
+        const double clk = hmma_clocks(st, hw, op);
+        printf("sass      steady HMMA %lld (m16n8k%d, share %.3f)  LDSM %lld  LDS %lld: %.2f issue slots per HMMA", (long long)hmma,
+               st->mma_k, tot ? (double)hmma / (double)tot : 0.0, (long long)c[GS_SASS_LDSM], (long long)lds,
+               (double)tot / (double)hmma);
+        if (clk > 0)
+            printf(" against the tensor pipe's %.1f clocks per HMMA on %s (%s)", clk, hw->name,
+                   (double)tot / (double)hmma <= clk ? "the tensor pipe bounds the loop" : "issue bounds the loop");
+        printf("\n");
+    }
     if (st->lds_fed)
-        printf("sass      steady LDS->FFMA: %lld loads feed FFMAs, nearest %lld slots, mean %.1f, %lld under %d\n",
-               (long long)st->lds_fed, (long long)st->lds_min_slots, st->lds_mean_slots, (long long)st->lds_near,
+        printf("sass      steady %s->%s: %lld loads feed %ss, nearest %lld slots, mean %.1f, %lld under %d\n", ld, math,
+               (long long)st->lds_fed, math, (long long)st->lds_min_slots, st->lds_mean_slots, (long long)st->lds_near,
                GS_SASS_NEAR_SLOTS);
-    else printf("sass      steady LDS->FFMA: no shared load feeds an FFMA\n");
+    else if (hmma && lds)
+        printf("sass      steady %s->%s: no shared load feeds an HMMA directly (its elements go through "
+               "conversions, as tf32's)\n", ld, math);
+    else printf("sass      steady %s->%s: no shared load feeds an %s\n", ld, math, math);
     if (st->lds_near) { /* where to look in --sass=full's listing */
-        printf("sass      steady near loads (LDS -> FFMA, slots):");
+        printf("sass      steady near loads (%s -> %s, slots):", ld, math);
         int64_t shown = st->lds_near < GS_SASS_NEAR_LIST ? st->lds_near : GS_SASS_NEAR_LIST;
         for (int64_t i = 0; i < shown; i++)
-            printf("%s %#llx -> %#llx (%lld)", i ? "," : "", (unsigned long long)st->near[i].load,
-                   (unsigned long long)st->near[i].ffma, (long long)st->near[i].slots);
+            if (hmma)
+                printf("%s %#llx -> %#llx (%lld, %lld HMMA between)", i ? "," : "", (unsigned long long)st->near[i].load,
+                       (unsigned long long)st->near[i].ffma, (long long)st->near[i].slots, (long long)st->near[i].math);
+            else
+                printf("%s %#llx -> %#llx (%lld)", i ? "," : "", (unsigned long long)st->near[i].load,
+                       (unsigned long long)st->near[i].ffma, (long long)st->near[i].slots);
         if (st->lds_near > shown) printf(", and %lld more", (long long)(st->lds_near - shown));
         printf("\n");
     }
@@ -903,7 +943,7 @@ static int run_print_json(cli_run *u) {
     }
     if (u->have_sass)
         json_object_set_new(root, "sass", sass_json(&u->sass, u->kname, u->arch, u->sass_tool,
-                                                    o->sass == 2 ? u->sass_text : NULL));
+                                                    o->sass == 2 ? u->sass_text : NULL, u->hw, u->op));
     struct rusage ru;
     if (!getrusage(RUSAGE_SELF, &ru)) json_object_set_new(root, "peak_rss_kb", json_integer(ru.ru_maxrss));
     return gs_cli_put_json(root, JSON_INDENT(2)) ? -1 : 1;
@@ -944,7 +984,7 @@ static void run_print_text(cli_run *u) {
                 printf("note      candidate %d spills %lld bytes (ptxas)\n", i,
                        (long long)(u->nv[i].stats.spill_store_bytes + u->nv[i].stats.spill_load_bytes));
     if (u->rep) print_refine(r, u->rep);
-    if (u->have_sass) print_sass(&u->sass, u->kname, u->arch, u->sass_tool);
+    if (u->have_sass) print_sass(&u->sass, u->kname, u->arch, u->sass_tool, u->hw, u->op);
 }
 
 /* Step 7a: --out DIR: the sources, the JSON description and, with NVRTC,

@@ -313,6 +313,72 @@ Test(sass, steady_state_distance_wraps) {
     gs_ctx_destroy(ctx);
 }
 
+/* A tensor-core tile loop: the steady path is the branch with the HMMA
+ * (no FFMA anywhere), and ldmatrix's .x4 and .x2 loads feed the HMMA's A
+ * and B fragments through any of their registers (A of m16n8k16 is 4
+ * registers, B 2, the accumulators 4). */
+Test(sass, steady_state_of_an_hmma_loop) {
+    const char *text =
+        L("0000", "BAR.SYNC.DEFER_BLOCKING 0x0")
+        L("0010", "@P0 BRA 0x90")                          /* the cold branch: no HMMA */
+        L("0020", "LDSM.16.M88.4 R4, [R2]")                /* A: R4..R7 */
+        L("0030", "LDSM.16.MT88.2 R8, [R3+0x100]")         /* B: R8..R9 */
+        L("0040", "IMAD R2, R2, 0x2, R20")
+        L("0050", "HMMA.16816.F32 R12, R4.reuse, R10, R12") /* reads A (R4..R7), not the load of B */
+        L("0060", "HMMA.16816.F32 R16, R4, R8, R16")       /* reads B's R8..R9 */
+        L("0070", "LDSM.16.M88.4 R24, [R2+0x40]")          /* feeds the next pass's first HMMA? no: */
+        L("0080", "BRA 0xb0")
+        L("0090", "IADD3 R2, R2, 0x1, RZ")
+        L("00a0", "LDS R30, [R2]")
+        L("00b0", "@P1 BRA 0x0")
+        L("00c0", "EXIT");
+    gs_ctx *ctx = gs_ctx_create();
+    gs_sass_summary sm;
+    cr_assert_eq(gs_sass_parse(ctx, text, &sm), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    const gs_sass_steady *st = &sm.steady;
+    cr_assert(st->found);
+    cr_expect_eq(st->count[GS_SASS_HMMA], 2, "HMMA %lld", (long long)st->count[GS_SASS_HMMA]);
+    cr_expect_eq(st->count[GS_SASS_LDSM], 3);
+    cr_expect_eq(st->count[GS_SASS_LDS], 0, "the cold branch's LDS is off the path");
+    cr_expect_eq(st->mma_k, 16);
+    /* 0x00-0x10, 0x20-0x80, 0xb0 */
+    cr_expect_eq(st->count[GS_SASS_TOTAL], 10, "total %lld", (long long)st->count[GS_SASS_TOTAL]);
+    /* LDSM R4 (0x20) -> HMMA at 0x50: 3 slots; LDSM R8 (0x30) -> HMMA at
+     * 0x60: 3 slots, one HMMA between; LDSM R24 (0x70) feeds nothing */
+    cr_expect_eq(st->lds_fed, 2, "fed %lld", (long long)st->lds_fed);
+    cr_expect_eq(st->lds_min_slots, 3);
+    cr_expect_eq(st->lds_near, 2);
+    cr_expect_eq(st->near[0].load, 0x20);
+    cr_expect_eq(st->near[0].ffma, 0x50);
+    cr_expect_eq(st->near[0].math, 0);
+    cr_expect_eq(st->near[1].load, 0x30);
+    cr_expect_eq(st->near[1].ffma, 0x60);
+    cr_expect_eq(st->near[1].slots, 3);
+    cr_expect_eq(st->near[1].math, 1, "one HMMA between %lld", (long long)st->near[1].math);
+    gs_ctx_destroy(ctx);
+
+    /* the other shapes: k8 f16 (A 2 registers, B 1), tf32 k8 (A 4, B 2):
+     * an HMMA reading the last register of its A fragment is fed by the load */
+    static const struct {
+        const char *hmma;
+        int k;
+    } shapes[] = {{"HMMA.1688.F32 R12, R6, R10, R12", 8},            /* A R6..R7 holds R7 */
+                  {"HMMA.1688.F32.TF32 R12, R4, R10, R12", 8},       /* A R4..R7 */
+                  {"HMMA.16816.F32.BF16 R12, R4, R10, R12", 16}};
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+        char buf[512];
+        snprintf(buf, sizeof buf, "%s        /*0020*/  %s ;\n%s",
+                 L("0000", "LDS R7, [R2]") L("0010", "IADD3 R2, R2, 0x1, RZ"), shapes[i].hmma,
+                 L("0030", "@P1 BRA 0x0") L("0040", "EXIT"));
+        ctx = gs_ctx_create();
+        cr_assert_eq(gs_sass_parse(ctx, buf, &sm), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_expect_eq(sm.steady.mma_k, shapes[i].k, "%s: k %d", shapes[i].hmma, sm.steady.mma_k);
+        cr_expect_eq(sm.steady.lds_fed, 1, "%s: the LDS of R7 feeds it", shapes[i].hmma);
+        cr_expect_eq(sm.steady.lds_min_slots, 2);
+        gs_ctx_destroy(ctx);
+    }
+}
+
 /* A full tile whose k-loop ptxas left partly rolled: the hot inner loop
  * (0x40..0x80) exits by CALL.REL.NOINC and a BRA; the last tile's bounded
  * loop (0xb0..0xd0) holds fewer FFMA. Each inner body counts once. */

@@ -276,8 +276,12 @@ typedef struct sass_ins {
     int64_t target;  /* branch target offset; -1 unknown */
     int label;       /* nvdisasm label index of the target; -1 none */
     int16_t dst, ndst;          /* first general register written and how many (0: none) */
-    int16_t src[SASS_MAX_SRC];  /* general registers read (RZ and beyond SASS_MAX_SRC dropped) */
+    int16_t src[SASS_MAX_SRC];  /* first general register of each register range read (RZ and
+                                   beyond SASS_MAX_SRC dropped) */
+    int8_t srcw[SASS_MAX_SRC];  /* registers in each range: 2 for a 64-bit address, an HMMA
+                                   operand's fragment registers (hmma_widths) */
     int nsrc;
+    int8_t mma_k;    /* HMMA: the instruction's k (16, 8 or 4; m16n8 on sm_80 and later) */
     int reuse;       /* operands flagged .reuse (the register reuse cache) */
     bool cold;       /* PMTRIG: the printer's mark of cold code (lower.c: the last tile's
                         bounded compute) */
@@ -378,41 +382,73 @@ static int store_bytes(const char *op) {
     return has_mod(mods, "128") ? 16 : has_mod(mods, "64") ? 8 : has_mod(mods, "U8") ? 1 : has_mod(mods, "U16") ? 2 : 4;
 }
 
+/* The registers of an HMMA's operands D, A, B and C (w[0..3]) from its
+ * opcode, HMMA.<m><n><k>.<accumulator>[.<inputs>] (HMMA.16816.F32.BF16,
+ * HMMA.1688.F32.TF32, HMMA.16816.F16): per lane, the 16 x k A tile, the
+ * k x 8 B tile and the 16 x 8 accumulators, in 32-bit registers. Returns
+ * the k, or 0 for a shape other than m16n8 (sm_70's HMMA.884). */
+static int hmma_widths(const char *op, int w[4]) {
+    const char *mods = op + strcspn(op, ".");
+    int k = has_mod(mods, "16816") ? 16 : has_mod(mods, "1688") ? 8 : has_mod(mods, "1684") ? 4 : 0;
+    if (!k) return 0;
+    const int eb = has_mod(mods, "TF32") ? 4 : 2; /* bytes per input element */
+    w[0] = w[3] = has_mod(mods, "F32") ? 4 : 2;   /* 128 accumulators of f32 or f16 */
+    w[1] = 16 * k * eb / (32 * 4);
+    w[2] = 8 * k * eb / (32 * 4);
+    return k;
+}
+
+/* Registers a destination of op writes from its first: a 128-bit or 64-bit
+ * access, an ldmatrix of .x4 or .x2 (one register per 8x8 matrix), an
+ * HMMA's accumulators. */
+static int dst_width(const char *op) {
+    const char *mods = op + strcspn(op, ".");
+    int w[4];
+    if (!strncmp(op, "HMMA.", 5) && hmma_widths(op, w)) return w[0];
+    if (!strncmp(op, "LDSM.", 5)) return has_mod(mods, "4") ? 4 : has_mod(mods, "2") ? 2 : 1;
+    if (has_mod(mods, "128")) return 4;
+    return has_mod(mods, "64") || has_mod(mods, "WIDE") || !strncmp(op, "CS2R", 4) ? 2 : 1;
+}
+
 /* Registers an operand names: R<n> not preceded by a letter or digit (so
- * UR4, SR_TID and RZ are not), with ".64" / ".128" widening an address. */
-static void operand_regs(sass_ins *in, const char *s, size_t n, bool as_dst, const char *op) {
+ * UR4, SR_TID and RZ are not), with ".64" widening an address; w > 0 is the
+ * operand's width (an HMMA fragment). */
+static void operand_regs(sass_ins *in, const char *s, size_t n, bool as_dst, const char *op, int w) {
     for (size_t i = 0; i < n; i++) {
         if (s[i] != 'R' || i + 1 >= n || !isdigit((unsigned char)s[i + 1])) continue;
         if (i > 0 && (isalnum((unsigned char)s[i - 1]) || s[i - 1] == '_')) continue;
         int r = 0;
         size_t j = i + 1;
         while (j < n && isdigit((unsigned char)s[j])) r = r * 10 + (s[j++] - '0');
-        int w = 1;
-        if (j + 3 <= n && !strncmp(s + j, ".64", 3)) w = 2;
         if (as_dst) {
-            const char *mods = op + strcspn(op, ".");
             in->dst = (int16_t)r;
-            in->ndst = has_mod(mods, "128") ? 4
-                       : (has_mod(mods, "64") || has_mod(mods, "WIDE") || !strncmp(op, "CS2R", 4)) ? 2
-                                                                                                     : 1;
+            in->ndst = (int16_t)dst_width(op);
             return;
         }
-        for (int k = 0; k < w && in->nsrc < SASS_MAX_SRC; k++) in->src[in->nsrc++] = (int16_t)(r + k);
+        if (in->nsrc < SASS_MAX_SRC) {
+            in->src[in->nsrc] = (int16_t)r;
+            in->srcw[in->nsrc++] = (int8_t)(w > 0 ? w : j + 3 <= n && !strncmp(s + j, ".64", 3) ? 2 : 1);
+        }
         i = j - 1;
     }
 }
 
-/* The operands of an instruction (the text between its opcode and ';'):
- * the first, when it is a plain register, is written; every other register
- * named is read (including the first operand's when it is an address). */
+/* The operands of an instruction (the text between its opcode and ';'),
+ * comma by comma: the first, when it is a plain register, is written; every
+ * other register named is read (including the first operand's when it is
+ * an address). An HMMA's operands take their fragments' widths. */
 static void parse_operands(sass_ins *in, const char *op, const char *ops, size_t n) {
+    int w[4] = {0, 0, 0, 0};
+    if (!strncmp(op, "HMMA.", 5)) in->mma_k = (int8_t)hmma_widths(op, w);
     size_t i = 0;
-    while (i < n && (ops[i] == ' ' || ops[i] == '\t')) i++;
-    size_t first = i;
-    while (i < n && ops[i] != ',') i++;
-    bool plain = first < n && ops[first] == 'R' && first + 1 < n && isdigit((unsigned char)ops[first + 1]);
-    operand_regs(in, ops + first, i - first, plain, op);
-    if (i < n) operand_regs(in, ops + i, n - i, false, op);
+    for (int k = 0; i < n; k++) {
+        while (i < n && (ops[i] == ' ' || ops[i] == '\t')) i++;
+        size_t from = i;
+        while (i < n && ops[i] != ',') i++;
+        bool plain = k == 0 && from < n && ops[from] == 'R' && from + 1 < n && isdigit((unsigned char)ops[from + 1]);
+        operand_regs(in, ops + from, i - from, plain, op, k < 4 ? w[k] : 0);
+        if (i < n) i++; /* the comma */
+    }
 }
 
 static void add_label(sass_parse *ps, const char *s, size_t n) {
@@ -552,10 +588,10 @@ static void count_range(const sass_parse *ps, size_t from, size_t to, int64_t *c
  * The steady state is one path through the body's basic blocks, from the
  * loop head to the backward branch, chosen over the acyclic graph (other
  * backward branches dropped, so an inner loop's body is passed once; edges
- * leaving the body dropped) by, in order: the most FFMA outside inner loops
- * (a full tile's unrolled compute, not the last tile's bounded loops, whose
+ * leaving the body dropped) by, in order: the most math (FFMA, or the
+ * tensor cores' HMMA) outside inner loops (a full tile's unrolled compute, not the last tile's bounded loops, whose
  * partly unrolled nests can hold more FFMA in one pass than the full tile),
- * then the most FFMA inside inner loops (a full tile whose k-steps are
+ * then the most math inside inner loops (a full tile whose k-steps are
  * unrolled only partly runs an inner loop too), then the most bytes copied
  * (loaded from global memory plus stored to shared memory, where cp.async
  * counts as both: the next tile's copies are issued, not skipped), then
@@ -565,7 +601,7 @@ static void count_range(const sass_parse *ps, size_t from, size_t to, int64_t *c
  * branch's remainder code can hold more FFMA outside inner loops than a
  * partly unrolled full tile's. */
 typedef struct path_score {
-    int64_t ffma, ffma_inner, bytes, total;
+    int64_t ffma, ffma_inner, bytes, total; /* (ffma: FFMA and HMMA) */
     bool set;
     bool cold; /* (a block's own) it holds the printer's cold mark */
 } path_score;
@@ -594,11 +630,17 @@ static int64_t branch_addr(const sass_parse *ps, const sass_ins *b) {
     return b->target;
 }
 
-static bool is_lds(int cls) { return cls == GS_SASS_LDS128 || cls == GS_SASS_LDS64 || cls == GS_SASS_LDS; }
+/* Shared loads that feed the math: LDS of every width, and ldmatrix. */
+static bool is_lds(int cls) {
+    return cls == GS_SASS_LDS128 || cls == GS_SASS_LDS64 || cls == GS_SASS_LDS || cls == GS_SASS_LDSM;
+}
 
-/* The LDS-to-FFMA distances along the steady path p[0..n) (instruction
- * indices, NOPs left out), which repeats: a load late in the iteration may
- * feed the next iteration's first FFMA. */
+/* The math of either core: FFMA, or the tensor cores' HMMA. */
+static bool is_math(int cls) { return cls == GS_SASS_FFMA || cls == GS_SASS_HMMA; }
+
+/* The shared-load-to-math distances along the steady path p[0..n)
+ * (instruction indices, NOPs left out), which repeats: a load late in the
+ * iteration may feed the next iteration's first FFMA or HMMA. */
 static void lds_distances(const sass_parse *ps, const size_t *p, size_t n, gs_sass_steady *st) {
     int64_t sum = 0;
     st->lds_min_slots = -1;
@@ -608,25 +650,28 @@ static void lds_distances(const sass_parse *ps, const size_t *p, size_t n, gs_sa
         bool live[4] = {false};
         int nlive = 0;
         for (int k = 0; k < ld->ndst && k < 4; k++) live[k] = true, nlive++;
+        int64_t between = 0; /* math instructions between the load and its consumer */
         for (size_t d = 1; d < n && nlive > 0; d++) {
             const sass_ins *q = &ps->ins[p[(i + d) % n]];
             bool reads = false;
-            if (q->cls == GS_SASS_FFMA)
-                for (int s = 0; s < q->nsrc && !reads; s++) {
-                    int k = q->src[s] - ld->dst;
-                    reads = k >= 0 && k < 4 && live[k];
-                }
+            if (is_math(q->cls))
+                for (int s = 0; s < q->nsrc && !reads; s++)
+                    for (int r = 0; r < q->srcw[s] && !reads; r++) {
+                        int k = q->src[s] + r - ld->dst;
+                        reads = k >= 0 && k < 4 && live[k];
+                    }
             if (reads) {
                 st->lds_fed++;
                 sum += (int64_t)d;
                 if (st->lds_min_slots < 0 || (int64_t)d < st->lds_min_slots) st->lds_min_slots = (int64_t)d;
                 if ((int64_t)d < GS_SASS_NEAR_SLOTS) {
                     if (st->lds_near < GS_SASS_NEAR_LIST)
-                        st->near[st->lds_near] = (gs_sass_near){ld->addr, q->addr, (int64_t)d};
+                        st->near[st->lds_near] = (gs_sass_near){ld->addr, q->addr, (int64_t)d, between};
                     st->lds_near++;
                 }
                 break;
             }
+            between += is_math(q->cls);
             for (int k = 0; k < q->ndst; k++) {
                 int r = q->dst + k - ld->dst;
                 if (r >= 0 && r < 4 && live[r]) live[r] = false, nlive--;
@@ -681,8 +726,8 @@ static bool steady_state(const sass_parse *ps, size_t lo, size_t hi, gs_sass_ste
         path_score *o = &own[blk[i]];
         if (in->cold) o->cold = true;
         if (in->cls == -2) continue;
-        o->ffma += in->cls == GS_SASS_FFMA && !inner[i];
-        o->ffma_inner += in->cls == GS_SASS_FFMA && inner[i];
+        o->ffma += is_math(in->cls) && !inner[i];
+        o->ffma_inner += is_math(in->cls) && inner[i];
         o->bytes += in->gbytes + in->sbytes;
         o->total++;
     }
@@ -728,6 +773,7 @@ static bool steady_state(const sass_parse *ps, size_t lo, size_t hi, gs_sass_ste
             st->gbytes += in->gbytes;
             st->ffma_inner += in->cls == GS_SASS_FFMA && inner[i];
             if (in->cls == GS_SASS_FFMA) st->ffma_reuse += in->reuse;
+            if (in->cls == GS_SASS_HMMA && !st->mma_k) st->mma_k = in->mma_k;
         }
         lds_distances(ps, path, np, st);
         st->found = found = true;
@@ -800,14 +846,15 @@ gs_status gs_sass_parse(gs_ctx *ctx, const char *text, gs_sass_summary *out) {
         }
         /* the steady state: over every loop, the steady path that holds a
          * barrier (a tile loop, not an inner k-loop or the last tile's
-         * bounded loops), then the most FFMA, then the fewest instructions
+         * bounded loops), then the most math (FFMA and HMMA), then the fewest instructions
          * (a peeled steady loop beside the general loop of the same tile) */
         gs_sass_steady cand;
         bool oom = false;
         if (steady_state(&ps, from, i, &cand, &oom)) {
             const gs_sass_steady *bs = &out->steady;
             bool cb = cand.count[GS_SASS_BAR] > 0, bb = bs->count[GS_SASS_BAR] > 0;
-            int64_t cf = cand.count[GS_SASS_FFMA], bf = bs->count[GS_SASS_FFMA];
+            int64_t cf = cand.count[GS_SASS_FFMA] + cand.count[GS_SASS_HMMA],
+                    bf = bs->count[GS_SASS_FFMA] + bs->count[GS_SASS_HMMA];
             if (!bs->found || cb > bb ||
                 (cb == bb && (cf > bf || (cf == bf && cand.count[GS_SASS_TOTAL] < bs->count[GS_SASS_TOTAL]))))
                 out->steady = cand;

@@ -56,16 +56,19 @@ const char *gs_sass_class_key(gs_sass_class c);
 /* The steady-state iteration: the one path through a loop's body that a
  * full tile takes (sass.c says how the loop and path are chosen), with the cold
  * code (the last tile's bounded compute, edge copies) left out. Its counts,
- * and for each shared load whose result an FFMA reads, the distance in issue
- * slots (instructions along the path, which repeats) to the first such FFMA:
- * a load issued fewer than GS_SASS_NEAR_SLOTS slots before its use stalls
- * the warp unless other warps hide it. */
+ * and for each shared load (LDS or LDSM) whose result the math reads (an
+ * FFMA, or on the tensor cores an HMMA), the distance in issue slots
+ * (instructions along the path, which repeats) to the first such
+ * instruction: a load issued fewer than GS_SASS_NEAR_SLOTS slots before its
+ * use stalls the warp unless other warps hide it. */
 #define GS_SASS_NEAR_SLOTS 20
 /* The near loads listed by address (the first this many along the path). */
 #define GS_SASS_NEAR_LIST 8
 typedef struct gs_sass_near {
-    int64_t load, ffma; /* byte offsets: the shared load and the first FFMA that reads it */
+    int64_t load, ffma; /* byte offsets: the shared load and the first FFMA (or HMMA) that reads it */
     int64_t slots;      /* issue slots between them along the path */
+    int64_t math;       /* of those, FFMA or HMMA: on the tensor cores each HMMA holds the pipe
+                           for several clocks, so a few slots may still cover the load */
 } gs_sass_near;
 typedef struct gs_sass_steady {
     bool found;
@@ -76,7 +79,9 @@ typedef struct gs_sass_steady {
     int64_t blocks;                 /* basic blocks on the path */
     int64_t ffma_inner;             /* FFMA on the path inside an inner loop (counted once; a
                                        partly unrolled k-loop runs several times a tile) */
-    int64_t lds_fed;                /* shared loads on the path that feed an FFMA */
+    int64_t lds_fed;                /* shared loads (LDS, or ldmatrix's LDSM) on the path that feed
+                                       the math: an FFMA, or an HMMA (the lds_* fields and near[] read
+                                       FFMA as "FFMA or HMMA") */
     int64_t lds_near;               /* of those, the ones fewer than GS_SASS_NEAR_SLOTS slots ahead */
     int64_t lds_min_slots;          /* the smallest distance; -1 when no load feeds an FFMA */
     gs_sass_near near[GS_SASS_NEAR_LIST]; /* the near loads, in path order (the first
@@ -84,6 +89,7 @@ typedef struct gs_sass_steady {
     double lds_mean_slots;          /* the mean distance */
     int64_t ffma_reuse;             /* FFMA operands on the path flagged .reuse (read from the
                                        register reuse cache: the operand of the FFMA before) */
+    int mma_k;                      /* the k of the path's HMMA (m16n8k16: 16); 0 without HMMA */
 } gs_sass_steady;
 
 typedef struct gs_sass_summary {
