@@ -697,8 +697,8 @@ static void print_sass(const gs_sass_summary *sm, const char *kernel, int arch, 
         /* the tensor core's steady figures: how many issue slots each HMMA
          * takes against the clocks the tensor pipe needs for it */
         const double clk = hmma_clocks(st, hw, op);
-        printf("sass      steady HMMA %lld (m16n8k%d, share %.3f)  LDSM %lld  LDS %lld: %.2f issue slots per HMMA", (long long)hmma,
-               st->mma_k, tot ? (double)hmma / (double)tot : 0.0, (long long)c[GS_SASS_LDSM], (long long)lds,
+        printf("sass      steady HMMA %lld (m16n8k%d, share %.3f)  LDSM %lld  LDS %lld: %.2f issue slots per HMMA",
+               (long long)hmma, st->mma_k, tot ? (double)hmma / (double)tot : 0.0, (long long)c[GS_SASS_LDSM], (long long)lds,
                (double)tot / (double)hmma);
         if (clk > 0)
             printf(" against the tensor pipe's %.1f clocks per HMMA on %s (%s)", clk, hw->name,
@@ -718,8 +718,9 @@ static void print_sass(const gs_sass_summary *sm, const char *kernel, int arch, 
         int64_t shown = st->lds_near < GS_SASS_NEAR_LIST ? st->lds_near : GS_SASS_NEAR_LIST;
         for (int64_t i = 0; i < shown; i++)
             if (hmma)
-                printf("%s %#llx -> %#llx (%lld, %lld HMMA between)", i ? "," : "", (unsigned long long)st->near[i].load,
-                       (unsigned long long)st->near[i].ffma, (long long)st->near[i].slots, (long long)st->near[i].math);
+                printf("%s %#llx -> %#llx (%lld, %lld HMMA between)", i ? "," : "",
+                       (unsigned long long)st->near[i].load, (unsigned long long)st->near[i].ffma,
+                       (long long)st->near[i].slots, (long long)st->near[i].math);
             else
                 printf("%s %#llx -> %#llx (%lld)", i ? "," : "", (unsigned long long)st->near[i].load,
                        (unsigned long long)st->near[i].ffma, (long long)st->near[i].slots);

@@ -589,8 +589,9 @@ static void count_range(const sass_parse *ps, size_t from, size_t to, int64_t *c
  * loop head to the backward branch, chosen over the acyclic graph (other
  * backward branches dropped, so an inner loop's body is passed once; edges
  * leaving the body dropped) by, in order: the most math (FFMA, or the
- * tensor cores' HMMA) outside inner loops (a full tile's unrolled compute, not the last tile's bounded loops, whose
- * partly unrolled nests can hold more FFMA in one pass than the full tile),
+ * tensor cores' HMMA) outside inner loops (a full tile's unrolled compute,
+ * not the last tile's bounded loops, whose partly unrolled nests can hold
+ * more FFMA in one pass than the full tile),
  * then the most math inside inner loops (a full tile whose k-steps are
  * unrolled only partly runs an inner loop too), then the most bytes copied
  * (loaded from global memory plus stored to shared memory, where cp.async
