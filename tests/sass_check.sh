@@ -13,7 +13,8 @@
 # its input as the im2col tile with 128-bit loads along the channels, and
 # the f16 and bf16 gemv must load their matrix 8 halves at a time. The f16
 # gemm 4096^3 pick on every sm_80+ profile must run HMMA and LDSM and
-# LDGSTS.128 in its main loop, with no LDL/STL (tensor cores, issue 20).
+# LDGSTS.128 in its main loop, with no LDL/STL (tensor cores, issue 20),
+# and its steady state count HMMA fed by LDSM.
 # The h100 NHWC 3x3 conv's --sass lists as many near loads as it counts
 # under 20 slots (up to 8), each well formed.
 #
@@ -161,6 +162,12 @@ for hw in $MMA_PROFILES; do
     check "LDGSTS.128 in main loop" "$(figure LDGSTS.128 4 "$tmp/out")" ge 1
     check "LDL in kernel" "$(figure LDL 3 "$tmp/out")" eq 0
     check "STL in kernel" "$(figure STL 3 "$tmp/out")" eq 0
+    # the steady state reads the tensor core: its HMMA line, and ldmatrix
+    # loads that feed HMMAs (through any register of their fragments)
+    hmma=$(awk '$1 == "sass" && $2 == "steady" && $3 == "HMMA" { print $4 }' "$tmp/out")
+    fed=$(awk '$1 == "sass" && $2 == "steady" && $3 == "LDSM/LDS->HMMA:" { print $4 }' "$tmp/out")
+    check "steady HMMA" "${hmma:-0}" ge 1
+    check "steady LDSM feeding HMMA" "${fed:-0}" ge 1
 done
 # The steady state's near loads (--sass): the text lists as many as it
 # counts under 20 slots (the first 8), each with its FFMA and a distance
