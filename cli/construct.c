@@ -618,7 +618,7 @@ static json_t *sass_counts_json(const int64_t *c) {
 }
 
 static json_t *sass_json(const gs_sass_summary *sm, const char *kernel, int arch, const char *tool,
-                         const char *listing, const gs_hw *hw, const gs_op *op) {
+                         const char *listing, const gs_hw *hw, const gs_op *op, double model_ipm) {
     json_t *j = json_pack("{s:s, s:i, s:s, s:I, s:o}", "kernel", kernel, "arch", arch, "tool", tool,
                           "backward_branches", (json_int_t)sm->loops, "all", sass_counts_json(sm->all));
     if (sm->has_loop)
@@ -647,6 +647,7 @@ static json_t *sass_json(const gs_sass_summary *sm, const char *kernel, int arch
         json_object_set_new(sj, "near_slots", json_integer(GS_SASS_NEAR_SLOTS));
         json_object_set_new(sj, "ffma_reuse", json_integer(st->ffma_reuse));
         const int64_t hmma = st->count[GS_SASS_HMMA];
+        json_object_set_new(sj, "model_issue_per_math", model_ipm > 0 ? json_real(model_ipm) : json_null());
         if (hmma) {
             json_object_set_new(sj, "mma_k", json_integer(st->mma_k));
             json_object_set_new(sj, "hmma_share", json_real((double)hmma / (double)st->count[GS_SASS_TOTAL]));
@@ -661,7 +662,7 @@ static json_t *sass_json(const gs_sass_summary *sm, const char *kernel, int arch
 }
 
 static void print_sass(const gs_sass_summary *sm, const char *kernel, int arch, const char *tool, const gs_hw *hw,
-                       const gs_op *op) {
+                       const gs_op *op, double model_ipm) {
     printf("sass      %s for sm_%d (cuobjdump: %s)\n", kernel, arch, tool);
     if (sm->has_loop)
         printf("sass      main loop 0x%04llx..0x%04llx: %lld instructions, the body of a backward BRA (%lld in the kernel)\n",
@@ -691,7 +692,11 @@ static void print_sass(const gs_sass_summary *sm, const char *kernel, int arch, 
     if (st->ffma_inner)
         printf("sass      steady %lld of the FFMA lie in an inner loop, counted once (a partly unrolled k-loop)\n",
                (long long)st->ffma_inner);
-    const int64_t hmma = c[GS_SASS_HMMA];
+    const int64_t hmma = c[GS_SASS_HMMA], nmath = hmma ? hmma : c[GS_SASS_FFMA];
+    if (nmath && model_ipm > 0) /* the model's instruction count against ptxas' code */
+        printf("sass      steady instructions per %s: %.2f here, %.2f in the model's count of a full tile (%.2fx)\n",
+               hmma ? "HMMA" : "FFMA", (double)tot / (double)nmath, model_ipm,
+               (double)tot / (double)nmath / model_ipm);
     const char *math = hmma ? "HMMA" : "FFMA", *ld = hmma ? "LDSM/LDS" : "LDS";
     if (hmma) {
         /* the tensor core's steady figures: how many issue slots each HMMA
@@ -880,6 +885,15 @@ static int run_refine(cli_run *u) {
     return -1;
 }
 
+/* The model's instructions per FFMA (or mma) of a full tile of the emitted
+ * candidate, beside --sass's count of ptxas' code; 0 when it has none. */
+static double model_ipm(const cli_run *u) {
+    if (!u->r || u->pick < 0 || u->pick >= u->r->n) return 0.0;
+    gs_plan p;
+    gs_plan_make(&u->r->hw, u->op, &u->r->cand[u->pick], NULL, &p);
+    return gs_model_issue_per_math(&u->r->hw, u->op, &u->r->cand[u->pick], &p);
+}
+
 /* Step 5: compile the emitted candidate for --emit ptx and --sass, and
  * count its SASS (the static check of its cubin). */
 static int run_compile_pick(cli_run *u) {
@@ -944,7 +958,7 @@ static int run_print_json(cli_run *u) {
     }
     if (u->have_sass)
         json_object_set_new(root, "sass", sass_json(&u->sass, u->kname, u->arch, u->sass_tool,
-                                                    o->sass == 2 ? u->sass_text : NULL, u->hw, u->op));
+                                                    o->sass == 2 ? u->sass_text : NULL, u->hw, u->op, model_ipm(u)));
     struct rusage ru;
     if (!getrusage(RUSAGE_SELF, &ru)) json_object_set_new(root, "peak_rss_kb", json_integer(ru.ru_maxrss));
     return gs_cli_put_json(root, JSON_INDENT(2)) ? -1 : 1;
@@ -985,7 +999,7 @@ static void run_print_text(cli_run *u) {
                 printf("note      candidate %d spills %lld bytes (ptxas)\n", i,
                        (long long)(u->nv[i].stats.spill_store_bytes + u->nv[i].stats.spill_load_bytes));
     if (u->rep) print_refine(r, u->rep);
-    if (u->have_sass) print_sass(&u->sass, u->kname, u->arch, u->sass_tool, u->hw, u->op);
+    if (u->have_sass) print_sass(&u->sass, u->kname, u->arch, u->sass_tool, u->hw, u->op, model_ipm(u));
 }
 
 /* Step 7a: --out DIR: the sources, the JSON description and, with NVRTC,

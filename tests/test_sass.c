@@ -8,6 +8,8 @@
  * the instruction it was written for and lacks the others. They skip with the
  * reason when NVRTC or cuobjdump is missing (GS_REQUIRE_SASS=1 makes that a
  * failure). */
+#include "hwmodel/model/model.h"
+#include "kernels/codegen/codegen.h"
 #include "kernels/service/service.h"
 #include "tests/test_common.h"
 
@@ -599,4 +601,49 @@ Test(sass, disasm_reports_tool_errors, .timeout = 60) {
     cr_assert_eq(gs_sass_disasm(ctx, "/nonexistent/cuobjdump", junk, sizeof junk, &text), GS_ERR_TOOL_MISSING);
     cr_assert(strstr(gs_ctx_errmsg(ctx), "make sass-tools"), "%s", gs_ctx_errmsg(ctx));
     gs_ctx_destroy(ctx);
+}
+
+/* ---- the model's instruction count against ptxas' code ------------------------ */
+
+/* The steady state's instructions per math instruction (FFMA, or HMMA) of
+ * spec's pick on h100, over gs_model_issue_per_math's count of the same
+ * plan's full tile. */
+static double sass_over_model(const char *spec) {
+    gs_test_fix f;
+    gs_test_setup(&f, false, "h100", spec, 1);
+    const gs_etir *e = &f.r->cand[0];
+    gs_kernel_src ks;
+    cr_assert_eq(gs_lower_emit(f.ctx, f.hw, f.op, e, GS_DIALECT_CUDA, 90, &ks), GS_OK, "%s", gs_ctx_errmsg(f.ctx));
+    gs_sass_summary sm;
+    sass_of(ks.src, ks.name, &sm);
+    gs_kernel_src_free(&ks);
+    cr_assert(sm.steady.found, "%s: no steady state", spec);
+    const int64_t math = sm.steady.count[GS_SASS_HMMA] ? sm.steady.count[GS_SASS_HMMA] : sm.steady.count[GS_SASS_FFMA];
+    cr_assert_gt(math, 0, "%s: no math on the steady path", spec);
+    gs_plan p;
+    gs_plan_make(f.hw, f.op, e, NULL, &p);
+    const double model = gs_model_issue_per_math(f.hw, f.op, e, &p);
+    cr_assert_gt(model, 1.0, "%s: the model counts %g instructions per math one", spec, model);
+    gs_test_teardown(&f);
+    return (double)sm.steady.count[GS_SASS_TOTAL] / (double)math / model;
+}
+
+/* The FFMA core's count (loop overhead, fragment reads, copies and barriers
+ * per tile) is within 10 % of what ptxas emits for the gemm and the 3x3 conv
+ * picks (2026-12-07: 1.02 and 0.96). The mma core's undercounts (1.60 for
+ * the f16 gemm: ldmatrix's address arithmetic, docs/MODEL.md); the bound
+ * keeps the gap from growing unseen. */
+Test(sass, model_counts_the_main_loop_as_ptxas_does, .timeout = 120) {
+    static const struct {
+        const char *spec;
+        double lo, hi;
+    } cases[] = {{"gemm M=4096 N=4096 K=4096", 0.9, 1.1},
+                 {"conv2d N=32 C=128 H=28 W=28 K=128 R=3 S=3 pad=1 layout=nhwc", 0.9, 1.1},
+                 {"gemm M=4096 N=4096 K=4096 dtype=f16", 1.0, 2.0}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        if (!gs_test_case_runs((long)i, 3)) continue; /* under ASan the first (NVRTC is not instrumented) */
+        const double r = sass_over_model(cases[i].spec);
+        cr_expect(r >= cases[i].lo && r <= cases[i].hi, "%s: ptxas' instructions per math one are %.3fx the model's",
+                  cases[i].spec, r);
+    }
 }

@@ -1396,6 +1396,29 @@ void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const 
     est_total(&c, o);
 }
 
+double gs_model_issue_per_math(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan *p) {
+    gs_model_params mp;
+    gs_model_params_default(&mp);
+    gs_estimate o;
+    memset(&o, 0, sizeof o);
+    est_ctx c = {.hw = hw, .op = op, .e = e, .p = p, .mp = &mp, .memo = NULL};
+    c.clk = hw->clock_mhz * 1e6;
+    c.nt = p->threads;
+    c.warps = (c.nt + hw->warp_size - 1) / hw->warp_size;
+    est_occupancy(&c, 0, &o);
+    est_reduce_loop(&c);
+    const gs_mma_row *r = p->mma ? gs_mma_get(p->mma) : NULL;
+    if (r) est_operands_mma(&c);
+    else est_operands(&c);
+    est_copies(&c);
+    if (!(c.tiles > 0)) return 0.0;
+    /* a tile's reduce indices per thread, and its math per index */
+    const double k = (c.iters_fast + c.iters_slow) / c.tiles;
+    const double math = r ? ((double)p->warp_m / r->m) * ((double)p->warp_n / r->n) / r->k : c.acc;
+    if (!(k * math > 0)) return 0.0;
+    return (k * c.per_k_fast + c.tile_instr + c.barriers) / (k * math);
+}
+
 bool gs_estimate_checked(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_wf_memo *memo, gs_estimate *o) {
     gs_plan p;
     if (!gs_hw_check_plan(hw, op, e, memo, &p)) return false;
