@@ -23,7 +23,7 @@ typedef struct cli_opts {
     double refine_ms;    /* budget of the timed launches */
     bool refine_ms_set;
     bool max_ms_set;     /* --max-ms given (else exhaustive gets GS_CLI_EXHAUSTIVE_MS) */
-    int sass;            /* 0: none, 1: --sass (summary), 2: --sass=full or --emit sass */
+    int sass;            /* 0: none, 1: --sass (summary), 2: --sass=full or --emit sass, 3: --sass=steady */
     bool emit_given;
     gs_cli_cmd cmd;      /* construct, verify or estimate: its name, help and options */
     bool verify;
@@ -70,7 +70,8 @@ static const char construct_help[] =
     "  --sass[=full]        construct: compile the emitted candidate to a cubin for the profile's arch and\n"
     "                       count its SASS with cuobjdump (make sass-tools), whole kernel, main loop and\n"
     "                       its steady-state iteration (FFMA or HMMA share, shared load->FFMA/HMMA\n"
-    "                       distances, spills); =full (or --emit sass) also prints the listing\n"
+    "                       distances, spills); =steady also prints the steady path's instructions,\n"
+    "                       =full (or --emit sass) the whole listing\n"
     "  --config CFG         skip construction and use this configuration, e.g.\n"
     "                       bm=128,bn=128,bk=32,tm=8,tn=8,vm=1,vn=2,sa=1,sb=1 (gensor help config)\n"
     "  --format text|json   output format of the table [text]\n"
@@ -194,7 +195,10 @@ static int parse_one_opt(int c, void *opts) {
     case 'A':
         if (!optarg || !strcmp(optarg, "summary")) o->sass = o->sass > 1 ? o->sass : 1;
         else if (!strcmp(optarg, "full")) o->sass = 2;
-        else return gs_cli_usage_error(cmd, "unknown --sass '%s' (--sass, --sass=summary, --sass=full)", optarg);
+        else if (!strcmp(optarg, "steady")) o->sass = o->sass == 2 ? 2 : 3;
+        else
+            return gs_cli_usage_error(cmd, "unknown --sass '%s' (--sass, --sass=summary, --sass=steady, --sass=full)",
+                                      optarg);
         break;
     case 'o': o->out = optarg; break;
     case 'D': o->cache_dir = optarg; break;
@@ -648,6 +652,10 @@ static json_t *sass_json(const gs_sass_summary *sm, const char *kernel, int arch
         json_object_set_new(sj, "ffma_reuse", json_integer(st->ffma_reuse));
         const int64_t hmma = st->count[GS_SASS_HMMA];
         json_object_set_new(sj, "model_issue_per_math", model_ipm > 0 ? json_real(model_ipm) : json_null());
+        json_t *runs = json_array(); /* the path's runs of instructions (the first GS_SASS_SPANS) */
+        for (int k = 0; k < st->nspan && k < GS_SASS_SPANS; k++)
+            json_array_append_new(runs, json_pack("[I, I]", (json_int_t)st->span[k][0], (json_int_t)st->span[k][1]));
+        json_object_set_new(sj, "runs", runs);
         if (hmma) {
             json_object_set_new(sj, "mma_k", json_integer(st->mma_k));
             json_object_set_new(sj, "hmma_share", json_real((double)hmma / (double)st->count[GS_SASS_TOTAL]));
@@ -659,6 +667,32 @@ static json_t *sass_json(const gs_sass_summary *sm, const char *kernel, int arch
     } else json_object_set_new(j, "steady", json_null());
     if (listing) json_object_set_new(j, "listing", json_string(listing));
     return j;
+}
+
+/* The listing's lines of the steady path (--sass=steady): each instruction
+ * line whose offset lies in one of the path's runs, its encoding comment
+ * dropped. */
+static void print_steady_listing(const char *text, const gs_sass_steady *st) {
+    const int kept = st->nspan < GS_SASS_SPANS ? st->nspan : GS_SASS_SPANS;
+    printf("sass      steady path: %lld instructions in %d runs%s\n", (long long)st->count[GS_SASS_TOTAL], st->nspan,
+           st->nspan > kept ? " (the first runs listed)" : "");
+    for (const char *p = text; p && *p;) {
+        size_t n = strcspn(p, "\n");
+        const char *q = p;
+        while (q < p + n && (*q == ' ' || *q == '\t')) q++;
+        char *end = NULL;
+        long long a = q + 2 < p + n && q[0] == '/' && q[1] == '*' && isxdigit((unsigned char)q[2]) ? strtoll(q + 2, &end, 16) : -1;
+        bool on = false;
+        for (int k = 0; a >= 0 && end && end[0] == '*' && k < kept && !on; k++) on = a >= st->span[k][0] && a <= st->span[k][1];
+        if (on) {
+            const char *enc = strstr(q, "/* 0x"); /* the encoding comment at the line's end */
+            int len = (int)((enc && enc < p + n ? enc : p + n) - q);
+            while (len > 0 && (q[len - 1] == ' ' || q[len - 1] == '\t')) len--;
+            printf("sass        %.*s\n", len, q);
+        }
+        p += n;
+        if (*p) p++;
+    }
 }
 
 static void print_sass(const gs_sass_summary *sm, const char *kernel, int arch, const char *tool, const gs_hw *hw,
@@ -1000,6 +1034,7 @@ static void run_print_text(cli_run *u) {
                        (long long)(u->nv[i].stats.spill_store_bytes + u->nv[i].stats.spill_load_bytes));
     if (u->rep) print_refine(r, u->rep);
     if (u->have_sass) print_sass(&u->sass, u->kname, u->arch, u->sass_tool, u->hw, u->op, model_ipm(u));
+    if (u->have_sass && o->sass == 3 && u->sass.steady.found) print_steady_listing(u->sass_text, &u->sass.steady);
 }
 
 /* Step 7a: --out DIR: the sources, the JSON description and, with NVRTC,

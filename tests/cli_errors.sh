@@ -132,6 +132,7 @@ fi
 check 0 "hw show --format json first" hw show --format json t4
 check 0 "construct ok" construct --hw t4 'gemm M=7 N=5 K=3'
 check_msg 2 "unknown --sass 'brief'" "--sass with a bad value" construct --sass=brief 'gemm M=4 N=4 K=4'
+check_msg 2 "(--sass, --sass=summary, --sass=steady, --sass=full)" "--sass's bad value lists the forms" construct --sass=brief 'gemm M=4 N=4 K=4'
 check_msg 2 "--sass is not an option" "verify --sass" verify --sass 'gemm M=4 N=4 K=4'
 # a missing cuobjdump is one line naming the fix, exit 1
 export GS_CUOBJDUMP=/nonexistent

@@ -230,6 +230,13 @@ Test(sass, steady_state_path) {
     cr_expect(st->lds_mean_slots > 2.49 && st->lds_mean_slots < 2.51, "mean %g", st->lds_mean_slots);
     /* the steady FFMA's one .reuse operand (the cold loop's two are off the path) */
     cr_expect_eq(st->ffma_reuse, 1, "reuse %lld", (long long)st->ffma_reuse);
+    /* the path's runs of consecutive instructions (--sass=steady's lines) */
+    cr_expect_eq(st->nspan, 3, "runs %d", st->nspan);
+    static const int64_t runs[3][2] = {{0x0, 0x40}, {0x80, 0x100}, {0x170, 0x180}};
+    for (int k = 0; k < 3 && k < st->nspan; k++) {
+        cr_expect_eq(st->span[k][0], runs[k][0], "run %d starts at %#llx", k, (long long)st->span[k][0]);
+        cr_expect_eq(st->span[k][1], runs[k][1], "run %d ends at %#llx", k, (long long)st->span[k][1]);
+    }
     gs_ctx_destroy(ctx);
 }
 

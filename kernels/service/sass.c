@@ -766,7 +766,14 @@ static bool steady_state(const sass_parse *ps, size_t lo, size_t hi, gs_sass_ste
         }
         for (size_t i = 0; i < n; i++) {
             const sass_ins *in = &ps->ins[lo + i];
-            if (!on[blk[i]] || in->cls == -2) continue;
+            if (!on[blk[i]]) continue;
+            /* the runs of consecutive instructions on the path (NOPs in them too) */
+            if (i == 0 || !on[blk[i - 1]]) {
+                if (st->nspan < GS_SASS_SPANS) st->span[st->nspan][0] = in->addr;
+                st->nspan++;
+            }
+            if (st->nspan <= GS_SASS_SPANS) st->span[st->nspan - 1][1] = in->addr;
+            if (in->cls == -2) continue;
             path[np++] = lo + i;
             if (in->cls >= 0) st->count[in->cls]++;
             st->count[GS_SASS_TOTAL]++;

@@ -62,6 +62,8 @@ const char *gs_sass_class_key(gs_sass_class c);
  * instruction: a load issued fewer than GS_SASS_NEAR_SLOTS slots before its
  * use stalls the warp unless other warps hide it. */
 #define GS_SASS_NEAR_SLOTS 20
+/* The runs of the steady path kept by address (the first this many). */
+#define GS_SASS_SPANS 32
 /* The near loads listed by address (the first this many along the path). */
 #define GS_SASS_NEAR_LIST 8
 typedef struct gs_sass_near {
@@ -90,6 +92,10 @@ typedef struct gs_sass_steady {
     int64_t ffma_reuse;             /* FFMA operands on the path flagged .reuse (read from the
                                        register reuse cache: the operand of the FFMA before) */
     int mma_k;                      /* the k of the path's HMMA (m16n8k16: 16); 0 without HMMA */
+    int nspan;                      /* runs of consecutive instructions the path takes, in address
+                                       order (the first GS_SASS_SPANS in span[]; --sass=steady
+                                       prints their lines) */
+    int64_t span[GS_SASS_SPANS][2]; /* byte offsets of each run's first and last instruction */
 } gs_sass_steady;
 
 typedef struct gs_sass_summary {
