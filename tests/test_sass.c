@@ -155,6 +155,24 @@ Test(sass, hmma_ldsm_classes) {
 /* ---- the steady-state iteration ---------------------------------------------- */
 #define L(a, ins) "        /*" a "*/  " ins " ;\n"
 
+/* The steady state of a listing, asserted found. */
+static const gs_sass_steady *steady_of(const char *text, gs_sass_summary *sm) {
+    gs_ctx *ctx = gs_ctx_create();
+    cr_assert_eq(gs_sass_parse(ctx, text, sm), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_ctx_destroy(ctx);
+    cr_assert(sm->steady.found);
+    return &sm->steady;
+}
+
+/* Near load k of st: the load at offset load read first at use, slots apart
+ * with math FFMA or HMMA between (-1: not checked). */
+static void expect_near(const gs_sass_steady *st, int k, int64_t load, int64_t use, int64_t slots, int64_t math) {
+    cr_expect_eq(st->near[k].load, load, "near %d: load %#llx", k, (long long)st->near[k].load);
+    cr_expect_eq(st->near[k].ffma, use, "near %d: use %#llx", k, (long long)st->near[k].ffma);
+    if (slots >= 0) cr_expect_eq(st->near[k].slots, slots, "near %d: %lld slots", k, (long long)st->near[k].slots);
+    if (math >= 0) cr_expect_eq(st->near[k].math, math, "near %d: %lld between", k, (long long)st->near[k].math);
+}
+
 /* A loop with (1) the next tile's copy skipped on the last tiles (0x0030),
  * (2) the copy's fast cp.async path against its predicated scalar path
  * (0x0040), (3) the full tile's unrolled compute against the last tile's
@@ -221,12 +239,8 @@ Test(sass, steady_state_path) {
     cr_expect_eq(st->lds_min_slots, 2);
     cr_expect_eq(st->lds_near, 2);
     /* listed in path order, each with the FFMA that reads it */
-    cr_expect_eq(st->near[0].load, 0xb0);
-    cr_expect_eq(st->near[0].ffma, 0xe0);
-    cr_expect_eq(st->near[0].slots, 3);
-    cr_expect_eq(st->near[1].load, 0xc0);
-    cr_expect_eq(st->near[1].ffma, 0xe0);
-    cr_expect_eq(st->near[1].slots, 2);
+    expect_near(st, 0, 0xb0, 0xe0, 3, 0);
+    expect_near(st, 1, 0xc0, 0xe0, 2, 0);
     cr_expect(st->lds_mean_slots > 2.49 && st->lds_mean_slots < 2.51, "mean %g", st->lds_mean_slots);
     /* the steady FFMA's one .reuse operand (the cold loop's two are off the path) */
     cr_expect_eq(st->ffma_reuse, 1, "reuse %lld", (long long)st->ffma_reuse);
@@ -293,11 +307,8 @@ Test(sass, steady_state_distance_wraps) {
         L("0080", "ISETP.NE.AND P0, PT, R2, 0x100, PT")
         L("0090", "@P0 BRA 0x0")
         L("00a0", "EXIT");
-    gs_ctx *ctx = gs_ctx_create();
     gs_sass_summary sm;
-    cr_assert_eq(gs_sass_parse(ctx, text, &sm), GS_OK, "%s", gs_ctx_errmsg(ctx));
-    const gs_sass_steady *st = &sm.steady;
-    cr_assert(st->found);
+    const gs_sass_steady *st = steady_of(text, &sm);
     cr_expect_eq(st->count[GS_SASS_TOTAL], 10);
     cr_expect_eq(st->blocks, 1);
     /* LDS R4 at slot 5 -> FFMA at slot 0 of the next: 5 slots; LDS.64 R6 at
@@ -306,16 +317,12 @@ Test(sass, steady_state_distance_wraps) {
     cr_expect_eq(st->lds_min_slots, 5);
     cr_expect_eq(st->lds_near, 2);
     /* the wrapped distances name the next iteration's FFMA */
-    cr_expect_eq(st->near[0].load, 0x50);
-    cr_expect_eq(st->near[0].ffma, 0x0);
-    cr_expect_eq(st->near[1].load, 0x60);
-    cr_expect_eq(st->near[1].ffma, 0x10);
-    cr_expect_eq(st->near[1].slots, 5);
+    expect_near(st, 0, 0x50, 0x0, -1, -1);
+    expect_near(st, 1, 0x60, 0x10, 5, -1);
     cr_expect_eq(st->intops, 2);
-    gs_ctx_destroy(ctx);
 
     /* no loop: no steady state */
-    ctx = gs_ctx_create();
+    gs_ctx *ctx = gs_ctx_create();
     cr_assert_eq(gs_sass_parse(ctx, L("0000", "FFMA R0, R4, R5, R0") L("0010", "EXIT"), &sm), GS_OK);
     cr_expect(!sm.has_loop);
     cr_expect(!sm.steady.found);
@@ -341,11 +348,8 @@ Test(sass, steady_state_of_an_hmma_loop) {
         L("00a0", "LDS R30, [R2]")
         L("00b0", "@P1 BRA 0x0")
         L("00c0", "EXIT");
-    gs_ctx *ctx = gs_ctx_create();
     gs_sass_summary sm;
-    cr_assert_eq(gs_sass_parse(ctx, text, &sm), GS_OK, "%s", gs_ctx_errmsg(ctx));
-    const gs_sass_steady *st = &sm.steady;
-    cr_assert(st->found);
+    const gs_sass_steady *st = steady_of(text, &sm);
     cr_expect_eq(st->count[GS_SASS_HMMA], 2, "HMMA %lld", (long long)st->count[GS_SASS_HMMA]);
     cr_expect_eq(st->count[GS_SASS_LDSM], 3);
     cr_expect_eq(st->count[GS_SASS_LDS], 0, "the cold branch's LDS is off the path");
@@ -357,14 +361,8 @@ Test(sass, steady_state_of_an_hmma_loop) {
     cr_expect_eq(st->lds_fed, 2, "fed %lld", (long long)st->lds_fed);
     cr_expect_eq(st->lds_min_slots, 3);
     cr_expect_eq(st->lds_near, 2);
-    cr_expect_eq(st->near[0].load, 0x20);
-    cr_expect_eq(st->near[0].ffma, 0x50);
-    cr_expect_eq(st->near[0].math, 0);
-    cr_expect_eq(st->near[1].load, 0x30);
-    cr_expect_eq(st->near[1].ffma, 0x60);
-    cr_expect_eq(st->near[1].slots, 3);
-    cr_expect_eq(st->near[1].math, 1, "one HMMA between %lld", (long long)st->near[1].math);
-    gs_ctx_destroy(ctx);
+    expect_near(st, 0, 0x20, 0x50, 3, 0);
+    expect_near(st, 1, 0x30, 0x60, 3, 1); /* one HMMA between */
 
     /* the other shapes: k8 f16 (A 2 registers, B 1), tf32 k8 (A 4, B 2):
      * an HMMA reading the last register of its A fragment is fed by the load */
@@ -379,12 +377,10 @@ Test(sass, steady_state_of_an_hmma_loop) {
         snprintf(buf, sizeof buf, "%s        /*0020*/  %s ;\n%s",
                  L("0000", "LDS R7, [R2]") L("0010", "IADD3 R2, R2, 0x1, RZ"), shapes[i].hmma,
                  L("0030", "@P1 BRA 0x0") L("0040", "EXIT"));
-        ctx = gs_ctx_create();
-        cr_assert_eq(gs_sass_parse(ctx, buf, &sm), GS_OK, "%s", gs_ctx_errmsg(ctx));
-        cr_expect_eq(sm.steady.mma_k, shapes[i].k, "%s: k %d", shapes[i].hmma, sm.steady.mma_k);
-        cr_expect_eq(sm.steady.lds_fed, 1, "%s: the LDS of R7 feeds it", shapes[i].hmma);
-        cr_expect_eq(sm.steady.lds_min_slots, 2);
-        gs_ctx_destroy(ctx);
+        st = steady_of(buf, &sm);
+        cr_expect_eq(st->mma_k, shapes[i].k, "%s: k %d", shapes[i].hmma, st->mma_k);
+        cr_expect_eq(st->lds_fed, 1, "%s: the LDS of R7 feeds it", shapes[i].hmma);
+        cr_expect_eq(st->lds_min_slots, 2);
     }
 }
 
@@ -409,17 +405,13 @@ Test(sass, steady_state_through_inner_loop) {
         L("00d0", "@P2 BRA 0xb0")
         L("00e0", "@P3 BRA 0x0")
         L("00f0", "EXIT");
-    gs_ctx *ctx = gs_ctx_create();
     gs_sass_summary sm;
-    cr_assert_eq(gs_sass_parse(ctx, text, &sm), GS_OK, "%s", gs_ctx_errmsg(ctx));
-    const gs_sass_steady *st = &sm.steady;
-    cr_assert(st->found);
+    const gs_sass_steady *st = steady_of(text, &sm);
     cr_expect_eq(st->end, 0xe0);
     cr_expect_eq(st->count[GS_SASS_FFMA], 4, "FFMA %lld", (long long)st->count[GS_SASS_FFMA]);
     cr_expect_eq(st->ffma_inner, 3);
     /* 0x00-0x10, 0x20-0x70, then the CALL's target 0x90 and 0xe0 (the back edge at 0x80 is not taken) */
     cr_expect_eq(st->count[GS_SASS_TOTAL], 10, "total %lld", (long long)st->count[GS_SASS_TOTAL]);
-    gs_ctx_destroy(ctx);
 }
 
 /* The captured kernel's k-tile loop has no branch inside: the steady path
