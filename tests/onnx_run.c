@@ -764,12 +764,19 @@ static const gs_op *rebound_op(const gs_model *m, json_t *nd, json_t *bj, const 
             return set(o, ST_FAIL, "%s: buffer %d binds '%s' at the new dims, '%s' in the manifest", name, j,
                        mn.bindings[j].tensor, t),
                    NULL;
-        int64_t have = 0;
-        if (mn.bindings[j].constant && weights_constant((void *)w, t, &have) &&
-            have != gs_op_buffer_elems(mn.op, j))
+        int64_t have = 0, now = 0;
+        const float *built = mn.bindings[j].constant ? weights_constant((void *)w, t, &have) : NULL, *at = NULL;
+        if (built && have != gs_op_buffer_elems(mn.op, j))
             return set(o, ST_FAIL, "%s: the constant '%s' has %lld elements in weights.bin and %lld at the new dims "
                        "(a constant that depends on the dims)", name, t, (long long)have,
                        (long long)gs_op_buffer_elems(mn.op, j)),
+                   NULL;
+        /* a constant the import computed from a dim (a Cast of a shape value) keeps its size
+         * and changes its values: weights.bin's would be stale */
+        if (built && gs_model_constant(NULL, m, t, &at, &now) == GS_OK && now == have &&
+            memcmp(at, built, (size_t)have * sizeof *at))
+            return set(o, ST_FAIL, "%s: the constant '%s' has other values at the new dims than in weights.bin "
+                       "(a constant that depends on the dims)", name, t),
                    NULL;
     }
     return mn.op;
