@@ -2339,6 +2339,7 @@ static void view(imp *c, const tinfo *X, int ndim, const int64_t *dims) {
     o->bindings = b;
 }
 
+static const int64_t *ivals(const tinfo *t);
 static void imp_view(imp *c) {
     const onode *n = c->n;
     tinfo *X = any_in(c, 0);
@@ -2421,6 +2422,12 @@ static void imp_view(imp *c) {
     } else { /* Identity, Dropout at inference */
         if (n->nout > 1 && *n->out[1] && tab(c->m, n->out[1], 0) && tab(c->m, n->out[1], 0)->uses) {
             unsup(c, "Dropout's mask output is read");
+            return;
+        }
+        const tinfo *tm = n->nin > 2 ? tab(c->m, n->in[2], 0) : NULL; /* Dropout's training_mode (opset 12) */
+        if (tm && (!ivals(tm) || tm->c->n != 1 || tm->c->i[0])) {
+            unsup(c, "Dropout's training_mode '%s' is %s: inference only", tm->name,
+                  ivals(tm) && tm->c->n == 1 ? "true" : "not a constant false");
             return;
         }
         view(c, X, X->ndim, X->dims);
@@ -3224,7 +3231,12 @@ static void fold_range(imp *c) {
     if (d > 0 ? l > s : l < s) { /* the span and the step's size as unsigned: exact for any INT64 */
         uint64_t span = d > 0 ? (uint64_t)l - (uint64_t)s : (uint64_t)s - (uint64_t)l;
         uint64_t step = d > 0 ? (uint64_t)d : 0 - (uint64_t)d, cnt = (span - 1) / step + 1;
-        n = cnt > (uint64_t)GS_ONNX_FILL_MAX ? GS_ONNX_FILL_MAX + 1 : (int64_t)cnt;
+        if (cnt > (uint64_t)GS_ONNX_FILL_MAX) {
+            unsup(c, "Range of %llu values (the import makes at most %lld elements)", (unsigned long long)cnt,
+                  (long long)GS_ONNX_FILL_MAX);
+            return;
+        }
+        n = (int64_t)cnt;
     }
     otensor *t = made(c, 1, &n, T[0]->dtype);
     if (!t) return;
@@ -3390,8 +3402,8 @@ static const fold_def fold_defs[] = {
     {"Unsqueeze", fold_view, 0},    {"Squeeze", fold_view, 0},       {"Identity", fold_view, 0},
 };
 
-/* The fold of node c->n when it is one (an integer input where it routes, or
- * a Cast of a floating constant to an integer type), else NULL. */
+/* The fold of node c->n when it is one (an integer input the import knows
+ * where it routes, or a Cast of a floating constant to an integer type), else NULL. */
 static const fold_def *fold_find(imp *c) {
     const onode *n = c->n;
     if (*n->domain && strcmp(n->domain, "ai.onnx")) return NULL;
@@ -3401,7 +3413,7 @@ static const fold_def *fold_find(imp *c) {
         if (d->by < 0) return d;
         const tinfo *t = d->by < n->nin ? tab(c->m, n->in[d->by], 0) : NULL;
         if (!t || t->ndim < 0) return NULL; /* the floating mapping names what is missing */
-        if (dt_int(t->dtype)) return d;
+        if (dt_int(t->dtype)) return ivals(t) ? d : NULL; /* an integer graph input: a view there, or its reason */
         int cast = !strcmp(n->op_type, "Cast");
         return cast && t->c && t->c->f && dt_int((int)attr_i(n, "to", 0)) ? d : NULL;
     }
@@ -3598,6 +3610,18 @@ gs_status gs_model_constant(gs_ctx *ctx, const gs_model *m, const char *name, co
     if (!t->c->f)
         return gs_err(ctx, GS_ERR_UNSUPPORTED, "constant '%s' is %s, not a floating type", name, dtype_name(t->c->dtype));
     *data = t->c->f;
+    *n = t->c->n;
+    return GS_OK;
+}
+
+gs_status gs_model_constant_ints(gs_ctx *ctx, const gs_model *m, const char *name, const int64_t **data, int64_t *n) {
+    if (!m || !name || !data || !n) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_model_constant_ints: NULL argument");
+    *data = NULL;
+    *n = 0;
+    if (!m->imported) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_model_constant_ints: import the model first");
+    const tinfo *t = tab((gs_model *)m, name, 0);
+    if (!ivals(t)) return gs_err(ctx, GS_ERR_INVALID_ARG, "'%s' is not an integer constant of the model", name);
+    *data = t->c->i;
     *n = t->c->n;
     return GS_OK;
 }
