@@ -1811,8 +1811,9 @@ static void expect_constant(gs_ctx *ctx, const gs_model *m, const char *name, in
  * Shape(x) folds to the values ONNX Runtime computes (shape_ops_ort.txt, one
  * line per graph output: Gather of 2-D indices and along axis 1, Slice with
  * negative, clamped and negative-step bounds, Div and Mod of negatives, Neg,
- * Abs, Max of three, Min, Less, Greater, Where, Range down, Cast to BOOL,
- * Expand, Squeeze, Reshape, Size, Shape start/end, INT32 Mul). Old code refused
+ * Abs, Max of three, Min, Less, Greater, Where, Range down and over all of
+ * INT64 (whose k * delta alone overflows), Cast to BOOL, Expand, Squeeze,
+ * Reshape, Size, Shape start/end, INT32 Mul). Old code refused
  * Shape ("operator Shape is not mapped to gensor yet"). */
 Test(onnx, shape_ops_fold_as_onnx_runtime_computes) {
     gs_ctx *ctx = gs_ctx_create();
@@ -1829,7 +1830,7 @@ Test(onnx, shape_ops_fold_as_onnx_runtime_computes) {
         outs++;
     }
     fclose(f);
-    cr_expect_eq(outs, 22, "%d outputs in %s", outs, path);
+    cr_expect_eq(outs, 23, "%d outputs in %s", outs, path);
     expect_named(ctx, m, "/out/mul_i32", GS_MODEL_VIEW, "INT32 [3] folded");
     expect_named(ctx, m, "/out/size", GS_MODEL_VIEW, "INT64 [] folded");
     gs_model_destroy(m);
@@ -1923,7 +1924,8 @@ Test(onnx, shapes_slice_cast_expand_and_range) {
 
 /* shape_errs.onnx: bad integer subgraphs are refused naming the node and the
  * reason, the import itself succeeding (no crash, no assert): a Gather index
- * past the shape, a Slice step of 0, a division by zero, an INT64 overflow,
+ * past the shape, a Slice step of 0, a division by zero, INT64 overflows (Mul,
+ * INT64_MIN / -1 and Abs(INT64_MIN), which UBSan watches),
  * Range with delta 0, the Shape of a tensor an unsupported node makes, a Cast
  * of a computed FLOAT to INT64, an Expand of a computed tensor that broadcasts. */
 Test(onnx, bad_shape_subgraphs_are_refused_naming_the_node) {
@@ -1935,6 +1937,8 @@ Test(onnx, bad_shape_subgraphs_are_refused_naming_the_node) {
         {"/Div_by_zero", "Div of 2 and 0 divides by zero"},
         {"/Mul_overflow", "Mul of 9223372036854775807 and 2 overflows INT64"},
         {"/Range_delta_0", "Range with delta 0"},
+        {"/Div_min_by_minus_1", "Div of -9223372036854775808 and -1 overflows INT64"},
+        {"/Abs_min", "Abs of -9223372036854775808 overflows INT64"},
         {"/Shape_of_unknown", "input '/Gather_out_of_range_output_0' has no known shape"},
         {"/Cast_computed", "Cast from FLOAT to INT64"},
         {"/Expand_computed", "Expand of the computed tensor 'x' [2,5,8] to [3,2,5,8]: no kernel copies a broadcast"},

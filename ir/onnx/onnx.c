@@ -3103,8 +3103,9 @@ static int ibin(int op, int64_t a, int64_t b, int fmod, int64_t *r, const char *
     case IB_MOD:
         if (b == 0) return *why = "divides by zero", -1;
         if (b == -1) { /* INT64_MIN / -1 overflows; anything % -1 is 0 */
+            if (op == IB_DIV && a == INT64_MIN) return -1;
             *r = op == IB_MOD ? 0 : -a;
-            return op == IB_DIV && a == INT64_MIN ? -1 : 0;
+            return 0;
         }
         *r = op == IB_DIV ? a / b : a % b;
         if (op == IB_MOD && !fmod && *r && (*r < 0) != (b < 0)) *r += b;
@@ -3240,7 +3241,9 @@ static void fold_range(imp *c) {
     }
     otensor *t = made(c, 1, &n, T[0]->dtype);
     if (!t) return;
-    for (int64_t k = 0; k < n; k++) t->i[k] = s + k * d; /* between start and limit: no overflow */
+    /* each value lies between start and limit; k * delta alone may not fit (start -2^63, delta 2^62),
+     * so the sum is taken modulo 2^64 */
+    for (int64_t k = 0; k < n; k++) t->i[k] = (int64_t)((uint64_t)s + (uint64_t)k * (uint64_t)d);
     folded(c, t);
 }
 

@@ -23,12 +23,12 @@ shapes.onnx       opset 17, x [batch,seq,32]: Slice on a Shape ([:-1]), Gather o
 shape_ops.onnx    opset 17, integer operators on Shape(x) of x [batch,seq,6], each result a graph
                   output (Gather of 2-D indices and along axis 1, Slice with negative, clamped and
                   negative-step bounds, Div and Mod of negatives, Neg, Abs, Max, Min, Less, Greater,
-                  Where, Range with a negative delta, Cast to BOOL, Expand, Squeeze, Reshape, Size,
-                  Shape with start/end). shape_ops_ort.txt holds ONNX Runtime's values at batch 2,
+                  Where, Range with a negative delta and one over all of INT64, Cast to BOOL, Expand,
+                  Squeeze, Reshape, Size, Shape with start/end). shape_ops_ort.txt holds ONNX Runtime's values at batch 2,
                   seq 5: one line per output, "name v0,v1,...".
 shape_errs.onnx   opset 17, bad integer subgraphs the import refuses, each naming the node: a Gather
-                  index out of range, a Slice step of 0, a division by zero, an INT64 overflow, Range
-                  with delta 0, the Shape of a tensor of unknown shape, a Cast of a computed FLOAT to
+                  index out of range, a Slice step of 0, a division by zero, an INT64 overflow (Mul,
+                  INT64_MIN / -1, Abs(INT64_MIN)), Range with delta 0, the Shape of a tensor of unknown shape, a Cast of a computed FLOAT to
                   INT64, an Expand of a computed tensor that broadcasts.
 seqmean.onnx      opset 17, y = ReduceSum(x [batch,seq,8], axis 1) / Cast(Shape(x)[1], FLOAT): the
                   divisor a constant the import computes from seq. tests/data/onnx/seqmean_ort holds
@@ -198,6 +198,7 @@ def shape_ops():
     out("shape_end", g.n("Shape", ["x"], "/Shape_end", start=1, end=-1))
     out("mul_i32", g.n("Mul", [g.n("Cast", [s], "/Cast_i32", to=TensorProto.INT32),
                                g.c(3, dtype=np.int32)], "/Mul_i32"))
+    out("range_wide", g.n("Range", [g.c(-I64_MAX - 1), g.c(I64_MAX), g.c(2 ** 62)], "/Range_wide"))
     return g.model("shape_ops", [fvalue("x", ["batch", "seq", 6])],
                    [onnx.ValueInfoProto(name=k) for k in outs], check=False)
 
@@ -211,6 +212,8 @@ def shape_errs():
     outs.append(g.n("Div", [g.n("Gather", [s, g.c(0)], "/Gather"), g.c(0)], "/Div_by_zero"))
     outs.append(g.n("Mul", [g.c(I64_MAX), g.c(2)], "/Mul_overflow"))
     outs.append(g.n("Range", [g.c(0), g.c(10), g.c(0)], "/Range_delta_0"))
+    outs.append(g.n("Div", [g.c(-I64_MAX - 1), g.c(-1)], "/Div_min_by_minus_1"))
+    outs.append(g.n("Abs", [g.c(-I64_MAX - 1)], "/Abs_min"))
     outs.append(g.n("Shape", [bad_g], "/Shape_of_unknown"))
     outs.append(g.n("Cast", ["x"], "/Cast_computed", to=TensorProto.INT64))
     big = g.n("Concat", [g.c([3]), s], "/Concat", axis=0)
