@@ -358,7 +358,7 @@ test-unit: test-build-plain
 
 # The scripts are independent (each works in its own mktemp directory) and
 # nearly single-threaded, so they run TEST_JOBS at a time, the longest first
-# (onnx_nodes about 25 s, calibrate_holdout and bench_gpu_dry 12 s each);
+# (onnx_nodes about 70 s on 2 shared cores, calibrate_holdout and bench_gpu_dry 12 s each);
 # -O prints each script's lines whole, -k runs them all when one fails.
 TEST_SCRIPTS := onnx-nodes calibrate-holdout bench-gpu-dry nvrtc-mma onnx-manifest cli-errors api-check \
                 install-test tuner-args
@@ -508,13 +508,15 @@ onnx-conformance: deps $(BUILD)/onnx_run onnx-venv
 # the OpenCL device, every kernel output compared with ONNX Runtime's
 # (experiments/onnx_ort_check.sh; light_resnet50 takes ~5 min on PoCL cold).
 # @dim=N,... runs the kernels constructed at the dims before it at these: the
-# BERT and GPT-2 blocks (experiments/onnx_blocks.py) built for seq 8 run at 13.
+# BERT and GPT-2 blocks (experiments/onnx_blocks.py) and the torch-style attention
+# whose shapes the import folds (tests/data/onnx/gen_shapes.py) built for seq 8 run at 13.
 # %f16 or %bf16: the model converted to that type (FLOAT casts at its edges),
 # against ONNX Runtime on its FLOAT twin at 16 u (BERT and GPT-2 in f16).
 ONNX_ORT_REQ    := experiments/requirements-onnx-ort.txt
 ONNX_ORT_MODELS ?= light_squeezenet light_resnet50 tests/data/onnx/bert.onnx:batch=2,seq=8@seq=13 \
                    tests/data/onnx/gpt2.onnx:batch=2,seq=8@seq=13 tests/data/onnx/bert.onnx:batch=2,seq=8%f16 \
-                   tests/data/onnx/gpt2.onnx:batch=2,seq=8%f16
+                   tests/data/onnx/gpt2.onnx:batch=2,seq=8%f16 tests/data/onnx/attn_shapes.onnx:batch=2,seq=8@seq=13 \
+                   tests/data/onnx/shapes.onnx:batch=2,seq=5
 onnx-ort-venv: $(ONNX_VENV)/.ort
 $(ONNX_VENV)/.ort: $(ONNX_ORT_REQ)
 	@$(call venv_pip,onnx-ort-venv,$(ONNX_VENV),$(ONNX_ORT_REQ))

@@ -171,6 +171,9 @@ static gs_status add_constant(cbuild *b, const char *name) {
     const float *data;
     int64_t n;
     gs_dtype dt = GS_DTYPE_F32;
+    /* an integer constant (a Reshape's shape, a value the import folded from
+     * shapes) has no floats for a runner: no kernel binds one */
+    if (gs_model_tensor_dtype(NULL, b->m, name, &dt) == GS_ERR_UNSUPPORTED) return GS_OK;
     gs_status s = gs_model_constant(b->ctx, b->m, name, &data, &n);
     if (s == GS_OK) s = gs_model_tensor_dtype(b->ctx, b->m, name, &dt);
     if (s != GS_OK) return s;

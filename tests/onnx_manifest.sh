@@ -2,7 +2,7 @@
 # tests/onnx_manifest.sh BUILD — `gensor import --construct` and the manifest
 # runner (build/onnx_run --manifest) on tests/data/onnx/chain.onnx, act.onnx, chan.onnx and group.onnx at batch 2,
 # bcast.onnx,
-# bert.onnx and gpt2.onnx constructed at seq 8 and run at seq 13:
+# bert.onnx, gpt2.onnx and attn_shapes.onnx constructed at seq 8 and run at seq 13, shapes.onnx:
 # every kernel output against ONNX Runtime's values for the same input
 # (tests/data/onnx/chain_ort, written by experiments/onnx_ort_check.py with
 # onnxruntime 1.31.1). Then a reference off by 5 % in one element and a
@@ -80,6 +80,38 @@ for blk in bert:48:30 gpt2:51:33; do
     cat "$T/$m.same"; fail "$m.onnx: the seq 8 kernels passed on seq 13 data at their own shapes"
   fi
 done
+
+# attn_shapes.onnx (tests/data/onnx/gen_shapes.py: a torch-style attention block whose Reshape targets
+# are computed from Shape(x) by Gather, Unsqueeze and Concat, folded at import): constructed at batch 2,
+# seq 8 and launched at seq 13 against ONNX Runtime there (attn_shapes_ort); shapes.onnx (Slice on a
+# Shape, Cast, integer Div and Mul, Squeeze, ConstantOfShape, Expand of a computed shape, Range) at
+# batch 2, seq 5 (shapes_ort); an integer constant (a folded shape) writes no data to weights.bin
+"$B/gensor" import tests/data/onnx/attn_shapes.onnx --dim batch=2 --dim seq=8 --hw rtx3090 --construct "$T/attn" \
+  2> "$T/attn.log" || { cat "$T/attn.log"; fail "import --construct attn_shapes.onnx"; }
+grep -q "0 unsupported" "$T/attn.log" || { cat "$T/attn.log"; fail "attn_shapes.onnx: a node is unsupported"; }
+grep -q '"out": "/attn/Shape_output_0"' "$T/attn/manifest.json" || fail "attn_shapes.onnx: no node for the folded shape"
+grep -q '"/attn/Shape_output_0": {' "$T/attn/manifest.json" && fail "attn_shapes.onnx: the folded shape has data in weights.bin"
+"$B/onnx_run" --dim seq=13 --manifest "$T/attn" tests/data/onnx/attn_shapes_ort > "$T/attn.run" 2>&1 ||
+  { cat "$T/attn.run"; fail "attn_shapes.onnx's run at seq 13"; }
+cat "$T/attn.run"
+grep -q "at seq=13: 23 kernels run (0 failed), 19 outputs compared" "$T/attn.run" ||
+  fail "attn_shapes.onnx: want 23 kernels run and 19 outputs compared at seq 13"
+"$B/gensor" import tests/data/onnx/shapes.onnx --dim batch=2 --dim seq=5 --hw rtx3090 --construct "$T/shapes" \
+  2> "$T/shapes.log" || { cat "$T/shapes.log"; fail "import --construct shapes.onnx"; }
+grep -q "0 unsupported" "$T/shapes.log" || { cat "$T/shapes.log"; fail "shapes.onnx: a node is unsupported"; }
+"$B/onnx_run" --manifest "$T/shapes" tests/data/onnx/shapes_ort > "$T/shapes.run" 2>&1 ||
+  { cat "$T/shapes.run"; fail "shapes.onnx's run"; }
+cat "$T/shapes.run"
+grep -q "6 kernels run (0 failed), 6 outputs compared" "$T/shapes.run" || fail "shapes.onnx: want 6 kernels run and compared"
+# seqmean.onnx divides by Cast(Shape(x)[1]): a constant computed from seq, built at seq 5, whose value
+# at seq 7 differs; the run at seq 7 must refuse the kernel that reads it (it ran with 5 before)
+"$B/gensor" import tests/data/onnx/seqmean.onnx --dim batch=2 --dim seq=5 --hw rtx3090 --construct "$T/seqmean" \
+  2> "$T/seqmean.log" || { cat "$T/seqmean.log"; fail "import --construct seqmean.onnx"; }
+if "$B/onnx_run" --dim seq=7 --manifest "$T/seqmean" tests/data/onnx/seqmean_ort > "$T/seqmean.run" 2>&1; then
+  cat "$T/seqmean.run"; fail "seqmean.onnx: a kernel reading a constant of seq 5 ran at seq 7"
+fi
+grep -q "/Div: the constant '/Cast_output_0' has other values at the new dims" "$T/seqmean.run" ||
+  { cat "$T/seqmean.run"; fail "seqmean.onnx: the stale constant is not named"; }
 
 # half models (tests/data/onnx_half, written by tests/data/onnx/gen_half.py): the manifest gives each
 # binding and constant its type (weights.bin holds floats, exact for half values) and the runner

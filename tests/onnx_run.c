@@ -80,8 +80,28 @@ typedef struct tproto {
     int ndim;
     int64_t dims[GS_ONNX_MAX_RANK];
     float *data; /* FLOAT, FLOAT16 and BFLOAT16 (exact floats) only */
+    int64_t *ints; /* INT64, INT32 and BOOL only */
     int64_t n;
 } tproto;
+
+/* INT32, INT64, BOOL: what the import folds (shapes and what is made of them). */
+static int int_type(int t) { return t == 6 || t == 7 || t == 9; }
+
+/* An integer TensorProto's values: raw_data (esz bytes each, little-endian)
+ * or the typed values iv[0..ni); 0, or -1 when their count is not n. */
+static int tproto_ints(tproto *t, const uint8_t *raw, size_t raw_len, const int64_t *iv, int64_t ni) {
+    size_t esz = t->dtype == 7 ? 8 : t->dtype == 6 ? 4 : 1;
+    if (raw ? (int64_t)raw_len != (int64_t)esz * t->n : ni != t->n) return -1;
+    t->ints = malloc((size_t)(t->n ? t->n : 1) * sizeof *t->ints);
+    if (!t->ints) abort();
+    for (int64_t i = 0; i < t->n; i++) {
+        uint64_t v = 0;
+        for (size_t b = esz; raw && b-- > 0;) v = v << 8 | raw[(size_t)i * esz + b];
+        int64_t x = raw ? (int64_t)v : iv[i];
+        t->ints[i] = t->dtype == 6 ? (int64_t)(int32_t)(uint32_t)x : t->dtype == 9 ? x != 0 : x;
+    }
+    return 0;
+}
 
 static unsigned char *slurp(const char *path, size_t *n) {
     FILE *f = fopen(path, "rb");
@@ -116,6 +136,7 @@ static int read_tproto(const char *path, tproto *t, char *why, size_t nwhy) {
     int64_t nf = 0, capf = 0, nh = 0, caph = 0;
     float *fd = NULL;
     uint16_t *hd = NULL; /* int32_data: a 16-bit type's words */
+    int64_t *iv = NULL;  /* int32_data or int64_data: an integer type's values */
     int r, bad = 0;
     while (!bad && (r = gs_pb_next(&pb, &f)) == 1) {
         uint64_t v;
@@ -139,14 +160,16 @@ static int read_tproto(const char *path, tproto *t, char *why, size_t nwhy) {
                 fd[nf++] = gs_pb_f32(v);
             }
             if (r < 0) bad = 1;
-        } else if (f.num == 5) { /* int32_data */
+        } else if (f.num == 5 || f.num == 7) { /* int32_data, int64_data */
             memset(&it, 0, sizeof it);
             while ((r = gs_pb_repeated(&f, GS_PB_VARINT, &it, &v)) == 1) {
                 if (nh == caph) {
                     caph = caph ? 2 * caph : 64;
                     hd = realloc(hd, (size_t)caph * sizeof *hd);
-                    if (!hd) abort();
+                    iv = realloc(iv, (size_t)caph * sizeof *iv);
+                    if (!hd || !iv) abort();
                 }
+                iv[nh] = (int64_t)v;
                 hd[nh++] = (uint16_t)v; /* FLOAT16, BFLOAT16: the low 16 bits */
             }
             if (r < 0) bad = 1;
@@ -161,6 +184,7 @@ static int read_tproto(const char *path, tproto *t, char *why, size_t nwhy) {
         snprintf(why, nwhy, "%.300s: malformed TensorProto", path);
         free(fd);
         free(hd);
+        free(iv);
         free(b);
         return -1;
     }
@@ -196,9 +220,13 @@ static int read_tproto(const char *path, tproto *t, char *why, size_t nwhy) {
             }
             gs_dtype_convert(NULL, ht, hd, GS_DTYPE_F32, t->data, t->n); /* exact */
         }
+    } else if (int_type(t->dtype) && tproto_ints(t, raw, raw_len, iv, nh) < 0) {
+        bad = 1;
+        snprintf(why, nwhy, "%.300s: %lld elements by its dims, data of another size", path, (long long)t->n);
     }
     free(fd);
     free(hd);
+    free(iv);
     free(b);
     return bad ? -1 : 0;
 }
@@ -443,6 +471,22 @@ static unsigned char *freeze(const unsigned char *mb, size_t mn, unsigned char *
     return w.b;
 }
 
+/* Integer output w against the value the import folded for it: 1 when equal, else 0 with o set. */
+static int int_output(const gs_model *m, const tproto *w, outcome *o) {
+    const int64_t *v;
+    int64_t n;
+    if (gs_model_constant_ints(NULL, m, w->name, &v, &n) != GS_OK)
+        return set(o, ST_FAIL, "output '%s' (%s) is not a value the import folded", w->name, dtype_str(w->dtype)), 0;
+    if (n != w->n)
+        return set(o, ST_FAIL, "output '%s' has %lld elements, ONNX's %lld", w->name, (long long)n, (long long)w->n), 0;
+    for (int64_t e = 0; e < n; e++)
+        if (v[e] != w->ints[e])
+            return set(o, ST_FAIL, "output '%s'[%lld] is %lld, ONNX's %lld", w->name, (long long)e, (long long)v[e],
+                       (long long)w->ints[e]),
+                   0;
+    return 1;
+}
+
 static int run_test(runner *R, const char *dir, outcome *o) {
     char p[4096];
     gs_ctx *ctx = R->ctx;
@@ -472,8 +516,8 @@ static int run_test(runner *R, const char *dir, outcome *o) {
                 set(o, ST_FAIL, "%s", why);
                 goto done;
             }
-            if (!role && (io[ntp].dtype == 7 || io[ntp].dtype == 6 || (float_type(io[ntp].dtype) && io[ntp].ndim == 0)))
-                /* INT64, INT32 and floating scalars (Clip's bounds): frozen */
+            if (!role && (int_type(io[ntp].dtype) || (float_type(io[ntp].dtype) && io[ntp].ndim == 0)))
+                /* INT64, INT32, BOOL and floating scalars (Clip's bounds): frozen */
                 fz[nfz] = slurp(p, &fzn[nfz]), nfz++;
             ntp++;
             role ? nout++ : nin++;
@@ -509,7 +553,7 @@ static int run_test(runner *R, const char *dir, outcome *o) {
         }
     }
     for (int i = 0; i < nin; i++) {
-        if (io[i].dtype == 7 || io[i].dtype == 6) continue; /* frozen into the model */
+        if (int_type(io[i].dtype)) continue; /* frozen into the model */
         if (!float_type(io[i].dtype)) {
             set(o, ST_UNSUP, "input '%s' is %s (the kernels take FLOAT, FLOAT16 and BFLOAT16)", io[i].name,
                 dtype_str(io[i].dtype));
@@ -518,9 +562,9 @@ static int run_test(runner *R, const char *dir, outcome *o) {
         put(&st, io[i].name, io[i].data, io[i].n, 1);
     }
     for (int i = nin; i < ntp; i++)
-        if (!float_type(io[i].dtype)) {
-            set(o, ST_UNSUP, "output '%s' is %s (the kernels write FLOAT, FLOAT16 and BFLOAT16)", io[i].name,
-                dtype_str(io[i].dtype));
+        if (!float_type(io[i].dtype) && !int_type(io[i].dtype)) {
+            set(o, ST_UNSUP, "output '%s' is %s (the kernels write FLOAT, FLOAT16 and BFLOAT16; the import folds "
+                "INT64, INT32 and BOOL)", io[i].name, dtype_str(io[i].dtype));
             goto done;
         }
     for (int i = 0; i < gs_model_num_nodes(m); i++) {
@@ -555,6 +599,10 @@ static int run_test(runner *R, const char *dir, outcome *o) {
     double worst_all = 0; /* max over the outputs of max|d| / max|want| */
     for (int i = nin; i < ntp; i++) {
         const tproto *w = &io[i];
+        if (int_type(w->dtype)) {
+            if (!int_output(m, w, o)) goto done;
+            continue;
+        }
         ten *t = find(&st, w->name);
         if (!t) {
             set(o, ST_FAIL, "output '%s' was not written", w->name);
@@ -589,7 +637,10 @@ static int run_test(runner *R, const char *dir, outcome *o) {
     set(o, ST_PASS, "%d outputs within rtol %g atol %g (worst |d|/max|want| %.3g)", nout, rtol, atol, worst_all);
 done:
     store_free(&st);
-    for (int i = 0; i < ntp; i++) free(io[i].data);
+    for (int i = 0; i < ntp; i++) {
+        free(io[i].data);
+        free(io[i].ints);
+    }
     gs_model_destroy(m);
     return o->st;
 }
@@ -644,6 +695,7 @@ static int load_dir(const char *dir, store *st) {
         tproto t;
         if (read_tproto(p, &t, why, sizeof why) || !float_type(t.dtype)) {
             free(t.data);
+            free(t.ints);
             continue;
         }
         put(st, t.name, t.data, t.n, 0);
@@ -764,12 +816,19 @@ static const gs_op *rebound_op(const gs_model *m, json_t *nd, json_t *bj, const 
             return set(o, ST_FAIL, "%s: buffer %d binds '%s' at the new dims, '%s' in the manifest", name, j,
                        mn.bindings[j].tensor, t),
                    NULL;
-        int64_t have = 0;
-        if (mn.bindings[j].constant && weights_constant((void *)w, t, &have) &&
-            have != gs_op_buffer_elems(mn.op, j))
+        int64_t have = 0, now = 0;
+        const float *built = mn.bindings[j].constant ? weights_constant((void *)w, t, &have) : NULL, *at = NULL;
+        if (built && have != gs_op_buffer_elems(mn.op, j))
             return set(o, ST_FAIL, "%s: the constant '%s' has %lld elements in weights.bin and %lld at the new dims "
                        "(a constant that depends on the dims)", name, t, (long long)have,
                        (long long)gs_op_buffer_elems(mn.op, j)),
+                   NULL;
+        /* a constant the import computed from a dim (a Cast of a shape value) keeps its size
+         * and changes its values: weights.bin's would be stale */
+        if (built && gs_model_constant(NULL, m, t, &at, &now) == GS_OK && now == have &&
+            memcmp(at, built, (size_t)have * sizeof *at))
+            return set(o, ST_FAIL, "%s: the constant '%s' has other values at the new dims than in weights.bin "
+                       "(a constant that depends on the dims)", name, t),
                    NULL;
     }
     return mn.op;

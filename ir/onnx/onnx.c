@@ -20,10 +20,12 @@
 
 /* ---- what the file holds ------------------------------------------------- */
 #define ONNX_DIM_MAX 2147483647LL /* a bound dim, as the spec parser bounds extents */
-enum { DT_FLOAT = 1, DT_INT32 = 6, DT_INT64 = 7, DT_FLOAT16 = 10, DT_DOUBLE = 11, DT_BFLOAT16 = 16 };
+enum { DT_FLOAT = 1, DT_INT32 = 6, DT_INT64 = 7, DT_BOOL = 9, DT_FLOAT16 = 10, DT_DOUBLE = 11, DT_BFLOAT16 = 16 };
 /* The floating types a kernel takes: FLOAT, FLOAT16 and BFLOAT16 (gs_dtype f32, f16, bf16). */
 static int dt_float(int t) { return t == DT_FLOAT || t == DT_FLOAT16 || t == DT_BFLOAT16; }
 static gs_dtype dt_gs(int t) { return t == DT_FLOAT16 ? GS_DTYPE_F16 : t == DT_BFLOAT16 ? GS_DTYPE_BF16 : GS_DTYPE_F32; }
+/* The integer types the import computes with (shapes and what is made of them): INT64, INT32, BOOL. */
+static int dt_int(int t) { return t == DT_INT64 || t == DT_INT32 || t == DT_BOOL; }
 enum { AT_FLOAT = 1, AT_INT = 2, AT_STRING = 3, AT_TENSOR = 4, AT_FLOATS = 6, AT_INTS = 7 };
 
 typedef struct otensor {
@@ -33,7 +35,7 @@ typedef struct otensor {
     int64_t n;     /* elements */
     float *f;      /* FLOAT, FLOAT16, BFLOAT16 or DOUBLE data as floats (NULL: another type); the
                       16-bit types exactly (each of their values is a float) */
-    int64_t *i;    /* INT32 or INT64 data (NULL: another type) */
+    int64_t *i;    /* INT32, INT64 or BOOL data (NULL: another type) */
 } otensor;
 
 typedef struct oattr {
@@ -303,6 +305,7 @@ static gs_status read_tensor(rd *r, gs_pb *pb, otensor *t) {
     int64_t i16;
     size_t esz = t->dtype == DT_FLOAT || t->dtype == DT_INT32 ? 4 : t->dtype == DT_INT64 || t->dtype == DT_DOUBLE ? 8
                  : half                                       ? 2
+                 : t->dtype == DT_BOOL                        ? 1 /* int32_data, or raw_data a byte each */
                                                               : 0;
     uint8_t *ext = NULL;
     if (s == GS_OK && external && esz) {
@@ -343,7 +346,7 @@ static gs_status read_tensor(rd *r, gs_pb *pb, otensor *t) {
             for (int64_t i = 0; s == GS_OK && i < t->n; i++) {
                 uint64_t b = has_raw ? raw_at(raw, esz, i) : id.v[i];
                 /* int32_data holds int32s as (sign-extended) varints; raw INT32 is 4 bytes */
-                t->i[i] = t->dtype == DT_INT32 ? (int64_t)(int32_t)(uint32_t)b : (int64_t)b;
+                t->i[i] = t->dtype == DT_INT32 ? (int64_t)(int32_t)(uint32_t)b : t->dtype == DT_BOOL ? b != 0 : (int64_t)b;
             }
         }
     }
@@ -2336,6 +2339,7 @@ static void view(imp *c, const tinfo *X, int ndim, const int64_t *dims) {
     o->bindings = b;
 }
 
+static const int64_t *ivals(const tinfo *t);
 static void imp_view(imp *c) {
     const onode *n = c->n;
     tinfo *X = any_in(c, 0);
@@ -2418,6 +2422,12 @@ static void imp_view(imp *c) {
     } else { /* Identity, Dropout at inference */
         if (n->nout > 1 && *n->out[1] && tab(c->m, n->out[1], 0) && tab(c->m, n->out[1], 0)->uses) {
             unsup(c, "Dropout's mask output is read");
+            return;
+        }
+        const tinfo *tm = n->nin > 2 ? tab(c->m, n->in[2], 0) : NULL; /* Dropout's training_mode (opset 12) */
+        if (tm && (!ivals(tm) || tm->c->n != 1 || tm->c->i[0])) {
+            unsup(c, "Dropout's training_mode '%s' is %s: inference only", tm->name,
+                  ivals(tm) && tm->c->n == 1 ? "true" : "not a constant false");
             return;
         }
         view(c, X, X->ndim, X->dims);
@@ -2548,6 +2558,8 @@ static void imp_constant(imp *c) {
  * attribute's (0 when absent). Its data is made while the import's total of
  * such elements stays under GS_ONNX_FILL_MAX (2^26, with the constants
  * expand_const makes); beyond that it has a shape and no data. */
+static otensor *made(imp *c, int nd, const int64_t *dims, int dt);
+static void folded(imp *c, otensor *t);
 static void imp_const_shape(imp *c) {
     const onode *n = c->n;
     tinfo *S = tab(c->m, n->nin ? n->in[0] : NULL, 0);
@@ -2571,6 +2583,13 @@ static void imp_const_shape(imp *c) {
         return;
     }
     int dtype = v ? v->t->dtype : DT_FLOAT;
+    if (dt_int(dtype) && v->t->i) { /* an integer constant: folded (it feeds shapes) */
+        otensor *ti = made(c, nd, d, dtype);
+        if (!ti) return;
+        for (int64_t k = 0; k < cnt; k++) ti->i[k] = v->t->i[0];
+        folded(c, ti);
+        return;
+    }
     otensor *t = NULL;
     if ((dt_float(dtype) || dtype == DT_DOUBLE) && cnt <= GS_ONNX_FILL_MAX - c->m->filled) {
         t = gs_arena_alloc(&c->m->iarena, sizeof *t);
@@ -2760,6 +2779,650 @@ static void imp_concat_part(imp *c) {
     kernel(c, spec, tens, 2, k > 0 ? c->m->nodes[c->i - 1].out[0] : NULL);
 }
 
+/* ---- integer tensors folded at import --------------------------------------------
+ * Exporters compute the targets of Reshape, Expand and ConstantOfShape from
+ * the inputs' shapes (torch: Shape, Gather, Unsqueeze, Concat; also Slice,
+ * Cast, integer arithmetic, Equal and Where, Range). The import evaluates
+ * these integer tensors (INT64, INT32, BOOL) at the bound dims as it
+ * propagates the shapes: each such node is a constant of the import (a view
+ * node of one binding, its output; no kernel), and the nodes after it read
+ * it as they read an initializer. An import at other dims (onnx_run --dim,
+ * the probe at GS_ONNX_PROBE_DIM) evaluates them again at those dims, so a
+ * Reshape's target made from a symbolic dim follows it; a floating constant
+ * made from one (a Cast of a shape value) has other values there, which a
+ * runner checks before it launches a kernel built at the first dims. Their
+ * elements count with the constants the import makes (GS_ONNX_FILL_MAX). */
+
+/* t's data when it is an integer tensor the import knows (an initializer, a
+ * Constant or a value folded here), else NULL. */
+static const int64_t *ivals(const tinfo *t) {
+    if (!t || t->ndim < 0 || !dt_int(t->dtype) || !t->c || !t->c->i) return NULL;
+    return t->c->n == prod(t->dims, 0, t->ndim) ? t->c->i : NULL;
+}
+
+/* Input k as an integer tensor the import knows; NULL with the node
+ * unsupported, naming why. */
+static tinfo *iin(imp *c, int k) {
+    tinfo *t = any_in(c, k);
+    if (!t || ivals(t)) return t;
+    unsup(c, "input '%s' (%s) is %s: the import folds integer tensors it knows (initializers, Constants, values "
+             "computed from shapes)", t->name, dtype_name(t->dtype),
+          !dt_int(t->dtype) ? "not an integer tensor" : t->producer < 0 && !t->c ? "a graph input"
+                                                                                   : "not known at import");
+    return NULL;
+}
+
+/* A tensor the import makes for output 0, of dims[0..nd) and type dt: an
+ * integer one (its data in ->i) or a floating one (->f); NULL with the node
+ * unsupported past the import's budget of made elements. */
+static otensor *made(imp *c, int nd, const int64_t *dims, int dt) {
+    int64_t n = prod(dims, 0, nd);
+    if (n > GS_ONNX_FILL_MAX - c->m->filled) {
+        unsup(c, "%s: a tensor of %lld elements would pass the import's %lld elements of made constants",
+              c->n->op_type, (long long)n, (long long)GS_ONNX_FILL_MAX);
+        return NULL;
+    }
+    otensor *t = gs_arena_alloc(&c->m->iarena, sizeof *t);
+    void *v = gs_arena_alloc(&c->m->iarena, (size_t)(n ? n : 1) * (dt_int(dt) ? sizeof(int64_t) : sizeof(float)));
+    if (!t || !v) {
+        unsup(c, "out of memory for a %lld-element tensor", (long long)n);
+        return NULL;
+    }
+    memset(t, 0, sizeof *t);
+    t->name = c->n->nout ? c->n->out[0] : "";
+    t->dtype = dt;
+    t->ndim = nd;
+    if (nd) memcpy(t->dims, dims, (size_t)nd * sizeof *dims);
+    t->n = n;
+    if (dt_int(dt)) t->i = v;
+    else t->f = v;
+    c->m->filled += n;
+    return t;
+}
+
+/* The node is a constant of the import: its output 0, no kernel; why says what. */
+static void const_view(imp *c, const char *why) {
+    gs_model_node *o = &c->m->out[c->i];
+    o->kind = GS_MODEL_VIEW;
+    o->reason = why;
+    gs_model_binding *b = gs_arena_alloc(&c->m->iarena, sizeof *b);
+    tinfo *y = tab(c->m, c->n->nout ? c->n->out[0] : NULL, 0);
+    if (!b || !y) return;
+    b[0] = (gs_model_binding){"out", y->name, 1, 1};
+    o->nbindings = 1;
+    o->bindings = b;
+}
+
+/* Up to 8 values of integer tensor t as text: "[2,8,4,16]". */
+static void ivals_text(const otensor *t, char *buf, size_t n) {
+    size_t o = (size_t)snprintf(buf, n, "[");
+    for (int64_t k = 0; k < t->n && k < 8 && o < n; k++)
+        o += (size_t)snprintf(buf + o, n - o, "%s%lld", k ? "," : "", (long long)t->i[k]);
+    if (o < n) snprintf(buf + o, n - o, "%s]", t->n > 8 ? ",..." : "");
+}
+
+/* Output 0 is the integer tensor t, folded. */
+static void folded(imp *c, otensor *t) {
+    tinfo sh = {.ndim = t->ndim};
+    memcpy(sh.dims, t->dims, sizeof sh.dims);
+    char ss[128], vs[200];
+    shape_text(&sh, ss, sizeof ss);
+    ivals_text(t, vs, sizeof vs);
+    set_out(c, 0, t->ndim, t->dims, t->dtype, t);
+    const_view(c, isprintf(c->m, "%s %s folded at import: %s (no kernel)", dtype_name(t->dtype), ss, vs));
+}
+
+/* numpy's broadcast of the shapes of T[0..n) into dims[0..*nd); -1 when two
+ * dims differ and neither is 1. */
+static int bcast_dims(const tinfo *const *T, int n, int64_t *dims, int *nd) {
+    *nd = 0;
+    for (int k = 0; k < n; k++)
+        if (T[k]->ndim > *nd) *nd = T[k]->ndim;
+    for (int d = 0; d < *nd; d++) dims[d] = 1;
+    for (int k = 0; k < n; k++)
+        for (int j = 0; j < T[k]->ndim; j++) {
+            int64_t x = T[k]->dims[j], *y = &dims[*nd - T[k]->ndim + j];
+            if (*y == 1) *y = x;
+            else if (x != 1 && x != *y) return -1;
+        }
+    return 0;
+}
+
+/* The element of integer tensor t that element i of the broadcast shape
+ * dims[0..nd) reads (t's dims aligned from the right, a 1 repeated). */
+static int64_t bcast_at(const tinfo *t, int nd, const int64_t *dims, int64_t i) {
+    int64_t src = 0, st = 1;
+    for (int d = nd - 1, k = t->ndim - 1; k >= 0; d--, k--) {
+        int64_t x = i % dims[d];
+        i /= dims[d];
+        if (t->dims[k] != 1) src += x * st;
+        st *= t->dims[k];
+    }
+    return t->c->i[src];
+}
+
+/* Shape (opset 15: the dims start..end, clamped as Python slices are) and Size. */
+static void fold_shape(imp *c) {
+    tinfo *X = any_in(c, 0);
+    if (!X) return;
+    int64_t r = X->ndim, one = 1, n;
+    if (!strcmp(c->n->op_type, "Size")) {
+        otensor *t = made(c, 0, &one, DT_INT64);
+        if (!t) return;
+        t->i[0] = prod(X->dims, 0, X->ndim);
+        folded(c, t);
+        return;
+    }
+    int64_t s = attr_i(c->n, "start", 0), e = attr_i(c->n, "end", r);
+    s = s < 0 ? s + r : s;
+    e = e < 0 ? e + r : e;
+    s = s < 0 ? 0 : s > r ? r : s;
+    e = e < 0 ? 0 : e > r ? r : e;
+    n = e > s ? e - s : 0;
+    otensor *t = made(c, 1, &n, DT_INT64);
+    if (!t) return;
+    for (int64_t k = 0; k < n; k++) t->i[k] = X->dims[s + k];
+    folded(c, t);
+}
+
+/* Gather along axis (negative indices count from the end). */
+static void fold_gather(imp *c) {
+    tinfo *D = iin(c, 0), *I = D ? iin(c, 1) : NULL;
+    if (!I) return;
+    int64_t ax = attr_i(c->n, "axis", 0), r = D->ndim;
+    if (ax < -r || ax >= r) {
+        unsup(c, "Gather: axis %lld of a rank-%lld tensor", (long long)ax, (long long)r);
+        return;
+    }
+    ax = ax < 0 ? ax + r : ax;
+    if (r - 1 + I->ndim > GS_ONNX_MAX_RANK) {
+        unsup(c, "Gather to rank %lld (%d here)", (long long)(r - 1 + I->ndim), GS_ONNX_MAX_RANK);
+        return;
+    }
+    int64_t od[GS_ONNX_MAX_RANK], ext = D->dims[ax], outer = prod(D->dims, 0, (int)ax),
+            inner = prod(D->dims, (int)ax + 1, (int)r), ni = I->c->n;
+    int nd = 0;
+    for (int d = 0; d < ax; d++) od[nd++] = D->dims[d];
+    for (int d = 0; d < I->ndim; d++) od[nd++] = I->dims[d];
+    for (int d = (int)ax + 1; d < r; d++) od[nd++] = D->dims[d];
+    for (int64_t j = 0; j < ni; j++)
+        if (I->c->i[j] < -ext || I->c->i[j] >= ext) {
+            unsup(c, "Gather: index %lld of '%s' is outside [-%lld, %lld) (axis %lld of '%s')", (long long)I->c->i[j],
+                  I->name, (long long)ext, (long long)ext, (long long)ax, D->name);
+            return;
+        }
+    otensor *t = made(c, nd, od, D->dtype);
+    if (!t) return;
+    for (int64_t o = 0, at = 0; o < outer; o++)
+        for (int64_t j = 0; j < ni; j++) {
+            int64_t k = I->c->i[j] < 0 ? I->c->i[j] + ext : I->c->i[j];
+            for (int64_t q = 0; q < inner; q++) t->i[at++] = D->c->i[(o * ext + k) * inner + q];
+        }
+    folded(c, t);
+}
+
+/* Slice's starts, ends, axes and steps (inputs from opset 10, attributes
+ * before) into the n entries of v[0..3]; -1 with the node unsupported. */
+static int slice_args(imp *c, int rank, int64_t v[4][GS_ONNX_MAX_RANK], int *n) {
+    static const char *const names[4] = {"starts", "ends", "axes", "steps"};
+    *n = -1;
+    for (int a = 0; a < 4; a++) {
+        const int64_t *x = NULL;
+        int nx = 0;
+        if (c->m->opset > 0 && c->m->opset < 10) {
+            const oattr *at = a < 3 ? attr(c->n, names[a]) : NULL;
+            if (at) x = at->ints, nx = at->nints;
+        } else if (a + 1 < c->n->nin && *c->n->in[a + 1]) {
+            tinfo *t = iin(c, a + 1);
+            if (!t) return -1;
+            if (t->ndim != 1) {
+                unsup(c, "Slice: %s '%s' has rank %d (1 here)", names[a], t->name, t->ndim);
+                return -1;
+            }
+            x = t->c->i, nx = (int)t->c->n;
+        }
+        if (!x && a < 2) {
+            unsup(c, "Slice without %s", names[a]);
+            return -1;
+        }
+        if (x && ((*n >= 0 && nx != *n) || nx > rank)) {
+            unsup(c, "Slice: %s has %d values (%d starts; at most rank %d)", names[a], nx, *n, rank);
+            return -1;
+        }
+        if (a == 0) *n = nx;
+        for (int k = 0; k < *n; k++) v[a][k] = x ? x[k] : a == 2 ? k : 1;
+    }
+    return 0;
+}
+
+/* Slice: per axis, start and end made positive and clamped as the spec says
+ * (to [0, dim] with a positive step, [-1, dim - 1] with a negative one). */
+static void fold_slice(imp *c) {
+    tinfo *X = iin(c, 0);
+    if (!X) return;
+    int64_t v[4][GS_ONNX_MAX_RANK], lo[GS_ONNX_MAX_RANK], step[GS_ONNX_MAX_RANK], cnt[GS_ONNX_MAX_RANK];
+    int n, r = X->ndim, seen[GS_ONNX_MAX_RANK] = {0};
+    if (slice_args(c, r, v, &n) < 0) return;
+    for (int d = 0; d < r; d++) lo[d] = 0, step[d] = 1, cnt[d] = X->dims[d];
+    for (int k = 0; k < n; k++) {
+        int64_t a = v[2][k] < 0 ? v[2][k] + r : v[2][k], s = v[0][k], e = v[1][k], st = v[3][k];
+        if (a < 0 || a >= r || seen[a]++) {
+            unsup(c, "Slice: axis %lld of rank %d is out of range or repeated", (long long)v[2][k], r);
+            return;
+        }
+        if (st == 0) {
+            unsup(c, "Slice: step 0 on axis %lld", (long long)a);
+            return;
+        }
+        int64_t dim = X->dims[a], hi = st > 0 ? dim : dim - 1, mn = st > 0 ? 0 : -1;
+        s = s < 0 ? s + dim : s;
+        e = e < 0 ? e + dim : e;
+        s = s < 0 ? 0 : s > hi ? hi : s;
+        e = e < mn ? mn : e > hi ? hi : e;
+        uint64_t us = st > 0 ? (uint64_t)st : 0 - (uint64_t)st;
+        int64_t span = st > 0 ? e - s : s - e;
+        lo[a] = s;
+        step[a] = st;
+        cnt[a] = span > 0 ? (int64_t)((uint64_t)(span - 1) / us) + 1 : 0;
+    }
+    otensor *t = made(c, r, cnt, X->dtype);
+    if (!t) return;
+    for (int64_t i = 0; i < t->n; i++) {
+        int64_t rest = i, src = 0, stride = 1;
+        for (int d = r - 1; d >= 0; d--) {
+            src += (lo[d] + rest % cnt[d] * step[d]) * stride;
+            rest /= cnt[d];
+            stride *= X->dims[d];
+        }
+        t->i[i] = X->c->i[src];
+    }
+    folded(c, t);
+}
+
+/* One part of a Concat (expand_concat) of integer tensors: every part folds
+ * the whole concatenation, the last one being the Concat's output. */
+static void fold_concat(imp *c) {
+    const onode *n = c->n;
+    tinfo *X[64];
+    if (n->nin > 64) {
+        unsup(c, "Concat of %d inputs (64 here)", n->nin);
+        return;
+    }
+    for (int j = 0; j < n->nin; j++)
+        if (!(X[j] = iin(c, j))) return;
+    int r = X[0]->ndim;
+    int64_t ax = attr_i(n, "axis", 0), od[GS_ONNX_MAX_RANK];
+    if (ax < -r || ax >= r) {
+        unsup(c, "Concat: axis %lld of rank %d", (long long)ax, r);
+        return;
+    }
+    ax = ax < 0 ? ax + r : ax;
+    memcpy(od, X[0]->dims, sizeof od);
+    od[ax] = 0;
+    for (int j = 0; j < n->nin; j++) {
+        int same = X[j]->ndim == r && X[j]->dtype == X[0]->dtype;
+        for (int d = 0; same && d < r; d++) same = d == ax || X[j]->dims[d] == X[0]->dims[d];
+        if (!same) {
+            char s0[128], sj[128];
+            shape_text(X[0], s0, sizeof s0);
+            shape_text(X[j], sj, sizeof sj);
+            unsup(c, "Concat of %s %s and %s %s along axis %lld: the types or the other dims differ",
+                  dtype_name(X[0]->dtype), s0, dtype_name(X[j]->dtype), sj, (long long)ax);
+            return;
+        }
+        od[ax] += X[j]->dims[ax];
+    }
+    otensor *t = made(c, r, od, X[0]->dtype);
+    if (!t) return;
+    int64_t outer = prod(od, 0, (int)ax), at = 0;
+    for (int64_t o = 0; o < outer; o++)
+        for (int j = 0; j < n->nin; j++) {
+            int64_t run = prod(X[j]->dims, (int)ax, r);
+            memcpy(t->i + at, X[j]->c->i + o * run, (size_t)run * sizeof *t->i);
+            at += run;
+        }
+    folded(c, t);
+}
+
+/* The integer binary operators (with numpy's broadcasting; Max and Min of any
+ * number of inputs). Div truncates toward zero and Mod takes the divisor's
+ * sign (fmod=1: the dividend's), as ONNX Runtime does. */
+static const char *const ibin_ops[] = {"Add", "Sub", "Mul", "Div", "Mod", "Max", "Min",
+                                       "Equal", "Less", "Greater", "And", "Or"};
+enum { IB_ADD, IB_SUB, IB_MUL, IB_DIV, IB_MOD, IB_MAX, IB_MIN, IB_EQ, IB_LT, IB_GT, IB_AND, IB_OR, IB_N };
+_Static_assert(sizeof ibin_ops / sizeof ibin_ops[0] == IB_N, "one name per integer operator");
+
+/* a op b into *r; -1 with *why on overflow of INT64 or a division by zero. */
+static int ibin(int op, int64_t a, int64_t b, int fmod, int64_t *r, const char **why) {
+    *why = "overflows INT64";
+    switch (op) {
+    case IB_ADD: return __builtin_add_overflow(a, b, r) ? -1 : 0;
+    case IB_SUB: return __builtin_sub_overflow(a, b, r) ? -1 : 0;
+    case IB_MUL: return __builtin_mul_overflow(a, b, r) ? -1 : 0;
+    case IB_DIV:
+    case IB_MOD:
+        if (b == 0) return *why = "divides by zero", -1;
+        if (b == -1) { /* INT64_MIN / -1 overflows; anything % -1 is 0 */
+            if (op == IB_DIV && a == INT64_MIN) return -1;
+            *r = op == IB_MOD ? 0 : -a;
+            return 0;
+        }
+        *r = op == IB_DIV ? a / b : a % b;
+        if (op == IB_MOD && !fmod && *r && (*r < 0) != (b < 0)) *r += b;
+        return 0;
+    case IB_MAX: *r = a > b ? a : b; return 0;
+    case IB_MIN: *r = a < b ? a : b; return 0;
+    case IB_EQ: *r = a == b; return 0;
+    case IB_LT: *r = a < b; return 0;
+    case IB_GT: *r = a > b; return 0;
+    case IB_AND: *r = a && b; return 0;
+    default: *r = a || b; return 0;
+    }
+}
+
+/* An INT32 result outside its range: the why of a refusal, else NULL. */
+static const char *int32_range(int dt, int64_t v) {
+    return dt == DT_INT32 && (v < INT32_MIN || v > INT32_MAX) ? "overflows INT32" : NULL;
+}
+
+static void fold_binary(imp *c) {
+    const char *ot = c->n->op_type;
+    int op = 0, ni = c->n->nin, nd;
+    while (op < IB_N && strcmp(ibin_ops[op], ot)) op++;
+    int variadic = op == IB_MAX || op == IB_MIN;
+    if (ni < 1 || (!variadic && ni != 2) || ni > 16) {
+        unsup(c, "%s of %d integer inputs (%s here)", ot, ni, variadic ? "1 to 16" : "two");
+        return;
+    }
+    tinfo *T[16];
+    for (int k = 0; k < ni; k++)
+        if (!(T[k] = iin(c, k))) return;
+    int64_t dims[GS_ONNX_MAX_RANK];
+    for (int k = 1; k < ni; k++)
+        if (T[k]->dtype != T[0]->dtype) {
+            unsup(c, "%s of %s and %s", ot, dtype_name(T[0]->dtype), dtype_name(T[k]->dtype));
+            return;
+        }
+    if (bcast_dims((const tinfo *const *)T, ni, dims, &nd) < 0) {
+        char s0[128], s1[128];
+        shape_text(T[0], s0, sizeof s0);
+        shape_text(T[1], s1, sizeof s1);
+        unsup(c, "%s of %s and %s: the shapes do not broadcast", ot, s0, s1);
+        return;
+    }
+    otensor *t = made(c, nd, dims, op >= IB_EQ ? DT_BOOL : T[0]->dtype);
+    if (!t) return;
+    int fmod = (int)attr_i(c->n, "fmod", 0);
+    for (int64_t i = 0; i < t->n; i++) {
+        int64_t acc = bcast_at(T[0], nd, dims, i), b = 0;
+        const char *why = NULL;
+        for (int k = 1; k < ni && !why; k++) {
+            b = bcast_at(T[k], nd, dims, i);
+            if (ibin(op, acc, b, fmod, &acc, &why) == 0) why = int32_range(t->dtype, acc);
+        }
+        if (why) {
+            unsup(c, "%s of %lld and %lld %s (element %lld)", ot, (long long)bcast_at(T[0], nd, dims, i),
+                  (long long)b, why, (long long)i);
+            return;
+        }
+        t->i[i] = acc;
+    }
+    folded(c, t);
+}
+
+/* Neg, Abs and Not of an integer tensor. */
+static void fold_unary(imp *c) {
+    tinfo *X = iin(c, 0);
+    if (!X) return;
+    const char *ot = c->n->op_type;
+    otensor *t = made(c, X->ndim, X->dims, X->dtype);
+    if (!t) return;
+    for (int64_t i = 0; i < t->n; i++) {
+        int64_t x = X->c->i[i];
+        if ((ot[0] == 'N' && ot[1] == 'e') || (ot[0] == 'A' && x < 0)) {
+            if (x == INT64_MIN || int32_range(X->dtype, -x)) {
+                unsup(c, "%s of %lld overflows %s", ot, (long long)x, dtype_name(X->dtype));
+                return;
+            }
+            x = -x;
+        } else if (ot[0] == 'N') {
+            x = !x;
+        }
+        t->i[i] = x;
+    }
+    folded(c, t);
+}
+
+/* Where(cond, X, Y) of integer X and Y, broadcast together. */
+static void fold_where(imp *c) {
+    tinfo *T[3];
+    for (int k = 0; k < 3; k++)
+        if (!(T[k] = iin(c, k))) return;
+    if (T[1]->dtype != T[2]->dtype) {
+        unsup(c, "Where of %s and %s", dtype_name(T[1]->dtype), dtype_name(T[2]->dtype));
+        return;
+    }
+    int64_t dims[GS_ONNX_MAX_RANK];
+    int nd;
+    if (bcast_dims((const tinfo *const *)T, 3, dims, &nd) < 0) {
+        unsup(c, "Where: the shapes of its three inputs do not broadcast");
+        return;
+    }
+    otensor *t = made(c, nd, dims, T[1]->dtype);
+    if (!t) return;
+    for (int64_t i = 0; i < t->n; i++) t->i[i] = bcast_at(T[bcast_at(T[0], nd, dims, i) ? 1 : 2], nd, dims, i);
+    folded(c, t);
+}
+
+/* Range(start, limit, delta) of integer scalars: ceil((limit - start) / delta) values, none when that is negative. */
+static void fold_range(imp *c) {
+    tinfo *T[3];
+    for (int k = 0; k < 3; k++)
+        if (!(T[k] = iin(c, k))) return;
+    for (int k = 0; k < 3; k++)
+        if (T[k]->c->n != 1 || T[k]->dtype != T[0]->dtype) {
+            unsup(c, "Range: input '%s' is not a scalar of the type of start (%s)", T[k]->name, dtype_name(T[0]->dtype));
+            return;
+        }
+    int64_t s = T[0]->c->i[0], l = T[1]->c->i[0], d = T[2]->c->i[0], n = 0;
+    if (d == 0) {
+        unsup(c, "Range with delta 0");
+        return;
+    }
+    if (d > 0 ? l > s : l < s) { /* the span and the step's size as unsigned: exact for any INT64 */
+        uint64_t span = d > 0 ? (uint64_t)l - (uint64_t)s : (uint64_t)s - (uint64_t)l;
+        uint64_t step = d > 0 ? (uint64_t)d : 0 - (uint64_t)d, cnt = (span - 1) / step + 1;
+        if (cnt > (uint64_t)GS_ONNX_FILL_MAX) {
+            unsup(c, "Range of %llu values (the import makes at most %lld elements)", (unsigned long long)cnt,
+                  (long long)GS_ONNX_FILL_MAX);
+            return;
+        }
+        n = (int64_t)cnt;
+    }
+    otensor *t = made(c, 1, &n, T[0]->dtype);
+    if (!t) return;
+    /* each value lies between start and limit; k * delta alone may not fit (start -2^63, delta 2^62),
+     * so the sum is taken modulo 2^64 */
+    for (int64_t k = 0; k < n; k++) t->i[k] = (int64_t)((uint64_t)s + (uint64_t)k * (uint64_t)d);
+    folded(c, t);
+}
+
+/* Cast or CastLike of an integer tensor (to an integer type; to a floating
+ * one, a constant of the import that kernels read), or of a floating
+ * constant to an integer type (truncated toward zero, as ONNX Runtime). */
+static void fold_cast(imp *c) {
+    tinfo *X = any_in(c, 0);
+    if (!X) return;
+    int to = (int)attr_i(c->n, "to", 0);
+    if (c->n->op_type[4] == 'L') {
+        tinfo *L = c->n->nin > 1 ? tab(c->m, c->n->in[1], 0) : NULL;
+        if (!L || L->ndim < 0) {
+            unsup(c, "CastLike's target_type input has no known type");
+            return;
+        }
+        to = L->dtype;
+    }
+    if (!dt_int(to) && !dt_float(to) && to != DT_DOUBLE) {
+        unsup(c, "%s from %s to %s (INT64, INT32, BOOL and the floating types here)", c->n->op_type,
+              dtype_name(X->dtype), dtype_name(to));
+        return;
+    }
+    if (!dt_int(X->dtype) && !(X->c && X->c->f)) {
+        unsup(c, "%s of the computed %s tensor '%s' to %s (a kernel's output is not known at import)", c->n->op_type,
+              dtype_name(X->dtype), X->name, dtype_name(to));
+        return;
+    }
+    if (dt_int(X->dtype) && !iin(c, 0)) return;
+    otensor *t = made(c, X->ndim, X->dims, to);
+    if (!t) return;
+    for (int64_t i = 0; i < t->n; i++) {
+        if (!dt_int(to)) { /* an integer to a float (a half one rounded to nearest even) */
+            t->f[i] = dt_float(to) ? gs_dtype_round(dt_gs(to), (float)X->c->i[i]) : (float)X->c->i[i];
+            continue;
+        }
+        double f = X->c->f ? (double)X->c->f[i] : 0;
+        int64_t v = X->c->f ? (int64_t)0 : X->c->i[i];
+        if (X->c->f && !(f > -9223372036854775808.0 && f < 9223372036854775808.0)) {
+            unsup(c, "%s of %g to %s: out of its range", c->n->op_type, f, dtype_name(to));
+            return;
+        }
+        if (X->c->f) v = (int64_t)f;
+        if (int32_range(to, v)) {
+            unsup(c, "%s of %lld to INT32 overflows", c->n->op_type, (long long)v);
+            return;
+        }
+        t->i[i] = to == DT_BOOL ? v != 0 : v;
+    }
+    if (dt_int(to)) {
+        folded(c, t);
+        return;
+    }
+    set_out(c, 0, t->ndim, t->dims, to, t);
+    const_view(c, isprintf(c->m, "a constant: '%s' converted from %s to %s at import (no kernel)", X->name,
+                           dtype_name(X->dtype), dtype_name(to)));
+}
+
+/* Reshape, Flatten, Unsqueeze, Squeeze and Identity of an integer tensor the
+ * import knows: imp_view's shape, its data folded under the output's name. */
+static void fold_view(imp *c) {
+    tinfo *X = iin(c, 0);
+    if (!X) return;
+    imp_view(c);
+    tinfo *y = c->m->out[c->i].kind == GS_MODEL_VIEW ? tab(c->m, c->n->out[0], 0) : NULL;
+    if (!y) return;
+    otensor *t = gs_arena_alloc(&c->m->iarena, sizeof *t);
+    if (!t) {
+        unsup(c, "out of memory");
+        return;
+    }
+    *t = *X->c;
+    t->name = y->name;
+    t->ndim = y->ndim;
+    memcpy(t->dims, y->dims, sizeof t->dims);
+    folded(c, t);
+}
+
+/* Expand(X, shape): the broadcast of X's dims and shape's values (either side
+ * may be 1). Of an integer tensor the import knows, folded; of a floating
+ * constant, a constant the import makes (expand_const); of a computed tensor,
+ * a view when the shape is its own (in the probe too), else unsupported: no
+ * kernel copies a broadcast. */
+static void imp_expand(imp *c) {
+    tinfo *X = any_in(c, 0), *S = X ? iin(c, 1) : NULL;
+    if (!S) return;
+    if (S->ndim != 1 || S->c->n > GS_ONNX_MAX_RANK) {
+        unsup(c, "Expand's shape '%s' is not a 1-D tensor of at most %d values", S->name, GS_ONNX_MAX_RANK);
+        return;
+    }
+    tinfo want = {.ndim = (int)S->c->n};
+    for (int d = 0; d < want.ndim; d++) {
+        want.dims[d] = S->c->i[d];
+        if (want.dims[d] < 0 || want.dims[d] > ONNX_DIM_MAX) {
+            unsup(c, "Expand to a dim of %lld", (long long)want.dims[d]);
+            return;
+        }
+    }
+    const tinfo *T[2] = {X, &want};
+    int64_t dims[GS_ONNX_MAX_RANK];
+    int nd;
+    char sx[128], sw[128];
+    shape_text(X, sx, sizeof sx);
+    shape_text(&want, sw, sizeof sw);
+    if (bcast_dims(T, 2, dims, &nd) < 0) {
+        unsup(c, "Expand of %s to %s: the dims do not broadcast", sx, sw);
+        return;
+    }
+    if (ivals(X)) {
+        otensor *t = made(c, nd, dims, X->dtype);
+        if (!t) return;
+        for (int64_t i = 0; i < t->n; i++) t->i[i] = bcast_at(X, nd, dims, i);
+        folded(c, t);
+        return;
+    }
+    if (X->c && X->c->f) {
+        tinfo *e = expand_const(c, X, nd, dims, "Expand");
+        if (!e) return;
+        set_out(c, 0, nd, dims, X->dtype, e->c);
+        const_view(c, isprintf(c->m, "a constant: '%s' %s expanded to %s at import (no kernel)", X->name, sx, sw));
+        return;
+    }
+    const tinfo *pX = probe_t(c->m, X), *pS = pX ? probe_t(c->m, S) : NULL;
+    int same = nd == X->ndim && !memcmp(dims, X->dims, (size_t)nd * sizeof *dims);
+    if (same && pX && ivals(pS) && pS->c->n == nd) { /* the probe's dims: a view there too? */
+        tinfo pw = {.ndim = nd};
+        memcpy(pw.dims, pS->c->i, (size_t)nd * sizeof *pw.dims);
+        const tinfo *P[2] = {pX, &pw};
+        int64_t pd[GS_ONNX_MAX_RANK];
+        int pn;
+        same = bcast_dims(P, 2, pd, &pn) == 0 && pn == nd && !memcmp(pd, pX->dims, (size_t)nd * sizeof *pd);
+    }
+    if (!same) {
+        unsup(c, "Expand of the computed tensor '%s' %s to %s: no kernel copies a broadcast (an Expand of a constant "
+                 "or to the tensor's own shape is mapped)", X->name, sx, sw);
+        return;
+    }
+    view(c, X, nd, dims);
+}
+
+/* The operators folded here, and the input whose type routes a node of an
+ * operator that kernels also take (Add, Cast, Reshape): an integer input
+ * folds here, a floating one goes to imp_defs. -1: always here. */
+typedef struct fold_def {
+    const char *op_type;
+    void (*fn)(imp *);
+    int by;
+} fold_def;
+static const fold_def fold_defs[] = {
+    {"Shape", fold_shape, -1},      {"Size", fold_shape, -1},        {"Gather", fold_gather, -1},
+    {"Slice", fold_slice, -1},      {"Range", fold_range, -1},       {"Where", fold_where, -1},
+    {"Equal", fold_binary, -1},     {"Less", fold_binary, -1},       {"Greater", fold_binary, -1},
+    {"And", fold_binary, -1},       {"Or", fold_binary, -1},         {"Mod", fold_binary, -1},
+    {"Not", fold_unary, -1},        {"Expand", imp_expand, -1},      {"Add", fold_binary, 0},
+    {"Sub", fold_binary, 0},        {"Mul", fold_binary, 0},         {"Div", fold_binary, 0},
+    {"Max", fold_binary, 0},        {"Min", fold_binary, 0},         {"Neg", fold_unary, 0},
+    {"Abs", fold_unary, 0},         {"Cast", fold_cast, 0},          {"CastLike", fold_cast, 0},
+    {"Concat.Part", fold_concat, 0}, {"Reshape", fold_view, 0},      {"Flatten", fold_view, 0},
+    {"Unsqueeze", fold_view, 0},    {"Squeeze", fold_view, 0},       {"Identity", fold_view, 0},
+};
+
+/* The fold of node c->n when it is one (an integer input the import knows
+ * where it routes, or a Cast of a floating constant to an integer type), else NULL. */
+static const fold_def *fold_find(imp *c) {
+    const onode *n = c->n;
+    if (*n->domain && strcmp(n->domain, "ai.onnx")) return NULL;
+    for (size_t k = 0; k < sizeof fold_defs / sizeof fold_defs[0]; k++) {
+        const fold_def *d = &fold_defs[k];
+        if (strcmp(d->op_type, n->op_type)) continue;
+        if (d->by < 0) return d;
+        const tinfo *t = d->by < n->nin ? tab(c->m, n->in[d->by], 0) : NULL;
+        if (!t || t->ndim < 0) return NULL; /* the floating mapping names what is missing */
+        if (dt_int(t->dtype)) return ivals(t) ? d : NULL; /* an integer graph input: a view there, or its reason */
+        int cast = !strcmp(n->op_type, "Cast");
+        return cast && t->c && t->c->f && dt_int((int)attr_i(n, "to", 0)) ? d : NULL;
+    }
+    return NULL;
+}
+
 typedef struct imp_def {
     const char *op_type;
     void (*fn)(imp *);
@@ -2908,7 +3571,9 @@ static gs_status import_once(gs_ctx *ctx, gs_model *m) {
         for (size_t k = 0; k < sizeof imp_defs / sizeof imp_defs[0] && (!*dom || !strcmp(dom, "ai.onnx")); k++)
             if (!strcmp(imp_defs[k].op_type, c.n->op_type)) d = &imp_defs[k];
         if (node_float_type(&c) < 0) continue; /* mixed types: unsupported with the reason */
-        if (d) d->fn(&c);
+        const fold_def *fd = fold_find(&c);
+        if (fd) fd->fn(&c);
+        else if (d) d->fn(&c);
         else if ((!*dom || !strcmp(dom, "ai.onnx")) && un_find(c.n->op_type)) imp_unary(&c);
         else if (*dom && strcmp(dom, "ai.onnx")) unsup(&c, "operator %s of domain '%s' (only the ONNX domain)", c.n->op_type, dom);
         else unsup(&c, "operator %s is not mapped to gensor yet", *c.n->op_type ? c.n->op_type : "(empty)");
@@ -2948,6 +3613,18 @@ gs_status gs_model_constant(gs_ctx *ctx, const gs_model *m, const char *name, co
     if (!t->c->f)
         return gs_err(ctx, GS_ERR_UNSUPPORTED, "constant '%s' is %s, not a floating type", name, dtype_name(t->c->dtype));
     *data = t->c->f;
+    *n = t->c->n;
+    return GS_OK;
+}
+
+gs_status gs_model_constant_ints(gs_ctx *ctx, const gs_model *m, const char *name, const int64_t **data, int64_t *n) {
+    if (!m || !name || !data || !n) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_model_constant_ints: NULL argument");
+    *data = NULL;
+    *n = 0;
+    if (!m->imported) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_model_constant_ints: import the model first");
+    const tinfo *t = tab((gs_model *)m, name, 0);
+    if (!ivals(t)) return gs_err(ctx, GS_ERR_INVALID_ARG, "'%s' is not an integer constant of the model", name);
+    *data = t->c->i;
     *n = t->c->n;
     return GS_OK;
 }

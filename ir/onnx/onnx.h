@@ -64,4 +64,10 @@ double gs_pb_f64(uint64_t bits);
 #define GS_ONNX_MAX_NODES 100000
 #define GS_ONNX_MAX_FILE (1LL << 32) /* 4 GiB: protobuf's own limit is 2 GiB */
 
+/* For the test runners (not in gensor.h): the values of an integer constant
+ * of an imported model (an INT64, INT32 or BOOL initializer or Constant, or a
+ * tensor the import folded from the shapes), *data owned by m;
+ * GS_ERR_INVALID_ARG when name is no such constant. */
+gs_status gs_model_constant_ints(gs_ctx *ctx, const gs_model *m, const char *name, const int64_t **data, int64_t *n);
+
 #endif

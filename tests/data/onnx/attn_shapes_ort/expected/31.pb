@@ -1,0 +1,1 @@
+B/attn/Sqrt_output_0Jó5@
