@@ -627,18 +627,18 @@ static double sass_over_model(const char *spec) {
     return (double)sm.steady.count[GS_SASS_TOTAL] / (double)math / model;
 }
 
-/* The FFMA core's count (loop overhead, fragment reads, copies and barriers
- * per tile) is within 10 % of what ptxas emits for the gemm and the 3x3 conv
- * picks (2026-12-07: 1.02 and 0.96). The mma core's undercounts (1.60 for
- * the f16 gemm: ldmatrix's address arithmetic, docs/MODEL.md); the bound
- * keeps the gap from growing unseen. */
+/* The model's count (loop overhead, fragment reads and their addresses,
+ * copies and barriers per tile) is within 10 % of what ptxas emits for the
+ * gemm and 3x3 conv FFMA picks, and 15 % for the f16 gemm's mma pick
+ * (2026-12-07: 1.02, 0.96 and 1.05; the mma count was 1.60 before it counted ldmatrix's
+ * address arithmetic, docs/MODEL.md). */
 Test(sass, model_counts_the_main_loop_as_ptxas_does, .timeout = 120) {
     static const struct {
         const char *spec;
         double lo, hi;
     } cases[] = {{"gemm M=4096 N=4096 K=4096", 0.9, 1.1},
                  {"conv2d N=32 C=128 H=28 W=28 K=128 R=3 S=3 pad=1 layout=nhwc", 0.9, 1.1},
-                 {"gemm M=4096 N=4096 K=4096 dtype=f16", 1.0, 2.0}};
+                 {"gemm M=4096 N=4096 K=4096 dtype=f16", 0.85, 1.15}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         if (!gs_test_case_runs((long)i, 3)) continue; /* under ASan the first (NVRTC is not instrumented) */
         const double r = sass_over_model(cases[i].spec);

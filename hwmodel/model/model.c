@@ -19,6 +19,14 @@
  * on large GEMMs). docs/MODEL.md, "The price of an mma plan". */
 #define GS_MMA_LATENCY 24
 #define GS_MMA_SUSTAIN 0.9
+/* Integer instructions each ldmatrix's address costs in ptxas' code (the row
+ * offset of its tile and k-step added to the stage's base, scaled to bytes):
+ * counted, not fitted to timings. Over the f16 and bf16 gemm and bgemm picks
+ * of the suite and model lists on h100 and a100 (54), the steady state's
+ * instructions less the model's count, against its LDSM: 2.45 a load, which
+ * brings the count within 6.6 % (median) of the SASS, from 34 % (docs/MODEL.md,
+ * "The instruction count against ptxas' code"). */
+#define GS_MMA_LDSM_ADDR 2.45
 /* How far the register bound sits above the typical ptxas count. */
 #define GS_REGS_BOUND_MARGIN 4
 /* Blocks of one launch: the grid is 1-D, CUDA's gridDim.x is at most 2^31-1,
@@ -638,6 +646,7 @@ void gs_model_mma_kstep(const gs_hw *hw, gs_dtype in, gs_math math, int m, int n
     o->mma = ta * tb;
     o->tensor_clk = o->mma * gs_model_mma_clocks(hw, in, math, m, n, k);
     o->loads = ta * (a->ldsm ? 1 : a->regs) + tb * (b->ldsm ? 1 : b->regs);
+    o->addr = GS_MMA_LDSM_ADDR * (ta * (a->ldsm ? 1 : 0) + tb * (b->ldsm ? 1 : 0));
     o->wavefronts = ta * a->read_wf + tb * b->read_wf;
     o->cvt = math == GS_MATH_TF32 ? ta * a->regs + tb * b->regs : 0;
 }
@@ -908,7 +917,7 @@ static void est_operands_mma(est_ctx *c) {
     c->ldg_fast = c->ldg_slow = c->l1_fast = c->l1_slow = 2.0 * c->spilled;
     /* the k-step's loop overhead is the FFMA loop's per index, once per k-step */
     c->per_k_fast = c->per_k_slow =
-        (ks.mma + ks.loads + ks.cvt + c->mp->k_overhead_fast) * per + c->ldg_fast;
+        (ks.mma + ks.loads + ks.addr + ks.cvt + c->mp->k_overhead_fast) * per + c->ldg_fast;
     /* plan.kmask: in a tile partial along a masked axis, each k-step zeroes
      * the operand's elements past the extents (print_mma_kmask): per distinct
      * k of a lane an add and a compare per masked axis and a select, an AND

@@ -124,10 +124,11 @@ typedef struct gs_mma_operand {
 /* The work of one warp over one instruction k-step of a warp tile warp_m x
  * warp_n: (warp_m/m)(warp_n/n) mma instructions holding the tensor pipe
  * tensor_clk clocks; the fragment loads of A's warp_m/m and B's warp_n/n
- * tiles and their wavefronts; with TF32 math one cvt.rna per A and B
- * register. */
+ * tiles and their wavefronts, and the address arithmetic of the ldmatrix
+ * ones; with TF32 math one cvt.rna per A and B register. */
 typedef struct gs_mma_kstep {
     double mma, tensor_clk, loads, wavefronts, cvt;
+    double addr; /* the integer instructions of the ldmatrix addresses (model.c, GS_MMA_LDSM_ADDR) */
 } gs_mma_kstep;
 void gs_model_mma_kstep(const gs_hw *hw, gs_dtype in, gs_math math, int m, int n, int k, int warp_m, int warp_n,
                         const gs_mma_operand *a, const gs_mma_operand *b, gs_mma_kstep *out);
