@@ -741,9 +741,12 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p, const
                       gs_wf_memo *memo) {
     int64_t acc = pf->acc;
     int64_t regs = acc + GS_PLAN_REGS_BASE + 2 * op->naxes, slack = 0, pipe = 0;
-    /* an mma tile of many accumulators on an ldmatrix row: its copies count
-     * one unit in flight (below) */
-    bool relax = p->mma && acc >= GS_PLAN_MMA_RELAX_ACC && gs_mma_get(p->mma)->ldsm;
+    /* an mma tile of many accumulators on an ldmatrix row of 16-bit
+     * elements: its copies count one unit in flight (below); tf32's
+     * elements are converted on their way to the mma, ldmatrix or not, and
+     * keep the batch */
+    const gs_mma_row *mrow = p->mma ? gs_mma_get(p->mma) : NULL;
+    bool relax = mrow && acc >= GS_PLAN_MMA_RELAX_ACC && mrow->ldsm && gs_mma_elem_bytes(mrow) == 2;
     /* a group's combine: ptxas issues a step's shuffles for all
      * accumulators before their adds, a temporary each (a100, acc 128, g8:
      * 255 registers and spills) */
@@ -1520,9 +1523,12 @@ int64_t gs_plan_swizzle(const gs_plan_input *pi, int eb, int64_t o) {
 /* ldmatrix for input t (0: A, 1: B) of row r: where the row has it, t's
  * role (m or n) and k are one axis each, the box is the tensor's with no
  * offset or negative coefficient, and its innermost smem dim runs along k
- * (no .trans) or along t's axis xa (.trans) with unit step and whole
- * 8-element rows. The 16-byte alignment of every row start also needs the
- * pad (0 or 8 elements) chosen below. */
+ * (no .trans) or, where the row may transpose (16-bit elements), along t's
+ * axis xa (.trans), with unit step and whole 16-byte rows
+ * (gs_mma_ldsm_row_elems: 8 halves, 4 tf32 elements). Anything else (a tf32
+ * operand whose rows run along m or n, an im2col view) reads elements. The
+ * 16-byte alignment of every row start also needs the pad (0 or one 16-byte
+ * vector) chosen below. */
 static void mma_ldsm_mode(const gs_op *op, gs_plan_input *pi, int t, const gs_mma_row *r, gs_wf_memo *memo) {
     pi->ldsm = pi->ldsm_trans = 0;
     int m, n, k;
@@ -1535,7 +1541,7 @@ static void mma_ldsm_mode(const gs_op *op, gs_plan_input *pi, int t, const gs_mm
             if (ts->idx[j].coeff[a] < 0) return;
     }
     int ax = unit_axis(&ts->idx[pi->inner_dim], op->naxes);
-    if (pi->dims[pi->inner_dim] % 8 || (ax != k && ax != xa)) return;
+    if (pi->dims[pi->inner_dim] % gs_mma_ldsm_row_elems(r) || (ax != k && (ax != xa || !gs_mma_ldsm_trans(r)))) return;
     pi->ldsm = (uint8_t)(t == 0 ? r->a.regs : r->b.regs);
     pi->ldsm_trans = ax != k;
 }
@@ -1741,9 +1747,10 @@ static void mma_pad_apply(const gs_op *op, const gs_etir *e, gs_plan *p, int t, 
     pi->pad = (int32_t)best_pad;
     pi->swizzle = (uint8_t)best_swz;
     layout_strides(ts, pi->dims, pi->inner_dim, best_pad, pi->sstride);
-    /* ldmatrix rows start on 16 bytes: every outer stride a multiple of 8 */
+    /* ldmatrix rows start on 16 bytes: every outer stride a whole number of
+     * 16-byte rows (8 halves, 4 tf32 elements) */
     for (int j = 0; j < ts->ndim && pi->ldsm; j++)
-        if (j != pi->inner_dim && pi->sstride[j] % 8) pi->ldsm = pi->ldsm_trans = 0;
+        if (j != pi->inner_dim && pi->sstride[j] % gs_mma_ldsm_row_elems(r)) pi->ldsm = pi->ldsm_trans = 0;
 }
 
 /* Key of mma_pad_cands' inputs besides the operator and the profile (one
