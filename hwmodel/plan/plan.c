@@ -741,12 +741,13 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p, const
                       gs_wf_memo *memo) {
     int64_t acc = pf->acc;
     int64_t regs = acc + GS_PLAN_REGS_BASE + 2 * op->naxes, slack = 0, pipe = 0;
-    /* an mma tile of many accumulators on an ldmatrix row of 16-bit
-     * elements: its copies count one unit in flight (below); tf32's
-     * elements are converted on their way to the mma, ldmatrix or not, and
-     * keep the batch */
+    /* an mma tile of many accumulators on an ldmatrix row whose registers
+     * feed the mma as loaded: its copies count one unit in flight (below);
+     * tf32's are rounded on their way (cvt.rna), ldmatrix or element reads,
+     * and keep the batch */
     const gs_mma_row *mrow = p->mma ? gs_mma_get(p->mma) : NULL;
-    bool relax = mrow && acc >= GS_PLAN_MMA_RELAX_ACC && mrow->ldsm && gs_mma_elem_bytes(mrow) == 2;
+    const bool cvt = mrow && mrow->math == GS_MATH_TF32;
+    bool relax = mrow && acc >= GS_PLAN_MMA_RELAX_ACC && mrow->ldsm && !cvt;
     /* a group's combine: ptxas issues a step's shuffles for all
      * accumulators before their adds, a temporary each (a100, acc 128, g8:
      * 255 registers and spills) */
@@ -769,12 +770,18 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p, const
             f = mma_frag_regs(p, t); /* packed 32-bit fragment registers */
             gs_plan_input li = p->in[t]; /* ldmatrix is chosen later (finish): ask now */
             mma_ldsm_mode(op, &li, t, gs_mma_get(p->mma), memo);
-            if (!li.ldsm) {
+            if (!li.ldsm || cvt) {
                 /* element reads are plain shared loads, which ptxas hoists
                  * across the unrolled k-steps of a tile (ldmatrix and mma
                  * are volatile asm and keep their order): a set per k-step.
                  * tf32 bgemm 128x64x32 with 128x16 warp tiles: bound 238,
-                 * ptxas 255 and 408 bytes spilled on h100 */
+                 * ptxas 255 and 408 bytes spilled on h100. tf32's ldmatrix
+                 * words are rounded as element reads are, and ptxas hoists
+                 * the loads and their rounding alike: a100 gemm 4096^3
+                 * transB=1 128x128x64 (8 k-steps), 64x32 warp tiles, both
+                 * operands by ldmatrix: counted 220 with one set, ptxas 255
+                 * and 16 to 496 bytes spilled; 64x64x64, 32x32 warp tiles:
+                 * counted 172, ptxas 249 */
                 const gs_mma_row *r = gs_mma_get(p->mma);
                 int64_t kt = 1;
                 for (int a = 0; a < op->naxes; a++)
@@ -823,9 +830,10 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p, const
          * gemm 4096^3 f16 with 64x64 warp tiles: 128x256x64 (4 + 8 units per
          * thread) 254 registers and 0 spills, counted 254, where counting
          * the batches gave 356; 128x128x64 with 4 warps (8 + 8 units) 216
-         * bytes of spills, counted 256. A row read element by element
-         * (tf32) keeps the batch: its loads and conversions hold more
-         * (128x128x32 tf32, 64x64 warp tiles: 72 bytes of spills at 255).
+         * bytes of spills, counted 256. A tf32 row keeps the batch, by
+         * ldmatrix or element reads: its loads and conversions hold more
+         * (128x128x32 tf32 read by elements, 64x64 warp tiles: 72 bytes of
+         * spills at 255).
          * So do tiles of fewer than GS_PLAN_MMA_RELAX_ACC accumulators,
          * where ptxas keeps the units' registers rather than recompute them
          * (a100 bgemm 32x64x64, 32x32 warp tiles, 4 + 8 units: counted 160,
