@@ -775,13 +775,10 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p, const
                  * across the unrolled k-steps of a tile (ldmatrix and mma
                  * are volatile asm and keep their order): a set per k-step.
                  * tf32 bgemm 128x64x32 with 128x16 warp tiles: bound 238,
-                 * ptxas 255 and 408 bytes spilled on h100. tf32's ldmatrix
-                 * words are rounded as element reads are, and ptxas hoists
-                 * the loads and their rounding alike: a100 gemm 4096^3
-                 * transB=1 128x128x64 (8 k-steps), 64x32 warp tiles, both
-                 * operands by ldmatrix: counted 220 with one set, ptxas 255
-                 * and 16 to 496 bytes spilled; 64x64x64, 32x32 warp tiles:
-                 * counted 172, ptxas 249 */
+                 * ptxas 255 and 408 bytes spilled on h100. tf32 by ldmatrix
+                 * alike (its words rounded as elements are): a100 4096^3
+                 * transB=1 128x128x64, 64x32 warp tiles, counted 220 with
+                 * one set, ptxas 255 and 16-496 bytes spilled */
                 const gs_mma_row *r = gs_mma_get(p->mma);
                 int64_t kt = 1;
                 for (int a = 0; a < op->naxes; a++)
