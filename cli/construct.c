@@ -748,7 +748,7 @@ static void print_sass(const gs_sass_summary *sm, const char *kernel, int arch, 
         printf("sass      steady %s->%s: %lld loads feed %ss, nearest %lld slots, mean %.1f, %lld under %d\n", ld, math,
                (long long)st->lds_fed, math, (long long)st->lds_min_slots, st->lds_mean_slots, (long long)st->lds_near,
                GS_SASS_NEAR_SLOTS);
-    else if (hmma && lds)
+    else if (hmma && (lds || c[GS_SASS_LDSM])) /* tf32's ldmatrix words are rounded too */
         printf("sass      steady %s->%s: no shared load feeds an HMMA directly (its elements go through "
                "conversions, as tf32's)\n", ld, math);
     else printf("sass      steady %s->%s: no shared load feeds an %s\n", ld, math, math);

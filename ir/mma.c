@@ -1,7 +1,8 @@
 /* mma.c — the tensor-core instruction table (ir/mma.h) and the legality of
  * its rows for an operator and a state. The layouts are the PTX ISA's
  * fragment figures for mma.m16n8k16 (.f16, .bf16), mma.m16n8k8 (.tf32, .f16)
- * and ldmatrix; tests/test_mma.c holds a second transcription, register by
+ * and ldmatrix (whose 16-byte rows serve 32-bit tf32 words as they serve
+ * pairs of halves); tests/test_mma.c holds a second transcription, register by
  * register. */
 #include "ir/mma.h"
 
@@ -31,7 +32,11 @@ static const gs_mma_row mma_rows[GS_MMA_COUNT + 1] = {
            .a = {4, 4, 1, 0, 0, 1, {0, 8, 0, 8}, {0, 0, 4, 4}},
            /* b0, b1: k t / t+4, column g */
            .b = {2, 2, 0, 1, 1, 0, {0, 4}, {0, 0}},
-           .c = GS_MMA_C_M16N8, .ldsm = 0},
+           .c = GS_MMA_C_M16N8,
+           /* ldmatrix of 32-bit words, 4 elements a row (no .trans): A's
+            * matrices at (m, k) (0, 0), (8, 0), (0, 4), (8, 4); B's at (k, n)
+            * (0, 0), (4, 0), its rows n rows of k */
+           .ldsm = 1, .ldsm_a = {{0, 0}, {8, 0}, {0, 4}, {8, 4}}, .ldsm_b = {{0, 0}, {4, 0}}},
     [4] = {.name = "m16n8k8.f16", .ptx = "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32", .min_arch = 75,
            .m = 16, .n = 8, .k = 8, .dtype_in = GS_DTYPE_F16, .math = GS_MATH_F32, .per_reg = 2,
            .a = {2, 4, 1, 0, 0, 2, {0, 0, 8, 8}, {0, 1, 0, 1}},
@@ -43,6 +48,12 @@ static const gs_mma_row mma_rows[GS_MMA_COUNT + 1] = {
 int gs_mma_count(void) { return GS_MMA_COUNT; }
 
 const gs_mma_row *gs_mma_get(int idx) { return idx >= 1 && idx <= GS_MMA_COUNT ? &mma_rows[idx] : NULL; }
+
+int gs_mma_elem_bytes(const gs_mma_row *r) { return 4 / r->per_reg; }
+
+int gs_mma_ldsm_row_elems(const gs_mma_row *r) { return 16 / gs_mma_elem_bytes(r); }
+
+bool gs_mma_ldsm_trans(const gs_mma_row *r) { return r->ldsm && gs_mma_elem_bytes(r) == 2; }
 
 void gs_mma_elem(const gs_mma_frag *f, int lane, int i, int *row, int *col) {
     const int g = lane >> 2, t = lane & 3;

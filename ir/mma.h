@@ -38,11 +38,15 @@ typedef struct gs_mma_row {
     uint8_t math;        /* gs_math the operator must have (GS_MATH_TF32 for the tf32 row) */
     int8_t per_reg;      /* input elements per 32-bit register: 2 (16-bit) or 1 (tf32) */
     gs_mma_frag a, b, c; /* C and D share a layout */
-    /* ldmatrix (16-bit rows; 0 for tf32): one 8x8 matrix per register of A
-     * (ldsm_a, .x<a.regs>) and of B (ldsm_b); register j holds matrix j,
-     * whose origin in the operand is (row, col) = ldsm_*[j]. The two halves of
-     * a register run along k (A's col, B's row): without .trans each 8-element
-     * row an address names runs along k; with .trans it runs along m (A) or n (B). */
+    /* ldmatrix: one matrix of 8 rows of 16 bytes per register of A (ldsm_a,
+     * .x<a.regs>) and of B (ldsm_b); register j holds matrix j, whose origin
+     * in the operand is (row, col) = ldsm_*[j]. Lane l gets word l % 4 of row
+     * l / 4 (the .b16 form: halves 2(l % 4), 2(l % 4) + 1), so a 16-byte row
+     * holds gs_mma_ldsm_row_elems elements: 8 of 16 bits, 4 of tf32, whose
+     * words are whole elements. A register's elements run along k (A's col,
+     * B's row): without .trans each row an address names runs along k; with
+     * .trans (16-bit elements only: it transposes halves, gs_mma_ldsm_trans)
+     * along m (A) or n (B). */
     int8_t ldsm;               /* 1: the operands load with ldmatrix */
     int8_t ldsm_a[4][2], ldsm_b[4][2];
 } gs_mma_row;
@@ -50,6 +54,12 @@ typedef struct gs_mma_row {
 /* The number of rows, and row idx (1..count; NULL for 0, FFMA, or out of range). */
 int gs_mma_count(void);
 const gs_mma_row *gs_mma_get(int idx);
+/* Bytes of one input element of row r (4 / per_reg: 2, or 4 for tf32), the
+ * elements one 16-byte ldmatrix row holds (8, or 4), and whether its
+ * ldmatrix may transpose (.trans moves 16-bit elements: 16-bit rows only). */
+int gs_mma_elem_bytes(const gs_mma_row *r);
+int gs_mma_ldsm_row_elems(const gs_mma_row *r);
+bool gs_mma_ldsm_trans(const gs_mma_row *r);
 /* Row and col of element i of lane (0..31) in fragment f. */
 void gs_mma_elem(const gs_mma_frag *f, int lane, int i, int *row, int *col);
 /* The k offset of element i of operand t's fragment (t 0: A, whose k is its

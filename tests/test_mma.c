@@ -3,8 +3,9 @@
  * of the PTX ISA's fragment figures written register by register (a case per
  * register, not coefficients), so a swapped register or a wrong offset in
  * either fails; the rows' ldmatrix blocks against ldmatrix's own
- * distribution (lane l gets row l/4, columns 2(l%4), 2(l%4)+1 of each 8x8
- * matrix); each layout covers its operand exactly once. */
+ * distribution (lane l gets 32-bit word l%4 of row l/4 of each matrix of 8
+ * rows of 16 bytes: halves 2(l%4), 2(l%4)+1 of 16-bit elements, element
+ * l%4 of tf32's); each layout covers its operand exactly once. */
 #include "tests/test_common.h"
 
 #include <criterion/criterion.h>
@@ -64,18 +65,24 @@ static void k8_b(int l, int reg, int h, int *row, int *col) {
     *col = l / 4;
 }
 
+/* ldsm_row: the elements one 16-byte ldmatrix row holds (8 halves, 4 tf32
+ * words); trans: whether ldmatrix may transpose the row's operands (.trans
+ * moves 16-bit elements, so not tf32's) */
 typedef struct xrow {
     const char *name, *ptx;
     int m, n, k, min_arch;
     int a_regs, b_regs, per_reg;
     xfrag a, b, c;
+    int ldsm_row, trans;
 } xrow;
 static const xrow xrows[] = {
-    {"m16n8k16.f16", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 16, 8, 16, 80, 4, 2, 2, k16_a, k16_b, m16n8_c},
+    {"m16n8k16.f16", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 16, 8, 16, 80, 4, 2, 2, k16_a, k16_b, m16n8_c,
+     8, 1},
     {"m16n8k16.bf16", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", 16, 8, 16, 80, 4, 2, 2, k16_a, k16_b,
-     m16n8_c},
-    {"m16n8k8.tf32", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", 16, 8, 8, 80, 4, 2, 1, tf32_a, tf32_b, m16n8_c},
-    {"m16n8k8.f16", "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32", 16, 8, 8, 75, 2, 1, 2, k8_a, k8_b, m16n8_c},
+     m16n8_c, 8, 1},
+    {"m16n8k8.tf32", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", 16, 8, 8, 80, 4, 2, 1, tf32_a, tf32_b, m16n8_c,
+     4, 0},
+    {"m16n8k8.f16", "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32", 16, 8, 8, 75, 2, 1, 2, k8_a, k8_b, m16n8_c, 8, 1},
 };
 
 static const xrow *xfind(const char *name) {
@@ -130,34 +137,45 @@ Test(mma, table_matches_the_isa_transcription) {
         expect_cover(r->name, "A", &r->a, r->m, r->k);
         expect_cover(r->name, "B", &r->b, r->k, r->n);
         expect_cover(r->name, "C", &r->c, r->m, r->n);
+        cr_assert(r->ldsm, "%s: every row loads with ldmatrix", r->name);
+        cr_assert_eq(gs_mma_ldsm_row_elems(r), x->ldsm_row, "%s: elements a 16-byte row", r->name);
+        cr_assert_eq(gs_mma_ldsm_trans(r), x->trans, "%s: .trans", r->name);
+        cr_assert_eq(gs_mma_elem_bytes(r) * x->ldsm_row, 16, "%s: element bytes", r->name);
     }
 }
 
-/* ldmatrix gives lane l, from each 8x8 matrix, the pair at (row l/4, cols
- * 2(l%4), 2(l%4)+1) of the rows as addressed (without .trans); a row's
- * ldmatrix block j must put that pair where the row's layout puts register j. */
+/* ldmatrix gives lane l, from each matrix of 8 rows of 16 bytes, the 32-bit
+ * word l%4 of row l/4 of the rows as addressed (without .trans): the
+ * per_reg elements per_reg(l%4) .. per_reg(l%4) + per_reg - 1 of that row (a
+ * pair of halves, or one tf32 element); a row's ldmatrix block j must put
+ * them where the row's layout puts register j. Lane by lane, for every row. */
 Test(mma, ldmatrix_blocks_deliver_the_layout) {
+    int rows = 0;
     for (int i = 1; i <= gs_mma_count(); i++) {
         const gs_mma_row *r = gs_mma_get(i);
         if (!r->ldsm) continue;
+        rows++;
+        const int pr = r->per_reg;
+        cr_assert_eq(pr * 4, gs_mma_ldsm_row_elems(r), "%s: a row is 4 words", r->name);
         for (int l = 0; l < 32; l++)
             for (int j = 0; j < r->a.regs + r->b.regs; j++) {
                 const bool isa = j < r->a.regs;
                 const int reg = isa ? j : j - r->a.regs;
                 const gs_mma_frag *f = isa ? &r->a : &r->b;
                 const int8_t *org = isa ? r->ldsm_a[reg] : r->ldsm_b[reg];
-                for (int h = 0; h < 2; h++) {
+                for (int h = 0; h < pr; h++) {
                     int row, col;
-                    gs_mma_elem(f, l, reg * 2 + h, &row, &col);
-                    /* A: addressed rows are m rows, the pair runs along k (col);
-                     * B: addressed rows are n rows (k contiguous), the pair runs along k (row) */
-                    int er = isa ? org[0] + l / 4 : org[0] + 2 * (l % 4) + h;
-                    int ec = isa ? org[1] + 2 * (l % 4) + h : org[1] + l / 4;
-                    cr_assert(row == er && col == ec, "%s %s register %d lane %d half %d: layout (%d, %d), ldmatrix (%d, %d)",
+                    gs_mma_elem(f, l, reg * pr + h, &row, &col);
+                    /* A: addressed rows are m rows, the word's elements run along k (col);
+                     * B: addressed rows are n rows (k contiguous), the word's elements run along k (row) */
+                    int er = isa ? org[0] + l / 4 : org[0] + pr * (l % 4) + h;
+                    int ec = isa ? org[1] + pr * (l % 4) + h : org[1] + l / 4;
+                    cr_assert(row == er && col == ec, "%s %s register %d lane %d element %d: layout (%d, %d), ldmatrix (%d, %d)",
                               r->name, isa ? "A" : "B", reg, l, h, row, col, er, ec);
                 }
             }
     }
+    cr_assert_eq(rows, gs_mma_count(), "rows with ldmatrix blocks");
 }
 
 /* ---- the knob ----------------------------------------------------------------- */
@@ -294,10 +312,24 @@ Test(mma, plan_fields_and_arch_check) {
                   (long long)o, (long long)x);
         if (o / pitch == 1 && o % pitch < 8) cr_assert_eq(x % pitch, 8 + o % pitch, "row 1's first vector moves one over");
     }
-    /* tf32: no ldmatrix */
-    cr_assert_eq(cfg(ctx, &t, MMA_CFG ",mma=3", &e), GS_OK);
-    gs_plan_make(a100, &t, &e, NULL, &p);
-    cr_assert(p.mma == 3 && p.in[0].ldsm == 0 && p.in[1].ldsm == 0);
+    /* tf32: ldmatrix (no .trans) where an operand's rows run along k, element reads where they run
+     * along m or n: NN reads A by ldmatrix.x4 and B by elements, NT both by ldmatrix (B .x2), TN
+     * both by elements, TT A by elements and B by .x2; every ldmatrix row of 4 elements on 16 bytes */
+    const char *tsp[4] = {"gemm M=100 N=50 K=33 math=tf32", "gemm M=100 N=50 K=33 math=tf32 transB=1",
+                          "gemm M=100 N=50 K=33 math=tf32 transA=1", "gemm M=100 N=50 K=33 math=tf32 transA=1 transB=1"};
+    const int wa[4] = {4, 4, 0, 0}, wb[4] = {0, 2, 0, 2};
+    for (int i = 0; i < 4; i++) {
+        t = parse(ctx, tsp[i]);
+        cr_assert_eq(cfg(ctx, &t, MMA_CFG ",mma=3", &e), GS_OK);
+        gs_plan_make(a100, &t, &e, NULL, &p);
+        cr_assert(p.mma == 3 && p.in[0].ldsm == wa[i] && p.in[1].ldsm == wb[i], "%s: A ldsm %d, B ldsm %d", tsp[i],
+                  p.in[0].ldsm, p.in[1].ldsm);
+        cr_assert(!p.in[0].ldsm_trans && !p.in[1].ldsm_trans, "%s: .trans on tf32", tsp[i]);
+        for (int q = 0; q < 2; q++)
+            for (int j = 0; j < 2 && p.in[q].ldsm; j++)
+                cr_assert(j == p.in[q].inner_dim || p.in[q].sstride[j] % 4 == 0, "%s: input %d stride %lld", tsp[i], q,
+                          (long long)p.in[q].sstride[j]);
+    }
     /* the arch: row 1 needs sm_80 (t4 is sm_75), row 4 sm_75 */
     cr_assert_eq(cfg(ctx, &h, MMA_CFG ",mma=1", &e), GS_OK);
     cr_assert(gs_hw_check(a100, &h, &e));
@@ -440,18 +472,27 @@ static const nf_case nf_cases[] = {
 };
 
 /* Runs op's plan p on PoCL with inputs ins (f32 values, exact in their
- * types) into y. */
+ * types; one per buffer of op: the inputs, the output's old values, the
+ * bias where op has one; split-K's workspace zeroed) into y. */
 static void nf_run(gs_ctx *ctx, gs_device *cl, const gs_op *op, const gs_etir *e, const gs_plan *p,
                    float *const *ins, float *y) {
     gs_kernel_src ks;
     cr_assert_eq(gs_lower_emit_plan(ctx, op, e, p, GS_DIALECT_OPENCL, 0, &ks), GS_OK, "%s", gs_ctx_errmsg(ctx));
     gs_dev_prog prog;
     cr_assert_eq(gs_dev_prog_load(ctx, cl, ks.src, ks.name, ks.smem_bytes, &prog), GS_OK, "%s", gs_ctx_errmsg(ctx));
-    gs_buffer *b[3] = {0};
-    for (int t = 0; t <= op->ninputs; t++)
+    gs_buffer *b[4] = {0};
+    const int nb = gs_op_num_buffers(op);
+    cr_assert(nb <= 4);
+    for (int t = 0; t < nb; t++)
         cr_assert_eq(gs_typed_buffer_create(ctx, cl, gs_op_buffer_dtype(op, t), ins[t], gs_op_buffer_elems(op, t), &b[t]),
                      GS_OK, "%s", gs_ctx_errmsg(ctx));
-    cr_assert_eq(gs_dev_prog_launch(ctx, &prog, op, b, 3, NULL, (size_t)ks.grid, (size_t)ks.block, NULL), GS_OK, "%s",
+    gs_buffer *ws = NULL; /* split-K's workspace, zeroed */
+    if (ks.ws_bytes) {
+        void *zero = calloc(1, (size_t)ks.ws_bytes);
+        cr_assert_eq(gs_buffer_create(ctx, cl, (size_t)ks.ws_bytes, zero, &ws), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        free(zero);
+    }
+    cr_assert_eq(gs_dev_prog_launch(ctx, &prog, op, b, nb, ws, (size_t)ks.grid, (size_t)ks.block, NULL), GS_OK, "%s",
                  gs_ctx_errmsg(ctx));
     const int64_t on = gs_op_buffer_elems(op, 2);
     const size_t ob = (size_t)gs_op_buffer_bytes(op, 2);
@@ -459,7 +500,8 @@ static void nf_run(gs_ctx *ctx, gs_device *cl, const gs_op *op, const gs_etir *e
     cr_assert_eq(gs_buffer_read(ctx, b[2], raw, ob), GS_OK);
     gs_dtype_unpack(gs_op_buffer_dtype(op, 2), raw, y, on);
     free(raw);
-    for (int t = 0; t < 3; t++) gs_buffer_destroy(b[t]);
+    for (int t = 0; t < nb; t++) gs_buffer_destroy(b[t]);
+    if (ws) gs_buffer_destroy(ws);
     gs_dev_prog_free(&prog);
     gs_kernel_src_free(&ks);
 }
@@ -556,6 +598,139 @@ Test(mma, verify_nonfinite_sees_the_unmasked_partial_tile, .timeout = 600) {
             cr_expect_eq(s, GS_OK, "%s", gs_ctx_errmsg(ctx));
     }
     cr_expect_eq(caught, 3, "the unmasked kernel failed %d of 3 seeds", caught);
+    gs_device_close(cl);
+    gs_ctx_destroy(ctx);
+}
+
+/* ---- tf32 by ldmatrix: PoCL ---------------------------------------------------------
+ * The tf32 row reads an operand whose shared rows run along k (A row-major,
+ * B with transB=1, a bgemm's, the 1x1 conv's) with ldmatrix of 32-bit words
+ * and rounds each word as an element read rounds it; one whose rows run
+ * along m or n (transA=1, B row-major, NCHW's image) keeps element reads.
+ * Each case's plan must read each operand as `a` and `b` say (4 / 2: the
+ * ldmatrix count, 0: elements), pass the reference on PoCL, and, where an
+ * operand reads by ldmatrix, give outputs bit for bit those of the same
+ * plan with every fragment read element by element, on inputs of full f32
+ * mantissas (the TF32 rounding matters): the emulated ldmatrix hands each
+ * lane the words the element reads load. Awkward shapes: primes, 1, K off
+ * the tile and off 16 bytes (the copies' scalar path), split-K, 1 to 3
+ * stages, padded and XOR-swizzled rows. */
+typedef struct tf32_case {
+    const char *spec, *cfg;
+    int a, b; /* the plan's ldsm per operand */
+} tf32_case;
+
+static const tf32_case tf32_cases[] = {
+    {"gemm M=1 N=1 K=1 math=tf32", "bm=16,bn=8,bk=8,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=3", 4, 0},
+    {"gemm M=37 N=23 K=29 math=tf32 transB=1", "bm=32,bn=32,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=3,stages=2", 4, 2},
+    {"gemm M=131 N=67 K=1 math=tf32 transB=1", "bm=32,bn=32,bk=8,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=3", 4, 2},
+    {"gemm M=97 N=56 K=88 math=tf32", "bm=32,bn=32,bk=32,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=3,stages=3", 4, 0},
+    {"gemm M=97 N=56 K=88 math=tf32 transB=1", "bm=64,bn=32,bk=32,tm=4,tn=2,vm=1,vn=1,sa=1,sb=1,mma=3,stages=2", 4, 2},
+    {"gemm M=53 N=41 K=131 math=tf32 transB=1 bias=1 relu=1",
+     "bm=64,bn=32,bk=16,tm=4,tn=2,vm=1,vn=1,sa=1,sb=1,mma=3,stages=2,split=3", 4, 2},
+    /* XOR-swizzled rows (reg copies of one element: no 16-byte pad reserved) */
+    {"gemm M=29 N=19 K=37 math=tf32 transB=1", "bm=16,bn=16,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=3,split=2", 4, 2},
+    {"gemm M=29 N=19 K=37 math=tf32", "bm=32,bn=16,bk=32,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=3", 4, 0},
+    /* the fallback: rows along m (A) and n (B) */
+    {"gemm M=29 N=19 K=37 math=tf32 transA=1", "bm=16,bn=16,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=3,stages=2", 0, 0},
+    {"gemm M=29 N=19 K=37 math=tf32 transA=1 transB=1", "bm=16,bn=16,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=3,split=2",
+     0, 2},
+    {"bgemm B=3 M=37 N=29 K=45 math=tf32 transB=1",
+     "bb=1,bm=32,bn=32,bk=16,tb=1,tm=2,tn=4,vb=1,vm=1,vn=1,sa=1,sb=1,mma=3,stages=2", 4, 2},
+    {"bgemm B=2 M=19 N=33 K=23 math=tf32 alpha=0.5",
+     "bb=1,bm=32,bn=32,bk=8,tb=1,tm=2,tn=2,vb=1,vm=1,vn=1,sa=1,sb=1,mma=3", 4, 0},
+};
+
+/* Random f32 values with full mantissas in [-2, 2) for every buffer of op
+ * but the output (zeroed). */
+static void tf32_inputs(const gs_op *op, uint64_t seed, float *x[4]) {
+    gs_pcg32 g;
+    gs_pcg32_seed(&g, seed, 7);
+    for (int t = 0; t < gs_op_num_buffers(op); t++) {
+        const int64_t n = gs_op_buffer_elems(op, t);
+        x[t] = calloc((size_t)n, sizeof(float));
+        for (int64_t i = 0; t != 2 && i < n; i++) x[t][i] = (float)(4.0 * gs_pcg32_double(&g) - 2.0);
+    }
+}
+
+/* p's outputs bit for bit those of p with every fragment read element by element. */
+static void tf32_same_bits(gs_ctx *ctx, gs_device *cl, const gs_op *op, const gs_etir *e, const gs_plan *p,
+                           uint64_t seed) {
+    gs_plan q = *p;
+    for (int t = 0; t < 2; t++) q.in[t].ldsm = q.in[t].ldsm_trans = 0;
+    float *x[4] = {0};
+    tf32_inputs(op, seed, x);
+    const int64_t on = gs_op_buffer_elems(op, 2);
+    float *y = malloc((size_t)on * sizeof(float)), *z = malloc((size_t)on * sizeof(float));
+    nf_run(ctx, cl, op, e, p, x, y);
+    nf_run(ctx, cl, op, e, &q, x, z);
+    int64_t bad = 0, first = -1;
+    for (int64_t i = 0; i < on; i++)
+        if (memcmp(&y[i], &z[i], sizeof(float))) {
+            bad++;
+            if (first < 0) first = i;
+        }
+    cr_expect_eq(bad, 0, "%s: %lld of %lld outputs differ from the element reads', the first at %lld (%a, %a)",
+                 op->spec, (long long)bad, (long long)on, (long long)first, first >= 0 ? y[first] : 0.0,
+                 first >= 0 ? z[first] : 0.0);
+    for (int t = 0; t < 4; t++) free(x[t]);
+    free(y);
+    free(z);
+}
+
+Test(mma, pocl_tf32_ldmatrix, .timeout = 600) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_device *cl = gs_test_open_dev(ctx);
+    const gs_hw *hw = gs_hw_find_builtin("a100");
+    int ldsm = 0, elem = 0, swz = 0, pad = 0, split = 0, staged = 0, same = 0;
+    for (size_t i = 0; i < sizeof tf32_cases / sizeof tf32_cases[0]; i++) {
+        const tf32_case *c = &tf32_cases[i];
+        gs_op op;
+        gs_etir e;
+        gs_plan p = case_plan(ctx, hw, c->spec, c->cfg, &op, &e);
+        cr_expect(p.in[0].ldsm == c->a && p.in[1].ldsm == c->b && !p.in[0].ldsm_trans && !p.in[1].ldsm_trans,
+                  "%s | %s: A ldsm %d%s, B ldsm %d%s (want %d, %d)", c->spec, c->cfg, p.in[0].ldsm,
+                  p.in[0].ldsm_trans ? "t" : "", p.in[1].ldsm, p.in[1].ldsm_trans ? "t" : "", c->a, c->b);
+        for (int t = 0; t < 2; t++) {
+            ldsm += p.in[t].ldsm > 0;
+            elem += p.in[t].ldsm == 0;
+            swz += p.in[t].ldsm && p.in[t].swizzle;
+            pad += p.in[t].ldsm && p.in[t].pad;
+        }
+        split += p.splitk > 1;
+        staged += p.stages > 2;
+        verify_mma(ctx, cl, hw, &op, &e, &p, c->cfg);
+        if (!p.in[0].ldsm && !p.in[1].ldsm) continue;
+        tf32_same_bits(ctx, cl, &op, &e, &p, 100 + i);
+        same++;
+    }
+    /* the 1x1 conv as a matmul: NHWC reads both by ldmatrix (pixels x c, k x c); NCHW's m is two
+     * axes (n and the pixels), so both by elements */
+    const struct {
+        const char *spec, *cfg;
+        int a, b;
+    } cv[2] = {{"conv2d N=2 C=24 H=5 W=7 K=40 R=1 S=1 layout=nhwc math=tf32 bias=1 relu=1",
+                "bm=32,bk=32,bc=16,tm=2,tk=4,vm=1,vk=1,si=1,sf=1,mma=3,stages=2", 4, 2},
+               {"conv2d N=2 C=24 H=5 W=7 K=40 R=1 S=1 math=tf32 bias=1",
+                "bn=1,bk=16,bx=32,bc=16,tn=1,tk=2,tx=2,vn=1,vk=1,vx=1,si=1,sf=1,mma=3", 0, 0}};
+    for (int i = 0; i < 2; i++) {
+        gs_op conv = parse(ctx, cv[i].spec), mm;
+        cr_assert_eq(gs_op_conv1x1_as_matmul(ctx, &conv, &mm), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        gs_etir e;
+        cr_assert_eq(cfg(ctx, &mm, cv[i].cfg, &e), GS_OK, "%s", gs_ctx_errmsg(ctx));
+        cr_assert(gs_hw_check(hw, &mm, &e));
+        gs_plan p;
+        gs_plan_make(hw, &mm, &e, NULL, &p);
+        cr_expect(p.in[0].ldsm == cv[i].a && p.in[1].ldsm == cv[i].b, "%s: ldsm %d, %d", cv[i].spec, p.in[0].ldsm,
+                  p.in[1].ldsm);
+        verify_mma(ctx, cl, hw, &mm, &e, &p, "1x1 conv as matmul");
+        if (!p.in[0].ldsm && !p.in[1].ldsm) continue;
+        tf32_same_bits(ctx, cl, &mm, &e, &p, 200 + (uint64_t)i);
+        same++;
+    }
+    cr_expect(ldsm >= 14 && elem >= 6 && swz >= 2 && pad >= 4 && split >= 3 && staged >= 1 && same >= 11,
+              "paths: %d ldmatrix, %d element, %d swizzled, %d padded ldmatrix operands, %d split, %d staged, "
+              "%d bit-compared", ldsm, elem, swz, pad, split, staged, same);
     gs_device_close(cl);
     gs_ctx_destroy(ctx);
 }

@@ -58,6 +58,40 @@ Test(mma_model, kstep_work) {
     cr_assert_float_eq(k.cvt, 2 * 4 + 4 * 2, 1e-12);
     cr_assert_float_eq(k.wavefronts, 2 * 4.0 + 4 * 2.0, 1e-12);
     cr_assert_float_eq(k.addr, 0.0, 1e-12); /* element reads: none counted */
+    /* tf32 with A by ldmatrix.x4 (its rows along k) and B by elements: one
+     * load per A tile, still a cvt per register */
+    gs_mma_operand la = {4, 4, 4.0};
+    gs_model_mma_kstep(a100, GS_DTYPE_F32, GS_MATH_TF32, 16, 8, 8, 32, 32, &la, &tb, &k);
+    cr_assert_float_eq(k.loads, 2 * 1 + 4 * 2, 1e-12);
+    cr_assert_float_eq(k.cvt, 2 * 4 + 4 * 2, 1e-12);
+    cr_assert_float_eq(k.addr, 2 * 2.45, 1e-12); /* A's two ldmatrix addresses */
+}
+
+/* The estimate of a tf32 plan reads its ldmatrix choice: a100 gemm 4096^3
+ * (A row-major: ldmatrix.x4; B's rows along n: element reads) issues fewer
+ * instructions than the same plan read element by element, and so prices
+ * less compute time; its tensor time and wavefronts are the same. */
+Test(mma_model, tf32_ldmatrix_in_the_estimate) {
+    gs_ctx *ctx = gs_ctx_create();
+    const gs_hw *hw = gs_hw_find_builtin("a100");
+    gs_op *op = NULL;
+    cr_assert_eq(gs_op_parse(ctx, "gemm M=4096 N=4096 K=4096 math=tf32", &op), GS_OK);
+    gs_etir e;
+    cr_assert_eq(gs_etir_parse_config(ctx, op, "bm=128,bn=128,bk=16,tm=8,tn=16,stages=4,raster=16,mma=3", &e), GS_OK,
+                 "%s", gs_ctx_errmsg(ctx));
+    cr_assert(gs_hw_check(hw, op, &e), "%s", gs_hw_check_why(hw, op, &e));
+    gs_plan p;
+    gs_plan_make(hw, op, &e, NULL, &p);
+    cr_assert(p.mma == 3 && p.in[0].ldsm == 4 && p.in[1].ldsm == 0, "ldsm %d, %d", p.in[0].ldsm, p.in[1].ldsm);
+    gs_plan q = p;
+    q.in[0].ldsm = 0;
+    gs_estimate lm, el;
+    gs_estimate_plan(hw, op, &e, &p, 0, NULL, NULL, &lm);
+    gs_estimate_plan(hw, op, &e, &q, 0, NULL, NULL, &el);
+    cr_assert(lm.t_compute < el.t_compute, "t_compute %g (ldmatrix) vs %g (elements)", lm.t_compute, el.t_compute);
+    cr_assert_float_eq(lm.t_smem, el.t_smem, 1e-15);
+    gs_op_destroy(op);
+    gs_ctx_destroy(ctx);
 }
 
 /* Issue 20's acceptance: the walk picks an mma row for gemm 4096^3 in f16

@@ -741,9 +741,13 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p, const
                       gs_wf_memo *memo) {
     int64_t acc = pf->acc;
     int64_t regs = acc + GS_PLAN_REGS_BASE + 2 * op->naxes, slack = 0, pipe = 0;
-    /* an mma tile of many accumulators on an ldmatrix row: its copies count
-     * one unit in flight (below) */
-    bool relax = p->mma && acc >= GS_PLAN_MMA_RELAX_ACC && gs_mma_get(p->mma)->ldsm;
+    /* an mma tile of many accumulators on an ldmatrix row whose registers
+     * feed the mma as loaded: its copies count one unit in flight (below);
+     * tf32's are rounded on their way (cvt.rna), ldmatrix or element reads,
+     * and keep the batch */
+    const gs_mma_row *mrow = p->mma ? gs_mma_get(p->mma) : NULL;
+    const bool cvt = mrow && mrow->math == GS_MATH_TF32;
+    bool relax = mrow && acc >= GS_PLAN_MMA_RELAX_ACC && mrow->ldsm && !cvt;
     /* a group's combine: ptxas issues a step's shuffles for all
      * accumulators before their adds, a temporary each (a100, acc 128, g8:
      * 255 registers and spills) */
@@ -766,12 +770,15 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p, const
             f = mma_frag_regs(p, t); /* packed 32-bit fragment registers */
             gs_plan_input li = p->in[t]; /* ldmatrix is chosen later (finish): ask now */
             mma_ldsm_mode(op, &li, t, gs_mma_get(p->mma), memo);
-            if (!li.ldsm) {
+            if (!li.ldsm || cvt) {
                 /* element reads are plain shared loads, which ptxas hoists
                  * across the unrolled k-steps of a tile (ldmatrix and mma
                  * are volatile asm and keep their order): a set per k-step.
                  * tf32 bgemm 128x64x32 with 128x16 warp tiles: bound 238,
-                 * ptxas 255 and 408 bytes spilled on h100 */
+                 * ptxas 255 and 408 bytes spilled on h100. tf32 by ldmatrix
+                 * alike (its words rounded as elements are): a100 4096^3
+                 * transB=1 128x128x64, 64x32 warp tiles, counted 220 with
+                 * one set, ptxas 255 and 16-496 bytes spilled */
                 const gs_mma_row *r = gs_mma_get(p->mma);
                 int64_t kt = 1;
                 for (int a = 0; a < op->naxes; a++)
@@ -820,9 +827,10 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p, const
          * gemm 4096^3 f16 with 64x64 warp tiles: 128x256x64 (4 + 8 units per
          * thread) 254 registers and 0 spills, counted 254, where counting
          * the batches gave 356; 128x128x64 with 4 warps (8 + 8 units) 216
-         * bytes of spills, counted 256. A row read element by element
-         * (tf32) keeps the batch: its loads and conversions hold more
-         * (128x128x32 tf32, 64x64 warp tiles: 72 bytes of spills at 255).
+         * bytes of spills, counted 256. A tf32 row keeps the batch, by
+         * ldmatrix or element reads: its loads and conversions hold more
+         * (128x128x32 tf32 read by elements, 64x64 warp tiles: 72 bytes of
+         * spills at 255).
          * So do tiles of fewer than GS_PLAN_MMA_RELAX_ACC accumulators,
          * where ptxas keeps the units' registers rather than recompute them
          * (a100 bgemm 32x64x64, 32x32 warp tiles, 4 + 8 units: counted 160,
@@ -1520,9 +1528,12 @@ int64_t gs_plan_swizzle(const gs_plan_input *pi, int eb, int64_t o) {
 /* ldmatrix for input t (0: A, 1: B) of row r: where the row has it, t's
  * role (m or n) and k are one axis each, the box is the tensor's with no
  * offset or negative coefficient, and its innermost smem dim runs along k
- * (no .trans) or along t's axis xa (.trans) with unit step and whole
- * 8-element rows. The 16-byte alignment of every row start also needs the
- * pad (0 or 8 elements) chosen below. */
+ * (no .trans) or, where the row may transpose (16-bit elements), along t's
+ * axis xa (.trans), with unit step and whole 16-byte rows
+ * (gs_mma_ldsm_row_elems: 8 halves, 4 tf32 elements). Anything else (a tf32
+ * operand whose rows run along m or n, an im2col view) reads elements. The
+ * 16-byte alignment of every row start also needs the pad (0 or one 16-byte
+ * vector) chosen below. */
 static void mma_ldsm_mode(const gs_op *op, gs_plan_input *pi, int t, const gs_mma_row *r, gs_wf_memo *memo) {
     pi->ldsm = pi->ldsm_trans = 0;
     int m, n, k;
@@ -1535,7 +1546,7 @@ static void mma_ldsm_mode(const gs_op *op, gs_plan_input *pi, int t, const gs_mm
             if (ts->idx[j].coeff[a] < 0) return;
     }
     int ax = unit_axis(&ts->idx[pi->inner_dim], op->naxes);
-    if (pi->dims[pi->inner_dim] % 8 || (ax != k && ax != xa)) return;
+    if (pi->dims[pi->inner_dim] % gs_mma_ldsm_row_elems(r) || (ax != k && (ax != xa || !gs_mma_ldsm_trans(r)))) return;
     pi->ldsm = (uint8_t)(t == 0 ? r->a.regs : r->b.regs);
     pi->ldsm_trans = ax != k;
 }
@@ -1741,9 +1752,10 @@ static void mma_pad_apply(const gs_op *op, const gs_etir *e, gs_plan *p, int t, 
     pi->pad = (int32_t)best_pad;
     pi->swizzle = (uint8_t)best_swz;
     layout_strides(ts, pi->dims, pi->inner_dim, best_pad, pi->sstride);
-    /* ldmatrix rows start on 16 bytes: every outer stride a multiple of 8 */
+    /* ldmatrix rows start on 16 bytes: every outer stride a whole number of
+     * 16-byte rows (8 halves, 4 tf32 elements) */
     for (int j = 0; j < ts->ndim && pi->ldsm; j++)
-        if (j != pi->inner_dim && pi->sstride[j] % 8) pi->ldsm = pi->ldsm_trans = 0;
+        if (j != pi->inner_dim && pi->sstride[j] % gs_mma_ldsm_row_elems(r)) pi->ldsm = pi->ldsm_trans = 0;
 }
 
 /* Key of mma_pad_cands' inputs besides the operator and the profile (one

@@ -1602,7 +1602,7 @@ static void print_mma_ptx(printer *m) {
     for (int i = 0; i < r->b.regs; i++) gs_sb_printf(sb, ", \"r\"((b)[%d])", i);
     gs_sb_puts(sb, ")\n");
     for (int n = 1; n <= 4; n *= 2)
-        for (int tr = 0; tr < 2; tr++) {
+        for (int tr = 0; tr < (gs_mma_ldsm_trans(r) ? 2 : 1); tr++) {
             gs_sb_printf(sb, "#define GS_LDSM_X%d%s(r, s, o) asm volatile(\"ldmatrix.sync.aligned.m8n8.x%d%s.shared.b16 {",
                          n, tr ? "_T" : "", n, tr ? ".trans" : "");
             for (int i = 0; i < n; i++) gs_sb_printf(sb, "%s%%%d", i ? "," : "", i);
@@ -1611,6 +1611,7 @@ static void print_mma_ptx(printer *m) {
             gs_sb_puts(sb, " : \"r\"((unsigned)__cvta_generic_to_shared(&(s)[o])))\n");
         }
     gs_sb_puts(sb, "#define GS_F2U(x) __float_as_uint(x)\n");
+    if (r->per_reg == 1) gs_sb_puts(sb, "#define GS_U2F(x) __uint_as_float(x)\n"); /* ldmatrix's words, converted */
 }
 
 /* One operand's element stores of gs_mma: element i of register reg/half. */
@@ -1646,7 +1647,26 @@ static void print_mma_emulation(printer *m) {
                      r->k, row, r->k, ak, r->n, col, i);
     }
     gs_sb_puts(sb, "    barrier(CLK_LOCAL_MEM_FENCE);\n}\n");
-    if (r->ldsm) {
+    if (r->ldsm && r->per_reg == 1) {
+        /* 32-bit words (tf32): word t of row g; no .trans */
+        gs_sb_printf(sb,
+                     "/* ldmatrix of 32-bit words: lane ln names a row (%d elements, 16 bytes) of matrix ln >> 3;\n"
+                     " * register j of lane (g, t) gets word t of row g of matrix j; a row that does not start on\n"
+                     " * 16 bytes (which ldmatrix does not allow) reads NaN */\n"
+                     "static void gs_ldsm(uint *r, const int n, __local const float *s, const int o, __local int *xa,\n"
+                     "                    const int ln) {\n"
+                     "    xa[ln] = o;\n"
+                     "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+                     "    const int g = ln >> 2, t = ln & 3;\n"
+                     "    for (int j = 0; j < n; j++)\n"
+                     "        r[j] = xa[j * 8 + g] %% %d ? 0x7fc00000u : as_uint(s[xa[j * 8 + g] + t]);\n"
+                     "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+                     "}\n",
+                     gs_mma_ldsm_row_elems(r), gs_mma_ldsm_row_elems(r));
+        for (int n = 1; n <= 4; n *= 2)
+            gs_sb_printf(sb, "#define GS_LDSM_X%d(r, s, o) gs_ldsm(r, %d, s, o, gs_law, ln)\n", n, n);
+        gs_sb_puts(sb, "#define GS_U2F(x) as_float(x)\n");
+    } else if (r->ldsm) {
         gs_sb_puts(sb,
                    "/* ldmatrix: lane ln names a row (8 halves) of matrix ln >> 3; register j of lane (g, t)\n"
                    " * gets halves 2t, 2t+1 of row g of matrix j (.trans: of column g, rows 2t and 2t+1) */\n"
@@ -1779,6 +1799,10 @@ static void print_mma_load(printer *m, int t, const char *buf) {
         free(off);
         line(m, "GS_LDSM_X%d%s(%s%d%s[%s], sm%d, %s);", pi->ldsm, pi->ldsm_trans ? "_T" : "", m->fname, t, m->fslot, it,
              t, idx);
+        /* one element a register (tf32): each word rounded as an element read rounds it */
+        for (int j = 0; j < pi->ldsm && r->per_reg == 1; j++)
+            line(m, "%s%d%s[%s][%d] = GS_F2U(GS_IN_F(GS_U2F(%s%d%s[%s][%d])));", m->fname, t, m->fslot, it, j, m->fname, t,
+                 m->fslot, it, j);
         close_(m);
         return;
     }
