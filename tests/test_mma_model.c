@@ -37,7 +37,7 @@ Test(mma_model, clocks_per_instruction) {
 
 /* A 64 x 64 warp tile of m16n8k16: 4 x 8 = 32 mma per k-step; A's 4 tiles
  * by ldmatrix.x4 (4 wavefronts each) and B's 8 by .x2 (2 each): 12 loads, 32
- * wavefronts, 2.45 address instructions a load; no conversions. tf32 m16n8k8 read register by register
+ * wavefronts, 0.81 address instructions a load; no conversions. tf32 m16n8k8 read register by register
  * (4 A and 2 B registers a tile) adds one cvt per register. */
 Test(mma_model, kstep_work) {
     const gs_hw *a100 = gs_hw_find_builtin("a100");
@@ -49,7 +49,7 @@ Test(mma_model, kstep_work) {
     cr_assert_float_eq(k.loads, 12.0, 1e-12);
     cr_assert_float_eq(k.wavefronts, 32.0, 1e-12);
     cr_assert_float_eq(k.cvt, 0.0, 1e-12);
-    cr_assert_float_eq(k.addr, 12 * 2.45, 1e-12); /* each ldmatrix's address arithmetic */
+    cr_assert_float_eq(k.addr, 12 * 0.81, 1e-12); /* each ldmatrix's address arithmetic */
     gs_mma_operand ta = {4, 0, 4.0}, tb = {2, 0, 2.0};
     gs_model_mma_kstep(a100, GS_DTYPE_F32, GS_MATH_TF32, 16, 8, 8, 32, 32, &ta, &tb, &k);
     cr_assert_float_eq(k.mma, 8.0, 1e-12);
@@ -64,7 +64,7 @@ Test(mma_model, kstep_work) {
     gs_model_mma_kstep(a100, GS_DTYPE_F32, GS_MATH_TF32, 16, 8, 8, 32, 32, &la, &tb, &k);
     cr_assert_float_eq(k.loads, 2 * 1 + 4 * 2, 1e-12);
     cr_assert_float_eq(k.cvt, 2 * 4 + 4 * 2, 1e-12);
-    cr_assert_float_eq(k.addr, 2 * 2.45, 1e-12); /* A's two ldmatrix addresses */
+    cr_assert_float_eq(k.addr, 2 * 0.81, 1e-12); /* A's two ldmatrix addresses */
 }
 
 /* The estimate of a tf32 plan reads its ldmatrix choice: a100 gemm 4096^3

@@ -1608,7 +1608,7 @@ static void print_mma_ptx(printer *m) {
             for (int i = 0; i < n; i++) gs_sb_printf(sb, "%s%%%d", i ? "," : "", i);
             gs_sb_printf(sb, "}, [%%%d];\" : ", n);
             for (int i = 0; i < n; i++) gs_sb_printf(sb, "%s\"=r\"((r)[%d])", i ? ", " : "", i);
-            gs_sb_puts(sb, " : \"r\"((unsigned)__cvta_generic_to_shared(&(s)[o])))\n");
+            gs_sb_puts(sb, " : \"r\"((unsigned)__cvta_generic_to_shared(s) + (unsigned)(o) * (unsigned)sizeof *(s)))\n");
         }
     gs_sb_puts(sb, "#define GS_F2U(x) __float_as_uint(x)\n");
     if (r->per_reg == 1) gs_sb_puts(sb, "#define GS_U2F(x) __uint_as_float(x)\n"); /* ldmatrix's words, converted */
