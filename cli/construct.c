@@ -23,7 +23,8 @@ typedef struct cli_opts {
     double refine_ms;    /* budget of the timed launches */
     bool refine_ms_set;
     bool max_ms_set;     /* --max-ms given (else exhaustive gets GS_CLI_EXHAUSTIVE_MS) */
-    int sass;            /* 0: none, 1: --sass (summary), 2: --sass=full or --emit sass, 3: --sass=steady */
+    int sass;            /* 0: none, 1: --sass (summary), 2: --sass=full or --emit sass */
+    bool sass_steady;    /* --sass=steady: the steady path's instructions too */
     bool emit_given;
     gs_cli_cmd cmd;      /* construct, verify or estimate: its name, help and options */
     bool verify;
@@ -67,11 +68,11 @@ static const char construct_help[] =
     "                       with --sass) to DIR\n"
     "  --nvrtc              construct: compile each candidate with NVRTC, re-rank them with ptxas'\n"
     "                       real register counts, and show registers/spills\n"
-    "  --sass[=full]        construct: compile the emitted candidate to a cubin for the profile's arch and\n"
+    "  --sass[=FORM]        construct: compile the emitted candidate to a cubin for the profile's arch and\n"
     "                       count its SASS with cuobjdump (make sass-tools), whole kernel, main loop and\n"
     "                       its steady-state iteration (FFMA or HMMA share, shared load->FFMA/HMMA\n"
-    "                       distances, spills); =steady also prints the steady path's instructions,\n"
-    "                       =full (or --emit sass) the whole listing\n"
+    "                       distances, spills); FORM summary (the default), steady (also the steady\n"
+    "                       path's instructions), full (or --emit sass: the whole listing)\n"
     "  --config CFG         skip construction and use this configuration, e.g.\n"
     "                       bm=128,bn=128,bk=32,tm=8,tn=8,vm=1,vn=2,sa=1,sb=1 (gensor help config)\n"
     "  --format text|json   output format of the table [text]\n"
@@ -195,7 +196,7 @@ static int parse_one_opt(int c, void *opts) {
     case 'A':
         if (!optarg || !strcmp(optarg, "summary")) o->sass = o->sass > 1 ? o->sass : 1;
         else if (!strcmp(optarg, "full")) o->sass = 2;
-        else if (!strcmp(optarg, "steady")) o->sass = o->sass == 2 ? 2 : 3;
+        else if (!strcmp(optarg, "steady")) o->sass = o->sass > 1 ? o->sass : 1, o->sass_steady = true;
         else
             return gs_cli_usage_error(cmd, "unknown --sass '%s' (--sass, --sass=summary, --sass=steady, --sass=full)",
                                       optarg);
@@ -670,12 +671,17 @@ static json_t *sass_json(const gs_sass_summary *sm, const char *kernel, int arch
 }
 
 /* The listing's lines of the steady path (--sass=steady): each instruction
- * line whose offset lies in one of the path's runs, its encoding comment
- * dropped. */
+ * line whose offset lies in one of the path's runs (NOPs among them, which
+ * the counts leave out), its encoding comment dropped. One kernel a cubin:
+ * the offsets are its. */
 static void print_steady_listing(const char *text, const gs_sass_steady *st) {
+    if (!st->found || !text) {
+        printf("sass      steady path: none (no loop in the kernel)\n");
+        return;
+    }
     const int kept = st->nspan < GS_SASS_SPANS ? st->nspan : GS_SASS_SPANS;
-    printf("sass      steady path: %lld instructions in %d runs%s\n", (long long)st->count[GS_SASS_TOTAL], st->nspan,
-           st->nspan > kept ? " (the first runs listed)" : "");
+    printf("sass      steady path: %lld instructions (NOPs not counted) in %d runs%s\n",
+           (long long)st->count[GS_SASS_TOTAL], st->nspan, st->nspan > kept ? " (the first runs listed)" : "");
     for (const char *p = text; p && *p;) {
         size_t n = strcspn(p, "\n");
         const char *q = p;
@@ -685,8 +691,12 @@ static void print_steady_listing(const char *text, const gs_sass_steady *st) {
         bool on = false;
         for (int k = 0; a >= 0 && end && end[0] == '*' && k < kept && !on; k++) on = a >= st->span[k][0] && a <= st->span[k][1];
         if (on) {
-            const char *enc = strstr(q, "/* 0x"); /* the encoding comment at the line's end */
-            int len = (int)((enc && enc < p + n ? enc : p + n) - q);
+            int len = (int)(p + n - q);
+            for (const char *x = q + 2; x + 5 <= p + n; x++) /* the encoding comment at the line's end */
+                if (!strncmp(x, "/* 0x", 5)) {
+                    len = (int)(x - q);
+                    break;
+                }
             while (len > 0 && (q[len - 1] == ' ' || q[len - 1] == '\t')) len--;
             printf("sass        %.*s\n", len, q);
         }
@@ -722,7 +732,8 @@ static void print_sass(const gs_sass_summary *sm, const char *kernel, int arch, 
            "int/addr %lld  other %lld\n",
            (long long)c[GS_SASS_FFMA], tot ? (double)c[GS_SASS_FFMA] / (double)tot : 0.0, (long long)lds,
            (long long)ldg, (long long)st->gbytes, (long long)sts, (long long)c[GS_SASS_BAR], (long long)st->intops,
-           (long long)(tot - c[GS_SASS_FFMA] - lds - ldg - sts - c[GS_SASS_BAR] - st->intops));
+           (long long)(tot - c[GS_SASS_FFMA] - c[GS_SASS_HMMA] - c[GS_SASS_LDSM] - lds - ldg - sts - c[GS_SASS_BAR] -
+                       st->intops));
     if (st->ffma_inner)
         printf("sass      steady %lld of the FFMA lie in an inner loop, counted once (a partly unrolled k-loop)\n",
                (long long)st->ffma_inner);
@@ -736,8 +747,10 @@ static void print_sass(const gs_sass_summary *sm, const char *kernel, int arch, 
         /* the tensor core's steady figures: how many issue slots each HMMA
          * takes against the clocks the tensor pipe needs for it */
         const double clk = hmma_clocks(st, hw, op);
-        printf("sass      steady HMMA %lld (m16n8k%d, share %.3f)  LDSM %lld  LDS %lld: %.2f issue slots per HMMA",
-               (long long)hmma, st->mma_k, tot ? (double)hmma / (double)tot : 0.0, (long long)c[GS_SASS_LDSM], (long long)lds,
+        char shape[16] = "shape unknown";
+        if (st->mma_k) snprintf(shape, sizeof shape, "m16n8k%d", st->mma_k);
+        printf("sass      steady HMMA %lld (%s, share %.3f)  LDSM %lld  LDS %lld: %.2f issue slots per HMMA",
+               (long long)hmma, shape, tot ? (double)hmma / (double)tot : 0.0, (long long)c[GS_SASS_LDSM], (long long)lds,
                (double)tot / (double)hmma);
         if (clk > 0)
             printf(" against the tensor pipe's %.1f clocks per HMMA on %s (%s)", clk, hw->name,
@@ -757,7 +770,7 @@ static void print_sass(const gs_sass_summary *sm, const char *kernel, int arch, 
         int64_t shown = st->lds_near < GS_SASS_NEAR_LIST ? st->lds_near : GS_SASS_NEAR_LIST;
         for (int64_t i = 0; i < shown; i++)
             if (hmma)
-                printf("%s %#llx -> %#llx (%lld, %lld HMMA between)", i ? "," : "",
+                printf("%s %#llx -> %#llx (%lld; %lld HMMA between)", i ? "," : "",
                        (unsigned long long)st->near[i].load, (unsigned long long)st->near[i].ffma,
                        (long long)st->near[i].slots, (long long)st->near[i].math);
             else
@@ -952,7 +965,7 @@ static int run_compile_pick(cli_run *u) {
     if (!o->sass) return -1;
     s = gs_sass_disasm(u->ctx, u->sass_tool, u->nv[u->pick].cubin, u->nv[u->pick].cubin_len, &u->sass_text);
     if (s == GS_OK) s = gs_sass_parse(u->ctx, u->sass_text, &u->sass);
-    if (s == GS_OK && o->sass == 1 && !o->out) {
+    if (s == GS_OK && o->sass == 1 && !o->out && !o->sass_steady) {
         free(u->sass_text); /* the summary only: the listing is not shown */
         u->sass_text = NULL;
     }
@@ -1034,7 +1047,7 @@ static void run_print_text(cli_run *u) {
                        (long long)(u->nv[i].stats.spill_store_bytes + u->nv[i].stats.spill_load_bytes));
     if (u->rep) print_refine(r, u->rep);
     if (u->have_sass) print_sass(&u->sass, u->kname, u->arch, u->sass_tool, u->hw, u->op, model_ipm(u));
-    if (u->have_sass && o->sass == 3 && u->sass.steady.found) print_steady_listing(u->sass_text, &u->sass.steady);
+    if (u->have_sass && o->sass_steady) print_steady_listing(u->sass_text, &u->sass.steady);
 }
 
 /* Step 7a: --out DIR: the sources, the JSON description and, with NVRTC,

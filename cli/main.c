@@ -2,7 +2,7 @@
  *
  *   gensor construct SPEC [--hw NAME|FILE] [--seed N] [--top K] [--chains N]
  *                    [--policy paper|balanced|model] [--strategy markov|exhaustive|random]
- *                    [--emit cuda|opencl|ptx|sass|json] [--out DIR] [--nvrtc] [--sass[=full]]
+ *                    [--emit cuda|opencl|ptx|sass|json] [--out DIR] [--nvrtc] [--sass[=summary|steady|full]]
  *                    [--format text|json]
  *   gensor verify SPEC [--hw NAME|FILE] [--top K] [--seed N] ...
  *   gensor estimate SPEC --hw NAME (--config CFG | --configs FILE) [--format text|json]

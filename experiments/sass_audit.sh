@@ -16,7 +16,7 @@
 # (gs_model_issue_per_math), ratio their quotient (docs/MODEL.md). Where
 # sass_per_math exceeds tensor_clocks_per_hmma, the tensor pipe waits on issue in the
 # warp's own loop. near counts the shared loads under 20 slots before their use,
-# near_no_math those with no FFMA or HMMA between. The summary prints each type and
+# near_no_math those with no FFMA or HMMA between (of the first 8 listed). The summary prints each type and
 # operator class's median ratio and range, and the tensor-core picks that issue more
 # slots per HMMA than the tensor pipe takes clocks.
 #

@@ -697,6 +697,9 @@ typedef struct {
     /* gs_estimate_floor_plan: the global accesses' wavefronts and sectors
      * taken as 0 (they only add to t_smem and the output's L2 bytes) */
     bool floor;
+    /* gs_model_issue_per_math: a steady full tile, not the average one (every
+     * copy on its fast path, a peeled loop's savings whole) */
+    bool steady;
 } est_ctx;
 
 /* global_wavefronts for the estimate: 0 (and no sectors) for the floor */
@@ -1057,7 +1060,7 @@ static void est_copies(est_ctx *c) {
     for (int t = 0; t < op->ninputs; t++) {
         const gs_plan_input *pi = &p->in[t];
         if (!pi->staged) continue;
-        double ff = p->fast_path ? fast_copy_fraction_memo(c->memo, op, c->e, pi, t, -1) : 0;
+        double ff = !p->fast_path ? 0 : c->steady ? 1 : fast_copy_fraction_memo(c->memo, op, c->e, pi, t, -1);
         /* (a grouped transposing copy, plan.store_group: copy_vec G-wide
          * stores a group of G units) */
         double stores = pi->copy_mode == GS_COPY_ASYNC ? 0
@@ -1096,9 +1099,9 @@ static void est_copies(est_ctx *c) {
      * fragment-pipelined loop stays unpriced) on the a100 gemm 4096^3
      * pick's (168 -> 140, of which this prices 28) */
     if (c->nred > 1 && p->peel)
-        c->tile_instr -= steady_window_fraction(op, c->e, p) * (4.0 * c->nred + copy_fixed);
+        c->tile_instr -= (c->steady ? 1.0 : steady_window_fraction(op, c->e, p)) * (4.0 * c->nred + copy_fixed);
     if (c->nred == 1 && p->peel && !p->mma && !p->frag_pipe)
-        c->tile_instr -= steady_gemm_fraction(op, c->e, p) * (4.0 + copy_fixed);
+        c->tile_instr -= (c->steady ? 1.0 : steady_gemm_fraction(op, c->e, p)) * (4.0 + copy_fixed);
 }
 
 /* Prices the epilogue per warp: the output's stores, the reduce group's
@@ -1414,10 +1417,11 @@ double gs_model_issue_per_math(const gs_hw *hw, const gs_op *op, const gs_etir *
     gs_model_params_default(&mp);
     gs_estimate o;
     memset(&o, 0, sizeof o);
-    est_ctx c = {.hw = hw, .op = op, .e = e, .p = p, .mp = &mp, .memo = NULL};
+    est_ctx c = {.hw = hw, .op = op, .e = e, .p = p, .mp = &mp, .memo = NULL, .steady = true};
     c.clk = hw->clock_mhz * 1e6;
     c.nt = p->threads;
     c.warps = (c.nt + hw->warp_size - 1) / hw->warp_size;
+    o.blocks = gs_etir_blocks(op, e);
     est_occupancy(&c, 0, &o);
     est_reduce_loop(&c);
     const gs_mma_row *r = p->mma ? gs_mma_get(p->mma) : NULL;

@@ -99,10 +99,11 @@ double gs_estimate_floor_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e
 double gs_estimate_floor_plan_memo(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan *shape,
                                    gs_wf_memo *memo, double cut);
 /* The instructions the model counts per math instruction of a warp over a
- * full reduce tile: its loop's instructions per index (fragment reads, the
- * math, loop overhead) times the tile's indices, plus the tile's copies and
- * loop (tile_instr) and its barriers, over the tile's FFMA (or, on an mma
- * plan, mma.sync) instructions. The figure `--sass` measures in ptxas' code
+ * steady full reduce tile: its loop's instructions per index (fragment
+ * reads, the math, loop overhead) times the tile's indices, plus the tile's
+ * copies (each on its fast path, and a peeled loop's savings whole) and loop
+ * (tile_instr) and its barriers, over the tile's FFMA (or, on an mma plan,
+ * mma.sync) instructions. The estimate itself prices the average tile. The figure `--sass` measures in ptxas' code
  * as the steady state's instructions per FFMA (per HMMA); the diagnostic of
  * docs/MODEL.md's instruction counts. Prices nothing; 0 without math. */
 double gs_model_issue_per_math(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan *p);

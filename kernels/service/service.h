@@ -85,7 +85,7 @@ typedef struct gs_sass_steady {
                                        the math: an FFMA, or an HMMA (the lds_* fields and near[] read
                                        FFMA as "FFMA or HMMA") */
     int64_t lds_near;               /* of those, the ones fewer than GS_SASS_NEAR_SLOTS slots ahead */
-    int64_t lds_min_slots;          /* the smallest distance; -1 when no load feeds an FFMA */
+    int64_t lds_min_slots;          /* the smallest distance; -1 when no load feeds an FFMA or HMMA */
     gs_sass_near near[GS_SASS_NEAR_LIST]; /* the near loads, in path order (the first
                                        GS_SASS_NEAR_LIST of lds_near): where to look */
     double lds_mean_slots;          /* the mean distance */
