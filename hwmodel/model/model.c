@@ -1387,6 +1387,24 @@ static void est_total(const est_ctx *c, gs_estimate *o) {
     o->time_s = pnorm(both, 2, c->mp->latency_norm) + o->t_launch;
 }
 
+/* The steps up to one reduce tile's price (the shape of the launch, the
+ * occupancy, the reduce loop, the operands of an index, the copies):
+ * what gs_estimate_plan and gs_model_issue_per_math share. */
+static void est_tile(est_ctx *c, int regs_override, gs_estimate *o) {
+    const gs_plan *p = c->p;
+    c->clk = c->hw->clock_mhz * 1e6;
+    c->nt = p->threads;
+    c->warps = (c->nt + c->hw->warp_size - 1) / c->hw->warp_size;
+    o->threads = c->nt;
+    o->blocks = gs_etir_blocks(c->op, c->e);
+    o->smem_bytes = p->smem_bytes + p->scratch_bytes;
+    est_occupancy(c, regs_override, o);
+    est_reduce_loop(c);
+    if (p->mma && gs_mma_get(p->mma)) est_operands_mma(c);
+    else est_operands(c);
+    est_copies(c);
+}
+
 void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const gs_plan *p, int regs_override,
                       const gs_model_params *mpp, gs_wf_memo *memo, gs_estimate *o) {
     gs_model_params mp;
@@ -1394,17 +1412,7 @@ void gs_estimate_plan(const gs_hw *hw, const gs_op *op, const gs_etir *e, const 
     else gs_model_params_default(&mp);
     memset(o, 0, sizeof *o);
     est_ctx c = {.hw = hw, .op = op, .e = e, .p = p, .mp = &mp, .memo = memo};
-    c.clk = hw->clock_mhz * 1e6;
-    c.nt = p->threads;
-    c.warps = (c.nt + hw->warp_size - 1) / hw->warp_size;
-    o->threads = c.nt;
-    o->blocks = gs_etir_blocks(op, e);
-    o->smem_bytes = p->smem_bytes + p->scratch_bytes;
-    est_occupancy(&c, regs_override, o);
-    est_reduce_loop(&c);
-    if (p->mma && gs_mma_get(p->mma)) est_operands_mma(&c);
-    else est_operands(&c);
-    est_copies(&c);
+    est_tile(&c, regs_override, o);
     est_epilogue(&c);
     est_core(&c, o);
     est_traffic(&c, o);
@@ -1418,16 +1426,8 @@ double gs_model_issue_per_math(const gs_hw *hw, const gs_op *op, const gs_etir *
     gs_estimate o;
     memset(&o, 0, sizeof o);
     est_ctx c = {.hw = hw, .op = op, .e = e, .p = p, .mp = &mp, .memo = NULL, .steady = true};
-    c.clk = hw->clock_mhz * 1e6;
-    c.nt = p->threads;
-    c.warps = (c.nt + hw->warp_size - 1) / hw->warp_size;
-    o.blocks = gs_etir_blocks(op, e);
-    est_occupancy(&c, 0, &o);
-    est_reduce_loop(&c);
+    est_tile(&c, 0, &o);
     const gs_mma_row *r = p->mma ? gs_mma_get(p->mma) : NULL;
-    if (r) est_operands_mma(&c);
-    else est_operands(&c);
-    est_copies(&c);
     if (!(c.tiles > 0)) return 0.0;
     /* a tile's reduce indices per thread, and its math per index */
     const double k = (c.iters_fast + c.iters_slow) / c.tiles;
