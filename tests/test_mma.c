@@ -339,6 +339,41 @@ Test(mma, plan_fields_and_arch_check) {
     gs_ctx_destroy(ctx);
 }
 
+/* ---- element reads at a lane base plus constants ---------------------------------
+ * h100's pick for a 3x3 NHWC f16 conv: A's box is n 32 x h 2 x w 2 x c 8,
+ * so an instruction tile (16 pixels) steps 4 images (128 elements), a
+ * fragment's second row (pixel + 8) 2 images (64) and its k pair 1; B's
+ * tile (8 output channels of 8 channels) steps 64. One k-step a tile: no
+ * k-step term. A swizzled or ldmatrix operand does not fold. */
+Test(mma, fragment_reads_fold_to_a_lane_base) {
+    gs_ctx *ctx = gs_ctx_create();
+    const gs_hw *h100 = gs_hw_find_builtin("h100");
+    gs_op op;
+    gs_etir e;
+    gs_plan p = case_plan(ctx, h100, "conv2d N=32 C=128 H=28 W=28 K=128 R=3 S=3 pad=1 layout=nhwc dtype=f16",
+                          "bn=32,bp=2,bq=2,bk=64,bc=8,br=1,bs=1,tn=16,tp=1,tq=1,tk=8,vn=1,vp=1,vq=1,vk=1,si=1,sf=1,stages=4,mma=4",
+                          &op, &e);
+    int64_t dx, dk, ei[GS_MMA_MAX_ELEMS];
+    cr_assert(!p.in[0].ldsm && !p.in[0].swizzle && gs_plan_mma_frag_affine(&op, &e, &p, 0, &dx, &dk, ei));
+    cr_expect(dx == 128 && dk == 0 && ei[0] == 0 && ei[1] == 1 && ei[2] == 64 && ei[3] == 65,
+              "A: dx %lld dk %lld ei %lld %lld %lld %lld", (long long)dx, (long long)dk, (long long)ei[0],
+              (long long)ei[1], (long long)ei[2], (long long)ei[3]);
+    cr_assert(gs_plan_mma_frag_affine(&op, &e, &p, 1, &dx, &dk, ei));
+    cr_expect(dx == 64 && dk == 0 && ei[0] == 0 && ei[1] == 1, "B: dx %lld dk %lld ei %lld %lld", (long long)dx,
+              (long long)dk, (long long)ei[0], (long long)ei[1]);
+    p.in[0].swizzle = 1;
+    cr_expect(!gs_plan_mma_frag_affine(&op, &e, &p, 0, &dx, &dk, ei), "a swizzled operand folds");
+    p.in[1].ldsm = 1;
+    cr_expect(!gs_plan_mma_frag_affine(&op, &e, &p, 1, &dx, &dk, ei), "an ldmatrix operand folds");
+    /* two k-steps a tile (a 16-channel tile of m16n8k8): the k-step term */
+    p = case_plan(ctx, h100, "conv2d N=32 C=128 H=28 W=28 K=128 R=3 S=3 pad=1 layout=nhwc dtype=f16",
+                  "bn=32,bp=2,bq=2,bk=64,bc=16,br=1,bs=1,tn=16,tp=1,tq=1,tk=8,vn=1,vp=1,vq=1,vk=1,si=1,sf=1,stages=2,mma=4",
+                  &op, &e);
+    cr_assert(!p.in[0].swizzle && gs_plan_mma_frag_affine(&op, &e, &p, 0, &dx, &dk, ei));
+    cr_expect(dk == 8, "A: dk %lld", (long long)dk);
+    gs_ctx_destroy(ctx);
+}
+
 /* ---- PoCL: the OpenCL printer's exact per-lane emulation ------------------------
  * Each case is verified against the reference interpreter on awkward shapes
  * (primes, 1, K = 1, extents below one instruction tile): as the plan makes
@@ -383,6 +418,18 @@ static const mma_case mma_cases[] = {
      0},
 };
 
+/* Counts plan p's element-read operands whose fragments sit at a lane base
+ * plus constants (the printers' folded reads) and those read at their full
+ * offsets. */
+static void frag_paths(const gs_op *op, const gs_etir *e, const gs_plan *p, int *fold, int *nofold) {
+    for (int t = 0; t < 2; t++) {
+        if (p->in[t].ldsm) continue;
+        int64_t dx, dk, ei[GS_MMA_MAX_ELEMS];
+        if (gs_plan_mma_frag_affine(op, e, p, t, &dx, &dk, ei)) ++*fold;
+        else ++*nofold;
+    }
+}
+
 static void verify_mma(gs_ctx *ctx, gs_device *cl, const gs_hw *hw, const gs_op *op, const gs_etir *e,
                        const gs_plan *p, const char *what) {
     gs_diff d;
@@ -395,7 +442,7 @@ Test(mma, pocl_emulation_awkward_shapes, .timeout = 600) {
     gs_ctx *ctx = gs_ctx_create();
     gs_device *cl = gs_test_open_dev(ctx);
     const gs_hw *hw = gs_hw_find_builtin("a100");
-    int ldsm = 0, trans = 0, elem = 0, fragpipe = 0, peel = 0, swz = 0, pad = 0;
+    int ldsm = 0, trans = 0, elem = 0, fragpipe = 0, peel = 0, swz = 0, pad = 0, fold = 0, nofold = 0;
     for (size_t i = 0; i < sizeof mma_cases / sizeof mma_cases[0]; i++) {
         const mma_case *c = &mma_cases[i];
         gs_op op;
@@ -409,9 +456,11 @@ Test(mma, pocl_emulation_awkward_shapes, .timeout = 600) {
             swz += p.in[t].swizzle > 0;
             pad += p.in[t].pad > 0;
         }
+        frag_paths(&op, &e, &p, &fold, &nofold);
         verify_mma(ctx, cl, hw, &op, &e, &p, c->cfg);
         if (!c->elem) continue;
         for (int t = 0; t < 2; t++) p.in[t].ldsm = p.in[t].ldsm_trans = 0;
+        frag_paths(&op, &e, &p, &fold, &nofold);
         verify_mma(ctx, cl, hw, &op, &e, &p, "element reads");
         elem++;
     }
@@ -436,6 +485,8 @@ Test(mma, pocl_emulation_awkward_shapes, .timeout = 600) {
     cr_expect(ldsm >= 10 && trans >= 4 && elem >= 4 && fragpipe >= 4 && peel >= 3 && swz >= 3 && pad >= 3,
               "paths: %d ldmatrix, %d .trans, %d element, %d fragpipe, %d peeled, %d swizzled, %d padded", ldsm, trans,
               elem, fragpipe, peel, swz, pad);
+    /* element reads at a lane base plus constants, and (the swizzled ones) at their full offsets */
+    cr_expect(fold >= 15 && nofold >= 3, "element-read operands: %d folded, %d not", fold, nofold);
     gs_device_close(cl);
     gs_ctx_destroy(ctx);
 }

@@ -1514,6 +1514,61 @@ static int64_t mma_offs_at(mma_offs *m, int64_t x, int64_t kk) {
     return mma_offs_part(m, 0, x) + mma_offs_part(m, 1, kk);
 }
 
+/* The offset of element i of input t's fragment (row f) of warp w's lane l
+ * at instruction tile it and k-step ks (gs_plan_mma_frag_affine). */
+static int64_t frag_off(mma_offs *mo, const gs_mma_frag *f, int t, int wx, int tx, int k, int64_t w, int l, int64_t it,
+                        int64_t ks, int i) {
+    int row, col;
+    gs_mma_elem(f, l, i, &row, &col);
+    return mma_offs_at(mo, w * wx + it * tx + (t == 0 ? row : col), ks * k + (t == 0 ? col : row));
+}
+
+/* Whether input t's fragment element reads (no ldmatrix, no swizzle) sit
+ * at one lane base plus constants: for every warp w along t's role, lane
+ * l, instruction tile it, k-step ks and element i, the offset is
+ * base(w, l) + it * dx + ks * dk + ei[i] (base: element 0 of tile 0 at
+ * k-step 0). The row and k splits are mixed-radix, so this holds where no
+ * step of a tile or a k-step carries across a radix in a way that depends
+ * on the lane; it is checked over every case, not assumed. gs_plan.h. */
+bool gs_plan_mma_frag_affine(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, int64_t *dx, int64_t *dk,
+                             int64_t *ei) {
+    const gs_mma_row *r = gs_mma_get(p->mma);
+    const gs_plan_input *pi = &p->in[t];
+    int8_t role[GS_MAX_AXES];
+    if (!r || t < 0 || t > 1 || pi->ldsm || pi->swizzle || !gs_mma_roles(op, role)) return false;
+    const gs_mma_frag *f = t == 0 ? &r->a : &r->b;
+    const int tx = t == 0 ? r->m : r->n, wx = t == 0 ? p->warp_m : p->warp_n;
+    const int xr = t == 0 ? GS_MMA_ROLE_M : GS_MMA_ROLE_N;
+    int64_t xb = 1, kb = 1;
+    for (int a = 0; a < op->naxes; a++) {
+        if (role[a] == xr) xb *= e->tile[a].block;
+        if (role[a] == GS_MMA_ROLE_K) kb *= e->tile[a].block;
+    }
+    if (wx <= 0 || tx <= 0 || r->k <= 0 || f->elems > GS_MMA_MAX_ELEMS) return false;
+    const int64_t nw = xb / wx, nit = wx / tx, nks = kb / r->k;
+    if (nw < 1 || nit < 1 || nks < 1 || nw * nit * nks * 32 * f->elems > ((int64_t)1 << 22)) return false;
+    mma_offs mo;
+    mo.op = op;
+    mo.e = e;
+    mo.role = role;
+    mo.xr = xr;
+    memset(mo.have, 0, sizeof mo.have);
+    mma_weights(op, pi, t, mo.w);
+    const int64_t b0 = frag_off(&mo, f, t, wx, tx, r->k, 0, 0, 0, 0, 0);
+    *dx = nit > 1 ? frag_off(&mo, f, t, wx, tx, r->k, 0, 0, 1, 0, 0) - b0 : 0;
+    *dk = nks > 1 ? frag_off(&mo, f, t, wx, tx, r->k, 0, 0, 0, 1, 0) - b0 : 0;
+    for (int i = 0; i < f->elems; i++) ei[i] = frag_off(&mo, f, t, wx, tx, r->k, 0, 0, 0, 0, i) - b0;
+    for (int64_t w = 0; w < nw; w++)
+        for (int l = 0; l < 32; l++) {
+            const int64_t base = frag_off(&mo, f, t, wx, tx, r->k, w, l, 0, 0, 0);
+            for (int64_t it = 0; it < nit; it++)
+                for (int64_t ks = 0; ks < nks; ks++)
+                    for (int i = 0; i < f->elems; i++)
+                        if (frag_off(&mo, f, t, wx, tx, r->k, w, l, it, ks, i) != base + it * *dx + ks * *dk + ei[i]) return false;
+        }
+    return true;
+}
+
 /* The XOR swizzle of a staged input's smem element offset o (pi->swizzle =
  * log2 P > 0): in each row of pitch elements (the padded innermost extent),
  * the 16-byte vector index is XORed with the row's index mod P, so the

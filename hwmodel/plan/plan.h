@@ -441,6 +441,15 @@ int gs_count_distinct(const int64_t *v, int n);
  * them, last spatial axis fastest). Returns the lane count (<= 64). */
 int gs_plan_frag_lanes(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, int warp, int64_t *addr);
 
+/* Whether input t's (0: A, 1: B) mma fragment element reads sit at one
+ * lane base plus constants: offset(warp, lane, tile it, k-step ks, element
+ * i) = base(warp, lane) + it * dx + ks * dk + ei[i] in every case (checked
+ * by enumeration; false under ldmatrix, a swizzle or no mma). ei holds
+ * GS_MMA_MAX_ELEMS. The printers then compute one base a lane, outside the
+ * main loop, and read at constant offsets from it. */
+bool gs_plan_mma_frag_affine(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, int64_t *dx, int64_t *dk,
+                             int64_t *ei);
+
 /* The XOR swizzle of staged input pi's shared-memory element offset o
  * (eb-byte elements; pi->swizzle 0: o itself): within each row of the
  * padded innermost extent, the 16-byte vector index XOR the row index mod

@@ -331,6 +331,10 @@ typedef struct printer {
     const gs_mma_row *mr;
     int8_t role[GS_MAX_AXES];
     const char *mma_acc; /* the epilogue's vector store: the pair's first accumulator index */
+    /* element-read fragments at a lane base fb<t> plus constants
+     * (gs_plan_mma_frag_affine): it * fdx + ks * fdk + fei[i] */
+    bool ffold[2];
+    int64_t fdx[2], fdk[2], fei[2][GS_MMA_MAX_ELEMS];
 } printer;
 
 static void line(printer *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -1710,6 +1714,8 @@ static int64_t mma_role_block(const printer *m, int r) {
 /* Kernel scope: the emulation's scratch (OpenCL), the lane and the warp's
  * origin: wom and won along the flattened m and n, wo<a> per batch axis
  * (warps numbered n fastest, then m, then the batch axes, the last first). */
+static void mma_locals(const printer *m, int t, const char *x, const char *kk, char local[][CW]);
+
 static void print_mma_warp(printer *m) {
     const gs_mma_row *r = m->mr;
     const int warps = (int)(m->p->threads / 32);
@@ -1728,6 +1734,20 @@ static void print_mma_warp(printer *m) {
         line(m, "const int wo%d = wq %% %d; wq /= %d;", a, nw, nw);
     }
     line(m, "(void)wq;");
+    for (int t = 0; t < 2; t++) { /* the element reads' lane bases: tile 0, k-step 0, element 0 */
+        m->ffold[t] = m->e->staged[t] && gs_plan_mma_frag_affine(m->op, m->e, m->p, t, &m->fdx[t], &m->fdk[t], m->fei[t]);
+        if (!m->ffold[t]) continue;
+        const gs_mma_frag *f = t == 0 ? &r->a : &r->b;
+        char local[GS_MAX_AXES][CW], x[CW], kk[CW], row[64], col[64];
+        mma_coord(row, sizeof row, f->rg, f->rt, f->row_off[0]);
+        mma_coord(col, sizeof col, f->cg, f->ct, f->col_off[0]);
+        snprintf(x, sizeof x, "(%s + %s)", t == 0 ? "wom" : "won", t == 0 ? row : col);
+        snprintf(kk, sizeof kk, "(%s)", t == 0 ? col : row);
+        mma_locals(m, t, x, kk, local);
+        char *off = smem_offset(m, t, local);
+        line(m, "const int fb%d = %s;", t, off ? off : "0");
+        free(off);
+    }
 }
 
 /* Split the flattened index text x of role r over its axes' block tiles
@@ -1807,15 +1827,24 @@ static void print_mma_load(printer *m, int t, const char *buf) {
         return;
     }
     for (int i = 0; i < f->elems; i++) { /* element reads, placed by the row's layout */
-        char row[64], col[64];
-        mma_coord(row, sizeof row, f->rg, f->rt, f->row_off[i]);
-        mma_coord(col, sizeof col, f->cg, f->ct, f->col_off[i]);
-        snprintf(x, sizeof x, "(%s + %s * %d + %s)", wo, it, tx, t == 0 ? row : col);
-        snprintf(kk, sizeof kk, "(ks * %d + %s)", r->k, t == 0 ? col : row);
-        mma_locals(m, t, x, kk, local);
-        char *off = smem_offset(m, t, local);
-        mma_smem_index(m, t, buf, off ? off : "0", idx, sizeof idx);
-        free(off);
+        if (m->ffold[t]) { /* at the lane's base (print_mma_warp) plus constants */
+            char off[CW];
+            int n = snprintf(off, sizeof off, "fb%d", t);
+            if (m->fdx[t]) n += snprintf(off + n, sizeof off - (size_t)n, " + %s * %lld", it, (long long)m->fdx[t]);
+            if (m->fdk[t]) n += snprintf(off + n, sizeof off - (size_t)n, " + ks * %lld", (long long)m->fdk[t]);
+            if (m->fei[t][i]) snprintf(off + n, sizeof off - (size_t)n, " + %lld", (long long)m->fei[t][i]);
+            mma_smem_index(m, t, buf, off, idx, sizeof idx);
+        } else {
+            char row[64], col[64];
+            mma_coord(row, sizeof row, f->rg, f->rt, f->row_off[i]);
+            mma_coord(col, sizeof col, f->cg, f->ct, f->col_off[i]);
+            snprintf(x, sizeof x, "(%s + %s * %d + %s)", wo, it, tx, t == 0 ? row : col);
+            snprintf(kk, sizeof kk, "(ks * %d + %s)", r->k, t == 0 ? col : row);
+            mma_locals(m, t, x, kk, local);
+            char *off = smem_offset(m, t, local);
+            mma_smem_index(m, t, buf, off ? off : "0", idx, sizeof idx);
+            free(off);
+        }
         const char *fn = m->fname, *fs = m->fslot;
         if (r->per_reg == 1) line(m, "%s%d%s[%s][%d] = GS_F2U(GS_IN_F(sm%d[%s]));", fn, t, fs, it, i, t, idx);
         else if (i % 2 == 0) line(m, "%s%d%s[%s][%d] = (unsigned int)sm%d[%s];", fn, t, fs, it, i / 2, t, idx);
