@@ -348,29 +348,44 @@ Test(mma, plan_fields_and_arch_check) {
 Test(mma, fragment_reads_fold_to_a_lane_base) {
     gs_ctx *ctx = gs_ctx_create();
     const gs_hw *h100 = gs_hw_find_builtin("h100");
+    const char *nhwc = "conv2d N=32 C=128 H=28 W=28 K=128 R=3 S=3 pad=1 layout=nhwc dtype=f16";
     gs_op op;
     gs_etir e;
-    gs_plan p = case_plan(ctx, h100, "conv2d N=32 C=128 H=28 W=28 K=128 R=3 S=3 pad=1 layout=nhwc dtype=f16",
+    gs_plan p = case_plan(ctx, h100, nhwc,
                           "bn=32,bp=2,bq=2,bk=64,bc=8,br=1,bs=1,tn=16,tp=1,tq=1,tk=8,vn=1,vp=1,vq=1,vk=1,si=1,sf=1,stages=4,mma=4",
                           &op, &e);
-    int64_t dx, dk, ei[GS_MMA_MAX_ELEMS];
-    cr_assert(!p.in[0].ldsm && !p.in[0].swizzle && gs_plan_mma_frag_affine(&op, &e, &p, 0, &dx, &dk, ei));
-    cr_expect(dx == 128 && dk == 0 && ei[0] == 0 && ei[1] == 1 && ei[2] == 64 && ei[3] == 65,
-              "A: dx %lld dk %lld ei %lld %lld %lld %lld", (long long)dx, (long long)dk, (long long)ei[0],
-              (long long)ei[1], (long long)ei[2], (long long)ei[3]);
-    cr_assert(gs_plan_mma_frag_affine(&op, &e, &p, 1, &dx, &dk, ei));
-    cr_expect(dx == 64 && dk == 0 && ei[0] == 0 && ei[1] == 1, "B: dx %lld dk %lld ei %lld %lld", (long long)dx,
-              (long long)dk, (long long)ei[0], (long long)ei[1]);
+    gs_mma_frag_fold ff;
+    cr_assert(!p.in[0].ldsm && !p.in[0].swizzle && gs_plan_mma_frag_affine(&op, &e, &p, 0, &ff));
+    cr_expect(ff.dx == 128 && ff.dk == 0 && ff.ei[0] == 0 && ff.ei[1] == 1 && ff.ei[2] == 64 && ff.ei[3] == 65 && ff.pairs,
+              "A: dx %lld dk %lld ei %lld %lld %lld %lld pairs %d", (long long)ff.dx, (long long)ff.dk, (long long)ff.ei[0],
+              (long long)ff.ei[1], (long long)ff.ei[2], (long long)ff.ei[3], ff.pairs);
+    cr_assert(gs_plan_mma_frag_affine(&op, &e, &p, 1, &ff));
+    cr_expect(ff.dx == 64 && ff.dk == 0 && ff.ei[0] == 0 && ff.ei[1] == 1 && ff.pairs, "B: dx %lld dk %lld ei %lld %lld",
+              (long long)ff.dx, (long long)ff.dk, (long long)ff.ei[0], (long long)ff.ei[1]);
     p.in[0].swizzle = 1;
-    cr_expect(!gs_plan_mma_frag_affine(&op, &e, &p, 0, &dx, &dk, ei), "a swizzled operand folds");
+    cr_expect(!gs_plan_mma_frag_affine(&op, &e, &p, 0, &ff), "a swizzled operand folds");
     p.in[1].ldsm = 1;
-    cr_expect(!gs_plan_mma_frag_affine(&op, &e, &p, 1, &dx, &dk, ei), "an ldmatrix operand folds");
+    cr_expect(!gs_plan_mma_frag_affine(&op, &e, &p, 1, &ff), "an ldmatrix operand folds");
     /* two k-steps a tile (a 16-channel tile of m16n8k8): the k-step term */
-    p = case_plan(ctx, h100, "conv2d N=32 C=128 H=28 W=28 K=128 R=3 S=3 pad=1 layout=nhwc dtype=f16",
+    p = case_plan(ctx, h100, nhwc,
                   "bn=32,bp=2,bq=2,bk=64,bc=16,br=1,bs=1,tn=16,tp=1,tq=1,tk=8,vn=1,vp=1,vq=1,vk=1,si=1,sf=1,stages=2,mma=4",
                   &op, &e);
-    cr_assert(!p.in[0].swizzle && gs_plan_mma_frag_affine(&op, &e, &p, 0, &dx, &dk, ei));
-    cr_expect(dk == 8, "A: dk %lld", (long long)dk);
+    cr_assert(!p.in[0].swizzle && gs_plan_mma_frag_affine(&op, &e, &p, 0, &ff));
+    cr_expect(ff.dk == 8, "A: dk %lld", (long long)ff.dk);
+    /* NCHW: A's k pair (channels c, c + 1) lies a channel's h x w apart: no pairs */
+    p = case_plan(ctx, h100, "conv2d N=32 C=128 H=28 W=28 K=128 R=3 S=3 pad=1 dtype=f16",
+                  "bn=16,bk=128,bp=2,bq=4,bc=16,br=1,bs=1,tn=8,tk=8,tp=1,tq=1,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=2,mma=4",
+                  &op, &e);
+    cr_assert(!p.in[0].swizzle && gs_plan_mma_frag_affine(&op, &e, &p, 0, &ff));
+    cr_expect(!ff.pairs && ff.ei[1] > 1, "NCHW A: ei[1] %lld, pairs %d", (long long)ff.ei[1], ff.pairs);
+    /* tf32: one element a register, no pairs */
+    p = case_plan(ctx, gs_hw_find_builtin("a100"), "gemm M=29 N=19 K=37 math=tf32 transA=1 transB=1",
+                  "bm=16,bn=16,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=3", &op, &e);
+    for (int t = 0; t < 2; t++)
+        if (!p.in[t].ldsm && !p.in[t].swizzle) {
+            cr_assert(gs_plan_mma_frag_affine(&op, &e, &p, t, &ff));
+            cr_expect(!ff.pairs, "tf32 input %d pairs", t);
+        }
     gs_ctx_destroy(ctx);
 }
 
@@ -421,12 +436,14 @@ static const mma_case mma_cases[] = {
 /* Counts plan p's element-read operands whose fragments sit at a lane base
  * plus constants (the printers' folded reads) and those read at their full
  * offsets. */
-static void frag_paths(const gs_op *op, const gs_etir *e, const gs_plan *p, int *fold, int *nofold) {
+static void frag_paths(const gs_op *op, const gs_etir *e, const gs_plan *p, int *fold, int *nofold, int *pairs) {
     for (int t = 0; t < 2; t++) {
         if (p->in[t].ldsm) continue;
-        int64_t dx, dk, ei[GS_MMA_MAX_ELEMS];
-        if (gs_plan_mma_frag_affine(op, e, p, t, &dx, &dk, ei)) ++*fold;
-        else ++*nofold;
+        gs_mma_frag_fold ff;
+        if (gs_plan_mma_frag_affine(op, e, p, t, &ff)) {
+            ++*fold;
+            *pairs += ff.pairs;
+        } else ++*nofold;
     }
 }
 
@@ -442,7 +459,7 @@ Test(mma, pocl_emulation_awkward_shapes, .timeout = 600) {
     gs_ctx *ctx = gs_ctx_create();
     gs_device *cl = gs_test_open_dev(ctx);
     const gs_hw *hw = gs_hw_find_builtin("a100");
-    int ldsm = 0, trans = 0, elem = 0, fragpipe = 0, peel = 0, swz = 0, pad = 0, fold = 0, nofold = 0;
+    int ldsm = 0, trans = 0, elem = 0, fragpipe = 0, peel = 0, swz = 0, pad = 0, fold = 0, nofold = 0, pairs = 0;
     for (size_t i = 0; i < sizeof mma_cases / sizeof mma_cases[0]; i++) {
         const mma_case *c = &mma_cases[i];
         gs_op op;
@@ -456,11 +473,11 @@ Test(mma, pocl_emulation_awkward_shapes, .timeout = 600) {
             swz += p.in[t].swizzle > 0;
             pad += p.in[t].pad > 0;
         }
-        frag_paths(&op, &e, &p, &fold, &nofold);
+        frag_paths(&op, &e, &p, &fold, &nofold, &pairs);
         verify_mma(ctx, cl, hw, &op, &e, &p, c->cfg);
         if (!c->elem) continue;
         for (int t = 0; t < 2; t++) p.in[t].ldsm = p.in[t].ldsm_trans = 0;
-        frag_paths(&op, &e, &p, &fold, &nofold);
+        frag_paths(&op, &e, &p, &fold, &nofold, &pairs);
         verify_mma(ctx, cl, hw, &op, &e, &p, "element reads");
         elem++;
     }
@@ -485,8 +502,10 @@ Test(mma, pocl_emulation_awkward_shapes, .timeout = 600) {
     cr_expect(ldsm >= 10 && trans >= 4 && elem >= 4 && fragpipe >= 4 && peel >= 3 && swz >= 3 && pad >= 3,
               "paths: %d ldmatrix, %d .trans, %d element, %d fragpipe, %d peeled, %d swizzled, %d padded", ldsm, trans,
               elem, fragpipe, peel, swz, pad);
-    /* element reads at a lane base plus constants, and (the swizzled ones) at their full offsets */
-    cr_expect(fold >= 15 && nofold >= 3, "element-read operands: %d folded, %d not", fold, nofold);
+    /* element reads at a lane base plus constants (a register's two halves read at once where they
+     * are adjacent: pairs), and (the swizzled ones) at their full offsets */
+    cr_expect(fold >= 15 && nofold >= 3 && pairs >= 6 && fold - pairs >= 6,
+              "element-read operands: %d folded (%d in pairs), %d not", fold, pairs, nofold);
     gs_device_close(cl);
     gs_ctx_destroy(ctx);
 }

@@ -1523,19 +1523,19 @@ static int64_t frag_off(mma_offs *mo, const gs_mma_frag *f, int t, int wx, int t
     return mma_offs_at(mo, w * wx + it * tx + (t == 0 ? row : col), ks * k + (t == 0 ? col : row));
 }
 
-/* Whether input t's fragment element reads (no ldmatrix, no swizzle) sit
- * at one lane base plus constants: for every warp w along t's role, lane
- * l, instruction tile it, k-step ks and element i, the offset is
+/* Whether input t's fragment element reads (no ldmatrix, no swizzle) sit at
+ * one lane base plus constants (gs_plan.h): for every warp w along t's
+ * role, lane l, instruction tile it, k-step ks and element i, the offset is
  * base(w, l) + it * dx + ks * dk + ei[i] (base: element 0 of tile 0 at
- * k-step 0). The row and k splits are mixed-radix, so this holds where no
- * step of a tile or a k-step carries across a radix in a way that depends
- * on the lane; it is checked over every case, not assumed. gs_plan.h. */
-bool gs_plan_mma_frag_affine(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, int64_t *dx, int64_t *dk,
-                             int64_t *ei) {
+ * k-step 0). The row and k splits are mixed-radix over power-of-two block
+ * tiles, so the parts' bits do not carry into each other and this holds;
+ * it is checked over every case, not assumed. */
+bool gs_plan_mma_frag_affine(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, gs_mma_frag_fold *ff) {
     const gs_mma_row *r = gs_mma_get(p->mma);
+    if (!r || t < 0 || t > 1) return false;
     const gs_plan_input *pi = &p->in[t];
     int8_t role[GS_MAX_AXES];
-    if (!r || t < 0 || t > 1 || pi->ldsm || pi->swizzle || !gs_mma_roles(op, role)) return false;
+    if (pi->ldsm || pi->swizzle || !gs_mma_roles(op, role)) return false;
     const gs_mma_frag *f = t == 0 ? &r->a : &r->b;
     const int tx = t == 0 ? r->m : r->n, wx = t == 0 ? p->warp_m : p->warp_n;
     const int xr = t == 0 ? GS_MMA_ROLE_M : GS_MMA_ROLE_N;
@@ -1555,16 +1555,23 @@ bool gs_plan_mma_frag_affine(const gs_op *op, const gs_etir *e, const gs_plan *p
     memset(mo.have, 0, sizeof mo.have);
     mma_weights(op, pi, t, mo.w);
     const int64_t b0 = frag_off(&mo, f, t, wx, tx, r->k, 0, 0, 0, 0, 0);
-    *dx = nit > 1 ? frag_off(&mo, f, t, wx, tx, r->k, 0, 0, 1, 0, 0) - b0 : 0;
-    *dk = nks > 1 ? frag_off(&mo, f, t, wx, tx, r->k, 0, 0, 0, 1, 0) - b0 : 0;
-    for (int i = 0; i < f->elems; i++) ei[i] = frag_off(&mo, f, t, wx, tx, r->k, 0, 0, 0, 0, i) - b0;
+    ff->base0 = b0;
+    ff->dx = nit > 1 ? frag_off(&mo, f, t, wx, tx, r->k, 0, 0, 1, 0, 0) - b0 : 0;
+    ff->dk = nks > 1 ? frag_off(&mo, f, t, wx, tx, r->k, 0, 0, 0, 1, 0) - b0 : 0;
+    for (int i = 0; i < f->elems; i++) ff->ei[i] = frag_off(&mo, f, t, wx, tx, r->k, 0, 0, 0, 0, i) - b0;
+    ff->pairs = r->per_reg == 2;
     for (int64_t w = 0; w < nw; w++)
         for (int l = 0; l < 32; l++) {
             const int64_t base = frag_off(&mo, f, t, wx, tx, r->k, w, l, 0, 0, 0);
             for (int64_t it = 0; it < nit; it++)
                 for (int64_t ks = 0; ks < nks; ks++)
-                    for (int i = 0; i < f->elems; i++)
-                        if (frag_off(&mo, f, t, wx, tx, r->k, w, l, it, ks, i) != base + it * *dx + ks * *dk + ei[i]) return false;
+                    for (int i = 0; i < f->elems; i++) {
+                        const int64_t o = base + it * ff->dx + ks * ff->dk + ff->ei[i];
+                        if (frag_off(&mo, f, t, wx, tx, r->k, w, l, it, ks, i) != o) return false;
+                        /* a register's first element at base0's parity, its second next to it */
+                        if (ff->pairs && i % 2 == 0 && ((o - b0) % 2 != 0 || ff->ei[i + 1] != ff->ei[i] + 1))
+                            ff->pairs = false;
+                    }
         }
     return true;
 }

@@ -441,14 +441,22 @@ int gs_count_distinct(const int64_t *v, int n);
  * them, last spatial axis fastest). Returns the lane count (<= 64). */
 int gs_plan_frag_lanes(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, int warp, int64_t *addr);
 
-/* Whether input t's (0: A, 1: B) mma fragment element reads sit at one
- * lane base plus constants: offset(warp, lane, tile it, k-step ks, element
- * i) = base(warp, lane) + it * dx + ks * dk + ei[i] in every case (checked
- * by enumeration; false under ldmatrix, a swizzle or no mma). ei holds
- * GS_MMA_MAX_ELEMS. The printers then compute one base a lane, outside the
- * main loop, and read at constant offsets from it. */
-bool gs_plan_mma_frag_affine(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, int64_t *dx, int64_t *dk,
-                             int64_t *ei);
+/* Input t's (0: A, 1: B) mma fragment element reads at one lane base plus
+ * constants (gs_plan_mma_frag_affine): offset(warp, lane, tile it, k-step
+ * ks, element i) = base(warp, lane) + it * dx + ks * dk + ei[i] in every
+ * case, checked by enumeration. base0 is warp 0 lane 0's base in the plan's
+ * offsets (without the printers' constant shift of a negative reach);
+ * pairs (16-bit rows): each register's two elements are adjacent and every
+ * register's first element lies at an offset of base0's parity, so a
+ * register is one aligned 32-bit read wherever base0 plus the shift is
+ * even. The printers compute the base once a lane, outside the main loop. */
+typedef struct gs_mma_frag_fold {
+    int64_t dx, dk, base0;
+    int64_t ei[GS_MMA_MAX_ELEMS];
+    bool pairs;
+} gs_mma_frag_fold;
+/* False under ldmatrix, a swizzle, no mma, or where the offsets are not so. */
+bool gs_plan_mma_frag_affine(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, gs_mma_frag_fold *ff);
 
 /* The XOR swizzle of staged input pi's shared-memory element offset o
  * (eb-byte elements; pi->swizzle 0: o itself): within each row of the

@@ -332,9 +332,10 @@ typedef struct printer {
     int8_t role[GS_MAX_AXES];
     const char *mma_acc; /* the epilogue's vector store: the pair's first accumulator index */
     /* element-read fragments at a lane base fb<t> plus constants
-     * (gs_plan_mma_frag_affine): it * fdx + ks * fdk + fei[i] */
-    bool ffold[2];
-    int64_t fdx[2], fdk[2], fei[2][GS_MMA_MAX_ELEMS];
+     * (gs_plan_mma_frag_affine; mma_fold_init), a register's two 16-bit
+     * elements one aligned 32-bit read where fpair[t] */
+    bool ffold[2], fpair[2];
+    gs_mma_frag_fold ff[2];
 } printer;
 
 static void line(printer *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -1692,9 +1693,39 @@ static void print_mma_emulation(printer *m) {
     gs_sb_puts(sb, "#define GS_MMA(d, a, b) gs_mma(d, a, b, gs_mxw, ln)\n#define GS_F2U(x) as_uint(x)\n");
 }
 
+/* The constant part of smem_offset's text: each dim's shift of a negative
+ * reach (and of its offset) times its stride; none in an im2col view. */
+static int64_t smem_shift(const printer *m, int t) {
+    const gs_tensor *ts = &m->op->tensors[t];
+    const gs_plan_input *pi = &m->p->in[t];
+    int64_t c = 0;
+    for (int j = 0; j < ts->ndim && !pi->im2col; j++)
+        c += (-neg_reach(m->op, m->e, &ts->idx[j]) - ts->idx[j].offset) * pi->sstride[j];
+    return c;
+}
+
+/* Which inputs' fragment element reads sit at a lane base plus constants,
+ * and which of those read a register's two 16-bit elements at once (their
+ * offsets' parity is base0's plus the shift; the stage buffers hold whole
+ * 16-byte granules, so a buffer's start keeps it). */
+static void mma_fold_init(printer *m) {
+    for (int t = 0; t < 2; t++) {
+        m->ffold[t] = t < m->ni && m->e->staged[t] && gs_plan_mma_frag_affine(m->op, m->e, m->p, t, &m->ff[t]);
+        m->fpair[t] = m->ffold[t] && m->ff[t].pairs && (m->ff[t].base0 + smem_shift(m, t)) % 2 == 0;
+    }
+}
+
 static void print_mma_preamble(printer *m) {
     if (m->dialect == GS_DIALECT_CUDA) print_mma_ptx(m);
     else print_mma_emulation(m);
+    /* a register's two 16-bit elements from one 32-bit read at an even
+     * offset; the emulation's odd offset reads 0xffff pairs (NaN) */
+    if (m->fpair[0] || m->fpair[1]) {
+        if (m->dialect == GS_DIALECT_CUDA)
+            gs_sb_puts(&m->sb, "#define GS_LDS_PAIR(s, o) (*(const unsigned int*)((s) + (o)))\n");
+        else
+            gs_sb_puts(&m->sb, "#define GS_LDS_PAIR(s, o) (((o) & 1) ? 0xffffffffu : ((uint)(s)[o] | ((uint)(s)[(o) + 1] << 16)))\n");
+    }
     for (int t = 0; t < m->ni; t++) { /* the XOR layouts (gs_plan_swizzle) */
         const gs_plan_input *pi = &m->p->in[t];
         if (!pi->swizzle) continue;
@@ -1735,7 +1766,6 @@ static void print_mma_warp(printer *m) {
     }
     line(m, "(void)wq;");
     for (int t = 0; t < 2; t++) { /* the element reads' lane bases: tile 0, k-step 0, element 0 */
-        m->ffold[t] = m->e->staged[t] && gs_plan_mma_frag_affine(m->op, m->e, m->p, t, &m->fdx[t], &m->fdk[t], m->fei[t]);
         if (!m->ffold[t]) continue;
         const gs_mma_frag *f = t == 0 ? &r->a : &r->b;
         char local[GS_MAX_AXES][CW], x[CW], kk[CW], row[64], col[64];
@@ -1828,12 +1858,18 @@ static void print_mma_load(printer *m, int t, const char *buf) {
     }
     for (int i = 0; i < f->elems; i++) { /* element reads, placed by the row's layout */
         if (m->ffold[t]) { /* at the lane's base (print_mma_warp) plus constants */
+            const gs_mma_frag_fold *ff = &m->ff[t];
             char off[CW];
             int n = snprintf(off, sizeof off, "fb%d", t);
-            if (m->fdx[t]) n += snprintf(off + n, sizeof off - (size_t)n, " + %s * %lld", it, (long long)m->fdx[t]);
-            if (m->fdk[t]) n += snprintf(off + n, sizeof off - (size_t)n, " + ks * %lld", (long long)m->fdk[t]);
-            if (m->fei[t][i]) snprintf(off + n, sizeof off - (size_t)n, " + %lld", (long long)m->fei[t][i]);
+            if (ff->dx) n += snprintf(off + n, sizeof off - (size_t)n, " + %s * %lld", it, (long long)ff->dx);
+            if (ff->dk) n += snprintf(off + n, sizeof off - (size_t)n, " + ks * %lld", (long long)ff->dk);
+            if (ff->ei[i]) snprintf(off + n, sizeof off - (size_t)n, " + %lld", (long long)ff->ei[i]);
             mma_smem_index(m, t, buf, off, idx, sizeof idx);
+            if (m->fpair[t]) { /* the register whole: this element and the next */
+                line(m, "%s%d%s[%s][%d] = GS_LDS_PAIR(sm%d, %s);", m->fname, t, m->fslot, it, i / 2, t, idx);
+                i++;
+                continue;
+            }
         } else {
             char row[64], col[64];
             mma_coord(row, sizeof row, f->rg, f->rt, f->row_off[i]);
@@ -3222,6 +3258,7 @@ gs_status gs_lower_emit_plan(gs_ctx *ctx, const gs_op *op, const gs_etir *e, con
             return gs_err(ctx, GS_ERR_INVALID_ARG, "lowering: mma=%d does not apply to this operator and state", p->mma);
         }
     }
+    if (p->mma) mma_fold_init(m);
     gs_kdesc_make(op, p, e, d, arch, &out->desc);
     m->idx_t = out->desc.idx64 ? m->sp->long_t : "int";
     out->hash = gs_kdesc_hash(&out->desc);
