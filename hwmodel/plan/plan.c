@@ -1546,7 +1546,7 @@ bool gs_plan_mma_frag_affine(const gs_op *op, const gs_etir *e, const gs_plan *p
     }
     if (wx <= 0 || tx <= 0 || r->k <= 0 || f->elems > GS_MMA_MAX_ELEMS) return false;
     const int64_t nw = xb / wx, nit = wx / tx, nks = kb / r->k;
-    if (nw < 1 || nit < 1 || nks < 1 || nw * nit * nks * 32 * f->elems > ((int64_t)1 << 22)) return false;
+    if (nw < 1 || nit < 1 || nks < 1 || nw * nit * nks * 32 * f->elems > ((int64_t)1 << 18)) return false; /* (a few ms at most) */
     mma_offs mo;
     mo.op = op;
     mo.e = e;
