@@ -356,6 +356,8 @@ Test(mma, fragment_reads_fold_to_a_lane_base) {
                           &op, &e);
     gs_mma_frag_fold ff;
     cr_assert(!p.in[0].ldsm && !p.in[0].swizzle && gs_plan_mma_frag_affine(&op, &e, &p, 0, &ff));
+    cr_expect(p.in[0].frag_pairs && p.in[1].frag_pairs, "NHWC: the plan's pairs %d %d", p.in[0].frag_pairs,
+              p.in[1].frag_pairs);
     cr_expect(ff.dx == 128 && ff.dk == 0 && ff.ei[0] == 0 && ff.ei[1] == 1 && ff.ei[2] == 64 && ff.ei[3] == 65 && ff.pairs,
               "A: dx %lld dk %lld ei %lld %lld %lld %lld pairs %d", (long long)ff.dx, (long long)ff.dk, (long long)ff.ei[0],
               (long long)ff.ei[1], (long long)ff.ei[2], (long long)ff.ei[3], ff.pairs);
@@ -377,7 +379,8 @@ Test(mma, fragment_reads_fold_to_a_lane_base) {
                   "bn=16,bk=128,bp=2,bq=4,bc=16,br=1,bs=1,tn=8,tk=8,tp=1,tq=1,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=2,mma=4",
                   &op, &e);
     cr_assert(!p.in[0].swizzle && gs_plan_mma_frag_affine(&op, &e, &p, 0, &ff));
-    cr_expect(!ff.pairs && ff.ei[1] > 1, "NCHW A: ei[1] %lld, pairs %d", (long long)ff.ei[1], ff.pairs);
+    cr_expect(!ff.pairs && ff.ei[1] > 1 && !p.in[0].frag_pairs, "NCHW A: ei[1] %lld, pairs %d", (long long)ff.ei[1],
+              ff.pairs);
     /* tf32: one element a register, no pairs */
     p = case_plan(ctx, gs_hw_find_builtin("a100"), "gemm M=29 N=19 K=37 math=tf32 transA=1 transB=1",
                   "bm=16,bn=16,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=3", &op, &e);
@@ -442,7 +445,9 @@ static void frag_paths(const gs_op *op, const gs_etir *e, const gs_plan *p, int 
         gs_mma_frag_fold ff;
         if (gs_plan_mma_frag_affine(op, e, p, t, &ff)) {
             ++*fold;
-            *pairs += ff.pairs;
+            /* the plan's pairs (what the model prices, by rule) hold in every case enumerated */
+            cr_expect(!p->in[t].frag_pairs || ff.pairs, "%s input %d: frag_pairs, but not by enumeration", op->spec, t);
+            *pairs += p->in[t].frag_pairs;
         } else ++*nofold;
     }
 }
@@ -476,7 +481,12 @@ Test(mma, pocl_emulation_awkward_shapes, .timeout = 600) {
         frag_paths(&op, &e, &p, &fold, &nofold, &pairs);
         verify_mma(ctx, cl, hw, &op, &e, &p, c->cfg);
         if (!c->elem) continue;
-        for (int t = 0; t < 2; t++) p.in[t].ldsm = p.in[t].ldsm_trans = 0;
+        int8_t role[GS_MAX_AXES];
+        cr_assert(gs_mma_roles(&op, role));
+        for (int t = 0; t < 2; t++) { /* (the layout's pairs as the plan would set them without ldmatrix) */
+            p.in[t].ldsm = p.in[t].ldsm_trans = 0;
+            p.in[t].frag_pairs = gs_plan_mma_frag_pairs(&op, &e, &p, role, t);
+        }
         frag_paths(&op, &e, &p, &fold, &nofold, &pairs);
         verify_mma(ctx, cl, hw, &op, &e, &p, "element reads");
         elem++;

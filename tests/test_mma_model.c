@@ -41,7 +41,7 @@ Test(mma_model, clocks_per_instruction) {
  * (4 A and 2 B registers a tile) adds one cvt per register. */
 Test(mma_model, kstep_work) {
     const gs_hw *a100 = gs_hw_find_builtin("a100");
-    gs_mma_operand a = {4, 4, 4.0}, b = {2, 2, 2.0};
+    gs_mma_operand a = {4, 4, 4.0, 0}, b = {2, 2, 2.0, 0};
     gs_mma_kstep k;
     gs_model_mma_kstep(a100, GS_DTYPE_F16, GS_MATH_F32, 16, 8, 16, 64, 64, &a, &b, &k);
     cr_assert_float_eq(k.mma, 32.0, 1e-12);
@@ -50,7 +50,7 @@ Test(mma_model, kstep_work) {
     cr_assert_float_eq(k.wavefronts, 32.0, 1e-12);
     cr_assert_float_eq(k.cvt, 0.0, 1e-12);
     cr_assert_float_eq(k.addr, 12 * 0.81, 1e-12); /* each ldmatrix's address arithmetic */
-    gs_mma_operand ta = {4, 0, 4.0}, tb = {2, 0, 2.0};
+    gs_mma_operand ta = {4, 0, 4.0, 0}, tb = {2, 0, 2.0, 0};
     gs_model_mma_kstep(a100, GS_DTYPE_F32, GS_MATH_TF32, 16, 8, 8, 32, 32, &ta, &tb, &k);
     cr_assert_float_eq(k.mma, 8.0, 1e-12);
     cr_assert_float_eq(k.tensor_clk, 64.0, 1e-12);
@@ -60,11 +60,19 @@ Test(mma_model, kstep_work) {
     cr_assert_float_eq(k.addr, 0.0, 1e-12); /* element reads: none counted */
     /* tf32 with A by ldmatrix.x4 (its rows along k) and B by elements: one
      * load per A tile, still a cvt per register */
-    gs_mma_operand la = {4, 4, 4.0};
+    gs_mma_operand la = {4, 4, 4.0, 0};
     gs_model_mma_kstep(a100, GS_DTYPE_F32, GS_MATH_TF32, 16, 8, 8, 32, 32, &la, &tb, &k);
     cr_assert_float_eq(k.loads, 2 * 1 + 4 * 2, 1e-12);
     cr_assert_float_eq(k.cvt, 2 * 4 + 4 * 2, 1e-12);
     cr_assert_float_eq(k.addr, 2 * 0.81, 1e-12); /* A's two ldmatrix addresses */
+    cr_assert_float_eq(k.pack, 0.0, 1e-12);
+    /* f16 m16n8k16 read by elements: A's 4 registers paired (one read each), B's 2 split (an
+     * NCHW input's k pair a channel apart: two 16-bit reads and a PRMT each); 32 x 32 warp tile */
+    gs_mma_operand pa = {4, 0, 4.0, 0}, sb = {2, 0, 2.0, 1};
+    gs_model_mma_kstep(a100, GS_DTYPE_F16, GS_MATH_F32, 16, 8, 16, 32, 32, &pa, &sb, &k);
+    cr_assert_float_eq(k.loads, 2 * 4 + 4 * 2 * 2, 1e-12);
+    cr_assert_float_eq(k.pack, 4 * 2, 1e-12);
+    cr_assert_float_eq(k.addr, 0.0, 1e-12);
 }
 
 /* The estimate of a tf32 plan reads its ldmatrix choice: a100 gemm 4096^3

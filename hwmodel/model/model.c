@@ -649,7 +649,8 @@ void gs_model_mma_kstep(const gs_hw *hw, gs_dtype in, gs_math math, int m, int n
     double ta = (double)warp_m / m, tb = (double)warp_n / n;
     o->mma = ta * tb;
     o->tensor_clk = o->mma * gs_model_mma_clocks(hw, in, math, m, n, k);
-    o->loads = ta * (a->ldsm ? 1 : a->regs) + tb * (b->ldsm ? 1 : b->regs);
+    o->loads = ta * (a->ldsm ? 1 : a->regs * (a->split ? 2 : 1)) + tb * (b->ldsm ? 1 : b->regs * (b->split ? 2 : 1));
+    o->pack = ta * (!a->ldsm && a->split ? a->regs : 0) + tb * (!b->ldsm && b->split ? b->regs : 0);
     o->addr = GS_MMA_LDSM_ADDR * (ta * (a->ldsm ? 1 : 0) + tb * (b->ldsm ? 1 : 0));
     o->wavefronts = ta * a->read_wf + tb * b->read_wf;
     o->cvt = math == GS_MATH_TF32 ? ta * a->regs + tb * b->regs : 0;
@@ -913,7 +914,10 @@ static void est_operands_mma(est_ctx *c) {
     const gs_op *op = c->op;
     const gs_plan *p = c->p;
     const gs_mma_row *r = gs_mma_get(p->mma);
-    gs_mma_operand a = {r->a.regs, p->in[0].ldsm, p->in[0].read_wf}, b = {r->b.regs, p->in[1].ldsm, p->in[1].read_wf};
+    /* 16-bit element reads without pairs: two reads and a pack a register */
+    const int split16 = r->per_reg == 2;
+    gs_mma_operand a = {r->a.regs, p->in[0].ldsm, p->in[0].read_wf, split16 && !p->in[0].ldsm && !p->in[0].frag_pairs},
+                   b = {r->b.regs, p->in[1].ldsm, p->in[1].read_wf, split16 && !p->in[1].ldsm && !p->in[1].frag_pairs};
     gs_mma_kstep ks;
     gs_model_mma_kstep(c->hw, (gs_dtype)op->dtype_in, (gs_math)op->math, r->m, r->n, r->k, p->warp_m, p->warp_n, &a,
                        &b, &ks);
@@ -924,7 +928,7 @@ static void est_operands_mma(est_ctx *c) {
     c->ldg_fast = c->ldg_slow = c->l1_fast = c->l1_slow = 2.0 * c->spilled;
     /* the k-step's loop overhead is the FFMA loop's per index, once per k-step */
     c->per_k_fast = c->per_k_slow =
-        (ks.mma + ks.loads + ks.addr + ks.cvt + c->mp->k_overhead_fast) * per + c->ldg_fast;
+        (ks.mma + ks.loads + ks.addr + ks.cvt + ks.pack + c->mp->k_overhead_fast) * per + c->ldg_fast;
     /* plan.kmask: in a tile partial along a masked axis, each k-step zeroes
      * the operand's elements past the extents (print_mma_kmask): per distinct
      * k of a lane an add and a compare per masked axis and a select, an AND

@@ -116,11 +116,14 @@ double gs_model_issue_per_math(const gs_hw *hw, const gs_op *op, const gs_etir *
 double gs_model_mma_clocks(const gs_hw *hw, gs_dtype in, gs_math math, int m, int n, int k);
 /* One operand's fragments per instruction tile: ldsm 0 (read register by
  * register: regs loads) or the ldmatrix count (one instruction), and the
- * shared-memory wavefronts of that read (the plan's read_wf). */
+ * shared-memory wavefronts of that read (the plan's read_wf); split: 16-bit
+ * element reads whose register pairs are not side by side (plan.in[t].
+ * frag_pairs unset), two reads and a pack (PRMT) a register. */
 typedef struct gs_mma_operand {
     int regs;
     int ldsm;
     double read_wf;
+    int split;
 } gs_mma_operand;
 /* The work of one warp over one instruction k-step of a warp tile warp_m x
  * warp_n: (warp_m/m)(warp_n/n) mma instructions holding the tensor pipe
@@ -130,6 +133,7 @@ typedef struct gs_mma_operand {
 typedef struct gs_mma_kstep {
     double mma, tensor_clk, loads, wavefronts, cvt;
     double addr; /* the integer instructions of the ldmatrix addresses (model.c, GS_MMA_LDSM_ADDR) */
+    double pack; /* split operands' packs: one a register */
 } gs_mma_kstep;
 void gs_model_mma_kstep(const gs_hw *hw, gs_dtype in, gs_math math, int m, int n, int k, int warp_m, int warp_n,
                         const gs_mma_operand *a, const gs_mma_operand *b, gs_mma_kstep *out);

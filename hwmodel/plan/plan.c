@@ -1576,6 +1576,34 @@ bool gs_plan_mma_frag_affine(const gs_op *op, const gs_etir *e, const gs_plan *p
     return true;
 }
 
+int64_t gs_plan_neg_reach(const gs_op *op, const gs_etir *e, const gs_affine *f) {
+    int64_t neg = 0;
+    for (int a = 0; a < op->naxes; a++)
+        if (f->coeff[a] < 0) neg += f->coeff[a] * (e->tile[a].block - 1);
+    return neg;
+}
+
+uint8_t gs_plan_mma_frag_pairs(const gs_op *op, const gs_etir *e, const gs_plan *p, const int8_t *role, int t) {
+    const gs_mma_row *r = gs_mma_get(p->mma);
+    const gs_plan_input *pi = &p->in[t];
+    if (!r || r->per_reg != 2 || t < 0 || t > 1 || !pi->staged || pi->ldsm || pi->swizzle) return 0;
+    int64_t w[GS_MAX_AXES];
+    mma_weights(op, pi, t, w);
+    int kf = -1;
+    for (int a = op->naxes - 1; a >= 0 && kf < 0; a--) /* the split's order: the last axis fastest */
+        if (role[a] == GS_MMA_ROLE_K && e->tile[a].block > 1) kf = a;
+    if (kf < 0 || w[kf] != 1) return 0;
+    for (int a = 0; a < op->naxes; a++)
+        if (a != kf && e->tile[a].block > 1 && w[a] % 2) return 0;
+    int64_t shift = 0;
+    if (!pi->im2col) {
+        const gs_tensor *ts = &op->tensors[t];
+        for (int j = 0; j < ts->ndim; j++)
+            shift += (-gs_plan_neg_reach(op, e, &ts->idx[j]) - ts->idx[j].offset) * pi->sstride[j];
+    }
+    return shift % 2 == 0 && pi->stage_elems % 2 == 0;
+}
+
 /* The XOR swizzle of a staged input's smem element offset o (pi->swizzle =
  * log2 P > 0): in each row of pitch elements (the padded innermost extent),
  * the 16-byte vector index is XORed with the row's index mod P, so the
@@ -1651,7 +1679,7 @@ static double mma_read_wf(const gs_hw *hw, const gs_op *op, const gs_etir *e, co
         return smem_wf_memo(memo, hw->smem_banks, a32, 32, 4) * lanes / 32.0;
     }
     double wf = 0;
-    for (int i = 0; i < f->elems; i++) {
+    for (int i = 0; i < f->elems; i += pi->frag_pairs ? 2 : 1) { /* pairs: a 32-bit read a register */
         for (int l = 0; l < 32; l++) {
             int row, col;
             gs_mma_elem(f, l, i, &row, &col);
@@ -1678,6 +1706,7 @@ static double mma_read_wf_memo(const gs_hw *hw, const gs_op *op, const gs_etir *
     MIX(p->mma);
     MIX(pi->ldsm);
     MIX(pi->ldsm_trans);
+    MIX(pi->frag_pairs);
     MIX(pi->swizzle);
     MIX(pi->swizzle ? pi->dims[pi->inner_dim] + pi->pad : 0);
     MIX(pi->im2col);
@@ -1768,6 +1797,7 @@ static void mma_pad_cands(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs
         pi->pad = (int32_t)pad;
         pi->swizzle = (uint8_t)swz;
         layout_strides(ts, pi->dims, pi->inner_dim, pad, pi->sstride);
+        pi->frag_pairs = gs_plan_mma_frag_pairs(op, e, p, role, t);
         pc->rw[c] = mma_read_wf_memo(hw, op, e, p, role, t, memo);
         pc->sw[c] = swz ? mma_store_wf_swz(op, t, pi, p->threads, hw->smem_banks, memo)
                         : store_wavefronts(op, ts, pi, p->threads, hw->smem_banks, hw->warp_size, memo);
@@ -1818,6 +1848,7 @@ static void mma_pad_apply(const gs_op *op, const gs_etir *e, gs_plan *p, int t, 
      * 16-byte rows (8 halves, 4 tf32 elements) */
     for (int j = 0; j < ts->ndim && pi->ldsm; j++)
         if (j != pi->inner_dim && pi->sstride[j] % gs_mma_ldsm_row_elems(r)) pi->ldsm = pi->ldsm_trans = 0;
+    pi->frag_pairs = gs_plan_mma_frag_pairs(op, e, p, role, t);
 }
 
 /* Key of mma_pad_cands' inputs besides the operator and the profile (one
@@ -1966,9 +1997,10 @@ void gs_plan_format(const gs_op *op, const gs_plan *p, char *buf, size_t n) {
         for (int t = 0; t < op->ninputs && off < n; t++) {
             char swz[16] = "";
             if (p->in[t].swizzle) snprintf(swz, sizeof swz, " swz%d", 1 << p->in[t].swizzle);
-            off += (size_t)snprintf(buf + off, n - off, " %s:%s%d%s%s%s", op->tensors[t].name,
-                                    p->in[t].ldsm ? "ldsm" : "lds", p->in[t].ldsm, p->in[t].ldsm_trans ? "t" : "", swz,
-                                    p->in[t].kmask ? " kmask" : "");
+            /* (lds0p: element reads, a register's two halves in one read) */
+            off += (size_t)snprintf(buf + off, n - off, " %s:%s%d%s%s%s%s", op->tensors[t].name,
+                                    p->in[t].ldsm ? "ldsm" : "lds", p->in[t].ldsm, p->in[t].ldsm_trans ? "t" : "",
+                                    p->in[t].frag_pairs ? "p" : "", swz, p->in[t].kmask ? " kmask" : "");
         }
     }
     if (off < n && p->raster) off += (size_t)snprintf(buf + off, n - off, " raster%d", 1 << p->raster);

@@ -136,6 +136,10 @@ typedef struct gs_plan_input {
                              compile-time digits of i (gs_plan_unit_sep) */
     uint8_t unit_recompute; /* not linear and many units: each unit's offsets are recomputed
                                from its index where used (no per-unit registers) */
+    uint8_t frag_pairs;   /* mma, 16-bit element reads (was padding: a plan without it hashes as
+                             before): each fragment register's two elements are adjacent in
+                             shared memory at an even offset, so the register is one 32-bit
+                             read (gs_plan_mma_frag_pairs); else two 16-bit reads and a pack */
     int32_t units_per_thread; /* copy units a thread moves per tile (rounded up) */
     int32_t copy_batch;   /* units per unrolled batch of the copy (units_per_thread: one batch,
                              every load in flight at once; fewer: a loop over batches, each
@@ -457,6 +461,18 @@ typedef struct gs_mma_frag_fold {
 } gs_mma_frag_fold;
 /* False under ldmatrix, a swizzle, no mma, or where the offsets are not so. */
 bool gs_plan_mma_frag_affine(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, gs_mma_frag_fold *ff);
+/* plan.in[t].frag_pairs from the layout (role: gs_mma_roles'): a 16-bit row,
+ * element reads (no ldmatrix, no swizzle), the k split's fastest axis with
+ * a block tile over 1 (kf) stepping the offset by 1, every other axis with
+ * a block tile over 1 by an even amount, and the constant shift of the
+ * printers' offsets (gs_plan_neg_reach) even. Then a register's elements
+ * (k and k + 1, k even: kf's digit even and no carry) sit side by side at
+ * an even offset whatever the lane, tile, k-step and stage. */
+uint8_t gs_plan_mma_frag_pairs(const gs_op *op, const gs_etir *e, const gs_plan *p, const int8_t *role, int t);
+/* How far below its box origin dim f of a tensor reaches through negative
+ * coefficients (a coefficient -c over a block tile T: -c (T - 1)); the
+ * printers shift those dims up by it. */
+int64_t gs_plan_neg_reach(const gs_op *op, const gs_etir *e, const gs_affine *f);
 
 /* The XOR swizzle of staged input pi's shared-memory element offset o
  * (eb-byte elements; pi->swizzle 0: o itself): within each row of the

@@ -439,15 +439,6 @@ static void affine_text(const gs_affine *f, int naxes, char coord[][CW], char *b
     if (off < n) snprintf(buf + off, n - off, ")");
 }
 
-/* Reach of negative coefficients below a box origin: a dim indexed by
- * -c*x spans down to -c*(T2-1) from the origin. */
-static int64_t neg_reach(const gs_op *op, const gs_etir *e, const gs_affine *f) {
-    int64_t neg = 0;
-    for (int a = 0; a < op->naxes; a++)
-        if (f->coeff[a] < 0) neg += f->coeff[a] * (e->tile[a].block - 1);
-    return neg;
-}
-
 /* Linear row-major index text ((g0 * S1 + g1) * S2 + g2) of tensor t from
  * coordinate variables <prefix><j>. */
 static char *linear_text(const printer *m, int t, const char *prefix) {
@@ -1070,7 +1061,7 @@ static void print_box_origin(printer *m, int t) {
     for (int j = 0; j < ts->ndim; j++) {
         char buf2[1024];
         affine_text(&ts->idx[j], m->na, origin, buf2, sizeof buf2);
-        line(m, "const int lo%d = %s + %lld;", j, buf2, (long long)neg_reach(m->op, m->e, &ts->idx[j]));
+        line(m, "const int lo%d = %s + %lld;", j, buf2, (long long)gs_plan_neg_reach(m->op, m->e, &ts->idx[j]));
     }
 }
 
@@ -1242,7 +1233,7 @@ static char *smem_offset(const printer *m, int t, char local[][CW]) {
         char buf[1024];
         affine_text(&ts->idx[j], m->na, local, buf, sizeof buf);
         /* the affine offset is folded into lo<j>; negative coefficients shift up */
-        int64_t shift = -neg_reach(m->op, m->e, &ts->idx[j]) - ts->idx[j].offset;
+        int64_t shift = -gs_plan_neg_reach(m->op, m->e, &ts->idx[j]) - ts->idx[j].offset;
         gs_sb_printf(&o, " + (%s + %lld) * %lld", buf, (long long)shift, (long long)pi->sstride[j]);
     }
     return gs_sb_take(&o);
@@ -1693,25 +1684,14 @@ static void print_mma_emulation(printer *m) {
     gs_sb_puts(sb, "#define GS_MMA(d, a, b) gs_mma(d, a, b, gs_mxw, ln)\n#define GS_F2U(x) as_uint(x)\n");
 }
 
-/* The constant part of smem_offset's text: each dim's shift of a negative
- * reach (and of its offset) times its stride; none in an im2col view. */
-static int64_t smem_shift(const printer *m, int t) {
-    const gs_tensor *ts = &m->op->tensors[t];
-    const gs_plan_input *pi = &m->p->in[t];
-    int64_t c = 0;
-    for (int j = 0; j < ts->ndim && !pi->im2col; j++)
-        c += (-neg_reach(m->op, m->e, &ts->idx[j]) - ts->idx[j].offset) * pi->sstride[j];
-    return c;
-}
-
 /* Which inputs' fragment element reads sit at a lane base plus constants,
- * and which of those read a register's two 16-bit elements at once (their
- * offsets' parity is base0's plus the shift; the stage buffers hold whole
- * 16-byte granules, so a buffer's start keeps it). */
+ * and which of those read a register's two 16-bit elements at once: the
+ * plan's frag_pairs (what the model priced), which the enumeration's
+ * adjacency and parity confirm (tests/test_mma.c holds them equal). */
 static void mma_fold_init(printer *m) {
     for (int t = 0; t < 2; t++) {
         m->ffold[t] = t < m->ni && m->e->staged[t] && gs_plan_mma_frag_affine(m->op, m->e, m->p, t, &m->ff[t]);
-        m->fpair[t] = m->ffold[t] && m->ff[t].pairs && (m->ff[t].base0 + smem_shift(m, t)) % 2 == 0;
+        m->fpair[t] = m->ffold[t] && m->ff[t].pairs && m->p->in[t].frag_pairs;
     }
 }
 
@@ -2246,7 +2226,7 @@ static void print_steady_loop_window(printer *m, const math_core *core, bool any
         if (pi->copy_vec > 1) gs_sb_printf(&c, "%d", t);
         for (int j = 0; j < ts->ndim; j++) {
             char b0[1024], b1[1024];
-            const long long nr = (long long)neg_reach(m->op, m->e, &ts->idx[j]);
+            const long long nr = (long long)gs_plan_neg_reach(m->op, m->e, &ts->idx[j]);
             affine_text(&ts->idx[j], m->na, lo, b0, sizeof b0);
             affine_text(&ts->idx[j], m->na, hi, b1, sizeof b1);
             line(m, "const int lo%d = %s + %lld, hi%d = %s + %lld;", j, b0, nr, j, b1, nr);
@@ -2422,7 +2402,7 @@ static void print_steady_check(printer *m, int k) {
             if (ts->idx[j].coeff[k]) continue;
             char buf2[1024];
             affine_text(&ts->idx[j], m->na, origin, buf2, sizeof buf2);
-            line(m, "const int lo%d = %s + %lld;", j, buf2, (long long)neg_reach(m->op, m->e, &ts->idx[j]));
+            line(m, "const int lo%d = %s + %lld;", j, buf2, (long long)gs_plan_neg_reach(m->op, m->e, &ts->idx[j]));
         }
         gs_sb c;
         gs_sb_init(&c);
