@@ -191,16 +191,24 @@ static gs_status cfg(gs_ctx *ctx, const gs_op *op, const char *c, gs_etir *e) {
 
 #define MMA_CFG "bm=64,bn=32,bk=32,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1"
 
-/* spec's operator at config, asserted to pass hw's check, and its plan,
- * asserted to take the state's row. */
-static gs_plan case_plan(gs_ctx *ctx, const gs_hw *hw, const char *spec, const char *config, gs_op *op, gs_etir *e) {
+/* spec's operator at config, asserted to pass hw's check, and its plan
+ * (with the windowed input's box im2col, gs_im2col_mode), asserted to take
+ * the state's row. */
+static gs_plan case_plan_box(gs_ctx *ctx, const gs_hw *hw, const char *spec, const char *config, int im2col, gs_op *op,
+                             gs_etir *e) {
     *op = parse(ctx, spec);
     cr_assert_eq(cfg(ctx, op, config, e), GS_OK, "%s | %s: %s", spec, config, gs_ctx_errmsg(ctx));
     cr_assert(gs_hw_check(hw, op, e), "%s | %s fails %s's check", spec, config, hw->name);
+    gs_plan_opts po = {0};
+    po.im2col = (uint8_t)im2col;
     gs_plan p;
-    gs_plan_make(hw, op, e, NULL, &p);
+    gs_plan_make(hw, op, e, &po, &p);
     cr_assert(p.mma == e->mma);
     return p;
+}
+
+static gs_plan case_plan(gs_ctx *ctx, const gs_hw *hw, const char *spec, const char *config, gs_op *op, gs_etir *e) {
+    return case_plan_box(ctx, hw, spec, config, GS_IM2COL_AUTO, op, e);
 }
 
 Test(mma, knob_config_and_legality) {
@@ -340,11 +348,16 @@ Test(mma, plan_fields_and_arch_check) {
 }
 
 /* ---- element reads at a lane base plus constants ---------------------------------
- * h100's pick for a 3x3 NHWC f16 conv: A's box is n 32 x h 2 x w 2 x c 8,
- * so an instruction tile (16 pixels) steps 4 images (128 elements), a
- * fragment's second row (pixel + 8) 2 images (64) and its k pair 1; B's
- * tile (8 output channels of 8 channels) steps 64. One k-step a tile: no
- * k-step term. A swizzled or ldmatrix operand does not fold. */
+ * h100's pick for a 3x3 NHWC f16 conv before ldmatrix read conv operands,
+ * with half its thread tile along n (read by ldmatrix, the pick's 128
+ * accumulators count a k8 row's two k-steps and exceed the register bound);
+ * the plan reads both inputs by ldmatrix, cleared here for the element reads.
+ * A's box is n 32 x h 2 x w 2 x c 8, so an instruction tile (16 pixels)
+ * steps 4 images (128 elements), a fragment's second row (pixel + 8) 2
+ * images (64) and its k pair 1; B's tile (8 output channels of 8
+ * channels) steps 64. One k-step a tile: no k-step term. A swizzled or
+ * ldmatrix operand does not fold; ldmatrix's rows fold alike
+ * (gs_plan_mma_ldsm_affine): the same tile steps. */
 Test(mma, fragment_reads_fold_to_a_lane_base) {
     gs_ctx *ctx = gs_ctx_create();
     const gs_hw *h100 = gs_hw_find_builtin("h100");
@@ -352,10 +365,23 @@ Test(mma, fragment_reads_fold_to_a_lane_base) {
     gs_op op;
     gs_etir e;
     gs_plan p = case_plan(ctx, h100, nhwc,
-                          "bn=32,bp=2,bq=2,bk=64,bc=8,br=1,bs=1,tn=16,tp=1,tq=1,tk=8,vn=1,vp=1,vq=1,vk=1,si=1,sf=1,stages=4,mma=4",
+                          "bn=32,bp=2,bq=2,bk=64,bc=8,br=1,bs=1,tn=8,tp=1,tq=1,tk=8,vn=1,vp=1,vq=1,vk=1,si=1,sf=1,stages=4,mma=4",
                           &op, &e);
+    int64_t dx, dk;
+    cr_assert(p.in[0].ldsm == 2 && p.in[1].ldsm == 1, "ldsm %d, %d", p.in[0].ldsm, p.in[1].ldsm);
+    cr_assert(gs_plan_mma_ldsm_affine(&op, &e, &p, 0, &dx, &dk));
+    cr_expect(dx == 128 && dk == 0, "A ldmatrix: dx %lld dk %lld", (long long)dx, (long long)dk);
+    cr_assert(gs_plan_mma_ldsm_affine(&op, &e, &p, 1, &dx, &dk));
+    cr_expect(dx == 64 && dk == 0, "B ldmatrix: dx %lld dk %lld", (long long)dx, (long long)dk);
+    /* the same layout read by elements: the plan's pairs as it would set them */
+    int8_t role[GS_MAX_AXES];
+    cr_assert(gs_mma_roles(&op, role));
+    for (int t = 0; t < 2; t++) {
+        p.in[t].ldsm = 0;
+        p.in[t].frag_pairs = gs_plan_mma_frag_pairs(&op, &e, &p, role, t);
+    }
     gs_mma_frag_fold ff;
-    cr_assert(!p.in[0].ldsm && !p.in[0].swizzle && gs_plan_mma_frag_affine(&op, &e, &p, 0, &ff));
+    cr_assert(!p.in[0].swizzle && gs_plan_mma_frag_affine(&op, &e, &p, 0, &ff));
     cr_expect(p.in[0].frag_pairs && p.in[1].frag_pairs, "NHWC: the plan's pairs %d %d", p.in[0].frag_pairs,
               p.in[1].frag_pairs);
     cr_expect(ff.dx == 128 && ff.dk == 0 && ff.ei[0] == 0 && ff.ei[1] == 1 && ff.ei[2] == 64 && ff.ei[3] == 65 && ff.pairs,
@@ -370,8 +396,11 @@ Test(mma, fragment_reads_fold_to_a_lane_base) {
     cr_expect(!gs_plan_mma_frag_affine(&op, &e, &p, 1, &ff), "an ldmatrix operand folds");
     /* two k-steps a tile (a 16-channel tile of m16n8k8): the k-step term */
     p = case_plan(ctx, h100, nhwc,
-                  "bn=32,bp=2,bq=2,bk=64,bc=16,br=1,bs=1,tn=16,tp=1,tq=1,tk=8,vn=1,vp=1,vq=1,vk=1,si=1,sf=1,stages=2,mma=4",
+                  "bn=32,bp=2,bq=2,bk=64,bc=16,br=1,bs=1,tn=8,tp=1,tq=1,tk=8,vn=1,vp=1,vq=1,vk=1,si=1,sf=1,stages=2,mma=4",
                   &op, &e);
+    cr_assert(p.in[0].ldsm == 2 && gs_plan_mma_ldsm_affine(&op, &e, &p, 0, &dx, &dk));
+    cr_expect(dk == 8, "A ldmatrix: dk %lld", (long long)dk);
+    p.in[0].ldsm = 0;
     cr_assert(!p.in[0].swizzle && gs_plan_mma_frag_affine(&op, &e, &p, 0, &ff));
     cr_expect(ff.dk == 8, "A: dk %lld", (long long)ff.dk);
     /* NCHW: A's k pair (channels c, c + 1) lies a channel's h x w apart: no pairs */
@@ -392,6 +421,114 @@ Test(mma, fragment_reads_fold_to_a_lane_base) {
     gs_ctx_destroy(ctx);
 }
 
+/* ---- ldmatrix where a role spans several axes (a conv's) ----------------------------
+ * A row of ldmatrix is 8 halves (4 tf32 elements) of consecutive k at a
+ * 16-byte aligned address; which m or n index names the row does not
+ * matter. So an NHWC conv's input ([n][h][w][c]) and filter ([k][r][s][c])
+ * read by ldmatrix where k's fastest moving axis is c (r and s blocks 1,
+ * as k splits s fastest) with a block of whole rows, whatever the pixels'
+ * split; not where r or s moves (consecutive k then steps the window), c's
+ * block is 4, or a group's channel offset moves the row start off 16 bytes.
+ * Each plan's choice must agree with gs_plan_mma_ldsm_rows, which
+ * enumerates every row the kernel reads: a chosen operand's rows are
+ * whole and aligned, and a refused one's (ldsm forced on) are not. */
+typedef struct ldsm_conv_case {
+    const char *spec, *cfg;
+    int im2col;   /* gs_im2col_mode */
+    int a, b;     /* the plan's ldsm per operand */
+} ldsm_conv_case;
+
+static const ldsm_conv_case ldsm_conv_cases[] = {
+    /* h100's old pick, its thread tile halved (m16n8k8: A .x2, B .x1); c 32 on m16n8k16 */
+    {"conv2d N=32 C=128 H=28 W=28 K=128 R=3 S=3 pad=1 layout=nhwc dtype=f16",
+     "bn=32,bp=2,bq=2,bk=64,bc=8,br=1,bs=1,tn=8,tp=1,tq=1,tk=8,vn=1,vp=1,vq=1,vk=1,si=1,sf=1,stages=4,mma=4", 0, 2, 1},
+    {"conv2d N=32 C=128 H=28 W=28 K=128 R=3 S=3 pad=1 layout=nhwc dtype=f16",
+     "bn=16,bp=2,bq=2,bk=64,bc=32,br=1,bs=1,tn=8,tp=1,tq=1,tk=8,vn=1,vp=1,vq=1,vk=1,si=1,sf=1,stages=2,mma=1", 0, 4, 2},
+    /* a 1x1 conv in its own nest; bf16; tf32 (4 elements a row) */
+    {"conv2d N=3 C=24 H=5 W=7 K=16 R=1 S=1 layout=nhwc dtype=bf16",
+     "bn=1,bp=8,bq=8,bk=16,bc=16,br=1,bs=1,tn=1,tp=2,tq=1,tk=2,vn=1,vp=1,vq=1,vk=1,si=1,sf=1,mma=2", 0, 4, 2},
+    {"conv2d N=2 C=6 H=5 W=5 K=10 R=3 S=3 pad=1 layout=nhwc math=tf32",
+     "bn=1,bk=16,bp=8,bq=8,bc=8,br=1,bs=1,tn=1,tk=2,tp=2,tq=1,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,mma=3", 0, 4, 2},
+    /* stride 2: the im2col view ([n][r][p][s][q][c]) and the tensor box (w steps 2 a pixel) */
+    {"conv2d N=2 C=16 H=9 W=67 K=16 R=3 S=3 stride=2 pad=1 layout=nhwc dtype=f16",
+     "bn=1,bp=2,bq=32,bk=16,bc=16,br=1,bs=1,tn=1,tp=1,tq=8,tk=2,vn=1,vp=1,vq=1,vk=1,si=1,sf=1,mma=1,stages=2",
+     GS_IM2COL_FORCE, 4, 2},
+    {"conv2d N=2 C=16 H=9 W=67 K=16 R=3 S=3 stride=2 pad=1 layout=nhwc dtype=f16",
+     "bn=1,bp=2,bq=32,bk=16,bc=16,br=1,bs=1,tn=1,tp=1,tq=8,tk=2,vn=1,vp=1,vq=1,vk=1,si=1,sf=1,mma=1,stages=2",
+     GS_IM2COL_OFF, 4, 2},
+    /* groups: two groups a block, channel offsets 16 (whole rows) and 12 (not: A by elements) */
+    {"conv2d N=2 C=32 H=6 W=7 K=16 R=3 S=3 pad=1 groups=2 layout=nhwc dtype=f16",
+     "bn=1,bp=4,bq=8,bg=2,bk=8,bc=16,br=1,bs=1,tn=1,tp=2,tq=1,tg=1,tk=2,vn=1,vp=1,vq=1,vg=1,vk=1,si=1,sf=1,mma=1,stages=2",
+     0, 4, 2},
+    {"conv2d N=2 C=24 H=6 W=7 K=16 R=3 S=3 pad=1 groups=2 layout=nhwc dtype=f16",
+     "bn=1,bp=4,bq=8,bg=2,bk=8,bc=16,br=1,bs=1,tn=1,tp=2,tq=1,tg=1,tk=2,vn=1,vp=1,vq=1,vg=1,vk=1,si=1,sf=1,mma=1,stages=2",
+     0, 0, 2},
+    /* r or s moving (consecutive k steps the window), c's block 4 */
+    {"conv2d N=2 C=24 H=9 W=7 K=16 R=3 S=3 pad=1 layout=nhwc dtype=f16",
+     "bn=1,bp=8,bq=8,bk=16,bc=8,br=2,bs=1,tn=1,tp=2,tq=1,tk=2,vn=1,vp=1,vq=1,vk=1,si=1,sf=1,mma=1", 0, 0, 0},
+    {"conv2d N=2 C=24 H=9 W=7 K=16 R=3 S=3 pad=1 layout=nhwc dtype=f16",
+     "bn=1,bp=8,bq=8,bk=16,bc=8,br=1,bs=2,tn=1,tp=2,tq=1,tk=2,vn=1,vp=1,vq=1,vk=1,si=1,sf=1,mma=1", 0, 0, 0},
+    {"conv2d N=2 C=24 H=9 W=7 K=16 R=3 S=3 pad=1 layout=nhwc dtype=f16",
+     "bn=1,bp=8,bq=8,bk=16,bc=4,br=2,bs=2,tn=1,tp=2,tq=1,tk=2,vn=1,vp=1,vq=1,vk=1,si=1,sf=1,mma=1", 0, 0, 0},
+};
+
+Test(mma, conv_ldmatrix_operands) {
+    gs_ctx *ctx = gs_ctx_create();
+    const gs_hw *hw = gs_hw_find_builtin("a100");
+    for (size_t i = 0; i < sizeof ldsm_conv_cases / sizeof ldsm_conv_cases[0]; i++) {
+        const ldsm_conv_case *c = &ldsm_conv_cases[i];
+        gs_op op;
+        gs_etir e;
+        gs_plan p = case_plan_box(ctx, hw, c->spec, c->cfg, c->im2col, &op, &e);
+        const gs_mma_row *r = gs_mma_get(p.mma);
+        cr_expect(p.in[0].ldsm == c->a && p.in[1].ldsm == c->b && !p.in[0].ldsm_trans && !p.in[1].ldsm_trans,
+                  "%s | %s: ldsm %d%s, %d%s (want %d, %d)", c->spec, c->cfg, p.in[0].ldsm, p.in[0].ldsm_trans ? "t" : "",
+                  p.in[1].ldsm, p.in[1].ldsm_trans ? "t" : "", c->a, c->b);
+        cr_expect(c->im2col != GS_IM2COL_FORCE || p.in[0].im2col, "%s: the im2col view", c->spec);
+        for (int t = 0; t < 2; t++) {
+            gs_plan q = p;
+            q.in[t].ldsm = (uint8_t)(t == 0 ? r->a.regs : r->b.regs);
+            q.in[t].ldsm_trans = 0;
+            cr_expect_eq(gs_plan_mma_ldsm_rows(&op, &e, &q, t), p.in[t].ldsm > 0,
+                         "%s | %s: input %d's rows are%s whole and aligned, the plan's ldsm %d", c->spec, c->cfg, t,
+                         p.in[t].ldsm ? " not" : "", p.in[t].ldsm);
+        }
+    }
+    /* NCHW, both by elements: the input's rows run along the pixels (no .trans over several axes;
+     * along k they are not whole), the filter's innermost dim is s, whose block is no whole row.
+     * There the rule is short of the enumeration: the filter's box [k][c][r][s] unpadded is dense
+     * in k's own order (c, r, s), so its rows are whole after all; but with a padded s they are
+     * not, and the rule decides before the padding (mma_pad_cands), by the innermost dim alone */
+    const char *nchw_cfg[2] = {"bn=1,bk=16,bp=8,bq=8,bc=16,br=1,bs=1,tn=1,tk=2,tp=2,tq=1,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,mma=1",
+                               "bn=1,bk=16,bp=8,bq=8,bc=8,br=1,bs=2,tn=1,tk=2,tp=2,tq=1,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,mma=1"};
+    for (int i = 0; i < 2; i++) {
+        gs_op nchw;
+        gs_etir ne;
+        gs_plan np = case_plan(ctx, hw, "conv2d N=2 C=24 H=9 W=7 K=16 R=3 S=3 pad=1 dtype=f16", nchw_cfg[i], &nchw, &ne);
+        cr_expect(np.in[0].ldsm == 0 && np.in[1].ldsm == 0, "NCHW %s: ldsm %d, %d", nchw_cfg[i], np.in[0].ldsm,
+                  np.in[1].ldsm);
+        np.in[0].ldsm = 4;
+        np.in[1].ldsm = 2;
+        cr_expect(!gs_plan_mma_ldsm_rows(&nchw, &ne, &np, 0), "NCHW %s: the input's rows whole", nchw_cfg[i]);
+        cr_expect(np.in[1].pad || gs_plan_mma_ldsm_rows(&nchw, &ne, &np, 1), "NCHW %s: the filter's rows",
+                  nchw_cfg[i]);
+    }
+    /* the 16-byte start of each row is the strides': an NHWC input box (c 32, pad 0 or 8) restrided
+     * with a pad of 4 halves starts every other pixel's row 8 bytes off */
+    gs_op op;
+    gs_etir e;
+    gs_plan p = case_plan(ctx, hw, ldsm_conv_cases[1].spec, ldsm_conv_cases[1].cfg, &op, &e);
+    gs_plan_input *pi = &p.in[0];
+    cr_assert(pi->ldsm && pi->inner_dim == 3 && gs_plan_mma_ldsm_rows(&op, &e, &p, 0));
+    for (int64_t pad = 0; pad <= 8; pad += 4) {
+        pi->pad = (int32_t)pad;
+        pi->sstride[3] = 1;
+        for (int j = 2; j >= 0; j--) pi->sstride[j] = pi->sstride[j + 1] * (pi->dims[j + 1] + (j == 2 ? pad : 0));
+        cr_expect_eq(gs_plan_mma_ldsm_rows(&op, &e, &p, 0), pad % 8 == 0, "pad %lld", (long long)pad);
+    }
+    gs_ctx_destroy(ctx);
+}
+
 /* ---- PoCL: the OpenCL printer's exact per-lane emulation ------------------------
  * Each case is verified against the reference interpreter on awkward shapes
  * (primes, 1, K = 1, extents below one instruction tile): as the plan makes
@@ -403,37 +540,67 @@ Test(mma, fragment_reads_fold_to_a_lane_base) {
  * ldmatrix's own distribution, the mma's from the table). */
 typedef struct mma_case {
     const char *spec, *cfg;
-    int elem; /* also run the element-read path */
+    int elem;   /* also run the element-read path */
+    int a, b;   /* where non-zero, the plan's ldsm of A and B (-1: element reads) */
+    int im2col; /* gs_im2col_mode of the windowed input's box */
 } mma_case;
 
 static const mma_case mma_cases[] = {
-    {"gemm M=1 N=1 K=1 dtype=f16", "bm=16,bn=8,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1", 1},
-    {"gemm M=37 N=23 K=29 dtype=f16", "bm=64,bn=32,bk=16,tm=4,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1", 1},
-    {"gemm M=131 N=67 K=1 dtype=f16", "bm=32,bn=32,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1", 0},
+    {"gemm M=1 N=1 K=1 dtype=f16", "bm=16,bn=8,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1", 1, 0, 0, 0},
+    {"gemm M=37 N=23 K=29 dtype=f16", "bm=64,bn=32,bk=16,tm=4,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1", 1, 0, 0, 0},
+    {"gemm M=131 N=67 K=1 dtype=f16", "bm=32,bn=32,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1", 0, 0, 0, 0},
     /* stages 3 and 4 need cp.async, so rows of whole 16-byte vectors (k 88 = 5.5 tiles) */
-    {"gemm M=97 N=56 K=88 dtype=f16", "bm=32,bn=32,bk=32,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1,stages=3", 1},
-    {"gemm M=97 N=56 K=88 dtype=f16 transB=1", "bm=32,bn=32,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1,stages=4", 0},
+    {"gemm M=97 N=56 K=88 dtype=f16", "bm=32,bn=32,bk=32,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1,stages=3", 1, 0, 0, 0},
+    {"gemm M=97 N=56 K=88 dtype=f16 transB=1", "bm=32,bn=32,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1,stages=4", 0, 0, 0, 0},
     /* both operands XOR-swizzled (the plan's pick here: A ldsm4.trans swz4, B ldsm2 swz4) */
-    {"gemm M=97 N=56 K=88 dtype=f16 transA=1 transB=1", "bm=32,bn=32,bk=32,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1,stages=2", 1},
+    {"gemm M=97 N=56 K=88 dtype=f16 transA=1 transB=1", "bm=32,bn=32,bk=32,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1,stages=2", 1, 0, 0, 0},
     {"gemm M=53 N=41 K=131 dtype=f16 transA=1 transB=1 bias=1 relu=1",
-     "bm=64,bn=32,bk=16,tm=4,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1,stages=2,split=3", 0},
-    {"gemm M=53 N=41 K=131 dtype=bf16 bias=1 relu=1", "bm=32,bn=64,bk=32,tm=2,tn=4,vm=1,vn=1,sa=1,sb=1,mma=2,stages=2", 1},
-    {"gemm M=45 N=27 K=71 dtype=f16 out_dtype=f32 alpha=0.5 beta=2", "bm=32,bn=16,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1,split=2", 0},
-    {"gemm M=29 N=19 K=37 math=tf32", "bm=32,bn=32,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=3,stages=2", 0},
-    {"gemm M=29 N=19 K=37 math=tf32 transA=1 transB=1", "bm=16,bn=16,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=3,split=2", 0},
-    {"gemm M=29 N=19 K=37 dtype=f16 transB=1", "bm=32,bn=16,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=4,stages=2", 1},
+     "bm=64,bn=32,bk=16,tm=4,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1,stages=2,split=3", 0, 0, 0, 0},
+    {"gemm M=53 N=41 K=131 dtype=bf16 bias=1 relu=1", "bm=32,bn=64,bk=32,tm=2,tn=4,vm=1,vn=1,sa=1,sb=1,mma=2,stages=2", 1, 0, 0, 0},
+    {"gemm M=45 N=27 K=71 dtype=f16 out_dtype=f32 alpha=0.5 beta=2", "bm=32,bn=16,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=1,split=2", 0, 0, 0, 0},
+    {"gemm M=29 N=19 K=37 math=tf32", "bm=32,bn=32,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=3,stages=2", 0, 0, 0, 0},
+    {"gemm M=29 N=19 K=37 math=tf32 transA=1 transB=1", "bm=16,bn=16,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=3,split=2", 0, 0, 0, 0},
+    {"gemm M=29 N=19 K=37 dtype=f16 transB=1", "bm=32,bn=16,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=4,stages=2", 1, 0, 0, 0},
     /* conv2d as implicit GEMM: m = (n, p, q) flattened, n = k, k = (c, r, s) flattened; edges, padding,
      * strides and partial reduce tiles all zero-filled by the copies */
     {"conv2d N=2 C=5 H=9 W=7 K=12 R=3 S=3 pad=1 dtype=f16",
-     "bn=1,bk=16,bp=8,bq=8,bc=4,br=4,bs=4,tn=1,tk=2,tp=2,tq=1,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,mma=1", 0},
+     "bn=1,bk=16,bp=8,bq=8,bc=4,br=4,bs=4,tn=1,tk=2,tp=2,tq=1,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,mma=1", 0, 0, 0, 0},
     {"conv2d N=2 C=5 H=9 W=7 K=12 R=3 S=3 pad=1 dtype=f16 layout=nhwc bias=1 relu=1",
-     "bn=1,bp=8,bq=8,bk=16,bc=4,br=4,bs=4,tn=1,tp=2,tq=1,tk=2,vn=1,vp=1,vq=1,vk=1,si=1,sf=1,mma=1,stages=2", 0},
+     "bn=1,bp=8,bq=8,bk=16,bc=4,br=4,bs=4,tn=1,tp=2,tq=1,tk=2,vn=1,vp=1,vq=1,vk=1,si=1,sf=1,mma=1,stages=2", 0, -1, -1, 0},
     {"conv2d N=1 C=7 H=11 W=10 K=9 R=3 S=3 stride=2 pad=1 dtype=bf16",
-     "bn=1,bk=16,bp=8,bq=8,bc=8,br=2,bs=2,tn=1,tk=2,tp=2,tq=1,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,mma=2,stages=2", 0},
+     "bn=1,bk=16,bp=8,bq=8,bc=8,br=2,bs=2,tn=1,tk=2,tp=2,tq=1,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,mma=2,stages=2", 0, 0, 0, 0},
     {"conv2d N=2 C=6 H=5 W=5 K=10 R=3 S=3 pad=1 math=tf32",
-     "bn=1,bk=16,bp=8,bq=8,bc=2,br=2,bs=2,tn=1,tk=2,tp=2,tq=1,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,mma=3", 0},
+     "bn=1,bk=16,bp=8,bq=8,bc=2,br=2,bs=2,tn=1,tk=2,tp=2,tq=1,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,mma=3", 0, 0, 0, 0},
     {"bgemm B=3 M=37 N=29 K=45 dtype=f16 transA=1", "bb=1,bm=32,bn=32,bk=16,tb=1,tm=2,tn=4,vb=1,vm=1,vn=1,sa=1,sb=1,mma=1,stages=2",
-     0},
+     0, 0, 0, 0},
+    /* NHWC convs by ldmatrix (conv_ldmatrix_operands): r and s blocks 1, c's whole rows; channels
+     * off 8 (a partial k tile, zero-filled), primes, 1, pad, stride and dilation, groups (C/G 10:
+     * the next group's channels masked), the im2col view and the tensor box, two k-steps a tile
+     * over three stages, tf32 */
+    {"conv2d N=3 C=13 H=7 W=5 K=11 R=3 S=3 pad=1 layout=nhwc dtype=f16",
+     "bn=1,bp=8,bq=8,bk=16,bc=16,br=1,bs=1,tn=1,tp=2,tq=1,tk=2,vn=1,vp=1,vq=1,vk=1,si=1,sf=1,mma=1,stages=2", 1, 4, 2, 0},
+    {"conv2d N=2 C=5 H=9 W=7 K=12 R=3 S=3 stride=2 pad=1 layout=nhwc dtype=bf16 bias=1 relu=1",
+     "bn=1,bp=8,bq=8,bk=16,bc=16,br=1,bs=1,tn=1,tp=2,tq=1,tk=2,vn=1,vp=1,vq=1,vk=1,si=1,sf=1,mma=2", 1, 4, 2, 0},
+    {"conv2d N=1 C=1 H=5 W=6 K=1 R=1 S=1 layout=nhwc dtype=f16",
+     "bn=1,bp=8,bq=8,bk=16,bc=8,br=1,bs=1,tn=1,tp=2,tq=1,tk=2,vn=1,vp=1,vq=1,vk=1,si=1,sf=1,mma=4", 1, 2, 1, 0},
+    {"conv2d N=2 C=20 H=6 W=7 K=14 R=3 S=3 pad=1 groups=2 layout=nhwc dtype=f16",
+     "bn=1,bp=8,bq=8,bg=1,bk=16,bc=16,br=1,bs=1,tn=1,tp=2,tq=1,tg=1,tk=2,vn=1,vp=1,vq=1,vg=1,vk=1,si=1,sf=1,mma=1,stages=2", 1,
+     4, 2, 0},
+    {"conv2d N=2 C=32 H=6 W=7 K=16 R=3 S=3 pad=1 groups=2 layout=nhwc dtype=f16",
+     "bn=1,bp=4,bq=8,bg=2,bk=8,bc=16,br=1,bs=1,tn=1,tp=2,tq=1,tg=1,tk=2,vn=1,vp=1,vq=1,vg=1,vk=1,si=1,sf=1,mma=1,stages=2", 1,
+     4, 2, 0},
+    {"conv2d N=3 C=40 H=11 W=13 K=20 R=3 S=3 pad=1 layout=nhwc dtype=f16",
+     "bn=1,bp=4,bq=16,bk=32,bc=32,br=1,bs=1,tn=1,tp=2,tq=2,tk=4,vn=1,vp=1,vq=1,vk=1,si=1,sf=1,mma=1,stages=3", 1, 4, 2, 0},
+    {"conv2d N=2 C=9 H=19 W=37 K=10 R=3 S=3 dilation=2 pad=2 layout=nhwc dtype=f16",
+     "bn=1,bp=4,bq=8,bk=16,bc=16,br=1,bs=1,tn=1,tp=2,tq=1,tk=2,vn=1,vp=1,vq=1,vk=1,si=1,sf=1,mma=1,stages=2", 1, 4, 2, 0},
+    {"conv2d N=2 C=16 H=9 W=67 K=16 R=3 S=3 stride=2 pad=1 layout=nhwc dtype=f16",
+     "bn=1,bp=2,bq=32,bk=16,bc=16,br=1,bs=1,tn=1,tp=1,tq=8,tk=2,vn=1,vp=1,vq=1,vk=1,si=1,sf=1,mma=1,stages=2", 1, 4, 2,
+     GS_IM2COL_FORCE},
+    {"conv2d N=2 C=11 H=9 W=67 K=16 R=3 S=3 stride=2 pad=1 layout=nhwc dtype=f16",
+     "bn=1,bp=2,bq=32,bk=16,bc=16,br=1,bs=1,tn=1,tp=1,tq=8,tk=2,vn=1,vp=1,vq=1,vk=1,si=1,sf=1,mma=1,stages=2", 1, 4, 2,
+     GS_IM2COL_OFF},
+    {"conv2d N=2 C=6 H=5 W=5 K=10 R=3 S=3 pad=1 layout=nhwc math=tf32",
+     "bn=1,bk=16,bp=8,bq=8,bc=8,br=1,bs=1,tn=1,tk=2,tp=2,tq=1,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,mma=3", 1, 4, 2, 0},
 };
 
 /* Counts plan p's element-read operands whose fragments sit at a lane base
@@ -465,18 +632,32 @@ Test(mma, pocl_emulation_awkward_shapes, .timeout = 600) {
     gs_device *cl = gs_test_open_dev(ctx);
     const gs_hw *hw = gs_hw_find_builtin("a100");
     int ldsm = 0, trans = 0, elem = 0, fragpipe = 0, peel = 0, swz = 0, pad = 0, fold = 0, nofold = 0, pairs = 0;
+    int several_ldsm = 0, lfold = 0, lnofold = 0; /* ldmatrix operands of several-axis roles; at a lane base or not */
     for (size_t i = 0; i < sizeof mma_cases / sizeof mma_cases[0]; i++) {
         const mma_case *c = &mma_cases[i];
         gs_op op;
         gs_etir e;
-        gs_plan p = case_plan(ctx, hw, c->spec, c->cfg, &op, &e);
+        gs_plan p = case_plan_box(ctx, hw, c->spec, c->cfg, c->im2col, &op, &e);
         fragpipe += p.frag_pipe;
         peel += p.peel;
+        int m, n, k;
+        const bool several = !gs_mma_axes(&op, &m, &n, &k);
         for (int t = 0; t < 2; t++) {
             ldsm += p.in[t].ldsm > 0;
             trans += p.in[t].ldsm_trans;
             swz += p.in[t].swizzle > 0;
             pad += p.in[t].pad > 0;
+            const int want = t == 0 ? c->a : c->b;
+            cr_expect(!want || p.in[t].ldsm == (want < 0 ? 0 : want), "%s | %s: input %d ldsm %d (want %d)", c->spec,
+                      c->cfg, t, p.in[t].ldsm, want);
+            /* every ldmatrix row the kernel reads is whole and on 16 bytes */
+            cr_expect(!p.in[t].ldsm || gs_plan_mma_ldsm_rows(&op, &e, &p, t), "%s | %s: input %d's ldmatrix rows",
+                      c->spec, c->cfg, t);
+            int64_t dx, dk;
+            if (!p.in[t].ldsm || !several) continue;
+            several_ldsm++;
+            if (gs_plan_mma_ldsm_affine(&op, &e, &p, t, &dx, &dk)) lfold++;
+            else lnofold++;
         }
         frag_paths(&op, &e, &p, &fold, &nofold, &pairs);
         verify_mma(ctx, cl, hw, &op, &e, &p, c->cfg);
@@ -516,6 +697,10 @@ Test(mma, pocl_emulation_awkward_shapes, .timeout = 600) {
      * are adjacent: pairs), and (the swizzled ones) at their full offsets */
     cr_expect(fold >= 15 && nofold >= 3 && pairs >= 6 && fold - pairs >= 6,
               "element-read operands: %d folded (%d in pairs), %d not", fold, pairs, nofold);
+    /* ldmatrix of several-axis roles: rows at a lane base plus constants (print_mma_warp's lb<t>),
+     * and at their full offsets (the strided tensor box: w steps 2 a pixel, the box 63 wide) */
+    cr_expect(several_ldsm >= 20 && lfold >= 19 && lnofold >= 1, "conv ldmatrix operands: %d, %d folded, %d not",
+              several_ldsm, lfold, lnofold);
     gs_device_close(cl);
     gs_ctx_destroy(ctx);
 }
@@ -684,7 +869,7 @@ Test(mma, verify_nonfinite_sees_the_unmasked_partial_tile, .timeout = 600) {
 
 /* ---- tf32 by ldmatrix: PoCL ---------------------------------------------------------
  * The tf32 row reads an operand whose shared rows run along k (A row-major,
- * B with transB=1, a bgemm's, the 1x1 conv's) with ldmatrix of 32-bit words
+ * B with transB=1, a bgemm's, the 1x1 conv's, an NHWC conv's) with ldmatrix of 32-bit words
  * and rounds each word as an element read rounds it; one whose rows run
  * along m or n (transA=1, B row-major, NCHW's image) keeps element reads.
  * Each case's plan must read each operand as `a` and `b` say (4 / 2: the
@@ -719,6 +904,12 @@ static const tf32_case tf32_cases[] = {
      "bb=1,bm=32,bn=32,bk=16,tb=1,tm=2,tn=4,vb=1,vm=1,vn=1,sa=1,sb=1,mma=3,stages=2", 4, 2},
     {"bgemm B=2 M=19 N=33 K=23 math=tf32 alpha=0.5",
      "bb=1,bm=32,bn=32,bk=8,tb=1,tm=2,tn=2,vb=1,vm=1,vn=1,sa=1,sb=1,mma=3", 4, 0},
+    /* an NHWC conv's input and filter, rows of 4 channels (c 8 a tile of 6 channels: the rest
+     * zero-filled), the pixels' split over n, p, q */
+    {"conv2d N=2 C=6 H=5 W=5 K=10 R=3 S=3 pad=1 layout=nhwc math=tf32",
+     "bn=1,bk=16,bp=8,bq=8,bc=8,br=1,bs=1,tn=1,tk=2,tp=2,tq=1,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,mma=3,stages=2", 4, 2},
+    {"conv2d N=3 C=12 H=7 W=6 K=9 R=3 S=3 stride=2 pad=1 layout=nhwc math=tf32",
+     "bn=1,bk=16,bp=8,bq=8,bc=8,br=1,bs=1,tn=1,tk=2,tp=2,tq=1,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,mma=3", 4, 2},
 };
 
 /* Random f32 values with full mantissas in [-2, 2) for every buffer of op
@@ -785,14 +976,15 @@ Test(mma, pocl_tf32_ldmatrix, .timeout = 600) {
         same++;
     }
     /* the 1x1 conv as a matmul: NHWC reads both by ldmatrix (pixels x c, k x c); NCHW's m is two
-     * axes (n and the pixels), so both by elements */
+     * axes (n and the pixels) and the image's rows run along them, so A by elements, while the
+     * filter's rows run along k (c), so B by ldmatrix */
     const struct {
         const char *spec, *cfg;
         int a, b;
     } cv[2] = {{"conv2d N=2 C=24 H=5 W=7 K=40 R=1 S=1 layout=nhwc math=tf32 bias=1 relu=1",
                 "bm=32,bk=32,bc=16,tm=2,tk=4,vm=1,vk=1,si=1,sf=1,mma=3,stages=2", 4, 2},
                {"conv2d N=2 C=24 H=5 W=7 K=40 R=1 S=1 math=tf32 bias=1",
-                "bn=1,bk=16,bx=32,bc=16,tn=1,tk=2,tx=2,vn=1,vk=1,vx=1,si=1,sf=1,mma=3", 0, 0}};
+                "bn=1,bk=16,bx=32,bc=16,tn=1,tk=2,tx=2,vn=1,vk=1,vx=1,si=1,sf=1,mma=3", 0, 2}};
     for (int i = 0; i < 2; i++) {
         gs_op conv = parse(ctx, cv[i].spec), mm;
         cr_assert_eq(gs_op_conv1x1_as_matmul(ctx, &conv, &mm), GS_OK, "%s", gs_ctx_errmsg(ctx));

@@ -732,7 +732,16 @@ static int64_t mma_frag_regs(const gs_plan *p, int t) {
  * the bound misses some (plan_common_memo). */
 #define GS_FRAG_PIPE_REGS_SLACK 8
 
-static void mma_ldsm_mode(const gs_op *op, gs_plan_input *pi, int t, const gs_mma_row *r, gs_wf_memo *memo);
+static void mma_ldsm_mode(const gs_op *op, const gs_etir *e, gs_plan_input *pi, int t, const gs_mma_row *r,
+                          gs_wf_memo *memo);
+
+/* The row's k-steps in a reduce tile (the reduce axes' block tiles). */
+static int64_t mma_ksteps(const gs_op *op, const gs_etir *e, const gs_mma_row *r) {
+    int64_t kt = 1;
+    for (int a = 0; a < op->naxes; a++)
+        if (!spatial(op, a)) kt *= e->tile[a].block;
+    return (kt + r->k - 1) / r->k;
+}
 
 /* *plain (when given): the bound of the same plan without fragment double
  * buffering (p->frag_pipe 0), counted in the same pass: the second
@@ -769,7 +778,8 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p, const
         if (p->mma) {
             f = mma_frag_regs(p, t); /* packed 32-bit fragment registers */
             gs_plan_input li = p->in[t]; /* ldmatrix is chosen later (finish): ask now */
-            mma_ldsm_mode(op, &li, t, gs_mma_get(p->mma), memo);
+            mma_ldsm_mode(op, e, &li, t, gs_mma_get(p->mma), memo);
+            const gs_mma_row *r = gs_mma_get(p->mma);
             if (!li.ldsm || cvt) {
                 /* element reads are plain shared loads, which ptxas hoists
                  * across the unrolled k-steps of a tile (ldmatrix and mma
@@ -779,11 +789,7 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p, const
                  * alike (its words rounded as elements are): a100 4096^3
                  * transB=1 128x128x64, 64x32 warp tiles, counted 220 with
                  * one set, ptxas 255 and 16-496 bytes spilled */
-                const gs_mma_row *r = gs_mma_get(p->mma);
-                int64_t kt = 1;
-                for (int a = 0; a < op->naxes; a++)
-                    if (!spatial(op, a)) kt *= e->tile[a].block;
-                int64_t steps = (kt + r->k - 1) / r->k;
+                const int64_t steps = mma_ksteps(op, e, r);
                 regs += f * (steps > 2 ? steps : 1);
                 if (steps <= 2 && p->frag_pipe) pipe += f;
             } else {
@@ -791,7 +797,7 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p, const
                  * ptxas loads the unrolled loop's next step beside the current
                  * one (h100 f16 gemms with a bias on m16n8k8, 128x32 warp
                  * tiles: counted 252 with one step's, 12 bytes of spills) */
-                if (relax && gs_mma_get(p->mma)->k < 16) f *= 16 / gs_mma_get(p->mma)->k;
+                if (relax && r->k < 16) f *= 16 / r->k;
                 regs += f;
                 if (p->frag_pipe) pipe += f; /* double-buffered fragments: two sets */
             }
@@ -1604,6 +1610,115 @@ uint8_t gs_plan_mma_frag_pairs(const gs_op *op, const gs_etir *e, const gs_plan 
     return shift % 2 == 0 && pi->stage_elems % 2 == 0;
 }
 
+/* One operand's ldmatrix rows as the kernel walks them: warps along t's
+ * role (nw), instruction tiles a warp (nit), k-steps a reduce tile (nks),
+ * and the offsets (mo, reading role). False without ldmatrix or where the
+ * walk of `per` offsets a lane and case is too long to enumerate. */
+typedef struct ldsm_walk {
+    mma_offs mo;
+    int8_t role[GS_MAX_AXES];
+    int tx, wx;
+    int64_t nw, nit, nks;
+} ldsm_walk;
+
+static bool ldsm_walk_init(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, int per, ldsm_walk *s) {
+    const gs_mma_row *r = gs_mma_get(p->mma);
+    if (!r || t < 0 || t > 1 || !p->in[t].ldsm || !gs_mma_roles(op, s->role)) return false;
+    s->tx = t == 0 ? r->m : r->n;
+    s->wx = t == 0 ? p->warp_m : p->warp_n;
+    const int xr = t == 0 ? GS_MMA_ROLE_M : GS_MMA_ROLE_N;
+    int64_t xb = 1, kb = 1;
+    for (int a = 0; a < op->naxes; a++) {
+        if (s->role[a] == xr) xb *= e->tile[a].block;
+        if (s->role[a] == GS_MMA_ROLE_K) kb *= e->tile[a].block;
+    }
+    if (s->wx <= 0 || r->k <= 0) return false;
+    s->nw = xb / s->wx;
+    s->nit = s->wx / s->tx;
+    s->nks = kb / r->k;
+    if (s->nw < 1 || s->nit < 1 || s->nks < 1 || s->nw * s->nit * s->nks * 32 * per > ((int64_t)1 << 22)) return false;
+    s->mo.op = op;
+    s->mo.e = e;
+    s->mo.role = s->role;
+    s->mo.xr = xr;
+    memset(s->mo.have, 0, sizeof s->mo.have);
+    mma_weights(op, &p->in[t], t, s->mo.w);
+    return true;
+}
+
+/* The offset of element i of the 16-byte row that lane l names in input
+ * t's ldmatrix at warp w, instruction tile it and k-step ks: lane l names
+ * row l & 7 of matrix (l >> 3) mod ldsm (as the printer's lj; ldmatrix
+ * reads the addresses of lanes below 8 ldsm) from that matrix's origin
+ * (ldsm_a, ldsm_b). Without .trans the row is an m (A) or n (B) index and
+ * its elements run along k; with .trans it is a k index and they run
+ * along m or n. mma_read_wf's lanes are these at warp, tile and k-step 0. */
+static int64_t ldsm_off(ldsm_walk *s, const gs_mma_row *r, const gs_plan_input *pi, int t, int64_t w, int l,
+                        int64_t it, int64_t ks, int i) {
+    const int8_t *org = t == 0 ? r->ldsm_a[(l >> 3) % pi->ldsm] : r->ldsm_b[(l >> 3) % pi->ldsm];
+    int64_t x = w * s->wx + it * s->tx + (t == 0 ? org[0] : org[1]);
+    int64_t kk = ks * r->k + (t == 0 ? org[1] : org[0]);
+    if (pi->ldsm_trans) {
+        kk += l & 7;
+        x += i;
+    } else {
+        x += l & 7;
+        kk += i;
+    }
+    return mma_offs_at(&s->mo, x, kk);
+}
+
+/* Whether every row that input t's ldmatrix reads is one: its
+ * gs_mma_ldsm_row_elems elements at consecutive shared offsets from a
+ * multiple of that count (16 bytes, the stage buffers' offsets too), for
+ * every warp, lane, instruction tile and k-step, by enumeration (the
+ * swizzle moves whole 16-byte vectors, so the unswizzled offsets decide).
+ * A warp's batch coordinates (a group's) add their weights to every row
+ * alike, so each such weight must be whole rows. gs_plan.h. */
+bool gs_plan_mma_ldsm_rows(const gs_op *op, const gs_etir *e, const gs_plan *p, int t) {
+    const gs_mma_row *r = gs_mma_get(p->mma);
+    ldsm_walk s;
+    if (!r || !ldsm_walk_init(op, e, p, t, gs_mma_ldsm_row_elems(r), &s)) return false;
+    const gs_plan_input *pi = &p->in[t];
+    const int R = gs_mma_ldsm_row_elems(r);
+    if (p->stages > 1 && pi->stage_elems % R) return false;
+    for (int a = 0; a < op->naxes; a++)
+        if (s.role[a] == GS_MMA_ROLE_BATCH && e->tile[a].block > 1 && floor_mod(s.mo.w[a], R)) return false;
+    for (int64_t w = 0; w < s.nw; w++)
+        for (int64_t it = 0; it < s.nit; it++)
+            for (int64_t ks = 0; ks < s.nks; ks++)
+                for (int l = 0; l < 32; l++) {
+                    const int64_t o = ldsm_off(&s, r, pi, t, w, l, it, ks, 0);
+                    if (floor_mod(o, R)) return false;
+                    for (int i = 1; i < R; i++)
+                        if (ldsm_off(&s, r, pi, t, w, l, it, ks, i) != o + i) return false;
+                }
+    return true;
+}
+
+/* Whether input t's ldmatrix row addresses sit at one lane base plus
+ * constants: offset(warp, lane, tile it, k-step ks) = base(warp, lane) +
+ * it * dx + ks * dk in every case, by enumeration (as
+ * gs_plan_mma_frag_affine; the offsets before any swizzle, which the
+ * printers apply to the sum). gs_plan.h. */
+bool gs_plan_mma_ldsm_affine(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, int64_t *dx, int64_t *dk) {
+    const gs_mma_row *r = gs_mma_get(p->mma);
+    ldsm_walk s;
+    if (!r || !ldsm_walk_init(op, e, p, t, 1, &s)) return false;
+    const gs_plan_input *pi = &p->in[t];
+    const int64_t b0 = ldsm_off(&s, r, pi, t, 0, 0, 0, 0, 0);
+    *dx = s.nit > 1 ? ldsm_off(&s, r, pi, t, 0, 0, 1, 0, 0) - b0 : 0;
+    *dk = s.nks > 1 ? ldsm_off(&s, r, pi, t, 0, 0, 0, 1, 0) - b0 : 0;
+    for (int64_t w = 0; w < s.nw; w++)
+        for (int l = 0; l < 32; l++) {
+            const int64_t base = ldsm_off(&s, r, pi, t, w, l, 0, 0, 0);
+            for (int64_t it = 0; it < s.nit; it++)
+                for (int64_t ks = 0; ks < s.nks; ks++)
+                    if (ldsm_off(&s, r, pi, t, w, l, it, ks, 0) != base + it * *dx + ks * *dk) return false;
+        }
+    return true;
+}
+
 /* The XOR swizzle of a staged input's smem element offset o (pi->swizzle =
  * log2 P > 0): in each row of pitch elements (the padded innermost extent),
  * the 16-byte vector index is XORed with the row's index mod P, so the
@@ -1615,32 +1730,96 @@ int64_t gs_plan_swizzle(const gs_plan_input *pi, int eb, int64_t o) {
     return o ^ (((o / pitch) & ((1 << pi->swizzle) - 1)) * vec);
 }
 
+/* ldmatrix without .trans where t's role or k spans several axes (a conv's
+ * m = (n, p, q), k = (c, r, s)): ldmatrix takes any 16-byte aligned row
+ * address per lane, so what it needs is that the 8 halves (4 tf32
+ * elements) a row holds, k indices kk0 .. kk0 + R - 1 (kk0 a multiple of
+ * R: every k-step and matrix origin is), lie contiguous in shared memory
+ * at an offset that is a multiple of R, for every row (m or n index)
+ * whatever its decomposition. The offset of (x, kk) is the sum over axes of
+ * the local coordinate times the axis' weight (mma_weights: coefficient
+ * times shared stride, summed over dims), the tensor's affine offsets left
+ * out (the copy stores global index g at g - lo, lo the box origin with its
+ * offset: smem_offset in the printer cancels it alike). So:
+ *   - k splits last axis fastest: the K-role axes after some axis c all
+ *     have block tile 1 (coordinate 0), c's block is a multiple of R, and c
+ *     has weight exactly 1: coefficient 1 in the innermost smem dim and
+ *     none in any other; then kk0 .. kk0 + R - 1 are c's coordinates
+ *     c0 .. c0 + R - 1 with c0 a multiple of R, no carry;
+ *   - the row's start: every other axis that moves (block > 1) weighs a
+ *     multiple of R: its coefficient in the innermost dim must be one (a
+ *     group's channel offset C/G, 16 yes, 12 no); the other dims' strides
+ *     are whole numbers of rows (the innermost extent a multiple of R here,
+ *     the pad 0 or one 16-byte vector; mma_pad_apply checks the strides it
+ *     sets), so any coefficient there is;
+ *   - no negative coefficient (its reach would shift the box by a constant
+ *     the weights leave out).
+ * The box is the im2col view where the input has one (gs_plan_box_tensor:
+ * a dim per axis, coefficient 1, as mma_weights and the printers weigh
+ * it). An NHWC conv's input ([n][h][w][c]: h, w move the row start only;
+ * its im2col view [n][r][p][s][q][c]) and filter ([k][r][s][c]) meet this
+ * with r and s blocks of 1 and c's a multiple of R; an NCHW filter's
+ * innermost s does not (its block would be a multiple of 8).
+ * gs_plan_mma_ldsm_rows checks the result by enumeration
+ * (tests/test_mma.c). */
+static bool ldsm_rows_along_k(const gs_op *op, const gs_etir *e, const gs_plan_input *pi, int t,
+                              const gs_mma_row *r, const int8_t *role) {
+    gs_tensor view;
+    const gs_tensor *ts = gs_plan_box_tensor(op, pi, t, &view);
+    const int R = gs_mma_ldsm_row_elems(r), in = pi->inner_dim;
+    if (pi->dims[in] % R) return false;
+    int c = -1;
+    for (int a = op->naxes - 1; a >= 0 && c < 0; a--) {
+        if (role[a] != GS_MMA_ROLE_K) continue;
+        if (e->tile[a].block > 1) c = a; /* the fastest K-role axis that moves */
+    }
+    if (c < 0 || ts->idx[in].coeff[c] != 1 || e->tile[c].block % R) return false;
+    for (int j = 0; j < ts->ndim; j++)
+        for (int a = 0; a < op->naxes; a++) {
+            const int64_t co = ts->idx[j].coeff[a];
+            if (co < 0 || (a == c && j != in && co)) return false;
+            if (j == in && a != c && e->tile[a].block > 1 && co % R) return false;
+        }
+    return true;
+}
+
 /* ldmatrix for input t (0: A, 1: B) of row r: where the row has it, t's
  * role (m or n) and k are one axis each, the box is the tensor's with no
  * offset or negative coefficient, and its innermost smem dim runs along k
  * (no .trans) or, where the row may transpose (16-bit elements), along t's
  * axis xa (.trans), with unit step and whole 16-byte rows
- * (gs_mma_ldsm_row_elems: 8 halves, 4 tf32 elements). Anything else (a tf32
- * operand whose rows run along m or n, an im2col view) reads elements. The
- * 16-byte alignment of every row start also needs the pad (0 or one 16-byte
- * vector) chosen below. */
-static void mma_ldsm_mode(const gs_op *op, gs_plan_input *pi, int t, const gs_mma_row *r, gs_wf_memo *memo) {
+ * (gs_mma_ldsm_row_elems: 8 halves, 4 tf32 elements); otherwise, rows
+ * along k without .trans where ldsm_rows_along_k finds them (several axes
+ * a role, an affine offset, an im2col view). Anything else (a tf32 operand
+ * whose rows run along m or n, .trans over several axes) reads elements.
+ * The 16-byte alignment of every row start also needs the pad (0 or one
+ * 16-byte vector) chosen below. */
+static void mma_ldsm_mode(const gs_op *op, const gs_etir *e, gs_plan_input *pi, int t, const gs_mma_row *r,
+                          gs_wf_memo *memo) {
     pi->ldsm = pi->ldsm_trans = 0;
     int m, n, k;
-    if (!r->ldsm || pi->im2col || !gs_wf_memo_mma_axes(memo, op, &m, &n, &k)) return;
-    const int xa = t == 0 ? m : n;
-    const gs_tensor *ts = &op->tensors[t];
-    for (int j = 0; j < ts->ndim; j++) {
-        if (ts->idx[j].offset) return;
-        for (int a = 0; a < op->naxes; a++)
-            if (ts->idx[j].coeff[a] < 0) return;
+    int8_t role[GS_MAX_AXES];
+    if (!r->ldsm) return;
+    if (!pi->im2col && gs_wf_memo_mma_axes(memo, op, &m, &n, &k)) {
+        const int xa = t == 0 ? m : n;
+        const gs_tensor *ts = &op->tensors[t];
+        bool plain = true;
+        for (int j = 0; j < ts->ndim; j++) {
+            if (ts->idx[j].offset) plain = false;
+            for (int a = 0; a < op->naxes; a++)
+                if (ts->idx[j].coeff[a] < 0) plain = false;
+        }
+        int ax = unit_axis(&ts->idx[pi->inner_dim], op->naxes);
+        if (plain && pi->dims[pi->inner_dim] % gs_mma_ldsm_row_elems(r) == 0 &&
+            (ax == k || (ax == xa && gs_mma_ldsm_trans(r)))) {
+            pi->ldsm = (uint8_t)(t == 0 ? r->a.regs : r->b.regs);
+            pi->ldsm_trans = ax != k;
+            return;
+        }
     }
-    int ax = unit_axis(&ts->idx[pi->inner_dim], op->naxes);
-    if (pi->dims[pi->inner_dim] % gs_mma_ldsm_row_elems(r) || (ax != k && (ax != xa || !gs_mma_ldsm_trans(r)))) return;
-    pi->ldsm = (uint8_t)(t == 0 ? r->a.regs : r->b.regs);
-    pi->ldsm_trans = ax != k;
+    if (gs_wf_memo_mma_roles(memo, op, role) && ldsm_rows_along_k(op, e, pi, t, r, role))
+        pi->ldsm = (uint8_t)(t == 0 ? r->a.regs : r->b.regs);
 }
-
 
 /* Wavefronts of one instruction tile's fragment of input t at the warp's
  * origin: the ldmatrix's lanes (8 a matrix, 16 bytes each: the bank
@@ -1782,7 +1961,7 @@ static void mma_pad_cands(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs
                           gs_wf_memo *memo, gs_mma_pad_cands *pc) {
     gs_plan_input *pi = &p->in[t];
     const gs_plan_input keep = *pi;
-    mma_ldsm_mode(op, pi, t, gs_mma_get(p->mma), memo);
+    mma_ldsm_mode(op, e, pi, t, gs_mma_get(p->mma), memo);
     gs_tensor view;
     const gs_tensor *ts = gs_plan_box_tensor(op, pi, t, &view);
     const int64_t vec = vec_max(in_bytes(op));

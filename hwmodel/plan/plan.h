@@ -445,6 +445,21 @@ int gs_count_distinct(const int64_t *v, int n);
  * them, last spatial axis fastest). Returns the lane count (<= 64). */
 int gs_plan_frag_lanes(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, int warp, int64_t *addr);
 
+/* Whether every 16-byte row input t's (0: A, 1: B) ldmatrix reads under
+ * plan p holds gs_mma_ldsm_row_elems elements at consecutive shared
+ * offsets from a multiple of that count, for every warp, lane,
+ * instruction tile and k-step (checked by enumeration; false without
+ * ldmatrix). What ldmatrix needs of a plan's pi->ldsm. */
+bool gs_plan_mma_ldsm_rows(const gs_op *op, const gs_etir *e, const gs_plan *p, int t);
+
+/* Whether input t's ldmatrix row addresses sit at one lane base plus
+ * constants: offset(warp, lane, tile it, k-step ks) = base(warp, lane) +
+ * it * dx + ks * dk in every case (checked by enumeration; false without
+ * ldmatrix). The printers then compute the base once a lane where the
+ * roles span several axes (a conv's), whose split they would otherwise
+ * redo at every load. */
+bool gs_plan_mma_ldsm_affine(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, int64_t *dx, int64_t *dk);
+
 /* Input t's (0: A, 1: B) mma fragment element reads at one lane base plus
  * constants (gs_plan_mma_frag_affine): offset(warp, lane, tile it, k-step
  * ks, element i) = base(warp, lane) + it * dx + ks * dk + ei[i] in every

@@ -336,6 +336,10 @@ typedef struct printer {
      * elements one aligned 32-bit read where fpair[t] */
     bool ffold[2], fpair[2];
     gs_mma_frag_fold ff[2];
+    /* ldmatrix rows at a lane base lb<t> plus it * ldx + ks * ldk, where t's
+     * role or k spans several axes (gs_plan_mma_ldsm_affine) */
+    bool lfold[2];
+    int64_t ldx[2], ldk[2];
 } printer;
 
 static void line(printer *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -1665,15 +1669,20 @@ static void print_mma_emulation(printer *m) {
     } else if (r->ldsm) {
         gs_sb_puts(sb,
                    "/* ldmatrix: lane ln names a row (8 halves) of matrix ln >> 3; register j of lane (g, t)\n"
-                   " * gets halves 2t, 2t+1 of row g of matrix j (.trans: of column g, rows 2t and 2t+1) */\n"
+                   " * gets halves 2t, 2t+1 of row g of matrix j (.trans: of column g, rows 2t and 2t+1); a\n"
+                   " * row that does not start on 16 bytes (which ldmatrix does not allow) reads NaN halves\n"
+                   " * (0xffff, in f16 and bf16 alike) */\n"
                    "static void gs_ldsm(uint *r, const int n, const int tr, __local const ushort *s, const int o,\n"
                    "                    __local int *xa, const int ln) {\n"
                    "    xa[ln] = o;\n"
                    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
                    "    const int g = ln >> 2, t = ln & 3;\n"
-                   "    for (int j = 0; j < n; j++)\n"
-                   "        r[j] = tr ? (uint)s[xa[j * 8 + 2 * t] + g] | ((uint)s[xa[j * 8 + 2 * t + 1] + g] << 16)\n"
-                   "                  : (uint)s[xa[j * 8 + g] + 2 * t] | ((uint)s[xa[j * 8 + g] + 2 * t + 1] << 16);\n"
+                   "    for (int j = 0; j < n; j++) {\n"
+                   "        const int ra = xa[j * 8 + (tr ? 2 * t : g)], rb = xa[j * 8 + (tr ? 2 * t + 1 : g)];\n"
+                   "        r[j] = (ra | rb) % 8 ? 0xffffffffu\n"
+                   "             : tr ? (uint)s[ra + g] | ((uint)s[rb + g] << 16)\n"
+                   "                  : (uint)s[ra + 2 * t] | ((uint)s[ra + 2 * t + 1] << 16);\n"
+                   "    }\n"
                    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
                    "}\n");
         for (int n = 1; n <= 4; n *= 2)
@@ -1727,6 +1736,42 @@ static int64_t mma_role_block(const printer *m, int r) {
  * (warps numbered n fastest, then m, then the batch axes, the last first). */
 static void mma_locals(const printer *m, int t, const char *x, const char *kk, char local[][CW]);
 
+/* The number of axes of role r. */
+static int mma_role_axes(const printer *m, int r) {
+    int n = 0;
+    for (int a = 0; a < m->na; a++) n += m->role[a] == r;
+    return n;
+}
+
+/* The row that lane ln names in operand t's ldmatrix at instruction tile
+ * `it` and k-step `ks` (texts): x (m or n) and kk (k) of its first element,
+ * the origin of the lane's matrix lj (ldsm_a, ldsm_b; lj the text of its
+ * index) plus ln & 7 rows along x (no .trans) or k (.trans). */
+static void mma_ldsm_row(const printer *m, int t, const char *lj, const char *it, const char *ks, char *x, char *kk) {
+    const gs_mma_row *r = m->mr;
+    const gs_plan_input *pi = &m->p->in[t];
+    const int8_t(*org)[2] = t == 0 ? r->ldsm_a : r->ldsm_b;
+    gs_sb ox, ok;
+    gs_sb_init(&ox);
+    gs_sb_init(&ok);
+    for (int j = 0; j < pi->ldsm; j++) { /* the origin of the lane's matrix lj, selected */
+        const int jx = t == 0 ? org[j][0] : org[j][1], jk = t == 0 ? org[j][1] : org[j][0];
+        if (j + 1 < pi->ldsm) {
+            gs_sb_printf(&ox, "%s == %d ? %d : ", lj, j, jx);
+            gs_sb_printf(&ok, "%s == %d ? %d : ", lj, j, jk);
+        } else {
+            gs_sb_printf(&ox, "%d", jx);
+            gs_sb_printf(&ok, "%d", jk);
+        }
+    }
+    char *sx = gs_sb_take(&ox), *sk = gs_sb_take(&ok);
+    snprintf(x, CW, "(%s + %s * %d + (%s)%s)", t == 0 ? "wom" : "won", it, t == 0 ? r->m : r->n, sx ? sx : "0",
+             pi->ldsm_trans ? "" : " + (ln & 7)");
+    snprintf(kk, CW, "(%s * %d + (%s)%s)", ks, r->k, sk ? sk : "0", pi->ldsm_trans ? " + (ln & 7)" : "");
+    free(sx);
+    free(sk);
+}
+
 static void print_mma_warp(printer *m) {
     const gs_mma_row *r = m->mr;
     const int warps = (int)(m->p->threads / 32);
@@ -1758,6 +1803,23 @@ static void print_mma_warp(printer *m) {
         line(m, "const int fb%d = %s;", t, off ? off : "0");
         free(off);
     }
+    /* ldmatrix rows at a lane base: tile 0, k-step 0. Where t's role and k
+     * are one axis each (a gemm's) the full offset is already affine text
+     * that ptxas folds, and is printed as it was */
+    for (int t = 0; t < 2; t++) {
+        const int xr = t == 0 ? GS_MMA_ROLE_M : GS_MMA_ROLE_N;
+        m->lfold[t] = m->e->staged[t] && m->p->in[t].ldsm &&
+                      (mma_role_axes(m, xr) > 1 || mma_role_axes(m, GS_MMA_ROLE_K) > 1) &&
+                      gs_plan_mma_ldsm_affine(m->op, m->e, m->p, t, &m->ldx[t], &m->ldk[t]);
+        if (!m->lfold[t]) continue;
+        char local[GS_MAX_AXES][CW], x[CW], kk[CW], lj[32];
+        snprintf(lj, sizeof lj, "(ln >> 3) %% %d", m->p->in[t].ldsm);
+        mma_ldsm_row(m, t, lj, "0", "0", x, kk);
+        mma_locals(m, t, x, kk, local);
+        char *off = smem_offset(m, t, local);
+        line(m, "const int lb%d = %s;", t, off ? off : "0");
+        free(off);
+    }
 }
 
 /* Split the flattened index text x of role r over its axes' block tiles
@@ -1777,13 +1839,17 @@ static void mma_split(const printer *m, int r, const char *x, bool base, char co
     }
 }
 
-/* "(buf) * stage_elems + off" (or off with one stage): an index into sm<t>. */
-static void mma_smem_index(const printer *m, int t, const char *buf, const char *off, char *out, size_t n) {
+/* "(buf) * stage_elems + off" (or off with one stage): an index into sm<t>
+ * (malloc'd: a several-axis offset runs to hundreds of characters). */
+static char *mma_smem_index(const printer *m, int t, const char *buf, const char *off) {
     const char *sw = m->p->in[t].swizzle ? "GS_SWZ" : "";
     char tn[8] = "";
     if (*sw) snprintf(tn, sizeof tn, "%d", t);
-    if (m->p->stages > 1) snprintf(out, n, "%s%s(((%s) * %lld + %s))", sw, tn, buf, (long long)m->p->in[t].stage_elems, off);
-    else snprintf(out, n, "%s%s((%s))", sw, tn, off);
+    gs_sb o;
+    gs_sb_init(&o);
+    if (m->p->stages > 1) gs_sb_printf(&o, "%s%s(((%s) * %lld + %s))", sw, tn, buf, (long long)m->p->in[t].stage_elems, off);
+    else gs_sb_printf(&o, "%s%s((%s))", sw, tn, off);
+    return gs_sb_take(&o);
 }
 
 /* Local coordinates of operand t (0: A, 1: B) at flattened x (m or n) and kk (k). */
@@ -1800,40 +1866,32 @@ static void print_mma_load(printer *m, int t, const char *buf) {
     const gs_mma_frag *f = t == 0 ? &r->a : &r->b;
     const int tx = t == 0 ? r->m : r->n;
     const char *it = t == 0 ? "mi" : "ni", *wo = t == 0 ? "wom" : "won";
-    char local[GS_MAX_AXES][CW], x[CW], kk[CW], idx[CW * 2];
+    char local[GS_MAX_AXES][CW], x[CW], kk[CW], *idx;
     if (pi->ldsm) {
-        const int8_t(*org)[2] = t == 0 ? r->ldsm_a : r->ldsm_b;
-        gs_sb ox, ok;
-        gs_sb_init(&ox);
-        gs_sb_init(&ok);
-        for (int j = 0; j < pi->ldsm; j++) { /* the origin of the lane's matrix lj, selected */
-            const int jx = t == 0 ? org[j][0] : org[j][1], jk = t == 0 ? org[j][1] : org[j][0];
-            if (j + 1 < pi->ldsm) {
-                gs_sb_printf(&ox, "lj == %d ? %d : ", j, jx);
-                gs_sb_printf(&ok, "lj == %d ? %d : ", j, jk);
-            } else {
-                gs_sb_printf(&ox, "%d", jx);
-                gs_sb_printf(&ok, "%d", jk);
-            }
+        const bool fold = m->lfold[t];
+        if (fold) { /* at the lane's base (print_mma_warp) plus constants */
+            char off[CW];
+            int n = snprintf(off, sizeof off, "lb%d", t);
+            if (m->ldx[t]) n += snprintf(off + n, sizeof off - (size_t)n, " + %s * %lld", it, (long long)m->ldx[t]);
+            if (m->ldk[t]) snprintf(off + n, sizeof off - (size_t)n, " + ks * %lld", (long long)m->ldk[t]);
+            idx = mma_smem_index(m, t, buf, off);
+        } else {
+            open_block(m);
+            line(m, "const int lj = (ln >> 3) %% %d;", pi->ldsm);
+            mma_ldsm_row(m, t, "lj", it, "ks", x, kk);
+            mma_locals(m, t, x, kk, local);
+            char *off = smem_offset(m, t, local);
+            idx = mma_smem_index(m, t, buf, off ? off : "0");
+            free(off);
         }
-        char *sx = gs_sb_take(&ox), *sk = gs_sb_take(&ok);
-        open_block(m);
-        line(m, "const int lj = (ln >> 3) %% %d;", pi->ldsm);
-        snprintf(x, sizeof x, "(%s + %s * %d + (%s)%s)", wo, it, tx, sx ? sx : "0", pi->ldsm_trans ? "" : " + (ln & 7)");
-        snprintf(kk, sizeof kk, "(ks * %d + (%s)%s)", r->k, sk ? sk : "0", pi->ldsm_trans ? " + (ln & 7)" : "");
-        free(sx);
-        free(sk);
-        mma_locals(m, t, x, kk, local);
-        char *off = smem_offset(m, t, local);
-        mma_smem_index(m, t, buf, off ? off : "0", idx, sizeof idx);
-        free(off);
         line(m, "GS_LDSM_X%d%s(%s%d%s[%s], sm%d, %s);", pi->ldsm, pi->ldsm_trans ? "_T" : "", m->fname, t, m->fslot, it,
              t, idx);
+        free(idx);
         /* one element a register (tf32): each word rounded as an element read rounds it */
         for (int j = 0; j < pi->ldsm && r->per_reg == 1; j++)
             line(m, "%s%d%s[%s][%d] = GS_F2U(GS_IN_F(GS_U2F(%s%d%s[%s][%d])));", m->fname, t, m->fslot, it, j, m->fname, t,
                  m->fslot, it, j);
-        close_(m);
+        if (!fold) close_(m);
         return;
     }
     for (int i = 0; i < f->elems; i++) { /* element reads, placed by the row's layout */
@@ -1844,9 +1902,10 @@ static void print_mma_load(printer *m, int t, const char *buf) {
             if (ff->dx) n += snprintf(off + n, sizeof off - (size_t)n, " + %s * %lld", it, (long long)ff->dx);
             if (ff->dk) n += snprintf(off + n, sizeof off - (size_t)n, " + ks * %lld", (long long)ff->dk);
             if (ff->ei[i]) snprintf(off + n, sizeof off - (size_t)n, " + %lld", (long long)ff->ei[i]);
-            mma_smem_index(m, t, buf, off, idx, sizeof idx);
+            idx = mma_smem_index(m, t, buf, off);
             if (m->fpair[t]) { /* the register whole: this element and the next */
                 line(m, "%s%d%s[%s][%d] = GS_LDS_PAIR(sm%d, %s);", m->fname, t, m->fslot, it, i / 2, t, idx);
+                free(idx);
                 i++;
                 continue;
             }
@@ -1858,13 +1917,14 @@ static void print_mma_load(printer *m, int t, const char *buf) {
             snprintf(kk, sizeof kk, "(ks * %d + %s)", r->k, t == 0 ? col : row);
             mma_locals(m, t, x, kk, local);
             char *off = smem_offset(m, t, local);
-            mma_smem_index(m, t, buf, off ? off : "0", idx, sizeof idx);
+            idx = mma_smem_index(m, t, buf, off ? off : "0");
             free(off);
         }
         const char *fn = m->fname, *fs = m->fslot;
         if (r->per_reg == 1) line(m, "%s%d%s[%s][%d] = GS_F2U(GS_IN_F(sm%d[%s]));", fn, t, fs, it, i, t, idx);
         else if (i % 2 == 0) line(m, "%s%d%s[%s][%d] = (unsigned int)sm%d[%s];", fn, t, fs, it, i / 2, t, idx);
         else line(m, "%s%d%s[%s][%d] |= (unsigned int)sm%d[%s] << 16;", fn, t, fs, it, i / 2, t, idx);
+        free(idx);
     }
 }
 
