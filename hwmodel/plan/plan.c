@@ -796,8 +796,10 @@ static int regs_bound(const gs_op *op, const gs_etir *e, const gs_plan *p, const
                 /* a relaxed count takes a k8 row's fragments of two k-steps:
                  * ptxas loads the unrolled loop's next step beside the current
                  * one (h100 f16 gemms with a bias on m16n8k8, 128x32 warp
-                 * tiles: counted 252 with one step's, 12 bytes of spills) */
-                if (relax && r->k < 16) f *= 16 / r->k;
+                 * tiles: counted 252 with one step's, 12 bytes of spills);
+                 * a tile of one k-step has no next step to load before its
+                 * barrier (h100 f16 NHWC 3x3, c 8: counted 281, ptxas 197) */
+                if (relax && r->k < 16 && mma_ksteps(op, e, r) > 1) f *= 16 / r->k;
                 regs += f;
                 if (p->frag_pipe) pipe += f; /* double-buffered fragments: two sets */
             }
