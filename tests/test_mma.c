@@ -410,6 +410,18 @@ Test(mma, fragment_reads_fold_to_a_lane_base) {
     cr_assert(!p.in[0].swizzle && gs_plan_mma_frag_affine(&op, &e, &p, 0, &ff));
     cr_expect(!ff.pairs && ff.ei[1] > 1 && !p.in[0].frag_pairs, "NCHW A: ei[1] %lld, pairs %d", (long long)ff.ei[1],
               ff.pairs);
+    /* NCHW with s moving fastest: the k pair is w, w + 1; an odd pad shifts the box, not the
+     * shared offsets (the box starts at the offset), so pairs at every pad */
+    for (int pad = 0; pad < 4; pad++) {
+        char spec[128];
+        snprintf(spec, sizeof spec, "conv2d N=1 C=7 H=21 W=21 K=9 R=3 S=3 stride=2 pad=%d dtype=bf16", pad);
+        p = case_plan(ctx, gs_hw_find_builtin("a100"), spec,
+                      "bn=1,bk=16,bp=8,bq=8,bc=8,br=2,bs=4,tn=1,tk=2,tp=2,tq=1,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,mma=2,stages=2",
+                      &op, &e);
+        cr_assert(gs_plan_mma_frag_affine(&op, &e, &p, 0, &ff));
+        cr_expect(p.in[0].frag_pairs && ff.pairs, "pad %d: the plan's pairs %d, the enumeration's %d", pad,
+                  p.in[0].frag_pairs, ff.pairs);
+    }
     /* tf32: one element a register, no pairs */
     p = case_plan(ctx, gs_hw_find_builtin("a100"), "gemm M=29 N=19 K=37 math=tf32 transA=1 transB=1",
                   "bm=16,bn=16,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=3", &op, &e);

@@ -1607,7 +1607,7 @@ uint8_t gs_plan_mma_frag_pairs(const gs_op *op, const gs_etir *e, const gs_plan 
     if (!pi->im2col) {
         const gs_tensor *ts = &op->tensors[t];
         for (int j = 0; j < ts->ndim; j++)
-            shift += (-gs_plan_neg_reach(op, e, &ts->idx[j]) - ts->idx[j].offset) * pi->sstride[j];
+            shift += -gs_plan_neg_reach(op, e, &ts->idx[j]) * pi->sstride[j]; /* (the offset cancels) */
     }
     return shift % 2 == 0 && pi->stage_elems % 2 == 0;
 }

@@ -480,7 +480,8 @@ bool gs_plan_mma_frag_affine(const gs_op *op, const gs_etir *e, const gs_plan *p
  * element reads (no ldmatrix, no swizzle), the k split's fastest axis with
  * a block tile over 1 (kf) stepping the offset by 1, every other axis with
  * a block tile over 1 by an even amount, and the constant shift of the
- * printers' offsets (gs_plan_neg_reach) even. Then a register's elements
+ * printers' offsets even: a dim's negative reach (gs_plan_neg_reach) times
+ * its stride (its affine offset cancels: the box starts at it). Then a register's elements
  * (k and k + 1, k even: kf's digit even and no carry) sit side by side at
  * an even offset whatever the lane, tile, k-step and stage. */
 uint8_t gs_plan_mma_frag_pairs(const gs_op *op, const gs_etir *e, const gs_plan *p, const int8_t *role, int t);
