@@ -1522,13 +1522,54 @@ static int64_t mma_offs_at(mma_offs *m, int64_t x, int64_t kk) {
     return mma_offs_part(m, 0, x) + mma_offs_part(m, 1, kk);
 }
 
-/* The offset of element i of input t's fragment (row f) of warp w's lane l
- * at instruction tile it and k-step ks (gs_plan_mma_frag_affine). */
-static int64_t frag_off(mma_offs *mo, const gs_mma_frag *f, int t, int wx, int tx, int k, int64_t w, int l, int64_t it,
-                        int64_t ks, int i) {
+/* One operand's fragment reads as the kernel walks them: warps along t's
+ * role (nw), instruction tiles a warp (nit), k-steps a reduce tile (nks),
+ * and the offsets (mo, reading role). ldsm: the walk of t's ldmatrix rows
+ * (false where the plan does not read t by ldmatrix), else of its element
+ * reads (false under ldmatrix or a swizzle, whose XOR the offsets do not
+ * carry). Also false where the walk of `per` offsets a lane and case is
+ * too long to enumerate (2^18 offsets: a few ms in the printer). */
+typedef struct frag_walk {
+    mma_offs mo;
+    int8_t role[GS_MAX_AXES];
+    int tx, wx;
+    int64_t nw, nit, nks;
+} frag_walk;
+
+static bool frag_walk_init(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, bool ldsm, int per,
+                           frag_walk *s) {
+    const gs_mma_row *r = gs_mma_get(p->mma);
+    if (!r || t < 0 || t > 1 || !gs_mma_roles(op, s->role)) return false;
+    const gs_plan_input *pi = &p->in[t];
+    if (ldsm ? !pi->ldsm : (pi->ldsm || pi->swizzle)) return false;
+    s->tx = t == 0 ? r->m : r->n;
+    s->wx = t == 0 ? p->warp_m : p->warp_n;
+    const int xr = t == 0 ? GS_MMA_ROLE_M : GS_MMA_ROLE_N;
+    int64_t xb = 1, kb = 1;
+    for (int a = 0; a < op->naxes; a++) {
+        if (s->role[a] == xr) xb *= e->tile[a].block;
+        if (s->role[a] == GS_MMA_ROLE_K) kb *= e->tile[a].block;
+    }
+    if (s->wx <= 0 || r->k <= 0) return false;
+    s->nw = xb / s->wx;
+    s->nit = s->wx / s->tx;
+    s->nks = kb / r->k;
+    if (s->nw < 1 || s->nit < 1 || s->nks < 1 || s->nw * s->nit * s->nks * 32 * per > ((int64_t)1 << 18)) return false;
+    s->mo.op = op;
+    s->mo.e = e;
+    s->mo.role = s->role;
+    s->mo.xr = xr;
+    memset(s->mo.have, 0, sizeof s->mo.have);
+    mma_weights(op, pi, t, s->mo.w);
+    return true;
+}
+
+/* The offset of element i of input t's fragment (row r's layout) of warp
+ * w's lane l at instruction tile it and k-step ks (element reads). */
+static int64_t elem_off(frag_walk *s, const gs_mma_row *r, int t, int64_t w, int l, int64_t it, int64_t ks, int i) {
     int row, col;
-    gs_mma_elem(f, l, i, &row, &col);
-    return mma_offs_at(mo, w * wx + it * tx + (t == 0 ? row : col), ks * k + (t == 0 ? col : row));
+    gs_mma_elem(t == 0 ? &r->a : &r->b, l, i, &row, &col);
+    return mma_offs_at(&s->mo, w * s->wx + it * s->tx + (t == 0 ? row : col), ks * r->k + (t == 0 ? col : row));
 }
 
 /* Whether input t's fragment element reads (no ldmatrix, no swizzle) sit at
@@ -1540,42 +1581,23 @@ static int64_t frag_off(mma_offs *mo, const gs_mma_frag *f, int t, int wx, int t
  * it is checked over every case, not assumed. */
 bool gs_plan_mma_frag_affine(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, gs_mma_frag_fold *ff) {
     const gs_mma_row *r = gs_mma_get(p->mma);
-    if (!r || t < 0 || t > 1) return false;
-    const gs_plan_input *pi = &p->in[t];
-    int8_t role[GS_MAX_AXES];
-    if (pi->ldsm || pi->swizzle || !gs_mma_roles(op, role)) return false;
-    const gs_mma_frag *f = t == 0 ? &r->a : &r->b;
-    const int tx = t == 0 ? r->m : r->n, wx = t == 0 ? p->warp_m : p->warp_n;
-    const int xr = t == 0 ? GS_MMA_ROLE_M : GS_MMA_ROLE_N;
-    int64_t xb = 1, kb = 1;
-    for (int a = 0; a < op->naxes; a++) {
-        if (role[a] == xr) xb *= e->tile[a].block;
-        if (role[a] == GS_MMA_ROLE_K) kb *= e->tile[a].block;
-    }
-    if (wx <= 0 || tx <= 0 || r->k <= 0 || f->elems > GS_MMA_MAX_ELEMS) return false;
-    const int64_t nw = xb / wx, nit = wx / tx, nks = kb / r->k;
-    if (nw < 1 || nit < 1 || nks < 1 || nw * nit * nks * 32 * f->elems > ((int64_t)1 << 18)) return false; /* (a few ms at most) */
-    mma_offs mo;
-    mo.op = op;
-    mo.e = e;
-    mo.role = role;
-    mo.xr = xr;
-    memset(mo.have, 0, sizeof mo.have);
-    mma_weights(op, pi, t, mo.w);
-    const int64_t b0 = frag_off(&mo, f, t, wx, tx, r->k, 0, 0, 0, 0, 0);
+    frag_walk s;
+    const int elems = r ? (t == 0 ? r->a : r->b).elems : 0;
+    if (!r || !frag_walk_init(op, e, p, t, false, elems, &s)) return false;
+    const int64_t b0 = elem_off(&s, r, t, 0, 0, 0, 0, 0);
     ff->base0 = b0;
-    ff->dx = nit > 1 ? frag_off(&mo, f, t, wx, tx, r->k, 0, 0, 1, 0, 0) - b0 : 0;
-    ff->dk = nks > 1 ? frag_off(&mo, f, t, wx, tx, r->k, 0, 0, 0, 1, 0) - b0 : 0;
-    for (int i = 0; i < f->elems; i++) ff->ei[i] = frag_off(&mo, f, t, wx, tx, r->k, 0, 0, 0, 0, i) - b0;
+    ff->dx = s.nit > 1 ? elem_off(&s, r, t, 0, 0, 1, 0, 0) - b0 : 0;
+    ff->dk = s.nks > 1 ? elem_off(&s, r, t, 0, 0, 0, 1, 0) - b0 : 0;
+    for (int i = 0; i < elems; i++) ff->ei[i] = elem_off(&s, r, t, 0, 0, 0, 0, i) - b0;
     ff->pairs = r->per_reg == 2;
-    for (int64_t w = 0; w < nw; w++)
+    for (int64_t w = 0; w < s.nw; w++)
         for (int l = 0; l < 32; l++) {
-            const int64_t base = frag_off(&mo, f, t, wx, tx, r->k, w, l, 0, 0, 0);
-            for (int64_t it = 0; it < nit; it++)
-                for (int64_t ks = 0; ks < nks; ks++)
-                    for (int i = 0; i < f->elems; i++) {
+            const int64_t base = elem_off(&s, r, t, w, l, 0, 0, 0);
+            for (int64_t it = 0; it < s.nit; it++)
+                for (int64_t ks = 0; ks < s.nks; ks++)
+                    for (int i = 0; i < elems; i++) {
                         const int64_t o = base + it * ff->dx + ks * ff->dk + ff->ei[i];
-                        if (frag_off(&mo, f, t, wx, tx, r->k, w, l, it, ks, i) != o) return false;
+                        if (elem_off(&s, r, t, w, l, it, ks, i) != o) return false;
                         /* a register's first element at base0's parity, its second next to it */
                         if (ff->pairs && i % 2 == 0 && ((o - b0) % 2 != 0 || ff->ei[i + 1] != ff->ei[i] + 1))
                             ff->pairs = false;
@@ -1612,42 +1634,6 @@ uint8_t gs_plan_mma_frag_pairs(const gs_op *op, const gs_etir *e, const gs_plan 
     return shift % 2 == 0 && pi->stage_elems % 2 == 0;
 }
 
-/* One operand's ldmatrix rows as the kernel walks them: warps along t's
- * role (nw), instruction tiles a warp (nit), k-steps a reduce tile (nks),
- * and the offsets (mo, reading role). False without ldmatrix or where the
- * walk of `per` offsets a lane and case is too long to enumerate. */
-typedef struct ldsm_walk {
-    mma_offs mo;
-    int8_t role[GS_MAX_AXES];
-    int tx, wx;
-    int64_t nw, nit, nks;
-} ldsm_walk;
-
-static bool ldsm_walk_init(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, int per, ldsm_walk *s) {
-    const gs_mma_row *r = gs_mma_get(p->mma);
-    if (!r || t < 0 || t > 1 || !p->in[t].ldsm || !gs_mma_roles(op, s->role)) return false;
-    s->tx = t == 0 ? r->m : r->n;
-    s->wx = t == 0 ? p->warp_m : p->warp_n;
-    const int xr = t == 0 ? GS_MMA_ROLE_M : GS_MMA_ROLE_N;
-    int64_t xb = 1, kb = 1;
-    for (int a = 0; a < op->naxes; a++) {
-        if (s->role[a] == xr) xb *= e->tile[a].block;
-        if (s->role[a] == GS_MMA_ROLE_K) kb *= e->tile[a].block;
-    }
-    if (s->wx <= 0 || r->k <= 0) return false;
-    s->nw = xb / s->wx;
-    s->nit = s->wx / s->tx;
-    s->nks = kb / r->k;
-    if (s->nw < 1 || s->nit < 1 || s->nks < 1 || s->nw * s->nit * s->nks * 32 * per > ((int64_t)1 << 22)) return false;
-    s->mo.op = op;
-    s->mo.e = e;
-    s->mo.role = s->role;
-    s->mo.xr = xr;
-    memset(s->mo.have, 0, sizeof s->mo.have);
-    mma_weights(op, &p->in[t], t, s->mo.w);
-    return true;
-}
-
 /* The offset of element i of the 16-byte row that lane l names in input
  * t's ldmatrix at warp w, instruction tile it and k-step ks: lane l names
  * row l & 7 of matrix (l >> 3) mod ldsm (as the printer's lj; ldmatrix
@@ -1655,7 +1641,7 @@ static bool ldsm_walk_init(const gs_op *op, const gs_etir *e, const gs_plan *p, 
  * (ldsm_a, ldsm_b). Without .trans the row is an m (A) or n (B) index and
  * its elements run along k; with .trans it is a k index and they run
  * along m or n. mma_read_wf's lanes are these at warp, tile and k-step 0. */
-static int64_t ldsm_off(ldsm_walk *s, const gs_mma_row *r, const gs_plan_input *pi, int t, int64_t w, int l,
+static int64_t ldsm_off(frag_walk *s, const gs_mma_row *r, const gs_plan_input *pi, int t, int64_t w, int l,
                         int64_t it, int64_t ks, int i) {
     const int8_t *org = t == 0 ? r->ldsm_a[(l >> 3) % pi->ldsm] : r->ldsm_b[(l >> 3) % pi->ldsm];
     int64_t x = w * s->wx + it * s->tx + (t == 0 ? org[0] : org[1]);
@@ -1679,8 +1665,8 @@ static int64_t ldsm_off(ldsm_walk *s, const gs_mma_row *r, const gs_plan_input *
  * alike, so each such weight must be whole rows. gs_plan.h. */
 bool gs_plan_mma_ldsm_rows(const gs_op *op, const gs_etir *e, const gs_plan *p, int t) {
     const gs_mma_row *r = gs_mma_get(p->mma);
-    ldsm_walk s;
-    if (!r || !ldsm_walk_init(op, e, p, t, gs_mma_ldsm_row_elems(r), &s)) return false;
+    frag_walk s;
+    if (!r || !frag_walk_init(op, e, p, t, true, gs_mma_ldsm_row_elems(r), &s)) return false;
     const gs_plan_input *pi = &p->in[t];
     const int R = gs_mma_ldsm_row_elems(r);
     if (p->stages > 1 && pi->stage_elems % R) return false;
@@ -1705,8 +1691,8 @@ bool gs_plan_mma_ldsm_rows(const gs_op *op, const gs_etir *e, const gs_plan *p, 
  * printers apply to the sum). gs_plan.h. */
 bool gs_plan_mma_ldsm_affine(const gs_op *op, const gs_etir *e, const gs_plan *p, int t, int64_t *dx, int64_t *dk) {
     const gs_mma_row *r = gs_mma_get(p->mma);
-    ldsm_walk s;
-    if (!r || !ldsm_walk_init(op, e, p, t, 1, &s)) return false;
+    frag_walk s;
+    if (!r || !frag_walk_init(op, e, p, t, true, 1, &s)) return false;
     const gs_plan_input *pi = &p->in[t];
     const int64_t b0 = ldsm_off(&s, r, pi, t, 0, 0, 0, 0, 0);
     *dx = s.nit > 1 ? ldsm_off(&s, r, pi, t, 0, 0, 1, 0, 0) - b0 : 0;

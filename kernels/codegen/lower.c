@@ -1697,11 +1697,29 @@ static void print_mma_emulation(printer *m) {
  * and which of those read a register's two 16-bit elements at once: the
  * plan's frag_pairs (what the model priced), which the enumeration's
  * adjacency and parity confirm (tests/test_mma.c holds them equal). */
+static int mma_role_axes(const printer *m, int r);
+
 static void mma_fold_init(printer *m) {
     for (int t = 0; t < 2; t++) {
         m->ffold[t] = t < m->ni && m->e->staged[t] && gs_plan_mma_frag_affine(m->op, m->e, m->p, t, &m->ff[t]);
         m->fpair[t] = m->ffold[t] && m->ff[t].pairs && m->p->in[t].frag_pairs;
+        /* ldmatrix rows: where t's role and k are one axis each (a gemm's)
+         * the full offset is already affine text that ptxas folds, and is
+         * printed as it was */
+        const int xr = t == 0 ? GS_MMA_ROLE_M : GS_MMA_ROLE_N;
+        m->lfold[t] = t < m->ni && m->e->staged[t] && m->p->in[t].ldsm &&
+                      (mma_role_axes(m, xr) > 1 || mma_role_axes(m, GS_MMA_ROLE_K) > 1) &&
+                      gs_plan_mma_ldsm_affine(m->op, m->e, m->p, t, &m->ldx[t], &m->ldk[t]);
     }
+}
+
+/* The offset of a folded read: "<base> + it * dx + ks * dk + c", the zero
+ * terms left out (it: the instruction tile's text). */
+static void fold_text(char *out, size_t n, const char *base, const char *it, int64_t dx, int64_t dk, int64_t c) {
+    int k = snprintf(out, n, "%s", base);
+    if (dx) k += snprintf(out + k, n - (size_t)k, " + %s * %lld", it, (long long)dx);
+    if (dk) k += snprintf(out + k, n - (size_t)k, " + ks * %lld", (long long)dk);
+    if (c) snprintf(out + k, n - (size_t)k, " + %lld", (long long)c);
 }
 
 static void print_mma_preamble(printer *m) {
@@ -1772,6 +1790,16 @@ static void mma_ldsm_row(const printer *m, int t, const char *lj, const char *it
     free(sk);
 }
 
+/* "const int <name><t> = <offset>;": operand t's lane base, the shared
+ * offset of row x and k index kk (texts). */
+static void print_lane_base(printer *m, int t, const char *name, const char *x, const char *kk) {
+    char local[GS_MAX_AXES][CW];
+    mma_locals(m, t, x, kk, local);
+    char *off = smem_offset(m, t, local);
+    line(m, "const int %s%d = %s;", name, t, off ? off : "0");
+    free(off);
+}
+
 static void print_mma_warp(printer *m) {
     const gs_mma_row *r = m->mr;
     const int warps = (int)(m->p->threads / 32);
@@ -1793,32 +1821,19 @@ static void print_mma_warp(printer *m) {
     for (int t = 0; t < 2; t++) { /* the element reads' lane bases: tile 0, k-step 0, element 0 */
         if (!m->ffold[t]) continue;
         const gs_mma_frag *f = t == 0 ? &r->a : &r->b;
-        char local[GS_MAX_AXES][CW], x[CW], kk[CW], row[64], col[64];
+        char x[CW], kk[CW], row[64], col[64];
         mma_coord(row, sizeof row, f->rg, f->rt, f->row_off[0]);
         mma_coord(col, sizeof col, f->cg, f->ct, f->col_off[0]);
         snprintf(x, sizeof x, "(%s + %s)", t == 0 ? "wom" : "won", t == 0 ? row : col);
         snprintf(kk, sizeof kk, "(%s)", t == 0 ? col : row);
-        mma_locals(m, t, x, kk, local);
-        char *off = smem_offset(m, t, local);
-        line(m, "const int fb%d = %s;", t, off ? off : "0");
-        free(off);
+        print_lane_base(m, t, "fb", x, kk);
     }
-    /* ldmatrix rows at a lane base: tile 0, k-step 0. Where t's role and k
-     * are one axis each (a gemm's) the full offset is already affine text
-     * that ptxas folds, and is printed as it was */
-    for (int t = 0; t < 2; t++) {
-        const int xr = t == 0 ? GS_MMA_ROLE_M : GS_MMA_ROLE_N;
-        m->lfold[t] = m->e->staged[t] && m->p->in[t].ldsm &&
-                      (mma_role_axes(m, xr) > 1 || mma_role_axes(m, GS_MMA_ROLE_K) > 1) &&
-                      gs_plan_mma_ldsm_affine(m->op, m->e, m->p, t, &m->ldx[t], &m->ldk[t]);
+    for (int t = 0; t < 2; t++) { /* the ldmatrix rows' lane bases: tile 0, k-step 0 */
         if (!m->lfold[t]) continue;
-        char local[GS_MAX_AXES][CW], x[CW], kk[CW], lj[32];
+        char x[CW], kk[CW], lj[32];
         snprintf(lj, sizeof lj, "(ln >> 3) %% %d", m->p->in[t].ldsm);
         mma_ldsm_row(m, t, lj, "0", "0", x, kk);
-        mma_locals(m, t, x, kk, local);
-        char *off = smem_offset(m, t, local);
-        line(m, "const int lb%d = %s;", t, off ? off : "0");
-        free(off);
+        print_lane_base(m, t, "lb", x, kk);
     }
 }
 
@@ -1870,10 +1885,9 @@ static void print_mma_load(printer *m, int t, const char *buf) {
     if (pi->ldsm) {
         const bool fold = m->lfold[t];
         if (fold) { /* at the lane's base (print_mma_warp) plus constants */
-            char off[CW];
-            int n = snprintf(off, sizeof off, "lb%d", t);
-            if (m->ldx[t]) n += snprintf(off + n, sizeof off - (size_t)n, " + %s * %lld", it, (long long)m->ldx[t]);
-            if (m->ldk[t]) snprintf(off + n, sizeof off - (size_t)n, " + ks * %lld", (long long)m->ldk[t]);
+            char off[CW], base[8];
+            snprintf(base, sizeof base, "lb%d", t);
+            fold_text(off, sizeof off, base, it, m->ldx[t], m->ldk[t], 0);
             idx = mma_smem_index(m, t, buf, off);
         } else {
             open_block(m);
@@ -1897,11 +1911,9 @@ static void print_mma_load(printer *m, int t, const char *buf) {
     for (int i = 0; i < f->elems; i++) { /* element reads, placed by the row's layout */
         if (m->ffold[t]) { /* at the lane's base (print_mma_warp) plus constants */
             const gs_mma_frag_fold *ff = &m->ff[t];
-            char off[CW];
-            int n = snprintf(off, sizeof off, "fb%d", t);
-            if (ff->dx) n += snprintf(off + n, sizeof off - (size_t)n, " + %s * %lld", it, (long long)ff->dx);
-            if (ff->dk) n += snprintf(off + n, sizeof off - (size_t)n, " + ks * %lld", (long long)ff->dk);
-            if (ff->ei[i]) snprintf(off + n, sizeof off - (size_t)n, " + %lld", (long long)ff->ei[i]);
+            char off[CW], base[8];
+            snprintf(base, sizeof base, "fb%d", t);
+            fold_text(off, sizeof off, base, it, ff->dx, ff->dk, ff->ei[i]);
             idx = mma_smem_index(m, t, buf, off);
             if (m->fpair[t]) { /* the register whole: this element and the next */
                 line(m, "%s%d%s[%s][%d] = GS_LDS_PAIR(sm%d, %s);", m->fname, t, m->fslot, it, i / 2, t, idx);
