@@ -206,7 +206,7 @@ typedef struct check_entry {
 enum { CHECK_SLOTS = 2048 }; /* a power of two */
 
 /* The most neighbours a state has (neighbours below). */
-enum { POLISH_NB = GS_MAX_AXES * (12 + 3 * GS_MAX_AXES) + 2 * GS_KNOB_COUNT + 4 + 6 * GS_MAX_AXES };
+enum { POLISH_NB = GS_MAX_AXES * (12 + 3 * GS_MAX_AXES) + 2 * GS_KNOB_COUNT + 4 + 6 * GS_MAX_AXES + 4 };
 
 /* Memo of predicted times by state hash: the walk revisits states often
  * (invTile undoes tile), and an estimate costs far more than a lookup. The
@@ -349,6 +349,21 @@ static void memo_put(memo *m, uint64_t eh, double v) {
 
 static double predicted_hash(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *m, bool *ok, uint64_t eh);
 
+/* Thread tile t (a power of two) over the axes of role r, innermost axis
+ * (the last) first, each axis taking the largest power of two of what is
+ * left that divides its block tile; the other role axes' tiles are 1. False
+ * when the block tiles cannot hold t. */
+static bool mma_spread(const gs_op *op, const int8_t *role, int r, int64_t t, gs_etir *x) {
+    for (int d = op->naxes - 1; d >= 0; d--) {
+        if (role[d] != r) continue;
+        int64_t f = 1;
+        while (f * 2 <= t && x->tile[d].block % (f * 2) == 0) f *= 2;
+        x->tile[d].thread = (int32_t)f;
+        t /= f;
+    }
+    return t == 1;
+}
+
 /* A level-2 state completed for the tensor cores (issue 20): when the
  * profile's arch has an mma row for op's types (gs_mma_pick) and a tensor
  * rate for them, c's tiles (its plain completion) with that row, both inputs
@@ -357,27 +372,47 @@ static double predicted_hash(const gs_hw *hw, const gs_op *op, const gs_etir *e,
  * outputs) with 32 to GS_COMPLETE_THREADS threads; the fastest under the
  * estimate goes to *out. The plain completion keeps FFMA thread tiles, so
  * without this the walk priced every block tile by its FFMA kernel and chose
- * FFMA's small tiles for a half GEMM. False when there is no row or no
- * candidate passes the check. */
+ * FFMA's small tiles for a half GEMM. A role over several axes (a conv's m
+ * is n, p and q) gets its tile innermost axis first (mma_spread): before,
+ * a conv had no tensor-core completion at all, and its walk reached the
+ * tensor cores only where an FFMA thread tile happened to fit the row. A
+ * block whose k tile the picked row does not divide takes the widest row of
+ * the same types that does (a conv's c:8 r:1 s:1 the k8 row). False when
+ * there is no row or no candidate passes the check. */
 static bool complete_mma(const gs_hw *hw, const gs_op *op, const gs_etir *c, memo *m, gs_etir *out, double *t) {
-    int row = gs_mma_pick(hw->sm, op), am, an, ak;
-    if (!row || gs_hw_tensor_flops_per_sm(hw, (gs_dtype)op->dtype_in, (gs_math)op->math) <= 0 ||
-        !gs_mma_axes(op, &am, &an, &ak))
+    int8_t role[GS_MAX_AXES];
+    if (!gs_mma_pick(hw->sm, op) || gs_hw_tensor_flops_per_sm(hw, (gs_dtype)op->dtype_in, (gs_math)op->math) <= 0 ||
+        !gs_mma_roles(op, role))
         return false;
+    int64_t bm = 1, bn = 1, bk = 1;
+    for (int d = 0; d < op->naxes; d++) {
+        if (role[d] == GS_MMA_ROLE_M) bm *= c->tile[d].block;
+        if (role[d] == GS_MMA_ROLE_N) bn *= c->tile[d].block;
+        if (role[d] == GS_MMA_ROLE_K) bk *= c->tile[d].block;
+    }
     *t = INFINITY;
     gs_etir x = *c;
     x.level = 0;
     x.lanes_log2 = 0;
-    x.mma = (uint8_t)row;
     x.staged[0] = x.staged[1] = 1;
     for (int d = 0; d < op->naxes; d++) {
         x.V[d] = 1;
         if (op->axes[d].kind == GS_AXIS_SPATIAL) x.tile[d].thread = 1;
     }
-    for (int tm = 2; tm <= 16 && tm <= x.tile[am].block; tm *= 2)
-        for (int tn = 2; tn <= 16 && tn <= x.tile[an].block; tn *= 2) {
-            x.tile[am].thread = tm;
-            x.tile[an].thread = tn;
+    /* the picked row, or where it does not divide the k tile the widest that does */
+    int row = gs_mma_pick(hw->sm, op);
+    if (bk % gs_mma_get(row)->k) {
+        row = 0;
+        for (int i = 1; i <= gs_mma_count(); i++)
+            if (gs_mma_type_ok(op, i) && gs_mma_arch_ok(i, hw->sm) && bk % gs_mma_get(i)->k == 0 &&
+                (!row || gs_mma_get(i)->k > gs_mma_get(row)->k))
+                row = i;
+        if (!row) return false;
+    }
+    x.mma = (uint8_t)row;
+    for (int tm = 2; tm <= 16 && tm <= bm; tm *= 2)
+        for (int tn = 2; tn <= 16 && tn <= bn; tn *= 2) {
+            if (!mma_spread(op, role, GS_MMA_ROLE_M, tm, &x) || !mma_spread(op, role, GS_MMA_ROLE_N, tn, &x)) continue;
             int64_t th = gs_etir_threads(op, &x);
             if (th < 32 || th > GS_COMPLETE_THREADS || !gs_mma_state_ok(op, &x, row)) continue;
             bool ok;
@@ -426,6 +461,31 @@ static bool enter_best(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo 
     return any;
 }
 
+/* The level-1 state a level-2 state e is worth, for the model policy: its
+ * best plain entry (enter_best), or its tensor-core completion (complete_mma,
+ * as a level-1 state: the walk goes on to its knobs) where that is faster.
+ * *t gets the price, which is e's own (predicted_hash); false when neither
+ * passes the check. The walk enters the state that set the price: entering
+ * the plain entry of a block tile priced by its tensor-core completion left
+ * the chain on FFMA thread tiles, where the mma row is not legal, so a walk
+ * found the tensor cores only where a sample happened to pool them (h100's
+ * bf16 NCHW 3x3 C=K=256 14^2 b128: FFMA's 0.83 ms at seed 1, mma's 0.29 ms
+ * at seed 4). */
+static bool enter_priced(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *m, gs_etir *out, double *t) {
+    bool done = enter_best(hw, op, e, m, out, t);
+    gs_etir c2 = *e, cm;
+    double tm;
+    int lim = hw->max_threads_per_block < GS_COMPLETE_THREADS ? hw->max_threads_per_block : GS_COMPLETE_THREADS;
+    if ((done || gs_etir_apply(op, e, (gs_action){GS_ACT_CACHE, -1, 0}, lim, &c2)) &&
+        complete_mma(hw, op, done ? out : &c2, m, &cm, &tm) && tm < *t) {
+        *t = tm;
+        *out = cm;
+        out->level = 1;
+        done = true;
+    }
+    return done;
+}
+
 static double predicted_hash(const gs_hw *hw, const gs_op *op, const gs_etir *e, memo *m, bool *ok, uint64_t eh) {
     if (m) {
         double v;
@@ -436,26 +496,15 @@ static double predicted_hash(const gs_hw *hw, const gs_op *op, const gs_etir *e,
     }
     double t = INFINITY;
     bool done = false;
-    gs_etir best_c = *e;
     if (e->level == 2) {
-        done = enter_best(hw, op, e, m, &best_c, &t);
+        gs_etir entry;
+        done = enter_priced(hw, op, e, m, &entry, &t);
     } else {
         gs_etir c = *e;
         c.level = 0;
         gs_estimate est;
         done = gs_estimate_checked(hw, op, &c, m ? m->wf : NULL, &est);
         if (done) t = est.time_s;
-    }
-    if (e->level == 2) {
-        /* a level-2 state is also worth its tensor-core completion */
-        gs_etir c2 = *e, cm;
-        double tm;
-        int lim = hw->max_threads_per_block < GS_COMPLETE_THREADS ? hw->max_threads_per_block : GS_COMPLETE_THREADS;
-        if ((done || gs_etir_apply(op, e, (gs_action){GS_ACT_CACHE, -1, 0}, lim, &c2)) &&
-            complete_mma(hw, op, done ? &best_c : &c2, m, &cm, &tm) && tm < t) {
-            t = tm;
-            done = true;
-        }
     }
     if (ok) *ok = done;
     if (m) memo_put(m, eh, done ? t : -1);
@@ -490,7 +539,7 @@ static double benefit_ex(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_
     if (!gs_etir_apply(op, e, a, lim, next)) return 0;
     double t_entry;
     /* the model policy caches a block tile into the entry it priced */
-    if (pol == GS_POLICY_MODEL && a.kind == GS_ACT_CACHE && e->level == 2 && !enter_best(hw, op, e, m, next, &t_entry))
+    if (pol == GS_POLICY_MODEL && a.kind == GS_ACT_CACHE && e->level == 2 && !enter_priced(hw, op, e, m, next, &t_entry))
         return 0;
     if (pol == GS_POLICY_MODEL && !isnan(t_cur) && next->level != 2) {
         /* below level 2 a state and its completion (the same tiles, level 0)
@@ -1033,6 +1082,19 @@ static int neighbours(const gs_op *op, const gs_etir *e, gs_etir *out, int cap, 
             gs_etir x = *e;
             gs_knob_set(&x, k, v);
             push_clamped(x, all, out, &n, cap);
+            /* the row with a stage more or less: a row's fragments and a
+             * pipeline's buffers share the registers and shared memory, so
+             * either move alone can lose where both win (a100's f16 1x1 NCHW
+             * stride-2 C=512 28^2 b128 stopped at mma1 with one stage, 1.19x
+             * the same tiles at mma4 with two) */
+            if (k == GS_KNOB_MMA)
+                for (int sd = -1; sd <= 1; sd += 2) {
+                    int st = gs_knob_get(e, GS_KNOB_STAGES) + sd;
+                    if (st < gs_knobs[GS_KNOB_STAGES].lo || st > gs_knobs[GS_KNOB_STAGES].hi) continue;
+                    gs_etir y = x;
+                    gs_knob_set(&y, GS_KNOB_STAGES, st);
+                    push_clamped(y, all, out, &n, cap);
+                }
             if (k == GS_KNOB_SPLITK) /* split-K's blocks for spatial blocks: the grid and the threads kept */
                 for (int d = 0; d < op->naxes; d++) {
                     if (op->axes[d].kind != GS_AXIS_SPATIAL) continue;
@@ -1224,8 +1286,13 @@ static double best_neighbour(const gs_hw *hw, const gs_op *op, const gs_etir *nb
  * over a limit alone (issue 22 item 7): h100's gemm M=16384 N=1024 K=32 stopped at
  * m:64/8 k:16, whose m:128/16 k:8 is 9 % faster (alone, m:128/16 exceeds the
  * registers and k:8 is 8 % slower); v100's gemm M=128 N=768 K=3072 stopped
- * at k:32 g4 sk2, whose k:16 g2 sk4 is 12 % faster. Priced only where the
- * pass would stop, so a descent's path is unchanged up to its optimum. */
+ * at k:32 g4 sk2, whose k:16 g2 sk4 is 12 % faster. Where the operator has
+ * a tensor-core row, every neighbour with the reduce tile doubled too: the
+ * row fixes the k step, and a longer k tile takes more copy registers a
+ * thread unless the block has more threads (h100's f16 NCHW 3x3 C=K=256 14^2
+ * b128 stopped at n:64 c:8, 0.272 ms: c:16 alone exceeds the registers,
+ * n:128 alone is 1.5 % slower, both 0.178 ms). Priced only where the pass
+ * would stop, so a descent's path is unchanged up to its optimum. */
 #ifndef GS_POLISH_ESCAPE
 #define GS_POLISH_ESCAPE 1
 #endif
@@ -1241,26 +1308,29 @@ static bool escape(const gs_hw *hw, const gs_op *op, const gs_etir *nb, int n, c
                    memo *m, double lim, bool audit, polish_count *pc, gs_etir *cand, uint64_t *hk, gs_etir *out,
                    double *t) {
     double tb = INFINITY;
-    for (int d = 0; d < op->naxes; d++) {
-        if (op->axes[d].kind == GS_AXIS_SPATIAL) continue;
-        int nx = 0;
-        for (int i = 0; i < n; i++) {
-            if (nb[i].tile[d].block < 2) continue;
-            gs_etir y = nb[i];
-            y.tile[d].block /= 2;
-            if (!push_clamped(y, 1u << d, cand, &nx, n)) continue; /* nb[i] is clamped */
-            uint64_t h = state_key(&cand[nx - 1]);
-            bool visited = false;
-            for (int j = 0; j < nseen && !visited; j++) visited = seen[j] == h;
-            hk[nx - 1] = visited ? 0 : h | 1u;
+    /* halved, then (with a tensor-core row) doubled */
+    const int dirs = gs_mma_pick(hw->sm, op) ? 2 : 1;
+    for (int d = 0; d < op->naxes; d++)
+        for (int dir = 0; dir < dirs; dir++) {
+            if (op->axes[d].kind == GS_AXIS_SPATIAL) continue;
+            int nx = 0;
+            for (int i = 0; i < n; i++) {
+                if (!dir && nb[i].tile[d].block < 2) continue;
+                gs_etir y = nb[i];
+                y.tile[d].block = dir ? scale2(y.tile[d].block, 1) : y.tile[d].block / 2;
+                if (!push_clamped(y, 1u << d, cand, &nx, n)) continue; /* nb[i] is clamped */
+                uint64_t h = state_key(&cand[nx - 1]);
+                bool visited = false;
+                for (int j = 0; j < nseen && !visited; j++) visited = seen[j] == h;
+                hk[nx - 1] = visited ? 0 : h | 1u;
+            }
+            int pick;
+            double tp = best_neighbour(hw, op, cand, nx, hk, m, tb < lim ? tb : lim, audit, pc, &pick);
+            if (pick >= 0 && tp < tb) { /* an earlier axis or direction wins a tie */
+                tb = tp;
+                *out = cand[pick];
+            }
         }
-        int pick;
-        double tp = best_neighbour(hw, op, cand, nx, hk, m, tb < lim ? tb : lim, audit, pc, &pick);
-        if (pick >= 0 && tp < tb) { /* an earlier axis wins a tie */
-            tb = tp;
-            *out = cand[pick];
-        }
-    }
     if (!(tb < lim)) return false;
     *t = tb;
     return true;

@@ -7,6 +7,7 @@
  * Shapes for the sweep come from tests/data/construct_shapes.txt (M N K per
  * line). Regression tests pin the defects found while writing these. */
 #include "construct/construct.h"
+#include "ir/mma.h"
 #include "tests/test_common.h"
 
 #include <criterion/criterion.h>
@@ -1625,4 +1626,146 @@ Test(construct, floor_under_the_estimate_over_the_space, .timeout = 300) {
             gs_op_destroy(op);
             gs_ctx_destroy(ctx);
         }
+}
+
+/* ---- the walk and the tensor cores (session 16) ------------------------------------ */
+
+/* A level-2 conv state with block tiles n, k, p, q, c (r, s 1) on op. */
+static gs_etir conv_block(const gs_op *op, int n, int k, int p, int q, int c) {
+    gs_etir e;
+    gs_etir_init(op, &e);
+    const int b[7] = {n, k, p, q, c, 1, 1};
+    cr_assert_eq(op->naxes, 7, "%s: a conv's axes are n k p q c r s", op->spec);
+    for (int d = 0; d < 7; d++) e.tile[d].block = b[d];
+    return e;
+}
+
+/* A block tile is priced by the faster of its plain and its tensor-core
+ * completions, and the model policy's cache enters the one that set the
+ * price. A conv had no tensor-core completion at all (its m role spans n,
+ * p and q, which the single-axis completion refused), and the cache entered
+ * the plain (FFMA) entry of a block tile priced by its tensor cores, whose
+ * thread tiles the mma row rarely allows: h100's bf16 NCHW 3x3 C=K=256 14^2
+ * b128 ended on FFMA (0.83 ms) at seed 1 and on the tensor cores (0.29 ms) at
+ * seed 4. A block whose k tile the widest row does not divide (c:8) enters
+ * the k8 row. */
+Test(construct, caching_a_block_tile_enters_its_tensor_core_completion) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_op *op = NULL;
+    cr_assert_eq(gs_op_parse(ctx, "conv2d N=128 C=256 H=14 W=14 K=256 R=3 S=3 pad=1 layout=nchw bias=1 relu=1 dtype=f16",
+                             &op),
+                 GS_OK, "%s", gs_ctx_errmsg(ctx));
+    const gs_hw *hw = hw_named("h100");
+    static const struct {
+        int n, k, p, q, c, kstep;
+    } cases[] = {{16, 128, 2, 2, 16, 16}, {64, 128, 1, 1, 8, 8}, {4, 64, 2, 8, 16, 16}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gs_etir e = conv_block(op, cases[i].n, cases[i].k, cases[i].p, cases[i].q, cases[i].c), next;
+        double w = gs_action_benefit(hw, op, &e, (gs_action){GS_ACT_CACHE, -1, 0}, GS_POLICY_MODEL, &next);
+        cr_assert_gt(w, 0, "case %zu: the cache is refused", i);
+        cr_assert_eq(next.level, 1, "case %zu: level %d", i, next.level);
+        cr_assert_neq(next.mma, 0, "case %zu: entered the FFMA entry", i);
+        cr_assert_eq(gs_mma_get(next.mma)->k, cases[i].kstep, "case %zu: row %s", i, gs_mma_get(next.mma)->name);
+        cr_assert(gs_mma_state_ok(op, &next, next.mma), "case %zu: the entry breaks its row", i);
+        for (int d = 0; d < 5; d++)
+            cr_assert_eq(next.tile[d].block, e.tile[d].block, "case %zu: block tile %d moved", i, d);
+        /* the entry is at least as fast as the plain completion */
+        gs_etir plain = next;
+        gs_estimate a, b;
+        cr_assert(gs_complete(hw, op, &e, &plain), "case %zu: no plain completion", i);
+        gs_estimate_etir(hw, op, &plain, 0, &a);
+        gs_etir done = next;
+        done.level = 0;
+        gs_estimate_etir(hw, op, &done, 0, &b);
+        cr_assert_leq(b.time_s, a.time_s, "case %zu: entry %.4g s, plain %.4g s", i, b.time_s, a.time_s);
+    }
+    gs_op_destroy(op);
+    gs_ctx_destroy(ctx);
+}
+
+/* The defect above, end to end: the construction takes the tensor cores at
+ * every seed (before: FFMA's 0.83 ms at seed 1). */
+Test(construct, half_conv_takes_the_tensor_cores_at_every_seed) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_op *op = NULL;
+    cr_assert_eq(gs_op_parse(ctx, "conv2d N=128 C=256 H=14 W=14 K=256 R=3 S=3 pad=1 layout=nchw bias=1 relu=1 dtype=bf16",
+                             &op),
+                 GS_OK, "%s", gs_ctx_errmsg(ctx));
+    const gs_hw *hw = hw_named("h100");
+    gs_construct_opts o = opts_default();
+    o.top_k = 1;
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        o.seed = seed;
+        gs_result *r = run(op, hw, &o);
+        cr_assert_neq(r->cand[0].mma, 0, "seed %d: FFMA, %.4g ms", (int)seed, r->est[0].time_s * 1e3);
+        cr_assert_lt(r->est[0].time_s, 0.4e-3, "seed %d: %.4g ms", (int)seed, r->est[0].time_s * 1e3);
+        gs_result_destroy(r);
+    }
+    gs_op_destroy(op);
+    gs_ctx_destroy(ctx);
+}
+
+/* Where the operator has a tensor-core row, the escape also composes each
+ * neighbour with the reduce tile doubled: the mma row fixes the k step, and
+ * a longer k tile takes more copy registers a thread unless the block has
+ * more threads. h100's f16 NCHW 3x3 C=K=256 14^2 b128 stopped at n:64 c:8
+ * (0.272 ms): c:16 alone exceeds the registers, n:128 alone is 1.5 % slower,
+ * and both together are 0.178 ms. */
+Test(construct, polish_escapes_by_doubling_the_reduce_tile) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_op *op = NULL;
+    cr_assert_eq(gs_op_parse(ctx, "conv2d N=128 C=256 H=14 W=14 K=256 R=3 S=3 pad=1 layout=nchw bias=1 relu=1 dtype=f16",
+                             &op),
+                 GS_OK, "%s", gs_ctx_errmsg(ctx));
+    const gs_hw *hw = hw_named("h100");
+    gs_etir e, c;
+    cr_assert_eq(gs_etir_parse_config(ctx, op,
+                                      "bn=64,bk=128,bp=1,bq=1,bc=8,br=1,bs=1,tn=4,tk=16,tp=1,tq=1,vn=1,vk=1,vp=1,vq=1,"
+                                      "si=1,sf=1,stages=2,mma=4",
+                                      &e),
+                 GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_etir_parse_config(ctx, op,
+                                      "bn=128,bk=128,bp=1,bq=1,bc=16,br=1,bs=1,tn=4,tk=16,tp=1,tq=1,vn=1,vk=1,vp=1,vq=1,"
+                                      "si=1,sf=1,stages=2,mma=4",
+                                      &c),
+                 GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_estimate est;
+    gs_estimate_etir(hw, op, &c, 0, &est);
+    double tc = est.time_s, t = 0;
+    gs_estimate_etir(hw, op, &e, 0, &est);
+    cr_assert_lt(tc, 0.9 * est.time_s, "the compound %.4g s against the start's %.4g s", tc, est.time_s);
+    cr_assert_gt(gs_polish(hw, op, &e, 1, 32, &t), 0);
+    cr_assert_leq(t, tc * (1 + 1e-9), "the polish reached %.4g s, the compound is %.4g s", t, tc);
+    gs_op_destroy(op);
+    gs_ctx_destroy(ctx);
+}
+
+/* The polish's step of the mma row also comes with a stage more or less:
+ * a row's fragments and a pipeline's buffers share the registers and the
+ * shared memory, so either move alone can lose where both win. a100's f16
+ * 1x1 NCHW stride-2 C=512 28^2 K=1024 b128 stopped at mma1 with one stage,
+ * 1.19x the time of the same tiles at mma4 with two. */
+Test(construct, polish_moves_the_mma_row_with_the_stages) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_op *op = NULL;
+    cr_assert_eq(gs_op_parse(ctx, "conv2d N=128 C=512 H=28 W=28 K=1024 R=1 S=1 stride=2 layout=nchw bias=1 relu=0 dtype=f16",
+                             &op),
+                 GS_OK, "%s", gs_ctx_errmsg(ctx));
+    const gs_hw *hw = hw_named("a100");
+    gs_etir e, c;
+    const char *tiles = "bn=32,bk=128,bp=2,bq=2,bc=16,br=1,bs=1,tn=4,tk=16,tp=1,tq=1,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,raster=2";
+    char cfg[512];
+    snprintf(cfg, sizeof cfg, "%s,mma=1", tiles);
+    cr_assert_eq(gs_etir_parse_config(ctx, op, cfg, &e), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    snprintf(cfg, sizeof cfg, "%s,stages=2,mma=4", tiles);
+    cr_assert_eq(gs_etir_parse_config(ctx, op, cfg, &c), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_estimate est;
+    gs_estimate_etir(hw, op, &c, 0, &est);
+    double tc = est.time_s, t = 0;
+    gs_estimate_etir(hw, op, &e, 0, &est);
+    cr_assert_lt(tc, 0.9 * est.time_s, "the compound %.4g s against the start's %.4g s", tc, est.time_s);
+    cr_assert_gt(gs_polish(hw, op, &e, 1, 32, &t), 0);
+    cr_assert_leq(t, tc * (1 + 1e-9), "the polish reached %.4g s, the compound is %.4g s", t, tc);
+    gs_op_destroy(op);
+    gs_ctx_destroy(ctx);
 }
