@@ -409,6 +409,41 @@ Test(cache, unwritable_dir_dispatch_still_works) {
     gs_ctx_destroy(ctx);
 }
 
+/* An older build's entry under the kernel's descriptor key (its printer
+ * wrote other text for the same descriptor) is never read: the dispatcher
+ * keys the binary by its source too. Before, a cache directory kept across
+ * an upgrade served the old build's kernels. */
+Test(cache, dispatcher_ignores_another_builds_entry) {
+    gs_ctx *ctx = gs_ctx_create();
+    char *dir = gs_test_tmpdir("cache-test");
+    gs_op *op = NULL;
+    cr_assert_eq(gs_op_parse(ctx, "gemm M=33 N=65 K=17 transA=1", &op), GS_OK);
+    gs_kernel_handle h;
+    gs_dispatcher *d = source_dispatcher(ctx, dir);
+    cr_assert_eq(gs_dispatch(ctx, d, op, &h), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    const uint64_t key = h.key;
+    char *src = strdup(h.binary);
+    cr_assert_not_null(src);
+    gs_dispatcher_destroy(d);
+    /* the old build's entry: its own text, under the descriptor's key */
+    gs_kcache *c = NULL;
+    cr_assert_eq(gs_kcache_open(ctx, dir, &c), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    static const char stale[] = "/* an older printer's kernel */";
+    cr_assert_eq(gs_kcache_put(ctx, c, key, GS_KB_OPENCL_SOURCE, stale, sizeof stale - 1), GS_OK);
+    gs_kcache_close(c);
+    d = source_dispatcher(ctx, dir);
+    cr_assert_eq(gs_dispatch(ctx, d, op, &h), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(h.key, key, "the kernel keeps its name");
+    cr_assert_str_eq(h.binary, src, "read the other build's entry");
+    cr_assert_eq(h.disk_hit, 1, "this build's own entry is on disk");
+    gs_dispatcher_destroy(d);
+    free(src);
+    gs_op_destroy(op);
+    gs_test_rm_flat(dir);
+    free(dir);
+    gs_ctx_destroy(ctx);
+}
+
 /* A corrupt entry on disk is rebuilt by the dispatcher. */
 Test(cache, dispatcher_rebuilds_corrupt_entry) {
     gs_ctx *ctx = gs_ctx_create();
@@ -419,8 +454,10 @@ Test(cache, dispatcher_rebuilds_corrupt_entry) {
     gs_dispatcher *d = source_dispatcher(ctx, dir);
     cr_assert_eq(gs_dispatch(ctx, d, op, &h1), GS_OK);
     char path[1024];
-    cr_assert_eq(gs_kcache_path(gs_dispatcher_cache(d), h1.key, GS_KB_OPENCL_SOURCE, path, sizeof path), GS_OK);
-    char *src1 = strdup(h1.binary);
+    char *src1 = strdup(h1.binary); /* (the OpenCL backend's binary is the source) */
+    cr_assert_eq(gs_kcache_path(gs_dispatcher_cache(d), gs_kcache_src_key(h1.key, src1), GS_KB_OPENCL_SOURCE, path,
+                                sizeof path),
+                 GS_OK);
     gs_dispatcher_destroy(d);
     cr_assert_eq(truncate(path, file_size(path) / 2), 0);
     d = source_dispatcher(ctx, dir);

@@ -601,6 +601,10 @@ static gs_status compile_and_put(gs_ctx *ctx, gs_kcache *c, uint64_t key, const 
     return GS_OK;
 }
 
+uint64_t gs_kcache_src_key(uint64_t desc_key, const char *src) {
+    return gs_hash_bytes(src, strlen(src), desc_key);
+}
+
 gs_status gs_nvrtc_compile_cached(gs_ctx *ctx, gs_kcache *c, const char *src, const char *name, int sm, bool want_ptx,
                                   bool want_cubin, gs_nvrtc_out *out, bool *hit) {
     if (hit) *hit = false;

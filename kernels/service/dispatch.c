@@ -665,13 +665,16 @@ static gs_status get_kernel(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, cons
     k.smem_bytes = ks.smem_bytes;
     k.kind = kernel_kind(d);
     if (d->o.compile) {
+        /* the cache holds the binary under its source's key (k.key names
+         * the kernel in this dispatcher; gs_kcache_src_key) */
+        const uint64_t ck = gs_kcache_src_key(ks.hash, ks.src);
         gs_kcache_stats before, after;
         gs_kcache_stats_get(d->cache, &before);
         /* dispatchers sharing the cache directory build a kernel once; the
          * others wait for it (counted as compile time) and read it from the disk */
         int lk = -1;
         double waited = 0;
-        bool cached = gs_kcache_get_or_lock(ctx, d->cache, k.key, k.kind, &k.binary, &k.len, &lk, &waited);
+        bool cached = gs_kcache_get_or_lock(ctx, d->cache, ck, k.kind, &k.binary, &k.len, &lk, &waited);
         *compile_s += waited;
         if (cached) {
             gs_kcache_stats_get(d->cache, &after);
@@ -693,7 +696,7 @@ static gs_status get_kernel(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, cons
                 d->st.compiles++;
                 d->st.compile_ms += dt * 1e3;
                 if (s != GS_OK) {
-                    gs_kcache_unlock(d->cache, k.key, k.kind, lk);
+                    gs_kcache_unlock(d->cache, ck, k.kind, lk);
                     gs_nvrtc_out_free(&nv);
                     gs_kernel_src_free(&ks);
                     return s;
@@ -703,14 +706,14 @@ static gs_status get_kernel(gs_ctx *ctx, gs_dispatcher *d, const gs_op *op, cons
             }
             /* An unwritable disk directory costs only the disk level: the
              * entry stays in memory and the failure is counted. */
-            s = gs_kcache_put(ctx, d->cache, k.key, k.kind, bytes, len);
-            gs_kcache_unlock(d->cache, k.key, k.kind, lk);
+            s = gs_kcache_put(ctx, d->cache, ck, k.kind, bytes, len);
+            gs_kcache_unlock(d->cache, ck, k.kind, lk);
             gs_nvrtc_out_free(&nv);
             if (s != GS_OK && s != GS_ERR_IO) {
                 gs_kernel_src_free(&ks);
                 return s;
             }
-            if (!gs_kcache_get(ctx, d->cache, k.key, k.kind, &k.binary, &k.len)) {
+            if (!gs_kcache_get(ctx, d->cache, ck, k.kind, &k.binary, &k.len)) {
                 gs_kernel_src_free(&ks);
                 return gs_err(ctx, GS_ERR_NOMEM, "dispatcher: the kernel cache lost %s", k.name);
             }

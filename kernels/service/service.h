@@ -296,6 +296,12 @@ bool gs_kcache_get_or_lock(gs_ctx *ctx, gs_kcache *c, uint64_t key, gs_kbackend 
                            int *lock, double *waited_s);
 /* Remove the lock file and release the lock (fd -1: nothing to do). */
 void gs_kcache_unlock(gs_kcache *c, uint64_t key, gs_kbackend b, int fd);
+/* The cache key of a kernel's binary: its descriptor's hash (desc_key) mixed
+ * with its source text. The descriptor names the kernel, but a printer change
+ * that keeps every descriptor (a new build: session 15's lane bases changed
+ * the text of every mma conv's kernel, not its descriptor) must not read an
+ * older build's binary from a shared cache directory. */
+uint64_t gs_kcache_src_key(uint64_t desc_key, const char *src);
 /* The file name of an entry (GS_ERR_UNSUPPORTED when memory only). */
 gs_status gs_kcache_path(const gs_kcache *c, uint64_t key, gs_kbackend b, char *buf, size_t n);
 /* Encode an entry header (GS_KCACHE_HEADER_BYTES bytes) for a payload. */
