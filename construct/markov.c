@@ -364,6 +364,16 @@ static bool mma_spread(const gs_op *op, const int8_t *role, int r, int64_t t, gs
     return t == 1;
 }
 
+/* Whether op's states can take a tensor-core row on hw at all: a row of its
+ * types on the arch (gs_mma_pick), a tensor rate for them, and mma roles for
+ * every axis (role gets them). gs_mma_pick alone is the types' and the
+ * arch's: a half dwconv, pool, gemv or row reduction has a row by it, though
+ * no state of it can use one. */
+static bool takes_mma(const gs_hw *hw, const gs_op *op, int8_t *role) {
+    return gs_mma_pick(hw->sm, op) && gs_hw_tensor_flops_per_sm(hw, (gs_dtype)op->dtype_in, (gs_math)op->math) > 0 &&
+           gs_mma_roles(op, role);
+}
+
 /* A level-2 state completed for the tensor cores (issue 20): when the
  * profile's arch has an mma row for op's types (gs_mma_pick) and a tensor
  * rate for them, c's tiles (its plain completion) with that row, both inputs
@@ -381,9 +391,7 @@ static bool mma_spread(const gs_op *op, const int8_t *role, int r, int64_t t, gs
  * there is no row or no candidate passes the check. */
 static bool complete_mma(const gs_hw *hw, const gs_op *op, const gs_etir *c, memo *m, gs_etir *out, double *t) {
     int8_t role[GS_MAX_AXES];
-    if (!gs_mma_pick(hw->sm, op) || gs_hw_tensor_flops_per_sm(hw, (gs_dtype)op->dtype_in, (gs_math)op->math) <= 0 ||
-        !gs_mma_roles(op, role))
-        return false;
+    if (!takes_mma(hw, op, role)) return false;
     int64_t bm = 1, bn = 1, bk = 1;
     for (int d = 0; d < op->naxes; d++) {
         if (role[d] == GS_MMA_ROLE_M) bm *= c->tile[d].block;
@@ -1308,8 +1316,9 @@ static bool escape(const gs_hw *hw, const gs_op *op, const gs_etir *nb, int n, c
                    memo *m, double lim, bool audit, polish_count *pc, gs_etir *cand, uint64_t *hk, gs_etir *out,
                    double *t) {
     double tb = INFINITY;
-    /* halved, then (with a tensor-core row) doubled */
-    const int dirs = gs_mma_pick(hw->sm, op) ? 2 : 1;
+    /* halved, then (where op's states can take a tensor-core row: takes_mma) doubled */
+    int8_t role[GS_MAX_AXES];
+    const int dirs = takes_mma(hw, op, role) ? 2 : 1;
     for (int d = 0; d < op->naxes; d++)
         for (int dir = 0; dir < dirs; dir++) {
             if (op->axes[d].kind == GS_AXIS_SPATIAL) continue;

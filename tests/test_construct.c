@@ -1769,3 +1769,39 @@ Test(construct, polish_moves_the_mma_row_with_the_stages) {
     gs_op_destroy(op);
     gs_ctx_destroy(ctx);
 }
+
+/* The escape's doubled reduce tile is for operators whose states can take a
+ * tensor-core row. gs_mma_pick answers for the types and the arch only, so a
+ * half operator that no row can take (a dwconv, a pool, a gemv, a row
+ * reduction: no mma roles) got the doubled compounds too: on t4 (sm_75) f16
+ * has a row (m16n8k8) and bf16 none, and the f16 dwconv's construction
+ * priced 29 % more states than the bf16 one (13346 against 10371) and
+ * ranked other candidates, where the model prices both types alike. Review
+ * of session 16 (b0d7199). */
+Test(construct, half_operator_without_mma_roles_escapes_as_before) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_op *a = NULL, *b = NULL;
+    cr_assert_eq(gs_op_parse(ctx, "dwconv2d N=1 C=32 H=112 W=112 R=3 S=3 pad=1 dtype=f16", &a), GS_OK, "%s",
+                 gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_op_parse(ctx, "dwconv2d N=1 C=32 H=112 W=112 R=3 S=3 pad=1 dtype=bf16", &b), GS_OK, "%s",
+                 gs_ctx_errmsg(ctx));
+    const gs_hw *hw = hw_named("t4");
+    cr_assert_neq(gs_mma_pick(hw->sm, a), 0, "t4 has an f16 row");
+    cr_assert_eq(gs_mma_pick(hw->sm, b), 0, "t4 has no bf16 row");
+    gs_construct_opts o = opts_default();
+    o.threads = 1;
+    gs_result *ra = run(a, hw, &o), *rb = run(b, hw, &o);
+    cr_assert_eq(ra->evaluated, rb->evaluated, "f16 priced %lld states, bf16 %lld", (long long)ra->evaluated,
+                 (long long)rb->evaluated);
+    cr_assert_eq(ra->n, rb->n);
+    for (int i = 0; i < ra->n; i++) {
+        cr_assert(!memcmp(&ra->cand[i], &rb->cand[i], sizeof ra->cand[i]), "candidate %d differs", i);
+        cr_assert_eq(ra->est[i].time_s, rb->est[i].time_s, "candidate %d: %.6g s against %.6g s", i, ra->est[i].time_s,
+                     rb->est[i].time_s);
+    }
+    gs_result_destroy(ra);
+    gs_result_destroy(rb);
+    gs_op_destroy(a);
+    gs_op_destroy(b);
+    gs_ctx_destroy(ctx);
+}
