@@ -79,7 +79,7 @@ check_msg 2 "config: empty" "estimate empty config" estimate --config '' 'gemm M
 check_msg 2 "bad value for 'bm'" "estimate signed config value" estimate --config bm=+4 'gemm M=4 N=4 K=4'
 check_msg 2 "takes f16 inputs" "mma row on f32 inputs" estimate --config bm=16,bn=8,bk=16,tm=2,tn=2,mma=1 'gemm M=4 N=4 K=4'
 check_msg 2 "even thread tiles" "mma on odd thread tiles" estimate --config bm=16,bn=8,bk=16,tm=1,tn=2,mma=1 'gemm M=4 N=4 K=4 dtype=f16'
-check_msg 2 "mma must be 0..4" "mma out of the table" estimate --config bm=16,bn=8,bk=16,tm=2,tn=2,mma=9 'gemm M=4 N=4 K=4 dtype=f16'
+check_msg 2 "mma must be 0..5" "mma out of the table" estimate --config bm=16,bn=8,bk=16,tm=2,tn=2,mma=9 'gemm M=4 N=4 K=4 dtype=f16'
 check_msg 2 "stages exceeds the reduce loop's tiles" "stages over the k tiles" verify --hw a100 --config bm=64,bn=32,bk=32,tm=2,tn=2,sa=1,sb=1,stages=2,mma=1 'gemm M=33 N=64 K=17 dtype=f16'
 check_msg 2 "too many threads per block" "threads over the limit" construct --hw a100 --config bm=128,bn=128,bk=8,tm=1,tn=1 'gemm M=256 N=256 K=64'
 check_msg 2 "no such mma instruction" "mma row above the arch" construct --hw t4 --config bm=64,bn=32,bk=32,tm=2,tn=2,sa=1,sb=1,mma=1 'gemm M=64 N=64 K=64 dtype=f16'
