@@ -83,6 +83,7 @@ check_msg 2 "mma must be 0..5" "mma out of the table" estimate --config bm=16,bn
 check_msg 2 "stages exceeds the reduce loop's tiles" "stages over the k tiles" verify --hw a100 --config bm=64,bn=32,bk=32,tm=2,tn=2,sa=1,sb=1,stages=2,mma=1 'gemm M=33 N=64 K=17 dtype=f16'
 check_msg 2 "too many threads per block" "threads over the limit" construct --hw a100 --config bm=128,bn=128,bk=8,tm=1,tn=1 'gemm M=256 N=256 K=64'
 check_msg 2 "no such mma instruction" "mma row above the arch" construct --hw t4 --config bm=64,bn=32,bk=32,tm=2,tn=2,sa=1,sb=1,mma=1 'gemm M=64 N=64 K=64 dtype=f16'
+check_msg 2 "(mma=5, m16n8k8.bf16, needs sm_80; t4 is sm_75)" "bf16's m16n8k8 row on sm_75, where f16's exists" verify --hw t4 --config bm=64,bn=32,bk=8,tm=2,tn=2,sa=1,sb=1,mma=5 'gemm M=64 N=64 K=64 dtype=bf16'
 check_msg 2 "Is a directory" "estimate --configs directory" estimate --configs "$tmp/adir" 'gemm M=4 N=4 K=4'
 check_msg 2 "cfgs.txt:4:" "estimate --configs names the bad line" estimate --configs "$tmp/cfgs.txt" 'gemm M=4 N=4 K=4'
 check_msg 2 "not an option" "estimate --top" estimate --top 3 --config bm=4 'gemm M=4 N=4 K=4'

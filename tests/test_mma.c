@@ -380,6 +380,10 @@ Test(mma, plan_fields_and_arch_check) {
     cr_assert_eq(cfg(ctx, &b, "bm=64,bn=32,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=5", &e), GS_OK);
     cr_assert(gs_hw_check(a100, &b, &e), "m16n8k8.bf16 on sm_80");
     cr_assert(!gs_hw_check(t4, &b, &e), "m16n8k8.bf16 on sm_75");
+    gs_result *res = NULL;
+    cr_assert_eq(gs_construct_config(ctx, &b, t4, "bm=64,bn=32,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=5", &res),
+                 GS_ERR_INVALID_ARG);
+    cr_assert(strstr(gs_ctx_errmsg(ctx), "(mma=5, m16n8k8.bf16, needs sm_80; t4 is sm_75)"), "%s", gs_ctx_errmsg(ctx));
     gs_ctx_destroy(ctx);
 }
 
