@@ -887,8 +887,7 @@ static int run_candidates(cli_run *u) {
     if (!r) s = gs_err(ctx, GS_ERR_NOMEM, "out of memory");
     if (s == GS_OK) s = gs_etir_parse_config(ctx, u->op, o->config, &r->cand[0]);
     if (s == GS_OK) gs_cli_plan_apply(&o->plan, &r->cand[0]);
-    const char *why = s == GS_OK ? gs_hw_check_why(u->hw, u->op, &r->cand[0]) : NULL;
-    if (why) s = gs_err(ctx, GS_ERR_INVALID_ARG, "config %s is rejected on %s: %s", o->config, u->hw->name, why);
+    if (s == GS_OK) s = gs_config_fits(ctx, u->hw, u->op, &r->cand[0], o->config);
     if (s != GS_OK) return run_fail(u, s);
     r->op = *u->op;
     r->hw = *u->hw;

@@ -55,6 +55,12 @@ bool gs_help_early(double others, int online, int allowed);
 gs_status gs_construct_opts_check(gs_ctx *ctx, const gs_construct_opts *opts);
 bool gs_complete(const gs_hw *hw, const gs_op *op, const gs_etir *e, gs_etir *out);
 
+/* Whether a user's configuration cfg, parsed into e, passes gs_hw_check on
+ * hw: GS_OK, or GS_ERR_INVALID_ARG "config CFG is rejected on HW: why"
+ * (gs_hw_check_why). An mma row the profile's arch lacks is also named with
+ * the arch it needs, from the row. */
+gs_status gs_config_fits(gs_ctx *ctx, const gs_hw *hw, const gs_op *op, const gs_etir *e, const char *cfg);
+
 /* A policy's or strategy's name ("paper", "markov", ...; "?" out of range),
  * and the value a name spells (false when it spells none). */
 const char *gs_policy_name(gs_policy p);

@@ -62,6 +62,25 @@ gs_status gs_strategy_parse(gs_ctx *ctx, const char *name, gs_strategy *out) {
 }
 
 /* ---- a result from a configuration ---------------------------------------------- */
+gs_status gs_config_fits(gs_ctx *ctx, const gs_hw *hw, const gs_op *op, const gs_etir *e, const char *cfg) {
+    const char *why = gs_hw_check_why(hw, op, e);
+    if (!why) return GS_OK;
+    /* The check tests the row's arch right after the state's form, so a
+     * well-formed state whose row the arch lacks fails on that rule: beside
+     * the check's words, the row and the arch it needs (a type's, not only a
+     * shape's: m16n8k8 takes f16 on sm_75, bf16 from sm_80). */
+    const gs_mma_row *r = NULL;
+    if (e->mma && gs_etir_wellformed(op, e) && !gs_mma_arch_ok(e->mma, hw->sm)) r = gs_mma_get(e->mma);
+    if (r) {
+        char upto[32] = "";
+        if (r->max_arch) snprintf(upto, sizeof upto, " up to sm_%d", r->max_arch);
+        return gs_err(ctx, GS_ERR_INVALID_ARG,
+                      "config %s is rejected on %s: %s (mma=%d, %s, needs sm_%d%s; %s is sm_%d)", cfg, hw->name, why,
+                      e->mma, r->name, r->min_arch, upto, hw->name, hw->sm);
+    }
+    return gs_err(ctx, GS_ERR_INVALID_ARG, "config %s is rejected on %s: %s", cfg, hw->name, why);
+}
+
 gs_status gs_construct_config(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, const char *cfg, gs_result **out) {
     if (!out) return gs_err(ctx, GS_ERR_INVALID_ARG, "gs_construct_config: out is NULL");
     *out = NULL;
@@ -72,8 +91,7 @@ gs_status gs_construct_config(gs_ctx *ctx, const gs_op *op, const gs_hw *hw, con
     gs_result *r = calloc(1, sizeof *r);
     if (!r) return gs_err(ctx, GS_ERR_NOMEM, "out of memory");
     s = gs_etir_parse_config(ctx, op, cfg, &r->cand[0]);
-    const char *why = s == GS_OK ? gs_hw_check_why(hw, op, &r->cand[0]) : NULL;
-    if (why) s = gs_err(ctx, GS_ERR_INVALID_ARG, "config %s is rejected on %s: %s", cfg, hw->name, why);
+    if (s == GS_OK) s = gs_config_fits(ctx, hw, op, &r->cand[0], cfg);
     if (s != GS_OK) {
         free(r);
         return s;

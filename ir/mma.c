@@ -1,7 +1,7 @@
 /* mma.c — the tensor-core instruction table (ir/mma.h) and the legality of
  * its rows for an operator and a state. The layouts are the PTX ISA's
- * fragment figures for mma.m16n8k16 (.f16, .bf16), mma.m16n8k8 (.tf32, .f16)
- * and ldmatrix (whose 16-byte rows serve 32-bit tf32 words as they serve
+ * fragment figures for mma.m16n8k16 (.f16, .bf16), mma.m16n8k8 (.tf32, .f16,
+ * .bf16) and ldmatrix (whose 16-byte rows serve 32-bit tf32 words as they serve
  * pairs of halves); tests/test_mma.c holds a second transcription, register by
  * register. */
 #include "ir/mma.h"
@@ -39,6 +39,15 @@ static const gs_mma_row mma_rows[GS_MMA_COUNT + 1] = {
            .ldsm = 1, .ldsm_a = {{0, 0}, {8, 0}, {0, 4}, {8, 4}}, .ldsm_b = {{0, 0}, {4, 0}}},
     [4] = {.name = "m16n8k8.f16", .ptx = "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32", .min_arch = 75,
            .m = 16, .n = 8, .k = 8, .dtype_in = GS_DTYPE_F16, .math = GS_MATH_F32, .per_reg = 2,
+           .a = {2, 4, 1, 0, 0, 2, {0, 0, 8, 8}, {0, 1, 0, 1}},
+           .b = {1, 2, 0, 2, 1, 0, {0, 1}, {0, 0}},
+           .c = GS_MMA_C_M16N8, .ldsm = 1,
+           .ldsm_a = {{0, 0}, {8, 0}}, .ldsm_b = {{0, 0}}},
+    /* The PTX ISA gives m16n8k8 one figure for .f16 and .bf16 (row 4's
+     * layout), but bf16 is one of the alternate types that came with sm_80,
+     * where the f16 shape dates from sm_75. */
+    [5] = {.name = "m16n8k8.bf16", .ptx = "mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32", .min_arch = 80,
+           .m = 16, .n = 8, .k = 8, .dtype_in = GS_DTYPE_BF16, .math = GS_MATH_F32, .per_reg = 2,
            .a = {2, 4, 1, 0, 0, 2, {0, 0, 8, 8}, {0, 1, 0, 1}},
            .b = {1, 2, 0, 2, 1, 0, {0, 1}, {0, 0}},
            .c = GS_MMA_C_M16N8, .ldsm = 1,

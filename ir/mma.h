@@ -17,7 +17,7 @@
 #include "ir/ir.h"
 
 /* Rows of gs_mma_table: index 1..GS_MMA_COUNT (0 is FFMA, no row). */
-#define GS_MMA_COUNT 4
+#define GS_MMA_COUNT 5
 #define GS_MMA_MAX_ELEMS 8 /* elements of one operand per lane */
 
 typedef struct gs_mma_frag {

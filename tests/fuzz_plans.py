@@ -347,10 +347,10 @@ def gen_config(r, axes, inputs, adversarial, hw=""):
 # Every operator takes dtype= and out_dtype= (docs/CLI.md, "Spec grammar");
 # math=tf32 only gemm, bgemm and conv2d with f32 tensors. The tensor-core rows
 # (ir/mma.c): 1 m16n8k16.f16 and 2 .bf16 (sm_80 on), 3 m16n8k8.tf32 (sm_80 on),
-# 4 m16n8k8.f16 (sm_75 on); row: (input kind, k, min arch).
+# 4 m16n8k8.f16 (sm_75 on), 5 m16n8k8.bf16 (sm_80 on); row: (input kind, k, min arch).
 
 ARCH = {"h100": 90, "a100": 80, "rtx4090": 89, "rtx3090": 86, "orin-nano": 87, "v100": 70, "t4": 75}
-MMA_ROWS = {1: ("f16", 16, 80), 2: ("bf16", 16, 80), 3: ("tf32", 8, 80), 4: ("f16", 8, 75)}
+MMA_ROWS = {1: ("f16", 16, 80), 2: ("bf16", 16, 80), 3: ("tf32", 8, 80), 4: ("f16", 8, 75), 5: ("bf16", 8, 80)}
 TF32_CLASSES = {"gemm", "bgemm", "conv2d"}
 # The roles of the axes under mma (gs_mma_roles): M the axes of input 0 and the
 # output, N those of input 1 and the output, K the reduce axes, B batches.

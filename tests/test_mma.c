@@ -64,6 +64,20 @@ static void k8_b(int l, int reg, int h, int *row, int *col) {
     *row = (l % 4) * 2 + h;
     *col = l / 4;
 }
+/* m16n8k8 .bf16, the ISA's figures for .f16 / .bf16 read once more for the
+ * second type: A two .b32 registers, a0 = {a0, a1} at row g, a1 = {a2, a3}
+ * at row g + 8, both at cols 2t, 2t + 1; B one register, b0 = {b0, b1} at
+ * rows (k) 2t, 2t + 1 of column g. */
+static void k8bf_a(int l, int reg, int h, int *row, int *col) {
+    const int g = l >> 2, t = l & 3;
+    *row = reg == 0 ? g : g + 8;
+    *col = t * 2 + h;
+}
+static void k8bf_b(int l, int reg, int h, int *row, int *col) {
+    cr_assert_eq(reg, 0, "m16n8k8 .bf16 B has one register");
+    *row = (l & 3) * 2 + h;
+    *col = l >> 2;
+}
 
 /* ldsm_row: the elements one 16-byte ldmatrix row holds (8 halves, 4 tf32
  * words); trans: whether ldmatrix may transpose the row's operands (.trans
@@ -83,6 +97,8 @@ static const xrow xrows[] = {
     {"m16n8k8.tf32", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", 16, 8, 8, 80, 4, 2, 1, tf32_a, tf32_b, m16n8_c,
      4, 0},
     {"m16n8k8.f16", "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32", 16, 8, 8, 75, 2, 1, 2, k8_a, k8_b, m16n8_c, 8, 1},
+    {"m16n8k8.bf16", "mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32", 16, 8, 8, 80, 2, 1, 2, k8bf_a, k8bf_b,
+     m16n8_c, 8, 1},
 };
 
 static const xrow *xfind(const char *name) {
@@ -231,13 +247,19 @@ Test(mma, knob_config_and_legality) {
     gs_etir_format_config(&h, &e, buf, sizeof buf);
     cr_assert_eq(cfg(ctx, &h, buf, &back), GS_OK);
     cr_assert_eq(back.mma, 1);
-    /* types: f16 takes rows 1 and 4, bf16 row 2, tf32 row 3; f32 none */
+    /* types: f16 takes rows 1 and 4, bf16 rows 2 and 5, tf32 row 3; f32 none */
     cr_assert(gs_mma_state_ok(&h, &e, 1) && gs_mma_state_ok(&h, &e, 4));
-    cr_assert(!gs_mma_state_ok(&h, &e, 2) && !gs_mma_state_ok(&h, &e, 3));
+    cr_assert(!gs_mma_state_ok(&h, &e, 2) && !gs_mma_state_ok(&h, &e, 3) && !gs_mma_state_ok(&h, &e, 5));
     gs_status st = cfg(ctx, &f, MMA_CFG ",mma=1", &e);
     cr_assert(st != GS_OK || !gs_etir_wellformed(&f, &e), "f32 gemm with the f16 row");
     cr_assert_eq(cfg(ctx, &b, MMA_CFG ",mma=2", &e), GS_OK);
     cr_assert(gs_etir_wellformed(&b, &e), "bf16 transposed gemm, row 2");
+    cr_assert(gs_mma_state_ok(&b, &e, 5) && !gs_mma_state_ok(&b, &e, 1) && !gs_mma_state_ok(&b, &e, 4));
+    /* a k tile of 8: bf16's k8 row, not its k16 one */
+    cr_assert_eq(cfg(ctx, &b, "bm=64,bn=32,bk=8,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=5", &e), GS_OK, "%s",
+                 gs_ctx_errmsg(ctx));
+    cr_assert(gs_etir_wellformed(&b, &e) && !gs_mma_state_ok(&b, &e, 2), "bf16 gemm at bk=8, row 5");
+    cr_assert_neq(cfg(ctx, &b, "bm=64,bn=32,bk=8,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=2", &e), GS_OK, "bk=8 on row 2");
     cr_assert_eq(cfg(ctx, &t, MMA_CFG ",mma=3", &e), GS_OK);
     cr_assert(gs_etir_wellformed(&t, &e), "tf32 gemm, row 3");
     cr_assert_eq(cfg(ctx, &bg, "bb=1,bm=64,bn=32,bk=16,tb=1,tm=2,tn=2,vb=1,vm=1,vn=1,sa=1,sb=1,mma=1", &e), GS_OK,
@@ -265,12 +287,14 @@ Test(mma, knob_config_and_legality) {
     cr_assert(!gs_mma_roles(&rr, role), "a one-input reduction");
     cr_assert(gs_mma_axes(&h, &m, &n, &k) && m == 0 && n == 1 && k == 2);
     cr_assert(gs_mma_axes(&bg, &m, &n, &k));
-    cr_assert_neq(cfg(ctx, &h, MMA_CFG ",mma=5", &e), GS_OK, "mma=5 is out of the table");
+    snprintf(buf, sizeof buf, MMA_CFG ",mma=%d", gs_mma_count() + 1);
+    cr_assert_neq(cfg(ctx, &h, buf, &e), GS_OK, "%s is out of the table", buf);
     /* pick: the widest k an arch has */
     cr_assert_eq(gs_mma_pick(80, &h), 1);
     cr_assert_eq(gs_mma_pick(75, &h), 4);
     cr_assert_eq(gs_mma_pick(70, &h), 0);
     cr_assert_eq(gs_mma_pick(90, &b), 2);
+    cr_assert_eq(gs_mma_pick(75, &b), 0, "no bf16 row on sm_75");
     cr_assert_eq(gs_mma_pick(86, &t), 3);
     cr_assert_eq(gs_mma_pick(90, &f), 0);
     gs_ctx_destroy(ctx);
@@ -338,12 +362,28 @@ Test(mma, plan_fields_and_arch_check) {
                 cr_assert(j == p.in[q].inner_dim || p.in[q].sstride[j] % 4 == 0, "%s: input %d stride %lld", tsp[i], q,
                           (long long)p.in[q].sstride[j]);
     }
+    /* bf16 on m16n8k8, NN: A by ldmatrix .x2, B by .x1.trans, as row 4 reads f16 */
+    gs_op bn = parse(ctx, "gemm M=100 N=50 K=33 dtype=bf16");
+    cr_assert_eq(cfg(ctx, &bn, "bm=64,bn=32,bk=8,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=5", &e), GS_OK);
+    gs_plan_make(a100, &bn, &e, NULL, &p);
+    cr_assert(p.mma == 5 && p.in[0].ldsm == 2 && !p.in[0].ldsm_trans && p.in[1].ldsm == 1 && p.in[1].ldsm_trans,
+              "bf16 k8: A ldsm %d%s, B ldsm %d%s", p.in[0].ldsm, p.in[0].ldsm_trans ? "t" : "", p.in[1].ldsm,
+              p.in[1].ldsm_trans ? "t" : "");
     /* the arch: row 1 needs sm_80 (t4 is sm_75), row 4 sm_75 */
     cr_assert_eq(cfg(ctx, &h, MMA_CFG ",mma=1", &e), GS_OK);
     cr_assert(gs_hw_check(a100, &h, &e));
     cr_assert(!gs_hw_check(t4, &h, &e), "m16n8k16 on sm_75");
     cr_assert_eq(cfg(ctx, &h, "bm=64,bn=32,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=4", &e), GS_OK);
     cr_assert(gs_hw_check(t4, &h, &e), "m16n8k8 on sm_75");
+    /* row 5 has row 4's shape, but bf16 needs sm_80 */
+    gs_op b = parse(ctx, "gemm M=100 N=50 K=33 dtype=bf16");
+    cr_assert_eq(cfg(ctx, &b, "bm=64,bn=32,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=5", &e), GS_OK);
+    cr_assert(gs_hw_check(a100, &b, &e), "m16n8k8.bf16 on sm_80");
+    cr_assert(!gs_hw_check(t4, &b, &e), "m16n8k8.bf16 on sm_75");
+    gs_result *res = NULL;
+    cr_assert_eq(gs_construct_config(ctx, &b, t4, "bm=64,bn=32,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=5", &res),
+                 GS_ERR_INVALID_ARG);
+    cr_assert(strstr(gs_ctx_errmsg(ctx), "(mma=5, m16n8k8.bf16, needs sm_80; t4 is sm_75)"), "%s", gs_ctx_errmsg(ctx));
     gs_ctx_destroy(ctx);
 }
 
@@ -573,6 +613,12 @@ static const mma_case mma_cases[] = {
     {"gemm M=29 N=19 K=37 math=tf32", "bm=32,bn=32,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=3,stages=2", 0, 0, 0, 0},
     {"gemm M=29 N=19 K=37 math=tf32 transA=1 transB=1", "bm=16,bn=16,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=3,split=2", 0, 0, 0, 0},
     {"gemm M=29 N=19 K=37 dtype=f16 transB=1", "bm=32,bn=16,bk=16,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=4,stages=2", 1, 0, 0, 0},
+    /* bf16 on m16n8k8 (row 4's layout in row 2's type): a k tile of 8, and of 16 (two k-steps);
+     * the f32 output keeps the tolerance at f32's */
+    {"gemm M=37 N=29 K=53 dtype=bf16 transA=1 out_dtype=f32", "bm=32,bn=32,bk=8,tm=2,tn=2,vm=1,vn=1,sa=1,sb=1,mma=5", 1, 0,
+     0, 0},
+    {"bgemm B=3 M=37 N=29 K=45 dtype=bf16 transB=1 out_dtype=f32",
+     "bb=1,bm=32,bn=32,bk=16,tb=1,tm=2,tn=4,vb=1,vm=1,vn=1,sa=1,sb=1,mma=5,stages=2", 0, 2, 1, 0},
     /* conv2d as implicit GEMM: m = (n, p, q) flattened, n = k, k = (c, r, s) flattened; edges, padding,
      * strides and partial reduce tiles all zero-filled by the copies */
     {"conv2d N=2 C=5 H=9 W=7 K=12 R=3 S=3 pad=1 dtype=f16",
@@ -583,6 +629,8 @@ static const mma_case mma_cases[] = {
      "bn=1,bk=16,bp=8,bq=8,bc=8,br=2,bs=2,tn=1,tk=2,tp=2,tq=1,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,mma=2,stages=2", 0, 0, 0, 0},
     {"conv2d N=2 C=6 H=5 W=5 K=10 R=3 S=3 pad=1 math=tf32",
      "bn=1,bk=16,bp=8,bq=8,bc=2,br=2,bs=2,tn=1,tk=2,tp=2,tq=1,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,mma=3", 0, 0, 0, 0},
+    {"conv2d N=3 C=13 H=9 W=11 K=20 R=3 S=3 pad=1 dtype=bf16 out_dtype=f32",
+     "bn=1,bk=16,bp=8,bq=8,bc=8,br=1,bs=1,tn=1,tk=2,tp=2,tq=1,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,mma=5,stages=2", 0, 0, 0, 0},
     {"bgemm B=3 M=37 N=29 K=45 dtype=f16 transA=1", "bb=1,bm=32,bn=32,bk=16,tb=1,tm=2,tn=4,vb=1,vm=1,vn=1,sa=1,sb=1,mma=1,stages=2",
      0, 0, 0, 0},
     /* NHWC convs by ldmatrix (conv_ldmatrix_operands): r and s blocks 1, c's whole rows; channels
@@ -613,6 +661,8 @@ static const mma_case mma_cases[] = {
      GS_IM2COL_OFF},
     {"conv2d N=2 C=6 H=5 W=5 K=10 R=3 S=3 pad=1 layout=nhwc math=tf32",
      "bn=1,bk=16,bp=8,bq=8,bc=8,br=1,bs=1,tn=1,tk=2,tp=2,tq=1,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,mma=3", 1, 4, 2, 0},
+    {"conv2d N=2 C=9 H=7 W=10 K=12 R=3 S=3 stride=2 pad=1 layout=nhwc dtype=bf16 out_dtype=f32 bias=1 relu=1",
+     "bn=1,bp=8,bq=8,bk=16,bc=8,br=1,bs=1,tn=1,tp=2,tq=1,tk=2,vn=1,vp=1,vq=1,vk=1,si=1,sf=1,mma=5", 1, 2, 1, 0},
 };
 
 /* Counts plan p's element-read operands whose fragments sit at a lane base
@@ -1020,14 +1070,14 @@ Test(mma, pocl_tf32_ldmatrix, .timeout = 600) {
 }
 
 /* ---- NVRTC: the inline-PTX printer compiles, without spills ------------------------
- * Each row on its archs (f16, bf16, tf32 on sm_80/86/89/90; the m16n8k8 f16
- * row on sm_75 too), a 4096-cubed gemm (all four transposes on the row's
- * first arch, NN on the others), at a
- * 128 x 128 block of 64 x 32 warp tiles with three stages. */
+ * Each row on its archs (f16, bf16, tf32 and the m16n8k8 bf16 row on
+ * sm_80/86/89/90; the m16n8k8 f16 row on sm_75 too), each in its own input
+ * type, a 4096-cubed gemm (all four transposes on the row's first arch, NN
+ * on the others), at a 128 x 128 block of 64 x 32 warp tiles with three
+ * stages. */
 Test(mma, nvrtc_compiles_every_row_without_spills, .timeout = 600) {
     gs_ctx *ctx = gs_ctx_create();
     gs_test_need_nvrtc(ctx, "the mma printer's NVRTC compile");
-    const char *types[] = {"", "dtype=f16", "dtype=bf16", "math=tf32", "dtype=f16"};
     const int archs[] = {75, 80, 86, 89, 90};
     const char *hws[] = {"t4", "a100", "rtx3090", "rtx4090", "h100"};
     int compiled = 0, cases = 0, ran = 0;
@@ -1036,13 +1086,17 @@ Test(mma, nvrtc_compiles_every_row_without_spills, .timeout = 600) {
             if (!gs_mma_arch_ok(row, archs[ai])) continue;
             const gs_hw *hw = gs_hw_find_builtin(hws[ai]);
             cr_assert_not_null(hw);
-            const int ntr = archs[ai] == gs_mma_get(row)->min_arch ? 4 : 1; /* transposes on the first arch */
+            const gs_mma_row *r = gs_mma_get(row);
+            const int ntr = archs[ai] == r->min_arch ? 4 : 1; /* transposes on the first arch */
+            char ty[32]; /* the row's input type */
+            if (r->math == GS_MATH_TF32) snprintf(ty, sizeof ty, "math=tf32");
+            else snprintf(ty, sizeof ty, "dtype=%s", gs_dtype_name((gs_dtype)r->dtype_in));
             for (int tr = 0; tr < ntr; tr++) {
                 if (!gs_test_case_runs(cases++, 3)) continue;
                 ran++;
                 char spec[160], c[160];
                 snprintf(spec, sizeof spec, "gemm M=4096 N=4096 K=4096 transA=%d transB=%d %s", tr & 1, tr >> 1,
-                         types[row]);
+                         ty);
                 snprintf(c, sizeof c, "bm=128,bn=128,bk=32,tm=8,tn=8,vm=1,vn=1,sa=1,sb=1,stages=%d,mma=%d",
                          archs[ai] >= 80 ? 3 : 2, row);
                 gs_op op = parse(ctx, spec);
@@ -1065,19 +1119,20 @@ Test(mma, nvrtc_compiles_every_row_without_spills, .timeout = 600) {
                 gs_kernel_src_free(&ks);
             }
         }
-    cr_expect_eq(cases, 3 * (4 + 3) + (4 + 4), "cases");
+    cr_expect_eq(cases, 4 * (4 + 3) + (4 + 4), "cases");
     cr_expect_eq(compiled, ran, "kernels compiled: %d of %d", compiled, ran);
     gs_ctx_destroy(ctx);
 }
 
 /* The distinct k offsets of a lane's elements (the k masks' count, the
  * model's price of them): A and B of the k16 rows hold 2t, 2t+1, 2t+8,
- * 2t+9; tf32's t and t+4; m16n8k8 f16's 2t and 2t+1. */
+ * 2t+9; tf32's t and t+4; m16n8k8's (f16 and bf16) 2t and 2t+1. */
 Test(mma, distinct_k_of_a_lane) {
     static const struct {
         const char *row;
         int a, b;
-    } want[] = {{"m16n8k16.f16", 4, 4}, {"m16n8k16.bf16", 4, 4}, {"m16n8k8.tf32", 2, 2}, {"m16n8k8.f16", 2, 2}};
+    } want[] = {{"m16n8k16.f16", 4, 4}, {"m16n8k16.bf16", 4, 4}, {"m16n8k8.tf32", 2, 2}, {"m16n8k8.f16", 2, 2},
+                {"m16n8k8.bf16", 2, 2}};
     int seen = 0;
     for (int idx = 1; idx <= gs_mma_count(); idx++)
         for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
@@ -1087,5 +1142,5 @@ Test(mma, distinct_k_of_a_lane) {
             cr_expect_eq(gs_mma_distinct_k(&r->b, 1), want[w].b, "%s B", r->name);
             seen++;
         }
-    cr_expect_eq(seen, 4, "rows named");
+    cr_expect_eq(seen, 5, "rows named");
 }

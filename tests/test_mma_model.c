@@ -239,6 +239,40 @@ Test(mma_model, register_bound_admits_large_warp_tiles) {
     gs_ctx_destroy(ctx);
 }
 
+/* bf16's m16n8k8 row is priced from its own fields: the shape of f16's k8
+ * row and bf16's tensor rate, which the a100 and the h100 give f16 too; so
+ * a bf16 gemm on row 5 prices as the f16 gemm on row 4 at the same tiles
+ * (both 16-bit: the same bytes, reads and conversions), and its tensor time
+ * is half a k16 instruction's for half the k. */
+Test(mma_model, bf16_k8_row_priced_from_the_row) {
+    gs_ctx *ctx = gs_ctx_create();
+    const gs_mma_row *r5 = gs_mma_get(5), *r4 = gs_mma_get(4);
+    cr_assert(r5 && r4 && r5->dtype_in == GS_DTYPE_BF16 && r5->k == 8);
+    const char *hws[] = {"a100", "h100"};
+    for (int h = 0; h < 2; h++) {
+        const gs_hw *hw = gs_hw_find_builtin(hws[h]);
+        cr_assert_float_eq(gs_model_mma_clocks(hw, r5->dtype_in, r5->math, r5->m, r5->n, r5->k),
+                           gs_model_mma_clocks(hw, GS_DTYPE_BF16, GS_MATH_F32, 16, 8, 16) / 2, 1e-12);
+        gs_estimate est[2];
+        for (int i = 0; i < 2; i++) {
+            gs_op *op = NULL;
+            const char *spec = i ? "gemm M=4096 N=4096 K=4096 dtype=bf16" : "gemm M=4096 N=4096 K=4096 dtype=f16";
+            cr_assert_eq(gs_op_parse(ctx, spec, &op), GS_OK);
+            gs_etir e;
+            cr_assert_eq(gs_etir_parse_config(ctx, op, i ? "bm=128,bn=128,bk=32,tm=8,tn=8,stages=2,mma=5"
+                                                         : "bm=128,bn=128,bk=32,tm=8,tn=8,stages=2,mma=4", &e),
+                         GS_OK, "%s", gs_ctx_errmsg(ctx));
+            cr_assert(gs_hw_check(hw, op, &e), "%s: %s", hws[h], gs_hw_check_why(hw, op, &e));
+            gs_estimate_etir(hw, op, &e, 0, &est[i]);
+            gs_op_destroy(op);
+        }
+        cr_expect_float_eq(est[1].time_s, est[0].time_s, 1e-12 * est[0].time_s, "%s: bf16 row 5 %g s, f16 row 4 %g s",
+                           hws[h], est[1].time_s, est[0].time_s);
+        cr_expect_float_eq(est[1].t_compute, est[0].t_compute, 1e-12 * est[0].t_compute, "%s", hws[h]);
+    }
+    gs_ctx_destroy(ctx);
+}
+
 /* The output of an mma plan is stored from the row's C layout: a warp's
  * f16x2 store covers 8 rows of 8 elements (lane g, t at row g, cols 2t and
  * 2t+1), 8 sectors of which 16 bytes each are written; a tf32 gemm's float2

@@ -364,14 +364,15 @@ Test(sass, steady_state_of_an_hmma_loop) {
     expect_near(st, 0, 0x20, 0x50, 3, 0);
     expect_near(st, 1, 0x30, 0x60, 3, 1); /* one HMMA between */
 
-    /* the other shapes: k8 f16 (A 2 registers, B 1), tf32 k8 (A 4, B 2):
+    /* the other shapes: k8 f16 and bf16 (A 2 registers, B 1), tf32 k8 (A 4, B 2):
      * an HMMA reading the last register of its A fragment is fed by the load */
     static const struct {
         const char *hmma;
         int k;
     } shapes[] = {{"HMMA.1688.F32 R12, R6, R10, R12", 8},            /* A R6..R7 holds R7 */
                   {"HMMA.1688.F32.TF32 R12, R4, R10, R12", 8},       /* A R4..R7 */
-                  {"HMMA.16816.F32.BF16 R12, R4, R10, R12", 16}};
+                  {"HMMA.16816.F32.BF16 R12, R4, R10, R12", 16},
+                  {"HMMA.1688.F32.BF16 R12, R6, R10, R12", 8}};
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
         char buf[512];
         snprintf(buf, sizeof buf, "%s        /*0020*/  %s ;\n%s",
