@@ -1640,6 +1640,13 @@ static gs_etir conv_block(const gs_op *op, int n, int k, int p, int q, int c) {
     return e;
 }
 
+/* spec parsed (the test fails on an error); the caller destroys it. */
+static gs_op *parsed(gs_ctx *ctx, const char *spec) {
+    gs_op *op = NULL;
+    cr_assert_eq(gs_op_parse(ctx, spec, &op), GS_OK, "%s: %s", spec, gs_ctx_errmsg(ctx));
+    return op;
+}
+
 /* A block tile is priced by the faster of its plain and its tensor-core
  * completions, and the model policy's cache enters the one that set the
  * price. A conv had no tensor-core completion at all (its m role spans n,
@@ -1651,10 +1658,7 @@ static gs_etir conv_block(const gs_op *op, int n, int k, int p, int q, int c) {
  * the k8 row. */
 Test(construct, caching_a_block_tile_enters_its_tensor_core_completion) {
     gs_ctx *ctx = gs_ctx_create();
-    gs_op *op = NULL;
-    cr_assert_eq(gs_op_parse(ctx, "conv2d N=128 C=256 H=14 W=14 K=256 R=3 S=3 pad=1 layout=nchw bias=1 relu=1 dtype=f16",
-                             &op),
-                 GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_op *op = parsed(ctx, "conv2d N=128 C=256 H=14 W=14 K=256 R=3 S=3 pad=1 layout=nchw bias=1 relu=1 dtype=f16");
     const gs_hw *hw = hw_named("h100");
     static const struct {
         int n, k, p, q, c, kstep;
@@ -1687,10 +1691,7 @@ Test(construct, caching_a_block_tile_enters_its_tensor_core_completion) {
  * every seed (before: FFMA's 0.83 ms at seed 1). */
 Test(construct, half_conv_takes_the_tensor_cores_at_every_seed) {
     gs_ctx *ctx = gs_ctx_create();
-    gs_op *op = NULL;
-    cr_assert_eq(gs_op_parse(ctx, "conv2d N=128 C=256 H=14 W=14 K=256 R=3 S=3 pad=1 layout=nchw bias=1 relu=1 dtype=bf16",
-                             &op),
-                 GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_op *op = parsed(ctx, "conv2d N=128 C=256 H=14 W=14 K=256 R=3 S=3 pad=1 layout=nchw bias=1 relu=1 dtype=bf16");
     const gs_hw *hw = hw_named("h100");
     gs_construct_opts o = opts_default();
     o.top_k = 1;
@@ -1705,6 +1706,29 @@ Test(construct, half_conv_takes_the_tensor_cores_at_every_seed) {
     gs_ctx_destroy(ctx);
 }
 
+/* The polish from the state start of spec on hw reaches at least the time of
+ * the state compound, which is at least 10 % faster than the start and two
+ * moves away from it. */
+static void polish_reaches(const char *spec, const char *hwname, const char *start, const char *compound) {
+    gs_ctx *ctx = gs_ctx_create();
+    gs_op *op = parsed(ctx, spec);
+    const gs_hw *hw = hw_named(hwname);
+    gs_etir e, c;
+    cr_assert_eq(gs_etir_parse_config(ctx, op, start, &e), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    cr_assert_eq(gs_etir_parse_config(ctx, op, compound, &c), GS_OK, "%s", gs_ctx_errmsg(ctx));
+    gs_estimate est;
+    gs_estimate_etir(hw, op, &c, 0, &est);
+    double tc = est.time_s, t = 0;
+    gs_estimate_etir(hw, op, &e, 0, &est);
+    cr_assert_lt(tc, 0.9 * est.time_s, "%s on %s: the compound %.4g s against the start's %.4g s", spec, hwname, tc,
+                 est.time_s);
+    cr_assert_gt(gs_polish(hw, op, &e, 1, 32, &t), 0);
+    cr_assert_leq(t, tc * (1 + 1e-9), "%s on %s: the polish reached %.4g s, the compound is %.4g s", spec, hwname, t,
+                  tc);
+    gs_op_destroy(op);
+    gs_ctx_destroy(ctx);
+}
+
 /* Where the operator has a tensor-core row, the escape also composes each
  * neighbour with the reduce tile doubled: the mma row fixes the k step, and
  * a longer k tile takes more copy registers a thread unless the block has
@@ -1712,32 +1736,11 @@ Test(construct, half_conv_takes_the_tensor_cores_at_every_seed) {
  * (0.272 ms): c:16 alone exceeds the registers, n:128 alone is 1.5 % slower,
  * and both together are 0.178 ms. */
 Test(construct, polish_escapes_by_doubling_the_reduce_tile) {
-    gs_ctx *ctx = gs_ctx_create();
-    gs_op *op = NULL;
-    cr_assert_eq(gs_op_parse(ctx, "conv2d N=128 C=256 H=14 W=14 K=256 R=3 S=3 pad=1 layout=nchw bias=1 relu=1 dtype=f16",
-                             &op),
-                 GS_OK, "%s", gs_ctx_errmsg(ctx));
-    const gs_hw *hw = hw_named("h100");
-    gs_etir e, c;
-    cr_assert_eq(gs_etir_parse_config(ctx, op,
-                                      "bn=64,bk=128,bp=1,bq=1,bc=8,br=1,bs=1,tn=4,tk=16,tp=1,tq=1,vn=1,vk=1,vp=1,vq=1,"
-                                      "si=1,sf=1,stages=2,mma=4",
-                                      &e),
-                 GS_OK, "%s", gs_ctx_errmsg(ctx));
-    cr_assert_eq(gs_etir_parse_config(ctx, op,
-                                      "bn=128,bk=128,bp=1,bq=1,bc=16,br=1,bs=1,tn=4,tk=16,tp=1,tq=1,vn=1,vk=1,vp=1,vq=1,"
-                                      "si=1,sf=1,stages=2,mma=4",
-                                      &c),
-                 GS_OK, "%s", gs_ctx_errmsg(ctx));
-    gs_estimate est;
-    gs_estimate_etir(hw, op, &c, 0, &est);
-    double tc = est.time_s, t = 0;
-    gs_estimate_etir(hw, op, &e, 0, &est);
-    cr_assert_lt(tc, 0.9 * est.time_s, "the compound %.4g s against the start's %.4g s", tc, est.time_s);
-    cr_assert_gt(gs_polish(hw, op, &e, 1, 32, &t), 0);
-    cr_assert_leq(t, tc * (1 + 1e-9), "the polish reached %.4g s, the compound is %.4g s", t, tc);
-    gs_op_destroy(op);
-    gs_ctx_destroy(ctx);
+    polish_reaches("conv2d N=128 C=256 H=14 W=14 K=256 R=3 S=3 pad=1 layout=nchw bias=1 relu=1 dtype=f16", "h100",
+                   "bn=64,bk=128,bp=1,bq=1,bc=8,br=1,bs=1,tn=4,tk=16,tp=1,tq=1,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=2,"
+                   "mma=4",
+                   "bn=128,bk=128,bp=1,bq=1,bc=16,br=1,bs=1,tn=4,tk=16,tp=1,tq=1,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,stages=2,"
+                   "mma=4");
 }
 
 /* The polish's step of the mma row also comes with a stage more or less:
@@ -1746,28 +1749,11 @@ Test(construct, polish_escapes_by_doubling_the_reduce_tile) {
  * 1x1 NCHW stride-2 C=512 28^2 K=1024 b128 stopped at mma1 with one stage,
  * 1.19x the time of the same tiles at mma4 with two. */
 Test(construct, polish_moves_the_mma_row_with_the_stages) {
-    gs_ctx *ctx = gs_ctx_create();
-    gs_op *op = NULL;
-    cr_assert_eq(gs_op_parse(ctx, "conv2d N=128 C=512 H=28 W=28 K=1024 R=1 S=1 stride=2 layout=nchw bias=1 relu=0 dtype=f16",
-                             &op),
-                 GS_OK, "%s", gs_ctx_errmsg(ctx));
-    const gs_hw *hw = hw_named("a100");
-    gs_etir e, c;
-    const char *tiles = "bn=32,bk=128,bp=2,bq=2,bc=16,br=1,bs=1,tn=4,tk=16,tp=1,tq=1,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,raster=2";
-    char cfg[512];
-    snprintf(cfg, sizeof cfg, "%s,mma=1", tiles);
-    cr_assert_eq(gs_etir_parse_config(ctx, op, cfg, &e), GS_OK, "%s", gs_ctx_errmsg(ctx));
-    snprintf(cfg, sizeof cfg, "%s,stages=2,mma=4", tiles);
-    cr_assert_eq(gs_etir_parse_config(ctx, op, cfg, &c), GS_OK, "%s", gs_ctx_errmsg(ctx));
-    gs_estimate est;
-    gs_estimate_etir(hw, op, &c, 0, &est);
-    double tc = est.time_s, t = 0;
-    gs_estimate_etir(hw, op, &e, 0, &est);
-    cr_assert_lt(tc, 0.9 * est.time_s, "the compound %.4g s against the start's %.4g s", tc, est.time_s);
-    cr_assert_gt(gs_polish(hw, op, &e, 1, 32, &t), 0);
-    cr_assert_leq(t, tc * (1 + 1e-9), "the polish reached %.4g s, the compound is %.4g s", t, tc);
-    gs_op_destroy(op);
-    gs_ctx_destroy(ctx);
+    polish_reaches("conv2d N=128 C=512 H=28 W=28 K=1024 R=1 S=1 stride=2 layout=nchw bias=1 relu=0 dtype=f16", "a100",
+                   "bn=32,bk=128,bp=2,bq=2,bc=16,br=1,bs=1,tn=4,tk=16,tp=1,tq=1,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,raster=2,"
+                   "mma=1",
+                   "bn=32,bk=128,bp=2,bq=2,bc=16,br=1,bs=1,tn=4,tk=16,tp=1,tq=1,vn=1,vk=1,vp=1,vq=1,si=1,sf=1,raster=2,"
+                   "stages=2,mma=4");
 }
 
 /* The escape's doubled reduce tile is for operators whose states can take a
