@@ -407,16 +407,8 @@ static bool complete_mma(const gs_hw *hw, const gs_op *op, const gs_etir *c, mem
         x.V[d] = 1;
         if (op->axes[d].kind == GS_AXIS_SPATIAL) x.tile[d].thread = 1;
     }
-    /* the picked row, or where it does not divide the k tile the widest that does */
-    int row = gs_mma_pick(hw->sm, op);
-    if (bk % gs_mma_get(row)->k) {
-        row = 0;
-        for (int i = 1; i <= gs_mma_count(); i++)
-            if (gs_mma_type_ok(op, i) && gs_mma_arch_ok(i, hw->sm) && bk % gs_mma_get(i)->k == 0 &&
-                (!row || gs_mma_get(i)->k > gs_mma_get(row)->k))
-                row = i;
-        if (!row) return false;
-    }
+    const int row = gs_mma_pick_dividing(hw->sm, op, bk);
+    if (!row) return false;
     x.mma = (uint8_t)row;
     for (int tm = 2; tm <= 16 && tm <= bm; tm *= 2)
         for (int tn = 2; tn <= 16 && tn <= bn; tn *= 2) {

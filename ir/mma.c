@@ -144,9 +144,13 @@ bool gs_mma_state_ok(const gs_op *op, const gs_etir *e, int idx) {
     return e->staged[0] && e->staged[1];
 }
 
-int gs_mma_pick(int arch, const gs_op *op) {
+int gs_mma_pick_dividing(int arch, const gs_op *op, int64_t k_tile) {
     int best = 0;
     for (int i = 1; i <= GS_MMA_COUNT; i++)
-        if (gs_mma_type_ok(op, i) && gs_mma_arch_ok(i, arch) && (!best || mma_rows[i].k > mma_rows[best].k)) best = i;
+        if (gs_mma_type_ok(op, i) && gs_mma_arch_ok(i, arch) && (!k_tile || k_tile % mma_rows[i].k == 0) &&
+            (!best || mma_rows[i].k > mma_rows[best].k))
+            best = i;
     return best;
 }
+
+int gs_mma_pick(int arch, const gs_op *op) { return gs_mma_pick_dividing(arch, op, 0); }

@@ -98,5 +98,8 @@ bool gs_mma_arch_ok(int idx, int arch);
 bool gs_mma_state_ok(const gs_op *op, const gs_etir *e, int idx);
 /* The row an arch would use for op's types (the widest k it has), or 0. */
 int gs_mma_pick(int arch, const gs_op *op);
+/* The widest row of op's types on arch whose k divides k_tile (a block's
+ * product of reduce tiles; 0: any k, gs_mma_pick), or 0. */
+int gs_mma_pick_dividing(int arch, const gs_op *op, int64_t k_tile);
 
 #endif

@@ -297,6 +297,13 @@ Test(mma, knob_config_and_legality) {
     cr_assert_eq(gs_mma_pick(75, &b), 0, "no bf16 row on sm_75");
     cr_assert_eq(gs_mma_pick(86, &t), 3);
     cr_assert_eq(gs_mma_pick(90, &f), 0);
+    /* ... whose k divides a block's k tile (the walk's tensor-core completion) */
+    cr_assert_eq(gs_mma_pick_dividing(80, &h, 32), 1);
+    cr_assert_eq(gs_mma_pick_dividing(80, &h, 8), 4, "a k tile of 8 takes m16n8k8");
+    cr_assert_eq(gs_mma_pick_dividing(80, &h, 4), 0);
+    cr_assert_eq(gs_mma_pick_dividing(90, &b, 24), 5, "bf16's m16n8k8 from sm_80");
+    cr_assert_eq(gs_mma_pick_dividing(75, &b, 8), 0);
+    cr_assert_eq(gs_mma_pick_dividing(86, &t, 8), 3);
     gs_ctx_destroy(ctx);
 }
 
